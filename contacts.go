@@ -1,0 +1,328 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Contact sources.
+const (
+	// SourceAPI is the source of contacts created through the API.
+	SourceAPI = "api"
+)
+
+// Lifecycle labels a contact may carry. The spec leaves the set open; the
+// service accepts these (or empty for none).
+const (
+	LifecycleSubscriber  = "subscriber"
+	LifecycleLead        = "lead"
+	LifecycleOpportunity = "opportunity"
+	LifecycleCustomer    = "customer"
+	LifecycleChurned     = "churned"
+	LifecycleOther       = "other"
+)
+
+// Lifecycles lists the accepted lifecycle labels.
+func Lifecycles() []string {
+	return []string{LifecycleSubscriber, LifecycleLead, LifecycleOpportunity, LifecycleCustomer, LifecycleChurned, LifecycleOther}
+}
+
+// Contact field limits, in characters.
+const (
+	MaxNameLen    = 100
+	MaxCompanyLen = 200
+	MaxNotesLen   = 10000
+	MaxEmailLen   = 254
+	MaxTags       = 50
+	MaxTagLen     = 64
+	MaxSearchLen  = 100
+	MaxPageSize   = 100
+	// DefaultPageSize is the page size when none is given.
+	DefaultPageSize = 25
+	// MaxPage is the highest page number accepted.
+	MaxPage = 10_000_000
+)
+
+// Contact is a contact record. JSON names are those of the spec.
+type Contact struct {
+	ID          string `json:"id"`
+	WorkspaceID string `json:"-"`
+	FirstName   string `json:"firstName"`
+	LastName    string `json:"lastName"`
+	// FullName is derived: FirstName and LastName joined by a space.
+	FullName string `json:"fullName"`
+	// Phone is in E.164 format, or empty.
+	Phone string `json:"phone"`
+	// Email is as given; EmailKey is its lower-cased form, used for
+	// deduplication and search.
+	Email     string   `json:"email"`
+	EmailKey  string   `json:"-"`
+	Company   string   `json:"company"`
+	JobTitle  string   `json:"jobTitle"`
+	Website   string   `json:"website"`
+	Notes     string   `json:"notes"`
+	Source    string   `json:"source"`
+	Tags      []string `json:"tags"`
+	Lifecycle string   `json:"lifecycle"`
+	// Version counts updates; it guards partial updates against lost writes.
+	Version   int64     `json:"-"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ContactCreateParams are the fields accepted when creating a contact.
+type ContactCreateParams struct {
+	FirstName string   `json:"firstName"`
+	LastName  string   `json:"lastName,omitempty"`
+	Phone     string   `json:"phone,omitempty"`
+	Email     string   `json:"email,omitempty"`
+	Company   string   `json:"company,omitempty"`
+	JobTitle  string   `json:"jobTitle,omitempty"`
+	Website   string   `json:"website,omitempty"`
+	Notes     string   `json:"notes,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
+	Lifecycle string   `json:"lifecycle,omitempty"`
+}
+
+// ContactUpdateParams is a partial update: a nil field is left unchanged, a
+// pointer to a value sets it, and a pointer to "" (or to an empty slice for
+// Tags) clears it. FirstName cannot be cleared, and phone and email cannot
+// both end up empty.
+type ContactUpdateParams struct {
+	FirstName *string
+	LastName  *string
+	Phone     *string
+	Email     *string
+	Company   *string
+	JobTitle  *string
+	Website   *string
+	Notes     *string
+	Tags      *[]string
+	Lifecycle *string
+}
+
+// ContactPage is one page of a contact listing.
+type ContactPage struct {
+	Items      []*Contact `json:"items"`
+	Total      int        `json:"total"`
+	Page       int        `json:"page"`
+	Limit      int        `json:"limit"`
+	TotalPages int        `json:"totalPages"`
+}
+
+// ContactListParams select a page of contacts. Zero Page means 1; zero
+// Limit means DefaultPageSize.
+type ContactQuery struct {
+	Page  int
+	Limit int
+	// Search matches contacts whose first name, last name, full name or
+	// email starts with it (case-insensitive, surrounding and repeated
+	// spaces ignored), or, when it looks like a phone number (optional '+',
+	// digits, spaces, dots, dashes, parentheses), whose phone digits start
+	// with its digits. "+2547", "2547" and "254 7" all match +254712345678.
+	Search string
+}
+
+// Contacts manages the contacts of one workspace.
+type Contacts struct {
+	svc *Service
+	ws  string
+}
+
+// contactFields validates and normalizes a full set of contact fields.
+func validateContact(c *Contact) error {
+	c.FirstName = strings.TrimSpace(c.FirstName)
+	c.LastName = strings.TrimSpace(c.LastName)
+	if c.FirstName == "" {
+		return validationError("firstName", "is required")
+	}
+	for _, f := range []struct {
+		name string
+		v    string
+		max  int
+	}{
+		{"firstName", c.FirstName, MaxNameLen}, {"lastName", c.LastName, MaxNameLen},
+		{"company", c.Company, MaxCompanyLen}, {"jobTitle", c.JobTitle, MaxCompanyLen},
+		{"notes", c.Notes, MaxNotesLen},
+	} {
+		if err := checkText(f.name, f.v, f.max); err != nil {
+			return err
+		}
+	}
+	if c.Phone == "" && c.Email == "" {
+		return validationError("phone", "at least one of phone or email is required")
+	}
+	if c.Phone != "" {
+		if _, err := NormalizePhone(c.Phone); err != nil {
+			return err
+		}
+	}
+	if c.Email != "" && !ValidEmail(c.Email) {
+		return validationError("email", "must be a valid email address such as name@example.com")
+	}
+	if c.Website != "" {
+		if err := validateHTTPURL("website", c.Website); err != nil {
+			return err
+		}
+	}
+	if c.Lifecycle != "" && !slices.Contains(Lifecycles(), c.Lifecycle) {
+		return validationError("lifecycle", "must be one of %s (got %q)", strings.Join(Lifecycles(), ", "), c.Lifecycle)
+	}
+	tags, err := normalizeTags(c.Tags)
+	if err != nil {
+		return err
+	}
+	c.Tags = tags
+	c.EmailKey = strings.ToLower(c.Email)
+	c.FullName = strings.TrimSpace(c.FirstName + " " + c.LastName)
+	return nil
+}
+
+func normalizeTags(in []string) ([]string, error) {
+	if len(in) > MaxTags {
+		return nil, validationError("tags", "must hold at most %d tags", MaxTags)
+	}
+	out := make([]string, 0, len(in))
+	for _, t := range in {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			return nil, validationError("tags", "must not hold empty tags")
+		}
+		if err := checkText("tags", t, MaxTagLen); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Create creates a contact with source "api". A contact of the workspace
+// with the same phone, or the same email (case-insensitive), is a conflict.
+func (cs *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contact, error) {
+	if p == nil {
+		return nil, validationError("body", "is required")
+	}
+	now := cs.svc.now()
+	c := &Contact{
+		ID: NewID("ct"), WorkspaceID: cs.ws,
+		FirstName: p.FirstName, LastName: p.LastName, Phone: p.Phone, Email: p.Email,
+		Company: p.Company, JobTitle: p.JobTitle, Website: p.Website, Notes: p.Notes,
+		Tags: p.Tags, Lifecycle: p.Lifecycle, Source: SourceAPI, Version: 1,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if err := validateContact(c); err != nil {
+		return nil, err
+	}
+	if err := cs.svc.store.ContactCreate(ctx, c); err != nil {
+		return nil, contactStoreError(err, c.ID)
+	}
+	return c, nil
+}
+
+func contactStoreError(err error, id string) error {
+	if errors.Is(err, ErrConflict) {
+		return &Error{Code: CodeConflict, Message: "a contact with the same phone or email already exists", Err: err}
+	}
+	return wrapStoreError(err, "contact", id)
+}
+
+// Get returns a contact of the workspace.
+func (cs *Contacts) Get(ctx context.Context, id string) (*Contact, error) {
+	c, err := cs.svc.store.ContactGet(ctx, cs.ws, id)
+	if err != nil {
+		return nil, wrapStoreError(err, "contact", id)
+	}
+	return c, nil
+}
+
+// Update applies a partial update (see ContactUpdateParams) and returns the
+// updated contact; UpdatedAt moves. An update with no field set is a
+// validation error. Concurrent updates of different fields do not lose each
+// other's changes.
+func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParams) (*Contact, error) {
+	if p == nil || *p == (ContactUpdateParams{}) {
+		return nil, validationError("body", "must set at least one field")
+	}
+	for attempt := 0; ; attempt++ {
+		cur, err := cs.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		c := *cur
+		set := func(dst *string, v *string) {
+			if v != nil {
+				*dst = *v
+			}
+		}
+		set(&c.FirstName, p.FirstName)
+		set(&c.LastName, p.LastName)
+		set(&c.Phone, p.Phone)
+		set(&c.Email, p.Email)
+		set(&c.Company, p.Company)
+		set(&c.JobTitle, p.JobTitle)
+		set(&c.Website, p.Website)
+		set(&c.Notes, p.Notes)
+		set(&c.Lifecycle, p.Lifecycle)
+		if p.Tags != nil {
+			c.Tags = *p.Tags
+		}
+		if err := validateContact(&c); err != nil {
+			return nil, err
+		}
+		c.Version = cur.Version + 1
+		c.UpdatedAt = cs.svc.now()
+		if !c.UpdatedAt.After(cur.UpdatedAt) {
+			c.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
+		}
+		err = cs.svc.store.ContactUpdate(ctx, &c, cur.Version)
+		if errors.Is(err, ErrStale) && attempt < 10 {
+			continue
+		}
+		if err != nil {
+			return nil, contactStoreError(err, id)
+		}
+		return &c, nil
+	}
+}
+
+// List returns a page of contacts, newest first, optionally filtered by
+// Search (see ContactQuery).
+func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, error) {
+	var query ContactQuery
+	if q != nil {
+		query = *q
+	}
+	if query.Page == 0 {
+		query.Page = 1
+	}
+	if query.Limit == 0 {
+		query.Limit = DefaultPageSize
+	}
+	if query.Page < 1 || query.Page > MaxPage {
+		return nil, validationError("page", "must be an integer from 1 to %d", MaxPage)
+	}
+	if query.Limit < 1 || query.Limit > MaxPageSize {
+		return nil, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
+	}
+	if err := checkText("search", query.Search, MaxSearchLen); err != nil {
+		return nil, err
+	}
+	search, digits := ContactSearchQuery(query.Search)
+	items, total, err := cs.svc.store.ContactList(ctx, &ContactListParams{
+		WorkspaceID: cs.ws, Search: search, PhoneDigits: digits,
+		Offset: (query.Page - 1) * query.Limit, Limit: query.Limit,
+	})
+	if err != nil {
+		return nil, wrapStoreError(err, "contact", "")
+	}
+	if items == nil {
+		items = []*Contact{}
+	}
+	return &ContactPage{Items: items, Total: total, Page: query.Page, Limit: query.Limit,
+		TotalPages: (total + query.Limit - 1) / query.Limit}, nil
+}

@@ -1,0 +1,15 @@
+// Package messaging is an embeddable business-messaging service: it sends
+// WhatsApp, Instagram and Messenger messages (text, media and pre-approved
+// WhatsApp templates), keeps contacts, and exposes the workspace Messaging API
+// of the spec in-process.
+//
+// A Service is created with New over a Store (store/memstore for tests,
+// store/sqlitestore for a single server) and a Provider (the channel
+// provider, for example provider/fakeprovider). Service.Workspace returns a
+// handle whose Messages, Contacts and Templates only ever see that workspace's
+// data. The REST surface lives in package httpapi.
+//
+// Every operation returns *Error on failure, carrying the spec's error code
+// (validation_error, conflict, not_found, ...) and, for validation errors,
+// the offending field.
+package messaging

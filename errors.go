@@ -1,0 +1,143 @@
+package messaging
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a machine-readable error identifier of the Messaging API.
+type Code string
+
+// The error codes of the Messaging API. Each maps to one HTTP status in the
+// REST surface (see HTTPStatus).
+const (
+	CodeUnauthorized       Code = "unauthorized"
+	CodeInvalidAPIKey      Code = "invalid_api_key"
+	CodeForbidden          Code = "forbidden"
+	CodeNotFound           Code = "not_found"
+	CodeConflict           Code = "conflict"
+	CodeValidation         Code = "validation_error"
+	CodeChannelUnavailable Code = "channel_unavailable"
+	CodeTemplateNotFound   Code = "template_not_found"
+	CodeRateLimitExceeded  Code = "rate_limit_exceeded"
+	CodeInternal           Code = "internal_error"
+)
+
+// HTTPStatus returns the HTTP status code the spec assigns to c. Unknown
+// codes map to 500.
+func (c Code) HTTPStatus() int {
+	switch c {
+	case CodeUnauthorized, CodeInvalidAPIKey:
+		return 401
+	case CodeForbidden:
+		return 403
+	case CodeNotFound, CodeTemplateNotFound:
+		return 404
+	case CodeConflict:
+		return 409
+	case CodeValidation:
+		return 400
+	case CodeChannelUnavailable:
+		return 422
+	case CodeRateLimitExceeded:
+		return 429
+	default:
+		return 500
+	}
+}
+
+// Error is the error type returned by every operation of the library. Code
+// carries the spec's error code; Field names the offending request field for
+// validation errors.
+type Error struct {
+	// Code is the spec's error code, for example CodeValidation.
+	Code Code
+	// Message is a human-readable description naming the field and rule.
+	Message string
+	// Field is the request field at fault (JSON name), when there is one.
+	Field string
+	// Err is the underlying cause, if any. It is never shown to API callers.
+	Err error
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error with the same Code, so that
+// errors.Is(err, &messaging.Error{Code: messaging.CodeConflict}) works, and
+// matches the store sentinels to their codes.
+func (e *Error) Is(target error) bool {
+	var t *Error
+	if errors.As(target, &t) {
+		return t.Code == e.Code && (t.Message == "" || t.Message == e.Message)
+	}
+	switch target {
+	case ErrNotFound:
+		return e.Code == CodeNotFound
+	case ErrConflict:
+		return e.Code == CodeConflict
+	}
+	return false
+}
+
+// ErrorCode returns the spec code carried by err, or CodeInternal when err is
+// not an *Error.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if errors.Is(err, ErrNotFound) {
+		return CodeNotFound
+	}
+	if errors.Is(err, ErrConflict) {
+		return CodeConflict
+	}
+	return CodeInternal
+}
+
+// Sentinel errors returned by Store implementations. The Service turns them
+// into *Error values with the matching code.
+var (
+	// ErrNotFound is returned by a Store when the requested record does not
+	// exist (in the given workspace).
+	ErrNotFound = errors.New("messaging: not found")
+	// ErrConflict is returned by a Store when a unique constraint would be
+	// violated (contact phone or email, template name and language, ...).
+	ErrConflict = errors.New("messaging: conflict")
+)
+
+func validationError(field, format string, args ...any) *Error {
+	return &Error{Code: CodeValidation, Field: field, Message: field + ": " + fmt.Sprintf(format, args...)}
+}
+
+func notFound(what, id string) *Error {
+	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("%s %q not found", what, id)}
+}
+
+// wrapStoreError turns store sentinels into *Error values and wraps anything
+// else as an internal error whose text is never shown to API callers.
+func wrapStoreError(err error, what, id string) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return notFound(what, id)
+	case errors.Is(err, ErrConflict):
+		return &Error{Code: CodeConflict, Message: fmt.Sprintf("%s conflicts with an existing record", what), Err: err}
+	}
+	return &Error{Code: CodeInternal, Message: "internal error", Err: err}
+}

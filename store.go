@@ -1,0 +1,141 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrStale is returned by Store.ContactUpdate when the contact changed since
+// it was read (its Version moved). The Service retries the update.
+var ErrStale = errors.New("messaging: stale record")
+
+// Store is the persistence interface the Service runs on. Implementations
+// live in sub-packages (store/memstore, store/sqlitestore) and all pass the
+// conformance suite in store/storetest.
+//
+// Every method takes the workspace id where the record belongs to one, and a
+// record of another workspace is reported as ErrNotFound. Stores return the
+// sentinels ErrNotFound, ErrConflict and ErrStale; any other error is treated
+// as an internal failure. Stores never validate business rules: the Service
+// does that before calling them. Stores do enforce uniqueness atomically.
+type Store interface {
+	// WorkspaceCreate inserts w. ErrConflict if the id exists.
+	WorkspaceCreate(ctx context.Context, w *WorkspaceInfo) error
+	// WorkspaceGet returns the workspace with its connected channels.
+	WorkspaceGet(ctx context.Context, id string) (*WorkspaceInfo, error)
+	// WorkspaceSetChannel connects or disconnects a channel. ErrNotFound if
+	// the workspace does not exist.
+	WorkspaceSetChannel(ctx context.Context, p *ChannelParams) error
+
+	// APIKeyCreate inserts k. ErrConflict if a key with the same hash exists.
+	APIKeyCreate(ctx context.Context, k *APIKey) error
+	// APIKeysByPrefix returns every key (revoked or not) whose Prefix equals
+	// prefix, across workspaces.
+	APIKeysByPrefix(ctx context.Context, prefix string) ([]*APIKey, error)
+	// APIKeyList returns the keys of a workspace, oldest first.
+	APIKeyList(ctx context.Context, workspaceID string) ([]*APIKey, error)
+	// APIKeyRevoke sets RevokedAt on a key of the workspace if it is not
+	// revoked yet. ErrNotFound if there is no such key.
+	APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error
+
+	// ContactCreate inserts c. ErrConflict if another contact of the
+	// workspace has the same Phone or the same EmailKey (non-empty).
+	ContactCreate(ctx context.Context, c *Contact) error
+	// ContactGet returns one contact of the workspace.
+	ContactGet(ctx context.Context, workspaceID, id string) (*Contact, error)
+	// ContactUpdate replaces the stored contact c.ID with c if its stored
+	// Version equals prevVersion; c.Version is already prevVersion+1.
+	// ErrStale if the version moved, ErrConflict on a duplicate phone or
+	// email, ErrNotFound if it does not exist.
+	ContactUpdate(ctx context.Context, c *Contact, prevVersion int64) error
+	// ContactList returns one page of contacts, newest first (CreatedAt
+	// descending, then ID descending), and the total number of matches.
+	ContactList(ctx context.Context, p *ContactListParams) ([]*Contact, int, error)
+
+	// TemplateCreate inserts t. ErrConflict if the workspace has a template
+	// with the same Name and Language.
+	TemplateCreate(ctx context.Context, t *Template) error
+	// TemplateGet returns one template of the workspace by id.
+	TemplateGet(ctx context.Context, workspaceID, id string) (*Template, error)
+	// TemplateGetByName returns the template with exactly this name and
+	// language (byte-for-byte comparison).
+	TemplateGetByName(ctx context.Context, workspaceID, name, language string) (*Template, error)
+	// TemplateList returns the templates matching p, ordered by Name then
+	// Language then ID.
+	TemplateList(ctx context.Context, p *TemplateListParams) ([]*Template, error)
+	// TemplateSetStatus moves a template to p.To if its current status is one
+	// of p.From, and returns the updated template. ErrStale if the current
+	// status is not in p.From, ErrNotFound if it does not exist.
+	TemplateSetStatus(ctx context.Context, p *TemplateStatusParams) (*Template, error)
+
+	// MessageCreate inserts m unless m.IdempotencyKey is non-empty and the
+	// workspace already has a message with that key; then it returns the
+	// existing message and created=false. The check and insert are atomic.
+	MessageCreate(ctx context.Context, m *Message) (stored *Message, created bool, err error)
+	// MessageGet returns one message of the workspace.
+	MessageGet(ctx context.Context, workspaceID, id string) (*Message, error)
+	// MessageUpdateStatus sets the status of a message if its current status
+	// is one of p.From, atomically, and returns the message before and after
+	// the change. If the current status is not in p.From it returns the
+	// unchanged message as both before and after with changed=false.
+	MessageUpdateStatus(ctx context.Context, p *MessageStatusParams) (before, after *Message, changed bool, err error)
+
+	// Close releases the store's resources.
+	Close() error
+}
+
+// ChannelParams are the arguments of Store.WorkspaceSetChannel.
+type ChannelParams struct {
+	WorkspaceID string
+	Channel     string
+	Connected   bool
+	At          time.Time
+}
+
+// ContactListParams are the arguments of Store.ContactList.
+type ContactListParams struct {
+	WorkspaceID string
+	// Search, when non-empty, is already folded with SearchFold. A contact
+	// matches when SearchFold of its FirstName, LastName, FullName or Email
+	// starts with Search, or when PhoneDigits is non-empty and the digits of
+	// its Phone start with PhoneDigits.
+	Search string
+	// PhoneDigits is the query reduced to digits when it looks like a phone
+	// number (see ContactSearchQuery), else empty.
+	PhoneDigits string
+	Offset      int
+	Limit       int
+}
+
+// TemplateListParams are the arguments of Store.TemplateList. Empty fields
+// do not filter.
+type TemplateListParams struct {
+	WorkspaceID string
+	Status      string
+	Category    string
+	Language    string
+}
+
+// TemplateStatusParams are the arguments of Store.TemplateSetStatus.
+type TemplateStatusParams struct {
+	WorkspaceID string
+	ID          string
+	From        []string
+	To          string
+	Reason      string
+	At          time.Time
+}
+
+// MessageStatusParams are the arguments of Store.MessageUpdateStatus.
+type MessageStatusParams struct {
+	WorkspaceID string
+	ID          string
+	From        []string
+	To          string
+	// FailureReason is set when To is StatusFailed.
+	FailureReason string
+	// ProviderMessageID, when non-empty, is recorded on the message.
+	ProviderMessageID string
+	At                time.Time
+}

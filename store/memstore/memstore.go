@@ -1,0 +1,444 @@
+// Package memstore is an in-memory messaging.Store. It is a real,
+// concurrency-safe implementation that passes store/storetest, meant for
+// tests, examples and embedding where persistence is not needed. Every value
+// it returns is a copy: callers can modify them freely.
+package memstore
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+var _ messaging.Store = (*Store)(nil)
+
+// Store is an in-memory messaging.Store. The zero value is not usable; call
+// New.
+type Store struct {
+	mu         sync.RWMutex
+	workspaces map[string]*messaging.WorkspaceInfo
+	keys       map[string]*messaging.APIKey // by id
+	contacts   map[string]*messaging.Contact
+	// contactList holds the contacts of each workspace, in insertion order.
+	contactList map[string][]*messaging.Contact
+	templates   map[string]*messaging.Template
+	messages    map[string]*messaging.Message
+	idem        map[[2]string]*messaging.Message // (workspace, idempotency key)
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		workspaces:  map[string]*messaging.WorkspaceInfo{},
+		keys:        map[string]*messaging.APIKey{},
+		contacts:    map[string]*messaging.Contact{},
+		contactList: map[string][]*messaging.Contact{},
+		templates:   map[string]*messaging.Template{},
+		messages:    map[string]*messaging.Message{},
+		idem:        map[[2]string]*messaging.Message{},
+	}
+}
+
+// Close does nothing; it exists to satisfy messaging.Store.
+func (s *Store) Close() error { return nil }
+
+func copyWorkspace(w *messaging.WorkspaceInfo) *messaging.WorkspaceInfo {
+	c := *w
+	c.Channels = append([]string{}, w.Channels...)
+	return &c
+}
+
+func copyTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}
+
+func copyKey(k *messaging.APIKey) *messaging.APIKey {
+	c := *k
+	c.Hash = slices.Clone(k.Hash)
+	c.Scopes = slices.Clone(k.Scopes)
+	c.ExpiresAt, c.RevokedAt = copyTime(k.ExpiresAt), copyTime(k.RevokedAt)
+	return &c
+}
+
+func copyContact(ct *messaging.Contact) *messaging.Contact {
+	c := *ct
+	c.Tags = append([]string{}, ct.Tags...)
+	return &c
+}
+
+
+func copyTemplate(t *messaging.Template) *messaging.Template {
+	c := *t
+	c.Components = make([]messaging.TemplateComponent, len(t.Components))
+	for i, comp := range t.Components {
+		comp.Buttons = slices.Clone(comp.Buttons)
+		c.Components[i] = comp
+	}
+	if t.Components == nil {
+		c.Components = nil
+	}
+	c.SendExample = nil
+	return &c
+}
+
+func copyMessage(m *messaging.Message) *messaging.Message {
+	c := *m
+	if m.Components != nil {
+		c.Components = make([]messaging.SendComponent, len(m.Components))
+		for i, comp := range m.Components {
+			comp.Parameters = slices.Clone(comp.Parameters)
+			if comp.Index != nil {
+				idx := *comp.Index
+				comp.Index = &idx
+			}
+			c.Components[i] = comp
+		}
+	}
+	return &c
+}
+
+// WorkspaceCreate implements messaging.Store.
+func (s *Store) WorkspaceCreate(_ context.Context, w *messaging.WorkspaceInfo) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.workspaces[w.ID]; ok {
+		return messaging.ErrConflict
+	}
+	c := copyWorkspace(w)
+	slices.Sort(c.Channels)
+	c.Channels = slices.Compact(c.Channels)
+	s.workspaces[w.ID] = c
+	return nil
+}
+
+// WorkspaceGet implements messaging.Store.
+func (s *Store) WorkspaceGet(_ context.Context, id string) (*messaging.WorkspaceInfo, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	w, ok := s.workspaces[id]
+	if !ok {
+		return nil, messaging.ErrNotFound
+	}
+	return copyWorkspace(w), nil
+}
+
+// WorkspaceSetChannel implements messaging.Store.
+func (s *Store) WorkspaceSetChannel(_ context.Context, p *messaging.ChannelParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.workspaces[p.WorkspaceID]
+	if !ok {
+		return messaging.ErrNotFound
+	}
+	chans := slices.DeleteFunc(slices.Clone(w.Channels), func(c string) bool { return c == p.Channel })
+	if p.Connected {
+		chans = append(chans, p.Channel)
+		slices.Sort(chans)
+	}
+	w.Channels = chans
+	return nil
+}
+
+// APIKeyCreate implements messaging.Store.
+func (s *Store) APIKeyCreate(_ context.Context, k *messaging.APIKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.workspaces[k.WorkspaceID]; !ok {
+		return messaging.ErrNotFound
+	}
+	for _, o := range s.keys {
+		if o.ID == k.ID || slices.Equal(o.Hash, k.Hash) {
+			return messaging.ErrConflict
+		}
+	}
+	s.keys[k.ID] = copyKey(k)
+	return nil
+}
+
+// APIKeysByPrefix implements messaging.Store.
+func (s *Store) APIKeysByPrefix(_ context.Context, prefix string) ([]*messaging.APIKey, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*messaging.APIKey
+	for _, k := range s.keys {
+		if k.Prefix == prefix {
+			out = append(out, copyKey(k))
+		}
+	}
+	return out, nil
+}
+
+// APIKeyList implements messaging.Store.
+func (s *Store) APIKeyList(_ context.Context, workspaceID string) ([]*messaging.APIKey, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*messaging.APIKey
+	for _, k := range s.keys {
+		if k.WorkspaceID == workspaceID {
+			out = append(out, copyKey(k))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// APIKeyRevoke implements messaging.Store.
+func (s *Store) APIKeyRevoke(_ context.Context, workspaceID, id string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[id]
+	if !ok || k.WorkspaceID != workspaceID {
+		return messaging.ErrNotFound
+	}
+	if k.RevokedAt == nil {
+		k.RevokedAt = &at
+	}
+	return nil
+}
+
+// contactClash reports whether another contact of the workspace has c's
+// phone or email key. Callers hold s.mu.
+func (s *Store) contactClash(c *messaging.Contact) bool {
+	for _, o := range s.contactList[c.WorkspaceID] {
+		if o.ID == c.ID {
+			continue
+		}
+		if (c.Phone != "" && o.Phone == c.Phone) || (c.EmailKey != "" && o.EmailKey == c.EmailKey) {
+			return true
+		}
+	}
+	return false
+}
+
+// ContactCreate implements messaging.Store.
+func (s *Store) ContactCreate(_ context.Context, c *messaging.Contact) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.workspaces[c.WorkspaceID]; !ok {
+		return messaging.ErrNotFound
+	}
+	if _, ok := s.contacts[c.ID]; ok || s.contactClash(c) {
+		return messaging.ErrConflict
+	}
+	cp := copyContact(c)
+	s.contacts[c.ID] = cp
+	s.contactList[c.WorkspaceID] = append(s.contactList[c.WorkspaceID], cp)
+	return nil
+}
+
+// ContactGet implements messaging.Store.
+func (s *Store) ContactGet(_ context.Context, workspaceID, id string) (*messaging.Contact, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, ok := s.contacts[id]
+	if !ok || c.WorkspaceID != workspaceID {
+		return nil, messaging.ErrNotFound
+	}
+	return copyContact(c), nil
+}
+
+// ContactUpdate implements messaging.Store.
+func (s *Store) ContactUpdate(_ context.Context, c *messaging.Contact, prevVersion int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.contacts[c.ID]
+	if !ok || cur.WorkspaceID != c.WorkspaceID {
+		return messaging.ErrNotFound
+	}
+	if cur.Version != prevVersion {
+		return messaging.ErrStale
+	}
+	if s.contactClash(c) {
+		return messaging.ErrConflict
+	}
+	createdAt, source := cur.CreatedAt, cur.Source
+	*cur = *copyContact(c)
+	cur.CreatedAt, cur.Source = createdAt, source
+	return nil
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return strings.HasPrefix(messaging.SearchFold(s), prefix)
+}
+
+// ContactList implements messaging.Store.
+func (s *Store) ContactList(_ context.Context, p *messaging.ContactListParams) ([]*messaging.Contact, int, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	all := s.contactList[p.WorkspaceID]
+	var match []*messaging.Contact
+	for i := len(all) - 1; i >= 0; i-- {
+		c := all[i]
+		if p.Search != "" && !(hasPrefixFold(c.FirstName, p.Search) || hasPrefixFold(c.LastName, p.Search) ||
+			hasPrefixFold(c.FullName, p.Search) || strings.HasPrefix(c.EmailKey, p.Search) ||
+			(p.PhoneDigits != "" && c.Phone != "" && strings.HasPrefix(messaging.PhoneDigits(c.Phone), p.PhoneDigits))) {
+			continue
+		}
+		match = append(match, c)
+	}
+	sort.SliceStable(match, func(i, j int) bool {
+		if !match[i].CreatedAt.Equal(match[j].CreatedAt) {
+			return match[i].CreatedAt.After(match[j].CreatedAt)
+		}
+		return match[i].ID > match[j].ID
+	})
+	total := len(match)
+	if p.Offset >= total {
+		return []*messaging.Contact{}, total, nil
+	}
+	end := min(p.Offset+p.Limit, total)
+	out := make([]*messaging.Contact, 0, end-p.Offset)
+	for _, c := range match[p.Offset:end] {
+		out = append(out, copyContact(c))
+	}
+	return out, total, nil
+}
+
+// TemplateCreate implements messaging.Store.
+func (s *Store) TemplateCreate(_ context.Context, t *messaging.Template) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.workspaces[t.WorkspaceID]; !ok {
+		return messaging.ErrNotFound
+	}
+	for _, o := range s.templates {
+		if o.ID == t.ID || (o.WorkspaceID == t.WorkspaceID && o.Name == t.Name && o.Language == t.Language) {
+			return messaging.ErrConflict
+		}
+	}
+	s.templates[t.ID] = copyTemplate(t)
+	return nil
+}
+
+// TemplateGet implements messaging.Store.
+func (s *Store) TemplateGet(_ context.Context, workspaceID, id string) (*messaging.Template, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, ok := s.templates[id]
+	if !ok || t.WorkspaceID != workspaceID {
+		return nil, messaging.ErrNotFound
+	}
+	return copyTemplate(t), nil
+}
+
+// TemplateGetByName implements messaging.Store.
+func (s *Store) TemplateGetByName(_ context.Context, workspaceID, name, language string) (*messaging.Template, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, t := range s.templates {
+		if t.WorkspaceID == workspaceID && t.Name == name && t.Language == language {
+			return copyTemplate(t), nil
+		}
+	}
+	return nil, messaging.ErrNotFound
+}
+
+// TemplateList implements messaging.Store.
+func (s *Store) TemplateList(_ context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*messaging.Template
+	for _, t := range s.templates {
+		if t.WorkspaceID != p.WorkspaceID || (p.Status != "" && t.Status != p.Status) ||
+			(p.Category != "" && t.Category != p.Category) || (p.Language != "" && t.Language != p.Language) {
+			continue
+		}
+		out = append(out, copyTemplate(t))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		if a.Language != b.Language {
+			return a.Language < b.Language
+		}
+		return a.ID < b.ID
+	})
+	return out, nil
+}
+
+// TemplateSetStatus implements messaging.Store.
+func (s *Store) TemplateSetStatus(_ context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.templates[p.ID]
+	if !ok || t.WorkspaceID != p.WorkspaceID {
+		return nil, messaging.ErrNotFound
+	}
+	if !slices.Contains(p.From, t.Status) {
+		return nil, messaging.ErrStale
+	}
+	t.Status, t.StatusReason, t.UpdatedAt = p.To, p.Reason, p.At
+	return copyTemplate(t), nil
+}
+
+// MessageCreate implements messaging.Store.
+func (s *Store) MessageCreate(_ context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.workspaces[m.WorkspaceID]; !ok {
+		return nil, false, messaging.ErrNotFound
+	}
+	if _, ok := s.messages[m.ID]; ok {
+		return nil, false, messaging.ErrConflict
+	}
+	if m.IdempotencyKey != "" {
+		if prev, ok := s.idem[[2]string{m.WorkspaceID, m.IdempotencyKey}]; ok {
+			return copyMessage(prev), false, nil
+		}
+	}
+	cp := copyMessage(m)
+	s.messages[m.ID] = cp
+	if m.IdempotencyKey != "" {
+		s.idem[[2]string{m.WorkspaceID, m.IdempotencyKey}] = cp
+	}
+	return copyMessage(cp), true, nil
+}
+
+// MessageGet implements messaging.Store.
+func (s *Store) MessageGet(_ context.Context, workspaceID, id string) (*messaging.Message, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, ok := s.messages[id]
+	if !ok || m.WorkspaceID != workspaceID {
+		return nil, messaging.ErrNotFound
+	}
+	return copyMessage(m), nil
+}
+
+// MessageUpdateStatus implements messaging.Store.
+func (s *Store) MessageUpdateStatus(_ context.Context, p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[p.ID]
+	if !ok || m.WorkspaceID != p.WorkspaceID {
+		return nil, nil, false, messaging.ErrNotFound
+	}
+	before := copyMessage(m)
+	if !slices.Contains(p.From, m.Status) {
+		return before, copyMessage(m), false, nil
+	}
+	m.Status, m.UpdatedAt = p.To, p.At
+	if p.FailureReason != "" {
+		m.FailureReason = p.FailureReason
+	}
+	if p.ProviderMessageID != "" {
+		m.ProviderMessageID = p.ProviderMessageID
+	}
+	return before, copyMessage(m), true, nil
+}

@@ -1,0 +1,13 @@
+package memstore_test
+
+import (
+	"testing"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/memstore"
+	"github.com/ujumbe/messaging/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) messaging.Store { return memstore.New() })
+}

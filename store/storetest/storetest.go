@@ -1,0 +1,617 @@
+// Package storetest is the conformance suite every messaging.Store passes.
+// A store's own test calls Run with a constructor of fresh, empty stores:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) messaging.Store { return memstore.New() })
+//	}
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ujumbe/messaging"
+)
+
+// Run runs the conformance suite. newStore must return a new, empty store;
+// Run closes it when the test ends.
+func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s messaging.Store)
+	}{
+		{"Workspaces", testWorkspaces},
+		{"APIKeys", testAPIKeys},
+		{"ContactRoundTrip", testContactRoundTrip},
+		{"ContactDedup", testContactDedup},
+		{"ContactDedupConcurrent", testContactDedupConcurrent},
+		{"ContactUpdate", testContactUpdate},
+		{"ContactList", testContactList},
+		{"ContactSearch", testContactSearch},
+		{"Templates", testTemplates},
+		{"Messages", testMessages},
+		{"MessageIdempotencyConcurrent", testMessageIdempotencyConcurrent},
+		{"MessageStatus", testMessageStatus},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			t.Cleanup(func() { _ = s.Close() })
+			tc.fn(t, s)
+		})
+	}
+}
+
+// base is a timestamp with nanoseconds, to prove times round-trip exactly.
+var base = time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC)
+
+func at(sec int) time.Time { return base.Add(time.Duration(sec) * time.Second) }
+
+func mustWorkspace(t *testing.T, s messaging.Store, id string, channels ...string) {
+	t.Helper()
+	if channels == nil {
+		channels = []string{}
+	}
+	if err := s.WorkspaceCreate(context.Background(), &messaging.WorkspaceInfo{ID: id, Name: "WS " + id, Channels: channels, CreatedAt: base}); err != nil {
+		t.Fatalf("WorkspaceCreate(%s): %v", id, err)
+	}
+}
+
+func wantErr(t *testing.T, what string, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("%s: got error %v, want %v", what, err, want)
+	}
+}
+
+func testWorkspaces(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a", "whatsapp")
+	wantErr(t, "duplicate workspace", s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a", CreatedAt: base}), messaging.ErrConflict)
+	_, err := s.WorkspaceGet(ctx, "missing")
+	wantErr(t, "missing workspace", err, messaging.ErrNotFound)
+
+	for _, p := range []messaging.ChannelParams{
+		{WorkspaceID: "a", Channel: "messenger", Connected: true},
+		{WorkspaceID: "a", Channel: "instagram", Connected: true},
+		{WorkspaceID: "a", Channel: "instagram", Connected: true},
+		{WorkspaceID: "a", Channel: "whatsapp", Connected: false},
+		{WorkspaceID: "a", Channel: "whatsapp", Connected: false},
+	} {
+		p.At = base
+		if err := s.WorkspaceSetChannel(ctx, &p); err != nil {
+			t.Fatalf("WorkspaceSetChannel(%+v): %v", p, err)
+		}
+	}
+	got, err := s.WorkspaceGet(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &messaging.WorkspaceInfo{ID: "a", Name: "WS a", Channels: []string{"instagram", "messenger"}, CreatedAt: base}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("WorkspaceGet (-want +got):\n%s", d)
+	}
+	wantErr(t, "channel of missing workspace", s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "zz", Channel: "whatsapp", Connected: true, At: base}), messaging.ErrNotFound)
+}
+
+func testAPIKeys(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	exp := at(3600)
+	k1 := &messaging.APIKey{ID: "key_1", WorkspaceID: "a", Prefix: "mk_abcdefgh_", Hash: []byte("hash-1-------------------------!"), Scopes: []string{"read:contacts", "write:contacts"}, ExpiresAt: &exp, CreatedAt: at(1)}
+	k2 := &messaging.APIKey{ID: "key_2", WorkspaceID: "b", Prefix: "mk_abcdefgh_", Hash: []byte("hash-2-------------------------!"), Scopes: []string{"read:messages"}, CreatedAt: at(2)}
+	k3 := &messaging.APIKey{ID: "key_3", WorkspaceID: "a", Prefix: "mk_other___", Hash: []byte("hash-3-------------------------!"), Scopes: []string{"read:messages"}, CreatedAt: at(3)}
+	for _, k := range []*messaging.APIKey{k1, k2, k3} {
+		if err := s.APIKeyCreate(ctx, k); err != nil {
+			t.Fatalf("APIKeyCreate(%s): %v", k.ID, err)
+		}
+	}
+	dup := *k3
+	dup.ID = "key_4"
+	wantErr(t, "duplicate key hash", s.APIKeyCreate(ctx, &dup), messaging.ErrConflict)
+	orphan := *k3
+	orphan.ID, orphan.WorkspaceID, orphan.Hash = "key_5", "missing", []byte("hash-5")
+	wantErr(t, "key of missing workspace", s.APIKeyCreate(ctx, &orphan), messaging.ErrNotFound)
+
+	got, err := s.APIKeysByPrefix(ctx, "mk_abcdefgh_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]*messaging.APIKey{}
+	for _, k := range got {
+		byID[k.ID] = k
+	}
+	if d := cmp.Diff(map[string]*messaging.APIKey{"key_1": k1, "key_2": k2}, byID); d != "" {
+		t.Errorf("APIKeysByPrefix (-want +got):\n%s", d)
+	}
+	list, err := s.APIKeyList(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]*messaging.APIKey{k1, k3}, list); d != "" {
+		t.Errorf("APIKeyList (-want +got):\n%s", d)
+	}
+
+	wantErr(t, "revoke key of other workspace", s.APIKeyRevoke(ctx, "b", "key_1", at(10)), messaging.ErrNotFound)
+	wantErr(t, "revoke missing key", s.APIKeyRevoke(ctx, "a", "key_9", at(10)), messaging.ErrNotFound)
+	if err := s.APIKeyRevoke(ctx, "a", "key_1", at(10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.APIKeyRevoke(ctx, "a", "key_1", at(20)); err != nil {
+		t.Fatalf("revoking twice: %v", err)
+	}
+	got, _ = s.APIKeysByPrefix(ctx, "mk_abcdefgh_")
+	for _, k := range got {
+		if k.ID == "key_1" && (k.RevokedAt == nil || !k.RevokedAt.Equal(at(10))) {
+			t.Errorf("key_1 RevokedAt = %v, want %v (first revocation kept)", k.RevokedAt, at(10))
+		}
+		if k.ID == "key_2" && k.RevokedAt != nil {
+			t.Errorf("key_2 was revoked by a revocation of key_1")
+		}
+	}
+}
+
+func contact(ws, id string, sec int, first, last, phone, email string) *messaging.Contact {
+	full := first
+	if last != "" {
+		full += " " + last
+	}
+	return &messaging.Contact{
+		ID: id, WorkspaceID: ws, FirstName: first, LastName: last, FullName: full,
+		Phone: phone, Email: email, EmailKey: lower(email), Source: "api", Tags: []string{},
+		Version: 1, CreatedAt: at(sec), UpdatedAt: at(sec),
+	}
+}
+
+func lower(s string) string { return messaging.SearchFold(s) }
+
+func testContactRoundTrip(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	c := contact("a", "ct_1", 1, "Amina", "Otieno", "+254712345678", "Amina@Example.com")
+	c.Company, c.JobTitle, c.Website, c.Notes = "Acme", "CTO", "https://acme.example", "met at expo; said \"hi\" ' %_"
+	c.Tags, c.Lifecycle = []string{"vip", "kenya"}, "customer"
+	if err := s.ContactCreate(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	c.Tags[0] = "mutated after create"
+	got, err := s.ContactGet(ctx, "a", "ct_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := contact("a", "ct_1", 1, "Amina", "Otieno", "+254712345678", "Amina@Example.com")
+	want.Company, want.JobTitle, want.Website, want.Notes = "Acme", "CTO", "https://acme.example", "met at expo; said \"hi\" ' %_"
+	want.Tags, want.Lifecycle = []string{"vip", "kenya"}, "customer"
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("ContactGet (-want +got):\n%s", d)
+	}
+	_, err = s.ContactGet(ctx, "b", "ct_1")
+	wantErr(t, "contact of another workspace", err, messaging.ErrNotFound)
+	_, err = s.ContactGet(ctx, "a", "ct_missing")
+	wantErr(t, "missing contact", err, messaging.ErrNotFound)
+	wantErr(t, "contact in missing workspace", s.ContactCreate(ctx, contact("zz", "ct_2", 1, "X", "", "+254712345679", "")), messaging.ErrNotFound)
+}
+
+func testContactDedup(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	if err := s.ContactCreate(ctx, contact("a", "ct_1", 1, "A", "", "+254712345678", "a@example.com")); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "same phone", s.ContactCreate(ctx, contact("a", "ct_2", 2, "B", "", "+254712345678", "")), messaging.ErrConflict)
+	wantErr(t, "same email, other case", s.ContactCreate(ctx, contact("a", "ct_3", 3, "C", "", "", "A@EXAMPLE.COM")), messaging.ErrConflict)
+	for _, c := range []*messaging.Contact{
+		contact("b", "ct_4", 4, "D", "", "+254712345678", "a@example.com"), // other workspace
+		contact("a", "ct_5", 5, "E", "", "", "e@example.com"),              // empty phone twice is fine
+		contact("a", "ct_6", 6, "F", "", "", "f@example.com"),
+		contact("a", "ct_7", 7, "G", "", "+254712345670", ""), // empty email twice is fine
+		contact("a", "ct_8", 8, "H", "", "+254712345671", ""),
+	} {
+		if err := s.ContactCreate(ctx, c); err != nil {
+			t.Errorf("ContactCreate(%s): %v", c.ID, err)
+		}
+	}
+	page, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 5 || len(page) != 5 {
+		t.Errorf("workspace a holds %d contacts (page %d), want 5: a refused create stored something", total, len(page))
+	}
+}
+
+func testContactDedupConcurrent(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	const n = 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.ContactCreate(ctx, contact("a", fmt.Sprintf("ct_%02d", i), i, "Same", "", "+254712345678", fmt.Sprintf("p%d@example.com", i)))
+		}()
+	}
+	wg.Wait()
+	var ok, conflict int
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, messaging.ErrConflict):
+			conflict++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ok != 1 || conflict != n-1 {
+		t.Errorf("%d concurrent creates with one phone: %d created, %d conflicts; want 1 and %d", n, ok, conflict, n-1)
+	}
+	_, total, _ := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Limit: 100})
+	if total != 1 {
+		t.Errorf("stored %d contacts, want 1", total)
+	}
+}
+
+func testContactUpdate(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	c1 := contact("a", "ct_1", 1, "A", "", "+254712345678", "a@example.com")
+	c2 := contact("a", "ct_2", 2, "B", "", "+254712345679", "b@example.com")
+	for _, c := range []*messaging.Contact{c1, c2} {
+		if err := s.ContactCreate(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upd := *c1
+	upd.LastName, upd.FullName, upd.Tags, upd.Lifecycle, upd.Phone = "Zed", "A Zed", []string{"x"}, "lead", ""
+	upd.Version, upd.UpdatedAt = 2, at(50)
+	if err := s.ContactUpdate(ctx, &upd, 1); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.ContactGet(ctx, "a", "ct_1")
+	if d := cmp.Diff(&upd, got); d != "" {
+		t.Errorf("after update (-want +got):\n%s", d)
+	}
+	stale := upd
+	stale.Version = 2
+	wantErr(t, "stale version", s.ContactUpdate(ctx, &stale, 1), messaging.ErrStale)
+
+	clash := *c2
+	clash.Email, clash.EmailKey, clash.Version = "A@example.com", "a@example.com", 2
+	wantErr(t, "update to another contact's email", s.ContactUpdate(ctx, &clash, 1), messaging.ErrConflict)
+	got2, _ := s.ContactGet(ctx, "a", "ct_2")
+	if d := cmp.Diff(c2, got2); d != "" {
+		t.Errorf("refused update changed the contact (-want +got):\n%s", d)
+	}
+	// The freed phone of ct_1 can now be taken.
+	take := *c2
+	take.Phone, take.Version = "+254712345678", 2
+	if err := s.ContactUpdate(ctx, &take, 1); err != nil {
+		t.Errorf("taking a freed phone: %v", err)
+	}
+	other := upd
+	other.WorkspaceID, other.Version = "b", 3
+	wantErr(t, "update from another workspace", s.ContactUpdate(ctx, &other, 2), messaging.ErrNotFound)
+}
+
+func ids(cs []*messaging.Contact) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.ID)
+	}
+	return out
+}
+
+func testContactList(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	// ct_3 and ct_4 share a timestamp: the tie is broken by id, descending.
+	for _, c := range []*messaging.Contact{
+		contact("a", "ct_1", 1, "A", "", "+254712345601", ""),
+		contact("a", "ct_2", 2, "B", "", "+254712345602", ""),
+		contact("a", "ct_4", 3, "D", "", "+254712345604", ""),
+		contact("a", "ct_3", 3, "C", "", "+254712345603", ""),
+		contact("a", "ct_5", 5, "E", "", "+254712345605", ""),
+		contact("b", "ct_6", 9, "F", "", "+254712345606", ""),
+	} {
+		if err := s.ContactCreate(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		offset, limit int
+		want          []string
+	}{
+		{0, 2, []string{"ct_5", "ct_4"}},
+		{2, 2, []string{"ct_3", "ct_2"}},
+		{4, 2, []string{"ct_1"}},
+		{5, 2, []string{}},
+		{0, 100, []string{"ct_5", "ct_4", "ct_3", "ct_2", "ct_1"}},
+	} {
+		got, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Offset: tc.offset, Limit: tc.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != 5 {
+			t.Errorf("offset %d: total %d, want 5", tc.offset, total)
+		}
+		if d := cmp.Diff(tc.want, ids(got)); d != "" {
+			t.Errorf("offset %d limit %d (-want +got):\n%s", tc.offset, tc.limit, d)
+		}
+	}
+}
+
+func testContactSearch(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	for _, c := range []*messaging.Contact{
+		contact("a", "ct_1", 1, "Amina", "Otieno", "+254712345678", "amina@example.com"),
+		contact("a", "ct_2", 2, "Otis", "Redding", "+14155550123", "otis@soul.example"),
+		contact("a", "ct_3", 3, "Émile", "Zola", "", "e.zola@example.fr"),
+		contact("a", "ct_4", 4, "100%", "Match_Co", "", "pct@example.com"),
+		contact("b", "ct_5", 5, "Amina", "Elsewhere", "+254712345678", "amina@example.com"),
+	} {
+		if err := s.ContactCreate(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"am", []string{"ct_1"}},
+		{"AMINA", []string{"ct_1"}},
+		{"ot", []string{"ct_2", "ct_1"}}, // first name Otis, last name Otieno
+		{"amina ot", []string{"ct_1"}},  // full name
+		{"otis@", []string{"ct_2"}},
+		{"émile", []string{"ct_3"}},
+		{"ÉMILE", []string{"ct_3"}},
+		{"+2547", []string{"ct_1"}},
+		{"2547", []string{"ct_1"}},
+		{"1415", []string{"ct_2"}},
+		{"%", []string{}}, // a literal percent, not a wildcard
+		{"_", []string{}},
+		{"100%", []string{"ct_4"}},
+		{"match_", []string{"ct_4"}},
+		{"zz", []string{}},
+		{"mina", []string{}}, // prefix, not substring
+	} {
+		search, digits := messaging.ContactSearchQuery(tc.q)
+		got, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Search: search, PhoneDigits: digits, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(tc.want, ids(got)); d != "" {
+			t.Errorf("search %q (-want +got):\n%s", tc.q, d)
+		}
+		if total != len(tc.want) {
+			t.Errorf("search %q: total %d, want %d", tc.q, total, len(tc.want))
+		}
+	}
+}
+
+func testTemplates(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	mk := func(id, name, lang, cat, status string) *messaging.Template {
+		return &messaging.Template{ID: id, WorkspaceID: "a", Name: name, Language: lang, Category: cat, Status: status,
+			Components: []messaging.TemplateComponent{
+				{Type: "HEADER", Format: "TEXT", Text: "Hi"},
+				{Type: "BODY", Text: "Hello {{1}}"},
+				{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "URL", Text: "Go", URL: "https://x.example/{{1}}"}}},
+			}, CreatedAt: at(1), UpdatedAt: at(1)}
+	}
+	t1 := mk("tpl_1", "order_shipped", "en", "UTILITY", "approved")
+	t2 := mk("tpl_2", "order_shipped", "en_US", "UTILITY", "approved")
+	t3 := mk("tpl_3", "promo", "sw", "MARKETING", "pending")
+	t4 := mk("tpl_4", "alpha", "en", "MARKETING", "approved")
+	for _, tp := range []*messaging.Template{t1, t2, t3, t4} {
+		if err := s.TemplateCreate(ctx, tp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr(t, "same name and language", s.TemplateCreate(ctx, mk("tpl_5", "order_shipped", "en", "UTILITY", "pending")), messaging.ErrConflict)
+	got, err := s.TemplateGet(ctx, "a", "tpl_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(t1, got); d != "" {
+		t.Errorf("TemplateGet (-want +got):\n%s", d)
+	}
+	_, err = s.TemplateGet(ctx, "b", "tpl_1")
+	wantErr(t, "template of other workspace", err, messaging.ErrNotFound)
+	got, err = s.TemplateGetByName(ctx, "a", "order_shipped", "en_US")
+	if err != nil || got.ID != "tpl_2" {
+		t.Errorf("TemplateGetByName(en_US) = %v, %v; want tpl_2", got, err)
+	}
+	_, err = s.TemplateGetByName(ctx, "a", "order_shipped", "EN")
+	wantErr(t, "language differs in case", err, messaging.ErrNotFound)
+	_, err = s.TemplateGetByName(ctx, "b", "order_shipped", "en")
+	wantErr(t, "by name in other workspace", err, messaging.ErrNotFound)
+
+	tids := func(ts []*messaging.Template) []string {
+		out := []string{}
+		for _, x := range ts {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		p    messaging.TemplateListParams
+		want []string
+	}{
+		{messaging.TemplateListParams{WorkspaceID: "a"}, []string{"tpl_4", "tpl_1", "tpl_2", "tpl_3"}},
+		{messaging.TemplateListParams{WorkspaceID: "a", Status: "approved"}, []string{"tpl_4", "tpl_1", "tpl_2"}},
+		{messaging.TemplateListParams{WorkspaceID: "a", Status: "approved", Category: "MARKETING"}, []string{"tpl_4"}},
+		{messaging.TemplateListParams{WorkspaceID: "a", Language: "en"}, []string{"tpl_4", "tpl_1"}},
+		{messaging.TemplateListParams{WorkspaceID: "b"}, []string{}},
+	} {
+		got, err := s.TemplateList(ctx, &tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(tc.want, tids(got)); d != "" {
+			t.Errorf("TemplateList(%+v) (-want +got):\n%s", tc.p, d)
+		}
+	}
+
+	upd, err := s.TemplateSetStatus(ctx, &messaging.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_3", From: []string{"pending"}, To: "rejected", Reason: "bad", At: at(9)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upd.Status != "rejected" || upd.StatusReason != "bad" || !upd.UpdatedAt.Equal(at(9)) {
+		t.Errorf("TemplateSetStatus returned %+v", upd)
+	}
+	_, err = s.TemplateSetStatus(ctx, &messaging.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_3", From: []string{"pending"}, To: "approved", At: at(10)})
+	wantErr(t, "status not in From", err, messaging.ErrStale)
+	_, err = s.TemplateSetStatus(ctx, &messaging.TemplateStatusParams{WorkspaceID: "b", ID: "tpl_1", From: []string{"approved"}, To: "paused", At: at(10)})
+	wantErr(t, "status of other workspace", err, messaging.ErrNotFound)
+	got, _ = s.TemplateGet(ctx, "a", "tpl_3")
+	if got.Status != "rejected" {
+		t.Errorf("refused transition changed status to %s", got.Status)
+	}
+}
+
+func message(ws, id, key, hash string) *messaging.Message {
+	idx := 0
+	return &messaging.Message{
+		ID: id, WorkspaceID: ws, ConversationID: "conv_" + ws, Channel: "whatsapp", To: "+254712345678",
+		Direction: "outbound", Status: "queued", Type: "template", TemplateName: "t", Language: "en",
+		Components: []messaging.SendComponent{
+			{Type: "body", Parameters: []messaging.SendParameter{{Type: "text", Text: "x"}}},
+			{Type: "button", SubType: "url", Index: &idx, Parameters: []messaging.SendParameter{{Type: "text", Text: "y"}}},
+		},
+		IdempotencyKey: key, RequestHash: hash, CreatedAt: at(1), UpdatedAt: at(1),
+	}
+}
+
+func testMessages(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	m1 := message("a", "msg_1", "", "")
+	m1.Type, m1.Text, m1.TemplateName, m1.Language, m1.Components = "text", "héllo 👋", "", "", nil
+	stored, created, err := s.MessageCreate(ctx, m1)
+	if err != nil || !created {
+		t.Fatalf("MessageCreate = %v, %v", created, err)
+	}
+	if d := cmp.Diff(m1, stored); d != "" {
+		t.Errorf("MessageCreate returned (-want +got):\n%s", d)
+	}
+	got, err := s.MessageGet(ctx, "a", "msg_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(m1, got); d != "" {
+		t.Errorf("MessageGet (-want +got):\n%s", d)
+	}
+	_, err = s.MessageGet(ctx, "b", "msg_1")
+	wantErr(t, "message of other workspace", err, messaging.ErrNotFound)
+
+	m2 := message("a", "msg_2", "key-1", "h1")
+	if _, created, err := s.MessageCreate(ctx, m2); err != nil || !created {
+		t.Fatalf("MessageCreate(m2) = %v, %v", created, err)
+	}
+	got, _ = s.MessageGet(ctx, "a", "msg_2")
+	if d := cmp.Diff(m2, got); d != "" {
+		t.Errorf("template message round trip (-want +got):\n%s", d)
+	}
+	again := message("a", "msg_3", "key-1", "h2")
+	stored, created, err = s.MessageCreate(ctx, again)
+	if err != nil || created || stored.ID != "msg_2" || stored.RequestHash != "h1" {
+		t.Errorf("repeated key: got %v created=%v err=%v; want msg_2 with hash h1, created=false", stored, created, err)
+	}
+	_, err = s.MessageGet(ctx, "a", "msg_3")
+	wantErr(t, "message refused by idempotency", err, messaging.ErrNotFound)
+	other := message("b", "msg_4", "key-1", "h1")
+	if _, created, err := s.MessageCreate(ctx, other); err != nil || !created {
+		t.Errorf("same key in another workspace: created=%v err=%v, want a new message", created, err)
+	}
+	_, _, err = s.MessageCreate(ctx, message("zz", "msg_5", "", ""))
+	wantErr(t, "message in missing workspace", err, messaging.ErrNotFound)
+}
+
+func testMessageIdempotencyConcurrent(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	const n = 50
+	var wg sync.WaitGroup
+	got := make([]string, n)
+	createdN := make([]bool, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, c, err := s.MessageCreate(ctx, message("a", fmt.Sprintf("msg_%02d", i), "same-key", "h"))
+			errs[i], createdN[i] = err, c
+			if m != nil {
+				got[i] = m.ID
+			}
+		}()
+	}
+	wg.Wait()
+	var created int
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("create %d: %v", i, errs[i])
+		}
+		if createdN[i] {
+			created++
+		}
+		if got[i] != got[0] {
+			t.Errorf("create %d returned %s, create 0 returned %s", i, got[i], got[0])
+		}
+	}
+	if created != 1 {
+		t.Errorf("%d concurrent creates with one key created %d messages, want 1", n, created)
+	}
+}
+
+func testMessageStatus(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	if _, _, err := s.MessageCreate(ctx, message("a", "msg_1", "", "")); err != nil {
+		t.Fatal(err)
+	}
+	before, after, changed, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{
+		WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.1", At: at(5),
+	})
+	if err != nil || !changed || before.Status != "queued" || after.Status != "sent" || after.ProviderMessageID != "wamid.1" || !after.UpdatedAt.Equal(at(5)) {
+		t.Fatalf("queued->sent: before=%+v after=%+v changed=%v err=%v", before, after, changed, err)
+	}
+	before, after, changed, err = s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{
+		WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(6),
+	})
+	if err != nil || changed || after.Status != "sent" || !after.UpdatedAt.Equal(at(5)) || before.Status != "sent" {
+		t.Errorf("refused transition: before=%+v after=%+v changed=%v err=%v", before, after, changed, err)
+	}
+	_, after, changed, err = s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{
+		WorkspaceID: "a", ID: "msg_1", From: []string{"queued", "sent"}, To: "failed", FailureReason: "[131026] Message undeliverable", At: at(7),
+	})
+	if err != nil || !changed || after.FailureReason != "[131026] Message undeliverable" || after.ProviderMessageID != "wamid.1" {
+		t.Errorf("sent->failed: after=%+v changed=%v err=%v", after, changed, err)
+	}
+	got, _ := s.MessageGet(ctx, "a", "msg_1")
+	if d := cmp.Diff(after, got); d != "" {
+		t.Errorf("stored after update (-want +got):\n%s", d)
+	}
+	_, _, _, err = s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "b", ID: "msg_1", From: []string{"failed"}, To: "sent", At: at(8)})
+	wantErr(t, "status of other workspace", err, messaging.ErrNotFound)
+}

@@ -1,0 +1,613 @@
+package messaging
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Template review states. Create submits a template for review (pending);
+// review moves it to approved or rejected; quality problems move an approved
+// template to paused or disabled; a paused template can be approved again
+// (unpaused) or disabled. Rejected and disabled are final. Only approved
+// templates can be sent.
+const (
+	TemplatePending  = "pending"
+	TemplateApproved = "approved"
+	TemplateRejected = "rejected"
+	TemplatePaused   = "paused"
+	TemplateDisabled = "disabled"
+)
+
+// TemplateStatuses lists every review state.
+func TemplateStatuses() []string {
+	return []string{TemplatePending, TemplateApproved, TemplateRejected, TemplatePaused, TemplateDisabled}
+}
+
+// templateFrom lists the states a template may move to status from.
+func templateFrom(status string) []string {
+	switch status {
+	case TemplateApproved:
+		return []string{TemplatePending, TemplatePaused}
+	case TemplateRejected:
+		return []string{TemplatePending}
+	case TemplatePaused:
+		return []string{TemplateApproved}
+	case TemplateDisabled:
+		return []string{TemplateApproved, TemplatePaused}
+	}
+	return nil
+}
+
+// Template categories.
+const (
+	CategoryMarketing      = "MARKETING"
+	CategoryUtility        = "UTILITY"
+	CategoryAuthentication = "AUTHENTICATION"
+)
+
+// Template authoring limits.
+const (
+	MaxTemplateName   = 512
+	MaxTemplateBody   = 1024
+	MaxTemplateHeader = 60
+	MaxTemplateFooter = 60
+	MaxQuickReplies   = 3
+	MaxCallToActions  = 2
+	MaxButtonText     = 25
+	MaxParamText      = 1024
+)
+
+// Template is a message template.
+type Template struct {
+	ID          string              `json:"id"`
+	WorkspaceID string              `json:"-"`
+	Name        string              `json:"name"`
+	Category    string              `json:"category"`
+	Language    string              `json:"language"`
+	Status      string              `json:"status"`
+	Components  []TemplateComponent `json:"components"`
+	// StatusReason explains a rejection, pause or disablement.
+	StatusReason string    `json:"status_reason,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	// SendExample is a ready request for SendTemplate (POST
+	// /v1/messages/templates). It is derived, not stored.
+	SendExample *SendTemplateParams `json:"send_example,omitempty"`
+}
+
+// TemplateComponent is one part of a template: HEADER, BODY, FOOTER or
+// BUTTONS.
+type TemplateComponent struct {
+	Type string `json:"type"`
+	// Format of a HEADER: TEXT, IMAGE, VIDEO or DOCUMENT.
+	Format  string           `json:"format,omitempty"`
+	Text    string           `json:"text,omitempty"`
+	Buttons []TemplateButton `json:"buttons,omitempty"`
+}
+
+// TemplateButton is a button of a BUTTONS component. Type is QUICK_REPLY,
+// URL or PHONE_NUMBER (call to action), or COPY_CODE.
+type TemplateButton struct {
+	Type        string `json:"type"`
+	Text        string `json:"text,omitempty"`
+	URL         string `json:"url,omitempty"`
+	PhoneNumber string `json:"phone_number,omitempty"`
+	// Example is a sample code for a COPY_CODE button.
+	Example string `json:"example,omitempty"`
+}
+
+// TemplateCreateParams are the fields of a template submitted for review.
+type TemplateCreateParams struct {
+	Name       string              `json:"name"`
+	Category   string              `json:"category"`
+	Language   string              `json:"language"`
+	Components []TemplateComponent `json:"components"`
+	// Status is the initial review state. Empty means pending (submitted
+	// for review); another state imports a template already reviewed by the
+	// channel provider.
+	Status string `json:"status,omitempty"`
+}
+
+var (
+	templateNameRe = regexp.MustCompile(`^[a-z0-9_]+$`)
+	languageRe     = regexp.MustCompile(`^[a-z]{2,3}(?:_[A-Z]{2}|_[A-Z][a-z]{3})?$`)
+	varRe          = regexp.MustCompile(`\{\{([^{}]*)\}\}`)
+)
+
+// TemplateVariables returns the variable numbers used in text ({{1}},
+// {{2}}, ...) in order of first appearance, and an error naming field when a
+// placeholder is not a positive number or numbers are not 1..n without gaps.
+func TemplateVariables(field, text string) ([]int, error) {
+	var seen []int
+	for _, m := range varRe.FindAllStringSubmatch(text, -1) {
+		n, err := strconv.Atoi(m[1])
+		if err != nil || n < 1 || m[1] != strconv.Itoa(n) {
+			return nil, validationError(field, "variable %q must be written {{n}} with n a positive number", m[0])
+		}
+		if !slices.Contains(seen, n) {
+			seen = append(seen, n)
+		}
+	}
+	if strings.Count(text, "{{") != strings.Count(text, "}}") || strings.Count(text, "{{") < len(varRe.FindAllString(text, -1)) {
+		return nil, validationError(field, "has an unbalanced '{{' or '}}'")
+	}
+	sorted := slices.Clone(seen)
+	slices.Sort(sorted)
+	for i, n := range sorted {
+		if n != i+1 {
+			return nil, validationError(field, "variables must be numbered {{1}} to {{%d}} without gaps", len(sorted))
+		}
+	}
+	return seen, nil
+}
+
+// validateTemplate checks the authoring rules of the spec.
+func validateTemplate(p *TemplateCreateParams) error {
+	if p.Name == "" {
+		return validationError("name", "is required")
+	}
+	if len(p.Name) > MaxTemplateName || !templateNameRe.MatchString(p.Name) {
+		return validationError("name", "must hold only lowercase letters, digits and underscores (at most %d)", MaxTemplateName)
+	}
+	switch p.Category {
+	case CategoryMarketing, CategoryUtility, CategoryAuthentication:
+	default:
+		return validationError("category", "must be MARKETING, UTILITY or AUTHENTICATION (got %q)", p.Category)
+	}
+	if !languageRe.MatchString(p.Language) {
+		return validationError("language", "must be one language code such as en, sw or en_US (got %q)", p.Language)
+	}
+	if p.Status != "" && !slices.Contains(TemplateStatuses(), p.Status) {
+		return validationError("status", "must be one of %s", strings.Join(TemplateStatuses(), ", "))
+	}
+	seen := map[string]bool{}
+	for i, c := range p.Components {
+		f := fmt.Sprintf("components[%d]", i)
+		if seen[c.Type] {
+			return validationError(f+".type", "a template has at most one %s component", c.Type)
+		}
+		seen[c.Type] = true
+		if c.Type != "BUTTONS" && len(c.Buttons) > 0 {
+			return validationError(f+".buttons", "only a BUTTONS component has buttons")
+		}
+		switch c.Type {
+		case "HEADER":
+			switch c.Format {
+			case "TEXT", "":
+				if c.Text == "" {
+					return validationError(f+".text", "is required for a TEXT header")
+				}
+				if err := checkText(f+".text", c.Text, MaxTemplateHeader); err != nil {
+					return err
+				}
+				vars, err := TemplateVariables(f+".text", c.Text)
+				if err != nil {
+					return err
+				}
+				if len(vars) > 1 {
+					return validationError(f+".text", "a header holds at most one variable {{1}}")
+				}
+			case "IMAGE", "VIDEO", "DOCUMENT":
+				if c.Text != "" {
+					return validationError(f+".text", "is not allowed for a %s header", c.Format)
+				}
+			default:
+				return validationError(f+".format", "must be TEXT, IMAGE, VIDEO or DOCUMENT (got %q)", c.Format)
+			}
+		case "BODY":
+			if strings.TrimSpace(c.Text) == "" {
+				return validationError(f+".text", "is required for the BODY")
+			}
+			if err := checkText(f+".text", c.Text, MaxTemplateBody); err != nil {
+				return err
+			}
+			if _, err := TemplateVariables(f+".text", c.Text); err != nil {
+				return err
+			}
+		case "FOOTER":
+			if err := checkText(f+".text", c.Text, MaxTemplateFooter); err != nil {
+				return err
+			}
+			if c.Text == "" || strings.Contains(c.Text, "{{") {
+				return validationError(f+".text", "is required and holds no variables")
+			}
+		case "BUTTONS":
+			if err := validateButtons(f, c.Buttons); err != nil {
+				return err
+			}
+		default:
+			return validationError(f+".type", "must be HEADER, BODY, FOOTER or BUTTONS (got %q)", c.Type)
+		}
+		if c.Type != "HEADER" && c.Format != "" {
+			return validationError(f+".format", "is only allowed on a HEADER")
+		}
+	}
+	if !seen["BODY"] {
+		return validationError("components", "a BODY component is required")
+	}
+	return nil
+}
+
+func validateButtons(f string, bs []TemplateButton) error {
+	if len(bs) == 0 {
+		return validationError(f+".buttons", "must hold at least one button")
+	}
+	var qr, cta, code int
+	for j, b := range bs {
+		bf := fmt.Sprintf("%s.buttons[%d]", f, j)
+		if b.Type != "COPY_CODE" {
+			if b.Text == "" {
+				return validationError(bf+".text", "is required")
+			}
+			if err := checkText(bf+".text", b.Text, MaxButtonText); err != nil {
+				return err
+			}
+		}
+		switch b.Type {
+		case "QUICK_REPLY":
+			qr++
+		case "URL":
+			cta++
+			u := strings.TrimSuffix(b.URL, "{{1}}")
+			if strings.Contains(u, "{{") {
+				return validationError(bf+".url", "may hold one variable {{1}}, at the end only")
+			}
+			if err := validateHTTPURL(bf+".url", u); err != nil {
+				return err
+			}
+		case "PHONE_NUMBER":
+			cta++
+			if _, err := NormalizePhone(b.PhoneNumber); err != nil {
+				return validationError(bf+".phone_number", "must be in E.164 format")
+			}
+		case "COPY_CODE":
+			code++
+			if b.Example == "" || len(b.Example) > 15 {
+				return validationError(bf+".example", "is required: a sample code of 1 to 15 characters")
+			}
+		default:
+			return validationError(bf+".type", "must be QUICK_REPLY, URL, PHONE_NUMBER or COPY_CODE (got %q)", b.Type)
+		}
+	}
+	switch {
+	case qr > MaxQuickReplies:
+		return validationError(f+".buttons", "at most %d QUICK_REPLY buttons", MaxQuickReplies)
+	case cta > MaxCallToActions:
+		return validationError(f+".buttons", "at most %d call-to-action (URL, PHONE_NUMBER) buttons", MaxCallToActions)
+	case code > 1:
+		return validationError(f+".buttons", "at most 1 COPY_CODE button")
+	}
+	return nil
+}
+
+// Templates manages the templates of one workspace.
+type Templates struct {
+	svc *Service
+	ws  string
+}
+
+// Create submits a template (status pending unless p.Status says
+// otherwise). Submitted templates cannot be edited: a correction is a new
+// template with a different name. A template with the same name and language
+// is a conflict.
+func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Template, error) {
+	if p == nil {
+		return nil, validationError("body", "is required")
+	}
+	if err := validateTemplate(p); err != nil {
+		return nil, err
+	}
+	status := p.Status
+	if status == "" {
+		status = TemplatePending
+	}
+	if _, err := ts.svc.GetWorkspace(ctx, ts.ws); err != nil {
+		return nil, err
+	}
+	now := ts.svc.now()
+	t := &Template{
+		ID: NewID("tpl"), WorkspaceID: ts.ws, Name: p.Name, Category: p.Category, Language: p.Language,
+		Status: status, Components: slices.Clone(p.Components), CreatedAt: now, UpdatedAt: now,
+	}
+	if err := ts.svc.store.TemplateCreate(ctx, t); err != nil {
+		if ErrorCode(err) == CodeConflict {
+			return nil, &Error{Code: CodeConflict, Field: "name", Message: fmt.Sprintf("name: a template %q in language %q already exists; submit a correction under a new name", p.Name, p.Language)}
+		}
+		return nil, wrapStoreError(err, "template", t.ID)
+	}
+	t.SendExample = SendExample(t)
+	return t, nil
+}
+
+// SetStatus moves a template to a new review state, if the transition is
+// allowed (see the Template* constants); otherwise it is a conflict.
+func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (*Template, error) {
+	from := templateFrom(status)
+	if from == nil {
+		return nil, validationError("status", "must be one of approved, rejected, paused, disabled (got %q)", status)
+	}
+	t, err := ts.svc.store.TemplateSetStatus(ctx, &TemplateStatusParams{
+		WorkspaceID: ts.ws, ID: id, From: from, To: status, Reason: reason, At: ts.svc.now(),
+	})
+	if err == ErrStale {
+		cur, gerr := ts.Get(ctx, id)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return nil, &Error{Code: CodeConflict, Field: "status", Message: fmt.Sprintf("status: a %s template cannot move to %s", cur.Status, status)}
+	}
+	if err != nil {
+		return nil, wrapStoreError(err, "template", id)
+	}
+	t.SendExample = SendExample(t)
+	return t, nil
+}
+
+// TemplateFilter filters List. Empty fields do not filter.
+type TemplateFilter struct {
+	Category string
+	Language string
+}
+
+// List returns the approved templates of the workspace, each with its
+// SendExample.
+func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, error) {
+	var filt TemplateFilter
+	if f != nil {
+		filt = *f
+	}
+	if filt.Category != "" {
+		switch filt.Category {
+		case CategoryMarketing, CategoryUtility, CategoryAuthentication:
+		default:
+			return nil, validationError("category", "must be MARKETING, UTILITY or AUTHENTICATION (got %q)", filt.Category)
+		}
+	}
+	if filt.Language != "" && !languageRe.MatchString(filt.Language) {
+		return nil, validationError("language", "must be a language code such as en, sw or en_US (got %q)", filt.Language)
+	}
+	list, err := ts.svc.store.TemplateList(ctx, &TemplateListParams{
+		WorkspaceID: ts.ws, Status: TemplateApproved, Category: filt.Category, Language: filt.Language,
+	})
+	if err != nil {
+		return nil, wrapStoreError(err, "template", "")
+	}
+	for _, t := range list {
+		t.SendExample = SendExample(t)
+	}
+	if list == nil {
+		list = []*Template{}
+	}
+	return list, nil
+}
+
+// Get returns one template of the workspace (in any review state) with its
+// SendExample.
+func (ts *Templates) Get(ctx context.Context, id string) (*Template, error) {
+	t, err := ts.svc.store.TemplateGet(ctx, ts.ws, id)
+	if err != nil {
+		return nil, wrapStoreError(err, "template", id)
+	}
+	t.SendExample = SendExample(t)
+	return t, nil
+}
+
+// ExampleRecipient is the recipient used in send examples.
+const ExampleRecipient = "+14155550123"
+
+// SendExample builds a ready request for sending t: one example text
+// parameter for every variable, a header component with a media link when the
+// header is IMAGE, VIDEO or DOCUMENT, and a button component for every URL
+// button with a dynamic suffix and every COPY_CODE button.
+func SendExample(t *Template) *SendTemplateParams {
+	ex := &SendTemplateParams{To: ExampleRecipient, TemplateName: t.Name, Language: t.Language}
+	for _, c := range t.Components {
+		switch c.Type {
+		case "HEADER":
+			switch c.Format {
+			case "IMAGE", "VIDEO", "DOCUMENT":
+				ext := map[string]string{"IMAGE": "jpg", "VIDEO": "mp4", "DOCUMENT": "pdf"}[c.Format]
+				ex.Components = append(ex.Components, SendComponent{Type: "header", Parameters: []SendParameter{
+					{Type: strings.ToLower(c.Format), Link: "https://example.com/sample." + ext},
+				}})
+			default:
+				if vars, _ := TemplateVariables("header", c.Text); len(vars) > 0 {
+					ex.Components = append(ex.Components, SendComponent{Type: "header", Parameters: []SendParameter{{Type: "text", Text: "example header"}}})
+				}
+			}
+		case "BODY":
+			vars, _ := TemplateVariables("body", c.Text)
+			if len(vars) > 0 {
+				ps := make([]SendParameter, len(vars))
+				for i := range ps {
+					ps[i] = SendParameter{Type: "text", Text: fmt.Sprintf("example %d", i+1)}
+				}
+				ex.Components = append(ex.Components, SendComponent{Type: "body", Parameters: ps})
+			}
+		case "BUTTONS":
+			for i, b := range c.Buttons {
+				idx := i
+				switch {
+				case b.Type == "URL" && strings.HasSuffix(b.URL, "{{1}}"):
+					ex.Components = append(ex.Components, SendComponent{Type: "button", SubType: "url", Index: &idx,
+						Parameters: []SendParameter{{Type: "text", Text: "example-suffix"}}})
+				case b.Type == "COPY_CODE":
+					ex.Components = append(ex.Components, SendComponent{Type: "button", SubType: "copy_code", Index: &idx,
+						Parameters: []SendParameter{{Type: "coupon_code", CouponCode: b.Example}}})
+				}
+			}
+		}
+	}
+	return ex
+}
+
+// SendTemplateParams are the fields of a template send.
+type SendTemplateParams struct {
+	To           string `json:"to"`
+	TemplateName string `json:"template_name"`
+	// Language must equal the template's language exactly ("en" and
+	// "en_US" differ). Empty means "en".
+	Language       string          `json:"language"`
+	Components     []SendComponent `json:"components,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+}
+
+// SendComponent is a component of a template send: type header, body or
+// button. A button component has SubType url, quick_reply or copy_code and
+// the zero-based Index of the template's button.
+type SendComponent struct {
+	Type       string          `json:"type"`
+	SubType    string          `json:"sub_type,omitempty"`
+	Index      *int            `json:"index,omitempty"`
+	Parameters []SendParameter `json:"parameters"`
+}
+
+// SendParameter is a parameter of a send component. Type text carries Text;
+// image, video and document carry Link (and Filename for a document);
+// coupon_code carries CouponCode; payload carries Payload.
+type SendParameter struct {
+	Type       string `json:"type"`
+	Text       string `json:"text,omitempty"`
+	Link       string `json:"link,omitempty"`
+	Filename   string `json:"filename,omitempty"`
+	CouponCode string `json:"coupon_code,omitempty"`
+	Payload    string `json:"payload,omitempty"`
+}
+
+func validateSendComponents(cs []SendComponent) error {
+	if len(cs) > 20 {
+		return validationError("components", "must hold at most 20 components")
+	}
+	for i, c := range cs {
+		f := fmt.Sprintf("components[%d]", i)
+		switch c.Type {
+		case "header", "body":
+			if c.SubType != "" || c.Index != nil {
+				return validationError(f+".sub_type", "sub_type and index are only allowed on a button component")
+			}
+		case "button":
+			switch c.SubType {
+			case "url", "quick_reply", "copy_code":
+			default:
+				return validationError(f+".sub_type", "must be url, quick_reply or copy_code for a button (got %q)", c.SubType)
+			}
+			if c.Index == nil || *c.Index < 0 || *c.Index > 9 {
+				return validationError(f+".index", "is required for a button: the button's position, 0 to 9")
+			}
+		case "":
+			return validationError(f+".type", "is required")
+		default:
+			return validationError(f+".type", "must be header, body or button (got %q)", c.Type)
+		}
+		if len(c.Parameters) > 100 {
+			return validationError(f+".parameters", "must hold at most 100 parameters")
+		}
+		for j, p := range c.Parameters {
+			pf := fmt.Sprintf("%s.parameters[%d]", f, j)
+			switch p.Type {
+			case "text":
+				if p.Text == "" {
+					return validationError(pf+".text", "is required for a text parameter")
+				}
+				if err := checkText(pf+".text", p.Text, MaxParamText); err != nil {
+					return err
+				}
+			case "image", "video", "document":
+				if c.Type != "header" {
+					return validationError(pf+".type", "%s parameters are only allowed in a header", p.Type)
+				}
+				if err := validateHTTPURL(pf+".link", p.Link); err != nil {
+					return err
+				}
+				if p.Filename != "" && (p.Type != "document" || checkText(pf+".filename", p.Filename, MaxFilename) != nil) {
+					return validationError(pf+".filename", "is only allowed for a document, at most %d characters", MaxFilename)
+				}
+			case "coupon_code":
+				if p.CouponCode == "" || len(p.CouponCode) > 15 {
+					return validationError(pf+".coupon_code", "is required: 1 to 15 characters")
+				}
+			case "payload":
+				if p.Payload == "" {
+					return validationError(pf+".payload", "is required for a payload parameter")
+				}
+				if err := checkText(pf+".payload", p.Payload, 128); err != nil {
+					return err
+				}
+			case "":
+				return validationError(pf+".type", "is required")
+			default:
+				return validationError(pf+".type", "must be text, image, video, document, coupon_code or payload (got %q)", p.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// SendTemplate sends an approved WhatsApp template. The template_name and
+// language must match an approved template of the workspace exactly,
+// otherwise the error is template_not_found. Components are required when
+// the template's header or body has variables, and a header component with
+// the media link is required when its header is IMAGE, VIDEO or DOCUMENT.
+// Parameter counts and button parameters are checked by the channel
+// provider, whose verdict arrives asynchronously in failure_reason (for
+// example "[131008] Required parameter is missing"), as in the spec.
+func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*SendResult, error) {
+	if p == nil {
+		return nil, validationError("body", "is required")
+	}
+	to, err := validateRecipient(ChannelWhatsApp, p.To)
+	if err != nil {
+		return nil, err
+	}
+	if p.TemplateName == "" {
+		return nil, validationError("template_name", "is required")
+	}
+	lang := p.Language
+	if lang == "" {
+		lang = "en"
+	}
+	if len(p.TemplateName) > MaxTemplateName || !templateNameRe.MatchString(p.TemplateName) {
+		return nil, &Error{Code: CodeTemplateNotFound, Field: "template_name", Message: fmt.Sprintf("template_name: no approved template %q in language %q", p.TemplateName, lang)}
+	}
+	if !languageRe.MatchString(lang) {
+		return nil, validationError("language", "must be a language code such as en, sw or en_US (got %q)", lang)
+	}
+	if err := validateSendComponents(p.Components); err != nil {
+		return nil, err
+	}
+	if err := validateIdempotencyKey(p.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	t, err := m.svc.store.TemplateGetByName(ctx, m.ws, p.TemplateName, lang)
+	if err != nil && ErrorCode(err) != CodeNotFound {
+		return nil, wrapStoreError(err, "template", p.TemplateName)
+	}
+	if err != nil || t.Status != TemplateApproved {
+		return nil, &Error{Code: CodeTemplateNotFound, Field: "template_name", Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", p.TemplateName, lang)}
+	}
+	has := func(typ string) bool {
+		return slices.ContainsFunc(p.Components, func(c SendComponent) bool { return c.Type == typ && len(c.Parameters) > 0 })
+	}
+	for _, c := range t.Components {
+		switch {
+		case c.Type == "HEADER" && (c.Format == "IMAGE" || c.Format == "VIDEO" || c.Format == "DOCUMENT") && !has("header"):
+			return nil, validationError("components", "template %q has a %s header: a header component with the media link is required", t.Name, c.Format)
+		case (c.Type == "HEADER" || c.Type == "BODY") && len(p.Components) == 0:
+			if vars, _ := TemplateVariables("text", c.Text); len(vars) > 0 {
+				return nil, validationError("components", "template %q has variables: components with their parameters are required", t.Name)
+			}
+		}
+	}
+	msg := &Message{
+		Channel: ChannelWhatsApp, To: to, Type: TypeTemplate, TemplateName: t.Name, Language: lang,
+		Components: p.Components, IdempotencyKey: p.IdempotencyKey,
+	}
+	norm := *p
+	norm.To, norm.Language, norm.IdempotencyKey = to, lang, ""
+	return m.accept(ctx, msg, "template", &norm)
+}

@@ -1,0 +1,71 @@
+package messaging
+
+import (
+	"net/mail"
+	"regexp"
+	"strings"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+var e164Re = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+
+// NormalizePhone checks that s is a valid phone number in E.164 format
+// ("+" followed by 7 to 15 digits, the country code first) and returns it.
+// The number must be valid for its country according to libphonenumber's
+// metadata (github.com/nyaruka/phonenumbers), so "+10000000000" is refused.
+func NormalizePhone(s string) (string, error) {
+	if !e164Re.MatchString(s) {
+		return "", validationError("phone", "must be in E.164 format: '+' then 7 to 15 digits")
+	}
+	n, err := phonenumbers.Parse(s, "")
+	if err != nil || !phonenumbers.IsValidNumber(n) {
+		return "", validationError("phone", "is not a valid phone number for its country code")
+	}
+	if out := phonenumbers.Format(n, phonenumbers.E164); out != s {
+		return "", validationError("phone", "must be in E.164 format (expected %s)", out)
+	}
+	return s, nil
+}
+
+var emailRe = regexp.MustCompile(`^[^@\s]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$`)
+
+// ValidEmail reports whether s is a plain email address (local@domain, no
+// display name, a domain with at least one dot, at most 254 characters).
+func ValidEmail(s string) bool {
+	if len(s) > 254 || !emailRe.MatchString(s) {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == ""
+}
+
+// SearchFold folds s for contact search: surrounding space trimmed, inner
+// runs of space collapsed to one, lower-cased (Unicode simple folding).
+func SearchFold(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}
+
+// phoneQueryRe matches a query that looks like (a part of) a phone number.
+var phoneQueryRe = regexp.MustCompile(`^\+?[0-9][0-9 ().-]*$`)
+
+// ContactSearchQuery turns a user's search string into the Search and
+// PhoneDigits of ContactListParams. PhoneDigits is set when the query looks
+// like a phone number: optional '+', then digits, spaces, dots, dashes or
+// parentheses.
+func ContactSearchQuery(q string) (search, phoneDigits string) {
+	search = SearchFold(q)
+	if phoneQueryRe.MatchString(strings.TrimSpace(q)) {
+		var b strings.Builder
+		for _, r := range q {
+			if r >= '0' && r <= '9' {
+				b.WriteRune(r)
+			}
+		}
+		phoneDigits = b.String()
+	}
+	return search, phoneDigits
+}
+
+// PhoneDigits returns the digits of an E.164 phone number (without '+').
+func PhoneDigits(phone string) string { return strings.TrimPrefix(phone, "+") }

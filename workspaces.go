@@ -1,0 +1,245 @@
+package messaging
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Scopes of API keys.
+const (
+	ScopeReadMessages  = "read:messages"
+	ScopeWriteMessages = "write:messages"
+	ScopeReadTemplates = "read:templates"
+	ScopeReadContacts  = "read:contacts"
+	ScopeWriteContacts = "write:contacts"
+)
+
+// AllScopes lists every scope.
+func AllScopes() []string {
+	return []string{ScopeReadMessages, ScopeWriteMessages, ScopeReadTemplates, ScopeReadContacts, ScopeWriteContacts}
+}
+
+// WorkspaceInfo is a workspace record.
+type WorkspaceInfo struct {
+	ID   string
+	Name string
+	// Channels lists the connected channels, sorted.
+	Channels  []string
+	CreatedAt time.Time
+}
+
+// APIKey is a stored API key. The plaintext is never stored: only Prefix
+// (the first KeyPrefixLen characters, used to find candidates) and Hash (the
+// SHA-256 of the whole key).
+type APIKey struct {
+	ID          string
+	WorkspaceID string
+	Prefix      string
+	Hash        []byte
+	Scopes      []string
+	ExpiresAt   *time.Time
+	RevokedAt   *time.Time
+	CreatedAt   time.Time
+}
+
+// KeyPrefixLen is the number of leading characters of an API key stored in
+// clear to look the key up. Generated keys carry only a random public id in
+// these characters; the secret part follows.
+const KeyPrefixLen = 12
+
+// Principal is an authenticated API key: its workspace and scopes.
+type Principal struct {
+	WorkspaceID string
+	KeyID       string
+	Scopes      []string
+}
+
+// HasScope reports whether the principal holds scope.
+func (p *Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
+
+var workspaceIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// CreateWorkspaceParams are the arguments of CreateWorkspace.
+type CreateWorkspaceParams struct {
+	// ID is the workspace id: 1 to 64 letters, digits, '_' or '-', starting
+	// with a letter or digit. Empty means generate one.
+	ID   string
+	Name string
+	// Channels to connect at creation.
+	Channels []string
+}
+
+// CreateWorkspace creates a workspace.
+func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams) (*WorkspaceInfo, error) {
+	id := p.ID
+	if id == "" {
+		id = NewID("ws")
+	} else if !workspaceIDRe.MatchString(id) {
+		return nil, validationError("id", "must be 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
+	}
+	if err := checkText("name", p.Name, 200); err != nil {
+		return nil, err
+	}
+	for _, c := range p.Channels {
+		if err := validateChannel(c); err != nil {
+			return nil, validationError("channels", "must only hold whatsapp, instagram or messenger (got %q)", c)
+		}
+	}
+	chans := slices.Clone(p.Channels)
+	slices.Sort(chans)
+	chans = slices.Compact(chans)
+	w := &WorkspaceInfo{ID: id, Name: p.Name, Channels: chans, CreatedAt: s.now()}
+	if err := s.store.WorkspaceCreate(ctx, w); err != nil {
+		return nil, wrapStoreError(err, "workspace", id)
+	}
+	return w, nil
+}
+
+// GetWorkspace returns a workspace record.
+func (s *Service) GetWorkspace(ctx context.Context, id string) (*WorkspaceInfo, error) {
+	w, err := s.store.WorkspaceGet(ctx, id)
+	if err != nil {
+		return nil, wrapStoreError(err, "workspace", id)
+	}
+	return w, nil
+}
+
+// ConnectChannel connects a channel in a workspace. Connecting a connected
+// channel does nothing.
+func (s *Service) ConnectChannel(ctx context.Context, workspaceID, channel string) error {
+	return s.setChannel(ctx, workspaceID, channel, true)
+}
+
+// DisconnectChannel disconnects a channel; sends on it then fail with
+// channel_unavailable.
+func (s *Service) DisconnectChannel(ctx context.Context, workspaceID, channel string) error {
+	return s.setChannel(ctx, workspaceID, channel, false)
+}
+
+func (s *Service) setChannel(ctx context.Context, ws, channel string, on bool) error {
+	if err := validateChannel(channel); err != nil {
+		return err
+	}
+	err := s.store.WorkspaceSetChannel(ctx, &ChannelParams{WorkspaceID: ws, Channel: channel, Connected: on, At: s.now()})
+	return wrapStoreError(err, "workspace", ws)
+}
+
+// CreateAPIKeyParams are the arguments of CreateAPIKey.
+type CreateAPIKeyParams struct {
+	WorkspaceID string
+	// Scopes granted to the key; at least one.
+	Scopes []string
+	// ExpiresAt, when set, is when the key stops working.
+	ExpiresAt *time.Time
+	// Key, when set, is used as the key instead of a generated one (for
+	// bootstrap files): 20 to 128 visible ASCII characters.
+	Key string
+}
+
+// CreateAPIKey creates an API key and returns its record and its plaintext.
+// The plaintext is returned only here; the store keeps a SHA-256 hash.
+// Generated keys look like "mk_<9 chars id>_<43 chars secret>" and carry 256
+// random bits of secret.
+func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*APIKey, string, error) {
+	if len(p.Scopes) == 0 {
+		return nil, "", validationError("scopes", "must hold at least one scope")
+	}
+	for _, sc := range p.Scopes {
+		if !slices.Contains(AllScopes(), sc) {
+			return nil, "", validationError("scopes", "unknown scope %q; allowed: read:messages, write:messages, read:templates, read:contacts, write:contacts", sc)
+		}
+	}
+	key := p.Key
+	if key == "" {
+		var pub [6]byte
+		var sec [32]byte
+		if _, err := rand.Read(pub[:]); err != nil {
+			return nil, "", &Error{Code: CodeInternal, Message: "internal error", Err: err}
+		}
+		_, _ = rand.Read(sec[:])
+		key = "mk_" + base64.RawURLEncoding.EncodeToString(pub[:])[:8] + "_" + base64.RawURLEncoding.EncodeToString(sec[:])
+	} else if !WellFormedKey(key) {
+		return nil, "", validationError("key", "must be 20 to 128 visible ASCII characters")
+	}
+	if _, err := s.GetWorkspace(ctx, p.WorkspaceID); err != nil {
+		return nil, "", err
+	}
+	scopes := slices.Clone(p.Scopes)
+	slices.Sort(scopes)
+	scopes = slices.Compact(scopes)
+	sum := sha256.Sum256([]byte(key))
+	k := &APIKey{
+		ID: NewID("key"), WorkspaceID: p.WorkspaceID, Prefix: key[:KeyPrefixLen], Hash: sum[:],
+		Scopes: scopes, CreatedAt: s.now(),
+	}
+	if p.ExpiresAt != nil {
+		t := p.ExpiresAt.UTC()
+		k.ExpiresAt = &t
+	}
+	if err := s.store.APIKeyCreate(ctx, k); err != nil {
+		return nil, "", wrapStoreError(err, "api key", k.ID)
+	}
+	return k, key, nil
+}
+
+// WellFormedKey reports whether key has the shape of an API key: 20 to 128
+// visible ASCII characters.
+func WellFormedKey(key string) bool {
+	if len(key) < 20 || len(key) > 128 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] <= 0x20 || key[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// RevokeAPIKey revokes a key of the workspace. Revoking twice is not an
+// error.
+func (s *Service) RevokeAPIKey(ctx context.Context, workspaceID, keyID string) error {
+	return wrapStoreError(s.store.APIKeyRevoke(ctx, workspaceID, keyID, s.now()), "api key", keyID)
+}
+
+// ListAPIKeys returns the key records of a workspace (never plaintexts).
+func (s *Service) ListAPIKeys(ctx context.Context, workspaceID string) ([]*APIKey, error) {
+	ks, err := s.store.APIKeyList(ctx, workspaceID)
+	return ks, wrapStoreError(err, "workspace", workspaceID)
+}
+
+var errInvalidKey = &Error{Code: CodeInvalidAPIKey, Message: "the API key is invalid, revoked or expired"}
+
+// Authenticate checks an API key and returns its workspace and scopes. An
+// unknown, revoked, expired or malformed key gives invalid_api_key (the
+// message does not say which). Hashes are compared in constant time.
+func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, error) {
+	if !WellFormedKey(key) {
+		return nil, errInvalidKey
+	}
+	cands, err := s.store.APIKeysByPrefix(ctx, key[:KeyPrefixLen])
+	if err != nil {
+		return nil, wrapStoreError(err, "api key", "")
+	}
+	sum := sha256.Sum256([]byte(key))
+	var found *APIKey
+	for _, k := range cands {
+		if subtle.ConstantTimeCompare(sum[:], k.Hash) == 1 {
+			found = k
+		}
+	}
+	now := s.now()
+	if found == nil || found.RevokedAt != nil || (found.ExpiresAt != nil && !now.Before(*found.ExpiresAt)) {
+		return nil, errInvalidKey
+	}
+	return &Principal{WorkspaceID: found.WorkspaceID, KeyID: found.ID, Scopes: slices.Clone(found.Scopes)}, nil
+}
+
+func (k *APIKey) String() string { return fmt.Sprintf("APIKey(%s, %s)", k.ID, k.Prefix) }
