@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -219,16 +220,26 @@ func (cs *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contac
 		return nil, err
 	}
 	if err := cs.svc.store.ContactCreate(ctx, c); err != nil {
-		return nil, contactStoreError(err, c.ID)
+		return nil, cs.storeError(ctx, err, c)
 	}
 	return c, nil
 }
 
-func contactStoreError(err error, id string) error {
-	if errors.Is(err, ErrConflict) {
-		return &Error{Code: CodeConflict, Message: "a contact with the same phone or email already exists", Err: err}
+// storeError turns a store error on writing c into an *Error; a conflict
+// names the field (phone or email) that another contact already holds.
+func (cs *Contacts) storeError(ctx context.Context, err error, c *Contact) error {
+	if !errors.Is(err, ErrConflict) {
+		return wrapStoreError(err, "contact", c.ID)
 	}
-	return wrapStoreError(err, "contact", id)
+	field := "email"
+	if c.Phone != "" {
+		others, _, lerr := cs.svc.store.ContactList(ctx, &ContactListParams{WorkspaceID: cs.ws, PhoneDigits: PhoneDigits(c.Phone), Search: PhoneDigits(c.Phone), Limit: MaxPageSize})
+		if lerr == nil && slices.ContainsFunc(others, func(o *Contact) bool { return o.Phone == c.Phone && o.ID != c.ID }) {
+			field = "phone"
+		}
+	}
+	return &Error{Code: CodeConflict, Field: field, Err: err,
+		Message: fmt.Sprintf("%s: another contact of the workspace already has this %s", field, field)}
 }
 
 // Get returns a contact of the workspace.
@@ -284,7 +295,7 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 			continue
 		}
 		if err != nil {
-			return nil, contactStoreError(err, id)
+			return nil, cs.storeError(ctx, err, &c)
 		}
 		return &c, nil
 	}

@@ -11,5 +11,6 @@ require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/mattn/go-sqlite3 v1.14.53 // indirect
 	golang.org/x/text v0.23.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )

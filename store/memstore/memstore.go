@@ -75,7 +75,6 @@ func copyContact(ct *messaging.Contact) *messaging.Contact {
 	return &c
 }
 
-
 func copyTemplate(t *messaging.Template) *messaging.Template {
 	c := *t
 	c.Components = make([]messaging.TemplateComponent, len(t.Components))

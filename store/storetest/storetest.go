@@ -376,7 +376,7 @@ func testContactSearch(t *testing.T, s messaging.Store) {
 		{"am", []string{"ct_1"}},
 		{"AMINA", []string{"ct_1"}},
 		{"ot", []string{"ct_2", "ct_1"}}, // first name Otis, last name Otieno
-		{"amina ot", []string{"ct_1"}},  // full name
+		{"amina ot", []string{"ct_1"}},   // full name
 		{"otis@", []string{"ct_2"}},
 		{"émile", []string{"ct_3"}},
 		{"ÉMILE", []string{"ct_3"}},

@@ -1,0 +1,168 @@
+// Command server runs the Messaging API over HTTP on an embedded SQLite
+// database with the fake channel provider, so the API can be tried with
+// curl in one command:
+//
+//	go run ./examples/server
+//
+// Flags (each also read from an environment variable):
+//
+//	-addr       MESSAGING_ADDR       listen address (default 127.0.0.1:8080)
+//	-db         MESSAGING_DB         SQLite database file (default messaging.db)
+//	-bootstrap  MESSAGING_BOOTSTRAP  JSON file of workspaces, keys and templates, applied idempotently at start
+//	-rate-limits MESSAGING_RATE_LIMITS  "off", or a JSON file {"POST /v1/messages": 600, ...} of per-minute limits
+//
+// With no -bootstrap and an empty database it creates a demo workspace and
+// prints its API key and a ready curl command.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/httpapi"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/store/sqlitestore"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	addr := fs.String("addr", env("MESSAGING_ADDR", "127.0.0.1:8080"), "listen address (env MESSAGING_ADDR)")
+	dbPath := fs.String("db", env("MESSAGING_DB", "messaging.db"), "SQLite database file (env MESSAGING_DB)")
+	bootstrap := fs.String("bootstrap", env("MESSAGING_BOOTSTRAP", ""), "bootstrap JSON file (env MESSAGING_BOOTSTRAP)")
+	limits := fs.String("rate-limits", env("MESSAGING_RATE_LIMITS", ""), `"off" or a JSON file of per-minute limits by route (env MESSAGING_RATE_LIMITS)`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	apiOpts := &httpapi.Options{Logger: log}
+	switch *limits {
+	case "":
+	case "off":
+		apiOpts.DisableRateLimits = true
+	default:
+		b, err := os.ReadFile(*limits)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &apiOpts.RateLimits); err != nil {
+			return fmt.Errorf("%s: %w", *limits, err)
+		}
+	}
+
+	store, err := sqlitestore.Open(ctx, *dbPath, nil)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc, err := messaging.New(store, fakeprovider.New(), &messaging.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+
+	if *bootstrap != "" {
+		f, err := loadBootstrap(*bootstrap)
+		if err != nil {
+			return fmt.Errorf("bootstrap refused: %w", err)
+		}
+		if err := applyBootstrap(ctx, svc, f, log); err != nil {
+			return fmt.Errorf("bootstrap refused, nothing applied: %w", err)
+		}
+		log.Info("bootstrap applied", "file", *bootstrap, "workspaces", len(f.Workspaces))
+	} else if err := demo(ctx, svc, *addr); err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Addr:              *addr,
+		Handler:           httpapi.New(svc, apiOpts),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("listening", "addr", *addr, "db", *dbPath)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// demo creates the demo workspace on first start and prints its key.
+func demo(ctx context.Context, svc *messaging.Service, addr string) error {
+	const id = "demo"
+	if _, err := svc.GetWorkspace(ctx, id); err == nil {
+		fmt.Fprintf(os.Stderr, "demo workspace %q exists; its API key was printed on first start (delete the database file to start over)\n", id)
+		return nil
+	} else if messaging.ErrorCode(err) != messaging.CodeNotFound {
+		return err
+	}
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Demo", Channels: messaging.Channels()}); err != nil {
+		return err
+	}
+	_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Scopes: messaging.AllScopes()})
+	if err != nil {
+		return err
+	}
+	_, err = svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{
+		Name: "order_shipped", Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+		Components: []messaging.TemplateComponent{
+			{Type: "HEADER", Format: "TEXT", Text: "Order update"},
+			{Type: "BODY", Text: "Hi {{1}}, your order {{2}} has shipped."},
+			{Type: "FOOTER", Text: "Reply STOP to opt out"},
+			{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "URL", Text: "Track", URL: "https://example.com/track/{{1}}"}}},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, `
+Demo workspace %q created with all channels connected and the approved template "order_shipped".
+API key (shown once): %s
+
+Try:
+  curl -s -X POST http://%s/v1/messages \
+    -H 'X-API-Key: %s' -H 'Content-Type: application/json' \
+    -d '{"channel":"whatsapp","to":"+14155550123","type":"text","text":"Hello!"}'
+
+`, id, key, addr, key)
+	return nil
+}

@@ -1,0 +1,117 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/ujumbe/messaging"
+)
+
+// Codes of the REST surface beyond the library's: a request whose method
+// the path does not allow, and a body over the size limit.
+const (
+	CodeMethodNotAllowed messaging.Code = "method_not_allowed"
+	CodePayloadTooLarge  messaging.Code = "payload_too_large"
+)
+
+// errorDoc describes an error code on its docs page.
+type errorDoc struct {
+	Code        messaging.Code `json:"code"`
+	Status      int            `json:"statusCode"`
+	Description string         `json:"description"`
+}
+
+var errorDocs = []errorDoc{
+	{messaging.CodeUnauthorized, 401, "No API key in the request: send the header X-API-Key with a key created for your workspace."},
+	{messaging.CodeInvalidAPIKey, 401, "The API key is unknown, revoked, expired or malformed. Create a new key in the dashboard."},
+	{messaging.CodeForbidden, 403, "The API key lacks the scope this endpoint needs. Create a key with that scope."},
+	{messaging.CodeNotFound, 404, "The resource does not exist in the API key's workspace, or the path is unknown."},
+	{messaging.CodeConflict, 409, "A contact with the same phone or email exists, an idempotency_key was reused with a different request, or a template state change is not allowed."},
+	{messaging.CodeValidation, 400, "The request failed validation: a required field is missing or a value is invalid. The message and the field member name the field and the rule."},
+	{messaging.CodeChannelUnavailable, 422, "The channel is not connected in the workspace, or was disconnected."},
+	{messaging.CodeTemplateNotFound, 404, "No approved template has this template_name and language. Both must match exactly: en and en_US differ."},
+	{messaging.CodeRateLimitExceeded, 429, "Too many requests for this endpoint and workspace. Wait the seconds given by Retry-After, then retry with exponential backoff (1 s doubling, with 20 percent jitter)."},
+	{messaging.CodeInternal, 500, "An unexpected server error. Retry later; report the request_id if it persists."},
+	{CodeMethodNotAllowed, 405, "The path exists but does not accept this method. The Allow header lists the methods it accepts."},
+	{CodePayloadTooLarge, 413, "The request body is larger than the limit (1 MiB by default)."},
+}
+
+// envelope is the error body of every error response.
+type envelope struct {
+	Error envelopeError `json:"error"`
+}
+
+type envelopeError struct {
+	Code       messaging.Code `json:"code"`
+	Message    string         `json:"message"`
+	StatusCode int            `json:"statusCode"`
+	RequestID  string         `json:"request_id"`
+	Docs       string         `json:"docs"`
+	// Field names the request field at fault, for validation errors.
+	Field string `json:"field,omitempty"`
+}
+
+// apiError is an error of the REST layer with its own HTTP status.
+type apiError struct {
+	code    messaging.Code
+	status  int
+	message string
+}
+
+func (e *apiError) Error() string { return string(e.code) + ": " + e.message }
+
+// writeError is the one place that turns an error into a status and an
+// error envelope. Errors that are not *messaging.Error or *apiError become
+// 500 internal_error; their text is logged, never sent.
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		code    messaging.Code
+		status  int
+		message string
+		field   string
+	)
+	var ae *apiError
+	var me *messaging.Error
+	switch {
+	case errors.As(err, &ae):
+		code, status, message = ae.code, ae.status, ae.message
+	case errors.As(err, &me) && me.Code != messaging.CodeInternal:
+		code, status, message, field = me.Code, me.Code.HTTPStatus(), me.Message, me.Field
+	default:
+		code, status, message = messaging.CodeInternal, 500, "an unexpected error occurred; retry later"
+		h.log.ErrorContext(r.Context(), "internal error", "correlation_id", correlationID(r), "path", r.URL.Path, "err", err.Error())
+	}
+	if status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, status, envelope{Error: envelopeError{
+		Code: code, Message: message, StatusCode: status, RequestID: correlationID(r),
+		Docs: h.docsURL + string(code), Field: field,
+	}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = 500
+		b = []byte(`{"error":{"code":"internal_error","message":"encoding failed","statusCode":500}}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// serveErrorDoc answers GET /v1/errors/{code} with the code's description.
+func (h *Handler) serveErrorDoc(w http.ResponseWriter, r *http.Request) error {
+	code := r.PathValue("code")
+	for _, d := range errorDocs {
+		if string(d.Code) == code {
+			writeJSON(w, 200, d)
+			return nil
+		}
+	}
+	return &apiError{code: messaging.CodeNotFound, status: 404, message: "no error code " + strconv.Quote(code)}
+}

@@ -1,0 +1,63 @@
+package httpapi
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// limiterSet holds one token bucket per key (workspace and route, or client
+// address for unauthenticated requests). Idle buckets are dropped, so the
+// set does not grow with the number of distinct clients over time.
+type limiterSet struct {
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	sweeps  int
+}
+
+type bucket struct {
+	lim      *rate.Limiter
+	lastSeen time.Time
+}
+
+// idleTTL is how long an unused bucket is kept. A bucket idle this long is
+// full again, so dropping it changes nothing.
+const idleTTL = 2 * time.Minute
+
+// take consumes one token from the bucket of key, which allows perMinute
+// requests a minute with a burst of perMinute. It returns whether the
+// request is allowed, the tokens remaining and, when refused, the wait until
+// a token is available.
+func (s *limiterSet) take(key string, perMinute int, now time.Time) (ok bool, remaining int, wait time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.buckets == nil {
+		s.buckets = map[string]*bucket{}
+	}
+	s.sweeps++
+	if s.sweeps >= 10000 {
+		s.sweeps = 0
+		for k, b := range s.buckets {
+			if now.Sub(b.lastSeen) > idleTTL {
+				delete(s.buckets, k)
+			}
+		}
+	}
+	b := s.buckets[key]
+	if b == nil {
+		b = &bucket{lim: rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)}
+		s.buckets[key] = b
+	}
+	b.lastSeen = now
+	r := b.lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); !r.OK() || d > 0 {
+		r.CancelAt(now)
+		if !r.OK() {
+			d = time.Minute
+		}
+		return false, int(math.Max(0, math.Floor(b.lim.TokensAt(now)))), d
+	}
+	return true, int(math.Max(0, math.Floor(b.lim.TokensAt(now)))), 0
+}

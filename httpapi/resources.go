@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// timestamp marshals as ISO 8601 UTC with millisecond precision and a Z.
+type timestamp time.Time
+
+// MarshalJSON implements json.Marshaler.
+func (t timestamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+}
+
+// messageJSON is the status form of a message (GET /v1/messages/{id}).
+type messageJSON struct {
+	MessageID      string    `json:"message_id"`
+	ConversationID string    `json:"conversation_id"`
+	Channel        string    `json:"channel"`
+	Direction      string    `json:"direction"`
+	Status         string    `json:"status"`
+	FailureReason  string    `json:"failure_reason,omitempty"`
+	Type           string    `json:"type"`
+	CreatedAt      timestamp `json:"created_at"`
+	UpdatedAt      timestamp `json:"updated_at"`
+}
+
+func messageView(m *messaging.Message) messageJSON {
+	return messageJSON{
+		MessageID: m.ID, ConversationID: m.ConversationID, Channel: m.Channel, Direction: m.Direction,
+		Status: m.Status, FailureReason: m.FailureReason, Type: m.Type,
+		CreatedAt: timestamp(m.CreatedAt), UpdatedAt: timestamp(m.UpdatedAt),
+	}
+}
+
+// contactListItem is the item shape of GET /v1/contacts.
+type contactListItem struct {
+	ID        string    `json:"id"`
+	FirstName string    `json:"firstName"`
+	LastName  string    `json:"lastName"`
+	FullName  string    `json:"fullName"`
+	Phone     string    `json:"phone"`
+	Email     string    `json:"email"`
+	Company   string    `json:"company"`
+	JobTitle  string    `json:"jobTitle"`
+	Source    string    `json:"source"`
+	Tags      []string  `json:"tags"`
+	Lifecycle string    `json:"lifecycle"`
+	CreatedAt timestamp `json:"createdAt"`
+	UpdatedAt timestamp `json:"updatedAt"`
+}
+
+// contactJSON is the full contact of POST, GET and PATCH on contacts.
+type contactJSON struct {
+	contactListItem
+	Website string `json:"website"`
+	Notes   string `json:"notes"`
+}
+
+func contactItemView(c *messaging.Contact) contactListItem {
+	tags := c.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return contactListItem{
+		ID: c.ID, FirstName: c.FirstName, LastName: c.LastName, FullName: c.FullName, Phone: c.Phone,
+		Email: c.Email, Company: c.Company, JobTitle: c.JobTitle, Source: c.Source, Tags: tags,
+		Lifecycle: c.Lifecycle, CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
+	}
+}
+
+func contactView(c *messaging.Contact) contactJSON {
+	return contactJSON{contactListItem: contactItemView(c), Website: c.Website, Notes: c.Notes}
+}
+
+type contactPageJSON struct {
+	Items      []contactListItem `json:"items"`
+	Total      int               `json:"total"`
+	Page       int               `json:"page"`
+	Limit      int               `json:"limit"`
+	TotalPages int               `json:"totalPages"`
+}
+
+// templateJSON is a template as listed and read.
+type templateJSON struct {
+	ID          string                        `json:"id"`
+	Name        string                        `json:"name"`
+	Category    string                        `json:"category"`
+	Language    string                        `json:"language"`
+	Status      string                        `json:"status"`
+	Components  []messaging.TemplateComponent `json:"components"`
+	SendExample *messaging.SendTemplateParams `json:"send_example"`
+	CreatedAt   timestamp                     `json:"created_at"`
+	UpdatedAt   timestamp                     `json:"updated_at"`
+}
+
+func templateView(t *messaging.Template) templateJSON {
+	comps := t.Components
+	if comps == nil {
+		comps = []messaging.TemplateComponent{}
+	}
+	return templateJSON{
+		ID: t.ID, Name: t.Name, Category: t.Category, Language: t.Language, Status: t.Status,
+		Components: comps, SendExample: t.SendExample,
+		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
+	}
+}
