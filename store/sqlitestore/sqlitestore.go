@@ -1,0 +1,346 @@
+// Package sqlitestore is a messaging.Store on a SQLite database file, for a
+// single server. It uses github.com/mattn/go-sqlite3 (cgo).
+//
+// The database runs in WAL mode with foreign keys on and synchronous=FULL,
+// so a write that returned is durable across power loss. A Store holds one
+// writer connection, through which every write goes (writes are serialized,
+// and write transactions start with BEGIN IMMEDIATE so they never fail on a
+// lock upgrade), and a pool of query-only reader connections, so reads run
+// concurrently with each other and with the writer.
+//
+// The schema is embedded in the binary, versioned with PRAGMA user_version
+// and migrated automatically, in one transaction, by Open. Uniqueness
+// (contact phone and email, template name and language, message idempotency
+// keys, API key hashes) is enforced by unique indexes in the schema.
+//
+// Contact search is index-backed: the folded first, last and full names, the
+// email key and the phone digits are stored in their own columns, each
+// indexed with the workspace id, and a search is a union of prefix range
+// scans on those indexes.
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+	"github.com/ujumbe/messaging"
+)
+
+var _ messaging.Store = (*Store)(nil)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Options configure a Store. A nil *Options means all defaults.
+type Options struct {
+	// BusyTimeout is how long a connection waits for a lock held by another
+	// connection (for example another process on the same file) before
+	// failing with SQLITE_BUSY. Default: 5 seconds.
+	BusyTimeout time.Duration
+	// MaxReaders is the number of reader connections, the number of reads
+	// that can run at the same time. Default: the number of CPUs, at least
+	// 4.
+	MaxReaders int
+}
+
+// Default option values.
+const (
+	// DefaultBusyTimeout is the default Options.BusyTimeout.
+	DefaultBusyTimeout = 5 * time.Second
+	// MinDefaultReaders is the smallest default Options.MaxReaders.
+	MinDefaultReaders = 4
+)
+
+// Store is a messaging.Store on a SQLite database. It is safe for concurrent
+// use. Create it with Open and release it with Close.
+type Store struct {
+	// w is the writer: a pool of exactly one connection, so writes are
+	// serialized. Its transactions are BEGIN IMMEDIATE.
+	w *sql.DB
+	// r is the pool of query-only reader connections.
+	r *sql.DB
+}
+
+// Open opens (creating it if needed) the SQLite database at path, a file
+// name, and migrates its schema to the latest version. A nil opts means
+// defaults. In-memory databases are not supported: WAL mode and separate
+// reader connections need a file.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlitestore: Open: path must be a plain file name (got %q)", path)
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.MaxReaders <= 0 {
+		o.MaxReaders = max(MinDefaultReaders, runtime.NumCPU())
+	}
+	base := "file:" + escapePath(path)
+	busy := strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)
+
+	wq := url.Values{}
+	wq.Set("_busy_timeout", busy)
+	wq.Set("_journal_mode", "WAL")
+	wq.Set("_synchronous", "FULL")
+	wq.Set("_foreign_keys", "1")
+	wq.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite3", base+"?"+wq.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+
+	var mode string
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: journal mode is %q, want wal", path, mode)
+	}
+	if err := migrate(ctx, w); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlitestore: migrate %s: %w", path, err)
+	}
+
+	rq := url.Values{}
+	rq.Set("_busy_timeout", busy)
+	rq.Set("_query_only", "1")
+	rq.Set("_foreign_keys", "1")
+	r, err := sql.Open("sqlite3", base+"?"+rq.Encode())
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(o.MaxReaders)
+	r.SetMaxIdleConns(o.MaxReaders)
+	r.SetConnMaxLifetime(0)
+	if err := r.PingContext(ctx); err != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	return &Store{w: w, r: r}, nil
+}
+
+// escapePath escapes the characters that are special in an SQLite URI file
+// name.
+func escapePath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
+}
+
+// Close lets SQLite refresh its query planner statistics, then closes every
+// connection.
+func (s *Store) Close() error {
+	errR := s.r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_, _ = s.w.ExecContext(ctx, "PRAGMA optimize")
+	cancel()
+	return errors.Join(errR, s.w.Close())
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations, ordered by version. Files are
+// named NNNN_description.sql with versions 1, 2, 3... without gaps.
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, n := range names {
+		base := strings.TrimPrefix(n, "migrations/")
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v < 1 {
+			return nil, fmt.Errorf("migration %s: name must start with a positive version and '_'", base)
+		}
+		b, err := migrationFS.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: base, sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: version %d, want %d", m.name, m.version, i+1)
+		}
+	}
+	return out, nil
+}
+
+// SchemaVersion is the schema version this package migrates databases to.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+// migrate applies the migrations newer than the database's user_version, in
+// one transaction.
+func migrate(ctx context.Context, db *sql.DB) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var cur int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
+		return err
+	}
+	if cur > len(ms) {
+		return fmt.Errorf("database schema version %d is newer than this program's %d", cur, len(ms))
+	}
+	if cur == len(ms) {
+		return nil
+	}
+	for _, m := range ms[cur:] {
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// interpretError maps database errors to the store sentinels:
+// sql.ErrNoRows to messaging.ErrNotFound, unique and primary key violations
+// to messaging.ErrConflict, and foreign key violations (a record of a
+// missing workspace) to messaging.ErrNotFound. The sentinels themselves
+// pass through unchanged; any other error is wrapped.
+func interpretError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, messaging.ErrStale) {
+		return err
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return messaging.ErrNotFound
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
+		switch se.ExtendedCode {
+		case sqlite3.ErrConstraintUnique, sqlite3.ErrConstraintPrimaryKey:
+			return messaging.ErrConflict
+		case sqlite3.ErrConstraintForeignKey:
+			return messaging.ErrNotFound
+		}
+	}
+	return fmt.Errorf("sqlitestore: %w", err)
+}
+
+// writeTx runs fn in a write transaction (BEGIN IMMEDIATE on the writer
+// connection) and commits it if fn returns nil. The error is interpreted.
+func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return interpretError(err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return interpretError(err)
+	}
+	return interpretError(tx.Commit())
+}
+
+// readTx runs fn in a read transaction on a reader connection, so that its
+// queries see one snapshot. The error is interpreted.
+func (s *Store) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return interpretError(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return interpretError(fn(tx))
+}
+
+// queryer is what *sql.DB and *sql.Tx have in common.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// scanner is what *sql.Row and *sql.Rows have in common.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// timeLayout is the stored form of timestamps: fixed width, so text order is
+// time order (for years 0 to 9999), with nanoseconds.
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+func fmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func fmtTimePtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return fmtTime(*t)
+}
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("bad stored time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+func parseTimePtr(s sql.NullString) (*time.Time, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	t, err := parseTime(s.String)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// placeholders returns "?, ?, ?" with n question marks, or "NULL" when n is
+// 0 (so that "x IN (NULL)" matches nothing).
+func placeholders(n int) string {
+	if n == 0 {
+		return "NULL"
+	}
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// prefixUpper is the exclusive upper bound of the strings that start with
+// prefix: no byte of valid UTF-8 is 0xFF, so every such string sorts below
+// prefix + "\xff" in binary collation.
+func prefixUpper(prefix string) string { return prefix + "\xff" }

@@ -1,0 +1,158 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"github.com/ujumbe/messaging"
+)
+
+// storedTemplateComponent is the stored JSON form of a
+// messaging.TemplateComponent. Unlike the API form it has no omitempty on
+// Buttons, so a nil and an empty button list both round-trip.
+type storedTemplateComponent struct {
+	Type    string                     `json:"type"`
+	Format  string                     `json:"format,omitempty"`
+	Text    string                     `json:"text,omitempty"`
+	Buttons []messaging.TemplateButton `json:"buttons"`
+}
+
+func encodeTemplateComponents(cs []messaging.TemplateComponent) (any, error) {
+	if cs == nil {
+		return nil, nil
+	}
+	st := make([]storedTemplateComponent, len(cs))
+	for i, c := range cs {
+		st[i] = storedTemplateComponent(c)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+func decodeTemplateComponents(s sql.NullString) ([]messaging.TemplateComponent, error) {
+	st, err := decodeSlice[storedTemplateComponent](s)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	out := make([]messaging.TemplateComponent, len(st))
+	for i, c := range st {
+		out[i] = messaging.TemplateComponent(c)
+	}
+	return out, nil
+}
+
+const templateCols = `id, workspace_id, name, category, language, status, components, status_reason, created_at, updated_at`
+
+func scanTemplate(sc scanner) (*messaging.Template, error) {
+	var t messaging.Template
+	var comps sql.NullString
+	var created, updated string
+	if err := sc.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Category, &t.Language, &t.Status, &comps,
+		&t.StatusReason, &created, &updated); err != nil {
+		return nil, err
+	}
+	var err error
+	if t.Components, err = decodeTemplateComponents(comps); err != nil {
+		return nil, err
+	}
+	if t.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	if t.UpdatedAt, err = parseTime(updated); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// TemplateCreate implements messaging.Store. ErrNotFound if the workspace
+// does not exist; ErrConflict if the id, or the name and language within the
+// workspace, is taken. SendExample is derived and not stored.
+func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
+	comps, err := encodeTemplateComponents(t.Components)
+	if err != nil {
+		return interpretError(err)
+	}
+	_, err = s.w.ExecContext(ctx, `INSERT INTO templates (`+templateCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.WorkspaceID, t.Name, t.Category, t.Language, t.Status, comps, t.StatusReason,
+		fmtTime(t.CreatedAt), fmtTime(t.UpdatedAt))
+	return interpretError(err)
+}
+
+func (s *Store) templateWhere(ctx context.Context, where string, args ...any) (*messaging.Template, error) {
+	t, err := scanTemplate(s.r.QueryRowContext(ctx, `SELECT `+templateCols+` FROM templates WHERE `+where, args...))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return t, nil
+}
+
+// TemplateGet implements messaging.Store.
+func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messaging.Template, error) {
+	return s.templateWhere(ctx, `id = ? AND workspace_id = ?`, id, workspaceID)
+}
+
+// TemplateGetByName implements messaging.Store.
+func (s *Store) TemplateGetByName(ctx context.Context, workspaceID, name, language string) (*messaging.Template, error) {
+	return s.templateWhere(ctx, `workspace_id = ? AND name = ? AND language = ?`, workspaceID, name, language)
+}
+
+// TemplateList implements messaging.Store.
+func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
+	q := `SELECT ` + templateCols + ` FROM templates WHERE workspace_id = ?`
+	args := []any{p.WorkspaceID}
+	for _, f := range []struct{ col, v string }{{"status", p.Status}, {"category", p.Category}, {"language", p.Language}} {
+		if f.v != "" {
+			q += ` AND ` + f.col + ` = ?`
+			args = append(args, f.v)
+		}
+	}
+	rows, err := s.r.QueryContext(ctx, q+` ORDER BY name, language, id`, args...)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*messaging.Template
+	for rows.Next() {
+		t, err := scanTemplate(rows)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		out = append(out, t)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// TemplateSetStatus implements messaging.Store. The reason replaces
+// StatusReason (an empty reason clears it).
+func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
+	var out *messaging.Template
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		args := []any{p.To, p.Reason, fmtTime(p.At), p.ID, p.WorkspaceID}
+		for _, f := range p.From {
+			args = append(args, f)
+		}
+		t, err := scanTemplate(tx.QueryRowContext(ctx, `UPDATE templates SET status = ?, status_reason = ?, updated_at = ?
+			WHERE id = ? AND workspace_id = ? AND status IN (`+placeholders(len(p.From))+`)
+			RETURNING `+templateCols, args...))
+		if err == nil {
+			out = t
+			return nil
+		}
+		if err != sql.ErrNoRows {
+			return err
+		}
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM templates WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&one); err != nil {
+			return err // sql.ErrNoRows: not found
+		}
+		return messaging.ErrStale
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
