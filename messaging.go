@@ -160,9 +160,21 @@ type Message struct {
 	// reused idempotency key with a different request is detected.
 	RequestHash string `json:"-"`
 	// ProviderMessageID is the channel provider's id, once sent.
-	ProviderMessageID string    `json:"-"`
-	CreatedAt         time.Time `json:"created_at"`
-	UpdatedAt         time.Time `json:"updated_at"`
+	ProviderMessageID string `json:"-"`
+	// DueAt is when the dispatcher may next claim the message: its accept
+	// time, a retry time, or the end of the lease of the worker holding it.
+	// Only queued outbound messages are claimed.
+	DueAt time.Time `json:"-"`
+	// LeaseOwner names the dispatcher worker holding the message while it
+	// is being handed to the provider; empty when none.
+	LeaseOwner string `json:"-"`
+	// Attempts counts the hand-overs to the provider started so far.
+	Attempts int `json:"-"`
+	// LastError is the error of the last failed attempt, kept while the
+	// message waits for a retry.
+	LastError string    `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // SendResult is what a send returns: the five fields of the spec's send
@@ -389,7 +401,7 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canoni
 	msg.ConversationID = ConversationID(m.ws, msg.Channel, msg.To)
 	msg.Direction = DirectionOutbound
 	msg.Status = StatusQueued
-	msg.CreatedAt, msg.UpdatedAt = now, now
+	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
 	if msg.IdempotencyKey != "" {
 		b, err := json.Marshal(canonical)
 		if err != nil {

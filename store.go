@@ -76,13 +76,139 @@ type Store interface {
 	// MessageGet returns one message of the workspace.
 	MessageGet(ctx context.Context, workspaceID, id string) (*Message, error)
 	// MessageUpdateStatus sets the status of a message if its current status
-	// is one of p.From, atomically, and returns the message before and after
-	// the change. If the current status is not in p.From it returns the
+	// is one of p.From, atomically, clears its LeaseOwner, and returns the
+	// message before and after the change. If the current status is not in p.From it returns the
 	// unchanged message as both before and after with changed=false.
 	MessageUpdateStatus(ctx context.Context, p *MessageStatusParams) (before, after *Message, changed bool, err error)
 
+	// MessageClaim leases up to p.Limit queued messages whose DueAt is at
+	// or before p.Now, oldest DueAt first: each gets LeaseOwner p.Owner,
+	// DueAt p.Now+p.Lease and Attempts+1, atomically, so two claimers never
+	// hold the same message. It must use an index on the due queued
+	// messages (never scan sent ones).
+	MessageClaim(ctx context.Context, p *MessageClaimParams) ([]*Message, error)
+	// MessageRelease puts a claimed message back for a later attempt: if
+	// it is still queued and leased by p.Owner, DueAt becomes p.DueAt,
+	// LastError p.LastError and LeaseOwner empty. It reports whether the
+	// message was released.
+	MessageRelease(ctx context.Context, p *MessageReleaseParams) (bool, error)
+	// MessageGetByProviderID returns the message with this provider
+	// message id, in any workspace.
+	MessageGetByProviderID(ctx context.Context, providerMessageID string) (*Message, error)
+
+	// WebhookEndpointCreate inserts e. ErrNotFound if its workspace does
+	// not exist.
+	WebhookEndpointCreate(ctx context.Context, e *WebhookEndpoint) error
+	// WebhookEndpointList returns the endpoints of a workspace, oldest
+	// first.
+	WebhookEndpointList(ctx context.Context, workspaceID string) ([]*WebhookEndpoint, error)
+	// WebhookEndpointDelete removes an endpoint of the workspace and its
+	// pending deliveries. ErrNotFound if there is none.
+	WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error
+	// WebhookClaim leases up to p.Limit pending deliveries due at p.Now,
+	// like MessageClaim. A delivery is claimable only when no earlier
+	// (smaller Seq) delivery of the same endpoint and message is still
+	// pending, so the events of one message reach an endpoint in order.
+	WebhookClaim(ctx context.Context, p *WebhookClaimParams) ([]*WebhookDelivery, error)
+	// WebhookRecord records the outcome of a delivery attempt by p.Owner:
+	// delivered, failed for good, or pending again at p.DueAt. With
+	// p.DisableEndpoint the endpoint is disabled and its other pending
+	// deliveries are failed.
+	WebhookRecord(ctx context.Context, p *WebhookRecordParams) error
+
 	// Close releases the store's resources.
 	Close() error
+}
+
+// MessageClaimParams are the arguments of Store.MessageClaim.
+type MessageClaimParams struct {
+	Owner string
+	Now   time.Time
+	Lease time.Duration
+	Limit int
+}
+
+// MessageReleaseParams are the arguments of Store.MessageRelease.
+type MessageReleaseParams struct {
+	WorkspaceID string
+	ID          string
+	Owner       string
+	DueAt       time.Time
+	LastError   string
+}
+
+// EventRecord is an event as stored for webhook delivery: its payload is
+// the exact JSON body sent to every endpoint.
+type EventRecord struct {
+	ID          string
+	WorkspaceID string
+	MessageID   string
+	Type        string
+	Payload     []byte
+	CreatedAt   time.Time
+}
+
+// WebhookEndpoint is a webhook subscription of a workspace. The secret is
+// stored encrypted (SecretSealed); it is needed in clear to sign.
+type WebhookEndpoint struct {
+	ID           string
+	WorkspaceID  string
+	URL          string
+	SecretSealed []byte
+	// DisabledAt is set when the endpoint answered 410 Gone.
+	DisabledAt *time.Time
+	CreatedAt  time.Time
+}
+
+// Webhook delivery states.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// WebhookDelivery is one event to deliver to one endpoint.
+type WebhookDelivery struct {
+	ID          int64
+	EndpointID  string
+	WorkspaceID string
+	MessageID   string
+	EventID     string
+	// Seq orders the deliveries of an endpoint; later events have larger
+	// Seq.
+	Seq        int64
+	URL        string
+	Secret     []byte // sealed, as stored on the endpoint
+	Payload    []byte
+	State      string
+	Attempts   int
+	DueAt      time.Time
+	LeaseOwner string
+	LastStatus int
+	LastError  string
+	CreatedAt  time.Time
+}
+
+// WebhookClaimParams are the arguments of Store.WebhookClaim.
+type WebhookClaimParams struct {
+	Owner string
+	Now   time.Time
+	Lease time.Duration
+	Limit int
+}
+
+// WebhookRecordParams are the arguments of Store.WebhookRecord.
+type WebhookRecordParams struct {
+	ID    int64
+	Owner string
+	// State is DeliveryDelivered, DeliveryFailed or DeliveryPending (retry
+	// at DueAt).
+	State           string
+	DueAt           time.Time
+	LastStatus      int
+	LastError       string
+	DisableEndpoint bool
+	At              time.Time
 }
 
 // ChannelParams are the arguments of Store.WorkspaceSetChannel.
@@ -138,4 +264,9 @@ type MessageStatusParams struct {
 	// ProviderMessageID, when non-empty, is recorded on the message.
 	ProviderMessageID string
 	At                time.Time
+	// Event, when non-nil and the status changed, is called inside the
+	// store's transaction with the message before and after the change.
+	// The returned record (if non-nil) is queued, in the same transaction,
+	// for delivery to every enabled webhook endpoint of the workspace.
+	Event func(before, after *Message) *EventRecord
 }

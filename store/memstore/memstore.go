@@ -29,18 +29,27 @@ type Store struct {
 	templates   map[string]*messaging.Template
 	messages    map[string]*messaging.Message
 	idem        map[[2]string]*messaging.Message // (workspace, idempotency key)
+	// queued holds the queued messages by id, for claims.
+	queued       map[string]*messaging.Message
+	byProviderID map[string]*messaging.Message
+	endpoints    []*messaging.WebhookEndpoint
+	// deliveries holds the pending webhook deliveries in Seq order.
+	deliveries []*messaging.WebhookDelivery
+	seq        int64
 }
 
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		workspaces:  map[string]*messaging.WorkspaceInfo{},
-		keys:        map[string]*messaging.APIKey{},
-		contacts:    map[string]*messaging.Contact{},
-		contactList: map[string][]*messaging.Contact{},
-		templates:   map[string]*messaging.Template{},
-		messages:    map[string]*messaging.Message{},
-		idem:        map[[2]string]*messaging.Message{},
+		workspaces:   map[string]*messaging.WorkspaceInfo{},
+		keys:         map[string]*messaging.APIKey{},
+		contacts:     map[string]*messaging.Contact{},
+		contactList:  map[string][]*messaging.Contact{},
+		templates:    map[string]*messaging.Template{},
+		messages:     map[string]*messaging.Message{},
+		idem:         map[[2]string]*messaging.Message{},
+		queued:       map[string]*messaging.Message{},
+		byProviderID: map[string]*messaging.Message{},
 	}
 }
 
@@ -403,6 +412,12 @@ func (s *Store) MessageCreate(_ context.Context, m *messaging.Message) (*messagi
 	}
 	cp := copyMessage(m)
 	s.messages[m.ID] = cp
+	if cp.Status == messaging.StatusQueued {
+		s.queued[cp.ID] = cp
+	}
+	if cp.ProviderMessageID != "" {
+		s.byProviderID[cp.ProviderMessageID] = cp
+	}
 	if m.IdempotencyKey != "" {
 		s.idem[[2]string{m.WorkspaceID, m.IdempotencyKey}] = cp
 	}
@@ -432,12 +447,22 @@ func (s *Store) MessageUpdateStatus(_ context.Context, p *messaging.MessageStatu
 	if !slices.Contains(p.From, m.Status) {
 		return before, copyMessage(m), false, nil
 	}
-	m.Status, m.UpdatedAt = p.To, p.At
+	m.Status, m.UpdatedAt, m.LeaseOwner = p.To, p.At, ""
 	if p.FailureReason != "" {
 		m.FailureReason = p.FailureReason
 	}
 	if p.ProviderMessageID != "" {
 		m.ProviderMessageID = p.ProviderMessageID
+		s.byProviderID[m.ProviderMessageID] = m
 	}
-	return before, copyMessage(m), true, nil
+	if m.Status != messaging.StatusQueued {
+		delete(s.queued, m.ID)
+	}
+	after := copyMessage(m)
+	if p.Event != nil {
+		if ev := p.Event(before, after); ev != nil {
+			s.queueEvent(ev)
+		}
+	}
+	return before, after, true, nil
 }

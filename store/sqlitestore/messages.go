@@ -9,16 +9,25 @@ import (
 
 const messageCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
 	type, text, media_url, caption, filename, template_name, language, components,
-	idempotency_key, request_hash, provider_message_id, created_at, updated_at`
+	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
+	due_at, lease_owner, attempts, last_error`
 
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
 	var comps sql.NullString
-	var created, updated string
+	var created, updated, due string
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
-		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated); err != nil {
+		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError); err != nil {
 		return nil, err
+	}
+	if due != "" {
+		t, err := parseTime(due)
+		if err != nil {
+			return nil, err
+		}
+		m.DueAt = t
 	}
 	var err error
 	if m.Components, err = decodeSlice[messaging.SendComponent](comps); err != nil {
@@ -47,11 +56,12 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	var created bool
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO messages (`+messageCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`,
 			m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
 			m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
-			m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt))
+			m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
+			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError)
 		if err != nil {
 			return err
 		}
@@ -102,12 +112,17 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		after, err = scanMessage(tx.QueryRowContext(ctx, `UPDATE messages SET status = ?,
 			failure_reason = CASE WHEN ? <> '' THEN ? ELSE failure_reason END,
 			provider_message_id = CASE WHEN ? <> '' THEN ? ELSE provider_message_id END,
-			updated_at = ?
+			updated_at = ?, lease_owner = ''
 			WHERE id = ? AND workspace_id = ? AND status IN (`+placeholders(len(p.From))+`)
 			RETURNING `+messageCols, args...))
 		switch {
 		case err == nil:
 			changed = true
+			if p.Event != nil {
+				if ev := p.Event(before, after); ev != nil {
+					return queueEvent(ctx, tx, ev)
+				}
+			}
 			return nil
 		case err == sql.ErrNoRows:
 			after, err = scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ?`, p.ID))

@@ -1,0 +1,219 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// dueQueued returns the queued messages due at now, oldest DueAt first.
+// Callers hold s.mu. The in-memory store keeps queued messages in s.queued
+// so a claim never walks sent messages.
+func (s *Store) dueQueued(now time.Time) []*messaging.Message {
+	var due []*messaging.Message
+	for _, m := range s.queued {
+		if !m.DueAt.After(now) {
+			due = append(due, m)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].DueAt.Equal(due[j].DueAt) {
+			return due[i].DueAt.Before(due[j].DueAt)
+		}
+		return due[i].ID < due[j].ID
+	})
+	return due
+}
+
+// MessageClaim implements messaging.Store.
+func (s *Store) MessageClaim(_ context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	due := s.dueQueued(p.Now)
+	if len(due) > p.Limit {
+		due = due[:p.Limit]
+	}
+	out := make([]*messaging.Message, 0, len(due))
+	for _, m := range due {
+		m.LeaseOwner, m.DueAt = p.Owner, p.Now.Add(p.Lease)
+		m.Attempts++
+		out = append(out, copyMessage(m))
+	}
+	return out, nil
+}
+
+// MessageRelease implements messaging.Store.
+func (s *Store) MessageRelease(_ context.Context, p *messaging.MessageReleaseParams) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.messages[p.ID]
+	if !ok || m.WorkspaceID != p.WorkspaceID {
+		return false, messaging.ErrNotFound
+	}
+	if m.Status != messaging.StatusQueued || m.LeaseOwner != p.Owner {
+		return false, nil
+	}
+	m.DueAt, m.LastError, m.LeaseOwner = p.DueAt, p.LastError, ""
+	return true, nil
+}
+
+// MessageGetByProviderID implements messaging.Store.
+func (s *Store) MessageGetByProviderID(_ context.Context, id string) (*messaging.Message, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, ok := s.byProviderID[id]
+	if !ok {
+		return nil, messaging.ErrNotFound
+	}
+	return copyMessage(m), nil
+}
+
+func copyEndpoint(e *messaging.WebhookEndpoint) *messaging.WebhookEndpoint {
+	c := *e
+	c.SecretSealed = slices.Clone(e.SecretSealed)
+	c.DisabledAt = copyTime(e.DisabledAt)
+	return &c
+}
+
+// WebhookEndpointCreate implements messaging.Store.
+func (s *Store) WebhookEndpointCreate(_ context.Context, e *messaging.WebhookEndpoint) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.workspaces[e.WorkspaceID]; !ok {
+		return messaging.ErrNotFound
+	}
+	for _, o := range s.endpoints {
+		if o.ID == e.ID {
+			return messaging.ErrConflict
+		}
+	}
+	s.endpoints = append(s.endpoints, copyEndpoint(e))
+	return nil
+}
+
+// WebhookEndpointList implements messaging.Store.
+func (s *Store) WebhookEndpointList(_ context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*messaging.WebhookEndpoint
+	for _, e := range s.endpoints {
+		if e.WorkspaceID == workspaceID {
+			out = append(out, copyEndpoint(e))
+		}
+	}
+	return out, nil
+}
+
+// WebhookEndpointDelete implements messaging.Store.
+func (s *Store) WebhookEndpointDelete(_ context.Context, workspaceID, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == id && e.WorkspaceID == workspaceID })
+	if i < 0 {
+		return messaging.ErrNotFound
+	}
+	s.endpoints = slices.Delete(s.endpoints, i, i+1)
+	s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool {
+		return d.EndpointID == id && d.State == messaging.DeliveryPending
+	})
+	return nil
+}
+
+// queueEvent fans ev out to the enabled endpoints of its workspace.
+// Callers hold s.mu.
+func (s *Store) queueEvent(ev *messaging.EventRecord) {
+	for _, e := range s.endpoints {
+		if e.WorkspaceID != ev.WorkspaceID || e.DisabledAt != nil {
+			continue
+		}
+		s.seq++
+		s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
+			ID: s.seq, EndpointID: e.ID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID,
+			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
+			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt,
+		})
+	}
+}
+
+func (s *Store) copyDelivery(d *messaging.WebhookDelivery) *messaging.WebhookDelivery {
+	c := *d
+	c.Payload = slices.Clone(d.Payload)
+	for _, e := range s.endpoints {
+		if e.ID == d.EndpointID {
+			c.URL, c.Secret = e.URL, slices.Clone(e.SecretSealed)
+		}
+	}
+	return &c
+}
+
+// WebhookClaim implements messaging.Store.
+func (s *Store) WebhookClaim(_ context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The first pending delivery of each (endpoint, message) is the only
+	// claimable one; deliveries are kept in Seq order.
+	first := map[[2]string]bool{}
+	var due []*messaging.WebhookDelivery
+	for _, d := range s.deliveries {
+		if d.State != messaging.DeliveryPending {
+			continue
+		}
+		k := [2]string{d.EndpointID, d.MessageID}
+		if first[k] {
+			continue
+		}
+		first[k] = true
+		if !d.DueAt.After(p.Now) {
+			due = append(due, d)
+		}
+	}
+	sort.SliceStable(due, func(i, j int) bool { return due[i].DueAt.Before(due[j].DueAt) })
+	if len(due) > p.Limit {
+		due = due[:p.Limit]
+	}
+	out := make([]*messaging.WebhookDelivery, 0, len(due))
+	for _, d := range due {
+		d.LeaseOwner, d.DueAt = p.Owner, p.Now.Add(p.Lease)
+		d.Attempts++
+		out = append(out, s.copyDelivery(d))
+	}
+	return out, nil
+}
+
+// WebhookRecord implements messaging.Store.
+func (s *Store) WebhookRecord(_ context.Context, p *messaging.WebhookRecordParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.ID == p.ID })
+	if i < 0 {
+		return messaging.ErrNotFound
+	}
+	d := s.deliveries[i]
+	if d.State != messaging.DeliveryPending || d.LeaseOwner != p.Owner {
+		return nil
+	}
+	d.State, d.LastStatus, d.LastError, d.LeaseOwner = p.State, p.LastStatus, p.LastError, ""
+	if p.State == messaging.DeliveryPending {
+		d.DueAt = p.DueAt
+	}
+	if p.DisableEndpoint {
+		for _, e := range s.endpoints {
+			if e.ID == d.EndpointID && e.DisabledAt == nil {
+				at := p.At
+				e.DisabledAt = &at
+			}
+		}
+		for _, o := range s.deliveries {
+			if o.EndpointID == d.EndpointID && o.State == messaging.DeliveryPending {
+				o.State, o.LastError, o.LeaseOwner = messaging.DeliveryFailed, "endpoint disabled", ""
+			}
+		}
+	}
+	// Delivered and failed deliveries are dropped, so memory does not grow
+	// with the number of events.
+	s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.State != messaging.DeliveryPending })
+	return nil
+}

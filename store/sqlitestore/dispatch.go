@@ -1,0 +1,234 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"github.com/ujumbe/messaging"
+)
+
+// MessageClaim implements messaging.Store. The claim walks the partial
+// index messages_due, which holds only queued messages.
+func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+	var out []*messaging.Message
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE messages SET lease_owner = ?, due_at = ?, attempts = attempts + 1
+			WHERE id IN (SELECT id FROM messages WHERE status = 'queued' AND due_at <= ? ORDER BY due_at, id LIMIT ?)
+			RETURNING `+messageCols,
+			p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			m, err := scanMessage(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, m)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// MessageRelease implements messaging.Store.
+func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
+	var released bool
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE messages SET due_at = ?, last_error = ?, lease_owner = ''
+			WHERE id = ? AND workspace_id = ? AND status = 'queued' AND lease_owner = ?`,
+			fmtTime(p.DueAt), p.LastError, p.ID, p.WorkspaceID, p.Owner)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			released = true
+			return nil
+		}
+		var one int
+		return tx.QueryRowContext(ctx, `SELECT 1 FROM messages WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&one)
+	})
+	return released, err
+}
+
+// MessageGetByProviderID implements messaging.Store.
+func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messaging.Message, error) {
+	var m *messaging.Message
+	err := s.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		m, err = scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages
+			WHERE provider_message_id = ? AND provider_message_id <> '' LIMIT 1`, id))
+		return err
+	})
+	return m, err
+}
+
+// queueEvent writes one delivery of ev per enabled endpoint of its
+// workspace, inside the caller's transaction.
+func queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+		(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at)
+		SELECT id, workspace_id, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
+		WHERE workspace_id = ? AND disabled_at IS NULL ORDER BY created_at, id`,
+		ev.MessageID, ev.ID, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.WorkspaceID)
+	return err
+}
+
+const endpointCols = `id, workspace_id, url, secret_sealed, disabled_at, created_at`
+
+func scanEndpoint(sc scanner) (*messaging.WebhookEndpoint, error) {
+	var e messaging.WebhookEndpoint
+	var disabled sql.NullString
+	var created string
+	if err := sc.Scan(&e.ID, &e.WorkspaceID, &e.URL, &e.SecretSealed, &disabled, &created); err != nil {
+		return nil, err
+	}
+	var err error
+	if e.DisabledAt, err = parseTimePtr(disabled); err != nil {
+		return nil, err
+	}
+	if e.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// WebhookEndpointCreate implements messaging.Store.
+func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+			e.ID, e.WorkspaceID, e.URL, e.SecretSealed, fmtTimePtr(e.DisabledAt), fmtTime(e.CreatedAt))
+		return err
+	})
+}
+
+// WebhookEndpointList implements messaging.Store.
+func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
+	var out []*messaging.WebhookEndpoint
+	err := s.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			e, err := scanEndpoint(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// WebhookEndpointDelete implements messaging.Store. Its deliveries go with
+// it (ON DELETE CASCADE).
+func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = ? AND workspace_id = ?`, id, workspaceID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return sql.ErrNoRows
+		}
+		return nil
+	})
+}
+
+// WebhookClaim implements messaging.Store.
+func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+	var out []*messaging.WebhookDelivery
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?, attempts = attempts + 1
+			WHERE seq IN (
+				SELECT d.seq FROM webhook_deliveries d
+				WHERE d.state = 'pending' AND d.due_at <= ?
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
+					WHERE e.state = 'pending' AND e.endpoint_id = d.endpoint_id AND e.message_id = d.message_id AND e.seq < d.seq)
+				ORDER BY d.due_at, d.seq LIMIT ?)
+			RETURNING seq, endpoint_id, workspace_id, message_id, event_id, payload, state, attempts, due_at, lease_owner, last_status, last_error, created_at`,
+			p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var d messaging.WebhookDelivery
+			var due, created string
+			if err := rows.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
+				&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created); err != nil {
+				return err
+			}
+			d.ID = d.Seq
+			if d.DueAt, err = parseTime(due); err != nil {
+				return err
+			}
+			if d.CreatedAt, err = parseTime(created); err != nil {
+				return err
+			}
+			out = append(out, &d)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, d := range out {
+			if err := tx.QueryRowContext(ctx, `SELECT url, secret_sealed FROM webhook_endpoints WHERE id = ?`, d.EndpointID).Scan(&d.URL, &d.Secret); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// WebhookRecord implements messaging.Store. Finished deliveries are deleted,
+// so the outbox holds only pending work.
+func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		var endpoint string
+		err := tx.QueryRowContext(ctx, `SELECT endpoint_id FROM webhook_deliveries WHERE seq = ? AND state = 'pending' AND lease_owner = ?`,
+			p.ID, p.Owner).Scan(&endpoint)
+		if err == sql.ErrNoRows {
+			return nil // not ours any more
+		}
+		if err != nil {
+			return err
+		}
+		if p.State == messaging.DeliveryPending {
+			_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET due_at = ?, lease_owner = '', last_status = ?, last_error = ? WHERE seq = ?`,
+				fmtTime(p.DueAt), p.LastStatus, truncate(p.LastError, 500), p.ID)
+		} else {
+			_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE seq = ?`, p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if p.DisableEndpoint {
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL`, fmtTime(p.At), endpoint); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending'`, endpoint); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
