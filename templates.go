@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -328,13 +329,17 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 // allowed (see the Template* constants); otherwise it is a conflict.
 func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (*Template, error) {
 	from := templateFrom(status)
-	if from == nil {
+	if from == nil && status != TemplatePending {
 		return nil, validationError("status", "must be one of approved, rejected, paused, disabled (got %q)", status)
 	}
-	t, err := ts.svc.store.TemplateSetStatus(ctx, &TemplateStatusParams{
-		WorkspaceID: ts.ws, ID: id, From: from, To: status, Reason: reason, At: ts.svc.now(),
-	})
-	if err == ErrStale {
+	var t *Template
+	err := ErrStale // no state moves back to pending
+	if from != nil {
+		t, err = ts.svc.store.TemplateSetStatus(ctx, &TemplateStatusParams{
+			WorkspaceID: ts.ws, ID: id, From: from, To: status, Reason: reason, At: ts.svc.now(),
+		})
+	}
+	if errors.Is(err, ErrStale) {
 		cur, gerr := ts.Get(ctx, id)
 		if gerr != nil {
 			return nil, gerr
