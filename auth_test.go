@@ -271,8 +271,8 @@ func TestExplicitKeys(t *testing.T) {
 		{"20 chars", "acme", "abcdefghijklmnopqrst"},
 		{"128 chars", "acme", strings.Repeat("Z", 128)},
 		{"every visible ASCII char", "acme", visible},
-		// Same first KeyPrefixLen characters as the 20-char key, another
-		// workspace: the prefix is only a lookup hint.
+		// Same first characters as the 20-char key, another
+		// workspace: keys are found by a hash, not by their text.
 		{"shared prefix", "other", "abcdefghijkl_other_workspace"},
 	}
 	for _, tc := range tests {
@@ -328,8 +328,8 @@ func TestListAPIKeysNeverShowsPlaintext(t *testing.T) {
 		if !k.CreatedAt.Equal(t0.Add(time.Duration(i+1) * time.Second)) {
 			t.Errorf("key %d created %v, want oldest first", i, k.CreatedAt)
 		}
-		if len(k.Prefix) != messaging.KeyPrefixLen || k.Prefix != plain[:messaging.KeyPrefixLen] {
-			t.Errorf("key %d: Prefix %q, want the first %d chars of the key", i, k.Prefix, messaging.KeyPrefixLen)
+		if len(k.Prefix) != messaging.KeyPrefixLen || k.Prefix != messaging.KeyLookupID(plain) || strings.Contains(plain, k.Prefix) {
+			t.Errorf("key %d: Prefix %q, want KeyLookupID of the key, sharing nothing with it", i, k.Prefix)
 		}
 		sum := sha256.Sum256([]byte(plain))
 		if !bytes.Equal(k.Hash, sum[:]) || bytes.Equal(k.Hash, []byte(plain)) {

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
@@ -73,6 +74,14 @@ type Options struct {
 	Clock func() time.Time
 	// Logger receives the service's logs. Default: a logger that discards.
 	Logger *slog.Logger
+	// Dispatch configures the dispatcher started by Start.
+	Dispatch DispatchOptions
+	// Webhooks configures the delivery of events to webhook endpoints.
+	Webhooks WebhookOptions
+	// SecretKey is a 32-byte key that encrypts webhook signing secrets at
+	// rest (AES-256-GCM). Required to create webhook endpoints and to
+	// deliver to them; keep it outside the database.
+	SecretKey []byte
 }
 
 // Service is the messaging service. It is safe for concurrent use.
@@ -82,6 +91,13 @@ type Service struct {
 	now      func() time.Time
 	log      *slog.Logger
 	events   *eventBus
+	aead     cipher.AEAD
+	dispatch *dispatcher
+	hooks    *webhookSender
+
+	runMu sync.Mutex
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // New returns a Service over store and provider. Both are required.
@@ -102,7 +118,17 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: store, provider: provider, now: func() time.Time { return o.Clock().UTC() }, log: o.Logger, events: &eventBus{}}, nil
+	s := &Service{store: store, provider: provider, now: func() time.Time { return o.Clock().UTC() }, log: o.Logger, events: &eventBus{}}
+	if o.SecretKey != nil {
+		aead, err := newAEAD(o.SecretKey)
+		if err != nil {
+			return nil, err
+		}
+		s.aead = aead
+	}
+	s.dispatch = newDispatcher(s, o.Dispatch)
+	s.hooks = newWebhookSender(s, o.Webhooks)
+	return s, nil
 }
 
 // Store returns the store the service runs on.
@@ -414,6 +440,9 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canoni
 	if err != nil {
 		return nil, wrapStoreError(err, "message", msg.ID)
 	}
+	if created {
+		m.svc.dispatch.notify()
+	}
 	if !created && stored.RequestHash != msg.RequestHash {
 		return nil, &Error{Code: CodeConflict, Field: "idempotency_key",
 			Message: "idempotency_key: was already used with a different request; use a new key for a new message"}
@@ -512,25 +541,50 @@ func (s *Service) UpdateStatus(ctx context.Context, u *StatusUpdate) (bool, erro
 		reason = FailureReason(u.ProviderCode, u.ProviderText)
 	}
 	now := s.now()
-	before, after, changed, err := s.store.MessageUpdateStatus(ctx, &MessageStatusParams{
+	var ev *Event
+	_, _, changed, err := s.store.MessageUpdateStatus(ctx, &MessageStatusParams{
 		WorkspaceID: u.WorkspaceID, ID: u.MessageID, From: from, To: u.Status,
 		FailureReason: reason, ProviderMessageID: u.ProviderMessageID, At: now,
+		Event: func(before, after *Message) *EventRecord {
+			ev = statusEvent(before, after, now)
+			rec, err := ev.record()
+			if err != nil {
+				s.log.Error("encoding event failed", "err", err)
+				return nil
+			}
+			return rec
+		},
 	})
 	if err != nil {
 		return false, wrapStoreError(err, "message", u.MessageID)
 	}
-	if changed {
-		s.events.publish(ctx, &Event{
-			ID: NewID("evt"), Type: EventMessageStatusUpdated, CreatedAt: now,
-			WorkspaceID: after.WorkspaceID,
-			Data: StatusEventData{
-				MessageID: after.ID, ConversationID: after.ConversationID, Channel: after.Channel,
-				To: after.To, Status: after.Status, PreviousStatus: before.Status,
-				FailureReason: after.FailureReason, UpdatedAt: after.UpdatedAt,
-			},
-		})
+	if changed && ev != nil {
+		s.hooks.notify()
+		s.events.publish(ctx, ev)
 	}
 	return changed, nil
+}
+
+// statusEvent builds the message.status_updated event of a change.
+func statusEvent(before, after *Message, now time.Time) *Event {
+	return &Event{
+		ID: NewID("evt"), Type: EventMessageStatusUpdated, CreatedAt: now,
+		WorkspaceID: after.WorkspaceID, MessageID: after.ID,
+		Data: StatusEventData{
+			MessageID: after.ID, ConversationID: after.ConversationID, Channel: after.Channel,
+			To: after.To, Status: after.Status, PreviousStatus: before.Status,
+			FailureReason: after.FailureReason, UpdatedAt: after.UpdatedAt,
+		},
+	}
+}
+
+// record returns the event as stored for webhook delivery.
+func (e *Event) record() (*EventRecord, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	return &EventRecord{ID: e.ID, WorkspaceID: e.WorkspaceID, MessageID: e.MessageID, Type: e.Type, Payload: b, CreatedAt: e.CreatedAt}, nil
 }
 
 // FailureReason formats a provider error as the spec's failure_reason:
@@ -551,6 +605,7 @@ type Event struct {
 	Type        string          `json:"type"`
 	CreatedAt   time.Time       `json:"created_at"`
 	WorkspaceID string          `json:"-"`
+	MessageID   string          `json:"-"`
 	Data        StatusEventData `json:"data"`
 }
 

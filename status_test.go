@@ -116,7 +116,7 @@ func TestStatusRules(t *testing.T) {
 			if ev.ID == "" {
 				t.Error("event has no id")
 			}
-			want := &messaging.Event{ID: ev.ID, Type: messaging.EventMessageStatusUpdated, CreatedAt: now, WorkspaceID: "acme",
+			want := &messaging.Event{ID: ev.ID, Type: messaging.EventMessageStatusUpdated, CreatedAt: now, WorkspaceID: "acme", MessageID: res.MessageID,
 				Data: messaging.StatusEventData{MessageID: res.MessageID, ConversationID: res.ConversationID, Channel: "whatsapp",
 					To: kenya, Status: tc.want, PreviousStatus: before.Status, FailureReason: tc.reason, UpdatedAt: now}}
 			if d := cmp.Diff(want, ev); d != "" {

@@ -47,7 +47,7 @@ func SearchFold(s string) string {
 }
 
 // phoneQueryRe matches a query that looks like (a part of) a phone number.
-var phoneQueryRe = regexp.MustCompile(`^\+?[0-9][0-9 ().-]*$`)
+var phoneQueryRe = regexp.MustCompile(`^\+?[0-9(][0-9 ().-]*$`)
 
 // ContactSearchQuery turns a user's search string into the Search and
 // PhoneDigits of ContactListParams. PhoneDigits is set when the query looks

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
@@ -35,9 +36,9 @@ type WorkspaceInfo struct {
 	CreatedAt time.Time
 }
 
-// APIKey is a stored API key. The plaintext is never stored: only Prefix
-// (the first KeyPrefixLen characters, used to find candidates) and Hash (the
-// SHA-256 of the whole key).
+// APIKey is a stored API key. The plaintext is never stored, not even in
+// part: only Prefix (KeyLookupID of the key, used to find it) and Hash (the
+// SHA-256 of the whole key, compared in constant time).
 type APIKey struct {
 	ID          string
 	WorkspaceID string
@@ -49,10 +50,17 @@ type APIKey struct {
 	CreatedAt   time.Time
 }
 
-// KeyPrefixLen is the number of leading characters of an API key stored in
-// clear to look the key up. Generated keys carry only a random public id in
-// these characters; the secret part follows.
-const KeyPrefixLen = 12
+// KeyPrefixLen is the length of the lookup id stored in APIKey.Prefix.
+const KeyPrefixLen = 16
+
+// KeyLookupID returns the non-secret id under which a key is stored: the
+// first 16 hex digits of its SHA-256. It reveals nothing of the key, so no
+// character of a key (generated or given in a bootstrap file) is stored in
+// clear.
+func KeyLookupID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])[:KeyPrefixLen]
+}
 
 // Principal is an authenticated API key: its workspace and scopes.
 type Principal struct {
@@ -78,6 +86,9 @@ type CreateWorkspaceParams struct {
 
 // CreateWorkspace creates a workspace.
 func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams) (*WorkspaceInfo, error) {
+	if p == nil {
+		p = &CreateWorkspaceParams{}
+	}
 	id := p.ID
 	if id == "" {
 		id = NewID("ws")
@@ -145,9 +156,12 @@ type CreateAPIKeyParams struct {
 
 // CreateAPIKey creates an API key and returns its record and its plaintext.
 // The plaintext is returned only here; the store keeps a SHA-256 hash.
-// Generated keys look like "mk_<9 chars id>_<43 chars secret>" and carry 256
-// random bits of secret.
+// Generated keys look like "mk_<8 chars>_<43 chars>" and carry 304 random
+// bits.
 func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*APIKey, string, error) {
+	if p == nil {
+		return nil, "", validationError("body", "is required")
+	}
 	if len(p.Scopes) == 0 {
 		return nil, "", validationError("scopes", "must hold at least one scope")
 	}
@@ -176,7 +190,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 	scopes = slices.Compact(scopes)
 	sum := sha256.Sum256([]byte(key))
 	k := &APIKey{
-		ID: NewID("key"), WorkspaceID: p.WorkspaceID, Prefix: key[:KeyPrefixLen], Hash: sum[:],
+		ID: NewID("key"), WorkspaceID: p.WorkspaceID, Prefix: KeyLookupID(key), Hash: sum[:],
 		Scopes: scopes, CreatedAt: s.now(),
 	}
 	if p.ExpiresAt != nil {
@@ -224,7 +238,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 	if !WellFormedKey(key) {
 		return nil, errInvalidKey
 	}
-	cands, err := s.store.APIKeysByPrefix(ctx, key[:KeyPrefixLen])
+	cands, err := s.store.APIKeysByPrefix(ctx, KeyLookupID(key))
 	if err != nil {
 		return nil, wrapStoreError(err, "api key", "")
 	}

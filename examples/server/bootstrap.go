@@ -94,10 +94,7 @@ func applyBootstrap(ctx context.Context, svc *messaging.Service, f *bootstrapFil
 
 // findKey returns the stored key whose plaintext is key, or nil.
 func findKey(ctx context.Context, svc *messaging.Service, key string) (*messaging.APIKey, error) {
-	if len(key) < messaging.KeyPrefixLen {
-		return nil, nil
-	}
-	cands, err := svc.Store().APIKeysByPrefix(ctx, key[:messaging.KeyPrefixLen])
+	cands, err := svc.Store().APIKeysByPrefix(ctx, messaging.KeyLookupID(key))
 	if err != nil {
 		return nil, err
 	}

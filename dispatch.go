@@ -1,0 +1,307 @@
+package messaging
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"golang.org/x/time/rate"
+)
+
+// DispatchOptions configure the dispatcher that hands queued messages to the
+// Provider. Zero fields take the documented defaults.
+type DispatchOptions struct {
+	// Workers is the number of sends in flight at once. Default 8.
+	Workers int
+	// BatchSize is the most messages claimed at once. Default 2 x Workers.
+	BatchSize int
+	// Lease is how long a claimed message belongs to this dispatcher. A
+	// message whose lease ran out (the process died mid-send) is claimed
+	// again. Default 60 s; it must exceed SendTimeout.
+	Lease time.Duration
+	// SendTimeout bounds one Provider.Send. Default 30 s.
+	SendTimeout time.Duration
+	// PollInterval is how often the store is polled for due messages when
+	// nothing woke the dispatcher. Default 200 ms.
+	PollInterval time.Duration
+	// MaxAttempts is the most hand-overs to the provider before a message
+	// with retryable errors fails. Default 10.
+	MaxAttempts int
+	// MaxAge is how long after acceptance a message may still be retried.
+	// Default 24 h.
+	MaxAge time.Duration
+	// InitialBackoff and MaxBackoff shape the exponential backoff (factor
+	// 2, +-20 % jitter) between retries. Defaults 1 s and 10 min.
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+	// PerSenderRate is the most messages per second handed to the provider
+	// for one sender (a workspace's connected channel), in real time.
+	// Default 80, WhatsApp's default throughput per phone number; negative
+	// means unlimited.
+	PerSenderRate float64
+}
+
+func (o *DispatchOptions) withDefaults() DispatchOptions {
+	d := *o
+	if d.Workers <= 0 {
+		d.Workers = 8
+	}
+	if d.BatchSize <= 0 {
+		d.BatchSize = 2 * d.Workers
+	}
+	if d.SendTimeout <= 0 {
+		d.SendTimeout = 30 * time.Second
+	}
+	if d.Lease <= 0 {
+		d.Lease = 60 * time.Second
+	}
+	if d.Lease <= d.SendTimeout {
+		d.Lease = d.SendTimeout + 10*time.Second
+	}
+	if d.PollInterval <= 0 {
+		d.PollInterval = 200 * time.Millisecond
+	}
+	if d.MaxAttempts <= 0 {
+		d.MaxAttempts = 10
+	}
+	if d.MaxAge <= 0 {
+		d.MaxAge = 24 * time.Hour
+	}
+	if d.InitialBackoff <= 0 {
+		d.InitialBackoff = time.Second
+	}
+	if d.MaxBackoff <= 0 {
+		d.MaxBackoff = 10 * time.Minute
+	}
+	if d.PerSenderRate == 0 {
+		d.PerSenderRate = 80
+	}
+	return d
+}
+
+// dispatcher claims due queued messages under a lease and hands them to the
+// provider with a bounded pool of workers.
+//
+// Delivery to the provider is at least once: a message is marked sent right
+// after the provider accepted it. If the process dies between the
+// provider's answer and that write, the message is handed over again when
+// its lease ends. The window is one provider round trip plus one store
+// write; nothing else happens between claim and send.
+type dispatcher struct {
+	svc   *Service
+	opts  DispatchOptions
+	owner string
+	wake  chan struct{}
+
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter
+}
+
+func newDispatcher(s *Service, o DispatchOptions) *dispatcher {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]),
+		wake: make(chan struct{}, 1), limiters: map[string]*rate.Limiter{}}
+}
+
+// notify wakes the dispatcher loop without blocking.
+func (d *dispatcher) notify() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run claims and sends until stop is closed (then it lets in-flight sends
+// finish) or ctx is cancelled (then in-flight sends are cancelled too).
+func (d *dispatcher) run(ctx context.Context, stop <-chan struct{}) {
+	sem := make(chan struct{}, d.opts.Workers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return
+		default:
+		}
+		free := d.opts.Workers - len(sem)
+		if free == 0 {
+			// Wait until a worker is free.
+			select {
+			case sem <- struct{}{}:
+				<-sem
+				continue
+			case <-ctx.Done():
+				return
+			case <-stop:
+				return
+			}
+		}
+		msgs, err := d.svc.store.MessageClaim(ctx, &MessageClaimParams{
+			Owner: d.owner, Now: d.svc.now(), Lease: d.opts.Lease, Limit: min(free, d.opts.BatchSize),
+		})
+		if err != nil && ctx.Err() == nil {
+			d.svc.log.Error("dispatcher: claim failed", "err", err)
+		}
+		for _, m := range msgs {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				d.process(ctx, m)
+			}()
+		}
+		if len(msgs) > 0 && err == nil {
+			continue
+		}
+		timer.Reset(d.opts.PollInterval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return
+		case <-d.wake:
+		case <-timer.C:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// limiter returns the pacing limiter of a sender, or nil when unlimited.
+func (d *dispatcher) limiter(ws, channel string) *rate.Limiter {
+	if d.opts.PerSenderRate < 0 {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := ws + "\x00" + channel
+	l := d.limiters[k]
+	if l == nil {
+		l = rate.NewLimiter(rate.Limit(d.opts.PerSenderRate), max(1, int(d.opts.PerSenderRate)))
+		d.limiters[k] = l
+	}
+	return l
+}
+
+// backoffDelay returns the wait before attempt n+1 after n failed attempts.
+func (d *dispatcher) backoffDelay(n int) time.Duration {
+	b := &backoff.ExponentialBackOff{
+		InitialInterval: d.opts.InitialBackoff, RandomizationFactor: 0.2, Multiplier: 2,
+		MaxInterval: d.opts.MaxBackoff, MaxElapsedTime: 0, Stop: backoff.Stop, Clock: backoff.SystemClock,
+	}
+	b.Reset()
+	delay := b.NextBackOff()
+	for i := 1; i < n; i++ {
+		delay = b.NextBackOff()
+	}
+	return delay
+}
+
+// process hands one claimed message to the provider and records the result.
+func (d *dispatcher) process(ctx context.Context, m *Message) {
+	if l := d.limiter(m.WorkspaceID, m.Channel); l != nil {
+		if err := l.Wait(ctx); err != nil {
+			return // cancelled: the lease runs out and the message is claimed again
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, d.opts.SendTimeout)
+	rcpt, err := d.svc.provider.Send(sctx, m)
+	cancel()
+	if ctx.Err() != nil {
+		// The dispatcher was killed mid-send: record nothing; the message
+		// is claimed again when its lease ends.
+		return
+	}
+	// Results are recorded even while stopping, with a context of their own.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer rcancel()
+	if err == nil {
+		if rcpt == nil || rcpt.ProviderMessageID == "" {
+			err = &SendError{Code: "invalid_response", Text: "the provider returned no message id", Retryable: true}
+		} else {
+			if _, uerr := d.svc.UpdateStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID}); uerr != nil {
+				d.svc.log.Error("dispatcher: recording sent failed", "message_id", m.ID, "err", uerr)
+			}
+			return
+		}
+	}
+	var se *SendError
+	if !errors.As(err, &se) {
+		se = &SendError{Code: "unreachable", Text: "The channel provider could not be reached", Retryable: true}
+		if errors.Is(err, context.DeadlineExceeded) {
+			se.Text = "The channel provider did not answer in time"
+		}
+	}
+	now := d.svc.now()
+	if se.Retryable && m.Attempts < d.opts.MaxAttempts && now.Sub(m.CreatedAt) < d.opts.MaxAge {
+		delay := max(d.backoffDelay(m.Attempts), se.RetryAfter)
+		if _, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
+			WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: now.Add(delay), LastError: FailureReason(se.Code, se.Text),
+		}); rerr != nil {
+			d.svc.log.Error("dispatcher: scheduling retry failed", "message_id", m.ID, "err", rerr)
+		}
+		return
+	}
+	if _, uerr := d.svc.UpdateStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text}); uerr != nil {
+		d.svc.log.Error("dispatcher: recording failure failed", "message_id", m.ID, "err", uerr)
+	}
+}
+
+// Start starts the background work of the service: the dispatcher that
+// hands queued messages to the provider, and the delivery of webhooks. It
+// returns at once. Cancelling ctx stops everything abruptly, as a crash
+// would (leased work is picked up again after its lease); Close stops
+// gracefully. Start may be called once.
+func (s *Service) Start(ctx context.Context) error {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.stop != nil {
+		return fmt.Errorf("messaging: Start called twice")
+	}
+	s.stop = make(chan struct{})
+	s.done = make(chan struct{})
+	go func() {
+		defer close(s.done)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); s.dispatch.run(ctx, s.stop) }()
+		go func() { defer wg.Done(); s.hooks.run(ctx, s.stop) }()
+		wg.Wait()
+	}()
+	return nil
+}
+
+// Close stops claiming new work and waits until in-flight sends and
+// webhook deliveries finish, or ctx ends. It does not close the store.
+func (s *Service) Close(ctx context.Context) error {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.stop == nil {
+		return nil
+	}
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,366 @@
+package messaging
+
+import (
+	"bytes"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// WebhookOptions configure the delivery of events to webhook endpoints.
+// Zero fields take the documented defaults.
+type WebhookOptions struct {
+	// Timeout bounds one delivery attempt. Default and maximum 15 s.
+	Timeout time.Duration
+	// Schedule is the wait before each retry after a failed attempt
+	// (non-2xx or timeout). Default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
+	// 10 h: eight attempts over about a day, then the delivery fails.
+	Schedule []time.Duration
+	// Workers is the number of deliveries in flight at once. Default 4.
+	Workers int
+	// PollInterval is how often due deliveries are looked for. Default 1 s.
+	PollInterval time.Duration
+	// Lease is how long a claimed delivery belongs to this process.
+	// Default 60 s.
+	Lease time.Duration
+	// AllowPrivate lets deliveries reach loopback, private and link-local
+	// addresses. Default false: such endpoints are refused at connect time,
+	// so a webhook URL cannot be used to reach internal services.
+	AllowPrivate bool
+	// Client overrides the HTTP client (its redirect policy and dialer are
+	// then the caller's). Default: a client that never follows redirects
+	// and enforces AllowPrivate.
+	Client *http.Client
+}
+
+// DefaultWebhookSchedule is the default retry schedule of webhook
+// deliveries.
+func DefaultWebhookSchedule() []time.Duration {
+	return []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
+}
+
+// WebhookEndpointParams are the arguments of CreateWebhookEndpoint.
+type WebhookEndpointParams struct {
+	WorkspaceID string
+	// URL is an absolute http or https URL.
+	URL string
+	// Secret is the signing secret, "whsec_" followed by the base64 of 24
+	// to 64 random bytes. Empty means generate one.
+	Secret string
+}
+
+// secretBytes decodes a "whsec_<base64>" secret.
+func secretBytes(secret string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil || !strings.HasPrefix(secret, "whsec_") || len(b) < 16 || len(b) > 64 {
+		return nil, errors.New("secret must be whsec_ followed by the base64 of 16 to 64 bytes")
+	}
+	return b, nil
+}
+
+// seal encrypts b with the service's secret key (AES-256-GCM).
+func (s *Service) seal(b []byte) ([]byte, error) {
+	if s.aead == nil {
+		return nil, &Error{Code: CodeInternal, Message: "webhook secrets need Options.SecretKey", Err: errors.New("messaging: Options.SecretKey is not set")}
+	}
+	nonce := make([]byte, s.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return s.aead.Seal(nonce, nonce, b, []byte("webhook-secret")), nil
+}
+
+func (s *Service) unseal(b []byte) ([]byte, error) {
+	if s.aead == nil || len(b) < s.aead.NonceSize() {
+		return nil, errors.New("messaging: cannot unseal webhook secret")
+	}
+	n := s.aead.NonceSize()
+	return s.aead.Open(nil, b[:n], b[n:], []byte("webhook-secret"))
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
+	if len(key) != 32 {
+		return nil, fmt.Errorf("messaging: Options.SecretKey must be 32 bytes, got %d", len(key))
+	}
+	blk, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(blk)
+}
+
+// CreateWebhookEndpoint subscribes an endpoint of the workspace to its
+// events and returns it with its signing secret (in clear, only here). The
+// secret is stored encrypted with Options.SecretKey.
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointParams) (*WebhookEndpoint, string, error) {
+	if err := validateHTTPURL("url", p.URL); err != nil {
+		return nil, "", err
+	}
+	secret := p.Secret
+	if secret == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, "", err
+		}
+		secret = "whsec_" + base64.StdEncoding.EncodeToString(b[:])
+	}
+	raw, err := secretBytes(secret)
+	if err != nil {
+		return nil, "", validationError("secret", "must be whsec_ followed by the base64 of 16 to 64 bytes")
+	}
+	sealed, err := s.seal(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	e := &WebhookEndpoint{ID: NewID("we"), WorkspaceID: p.WorkspaceID, URL: p.URL, SecretSealed: sealed, CreatedAt: s.now()}
+	if err := s.store.WebhookEndpointCreate(ctx, e); err != nil {
+		return nil, "", wrapStoreError(err, "workspace", p.WorkspaceID)
+	}
+	return e, secret, nil
+}
+
+// ListWebhookEndpoints returns the endpoints of a workspace.
+func (s *Service) ListWebhookEndpoints(ctx context.Context, workspaceID string) ([]*WebhookEndpoint, error) {
+	es, err := s.store.WebhookEndpointList(ctx, workspaceID)
+	return es, wrapStoreError(err, "workspace", workspaceID)
+}
+
+// DeleteWebhookEndpoint removes an endpoint and its pending deliveries.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, workspaceID, id string) error {
+	return wrapStoreError(s.store.WebhookEndpointDelete(ctx, workspaceID, id), "webhook endpoint", id)
+}
+
+// SignWebhook returns the Standard Webhooks signature header value
+// ("v1,<base64 HMAC-SHA256 of id.timestamp.body>") for a payload.
+func SignWebhook(secret, id string, timestamp time.Time, body []byte) (string, error) {
+	key, err := secretBytes(secret)
+	if err != nil {
+		return "", err
+	}
+	return "v1," + sign(key, id, timestamp.Unix(), body), nil
+}
+
+func sign(key []byte, id string, ts int64, body []byte) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + strconv.FormatInt(ts, 10) + "."))
+	mac.Write(body)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// ErrWebhookSignature is returned by VerifyWebhook for a request that is
+// not signed with the secret, or is too old or too new.
+var ErrWebhookSignature = errors.New("messaging: webhook signature does not verify")
+
+// VerifyWebhook checks a received webhook per the Standard Webhooks spec:
+// the headers webhook-id, webhook-timestamp and webhook-signature, the raw
+// body, and the endpoint's secret ("whsec_..."). The timestamp must be
+// within tolerance of now (5 minutes when tolerance is 0), against replays.
+// Signatures are compared in constant time. Receivers use it as:
+//
+//	err := messaging.VerifyWebhook(secret, r.Header, body, time.Now(), 0)
+func VerifyWebhook(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
+	key, err := secretBytes(secret)
+	if err != nil {
+		return err
+	}
+	if tolerance <= 0 {
+		tolerance = 5 * time.Minute
+	}
+	id, tsHeader, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
+	ts, err := strconv.ParseInt(tsHeader, 10, 64)
+	if id == "" || sigs == "" || err != nil {
+		return ErrWebhookSignature
+	}
+	if d := now.Sub(time.Unix(ts, 0)); d > tolerance || d < -tolerance {
+		return ErrWebhookSignature
+	}
+	want := []byte(sign(key, id, ts, body))
+	for _, s := range strings.Fields(sigs) {
+		v, sig, ok := strings.Cut(s, ",")
+		if ok && v == "v1" && subtle.ConstantTimeCompare([]byte(sig), want) == 1 {
+			return nil
+		}
+	}
+	return ErrWebhookSignature
+}
+
+// webhookSender delivers queued events to endpoints.
+type webhookSender struct {
+	svc    *Service
+	opts   WebhookOptions
+	owner  string
+	client *http.Client
+	wake   chan struct{}
+}
+
+// errPrivateAddress is returned when a webhook URL resolves to a private
+// address and AllowPrivate is off.
+var errPrivateAddress = errors.New("webhook endpoint resolves to a loopback, private or link-local address")
+
+func newWebhookSender(s *Service, o WebhookOptions) *webhookSender {
+	if o.Timeout <= 0 || o.Timeout > 15*time.Second {
+		o.Timeout = 15 * time.Second
+	}
+	if o.Schedule == nil {
+		o.Schedule = DefaultWebhookSchedule()
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.Lease <= 0 {
+		o.Lease = 60 * time.Second
+	}
+	if o.Lease <= o.Timeout {
+		o.Lease = o.Timeout + 10*time.Second
+	}
+	client := o.Client
+	if client == nil {
+		allow := o.AllowPrivate
+		dialer := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			ip := net.ParseIP(host)
+			if !allow && (ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() ||
+				ip.IsLinkLocalMulticast() || ip.IsMulticast()) {
+				return errPrivateAddress
+			}
+			return nil
+		}}
+		client = &http.Client{
+			Transport: &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second,
+				TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: o.Timeout},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return &webhookSender{svc: s, opts: o, owner: "hook_" + base64.RawURLEncoding.EncodeToString(b[:]), client: client, wake: make(chan struct{}, 1)}
+}
+
+func (w *webhookSender) notify() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *webhookSender) run(ctx context.Context, stop <-chan struct{}) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		ds, err := w.svc.store.WebhookClaim(ctx, &WebhookClaimParams{Owner: w.owner, Now: w.svc.now(), Lease: w.opts.Lease, Limit: w.opts.Workers})
+		if err != nil && ctx.Err() == nil {
+			w.svc.log.Error("webhooks: claim failed", "err", err)
+		}
+		for _, d := range ds {
+			wg.Add(1)
+			go func() { defer wg.Done(); w.deliver(ctx, d) }()
+		}
+		wg.Wait()
+		if len(ds) > 0 {
+			select {
+			case <-stop:
+				return
+			default:
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return
+		case <-w.wake:
+		case <-time.After(w.opts.PollInterval):
+		}
+	}
+}
+
+// deliver makes one attempt and records its outcome.
+func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
+	status, err := w.attempt(ctx, d)
+	if ctx.Err() != nil {
+		return // killed: the lease runs out and the delivery is retried
+	}
+	rec := &WebhookRecordParams{ID: d.ID, Owner: w.owner, LastStatus: status, At: w.svc.now()}
+	switch {
+	case err == nil && status >= 200 && status < 300:
+		rec.State = DeliveryDelivered
+	case status == http.StatusGone:
+		rec.State, rec.DisableEndpoint, rec.LastError = DeliveryFailed, true, "endpoint answered 410 Gone: disabled"
+	case d.Attempts > len(w.opts.Schedule):
+		rec.State = DeliveryFailed
+	default:
+		rec.State, rec.DueAt = DeliveryPending, w.svc.now().Add(w.opts.Schedule[d.Attempts-1])
+	}
+	if err != nil {
+		rec.LastError = err.Error()
+	} else if rec.LastError == "" && rec.State != DeliveryDelivered {
+		rec.LastError = "endpoint answered " + strconv.Itoa(status)
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := w.svc.store.WebhookRecord(rctx, rec); err != nil {
+		w.svc.log.Error("webhooks: recording delivery failed", "delivery", d.ID, "err", err)
+	}
+	if rec.State == DeliveryFailed {
+		w.svc.log.Warn("webhooks: delivery failed for good", "endpoint", d.EndpointID, "event", d.EventID, "attempts", d.Attempts, "last_status", status)
+	}
+}
+
+func (w *webhookSender) attempt(ctx context.Context, d *WebhookDelivery) (int, error) {
+	key, err := w.svc.unseal(d.Secret)
+	if err != nil {
+		return 0, err
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		return 0, err
+	}
+	actx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, u.String(), bytes.NewReader(d.Payload))
+	if err != nil {
+		return 0, err
+	}
+	ts := w.svc.now().Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "ujumbe-messaging-webhooks/1")
+	req.Header.Set("webhook-id", d.EventID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", "v1,"+sign(key, d.EventID, ts, d.Payload))
+	resp, err := w.client.Do(req)
+	if err != nil {
+		if errors.Is(err, errPrivateAddress) {
+			return 0, errPrivateAddress
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return 0, errors.New("timeout")
+		}
+		return 0, errors.New("connection failed")
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	return resp.StatusCode, nil
+}
