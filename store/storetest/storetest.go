@@ -38,6 +38,9 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"Messages", testMessages},
 		{"MessageIdempotencyConcurrent", testMessageIdempotencyConcurrent},
 		{"MessageStatus", testMessageStatus},
+		{"MessageClaim", testMessageClaim},
+		{"MessageClaimConcurrent", testMessageClaimConcurrent},
+		{"WebhookOutbox", testWebhookOutbox},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,298 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ujumbe/messaging"
+)
+
+func queuedMessage(ws, id string, due time.Time) *messaging.Message {
+	return &messaging.Message{ID: id, WorkspaceID: ws, ConversationID: "conv", Channel: "whatsapp", To: "+254712345678",
+		Direction: "outbound", Status: "queued", Type: "text", Text: "hi", CreatedAt: due, UpdatedAt: due, DueAt: due}
+}
+
+func claimIDs(ms []*messaging.Message) []string {
+	out := []string{}
+	for _, m := range ms {
+		out = append(out, m.ID)
+	}
+	sort.Strings(out) // which messages were claimed matters, not their order
+	return out
+}
+
+func testMessageClaim(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	for _, m := range []*messaging.Message{
+		queuedMessage("a", "msg_3", at(3)),
+		queuedMessage("a", "msg_1", at(1)),
+		queuedMessage("b", "msg_2", at(2)),
+		queuedMessage("a", "msg_9", at(90)), // not due yet
+	} {
+		if _, _, err := s.MessageCreate(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := queuedMessage("a", "msg_s", at(0))
+	sent.Status = "sent"
+	if _, _, err := s.MessageCreate(ctx, sent); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w1", Now: at(10), Lease: time.Minute, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"msg_1", "msg_2"}, claimIDs(got)); d != "" {
+		t.Fatalf("first claim, oldest due first (-want +got):\n%s", d)
+	}
+	for _, m := range got {
+		if m.LeaseOwner != "w1" || m.Attempts != 1 || !m.DueAt.Equal(at(70)) {
+			t.Errorf("claimed %s: owner %q attempts %d due %v; want w1, 1, %v", m.ID, m.LeaseOwner, m.Attempts, m.DueAt, at(70))
+		}
+	}
+	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w2", Now: at(10), Lease: time.Minute, Limit: 10})
+	if d := cmp.Diff([]string{"msg_3"}, claimIDs(got)); d != "" {
+		t.Errorf("second claim sees only unleased due messages (-want +got):\n%s", d)
+	}
+
+	// A released message is due again at its new time, with its error kept.
+	ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_1", Owner: "w1", DueAt: at(20), LastError: "[131000] Something went wrong"})
+	if err != nil || !ok {
+		t.Fatalf("release by owner: %v, %v", ok, err)
+	}
+	if ok, _ := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_3", Owner: "w1", DueAt: at(20)}); ok {
+		t.Error("a worker released a message leased by another")
+	}
+	_, err = s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "b", ID: "msg_1", Owner: "w1", DueAt: at(20)})
+	wantErr(t, "release in other workspace", err, messaging.ErrNotFound)
+	m, _ := s.MessageGet(ctx, "a", "msg_1")
+	if m.LeaseOwner != "" || !m.DueAt.Equal(at(20)) || m.LastError != "[131000] Something went wrong" {
+		t.Errorf("after release: %+v", m)
+	}
+	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w3", Now: at(19), Lease: time.Minute, Limit: 10})
+	if len(got) != 0 {
+		t.Errorf("claimed %v before their due time", claimIDs(got))
+	}
+	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w3", Now: at(20), Lease: time.Minute, Limit: 10})
+	if d := cmp.Diff([]string{"msg_1"}, claimIDs(got)); d != "" || got[0].Attempts != 2 {
+		t.Errorf("reclaim after release (-want +got):\n%s attempts=%v", d, got)
+	}
+
+	// An expired lease (the worker died) makes the message claimable again.
+	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w4", Now: at(71), Lease: time.Minute, Limit: 10})
+	if d := cmp.Diff([]string{"msg_2", "msg_3"}, claimIDs(got)); d != "" {
+		t.Errorf("claim after leases ran out (-want +got):\n%s", d)
+	}
+	// A status change ends the lease and takes the message out of the queue.
+	_, after, changed, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "b", ID: "msg_2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.2", At: at(72)})
+	if err != nil || !changed || after.LeaseOwner != "" {
+		t.Fatalf("sent: %+v %v %v", after, changed, err)
+	}
+	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w5", Now: at(1000), Lease: time.Minute, Limit: 10})
+	if d := cmp.Diff([]string{"msg_1", "msg_3", "msg_9"}, claimIDs(got)); d != "" {
+		t.Errorf("sent messages are never claimed (-want +got):\n%s", d)
+	}
+
+	byID, err := s.MessageGetByProviderID(ctx, "wamid.2")
+	if err != nil || byID.ID != "msg_2" || byID.WorkspaceID != "b" {
+		t.Errorf("MessageGetByProviderID = %+v, %v", byID, err)
+	}
+	_, err = s.MessageGetByProviderID(ctx, "wamid.none")
+	wantErr(t, "unknown provider id", err, messaging.ErrNotFound)
+	_, err = s.MessageGetByProviderID(ctx, "")
+	wantErr(t, "empty provider id", err, messaging.ErrNotFound)
+}
+
+func testMessageClaimConcurrent(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	const n = 200
+	for i := range n {
+		if _, _, err := s.MessageCreate(ctx, queuedMessage("a", fmt.Sprintf("msg_%03d", i), at(i%7))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var all []string
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				got, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: fmt.Sprintf("w%d", w), Now: at(10), Lease: time.Hour, Limit: 7})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				all = append(all, claimIDs(got)...)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Strings(all)
+	if len(all) != n || len(slices.Compact(slices.Clone(all))) != n {
+		t.Errorf("8 concurrent claimers took %d claims of %d distinct messages; want each of %d exactly once", len(all), len(slices.Compact(all)), n)
+	}
+}
+
+func endpoint(ws, id string, sec int) *messaging.WebhookEndpoint {
+	return &messaging.WebhookEndpoint{ID: id, WorkspaceID: ws, URL: "https://hooks.example/" + id, SecretSealed: []byte("sealed-" + id), CreatedAt: at(sec)}
+}
+
+// statusChange moves a message to status and queues an event for it.
+func statusChange(t *testing.T, s messaging.Store, ws, id, from, to, evID string, sec int) {
+	t.Helper()
+	_, _, changed, err := s.MessageUpdateStatus(context.Background(), &messaging.MessageStatusParams{
+		WorkspaceID: ws, ID: id, From: []string{from}, To: to, At: at(sec),
+		Event: func(before, after *messaging.Message) *messaging.EventRecord {
+			return &messaging.EventRecord{ID: evID, WorkspaceID: ws, MessageID: id, Type: "message.status_updated",
+				Payload: []byte(`{"id":"` + evID + `","prev":"` + before.Status + `","now":"` + after.Status + `"}`), CreatedAt: at(sec)}
+		},
+	})
+	if err != nil || !changed {
+		t.Fatalf("status %s->%s: changed=%v err=%v", from, to, changed, err)
+	}
+}
+
+func testWebhookOutbox(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	for _, e := range []*messaging.WebhookEndpoint{endpoint("a", "we_1", 1), endpoint("a", "we_2", 2), endpoint("b", "we_3", 3)} {
+		if err := s.WebhookEndpointCreate(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr(t, "endpoint of missing workspace", s.WebhookEndpointCreate(ctx, endpoint("zz", "we_9", 1)), messaging.ErrNotFound)
+	list, err := s.WebhookEndpointList(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]*messaging.WebhookEndpoint{endpoint("a", "we_1", 1), endpoint("a", "we_2", 2)}, list); d != "" {
+		t.Errorf("WebhookEndpointList (-want +got):\n%s", d)
+	}
+
+	for _, m := range []*messaging.Message{queuedMessage("a", "msg_1", at(0)), queuedMessage("a", "msg_2", at(0))} {
+		if _, _, err := s.MessageCreate(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	statusChange(t, s, "a", "msg_1", "queued", "sent", "evt_1", 10)
+	statusChange(t, s, "a", "msg_1", "sent", "delivered", "evt_2", 11)
+	statusChange(t, s, "a", "msg_2", "queued", "sent", "evt_3", 12)
+	// An ignored change queues nothing.
+	_, _, changed, _ := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(13),
+		Event: func(_, _ *messaging.Message) *messaging.EventRecord {
+			t.Error("Event called for an unchanged status")
+			return nil
+		}})
+	if changed {
+		t.Fatal("status moved backwards")
+	}
+
+	type key struct{ Endpoint, Event string }
+	claim := func(owner string, now time.Time) map[key]*messaging.WebhookDelivery {
+		t.Helper()
+		ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: owner, Now: now, Lease: time.Minute, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[key]*messaging.WebhookDelivery{}
+		for _, d := range ds {
+			out[key{d.EndpointID, d.EventID}] = d
+		}
+		return out
+	}
+	got := claim("h1", at(20))
+	// Per endpoint and message, only the first pending event is claimable:
+	// evt_2 waits for evt_1.
+	want := []key{{"we_1", "evt_1"}, {"we_1", "evt_3"}, {"we_2", "evt_1"}, {"we_2", "evt_3"}}
+	var gotKeys []key
+	for k := range got {
+		gotKeys = append(gotKeys, k)
+	}
+	sort.Slice(gotKeys, func(i, j int) bool {
+		return gotKeys[i].Endpoint+gotKeys[i].Event < gotKeys[j].Endpoint+gotKeys[j].Event
+	})
+	if d := cmp.Diff(want, gotKeys); d != "" {
+		t.Fatalf("first claim (-want +got):\n%s", d)
+	}
+	d1 := got[key{"we_1", "evt_1"}]
+	if d1.URL != "https://hooks.example/we_1" || string(d1.Secret) != "sealed-we_1" || string(d1.Payload) != `{"id":"evt_1","prev":"queued","now":"sent"}` ||
+		d1.MessageID != "msg_1" || d1.WorkspaceID != "a" || d1.Attempts != 1 || d1.LeaseOwner != "h1" {
+		t.Errorf("delivery we_1/evt_1 = %+v", d1)
+	}
+	if len(claim("h2", at(21))) != 0 {
+		t.Error("leased deliveries were claimed twice")
+	}
+
+	// we_1/evt_1 delivered: evt_2 becomes claimable for we_1 only.
+	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d1.ID, Owner: "h1", State: messaging.DeliveryDelivered, LastStatus: 200, At: at(22)}); err != nil {
+		t.Fatal(err)
+	}
+	// we_2/evt_1 failed with a retry at +5 s: evt_2 of we_2 keeps waiting.
+	d2 := got[key{"we_2", "evt_1"}]
+	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d2.ID, Owner: "h1", State: messaging.DeliveryPending, DueAt: at(27), LastStatus: 500, LastError: "endpoint answered 500", At: at(22)}); err != nil {
+		t.Fatal(err)
+	}
+	// A record by a worker that does not hold the lease changes nothing.
+	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: got[key{"we_1", "evt_3"}].ID, Owner: "intruder", State: messaging.DeliveryDelivered, At: at(22)}); err != nil {
+		t.Fatal(err)
+	}
+	got = claim("h3", at(23))
+	if _, ok := got[key{"we_1", "evt_2"}]; !ok || len(got) != 1 {
+		t.Errorf("after delivering evt_1 to we_1, claim = %v; want only we_1/evt_2", got)
+	}
+	got = claim("h3", at(27))
+	if d, ok := got[key{"we_2", "evt_1"}]; !ok || len(got) != 1 || d.Attempts != 2 {
+		t.Errorf("retry due at +5 s: claim = %v; want we_2/evt_1 on its second attempt", got)
+	}
+
+	// 410: the endpoint is disabled and its pending deliveries are dropped.
+	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: got[key{"we_2", "evt_1"}].ID, Owner: "h3", State: messaging.DeliveryFailed, LastStatus: 410, DisableEndpoint: true, At: at(28)}); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = s.WebhookEndpointList(ctx, "a")
+	if len(list) != 2 || list[1].DisabledAt == nil || !list[1].DisabledAt.Equal(at(28)) || list[0].DisabledAt != nil {
+		t.Errorf("after 410 endpoints = %+v; want we_2 disabled at %v", list, at(28))
+	}
+	got = claim("h4", at(10_000))
+	for k := range got {
+		if k.Endpoint == "we_2" {
+			t.Errorf("a disabled endpoint still has a pending delivery %v", k)
+		}
+	}
+	// A disabled endpoint gets no new deliveries.
+	statusChange(t, s, "a", "msg_2", "sent", "read", "evt_4", 30)
+	got = claim("h5", at(10_000))
+	if _, ok := got[key{"we_2", "evt_4"}]; ok {
+		t.Error("a disabled endpoint was given a new event")
+	}
+
+	wantErr(t, "delete endpoint of other workspace", s.WebhookEndpointDelete(ctx, "b", "we_1"), messaging.ErrNotFound)
+	if err := s.WebhookEndpointDelete(ctx, "a", "we_1"); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = s.WebhookEndpointList(ctx, "a")
+	if len(list) != 1 || list[0].ID != "we_2" {
+		t.Errorf("after delete: %+v", list)
+	}
+	if got := claim("h6", at(1_000_000)); len(got) != 0 {
+		t.Errorf("deliveries of deleted or disabled endpoints remain: %v", got)
+	}
+}
