@@ -305,3 +305,36 @@ func (s *Service) Close(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// DispatchDue does the dispatcher's work once: it claims every message due
+// now, hands them to the provider (Workers at a time) and records the
+// results before returning the number handled. Use it in tests with an
+// injected clock, or to drive dispatch from a scheduler instead of Start.
+func (s *Service) DispatchDue(ctx context.Context) (int, error) {
+	d := s.dispatch
+	total := 0
+	for {
+		msgs, err := s.store.MessageClaim(ctx, &MessageClaimParams{Owner: d.owner, Now: s.now(), Lease: d.opts.Lease, Limit: d.opts.BatchSize})
+		if err != nil {
+			return total, wrapStoreError(err, "message", "")
+		}
+		if len(msgs) == 0 {
+			return total, nil
+		}
+		sem := make(chan struct{}, d.opts.Workers)
+		var wg sync.WaitGroup
+		for _, m := range msgs {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				d.process(ctx, m)
+			}()
+		}
+		wg.Wait()
+		total += len(msgs)
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+}

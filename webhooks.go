@@ -364,3 +364,30 @@ func (w *webhookSender) attempt(ctx context.Context, d *WebhookDelivery) (int, e
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return resp.StatusCode, nil
 }
+
+// DeliverWebhooksDue makes one delivery attempt for every webhook delivery
+// due now and records the outcomes before returning how many it attempted.
+// Like DispatchDue, it is the background work done once.
+func (s *Service) DeliverWebhooksDue(ctx context.Context) (int, error) {
+	w := s.hooks
+	total := 0
+	for {
+		ds, err := s.store.WebhookClaim(ctx, &WebhookClaimParams{Owner: w.owner, Now: s.now(), Lease: w.opts.Lease, Limit: w.opts.Workers})
+		if err != nil {
+			return total, wrapStoreError(err, "webhook delivery", "")
+		}
+		if len(ds) == 0 {
+			return total, nil
+		}
+		var wg sync.WaitGroup
+		for _, d := range ds {
+			wg.Add(1)
+			go func() { defer wg.Done(); w.deliver(ctx, d) }()
+		}
+		wg.Wait()
+		total += len(ds)
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+}

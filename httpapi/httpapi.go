@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -188,14 +189,31 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 				message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, p, strings.Join(allow, ", "))})
 		})
 	}
-	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if err := h.limit(w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
-			h.writeError(w, r, err)
-			return
-		}
-		h.writeError(w, r, &apiError{code: messaging.CodeNotFound, status: 404, message: "no endpoint at " + strconv.Quote(r.URL.Path)})
-	})
+	h.mux.HandleFunc("/", h.notFound)
 	return h
+}
+
+// notFound answers a path with no endpoint: 404 not_found.
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	if err := h.limit(w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.writeError(w, r, &apiError{code: messaging.CodeNotFound, status: 404, message: "no endpoint at " + strconv.Quote(r.URL.Path)})
+}
+
+// cleanPath reports whether p is already in the form http.ServeMux routes
+// (rooted, no "//", "." or ".." elements); ServeMux answers other paths
+// with a bare redirect instead of the error envelope.
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 type ctxKey struct{}
@@ -254,6 +272,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000, "correlation_id", id)
 	}()
+	if !cleanPath(r.URL.Path) {
+		h.notFound(sw, r)
+		return
+	}
 	h.mux.ServeHTTP(sw, r)
 }
 
@@ -497,8 +519,11 @@ func query(r *http.Request, allowed ...string) (map[string]string, error) {
 	out := map[string]string{}
 	for k, v := range vals {
 		if !slices.Contains(allowed, k) {
-			return nil, &messaging.Error{Code: messaging.CodeValidation, Field: k,
-				Message: fmt.Sprintf("%s: unknown query parameter; allowed: %s", k, strings.Join(allowed, ", "))}
+			msg := fmt.Sprintf("%s: unknown query parameter; allowed: %s", k, strings.Join(allowed, ", "))
+			if len(allowed) == 0 {
+				msg = k + ": unknown query parameter; this endpoint takes none"
+			}
+			return nil, &messaging.Error{Code: messaging.CodeValidation, Field: k, Message: msg}
 		}
 		if len(v) != 1 {
 			return nil, &messaging.Error{Code: messaging.CodeValidation, Field: k, Message: k + ": must be given once"}
