@@ -39,9 +39,13 @@ type WebhookOptions struct {
 	// Lease is how long a claimed delivery belongs to this process.
 	// Default 60 s.
 	Lease time.Duration
-	// AllowPrivate lets deliveries reach loopback, private and link-local
-	// addresses. Default false: such endpoints are refused at connect time,
-	// so a webhook URL cannot be used to reach internal services.
+	// AllowLoopback lets deliveries reach loopback addresses (127.0.0.0/8,
+	// ::1), for local development. Default false.
+	AllowLoopback bool
+	// AllowPrivate lets deliveries reach private, link-local and
+	// unspecified addresses, and loopback. Default false: such endpoints
+	// are refused at connect time (after DNS resolution), so a webhook URL
+	// cannot be used to reach internal services.
 	AllowPrivate bool
 	// Client overrides the HTTP client (its redirect policy and dialer are
 	// then the caller's). Default: a client that never follows redirects
@@ -234,16 +238,24 @@ func newWebhookSender(s *Service, o WebhookOptions) *webhookSender {
 	}
 	client := o.Client
 	if client == nil {
-		allow := o.AllowPrivate
+		allowPrivate, allowLoopback := o.AllowPrivate, o.AllowPrivate || o.AllowLoopback
 		dialer := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 			host, _, err := net.SplitHostPort(address)
 			if err != nil {
 				return err
 			}
 			ip := net.ParseIP(host)
-			if !allow && (ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() ||
-				ip.IsLinkLocalMulticast() || ip.IsMulticast()) {
+			switch {
+			case ip == nil:
 				return errPrivateAddress
+			case ip.IsLoopback():
+				if !allowLoopback {
+					return errPrivateAddress
+				}
+			case ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsLinkLocalMulticast() || ip.IsMulticast():
+				if !allowPrivate {
+					return errPrivateAddress
+				}
 			}
 			return nil
 		}}

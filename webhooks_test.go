@@ -121,7 +121,7 @@ func setupHooks(t *testing.T, allowPrivate bool, statuses ...int) *hookFixture {
 	t.Cleanup(f.srv.Close)
 	key := make([]byte, 32)
 	svc, err := messaging.New(f.store, f.prov, &messaging.Options{Clock: f.clock.Now, SecretKey: key,
-		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowPrivate: allowPrivate}})
+		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowLoopback: allowPrivate}})
 	if err != nil {
 		t.Fatal(err)
 	}
