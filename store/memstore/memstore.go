@@ -36,6 +36,8 @@ type Store struct {
 	// deliveries holds the pending webhook deliveries in Seq order.
 	deliveries []*messaging.WebhookDelivery
 	seq        int64
+	// sms holds the SMS accounts and messages (sms.go), under its own lock.
+	sms smsData
 }
 
 // New returns an empty store.

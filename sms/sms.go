@@ -1,0 +1,802 @@
+// Package sms is the SMS API of the service: single and bulk sends,
+// scheduled delivery (timeToSend), delivery reports and balance, over
+// prepaid accounts identified by a partnerID and an apikey.
+//
+// An SMS is created with New over a Store (store/memstore, store/sqlitestore)
+// and a Gateway, the upstream SMSC or aggregator (sms/fakegateway,
+// sms/advantagateway). Accounts are created with CreateAccount, their sender
+// ids approved with ApproveSender and their credit topped up with TopUp.
+//
+// A send is validated, its cost (cost per segment times the number of
+// parts, see Segments) is debited atomically, and the message is stored as
+// queued (or scheduled, with a future timeToSend, see ParseTimeToSend). The
+// scheduler (Start, Close) claims due messages from the Store under a lease
+// and hands them to the Gateway; messages survive a restart. A message the
+// gateway refuses for good is failed and its credit refunded.
+//
+// Every operation returns *Error on failure, carrying the SMS API's
+// response code (CodeInvalidMobile, CodeLowCredit, ...) and a description
+// that names the field and the rule. Package httpapi serves the API over
+// HTTP under /sms/v1.
+package sms
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	_ "time/tzdata" // account time zones work on hosts without a zoneinfo database
+	"unicode/utf8"
+
+	"github.com/nyaruka/phonenumbers"
+	"github.com/ujumbe/messaging"
+)
+
+// MaxBulk is the largest number of messages in one bulk request.
+const MaxBulk = 20
+
+// Defaults of Options.
+const (
+	DefaultPollInterval = time.Second
+	DefaultLease        = time.Minute
+	DefaultBatchSize    = 20
+	DefaultMaxAttempts  = 8
+	DefaultRetryBackoff = 10 * time.Second
+	DefaultMaxSegments  = 10
+	// MaxRetryBackoff caps the wait between two attempts.
+	MaxRetryBackoff = 15 * time.Minute
+)
+
+// Options configure an SMS. A nil *Options means all defaults.
+type Options struct {
+	// Clock returns the current time. Default: time.Now.
+	Clock func() time.Time
+	// Logger receives the service's logs (never an apikey or a message
+	// text). Default: discard.
+	Logger *slog.Logger
+	// PollInterval is how often the scheduler looks for due messages when
+	// nothing wakes it. Immediate sends wake it at once. Default 1 s.
+	PollInterval time.Duration
+	// Lease is how long a claimed message belongs to its claimer; a message
+	// whose claimer died is claimed again after it. Gateway calls time out
+	// at half the lease. Default 1 minute.
+	Lease time.Duration
+	// BatchSize is the most messages claimed and handed to the gateway in
+	// one call. Default 20.
+	BatchSize int
+	// MaxAttempts is how many times a message is handed to the gateway
+	// before a retryable failure becomes final. Default 8.
+	MaxAttempts int
+	// RetryBackoff is the wait before the second attempt; it doubles with
+	// each attempt, up to MaxRetryBackoff. Default 10 s.
+	RetryBackoff time.Duration
+	// MaxSegments is the most parts a message may take. Default 10 (1,530
+	// GSM-7 characters or 670 UCS-2 code units).
+	MaxSegments int
+}
+
+// SMS is the SMS service. It is safe for concurrent use.
+type SMS struct {
+	store Store
+	gw    Gateway
+	now   func() time.Time
+	log   *slog.Logger
+	opts  Options
+
+	// wake nudges the scheduler loop after an immediate send.
+	wake chan struct{}
+
+	mu        sync.Mutex
+	running   bool
+	stop      chan struct{}
+	done      chan struct{}
+	cancel    context.CancelFunc
+	zones     map[string]*time.Location
+	dummyHash [sha256.Size]byte
+}
+
+// New returns an SMS over store and gw. Both are required; a nil opts
+// means defaults.
+func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
+	if store == nil {
+		return nil, errors.New("sms: New: store is nil")
+	}
+	if gw == nil {
+		return nil, errors.New("sms: New: gateway is nil")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = DefaultBatchSize
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = DefaultRetryBackoff
+	}
+	if o.MaxSegments <= 0 {
+		o.MaxSegments = DefaultMaxSegments
+	}
+	clock := o.Clock
+	s := &SMS{
+		store: store, gw: gw, now: func() time.Time { return clock().UTC() }, log: o.Logger, opts: o,
+		wake: make(chan struct{}, 1), zones: map[string]*time.Location{},
+	}
+	_, _ = rand.Read(s.dummyHash[:])
+	return s, nil
+}
+
+// Now returns the service clock's current time in UTC.
+func (s *SMS) Now() time.Time { return s.now() }
+
+// location returns the time zone named tz, cached.
+func (s *SMS) location(tz string) (*time.Location, error) {
+	s.mu.Lock()
+	loc, ok := s.zones[tz]
+	s.mu.Unlock()
+	if ok {
+		return loc, nil
+	}
+	loc, err := loadZone(tz)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.zones[tz] = loc
+	s.mu.Unlock()
+	return loc, nil
+}
+
+// loadZone loads an IANA time zone, refusing names LoadLocation would read
+// as file paths.
+func loadZone(tz string) (*time.Location, error) {
+	if tz == "" || tz == "Local" || strings.Contains(tz, "..") || strings.HasPrefix(tz, "/") || len(tz) > 64 {
+		return nil, fmt.Errorf("unknown time zone %q", tz)
+	}
+	return time.LoadLocation(tz)
+}
+
+// wakeScheduler nudges the scheduler loop, if it runs.
+func (s *SMS) wakeScheduler() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+var (
+	partnerIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	mobileRe    = regexp.MustCompile(`^[1-9][0-9]{6,14}$`)
+	// senderRe: an alphanumeric sender id of at most 11 characters, or a
+	// numeric short code or long number of at most 15 digits.
+	senderRe = regexp.MustCompile(`^(?:[A-Za-z0-9][A-Za-z0-9 ._&-]{0,9}[A-Za-z0-9._&-]|[A-Za-z0-9]|[0-9]{1,15})$`)
+)
+
+// ValidMobile checks a recipient: international format, digits only, no
+// plus sign (for example 254712345678), a valid number for its country code
+// according to libphonenumber's metadata. It returns the country calling
+// code, or an *Error with CodeInvalidMobile.
+func ValidMobile(mobile string) (countryCode int, err error) {
+	if mobile == "" {
+		return 0, NewError(CodeInvalidMobile, "mobile", "is required")
+	}
+	if !mobileRe.MatchString(mobile) {
+		return 0, NewError(CodeInvalidMobile, "mobile", "must be in international format, 7 to 15 digits only, country code first, no plus sign or leading zero, for example 254712345678 (got %q)", clip(mobile))
+	}
+	n, perr := phonenumbers.Parse("+"+mobile, "")
+	if perr != nil || !phonenumbers.IsValidNumber(n) || phonenumbers.Format(n, phonenumbers.E164) != "+"+mobile {
+		return 0, NewError(CodeInvalidMobile, "mobile", "%s is not a valid phone number for its country code", mobile)
+	}
+	return int(n.GetCountryCode()), nil
+}
+
+// ValidSender reports whether s has the shape of a sender id: 1 to 11
+// letters, digits, spaces, '.', '_', '&' or '-' (starting with a letter or
+// digit and not ending with a space), or 1 to 15 digits.
+func ValidSender(s string) bool { return senderRe.MatchString(s) }
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if utf8.RuneCountInString(s) <= 40 {
+		return s
+	}
+	return string([]rune(s)[:40]) + "..."
+}
+
+func hashKey(apikey string) [sha256.Size]byte { return sha256.Sum256([]byte(apikey)) }
+
+// CreateAccountParams are the arguments of CreateAccount.
+type CreateAccountParams struct {
+	// PartnerID: 1 to 64 letters, digits, '_' or '-'.
+	PartnerID string
+	// APIKey: 20 to 128 visible ASCII characters; empty means generate one.
+	APIKey string
+	// Senders are approved sender ids (see ValidSender).
+	Senders []string
+	// Credit is the opening balance.
+	Credit Credit
+	// TimeZone is an IANA name; default "UTC".
+	TimeZone string
+	// CostPerSegment is what one SMS part costs; 0 means Credits(1).
+	CostPerSegment Credit
+}
+
+// CreateAccount creates an account and returns it with its apikey in
+// clear. The apikey is returned only here; the store keeps its SHA-256.
+// Generated keys look like "smsk_" and 43 characters (256 random bits).
+func (s *SMS) CreateAccount(ctx context.Context, p *CreateAccountParams) (*Account, string, error) {
+	if p == nil {
+		return nil, "", NewError(CodeUnsupportedDataType, "", "parameters are required")
+	}
+	if !partnerIDRe.MatchString(p.PartnerID) {
+		return nil, "", NewError(CodeUnsupportedDataType, "partnerID", "must be 1 to 64 letters, digits, '_' or '-'")
+	}
+	key := p.APIKey
+	if key == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, "", systemError(err)
+		}
+		key = "smsk_" + base64.RawURLEncoding.EncodeToString(b[:])
+	} else if !messaging.WellFormedKey(key) {
+		return nil, "", NewError(CodeUnsupportedDataType, "apikey", "must be 20 to 128 visible ASCII characters")
+	}
+	for _, sd := range p.Senders {
+		if !ValidSender(sd) {
+			return nil, "", NewError(CodeInvalidSender, "shortcodes", "%q is not a sender id: use 1 to 11 letters, digits, spaces, '.', '_', '&' or '-', or 1 to 15 digits", clip(sd))
+		}
+	}
+	if p.Credit < 0 || p.Credit > MaxCredit {
+		return nil, "", NewError(CodeUnsupportedDataType, "credit", "must be from 0 to %s", MaxCredit)
+	}
+	tz := p.TimeZone
+	if tz == "" {
+		tz = "UTC"
+	}
+	if _, err := s.location(tz); err != nil {
+		return nil, "", NewError(CodeUnsupportedDataType, "timezone", "must be an IANA time zone name such as Africa/Nairobi (got %q)", clip(tz))
+	}
+	cost := p.CostPerSegment
+	if cost == 0 {
+		cost = Credits(1)
+	}
+	if cost < 0 || cost > MaxCredit {
+		return nil, "", NewError(CodeUnsupportedDataType, "cost_per_segment", "must be from 0.01 to %s", MaxCredit)
+	}
+	senders := slices.Clone(p.Senders)
+	slices.Sort(senders)
+	senders = slices.Compact(senders)
+	if senders == nil {
+		senders = []string{}
+	}
+	now := s.now()
+	sum := hashKey(key)
+	a := &Account{
+		PartnerID: p.PartnerID, KeyHash: sum[:], Senders: senders, Credit: p.Credit,
+		TimeZone: tz, CostPerSegment: cost, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.store.SMSAccountCreate(ctx, a); err != nil {
+		if errors.Is(err, messaging.ErrConflict) {
+			e := NewError(CodeUnsupportedDataType, "partnerID", "an account %q exists already", p.PartnerID)
+			e.Err = err
+			return nil, "", e
+		}
+		return nil, "", systemError(err)
+	}
+	return a, key, nil
+}
+
+// GetAccount returns an account (with its key hash, never the key).
+func (s *SMS) GetAccount(ctx context.Context, partnerID string) (*Account, error) {
+	a, err := s.store.SMSAccountGet(ctx, partnerID)
+	if err != nil {
+		return nil, s.accountError(err, partnerID)
+	}
+	return a, nil
+}
+
+func (s *SMS) accountError(err error, partnerID string) error {
+	if errors.Is(err, messaging.ErrNotFound) {
+		return NewError(CodeNotFound, "partnerID", "no account %q", clip(partnerID))
+	}
+	return systemError(err)
+}
+
+// ApproveSender approves a sender id (shortcode) for an account. Approving
+// an approved sender does nothing.
+func (s *SMS) ApproveSender(ctx context.Context, partnerID, sender string) error {
+	if !ValidSender(sender) {
+		return NewError(CodeInvalidSender, "shortcode", "%q is not a sender id: use 1 to 11 letters, digits, spaces, '.', '_', '&' or '-', or 1 to 15 digits", clip(sender))
+	}
+	_, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, AddSenders: []string{sender}, At: s.now()})
+	if err != nil {
+		return s.accountError(err, partnerID)
+	}
+	return nil
+}
+
+// SetTimeZone sets the IANA time zone in which an account's timeToSend
+// values are read and its report times written.
+func (s *SMS) SetTimeZone(ctx context.Context, partnerID, tz string) error {
+	if _, err := s.location(tz); err != nil {
+		return NewError(CodeUnsupportedDataType, "timezone", "must be an IANA time zone name such as Africa/Nairobi (got %q)", clip(tz))
+	}
+	_, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, TimeZone: &tz, At: s.now()})
+	if err != nil {
+		return s.accountError(err, partnerID)
+	}
+	return nil
+}
+
+// SetCostPerSegment sets what one SMS part costs an account, for the sends
+// that follow.
+func (s *SMS) SetCostPerSegment(ctx context.Context, partnerID string, cost Credit) error {
+	if cost <= 0 || cost > MaxCredit {
+		return NewError(CodeUnsupportedDataType, "cost_per_segment", "must be from 0.01 to %s", MaxCredit)
+	}
+	_, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, CostPerSegment: &cost, At: s.now()})
+	if err != nil {
+		return s.accountError(err, partnerID)
+	}
+	return nil
+}
+
+// TopUp adds amount (positive) to an account's credit and returns the new
+// balance.
+func (s *SMS) TopUp(ctx context.Context, partnerID string, amount Credit) (Credit, error) {
+	if amount <= 0 || amount > MaxCredit {
+		return 0, NewError(CodeUnsupportedDataType, "amount", "must be from 0.01 to %s", MaxCredit)
+	}
+	c, err := s.store.SMSCreditAdd(ctx, partnerID, amount, s.now())
+	if err != nil {
+		return 0, s.accountError(err, partnerID)
+	}
+	return c, nil
+}
+
+// Authenticate checks a partnerID and apikey and returns the account. A
+// missing partnerID is CodeNoPartnerID, a missing apikey CodeNoAPIKey; an
+// unknown partnerID and a wrong apikey give the same CodeInvalidCredentials
+// answer. The key's SHA-256 is compared in constant time.
+func (s *SMS) Authenticate(ctx context.Context, partnerID, apikey string) (*Account, error) {
+	if partnerID == "" {
+		return nil, NewError(CodeNoPartnerID, "partnerID", "is required")
+	}
+	if apikey == "" {
+		return nil, NewError(CodeNoAPIKey, "apikey", "is required")
+	}
+	sum := hashKey(apikey)
+	var a *Account
+	if partnerIDRe.MatchString(partnerID) {
+		var err error
+		a, err = s.store.SMSAccountGet(ctx, partnerID)
+		if err != nil && !errors.Is(err, messaging.ErrNotFound) {
+			return nil, systemError(err)
+		}
+	}
+	want := s.dummyHash[:]
+	if a != nil {
+		want = a.KeyHash
+	}
+	if subtle.ConstantTimeCompare(sum[:], want) != 1 || a == nil {
+		return nil, errCredentials()
+	}
+	return a, nil
+}
+
+// SendParams are the fields of POST /sms/v1/messages.
+type SendParams struct {
+	APIKey    string
+	PartnerID string
+	// Mobile: international format, digits only, no plus sign.
+	Mobile  string
+	Message string
+	// Shortcode is an approved sender id of the account.
+	Shortcode string
+	// TimeToSend, optional, see ParseTimeToSend.
+	TimeToSend string
+}
+
+// SendResult is an accepted send.
+type SendResult struct {
+	// ID is the service's message id.
+	ID string
+	// Status is "sent" when accepted for immediate sending, "scheduled"
+	// when due later.
+	Status string
+	Mobile string
+	// ProviderMessageID is Number in decimal: the id to ask delivery
+	// reports with.
+	ProviderMessageID string
+	Number            int64
+	// NetworkID is the recipient's country calling code.
+	NetworkID string
+	Encoding  string
+	Segments  int
+	// Cost is what was debited; Balance is the credit left after it.
+	Cost    Credit
+	Balance Credit
+	// DueAt is when the message is due (now for immediate sends).
+	DueAt time.Time
+}
+
+// Send statuses of SendResult.
+const (
+	SendStatusSent      = "sent"
+	SendStatusScheduled = "scheduled"
+)
+
+// item is the validated content of one send.
+type item struct {
+	mobile, text, sender, clientRef, timeToSend, passType string
+}
+
+// prepare validates it for account a and returns the message to store,
+// without Number.
+func (s *SMS) prepare(a *Account, it *item) (*Message, error) {
+	cc, err := ValidMobile(it.mobile)
+	if err != nil {
+		return nil, err
+	}
+	if it.passType != "" && it.passType != "plain" {
+		return nil, NewError(CodeUnsupportedDataType, "pass_type", "only \"plain\" is supported (got %q)", clip(it.passType))
+	}
+	if strings.TrimSpace(it.text) == "" {
+		return nil, NewError(CodeUnsupportedDataType, "message", "is required and must not be blank")
+	}
+	if !utf8.ValidString(it.text) || strings.ContainsRune(it.text, 0) {
+		return nil, NewError(CodeUnsupportedDataType, "message", "must be valid UTF-8 without NUL characters")
+	}
+	enc, parts := Segments(it.text)
+	if parts > s.opts.MaxSegments {
+		return nil, NewError(CodeUnsupportedDataType, "message", "takes %d SMS parts in %s, at most %d are allowed", parts, enc, s.opts.MaxSegments)
+	}
+	if it.sender == "" {
+		return nil, NewError(CodeInvalidSender, "shortcode", "is required")
+	}
+	if _, ok := slices.BinarySearch(a.Senders, it.sender); !ok {
+		return nil, NewError(CodeInvalidSender, "shortcode", "%q is not an approved sender id of this account", clip(it.sender))
+	}
+	loc, err := s.location(a.TimeZone)
+	if err != nil {
+		return nil, systemError(err)
+	}
+	now := s.now()
+	due, scheduled, err := ParseTimeToSend(it.timeToSend, loc, now)
+	if err != nil {
+		return nil, err
+	}
+	status := StatusQueued
+	if scheduled {
+		status = StatusScheduled
+	}
+	return &Message{
+		ID: messaging.NewID("sms"), PartnerID: a.PartnerID, Mobile: it.mobile, Text: it.text,
+		Sender: it.sender, ClientSMSID: it.clientRef, Encoding: enc, Segments: parts,
+		Cost: a.CostPerSegment * Credit(parts), Status: status, DueAt: due,
+		NetworkID: strconv.Itoa(cc), CreatedAt: now, UpdatedAt: now,
+	}, nil
+}
+
+func sendStatus(m *Message) string {
+	if m.Status == StatusScheduled {
+		return SendStatusScheduled
+	}
+	return SendStatusSent
+}
+
+// Send authenticates, validates and accepts one SMS: its cost is debited
+// (CodeLowCredit, taking nothing, when the credit cannot cover it) and it is
+// stored for the scheduler, due at once or at timeToSend.
+func (s *SMS) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
+	if p == nil {
+		return nil, NewError(CodeUnsupportedRequest, "", "a body is required")
+	}
+	a, err := s.Authenticate(ctx, p.PartnerID, p.APIKey)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.prepare(a, &item{mobile: p.Mobile, text: p.Message, sender: p.Shortcode, timeToSend: p.TimeToSend})
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.store.SMSAccept(ctx, []*Message{m})
+	if err != nil {
+		return nil, systemError(err)
+	}
+	if len(res) != 1 {
+		return nil, systemError(fmt.Errorf("store accepted %d results for 1 message", len(res)))
+	}
+	if res[0].Err != nil {
+		return nil, s.acceptError(res[0].Err, a, m)
+	}
+	if m.Status == StatusQueued {
+		s.wakeScheduler()
+	}
+	return &SendResult{
+		ID: m.ID, Status: sendStatus(m), Mobile: m.Mobile, ProviderMessageID: strconv.FormatInt(res[0].Number, 10),
+		Number: res[0].Number, NetworkID: m.NetworkID, Encoding: m.Encoding, Segments: m.Segments,
+		Cost: m.Cost, Balance: res[0].Balance, DueAt: m.DueAt,
+	}, nil
+}
+
+func (s *SMS) acceptError(err error, a *Account, m *Message) error {
+	if errors.Is(err, ErrInsufficientCredit) {
+		return NewError(CodeLowCredit, "message", "costs %s credits (%d %s parts at %s), more than the account's balance", m.Cost, m.Segments, m.Encoding, a.CostPerSegment)
+	}
+	return systemError(err)
+}
+
+// BulkItem is one item of POST /sms/v1/messages/bulk.
+type BulkItem struct {
+	PartnerID string
+	APIKey    string
+	// PassType must be empty or "plain".
+	PassType string
+	// ClientSMSID is the client's reference, kept with the message.
+	ClientSMSID string
+	Mobile      string
+	Message     string
+	Shortcode   string
+	// TimeToSend, optional, as for Send.
+	TimeToSend string
+}
+
+// BulkResult is the outcome of one bulk item.
+type BulkResult struct {
+	// Code is CodeSuccess or the item's error code; Description its text.
+	Code        int
+	Description string
+	Mobile      string
+	// MessageID is the provider message id (0 when refused).
+	MessageID int64
+	// ID is the service's message id ("" when refused).
+	ID          string
+	ClientSMSID string
+	// NetworkID is the recipient's country calling code ("" when refused).
+	NetworkID string
+	// Status is "sent" or "scheduled" when accepted.
+	Status string
+}
+
+// SendBulk accepts up to MaxBulk items. Each is authenticated and validated
+// on its own and gets its own result, in order; one bad item never fails
+// the others. Each distinct (partnerID, apikey) is authenticated once, and
+// the accepted items are debited and stored in one store transaction, in
+// order (so when credit runs short, the later items of that account get
+// CodeLowCredit). An empty list or more than MaxBulk items is an *Error with
+// CodeTooManyMessages.
+func (s *SMS) SendBulk(ctx context.Context, items []*BulkItem) ([]*BulkResult, error) {
+	if len(items) == 0 || len(items) > MaxBulk {
+		return nil, NewError(CodeTooManyMessages, "smslist", "must hold 1 to %d messages (got %d)", MaxBulk, len(items))
+	}
+	type authResult struct {
+		a   *Account
+		err error
+	}
+	auth := map[[2]string]authResult{}
+	out := make([]*BulkResult, len(items))
+	var msgs []*Message
+	var idx []int
+	for i, it := range items {
+		r := &BulkResult{}
+		out[i] = r
+		if it == nil {
+			setErr(r, NewError(CodeUnsupportedDataType, "", "item must be a JSON object"))
+			continue
+		}
+		r.Mobile, r.ClientSMSID = it.Mobile, it.ClientSMSID
+		k := [2]string{it.PartnerID, it.APIKey}
+		ar, ok := auth[k]
+		if !ok {
+			a, err := s.Authenticate(ctx, it.PartnerID, it.APIKey)
+			ar = authResult{a, err}
+			auth[k] = ar
+		}
+		if ar.err != nil {
+			setErr(r, ar.err)
+			continue
+		}
+		m, err := s.prepare(ar.a, &item{mobile: it.Mobile, text: it.Message, sender: it.Shortcode,
+			clientRef: it.ClientSMSID, timeToSend: it.TimeToSend, passType: it.PassType})
+		if err != nil {
+			setErr(r, err)
+			continue
+		}
+		msgs = append(msgs, m)
+		idx = append(idx, i)
+	}
+	if len(msgs) == 0 {
+		return out, nil
+	}
+	res, err := s.store.SMSAccept(ctx, msgs)
+	if err == nil && len(res) != len(msgs) {
+		err = fmt.Errorf("store returned %d results for %d messages", len(res), len(msgs))
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "sms: bulk accept failed", "err", err.Error())
+		for _, i := range idx {
+			setErr(out[i], systemError(err))
+		}
+		return out, nil
+	}
+	wake := false
+	for j, m := range msgs {
+		r := out[idx[j]]
+		if res[j].Err != nil {
+			a := auth[[2]string{items[idx[j]].PartnerID, items[idx[j]].APIKey}].a
+			setErr(r, s.acceptError(res[j].Err, a, m))
+			continue
+		}
+		r.Code, r.Description = CodeSuccess, CodeText(CodeSuccess)
+		r.MessageID, r.ID, r.NetworkID, r.Status = res[j].Number, m.ID, m.NetworkID, sendStatus(m)
+		wake = wake || m.Status == StatusQueued
+	}
+	if wake {
+		s.wakeScheduler()
+	}
+	return out, nil
+}
+
+func setErr(r *BulkResult, err error) {
+	e := AsError(err)
+	r.Code, r.Description = e.Code, e.Description
+}
+
+// ReportParams are the fields of POST /sms/v1/messages/delivery-report.
+type ReportParams struct {
+	APIKey    string
+	PartnerID string
+	// MessageID is the provider message id (providerMessageId, messageid).
+	MessageID string
+}
+
+// DeliveryReport is the answer of a delivery-report request.
+type DeliveryReport struct {
+	// MessageID is the provider message id asked about.
+	MessageID string
+	// Status and Description: see DeliveryStatus. Only DeliveredToTerminal
+	// is a successful delivery.
+	Status      int
+	Description string
+	NetworkID   string
+	// TAT is the turnaround from the hand-over to the gateway to Time;
+	// negative when unknown.
+	TAT time.Duration
+	// Time is when the state was reached, in the account's time zone; zero
+	// when unknown.
+	Time time.Time
+}
+
+// Delivered reports whether the report is a successful delivery.
+func (r *DeliveryReport) Delivered() bool { return r.Description == DeliveredToTerminal }
+
+// DeliveryReport returns the delivery report of a message of the account:
+// Scheduled while it waits for its timeToSend, the gateway's report once it
+// was handed over (asked from the gateway until it is final, and stored),
+// DeliveryImpossible when the gateway refused it. A message not handed over
+// yet, or without a report from the gateway, is an *Error with
+// CodeNoDeliveryReport; an id unknown to the account is CodeNotFound.
+func (s *SMS) DeliveryReport(ctx context.Context, p *ReportParams) (*DeliveryReport, error) {
+	if p == nil {
+		return nil, NewError(CodeUnsupportedRequest, "", "a body is required")
+	}
+	a, err := s.Authenticate(ctx, p.PartnerID, p.APIKey)
+	if err != nil {
+		return nil, err
+	}
+	if p.MessageID == "" {
+		return nil, NewError(CodeUnsupportedDataType, "messageID", "is required: the providerMessageId or messageid of a send")
+	}
+	n, perr := strconv.ParseInt(p.MessageID, 10, 64)
+	if perr != nil || n <= 0 || !allDigits(p.MessageID) {
+		return nil, NewError(CodeNotFound, "messageID", "no message %q in this account", clip(p.MessageID))
+	}
+	m, err := s.store.SMSMessageGet(ctx, a.PartnerID, n)
+	if errors.Is(err, messaging.ErrNotFound) {
+		return nil, NewError(CodeNotFound, "messageID", "no message %q in this account", p.MessageID)
+	}
+	if err != nil {
+		return nil, systemError(err)
+	}
+	loc, err := s.location(a.TimeZone)
+	if err != nil {
+		return nil, systemError(err)
+	}
+	r := m.Report
+	if r == nil || !r.Final() {
+		switch m.Status {
+		case StatusScheduled:
+			r = &Report{Status: DeliveryStatus(DeliveryScheduled), Description: DeliveryScheduled}
+		case StatusFailed:
+			r = &Report{Status: DeliveryStatus(DeliveryImpossible), Description: DeliveryImpossible, NetworkID: m.NetworkID, Time: m.UpdatedAt}
+		case StatusSent:
+			r = s.fetchReport(ctx, m)
+		default:
+			r = nil // queued or sending: not handed over yet
+		}
+	}
+	if r == nil {
+		return nil, NewError(CodeNoDeliveryReport, "", "")
+	}
+	out := &DeliveryReport{MessageID: p.MessageID, Status: r.Status, Description: r.Description, NetworkID: r.NetworkID, TAT: -1}
+	if !r.Time.IsZero() {
+		out.Time = r.Time.In(loc)
+		if m.SentAt != nil && !r.Time.Before(*m.SentAt) {
+			out.TAT = r.Time.Sub(*m.SentAt)
+		}
+	}
+	return out, nil
+}
+
+// fetchReport asks the gateway for the report of a sent message, stores it
+// when it changed, and returns the newest known report (nil when none).
+func (s *SMS) fetchReport(ctx context.Context, m *Message) *Report {
+	if m.GatewayMessageID == "" {
+		return m.Report
+	}
+	r, err := s.gw.DeliveryReport(ctx, m.GatewayMessageID)
+	if err != nil {
+		if !errors.Is(err, ErrNoReport) {
+			s.log.WarnContext(ctx, "sms: gateway delivery report failed", "number", m.Number, "err", err.Error())
+		}
+		return m.Report
+	}
+	nr := *r
+	if st := DeliveryStatus(nr.Description); st != 0 || nr.Description == DeliveryUnknown {
+		nr.Status = st
+	}
+	if nr.NetworkID == "" {
+		nr.NetworkID = m.NetworkID
+	}
+	if m.Report == nil || !sameReport(m.Report, &nr) {
+		if err := s.store.SMSReportSave(ctx, m.PartnerID, m.Number, &nr); err != nil {
+			s.log.WarnContext(ctx, "sms: storing delivery report failed", "number", m.Number, "err", err.Error())
+		}
+	}
+	return &nr
+}
+
+func sameReport(a, b *Report) bool {
+	return a.Status == b.Status && a.Description == b.Description && a.NetworkID == b.NetworkID && a.Time.Equal(b.Time)
+}
+
+// BalanceResult is the answer of a balance request.
+type BalanceResult struct {
+	PartnerID string
+	Credit    Credit
+}
+
+// Balance returns the credit of the account.
+func (s *SMS) Balance(ctx context.Context, partnerID, apikey string) (*BalanceResult, error) {
+	a, err := s.Authenticate(ctx, partnerID, apikey)
+	if err != nil {
+		return nil, err
+	}
+	return &BalanceResult{PartnerID: a.PartnerID, Credit: a.Credit}, nil
+}

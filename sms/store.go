@@ -1,0 +1,187 @@
+package sms
+
+import (
+	"context"
+	"time"
+)
+
+// Statuses of a stored SMS.
+const (
+	// StatusScheduled: accepted with a future timeToSend, waiting until due.
+	StatusScheduled = "scheduled"
+	// StatusQueued: accepted for immediate sending (or waiting for a retry).
+	StatusQueued = "queued"
+	// StatusSending: claimed by a scheduler under a lease, being handed to
+	// the gateway.
+	StatusSending = "sending"
+	// StatusSent: accepted by the gateway; the delivery report follows.
+	StatusSent = "sent"
+	// StatusFailed: refused by the gateway, or out of attempts; its credit
+	// was refunded.
+	StatusFailed = "failed"
+)
+
+// Account is a stored SMS account. The apikey is never stored: KeyHash is
+// its SHA-256.
+type Account struct {
+	PartnerID string
+	KeyHash   []byte
+	// Senders are the approved sender ids (shortcodes), sorted.
+	Senders []string
+	// Credit is the balance.
+	Credit Credit
+	// TimeZone is an IANA time zone name, for timeToSend and report times.
+	TimeZone string
+	// CostPerSegment is what one SMS part costs.
+	CostPerSegment Credit
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Message is a stored SMS.
+type Message struct {
+	// ID is the service's id, "sms_<32 hex digits>".
+	ID string
+	// Number is the provider message id the API returns (providerMessageId,
+	// messageid) and takes (delivery-report messageID). The Store assigns it
+	// in SMSAccept: positive, unique across accounts.
+	Number    int64
+	PartnerID string
+	// Mobile is the recipient: international format, digits only.
+	Mobile string
+	Text   string
+	// Sender is the approved sender id (shortcode).
+	Sender string
+	// ClientSMSID is the client's reference of a bulk item, as text.
+	ClientSMSID string
+	Encoding    string
+	Segments    int
+	// Cost is what was debited for the message.
+	Cost   Credit
+	Status string
+	// DueAt is when the message is next eligible to be claimed: the send
+	// time while scheduled or queued, the end of the lease while sending.
+	DueAt time.Time
+	// Attempts counts the claims.
+	Attempts int
+	// ClaimToken identifies the claim that owns a sending message.
+	ClaimToken string
+	// GatewayMessageID is the upstream gateway's id once it accepted the
+	// message; NetworkID is the network the gateway reported.
+	GatewayMessageID string
+	NetworkID        string
+	// FailureReason tells why the last attempt failed.
+	FailureReason string
+	// Report is the last delivery report, nil when there is none.
+	Report    *Report
+	SentAt    *time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Report is a delivery report.
+type Report struct {
+	// Status is the delivery-status number, see DeliveryStatus.
+	Status int
+	// Description is the delivery-description, for example
+	// DeliveredToTerminal.
+	Description string
+	// NetworkID is the delivery-networkid.
+	NetworkID string
+	// Time is when the state was reached (zero when unknown).
+	Time time.Time
+}
+
+// Store is the persistence the SMS service runs on. It is defined here, by
+// its consumer; store/memstore and store/sqlitestore implement it and pass
+// the conformance suite storetest.RunSMS.
+//
+// Stores return messaging.ErrNotFound for a missing record (a message of
+// another account is missing), messaging.ErrConflict for a duplicate,
+// messaging.ErrStale for a lost claim and ErrInsufficientCredit as a
+// per-message result of SMSAccept. Stores enforce atomicity; the SMS type
+// validates everything before calling them.
+type Store interface {
+	// SMSAccountCreate inserts a. ErrConflict if the partnerID exists.
+	SMSAccountCreate(ctx context.Context, a *Account) error
+	// SMSAccountGet returns the account of partnerID.
+	SMSAccountGet(ctx context.Context, partnerID string) (*Account, error)
+	// SMSAccountUpdate applies p (approves senders, sets the time zone or
+	// the cost per segment) atomically and returns the account after it.
+	SMSAccountUpdate(ctx context.Context, p *AccountUpdate) (*Account, error)
+	// SMSCreditAdd adds amount (positive) to the account's credit and
+	// returns the new balance.
+	SMSCreditAdd(ctx context.Context, partnerID string, amount Credit, at time.Time) (Credit, error)
+
+	// SMSAccept stores msgs in one transaction, in order. For each message
+	// it debits Cost from its account if the credit covers it (an atomic
+	// conditional debit: credit never goes negative, whatever runs
+	// concurrently) and inserts the message with a new Number. A message the
+	// credit cannot cover gets ErrInsufficientCredit in its result and takes
+	// nothing; the others go on. An error for the whole call (for example
+	// ErrNotFound for a missing account) stores nothing.
+	SMSAccept(ctx context.Context, msgs []*Message) ([]AcceptResult, error)
+	// SMSMessageGet returns the message Number of the account partnerID.
+	SMSMessageGet(ctx context.Context, partnerID string, number int64) (*Message, error)
+
+	// SMSClaimDue claims up to p.Limit messages whose status is scheduled,
+	// queued or sending and whose DueAt is at or before p.Now, oldest DueAt
+	// first: each is set to sending with DueAt p.LeaseUntil, ClaimToken
+	// p.Token and one more attempt, atomically, so that concurrent claimers
+	// never get the same message. A sending message whose lease ran out is
+	// claimed again. It uses an index on the due time.
+	SMSClaimDue(ctx context.Context, p *ClaimParams) ([]*Message, error)
+	// SMSComplete records the outcomes of claimed messages in one
+	// transaction. An outcome whose message is no longer sending under its
+	// token gets messaging.ErrStale in its slot and changes nothing.
+	SMSComplete(ctx context.Context, cs []*Completion) ([]error, error)
+	// SMSReportSave stores r as the delivery report of message number of
+	// the account partnerID. ErrNotFound if the account has no such message.
+	SMSReportSave(ctx context.Context, partnerID string, number int64, r *Report) error
+}
+
+// AccountUpdate are the arguments of Store.SMSAccountUpdate. Nil and empty
+// fields change nothing.
+type AccountUpdate struct {
+	PartnerID string
+	// AddSenders are approved; approving an approved sender does nothing.
+	AddSenders     []string
+	TimeZone       *string
+	CostPerSegment *Credit
+	At             time.Time
+}
+
+// AcceptResult is the outcome of one message of Store.SMSAccept.
+type AcceptResult struct {
+	// Number is the new message's number, 0 when Err is set.
+	Number int64
+	// Balance is the account's credit after the debit.
+	Balance Credit
+	// Err is ErrInsufficientCredit or nil.
+	Err error
+}
+
+// ClaimParams are the arguments of Store.SMSClaimDue.
+type ClaimParams struct {
+	Now        time.Time
+	LeaseUntil time.Time
+	Token      string
+	Limit      int
+}
+
+// Completion is the outcome of one claimed message, for Store.SMSComplete.
+type Completion struct {
+	Number int64
+	// Token is the claim's token; the outcome applies only while the
+	// message is sending under it.
+	Token string
+	// Status is StatusSent (with GatewayMessageID and NetworkID),
+	// StatusQueued (retry at RetryAt) or StatusFailed (FailureReason; the
+	// message's Cost goes back to its account in the same transaction).
+	Status           string
+	GatewayMessageID string
+	NetworkID        string
+	RetryAt          time.Time
+	FailureReason    string
+	At               time.Time
+}

@@ -1,0 +1,265 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
+)
+
+var _ sms.Store = (*Store)(nil)
+
+// smsData is the SMS part of the store. Its zero value is ready to use.
+type smsData struct {
+	mu       sync.Mutex
+	accounts map[string]*sms.Account
+	messages map[int64]*sms.Message
+	// pending holds the numbers of scheduled, queued and sending messages,
+	// so claims look at those alone.
+	pending map[int64]struct{}
+	last    int64
+}
+
+func (d *smsData) init() {
+	if d.accounts == nil {
+		d.accounts = map[string]*sms.Account{}
+		d.messages = map[int64]*sms.Message{}
+		d.pending = map[int64]struct{}{}
+	}
+}
+
+func copyAccount(a *sms.Account) *sms.Account {
+	c := *a
+	c.KeyHash = slices.Clone(a.KeyHash)
+	c.Senders = append([]string{}, a.Senders...)
+	return &c
+}
+
+func copySMS(m *sms.Message) *sms.Message {
+	c := *m
+	if m.Report != nil {
+		r := *m.Report
+		c.Report = &r
+	}
+	c.SentAt = copyTime(m.SentAt)
+	return &c
+}
+
+func pendingStatus(status string) bool {
+	return status == sms.StatusScheduled || status == sms.StatusQueued || status == sms.StatusSending
+}
+
+// SMSAccountCreate implements sms.Store.
+func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	if _, ok := d.accounts[a.PartnerID]; ok {
+		return messaging.ErrConflict
+	}
+	c := copyAccount(a)
+	slices.Sort(c.Senders)
+	c.Senders = slices.Compact(c.Senders)
+	d.accounts[a.PartnerID] = c
+	return nil
+}
+
+// SMSAccountGet implements sms.Store.
+func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Account, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a, ok := d.accounts[partnerID]
+	if !ok {
+		return nil, messaging.ErrNotFound
+	}
+	return copyAccount(a), nil
+}
+
+// SMSAccountUpdate implements sms.Store.
+func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a, ok := d.accounts[p.PartnerID]
+	if !ok {
+		return nil, messaging.ErrNotFound
+	}
+	if len(p.AddSenders) > 0 {
+		senders := append(slices.Clone(a.Senders), p.AddSenders...)
+		slices.Sort(senders)
+		a.Senders = slices.Compact(senders)
+	}
+	if p.TimeZone != nil {
+		a.TimeZone = *p.TimeZone
+	}
+	if p.CostPerSegment != nil {
+		a.CostPerSegment = *p.CostPerSegment
+	}
+	a.UpdatedAt = p.At
+	return copyAccount(a), nil
+}
+
+// SMSCreditAdd implements sms.Store.
+func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a, ok := d.accounts[partnerID]
+	if !ok {
+		return 0, messaging.ErrNotFound
+	}
+	a.Credit += amount
+	a.UpdatedAt = at
+	return a.Credit, nil
+}
+
+// SMSAccept implements sms.Store: the debits and inserts of a call happen
+// under one lock, so they are atomic together.
+func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	for _, m := range msgs {
+		if _, ok := d.accounts[m.PartnerID]; !ok {
+			return nil, messaging.ErrNotFound
+		}
+	}
+	out := make([]sms.AcceptResult, len(msgs))
+	for i, m := range msgs {
+		a := d.accounts[m.PartnerID]
+		if a.Credit < m.Cost {
+			out[i] = sms.AcceptResult{Balance: a.Credit, Err: sms.ErrInsufficientCredit}
+			continue
+		}
+		a.Credit -= m.Cost
+		d.last++
+		c := copySMS(m)
+		c.Number = d.last
+		d.messages[c.Number] = c
+		if pendingStatus(c.Status) {
+			d.pending[c.Number] = struct{}{}
+		}
+		out[i] = sms.AcceptResult{Number: c.Number, Balance: a.Credit}
+	}
+	return out, nil
+}
+
+// SMSMessageGet implements sms.Store.
+func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int64) (*sms.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m, ok := d.messages[number]
+	if !ok || m.PartnerID != partnerID {
+		return nil, messaging.ErrNotFound
+	}
+	return copySMS(m), nil
+}
+
+// SMSClaimDue implements sms.Store. It scans the pending messages only.
+func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var due []*sms.Message
+	for n := range d.pending {
+		if m := d.messages[n]; !m.DueAt.After(p.Now) {
+			due = append(due, m)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].DueAt.Equal(due[j].DueAt) {
+			return due[i].DueAt.Before(due[j].DueAt)
+		}
+		return due[i].Number < due[j].Number
+	})
+	if len(due) > p.Limit {
+		due = due[:p.Limit]
+	}
+	out := make([]*sms.Message, len(due))
+	for i, m := range due {
+		m.Status, m.DueAt, m.ClaimToken = sms.StatusSending, p.LeaseUntil, p.Token
+		m.Attempts++
+		m.UpdatedAt = p.Now
+		out[i] = copySMS(m)
+	}
+	return out, nil
+}
+
+// SMSComplete implements sms.Store.
+func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	errs := make([]error, len(cs))
+	for i, c := range cs {
+		m, ok := d.messages[c.Number]
+		if !ok || m.Status != sms.StatusSending || m.ClaimToken != c.Token {
+			errs[i] = messaging.ErrStale
+			continue
+		}
+		m.ClaimToken, m.UpdatedAt = "", c.At
+		switch c.Status {
+		case sms.StatusSent:
+			m.Status, m.GatewayMessageID, m.NetworkID, m.FailureReason = sms.StatusSent, c.GatewayMessageID, c.NetworkID, ""
+			at := c.At
+			m.SentAt = &at
+			delete(d.pending, m.Number)
+		case sms.StatusQueued:
+			m.Status, m.DueAt, m.FailureReason = sms.StatusQueued, c.RetryAt, c.FailureReason
+		default:
+			m.Status, m.FailureReason = sms.StatusFailed, c.FailureReason
+			d.accounts[m.PartnerID].Credit += m.Cost
+			delete(d.pending, m.Number)
+		}
+	}
+	return errs, nil
+}
+
+// SMSReportSave implements sms.Store.
+func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int64, r *sms.Report) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m, ok := d.messages[number]
+	if !ok || m.PartnerID != partnerID {
+		return messaging.ErrNotFound
+	}
+	c := *r
+	m.Report = &c
+	return nil
+}

@@ -1,0 +1,13 @@
+package memstore_test
+
+import (
+	"testing"
+
+	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/store/memstore"
+	"github.com/ujumbe/messaging/store/storetest"
+)
+
+func TestSMSConformance(t *testing.T) {
+	storetest.RunSMS(t, func(t *testing.T) sms.Store { return memstore.New() })
+}

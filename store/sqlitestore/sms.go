@@ -1,0 +1,334 @@
+package sqlitestore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
+)
+
+var _ sms.Store = (*Store)(nil)
+
+// SMSAccountCreate implements sms.Store.
+func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sms_accounts (partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, a.PartnerID, a.KeyHash, int64(a.Credit), a.TimeZone, int64(a.CostPerSegment),
+			fmtTime(a.CreatedAt), fmtTime(a.UpdatedAt)); err != nil {
+			return err
+		}
+		return addSenders(ctx, tx, a.PartnerID, a.Senders, a.CreatedAt)
+	})
+}
+
+func addSenders(ctx context.Context, tx *sql.Tx, partnerID string, senders []string, at time.Time) error {
+	for _, sd := range senders {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sms_senders (partner_id, sender, approved_at) VALUES (?, ?, ?)
+			ON CONFLICT DO NOTHING`, partnerID, sd, fmtTime(at)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func getAccount(ctx context.Context, q queryer, partnerID string) (*sms.Account, error) {
+	var a sms.Account
+	var credit, cost int64
+	var created, updated string
+	if err := q.QueryRowContext(ctx, `SELECT partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at
+		FROM sms_accounts WHERE partner_id = ?`, partnerID).
+		Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, &created, &updated); err != nil {
+		return nil, err
+	}
+	a.Credit, a.CostPerSegment = sms.Credit(credit), sms.Credit(cost)
+	var err error
+	if a.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	if a.UpdatedAt, err = parseTime(updated); err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, `SELECT sender FROM sms_senders WHERE partner_id = ? ORDER BY sender`, partnerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	a.Senders = []string{}
+	for rows.Next() {
+		var sd string
+		if err := rows.Scan(&sd); err != nil {
+			return nil, err
+		}
+		a.Senders = append(a.Senders, sd)
+	}
+	return &a, rows.Err()
+}
+
+// SMSAccountGet implements sms.Store. Senders are sorted.
+func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Account, error) {
+	var a *sms.Account
+	err := s.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		a, err = getAccount(ctx, tx, partnerID)
+		return err
+	})
+	return a, err
+}
+
+// SMSAccountUpdate implements sms.Store.
+func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
+	var a *sms.Account
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sms_accounts SET
+			time_zone = coalesce(?, time_zone), cost_per_segment = coalesce(?, cost_per_segment), updated_at = ?
+			WHERE partner_id = ?`, nullString(p.TimeZone), nullCredit(p.CostPerSegment), fmtTime(p.At), p.PartnerID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return messaging.ErrNotFound
+		}
+		if err := addSenders(ctx, tx, p.PartnerID, p.AddSenders, p.At); err != nil {
+			return err
+		}
+		a, err = getAccount(ctx, tx, p.PartnerID)
+		return err
+	})
+	return a, err
+}
+
+func nullString(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+func nullCredit(c *sms.Credit) any {
+	if c == nil {
+		return nil
+	}
+	return int64(*c)
+}
+
+// SMSCreditAdd implements sms.Store.
+func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
+	var credit int64
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `UPDATE sms_accounts SET credit = credit + ?, updated_at = ? WHERE partner_id = ? RETURNING credit`,
+			int64(amount), fmtTime(at), partnerID).Scan(&credit)
+	})
+	return sms.Credit(credit), err
+}
+
+const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, encoding, segments, cost, status, due_at,
+	attempts, claim_token, gateway_message_id, network_id, failure_reason,
+	dlr_status, dlr_description, dlr_network_id, dlr_time, sent_at, created_at, updated_at`
+
+func scanSMS(sc scanner) (*sms.Message, error) {
+	var m sms.Message
+	var cost int64
+	var due, created, updated string
+	var dlrStatus sql.NullInt64
+	var dlrDesc, dlrNet, dlrTime, sent sql.NullString
+	if err := sc.Scan(&m.Number, &m.ID, &m.PartnerID, &m.Mobile, &m.Text, &m.Sender, &m.ClientSMSID, &m.Encoding, &m.Segments,
+		&cost, &m.Status, &due, &m.Attempts, &m.ClaimToken, &m.GatewayMessageID, &m.NetworkID, &m.FailureReason,
+		&dlrStatus, &dlrDesc, &dlrNet, &dlrTime, &sent, &created, &updated); err != nil {
+		return nil, err
+	}
+	m.Cost = sms.Credit(cost)
+	var err error
+	if m.DueAt, err = parseTime(due); err != nil {
+		return nil, err
+	}
+	if m.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	if m.UpdatedAt, err = parseTime(updated); err != nil {
+		return nil, err
+	}
+	if m.SentAt, err = parseTimePtr(sent); err != nil {
+		return nil, err
+	}
+	if dlrDesc.Valid {
+		r := &sms.Report{Status: int(dlrStatus.Int64), Description: dlrDesc.String, NetworkID: dlrNet.String}
+		if t, err := parseTimePtr(dlrTime); err != nil {
+			return nil, err
+		} else if t != nil {
+			r.Time = *t
+		}
+		m.Report = r
+	}
+	return &m, nil
+}
+
+// SMSAccept implements sms.Store. Every debit is one conditional statement
+// (UPDATE ... SET credit = credit - cost WHERE credit >= cost), and the
+// debits and inserts of a call are one transaction.
+func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
+	out := make([]sms.AcceptResult, len(msgs))
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		debit, err := tx.PrepareContext(ctx, `UPDATE sms_accounts SET credit = credit - ?, updated_at = ?
+			WHERE partner_id = ? AND credit >= ? RETURNING credit`)
+		if err != nil {
+			return err
+		}
+		defer debit.Close()
+		insert, err := tx.PrepareContext(ctx, `INSERT INTO sms_messages (id, partner_id, mobile, text, sender, client_sms_id,
+			encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
+			created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', ?, '', ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer insert.Close()
+		for i, m := range msgs {
+			var credit int64
+			err := debit.QueryRowContext(ctx, int64(m.Cost), fmtTime(m.CreatedAt), m.PartnerID, int64(m.Cost)).Scan(&credit)
+			if errors.Is(err, sql.ErrNoRows) {
+				if err := tx.QueryRowContext(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = ?`, m.PartnerID).Scan(&credit); err != nil {
+					return err // ErrNoRows: no such account, nothing is stored
+				}
+				out[i] = sms.AcceptResult{Balance: sms.Credit(credit), Err: sms.ErrInsufficientCredit}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			res, err := insert.ExecContext(ctx, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
+				m.Encoding, m.Segments, int64(m.Cost), m.Status, fmtTime(m.DueAt), m.NetworkID,
+				fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt))
+			if err != nil {
+				return err
+			}
+			n, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			out[i] = sms.AcceptResult{Number: n, Balance: sms.Credit(credit)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SMSMessageGet implements sms.Store.
+func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int64) (*sms.Message, error) {
+	m, err := scanSMS(s.r.QueryRowContext(ctx, `SELECT `+smsCols+` FROM sms_messages WHERE number = ? AND partner_id = ?`, number, partnerID))
+	return m, interpretError(err)
+}
+
+// SMSClaimDue implements sms.Store: one UPDATE ... RETURNING whose
+// candidates come from the partial index sms_messages_due, in the writer's
+// transaction, so two claimers never get the same message.
+func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
+	var out []*sms.Message
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE sms_messages
+			SET status = 'sending', due_at = ?, claim_token = ?, attempts = attempts + 1, updated_at = ?
+			WHERE number IN (
+				SELECT number FROM sms_messages INDEXED BY sms_messages_due
+				WHERE status IN ('scheduled', 'queued', 'sending') AND due_at <= ?
+				ORDER BY due_at, number LIMIT ?)
+			RETURNING `+smsCols, fmtTime(p.LeaseUntil), p.Token, fmtTime(p.Now), fmtTime(p.Now), p.Limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			m, err := scanSMS(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *sms.Message) int { return cmp.Compare(a.Number, b.Number) })
+	return out, nil
+}
+
+// SMSComplete implements sms.Store.
+func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error, error) {
+	errs := make([]error, len(cs))
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		for i, c := range cs {
+			var res sql.Result
+			var err error
+			switch c.Status {
+			case sms.StatusSent:
+				res, err = tx.ExecContext(ctx, `UPDATE sms_messages SET status = 'sent', gateway_message_id = ?, network_id = ?,
+					failure_reason = '', claim_token = '', sent_at = ?, updated_at = ?
+					WHERE number = ? AND status = 'sending' AND claim_token = ?`,
+					c.GatewayMessageID, c.NetworkID, fmtTime(c.At), fmtTime(c.At), c.Number, c.Token)
+			case sms.StatusQueued:
+				res, err = tx.ExecContext(ctx, `UPDATE sms_messages SET status = 'queued', due_at = ?, failure_reason = ?,
+					claim_token = '', updated_at = ?
+					WHERE number = ? AND status = 'sending' AND claim_token = ?`,
+					fmtTime(c.RetryAt), c.FailureReason, fmtTime(c.At), c.Number, c.Token)
+			default:
+				res, err = tx.ExecContext(ctx, `UPDATE sms_messages SET status = 'failed', failure_reason = ?,
+					claim_token = '', updated_at = ?
+					WHERE number = ? AND status = 'sending' AND claim_token = ?`,
+					c.FailureReason, fmtTime(c.At), c.Number, c.Token)
+			}
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				errs[i] = messaging.ErrStale
+				continue
+			}
+			if c.Status != sms.StatusSent && c.Status != sms.StatusQueued {
+				if _, err := tx.ExecContext(ctx, `UPDATE sms_accounts SET credit = credit + m.cost, updated_at = ?
+					FROM (SELECT partner_id, cost FROM sms_messages WHERE number = ?) AS m
+					WHERE sms_accounts.partner_id = m.partner_id`, fmtTime(c.At), c.Number); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// SMSReportSave implements sms.Store.
+func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int64, r *sms.Report) error {
+	var t any
+	if !r.Time.IsZero() {
+		t = fmtTime(r.Time)
+	}
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
+			WHERE number = ? AND partner_id = ?`, r.Status, r.Description, r.NetworkID, t, number, partnerID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return messaging.ErrNotFound
+		}
+		return nil
+	})
+}
