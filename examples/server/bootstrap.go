@@ -30,7 +30,12 @@ type bootstrapWorkspace struct {
 	Channels  []string                         `json:"channels"`
 	APIKeys   []bootstrapKey                   `json:"api_keys"`
 	Templates []messaging.TemplateCreateParams `json:"templates"`
-	Webhooks  []json.RawMessage                `json:"webhooks"`
+	Webhooks  []bootstrapWebhook               `json:"webhooks"`
+}
+
+type bootstrapWebhook struct {
+	URL    string `json:"url"`
+	Secret string `json:"secret"`
 }
 
 type bootstrapKey struct {
@@ -73,7 +78,7 @@ func pathError(path string, err error) error {
 // JSON path before anything reaches svc's store, then checks the keys
 // against svc's store, then applies it to svc.
 func applyBootstrap(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *slog.Logger) error {
-	dry, err := messaging.New(memstore.New(), fakeprovider.New(), nil)
+	dry, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32)})
 	if err != nil {
 		return err
 	}
@@ -169,8 +174,22 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 				return pathError(tp, err)
 			}
 		}
-		if len(ws.Webhooks) > 0 && log != nil {
-			log.Info("bootstrap: webhooks are accepted but not applied: webhook delivery is not available in this version", "workspace", ws.ID, "count", len(ws.Webhooks))
+		if len(ws.Webhooks) > 0 {
+			existing, err := svc.ListWebhookEndpoints(ctx, ws.ID)
+			if err != nil {
+				return err
+			}
+			for j, h := range ws.Webhooks {
+				if slices.ContainsFunc(existing, func(e *messaging.WebhookEndpoint) bool { return e.URL == h.URL }) {
+					continue // already applied
+				}
+				if h.Secret == "" {
+					return fmt.Errorf("%s.webhooks[%d].secret: is required", p, j)
+				}
+				if _, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: ws.ID, URL: h.URL, Secret: h.Secret}); err != nil {
+					return pathError(fmt.Sprintf("%s.webhooks[%d]", p, j), err)
+				}
+			}
 		}
 	}
 	if len(f.SMSAccounts) > 0 && log != nil {

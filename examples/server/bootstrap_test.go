@@ -49,7 +49,7 @@ func writeFile(t *testing.T, body string) string {
 func newService(t *testing.T) (*messaging.Service, *memstore.Store) {
 	t.Helper()
 	st := memstore.New()
-	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{Clock: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32), Clock: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +61,7 @@ type snapshot struct {
 	Channels  []string
 	Keys      []string
 	Templates []string
+	Webhooks  []string
 }
 
 func snap(t *testing.T, svc *messaging.Service) snapshot {
@@ -75,6 +76,10 @@ func snap(t *testing.T, svc *messaging.Service) snapshot {
 	s.Channels = ws.Channels
 	for _, k := range keys {
 		s.Keys = append(s.Keys, k.ID+" "+k.Prefix+" revoked="+boolStr(k.RevokedAt != nil))
+	}
+	hooks, _ := svc.ListWebhookEndpoints(ctx, "acme")
+	for _, h := range hooks {
+		s.Webhooks = append(s.Webhooks, h.ID+" "+h.URL)
 	}
 	tpls, _ := svc.Store().TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
 	for _, tp := range tpls {
@@ -107,8 +112,8 @@ func TestBootstrapAppliesIdempotently(t *testing.T) {
 	if d := cmp.Diff(first, snap(t, svc)); d != "" {
 		t.Errorf("second apply changed the store (-first +second):\n%s", d)
 	}
-	if len(first.Keys) != 3 || len(first.Templates) != 1 || len(first.Channels) != 3 {
-		t.Fatalf("applied %+v; want 3 keys, 1 template, 3 channels", first)
+	if len(first.Keys) != 3 || len(first.Templates) != 1 || len(first.Channels) != 3 || len(first.Webhooks) != 1 {
+		t.Fatalf("applied %+v; want 3 keys, 1 template, 3 channels, 1 webhook", first)
 	}
 
 	for _, tc := range []struct {
@@ -147,6 +152,10 @@ func TestBootstrapRefusesBadFileAndAppliesNothing(t *testing.T) {
 			"workspaces[0].channels[2]: must be whatsapp, instagram or messenger"},
 		{"bad status", strings.Replace(goodBootstrap, `"status": "approved"`, `"status": "live"`, 1),
 			"workspaces[0].templates[0].status: must be one of"},
+		{"bad webhook secret", strings.Replace(goodBootstrap, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "hunter2", 1),
+			"workspaces[0].webhooks[0].secret: must be whsec_"},
+		{"bad webhook url", strings.Replace(goodBootstrap, "http://127.0.0.1:9999/hook", "127.0.0.1:9999", 1),
+			"workspaces[0].webhooks[0].url: must be an absolute http or https URL"},
 		{"unknown field", strings.Replace(goodBootstrap, `"name": "Acme Ltd"`, `"nmae": "Acme Ltd"`, 1),
 			`unknown field "nmae"`},
 	} {
