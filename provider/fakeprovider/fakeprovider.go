@@ -1,48 +1,649 @@
-// Package fakeprovider is a deterministic in-memory channel provider. It
-// accepts every message, records what it was asked to send, and answers with
-// sequential provider message ids ("wamid.fake.000001", ...). It is meant
-// for examples and tests.
+// Package fakeprovider is a deterministic, in-memory simulator of the
+// channel provider (Meta's WhatsApp Cloud API, Messenger and Instagram). It
+// applies Meta's rules and error codes without any network, so examples and
+// tests see the same outcomes a real provider gives, at times they control.
+//
+// # Sending
+//
+// Send checks a message and either refuses it with a *messaging.SendError
+// (never retryable, unless scripted with FailNext) or accepts it and returns
+// a sequential provider message id ("wamid.fake.000001", ...; the prefix is
+// Options.IDPrefix). The checks, in order:
+//
+//   - A malformed message (nil, unknown channel or type, missing recipient,
+//     text or media link, a template outside WhatsApp, a WhatsApp recipient
+//     not in E.164 form) is refused with 100 "Invalid parameter".
+//   - When Options.Templates is set, a template send is checked against the
+//     provider's own copy of the template: an unknown name or language, or a
+//     template that is not approved, is 132001 "Template name does not exist
+//     in the translation"; a paused template is 132015 "Template is paused"
+//     and a disabled one 132016 "Template is disabled"; a header or body
+//     parameter count that differs from the template's variables is 132000
+//     "Number of parameters does not match the expected number of params"; a
+//     media header without its media parameter, or a dynamic URL button (URL
+//     ending in {{1}}) or COPY_CODE button without its button component, is
+//     131008 "Required parameter is missing"; a media parameter of the wrong
+//     kind is 132012 "Parameter format does not match format in the created
+//     template"; a button component naming a button the template does not
+//     have (or of another kind) is 131009 "Parameter value is not valid".
+//     Without Options.Templates, template sends are not checked.
+//   - With Options.CustomerServiceWindow, a free-form (non-template) WhatsApp
+//     message to a number that has not written in the last 24 hours (as told
+//     with Inbound) is refused with 131047 "Re-engagement message".
+//
+// Accepted messages are recorded in order (see Sent).
+//
+// # Status reports
+//
+// Like Meta, the fake reports what happens to an accepted message later and
+// asynchronously, as provider status reports applied to a Sink
+// (*messaging.Service is one): delivered Options.DeliveredAfter after the
+// send, then read Options.ReadAfter after that. A recipient whose E.164
+// number ends in 0000 is accepted by Send but then reported failed with
+// 131026 "Message undeliverable" (at the time delivered would have come), as
+// Meta does through its status webhook.
+//
+// Reports are never sent from inside Send and never by a timer of their
+// own: the fake keeps a schedule of pending reports, each with a due time,
+// and Flush applies every report due at Options.Clock(), oldest first. This
+// keeps tests deterministic (advance the injected clock, call Flush) and
+// guarantees that a report never overtakes the dispatcher: if the Sink says
+// not_found because the dispatcher has not yet recorded sent and the
+// provider message id, the report (and every later report of the same
+// message) stays scheduled and is tried again by the next Flush, for up to
+// Options.RetryFor. Run calls Flush periodically, for long-running servers.
+//
+// # Scripted failures
+//
+// FailNext queues errors that the next Send calls return instead of
+// sending, for example a retryable 130429 rate limit, so that callers can
+// test their retry paths.
 package fakeprovider
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/ujumbe/messaging"
 )
 
 var _ messaging.Provider = (*Provider)(nil)
 
-// Provider is a fake channel provider. It is safe for concurrent use.
-type Provider struct {
-	mu   sync.Mutex
-	sent []*messaging.Message
+// Error codes and texts of the provider, as Meta's Graph API uses them.
+const (
+	CodeInvalidParameter    = "100"
+	TextInvalidParameter    = "Invalid parameter"
+	CodeUndeliverable       = "131026"
+	TextUndeliverable       = "Message undeliverable"
+	CodeReengagement        = "131047"
+	TextReengagement        = "Re-engagement message"
+	CodeParamCount          = "132000"
+	TextParamCount          = "Number of parameters does not match the expected number of params"
+	CodeTemplateNotFound    = "132001"
+	TextTemplateNotFound    = "Template name does not exist in the translation"
+	CodeParamMissing        = "131008"
+	TextParamMissing        = "Required parameter is missing"
+	CodeParamInvalid        = "131009"
+	TextParamInvalid        = "Parameter value is not valid"
+	CodeParamFormat         = "132012"
+	TextParamFormat         = "Parameter format does not match format in the created template"
+	CodeTemplatePaused      = "132015"
+	TextTemplatePaused      = "Template is paused"
+	CodeTemplateDisabled    = "132016"
+	TextTemplateDisabled    = "Template is disabled"
+	undeliverableSuffix     = "0000"
+	defaultIDPrefix         = "wamid.fake."
+	defaultFlushInterval    = time.Second
+	defaultRetryFor         = 24 * time.Hour
+	customerServiceWindowLn = 24 * time.Hour
+)
+
+// TemplateLookup returns the provider's copy of the template with exactly
+// this name and language in a workspace. A template that does not exist is
+// reported as (nil, nil) or as an error matching messaging.ErrNotFound; any
+// other error makes Send fail with that (retryable) error.
+type TemplateLookup func(ctx context.Context, workspaceID, name, language string) (*messaging.Template, error)
+
+// Sink receives the provider's status reports. *messaging.Service satisfies
+// it. ApplyProviderStatus reports an unknown provider message id as an error
+// matching messaging.ErrNotFound.
+type Sink interface {
+	ApplyProviderStatus(ctx context.Context, s *messaging.ProviderStatus) (bool, error)
 }
 
-// New returns a Provider that has sent nothing.
-func New() *Provider { return &Provider{} }
+// Options configure a Provider. A nil *Options means all defaults.
+type Options struct {
+	// Clock returns the current time; reports are due relative to it.
+	// Default: time.Now.
+	Clock func() time.Time
+	// DeliveredAfter is the time from an accepted send to its delivered
+	// (or, for undeliverable numbers, failed) report. Default 0: due at
+	// once, applied by the next Flush. Negative: messages are never
+	// reported delivered (an undeliverable number still fails at once).
+	DeliveredAfter time.Duration
+	// ReadAfter is the time from the delivered report to the read report.
+	// Default 0. Negative: messages are never reported read.
+	ReadAfter time.Duration
+	// Templates is the provider's own copy of the templates, against which
+	// template sends are checked. Default nil: template sends are accepted
+	// unchecked.
+	Templates TemplateLookup
+	// Sink receives status reports. It may also be set later with SetSink
+	// (the usual case, since a *messaging.Service is created after its
+	// provider). Default nil: reports stay scheduled until a Sink is set.
+	Sink Sink
+	// CustomerServiceWindow enforces WhatsApp's 24-hour customer service
+	// window on free-form messages (see the package comment). Default off.
+	CustomerServiceWindow bool
+	// IDPrefix starts every provider message id. Default "wamid.fake.". A
+	// server that keeps messages across restarts should make it unique per
+	// process (for example with the start time), since the sequence
+	// restarts at 1.
+	IDPrefix string
+	// FlushInterval is how often Run flushes. Default 1 s.
+	FlushInterval time.Duration
+	// RetryFor is how long after its due time a report whose message the
+	// Sink does not know yet is retried before it is dropped. Default 24 h.
+	RetryFor time.Duration
+	// Logger receives Run's flush errors and dropped reports. Default:
+	// discard.
+	Logger *slog.Logger
+}
 
-// Send records m and returns the next sequential provider message id.
+// Report is a status report the provider has scheduled.
+type Report struct {
+	// Due is when the report becomes deliverable.
+	Due time.Time
+	// Status is the report itself.
+	Status messaging.ProviderStatus
+	seq    uint64
+}
+
+// Provider is the fake channel provider. Create it with New or
+// NewWithOptions. It is safe for concurrent use.
+type Provider struct {
+	opts Options
+
+	flushMu sync.Mutex // serialises Flush
+
+	mu       sync.Mutex
+	sink     Sink
+	seq      int
+	sent     []*messaging.Message
+	pending  []Report
+	nextSeq  uint64
+	failNext []error
+	inbound  map[string]time.Time // workspace + "\x00" + number -> last inbound
+}
+
+// New returns a Provider with default Options: it accepts every well-formed
+// message, does not check templates, and schedules delivered and read
+// reports due at once, delivered to a Sink set with SetSink.
+func New() *Provider { return NewWithOptions(nil) }
+
+// NewWithOptions returns a Provider configured by opts (nil means defaults).
+func NewWithOptions(opts *Options) *Provider {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.IDPrefix == "" {
+		o.IDPrefix = defaultIDPrefix
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = defaultFlushInterval
+	}
+	if o.RetryFor <= 0 {
+		o.RetryFor = defaultRetryFor
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}}
+}
+
+// SetSink sets the Sink that Flush applies status reports to.
+func (p *Provider) SetSink(s Sink) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sink = s
+}
+
+// FailNext queues errors that the next Send calls return, one per call and
+// in order, before any other check; such sends are not recorded. Use a
+// *messaging.SendError to simulate a provider error (for example
+// {Code: "130429", Retryable: true, RetryAfter: time.Minute}) or any other
+// error to simulate a transport failure.
+func (p *Provider) FailNext(errs ...error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failNext = append(p.failNext, errs...)
+}
+
+// Inbound tells the provider that from wrote to the workspace at time at,
+// which opens the 24-hour customer service window for free-form messages to
+// from (see Options.CustomerServiceWindow). from is an E.164 number; a
+// missing leading '+' is added.
+func (p *Provider) Inbound(workspaceID, from string, at time.Time) {
+	key := workspaceID + "\x00" + withPlus(from)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if last, ok := p.inbound[key]; !ok || at.After(last) {
+		p.inbound[key] = at
+	}
+}
+
+func withPlus(n string) string {
+	if n != "" && !strings.HasPrefix(n, "+") {
+		return "+" + n
+	}
+	return n
+}
+
+func refuse(code, text string) *messaging.SendError {
+	return &messaging.SendError{Code: code, Text: text}
+}
+
+// Send checks m under the provider's rules (see the package comment) and,
+// if it is accepted, records it, schedules its status reports and returns
+// its provider message id. A refusal is a *messaging.SendError.
 func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
+	if len(p.failNext) > 0 {
+		err := p.failNext[0]
+		p.failNext = p.failNext[1:]
+		p.mu.Unlock()
+		return nil, err
+	}
+	p.mu.Unlock()
+	if m == nil {
+		return nil, refuse(CodeInvalidParameter, TextInvalidParameter)
+	}
+	if err := checkShape(m); err != nil {
+		return nil, err
+	}
+	if m.Type == messaging.TypeTemplate && p.opts.Templates != nil {
+		if err := p.checkTemplate(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	now := p.opts.Clock()
+
+	p.mu.Lock()
 	defer p.mu.Unlock()
-	c := *m
-	p.sent = append(p.sent, &c)
-	return &messaging.SendReceipt{ProviderMessageID: fmt.Sprintf("wamid.fake.%06d", len(p.sent))}, nil
+	if p.opts.CustomerServiceWindow && m.Channel == messaging.ChannelWhatsApp && m.Type != messaging.TypeTemplate {
+		last, ok := p.inbound[m.WorkspaceID+"\x00"+m.To]
+		if !ok || now.Sub(last) >= customerServiceWindowLn {
+			return nil, refuse(CodeReengagement, TextReengagement)
+		}
+	}
+	p.seq++
+	id := fmt.Sprintf("%s%06d", p.opts.IDPrefix, p.seq)
+	p.sent = append(p.sent, copyMessage(m))
+
+	d, r := p.opts.DeliveredAfter, p.opts.ReadAfter
+	switch {
+	case strings.HasPrefix(m.To, "+") && strings.HasSuffix(m.To, undeliverableSuffix):
+		p.schedule(now.Add(max(d, 0)), messaging.ProviderStatus{ProviderMessageID: id, Status: messaging.StatusFailed,
+			Code: CodeUndeliverable, Text: TextUndeliverable})
+	case d >= 0:
+		p.schedule(now.Add(d), messaging.ProviderStatus{ProviderMessageID: id, Status: messaging.StatusDelivered})
+		if r >= 0 {
+			p.schedule(now.Add(d+r), messaging.ProviderStatus{ProviderMessageID: id, Status: messaging.StatusRead})
+		}
+	}
+	return &messaging.SendReceipt{ProviderMessageID: id}, nil
 }
 
-// Sent returns copies of the messages sent so far, in order.
+// schedule adds a report; p.mu is held.
+func (p *Provider) schedule(due time.Time, s messaging.ProviderStatus) {
+	p.nextSeq++
+	p.pending = append(p.pending, Report{Due: due, Status: s, seq: p.nextSeq})
+	sortReports(p.pending)
+}
+
+func sortReports(rs []Report) {
+	slices.SortStableFunc(rs, func(a, b Report) int {
+		if c := a.Due.Compare(b.Due); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+}
+
+// checkShape refuses malformed messages with 100 Invalid parameter.
+func checkShape(m *messaging.Message) error {
+	bad := func(detail string) error {
+		return refuse(CodeInvalidParameter, TextInvalidParameter+": "+detail)
+	}
+	switch m.Channel {
+	case messaging.ChannelWhatsApp, messaging.ChannelMessenger, messaging.ChannelInstagram:
+	default:
+		return bad(fmt.Sprintf("unknown channel %q", m.Channel))
+	}
+	if m.To == "" {
+		return bad("the recipient is required")
+	}
+	if m.Channel == messaging.ChannelWhatsApp && !isE164(m.To) {
+		return bad("the recipient must be a phone number in E.164 form")
+	}
+	switch m.Type {
+	case messaging.TypeText:
+		if strings.TrimSpace(m.Text) == "" {
+			return bad("text.body is required")
+		}
+	case messaging.TypeImage, messaging.TypeVideo, messaging.TypeDocument, messaging.TypeAudio:
+		if m.MediaURL == "" {
+			return bad(m.Type + ".link is required")
+		}
+	case messaging.TypeTemplate:
+		if m.Channel != messaging.ChannelWhatsApp {
+			return bad("templates are sent on whatsapp only")
+		}
+		if m.TemplateName == "" || m.Language == "" {
+			return bad("template.name and template.language.code are required")
+		}
+	default:
+		return bad(fmt.Sprintf("unknown message type %q", m.Type))
+	}
+	return nil
+}
+
+func isE164(s string) bool {
+	if len(s) < 8 || len(s) > 16 || s[0] != '+' || s[1] == '0' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTemplate checks a template send against the provider's copy.
+func (p *Provider) checkTemplate(ctx context.Context, m *messaging.Message) error {
+	t, err := p.opts.Templates(ctx, m.WorkspaceID, m.TemplateName, m.Language)
+	if err != nil && !errors.Is(err, messaging.ErrNotFound) {
+		return fmt.Errorf("fakeprovider: template lookup: %w", err)
+	}
+	if err != nil || t == nil || t.Name != m.TemplateName || t.Language != m.Language {
+		return refuse(CodeTemplateNotFound, TextTemplateNotFound)
+	}
+	switch t.Status {
+	case messaging.TemplateApproved:
+	case messaging.TemplatePaused:
+		return refuse(CodeTemplatePaused, TextTemplatePaused)
+	case messaging.TemplateDisabled:
+		return refuse(CodeTemplateDisabled, TextTemplateDisabled)
+	default:
+		return refuse(CodeTemplateNotFound, TextTemplateNotFound)
+	}
+	count := func(typ string) (n int) {
+		for _, c := range m.Components {
+			if c.Type == typ {
+				n += len(c.Parameters)
+			}
+		}
+		return n
+	}
+	var header *messaging.TemplateComponent
+	bodyVars, headerVars := 0, 0
+	var buttons []messaging.TemplateButton
+	for i := range t.Components {
+		c := &t.Components[i]
+		switch c.Type {
+		case "HEADER":
+			header = c
+			if c.Format == "" || c.Format == "TEXT" {
+				headerVars = countVars(c.Text)
+			}
+		case "BODY":
+			bodyVars = countVars(c.Text)
+		case "BUTTONS":
+			buttons = c.Buttons
+		}
+	}
+	mediaHeader := header != nil && header.Format != "" && header.Format != "TEXT"
+	if !mediaHeader && count("header") != headerVars {
+		return refuse(CodeParamCount, TextParamCount)
+	}
+	if count("body") != bodyVars {
+		return refuse(CodeParamCount, TextParamCount)
+	}
+	if mediaHeader {
+		var ps []messaging.SendParameter
+		for _, c := range m.Components {
+			if c.Type == "header" {
+				ps = append(ps, c.Parameters...)
+			}
+		}
+		switch {
+		case len(ps) == 0:
+			return refuse(CodeParamMissing, TextParamMissing)
+		case len(ps) > 1:
+			return refuse(CodeParamCount, TextParamCount)
+		case ps[0].Type != strings.ToLower(header.Format) || ps[0].Link == "":
+			return refuse(CodeParamFormat, TextParamFormat)
+		}
+	}
+	// Button components: each must name a button of the right kind.
+	given := map[int]messaging.SendComponent{}
+	for _, c := range m.Components {
+		if c.Type != "button" {
+			continue
+		}
+		if c.Index == nil || *c.Index < 0 || *c.Index >= len(buttons) || !buttonKindMatches(buttons[*c.Index], c.SubType) {
+			return refuse(CodeParamInvalid, TextParamInvalid)
+		}
+		given[*c.Index] = c
+	}
+	for i, b := range buttons {
+		need := ""
+		switch {
+		case b.Type == "URL" && strings.HasSuffix(b.URL, "{{1}}"):
+			need = "text"
+		case b.Type == "COPY_CODE":
+			need = "coupon_code"
+		default:
+			continue
+		}
+		c, ok := given[i]
+		if !ok || len(c.Parameters) == 0 {
+			return refuse(CodeParamMissing, TextParamMissing)
+		}
+		if len(c.Parameters) != 1 || c.Parameters[0].Type != need {
+			return refuse(CodeParamFormat, TextParamFormat)
+		}
+	}
+	return nil
+}
+
+func buttonKindMatches(b messaging.TemplateButton, subType string) bool {
+	switch subType {
+	case "url":
+		return b.Type == "URL"
+	case "copy_code":
+		return b.Type == "COPY_CODE"
+	case "quick_reply":
+		return b.Type == "QUICK_REPLY"
+	}
+	return false
+}
+
+// countVars returns the number of distinct variables ({{1}}, {{2}}, ...) in
+// text; a malformed text counts its well-formed variables.
+func countVars(text string) int {
+	seen := map[int]bool{}
+	for rest := text; ; {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+2:]
+		j := strings.Index(rest, "}}")
+		if j < 0 {
+			break
+		}
+		if n, err := strconv.Atoi(rest[:j]); err == nil && n > 0 {
+			seen[n] = true
+		}
+		rest = rest[j+2:]
+	}
+	return len(seen)
+}
+
+// Flush applies, in due order, every scheduled report due at Clock() to
+// the Sink, and returns how many were applied (including reports the Sink
+// ignored as out of order or repeated). A report the Sink answers with
+// not_found, or with another error, stays scheduled together with every
+// later report of the same message, and is tried again by the next Flush;
+// a not_found report is dropped RetryFor after its due time. The error
+// joins the Sink's errors other than not_found. Concurrent Flush calls run
+// one after the other. Without a Sink, Flush applies nothing and returns
+// an error if reports are due.
+func (p *Provider) Flush(ctx context.Context) (int, error) {
+	p.flushMu.Lock()
+	defer p.flushMu.Unlock()
+	now := p.opts.Clock()
+
+	p.mu.Lock()
+	sink := p.sink
+	n := 0
+	for n < len(p.pending) && !p.pending[n].Due.After(now) {
+		n++
+	}
+	if n > 0 && sink == nil {
+		p.mu.Unlock()
+		return 0, fmt.Errorf("fakeprovider: %d status reports are due but no Sink is set (see SetSink)", n)
+	}
+	due := slices.Clone(p.pending[:n])
+	p.pending = slices.Delete(p.pending, 0, n)
+	p.mu.Unlock()
+
+	var (
+		applied int
+		keep    []Report
+		errs    []error
+		held    = map[string]bool{}
+	)
+	for i, r := range due {
+		if err := ctx.Err(); err != nil {
+			keep = append(keep, due[i:]...)
+			errs = append(errs, err)
+			break
+		}
+		id := r.Status.ProviderMessageID
+		if held[id] {
+			keep = append(keep, r)
+			continue
+		}
+		st := r.Status
+		_, err := sink.ApplyProviderStatus(ctx, &st)
+		switch {
+		case err == nil:
+			applied++
+		case errors.Is(err, messaging.ErrNotFound):
+			held[id] = true
+			if now.Sub(r.Due) > p.opts.RetryFor {
+				p.opts.Logger.WarnContext(ctx, "fakeprovider: dropping a status report of an unknown message",
+					"provider_message_id", id, "status", r.Status.Status, "due", r.Due)
+				continue
+			}
+			keep = append(keep, r)
+		default:
+			held[id] = true
+			keep = append(keep, r)
+			errs = append(errs, fmt.Errorf("fakeprovider: applying %s to %s: %w", r.Status.Status, id, err))
+		}
+	}
+	if len(keep) > 0 {
+		p.mu.Lock()
+		p.pending = append(p.pending, keep...)
+		sortReports(p.pending)
+		p.mu.Unlock()
+	}
+	return applied, errors.Join(errs...)
+}
+
+// Run calls Flush every Options.FlushInterval until ctx is done, logging
+// errors, and returns ctx's error. The interval is real time; due times
+// follow Options.Clock.
+func (p *Provider) Run(ctx context.Context) error {
+	t := time.NewTicker(p.opts.FlushInterval)
+	defer t.Stop()
+	for {
+		if _, err := p.Flush(ctx); err != nil && ctx.Err() == nil {
+			p.opts.Logger.WarnContext(ctx, "fakeprovider: flush", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Pending returns the scheduled reports in due order.
+func (p *Provider) Pending() []Report {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.pending)
+}
+
+// Sent returns copies of the messages accepted so far, in order.
 func (p *Provider) Sent() []*messaging.Message {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]*messaging.Message, len(p.sent))
 	for i, m := range p.sent {
-		c := *m
-		out[i] = &c
+		out[i] = copyMessage(m)
 	}
 	return out
+}
+
+// copyMessage returns a deep copy of m.
+func copyMessage(m *messaging.Message) *messaging.Message {
+	c := *m
+	if m.Components != nil {
+		c.Components = make([]messaging.SendComponent, len(m.Components))
+		for i, sc := range m.Components {
+			sc.Parameters = slices.Clone(sc.Parameters)
+			if sc.Index != nil {
+				idx := *sc.Index
+				sc.Index = &idx
+			}
+			c.Components[i] = sc
+		}
+	}
+	return &c
+}
+
+// StaticTemplates returns a TemplateLookup over a fixed list of templates,
+// for tests. A template with an empty WorkspaceID is found in every
+// workspace.
+func StaticTemplates(ts ...*messaging.Template) TemplateLookup {
+	list := slices.Clone(ts)
+	return func(_ context.Context, workspaceID, name, language string) (*messaging.Template, error) {
+		for _, t := range list {
+			if t != nil && t.Name == name && t.Language == language && (t.WorkspaceID == "" || t.WorkspaceID == workspaceID) {
+				return t, nil
+			}
+		}
+		return nil, messaging.ErrNotFound
+	}
 }
