@@ -13,9 +13,7 @@ import (
 func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
 	var out []*messaging.Message
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE messages SET lease_owner = ?, due_at = ?, attempts = attempts + 1
-			WHERE id IN (SELECT id FROM messages WHERE status = 'queued' AND due_at <= ? ORDER BY due_at, id LIMIT ?)
-			RETURNING `+messageCols,
+		rows, err := s.stmt(tx, qMessageClaim).QueryContext(ctx,
 			p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
 		if err != nil {
 			return err
@@ -71,11 +69,8 @@ func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messagi
 
 // queueEvent writes one delivery of ev per enabled endpoint of its
 // workspace, inside the caller's transaction.
-func queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
-		(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at)
-		SELECT id, workspace_id, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
-		WHERE workspace_id = ? AND disabled_at IS NULL ORDER BY created_at, id`,
+func (s *Store) queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
+	_, err := s.stmt(tx, qQueueEvent).ExecContext(ctx,
 		ev.MessageID, ev.ID, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.WorkspaceID)
 	return err
 }

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"slices"
 
 	"github.com/ujumbe/messaging"
 )
@@ -55,9 +56,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	var stored *messaging.Message
 	var created bool
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO messages (`+messageCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`,
+		res, err := s.stmt(tx, qMessageInsert).ExecContext(ctx,
 			m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
 			m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
 			m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
@@ -71,11 +70,10 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 		}
 		if n == 1 {
 			created = true
-			stored, err = scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ?`, m.ID))
+			stored, err = scanMessage(s.stmt(tx, qMessageByID).QueryRowContext(ctx, m.ID))
 			return err
 		}
-		stored, err = scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages
-			WHERE workspace_id = ? AND idempotency_key = ? AND idempotency_key <> ''`, m.WorkspaceID, m.IdempotencyKey))
+		stored, err = scanMessage(s.stmt(tx, qMessageByIdem).QueryRowContext(ctx, m.WorkspaceID, m.IdempotencyKey))
 		return err
 	})
 	if err != nil {
@@ -97,39 +95,58 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 // it reads the message, then updates it with a single UPDATE ... WHERE
 // status IN (From) ... RETURNING. FailureReason and ProviderMessageID are
 // only written when non-empty; UpdatedAt becomes p.At.
-func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		before, err = scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ? AND workspace_id = ?`,
-			p.ID, p.WorkspaceID))
-		if err != nil {
-			return err // sql.ErrNoRows: not found
-		}
-		args := []any{p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At), p.ID, p.WorkspaceID}
-		for _, f := range p.From {
-			args = append(args, f)
-		}
-		after, err = scanMessage(tx.QueryRowContext(ctx, `UPDATE messages SET status = ?,
+// Hot statements of MessageCreate, MessageUpdateStatus and MessageClaim.
+var (
+	qMessageInsert = `INSERT INTO messages (` + messageCols + `)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
+	qMessageByID   = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`
+	qMessageByWSID = `SELECT ` + messageCols + ` FROM messages WHERE id = ? AND workspace_id = ?`
+	qMessageByIdem = `SELECT ` + messageCols + ` FROM messages WHERE workspace_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
+	qMessageClaim  = `UPDATE messages SET lease_owner = ?, due_at = ?, attempts = attempts + 1
+			WHERE id IN (SELECT id FROM messages WHERE status = 'queued' AND due_at <= ? ORDER BY due_at, id LIMIT ?)
+			RETURNING ` + messageCols
+	qMessageSetStatus = `UPDATE messages SET status = ?,
 			failure_reason = CASE WHEN ? <> '' THEN ? ELSE failure_reason END,
 			provider_message_id = CASE WHEN ? <> '' THEN ? ELSE provider_message_id END,
 			updated_at = ?, lease_owner = ''
-			WHERE id = ? AND workspace_id = ? AND status IN (`+placeholders(len(p.From))+`)
-			RETURNING `+messageCols, args...))
-		switch {
-		case err == nil:
-			changed = true
-			if p.Event != nil {
-				if ev := p.Event(before, after); ev != nil {
-					return queueEvent(ctx, tx, ev)
-				}
-			}
+			WHERE id = ? AND workspace_id = ? AND status = ?
+			RETURNING ` + messageCols
+	qQueueEvent = `INSERT INTO webhook_deliveries
+		(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at)
+		SELECT id, workspace_id, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
+		WHERE workspace_id = ? AND disabled_at IS NULL ORDER BY created_at, id`
+)
+
+// hotWrites are prepared once on the writer connection (see stmt).
+var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent}
+
+func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		before, err = scanMessage(s.stmt(tx, qMessageByWSID).QueryRowContext(ctx, p.ID, p.WorkspaceID))
+		if err != nil {
+			return err // sql.ErrNoRows: not found
+		}
+		// The writer is serialized, so the status read above is the one
+		// the update sees: check p.From here and update by that status.
+		if !slices.Contains(p.From, before.Status) {
+			after = before
 			return nil
-		case err == sql.ErrNoRows:
-			after, err = scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ?`, p.ID))
-			return err
-		default:
+		}
+		after, err = scanMessage(s.stmt(tx, qMessageSetStatus).QueryRowContext(ctx,
+			p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
+			p.ID, p.WorkspaceID, before.Status))
+		if err != nil {
 			return err
 		}
+		changed = true
+		if p.Event != nil {
+			if ev := p.Event(before, after); ev != nil {
+				return s.queueEvent(ctx, tx, ev)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, nil, false, err

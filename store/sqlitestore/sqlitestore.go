@@ -31,6 +31,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -70,6 +71,14 @@ type Store struct {
 	w *sql.DB
 	// r is the pool of query-only reader connections.
 	r *sql.DB
+	// writes feeds the writer goroutine (see groupcommit.go).
+	writes     chan *writeReq
+	closing    chan struct{}
+	writerDone chan struct{}
+	closeOnce  sync.Once
+	// stmts holds the hot writes prepared on the writer connection; it is
+	// read-only after Open.
+	stmts map[string]*sql.Stmt
 }
 
 // Open opens (creating it if needed) the SQLite database at path, a file
@@ -139,7 +148,14 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}
-	return &Store{w: w, r: r}, nil
+	st := &Store{w: w, r: r, writes: make(chan *writeReq), closing: make(chan struct{}), writerDone: make(chan struct{})}
+	if err := st.prepareHot(ctx); err != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	go st.writer()
+	return st, nil
 }
 
 // escapePath escapes the characters that are special in an SQLite URI file
@@ -151,6 +167,11 @@ func escapePath(p string) string {
 // Close lets SQLite refresh its query planner statistics, then closes every
 // connection.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	<-s.writerDone
+	for _, st := range s.stmts {
+		_ = st.Close()
+	}
 	errR := s.r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	_, _ = s.w.ExecContext(ctx, "PRAGMA optimize")
@@ -261,20 +282,6 @@ func interpretError(err error) error {
 		}
 	}
 	return fmt.Errorf("sqlitestore: %w", err)
-}
-
-// writeTx runs fn in a write transaction (BEGIN IMMEDIATE on the writer
-// connection) and commits it if fn returns nil. The error is interpreted.
-func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return interpretError(err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return interpretError(err)
-	}
-	return interpretError(tx.Commit())
 }
 
 // readTx runs fn in a read transaction on a reader connection, so that its
