@@ -10,6 +10,9 @@
 //	-db         MESSAGING_DB         SQLite database file (default messaging.db)
 //	-bootstrap  MESSAGING_BOOTSTRAP  JSON file of workspaces, keys and templates, applied idempotently at start
 //	-rate-limits MESSAGING_RATE_LIMITS  "off", or a JSON file {"POST /v1/messages": 600, ...} of per-minute limits
+//	-secret-key-file MESSAGING_SECRET_KEY_FILE  key encrypting webhook secrets (default <db>.key, created if missing)
+//	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses (default true)
+//	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
 //
 // With no -bootstrap and an empty database it creates a demo workspace and
 // prints its API key and a ready curl command.
@@ -17,6 +20,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -25,6 +30,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,6 +61,10 @@ func run(ctx context.Context, args []string) error {
 	dbPath := fs.String("db", env("MESSAGING_DB", "messaging.db"), "SQLite database file (env MESSAGING_DB)")
 	bootstrap := fs.String("bootstrap", env("MESSAGING_BOOTSTRAP", ""), "bootstrap JSON file (env MESSAGING_BOOTSTRAP)")
 	limits := fs.String("rate-limits", env("MESSAGING_RATE_LIMITS", ""), `"off" or a JSON file of per-minute limits by route (env MESSAGING_RATE_LIMITS)`)
+	keyFile := fs.String("secret-key-file", env("MESSAGING_SECRET_KEY_FILE", ""), "file holding the 32-byte hex key that encrypts webhook secrets; created if missing (default: the -db path + \".key\") (env MESSAGING_SECRET_KEY_FILE)")
+	loopback := fs.Bool("webhooks-loopback", envBool("MESSAGING_WEBHOOKS_LOOPBACK", true), "let webhooks reach loopback addresses, for local testing; -webhooks-loopback=false forbids it (env MESSAGING_WEBHOOKS_LOOPBACK)")
+	deliveredAfter := fs.Duration("fake-delivered-after", envDuration("MESSAGING_FAKE_DELIVERED_AFTER", time.Second), "the fake provider reports a sent message delivered after this long (env MESSAGING_FAKE_DELIVERED_AFTER)")
+	readAfter := fs.Duration("fake-read-after", envDuration("MESSAGING_FAKE_READ_AFTER", 2*time.Second), "then read after this long (env MESSAGING_FAKE_READ_AFTER)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,15 +88,31 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 
+	if *keyFile == "" {
+		*keyFile = *dbPath + ".key"
+	}
+	secretKey, err := loadOrCreateKey(*keyFile)
+	if err != nil {
+		return err
+	}
 	store, err := sqlitestore.Open(ctx, *dbPath, nil)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	svc, err := messaging.New(store, fakeprovider.New(), &messaging.Options{Logger: log})
+	fake := fakeprovider.NewWithOptions(&fakeprovider.Options{
+		DeliveredAfter: *deliveredAfter, ReadAfter: *readAfter, Logger: log,
+		IDPrefix: fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
+		Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
+			return store.TemplateGetByName(ctx, ws, name, lang)
+		},
+	})
+	svc, err := messaging.New(store, fake, &messaging.Options{Logger: log, SecretKey: secretKey,
+		Webhooks: messaging.WebhookOptions{AllowLoopback: *loopback}})
 	if err != nil {
 		return err
 	}
+	fake.SetSink(svc)
 
 	if *bootstrap != "" {
 		f, err := loadBootstrap(*bootstrap)
@@ -109,6 +136,12 @@ func run(ctx context.Context, args []string) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	if err := svc.Start(runCtx); err != nil {
+		return err
+	}
+	go func() { _ = fake.Run(runCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("listening", "addr", *addr, "db", *dbPath)
@@ -123,7 +156,54 @@ func run(ctx context.Context, args []string) error {
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	// Let in-flight sends and webhook deliveries finish; what does not
+	// finish in time is picked up again after its lease on the next start.
+	if err := svc.Close(sctx); err != nil {
+		log.Warn("background work did not finish before the deadline", "err", err)
+	}
 	return nil
+}
+
+func envBool(name string, def bool) bool {
+	if v, ok := os.LookupEnv(name); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(name); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+// loadOrCreateKey reads a 32-byte hex key from path, creating the file with
+// a random key (mode 0600) if it does not exist.
+func loadOrCreateKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("creating secret key file: %w", err)
+		}
+		return key, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != 32 {
+		return nil, fmt.Errorf("%s: must hold 64 hex digits (a 32-byte key)", path)
+	}
+	return key, nil
 }
 
 // demo creates the demo workspace on first start and prints its key.
