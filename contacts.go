@@ -251,6 +251,9 @@ func (cs *Contacts) Get(ctx context.Context, id string) (*Contact, error) {
 	return c, nil
 }
 
+// maxUpdateAttempts bounds the optimistic retries of Contacts.Update.
+const maxUpdateAttempts = 1000
+
 // Update applies a partial update (see ContactUpdateParams) and returns the
 // updated contact; UpdatedAt moves. An update with no field set is a
 // validation error. Concurrent updates of different fields do not lose each
@@ -291,8 +294,15 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 			c.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
 		}
 		err = cs.svc.store.ContactUpdate(ctx, &c, cur.Version)
-		if errors.Is(err, ErrStale) && attempt < 10 {
-			continue
+		if errors.Is(err, ErrStale) {
+			// Another update won the race: retry on the new version. Each
+			// loss means another update succeeded, so retries are bounded
+			// only loosely; giving up is a conflict, never an internal error.
+			if attempt < maxUpdateAttempts && ctx.Err() == nil {
+				continue
+			}
+			return nil, &Error{Code: CodeConflict, Err: err,
+				Message: "contact: was modified by too many concurrent requests; retry"}
 		}
 		if err != nil {
 			return nil, cs.storeError(ctx, err, &c)

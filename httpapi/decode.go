@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -54,6 +57,14 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
 	}
+	// encoding/json matches member names case-insensitively ("Text" fills
+	// text); refuse any name that is not exactly a field's.
+	var raw any
+	if err := json.Unmarshal(body, &raw); err == nil {
+		if f := inexactField(raw, reflect.TypeOf(v)); f != "" {
+			return badRequest(f, "unknown field (field names are case-sensitive)")
+		}
+	}
 	if dec.More() {
 		return badRequest("body", "must hold exactly one JSON object")
 	}
@@ -61,6 +72,69 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return badRequest("body", "must hold exactly one JSON object")
 	}
 	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// inexactField returns the first object member name in v (decoded JSON)
+// that is not exactly the JSON name of a field of t, or "". Types with their
+// own UnmarshalJSON check their names themselves.
+func inexactField(v any, t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return ""
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return ""
+		}
+		fields := map[string]reflect.Type{}
+		jsonFields(t, fields)
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			ft, ok := fields[k]
+			if !ok {
+				return k
+			}
+			if f := inexactField(x[k], ft); f != "" {
+				return f
+			}
+		}
+	case []any:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for _, e := range x {
+				if f := inexactField(e, t.Elem()); f != "" {
+					return f
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// jsonFields adds the JSON member names of struct t, with embedded
+// structs' fields promoted, to fields.
+func jsonFields(t reflect.Type, fields map[string]reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			jsonFields(f.Type, fields)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
 }
 
 // decodeError turns an encoding/json error into a validation error naming
