@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -418,6 +419,28 @@ func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error)
 // accept stores a validated outbound message as queued, honouring the
 // idempotency key.
 func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canonical any) (*SendResult, error) {
+	if msg.IdempotencyKey != "" {
+		b, err := json.Marshal(canonical)
+		if err != nil {
+			return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+		}
+		sum := sha256.Sum256(append([]byte(kind+"\x00"), b...))
+		msg.RequestHash = hex.EncodeToString(sum[:])
+		// A repeated request answers as the first did, whatever changed
+		// since (a channel disconnected, a template paused).
+		prev, err := m.svc.store.MessageGetByIdempotencyKey(ctx, m.ws, msg.IdempotencyKey)
+		if err == nil {
+			return m.replayed(prev, msg.RequestHash)
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return nil, wrapStoreError(err, "message", "")
+		}
+	}
+	if kind == "template" {
+		if err := m.checkTemplate(ctx, msg); err != nil {
+			return nil, err
+		}
+	}
 	if err := m.svc.requireChannel(ctx, m.ws, msg.Channel); err != nil {
 		return nil, err
 	}
@@ -428,29 +451,32 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canoni
 	msg.Direction = DirectionOutbound
 	msg.Status = StatusQueued
 	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
-	if msg.IdempotencyKey != "" {
-		b, err := json.Marshal(canonical)
-		if err != nil {
-			return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
-		}
-		sum := sha256.Sum256(append([]byte(kind+"\x00"), b...))
-		msg.RequestHash = hex.EncodeToString(sum[:])
-	}
 	stored, created, err := m.svc.store.MessageCreate(ctx, msg)
 	if err != nil {
 		return nil, wrapStoreError(err, "message", msg.ID)
 	}
-	if created {
-		m.svc.dispatch.notify()
+	if !created {
+		return m.replayed(stored, msg.RequestHash)
 	}
-	if !created && stored.RequestHash != msg.RequestHash {
+	m.svc.dispatch.notify()
+	return sendResult(stored, false), nil
+}
+
+// replayed answers a request whose idempotency key created prev: the
+// original result, or a conflict when the request differs.
+func (m *Messages) replayed(prev *Message, hash string) (*SendResult, error) {
+	if prev.RequestHash != hash {
 		return nil, &Error{Code: CodeConflict, Field: "idempotency_key",
 			Message: "idempotency_key: was already used with a different request; use a new key for a new message"}
 	}
-	return &SendResult{
-		MessageID: stored.ID, ConversationID: stored.ConversationID, Status: StatusQueued,
-		Channel: stored.Channel, To: stored.To, Replayed: !created,
-	}, nil
+	return sendResult(prev, true), nil
+}
+
+// sendResult is the send response of m: the status is always queued, the
+// status the message was accepted with.
+func sendResult(m *Message, replayed bool) *SendResult {
+	return &SendResult{MessageID: m.ID, ConversationID: m.ConversationID, Status: StatusQueued,
+		Channel: m.Channel, To: m.To, Replayed: replayed}
 }
 
 // Get returns a message of the workspace.

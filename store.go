@@ -75,6 +75,9 @@ type Store interface {
 	MessageCreate(ctx context.Context, m *Message) (stored *Message, created bool, err error)
 	// MessageGet returns one message of the workspace.
 	MessageGet(ctx context.Context, workspaceID, id string) (*Message, error)
+	// MessageGetByIdempotencyKey returns the message of the workspace
+	// created with this (non-empty) idempotency key.
+	MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*Message, error)
 	// MessageUpdateStatus sets the status of a message if its current status
 	// is one of p.From, atomically, clears its LeaseOwner, and returns the
 	// message before and after the change. If the current status is not in p.From it returns the

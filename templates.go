@@ -588,31 +588,38 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 	if err := validateIdempotencyKey(p.IdempotencyKey); err != nil {
 		return nil, err
 	}
-	t, err := m.svc.store.TemplateGetByName(ctx, m.ws, p.TemplateName, lang)
-	if err != nil && ErrorCode(err) != CodeNotFound {
-		return nil, wrapStoreError(err, "template", p.TemplateName)
-	}
-	if err != nil || t.Status != TemplateApproved {
-		return nil, &Error{Code: CodeTemplateNotFound, Field: "template_name", Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", p.TemplateName, lang)}
-	}
-	has := func(typ string) bool {
-		return slices.ContainsFunc(p.Components, func(c SendComponent) bool { return c.Type == typ && len(c.Parameters) > 0 })
-	}
-	for _, c := range t.Components {
-		switch {
-		case c.Type == "HEADER" && (c.Format == "IMAGE" || c.Format == "VIDEO" || c.Format == "DOCUMENT") && !has("header"):
-			return nil, validationError("components", "template %q has a %s header: a header component with the media link is required", t.Name, c.Format)
-		case (c.Type == "HEADER" || c.Type == "BODY") && len(p.Components) == 0:
-			if vars, _ := TemplateVariables("text", c.Text); len(vars) > 0 {
-				return nil, validationError("components", "template %q has variables: components with their parameters are required", t.Name)
-			}
-		}
-	}
 	msg := &Message{
-		Channel: ChannelWhatsApp, To: to, Type: TypeTemplate, TemplateName: t.Name, Language: lang,
+		Channel: ChannelWhatsApp, To: to, Type: TypeTemplate, TemplateName: p.TemplateName, Language: lang,
 		Components: p.Components, IdempotencyKey: p.IdempotencyKey,
 	}
 	norm := *p
 	norm.To, norm.Language, norm.IdempotencyKey = to, lang, ""
 	return m.accept(ctx, msg, "template", &norm)
+}
+
+// checkTemplate checks a template send against the workspace's template:
+// it must be approved with exactly this name and language, and the send
+// must carry the components the template cannot do without.
+func (m *Messages) checkTemplate(ctx context.Context, msg *Message) error {
+	t, err := m.svc.store.TemplateGetByName(ctx, m.ws, msg.TemplateName, msg.Language)
+	if err != nil && ErrorCode(err) != CodeNotFound {
+		return wrapStoreError(err, "template", msg.TemplateName)
+	}
+	if err != nil || t.Status != TemplateApproved {
+		return &Error{Code: CodeTemplateNotFound, Field: "template_name", Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", msg.TemplateName, msg.Language)}
+	}
+	has := func(typ string) bool {
+		return slices.ContainsFunc(msg.Components, func(c SendComponent) bool { return c.Type == typ && len(c.Parameters) > 0 })
+	}
+	for _, c := range t.Components {
+		switch {
+		case c.Type == "HEADER" && (c.Format == "IMAGE" || c.Format == "VIDEO" || c.Format == "DOCUMENT") && !has("header"):
+			return validationError("components", "template %q has a %s header: a header component with the media link is required", t.Name, c.Format)
+		case (c.Type == "HEADER" || c.Type == "BODY") && len(msg.Components) == 0:
+			if vars, _ := TemplateVariables("text", c.Text); len(vars) > 0 {
+				return validationError("components", "template %q has variables: components with their parameters are required", t.Name)
+			}
+		}
+	}
+	return nil
 }

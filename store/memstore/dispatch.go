@@ -217,3 +217,14 @@ func (s *Store) WebhookRecord(_ context.Context, p *messaging.WebhookRecordParam
 	s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.State != messaging.DeliveryPending })
 	return nil
 }
+
+// MessageGetByIdempotencyKey implements messaging.Store.
+func (s *Store) MessageGetByIdempotencyKey(_ context.Context, workspaceID, key string) (*messaging.Message, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, ok := s.idem[[2]string{workspaceID, key}]
+	if !ok || key == "" {
+		return nil, messaging.ErrNotFound
+	}
+	return copyMessage(m), nil
+}

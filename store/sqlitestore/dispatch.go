@@ -227,3 +227,14 @@ func truncate(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "")
 }
+
+// MessageGetByIdempotencyKey implements messaging.Store.
+func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*messaging.Message, error) {
+	var m *messaging.Message
+	err := s.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		m, err = scanMessage(tx.QueryRowContext(ctx, qMessageByIdem, workspaceID, key))
+		return err
+	})
+	return m, err
+}

@@ -541,6 +541,14 @@ func testMessages(t *testing.T, s messaging.Store) {
 	}
 	_, err = s.MessageGet(ctx, "a", "msg_3")
 	wantErr(t, "message refused by idempotency", err, messaging.ErrNotFound)
+	byKey, err := s.MessageGetByIdempotencyKey(ctx, "a", "key-1")
+	if err != nil || byKey.ID != "msg_2" || byKey.RequestHash != "h1" {
+		t.Errorf("MessageGetByIdempotencyKey = %+v, %v; want msg_2", byKey, err)
+	}
+	for _, k := range [][2]string{{"a", "key-2"}, {"a", ""}, {"zz", "key-1"}} {
+		_, err = s.MessageGetByIdempotencyKey(ctx, k[0], k[1])
+		wantErr(t, "unknown idempotency key "+k[0]+"/"+k[1], err, messaging.ErrNotFound)
+	}
 	other := message("b", "msg_4", "key-1", "h1")
 	if _, created, err := s.MessageCreate(ctx, other); err != nil || !created {
 		t.Errorf("same key in another workspace: created=%v err=%v, want a new message", created, err)
