@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
 )
 
 // Route describes one endpoint of the REST surface.
@@ -97,6 +98,9 @@ type Options struct {
 	// TrustProxy makes the client address of unauthenticated rate limits
 	// come from the first X-Forwarded-For entry. Default false.
 	TrustProxy bool
+	// SMS, when set, is served as the SMS API under /sms/v1 (see sms.go).
+	// Default nil: the SMS routes are absent.
+	SMS *sms.SMS
 }
 
 // Handler serves the Messaging API. Create it with New.
@@ -190,6 +194,9 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 		})
 	}
 	h.mux.HandleFunc("/", h.notFound)
+	if o.SMS != nil {
+		h.mountSMS(o.SMS)
+	}
 	return h
 }
 

@@ -420,6 +420,8 @@ type SendParams struct {
 	Shortcode string
 	// TimeToSend, optional, see ParseTimeToSend.
 	TimeToSend string
+	// PassType must be empty or "plain" (the apikey is sent as is).
+	PassType string
 }
 
 // SendResult is an accepted send.
@@ -521,7 +523,7 @@ func (s *SMS) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.prepare(a, &item{mobile: p.Mobile, text: p.Message, sender: p.Shortcode, timeToSend: p.TimeToSend})
+	m, err := s.prepare(a, &item{mobile: p.Mobile, text: p.Message, sender: p.Shortcode, timeToSend: p.TimeToSend, passType: p.PassType})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,470 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
+)
+
+// The SMS API (/sms/v1) is mounted by New when Options.SMS is set. Its
+// credentials travel in the JSON body, so it has no header authentication,
+// scopes or rate limits of its own. Every answer, success or error, is a
+// flat JSON object carrying "response-code" and "response-description"
+// (never the /v1 error envelope), and X-Correlation-ID like every response.
+//
+// Decoding is strict: the body must be one JSON object (Content-Type
+// application/json, at most the body limit, valid UTF-8) with no unknown
+// members; a request that is not that shape is 1010 (unsupported request
+// type), a member of the wrong JSON type is 1009 (unsupported data type).
+// Member names match case-insensitively, as in the gateways the API is
+// modelled on. partnerID, mobile, timeToSend and messageID are accepted as a
+// string or an integer number; clientsmsid as a string or a number, echoed
+// exactly as given.
+
+// SMSRoutes lists the paths of the SMS API; each accepts POST only.
+func SMSRoutes() []string {
+	return []string{"/sms/v1/messages", "/sms/v1/messages/bulk", "/sms/v1/messages/delivery-report", "/sms/v1/account/balance"}
+}
+
+// mountSMS registers the SMS API of svc on the handler's mux.
+func (h *Handler) mountSMS(svc *sms.SMS) {
+	handlers := map[string]func(http.ResponseWriter, *http.Request) error{
+		"/sms/v1/messages":                 func(w http.ResponseWriter, r *http.Request) error { return h.smsSend(w, r, svc) },
+		"/sms/v1/messages/bulk":            func(w http.ResponseWriter, r *http.Request) error { return h.smsBulk(w, r, svc) },
+		"/sms/v1/messages/delivery-report": func(w http.ResponseWriter, r *http.Request) error { return h.smsReport(w, r, svc) },
+		"/sms/v1/account/balance":          func(w http.ResponseWriter, r *http.Request) error { return h.smsBalance(w, r, svc) },
+	}
+	for _, p := range SMSRoutes() {
+		fn := handlers[p]
+		h.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			defer h.smsRecover(w, r)
+			if r.Method != http.MethodPost {
+				w.Header().Set("Allow", http.MethodPost)
+				h.writeSMSError(w, r, &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: http.StatusMethodNotAllowed,
+					Description: fmt.Sprintf("%s: method %s is not allowed on %s; use POST", sms.CodeText(sms.CodeUnsupportedRequest), r.Method, p)})
+				return
+			}
+			if err := fn(w, r); err != nil {
+				h.writeSMSError(w, r, err)
+			}
+		})
+	}
+	h.mux.HandleFunc("/sms/v1/", func(w http.ResponseWriter, r *http.Request) {
+		h.writeSMSError(w, r, &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: http.StatusNotFound,
+			Description: fmt.Sprintf("%s: no endpoint at %s; the endpoints are %s", sms.CodeText(sms.CodeUnsupportedRequest),
+				strconv.Quote(r.URL.Path), strings.Join(SMSRoutes(), ", "))})
+	})
+}
+
+// smsRecover answers a panic in an SMS handler with a flat 1005 body.
+func (h *Handler) smsRecover(w http.ResponseWriter, r *http.Request) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	h.writeSMSError(w, r, fmt.Errorf("panic: %v", p))
+}
+
+// smsErrorBody is the flat error body of the SMS API.
+type smsErrorBody struct {
+	ResponseCode        int    `json:"response-code"`
+	ResponseDescription string `json:"response-description"`
+}
+
+// writeSMSError is the one place that turns an error of the SMS API into a
+// status and a flat body. An error that is not an *sms.Error is 1005 with
+// status 500; its text is logged, never sent.
+func (h *Handler) writeSMSError(w http.ResponseWriter, r *http.Request, err error) {
+	e := sms.AsError(err)
+	if e.Code == sms.CodeSystemError {
+		cause := err
+		if e.Err != nil {
+			cause = e.Err
+		}
+		h.log.ErrorContext(r.Context(), "internal error", "correlation_id", correlationID(r), "path", r.URL.Path, "err", cause.Error())
+	}
+	status := e.HTTPStatus
+	if status == 0 {
+		status = sms.HTTPStatus(e.Code)
+	}
+	writeJSON(w, status, smsErrorBody{ResponseCode: e.Code, ResponseDescription: e.Description})
+}
+
+// flexString is a JSON string, or a JSON integer number taken as its
+// digits, or null (taken as absent).
+type flexString string
+
+var flexStringType = reflect.TypeFor[flexString]()
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*f = ""
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*f = flexString(s)
+		return nil
+	case isDigits(b):
+		*f = flexString(b)
+		return nil
+	}
+	return &json.UnmarshalTypeError{Value: jsonValueKind(b), Type: flexStringType}
+}
+
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// jsonValueKind names the kind of a JSON value for an error message.
+func jsonValueKind(b []byte) string {
+	if len(b) == 0 {
+		return "value"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case '"':
+		return "string"
+	}
+	return "number " + string(b)
+}
+
+// smsDecode reads the body strictly into v. Errors are *sms.Error: 1010 for
+// a request that is not one JSON object of the endpoint's members (413 over
+// the size limit), 1009 for a member of the wrong type.
+func (h *Handler) smsDecode(w http.ResponseWriter, r *http.Request, v any) error {
+	var raw json.RawMessage
+	if err := h.decode(w, r, &raw); err != nil {
+		return smsRequestError(err)
+	}
+	return smsUnmarshal(raw, v, "body")
+}
+
+// smsRequestError turns an error of the shared body reader into 1010.
+func smsRequestError(err error) *sms.Error {
+	text := sms.CodeText(sms.CodeUnsupportedRequest)
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: ae.status, Description: text + ": " + ae.message}
+	}
+	var me *messaging.Error
+	if errors.As(err, &me) {
+		return &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: http.StatusBadRequest, Description: text + ": " + me.Message, Field: me.Field}
+	}
+	return sms.NewError(sms.CodeUnsupportedRequest, "body", "must be one JSON object")
+}
+
+// smsUnmarshal decodes one JSON object into v with no unknown members;
+// whole names the object in errors ("body", "smslist[3]").
+func smsUnmarshal(raw []byte, v any, whole string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			return sms.NewError(sms.CodeUnsupportedRequest, whole, "must be a JSON object (got a JSON %s)", te.Value)
+		}
+		want := jsonKind(te.Type.Kind().String())
+		if te.Type == flexStringType {
+			want = "a string or an integer number"
+		}
+		return sms.NewError(sms.CodeUnsupportedDataType, field, "must be %s (got a JSON %s)", want, te.Value)
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		f = strings.Trim(f, `"`)
+		return sms.NewError(sms.CodeUnsupportedRequest, f, "unknown field")
+	}
+	return sms.NewError(sms.CodeUnsupportedRequest, whole, "must be one JSON object")
+}
+
+// smsSendRequest is the body of POST /sms/v1/messages.
+type smsSendRequest struct {
+	APIKey     string     `json:"apikey"`
+	PartnerID  flexString `json:"partnerID"`
+	Mobile     flexString `json:"mobile"`
+	Message    string     `json:"message"`
+	Shortcode  string     `json:"shortcode"`
+	TimeToSend flexString `json:"timeToSend"`
+	PassType   string     `json:"pass_type"`
+}
+
+type smsSendResponse struct {
+	ResponseCode        int    `json:"response-code"`
+	ResponseDescription string `json:"response-description"`
+	ID                  string `json:"id"`
+	Status              string `json:"status"`
+	Mobile              string `json:"mobile"`
+	ProviderMessageID   string `json:"providerMessageId"`
+}
+
+func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+	var req smsSendRequest
+	if err := h.smsDecode(w, r, &req); err != nil {
+		return err
+	}
+	res, err := svc.Send(r.Context(), &sms.SendParams{
+		APIKey: req.APIKey, PartnerID: string(req.PartnerID), Mobile: string(req.Mobile), Message: req.Message,
+		Shortcode: req.Shortcode, TimeToSend: string(req.TimeToSend), PassType: req.PassType,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, smsSendResponse{
+		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess),
+		ID: res.ID, Status: res.Status, Mobile: res.Mobile, ProviderMessageID: res.ProviderMessageID,
+	})
+	return nil
+}
+
+// smsBulkRequest is the body of POST /sms/v1/messages/bulk. Items are kept
+// raw and decoded one by one, so that one bad item fails alone.
+type smsBulkRequest struct {
+	Count   *int              `json:"count"`
+	SMSList []json.RawMessage `json:"smslist"`
+}
+
+type smsBulkItem struct {
+	PartnerID   flexString      `json:"partnerID"`
+	APIKey      string          `json:"apikey"`
+	PassType    string          `json:"pass_type"`
+	ClientSMSID json.RawMessage `json:"clientsmsid"`
+	Mobile      flexString      `json:"mobile"`
+	Message     string          `json:"message"`
+	Shortcode   string          `json:"shortcode"`
+	TimeToSend  flexString      `json:"timeToSend"`
+}
+
+type smsBulkEntry struct {
+	ResponseCode        int             `json:"response-code"`
+	ResponseDescription string          `json:"response-description"`
+	Mobile              string          `json:"mobile"`
+	MessageID           int64           `json:"messageid,omitempty"`
+	ClientSMSID         json.RawMessage `json:"clientsmsid,omitempty"`
+	NetworkID           string          `json:"networkid,omitempty"`
+}
+
+type smsBulkResponse struct {
+	Responses []smsBulkEntry `json:"responses"`
+}
+
+// maxClientSMSID is the longest clientsmsid accepted, in bytes of its JSON.
+const maxClientSMSID = 128
+
+func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+	var req smsBulkRequest
+	if err := h.smsDecode(w, r, &req); err != nil {
+		return err
+	}
+	n := len(req.SMSList)
+	if n == 0 || n > sms.MaxBulk {
+		return sms.NewError(sms.CodeTooManyMessages, "smslist", "must hold 1 to %d messages (got %d)", sms.MaxBulk, n)
+	}
+	if req.Count == nil || *req.Count != n {
+		got := "no count"
+		if req.Count != nil {
+			got = "count " + strconv.Itoa(*req.Count)
+		}
+		return sms.NewError(sms.CodeTooManyMessages, "count", "must equal the number of items in smslist (got %s and %d items)", got, n)
+	}
+	entries := make([]smsBulkEntry, n)
+	var items []*sms.BulkItem
+	var at []int
+	for i, raw := range req.SMSList {
+		var it smsBulkItem
+		err := smsUnmarshal(raw, &it, fmt.Sprintf("smslist[%d]", i))
+		if err == nil {
+			err = checkClientSMSID(it.ClientSMSID)
+		}
+		if err != nil {
+			e := sms.AsError(err)
+			entries[i] = smsBulkEntry{ResponseCode: e.Code, ResponseDescription: e.Description}
+			echoBadItem(&entries[i], raw)
+			continue
+		}
+		entries[i].Mobile, entries[i].ClientSMSID = string(it.Mobile), compactJSON(it.ClientSMSID)
+		items = append(items, &sms.BulkItem{
+			PartnerID: string(it.PartnerID), APIKey: it.APIKey, PassType: it.PassType, ClientSMSID: clientRef(it.ClientSMSID),
+			Mobile: string(it.Mobile), Message: it.Message, Shortcode: it.Shortcode, TimeToSend: string(it.TimeToSend),
+		})
+		at = append(at, i)
+	}
+	if len(items) > 0 {
+		res, err := svc.SendBulk(r.Context(), items)
+		if err != nil {
+			return err
+		}
+		for j, rr := range res {
+			e := &entries[at[j]]
+			e.ResponseCode, e.ResponseDescription = rr.Code, rr.Description
+			if rr.Code == sms.CodeSuccess {
+				e.MessageID, e.NetworkID = rr.MessageID, rr.NetworkID
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, smsBulkResponse{Responses: entries})
+	return nil
+}
+
+// checkClientSMSID accepts an absent clientsmsid, a string or a number.
+func checkClientSMSID(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if len(raw) > maxClientSMSID {
+		return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be at most %d characters", maxClientSMSID)
+	}
+	switch raw[0] {
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return nil
+	}
+	return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be a string or a number (got a JSON %s)", jsonValueKind(raw))
+}
+
+// clientRef is the text of a clientsmsid: a string's content or a number's
+// digits.
+func clientRef(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
+}
+
+// compactJSON returns raw without insignificant space, nil for absent or
+// null.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return nil
+	}
+	return b.Bytes()
+}
+
+// echoBadItem fills the mobile and clientsmsid of a refused item's entry
+// from whatever of them the item carries in a usable form.
+func echoBadItem(e *smsBulkEntry, raw json.RawMessage) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return
+	}
+	for k, v := range m {
+		switch strings.ToLower(k) {
+		case "mobile":
+			var f flexString
+			if f.UnmarshalJSON(v) == nil {
+				e.Mobile = string(f)
+			}
+		case "clientsmsid":
+			if checkClientSMSID(v) == nil {
+				e.ClientSMSID = compactJSON(v)
+			}
+		}
+	}
+}
+
+// smsReportRequest is the body of POST /sms/v1/messages/delivery-report.
+type smsReportRequest struct {
+	APIKey    string     `json:"apikey"`
+	PartnerID flexString `json:"partnerID"`
+	MessageID flexString `json:"messageID"`
+}
+
+type smsReportResponse struct {
+	ResponseCode        int    `json:"response-code"`
+	ResponseDescription string `json:"response-description"`
+	MessageID           string `json:"message-id"`
+	DeliveryStatus      int    `json:"delivery-status"`
+	DeliveryDescription string `json:"delivery-description"`
+	DeliveryTAT         string `json:"delivery-tat"`
+	DeliveryNetworkID   string `json:"delivery-networkid"`
+	DeliveryTime        string `json:"delivery-time"`
+}
+
+func (h *Handler) smsReport(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+	var req smsReportRequest
+	if err := h.smsDecode(w, r, &req); err != nil {
+		return err
+	}
+	rep, err := svc.DeliveryReport(r.Context(), &sms.ReportParams{APIKey: req.APIKey, PartnerID: string(req.PartnerID), MessageID: string(req.MessageID)})
+	if err != nil {
+		return err
+	}
+	out := smsReportResponse{
+		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess), MessageID: rep.MessageID,
+		DeliveryStatus: rep.Status, DeliveryDescription: rep.Description, DeliveryNetworkID: rep.NetworkID,
+	}
+	if rep.TAT >= 0 {
+		out.DeliveryTAT = strconv.FormatInt(int64(rep.TAT.Round(time.Second)/time.Second), 10) + "s"
+	}
+	if !rep.Time.IsZero() {
+		out.DeliveryTime = rep.Time.Format("2006-01-02 15:04:05")
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// smsBalanceRequest is the body of POST /sms/v1/account/balance.
+type smsBalanceRequest struct {
+	APIKey    string     `json:"apikey"`
+	PartnerID flexString `json:"partnerID"`
+}
+
+type smsBalanceResponse struct {
+	ResponseCode        int    `json:"response-code"`
+	ResponseDescription string `json:"response-description"`
+	Credit              string `json:"credit"`
+	PartnerID           string `json:"partner-id"`
+}
+
+func (h *Handler) smsBalance(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+	var req smsBalanceRequest
+	if err := h.smsDecode(w, r, &req); err != nil {
+		return err
+	}
+	b, err := svc.Balance(r.Context(), string(req.PartnerID), req.APIKey)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, smsBalanceResponse{
+		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess),
+		Credit: b.Credit.String(), PartnerID: b.PartnerID,
+	})
+	return nil
+}
