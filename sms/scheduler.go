@@ -134,6 +134,7 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string) error 
 	}
 	now := s.now()
 	cs := make([]*Completion, len(msgs))
+	counts := map[string]int{}
 	for i, m := range msgs {
 		err := callErr
 		if err == nil {
@@ -152,8 +153,11 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string) error 
 			c.Status, c.FailureReason = StatusFailed, failureReason(err)
 		}
 		cs[i] = c
-		s.log.InfoContext(ctx, "sms: handed to gateway", "number", m.Number, "attempt", m.Attempts, "status", c.Status, "reason", c.FailureReason)
+		counts[c.Status]++
+		s.log.DebugContext(ctx, "sms: handed to gateway", "number", m.Number, "attempt", m.Attempts, "status", c.Status, "reason", c.FailureReason)
 	}
+	s.log.InfoContext(ctx, "sms: batch handed to gateway", "messages", len(msgs),
+		"sent", counts[StatusSent], "retry", counts[StatusQueued], "failed", counts[StatusFailed])
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), completeTimeout)
 	defer ccancel()
 	errs, err := s.store.SMSComplete(cctx, cs)

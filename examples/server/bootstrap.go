@@ -20,8 +20,8 @@ import (
 
 // bootstrapFile is the JSON applied at start-up with -bootstrap.
 type bootstrapFile struct {
-	Workspaces  []bootstrapWorkspace `json:"workspaces"`
-	SMSAccounts []json.RawMessage    `json:"sms_accounts"`
+	Workspaces  []bootstrapWorkspace  `json:"workspaces"`
+	SMSAccounts []bootstrapSMSAccount `json:"sms_accounts"`
 }
 
 type bootstrapWorkspace struct {
@@ -191,9 +191,6 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 				}
 			}
 		}
-	}
-	if len(f.SMSAccounts) > 0 && log != nil {
-		log.Info("bootstrap: sms_accounts are accepted but not applied: the SMS API is not available in this version", "count", len(f.SMSAccounts))
 	}
 	return nil
 }

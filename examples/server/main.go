@@ -16,6 +16,10 @@
 //
 // With no -bootstrap and an empty database it creates a demo workspace and
 // prints its API key and a ready curl command.
+//
+// The SMS API (/sms/v1) runs on the same database with the fake SMS gateway
+// (delivery reports 5 s after the hand-over); its accounts come from the
+// bootstrap file's sms_accounts.
 package main
 
 import (
@@ -38,6 +42,8 @@ import (
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/sms/fakegateway"
 	"github.com/ujumbe/messaging/store/sqlitestore"
 )
 
@@ -113,16 +119,25 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	fake.SetSink(svc)
+	// The SMS API runs on the same store, with the fake SMS gateway: it
+	// accepts every message and reports it DeliveredToTerminal (numbers
+	// ending in 0000: AbsentSubscriber) smsDeliveredAfter after the
+	// hand-over.
+	smsSvc, err := sms.New(store, fakegateway.New(&fakegateway.Options{Delay: smsDeliveredAfter}), &sms.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	apiOpts.SMS = smsSvc
 
 	if *bootstrap != "" {
 		f, err := loadBootstrap(*bootstrap)
 		if err != nil {
 			return fmt.Errorf("bootstrap refused: %w", err)
 		}
-		if err := applyBootstrap(ctx, svc, f, log); err != nil {
+		if err := applyAll(ctx, svc, smsSvc, f, log); err != nil {
 			return fmt.Errorf("bootstrap refused, nothing applied: %w", err)
 		}
-		log.Info("bootstrap applied", "file", *bootstrap, "workspaces", len(f.Workspaces))
+		log.Info("bootstrap applied", "file", *bootstrap, "workspaces", len(f.Workspaces), "sms_accounts", len(f.SMSAccounts))
 	} else if err := demo(ctx, svc, *addr); err != nil {
 		return err
 	}
@@ -142,6 +157,9 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	go func() { _ = fake.Run(runCtx) }()
+	if err := smsSvc.Start(runCtx); err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("listening", "addr", *addr, "db", *dbPath)
@@ -160,6 +178,9 @@ func run(ctx context.Context, args []string) error {
 	// finish in time is picked up again after its lease on the next start.
 	if err := svc.Close(sctx); err != nil {
 		log.Warn("background work did not finish before the deadline", "err", err)
+	}
+	if err := smsSvc.Close(sctx); err != nil {
+		log.Warn("SMS hand-overs did not finish before the deadline", "err", err)
 	}
 	return nil
 }

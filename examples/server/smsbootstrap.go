@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/sms/fakegateway"
+	"github.com/ujumbe/messaging/store/memstore"
+)
+
+// bootstrapSMSAccount is one element of the bootstrap file's sms_accounts.
+// partnerID may be a string or an integer; credit and cost_per_segment are
+// amounts of credits with at most two decimals (numbers or strings).
+type bootstrapSMSAccount struct {
+	PartnerID      partnerIDValue `json:"partnerID"`
+	APIKey         string         `json:"apikey"`
+	Shortcodes     []string       `json:"shortcodes"`
+	Credit         json.Number    `json:"credit"`
+	TimeZone       string         `json:"timezone"`
+	CostPerSegment json.Number    `json:"cost_per_segment"`
+}
+
+// partnerIDValue is a JSON string or integer number.
+type partnerIDValue string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *partnerIDValue) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*p = partnerIDValue(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err == nil && !strings.ContainsAny(n.String(), ".eE-+") {
+		*p = partnerIDValue(n.String())
+		return nil
+	}
+	return errors.New("partnerID must be a string or an integer")
+}
+
+// applyAll applies a bootstrap file to the messaging service and the SMS
+// service: the sms_accounts are first checked (on an empty in-memory SMS
+// service and against the live accounts), then the workspaces are applied
+// (see applyBootstrap), then the sms_accounts. A file with any error is
+// refused before anything is applied.
+func applyAll(ctx context.Context, svc *messaging.Service, smsSvc *sms.SMS, f *bootstrapFile, log *slog.Logger) error {
+	if err := checkSMSBootstrap(ctx, smsSvc, f); err != nil {
+		return err
+	}
+	if err := applyBootstrap(ctx, svc, f, log); err != nil {
+		return err
+	}
+	return applySMSBootstrap(ctx, smsSvc, f.SMSAccounts)
+}
+
+// checkSMSBootstrap validates the sms_accounts of f without changing
+// anything: it applies them to an empty in-memory SMS service, then checks
+// that every account that exists already has the apikey the file gives.
+func checkSMSBootstrap(ctx context.Context, live *sms.SMS, f *bootstrapFile) error {
+	dry, err := sms.New(memstore.New(), fakegateway.New(nil), nil)
+	if err != nil {
+		return err
+	}
+	if err := applySMSBootstrap(ctx, dry, f.SMSAccounts); err != nil {
+		return err
+	}
+	for i, a := range f.SMSAccounts {
+		if err := checkExistingKey(ctx, live, a); err != nil {
+			return fmt.Errorf("sms_accounts[%d].apikey: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// checkExistingKey returns an error when the account exists with another
+// apikey: keys are not changed by the bootstrap file.
+func checkExistingKey(ctx context.Context, s *sms.SMS, a bootstrapSMSAccount) error {
+	id := string(a.PartnerID)
+	if _, err := s.GetAccount(ctx, id); err != nil {
+		if sms.AsError(err).Code == sms.CodeNotFound {
+			return nil
+		}
+		return err
+	}
+	if _, err := s.Authenticate(ctx, id, a.APIKey); err != nil {
+		if sms.AsError(err).Code == sms.CodeSystemError {
+			return err
+		}
+		return fmt.Errorf("differs from the key of the existing account %q; the bootstrap file does not change keys", id)
+	}
+	return nil
+}
+
+// applySMSBootstrap creates the accounts that do not exist, with their
+// opening credit, and for every account approves its shortcodes and sets its
+// time zone and cost per segment when given. Applying it twice changes
+// nothing: credit is only the opening balance of a new account.
+func applySMSBootstrap(ctx context.Context, s *sms.SMS, accounts []bootstrapSMSAccount) error {
+	seen := map[string]bool{}
+	for i, a := range accounts {
+		p := fmt.Sprintf("sms_accounts[%d]", i)
+		id := string(a.PartnerID)
+		if id == "" {
+			return fmt.Errorf("%s.partnerID: is required", p)
+		}
+		if seen[id] {
+			return fmt.Errorf("%s.partnerID: account %q appears twice", p, id)
+		}
+		seen[id] = true
+		if a.APIKey == "" {
+			return fmt.Errorf("%s.apikey: is required", p)
+		}
+		credit, err := amount(a.Credit)
+		if err != nil {
+			return fmt.Errorf("%s.credit: %w", p, err)
+		}
+		cost, err := amount(a.CostPerSegment)
+		if err != nil {
+			return fmt.Errorf("%s.cost_per_segment: %w", p, err)
+		}
+		if a.CostPerSegment != "" && cost == 0 {
+			return fmt.Errorf("%s.cost_per_segment: must be at least 0.01", p)
+		}
+		_, err = s.GetAccount(ctx, id)
+		switch {
+		case err != nil && sms.AsError(err).Code == sms.CodeNotFound:
+			if _, _, err := s.CreateAccount(ctx, &sms.CreateAccountParams{
+				PartnerID: id, APIKey: a.APIKey, Senders: a.Shortcodes, Credit: credit, TimeZone: a.TimeZone, CostPerSegment: cost,
+			}); err != nil {
+				return smsPathError(p, err)
+			}
+			continue
+		case err != nil:
+			return err
+		}
+		for j, sc := range a.Shortcodes {
+			if err := s.ApproveSender(ctx, id, sc); err != nil {
+				return smsPathError(fmt.Sprintf("%s.shortcodes[%d]", p, j), err)
+			}
+		}
+		if a.TimeZone != "" {
+			if err := s.SetTimeZone(ctx, id, a.TimeZone); err != nil {
+				return smsPathError(p, err)
+			}
+		}
+		if cost != 0 {
+			if err := s.SetCostPerSegment(ctx, id, cost); err != nil {
+				return smsPathError(p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// amount parses an optional amount of credits.
+func amount(n json.Number) (sms.Credit, error) {
+	if n == "" {
+		return 0, nil
+	}
+	return sms.ParseCredit(n.String())
+}
+
+// smsPathError prefixes an *sms.Error with the JSON path of the element at
+// fault: "sms_accounts[0].timezone: must be ...".
+func smsPathError(path string, err error) error {
+	e := sms.AsError(err)
+	if e.Code == sms.CodeSystemError {
+		return err
+	}
+	rule := e.Description
+	if e.Field != "" {
+		if _, r, ok := strings.Cut(rule, ": "+e.Field+": "); ok {
+			field := e.Field
+			if field == "shortcode" {
+				return fmt.Errorf("%s: %s", path, r)
+			}
+			return fmt.Errorf("%s.%s: %s", path, field, r)
+		}
+	}
+	return fmt.Errorf("%s: %s", path, rule)
+}
+
+// smsDeliveredAfter is when the fake SMS gateway of the server reports a
+// message delivered, after its hand-over.
+const smsDeliveredAfter = 5 * time.Second
