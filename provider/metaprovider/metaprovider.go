@@ -1,0 +1,536 @@
+// Package metaprovider sends messages through Meta's Graph API: WhatsApp
+// through the WhatsApp Cloud API, and Messenger and Instagram through the
+// Send API.
+//
+// WhatsApp messages are posted to {BaseURL}/{Version}/{phone-number-id}/messages
+// with messaging_product "whatsapp": text (text.body, preview_url false),
+// media (image, video, document, audio by link, with caption and filename
+// where the type allows them) and templates (name, language code and
+// components: header, body and button components with sub_type and index,
+// media header parameters as {type: document, document: {link, filename}}).
+// The provider message id is messages[0].id of the answer.
+//
+// Messenger and Instagram messages are posted to
+// {BaseURL}/{Version}/{page-id or ig-user-id}/messages with recipient {id}
+// (or {phone_number} for an E.164 recipient) and message {text} or
+// attachment {type, payload {url}}; a document is sent as a file
+// attachment. Attachments carry no caption or filename on these channels, so
+// those fields are not sent. Messenger messages are sent with
+// messaging_type RESPONSE. The provider message id is message_id.
+//
+// The sender (phone-number id, page id or Instagram account id) and its
+// access token come from the SenderLookup given to New, per workspace and
+// channel. Tokens are sent only in the Authorization header and never
+// appear in errors or logs.
+//
+// Errors of the Graph API ({"error": {"message", "code", "error_subcode",
+// "error_data": {"details"}}}) become *messaging.SendError with Code the
+// error code and Text the message (without Graph's "(#code) " prefix),
+// followed by ": " and the details when there are details. They are
+// retryable for network failures, HTTP 5xx and 429, and for the codes of
+// rate limits and temporary failures (see RetryableCode), with RetryAfter
+// from the Retry-After header; every other error is permanent.
+package metaprovider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+var _ messaging.Provider = (*Provider)(nil)
+
+// Defaults of Options.
+const (
+	// DefaultBaseURL is the Graph API's address.
+	DefaultBaseURL = "https://graph.facebook.com"
+	// DefaultVersion is the Graph API version used.
+	DefaultVersion = "v21.0"
+	// DefaultTimeout is the timeout of the default HTTP client.
+	DefaultTimeout = 30 * time.Second
+	// maxResponseBytes bounds the bytes read from a Graph answer.
+	maxResponseBytes = 1 << 20
+)
+
+// Codes of the errors this package reports itself (Graph's own codes are
+// passed through).
+const (
+	// CodeSenderNotConfigured: the SenderLookup has no sender for the
+	// workspace and channel.
+	CodeSenderNotConfigured = "sender_not_configured"
+	// CodeInvalidMessage: the message cannot be expressed on its channel
+	// (Graph's code for an invalid parameter).
+	CodeInvalidMessage = "100"
+	// CodeNetwork: the Graph API could not be reached. Retryable.
+	CodeNetwork = "network_error"
+	// CodeInvalidResponse: Graph answered success without a message id.
+	CodeInvalidResponse = "invalid_response"
+)
+
+// Sender is the Graph identity that sends for one workspace on one channel.
+type Sender struct {
+	// ID is the WhatsApp phone-number id, the Facebook page id or the
+	// Instagram account id.
+	ID string
+	// AccessToken is the token sent as "Authorization: Bearer". It is
+	// never printed by String or logged.
+	AccessToken string
+}
+
+// String describes the sender without its token.
+func (s Sender) String() string { return "Sender(" + s.ID + ", token redacted)" }
+
+// GoString describes the sender without its token, for %#v.
+func (s Sender) GoString() string { return s.String() }
+
+// SenderLookup returns the sender of a workspace on a channel. An error
+// that is a *messaging.SendError is returned by Send as it is; an error
+// matching messaging.ErrNotFound, or a nil Sender, fails the message
+// permanently with CodeSenderNotConfigured; any other error is returned as a
+// retryable failure.
+type SenderLookup func(ctx context.Context, workspaceID, channel string) (*Sender, error)
+
+// Options configure a Provider. A nil *Options means all defaults.
+type Options struct {
+	// BaseURL is the Graph API's address. Default DefaultBaseURL.
+	BaseURL string
+	// Version is the Graph API version. Default DefaultVersion.
+	Version string
+	// HTTPClient sends the requests. Default: a new client with a 30 s
+	// timeout (never http.DefaultClient).
+	HTTPClient *http.Client
+	// Clock returns the current time, to read a Retry-After header given
+	// as a date. Default time.Now.
+	Clock func() time.Time
+}
+
+// Provider sends through the Graph API. It is safe for concurrent use.
+type Provider struct {
+	senders SenderLookup
+	base    string
+	client  *http.Client
+	now     func() time.Time
+}
+
+var versionRe = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
+
+// New returns a Provider that finds senders with senders (required).
+func New(senders SenderLookup, opts *Options) (*Provider, error) {
+	if senders == nil {
+		return nil, errors.New("metaprovider: New: senders is nil")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	if o.Version == "" {
+		o.Version = DefaultVersion
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: DefaultTimeout}
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("metaprovider: New: BaseURL %q must be an absolute http(s) URL without query", o.BaseURL)
+	}
+	if !versionRe.MatchString(o.Version) {
+		return nil, fmt.Errorf("metaprovider: New: Version %q must look like v21.0", o.Version)
+	}
+	return &Provider{
+		senders: senders,
+		base:    strings.TrimRight(o.BaseURL, "/") + "/" + o.Version + "/",
+		client:  o.HTTPClient,
+		now:     o.Clock,
+	}, nil
+}
+
+func permanent(code, text string) *messaging.SendError {
+	return &messaging.SendError{Code: code, Text: text}
+}
+
+// Send posts m to the Graph API and returns the provider message id.
+func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, permanent(CodeInvalidMessage, "Invalid parameter: no message")
+	}
+	var (
+		payload any
+		err     error
+	)
+	switch m.Channel {
+	case messaging.ChannelWhatsApp:
+		payload, err = whatsAppPayload(m)
+	case messaging.ChannelMessenger, messaging.ChannelInstagram:
+		payload, err = sendAPIPayload(m)
+	default:
+		err = permanent(CodeInvalidMessage, fmt.Sprintf("Invalid parameter: unknown channel %q", m.Channel))
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := p.senders(ctx, m.WorkspaceID, m.Channel)
+	if err != nil {
+		var se *messaging.SendError
+		switch {
+		case errors.As(err, &se):
+			return nil, se
+		case errors.Is(err, messaging.ErrNotFound):
+			s = nil
+		default:
+			return nil, fmt.Errorf("metaprovider: sender lookup: %w", err)
+		}
+	}
+	if s == nil || s.ID == "" || s.AccessToken == "" {
+		return nil, permanent(CodeSenderNotConfigured, fmt.Sprintf("no %s sender is configured for the workspace", m.Channel))
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, permanent(CodeInvalidMessage, "Invalid parameter: "+err.Error())
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.base+url.PathEscape(s.ID)+"/messages", bytes.NewReader(body))
+	if err != nil {
+		return nil, permanent(CodeSenderNotConfigured, "the sender id does not form a valid URL")
+	}
+	req.Header.Set("Authorization", "Bearer "+s.AccessToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("metaprovider: %w", ctx.Err())
+		}
+		return nil, &messaging.SendError{Code: CodeNetwork, Text: "could not reach the Graph API: " + redact(err.Error(), s.AccessToken), Retryable: true}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil && resp.StatusCode/100 != 2 {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("metaprovider: %w", ctx.Err())
+		}
+		return nil, &messaging.SendError{Code: CodeNetwork, Text: "reading the Graph API's answer: " + redact(err.Error(), s.AccessToken), Retryable: true}
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, p.sendError(resp.StatusCode, resp.Header, raw)
+	}
+	var ok struct {
+		Messages []struct {
+			ID string `json:"id"`
+		} `json:"messages"`
+		MessageID string `json:"message_id"`
+	}
+	_ = json.Unmarshal(raw, &ok)
+	id := ok.MessageID
+	if m.Channel == messaging.ChannelWhatsApp {
+		id = ""
+		if len(ok.Messages) > 0 {
+			id = ok.Messages[0].ID
+		}
+	}
+	if id == "" {
+		// The message may have been accepted: retrying could deliver it
+		// twice, so the failure is permanent.
+		return nil, permanent(CodeInvalidResponse, fmt.Sprintf("the Graph API answered %d without a message id", resp.StatusCode))
+	}
+	return &messaging.SendReceipt{ProviderMessageID: id}, nil
+}
+
+// redact removes the token from s, should an error ever quote it.
+func redact(s, token string) string {
+	if token == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, token, "[redacted]")
+}
+
+// RetryableCode reports whether a Graph error code denotes a rate limit or
+// a temporary failure, after which sending again may succeed.
+func RetryableCode(code int) bool {
+	switch code {
+	case 1, // An unknown error occurred (temporary)
+		2,      // Service temporarily unavailable
+		4,      // Application request limit reached
+		17,     // User request limit reached
+		32,     // Page request limit reached
+		613,    // Calls to this API have exceeded the rate limit
+		1200,   // Messenger: temporary send message failure
+		80007,  // WhatsApp Business Account rate limit
+		130429, // Cloud API throughput rate limit
+		131000, // Something went wrong
+		131016, // Service unavailable
+		131056, // Pair rate limit (business and recipient)
+		133004: // Server temporarily unavailable
+		return true
+	}
+	return false
+}
+
+var codePrefixRe = regexp.MustCompile(`^\(#[0-9]+\)\s*`)
+
+// graphError is the error object of a Graph API answer.
+type graphError struct {
+	Message      string          `json:"message"`
+	Type         string          `json:"type"`
+	Code         int             `json:"code"`
+	ErrorSubcode int             `json:"error_subcode"`
+	ErrorData    json.RawMessage `json:"error_data"`
+	FBTraceID    string          `json:"fbtrace_id"`
+}
+
+// sendError maps a non-2xx Graph answer to a SendError.
+func (p *Provider) sendError(status int, h http.Header, body []byte) *messaging.SendError {
+	retryable := status >= 500 || status == http.StatusTooManyRequests
+	var env struct {
+		Error *graphError `json:"error"`
+	}
+	var se *messaging.SendError
+	if json.Unmarshal(body, &env) == nil && env.Error != nil && (env.Error.Code != 0 || env.Error.Message != "") {
+		g := env.Error
+		text := strings.TrimSpace(codePrefixRe.ReplaceAllString(g.Message, ""))
+		if d := details(g.ErrorData); d != "" && d != text {
+			if text == "" {
+				text = d
+			} else {
+				text += ": " + d
+			}
+		}
+		if g.ErrorSubcode != 0 {
+			text += fmt.Sprintf(" (subcode %d)", g.ErrorSubcode)
+		}
+		if text == "" {
+			text = http.StatusText(status)
+		}
+		code := strconv.Itoa(g.Code)
+		if g.Code == 0 {
+			code = strconv.Itoa(status)
+		}
+		se = &messaging.SendError{Code: code, Text: text, Retryable: retryable || RetryableCode(g.Code)}
+	} else {
+		text := http.StatusText(status)
+		if text == "" {
+			text = "HTTP status " + strconv.Itoa(status)
+		}
+		se = &messaging.SendError{Code: strconv.Itoa(status), Text: text, Retryable: retryable}
+	}
+	if se.Retryable {
+		se.RetryAfter = retryAfter(h.Get("Retry-After"), p.now())
+	}
+	return se
+}
+
+// details returns error_data.details, or error_data itself when Graph sent
+// it as a string.
+func details(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var obj struct {
+		Details string `json:"details"`
+	}
+	if json.Unmarshal(raw, &obj) == nil {
+		return strings.TrimSpace(obj.Details)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	return ""
+}
+
+// retryAfter parses a Retry-After header (seconds or an HTTP date); 0 when
+// absent or invalid. It is capped at one day.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		d = time.Duration(min(n, 86400)) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), 24*time.Hour)
+}
+
+// WhatsApp Cloud API payloads.
+type (
+	waMessage struct {
+		MessagingProduct string      `json:"messaging_product"`
+		RecipientType    string      `json:"recipient_type"`
+		To               string      `json:"to"`
+		Type             string      `json:"type"`
+		Text             *waText     `json:"text,omitempty"`
+		Image            *waMedia    `json:"image,omitempty"`
+		Video            *waMedia    `json:"video,omitempty"`
+		Document         *waMedia    `json:"document,omitempty"`
+		Audio            *waMedia    `json:"audio,omitempty"`
+		Template         *waTemplate `json:"template,omitempty"`
+	}
+	waText struct {
+		PreviewURL bool   `json:"preview_url"`
+		Body       string `json:"body"`
+	}
+	waMedia struct {
+		Link     string `json:"link"`
+		Caption  string `json:"caption,omitempty"`
+		Filename string `json:"filename,omitempty"`
+	}
+	waTemplate struct {
+		Name       string        `json:"name"`
+		Language   waLanguage    `json:"language"`
+		Components []waComponent `json:"components,omitempty"`
+	}
+	waLanguage struct {
+		Code string `json:"code"`
+	}
+	waComponent struct {
+		Type       string        `json:"type"`
+		SubType    string        `json:"sub_type,omitempty"`
+		Index      string        `json:"index,omitempty"`
+		Parameters []waParameter `json:"parameters"`
+	}
+	waParameter struct {
+		Type       string   `json:"type"`
+		Text       string   `json:"text,omitempty"`
+		Image      *waMedia `json:"image,omitempty"`
+		Video      *waMedia `json:"video,omitempty"`
+		Document   *waMedia `json:"document,omitempty"`
+		CouponCode string   `json:"coupon_code,omitempty"`
+		Payload    string   `json:"payload,omitempty"`
+	}
+)
+
+func invalid(format string, args ...any) *messaging.SendError {
+	return permanent(CodeInvalidMessage, "Invalid parameter: "+fmt.Sprintf(format, args...))
+}
+
+func whatsAppPayload(m *messaging.Message) (*waMessage, error) {
+	if m.To == "" {
+		return nil, invalid("the recipient is required")
+	}
+	w := &waMessage{MessagingProduct: "whatsapp", RecipientType: "individual", To: m.To, Type: m.Type}
+	media := &waMedia{Link: m.MediaURL}
+	switch m.Type {
+	case messaging.TypeText:
+		w.Text = &waText{Body: m.Text}
+	case messaging.TypeImage:
+		media.Caption = m.Caption
+		w.Image = media
+	case messaging.TypeVideo:
+		media.Caption = m.Caption
+		w.Video = media
+	case messaging.TypeDocument:
+		media.Caption, media.Filename = m.Caption, m.Filename
+		w.Document = media
+	case messaging.TypeAudio:
+		w.Audio = media
+	case messaging.TypeTemplate:
+		t := &waTemplate{Name: m.TemplateName, Language: waLanguage{Code: m.Language}}
+		for i, c := range m.Components {
+			wc := waComponent{Type: c.Type, SubType: c.SubType, Parameters: []waParameter{}}
+			if c.Index != nil {
+				wc.Index = strconv.Itoa(*c.Index)
+			}
+			for j, prm := range c.Parameters {
+				wp := waParameter{Type: prm.Type}
+				switch prm.Type {
+				case "text":
+					wp.Text = prm.Text
+				case "image":
+					wp.Image = &waMedia{Link: prm.Link}
+				case "video":
+					wp.Video = &waMedia{Link: prm.Link}
+				case "document":
+					wp.Document = &waMedia{Link: prm.Link, Filename: prm.Filename}
+				case "coupon_code":
+					wp.CouponCode = prm.CouponCode
+				case "payload":
+					wp.Payload = prm.Payload
+				default:
+					return nil, invalid("components[%d].parameters[%d].type %q is not supported", i, j, prm.Type)
+				}
+				wc.Parameters = append(wc.Parameters, wp)
+			}
+			t.Components = append(t.Components, wc)
+		}
+		w.Template = t
+	default:
+		return nil, invalid("message type %q is not supported", m.Type)
+	}
+	return w, nil
+}
+
+// Messenger and Instagram Send API payloads.
+type (
+	fbMessage struct {
+		Recipient     fbRecipient `json:"recipient"`
+		MessagingType string      `json:"messaging_type,omitempty"`
+		Message       fbBody      `json:"message"`
+	}
+	fbRecipient struct {
+		ID          string `json:"id,omitempty"`
+		PhoneNumber string `json:"phone_number,omitempty"`
+	}
+	fbBody struct {
+		Text       string        `json:"text,omitempty"`
+		Attachment *fbAttachment `json:"attachment,omitempty"`
+	}
+	fbAttachment struct {
+		Type    string    `json:"type"`
+		Payload fbPayload `json:"payload"`
+	}
+	fbPayload struct {
+		URL string `json:"url"`
+	}
+)
+
+func sendAPIPayload(m *messaging.Message) (*fbMessage, error) {
+	f := &fbMessage{}
+	switch {
+	case m.To == "":
+		return nil, invalid("the recipient is required")
+	case strings.HasPrefix(m.To, "+"):
+		f.Recipient.PhoneNumber = m.To
+	default:
+		f.Recipient.ID = m.To
+	}
+	if m.Channel == messaging.ChannelMessenger {
+		f.MessagingType = "RESPONSE"
+	}
+	switch m.Type {
+	case messaging.TypeText:
+		f.Message.Text = m.Text
+	case messaging.TypeImage, messaging.TypeVideo, messaging.TypeAudio:
+		f.Message.Attachment = &fbAttachment{Type: m.Type, Payload: fbPayload{URL: m.MediaURL}}
+	case messaging.TypeDocument:
+		f.Message.Attachment = &fbAttachment{Type: "file", Payload: fbPayload{URL: m.MediaURL}}
+	case messaging.TypeTemplate:
+		return nil, invalid("templates are sent on whatsapp only, not on %s", m.Channel)
+	default:
+		return nil, invalid("message type %q is not supported", m.Type)
+	}
+	return f, nil
+}
