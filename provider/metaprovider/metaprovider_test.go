@@ -193,7 +193,7 @@ func cases() []providertest.Case {
 		{Label: "template without components", Msg: tpl("hello_world", "en_US"), MockResponses: ok("wamid.hw"),
 			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"template","template":{"name":"hello_world","language":{"code":"en_US"}}}`)},
 		{Label: "messenger text", Msg: fbText, ExpectedExtID: "m_AG5Hz2Uq7tuwNEhXfYYKj8mJEM_QPpz5jdCK48PnKAjSdjfipqxqMvK8ma6AC8fplwlqLP_5cgXIbu7I3rBN0P",
-			MockResponses: []providertest.MockResponse{{Body: `{"recipient_id":"6543210987654321","message_id":"m_AG5Hz2Uq7tuwNEhXfYYKj8mJEM_QPpz5jdCK48PnKAjSdjfipqxqMvK8ma6AC8fplwlqLP_5cgXIbu7I3rBN0P"}`}},
+			MockResponses:    []providertest.MockResponse{{Body: `{"recipient_id":"6543210987654321","message_id":"m_AG5Hz2Uq7tuwNEhXfYYKj8mJEM_QPpz5jdCK48PnKAjSdjfipqxqMvK8ma6AC8fplwlqLP_5cgXIbu7I3rBN0P"}`}},
 			ExpectedRequests: post(fbPath, `{"recipient":{"id":"6543210987654321"},"messaging_type":"RESPONSE","message":{"text":"Hi"}}`)},
 		{Label: "messenger to a phone number", Msg: fbPhone,
 			MockResponses:    []providertest.MockResponse{{Body: `{"recipient_id":"6543210987654321","message_id":"m_phone"}`}},
