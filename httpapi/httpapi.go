@@ -101,6 +101,10 @@ type Options struct {
 	// SMS, when set, is served as the SMS API under /sms/v1 (see sms.go).
 	// Default nil: the SMS routes are absent.
 	SMS *sms.SMS
+	// Meta, when set, mounts the receiver of Meta's webhooks (status
+	// reports and inbound messages; see MetaWebhook and meta.go). Default
+	// nil: no receiver.
+	Meta *MetaWebhook
 }
 
 // Handler serves the Messaging API. Create it with New.
@@ -196,6 +200,9 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	h.mux.HandleFunc("/", h.notFound)
 	if o.SMS != nil {
 		h.mountSMS(o.SMS)
+	}
+	if o.Meta != nil {
+		h.mountMeta(o.Meta)
 	}
 	return h
 }
