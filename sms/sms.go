@@ -734,7 +734,7 @@ func (s *SMS) DeliveryReport(ctx context.Context, p *ReportParams) (*DeliveryRep
 	if r == nil || !r.Final() {
 		switch m.Status {
 		case StatusScheduled:
-			r = &Report{Status: DeliveryStatus(DeliveryScheduled), Description: DeliveryScheduled}
+			r = &Report{Status: DeliveryStatus(DeliveryScheduled), Description: DeliveryScheduled, NetworkID: m.NetworkID}
 		case StatusFailed:
 			r = &Report{Status: DeliveryStatus(DeliveryImpossible), Description: DeliveryImpossible, NetworkID: m.NetworkID, Time: m.UpdatedAt}
 		case StatusSent:

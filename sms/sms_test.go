@@ -384,7 +384,7 @@ func TestDeliveryReportOutcomes(t *testing.T) {
 		t.Errorf("number ending 0000: %+v, %v; want AbsentSubscriber", r, err)
 	}
 	r, err = report(t, e, sched.ProviderMessageID)
-	if err != nil || r.Description != "Scheduled" || r.Status != 1 || r.TAT >= 0 || !r.Time.IsZero() {
+	if err != nil || r.Description != "Scheduled" || r.Status != 1 || r.TAT >= 0 || !r.Time.IsZero() || r.NetworkID != "254" {
 		t.Errorf("scheduled: %+v, %v; want Scheduled with no time", r, err)
 	}
 	for _, tc := range []struct {
