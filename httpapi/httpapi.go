@@ -10,6 +10,10 @@
 // Requests authenticate with the X-API-Key header; each route needs the
 // scopes listed in Routes and is rate limited per workspace with a token
 // bucket (limits in Options.RateLimits).
+//
+// With Options.Meta set, the handler also receives Meta's webhooks (status
+// reports and inbound messages of WhatsApp, Messenger and Instagram) at
+// MetaWebhook.Path, default /webhooks/meta; mount the handler there too.
 package httpapi
 
 import (

@@ -39,6 +39,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -93,6 +94,11 @@ func (s Sender) String() string { return "Sender(" + s.ID + ", token redacted)" 
 
 // GoString describes the sender without its token, for %#v.
 func (s Sender) GoString() string { return s.String() }
+
+// LogValue logs the sender without its token.
+func (s Sender) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", s.ID), slog.String("access_token", "[redacted]"))
+}
 
 // SenderLookup returns the sender of a workspace on a channel. An error
 // that is a *messaging.SendError is returned by Send as it is; an error

@@ -1,11 +1,13 @@
 package metaprovider_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -413,7 +415,9 @@ func TestContextCancelledDuringRequest(t *testing.T) {
 func TestSenderHidesToken(t *testing.T) {
 	t.Parallel()
 	s := metaprovider.Sender{ID: "123", AccessToken: token}
-	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s", s, s, s, &s)} {
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("sending", "sender", s, "ptr", &s)
+	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s", s, s, s, &s), logged.String()} {
 		if strings.Contains(out, token) {
 			t.Errorf("formatting a Sender shows the token: %s", out)
 		}
