@@ -79,31 +79,36 @@ var _ messaging.Provider = (*Provider)(nil)
 
 // Error codes and texts of the provider, as Meta's Graph API uses them.
 const (
-	CodeInvalidParameter    = "100"
-	TextInvalidParameter    = "Invalid parameter"
-	CodeUndeliverable       = "131026"
-	TextUndeliverable       = "Message undeliverable"
-	CodeReengagement        = "131047"
-	TextReengagement        = "Re-engagement message"
-	CodeParamCount          = "132000"
-	TextParamCount          = "Number of parameters does not match the expected number of params"
-	CodeTemplateNotFound    = "132001"
-	TextTemplateNotFound    = "Template name does not exist in the translation"
-	CodeParamMissing        = "131008"
-	TextParamMissing        = "Required parameter is missing"
-	CodeParamInvalid        = "131009"
-	TextParamInvalid        = "Parameter value is not valid"
-	CodeParamFormat         = "132012"
-	TextParamFormat         = "Parameter format does not match format in the created template"
-	CodeTemplatePaused      = "132015"
-	TextTemplatePaused      = "Template is paused"
-	CodeTemplateDisabled    = "132016"
-	TextTemplateDisabled    = "Template is disabled"
-	undeliverableSuffix     = "0000"
-	defaultIDPrefix         = "wamid.fake."
-	defaultFlushInterval    = time.Second
-	defaultRetryFor         = 24 * time.Hour
-	customerServiceWindowLn = 24 * time.Hour
+	CodeInvalidParameter = "100"
+	TextInvalidParameter = "Invalid parameter"
+	CodeUndeliverable    = "131026"
+	TextUndeliverable    = "Message undeliverable"
+	CodeReengagement     = "131047"
+	TextReengagement     = "Re-engagement message"
+	CodeParamCount       = "132000"
+	TextParamCount       = "Number of parameters does not match the expected number of params"
+	CodeTemplateNotFound = "132001"
+	TextTemplateNotFound = "Template name does not exist in the translation"
+	CodeParamMissing     = "131008"
+	TextParamMissing     = "Required parameter is missing"
+	CodeParamInvalid     = "131009"
+	TextParamInvalid     = "Parameter value is not valid"
+	CodeParamFormat      = "132012"
+	TextParamFormat      = "Parameter format does not match format in the created template"
+	CodeTemplatePaused   = "132015"
+	TextTemplatePaused   = "Template is paused"
+	CodeTemplateDisabled = "132016"
+	TextTemplateDisabled = "Template is disabled"
+)
+
+const (
+	// undeliverableSuffix ends the numbers whose messages fail with 131026.
+	undeliverableSuffix = "0000"
+	// serviceWindow is WhatsApp's customer service window.
+	serviceWindow        = 24 * time.Hour
+	defaultIDPrefix      = "wamid.fake."
+	defaultFlushInterval = time.Second
+	defaultRetryFor      = 24 * time.Hour
 )
 
 // TemplateLookup returns the provider's copy of the template with exactly
@@ -287,7 +292,7 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 	defer p.mu.Unlock()
 	if p.opts.CustomerServiceWindow && m.Channel == messaging.ChannelWhatsApp && m.Type != messaging.TypeTemplate {
 		last, ok := p.inbound[m.WorkspaceID+"\x00"+m.To]
-		if !ok || now.Sub(last) >= customerServiceWindowLn {
+		if !ok || now.Sub(last) >= serviceWindow {
 			return nil, refuse(CodeReengagement, TextReengagement)
 		}
 	}

@@ -63,6 +63,7 @@ type MockResponse struct {
 
 // ExpectedRequest is an HTTP request the provider must make.
 type ExpectedRequest struct {
+	// Method is the HTTP method, for example "POST".
 	Method string
 	// Path is the URL path, for example "/v21.0/1234/messages".
 	Path string
@@ -80,10 +81,12 @@ type Verdict struct {
 	// ID is the provider message id of an accepted send; empty for a
 	// refusal.
 	ID string
-	// Code and Text describe a refusal; HTTPStatus is the status an HTTP
-	// API answers it with (400 when zero).
-	Code       string
-	Text       string
+	// Code is the provider's error code of a refusal, for example
+	// "132001".
+	Code string
+	// Text is the provider's error text of a refusal.
+	Text string
+	// HTTPStatus is the status an HTTP API answers a refusal with.
 	HTTPStatus int
 }
 
@@ -275,6 +278,7 @@ type mockServer struct {
 	unexpected int
 }
 
+// ServeHTTP records the request and answers with the next response.
 func (s *mockServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
 	var body any
