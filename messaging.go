@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -202,6 +203,24 @@ type Message struct {
 	LastError string    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Clone returns a deep copy of m: changing the copy's components or
+// parameters never changes m.
+func (m *Message) Clone() *Message {
+	c := *m
+	if m.Components != nil {
+		c.Components = make([]SendComponent, len(m.Components))
+		for i, sc := range m.Components {
+			sc.Parameters = slices.Clone(sc.Parameters)
+			if sc.Index != nil {
+				idx := *sc.Index
+				sc.Index = &idx
+			}
+			c.Components[i] = sc
+		}
+	}
+	return &c
 }
 
 // SendResult is what a send returns: the five fields of the spec's send

@@ -298,7 +298,7 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 	}
 	p.seq++
 	id := fmt.Sprintf("%s%06d", p.opts.IDPrefix, p.seq)
-	p.sent = append(p.sent, copyMessage(m))
+	p.sent = append(p.sent, m.Clone())
 
 	d, r := p.opts.DeliveredAfter, p.opts.ReadAfter
 	switch {
@@ -616,26 +616,9 @@ func (p *Provider) Sent() []*messaging.Message {
 	defer p.mu.Unlock()
 	out := make([]*messaging.Message, len(p.sent))
 	for i, m := range p.sent {
-		out[i] = copyMessage(m)
+		out[i] = m.Clone()
 	}
 	return out
-}
-
-// copyMessage returns a deep copy of m.
-func copyMessage(m *messaging.Message) *messaging.Message {
-	c := *m
-	if m.Components != nil {
-		c.Components = make([]messaging.SendComponent, len(m.Components))
-		for i, sc := range m.Components {
-			sc.Parameters = slices.Clone(sc.Parameters)
-			if sc.Index != nil {
-				idx := *sc.Index
-				sc.Index = &idx
-			}
-			c.Components[i] = sc
-		}
-	}
-	return &c
 }
 
 // StaticTemplates returns a TemplateLookup over a fixed list of templates,

@@ -40,7 +40,7 @@ func (s *Store) MessageClaim(_ context.Context, p *messaging.MessageClaimParams)
 	for _, m := range due {
 		m.LeaseOwner, m.DueAt = p.Owner, p.Now.Add(p.Lease)
 		m.Attempts++
-		out = append(out, copyMessage(m))
+		out = append(out, m.Clone())
 	}
 	return out, nil
 }
@@ -68,7 +68,7 @@ func (s *Store) MessageGetByProviderID(_ context.Context, id string) (*messaging
 	if !ok {
 		return nil, messaging.ErrNotFound
 	}
-	return copyMessage(m), nil
+	return m.Clone(), nil
 }
 
 func copyEndpoint(e *messaging.WebhookEndpoint) *messaging.WebhookEndpoint {
@@ -226,5 +226,5 @@ func (s *Store) MessageGetByIdempotencyKey(_ context.Context, workspaceID, key s
 	if !ok || key == "" {
 		return nil, messaging.ErrNotFound
 	}
-	return copyMessage(m), nil
+	return m.Clone(), nil
 }

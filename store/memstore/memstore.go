@@ -100,22 +100,6 @@ func copyTemplate(t *messaging.Template) *messaging.Template {
 	return &c
 }
 
-func copyMessage(m *messaging.Message) *messaging.Message {
-	c := *m
-	if m.Components != nil {
-		c.Components = make([]messaging.SendComponent, len(m.Components))
-		for i, comp := range m.Components {
-			comp.Parameters = slices.Clone(comp.Parameters)
-			if comp.Index != nil {
-				idx := *comp.Index
-				comp.Index = &idx
-			}
-			c.Components[i] = comp
-		}
-	}
-	return &c
-}
-
 // WorkspaceCreate implements messaging.Store.
 func (s *Store) WorkspaceCreate(_ context.Context, w *messaging.WorkspaceInfo) error {
 	s.mu.Lock()
@@ -409,10 +393,10 @@ func (s *Store) MessageCreate(_ context.Context, m *messaging.Message) (*messagi
 	}
 	if m.IdempotencyKey != "" {
 		if prev, ok := s.idem[[2]string{m.WorkspaceID, m.IdempotencyKey}]; ok {
-			return copyMessage(prev), false, nil
+			return prev.Clone(), false, nil
 		}
 	}
-	cp := copyMessage(m)
+	cp := m.Clone()
 	s.messages[m.ID] = cp
 	if cp.Status == messaging.StatusQueued {
 		s.queued[cp.ID] = cp
@@ -423,7 +407,7 @@ func (s *Store) MessageCreate(_ context.Context, m *messaging.Message) (*messagi
 	if m.IdempotencyKey != "" {
 		s.idem[[2]string{m.WorkspaceID, m.IdempotencyKey}] = cp
 	}
-	return copyMessage(cp), true, nil
+	return cp.Clone(), true, nil
 }
 
 // MessageGet implements messaging.Store.
@@ -434,7 +418,7 @@ func (s *Store) MessageGet(_ context.Context, workspaceID, id string) (*messagin
 	if !ok || m.WorkspaceID != workspaceID {
 		return nil, messaging.ErrNotFound
 	}
-	return copyMessage(m), nil
+	return m.Clone(), nil
 }
 
 // MessageUpdateStatus implements messaging.Store.
@@ -445,9 +429,9 @@ func (s *Store) MessageUpdateStatus(_ context.Context, p *messaging.MessageStatu
 	if !ok || m.WorkspaceID != p.WorkspaceID {
 		return nil, nil, false, messaging.ErrNotFound
 	}
-	before := copyMessage(m)
+	before := m.Clone()
 	if !slices.Contains(p.From, m.Status) {
-		return before, copyMessage(m), false, nil
+		return before, m.Clone(), false, nil
 	}
 	m.Status, m.UpdatedAt, m.LeaseOwner = p.To, p.At, ""
 	if p.FailureReason != "" {
@@ -460,7 +444,7 @@ func (s *Store) MessageUpdateStatus(_ context.Context, p *messaging.MessageStatu
 	if m.Status != messaging.StatusQueued {
 		delete(s.queued, m.ID)
 	}
-	after := copyMessage(m)
+	after := m.Clone()
 	if p.Event != nil {
 		if ev := p.Event(before, after); ev != nil {
 			s.queueEvent(ev)
