@@ -84,7 +84,7 @@ type metaEnv struct {
 	log   *metaLog
 }
 
-func metaSetup(t *testing.T, cfg *httpapi.MetaWebhook, opts ...func(*httpapi.Options)) *metaEnv {
+func metaSetup(t testing.TB, cfg *httpapi.MetaWebhook, opts ...func(*httpapi.Options)) *metaEnv {
 	t.Helper()
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	e := &metaEnv{store: &metaStore{Store: memstore.New()}, log: &metaLog{}}
@@ -112,7 +112,7 @@ func metaSetup(t *testing.T, cfg *httpapi.MetaWebhook, opts ...func(*httpapi.Opt
 
 // sent creates an outbound message in metaWS and records it as sent with
 // provider id pid, as the dispatcher would.
-func (e *metaEnv) sent(t *testing.T, channel, to, pid string) *messaging.Message {
+func (e *metaEnv) sent(t testing.TB, channel, to, pid string) *messaging.Message {
 	t.Helper()
 	ctx := t.Context()
 	res, err := e.svc.Workspace(metaWS).Messages.Send(ctx, &messaging.SendParams{Channel: channel, To: to, Type: "text", Text: "hello"})
@@ -125,7 +125,7 @@ func (e *metaEnv) sent(t *testing.T, channel, to, pid string) *messaging.Message
 	return e.get(t, res.MessageID)
 }
 
-func (e *metaEnv) get(t *testing.T, id string) *messaging.Message {
+func (e *metaEnv) get(t testing.TB, id string) *messaging.Message {
 	t.Helper()
 	m, err := e.svc.Workspace(metaWS).Messages.Get(t.Context(), id)
 	if err != nil {
@@ -142,7 +142,7 @@ func metaSign(secret, body string) string {
 
 // post sends body to the receiver, signed with the app secret unless
 // headers say otherwise (a nil value removes the signature).
-func (e *metaEnv) post(t *testing.T, path, body string, sig ...string) *httptest.ResponseRecorder {
+func (e *metaEnv) post(t testing.TB, path, body string, sig ...string) *httptest.ResponseRecorder {
 	t.Helper()
 	r := httptest.NewRequest("POST", path, strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
@@ -595,4 +595,27 @@ func TestMetaMounting(t *testing.T) {
 			t.Errorf("Path %q: refusal not logged", p)
 		}
 	}
+}
+
+// FuzzMetaNotification checks that no signed body, however malformed,
+// makes the receiver fail: it answers 200 or 400, never 500 or a panic.
+func FuzzMetaNotification(f *testing.F) {
+	for _, s := range []string{
+		waStatuses(waStatus("wamid.X", "delivered"), waFailed("wamid.X", 131026, "Message undeliverable", "d")),
+		waInbound("254712345678", "wamid.IN", `{"from":"FROM","id":"ID","type":"text","text":{"body":"hi"}}`),
+		`{"object":"page","entry":[{"id":"PAGE_1","messaging":[{"sender":{"id":"1"},"recipient":{"id":"PAGE_1"},"message":{"mid":"m","text":"x"}},{"delivery":{"mids":["m"]}}]}]}`,
+		`{"object":"instagram","entry":[{"messaging":[{"read":{"mid":""}}]}]}`,
+		`{"object":"whatsapp_business_account","entry":[{"changes":[{"value":{"statuses":[{"id":"x","status":"failed","errors":[{"code":"abc"}]}]}}]}]}`,
+		`{}`, `null`, `[]`, `"x"`,
+	} {
+		f.Add(s)
+	}
+	e := metaSetup(f, nil)
+	e.sent(f, "whatsapp", metaCustomer, "wamid.X")
+	f.Fuzz(func(t *testing.T, body string) {
+		w := e.post(t, "/webhooks/meta", body)
+		if w.Code != 200 && w.Code != 400 && w.Code != 413 {
+			t.Fatalf("status %d (%s) for %q", w.Code, w.Body, body)
+		}
+	})
 }
