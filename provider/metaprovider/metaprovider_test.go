@@ -423,3 +423,42 @@ func TestSenderHidesToken(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGraphAnswer checks that any answer of the Graph API becomes a
+// receipt with an id or a *messaging.SendError, never a panic.
+func FuzzGraphAnswer(f *testing.F) {
+	f.Add(200, waAccepted("+254712345678", "wamid.1"), "")
+	f.Add(400, graphError(131026, "Message undeliverable", "d", 0), "")
+	f.Add(429, "", "Mon, 02 Mar 2026 09:00:00 GMT")
+	f.Add(400, `{"error":{"code":"x","error_data":[1]}}`, "-5")
+	f.Add(500, `{"error":null}`, "1e9")
+	f.Fuzz(func(t *testing.T, status int, body, retryAfter string) {
+		if status < 200 || status > 599 {
+			return
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", retryAfter)
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, body)
+		}))
+		defer srv.Close()
+		p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: srv.URL, Clock: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := msg("whatsapp", "+254712345678", "text")
+		m.Text = "hi"
+		r, err := p.Send(t.Context(), m)
+		var se *messaging.SendError
+		switch {
+		case err == nil:
+			if r == nil || r.ProviderMessageID == "" || status/100 != 2 {
+				t.Fatalf("receipt %+v for status %d", r, status)
+			}
+		case !errors.As(err, &se):
+			t.Fatalf("err = %v (%T), want a SendError", err, err)
+		case se.Code == "" || se.RetryAfter < 0 || se.RetryAfter > 24*time.Hour:
+			t.Fatalf("bad SendError %+v", se)
+		}
+	})
+}
