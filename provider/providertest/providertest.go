@@ -328,7 +328,7 @@ func runCase(t *testing.T, h Harness, c Case) {
 			if sends > 1 && v.ID != "" {
 				v.ID = fmt.Sprintf("%s.%d", v.ID, i+1)
 			}
-			ms.responses = append(ms.responses, h.Render(cloneMessage(c.Msg), v)...)
+			ms.responses = append(ms.responses, h.Render(c.Msg.Clone(), v)...)
 		}
 	}
 	srv := httptest.NewServer(ms)
@@ -346,7 +346,7 @@ func runCase(t *testing.T, h Harness, c Case) {
 	}
 	seen := map[string]bool{}
 	for i := range sends {
-		receipt, err := p.Send(ctx, cloneMessage(c.Msg))
+		receipt, err := p.Send(ctx, c.Msg.Clone())
 		prefix := fmt.Sprintf("send %d: ", i+1)
 		switch {
 		case c.ExpectedErrorIs != nil:
@@ -444,19 +444,4 @@ func checkRequests(t *testing.T, want []ExpectedRequest, got []recorded) {
 	if diff := cmp.Diff(w, g); diff != "" {
 		t.Errorf("requests mismatch (-want +got):\n%s", diff)
 	}
-}
-
-// cloneMessage returns a deep copy of m, so a provider cannot change a
-// case.
-func cloneMessage(m *messaging.Message) *messaging.Message {
-	c := *m
-	c.Components = nil
-	for _, sc := range m.Components {
-		sc.Parameters = slices.Clone(sc.Parameters)
-		if sc.Index != nil {
-			sc.Index = intp(*sc.Index)
-		}
-		c.Components = append(c.Components, sc)
-	}
-	return &c
 }
