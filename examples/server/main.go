@@ -14,6 +14,11 @@
 //	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses (default true)
 //	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
 //
+// Meta's webhook receiver is mounted at /webhooks/meta when
+// MESSAGING_META_APP_SECRET is set, with MESSAGING_META_VERIFY_TOKEN for the
+// handshake and MESSAGING_META_ACCOUNTS ("phone-number-id=workspace,...")
+// routing inbound messages.
+//
 // With no -bootstrap and an empty database it creates a demo workspace and
 // prints its API key and a ready curl command.
 //
@@ -128,6 +133,13 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	apiOpts.SMS = smsSvc
+	if secret := os.Getenv("MESSAGING_META_APP_SECRET"); secret != "" {
+		accounts, err := parseAccounts(os.Getenv("MESSAGING_META_ACCOUNTS"))
+		if err != nil {
+			return err
+		}
+		apiOpts.Meta = &httpapi.MetaWebhook{AppSecret: secret, VerifyToken: os.Getenv("MESSAGING_META_VERIFY_TOKEN"), Accounts: accounts}
+	}
 
 	if *bootstrap != "" {
 		f, err := loadBootstrap(*bootstrap)
@@ -183,6 +195,22 @@ func run(ctx context.Context, args []string) error {
 		log.Warn("SMS hand-overs did not finish before the deadline", "err", err)
 	}
 	return nil
+}
+
+// parseAccounts reads "account-id=workspace,..." (MESSAGING_META_ACCOUNTS).
+func parseAccounts(v string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, pair := range strings.Split(v, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		acct, ws, ok := strings.Cut(pair, "=")
+		if !ok || acct == "" || ws == "" {
+			return nil, fmt.Errorf("MESSAGING_META_ACCOUNTS: %q is not account-id=workspace", pair)
+		}
+		out[acct] = ws
+	}
+	return out, nil
 }
 
 func envBool(name string, def bool) bool {
