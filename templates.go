@@ -117,25 +117,40 @@ type TemplateCreateParams struct {
 var (
 	templateNameRe = regexp.MustCompile(`^[a-z0-9_]+$`)
 	languageRe     = regexp.MustCompile(`^[a-z]{2,3}(?:_[A-Z]{2}|_[A-Z][a-z]{3})?$`)
-	varRe          = regexp.MustCompile(`\{\{([^{}]*)\}\}`)
 )
 
 // TemplateVariables returns the variable numbers used in text ({{1}},
 // {{2}}, ...) in order of first appearance, and an error naming field when a
-// placeholder is not a positive number or numbers are not 1..n without gaps.
+// placeholder is not a positive number, numbers are not 1..n without gaps,
+// or a '{{' or '}}' is not part of a placeholder ("{{{1}}}", "}}{{"), which
+// would leave the number of variables open to interpretation.
 func TemplateVariables(field, text string) ([]int, error) {
 	var seen []int
-	for _, m := range varRe.FindAllStringSubmatch(text, -1) {
-		n, err := strconv.Atoi(m[1])
-		if err != nil || n < 1 || m[1] != strconv.Itoa(n) {
-			return nil, validationError(field, "variable %q must be written {{n}} with n a positive number", m[0])
+	for rest := text; ; {
+		open, closing := strings.Index(rest, "{{"), strings.Index(rest, "}}")
+		if open < 0 {
+			if closing >= 0 {
+				return nil, validationError(field, "has an unbalanced '{{' or '}}'")
+			}
+			break
+		}
+		if closing >= 0 && closing < open {
+			return nil, validationError(field, "has an unbalanced '{{' or '}}'")
+		}
+		rest = rest[open+2:]
+		end := strings.Index(rest, "}}")
+		if end < 0 {
+			return nil, validationError(field, "has an unbalanced '{{' or '}}'")
+		}
+		num := rest[:end]
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 1 || num != strconv.Itoa(n) {
+			return nil, validationError(field, "variable %q must be written {{n}} with n a positive number", "{{"+num+"}}")
 		}
 		if !slices.Contains(seen, n) {
 			seen = append(seen, n)
 		}
-	}
-	if strings.Count(text, "{{") != strings.Count(text, "}}") || strings.Count(text, "{{") < len(varRe.FindAllString(text, -1)) {
-		return nil, validationError(field, "has an unbalanced '{{' or '}}'")
+		rest = rest[end+2:]
 	}
 	sorted := slices.Clone(seen)
 	slices.Sort(sorted)
