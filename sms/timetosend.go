@@ -1,6 +1,7 @@
 package sms
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -9,6 +10,10 @@ import (
 // timeLayouts are the accepted date-time forms of timeToSend, read in the
 // account's time zone.
 var timeLayouts = []string{"2006-01-02 15:04", "2006-01-02 15:04:05"}
+
+// localTimeRe is the exact shape of those forms: time.Parse alone would
+// also take a one-digit hour and fractional seconds.
+var localTimeRe = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}(?::[0-9]{2})?$`)
 
 // ParseTimeToSend reads a timeToSend value and returns when the message is
 // due, in UTC, and whether it is scheduled (due after now).
@@ -44,6 +49,9 @@ func ParseTimeToSend(s string, loc *time.Location, now time.Time) (due time.Time
 	default:
 		ok := false
 		for _, layout := range timeLayouts {
+			if !localTimeRe.MatchString(s) {
+				break // not one of the layouts, whatever time.Parse would say
+			}
 			if v, perr := time.ParseInLocation(layout, s, loc); perr == nil {
 				t, ok = v.UTC(), true
 				break
