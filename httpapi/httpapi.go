@@ -9,7 +9,8 @@
 // envelope {"error": {code, message, statusCode, request_id, docs}}.
 // Requests authenticate with the X-API-Key header; each route needs the
 // scopes listed in Routes and is rate limited per workspace with a token
-// bucket (limits in Options.RateLimits).
+// bucket (limits in Options.RateLimits; the buckets live in this process
+// unless Options.Limiter shares them between instances).
 //
 // With Options.Meta set, the handler also receives Meta's webhooks (status
 // reports and inbound messages of WhatsApp, Messenger and Instagram) at
@@ -109,6 +110,14 @@ type Options struct {
 	// reports and inbound messages; see MetaWebhook and meta.go). Default
 	// nil: no receiver.
 	Meta *MetaWebhook
+	// Limiter holds the token buckets of the rate limits. Default nil:
+	// buckets in this process, so each server instance limits on its own.
+	// Set it to a shared limiter (store/pgstore's RateLimiter) when several
+	// instances serve one deployment. A request the limiter cannot decide
+	// on (it returned an error) is let through and the error logged:
+	// the limits protect the service, an outage of the limiter should not
+	// stop it.
+	Limiter Limiter
 }
 
 // Handler serves the Messaging API. Create it with New.
@@ -122,7 +131,7 @@ type Handler struct {
 	limits     map[string]int
 	noLimits   bool
 	trustProxy bool
-	buckets    limiterSet
+	limiter    Limiter
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -136,7 +145,10 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	h := &Handler{
 		svc: svc, mux: http.NewServeMux(), log: o.Logger, now: o.Clock, docsURL: o.DocsURL,
 		maxBody: o.MaxBodyBytes, limits: map[string]int{"unauthenticated": DefaultPublicPerMinute},
-		noLimits: o.DisableRateLimits, trustProxy: o.TrustProxy,
+		noLimits: o.DisableRateLimits, trustProxy: o.TrustProxy, limiter: o.Limiter,
+	}
+	if h.limiter == nil {
+		h.limiter = &limiterSet{}
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -193,7 +205,7 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 				allow = append(allow, rt.Method)
 			}
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			if err := h.limit(w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
+			if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
 				h.writeError(w, r, err)
 				return
 			}
@@ -213,7 +225,7 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 
 // notFound answers a path with no endpoint: 404 not_found.
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
-	if err := h.limit(w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
+	if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -312,11 +324,15 @@ func (h *Handler) clientAddr(r *http.Request) string {
 }
 
 // limit applies the rate limit of key and sets the X-RateLimit headers.
-func (h *Handler) limit(w http.ResponseWriter, key string, perMinute int) error {
+func (h *Handler) limit(ctx context.Context, w http.ResponseWriter, key string, perMinute int) error {
 	if h.noLimits || perMinute <= 0 {
 		return nil
 	}
-	ok, remaining, wait := h.buckets.take(key, perMinute, h.now())
+	ok, remaining, wait, err := h.limiter.Take(ctx, key, perMinute, h.now())
+	if err != nil {
+		h.log.ErrorContext(ctx, "rate limiter failed; request let through", "key", key, "err", err)
+		return nil
+	}
 	w.Header().Set("X-RateLimit-Limit", strconv.Itoa(perMinute))
 	w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
 	if !ok {
@@ -344,11 +360,11 @@ func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt Route, f
 // principal.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*messaging.Principal, error) {
 	if rt.Scopes == nil {
-		return nil, h.limit(w, "ip:"+h.clientAddr(r)+":"+rt.Name(), h.limits[rt.Name()])
+		return nil, h.limit(r.Context(), w, "ip:"+h.clientAddr(r)+":"+rt.Name(), h.limits[rt.Name()])
 	}
 	vals := r.Header.Values("X-API-Key")
 	if len(vals) != 1 || strings.TrimSpace(vals[0]) == "" {
-		if err := h.limit(w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
+		if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
 			return nil, err
 		}
 		msg := "missing API key: send the header X-API-Key"
@@ -359,12 +375,12 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*
 	}
 	p, err := h.svc.Authenticate(r.Context(), vals[0])
 	if err != nil {
-		if lerr := h.limit(w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); lerr != nil {
+		if lerr := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); lerr != nil {
 			return nil, lerr
 		}
 		return nil, err
 	}
-	if err := h.limit(w, "ws:"+p.WorkspaceID+":"+rt.Name(), h.limits[rt.Name()]); err != nil {
+	if err := h.limit(r.Context(), w, "ws:"+p.WorkspaceID+":"+rt.Name(), h.limits[rt.Name()]); err != nil {
 		return nil, err
 	}
 	for _, s := range rt.Scopes {

@@ -122,7 +122,7 @@ func (mr *metaReceiver) serve(w http.ResponseWriter, r *http.Request) {
 // refuse charges a refused request to its client address's
 // unauthenticated rate limit and returns err (or the limit's error).
 func (mr *metaReceiver) refuse(w http.ResponseWriter, r *http.Request, err error) error {
-	if lerr := mr.h.limit(w, "ip:"+mr.h.clientAddr(r), mr.h.limits["unauthenticated"]); lerr != nil {
+	if lerr := mr.h.limit(r.Context(), w, "ip:"+mr.h.clientAddr(r), mr.h.limits["unauthenticated"]); lerr != nil {
 		return lerr
 	}
 	return err

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -8,7 +9,24 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// limiterSet holds one token bucket per key (workspace and route, or client
+// Limiter decides whether a request may go on under a rate limit. key names
+// a token bucket ("ws:<workspace>:<route>", or "ip:<address>" for requests
+// without a valid key); the bucket holds at most perMinute tokens and
+// refills at perMinute tokens a minute.
+//
+// The default (Options.Limiter nil) keeps the buckets in the process, so
+// with N server instances behind a load balancer a client gets up to N
+// times each limit. store/pgstore's RateLimiter keeps them in PostgreSQL,
+// shared by every instance on the database.
+type Limiter interface {
+	// Take takes one token from the bucket of key at time now. It returns
+	// whether the request is allowed, the whole tokens left and, when it
+	// is refused, how long until a token is available. An error means
+	// the limiter could not decide.
+	Take(ctx context.Context, key string, perMinute int, now time.Time) (allowed bool, remaining int, retryAfter time.Duration, err error)
+}
+
+// limiterSet is the default Limiter: one in-process token bucket per key (workspace and route, or client
 // address for unauthenticated requests). Idle buckets are dropped, so the
 // set does not grow with the number of distinct clients over time.
 type limiterSet struct {
@@ -60,4 +78,10 @@ func (s *limiterSet) take(key string, perMinute int, now time.Time) (ok bool, re
 		return false, int(math.Max(0, math.Floor(b.lim.TokensAt(now)))), d
 	}
 	return true, int(math.Max(0, math.Floor(b.lim.TokensAt(now)))), 0
+}
+
+// Take implements Limiter with the in-process buckets; it never fails.
+func (s *limiterSet) Take(_ context.Context, key string, perMinute int, now time.Time) (bool, int, time.Duration, error) {
+	ok, remaining, wait := s.take(key, perMinute, now)
+	return ok, remaining, wait, nil
 }
