@@ -1,0 +1,390 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/ujumbe/messaging"
+)
+
+// messageCols are the columns of a message, in scanMessage's order.
+const messageCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
+	type, text, media_url, caption, filename, template_name, language, components,
+	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
+	due_at, lease_owner, attempts, last_error`
+
+// Statements of the hot path (send, claim, status change). pgx prepares
+// and caches them per connection.
+var (
+	qMessageInsert = `INSERT INTO messages (` + messageCols + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+			$17, $18, $19, $20, $21, $22, $23, $24, $25)
+		ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING
+		RETURNING ` + messageCols
+	qMessageByWSID = `SELECT ` + messageCols + ` FROM messages WHERE id = $1 AND workspace_id = $2`
+	qMessageByIdem = `SELECT ` + messageCols + ` FROM messages WHERE workspace_id = $1 AND idempotency_key = $2 AND idempotency_key <> ''`
+	// qMessageClaim picks the oldest due queued messages through the
+	// partial index messages_due, skipping rows another claimer has
+	// locked, and leases them in the same statement. A row claimed and
+	// committed by another claimer after this statement's snapshot is
+	// re-checked under its lock and skipped: its due_at moved to the end
+	// of that lease.
+	qMessageClaim = `WITH c AS (
+			SELECT id AS claim_id FROM messages
+			WHERE status = 'queued' AND due_at <= $1
+			ORDER BY due_at, id
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED)
+		UPDATE messages SET lease_owner = $3, due_at = $4, attempts = attempts + 1
+		FROM c WHERE id = c.claim_id
+		RETURNING ` + messageCols
+	// qMessageSetStatus changes the status of a message whose status is in
+	// $7 and returns the row before (locked with FOR UPDATE, so it is the
+	// version the update replaces) and after the change. With $8 true it
+	// changes nothing when the workspace has an enabled webhook endpoint
+	// (then the change must queue deliveries in a transaction).
+	qMessageSetStatus = `UPDATE messages m SET status = $3,
+			failure_reason = CASE WHEN $4 <> '' THEN $4 ELSE m.failure_reason END,
+			provider_message_id = CASE WHEN $5 <> '' THEN $5 ELSE m.provider_message_id END,
+			updated_at = $6, lease_owner = ''
+		FROM (SELECT ` + messageCols + ` FROM messages WHERE id = $1 AND workspace_id = $2 FOR UPDATE) old
+		WHERE m.id = old.id AND old.status = ANY($7::text[])
+			AND NOT ($8 AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = $2 AND e.disabled_at IS NULL))
+		RETURNING ` + qualify("old", messageCols) + `, ` + qualify("m", messageCols)
+	qQueueEvent = `INSERT INTO webhook_deliveries
+			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at)
+		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4 FROM webhook_endpoints
+		WHERE workspace_id = $5 AND disabled_at IS NULL ORDER BY created_at, id`
+)
+
+// messageDest returns the scan destinations of a message's columns and a
+// function completing m after the scan.
+func messageDest(m *messaging.Message) ([]any, func() error) {
+	var comps *string
+	var created, updated, due int64
+	dest := []any{&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
+		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
+		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError}
+	return dest, func() error {
+		var err error
+		m.Components, err = decodeJSONSlice[messaging.SendComponent](comps)
+		m.CreatedAt, m.UpdatedAt, m.DueAt = fromTS(created), fromTS(updated), fromTS(due)
+		return err
+	}
+}
+
+func scanMessage(row pgx.Row) (*messaging.Message, error) {
+	var m messaging.Message
+	dest, finish := messageDest(&m)
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	return &m, finish()
+}
+
+func (s *Store) queryMessages(ctx context.Context, q querier, sql string, args ...any) ([]*messaging.Message, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*messaging.Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// MessageCreate implements messaging.Store. The insert and the idempotency
+// check are one statement (INSERT ... ON CONFLICT DO NOTHING on the unique
+// index of (workspace_id, idempotency_key)), which waits for a concurrent
+// insert of the same key to commit; when it inserts nothing, the existing
+// message is read. ErrNotFound if the workspace does not exist;
+// ErrConflict if the id is taken.
+func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
+	comps, err := encodeJSON(m.Components, m.Components == nil)
+	if err != nil {
+		return nil, false, interpretError(err)
+	}
+	stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageInsert,
+		m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
+		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
+		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, ts(m.CreatedAt), ts(m.UpdatedAt),
+		ts(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError))
+	if err == nil {
+		return stored, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, interpretError(err)
+	}
+	stored, err = scanMessage(s.pool.QueryRow(ctx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
+	if err != nil {
+		return nil, false, interpretError(err)
+	}
+	return stored, false, nil
+}
+
+// MessageGet implements messaging.Store.
+func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messaging.Message, error) {
+	m, err := scanMessage(s.pool.QueryRow(ctx, qMessageByWSID, id, workspaceID))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return m, nil
+}
+
+// MessageGetByIdempotencyKey implements messaging.Store.
+func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*messaging.Message, error) {
+	m, err := scanMessage(s.pool.QueryRow(ctx, qMessageByIdem, workspaceID, key))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return m, nil
+}
+
+// setStatus runs qMessageSetStatus. changed is false when nothing was
+// updated (the status is not in p.From, the message does not exist, or
+// unlessEndpoints held).
+func setStatus(ctx context.Context, q querier, p *messaging.MessageStatusParams, unlessEndpoints bool) (before, after *messaging.Message, changed bool, err error) {
+	var b, a messaging.Message
+	bDest, bFinish := messageDest(&b)
+	aDest, aFinish := messageDest(&a)
+	err = q.QueryRow(ctx, qMessageSetStatus, p.ID, p.WorkspaceID, p.To, p.FailureReason, p.ProviderMessageID, ts(p.At),
+		nonNil(p.From), unlessEndpoints).Scan(append(bDest, aDest...)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if err := errors.Join(bFinish(), aFinish()); err != nil {
+		return nil, nil, false, err
+	}
+	return &b, &a, true, nil
+}
+
+// MessageUpdateStatus implements messaging.Store. The check of p.From and
+// the update are one statement, which locks the row and returns it before
+// and after the change. When the workspace has no enabled webhook endpoint
+// that statement is all (p.Event is then called after it, and its record
+// has nobody to go to); otherwise the update and the deliveries of the
+// event are one transaction. FailureReason and ProviderMessageID are only
+// written when non-empty; UpdatedAt becomes p.At.
+func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
+	before, after, changed, err = setStatus(ctx, s.pool, p, true)
+	if err != nil {
+		return nil, nil, false, interpretError(err)
+	}
+	if changed {
+		if p.Event != nil {
+			p.Event(before, after)
+		}
+		return before, after, true, nil
+	}
+	// The status is not in p.From, the message is missing, or the event
+	// has deliveries to queue.
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		before, after, changed, err = setStatus(ctx, tx, p, false)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			before, err = scanMessage(tx.QueryRow(ctx, qMessageByWSID, p.ID, p.WorkspaceID))
+			after = before
+			return err // no row: not found
+		}
+		if p.Event == nil {
+			return nil
+		}
+		if ev := p.Event(before, after); ev != nil {
+			_, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return before, after, changed, nil
+}
+
+// MessageClaim implements messaging.Store with SELECT ... FOR UPDATE SKIP
+// LOCKED through the partial index messages_due (see qMessageClaim), so any
+// number of dispatchers in any number of processes share the queue without
+// two of them holding the same message.
+func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+	out, err := s.queryMessages(ctx, s.pool, qMessageClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
+	return out, interpretError(err)
+}
+
+// MessageRelease implements messaging.Store.
+func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
+	var released bool
+	err := s.pool.QueryRow(ctx, `WITH u AS (
+			UPDATE messages SET due_at = $3, last_error = $4, lease_owner = ''
+			WHERE id = $1 AND workspace_id = $2 AND status = 'queued' AND lease_owner = $5
+			RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM u) FROM messages WHERE id = $1 AND workspace_id = $2`,
+		p.ID, p.WorkspaceID, ts(p.DueAt), p.LastError, p.Owner).Scan(&released)
+	if err != nil {
+		return false, interpretError(err)
+	}
+	return released, nil
+}
+
+// MessageGetByProviderID implements messaging.Store.
+func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messaging.Message, error) {
+	m, err := scanMessage(s.pool.QueryRow(ctx, `SELECT `+messageCols+` FROM messages
+		WHERE provider_message_id = $1 AND provider_message_id <> '' LIMIT 1`, id))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return m, nil
+}
+
+const endpointCols = `id, workspace_id, url, secret_sealed, disabled_at, created_at`
+
+func scanEndpoint(row pgx.Row) (*messaging.WebhookEndpoint, error) {
+	var e messaging.WebhookEndpoint
+	var disabled *int64
+	var created int64
+	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.URL, &e.SecretSealed, &disabled, &created); err != nil {
+		return nil, err
+	}
+	e.DisabledAt, e.CreatedAt = fromTSPtr(disabled), fromTS(created)
+	return &e, nil
+}
+
+// WebhookEndpointCreate implements messaging.Store.
+func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
+	secret := e.SecretSealed
+	if secret == nil {
+		secret = []byte{}
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		e.ID, e.WorkspaceID, e.URL, secret, tsPtr(e.DisabledAt), ts(e.CreatedAt))
+	return interpretError(err)
+}
+
+// WebhookEndpointList implements messaging.Store.
+func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*messaging.WebhookEndpoint
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		out = append(out, e)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// WebhookEndpointDelete implements messaging.Store. Its deliveries go with
+// it (ON DELETE CASCADE).
+func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+	if err != nil {
+		return interpretError(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return messaging.ErrNotFound
+	}
+	return nil
+}
+
+// qWebhookClaim claims due webhook deliveries like qMessageClaim, through
+// the partial index webhook_deliveries_due, and returns each with its
+// endpoint's URL and sealed secret.
+const qWebhookClaim = `WITH c AS (
+			SELECT d.seq AS claim_seq FROM webhook_deliveries d
+			WHERE d.state = 'pending' AND d.due_at <= $1
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
+					WHERE e.state = 'pending' AND e.endpoint_id = d.endpoint_id AND e.message_id = d.message_id AND e.seq < d.seq)
+			ORDER BY d.due_at, d.seq
+			LIMIT $2
+			FOR UPDATE OF d SKIP LOCKED)
+		UPDATE webhook_deliveries w SET lease_owner = $3, due_at = $4, attempts = w.attempts + 1
+		FROM c, webhook_endpoints ep
+		WHERE w.seq = c.claim_seq AND ep.id = w.endpoint_id
+		RETURNING w.seq, w.endpoint_id, w.workspace_id, w.message_id, w.event_id, w.payload, w.state, w.attempts,
+			w.due_at, w.lease_owner, w.last_status, w.last_error, w.created_at, ep.url, ep.secret_sealed`
+
+// WebhookClaim implements messaging.Store like MessageClaim: FOR UPDATE
+// SKIP LOCKED through the partial index webhook_deliveries_due. A delivery
+// waits while an earlier one of the same endpoint and message is pending
+// (leased or not), so one message's events reach an endpoint in order.
+func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+	rows, err := s.pool.Query(ctx, qWebhookClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*messaging.WebhookDelivery
+	for rows.Next() {
+		var d messaging.WebhookDelivery
+		var due, created int64
+		if err := rows.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
+			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created, &d.URL, &d.Secret); err != nil {
+			return nil, interpretError(err)
+		}
+		d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
+		out = append(out, &d)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// WebhookRecord implements messaging.Store. Finished deliveries are deleted,
+// so the outbox holds only pending work. A record by a worker whose lease
+// ended changes nothing.
+func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		var endpoint string
+		err := tx.QueryRow(ctx, `SELECT endpoint_id FROM webhook_deliveries WHERE seq = $1 AND state = 'pending' AND lease_owner = $2 FOR UPDATE`,
+			p.ID, p.Owner).Scan(&endpoint)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // not ours any more
+		}
+		if err != nil {
+			return err
+		}
+		if p.State == messaging.DeliveryPending {
+			_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = $2, lease_owner = '', last_status = $3, last_error = $4 WHERE seq = $1`,
+				p.ID, ts(p.DueAt), p.LastStatus, truncate(p.LastError, 500))
+		} else {
+			_, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE seq = $1`, p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if p.DisableEndpoint {
+			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET disabled_at = $2 WHERE id = $1 AND disabled_at IS NULL`, endpoint, ts(p.At)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending'`, endpoint); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// truncate cuts s to at most n bytes of valid UTF-8.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}

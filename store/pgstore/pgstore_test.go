@@ -1,0 +1,684 @@
+package pgstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/httpapi"
+	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/store/pgstore"
+	"github.com/ujumbe/messaging/store/sqlitestore"
+	"github.com/ujumbe/messaging/store/storetest"
+)
+
+var _ httpapi.Limiter = (*pgstore.RateLimiter)(nil)
+
+// envURL names the environment variable with the URL of the test database.
+const envURL = "MESSAGING_TEST_POSTGRES_URL"
+
+// testURL returns the test database's URL, or skips the test when none is
+// configured.
+func testURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(envURL)
+	if u == "" {
+		t.Skip(envURL + " is not set: skipping the PostgreSQL store tests " +
+			"(set it, e.g. to postgres://postgres@127.0.0.1:5432/test?sslmode=disable, to run them; .ci/run does)")
+	}
+	return u
+}
+
+// newSchema returns the name of a schema of its own for one test and drops
+// the schema with everything in it when the test ends. Cleanups run last
+// registered first, so stores opened after this call are closed before the
+// drop.
+func newSchema(t testing.TB, url string) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "pgstore_test_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{name}.Sanitize()+` CASCADE`); err != nil {
+			t.Errorf("dropping schema %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// open opens a Store on schema and closes it when the test ends.
+func open(t testing.TB, url, schema string, maxConns int32) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema, MaxConns: maxConns})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// fresh opens a Store on a new, empty schema.
+func fresh(t testing.TB) *pgstore.Store {
+	t.Helper()
+	url := testURL(t)
+	return open(t, url, newSchema(t, url), 0)
+}
+
+func TestConformance(t *testing.T) {
+	testURL(t)
+	storetest.Run(t, func(t *testing.T) messaging.Store { return fresh(t) })
+}
+
+func TestSMSConformance(t *testing.T) {
+	testURL(t)
+	storetest.RunSMS(t, func(t *testing.T) sms.Store { return fresh(t) })
+}
+
+// TestMigrateConcurrently opens several stores on one empty schema at once:
+// the advisory lock makes them migrate one after the other, and every
+// version is applied exactly once.
+func TestMigrateConcurrently(t *testing.T) {
+	url := testURL(t)
+	schema := newSchema(t, url)
+	const n = 4
+	stores := make([]*pgstore.Store, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stores[i], errs[i] = pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema, MaxConns: 2})
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("Open %d: %v", i, errs[i])
+		}
+		t.Cleanup(func() { _ = stores[i].Close() })
+	}
+	rows, err := stores[0].Pool().Query(context.Background(), `SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{}
+	for v := 1; v <= pgstore.SchemaVersion(); v++ {
+		want = append(want, v)
+	}
+	if fmt.Sprint(versions) != fmt.Sprint(want) {
+		t.Errorf("schema_migrations holds %v, want %v", versions, want)
+	}
+	// A store of one schema sees its own tables only.
+	if err := stores[1].WorkspaceCreate(context.Background(), &messaging.WorkspaceInfo{ID: "w", Channels: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh(t).WorkspaceGet(context.Background(), "w"); !errors.Is(err, messaging.ErrNotFound) {
+		t.Errorf("another schema sees the workspace: %v", err)
+	}
+}
+
+// TestRefusesNewerSchema: a database migrated by a newer program is not
+// touched.
+func TestRefusesNewerSchema(t *testing.T) {
+	url := testURL(t)
+	schema := newSchema(t, url)
+	s := open(t, url, schema, 2)
+	if _, err := s.Pool().Exec(context.Background(), `INSERT INTO schema_migrations (version, name) VALUES ($1, 'future.sql')`, pgstore.SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pgstore.Open(context.Background(), url, &pgstore.Options{Schema: schema})
+	if err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("Open on a newer schema: %v, want a refusal", err)
+	}
+}
+
+// TestNew builds a Store on a pool the caller configured.
+func TestNew(t *testing.T) {
+	url := testURL(t)
+	schema := newSchema(t, url)
+	open(t, url, schema, 2) // creates the schema
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s, err := pgstore.New(context.Background(), pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WorkspaceCreate(context.Background(), &messaging.WorkspaceInfo{ID: "w", Channels: []string{"whatsapp"}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	if err := pool.Ping(context.Background()); err != nil {
+		t.Errorf("Close closed a pool it does not own: %v", err)
+	}
+	if _, err := pgstore.New(context.Background(), pool, &pgstore.Options{Schema: "x"}); err == nil {
+		t.Error("New accepted Options.Schema")
+	}
+}
+
+// explain returns the plan of query with sequential scans discouraged, so
+// that it shows whether an index can serve the query (the test tables are
+// too small for the planner to prefer one on its own).
+func explain(t *testing.T, s *pgstore.Store, query string, args ...any) string {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, `EXPLAIN `+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestQueriesUseIndexes proves the claims walk their partial indexes in
+// order (no scan of sent messages, no sort) and the contact search is a
+// union of index range scans.
+func TestQueriesUseIndexes(t *testing.T) {
+	s := fresh(t)
+	lease := int64(time.Minute)
+	for _, tc := range []struct {
+		name, query, index string
+		args               []any
+	}{
+		{"message claim", pgstore.QMessageClaim, "messages_due", []any{int64(1), 16, "w", lease}},
+		{"sms claim", pgstore.QSMSClaim, "sms_messages_due", []any{int64(1), 20, lease, "t"}},
+		{"webhook claim", pgstore.QWebhookClaim, "webhook_deliveries_due", []any{int64(1), 16, "w", lease}},
+	} {
+		plan := explain(t, s, tc.query, tc.args...)
+		t.Logf("%s:\n%s", tc.name, plan)
+		if !strings.Contains(plan, "Index Scan using "+tc.index) || strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") {
+			t.Errorf("%s does not walk %s in order:\n%s", tc.name, tc.index, plan)
+		}
+	}
+	// The planner picks the BitmapOr once the workspace has contacts to
+	// choose from: 20,000 of them, with their statistics.
+	ctx := context.Background()
+	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "ws", Channels: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `INSERT INTO contacts (id, workspace_id, first_name, last_name, full_name, phone, email, email_key,
+			company, job_title, website, notes, source, tags, lifecycle, version, created_at, updated_at,
+			first_fold, last_fold, full_fold, phone_digits)
+		SELECT 'ct_' || i, 'ws', md5(i::text), md5((i + 1)::text), '', '+' || (254700000000 + i), '', 'e' || md5(i::text) || '@example.com',
+			'', '', '', '', 'api', '{}', '', 1, i, i,
+			md5(i::text), md5((i + 1)::text), md5(i::text) || ' ' || md5((i + 1)::text), (254700000000 + i)::text
+		FROM generate_series(1, 20000) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `ANALYZE contacts`); err != nil {
+		t.Fatal(err)
+	}
+	where, args := pgstore.ContactFilter(&messaging.ContactListParams{WorkspaceID: "ws", Search: "am", PhoneDigits: "2547000001"})
+	plan := explain(t, s, `SELECT count(*) FROM contacts WHERE `+where, args...)
+	t.Logf("contact search:\n%s", plan)
+	for _, idx := range []string{"contacts_first_fold", "contacts_last_fold", "contacts_full_fold", "contacts_email_key", "contacts_phone_digits"} {
+		if !strings.Contains(plan, idx) {
+			t.Errorf("contact search does not use %s:\n%s", idx, plan)
+		}
+	}
+}
+
+// TestContactSearchEdges covers prefixes whose range ends are special: a
+// last rune at the top of the code space and just below the surrogates.
+func TestContactSearchEdges(t *testing.T) {
+	s := fresh(t)
+	ctx := context.Background()
+	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a", Channels: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"a\U0010FFFF", "a\U0010FFFFb", "ab", "x\uD7FF", "x\uD7FFy", "x\uE000"}
+	for i, n := range names {
+		c := &messaging.Contact{ID: fmt.Sprintf("ct_%d", i), WorkspaceID: "a", FirstName: n, FullName: n, Email: fmt.Sprintf("c%d@example.com", i),
+			EmailKey: fmt.Sprintf("c%d@example.com", i), Tags: []string{}, Version: 1}
+		if err := s.ContactCreate(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q    string
+		want int
+	}{{"a\U0010FFFF", 2}, {"a", 3}, {"x\uD7FF", 2}, {"x", 3}, {"\U0010FFFF", 0}} {
+		_, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Search: tc.q, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != tc.want {
+			t.Errorf("search %q: %d matches, want %d", tc.q, total, tc.want)
+		}
+	}
+}
+
+// fakeClock is a clock shared by the instances of a test.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// countingProvider accepts every message and counts the sends of each.
+// With block set, every Send waits until its context ends and fails.
+type countingProvider struct {
+	name    string
+	block   bool
+	started atomic.Int64
+	mu      sync.Mutex
+	sends   map[string]int
+}
+
+func newCountingProvider(name string, block bool) *countingProvider {
+	return &countingProvider{name: name, block: block, sends: map[string]int{}}
+}
+
+func (p *countingProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+	p.started.Add(1)
+	if p.block {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sends[m.ID]++
+	return &messaging.SendReceipt{ProviderMessageID: p.name + "." + m.ID}, nil
+}
+
+func (p *countingProvider) counts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.sends))
+	for k, v := range p.sends {
+		out[k] = v
+	}
+	return out
+}
+
+// queue sends n text messages through svc, 8 at a time, and returns their
+// ids.
+func queue(t testing.TB, svc *messaging.Service, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	errs := make(chan error, 8)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ws := svc.Workspace("acme")
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				res, err := ws.Messages.Send(context.Background(), &messaging.SendParams{Channel: "whatsapp",
+					To: fmt.Sprintf("+2547123%05d", i%100000), Type: "text", Text: "hello"})
+				if err != nil {
+					errs <- err
+					return
+				}
+				ids[i] = res.MessageID
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("queueing: %v", err)
+	}
+	return ids
+}
+
+// statusCounts returns the number of messages in each status.
+func statusCounts(t testing.TB, s *pgstore.Store) map[string]int {
+	t.Helper()
+	rows, err := s.Pool().Query(context.Background(), `SELECT status, count(*) FROM messages GROUP BY status`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[st] = n
+	}
+	return out
+}
+
+// waitFor polls cond every 10 ms until it holds or timeout passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func newService(t testing.TB, st messaging.Store, p messaging.Provider, clock func() time.Time, d messaging.DispatchOptions) *messaging.Service {
+	t.Helper()
+	svc, err := messaging.New(st, p, &messaging.Options{Clock: clock, Dispatch: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// TestTwoInstancesDispatchEachMessageOnce runs two Services, each with its
+// own pool and dispatcher, on one database: 10,000 queued messages are
+// each handed to the provider exactly once and all end sent.
+func TestTwoInstancesDispatchEachMessageOnce(t *testing.T) {
+	url := testURL(t)
+	schema := newSchema(t, url)
+	const n = 10_000
+	opts := messaging.DispatchOptions{Workers: 16, PollInterval: 5 * time.Millisecond, PerSenderRate: -1}
+	prov := []*countingProvider{newCountingProvider("one", false), newCountingProvider("two", false)}
+	var stores []*pgstore.Store
+	var svcs []*messaging.Service
+	for i := range 2 {
+		st := open(t, url, schema, 20)
+		stores = append(stores, st)
+		svcs = append(svcs, newService(t, st, prov[i], nil, opts))
+	}
+	if _, err := svcs[0].CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+		t.Fatal(err)
+	}
+	ids := queue(t, svcs[0], n)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	for _, svc := range svcs {
+		if err := svc.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 90*time.Second, "every message sent", func() bool { return statusCounts(t, stores[0])["sent"] == n })
+	elapsed := time.Since(start)
+	for _, svc := range svcs {
+		if err := svc.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("two instances dispatched %d messages in %v: %.0f msgs/s (instance one %d, two %d)",
+		n, elapsed.Round(time.Millisecond), n/elapsed.Seconds(), len(prov[0].counts()), len(prov[1].counts()))
+
+	total := map[string]int{}
+	for _, p := range prov {
+		if len(p.counts()) == 0 {
+			t.Errorf("instance %s sent nothing: the work was not shared", p.name)
+		}
+		for id, c := range p.counts() {
+			total[id] += c
+		}
+	}
+	for _, id := range ids {
+		if total[id] != 1 {
+			t.Errorf("message %s was handed to the provider %d times, want 1", id, total[id])
+		}
+	}
+	if len(total) != n {
+		t.Errorf("the providers got %d distinct messages, want %d", len(total), n)
+	}
+	if got := statusCounts(t, stores[0]); got["sent"] != n || len(got) != 1 {
+		t.Errorf("statuses %v, want all %d sent", got, n)
+	}
+}
+
+// TestInstanceDiesMidBatch kills one instance while its sends are blocked
+// (its Start context is cancelled and its pool closed); the other instance
+// takes the leased messages over once the lease ends, on a clock shared by
+// both, and sends each of them once.
+func TestInstanceDiesMidBatch(t *testing.T) {
+	url := testURL(t)
+	schema := newSchema(t, url)
+	const n = 10
+	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	opts := messaging.DispatchOptions{Workers: n, BatchSize: n, PollInterval: 5 * time.Millisecond, PerSenderRate: -1,
+		Lease: 2 * time.Minute, SendTimeout: time.Minute}
+	stA, stB := open(t, url, schema, 4), open(t, url, schema, 4)
+	provA, provB := newCountingProvider("a", true), newCountingProvider("b", false)
+	svcA := newService(t, stA, provA, clock.Now, opts)
+	svcB := newService(t, stB, provB, clock.Now, opts)
+	if _, err := svcA.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+		t.Fatal(err)
+	}
+	ids := queue(t, svcA, n)
+
+	ctxA, killA := context.WithCancel(context.Background())
+	defer killA()
+	if err := svcA.Start(ctxA); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "instance A to hold every message in a blocked send", func() bool { return provA.started.Load() == n })
+
+	ctxB, stopB := context.WithCancel(context.Background())
+	defer stopB()
+	if err := svcB.Start(ctxB); err != nil {
+		t.Fatal(err)
+	}
+	// While A's leases hold nothing is claimable, by B or anyone.
+	if got, err := stB.MessageClaim(context.Background(), &messaging.MessageClaimParams{Owner: "probe", Now: clock.Now(), Lease: time.Minute, Limit: 100}); err != nil || len(got) != 0 {
+		t.Fatalf("claim while A holds the leases: %d messages, %v; want none", len(got), err)
+	}
+
+	// A dies: its connections go, then its context.
+	_ = stA.Close()
+	killA()
+	if err := svcA.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := statusCounts(t, stB); got["queued"] != n {
+		t.Fatalf("after A died: statuses %v, want all %d still queued (A recorded nothing)", got, n)
+	}
+	if c := provB.counts(); len(c) != 0 {
+		t.Fatalf("B sent %d messages before A's lease ended", len(c))
+	}
+
+	clock.Advance(opts.Lease + time.Second)
+	waitFor(t, 30*time.Second, "B to send A's messages", func() bool { return statusCounts(t, stB)["sent"] == n })
+	if err := svcB.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sends := provB.counts()
+	for _, id := range ids {
+		if sends[id] != 1 {
+			t.Errorf("B sent %s %d times, want 1", id, sends[id])
+		}
+		m, err := stB.MessageGet(context.Background(), "acme", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status != messaging.StatusSent || m.Attempts != 2 || m.ProviderMessageID != "b."+id {
+			t.Errorf("message %s: status %s, attempts %d, provider id %q; want sent by B on the second attempt", id, m.Status, m.Attempts, m.ProviderMessageID)
+		}
+	}
+}
+
+// TestRateLimiterSharedAcrossInstances takes tokens from one bucket through
+// two stores (two instances): the limit holds for both together, refills
+// with time, and concurrent takes never hand out more than the bucket
+// holds.
+func TestRateLimiterSharedAcrossInstances(t *testing.T) {
+	url := testURL(t)
+	schema := newSchema(t, url)
+	l1, l2 := open(t, url, schema, 4).RateLimiter(), open(t, url, schema, 4).RateLimiter()
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	type result struct {
+		ok        bool
+		remaining int
+		wait      time.Duration
+	}
+	take := func(l *pgstore.RateLimiter, at time.Time) result {
+		t.Helper()
+		ok, rem, wait, err := l.Take(ctx, "ws:acme:POST /v1/messages", 6, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result{ok, rem, wait}
+	}
+	for i := range 6 {
+		l := []*pgstore.RateLimiter{l1, l2}[i%2]
+		if got, want := take(l, now), (result{true, 5 - i, 0}); got != want {
+			t.Errorf("take %d: %+v, want %+v", i+1, got, want)
+		}
+	}
+	if got, want := take(l1, now), (result{false, 0, 10 * time.Second}); got != want {
+		t.Errorf("seventh take: %+v, want %+v (6 a minute: a token every 10 s)", got, want)
+	}
+	if got, want := take(l2, now.Add(5*time.Second)), (result{false, 0, 5 * time.Second}); got != want {
+		t.Errorf("take after 5 s: %+v, want %+v", got, want)
+	}
+	if got, want := take(l2, now.Add(10*time.Second)), (result{true, 0, 0}); got != want {
+		t.Errorf("take after 10 s: %+v, want %+v", got, want)
+	}
+	// A clock behind the bucket's last use neither refills nor rewinds it.
+	if got := take(l1, now); got.ok {
+		t.Errorf("take with a clock 10 s behind: %+v, want refused", got)
+	}
+
+	// 40 concurrent requests, 20 a minute: exactly 20 pass.
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, _, _, err := []*pgstore.RateLimiter{l1, l2}[i%2].Take(ctx, "ws:acme:GET /v1/contacts", 20, now)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				allowed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if allowed.Load() != 20 {
+		t.Errorf("%d of 40 concurrent requests passed a limit of 20", allowed.Load())
+	}
+}
+
+// BenchmarkDispatch measures queued -> sent through the dispatcher with a
+// provider that accepts at once, in messages per second: on SQLite (one
+// instance, as the root package's BenchmarkDispatch), and on PostgreSQL
+// with one and with two instances (Services with their own pools) sharing
+// the queue. Each instance runs DispatchDue (8 workers, batches of 16)
+// until the queue is empty. Run it with a fixed count, e.g.
+//
+//	go test ./store/pgstore -run '^$' -bench Dispatch -benchtime 10000x
+func BenchmarkDispatch(b *testing.B) {
+	b.Run("sqlite-1", func(b *testing.B) {
+		st, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "db.sqlite"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		benchDispatch(b, []messaging.Store{st})
+	})
+	for _, instances := range []int{1, 2} {
+		b.Run(fmt.Sprintf("postgres-%d", instances), func(b *testing.B) {
+			url := testURL(b)
+			schema := newSchema(b, url)
+			var stores []messaging.Store
+			for range instances {
+				stores = append(stores, open(b, url, schema, 12))
+			}
+			benchDispatch(b, stores)
+		})
+	}
+}
+
+// benchDispatch queues b.N messages, then dispatches them with one
+// instance per store.
+func benchDispatch(b *testing.B, stores []messaging.Store) {
+	opts := messaging.DispatchOptions{Workers: 8, PerSenderRate: -1}
+	var svcs []*messaging.Service
+	for _, st := range stores {
+		svcs = append(svcs, newService(b, st, newCountingProvider("p", false), nil, opts))
+	}
+	if _, err := svcs[0].CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+		b.Fatal(err)
+	}
+	queue(b, svcs[0], b.N)
+	b.ResetTimer()
+	start := time.Now()
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for _, svc := range svcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := svc.DispatchDue(context.Background())
+			if err != nil {
+				b.Error(err)
+			}
+			done.Add(int64(n))
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if done.Load() != int64(b.N) {
+		b.Fatalf("dispatched %d of %d", done.Load(), b.N)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+}

@@ -1,0 +1,292 @@
+package pgstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
+)
+
+var _ sms.Store = (*Store)(nil)
+
+// SMSAccountCreate implements sms.Store.
+func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO sms_accounts (partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.PartnerID, nonNil(a.KeyHash), int64(a.Credit), a.TimeZone, int64(a.CostPerSegment),
+			ts(a.CreatedAt), ts(a.UpdatedAt)); err != nil {
+			return err
+		}
+		return addSenders(ctx, tx, a.PartnerID, a.Senders, a.CreatedAt)
+	})
+}
+
+func addSenders(ctx context.Context, q querier, partnerID string, senders []string, at time.Time) error {
+	if len(senders) == 0 {
+		return nil
+	}
+	_, err := q.Exec(ctx, `INSERT INTO sms_senders (partner_id, sender, approved_at)
+		SELECT $1, sd, $3 FROM unnest($2::text[]) AS sd ON CONFLICT DO NOTHING`, partnerID, senders, ts(at))
+	return err
+}
+
+func getAccount(ctx context.Context, q querier, partnerID string) (*sms.Account, error) {
+	var a sms.Account
+	var credit, cost, created, updated int64
+	if err := q.QueryRow(ctx, `SELECT partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at,
+			coalesce((SELECT array_agg(sender ORDER BY sender) FROM sms_senders WHERE partner_id = a.partner_id), '{}')
+		FROM sms_accounts a WHERE partner_id = $1`, partnerID).
+		Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, &created, &updated, &a.Senders); err != nil {
+		return nil, err
+	}
+	a.Credit, a.CostPerSegment = sms.Credit(credit), sms.Credit(cost)
+	a.CreatedAt, a.UpdatedAt = fromTS(created), fromTS(updated)
+	a.Senders = nonNil(a.Senders)
+	return &a, nil
+}
+
+// SMSAccountGet implements sms.Store. Senders are sorted.
+func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Account, error) {
+	a, err := getAccount(ctx, s.pool, partnerID)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return a, nil
+}
+
+// SMSAccountUpdate implements sms.Store.
+func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
+	var a *sms.Account
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE sms_accounts SET
+			time_zone = coalesce($1, time_zone), cost_per_segment = coalesce($2, cost_per_segment), updated_at = $3
+			WHERE partner_id = $4`, p.TimeZone, nullCredit(p.CostPerSegment), ts(p.At), p.PartnerID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return messaging.ErrNotFound
+		}
+		if err := addSenders(ctx, tx, p.PartnerID, p.AddSenders, p.At); err != nil {
+			return err
+		}
+		a, err = getAccount(ctx, tx, p.PartnerID)
+		return err
+	})
+	return a, err
+}
+
+func nullCredit(c *sms.Credit) *int64 {
+	if c == nil {
+		return nil
+	}
+	v := int64(*c)
+	return &v
+}
+
+// SMSCreditAdd implements sms.Store.
+func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
+	var credit int64
+	err := s.pool.QueryRow(ctx, `UPDATE sms_accounts SET credit = credit + $1, updated_at = $2 WHERE partner_id = $3 RETURNING credit`,
+		int64(amount), ts(at), partnerID).Scan(&credit)
+	return sms.Credit(credit), interpretError(err)
+}
+
+const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, encoding, segments, cost, status, due_at,
+	attempts, claim_token, gateway_message_id, network_id, failure_reason,
+	dlr_status, dlr_description, dlr_network_id, dlr_time, sent_at, created_at, updated_at`
+
+func scanSMS(row pgx.Row) (*sms.Message, error) {
+	var m sms.Message
+	var cost, due, created, updated int64
+	var dlrStatus *int32
+	var dlrDesc, dlrNet *string
+	var dlrTime, sent *int64
+	if err := row.Scan(&m.Number, &m.ID, &m.PartnerID, &m.Mobile, &m.Text, &m.Sender, &m.ClientSMSID, &m.Encoding, &m.Segments,
+		&cost, &m.Status, &due, &m.Attempts, &m.ClaimToken, &m.GatewayMessageID, &m.NetworkID, &m.FailureReason,
+		&dlrStatus, &dlrDesc, &dlrNet, &dlrTime, &sent, &created, &updated); err != nil {
+		return nil, err
+	}
+	m.Cost = sms.Credit(cost)
+	m.DueAt, m.CreatedAt, m.UpdatedAt, m.SentAt = fromTS(due), fromTS(created), fromTS(updated), fromTSPtr(sent)
+	if dlrDesc != nil {
+		r := &sms.Report{Description: *dlrDesc}
+		if dlrStatus != nil {
+			r.Status = int(*dlrStatus)
+		}
+		if dlrNet != nil {
+			r.NetworkID = *dlrNet
+		}
+		if t := fromTSPtr(dlrTime); t != nil {
+			r.Time = *t
+		}
+		m.Report = r
+	}
+	return &m, nil
+}
+
+// SMSAccept implements sms.Store. Each message is one statement that debits
+// its cost from the account if the credit covers it (UPDATE ... SET credit =
+// credit - cost WHERE credit >= cost, which PostgreSQL re-checks on the
+// newest version of the row when a concurrent debit got there first) and
+// inserts the message only if the debit happened. The statements of a call
+// are one transaction.
+func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
+	var out []sms.AcceptResult
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		out = make([]sms.AcceptResult, len(msgs))
+		for i, m := range msgs {
+			var credit, number *int64
+			err := tx.QueryRow(ctx, `WITH d AS (
+					UPDATE sms_accounts SET credit = credit - $3, updated_at = $14
+					WHERE partner_id = $2 AND credit >= $3
+					RETURNING credit),
+				i AS (
+					INSERT INTO sms_messages (id, partner_id, mobile, text, sender, client_sms_id,
+						encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
+						created_at, updated_at)
+					SELECT $1, $2, $4, $5, $6, $7, $8, $9, $3, $10, $11, 0, '', '', $12, '', $13, $14 FROM d
+					RETURNING number)
+				SELECT (SELECT credit FROM d), (SELECT number FROM i)`,
+				m.ID, m.PartnerID, int64(m.Cost), m.Mobile, m.Text, m.Sender, m.ClientSMSID,
+				m.Encoding, m.Segments, m.Status, ts(m.DueAt), m.NetworkID, ts(m.CreatedAt), ts(m.UpdatedAt)).Scan(&credit, &number)
+			if err != nil {
+				return err
+			}
+			if number != nil {
+				out[i] = sms.AcceptResult{Number: *number, Balance: sms.Credit(*credit)}
+				continue
+			}
+			// Not debited: the credit is short, or there is no such account.
+			// This statement sees the latest committed balance.
+			var bal int64
+			if err := tx.QueryRow(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = $1`, m.PartnerID).Scan(&bal); err != nil {
+				return err // no rows: no such account, nothing is stored
+			}
+			out[i] = sms.AcceptResult{Balance: sms.Credit(bal), Err: sms.ErrInsufficientCredit}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SMSMessageGet implements sms.Store.
+func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int64) (*sms.Message, error) {
+	m, err := scanSMS(s.pool.QueryRow(ctx, `SELECT `+smsCols+` FROM sms_messages WHERE number = $1 AND partner_id = $2`, number, partnerID))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return m, nil
+}
+
+// qSMSClaim claims due SMS: the oldest due rows of the partial index
+// sms_messages_due, skipping rows another claimer has locked, leased in the
+// same statement.
+const qSMSClaim = `WITH c AS (
+			SELECT number AS claim_number FROM sms_messages
+			WHERE status IN ('scheduled', 'queued', 'sending') AND due_at <= $1
+			ORDER BY due_at, number
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED)
+		UPDATE sms_messages SET status = 'sending', due_at = $3, claim_token = $4, attempts = attempts + 1, updated_at = $1
+		FROM c WHERE number = c.claim_number
+		RETURNING ` + smsCols
+
+// SMSClaimDue implements sms.Store: one statement that picks the oldest due
+// messages through the partial index sms_messages_due with FOR UPDATE SKIP
+// LOCKED and leases them, so concurrent schedulers in any number of
+// processes never get the same message.
+func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
+	rows, err := s.pool.Query(ctx, qSMSClaim, ts(p.Now), p.Limit, ts(p.LeaseUntil), p.Token)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*sms.Message
+	for rows.Next() {
+		m, err := scanSMS(rows)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(err)
+	}
+	slices.SortFunc(out, func(a, b *sms.Message) int { return cmp.Compare(a.Number, b.Number) })
+	return out, nil
+}
+
+// SMSComplete implements sms.Store. A failure refunds the message's cost in
+// the same statement that records it.
+func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error, error) {
+	var errs []error
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		errs = make([]error, len(cs))
+		for i, c := range cs {
+			var n int
+			var err error
+			switch c.Status {
+			case sms.StatusSent:
+				err = tx.QueryRow(ctx, `WITH u AS (
+						UPDATE sms_messages SET status = 'sent', gateway_message_id = $1, network_id = $2,
+							failure_reason = '', claim_token = '', sent_at = $3, updated_at = $3
+						WHERE number = $4 AND status = 'sending' AND claim_token = $5 RETURNING 1)
+					SELECT count(*) FROM u`,
+					c.GatewayMessageID, c.NetworkID, ts(c.At), c.Number, c.Token).Scan(&n)
+			case sms.StatusQueued:
+				err = tx.QueryRow(ctx, `WITH u AS (
+						UPDATE sms_messages SET status = 'queued', due_at = $1, failure_reason = $2, claim_token = '', updated_at = $3
+						WHERE number = $4 AND status = 'sending' AND claim_token = $5 RETURNING 1)
+					SELECT count(*) FROM u`,
+					ts(c.RetryAt), c.FailureReason, ts(c.At), c.Number, c.Token).Scan(&n)
+			default:
+				err = tx.QueryRow(ctx, `WITH u AS (
+						UPDATE sms_messages SET status = 'failed', failure_reason = $1, claim_token = '', updated_at = $2
+						WHERE number = $3 AND status = 'sending' AND claim_token = $4
+						RETURNING partner_id, cost),
+					r AS (
+						UPDATE sms_accounts a SET credit = a.credit + u.cost, updated_at = $2
+						FROM u WHERE a.partner_id = u.partner_id)
+					SELECT count(*) FROM u`,
+					c.FailureReason, ts(c.At), c.Number, c.Token).Scan(&n)
+			}
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				errs[i] = messaging.ErrStale
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// SMSReportSave implements sms.Store.
+func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int64, r *sms.Report) error {
+	var t *int64
+	if !r.Time.IsZero() {
+		v := ts(r.Time)
+		t = &v
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE sms_messages SET dlr_status = $1, dlr_description = $2, dlr_network_id = $3, dlr_time = $4
+		WHERE number = $5 AND partner_id = $6`, r.Status, r.Description, r.NetworkID, t, number, partnerID)
+	if err != nil {
+		return interpretError(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return messaging.ErrNotFound
+	}
+	return nil
+}

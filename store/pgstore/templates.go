@@ -1,0 +1,164 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/ujumbe/messaging"
+)
+
+// storedTemplateComponent is the stored JSON form of a
+// messaging.TemplateComponent. Unlike the API form it has no omitempty on
+// Buttons, so a nil and an empty button list both round-trip.
+type storedTemplateComponent struct {
+	Type    string                     `json:"type"`
+	Format  string                     `json:"format,omitempty"`
+	Text    string                     `json:"text,omitempty"`
+	Buttons []messaging.TemplateButton `json:"buttons"`
+}
+
+// encodeJSON returns the JSON text of v for a jsonb column, or nil (SQL
+// NULL) when isNil.
+func encodeJSON(v any, isNil bool) (any, error) {
+	if isNil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// decodeJSONSlice decodes what encodeJSON stored for a slice: nil for NULL,
+// otherwise a non-nil slice.
+func decodeJSONSlice[T any](s *string) ([]T, error) {
+	if s == nil {
+		return nil, nil
+	}
+	out := []T{}
+	if err := json.Unmarshal([]byte(*s), &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func encodeTemplateComponents(cs []messaging.TemplateComponent) (any, error) {
+	st := make([]storedTemplateComponent, len(cs))
+	for i, c := range cs {
+		st[i] = storedTemplateComponent(c)
+	}
+	return encodeJSON(st, cs == nil)
+}
+
+func decodeTemplateComponents(s *string) ([]messaging.TemplateComponent, error) {
+	st, err := decodeJSONSlice[storedTemplateComponent](s)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	out := make([]messaging.TemplateComponent, len(st))
+	for i, c := range st {
+		out[i] = messaging.TemplateComponent(c)
+	}
+	return out, nil
+}
+
+const templateCols = `id, workspace_id, name, category, language, status, components::text, status_reason, created_at, updated_at`
+
+const templateInsertCols = `id, workspace_id, name, category, language, status, components, status_reason, created_at, updated_at`
+
+func scanTemplate(row pgx.Row) (*messaging.Template, error) {
+	var t messaging.Template
+	var comps *string
+	var created, updated int64
+	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Category, &t.Language, &t.Status, &comps,
+		&t.StatusReason, &created, &updated); err != nil {
+		return nil, err
+	}
+	var err error
+	if t.Components, err = decodeTemplateComponents(comps); err != nil {
+		return nil, err
+	}
+	t.CreatedAt, t.UpdatedAt = fromTS(created), fromTS(updated)
+	return &t, nil
+}
+
+// TemplateCreate implements messaging.Store. ErrNotFound if the workspace
+// does not exist; ErrConflict if the id, or the name and language within the
+// workspace, is taken. SendExample is derived and not stored.
+func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
+	comps, err := encodeTemplateComponents(t.Components)
+	if err != nil {
+		return interpretError(err)
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO templates (`+templateInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		t.ID, t.WorkspaceID, t.Name, t.Category, t.Language, t.Status, comps, t.StatusReason,
+		ts(t.CreatedAt), ts(t.UpdatedAt))
+	return interpretError(err)
+}
+
+func (s *Store) templateWhere(ctx context.Context, where string, args ...any) (*messaging.Template, error) {
+	t, err := scanTemplate(s.pool.QueryRow(ctx, `SELECT `+templateCols+` FROM templates WHERE `+where, args...))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return t, nil
+}
+
+// TemplateGet implements messaging.Store.
+func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messaging.Template, error) {
+	return s.templateWhere(ctx, `id = $1 AND workspace_id = $2`, id, workspaceID)
+}
+
+// TemplateGetByName implements messaging.Store.
+func (s *Store) TemplateGetByName(ctx context.Context, workspaceID, name, language string) (*messaging.Template, error) {
+	return s.templateWhere(ctx, `workspace_id = $1 AND name = $2 AND language = $3`, workspaceID, name, language)
+}
+
+// TemplateList implements messaging.Store.
+func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
+	q := `SELECT ` + templateCols + ` FROM templates WHERE workspace_id = $1`
+	args := []any{p.WorkspaceID}
+	for _, f := range []struct{ col, v string }{{"status", p.Status}, {"category", p.Category}, {"language", p.Language}} {
+		if f.v != "" {
+			args = append(args, f.v)
+			q += ` AND ` + f.col + ` = $` + strconv.Itoa(len(args))
+		}
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY name, language, id`, args...)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*messaging.Template
+	for rows.Next() {
+		t, err := scanTemplate(rows)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		out = append(out, t)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// TemplateSetStatus implements messaging.Store. The reason replaces
+// StatusReason (an empty reason clears it). The status check and the
+// update are one statement.
+func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
+	t, err := scanTemplate(s.pool.QueryRow(ctx, `UPDATE templates SET status = $1, status_reason = $2, updated_at = $3
+		WHERE id = $4 AND workspace_id = $5 AND status = ANY($6::text[])
+		RETURNING `+templateCols, p.To, p.Reason, ts(p.At), p.ID, p.WorkspaceID, nonNil(p.From)))
+	if err == nil {
+		return t, nil
+	}
+	if err != pgx.ErrNoRows {
+		return nil, interpretError(err)
+	}
+	var one int
+	if err := s.pool.QueryRow(ctx, `SELECT 1 FROM templates WHERE id = $1 AND workspace_id = $2`, p.ID, p.WorkspaceID).Scan(&one); err != nil {
+		return nil, interpretError(err) // no row: not found
+	}
+	return nil, messaging.ErrStale
+}

@@ -1,0 +1,120 @@
+package pgstore
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/ujumbe/messaging"
+)
+
+// WorkspaceCreate implements messaging.Store.
+func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)`,
+			w.ID, w.Name, ts(w.CreatedAt)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
+			SELECT $1, c, $3 FROM unnest($2::text[]) AS c ON CONFLICT DO NOTHING`,
+			w.ID, nonNil(w.Channels), ts(w.CreatedAt))
+		return err
+	})
+}
+
+// WorkspaceGet implements messaging.Store. Channels is sorted, and empty but
+// not nil when no channel is connected.
+func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
+	var w messaging.WorkspaceInfo
+	var created int64
+	err := s.pool.QueryRow(ctx, `SELECT id, name, created_at,
+			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}')
+		FROM workspaces w WHERE id = $1`, id).Scan(&w.ID, &w.Name, &created, &w.Channels)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	w.CreatedAt = fromTS(created)
+	w.Channels = nonNil(w.Channels)
+	return &w, nil
+}
+
+// WorkspaceSetChannel implements messaging.Store.
+func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
+	if p.Connected {
+		// A missing workspace fails the foreign key: ErrNotFound.
+		_, err := s.pool.Exec(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
+			VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, p.WorkspaceID, p.Channel, ts(p.At))
+		return interpretError(err)
+	}
+	var one int
+	err := s.pool.QueryRow(ctx, `WITH d AS (DELETE FROM workspace_channels WHERE workspace_id = $1 AND channel = $2)
+		SELECT 1 FROM workspaces WHERE id = $1`, p.WorkspaceID, p.Channel).Scan(&one)
+	return interpretError(err)
+}
+
+const apiKeyCols = `id, workspace_id, prefix, hash, scopes, expires_at, revoked_at, created_at`
+
+func scanAPIKey(row pgx.Row) (*messaging.APIKey, error) {
+	var k messaging.APIKey
+	var expires, revoked *int64
+	var created int64
+	if err := row.Scan(&k.ID, &k.WorkspaceID, &k.Prefix, &k.Hash, &k.Scopes, &expires, &revoked, &created); err != nil {
+		return nil, err
+	}
+	k.ExpiresAt, k.RevokedAt, k.CreatedAt = fromTSPtr(expires), fromTSPtr(revoked), fromTS(created)
+	return &k, nil
+}
+
+func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]*messaging.APIKey, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*messaging.APIKey
+	for rows.Next() {
+		k, err := scanAPIKey(rows)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		out = append(out, k)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
+// not exist; ErrConflict if the id or the hash is taken.
+func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		k.ID, k.WorkspaceID, k.Prefix, slices.Clone(k.Hash), k.Scopes, tsPtr(k.ExpiresAt), tsPtr(k.RevokedAt), ts(k.CreatedAt))
+	return interpretError(err)
+}
+
+// APIKeysByPrefix implements messaging.Store. Keys come oldest first.
+func (s *Store) APIKeysByPrefix(ctx context.Context, prefix string) ([]*messaging.APIKey, error) {
+	return s.queryAPIKeys(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE prefix = $1 ORDER BY created_at, id`, prefix)
+}
+
+// APIKeyList implements messaging.Store.
+func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messaging.APIKey, error) {
+	return s.queryAPIKeys(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
+}
+
+// APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
+// first RevokedAt.
+func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error {
+	var one int
+	err := s.pool.QueryRow(ctx, `WITH u AS (
+			UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL)
+		SELECT 1 FROM api_keys WHERE id = $1 AND workspace_id = $2`, id, workspaceID, ts(at)).Scan(&one)
+	return interpretError(err)
+}
+
+// nonNil returns s, or an empty slice when s is nil.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
