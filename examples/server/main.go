@@ -7,10 +7,12 @@
 // Flags (each also read from an environment variable):
 //
 //	-addr       MESSAGING_ADDR       listen address (default 127.0.0.1:8080)
-//	-db         MESSAGING_DB         SQLite database file (default messaging.db)
+//	-db         MESSAGING_DB         SQLite database file (default messaging.db), or a postgres:// URL
+//	                                 to run several instances on one PostgreSQL database
 //	-bootstrap  MESSAGING_BOOTSTRAP  JSON file of workspaces, keys and templates, applied idempotently at start
 //	-rate-limits MESSAGING_RATE_LIMITS  "off", or a JSON file {"POST /v1/messages": 600, ...} of per-minute limits
-//	-secret-key-file MESSAGING_SECRET_KEY_FILE  key encrypting webhook secrets (default <db>.key, created if missing)
+//	-secret-key-file MESSAGING_SECRET_KEY_FILE  key encrypting webhook secrets (default <db>.key, or messaging.key
+//	                                 with PostgreSQL, created if missing; every instance needs the same key)
 //	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses (default true)
 //	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
 //
@@ -49,7 +51,6 @@ import (
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/sms/fakegateway"
-	"github.com/ujumbe/messaging/store/sqlitestore"
 )
 
 func main() {
@@ -69,7 +70,7 @@ func env(name, def string) string {
 func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	addr := fs.String("addr", env("MESSAGING_ADDR", "127.0.0.1:8080"), "listen address (env MESSAGING_ADDR)")
-	dbPath := fs.String("db", env("MESSAGING_DB", "messaging.db"), "SQLite database file (env MESSAGING_DB)")
+	dbPath := fs.String("db", env("MESSAGING_DB", "messaging.db"), "SQLite database file, or a postgres:// URL (env MESSAGING_DB)")
 	bootstrap := fs.String("bootstrap", env("MESSAGING_BOOTSTRAP", ""), "bootstrap JSON file (env MESSAGING_BOOTSTRAP)")
 	limits := fs.String("rate-limits", env("MESSAGING_RATE_LIMITS", ""), `"off" or a JSON file of per-minute limits by route (env MESSAGING_RATE_LIMITS)`)
 	keyFile := fs.String("secret-key-file", env("MESSAGING_SECRET_KEY_FILE", ""), "file holding the 32-byte hex key that encrypts webhook secrets; created if missing (default: the -db path + \".key\") (env MESSAGING_SECRET_KEY_FILE)")
@@ -99,14 +100,16 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 
-	if *keyFile == "" {
+	if *keyFile == "" && isPostgresURL(*dbPath) {
+		*keyFile = "messaging.key"
+	} else if *keyFile == "" {
 		*keyFile = *dbPath + ".key"
 	}
 	secretKey, err := loadOrCreateKey(*keyFile)
 	if err != nil {
 		return err
 	}
-	store, err := sqlitestore.Open(ctx, *dbPath, nil)
+	store, err := openStore(ctx, *dbPath, apiOpts)
 	if err != nil {
 		return err
 	}
@@ -174,7 +177,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("listening", "addr", *addr, "db", *dbPath)
+	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath))
 	select {
 	case err := <-errc:
 		return err
