@@ -123,11 +123,23 @@ type env struct {
 // setup builds two workspaces A and B (all channels) with keys, templates,
 // contacts and a message each, and the handler over them. opts may adjust
 // the handler options; the clock is always the shared fake clock.
-func setup(t *testing.T, opts ...func(*httpapi.Options)) *env {
+func setup(t testing.TB, opts ...func(*httpapi.Options)) *env {
+	t.Helper()
+	return setupOn(t, memstore.New(), nil, opts...)
+}
+
+// setupOn is setup on store, with the service options svcOpts (nil for
+// defaults; the clock is always the shared fake clock).
+func setupOn(t testing.TB, store messaging.Store, svcOpts *messaging.Options, opts ...func(*httpapi.Options)) *env {
 	t.Helper()
 	e := &env{clock: &fakeClock{now: t0}, remote: "192.0.2.10:4321"}
-	e.store = &countingStore{Store: memstore.New()}
-	svc, err := messaging.New(e.store, fakeprovider.New(), &messaging.Options{Clock: e.clock.Now})
+	e.store = &countingStore{Store: store}
+	var so messaging.Options
+	if svcOpts != nil {
+		so = *svcOpts
+	}
+	so.Clock = e.clock.Now
+	svc, err := messaging.New(e.store, fakeprovider.New(), &so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +155,7 @@ func setup(t *testing.T, opts ...func(*httpapi.Options)) *env {
 	return e
 }
 
-func (e *env) workspace(t *testing.T, id, own, phone, email string) *wsFixture {
+func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	t.Helper()
 	ctx := context.Background()
 	must := func(err error) {

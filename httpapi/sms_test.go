@@ -60,7 +60,7 @@ type smsEnv struct {
 // smsSetup serves the SMS API on a memstore with the fake gateway
 // (reports 10 s after the hand-over), the clock at 10:00 UTC (13:00 in
 // Nairobi), and account 1234 (100 credits, sender ACME, Africa/Nairobi).
-func smsSetup(t *testing.T) *smsEnv {
+func smsSetup(t testing.TB) *smsEnv {
 	t.Helper()
 	clk := &smsClock{t: time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}
 	st := memstore.New()
