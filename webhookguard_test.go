@@ -1,0 +1,168 @@
+package messaging_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/memstore"
+)
+
+// recordingStore keeps the outcome of every webhook delivery attempt.
+type recordingStore struct {
+	messaging.Store
+	mu      sync.Mutex
+	records []messaging.WebhookRecordParams
+}
+
+func (s *recordingStore) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+	s.mu.Lock()
+	s.records = append(s.records, *p)
+	s.mu.Unlock()
+	return s.Store.WebhookRecord(ctx, p)
+}
+
+// guardedAttempt creates an endpoint at rawURL, makes one message event
+// and one delivery attempt under opts, and returns the attempt's recorded
+// error ("" when it was delivered).
+func guardedAttempt(t *testing.T, rawURL string, opts messaging.WebhookOptions) string {
+	t.Helper()
+	ctx := context.Background()
+	st := &recordingStore{Store: memstore.New()}
+	svc, err := messaging.New(st, newScripted(), &messaging.Options{Clock: newFakeClock(t0).Now, SecretKey: make([]byte, 32),
+		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: rawURL}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Workspace("acme").Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.DispatchDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := svc.DeliverWebhooksDue(ctx); err != nil || n != 1 {
+		t.Fatalf("%s: %d attempts, %v", rawURL, n, err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.records) != 1 {
+		t.Fatalf("%s: %d outcomes recorded", rawURL, len(st.records))
+	}
+	r := st.records[0]
+	if r.State == messaging.DeliveryDelivered {
+		return ""
+	}
+	return r.LastError
+}
+
+const guardError = "webhook endpoint resolves to a loopback, private or link-local address"
+
+// countingHandler counts requests and answers 200.
+type countingHandler struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (h *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.n++
+	h.mu.Unlock()
+}
+
+func (h *countingHandler) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
+}
+
+// TestWebhookGuardAddresses: with the defaults, a webhook never reaches a
+// loopback, private, link-local, unspecified or multicast address, however
+// the URL names it (a DNS name that resolves to loopback, an IPv4-mapped
+// IPv6 address, 0.0.0.0); the guard runs on the address actually dialled,
+// after resolution, so it refuses before any byte is sent. AllowLoopback
+// lets loopback through and nothing else; AllowPrivate lets all through.
+func TestWebhookGuardAddresses(t *testing.T) {
+	t.Parallel()
+	rcv := &countingHandler{}
+	srv := httptest.NewServer(rcv)
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	at := func(host string) string { return "http://" + net.JoinHostPort(host, port) + "/hook" }
+	if addrs, err := net.LookupHost("localhost"); err != nil || len(addrs) == 0 {
+		t.Skipf("localhost does not resolve here: %v", err)
+	}
+	tests := []struct {
+		name string
+		url  string
+		opts messaging.WebhookOptions
+		want string // the recorded error; "" for delivered
+	}{
+		{"loopback by IP", at("127.0.0.1"), messaging.WebhookOptions{}, guardError},
+		{"loopback by DNS name", at("localhost"), messaging.WebhookOptions{}, guardError},
+		{"loopback by IPv4-mapped IPv6", at("::ffff:127.0.0.1"), messaging.WebhookOptions{}, guardError},
+		{"loopback elsewhere in 127/8", at("127.10.20.30"), messaging.WebhookOptions{}, guardError},
+		{"IPv6 loopback", at("::1"), messaging.WebhookOptions{}, guardError},
+		{"unspecified 0.0.0.0", at("0.0.0.0"), messaging.WebhookOptions{}, guardError},
+		{"unspecified ::", at("::"), messaging.WebhookOptions{AllowLoopback: true}, guardError},
+		{"private 10/8", "http://10.1.2.3:9/hook", messaging.WebhookOptions{}, guardError},
+		{"private 192.168/16", "http://192.168.1.1/hook", messaging.WebhookOptions{AllowLoopback: true}, guardError},
+		{"private 172.16/12", "https://172.20.0.1/hook", messaging.WebhookOptions{}, guardError},
+		{"cloud metadata (link-local)", "http://169.254.169.254/latest/meta-data/", messaging.WebhookOptions{AllowLoopback: true}, guardError},
+		{"IPv6 unique local", "http://[fd00::1]/hook", messaging.WebhookOptions{}, guardError},
+		{"IPv6 link-local", "http://[fe80::1]/hook", messaging.WebhookOptions{}, guardError},
+		{"multicast", "http://224.0.0.1/hook", messaging.WebhookOptions{}, guardError},
+		{"loopback by DNS name, loopback allowed", at("localhost"), messaging.WebhookOptions{AllowLoopback: true}, ""},
+		{"loopback by IP, private allowed", at("127.0.0.1"), messaging.WebhookOptions{AllowPrivate: true}, ""},
+	}
+	delivered := 0
+	for _, tc := range tests {
+		before := rcv.count()
+		got := guardedAttempt(t, tc.url, tc.opts)
+		if got != tc.want {
+			t.Errorf("%s (%s): outcome %q, want %q", tc.name, tc.url, got, tc.want)
+		}
+		if tc.want == "" {
+			delivered++
+		} else if rcv.count() != before {
+			t.Errorf("%s: the receiver was reached", tc.name)
+		}
+	}
+	if rcv.count() != delivered {
+		t.Errorf("receiver saw %d requests, want %d", rcv.count(), delivered)
+	}
+}
+
+// TestWebhookRedirectToAnotherHost: a 307 to another host is not followed
+// (a redirect could otherwise lead past the guard); the attempt counts as
+// failed and is retried at the endpoint itself.
+func TestWebhookRedirectToAnotherHost(t *testing.T) {
+	t.Parallel()
+	other := &countingHandler{}
+	otherSrv := httptest.NewServer(other)
+	t.Cleanup(otherSrv.Close)
+	var hits countingHandler
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.ServeHTTP(w, r)
+		u, _ := url.Parse(otherSrv.URL + "/stolen")
+		http.Redirect(w, r, u.String(), http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(first.Close)
+	got := guardedAttempt(t, first.URL+"/hook", messaging.WebhookOptions{AllowLoopback: true})
+	if got != "endpoint answered 307" {
+		t.Errorf("outcome %q, want the 307 recorded as a failure", got)
+	}
+	if hits.count() != 1 || other.count() != 0 {
+		t.Errorf("endpoint saw %d requests, the redirect target %d; want 1 and 0", hits.count(), other.count())
+	}
+}
