@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -615,6 +617,52 @@ func TestRateLimiterSharedAcrossInstances(t *testing.T) {
 	wg.Wait()
 	if allowed.Load() != 20 {
 		t.Errorf("%d of 40 concurrent requests passed a limit of 20", allowed.Load())
+	}
+}
+
+// TestRateLimitAcrossServers serves the API from two handlers, each on its
+// own Service and pool (two server instances), with the stores' rate
+// limiters: 30 contact creations a minute pass in total, not per instance.
+func TestRateLimitAcrossServers(t *testing.T) {
+	url := testURL(t)
+	schema := newSchema(t, url)
+	ctx := context.Background()
+	var handlers []http.Handler
+	var key string
+	for i := range 2 {
+		st := open(t, url, schema, 4)
+		svc := newService(t, st, newCountingProvider("p", false), nil, messaging.DispatchOptions{})
+		if i == 0 {
+			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if _, key, err = svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		handlers = append(handlers, httpapi.New(svc, &httpapi.Options{Limiter: st.RateLimiter()}))
+	}
+	status := func(i int) (int, http.Header) {
+		body := fmt.Sprintf(`{"firstName":"C%d","email":"c%d@example.com"}`, i, i)
+		req := httptest.NewRequest("POST", "/v1/contacts", strings.NewReader(body))
+		req.Header.Set("X-API-Key", key)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		handlers[i%2].ServeHTTP(rec, req)
+		return rec.Code, rec.Result().Header
+	}
+	for i := range 30 {
+		if code, _ := status(i); code != http.StatusCreated {
+			t.Fatalf("request %d of 30 on instance %d: status %d, want 201", i+1, i%2, code)
+		}
+	}
+	for i := 30; i < 32; i++ {
+		code, h := status(i)
+		if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" || h.Get("X-RateLimit-Remaining") != "0" {
+			t.Errorf("request %d on instance %d: status %d, Retry-After %q, remaining %q; want 429 once 30 a minute were used on both",
+				i+1, i%2, code, h.Get("Retry-After"), h.Get("X-RateLimit-Remaining"))
+		}
 	}
 }
 
