@@ -15,6 +15,7 @@
 //	                                 with PostgreSQL, created if missing; every instance needs the same key)
 //	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses (default true)
 //	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
+//	-lease      MESSAGING_LEASE      how long claimed work belongs to the process (default 60s); after a crash it is picked up again once this has passed
 //
 // Meta's webhook receiver is mounted at /webhooks/meta when
 // MESSAGING_META_APP_SECRET is set, with MESSAGING_META_VERIFY_TOKEN for the
@@ -77,6 +78,7 @@ func run(ctx context.Context, args []string) error {
 	loopback := fs.Bool("webhooks-loopback", envBool("MESSAGING_WEBHOOKS_LOOPBACK", true), "let webhooks reach loopback addresses, for local testing; -webhooks-loopback=false forbids it (env MESSAGING_WEBHOOKS_LOOPBACK)")
 	deliveredAfter := fs.Duration("fake-delivered-after", envDuration("MESSAGING_FAKE_DELIVERED_AFTER", time.Second), "the fake provider reports a sent message delivered after this long (env MESSAGING_FAKE_DELIVERED_AFTER)")
 	readAfter := fs.Duration("fake-read-after", envDuration("MESSAGING_FAKE_READ_AFTER", 2*time.Second), "then read after this long (env MESSAGING_FAKE_READ_AFTER)")
+	lease := fs.Duration("lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,8 +123,15 @@ func run(ctx context.Context, args []string) error {
 			return store.TemplateGetByName(ctx, ws, name, lang)
 		},
 	})
-	svc, err := messaging.New(store, fake, &messaging.Options{Logger: log, SecretKey: secretKey,
-		Webhooks: messaging.WebhookOptions{AllowLoopback: *loopback}})
+	svcOpts := &messaging.Options{Logger: log, SecretKey: secretKey,
+		Webhooks: messaging.WebhookOptions{AllowLoopback: *loopback}}
+	smsOpts := &sms.Options{Logger: log}
+	if *lease > 0 {
+		svcOpts.Dispatch.Lease, svcOpts.Dispatch.SendTimeout = *lease, *lease/2
+		svcOpts.Webhooks.Lease, svcOpts.Webhooks.Timeout = *lease, min(*lease/2, 15*time.Second)
+		smsOpts.Lease = *lease
+	}
+	svc, err := messaging.New(store, fake, svcOpts)
 	if err != nil {
 		return err
 	}
@@ -131,7 +140,7 @@ func run(ctx context.Context, args []string) error {
 	// accepts every message and reports it DeliveredToTerminal (numbers
 	// ending in 0000: AbsentSubscriber) smsDeliveredAfter after the
 	// hand-over.
-	smsSvc, err := sms.New(store, fakegateway.New(&fakegateway.Options{Delay: smsDeliveredAfter}), &sms.Options{Logger: log})
+	smsSvc, err := sms.New(store, fakegateway.New(&fakegateway.Options{Delay: smsDeliveredAfter}), smsOpts)
 	if err != nil {
 		return err
 	}
