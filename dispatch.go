@@ -121,6 +121,7 @@ func (d *dispatcher) notify() {
 // finish) or ctx is cancelled (then in-flight sends are cancelled too).
 func (d *dispatcher) run(ctx context.Context, stop <-chan struct{}) {
 	sem := make(chan struct{}, d.opts.Workers)
+	freed := make(chan struct{}, 1) // a worker finished
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	timer := time.NewTimer(0)
@@ -133,12 +134,13 @@ func (d *dispatcher) run(ctx context.Context, stop <-chan struct{}) {
 			return
 		default:
 		}
+		// Claim when at least half of the workers are free (or all are
+		// idle), so that claims come in batches: each claim is a store
+		// write, and one per freed worker would cost a commit per message.
 		free := d.opts.Workers - len(sem)
-		if free == 0 {
-			// Wait until a worker is free.
+		if free < max(1, d.opts.Workers/2) && len(sem) > 0 {
 			select {
-			case sem <- struct{}{}:
-				<-sem
+			case <-freed:
 				continue
 			case <-ctx.Done():
 				return
@@ -156,7 +158,14 @@ func (d *dispatcher) run(ctx context.Context, stop <-chan struct{}) {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
-				defer func() { <-sem; wg.Done() }()
+				defer func() {
+					<-sem
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+					wg.Done()
+				}()
 				d.process(ctx, m)
 			}()
 		}
