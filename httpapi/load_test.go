@@ -110,9 +110,9 @@ type loadClient struct {
 // only on the route given a low limit, never more successes than its
 // token bucket allows, each with Retry-After; the Go heap and the
 // goroutines after the run no larger than after the warm-up (with a
-// margin for noise). It logs p50 and p99 latency per operation.
+// margin for noise). It logs p50 and p99 latency per operation. It is not
+// parallel, so that the heap and goroutines it measures are its own.
 func TestLoad(t *testing.T) {
-	t.Parallel()
 	duration := 5 * time.Second
 	if os.Getenv("MESSAGING_LONG") != "" {
 		duration = 30 * time.Second
@@ -120,8 +120,9 @@ func TestLoad(t *testing.T) {
 	const (
 		clients    = 64
 		workspaces = 8
-		// templatesPerMinute is the one low limit: template sends exceed it.
-		templatesPerMinute = 60
+		// templatesPerMinute is the one low limit: template sends exceed it
+		// even on a slow machine or under -race.
+		templatesPerMinute = 12
 	)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -264,11 +265,16 @@ func TestLoad(t *testing.T) {
 		t.Logf("%-15s %6d requests  p50 %8v  p99 %8v  statuses %v", opNames[op], byOp[op].n, byOp[op].quantile(0.5), byOp[op].quantile(0.99), codes[op])
 	}
 	t.Logf("all             %6d requests in %v (%.0f/s)  p50 %v  p99 %v", total, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds(), all.quantile(0.5), all.quantile(0.99))
-	// The token bucket: at most the burst plus the refill over the run.
+	// The token bucket: at most the burst plus the refill over the run,
+	// and every other attempt refused with 429.
 	allowed := templatesPerMinute + int(math.Ceil(elapsed.Seconds()*templatesPerMinute/60)) + 1
 	for w, m := range perWS {
-		if m[201] > allowed || m[429] == 0 {
-			t.Errorf("workspace %d: %d template sends accepted (at most %d allowed), %d refused with 429", w, m[201], allowed, m[429])
+		attempts := 0
+		for _, k := range m {
+			attempts += k
+		}
+		if m[201] > allowed || m[429] == 0 || m[201]+m[429] != attempts {
+			t.Errorf("workspace %d: template sends %v; at most %d may be accepted, the rest 429", w, m, allowed)
 		}
 	}
 
@@ -324,7 +330,7 @@ func TestLoad(t *testing.T) {
 	if lateHeap == 0 || lateHeap > warmHeap*3/2+8<<20 {
 		t.Errorf("the heap grew from %d KiB after the warm-up to %d KiB near the end", warmHeap>>10, lateHeap>>10)
 	}
-	if warmRSS > 0 && lateRSS > warmRSS+64<<20 {
+	if !raceDetector && warmRSS > 0 && lateRSS > warmRSS+64<<20 {
 		t.Errorf("RSS grew from %d KiB to %d KiB", warmRSS>>10, lateRSS>>10)
 	}
 	if endGoroutines > baseGoroutines+2 {
