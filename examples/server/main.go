@@ -276,7 +276,11 @@ func demo(ctx context.Context, svc *messaging.Service, addr string) error {
 	} else if messaging.ErrorCode(err) != messaging.CodeNotFound {
 		return err
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Demo", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Demo", Channels: messaging.Channels()}); messaging.ErrorCode(err) == messaging.CodeConflict {
+		// Another instance on the same database created it just now.
+		fmt.Fprintf(os.Stderr, "demo workspace %q was created by another instance; its API key was printed there\n", id)
+		return nil
+	} else if err != nil {
 		return err
 	}
 	_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Scopes: messaging.AllScopes()})
