@@ -27,12 +27,17 @@ import (
 type failingWrites struct {
 	*sqlitestore.Store
 	broken atomic.Bool
+	// panics makes every write panic instead.
+	panics atomic.Bool
 }
 
 // errDisk is what a broken store answers: everything a 500 must not show.
 var errDisk = errors.New(`sqlite3: disk I/O error: INSERT INTO messages (id, text) VALUES ('msg_1', 'x') in /var/lib/messaging/prod.db (key acme_live_0123456789abcdef)`)
 
 func (s *failingWrites) fail() error {
+	if s.panics.Load() {
+		panic("runtime error: index out of range [3] with length 3: UPDATE contacts SET notes = ? in /home/dev/messaging/store/sqlitestore/contacts.go:88")
+	}
 	if s.broken.Load() {
 		return errDisk
 	}
@@ -163,8 +168,9 @@ func runStorageFault(t *testing.T, e *faultEnv, brk, mend func()) {
 		r := e.doRaw(request{method: w.method, path: w.path, key: e.A.Full, body: w.body, headers: hdr("X-Correlation-ID", cid)})
 		what := w.method + " " + w.path
 		switch {
-		case w.path == "/sms/v1/messages/bulk":
-			// A valid bulk request is 200; each entry carries its own 1005.
+		case w.path == "/sms/v1/messages/bulk" && r.status != 500:
+			// A valid bulk request is 200; each entry carries its own 1005
+			// (a panic fails the whole request: 500 and 1005, below).
 			var bulk struct {
 				Responses []map[string]any `json:"responses"`
 			}
@@ -272,5 +278,25 @@ func TestStorageFaultDatabaseLocked(t *testing.T) {
 	})
 	if !strings.Contains(e.logs.String(), "locked") && !strings.Contains(e.logs.String(), "busy") {
 		t.Errorf("the lock error is not in the log:\n%s", e.logs.String())
+	}
+}
+
+// TestPanicsAnswerWithoutTrace: a panic while serving any write (here in
+// the store) answers 500 internal_error or 1005, without a stack trace, a
+// file path or SQL in the body; it is logged with the correlation id, and
+// the server keeps serving.
+func TestPanicsAnswerWithoutTrace(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "panic.db")
+	inner, err := sqlitestore.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inner.Close() })
+	st := &failingWrites{Store: inner}
+	e := setupFaultEnv(t, path, st)
+	runStorageFault(t, e, func() { st.panics.Store(true) }, func() { st.panics.Store(false) })
+	if !strings.Contains(e.logs.String(), "index out of range") {
+		t.Errorf("the panic is not in the log")
 	}
 }
