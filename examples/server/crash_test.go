@@ -300,9 +300,7 @@ type dbState struct {
 	smsCost      map[string]int    // SMS id -> cost in credits
 	smsPending   int
 	credit       int // credits
-	hooksPending int
-	hooksTotal   int
-	hookEventIDs []string
+	hooksPending int // outbox rows left: pending, or failed for good
 	queued       int
 }
 
