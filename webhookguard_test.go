@@ -122,6 +122,8 @@ func TestWebhookGuardAddresses(t *testing.T) {
 		{"IPv6 unique local", "http://[fd00::1]/hook", messaging.WebhookOptions{}, guardError},
 		{"IPv6 link-local", "http://[fe80::1]/hook", messaging.WebhookOptions{}, guardError},
 		{"multicast", "http://224.0.0.1/hook", messaging.WebhookOptions{}, guardError},
+		{"carrier-grade NAT 100.64/10", "http://100.100.100.200/hook", messaging.WebhookOptions{AllowLoopback: true}, guardError},
+		{"NAT64 of a private IPv4", "http://[64:ff9b::a00:1]/hook", messaging.WebhookOptions{}, guardError},
 		{"loopback by DNS name, loopback allowed", at("localhost"), messaging.WebhookOptions{AllowLoopback: true}, ""},
 		{"loopback by IP, private allowed", at("127.0.0.1"), messaging.WebhookOptions{AllowPrivate: true}, ""},
 	}

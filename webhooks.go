@@ -213,6 +213,13 @@ type webhookSender struct {
 	wake   chan struct{}
 }
 
+// Address ranges refused like private ones: carrier-grade NAT (RFC 6598)
+// and the NAT64 prefix (RFC 6052), which can map to internal IPv4 hosts.
+var (
+	sharedAddressSpace = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
+	nat64              = &net.IPNet{IP: net.ParseIP("64:ff9b::"), Mask: net.CIDRMask(96, 128)}
+)
+
 // errPrivateAddress is returned when a webhook URL resolves to a private
 // address and AllowPrivate is off.
 var errPrivateAddress = errors.New("webhook endpoint resolves to a loopback, private or link-local address")
@@ -252,7 +259,8 @@ func newWebhookSender(s *Service, o WebhookOptions) *webhookSender {
 				if !allowLoopback {
 					return errPrivateAddress
 				}
-			case ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsLinkLocalMulticast() || ip.IsMulticast():
+			case ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsLinkLocalMulticast() || ip.IsMulticast() ||
+				sharedAddressSpace.Contains(ip) || nat64.Contains(ip):
 				if !allowPrivate {
 					return errPrivateAddress
 				}

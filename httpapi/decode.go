@@ -152,6 +152,8 @@ func decodeError(err error) error {
 			field = "body"
 		}
 		return badRequest(field, "must be %s (got a JSON %s)", jsonKind(te.Type.Kind().String()), te.Value)
+	case errors.As(err, &se) && strings.Contains(se.Error(), "exceeded max depth"):
+		return badRequest("body", "JSON is nested too deeply (at byte %d)", se.Offset)
 	case errors.As(err, &se):
 		return badRequest("body", "malformed JSON at byte %d", se.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF):
