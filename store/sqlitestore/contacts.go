@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/ujumbe/messaging"
 )
@@ -53,19 +55,20 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 		return interpretError(err)
 	}
 	_, err = s.w.ExecContext(ctx, `INSERT INTO contacts (`+contactCols+`,
-		first_fold, last_fold, full_fold, phone_digits)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		last_fold, full_fold, phone_digits)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
 		c.Company, c.JobTitle, c.Website, c.Notes, c.Source, tags, c.Lifecycle, c.Version,
 		fmtTime(c.CreatedAt), fmtTime(c.UpdatedAt),
-		messaging.SearchFold(c.FirstName), messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName),
-		messaging.PhoneDigits(c.Phone))
+		messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone))
 	return interpretError(err)
 }
 
+const qContactGet = `SELECT ` + contactCols + ` FROM contacts WHERE id = ? AND workspace_id = ?`
+
 // ContactGet implements messaging.Store.
 func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
-	c, err := scanContact(s.r.QueryRowContext(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	c, err := scanContact(s.r.QueryRowContext(ctx, qContactGet, id, workspaceID))
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -85,13 +88,12 @@ func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVer
 			first_name = ?, last_name = ?, full_name = ?, phone = ?, email = ?, email_key = ?,
 			company = ?, job_title = ?, website = ?, notes = ?, tags = ?, lifecycle = ?,
 			version = ?, updated_at = ?,
-			first_fold = ?, last_fold = ?, full_fold = ?, phone_digits = ?
+			last_fold = ?, full_fold = ?, phone_digits = ?
 			WHERE id = ? AND workspace_id = ? AND version = ?`,
 			c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
 			c.Company, c.JobTitle, c.Website, c.Notes, tags, c.Lifecycle,
 			c.Version, fmtTime(c.UpdatedAt),
-			messaging.SearchFold(c.FirstName), messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName),
-			messaging.PhoneDigits(c.Phone),
+			messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone),
 			c.ID, c.WorkspaceID, prevVersion)
 		if err != nil {
 			return err
@@ -111,60 +113,206 @@ func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVer
 	})
 }
 
-// contactFilter returns the WHERE clause and arguments selecting the
-// contacts of p. A search is a disjunction of prefix ranges, each repeating
-// the workspace id so that SQLite runs it as a multi-index OR: one range
-// scan per (workspace_id, column) index. Ranges compare bytes, so '%' and
-// '_' in the search are literal.
-func contactFilter(p *messaging.ContactListParams) (string, []any) {
-	ws := sql.Named("ws", p.WorkspaceID)
-	if p.Search == "" {
-		return `workspace_id = @ws`, []any{ws}
-	}
-	where := `(workspace_id = @ws AND first_fold >= @lo AND first_fold < @hi)
-		OR (workspace_id = @ws AND last_fold >= @lo AND last_fold < @hi)
-		OR (workspace_id = @ws AND full_fold >= @lo AND full_fold < @hi)
-		OR (workspace_id = @ws AND email_key <> '' AND email_key >= @lo AND email_key < @hi)`
-	args := []any{ws, sql.Named("lo", p.Search), sql.Named("hi", prefixUpper(p.Search))}
-	if p.PhoneDigits != "" {
-		where += `
-		OR (workspace_id = @ws AND phone_digits <> '' AND phone_digits >= @plo AND phone_digits < @phi)`
-		args = append(args, sql.Named("plo", p.PhoneDigits), sql.Named("phi", prefixUpper(p.PhoneDigits)))
-	}
-	return where, args
+// Lists and searches (schema: migration 0004).
+//
+// A contact's list_pos is its position in its workspace's list order,
+// (created_at, id), from 1 for the oldest, and the positions of a workspace
+// are always exactly 1..count (a trigger keeps them so). The unfiltered
+// list reads its total as the greatest position and its page, however deep,
+// as a range of positions: both are short reads of the index contacts_list.
+//
+// A search matches the contacts whose full name (P for phone, F), last name
+// (L) or email (E) starts with the folded query, or whose phone digits (P)
+// start with the query's digits. The full name starts with the first name
+// (the service derives it so), so a first-name match is a full-name match.
+// The exact total is a sum of counts over index ranges, each leaving out
+// the matches of the terms before it by the columns the search indexes
+// carry, so no table row is read and no match is counted twice:
+//
+//	|P ∪ F ∪ L ∪ E| = |P| + |F \ P| + |L \ (P ∪ F)| + |E \ (P ∪ F ∪ L)|
+//
+// The page, newest first, is found one of two ways, whichever the total
+// says is cheaper:
+//
+//   - walk: down the index contacts_list from the newest position, testing
+//     each entry against the search (the index holds every search column),
+//     until the page is complete. A search matching m of n contacts reads
+//     about (offset+limit)·n/m entries: few for a broad search. The walk is
+//     bounded, and when the matches cluster among older contacts so that
+//     the bound comes first, the page is collected instead.
+//   - collect: the positions of all m matches, read from the search
+//     indexes, deduplicated and sorted (UNION ... ORDER BY ... LIMIT):
+//     cheap for a narrow search.
+
+// searchTerm is one term of a search: the index it is counted and collected
+// with, and its condition.
+type searchTerm struct {
+	index, cond string
 }
 
+// searchTerms returns the terms of a search of p, phone first.
+func searchTerms(p *messaging.ContactListParams) []searchTerm {
+	var ts []searchTerm
+	if p.PhoneDigits != "" {
+		ts = append(ts, searchTerm{"contacts_search_phone", "phone_digits <> '' AND phone_digits >= @plo AND phone_digits < @phi"})
+	}
+	return append(ts,
+		searchTerm{"contacts_search_full", "full_fold >= @lo AND full_fold < @hi"},
+		searchTerm{"contacts_search_last", "last_fold >= @lo AND last_fold < @hi"},
+		searchTerm{"contacts_search_email", "email_key <> '' AND email_key >= @lo AND email_key < @hi"})
+}
+
+// searchArgs returns the named arguments of the search statements.
+func searchArgs(p *messaging.ContactListParams) []any {
+	args := []any{sql.Named("ws", p.WorkspaceID), sql.Named("lo", p.Search), sql.Named("hi", prefixUpper(p.Search))}
+	if p.PhoneDigits != "" {
+		args = append(args, sql.Named("plo", p.PhoneDigits), sql.Named("phi", prefixUpper(p.PhoneDigits)))
+	}
+	return args
+}
+
+// countSQL returns the statement counting the matches of a search (the
+// first column) and the contacts of the workspace (the second).
+func countSQL(ts []searchTerm) string {
+	var b strings.Builder
+	b.WriteString("SELECT 0")
+	for i, t := range ts {
+		fmt.Fprintf(&b, "\n\t+ (SELECT count(*) FROM contacts INDEXED BY %s WHERE workspace_id = @ws AND %s", t.index, t.cond)
+		for _, prev := range ts[:i] {
+			fmt.Fprintf(&b, " AND NOT (%s)", prev.cond)
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(",\n\t(SELECT coalesce(max(list_pos), 0) FROM contacts WHERE workspace_id = @ws)")
+	return b.String()
+}
+
+// walkSQL returns the statement selecting the positions of a page of a
+// search by walking contacts_list down to the position @floor.
+func walkSQL(ts []searchTerm) string {
+	conds := make([]string, len(ts))
+	for i, t := range ts {
+		conds[i] = "(" + t.cond + ")"
+	}
+	return `SELECT list_pos FROM contacts INDEXED BY contacts_list
+		WHERE workspace_id = @ws AND list_pos > @floor AND (` + strings.Join(conds, " OR ") + `)
+		ORDER BY list_pos DESC LIMIT @limit OFFSET @offset`
+}
+
+// collectSQL returns the statement selecting the positions of a page of a
+// search from all its matches.
+func collectSQL(ts []searchTerm) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("SELECT list_pos FROM contacts INDEXED BY %s WHERE workspace_id = @ws AND %s", t.index, t.cond)
+	}
+	return strings.Join(parts, "\n\t\tUNION ") + "\n\t\tORDER BY 1 DESC LIMIT @limit OFFSET @offset"
+}
+
+// pageSQL returns the statement reading the contacts at the positions
+// selected by positions, newest first.
+func pageSQL(positions string) string {
+	return `SELECT ` + contactCols + ` FROM contacts WHERE workspace_id = @ws AND list_pos IN (` + positions + `)
+		ORDER BY list_pos DESC`
+}
+
+// Page strategies of a search.
+const (
+	strategyAuto = iota
+	strategyWalk
+	strategyCollect
+)
+
+// walkCostFactor is how many list entries a walk tests in the time a
+// collect reads, deduplicates and sorts one match (measured: about 0.14 µs
+// against 0.7 µs).
+const walkCostFactor = 5
+
 // ContactList implements messaging.Store. The page and the total are read
-// from one snapshot.
+// from one snapshot; the total is exact.
 func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams) ([]*messaging.Contact, int, error) {
-	where, args := contactFilter(p)
+	return s.contactList(ctx, p, strategyAuto)
+}
+
+func (s *Store) contactList(ctx context.Context, p *messaging.ContactListParams, strategy int) ([]*messaging.Contact, int, error) {
 	out := []*messaging.Contact{}
 	var total int
+	offset := max(p.Offset, 0)
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM contacts WHERE `+where, args...).Scan(&total); err != nil {
-			return err
-		}
-		if p.Limit <= 0 || p.Offset >= total {
-			return nil
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+contactCols+` FROM contacts WHERE `+where+`
-			ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`,
-			append(args, sql.Named("limit", p.Limit), sql.Named("offset", max(p.Offset, 0)))...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			c, err := scanContact(rows)
-			if err != nil {
+		ws := sql.Named("ws", p.WorkspaceID)
+		if p.Search == "" && p.PhoneDigits == "" {
+			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(list_pos), 0) FROM contacts WHERE workspace_id = @ws`, ws).Scan(&total); err != nil {
 				return err
 			}
-			out = append(out, c)
+			if p.Limit <= 0 || offset >= total {
+				return nil
+			}
+			hi := total - offset
+			var err error
+			out, err = queryContacts(ctx, tx, `SELECT `+contactCols+` FROM contacts
+				WHERE workspace_id = @ws AND list_pos <= @hi AND list_pos > @lo ORDER BY list_pos DESC`,
+				ws, sql.Named("hi", hi), sql.Named("lo", hi-p.Limit))
+			return err
 		}
-		return rows.Err()
+		ts := searchTerms(p)
+		args := searchArgs(p)
+		var n int
+		if err := tx.QueryRowContext(ctx, countSQL(ts), args...).Scan(&total, &n); err != nil {
+			return err
+		}
+		if p.Limit <= 0 || offset >= total {
+			return nil
+		}
+		want := min(p.Limit, total-offset)
+		args = append(args, sql.Named("limit", p.Limit), sql.Named("offset", offset))
+		// The entries a walk is expected to test, if matches are spread
+		// evenly over time.
+		expected := float64(offset+want) * float64(n) / float64(total)
+		auto := strategy == strategyAuto
+		if auto {
+			strategy = strategyCollect
+			if expected <= walkCostFactor*float64(total) {
+				strategy = strategyWalk
+			}
+		}
+		if strategy == strategyWalk {
+			// An automatic walk stops at four times its expected length
+			// and leaves the page to a collect if it is not complete by
+			// then; a forced one walks the whole list.
+			floor := 0
+			if auto && 4*expected < float64(n) {
+				floor = n - int(4*expected)
+			}
+			var err error
+			out, err = queryContacts(ctx, tx, pageSQL(walkSQL(ts)), append(args, sql.Named("floor", floor))...)
+			if err != nil || len(out) == want || !auto {
+				return err
+			}
+		}
+		var err error
+		out, err = queryContacts(ctx, tx, pageSQL(collectSQL(ts)), args...)
+		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
 	return out, total, nil
+}
+
+// queryContacts runs a query of contacts.
+func queryContacts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*messaging.Contact, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*messaging.Contact{}
+	for rows.Next() {
+		c, err := scanContact(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }

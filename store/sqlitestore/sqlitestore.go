@@ -13,10 +13,13 @@
 // (contact phone and email, template name and language, message idempotency
 // keys, API key hashes) is enforced by unique indexes in the schema.
 //
-// Contact search is index-backed: the folded first, last and full names, the
-// email key and the phone digits are stored in their own columns, each
-// indexed with the workspace id, and a search is a union of prefix range
-// scans on those indexes.
+// Contacts are listed and searched from indexes alone, however large the
+// workspace: each contact carries its position in its workspace's list
+// order (kept by a trigger), so a page of the list, however deep, is a range
+// of positions; a search counts its matches exactly with index-only range
+// scans of the folded full and last names, the email key and the phone
+// digits, and reads its page either by walking the list index or by
+// collecting the matches, whichever is cheaper (see contacts.go).
 package sqlitestore
 
 import (

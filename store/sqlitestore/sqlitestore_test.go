@@ -2,13 +2,17 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/storetest"
 )
@@ -108,100 +112,141 @@ func TestPragmas(t *testing.T) {
 	}
 }
 
-// queryPlan returns the EXPLAIN QUERY PLAN lines of the contact queries
-// ContactList runs for p.
-func queryPlan(t *testing.T, s *Store, p *messaging.ContactListParams) []string {
+// explain returns the EXPLAIN QUERY PLAN lines of q.
+func explain(t *testing.T, s *Store, q string, args ...any) string {
 	t.Helper()
-	where, args := contactFilter(p)
+	rows, err := s.r.Query("EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, q)
+	}
+	defer rows.Close()
 	var out []string
-	for _, q := range []string{
-		`SELECT count(*) FROM contacts WHERE ` + where,
-		`SELECT ` + contactCols + ` FROM contacts WHERE ` + where + ` ORDER BY created_at DESC, id DESC LIMIT 25 OFFSET 0`,
-	} {
-		rows, err := s.r.Query("EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, detail)
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
+		out = append(out, detail)
 	}
-	return out
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, "\n")
 }
 
-func checkSearchPlan(t *testing.T, s *Store) {
+// checkListPlans checks, and logs, the query plans of every statement
+// ContactList runs: each reads indexes only (the page's rows come by
+// their position in contacts_list), never scans the table or a whole
+// index, and sorts only a search's collected matches.
+func checkListPlans(t *testing.T, s *Store) {
 	t.Helper()
-	for _, p := range []*messaging.ContactListParams{
-		{WorkspaceID: "a", Search: "ami", Limit: 25},
-		{WorkspaceID: "a", Search: "2547", PhoneDigits: "2547", Limit: 25},
-	} {
-		plan := queryPlan(t, s, p)
-		text := strings.Join(plan, "\n")
-		t.Logf("plan of search %q/%q:\n%s", p.Search, p.PhoneDigits, text)
-		missing := false
-		for _, idx := range []string{"contacts_first_fold", "contacts_last_fold", "contacts_full_fold", "contacts_email_key"} {
-			missing = missing || !strings.Contains(text, idx)
-		}
-		if strings.Contains(text, "SCAN contacts") || missing ||
-			(p.PhoneDigits != "" && !strings.Contains(text, "contacts_phone_digits")) {
-			t.Errorf("search %+v does not use the search indexes:\n%s", p, text)
-		}
+	type stmt struct {
+		name, q string
+		args    []any
+		want    []string // substrings of the plan
 	}
-	plan := strings.Join(queryPlan(t, s, &messaging.ContactListParams{WorkspaceID: "a", Limit: 25}), "\n")
-	if strings.Contains(plan, "SCAN contacts") || strings.Contains(plan, "TEMP B-TREE") {
-		t.Errorf("listing does not walk the (workspace_id, created_at, id) index:\n%s", plan)
+	ws := sql.Named("ws", "a")
+	page := []any{ws, sql.Named("limit", 25), sql.Named("offset", 0), sql.Named("floor", 0)}
+	stmts := []stmt{
+		{"list total", `SELECT coalesce(max(list_pos), 0) FROM contacts WHERE workspace_id = @ws`, []any{ws},
+			[]string{"SEARCH contacts USING COVERING INDEX contacts_list (workspace_id=?)"}},
+		{"list page", `SELECT ` + contactCols + ` FROM contacts WHERE workspace_id = @ws AND list_pos <= @hi AND list_pos > @lo ORDER BY list_pos DESC`,
+			[]any{ws, sql.Named("hi", 100), sql.Named("lo", 75)},
+			[]string{"SEARCH contacts USING INDEX contacts_list (workspace_id=? AND list_pos>? AND list_pos<?)"}},
+	}
+	for _, p := range []*messaging.ContactListParams{
+		{WorkspaceID: "a", Search: "ami"},
+		{WorkspaceID: "a", Search: "2547", PhoneDigits: "2547"},
+	} {
+		ts := searchTerms(p)
+		var counts []string
+		for _, term := range ts {
+			counts = append(counts, "SEARCH contacts USING COVERING INDEX "+term.index+" (workspace_id=? AND ")
+		}
+		args := searchArgs(p)
+		stmts = append(stmts,
+			stmt{"count " + p.Search, countSQL(ts), args, counts},
+			stmt{"walk " + p.Search, pageSQL(walkSQL(ts)), append(args, page...),
+				[]string{"SEARCH contacts USING COVERING INDEX contacts_list (workspace_id=? AND list_pos>?)",
+					"SEARCH contacts USING INDEX contacts_list (workspace_id=? AND list_pos=?)"}},
+			stmt{"collect " + p.Search, pageSQL(collectSQL(ts)), append(args, page...),
+				append(counts, "SEARCH contacts USING INDEX contacts_list (workspace_id=? AND list_pos=?)")})
+	}
+	for _, st := range stmts {
+		plan := explain(t, s, st.q, st.args...)
+		t.Logf("plan of %s:\n%s", st.name, plan)
+		for _, w := range st.want {
+			if !strings.Contains(plan, w) {
+				t.Errorf("plan of %s lacks %q:\n%s", st.name, w, plan)
+			}
+		}
+		if strings.Contains(strings.ReplaceAll(plan, "SCAN CONSTANT ROW", ""), "SCAN ") {
+			t.Errorf("plan of %s scans:\n%s", st.name, plan)
+		}
+		if strings.Contains(plan, "TEMP B-TREE FOR ORDER BY") && !strings.HasPrefix(st.name, "collect") {
+			t.Errorf("plan of %s sorts:\n%s", st.name, plan)
+		}
 	}
 }
 
-func TestContactSearchUsesIndexes(t *testing.T) {
-	ctx := context.Background()
-	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
-	checkSearchPlan(t, s)
-
-	// With statistics gathered on a workspace of many contacts, the planner
-	// must still prefer the search indexes to walking the whole workspace.
-	for _, ws := range []string{"a", "b"} {
-		if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: ws, CreatedAt: t0}); err != nil {
-			t.Fatal(err)
-		}
-	}
+// insertContacts inserts contacts directly, in one transaction.
+func insertContacts(t *testing.T, s *Store, cs []*messaging.Contact) {
+	t.Helper()
 	tx, err := s.w.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3000 {
-		ws := "a"
-		if i%10 == 0 {
-			ws = "b"
-		}
-		first, last := fmt.Sprintf("First%d", i), fmt.Sprintf("Last%d", i%97)
-		phone := fmt.Sprintf("+2547%08d", i)
-		if _, err := tx.Exec(`INSERT INTO contacts (`+contactCols+`, first_fold, last_fold, full_fold, phone_digits)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', '', '', '', 'api', '[]', '', 1, ?, ?, ?, ?, ?, ?)`,
-			fmt.Sprintf("ct_%05d", i), ws, first, last, first+" "+last, phone,
-			fmt.Sprintf("p%d@example.com", i), fmt.Sprintf("p%d@example.com", i), fmtTime(t0), fmtTime(t0),
-			messaging.SearchFold(first), messaging.SearchFold(last), messaging.SearchFold(first+" "+last), messaging.PhoneDigits(phone)); err != nil {
+	defer func() { _ = tx.Rollback() }()
+	for _, c := range cs {
+		if _, err := tx.Exec(`INSERT INTO contacts (`+contactCols+`, last_fold, full_fold, phone_digits)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', '', '', '', 'api', '[]', '', 1, ?, ?, ?, ?, ?)`,
+			c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
+			fmtTime(c.CreatedAt), fmtTime(c.CreatedAt),
+			messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func testContact(ws string, i int, first, last string, at time.Time) *messaging.Contact {
+	phone := fmt.Sprintf("+2547%08d", i)
+	email := fmt.Sprintf("%s.%s%d@example.com", strings.ToLower(first), strings.ToLower(last), i)
+	return &messaging.Contact{ID: fmt.Sprintf("ct_%06d", i), WorkspaceID: ws, FirstName: first, LastName: last,
+		FullName: strings.TrimSpace(first + " " + last), Phone: phone, Email: email, EmailKey: email, CreatedAt: at}
+}
+
+func TestContactListUsesIndexes(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	checkListPlans(t, s)
+
+	// With statistics gathered on a workspace of many contacts, the plans
+	// stay the same.
+	for _, ws := range []string{"a", "b"} {
+		if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: ws, CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cs []*messaging.Contact
+	for i := range 3000 {
+		ws := "a"
+		if i%10 == 0 {
+			ws = "b"
+		}
+		cs = append(cs, testContact(ws, i, fmt.Sprintf("First%d", i), fmt.Sprintf("Last%d", i%97), t0))
+	}
+	insertContacts(t, s, cs)
 	if _, err := s.w.Exec("ANALYZE"); err != nil {
 		t.Fatal(err)
 	}
 	// Reader connections load statistics when they open.
 	s.r.SetMaxIdleConns(0)
 	s.r.SetMaxIdleConns(4)
-	checkSearchPlan(t, s)
+	checkListPlans(t, s)
 
 	got, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Search: "first12", Limit: 5})
 	if err != nil {
@@ -212,6 +257,101 @@ func TestContactSearchUsesIndexes(t *testing.T) {
 	if want := 1 + 9 + 90; total != want || len(got) != 5 {
 		t.Errorf("search first12: total %d, page %d; want %d and 5", total, len(got), want)
 	}
+}
+
+// TestContactListPositions checks that list positions follow the list
+// order whatever the order of inserts, and that both ways of paging a
+// search (walk and collect) give the pages and totals of a brute-force
+// filter, at every offset.
+func TestContactListPositions(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	for _, ws := range []string{"a", "b"} {
+		if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: ws, CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	firsts := []string{"Amina", "Amos", "Otis", "Zoe", "Émile", "Ann Marie"}
+	lasts := []string{"Otieno", "Amani", "Zola", "", "Kamau"}
+	rng := rand.New(rand.NewPCG(1, 1))
+	var all []*messaging.Contact
+	for i := range 1500 {
+		ws := "a"
+		if i%7 == 0 {
+			ws = "b"
+		}
+		// Times collide and arrive out of order.
+		at := t0.Add(time.Duration(rng.IntN(400)) * time.Second)
+		c := testContact(ws, i, firsts[rng.IntN(len(firsts))], lasts[rng.IntN(len(lasts))], at)
+		all = append(all, c)
+	}
+	// Some in bulk, some one by one through the store.
+	insertContacts(t, s, all[:1200])
+	for _, c := range all[1200:] {
+		c.Tags = []string{}
+		if err := s.ContactCreate(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ws := range []string{"a", "b"} {
+		var bad int
+		if err := s.r.QueryRow(`SELECT count(*) FROM (SELECT list_pos, row_number() OVER (ORDER BY created_at, id) AS n
+			FROM contacts WHERE workspace_id = ?) WHERE list_pos <> n`, ws).Scan(&bad); err != nil {
+			t.Fatal(err)
+		}
+		if bad != 0 {
+			t.Errorf("workspace %s: %d contacts out of position", ws, bad)
+		}
+	}
+	var inA []*messaging.Contact
+	for _, c := range all {
+		if c.WorkspaceID == "a" {
+			inA = append(inA, c)
+		}
+	}
+	slices.SortFunc(inA, func(x, y *messaging.Contact) int {
+		if c := y.CreatedAt.Compare(x.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(y.ID, x.ID)
+	})
+	for _, q := range []string{"", "a", "am", "amina", "amina ot", "ot", "zo", "émile", "ann marie", "2547", "+254700000", "25470000012", "zz", "amina.otieno1"} {
+		search, digits := messaging.ContactSearchQuery(q)
+		var want []string
+		for _, c := range inA {
+			if q == "" || strings.HasPrefix(messaging.SearchFold(c.FullName), search) || strings.HasPrefix(messaging.SearchFold(c.LastName), search) ||
+				strings.HasPrefix(c.EmailKey, search) || (digits != "" && strings.HasPrefix(messaging.PhoneDigits(c.Phone), digits)) {
+				want = append(want, c.ID)
+			}
+		}
+		for _, strategy := range []int{strategyAuto, strategyWalk, strategyCollect} {
+			for _, offset := range []int{0, 1, 24, 100, len(want) - 3, len(want), len(want) + 5} {
+				if offset < 0 {
+					continue
+				}
+				p := &messaging.ContactListParams{WorkspaceID: "a", Search: search, PhoneDigits: digits, Offset: offset, Limit: 25}
+				got, total, err := s.contactList(ctx, p, strategy)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantPage := append([]string{}, want[min(offset, len(want)):min(offset+25, len(want))]...)
+				if total != len(want) {
+					t.Errorf("search %q strategy %d offset %d: total %d, want %d", q, strategy, offset, total, len(want))
+				}
+				if d := cmp.Diff(wantPage, idsOf(got)); d != "" {
+					t.Errorf("search %q strategy %d offset %d (-want +got):\n%s", q, strategy, offset, d)
+				}
+			}
+		}
+	}
+}
+
+func idsOf(cs []*messaging.Contact) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.ID)
+	}
+	return out
 }
 
 func TestContextCanceled(t *testing.T) {
