@@ -445,22 +445,20 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canoni
 		}
 		sum := sha256.Sum256(append([]byte(kind+"\x00"), b...))
 		msg.RequestHash = hex.EncodeToString(sum[:])
+	}
+	if err := m.acceptable(ctx, msg, kind); err != nil {
 		// A repeated request answers as the first did, whatever changed
-		// since (a channel disconnected, a template paused).
-		prev, err := m.svc.store.MessageGetByIdempotencyKey(ctx, m.ws, msg.IdempotencyKey)
-		if err == nil {
-			return m.replayed(prev, msg.RequestHash)
+		// since (a channel disconnected, a template paused). Otherwise the
+		// store tells a repeat from a new message as it inserts.
+		if msg.IdempotencyKey != "" {
+			prev, lerr := m.svc.store.MessageGetByIdempotencyKey(ctx, m.ws, msg.IdempotencyKey)
+			if lerr == nil {
+				return m.replayed(prev, msg.RequestHash)
+			}
+			if !errors.Is(lerr, ErrNotFound) {
+				return nil, wrapStoreError(lerr, "message", "")
+			}
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return nil, wrapStoreError(err, "message", "")
-		}
-	}
-	if kind == "template" {
-		if err := m.checkTemplate(ctx, msg); err != nil {
-			return nil, err
-		}
-	}
-	if err := m.svc.requireChannel(ctx, m.ws, msg.Channel); err != nil {
 		return nil, err
 	}
 	now := m.svc.now()
@@ -479,6 +477,17 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canoni
 	}
 	m.svc.dispatch.notify()
 	return sendResult(stored, false), nil
+}
+
+// acceptable checks what may refuse a new message: a template that is not
+// approved, a channel that is not connected.
+func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) error {
+	if kind == "template" {
+		if err := m.checkTemplate(ctx, msg); err != nil {
+			return err
+		}
+	}
+	return m.svc.requireChannel(ctx, m.ws, msg.Channel)
 }
 
 // replayed answers a request whose idempotency key created prev: the

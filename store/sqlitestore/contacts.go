@@ -68,7 +68,7 @@ const qContactGet = `SELECT ` + contactCols + ` FROM contacts WHERE id = ? AND w
 
 // ContactGet implements messaging.Store.
 func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
-	c, err := scanContact(s.r.QueryRowContext(ctx, qContactGet, id, workspaceID))
+	c, err := scanContact(s.queryRow(ctx, qContactGet, id, workspaceID))
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -57,14 +57,11 @@ func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseP
 
 // MessageGetByProviderID implements messaging.Store.
 func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messaging.Message, error) {
-	var m *messaging.Message
-	err := s.readTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		m, err = scanMessage(tx.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages
-			WHERE provider_message_id = ? AND provider_message_id <> '' LIMIT 1`, id))
-		return err
-	})
-	return m, err
+	m, err := scanMessage(s.queryRow(ctx, qMessageByProviderID, id))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return m, nil
 }
 
 // queueEvent writes one delivery of ev per enabled endpoint of its
@@ -230,11 +227,9 @@ func truncate(s string, n int) string {
 
 // MessageGetByIdempotencyKey implements messaging.Store.
 func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*messaging.Message, error) {
-	var m *messaging.Message
-	err := s.readTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		m, err = scanMessage(tx.QueryRowContext(ctx, qMessageByIdem, workspaceID, key))
-		return err
-	})
-	return m, err
+	m, err := scanMessage(s.queryRow(ctx, qMessageByIdem, workspaceID, key))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return m, nil
 }

@@ -31,10 +31,14 @@ const (
 )
 
 type writeReq struct {
-	ctx   context.Context
-	fn    func(tx *sql.Tx) error
-	state atomic.Int32
-	done  chan error
+	ctx context.Context
+	fn  func(tx *sql.Tx) error
+	// single is true when fn changes the database with one statement at
+	// most: if that statement fails, SQLite undoes it by itself, so fn
+	// needs no savepoint of its own.
+	single bool
+	state  atomic.Int32
+	done   chan error
 }
 
 // writeTx runs fn in a write transaction, possibly shared with other
@@ -42,10 +46,20 @@ type writeReq struct {
 // transaction committed. fn's changes are rolled back if it returns an
 // error. The error is interpreted.
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.write(ctx, &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)})
+}
+
+// writeOne is writeTx for a fn that changes the database with at most one
+// statement, whatever it reads: it runs without a savepoint.
+func (s *Store) writeOne(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.write(ctx, &writeReq{ctx: ctx, fn: fn, single: true, done: make(chan error, 1)})
+}
+
+// write queues req for the writer and waits for its outcome.
+func (s *Store) write(ctx context.Context, req *writeReq) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case s.writes <- req:
 	case <-ctx.Done():
@@ -110,9 +124,12 @@ func (s *Store) runBatch(batch []*writeReq) {
 			results[i] = err
 			continue
 		}
-		if len(batch) == 1 {
+		switch {
+		case len(batch) == 1:
 			results[i] = runAlone(tx, r)
-		} else {
+		case r.single:
+			results[i] = runSingle(tx, r)
+		default:
 			results[i] = s.runSavepoint(tx, r)
 		}
 	}
@@ -149,6 +166,17 @@ func (s *Store) runSavepoint(tx *sql.Tx, r *writeReq) (err error) {
 		}
 		if _, rerr := s.stmt(tx, "RELEASE w").Exec(); rerr != nil && err == nil {
 			err = rerr
+		}
+	}()
+	return r.fn(tx)
+}
+
+// runSingle runs a request whose fn changes at most one statement's worth
+// (see writeReq.single): a failed statement has undone itself.
+func runSingle(tx *sql.Tx, r *writeReq) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("sqlitestore: panic in write: %v", p)
 		}
 	}()
 	return r.fn(tx)

@@ -46,7 +46,8 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 // MessageCreate implements messaging.Store. The insert and the idempotency
 // check are one statement (INSERT ... ON CONFLICT DO NOTHING on the unique
 // index of (workspace_id, idempotency_key)); when it inserts nothing, the
-// existing message is read in the same transaction. ErrNotFound if the
+// existing message is read in the same transaction, and when it inserts,
+// the stored message is m. ErrNotFound if the
 // workspace does not exist; ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
 	comps, err := encodeSlice(m.Components)
@@ -55,7 +56,8 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	}
 	var stored *messaging.Message
 	var created bool
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	// One statement changes the database: no savepoint is needed.
+	err = s.writeOne(ctx, func(tx *sql.Tx) error {
 		res, err := s.stmt(tx, qMessageInsert).ExecContext(ctx,
 			m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
 			m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
@@ -69,9 +71,11 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 			return err
 		}
 		if n == 1 {
+			// The row is m: no need to read it back.
 			created = true
-			stored, err = scanMessage(s.stmt(tx, qMessageByID).QueryRowContext(ctx, m.ID))
-			return err
+			stored = m.Clone()
+			stored.CreatedAt, stored.UpdatedAt, stored.DueAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.DueAt.UTC()
+			return nil
 		}
 		stored, err = scanMessage(s.stmt(tx, qMessageByIdem).QueryRowContext(ctx, m.WorkspaceID, m.IdempotencyKey))
 		return err
@@ -84,7 +88,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 
 // MessageGet implements messaging.Store.
 func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messaging.Message, error) {
-	m, err := scanMessage(s.r.QueryRowContext(ctx, `SELECT `+messageCols+` FROM messages WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	m, err := scanMessage(s.queryRow(ctx, qMessageByWSID, id, workspaceID))
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -100,10 +104,12 @@ var (
 	qMessageInsert = `INSERT INTO messages (` + messageCols + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
-	qMessageByID   = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`
-	qMessageByWSID = `SELECT ` + messageCols + ` FROM messages WHERE id = ? AND workspace_id = ?`
-	qMessageByIdem = `SELECT ` + messageCols + ` FROM messages WHERE workspace_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
-	qMessageClaim  = `UPDATE messages SET lease_owner = ?, due_at = ?, attempts = attempts + 1
+	qMessageByID         = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`
+	qMessageByWSID       = `SELECT ` + messageCols + ` FROM messages WHERE id = ? AND workspace_id = ?`
+	qMessageByIdem       = `SELECT ` + messageCols + ` FROM messages WHERE workspace_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
+	qMessageByProviderID = `SELECT ` + messageCols + ` FROM messages
+			WHERE provider_message_id = ? AND provider_message_id <> '' LIMIT 1`
+	qMessageClaim = `UPDATE messages SET lease_owner = ?, due_at = ?, attempts = attempts + 1
 			WHERE id IN (SELECT id FROM messages WHERE status = 'queued' AND due_at <= ? ORDER BY due_at, id LIMIT ?)
 			RETURNING ` + messageCols
 	qMessageSetStatus = `UPDATE messages SET status = ?,

@@ -82,6 +82,10 @@ type Store struct {
 	// stmts holds the hot writes prepared on the writer connection; it is
 	// read-only after Open.
 	stmts map[string]*sql.Stmt
+	// reads holds the hot reads prepared on the reader pool (database/sql
+	// prepares each on every reader connection that runs it, once); it is
+	// read-only after Open.
+	reads map[string]*sql.Stmt
 }
 
 // Open opens (creating it if needed) the SQLite database at path, a file
@@ -152,7 +156,12 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}
 	st := &Store{w: w, r: r, writes: make(chan *writeReq), closing: make(chan struct{}), writerDone: make(chan struct{})}
-	if err := st.prepareHot(ctx); err != nil {
+	err = st.prepareHot(ctx)
+	if err == nil {
+		err = st.prepareReads(ctx)
+	}
+	if err != nil {
+		st.closeStmts()
 		_ = r.Close()
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
@@ -172,9 +181,7 @@ func escapePath(p string) string {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.closing) })
 	<-s.writerDone
-	for _, st := range s.stmts {
-		_ = st.Close()
-	}
+	s.closeStmts()
 	errR := s.r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	_, _ = s.w.ExecContext(ctx, "PRAGMA optimize")
@@ -296,6 +303,60 @@ func (s *Store) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	defer func() { _ = tx.Rollback() }()
 	return interpretError(fn(tx))
+}
+
+// hotReads are the reads of every request (authentication, the workspace
+// and its channels) and of every status report, prepared once on the
+// reader pool (see queryRow). Each is one statement, which reads one
+// snapshot by itself: they need no explicit transaction.
+var hotReads = []string{qWorkspaceGet, qAPIKeysByPrefix, qMessageByWSID, qMessageByIdem, qMessageByProviderID, qContactGet}
+
+// prepareReads prepares hotReads on the reader pool.
+func (s *Store) prepareReads(ctx context.Context) error {
+	s.reads = map[string]*sql.Stmt{}
+	for _, q := range hotReads {
+		st, err := s.r.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("preparing %q: %w", q, err)
+		}
+		s.reads[q] = st
+	}
+	return nil
+}
+
+// closeStmts closes the prepared statements.
+func (s *Store) closeStmts() {
+	for _, st := range s.stmts {
+		_ = st.Close()
+	}
+	for _, st := range s.reads {
+		_ = st.Close()
+	}
+}
+
+// query runs a read on a reader connection, with its prepared statement
+// when q is one of hotReads. Those are index lookups of a few
+// microseconds: they check ctx before they start but do not watch it while
+// they run, which would cost more than the read.
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st, ok := s.reads[q]; ok {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return st.QueryContext(context.WithoutCancel(ctx), args...)
+	}
+	return s.r.QueryContext(ctx, q, args...)
+}
+
+// queryRow is query for one row.
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if st, ok := s.reads[q]; ok {
+		if ctx.Err() == nil {
+			ctx = context.WithoutCancel(ctx)
+		}
+		return st.QueryRowContext(ctx, args...)
+	}
+	return s.r.QueryRowContext(ctx, q, args...)
 }
 
 // queryer is what *sql.DB and *sql.Tx have in common.
