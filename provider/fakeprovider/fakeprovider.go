@@ -161,6 +161,16 @@ type Options struct {
 	// Logger receives Run's flush errors and dropped reports. Default:
 	// discard.
 	Logger *slog.Logger
+	// KeepSent bounds the accepted messages Sent returns to the latest
+	// KeepSent. Default 0: every one, which suits tests; a long-running
+	// server should set a bound (or a negative value: none), since each is
+	// kept in memory.
+	KeepSent int
+	// FlushWorkers is how many messages' reports Flush applies at once.
+	// Default 1: one report after the other, in due order. With more,
+	// each message's reports are still applied in due order, and a server
+	// whose Sink stores each report keeps up with more messages a second.
+	FlushWorkers int
 }
 
 // Report is a status report the provider has scheduled.
@@ -298,7 +308,13 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 	}
 	p.seq++
 	id := fmt.Sprintf("%s%06d", p.opts.IDPrefix, p.seq)
-	p.sent = append(p.sent, m.Clone())
+	if k := p.opts.KeepSent; k >= 0 {
+		p.sent = append(p.sent, m.Clone())
+		if k > 0 && len(p.sent) >= 2*k {
+			// Drop the oldest, copying once per k sends.
+			p.sent = append([]*messaging.Message(nil), p.sent[len(p.sent)-k:]...)
+		}
+	}
 
 	d, r := p.opts.DeliveredAfter, p.opts.ReadAfter
 	switch {
@@ -317,17 +333,23 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 // schedule adds a report; p.mu is held.
 func (p *Provider) schedule(due time.Time, s messaging.ProviderStatus) {
 	p.nextSeq++
-	p.pending = append(p.pending, Report{Due: due, Status: s, seq: p.nextSeq})
-	sortReports(p.pending)
+	r := Report{Due: due, Status: s, seq: p.nextSeq}
+	// Reports are scheduled in nearly due order: the place of a new one is
+	// found by binary search, usually at the end.
+	i, _ := slices.BinarySearchFunc(p.pending, r, compareReports)
+	p.pending = slices.Insert(p.pending, i, r)
+}
+
+// compareReports orders reports by due time, then by scheduling order.
+func compareReports(a, b Report) int {
+	if c := a.Due.Compare(b.Due); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
 }
 
 func sortReports(rs []Report) {
-	slices.SortStableFunc(rs, func(a, b Report) int {
-		if c := a.Due.Compare(b.Due); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	slices.SortFunc(rs, compareReports)
 }
 
 // checkShape refuses malformed messages with 100 Invalid parameter.
@@ -540,12 +562,52 @@ func (p *Provider) Flush(ctx context.Context) (int, error) {
 	p.pending = slices.Delete(p.pending, 0, n)
 	p.mu.Unlock()
 
-	var (
-		applied int
-		keep    []Report
-		errs    []error
-		held    = map[string]bool{}
-	)
+	var applied int
+	var keep []Report
+	var errs []error
+	if workers := p.opts.FlushWorkers; workers <= 1 {
+		applied, keep, errs = p.apply(ctx, sink, now, due)
+	} else {
+		// Each message's reports, in due order, go to one worker.
+		var ids []string
+		byID := map[string][]Report{}
+		for _, r := range due {
+			id := r.Status.ProviderMessageID
+			if byID[id] == nil {
+				ids = append(ids, id)
+			}
+			byID[id] = append(byID[id], r)
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, workers)
+		for _, id := range ids {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				a, k, e := p.apply(ctx, sink, now, byID[id])
+				mu.Lock()
+				applied, keep, errs = applied+a, append(keep, k...), append(errs, e...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	if len(keep) > 0 {
+		p.mu.Lock()
+		p.pending = append(p.pending, keep...)
+		sortReports(p.pending)
+		p.mu.Unlock()
+	}
+	return applied, errors.Join(errs...)
+}
+
+// apply applies due reports in order, holding back every later report of
+// a message whose report failed. It returns how many were applied, the
+// reports to keep scheduled and the errors to report.
+func (p *Provider) apply(ctx context.Context, sink Sink, now time.Time, due []Report) (applied int, keep []Report, errs []error) {
+	held := map[string]bool{}
 	for i, r := range due {
 		if err := ctx.Err(); err != nil {
 			keep = append(keep, due[i:]...)
@@ -576,13 +638,7 @@ func (p *Provider) Flush(ctx context.Context) (int, error) {
 			errs = append(errs, fmt.Errorf("fakeprovider: applying %s to %s: %w", r.Status.Status, id, err))
 		}
 	}
-	if len(keep) > 0 {
-		p.mu.Lock()
-		p.pending = append(p.pending, keep...)
-		sortReports(p.pending)
-		p.mu.Unlock()
-	}
-	return applied, errors.Join(errs...)
+	return applied, keep, errs
 }
 
 // Run calls Flush every Options.FlushInterval until ctx is done, logging
@@ -610,12 +666,17 @@ func (p *Provider) Pending() []Report {
 	return slices.Clone(p.pending)
 }
 
-// Sent returns copies of the messages accepted so far, in order.
+// Sent returns copies of the messages accepted so far, in order (the
+// latest Options.KeepSent of them when that is set).
 func (p *Provider) Sent() []*messaging.Message {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]*messaging.Message, len(p.sent))
-	for i, m := range p.sent {
+	sent := p.sent
+	if k := p.opts.KeepSent; k > 0 && len(sent) > k {
+		sent = sent[len(sent)-k:]
+	}
+	out := make([]*messaging.Message, len(sent))
+	for i, m := range sent {
 		out[i] = m.Clone()
 	}
 	return out

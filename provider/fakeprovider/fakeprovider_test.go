@@ -559,3 +559,106 @@ func TestWithService(t *testing.T) {
 		t.Errorf("status = %s, want read", got.Status)
 	}
 }
+
+func TestKeepSent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		keep int
+		want []string
+	}{
+		{"all by default", 0, []string{"m0", "m1", "m2", "m3", "m4", "m5", "m6"}},
+		{"the latest three", 3, []string{"m4", "m5", "m6"}},
+		{"none", -1, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := fakeprovider.NewWithOptions(&fakeprovider.Options{KeepSent: tc.keep, DeliveredAfter: -1})
+			for i := range 7 {
+				m := text("+254712345678", "hi")
+				m.ID = fmt.Sprint("m", i)
+				send(t, p, m)
+			}
+			got := []string{}
+			for _, m := range p.Sent() {
+				got = append(got, m.ID)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Sent (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// orderSink records the reports applied to it per message, and how many
+// calls ran at once; the message of hold is not_found.
+type orderSink struct {
+	mu        sync.Mutex
+	byID      map[string][]string
+	hold      string
+	running   int
+	maxInside int
+}
+
+func (s *orderSink) ApplyProviderStatus(_ context.Context, p *messaging.ProviderStatus) (bool, error) {
+	s.mu.Lock()
+	s.running++
+	s.maxInside = max(s.maxInside, s.running)
+	s.mu.Unlock()
+	time.Sleep(time.Millisecond)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running--
+	if p.ProviderMessageID == s.hold {
+		return false, &messaging.Error{Code: messaging.CodeNotFound, Message: "provider message not found"}
+	}
+	s.byID[p.ProviderMessageID] = append(s.byID[p.ProviderMessageID], p.Status)
+	return true, nil
+}
+
+func TestFlushWorkersKeepEachMessagesOrder(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: t0}
+	s := &orderSink{byID: map[string][]string{}}
+	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s, FlushWorkers: 4})
+	var ids []string
+	for range 20 {
+		ids = append(ids, send(t, p, text("+254712345678", "hi")))
+	}
+	s.hold = ids[3]
+	flush(t, p, 2*19)
+	for _, id := range ids {
+		want := []string{"delivered", "read"}
+		if id == s.hold {
+			want = nil
+		}
+		if diff := cmp.Diff(want, s.byID[id]); diff != "" {
+			t.Errorf("reports of %s (-want +got):\n%s", id, diff)
+		}
+	}
+	if s.maxInside < 2 || s.maxInside > 4 {
+		t.Errorf("%d reports were applied at once, want 2 to 4", s.maxInside)
+	}
+	// The held message's delivered and read are kept, in order.
+	got := p.Pending()
+	if len(got) != 2 || got[0].Status.Status != "delivered" || got[1].Status.Status != "read" {
+		t.Errorf("pending = %+v, want the held message's delivered then read", got)
+	}
+}
+
+func TestReportsScheduledOutOfOrderFlushInDueOrder(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: t0}
+	s := &sink{}
+	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s, DeliveredAfter: 10 * time.Second, ReadAfter: -1})
+	late := send(t, p, text("+254712345678", "hi"))
+	c.Advance(-5 * time.Second) // a clock that stepped back
+	early := send(t, p, text("+254712345679", "hi"))
+	s.know(late)
+	s.know(early)
+	c.Advance(time.Hour)
+	flush(t, p, 2)
+	if diff := cmp.Diff([]messaging.ProviderStatus{st(early, "delivered"), st(late, "delivered")}, s.got()); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
+	}
+}
