@@ -16,6 +16,7 @@
 //	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses (default true)
 //	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
 //	-lease      MESSAGING_LEASE      how long claimed work belongs to the process (default 60s); after a crash it is picked up again once this has passed
+//	-dispatch-rate MESSAGING_DISPATCH_RATE  messages a second handed to the provider per sender (workspace and channel); default 80, "off" for load tests
 //
 // Meta's webhook receiver is mounted at /webhooks/meta when
 // MESSAGING_META_APP_SECRET is set, with MESSAGING_META_VERIFY_TOKEN for the
@@ -79,6 +80,7 @@ func run(ctx context.Context, args []string) error {
 	deliveredAfter := fs.Duration("fake-delivered-after", envDuration("MESSAGING_FAKE_DELIVERED_AFTER", time.Second), "the fake provider reports a sent message delivered after this long (env MESSAGING_FAKE_DELIVERED_AFTER)")
 	readAfter := fs.Duration("fake-read-after", envDuration("MESSAGING_FAKE_READ_AFTER", 2*time.Second), "then read after this long (env MESSAGING_FAKE_READ_AFTER)")
 	lease := fs.Duration("lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
+	dispatchRate := fs.String("dispatch-rate", env("MESSAGING_DISPATCH_RATE", ""), `messages a second the dispatcher hands to the provider per sender (a workspace's channel): a number, or "off" for no pacing in load tests (default 80, WhatsApp's default throughput) (env MESSAGING_DISPATCH_RATE)`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -119,6 +121,9 @@ func run(ctx context.Context, args []string) error {
 	fake := fakeprovider.NewWithOptions(&fakeprovider.Options{
 		DeliveredAfter: *deliveredAfter, ReadAfter: *readAfter, Logger: log,
 		IDPrefix: fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
+		// The server never asks what was sent, and applies reports of
+		// many messages at once so that they keep up with the dispatcher.
+		KeepSent: -1, FlushWorkers: 16,
 		Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
 			return store.TemplateGetByName(ctx, ws, name, lang)
 		},
@@ -126,6 +131,17 @@ func run(ctx context.Context, args []string) error {
 	svcOpts := &messaging.Options{Logger: log, SecretKey: secretKey,
 		Webhooks: messaging.WebhookOptions{AllowLoopback: *loopback}}
 	smsOpts := &sms.Options{Logger: log}
+	switch *dispatchRate {
+	case "":
+	case "off":
+		svcOpts.Dispatch.PerSenderRate = -1
+	default:
+		r, err := strconv.ParseFloat(*dispatchRate, 64)
+		if err != nil || r <= 0 {
+			return fmt.Errorf("-dispatch-rate: %q is neither a positive number nor off", *dispatchRate)
+		}
+		svcOpts.Dispatch.PerSenderRate = r
+	}
 	if *lease > 0 {
 		svcOpts.Dispatch.Lease, svcOpts.Dispatch.SendTimeout = *lease, *lease/2
 		svcOpts.Webhooks.Lease, svcOpts.Webhooks.Timeout = *lease, min(*lease/2, 15*time.Second)
