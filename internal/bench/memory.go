@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Figure 5: memory. examples/server (built from this repository, with its
+// defaults except -rate-limits off and -dispatch-rate off) serves the 1,000,000-contact workspace
+// while 32 keep-alive clients send it messages through POST /v1/messages
+// and its dispatcher hands them to the fake provider (which reports them
+// delivered and read); a 33rd client searches contacts and reads deep pages
+// all along. The figure is the peak resident set (VmHWM) of the server
+// process, and, as the measure of flatness, the resident set once the
+// first tenth of the messages were accepted against the peak: 1.0 means no
+// growth with the number of messages.
+
+func runMemory(ctx context.Context, c *config) ([]*row, error) {
+	cached, err := contactsDB(ctx, c, c.contacts)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(c.workDir, "memory")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "server")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/server")
+	build.Dir, err = moduleRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building examples/server: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "server.sqlite")
+	if err := copyDB(cached, db); err != nil {
+		return nil, err
+	}
+	r := &row{figure: "5", name: fmt.Sprintf("server peak RSS, %d messages accepted and dispatched, %d contacts", c.memoryMessages, c.contacts),
+		unit: "MiB", absolute: func(v float64) (bool, string) { return v <= 200, "peak <= 200 MiB" }, goal: 0.75,
+		baselineName: "the server's RSS once the first tenth of the messages were accepted (ratio: flatness, 1.0 = no growth)"}
+	// The server's memory is measured once: the run is long, and the peak
+	// of one run is the figure.
+	peak, warm, err := memoryRun(ctx, c, bin, db)
+	if err != nil {
+		return nil, err
+	}
+	r.product = append(r.product, peak)
+	r.baseline = append(r.baseline, warm)
+	return []*row{r}, nil
+}
+
+// moduleRoot returns the directory of the module's go.mod.
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("run the benchmark from within the module (go run ./internal/bench)")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// memoryRun runs the server on db, loads it and returns its peak RSS and its
+// RSS after warm-up, in MiB.
+func memoryRun(ctx context.Context, c *config, bin, db string) (peak, warm float64, err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, 0, err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	logFile, err := os.Create(db + ".log")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, "-addr", addr, "-db", db, "-rate-limits", "off", "-dispatch-rate", "off")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}()
+	base := "http://" + addr
+	client := newClient(httpClients + 1)
+	defer client.CloseIdleConnections()
+	if err := waitReady(ctx, client, base, exited); err != nil {
+		return 0, 0, fmt.Errorf("%w (log: %s)", err, db+".log")
+	}
+	start := time.Now()
+
+	// Sample the resident set all along.
+	stopSampling := make(chan struct{})
+	var accepted atomic.Int64
+	var maxRSS atomic.Int64
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-t.C:
+			}
+			if rss, err := procStatus(cmd.Process.Pid, "VmRSS"); err == nil {
+				if rss > maxRSS.Load() {
+					maxRSS.Store(rss)
+				}
+			}
+		}
+	}()
+
+	// Contact searches and deep pages all along.
+	searchCtx, stopSearch := context.WithCancel(ctx)
+	var searches atomic.Int64
+	searchErr := make(chan error, 1)
+	go func() { searchErr <- searchLoad(searchCtx, client, base, c.contacts, &searches) }()
+
+	n := c.memoryMessages
+	warmAt := int64(n / 10)
+	var warmRSS atomic.Int64
+	err = each(ctx, httpClients, n, func(ctx context.Context, k int) error {
+		body := fmt.Sprintf(`{"channel":"whatsapp","to":"%s","type":"text","text":"Your order A-1042 has shipped.","idempotency_key":"mem-%d"}`, phone(k), k)
+		status, b, err := do(ctx, client, "POST", base+"/v1/messages", body)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusCreated {
+			return fmt.Errorf("POST /v1/messages: status %d: %s", status, b)
+		}
+		if a := accepted.Add(1); a == warmAt {
+			if rss, err := procStatus(cmd.Process.Pid, "VmRSS"); err == nil {
+				warmRSS.Store(rss)
+			}
+		}
+		if a := accepted.Load(); a%int64(max(1, n/10)) == 0 {
+			rss, _ := procStatus(cmd.Process.Pid, "VmRSS")
+			c.logf("memory: %d accepted in %s, RSS %.1f MiB, %d searches", a, time.Since(start).Round(time.Second), float64(rss)/1024, searches.Load())
+		}
+		return nil
+	})
+	if err != nil {
+		stopSearch()
+		return 0, 0, err
+	}
+	acceptTime := time.Since(start)
+
+	// Wait until the dispatcher has handed every message over.
+	if err := waitDispatched(ctx, db, n, exited); err != nil {
+		stopSearch()
+		return 0, 0, err
+	}
+	stopSearch()
+	if err := <-searchErr; err != nil && ctx.Err() == nil {
+		return 0, 0, fmt.Errorf("contact searches: %w", err)
+	}
+	hwm, err := procStatus(cmd.Process.Pid, "VmHWM")
+	if err != nil {
+		return 0, 0, err
+	}
+	close(stopSampling)
+	sampler.Wait()
+	c.logf("memory: %d messages accepted in %s (%.0f/s), all dispatched after %s; %d contact searches; VmHWM %.1f MiB, sampled max %.1f MiB, at 10%% %.1f MiB",
+		n, acceptTime.Round(time.Millisecond), float64(n)/acceptTime.Seconds(), time.Since(start).Round(time.Millisecond), searches.Load(),
+		float64(hwm)/1024, float64(maxRSS.Load())/1024, float64(warmRSS.Load())/1024)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		return 0, 0, fmt.Errorf("server did not stop within 30 s of SIGTERM")
+	}
+	return float64(hwm) / 1024, float64(warmRSS.Load()) / 1024, nil
+}
+
+// waitReady waits until the server answers.
+func waitReady(ctx context.Context, client *http.Client, base string, exited <-chan error) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("server exited at start: %v", err)
+		default:
+		}
+		if status, _, err := do(ctx, client, "GET", base+"/v1/openapi.json", ""); err == nil && status == 200 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("server not ready after 2 minutes")
+}
+
+// waitDispatched waits until the n messages of the run have left the
+// queued status, reading the server's database.
+func waitDispatched(ctx context.Context, path string, n int, exited <-chan error) error {
+	db, err := sql.Open("sqlite3", "file:"+path+"?_query_only=1")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		var queued, total int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE status = 'queued'`).Scan(&queued); err != nil {
+			return err
+		}
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM messages`).Scan(&total); err != nil {
+			return err
+		}
+		if total < n {
+			return fmt.Errorf("the server holds %d messages, want %d", total, n)
+		}
+		if queued == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d messages still queued after 10 minutes", queued, n)
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("server exited: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// searchLoad runs contact searches and deep pages until ctx ends.
+func searchLoad(ctx context.Context, client *http.Client, base string, contacts int, count *atomic.Int64) error {
+	rng := rand.New(rand.NewPCG(5, 6))
+	kinds := searchKinds((contacts + 24) / 25)
+	s := &sample{first: "Amina", last: "Otieno", phone: "+254712345678", email: "amina.otieno12@gmail.com"}
+	for ctx.Err() == nil {
+		k := kinds[rng.IntN(len(kinds))]
+		if _, _, err := listContacts(ctx, client, base+"/v1/contacts?"+k.gen(rng, s)); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		count.Add(1)
+		// About 50 a second: a busy dashboard, not a second load test.
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// procStatus returns a kB field of /proc/<pid>/status.
+func procStatus(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
