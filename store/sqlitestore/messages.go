@@ -125,7 +125,8 @@ var (
 )
 
 // hotWrites are prepared once on the writer connection (see stmt).
-var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent}
+var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
+	qSMSDebit, qSMSInsert}
 
 func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {

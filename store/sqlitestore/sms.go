@@ -169,40 +169,70 @@ func scanSMS(sc scanner) (*sms.Message, error) {
 	return &m, nil
 }
 
+// Hot statements of SMSAccept (see hotWrites).
+const (
+	qSMSDebit = `UPDATE sms_accounts SET credit = credit - ?, updated_at = ?
+			WHERE partner_id = ? AND credit >= ? RETURNING credit`
+	qSMSInsert = `INSERT INTO sms_messages (id, partner_id, mobile, text, sender, client_sms_id,
+			encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
+			created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', ?, '', ?, ?)`
+)
+
 // SMSAccept implements sms.Store. Every debit is one conditional statement
 // (UPDATE ... SET credit = credit - cost WHERE credit >= cost), and the
-// debits and inserts of a call are one transaction.
+// debits and inserts of a call are one transaction. An account whose credit
+// covers all its messages of the call is debited once for all of them;
+// otherwise message by message, in order, so that the later ones are
+// refused when the credit runs out.
 func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
 	out := make([]sms.AcceptResult, len(msgs))
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		debit, err := tx.PrepareContext(ctx, `UPDATE sms_accounts SET credit = credit - ?, updated_at = ?
-			WHERE partner_id = ? AND credit >= ? RETURNING credit`)
-		if err != nil {
-			return err
+		// The cost of each account's messages, and when its last one was
+		// made (the time its credit changes).
+		total := map[string]int64{}
+		last := map[string]time.Time{}
+		for _, m := range msgs {
+			total[m.PartnerID] += int64(m.Cost)
+			if m.CreatedAt.After(last[m.PartnerID]) || last[m.PartnerID].IsZero() {
+				last[m.PartnerID] = m.CreatedAt
+			}
 		}
-		defer debit.Close()
-		insert, err := tx.PrepareContext(ctx, `INSERT INTO sms_messages (id, partner_id, mobile, text, sender, client_sms_id,
-			encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
-			created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', ?, '', ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
-		for i, m := range msgs {
+		// pending[p] is the cost of p's messages not yet accounted for
+		// when the whole debit of p succeeded, and after[p] its credit
+		// after that debit.
+		after := map[string]int64{}
+		pending := map[string]int64{}
+		for p, cost := range total {
 			var credit int64
-			err := debit.QueryRowContext(ctx, int64(m.Cost), fmtTime(m.CreatedAt), m.PartnerID, int64(m.Cost)).Scan(&credit)
+			err := s.stmt(tx, qSMSDebit).QueryRowContext(ctx, cost, fmtTime(last[p]), p, cost).Scan(&credit)
 			if errors.Is(err, sql.ErrNoRows) {
-				if err := tx.QueryRowContext(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = ?`, m.PartnerID).Scan(&credit); err != nil {
-					return err // ErrNoRows: no such account, nothing is stored
-				}
-				out[i] = sms.AcceptResult{Balance: sms.Credit(credit), Err: sms.ErrInsufficientCredit}
-				continue
+				continue // not enough for all, or no such account: one by one
 			}
 			if err != nil {
 				return err
 			}
-			res, err := insert.ExecContext(ctx, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
+			after[p], pending[p] = credit, cost
+		}
+		for i, m := range msgs {
+			var credit int64
+			if c, ok := after[m.PartnerID]; ok {
+				pending[m.PartnerID] -= int64(m.Cost)
+				credit = c + pending[m.PartnerID] // the credit after this message's debit
+			} else {
+				err := s.stmt(tx, qSMSDebit).QueryRowContext(ctx, int64(m.Cost), fmtTime(m.CreatedAt), m.PartnerID, int64(m.Cost)).Scan(&credit)
+				if errors.Is(err, sql.ErrNoRows) {
+					if err := tx.QueryRowContext(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = ?`, m.PartnerID).Scan(&credit); err != nil {
+						return err // ErrNoRows: no such account, nothing is stored
+					}
+					out[i] = sms.AcceptResult{Balance: sms.Credit(credit), Err: sms.ErrInsufficientCredit}
+					continue
+				}
+				if err != nil {
+					return err
+				}
+			}
+			res, err := s.stmt(tx, qSMSInsert).ExecContext(ctx, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
 				m.Encoding, m.Segments, int64(m.Cost), m.Status, fmtTime(m.DueAt), m.NetworkID,
 				fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt))
 			if err != nil {
