@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
 	"net/url"
 	"reflect"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -59,11 +57,8 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	}
 	// encoding/json matches member names case-insensitively ("Text" fills
 	// text); refuse any name that is not exactly a field's.
-	var raw any
-	if err := json.Unmarshal(body, &raw); err == nil {
-		if f := inexactField(raw, reflect.TypeOf(v)); f != "" {
-			return badRequest(f, "unknown field (field names are case-sensitive)")
-		}
+	if f := h.inexactName(body[:dec.InputOffset()], reflect.TypeOf(v)); f != "" {
+		return badRequest(f, "unknown field (field names are case-sensitive)")
 	}
 	if dec.More() {
 		return badRequest("body", "must hold exactly one JSON object")
@@ -76,39 +71,127 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// inexactField returns the first object member name in v (decoded JSON)
-// that is not exactly the JSON name of a field of t, or "". Types with their
-// own UnmarshalJSON check their names themselves.
-func inexactField(v any, t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
+// inexactName returns the first object member name of the JSON value b,
+// read as a t, that is not exactly the JSON name of a field of its struct,
+// or "". Types with their own UnmarshalJSON check their names themselves,
+// and maps take any name. b must be valid JSON (the decoder accepted it):
+// it is scanned once, nothing is decoded but member names.
+func (h *Handler) inexactName(b []byte, t reflect.Type) string {
+	s := nameScan{b: b, fields: h.structFields}
+	return s.value(t)
+}
+
+// structFields returns the JSON member names of struct t and their types,
+// computed once per type and handler.
+func (h *Handler) structFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := h.fields.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f := map[string]reflect.Type{}
+	jsonFields(t, f)
+	h.fields.Store(t, f)
+	return f
+}
+
+// nameScan walks a valid JSON document, checking member names.
+type nameScan struct {
+	b      []byte
+	i      int
+	fields func(reflect.Type) map[string]reflect.Type
+}
+
+func (s *nameScan) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\r' || s.b[s.i] == '\n') {
+		s.i++
+	}
+}
+
+// str reads the string at s.i and returns it unescaped.
+func (s *nameScan) str() string {
+	start, escaped := s.i, false
+	j := start + 1
+	for ; j < len(s.b) && s.b[j] != '"'; j++ {
+		if s.b[j] == '\\' {
+			escaped = true
+			j++
+		}
+	}
+	s.i = j + 1
+	if !escaped {
+		return string(s.b[start+1 : min(j, len(s.b))])
+	}
+	var out string
+	_ = json.Unmarshal(s.b[start:min(j+1, len(s.b))], &out)
+	return out
+}
+
+// value reads the value at s.i as a t (nil: of no checked type).
+func (s *nameScan) value(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
+	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
+		t = nil
+	}
+	s.space()
+	if s.i >= len(s.b) {
 		return ""
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		if t.Kind() != reflect.Struct {
-			return ""
+	switch s.b[s.i] {
+	case '{':
+		var fields map[string]reflect.Type
+		if t != nil && t.Kind() == reflect.Struct {
+			fields = s.fields(t)
 		}
-		fields := map[string]reflect.Type{}
-		jsonFields(t, fields)
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			ft, ok := fields[k]
-			if !ok {
-				return k
+		s.i++
+		for {
+			s.space()
+			if s.i >= len(s.b) || s.b[s.i] == '}' {
+				s.i++
+				return ""
 			}
-			if f := inexactField(x[k], ft); f != "" {
+			if s.b[s.i] == ',' {
+				s.i++
+				s.space()
+			}
+			name := s.str()
+			s.space()
+			s.i++ // ':'
+			var ft reflect.Type
+			if fields != nil {
+				var ok bool
+				if ft, ok = fields[name]; !ok {
+					return name
+				}
+			}
+			if f := s.value(ft); f != "" {
 				return f
 			}
 		}
-	case []any:
-		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-			for _, e := range x {
-				if f := inexactField(e, t.Elem()); f != "" {
-					return f
-				}
+	case '[':
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
+		s.i++
+		for {
+			s.space()
+			if s.i >= len(s.b) || s.b[s.i] == ']' {
+				s.i++
+				return ""
 			}
+			if s.b[s.i] == ',' {
+				s.i++
+			}
+			if f := s.value(et); f != "" {
+				return f
+			}
+		}
+	case '"':
+		s.str()
+	default: // a number, true, false or null
+		for s.i < len(s.b) && !strings.ContainsRune(",]} \t\r\n", rune(s.b[s.i])) {
+			s.i++
 		}
 	}
 	return ""

@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ujumbe/messaging"
@@ -132,6 +133,9 @@ type Handler struct {
 	noLimits   bool
 	trustProxy bool
 	limiter    Limiter
+	// fields caches the JSON member names of decoded struct types
+	// (reflect.Type to map[string]reflect.Type), for the strict decoder.
+	fields sync.Map
 }
 
 var _ http.Handler = (*Handler)(nil)

@@ -1,0 +1,46 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/ujumbe/messaging"
+)
+
+func TestInexactName(t *testing.T) {
+	t.Parallel()
+	type withMap struct {
+		Meta map[string]any  `json:"meta"`
+		Raw  json.RawMessage `json:"raw"`
+		N    []int           `json:"n"`
+	}
+	h := &Handler{}
+	for _, tc := range []struct {
+		name string
+		typ  reflect.Type
+		body string
+		want string
+	}{
+		{"exact", reflect.TypeFor[messaging.SendParams](), `{"channel":"whatsapp","to":"+254712345678","type":"text","text":"hi"}`, ""},
+		{"case differs", reflect.TypeFor[messaging.SendParams](), `{"channel":"whatsapp","Text":"hi"}`, "Text"},
+		{"escaped exact name", reflect.TypeFor[messaging.SendParams](), `{"\u0074ext":"hi"}`, ""},
+		{"escaped inexact name", reflect.TypeFor[messaging.SendParams](), `{"T\u0065xt":"hi"}`, "Text"},
+		{"braces and quotes in strings", reflect.TypeFor[messaging.SendParams](), `{"text":"a}\"{b[","Type":"x"}`, "Type"},
+		{"nested in an array", reflect.TypeFor[messaging.SendTemplateParams](),
+			`{"to":"+1","components":[{"type":"body","parameters":[{"type":"text","text":"A"},{"type":"text","Text":"B"}]}]}`, "Text"},
+		{"whitespace everywhere", reflect.TypeFor[messaging.SendParams](), " {\n\t\"text\" :\r \"hi\" , \"To\" : null }", "To"},
+		{"maps and raw values take any name", reflect.TypeFor[withMap](), `{"meta":{"Any":1,"x":[{"Y":2}]},"raw":{"Z":true},"n":[1,2,-3.5e2]}`, ""},
+		{"after a map", reflect.TypeFor[withMap](), `{"meta":{"a":{}},"N":[]}`, "N"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if !json.Valid([]byte(tc.body)) {
+				t.Fatalf("invalid JSON %s", tc.body)
+			}
+			if got := h.inexactName([]byte(tc.body), reflect.PointerTo(tc.typ)); got != tc.want {
+				t.Errorf("inexactName(%s) = %q, want %q", tc.body, got, tc.want)
+			}
+		})
+	}
+}
