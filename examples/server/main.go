@@ -17,6 +17,7 @@
 //	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
 //	-lease      MESSAGING_LEASE      how long claimed work belongs to the process (default 60s); after a crash it is picked up again once this has passed
 //	-dispatch-rate MESSAGING_DISPATCH_RATE  messages a second handed to the provider per sender (workspace and channel); default 80, "off" for load tests
+//	-dispatch-workers MESSAGING_DISPATCH_WORKERS  sends in flight at once (default 8)
 //
 // Meta's webhook receiver is mounted at /webhooks/meta when
 // MESSAGING_META_APP_SECRET is set, with MESSAGING_META_VERIFY_TOKEN for the
@@ -81,6 +82,7 @@ func run(ctx context.Context, args []string) error {
 	readAfter := fs.Duration("fake-read-after", envDuration("MESSAGING_FAKE_READ_AFTER", 2*time.Second), "then read after this long (env MESSAGING_FAKE_READ_AFTER)")
 	lease := fs.Duration("lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
 	dispatchRate := fs.String("dispatch-rate", env("MESSAGING_DISPATCH_RATE", ""), `messages a second the dispatcher hands to the provider per sender (a workspace's channel): a number, or "off" for no pacing in load tests (default 80, WhatsApp's default throughput) (env MESSAGING_DISPATCH_RATE)`)
+	dispatchWorkers := fs.Int("dispatch-workers", envInt("MESSAGING_DISPATCH_WORKERS", 0), "sends to the provider in flight at once (default 8) (env MESSAGING_DISPATCH_WORKERS)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -131,6 +133,7 @@ func run(ctx context.Context, args []string) error {
 	svcOpts := &messaging.Options{Logger: log, SecretKey: secretKey,
 		Webhooks: messaging.WebhookOptions{AllowLoopback: *loopback}}
 	smsOpts := &sms.Options{Logger: log}
+	svcOpts.Dispatch.Workers = *dispatchWorkers
 	switch *dispatchRate {
 	case "":
 	case "off":
@@ -245,6 +248,15 @@ func envBool(name string, def bool) bool {
 	if v, ok := os.LookupEnv(name); ok {
 		if b, err := strconv.ParseBool(v); err == nil {
 			return b
+		}
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, ok := os.LookupEnv(name); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
 		}
 	}
 	return def
