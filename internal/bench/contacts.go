@@ -143,10 +143,10 @@ func runContacts(ctx context.Context, c *config) ([]*row, error) {
 		for i := range queries {
 			queries[i] = k.gen(rng, &samples[rng.IntN(len(samples))])
 		}
-		p50 := &row{figure: fmt.Sprintf("4%c", 'a'+ki), name: fmt.Sprintf("contacts, %d: %s p50", c.contacts, k.name), unit: "ms",
+		p50 := &row{figure: fmt.Sprintf("4%c", 'a'+ki), name: fmt.Sprintf("contacts, %s: %s p50", commas(int64(c.contacts)), k.name), unit: "ms",
 			absolute:     func(v float64) (bool, string) { return v <= 5, "p50 <= 5 ms" },
 			baselineName: "the same page's rows read by primary key with database/sql (the floor of any page)"}
-		p99 := &row{figure: p50.figure, name: fmt.Sprintf("contacts, %d: %s p99", c.contacts, k.name), unit: "ms",
+		p99 := &row{figure: p50.figure, name: fmt.Sprintf("contacts, %s: %s p99", commas(int64(c.contacts)), k.name), unit: "ms",
 			absolute: func(v float64) (bool, string) { return v <= 50, "p99 <= 50 ms" }}
 		// Warm up on the first queries.
 		for _, q := range queries[:min(20, len(queries))] {

@@ -146,6 +146,15 @@ func contactsDB(ctx context.Context, c *config, n int) (string, error) {
 		return "", err
 	}
 	c.logf("contacts: generated %d contacts in %s: %s", n, time.Since(start).Round(time.Millisecond), path)
+	// Data sets of the same size for older schemas or generators are
+	// stale.
+	if old, err := filepath.Glob(filepath.Join(c.cache, fmt.Sprintf("contacts-%d-*.sqlite", n))); err == nil {
+		for _, o := range old {
+			if o != path {
+				removeDB(o)
+			}
+		}
+	}
 	return path, nil
 }
 
