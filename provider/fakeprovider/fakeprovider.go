@@ -166,6 +166,12 @@ type Options struct {
 	// server should set a bound (or a negative value: none), since each is
 	// kept in memory.
 	KeepSent int
+	// MaxPending bounds the scheduled reports: while that many are
+	// pending, Send waits (until Flush applies some, or its context ends)
+	// before it accepts a message. A dispatcher that sends faster than the
+	// Sink takes reports then keeps its backlog in its own queue, not in
+	// the provider's memory. Default 0: no bound, which suits tests.
+	MaxPending int
 	// FlushWorkers is how many messages' reports Flush applies at once.
 	// Default 1: one report after the other, in due order. With more,
 	// each message's reports are still applied in due order, and a server
@@ -197,6 +203,7 @@ type Provider struct {
 	nextSeq  uint64
 	failNext []error
 	inbound  map[string]time.Time // workspace + "\x00" + number -> last inbound
+	drained  chan struct{}        // closed, and replaced, when Flush takes reports off pending
 }
 
 // New returns a Provider with default Options: it accepts every well-formed
@@ -225,7 +232,7 @@ func NewWithOptions(opts *Options) *Provider {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}}
+	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{})}
 }
 
 // SetSink sets the Sink that Flush applies status reports to.
@@ -296,6 +303,9 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 			return nil, err
 		}
 	}
+	if err := p.waitForRoom(ctx); err != nil {
+		return nil, err
+	}
 	now := p.opts.Clock()
 
 	p.mu.Lock()
@@ -328,6 +338,23 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 		}
 	}
 	return &messaging.SendReceipt{ProviderMessageID: id}, nil
+}
+
+// waitForRoom waits while Options.MaxPending reports are scheduled.
+func (p *Provider) waitForRoom(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		full, drained := p.opts.MaxPending > 0 && len(p.pending) >= p.opts.MaxPending, p.drained
+		p.mu.Unlock()
+		if !full {
+			return nil
+		}
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // schedule adds a report; p.mu is held.
@@ -560,6 +587,10 @@ func (p *Provider) Flush(ctx context.Context) (int, error) {
 	}
 	due := slices.Clone(p.pending[:n])
 	p.pending = slices.Delete(p.pending, 0, n)
+	if n > 0 {
+		close(p.drained)
+		p.drained = make(chan struct{})
+	}
 	p.mu.Unlock()
 
 	var applied int

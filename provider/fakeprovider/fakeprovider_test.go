@@ -662,3 +662,42 @@ func TestReportsScheduledOutOfOrderFlushInDueOrder(t *testing.T) {
 		t.Errorf("reports (-want +got):\n%s", diff)
 	}
 }
+
+func TestMaxPendingMakesSendWait(t *testing.T) {
+	t.Parallel()
+	c := &clock{now: t0}
+	s := &sink{}
+	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s, MaxPending: 2})
+	id := send(t, p, text("+254712345678", "hi")) // delivered and read: two pending
+	s.know(id)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := p.Send(ctx, text("+254712345679", "hi")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Send with the pending reports at the bound: %v, want it to wait until its context ends", err)
+	}
+
+	// A Send waiting for room goes ahead once Flush applies a report.
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Send(t.Context(), text("+254712345679", "hi"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Send did not wait: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	flush(t, p, 2)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Send after Flush: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Send still waits after Flush made room")
+	}
+	if got := len(p.Pending()); got != 2 {
+		t.Errorf("%d reports pending, want the second message's two", got)
+	}
+}
