@@ -123,9 +123,10 @@ func run(ctx context.Context, args []string) error {
 	fake := fakeprovider.NewWithOptions(&fakeprovider.Options{
 		DeliveredAfter: *deliveredAfter, ReadAfter: *readAfter, Logger: log,
 		IDPrefix: fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
-		// The server never asks what was sent, and applies reports of
-		// many messages at once so that they keep up with the dispatcher.
-		KeepSent: -1, FlushWorkers: 16,
+		// The server never asks what was sent. It applies reports of
+		// many messages at once, and when they cannot keep up with the
+		// dispatcher, sends wait rather than reports pile up in memory.
+		KeepSent: -1, FlushWorkers: 32, MaxPending: 50_000,
 		Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
 			return store.TemplateGetByName(ctx, ws, name, lang)
 		},
