@@ -55,11 +55,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/ujumbe/messaging/internal/migrationfiles"
 	"hash/fnv"
-	"io/fs"
 	"math"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -164,40 +162,10 @@ func (s *Store) Close() error {
 	return nil
 }
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations, ordered by version. Files are
 // named NNNN_description.sql with versions 1, 2, 3... without gaps.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, n := range names {
-		base := strings.TrimPrefix(n, "migrations/")
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version and '_'", base)
-		}
-		b, err := migrationFS.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: version %d, want %d", m.name, m.version, i+1)
-		}
-	}
-	return out, nil
+func migrations() ([]migrationfiles.Migration, error) {
+	return migrationfiles.Load(migrationFS, "migrations")
 }
 
 // SchemaVersion is the schema version this package migrates databases to.
@@ -253,11 +221,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		return fmt.Errorf("database schema version %d is newer than this program's %d", cur, len(ms))
 	}
 	for _, m := range ms[cur:] {
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 	}
 	return tx.Commit(ctx)

@@ -28,10 +28,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
+	"github.com/ujumbe/messaging/internal/migrationfiles"
 	"net/url"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,40 +188,10 @@ func (s *Store) Close() error {
 	return errors.Join(errR, s.w.Close())
 }
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations, ordered by version. Files are
 // named NNNN_description.sql with versions 1, 2, 3... without gaps.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, n := range names {
-		base := strings.TrimPrefix(n, "migrations/")
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v < 1 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version and '_'", base)
-		}
-		b, err := migrationFS.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: version %d, want %d", m.name, m.version, i+1)
-		}
-	}
-	return out, nil
+func migrations() ([]migrationfiles.Migration, error) {
+	return migrationfiles.Load(migrationFS, "migrations")
 }
 
 // SchemaVersion is the schema version this package migrates databases to.
@@ -257,11 +226,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return nil
 	}
 	for _, m := range ms[cur:] {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
-			return fmt.Errorf("%s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.Version)); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
 		}
 	}
 	return tx.Commit()
