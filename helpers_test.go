@@ -3,6 +3,7 @@ package messaging_test
 import (
 	"context"
 	"errors"
+	"github.com/ujumbe/messaging/internal/testclock"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,26 +20,9 @@ import (
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // fakeClock is a controllable clock for messaging.Options.Clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type fakeClock = testclock.Clock
 
-func newFakeClock(t time.Time) *fakeClock { return &fakeClock{now: t} }
-
-// Now returns the clock's current time.
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newFakeClock(t time.Time) *fakeClock { return testclock.New(t) }
 
 // countingStore wraps a store and counts the records actually created, so
 // that tests can assert that a refused request stored nothing.

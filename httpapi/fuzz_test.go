@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/ujumbe/messaging/internal/testclock"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -201,7 +202,7 @@ func FuzzMetaSignature(f *testing.F) {
 func searchHandler(t testing.TB, store messaging.Store) (http.Handler, string) {
 	t.Helper()
 	ctx := context.Background()
-	svc, err := messaging.New(store, fakeprovider.New(), &messaging.Options{Clock: (&fakeClock{now: t0}).Now})
+	svc, err := messaging.New(store, fakeprovider.New(), &messaging.Options{Clock: testclock.New(t0).Now})
 	if err != nil {
 		t.Fatal(err)
 	}

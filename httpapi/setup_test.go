@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ujumbe/messaging/internal/testclock"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,22 +31,7 @@ const ts0 = "2026-03-01T09:00:00.000Z"
 
 // fakeClock is the one clock shared by the Service and the handler, so that
 // key expiry, updatedAt and rate limits move only when a test advances it.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+type fakeClock = testclock.Clock
 
 // countingStore counts the messages and contacts actually created, so tests
 // can assert that a refused or replayed request stored nothing.
@@ -132,7 +117,7 @@ func setup(t testing.TB, opts ...func(*httpapi.Options)) *env {
 // defaults; the clock is always the shared fake clock).
 func setupOn(t testing.TB, store messaging.Store, svcOpts *messaging.Options, opts ...func(*httpapi.Options)) *env {
 	t.Helper()
-	e := &env{clock: &fakeClock{now: t0}, remote: "192.0.2.10:4321"}
+	e := &env{clock: testclock.New(t0), remote: "192.0.2.10:4321"}
 	e.store = &countingStore{Store: store}
 	var so messaging.Options
 	if svcOpts != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ujumbe/messaging/internal/testclock"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -28,22 +29,7 @@ func TestConformance(t *testing.T) {
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // clock is a settable clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+type clock = testclock.Clock
 
 // sink records the reports applied to it. Ids in known are found; others
 // are not_found. fail makes the next call return an error.
@@ -121,7 +107,7 @@ func st(id, status string) messaging.ProviderStatus {
 
 func TestReportsFollowTheClock(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	s := &sink{}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, DeliveredAfter: 2 * time.Second, ReadAfter: 5 * time.Second, Sink: s})
 	id1 := send(t, p, text("+254712345678", "one"))
@@ -154,7 +140,7 @@ func TestReportsFollowTheClock(t *testing.T) {
 
 func TestReportWaitsForTheDispatcher(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	s := &sink{}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s})
 	id := send(t, p, text("+254712345678", "hi"))
@@ -191,7 +177,7 @@ func TestSinkErrorKeepsReport(t *testing.T) {
 
 func TestUnknownReportIsDroppedAfterRetryFor(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	s := &sink{}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, ReadAfter: -1, RetryFor: time.Hour, Sink: s})
 	send(t, p, text("+254712345678", "hi"))
@@ -238,7 +224,7 @@ func TestNegativeDurationsDisableReports(t *testing.T) {
 
 func TestUndeliverableNumberFailsLater(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	s := &sink{}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, DeliveredAfter: time.Second, ReadAfter: time.Second, Sink: s})
 	id := send(t, p, text("+254712340000", "hi"))
@@ -254,7 +240,7 @@ func TestUndeliverableNumberFailsLater(t *testing.T) {
 
 func TestCustomerServiceWindow(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	tpl := &messaging.Template{Name: "hello", Language: "en", Status: messaging.TemplateApproved,
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hello"}}}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, CustomerServiceWindow: true, Templates: fakeprovider.StaticTemplates(tpl)})
@@ -459,7 +445,7 @@ func TestSentIsACopy(t *testing.T) {
 
 func TestConcurrentSendAndFlush(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	s := &sink{}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s})
 	for i := range 50 {
@@ -522,7 +508,7 @@ func TestRunFlushes(t *testing.T) {
 func TestWithService(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	store := memstore.New()
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, DeliveredAfter: time.Second, ReadAfter: time.Minute})
 	svc, err := messaging.New(store, p, &messaging.Options{Clock: c.Now})
@@ -618,7 +604,7 @@ func (s *orderSink) ApplyProviderStatus(_ context.Context, p *messaging.Provider
 
 func TestFlushWorkersKeepEachMessagesOrder(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	s := &orderSink{byID: map[string][]string{}}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s, FlushWorkers: 4})
 	var ids []string
@@ -648,7 +634,7 @@ func TestFlushWorkersKeepEachMessagesOrder(t *testing.T) {
 
 func TestReportsScheduledOutOfOrderFlushInDueOrder(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	s := &sink{}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s, DeliveredAfter: 10 * time.Second, ReadAfter: -1})
 	late := send(t, p, text("+254712345678", "hi"))
@@ -665,7 +651,7 @@ func TestReportsScheduledOutOfOrderFlushInDueOrder(t *testing.T) {
 
 func TestMaxPendingMakesSendWait(t *testing.T) {
 	t.Parallel()
-	c := &clock{now: t0}
+	c := testclock.New(t0)
 	s := &sink{}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s, MaxPending: 2})
 	id := send(t, p, text("+254712345678", "hi")) // delivered and read: two pending

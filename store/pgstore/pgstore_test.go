@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/ujumbe/messaging/internal/testclock"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -294,22 +295,7 @@ func TestContactSearchEdges(t *testing.T) {
 }
 
 // fakeClock is a clock shared by the instances of a test.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+type fakeClock = testclock.Clock
 
 // countingProvider accepts every message and counts the sends of each.
 // With block set, every Send waits until its context ends and fails.
@@ -493,7 +479,7 @@ func TestInstanceDiesMidBatch(t *testing.T) {
 	url := testURL(t)
 	schema := newSchema(t, url)
 	const n = 10
-	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	opts := messaging.DispatchOptions{Workers: n, BatchSize: n, PollInterval: 5 * time.Millisecond, PerSenderRate: -1,
 		Lease: 2 * time.Minute, SendTimeout: time.Minute}
 	stA, stB := open(t, url, schema, 4), open(t, url, schema, 4)
