@@ -30,6 +30,7 @@ func scanContact(row pgx.Row) (*messaging.Contact, error) {
 // workspace, is taken (the unique indexes decide, so concurrent creates of
 // one phone leave exactly one contact).
 func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
+	ctx = writeCtx(ctx)
 	_, err := s.pool.Exec(ctx, `INSERT INTO contacts (`+contactCols+`,
 		first_fold, last_fold, full_fold, phone_digits)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
@@ -54,6 +55,7 @@ func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messag
 // the id, the workspace, CreatedAt and Source, which a contact keeps for
 // life. The version check and the update are one statement.
 func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVersion int64) error {
+	ctx = writeCtx(ctx)
 	var updated bool
 	err := s.pool.QueryRow(ctx, `WITH u AS (
 			UPDATE contacts SET

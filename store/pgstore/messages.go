@@ -109,6 +109,7 @@ func (s *Store) queryMessages(ctx context.Context, q querier, sql string, args .
 // message is read. ErrNotFound if the workspace does not exist;
 // ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
+	ctx = writeCtx(ctx)
 	comps, err := encodeJSON(m.Components, m.Components == nil)
 	if err != nil {
 		return nil, false, interpretError(err)
@@ -178,6 +179,7 @@ func setStatus(ctx context.Context, q querier, p *messaging.MessageStatusParams,
 // event are one transaction. FailureReason and ProviderMessageID are only
 // written when non-empty; UpdatedAt becomes p.At.
 func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
+	ctx = writeCtx(ctx)
 	before, after, changed, err = setStatus(ctx, s.pool, p, true)
 	if err != nil {
 		return nil, nil, false, interpretError(err)
@@ -221,12 +223,14 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 // number of dispatchers in any number of processes share the queue without
 // two of them holding the same message.
 func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+	ctx = writeCtx(ctx)
 	out, err := s.queryMessages(ctx, s.pool, qMessageClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
 	return out, interpretError(err)
 }
 
 // MessageRelease implements messaging.Store.
 func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
+	ctx = writeCtx(ctx)
 	var released bool
 	err := s.pool.QueryRow(ctx, `WITH u AS (
 			UPDATE messages SET due_at = $3, last_error = $4, lease_owner = ''
@@ -265,6 +269,7 @@ func scanEndpoint(row pgx.Row) (*messaging.WebhookEndpoint, error) {
 
 // WebhookEndpointCreate implements messaging.Store.
 func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
+	ctx = writeCtx(ctx)
 	secret := e.SecretSealed
 	if secret == nil {
 		secret = []byte{}
@@ -295,6 +300,7 @@ func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]
 // WebhookEndpointDelete implements messaging.Store. Its deliveries go with
 // it (ON DELETE CASCADE).
 func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
+	ctx = writeCtx(ctx)
 	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
 	if err != nil {
 		return interpretError(err)
@@ -327,6 +333,7 @@ const qWebhookClaim = `WITH c AS (
 // waits while an earlier one of the same endpoint and message is pending
 // (leased or not), so one message's events reach an endpoint in order.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+	ctx = writeCtx(ctx)
 	rows, err := s.pool.Query(ctx, qWebhookClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
 	if err != nil {
 		return nil, interpretError(err)
@@ -350,6 +357,7 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 // so the outbox holds only pending work. A record by a worker whose lease
 // ended changes nothing.
 func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+	ctx = writeCtx(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		var endpoint string
 		err := tx.QueryRow(ctx, `SELECT endpoint_id FROM webhook_deliveries WHERE seq = $1 AND state = 'pending' AND lease_owner = $2 FOR UPDATE`,

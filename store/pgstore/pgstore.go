@@ -291,6 +291,20 @@ func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	}
 }
 
+// writeCtx returns the context a write runs under. A caller's cancellation
+// counts only until the write starts: a cancelled ctx is returned as it is,
+// so the write fails before anything reaches the database; otherwise the
+// write runs to its end (commit or failure) under a context the caller
+// cannot cancel, so that the caller is told what the database did. Without
+// it, a cancellation that lands after PostgreSQL committed (an autocommit
+// statement, or during COMMIT) reports a stored write as failed.
+func writeCtx(ctx context.Context) context.Context {
+	if ctx.Err() != nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
 // querier is what *pgxpool.Pool and pgx.Tx have in common.
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)

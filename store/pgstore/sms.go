@@ -15,6 +15,7 @@ var _ sms.Store = (*Store)(nil)
 
 // SMSAccountCreate implements sms.Store.
 func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
+	ctx = writeCtx(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO sms_accounts (partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.PartnerID, nonNil(a.KeyHash), int64(a.Credit), a.TimeZone, int64(a.CostPerSegment),
@@ -60,6 +61,7 @@ func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Accou
 
 // SMSAccountUpdate implements sms.Store.
 func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
+	ctx = writeCtx(ctx)
 	var a *sms.Account
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE sms_accounts SET
@@ -90,6 +92,7 @@ func nullCredit(c *sms.Credit) *int64 {
 
 // SMSCreditAdd implements sms.Store.
 func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
+	ctx = writeCtx(ctx)
 	var credit int64
 	err := s.pool.QueryRow(ctx, `UPDATE sms_accounts SET credit = credit + $1, updated_at = $2 WHERE partner_id = $3 RETURNING credit`,
 		int64(amount), ts(at), partnerID).Scan(&credit)
@@ -134,11 +137,25 @@ func scanSMS(row pgx.Row) (*sms.Message, error) {
 // credit - cost WHERE credit >= cost, which PostgreSQL re-checks on the
 // newest version of the row when a concurrent debit got there first) and
 // inserts the message only if the debit happened. The statements of a call
-// are one transaction.
+// are one transaction. A call that debits several accounts first locks them
+// in partnerID order, so that two calls debiting the same accounts in
+// different orders wait for each other instead of deadlocking.
 func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
+	ctx = writeCtx(ctx)
 	var out []sms.AcceptResult
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		out = make([]sms.AcceptResult, len(msgs))
+		var partners []string
+		for _, m := range msgs {
+			if !slices.Contains(partners, m.PartnerID) {
+				partners = append(partners, m.PartnerID)
+			}
+		}
+		if len(partners) > 1 {
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM sms_accounts WHERE partner_id = ANY($1) ORDER BY partner_id FOR UPDATE`, partners); err != nil {
+				return err
+			}
+		}
 		for i, m := range msgs {
 			var credit, number *int64
 			err := tx.QueryRow(ctx, `WITH d AS (
@@ -204,6 +221,7 @@ const qSMSClaim = `WITH c AS (
 // LOCKED and leases them, so concurrent schedulers in any number of
 // processes never get the same message.
 func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
+	ctx = writeCtx(ctx)
 	rows, err := s.pool.Query(ctx, qSMSClaim, ts(p.Now), p.Limit, ts(p.LeaseUntil), p.Token)
 	if err != nil {
 		return nil, interpretError(err)
@@ -227,6 +245,7 @@ func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Mes
 // SMSComplete implements sms.Store. A failure refunds the message's cost in
 // the same statement that records it.
 func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error, error) {
+	ctx = writeCtx(ctx)
 	var errs []error
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		errs = make([]error, len(cs))
@@ -275,6 +294,7 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 
 // SMSReportSave implements sms.Store.
 func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int64, r *sms.Report) error {
+	ctx = writeCtx(ctx)
 	var t *int64
 	if !r.Time.IsZero() {
 		v := ts(r.Time)

@@ -89,6 +89,7 @@ func scanTemplate(row pgx.Row) (*messaging.Template, error) {
 // does not exist; ErrConflict if the id, or the name and language within the
 // workspace, is taken. SendExample is derived and not stored.
 func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
+	ctx = writeCtx(ctx)
 	comps, err := encodeTemplateComponents(t.Components)
 	if err != nil {
 		return interpretError(err)
@@ -147,6 +148,7 @@ func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParam
 // StatusReason (an empty reason clears it). The status check and the
 // update are one statement.
 func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
+	ctx = writeCtx(ctx)
 	t, err := scanTemplate(s.pool.QueryRow(ctx, `UPDATE templates SET status = $1, status_reason = $2, updated_at = $3
 		WHERE id = $4 AND workspace_id = $5 AND status = ANY($6::text[])
 		RETURNING `+templateCols, p.To, p.Reason, ts(p.At), p.ID, p.WorkspaceID, nonNil(p.From)))

@@ -11,6 +11,7 @@ import (
 
 // WorkspaceCreate implements messaging.Store.
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
+	ctx = writeCtx(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)`,
 			w.ID, w.Name, ts(w.CreatedAt)); err != nil {
@@ -41,6 +42,7 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 
 // WorkspaceSetChannel implements messaging.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
+	ctx = writeCtx(ctx)
 	if p.Connected {
 		// A missing workspace fails the foreign key: ErrNotFound.
 		_, err := s.pool.Exec(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
@@ -86,6 +88,7 @@ func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]
 // APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
 // not exist; ErrConflict if the id or the hash is taken.
 func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
+	ctx = writeCtx(ctx)
 	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		k.ID, k.WorkspaceID, k.Prefix, slices.Clone(k.Hash), k.Scopes, tsPtr(k.ExpiresAt), tsPtr(k.RevokedAt), ts(k.CreatedAt))
 	return interpretError(err)
@@ -104,6 +107,7 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 // APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
 // first RevokedAt.
 func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error {
+	ctx = writeCtx(ctx)
 	var one int
 	err := s.pool.QueryRow(ctx, `WITH u AS (
 			UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL)

@@ -54,14 +54,16 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 	if err != nil {
 		return interpretError(err)
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO contacts (`+contactCols+`,
+	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO contacts (`+contactCols+`,
 		last_fold, full_fold, phone_digits)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
-		c.Company, c.JobTitle, c.Website, c.Notes, c.Source, tags, c.Lifecycle, c.Version,
-		fmtTime(c.CreatedAt), fmtTime(c.UpdatedAt),
-		messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone))
-	return interpretError(err)
+			c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
+			c.Company, c.JobTitle, c.Website, c.Notes, c.Source, tags, c.Lifecycle, c.Version,
+			fmtTime(c.CreatedAt), fmtTime(c.UpdatedAt),
+			messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone))
+		return err
+	})
 }
 
 const qContactGet = `SELECT ` + contactCols + ` FROM contacts WHERE id = ? AND workspace_id = ?`
@@ -83,7 +85,7 @@ func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVer
 	if err != nil {
 		return interpretError(err)
 	}
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE contacts SET
 			first_name = ?, last_name = ?, full_name = ?, phone = ?, email = ?, email_key = ?,
 			company = ?, job_title = ?, website = ?, notes = ?, tags = ?, lifecycle = ?,

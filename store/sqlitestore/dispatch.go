@@ -12,9 +12,8 @@ import (
 // index messages_due, which holds only queued messages.
 func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
 	var out []*messaging.Message
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		rows, err := s.stmt(tx, qMessageClaim).QueryContext(ctx,
-			p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		rows, err := s.queryTx(ctx, tx, qMessageClaim, p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
 		if err != nil {
 			return err
 		}
@@ -34,7 +33,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParam
 // MessageRelease implements messaging.Store.
 func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
 	var released bool
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE messages SET due_at = ?, last_error = ?, lease_owner = ''
 			WHERE id = ? AND workspace_id = ? AND status = 'queued' AND lease_owner = ?`,
 			fmtTime(p.DueAt), p.LastError, p.ID, p.WorkspaceID, p.Owner)
@@ -67,8 +66,7 @@ func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messagi
 // queueEvent writes one delivery of ev per enabled endpoint of its
 // workspace, inside the caller's transaction.
 func (s *Store) queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
-	_, err := s.stmt(tx, qQueueEvent).ExecContext(ctx,
-		ev.MessageID, ev.ID, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.WorkspaceID)
+	_, err := s.execTx(ctx, tx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.WorkspaceID)
 	return err
 }
 
@@ -93,7 +91,7 @@ func scanEndpoint(sc scanner) (*messaging.WebhookEndpoint, error) {
 
 // WebhookEndpointCreate implements messaging.Store.
 func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
 			e.ID, e.WorkspaceID, e.URL, e.SecretSealed, fmtTimePtr(e.DisabledAt), fmtTime(e.CreatedAt))
 		return err
@@ -124,7 +122,7 @@ func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]
 // WebhookEndpointDelete implements messaging.Store. Its deliveries go with
 // it (ON DELETE CASCADE).
 func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = ? AND workspace_id = ?`, id, workspaceID)
 		if err != nil {
 			return err
@@ -141,7 +139,7 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 // WebhookClaim implements messaging.Store.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	var out []*messaging.WebhookDelivery
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?, attempts = attempts + 1
 			WHERE seq IN (
 				SELECT d.seq FROM webhook_deliveries d
@@ -187,7 +185,7 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 // WebhookRecord implements messaging.Store. Finished deliveries are deleted,
 // so the outbox holds only pending work.
 func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var endpoint string
 		err := tx.QueryRowContext(ctx, `SELECT endpoint_id FROM webhook_deliveries WHERE seq = ? AND state = 'pending' AND lease_owner = ?`,
 			p.ID, p.Owner).Scan(&endpoint)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // Group commit. SQLite has one writer, and with synchronous=FULL every
@@ -16,12 +18,28 @@ import (
 // returns only after the commit that holds its work (or with its error).
 // Under concurrency this amortises one disk sync over many writes; a lone
 // writer pays only for a savepoint.
+//
+// A caller's context decides only whether its write is handed over: once
+// the writer has taken a request, it runs under a context that the caller
+// cannot cancel (context.WithoutCancel), so one caller hanging up never
+// interrupts a statement of the shared transaction, and the caller is told
+// the outcome of the commit even if it no longer listens. After every
+// request the writer checks that the transaction is still open: when SQLite
+// rolled it back by itself (an I/O error, a full disk, a panic half-way
+// through a request without savepoint), every request that ran in it is
+// failed, none of them is committed, and the requests that had not run yet
+// run in a new transaction. Nothing of a batch ever runs in autocommit.
 
 // maxBatch bounds the requests committed together.
 const maxBatch = 128
 
 // errClosed is returned by writes on a closed store.
 var errClosed = errors.New("sqlitestore: store is closed")
+
+// errTxLost is returned to the requests of a transaction that SQLite rolled
+// back because of another request of the same batch: nothing of theirs was
+// stored.
+var errTxLost = errors.New("sqlitestore: the write transaction was rolled back by a failure of another write; nothing was stored")
 
 // Request states.
 const (
@@ -30,11 +48,16 @@ const (
 	reqAbandoned
 )
 
+// writeFn is the work of a write request. ctx is the writer's context for
+// the request: it carries the caller's values but not its cancellation.
+type writeFn func(ctx context.Context, tx *sql.Tx) error
+
 type writeReq struct {
 	ctx context.Context
-	fn  func(tx *sql.Tx) error
+	fn  writeFn
 	// single is true when fn changes the database with one statement at
-	// most: if that statement fails, SQLite undoes it by itself, so fn
+	// most and returns an error only when that statement failed or changed
+	// nothing: a failed statement is undone by SQLite by itself, so fn
 	// needs no savepoint of its own.
 	single bool
 	state  atomic.Int32
@@ -44,18 +67,21 @@ type writeReq struct {
 // writeTx runs fn in a write transaction, possibly shared with other
 // concurrent writes (see group commit above), and returns once that
 // transaction committed. fn's changes are rolled back if it returns an
-// error. The error is interpreted.
-func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// error. fn must use the context it is given, not the caller's. The error
+// is interpreted.
+func (s *Store) writeTx(ctx context.Context, fn writeFn) error {
 	return s.write(ctx, &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)})
 }
 
 // writeOne is writeTx for a fn that changes the database with at most one
 // statement, whatever it reads: it runs without a savepoint.
-func (s *Store) writeOne(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) writeOne(ctx context.Context, fn writeFn) error {
 	return s.write(ctx, &writeReq{ctx: ctx, fn: fn, single: true, done: make(chan error, 1)})
 }
 
-// write queues req for the writer and waits for its outcome.
+// write queues req for the writer and waits for its outcome. A cancelled
+// ctx ends the wait only while the request has not started: a request that
+// started is committed or failed as a unit, and its outcome is returned.
 func (s *Store) write(ctx context.Context, req *writeReq) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -102,57 +128,125 @@ func (s *Store) writer() {
 	}
 }
 
-// runBatch runs batch in one transaction and reports each request's outcome.
+// runBatch runs batch in one transaction (more than one when SQLite rolls
+// a transaction back by itself) and reports each request's outcome exactly
+// once.
 func (s *Store) runBatch(batch []*writeReq) {
-	results := make([]error, len(batch))
-	ran := make([]bool, len(batch))
-	tx, err := s.w.BeginTx(context.Background(), nil)
-	if err != nil {
-		for _, r := range batch {
-			if r.state.CompareAndSwap(reqQueued, reqRunning) {
+	for len(batch) > 0 {
+		batch = s.runTx(batch)
+	}
+}
+
+// runTx runs the requests of todo in one transaction until they are all
+// done or the transaction is lost; it reports the outcome of every request
+// that ran and returns those that did not run yet. A request is taken
+// (marked running, after which its caller can no longer abandon it) only
+// once the transaction has begun: while the writer waits for the database
+// (another process holding its lock), callers may still give up.
+func (s *Store) runTx(todo []*writeReq) (rest []*writeReq) {
+	bg := context.Background()
+	take := func(r *writeReq) bool {
+		return r.state.Load() == reqRunning || r.state.CompareAndSwap(reqQueued, reqRunning)
+	}
+	fail := func(rs []*writeReq, err error) {
+		for _, r := range rs {
+			if take(r) {
 				r.done <- interpretError(err)
 			}
 		}
-		return
 	}
-	for i, r := range batch {
-		if !r.state.CompareAndSwap(reqQueued, reqRunning) {
-			continue // the caller gave up before it ran
+	conn, err := s.w.Conn(bg)
+	if err != nil {
+		fail(todo, err)
+		return nil
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(bg, nil)
+	if err != nil {
+		fail(todo, err)
+		return nil
+	}
+	// The requests still wanted; the others' callers gave up before they
+	// ran.
+	taken := todo[:0:0]
+	for _, r := range todo {
+		if take(r) {
+			taken = append(taken, r)
 		}
-		ran[i] = true
+	}
+	todo = taken
+	results := make([]error, 0, len(todo))
+	for i, r := range todo {
 		if err := r.ctx.Err(); err != nil {
-			results[i] = err
+			results = append(results, err) // cancelled before it ran: nothing to undo
 			continue
 		}
+		ctx := context.WithoutCancel(r.ctx)
+		var err error
 		switch {
-		case len(batch) == 1:
-			results[i] = runAlone(tx, r)
+		case len(todo) == 1:
+			err = runAlone(ctx, tx, r)
 		case r.single:
-			results[i] = runSingle(tx, r)
+			err = runSingle(ctx, tx, r)
 		default:
-			results[i] = s.runSavepoint(tx, r)
+			err = s.runSavepoint(ctx, tx, r)
+		}
+		results = append(results, err)
+		if len(todo) == 1 && err != nil {
+			break // runAlone rolled the transaction back
+		}
+		if open, cerr := inTx(conn); cerr != nil || !open {
+			// SQLite rolled the transaction back (or it cannot be told
+			// whether it did): every request that ran in it is undone.
+			for j, r := range todo[:i+1] {
+				if results[j] == nil {
+					results[j] = errors.Join(errTxLost, cerr)
+				}
+				r.done <- interpretError(results[j])
+			}
+			_ = tx.Rollback() // undoes what is left, if anything
+			return todo[i+1:]
 		}
 	}
 	commitErr := tx.Commit()
 	if errors.Is(commitErr, sql.ErrTxDone) {
 		commitErr = nil // a lone failed request rolled the transaction back
 	}
-	for i, r := range batch {
-		if !ran[i] {
-			continue
+	if commitErr != nil {
+		// A failed COMMIT may leave the transaction open (SQLITE_BUSY):
+		// roll it back so that nothing of it is committed later.
+		if open, err := inTx(conn); err != nil || open {
+			_, _ = conn.ExecContext(bg, "ROLLBACK")
 		}
+	}
+	for i, r := range todo {
 		err := results[i]
 		if err == nil && commitErr != nil {
 			err = commitErr
 		}
 		r.done <- interpretError(err)
 	}
+	return nil
+}
+
+// inTx reports whether the writer connection conn is inside a transaction
+// (SQLite is not in autocommit mode).
+func inTx(conn *sql.Conn) (open bool, err error) {
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("sqlitestore: writer connection is %T", dc)
+		}
+		open = !c.AutoCommit()
+		return nil
+	})
+	return open, err
 }
 
 // runSavepoint runs one request under a savepoint of tx, rolling back to it
 // when the request fails or panics.
-func (s *Store) runSavepoint(tx *sql.Tx, r *writeReq) (err error) {
-	if _, err := s.stmt(tx, "SAVEPOINT w").Exec(); err != nil {
+func (s *Store) runSavepoint(ctx context.Context, tx *sql.Tx, r *writeReq) (err error) {
+	if _, err := s.execTx(ctx, tx, "SAVEPOINT w"); err != nil {
 		return err
 	}
 	defer func() {
@@ -160,57 +254,95 @@ func (s *Store) runSavepoint(tx *sql.Tx, r *writeReq) (err error) {
 			err = fmt.Errorf("sqlitestore: panic in write: %v", p)
 		}
 		if err != nil {
-			if _, rerr := s.stmt(tx, "ROLLBACK TO w").Exec(); rerr != nil {
+			if _, rerr := s.execTx(ctx, tx, "ROLLBACK TO w"); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 		}
-		if _, rerr := s.stmt(tx, "RELEASE w").Exec(); rerr != nil && err == nil {
+		if _, rerr := s.execTx(ctx, tx, "RELEASE w"); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
-	return r.fn(tx)
+	return r.fn(ctx, tx)
 }
+
+// errPanicSingle fails a request without savepoint that panicked: it may
+// have changed the database before it panicked, so the transaction it ran
+// in cannot be committed.
+var errPanicSingle = errors.New("sqlitestore: panic in a write without savepoint")
 
 // runSingle runs a request whose fn changes at most one statement's worth
-// (see writeReq.single): a failed statement has undone itself.
-func runSingle(tx *sql.Tx, r *writeReq) (err error) {
+// (see writeReq.single): a failed statement has undone itself. A panic may
+// have come after the statement, so it rolls the whole transaction back
+// (runTx then fails the requests that ran in it).
+func runSingle(ctx context.Context, tx *sql.Tx, r *writeReq) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("sqlitestore: panic in write: %v", p)
+			err = errors.Join(errPanicSingle, fmt.Errorf("%v", p))
+			_ = tx.Rollback()
 		}
 	}()
-	return r.fn(tx)
+	return r.fn(ctx, tx)
 }
 
-// runAlone runs the only request of a batch; if it fails, the commit that
-// follows commits nothing of it because the whole transaction is rolled
-// back instead.
-func runAlone(tx *sql.Tx, r *writeReq) (err error) {
+// runAlone runs the only request of a transaction; if it fails, the
+// transaction is rolled back and the commit that follows commits nothing.
+func runAlone(ctx context.Context, tx *sql.Tx, r *writeReq) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("sqlitestore: panic in write: %v", p)
 		}
 		if err != nil {
-			if rerr := tx.Rollback(); rerr != nil {
+			if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
 				err = errors.Join(err, rerr)
 			}
 		}
 	}()
-	return r.fn(tx)
+	return r.fn(ctx, tx)
 }
 
 // stmt returns tx's use of q: a statement prepared once on the writer
 // connection at Open when q is one of the hot writes (hotWrites), so they
-// skip SQLite's parser, or q prepared in tx otherwise.
-func (s *Store) stmt(tx *sql.Tx, q string) *sql.Stmt {
+// skip SQLite's parser, or q prepared in tx otherwise (an error preparing
+// it is returned).
+func (s *Store) stmt(tx *sql.Tx, q string) (*sql.Stmt, error) {
 	if st, ok := s.stmts[q]; ok {
-		return tx.Stmt(st)
+		return tx.Stmt(st), nil
 	}
-	st, err := tx.Prepare(q)
+	return tx.Prepare(q)
+}
+
+// execTx runs q in tx (prepared, see stmt).
+func (s *Store) execTx(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(tx, q)
 	if err != nil {
-		return tx.Stmt(s.stmts["SAVEPOINT w"]) // never reached with valid SQL
+		return nil, err
 	}
-	return st
+	return st.ExecContext(ctx, args...)
+}
+
+// queryTx runs q in tx (prepared, see stmt) and returns its rows.
+func (s *Store) queryTx(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(tx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// errScanner is a row whose statement could not run.
+type errScanner struct{ err error }
+
+// Scan returns the error that kept the statement from running.
+func (e errScanner) Scan(...any) error { return e.err }
+
+// rowTx runs q in tx (prepared, see stmt) and returns its one row; an error
+// preparing q is returned by the row's Scan.
+func (s *Store) rowTx(ctx context.Context, tx *sql.Tx, q string, args ...any) scanner {
+	st, err := s.stmt(tx, q)
+	if err != nil {
+		return errScanner{err}
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // prepareHot prepares hotWrites on the writer connection. It runs in Open,

@@ -57,9 +57,8 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	var stored *messaging.Message
 	var created bool
 	// One statement changes the database: no savepoint is needed.
-	err = s.writeOne(ctx, func(tx *sql.Tx) error {
-		res, err := s.stmt(tx, qMessageInsert).ExecContext(ctx,
-			m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
+	err = s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := s.execTx(ctx, tx, qMessageInsert, m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
 			m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
 			m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
 			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError)
@@ -77,7 +76,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 			stored.CreatedAt, stored.UpdatedAt, stored.DueAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.DueAt.UTC()
 			return nil
 		}
-		stored, err = scanMessage(s.stmt(tx, qMessageByIdem).QueryRowContext(ctx, m.WorkspaceID, m.IdempotencyKey))
+		stored, err = scanMessage(s.rowTx(ctx, tx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
 		return err
 	})
 	if err != nil {
@@ -129,9 +128,9 @@ var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessa
 	qSMSDebit, qSMSInsert}
 
 func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		before, err = scanMessage(s.stmt(tx, qMessageByWSID).QueryRowContext(ctx, p.ID, p.WorkspaceID))
+		before, err = scanMessage(s.rowTx(ctx, tx, qMessageByWSID, p.ID, p.WorkspaceID))
 		if err != nil {
 			return err // sql.ErrNoRows: not found
 		}
@@ -141,8 +140,7 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 			after = before
 			return nil
 		}
-		after, err = scanMessage(s.stmt(tx, qMessageSetStatus).QueryRowContext(ctx,
-			p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
+		after, err = scanMessage(s.rowTx(ctx, tx, qMessageSetStatus, p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
 			p.ID, p.WorkspaceID, before.Status))
 		if err != nil {
 			return err

@@ -16,7 +16,7 @@ var _ sms.Store = (*Store)(nil)
 
 // SMSAccountCreate implements sms.Store.
 func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO sms_accounts (partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, a.PartnerID, a.KeyHash, int64(a.Credit), a.TimeZone, int64(a.CostPerSegment),
 			fmtTime(a.CreatedAt), fmtTime(a.UpdatedAt)); err != nil {
@@ -83,7 +83,7 @@ func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Accou
 // SMSAccountUpdate implements sms.Store.
 func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
 	var a *sms.Account
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sms_accounts SET
 			time_zone = coalesce(?, time_zone), cost_per_segment = coalesce(?, cost_per_segment), updated_at = ?
 			WHERE partner_id = ?`, nullString(p.TimeZone), nullCredit(p.CostPerSegment), fmtTime(p.At), p.PartnerID)
@@ -121,7 +121,7 @@ func nullCredit(c *sms.Credit) any {
 // SMSCreditAdd implements sms.Store.
 func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
 	var credit int64
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `UPDATE sms_accounts SET credit = credit + ?, updated_at = ? WHERE partner_id = ? RETURNING credit`,
 			int64(amount), fmtTime(at), partnerID).Scan(&credit)
 	})
@@ -187,7 +187,7 @@ const (
 // refused when the credit runs out.
 func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
 	out := make([]sms.AcceptResult, len(msgs))
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// The cost of each account's messages, and when its last one was
 		// made (the time its credit changes).
 		total := map[string]int64{}
@@ -205,7 +205,7 @@ func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.Accep
 		pending := map[string]int64{}
 		for p, cost := range total {
 			var credit int64
-			err := s.stmt(tx, qSMSDebit).QueryRowContext(ctx, cost, fmtTime(last[p]), p, cost).Scan(&credit)
+			err := s.rowTx(ctx, tx, qSMSDebit, cost, fmtTime(last[p]), p, cost).Scan(&credit)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // not enough for all, or no such account: one by one
 			}
@@ -220,7 +220,7 @@ func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.Accep
 				pending[m.PartnerID] -= int64(m.Cost)
 				credit = c + pending[m.PartnerID] // the credit after this message's debit
 			} else {
-				err := s.stmt(tx, qSMSDebit).QueryRowContext(ctx, int64(m.Cost), fmtTime(m.CreatedAt), m.PartnerID, int64(m.Cost)).Scan(&credit)
+				err := s.rowTx(ctx, tx, qSMSDebit, int64(m.Cost), fmtTime(m.CreatedAt), m.PartnerID, int64(m.Cost)).Scan(&credit)
 				if errors.Is(err, sql.ErrNoRows) {
 					if err := tx.QueryRowContext(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = ?`, m.PartnerID).Scan(&credit); err != nil {
 						return err // ErrNoRows: no such account, nothing is stored
@@ -232,7 +232,7 @@ func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.Accep
 					return err
 				}
 			}
-			res, err := s.stmt(tx, qSMSInsert).ExecContext(ctx, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
+			res, err := s.execTx(ctx, tx, qSMSInsert, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
 				m.Encoding, m.Segments, int64(m.Cost), m.Status, fmtTime(m.DueAt), m.NetworkID,
 				fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt))
 			if err != nil {
@@ -263,7 +263,7 @@ func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int6
 // transaction, so two claimers never get the same message.
 func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
 	var out []*sms.Message
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `UPDATE sms_messages
 			SET status = 'sending', due_at = ?, claim_token = ?, attempts = attempts + 1, updated_at = ?
 			WHERE number IN (
@@ -294,7 +294,7 @@ func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Mes
 // SMSComplete implements sms.Store.
 func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error, error) {
 	errs := make([]error, len(cs))
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for i, c := range cs {
 			var res sql.Result
 			var err error
@@ -348,7 +348,7 @@ func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int6
 	if !r.Time.IsZero() {
 		t = fmtTime(r.Time)
 	}
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
 			WHERE number = ? AND partner_id = ?`, r.Status, r.Description, r.NetworkID, t, number, partnerID)
 		if err != nil {

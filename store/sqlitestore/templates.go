@@ -76,10 +76,12 @@ func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error
 	if err != nil {
 		return interpretError(err)
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO templates (`+templateCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.WorkspaceID, t.Name, t.Category, t.Language, t.Status, comps, t.StatusReason,
-		fmtTime(t.CreatedAt), fmtTime(t.UpdatedAt))
-	return interpretError(err)
+	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO templates (`+templateCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, t.WorkspaceID, t.Name, t.Category, t.Language, t.Status, comps, t.StatusReason,
+			fmtTime(t.CreatedAt), fmtTime(t.UpdatedAt))
+		return err
+	})
 }
 
 func (s *Store) templateWhere(ctx context.Context, where string, args ...any) (*messaging.Template, error) {
@@ -130,7 +132,7 @@ func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParam
 // StatusReason (an empty reason clears it).
 func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
 	var out *messaging.Template
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		args := []any{p.To, p.Reason, fmtTime(p.At), p.ID, p.WorkspaceID}
 		for _, f := range p.From {
 			args = append(args, f)

@@ -13,7 +13,7 @@ import (
 
 // WorkspaceCreate implements messaging.Store.
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)`,
 			w.ID, w.Name, fmtTime(w.CreatedAt)); err != nil {
 			return err
@@ -75,7 +75,7 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 
 // WorkspaceSetChannel implements messaging.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM workspaces WHERE id = ?`, p.WorkspaceID).Scan(&one); err != nil {
 			return err
@@ -145,9 +145,11 @@ func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 	if k.Hash != nil {
 		hash = slices.Clone(k.Hash)
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.WorkspaceID, k.Prefix, hash, scopes, fmtTimePtr(k.ExpiresAt), fmtTimePtr(k.RevokedAt), fmtTime(k.CreatedAt))
-	return interpretError(err)
+	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			k.ID, k.WorkspaceID, k.Prefix, hash, scopes, fmtTimePtr(k.ExpiresAt), fmtTimePtr(k.RevokedAt), fmtTime(k.CreatedAt))
+		return err
+	})
 }
 
 // qAPIKeysByPrefix finds the keys of a lookup prefix; they are ordered in
@@ -179,7 +181,7 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 // APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
 // first RevokedAt.
 func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM api_keys WHERE id = ? AND workspace_id = ?`, id, workspaceID).Scan(&one); err != nil {
 			return err

@@ -30,6 +30,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"ConcurrentClaimersOneEach", testSMSConcurrentClaimers},
 		{"Complete", testSMSComplete},
 		{"Reports", testSMSReports},
+		{"CancellationTruth", testSMSCancellationTruth},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageClaim", testMessageClaim},
 		{"MessageClaimConcurrent", testMessageClaimConcurrent},
 		{"WebhookOutbox", testWebhookOutbox},
+		{"CancellationTruth", testCancellationTruth},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

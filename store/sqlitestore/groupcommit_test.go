@@ -1,0 +1,192 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// batchOf runs the writes fns concurrently so that the writer takes them in
+// one batch: a first write holds the writer until every other write is
+// waiting to be handed over. It returns each write's error and the order in
+// which the writer ran them (by index).
+func batchOf(t *testing.T, s *Store, fns []writeFn, single []bool) (errs []error, order []int) {
+	t.Helper()
+	ctx := context.Background()
+	hold := make(chan struct{})
+	held := make(chan struct{})
+	go func() {
+		_ = s.writeTx(ctx, func(context.Context, *sql.Tx) error {
+			close(held)
+			<-hold
+			return nil
+		})
+	}()
+	<-held
+	var mu sync.Mutex
+	errs = make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wrapped := func(ctx context.Context, tx *sql.Tx) error {
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				return fn(ctx, tx)
+			}
+			if single != nil && single[i] {
+				errs[i] = s.writeOne(ctx, wrapped)
+			} else {
+				errs[i] = s.writeTx(ctx, wrapped)
+			}
+		}()
+	}
+	// Let every write reach the writer's unbuffered queue, where the
+	// writer collects them into one batch once it is free.
+	time.Sleep(100 * time.Millisecond)
+	close(hold)
+	wg.Wait()
+	return errs, order
+}
+
+func insertFn(id string) writeFn {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)`, id, "W "+id, fmtTime(t0))
+		return err
+	}
+}
+
+func workspaceStored(t *testing.T, s *Store, id string) bool {
+	t.Helper()
+	var n int
+	if err := s.r.QueryRow(`SELECT count(*) FROM workspaces WHERE id = ?`, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}
+
+// A write that makes SQLite roll the shared transaction back (here by
+// ending it; in production an I/O error, a full disk or an interrupt) must
+// not leave the writes after it to run in autocommit, nor the writes before
+// it reported done: those before are reported failed and are not stored,
+// those after run in a new transaction and are stored.
+func TestLostTransactionFailsOnlyWhatRanInIt(t *testing.T) {
+	for _, single := range []bool{false, true} {
+		t.Run(fmt.Sprintf("single=%v", single), func(t *testing.T) {
+			s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+			const n = 9
+			fns := make([]writeFn, n)
+			singles := make([]bool, n)
+			for i := range fns {
+				fns[i] = insertFn(fmt.Sprintf("ws%d", i))
+				singles[i] = single
+			}
+			// Write 4 ends the transaction behind the writer's back.
+			fns[4] = func(ctx context.Context, tx *sql.Tx) error {
+				_, err := tx.ExecContext(ctx, `ROLLBACK`)
+				return err
+			}
+			singles[4] = true
+			errs, order := batchOf(t, s, fns, singles)
+			if len(order) != n {
+				t.Fatalf("ran %d writes, want %d (order %v)", len(order), n, order)
+			}
+			pos := slices.Index(order, 4)
+			if pos == 0 || pos == n-1 {
+				t.Logf("the losing write ran at position %d of %v: the test proves less", pos, order)
+			}
+			for p, i := range order {
+				if i == 4 {
+					continue
+				}
+				id := fmt.Sprintf("ws%d", i)
+				stored := workspaceStored(t, s, id)
+				if (errs[i] == nil) != stored {
+					t.Errorf("write %d (position %d, losing write at %d): error %v, stored %v", i, p, pos, errs[i], stored)
+				}
+				if p > pos && errs[i] != nil {
+					t.Errorf("write %d ran after the lost transaction, in a new one, but failed: %v", i, errs[i])
+				}
+				if p < pos && errs[i] == nil {
+					t.Errorf("write %d ran in the lost transaction but was reported done", i)
+				}
+			}
+			if errs[4] == nil {
+				t.Errorf("the write that lost the transaction was reported done")
+			}
+			// The store still works.
+			if err := s.writeTx(context.Background(), insertFn("after")); err != nil || !workspaceStored(t, s, "after") {
+				t.Fatalf("write after the batch: %v", err)
+			}
+		})
+	}
+}
+
+// A write of a batch that panics after its statement, without a savepoint,
+// cannot be undone alone: the batch's transaction is rolled back and the
+// writes that ran in it are reported failed.
+func TestPanicWithoutSavepointDoesNotCommitHalf(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	fns := []writeFn{insertFn("a"), func(ctx context.Context, tx *sql.Tx) error {
+		if err := insertFn("b")(ctx, tx); err != nil {
+			return err
+		}
+		panic("after the insert")
+	}, insertFn("c")}
+	errs, order := batchOf(t, s, fns, []bool{false, true, false})
+	for _, i := range order {
+		id := string(rune('a' + i))
+		if stored := workspaceStored(t, s, id); (errs[i] == nil) != stored {
+			t.Errorf("write %s: error %v, stored %v (order %v)", id, errs[i], stored, order)
+		}
+	}
+	if errs[1] == nil || workspaceStored(t, s, "b") {
+		t.Errorf("the panicking write: error %v, stored %v; want an error and nothing stored", errs[1], workspaceStored(t, s, "b"))
+	}
+}
+
+// A statement that cannot be prepared fails its write with the prepare
+// error; it never runs something else in its place.
+func TestPrepareErrorReachesTheCaller(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	err := s.writeTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		_, err := s.execTx(ctx, tx, `INSERT INTO no_such_table VALUES (1)`)
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "no_such_table") {
+		t.Fatalf("write with an unpreparable statement: %v, want the prepare error", err)
+	}
+	err = s.writeTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		return s.rowTx(ctx, tx, `SELECT nope FROM workspaces`).Scan(new(int))
+	})
+	if err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("row of an unpreparable statement: %v, want the prepare error", err)
+	}
+}
+
+// A caller that cancels while its write runs is told the truth: the write
+// runs to its end under the writer's context, and it is reported done
+// because it was stored.
+func TestCancelWhileRunningReportsTheCommit(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	ctx, cancel := context.WithCancel(context.Background())
+	err := s.writeTx(ctx, func(wctx context.Context, tx *sql.Tx) error {
+		cancel()
+		if wctx.Err() != nil {
+			return errors.New("the write's context was cancelled with the caller's")
+		}
+		return insertFn("a")(wctx, tx)
+	})
+	if err != nil || !workspaceStored(t, s, "a") {
+		t.Fatalf("write cancelled while running: error %v, stored %v; want done and stored", err, workspaceStored(t, s, "a"))
+	}
+}
