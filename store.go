@@ -214,6 +214,16 @@ type WebhookRecordParams struct {
 	At              time.Time
 }
 
+// APIKeyUpdateParams are the arguments of Store.APIKeyUpdate.
+type APIKeyUpdateParams struct {
+	WorkspaceID string
+	ID          string
+	// Scopes are sorted and without duplicates.
+	Scopes []string
+	// ExpiresAt is in UTC; nil means the key does not expire.
+	ExpiresAt *time.Time
+}
+
 // ChannelParams are the arguments of Store.WorkspaceSetChannel.
 type ChannelParams struct {
 	WorkspaceID string

@@ -190,6 +190,25 @@ func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at tim
 	})
 }
 
+// APIKeyUpdate implements messaging.Store.
+func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
+	scopes, err := encodeSlice(p.Scopes)
+	if err != nil {
+		return interpretError(err)
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE api_keys SET scopes = ?, expires_at = ? WHERE id = ? AND workspace_id = ?`,
+		scopes, fmtTimePtr(p.ExpiresAt), p.ID, p.WorkspaceID)
+	if err != nil {
+		return interpretError(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return interpretError(err)
+	} else if n == 0 {
+		return messaging.ErrNotFound
+	}
+	return nil
+}
+
 // encodeSlice returns the JSON text of s, or nil (SQL NULL) when s is nil.
 func encodeSlice[T any](s []T) (any, error) {
 	if s == nil {
