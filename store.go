@@ -38,6 +38,10 @@ type Store interface {
 	// APIKeyRevoke sets RevokedAt on a key of the workspace if it is not
 	// revoked yet. ErrNotFound if there is no such key.
 	APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error
+	// APIKeyUpdate replaces the Scopes and ExpiresAt (nil: no expiry) of a
+	// key of the workspace, revoked or not. ErrNotFound if there is no such
+	// key.
+	APIKeyUpdate(ctx context.Context, p *APIKeyUpdateParams) error
 
 	// ContactCreate inserts c. ErrConflict if another contact of the
 	// workspace has the same Phone or the same EmailKey (non-empty).
