@@ -167,6 +167,14 @@ type WebhookEndpoint struct {
 	CreatedAt  time.Time
 }
 
+// WebhookEndpointUpdateParams are the arguments of
+// Store.WebhookEndpointUpdate.
+type WebhookEndpointUpdateParams struct {
+	WorkspaceID  string
+	ID           string
+	SecretSealed []byte
+}
+
 // Webhook delivery states.
 const (
 	DeliveryPending   = "pending"
