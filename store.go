@@ -112,6 +112,11 @@ type Store interface {
 	// WebhookEndpointDelete removes an endpoint of the workspace and its
 	// pending deliveries. ErrNotFound if there is none.
 	WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error
+	// WebhookEndpointUpdate replaces the sealed secret of an endpoint of
+	// the workspace and enables it again (DisabledAt nil). Deliveries
+	// claimed after it carry the new secret. ErrNotFound if there is no
+	// such endpoint.
+	WebhookEndpointUpdate(ctx context.Context, p *WebhookEndpointUpdateParams) error
 	// WebhookClaim leases up to p.Limit pending deliveries due at p.Now,
 	// like MessageClaim. A delivery is claimable only when no earlier
 	// (smaller Seq) delivery of the same endpoint and message is still

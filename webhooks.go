@@ -142,6 +142,50 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointP
 	return e, secret, nil
 }
 
+// UpdateWebhookEndpointParams are the arguments of UpdateWebhookEndpoint.
+type UpdateWebhookEndpointParams struct {
+	WorkspaceID string
+	// ID is the endpoint's id (WebhookEndpoint.ID).
+	ID string
+	// Secret is the new signing secret: whsec_ and the base64 of 16 to 64
+	// bytes.
+	Secret string
+}
+
+// UpdateWebhookEndpoint gives an endpoint a new signing secret and enables
+// it again if it was disabled (after a 410 Gone). Deliveries still pending
+// for it are kept and signed with the new secret.
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, p *UpdateWebhookEndpointParams) error {
+	if p == nil {
+		return validationError("body", "is required")
+	}
+	raw, err := secretBytes(p.Secret)
+	if err != nil {
+		return validationError("secret", "must be whsec_ followed by the base64 of 16 to 64 bytes")
+	}
+	sealed, err := s.seal(raw)
+	if err != nil {
+		return err
+	}
+	err = s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, SecretSealed: sealed})
+	return wrapStoreError(err, "webhook endpoint", p.ID)
+}
+
+// WebhookEndpointHasSecret reports whether secret is the signing secret of
+// e, comparing in constant time. A secret that is not well formed is not
+// e's.
+func (s *Service) WebhookEndpointHasSecret(e *WebhookEndpoint, secret string) (bool, error) {
+	raw, err := secretBytes(secret)
+	if err != nil {
+		return false, nil
+	}
+	cur, err := s.unseal(e.SecretSealed)
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare(raw, cur) == 1, nil
+}
+
 // ListWebhookEndpoints returns the endpoints of a workspace.
 func (s *Service) ListWebhookEndpoints(ctx context.Context, workspaceID string) ([]*WebhookEndpoint, error) {
 	es, err := s.store.WebhookEndpointList(ctx, workspaceID)

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageClaim", testMessageClaim},
 		{"MessageClaimConcurrent", testMessageClaimConcurrent},
 		{"WebhookOutbox", testWebhookOutbox},
+		{"WebhookEndpointUpdate", testWebhookEndpointUpdate},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
