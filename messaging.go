@@ -641,6 +641,35 @@ func (e *Event) record() (*EventRecord, error) {
 	return &EventRecord{ID: e.ID, WorkspaceID: e.WorkspaceID, MessageID: e.MessageID, Type: e.Type, Payload: b, CreatedAt: e.CreatedAt}, nil
 }
 
+// MarshalJSON implements json.Marshaler: the event as delivered to webhook
+// endpoints, its times written with FormatTime.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type data struct {
+		MessageID      string   `json:"message_id"`
+		ConversationID string   `json:"conversation_id"`
+		Channel        string   `json:"channel"`
+		To             string   `json:"to"`
+		Status         string   `json:"status"`
+		PreviousStatus string   `json:"previous_status"`
+		FailureReason  string   `json:"failure_reason,omitempty"`
+		UpdatedAt      jsonTime `json:"updated_at"`
+	}
+	d := e.Data
+	return json.Marshal(struct {
+		ID        string   `json:"id"`
+		Type      string   `json:"type"`
+		CreatedAt jsonTime `json:"created_at"`
+		Data      data     `json:"data"`
+	}{
+		ID: e.ID, Type: e.Type, CreatedAt: jsonTime(e.CreatedAt),
+		Data: data{
+			MessageID: d.MessageID, ConversationID: d.ConversationID, Channel: d.Channel, To: d.To,
+			Status: d.Status, PreviousStatus: d.PreviousStatus, FailureReason: d.FailureReason,
+			UpdatedAt: jsonTime(d.UpdatedAt),
+		},
+	})
+}
+
 // FailureReason formats a provider error as the spec's failure_reason:
 // "[<provider_code>] <provider text>".
 func FailureReason(code, text string) string {
@@ -653,7 +682,8 @@ const (
 	EventMessageStatusUpdated = "message.status_updated"
 )
 
-// Event is an event announced to subscribers.
+// Event is an event announced to subscribers. Its JSON form (the body of
+// a webhook delivery) writes times with FormatTime, like the REST API.
 type Event struct {
 	ID          string          `json:"id"`
 	Type        string          `json:"type"`

@@ -38,6 +38,10 @@ type Store interface {
 	// APIKeyRevoke sets RevokedAt on a key of the workspace if it is not
 	// revoked yet. ErrNotFound if there is no such key.
 	APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error
+	// APIKeyUpdate replaces the Scopes and ExpiresAt (nil: no expiry) of a
+	// key of the workspace, revoked or not. ErrNotFound if there is no such
+	// key.
+	APIKeyUpdate(ctx context.Context, p *APIKeyUpdateParams) error
 
 	// ContactCreate inserts c. ErrConflict if another contact of the
 	// workspace has the same Phone or the same EmailKey (non-empty).
@@ -108,6 +112,11 @@ type Store interface {
 	// WebhookEndpointDelete removes an endpoint of the workspace and its
 	// pending deliveries. ErrNotFound if there is none.
 	WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error
+	// WebhookEndpointUpdate replaces the sealed secret of an endpoint of
+	// the workspace and enables it again (DisabledAt nil). Deliveries
+	// claimed after it carry the new secret. ErrNotFound if there is no
+	// such endpoint.
+	WebhookEndpointUpdate(ctx context.Context, p *WebhookEndpointUpdateParams) error
 	// WebhookClaim leases up to p.Limit pending deliveries due at p.Now,
 	// like MessageClaim. A delivery is claimable only when no earlier
 	// (smaller Seq) delivery of the same endpoint and message is still
@@ -163,6 +172,14 @@ type WebhookEndpoint struct {
 	CreatedAt  time.Time
 }
 
+// WebhookEndpointUpdateParams are the arguments of
+// Store.WebhookEndpointUpdate.
+type WebhookEndpointUpdateParams struct {
+	WorkspaceID  string
+	ID           string
+	SecretSealed []byte
+}
+
 // Webhook delivery states.
 const (
 	DeliveryPending   = "pending"
@@ -212,6 +229,16 @@ type WebhookRecordParams struct {
 	LastError       string
 	DisableEndpoint bool
 	At              time.Time
+}
+
+// APIKeyUpdateParams are the arguments of Store.APIKeyUpdate.
+type APIKeyUpdateParams struct {
+	WorkspaceID string
+	ID          string
+	// Scopes are sorted and without duplicates.
+	Scopes []string
+	// ExpiresAt is in UTC; nil means the key does not expire.
+	ExpiresAt *time.Time
 }
 
 // ChannelParams are the arguments of Store.WorkspaceSetChannel.

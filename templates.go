@@ -44,6 +44,13 @@ func templateFrom(status string) []string {
 	return nil
 }
 
+// TemplateTransitionAllowed reports whether a template may move from
+// review state from to review state to under the rules above. Staying in
+// a state is not a transition.
+func TemplateTransitionAllowed(from, to string) bool {
+	return slices.Contains(templateFrom(to), from)
+}
+
 // Template categories.
 const (
 	CategoryMarketing      = "MARKETING"

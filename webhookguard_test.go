@@ -145,6 +145,82 @@ func TestWebhookGuardAddresses(t *testing.T) {
 	}
 }
 
+// TestWebhookGuardSpecialPurposeRanges: every range of the IANA IPv4 and
+// IPv6 Special-Purpose Address Registries (and multicast) is refused
+// before a connection is made, not only the well-known private ones;
+// IPv4-mapped, IPv4-compatible and 6to4 addresses are judged by the IPv4
+// address they carry. AllowLoopback opens none of them.
+func TestWebhookGuardSpecialPurposeRanges(t *testing.T) {
+	t.Parallel()
+	for _, host := range []string{
+		"0.1.2.3", "0.255.255.255", // 0.0.0.0/8
+		"192.0.0.8", "192.0.0.170", // 192.0.0.0/24
+		"192.0.2.10", "198.51.100.7", "203.0.113.200", // documentation
+		"198.18.0.1", "198.19.255.254", // benchmarking
+		"192.31.196.1", "192.52.193.1", "192.88.99.1", "192.175.48.1",
+		"240.0.0.1", "250.1.2.3", "255.255.255.255", // reserved, broadcast
+		"239.255.255.250",                                        // multicast
+		"::ffff:0.1.2.3", "::ffff:198.18.0.1", "::ffff:10.0.0.1", // IPv4-mapped
+		"::10.0.0.1", "::127.0.0.1", "::192.0.2.1", // IPv4-compatible
+		"2002:a00:1::", "2002:7f00:1::1", "2002:c000:201::", // 6to4 of 10.0.0.1, 127.0.0.1, 192.0.2.1
+		"100::1", "100::ffff:ffff:ffff:ffff", "100:0:0:1::1", // discard-only, dummy
+		"2001::1", "2001:2::1", "2001:20::1", "2001:1ff:ffff::1", // 2001::/23
+		"2001:db8::1", "2001:db8:ffff::1", // documentation
+		"3fff::1", "3fff:fff:ffff::1", // documentation
+		"5f00::1",                          // SRv6 SIDs
+		"64:ff9b:1::1", "64:ff9b::808:808", // NAT64
+		"fc00::1", "fdff::1", "fe80::1", "febf::1", "fec0::1", // local
+		"ff02::1", "ff0e::1", // multicast
+	} {
+		u := "http://" + net.JoinHostPort(host, "9") + "/hook"
+		if got := guardedAttempt(t, u, messaging.WebhookOptions{AllowLoopback: true}); got != guardError {
+			t.Errorf("%s: outcome %q, want %q", host, got, guardError)
+		}
+	}
+}
+
+// TestWebhookAddressAllowed: the guard's decision per address and option,
+// including the public addresses it must let through.
+func TestWebhookAddressAllowed(t *testing.T) {
+	t.Parallel()
+	none, loop, priv := messaging.WebhookOptions{}, messaging.WebhookOptions{AllowLoopback: true}, messaging.WebhookOptions{AllowPrivate: true}
+	for _, tc := range []struct {
+		host             string
+		none, loop, priv bool
+	}{
+		{"8.8.8.8", true, true, true},
+		{"1.1.1.1", true, true, true},
+		{"192.0.3.1", true, true, true},  // just past TEST-NET-1
+		{"198.20.0.1", true, true, true}, // just past 198.18/15
+		{"223.255.255.255", true, true, true},
+		{"2606:4700:4700::1111", true, true, true},
+		{"2001:200::1", true, true, true}, // just past 2001::/23
+		{"::ffff:8.8.8.8", true, true, true},
+		{"2002:808:808::1", true, true, true}, // 6to4 of 8.8.8.8
+		{"127.0.0.1", false, true, true},
+		{"::1", false, true, true},
+		{"::ffff:127.0.0.1", false, true, true},
+		{"2002:7f00:1::1", false, false, true}, // embeds loopback, is not loopback
+		{"0.0.0.0", false, false, true},
+		{"0.1.2.3", false, false, true},
+		{"::", false, false, true},
+		{"fe80::1%eth0", false, false, true},
+		{"240.0.0.1", false, false, true},
+		{"not-an-ip", false, false, false},
+		{"", false, false, false},
+	} {
+		for _, c := range []struct {
+			name string
+			o    messaging.WebhookOptions
+			want bool
+		}{{"defaults", none, tc.none}, {"AllowLoopback", loop, tc.loop}, {"AllowPrivate", priv, tc.priv}} {
+			if got := messaging.WebhookAddressAllowed(tc.host, c.o); got != c.want {
+				t.Errorf("%q with %s: allowed %v, want %v", tc.host, c.name, got, c.want)
+			}
+		}
+	}
+}
+
 // TestWebhookRedirectToAnotherHost: a 307 to another host is not followed
 // (a redirect could otherwise lead past the guard); the attempt counts as
 // failed and is retried at the endpoint itself.

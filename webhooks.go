@@ -42,9 +42,12 @@ type WebhookOptions struct {
 	// AllowLoopback lets deliveries reach loopback addresses (127.0.0.0/8,
 	// ::1), for local development. Default false.
 	AllowLoopback bool
-	// AllowPrivate lets deliveries reach private, link-local and
-	// unspecified addresses, and loopback. Default false: such endpoints
-	// are refused at connect time (after DNS resolution), so a webhook URL
+	// AllowPrivate lets deliveries reach private, link-local, unspecified,
+	// multicast and every other special-purpose address of the IANA IPv4
+	// and IPv6 registries (documentation, benchmarking, reserved, NAT64,
+	// ...), and loopback. Default false: such endpoints are refused at
+	// connect time (after DNS resolution; IPv4-mapped, IPv4-compatible and
+	// 6to4 addresses by the IPv4 address they carry), so a webhook URL
 	// cannot be used to reach internal services.
 	AllowPrivate bool
 	// Client overrides the HTTP client (its redirect policy and dialer are
@@ -139,6 +142,50 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointP
 	return e, secret, nil
 }
 
+// UpdateWebhookEndpointParams are the arguments of UpdateWebhookEndpoint.
+type UpdateWebhookEndpointParams struct {
+	WorkspaceID string
+	// ID is the endpoint's id (WebhookEndpoint.ID).
+	ID string
+	// Secret is the new signing secret: whsec_ and the base64 of 16 to 64
+	// bytes.
+	Secret string
+}
+
+// UpdateWebhookEndpoint gives an endpoint a new signing secret and enables
+// it again if it was disabled (after a 410 Gone). Deliveries still pending
+// for it are kept and signed with the new secret.
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, p *UpdateWebhookEndpointParams) error {
+	if p == nil {
+		return validationError("body", "is required")
+	}
+	raw, err := secretBytes(p.Secret)
+	if err != nil {
+		return validationError("secret", "must be whsec_ followed by the base64 of 16 to 64 bytes")
+	}
+	sealed, err := s.seal(raw)
+	if err != nil {
+		return err
+	}
+	err = s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, SecretSealed: sealed})
+	return wrapStoreError(err, "webhook endpoint", p.ID)
+}
+
+// WebhookEndpointHasSecret reports whether secret is the signing secret of
+// e, comparing in constant time. A secret that is not well formed is not
+// e's.
+func (s *Service) WebhookEndpointHasSecret(e *WebhookEndpoint, secret string) (bool, error) {
+	raw, err := secretBytes(secret)
+	if err != nil {
+		return false, nil
+	}
+	cur, err := s.unseal(e.SecretSealed)
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare(raw, cur) == 1, nil
+}
+
 // ListWebhookEndpoints returns the endpoints of a workspace.
 func (s *Service) ListWebhookEndpoints(ctx context.Context, workspaceID string) ([]*WebhookEndpoint, error) {
 	es, err := s.store.WebhookEndpointList(ctx, workspaceID)
@@ -213,17 +260,6 @@ type webhookSender struct {
 	wake   chan struct{}
 }
 
-// Address ranges refused like private ones: carrier-grade NAT (RFC 6598)
-// and the NAT64 prefix (RFC 6052), which can map to internal IPv4 hosts.
-var (
-	sharedAddressSpace = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
-	nat64              = &net.IPNet{IP: net.ParseIP("64:ff9b::"), Mask: net.CIDRMask(96, 128)}
-)
-
-// errPrivateAddress is returned when a webhook URL resolves to a private
-// address and AllowPrivate is off.
-var errPrivateAddress = errors.New("webhook endpoint resolves to a loopback, private or link-local address")
-
 func newWebhookSender(s *Service, o WebhookOptions) *webhookSender {
 	if o.Timeout <= 0 || o.Timeout > 15*time.Second {
 		o.Timeout = 15 * time.Second
@@ -245,25 +281,13 @@ func newWebhookSender(s *Service, o WebhookOptions) *webhookSender {
 	}
 	client := o.Client
 	if client == nil {
-		allowPrivate, allowLoopback := o.AllowPrivate, o.AllowPrivate || o.AllowLoopback
 		dialer := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
 			host, _, err := net.SplitHostPort(address)
 			if err != nil {
 				return err
 			}
-			ip := net.ParseIP(host)
-			switch {
-			case ip == nil:
+			if !webhookAddressAllowed(host, o) {
 				return errPrivateAddress
-			case ip.IsLoopback():
-				if !allowLoopback {
-					return errPrivateAddress
-				}
-			case ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsLinkLocalMulticast() || ip.IsMulticast() ||
-				sharedAddressSpace.Contains(ip) || nat64.Contains(ip):
-				if !allowPrivate {
-					return errPrivateAddress
-				}
 			}
 			return nil
 		}}

@@ -162,13 +162,9 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 	if p == nil {
 		return nil, "", validationError("body", "is required")
 	}
-	if len(p.Scopes) == 0 {
-		return nil, "", validationError("scopes", "must hold at least one scope")
-	}
-	for _, sc := range p.Scopes {
-		if !slices.Contains(AllScopes(), sc) {
-			return nil, "", validationError("scopes", "unknown scope %q; allowed: read:messages, write:messages, read:templates, read:contacts, write:contacts", sc)
-		}
+	scopes, err := normalScopes(p.Scopes)
+	if err != nil {
+		return nil, "", err
 	}
 	key := p.Key
 	if key == "" {
@@ -185,22 +181,79 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 	if _, err := s.GetWorkspace(ctx, p.WorkspaceID); err != nil {
 		return nil, "", err
 	}
-	scopes := slices.Clone(p.Scopes)
-	slices.Sort(scopes)
-	scopes = slices.Compact(scopes)
 	sum := sha256.Sum256([]byte(key))
 	k := &APIKey{
 		ID: NewID("key"), WorkspaceID: p.WorkspaceID, Prefix: KeyLookupID(key), Hash: sum[:],
-		Scopes: scopes, CreatedAt: s.now(),
-	}
-	if p.ExpiresAt != nil {
-		t := p.ExpiresAt.UTC()
-		k.ExpiresAt = &t
+		Scopes: scopes, ExpiresAt: utcPtr(p.ExpiresAt), CreatedAt: s.now(),
 	}
 	if err := s.store.APIKeyCreate(ctx, k); err != nil {
 		return nil, "", wrapStoreError(err, "api key", k.ID)
 	}
 	return k, key, nil
+}
+
+// normalScopes checks scopes (at least one, each known) and returns them
+// sorted, without duplicates.
+func normalScopes(scopes []string) ([]string, error) {
+	if len(scopes) == 0 {
+		return nil, validationError("scopes", "must hold at least one scope")
+	}
+	for _, sc := range scopes {
+		if !slices.Contains(AllScopes(), sc) {
+			return nil, validationError("scopes", "unknown scope %q; allowed: read:messages, write:messages, read:templates, read:contacts, write:contacts", sc)
+		}
+	}
+	out := slices.Clone(scopes)
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// utcPtr returns a copy of *t in UTC, or nil.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// UpdateAPIKeyParams are the arguments of UpdateAPIKey.
+type UpdateAPIKeyParams struct {
+	WorkspaceID string
+	// ID is the key's id (APIKey.ID).
+	ID string
+	// Scopes replace the key's scopes; at least one.
+	Scopes []string
+	// ExpiresAt replaces the key's expiry; nil means it never expires.
+	ExpiresAt *time.Time
+}
+
+// UpdateAPIKey replaces the scopes and the expiry of a key of the
+// workspace. The next request made with the key is judged by them: a key
+// whose new ExpiresAt has passed is refused as expired, a scope it lost is
+// forbidden. A revoked key stays revoked: revocation is final.
+func (s *Service) UpdateAPIKey(ctx context.Context, p *UpdateAPIKeyParams) (*APIKey, error) {
+	if p == nil {
+		return nil, validationError("body", "is required")
+	}
+	scopes, err := normalScopes(p.Scopes)
+	if err != nil {
+		return nil, err
+	}
+	up := &APIKeyUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, Scopes: scopes, ExpiresAt: utcPtr(p.ExpiresAt)}
+	if err := s.store.APIKeyUpdate(ctx, up); err != nil {
+		return nil, wrapStoreError(err, "api key", p.ID)
+	}
+	keys, err := s.ListAPIKeys(ctx, p.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if k.ID == p.ID {
+			return k, nil
+		}
+	}
+	return nil, wrapStoreError(ErrNotFound, "api key", p.ID)
 }
 
 // WellFormedKey reports whether key has the shape of an API key: 20 to 128
@@ -218,7 +271,7 @@ func WellFormedKey(key string) bool {
 }
 
 // RevokeAPIKey revokes a key of the workspace. Revoking twice is not an
-// error.
+// error. Revocation is final: nothing makes a revoked key work again.
 func (s *Service) RevokeAPIKey(ctx context.Context, workspaceID, keyID string) error {
 	return wrapStoreError(s.store.APIKeyRevoke(ctx, workspaceID, keyID, s.now()), "api key", keyID)
 }

@@ -6,12 +6,13 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// timestamp marshals as ISO 8601 UTC with millisecond precision and a Z.
+// timestamp marshals with messaging.FormatTime (RFC 3339 UTC, millisecond
+// precision, Z), the format of the webhook payloads too.
 type timestamp time.Time
 
 // MarshalJSON implements json.Marshaler.
 func (t timestamp) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+	return []byte(`"` + messaging.FormatTime(time.Time(t)) + `"`), nil
 }
 
 // messageJSON is the status form of a message (GET /v1/messages/{id}).

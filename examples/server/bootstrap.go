@@ -73,10 +73,16 @@ func pathError(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
-// applyBootstrap applies f to svc idempotently: it first applies it to an
-// empty in-memory service, so that any invalid element is reported with its
-// JSON path before anything reaches svc's store, then checks the keys
-// against svc's store, then applies it to svc.
+// applyBootstrap makes svc hold what f says, idempotently: it first
+// applies f to an empty in-memory service, so that any invalid element is
+// reported with its JSON path before anything reaches svc's store; then it
+// checks f against svc's records (a key of another workspace, a revoked key
+// the file wants working, a template the file would edit or move along a
+// transition the review rules forbid, a renamed workspace) and refuses the
+// whole file, naming the JSON path, before anything is written; then it
+// applies f to svc: new records are created, and the records f names take
+// every field f gives them (key scopes, expiry and revocation, template
+// status, webhook secret). Records f does not name are left as they are.
 func applyBootstrap(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *slog.Logger) error {
 	dry, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32)})
 	if err != nil {
@@ -85,16 +91,71 @@ func applyBootstrap(ctx context.Context, svc *messaging.Service, f *bootstrapFil
 	if err := apply(ctx, dry, f, nil); err != nil {
 		return err
 	}
+	if err := checkExisting(ctx, svc, f); err != nil {
+		return err
+	}
+	return apply(ctx, svc, f, log)
+}
+
+// checkExisting refuses f when it asks for a change to svc's records that
+// the library's rules do not allow. It changes nothing.
+func checkExisting(ctx context.Context, svc *messaging.Service, f *bootstrapFile) error {
 	for i, ws := range f.Workspaces {
+		p := fmt.Sprintf("workspaces[%d]", i)
+		cur, err := svc.GetWorkspace(ctx, ws.ID)
+		if messaging.ErrorCode(err) == messaging.CodeNotFound {
+			cur = nil
+		} else if err != nil {
+			return err
+		}
+		if cur != nil && cur.Name != ws.Name {
+			return fmt.Errorf("%s.name: differs from the name %q of the existing workspace %q; the bootstrap file does not rename workspaces", p, cur.Name, ws.ID)
+		}
 		for j, k := range ws.APIKeys {
-			if existing, err := findKey(ctx, svc, k.Key); err != nil {
+			kp := fmt.Sprintf("%s.api_keys[%d]", p, j)
+			existing, err := findKey(ctx, svc, k.Key)
+			if err != nil {
 				return err
-			} else if existing != nil && existing.WorkspaceID != ws.ID {
-				return fmt.Errorf("workspaces[%d].api_keys[%d].key: already belongs to another workspace", i, j)
+			}
+			switch {
+			case existing == nil:
+			case existing.WorkspaceID != ws.ID:
+				return fmt.Errorf("%s.key: already belongs to another workspace", kp)
+			case existing.RevokedAt != nil && !k.Revoked:
+				return fmt.Errorf("%s.revoked: the key was revoked and revocation is final; the file must say \"revoked\": true", kp)
+			}
+		}
+		if cur == nil {
+			continue
+		}
+		for j, t := range ws.Templates {
+			tp := fmt.Sprintf("%s.templates[%d]", p, j)
+			existing, err := svc.Store().TemplateGetByName(ctx, ws.ID, t.Name, t.Language)
+			if errors.Is(err, messaging.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if existing.Category != t.Category {
+				return fmt.Errorf("%s.category: differs from the submitted template %q (%s), which is %s; submitted templates cannot be edited: submit a correction under a new name", tp, t.Name, t.Language, existing.Category)
+			}
+			if !sameComponents(existing.Components, t.Components) {
+				return fmt.Errorf("%s.components: differ from those of the submitted template %q (%s); submitted templates cannot be edited: submit a correction under a new name", tp, t.Name, t.Language)
+			}
+			if t.Status != "" && t.Status != existing.Status && !messaging.TemplateTransitionAllowed(existing.Status, t.Status) {
+				return fmt.Errorf("%s.status: the template %q (%s) is %s, and the review rules do not allow moving it from %s to %s", tp, t.Name, t.Language, existing.Status, existing.Status, t.Status)
 			}
 		}
 	}
-	return apply(ctx, svc, f, log)
+	return nil
+}
+
+// sameComponents reports whether two template bodies are the same, as the
+// API would show them.
+func sameComponents(a, b []messaging.TemplateComponent) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // findKey returns the stored key whose plaintext is key, or nil.
@@ -110,6 +171,30 @@ func findKey(ctx context.Context, svc *messaging.Service, key string) (*messagin
 		}
 	}
 	return nil, nil
+}
+
+// sameExpiry reports whether two optional expiry times are the same
+// instant.
+func sameExpiry(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
+}
+
+// sameScopes reports whether the scopes of a stored key (sorted, no
+// duplicates) are those the file lists.
+func sameScopes(stored, file []string) bool {
+	f := slices.Clone(file)
+	slices.Sort(f)
+	return slices.Equal(stored, slices.Compact(f))
+}
+
+// logChange logs one change the file made to an existing record.
+func logChange(log *slog.Logger, path, what string) {
+	if log != nil {
+		log.Info("bootstrap changed a record", "path", path, "change", what)
+	}
 }
 
 func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *slog.Logger) error {
@@ -142,11 +227,16 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 				}
 			}
 		}
+		keys := map[string]bool{}
 		for j, k := range ws.APIKeys {
 			kp := fmt.Sprintf("%s.api_keys[%d]", p, j)
 			if !messaging.WellFormedKey(k.Key) {
 				return fmt.Errorf("%s.key: must be 20 to 128 visible ASCII characters", kp)
 			}
+			if keys[k.Key] {
+				return fmt.Errorf("%s.key: appears twice", kp)
+			}
+			keys[k.Key] = true
 			existing, err := findKey(ctx, svc, k.Key)
 			if err != nil {
 				return err
@@ -156,11 +246,17 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 				if err != nil {
 					return pathError(kp, err)
 				}
+			} else if !sameScopes(existing.Scopes, k.Scopes) || !sameExpiry(existing.ExpiresAt, k.ExpiresAt) {
+				if _, err := svc.UpdateAPIKey(ctx, &messaging.UpdateAPIKeyParams{WorkspaceID: ws.ID, ID: existing.ID, Scopes: k.Scopes, ExpiresAt: k.ExpiresAt}); err != nil {
+					return pathError(kp, err)
+				}
+				logChange(log, kp, "scopes and expiry of key "+existing.ID)
 			}
 			if k.Revoked && existing.RevokedAt == nil {
 				if err := svc.RevokeAPIKey(ctx, ws.ID, existing.ID); err != nil {
 					return pathError(kp, err)
 				}
+				logChange(log, kp, "revoked key "+existing.ID)
 			}
 		}
 		tpls := svc.Workspace(ws.ID).Templates
@@ -168,7 +264,17 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 			tp := fmt.Sprintf("%s.templates[%d]", p, j)
 			_, err := tpls.Create(ctx, &t)
 			if messaging.ErrorCode(err) == messaging.CodeConflict {
-				continue // already applied
+				existing, err := svc.Store().TemplateGetByName(ctx, ws.ID, t.Name, t.Language)
+				if err != nil {
+					return err
+				}
+				if t.Status != "" && t.Status != existing.Status {
+					if _, err := tpls.SetStatus(ctx, existing.ID, t.Status, ""); err != nil {
+						return pathError(tp, err)
+					}
+					logChange(log, tp, fmt.Sprintf("template %s moved from %s to %s", existing.ID, existing.Status, t.Status))
+				}
+				continue
 			}
 			if err != nil {
 				return pathError(tp, err)
@@ -180,15 +286,29 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 				return err
 			}
 			for j, h := range ws.Webhooks {
-				if slices.ContainsFunc(existing, func(e *messaging.WebhookEndpoint) bool { return e.URL == h.URL }) {
-					continue // already applied
-				}
+				hp := fmt.Sprintf("%s.webhooks[%d]", p, j)
 				if h.Secret == "" {
-					return fmt.Errorf("%s.webhooks[%d].secret: is required", p, j)
+					return fmt.Errorf("%s.secret: is required", hp)
 				}
-				if _, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: ws.ID, URL: h.URL, Secret: h.Secret}); err != nil {
-					return pathError(fmt.Sprintf("%s.webhooks[%d]", p, j), err)
+				i := slices.IndexFunc(existing, func(e *messaging.WebhookEndpoint) bool { return e.URL == h.URL })
+				if i < 0 {
+					if _, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: ws.ID, URL: h.URL, Secret: h.Secret}); err != nil {
+						return pathError(hp, err)
+					}
+					continue
 				}
+				e := existing[i]
+				same, err := svc.WebhookEndpointHasSecret(e, h.Secret)
+				if err != nil {
+					return err
+				}
+				if same && e.DisabledAt == nil {
+					continue
+				}
+				if err := svc.UpdateWebhookEndpoint(ctx, &messaging.UpdateWebhookEndpointParams{WorkspaceID: ws.ID, ID: e.ID, Secret: h.Secret}); err != nil {
+					return pathError(hp, err)
+				}
+				logChange(log, hp, "secret of webhook endpoint "+e.ID+" set, endpoint enabled")
 			}
 		}
 	}

@@ -9,7 +9,8 @@
 //	-addr       MESSAGING_ADDR       listen address (default 127.0.0.1:8080)
 //	-db         MESSAGING_DB         SQLite database file (default messaging.db), or a postgres:// URL
 //	                                 to run several instances on one PostgreSQL database
-//	-bootstrap  MESSAGING_BOOTSTRAP  JSON file of workspaces, keys and templates, applied idempotently at start
+//	-bootstrap  MESSAGING_BOOTSTRAP  JSON file of workspaces, keys and templates: what it says of the records
+//	                                 it names holds after start (see README); refused whole if it cannot
 //	-rate-limits MESSAGING_RATE_LIMITS  "off", or a JSON file {"POST /v1/messages": 600, ...} of per-minute limits
 //	-secret-key-file MESSAGING_SECRET_KEY_FILE  key encrypting webhook secrets (default <db>.key, or messaging.key
 //	                                 with PostgreSQL, created if missing; every instance needs the same key)

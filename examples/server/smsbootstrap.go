@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,18 @@ func checkSMSBootstrap(ctx context.Context, live *sms.SMS, f *bootstrapFile) err
 		if err := checkExistingKey(ctx, live, a); err != nil {
 			return fmt.Errorf("sms_accounts[%d].apikey: %w", i, err)
 		}
+		cur, err := live.GetAccount(ctx, string(a.PartnerID))
+		if err != nil {
+			if sms.AsError(err).Code == sms.CodeNotFound {
+				continue
+			}
+			return err
+		}
+		for _, sc := range cur.Senders {
+			if !slices.Contains(a.Shortcodes, sc) {
+				return fmt.Errorf("sms_accounts[%d].shortcodes: misses %q, approved for the existing account %q; the bootstrap file does not withdraw shortcodes, so list it", i, sc, cur.PartnerID)
+			}
+		}
 	}
 	return nil
 }
@@ -99,9 +112,10 @@ func checkExistingKey(ctx context.Context, s *sms.SMS, a bootstrapSMSAccount) er
 }
 
 // applySMSBootstrap creates the accounts that do not exist, with their
-// opening credit, and for every account approves its shortcodes and sets its
-// time zone and cost per segment when given. Applying it twice changes
-// nothing: credit is only the opening balance of a new account.
+// opening credit, and for every existing account approves its shortcodes
+// and sets its time zone and cost per segment, a field left out taking its
+// default (UTC, 1 credit). Applying it twice changes nothing: credit is
+// only the opening balance of a new account.
 func applySMSBootstrap(ctx context.Context, s *sms.SMS, accounts []bootstrapSMSAccount) error {
 	seen := map[string]bool{}
 	for i, a := range accounts {
@@ -145,15 +159,18 @@ func applySMSBootstrap(ctx context.Context, s *sms.SMS, accounts []bootstrapSMSA
 				return smsPathError(fmt.Sprintf("%s.shortcodes[%d]", p, j), err)
 			}
 		}
-		if a.TimeZone != "" {
-			if err := s.SetTimeZone(ctx, id, a.TimeZone); err != nil {
-				return smsPathError(p, err)
-			}
+		tz := a.TimeZone
+		if tz == "" {
+			tz = "UTC"
 		}
-		if cost != 0 {
-			if err := s.SetCostPerSegment(ctx, id, cost); err != nil {
-				return smsPathError(p, err)
-			}
+		if err := s.SetTimeZone(ctx, id, tz); err != nil {
+			return smsPathError(p, err)
+		}
+		if cost == 0 {
+			cost = sms.Credits(1)
+		}
+		if err := s.SetCostPerSegment(ctx, id, cost); err != nil {
+			return smsPathError(p, err)
 		}
 	}
 	return nil

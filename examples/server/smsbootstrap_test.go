@@ -160,3 +160,44 @@ func TestBootstrapSMSAccountsStrictDecoding(t *testing.T) {
 		}
 	}
 }
+
+// TestBootstrapSMSExistingAccountTakesTheFile: for an existing account, a
+// time zone or cost left out of the file goes back to its default (the file
+// says what holds), and a file that leaves out an approved shortcode is
+// refused whole, naming the path, since shortcodes are not withdrawn.
+func TestBootstrapSMSExistingAccountTakesTheFile(t *testing.T) {
+	ctx := context.Background()
+	svc, st := newService(t)
+	s := newSMS(t, st)
+	body := strings.Replace(goodBootstrap, `"credit": 100, "timezone": "Africa/Nairobi"}`, `"credit": 100, "timezone": "Africa/Nairobi", "cost_per_segment": 2}`, 1)
+	f, err := loadBootstrap(writeFile(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := applyAll(ctx, svc, s, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err = loadBootstrap(writeFile(t, goodBootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SMSAccounts[0].TimeZone = ""
+	if err := applyAll(ctx, svc, s, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.GetAccount(ctx, "1234")
+	if a.TimeZone != "UTC" || a.CostPerSegment != sms.Credits(1) {
+		t.Errorf("after a file without timezone and cost: zone %q, cost %s; want UTC and 1.00", a.TimeZone, a.CostPerSegment)
+	}
+
+	f.SMSAccounts[0].Shortcodes = []string{"OTHER"}
+	f.SMSAccounts[0].TimeZone = "Africa/Nairobi"
+	err = applyAll(ctx, svc, s, f, nil)
+	if want := `sms_accounts[0].shortcodes: misses "ACME"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+	a, _ = s.GetAccount(ctx, "1234")
+	if d := cmp.Diff([]string{"ACME"}, a.Senders); d != "" || a.TimeZone != "UTC" {
+		t.Errorf("a refused file changed the account: %+v", a)
+	}
+}

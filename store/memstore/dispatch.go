@@ -122,6 +122,20 @@ func (s *Store) WebhookEndpointDelete(_ context.Context, workspaceID, id string)
 	return nil
 }
 
+// WebhookEndpointUpdate implements messaging.Store.
+func (s *Store) WebhookEndpointUpdate(_ context.Context, p *messaging.WebhookEndpointUpdateParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == p.ID && e.WorkspaceID == p.WorkspaceID })
+	if i < 0 {
+		return messaging.ErrNotFound
+	}
+	e := copyEndpoint(s.endpoints[i])
+	e.SecretSealed, e.DisabledAt = slices.Clone(p.SecretSealed), nil
+	s.endpoints[i] = e
+	return nil
+}
+
 // queueEvent fans ev out to the enabled endpoints of its workspace.
 // Callers hold s.mu.
 func (s *Store) queueEvent(ev *messaging.EventRecord) {

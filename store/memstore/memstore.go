@@ -204,6 +204,18 @@ func (s *Store) APIKeyRevoke(_ context.Context, workspaceID, id string, at time.
 	return nil
 }
 
+// APIKeyUpdate implements messaging.Store.
+func (s *Store) APIKeyUpdate(_ context.Context, p *messaging.APIKeyUpdateParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[p.ID]
+	if !ok || k.WorkspaceID != p.WorkspaceID {
+		return messaging.ErrNotFound
+	}
+	k.Scopes, k.ExpiresAt = slices.Clone(p.Scopes), copyTime(p.ExpiresAt)
+	return nil
+}
+
 // contactClash reports whether another contact of the workspace has c's
 // phone or email key. Callers hold s.mu.
 func (s *Store) contactClash(c *messaging.Contact) bool {

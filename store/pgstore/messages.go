@@ -311,6 +311,20 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 	return nil
 }
 
+// WebhookEndpointUpdate implements messaging.Store.
+func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) error {
+	ctx = writeCtx(ctx)
+	tag, err := s.pool.Exec(ctx, `UPDATE webhook_endpoints SET secret_sealed = $3, disabled_at = NULL WHERE id = $1 AND workspace_id = $2`,
+		p.ID, p.WorkspaceID, nonNil(p.SecretSealed))
+	if err != nil {
+		return interpretError(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return messaging.ErrNotFound
+	}
+	return nil
+}
+
 // qWebhookClaim claims due webhook deliveries like qMessageClaim, through
 // the partial index webhook_deliveries_due, and returns each with its
 // endpoint's URL and sealed secret.

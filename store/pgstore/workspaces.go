@@ -115,6 +115,20 @@ func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at tim
 	return interpretError(err)
 }
 
+// APIKeyUpdate implements messaging.Store.
+func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
+	ctx = writeCtx(ctx)
+	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET scopes = $3, expires_at = $4 WHERE id = $1 AND workspace_id = $2`,
+		p.ID, p.WorkspaceID, nonNil(p.Scopes), tsPtr(p.ExpiresAt))
+	if err != nil {
+		return interpretError(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return messaging.ErrNotFound
+	}
+	return nil
+}
+
 // nonNil returns s, or an empty slice when s is nil.
 func nonNil[T any](s []T) []T {
 	if s == nil {

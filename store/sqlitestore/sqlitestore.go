@@ -87,8 +87,9 @@ type Store struct {
 	reads map[string]*sql.Stmt
 }
 
-// Open opens (creating it if needed) the SQLite database at path, a file
-// name, and migrates its schema to the latest version. A nil opts means
+// Open opens (creating it if needed, with mode 0600, as its -wal and -shm
+// files) the SQLite database at path, a file name, and migrates its schema
+// to the latest version. A nil opts means
 // defaults. In-memory databases are not supported: WAL mode and separate
 // reader connections need a file.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
@@ -104,6 +105,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	if o.MaxReaders <= 0 {
 		o.MaxReaders = max(MinDefaultReaders, runtime.NumCPU())
+	}
+	if err := createOwnerOnly(path); err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}
 	base := "file:" + escapePath(path)
 	busy := strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)

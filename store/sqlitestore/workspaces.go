@@ -192,6 +192,27 @@ func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at tim
 	})
 }
 
+// APIKeyUpdate implements messaging.Store.
+func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
+	scopes, err := encodeSlice(p.Scopes)
+	if err != nil {
+		return interpretError(err)
+	}
+	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET scopes = ?, expires_at = ? WHERE id = ? AND workspace_id = ?`,
+			scopes, fmtTimePtr(p.ExpiresAt), p.ID, p.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return messaging.ErrNotFound
+		}
+		return nil
+	})
+}
+
 // encodeSlice returns the JSON text of s, or nil (SQL NULL) when s is nil.
 func encodeSlice[T any](s []T) (any, error) {
 	if s == nil {

@@ -296,3 +296,58 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 		t.Errorf("deliveries of deleted or disabled endpoints remain: %v", got)
 	}
 }
+
+func testWebhookEndpointUpdate(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	disabled := endpoint("a", "we_1", 1)
+	off := at(5)
+	disabled.DisabledAt = &off
+	for _, e := range []*messaging.WebhookEndpoint{disabled, endpoint("a", "we_2", 2), endpoint("b", "we_3", 3)} {
+		if err := s.WebhookEndpointCreate(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr(t, "update endpoint of other workspace", s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "b", ID: "we_1", SecretSealed: []byte("x")}), messaging.ErrNotFound)
+	wantErr(t, "update missing endpoint", s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_9", SecretSealed: []byte("x")}), messaging.ErrNotFound)
+
+	// A pending delivery of we_2 is kept and claimed with the new secret.
+	if _, _, err := s.MessageCreate(ctx, queuedMessage("a", "msg_1", at(0))); err != nil {
+		t.Fatal(err)
+	}
+	statusChange(t, s, "a", "msg_1", "queued", "sent", "evt_1", 10)
+	for _, id := range []string{"we_1", "we_2"} {
+		if err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: id, SecretSealed: []byte("new-" + id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.WebhookEndpointList(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want1, want2 := endpoint("a", "we_1", 1), endpoint("a", "we_2", 2)
+	want1.SecretSealed, want2.SecretSealed = []byte("new-we_1"), []byte("new-we_2")
+	if d := cmp.Diff([]*messaging.WebhookEndpoint{want1, want2}, list); d != "" {
+		t.Errorf("WebhookEndpointList after update (-want +got):\n%s", d)
+	}
+	if other, _ := s.WebhookEndpointList(ctx, "b"); len(other) != 1 || string(other[0].SecretSealed) != "sealed-we_3" {
+		t.Errorf("endpoint of workspace b changed: %+v", other)
+	}
+	ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h1", Now: at(20), Lease: time.Minute, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].EndpointID != "we_2" || string(ds[0].Secret) != "new-we_2" {
+		t.Errorf("claim after update = %+v; want the pending delivery of we_2 with its new secret", ds)
+	}
+	// The endpoint enabled again gets the next events.
+	statusChange(t, s, "a", "msg_1", "sent", "delivered", "evt_2", 30)
+	ds, err = s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h2", Now: at(40), Lease: time.Minute, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].EndpointID != "we_1" || ds[0].EventID != "evt_2" {
+		t.Errorf("claim after re-enabling = %+v; want evt_2 for we_1 (we_2's evt_2 waits behind evt_1)", ds)
+	}
+}

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageClaimConcurrent", testMessageClaimConcurrent},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"CancellationTruth", testCancellationTruth},
+		{"WebhookEndpointUpdate", testWebhookEndpointUpdate},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,6 +159,41 @@ func testAPIKeys(t *testing.T, s messaging.Store) {
 		}
 		if k.ID == "key_2" && k.RevokedAt != nil {
 			t.Errorf("key_2 was revoked by a revocation of key_1")
+		}
+	}
+
+	// APIKeyUpdate replaces scopes and expiry, of a revoked key too, and
+	// nothing else; a nil ExpiresAt clears the expiry.
+	wantErr(t, "update key of other workspace", s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "b", ID: "key_1", Scopes: []string{"read:messages"}}), messaging.ErrNotFound)
+	wantErr(t, "update missing key", s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_9", Scopes: []string{"read:messages"}}), messaging.ErrNotFound)
+	newExp := at(7200)
+	if err := s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}, ExpiresAt: &newExp}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_3", Scopes: []string{"read:contacts", "read:templates"}}); err != nil {
+		t.Fatal(err)
+	}
+	want1, want3 := *k1, *k3
+	rev := at(10)
+	want1.Scopes, want1.ExpiresAt, want1.RevokedAt = []string{"read:messages"}, &newExp, &rev
+	want3.Scopes = []string{"read:contacts", "read:templates"}
+	list, err = s.APIKeyList(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]*messaging.APIKey{&want1, &want3}, list); d != "" {
+		t.Errorf("APIKeyList after APIKeyUpdate (-want +got):\n%s", d)
+	}
+	if err := s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.APIKeysByPrefix(ctx, "mk_abcdefgh_")
+	for _, k := range got {
+		if k.ID == "key_1" && k.ExpiresAt != nil {
+			t.Errorf("key_1 ExpiresAt = %v after an update without expiry, want nil", k.ExpiresAt)
+		}
+		if k.ID == "key_2" && (k.ExpiresAt != nil || len(k.Scopes) != 1 || k.Scopes[0] != "read:messages") {
+			t.Errorf("key_2 changed by updates of other keys: %+v", k)
 		}
 	}
 }
