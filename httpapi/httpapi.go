@@ -360,8 +360,9 @@ func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt Route, f
 }
 
 // authorize authenticates the request's key (for non-public routes),
-// applies the rate limit and checks scopes. Public routes get a nil
-// principal.
+// checks scopes and applies the rate limit. A request refused with 401 or
+// 403 spends a token of its client address's "unauthenticated" bucket,
+// never one of the workspace's. Public routes get a nil principal.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*messaging.Principal, error) {
 	if rt.Scopes == nil {
 		return nil, h.limit(r.Context(), w, "ip:"+h.clientAddr(r)+":"+rt.Name(), h.limits[rt.Name()])
@@ -384,14 +385,20 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*
 		}
 		return nil, err
 	}
-	if err := h.limit(r.Context(), w, "ws:"+p.WorkspaceID+":"+rt.Name(), h.limits[rt.Name()]); err != nil {
-		return nil, err
-	}
+	// Scopes are checked before the workspace's bucket is touched: a key
+	// refused a route must not spend the route's limit for the keys that
+	// may call it. Its refusals count against the client address instead.
 	for _, s := range rt.Scopes {
 		if !p.HasScope(s) {
+			if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
+				return nil, err
+			}
 			return nil, &apiError{code: messaging.CodeForbidden, status: 403,
 				message: fmt.Sprintf("the API key lacks the scope %s needed by %s", s, rt.Name())}
 		}
+	}
+	if err := h.limit(r.Context(), w, "ws:"+p.WorkspaceID+":"+rt.Name(), h.limits[rt.Name()]); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
