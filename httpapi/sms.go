@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
@@ -151,6 +152,8 @@ func jsonValueKind(b []byte) string {
 		return "boolean"
 	case '"':
 		return "string"
+	case 'n':
+		return "null"
 	}
 	return "number " + string(b)
 }
@@ -181,8 +184,12 @@ func smsRequestError(err error) *sms.Error {
 }
 
 // smsUnmarshal decodes one JSON object into v with no unknown members;
-// whole names the object in errors ("body", "smslist[3]").
+// whole names the object in errors ("body", "smslist[3]"). Anything but an
+// object (null included) is 1010.
 func smsUnmarshal(raw []byte, v any, whole string) error {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return sms.NewError(sms.CodeUnsupportedRequest, whole, "must be a JSON object (got a JSON %s)", jsonValueKind(t))
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -278,7 +285,9 @@ type smsBulkResponse struct {
 	Responses []smsBulkEntry `json:"responses"`
 }
 
-// maxClientSMSID is the longest clientsmsid accepted, in bytes of its JSON.
+// maxClientSMSID is the longest clientsmsid accepted: characters of a
+// string's decoded value, or digits (and sign, point, exponent) of a
+// number.
 const maxClientSMSID = 128
 
 func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
@@ -336,19 +345,29 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 	return nil
 }
 
-// checkClientSMSID accepts an absent clientsmsid, a string or a number.
+// checkClientSMSID accepts an absent clientsmsid, a string of at most
+// maxClientSMSID characters (counted in the decoded value, not in its JSON
+// escapes) or a number of at most maxClientSMSID characters.
 func checkClientSMSID(raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	if len(raw) > maxClientSMSID {
-		return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be at most %d characters", maxClientSMSID)
-	}
+	n := len(raw)
 	switch raw[0] {
-	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return nil
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be a string or a number")
+		}
+		n = utf8.RuneCountInString(s)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+	default:
+		return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be a string or a number (got a JSON %s)", jsonValueKind(raw))
 	}
-	return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be a string or a number (got a JSON %s)", jsonValueKind(raw))
+	if n > maxClientSMSID {
+		return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be at most %d characters (got %d)", maxClientSMSID, n)
+	}
+	return nil
 }
 
 // clientRef is the text of a clientsmsid: a string's content or a number's
