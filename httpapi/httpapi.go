@@ -550,7 +550,7 @@ func (h *Handler) updateContact(w http.ResponseWriter, r *http.Request, p *messa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, contactView(c))
+	writeJSON(w, 200, patchedContactView(p, c))
 	return nil
 }
 

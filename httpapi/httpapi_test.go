@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 )
@@ -170,6 +171,33 @@ func TestScopes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPatchByWriteOnlyKeyReadsNothing: PATCH /v1/contacts/{id} with a key
+// that may write contacts but not read them applies the change and
+// answers only the contact's id and updatedAt, never a field GET refuses
+// that key; a key that may read contacts gets the whole contact.
+func TestPatchByWriteOnlyKeyReadsNothing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	id := e.A.Contact.ID
+	writeOnly := "A.only:" + messaging.ScopeWriteContacts
+	expect(t, e.call(t, "GET", "/v1/contacts/"+id, writeOnly, nil), 403, "forbidden", "")
+	e.clock.Advance(time.Second)
+	r := e.call(t, "PATCH", "/v1/contacts/"+id, writeOnly, `{"tags":null}`)
+	expect(t, r, 200, "", "")
+	want := map[string]any{"id": id, "updatedAt": "2026-03-01T09:00:01.000Z"}
+	if d := cmp.Diff(want, r.object(t)); d != "" {
+		t.Errorf("PATCH by a write-only key answered more than id and updatedAt (-want +got):\n%s", d)
+	}
+	got := e.call(t, "GET", "/v1/contacts/"+id, "A", nil).object(t)
+	if tags, _ := got["tags"].([]any); len(tags) != 0 || got["updatedAt"] != want["updatedAt"] {
+		t.Errorf("the write-only PATCH was not applied: %v", got)
+	}
+	full := e.call(t, "PATCH", "/v1/contacts/"+id, "A.without:"+messaging.ScopeReadMessages, `{"company":"Acme"}`).object(t)
+	if full["company"] != "Acme" || full["phone"] != e.A.Contact.Phone || full["notes"] != e.A.Contact.Notes {
+		t.Errorf("PATCH by a key with read:contacts answered %v, want the whole contact", full)
 	}
 }
 
