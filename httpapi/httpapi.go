@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
@@ -351,12 +352,28 @@ func (h *Handler) limit(ctx context.Context, w http.ResponseWriter, key string, 
 // serveRoute authenticates, rate limits, checks scopes and runs fn.
 func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt Route, fn func(http.ResponseWriter, *http.Request, *messaging.Principal) error) {
 	p, err := h.authorize(w, r, rt)
+	if err == nil && rt.Scopes != nil {
+		err = checkPathID(r, rt)
+	}
 	if err == nil {
 		err = fn(w, r, p)
 	}
 	if err != nil {
 		h.writeError(w, r, err)
 	}
+}
+
+// checkPathID answers 404 for an {id} that no record can have because it
+// is not text (invalid UTF-8, or NUL, which ids never hold and PostgreSQL
+// cannot even compare), before any store sees it: every store answers the
+// same not_found.
+func checkPathID(r *http.Request, rt Route) error {
+	id := r.PathValue("id")
+	if utf8.ValidString(id) && strings.IndexByte(id, 0) < 0 {
+		return nil
+	}
+	what := strings.TrimSuffix(strings.Split(strings.TrimPrefix(rt.Pattern, "/v1/"), "/")[0], "s")
+	return &messaging.Error{Code: messaging.CodeNotFound, Message: fmt.Sprintf("%s %q not found", what, id)}
 }
 
 // authorize authenticates the request's key (for non-public routes),
@@ -555,7 +572,7 @@ func (h *Handler) updateContact(w http.ResponseWriter, r *http.Request, p *messa
 }
 
 // query returns the query parameters of r, refusing unknown or repeated
-// ones.
+// ones, and values that are not valid UTF-8 or hold NUL (see text.go).
 func query(r *http.Request, allowed ...string) (map[string]string, error) {
 	vals, err := urlQuery(r)
 	if err != nil {
@@ -572,6 +589,12 @@ func query(r *http.Request, allowed ...string) (map[string]string, error) {
 		}
 		if len(v) != 1 {
 			return nil, &messaging.Error{Code: messaging.CodeValidation, Field: k, Message: k + ": must be given once"}
+		}
+		if !utf8.ValidString(v[0]) {
+			return nil, badRequest(k, "must be valid UTF-8")
+		}
+		if strings.IndexByte(v[0], 0) >= 0 {
+			return nil, badRequest(k, ruleNoNUL)
 		}
 		out[k] = v[0]
 	}

@@ -25,7 +25,8 @@ import (
 // Decoding is strict: the body must be one JSON object (Content-Type
 // application/json, at most the body limit, valid UTF-8) with no unknown
 // members; a request that is not that shape is 1010 (unsupported request
-// type), a member of the wrong JSON type is 1009 (unsupported data type).
+// type), a member of the wrong JSON type, or a string holding NUL, is 1009
+// (unsupported data type); in a bulk, for that item alone.
 // Member names match case-insensitively, as in the gateways the API is
 // modelled on. partnerID, mobile, timeToSend and messageID are accepted as a
 // string or an integer number; clientsmsid as a string or a number, echoed
@@ -160,13 +161,15 @@ func jsonValueKind(b []byte) string {
 
 // smsDecode reads the body strictly into v. Errors are *sms.Error: 1010 for
 // a request that is not one JSON object of the endpoint's members (413 over
-// the size limit), 1009 for a member of the wrong type.
-func (h *Handler) smsDecode(w http.ResponseWriter, r *http.Request, v any) error {
+// the size limit), 1009 for a member of the wrong type or a string holding
+// NUL. The members named in items hold items decoded one by one later
+// (smslist), whose strings are not checked here.
+func (h *Handler) smsDecode(w http.ResponseWriter, r *http.Request, v any, items ...string) error {
 	var raw json.RawMessage
-	if err := h.decode(w, r, &raw); err != nil {
+	if err := h.decodeBody(w, r, &raw, false); err != nil {
 		return smsRequestError(err)
 	}
-	return smsUnmarshal(raw, v, "body")
+	return smsUnmarshal(raw, v, "body", items...)
 }
 
 // smsRequestError turns an error of the shared body reader into 1010.
@@ -183,10 +186,11 @@ func smsRequestError(err error) *sms.Error {
 	return sms.NewError(sms.CodeUnsupportedRequest, "body", "must be one JSON object")
 }
 
-// smsUnmarshal decodes one JSON object into v with no unknown members;
-// whole names the object in errors ("body", "smslist[3]"). Anything but an
+// smsUnmarshal decodes one JSON object into v with no unknown members and
+// no NUL in any string but those of the members named in items; whole
+// names the object in errors ("body", "smslist[3]"). Anything but an
 // object (null included) is 1010.
-func smsUnmarshal(raw []byte, v any, whole string) error {
+func smsUnmarshal(raw []byte, v any, whole string, items ...string) error {
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return sms.NewError(sms.CodeUnsupportedRequest, whole, "must be a JSON object (got a JSON %s)", jsonValueKind(t))
 	}
@@ -194,6 +198,9 @@ func smsUnmarshal(raw []byte, v any, whole string) error {
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
+		if f := nulString(raw, items...); f != "" {
+			return sms.NewError(sms.CodeUnsupportedDataType, f, ruleNoNUL)
+		}
 		return nil
 	}
 	var te *json.UnmarshalTypeError
@@ -292,7 +299,7 @@ const maxClientSMSID = 128
 
 func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
 	var req smsBulkRequest
-	if err := h.smsDecode(w, r, &req); err != nil {
+	if err := h.smsDecode(w, r, &req, "smslist"); err != nil {
 		return err
 	}
 	n := len(req.SMSList)
