@@ -22,8 +22,15 @@ func badRequest(field, format string, args ...any) *messaging.Error {
 
 // decode reads a JSON object body into v strictly: Content-Type must be
 // application/json, the body at most the size limit, valid UTF-8, one JSON
-// object with no unknown fields and the right types.
+// object with no unknown fields and the right types, and no NUL character
+// in any string (see text.go).
 func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	return h.decodeBody(w, r, v, true)
+}
+
+// decodeBody is decode, with the NUL check of strings only when text is
+// set: the SMS decoder, reading the body raw, checks them itself.
+func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, text bool) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
@@ -65,6 +72,12 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest("body", "must hold exactly one JSON object")
+	}
+	if !text {
+		return nil
+	}
+	if f := nulString(body); f != "" {
+		return badRequest(f, ruleNoNUL)
 	}
 	return nil
 }

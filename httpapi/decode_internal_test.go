@@ -44,3 +44,35 @@ func TestInexactName(t *testing.T) {
 		})
 	}
 }
+
+func TestNulString(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		body   string
+		opaque []string
+		want   string
+	}{
+		{"none", `{"a":"x","b":[1,"y",{"c":null}]}`, nil, ""},
+		{"top-level value", `{"a":"x","firstName":"A\u0000B"}`, nil, "firstName"},
+		{"nested in arrays", `{"components":[{"parameters":[]},{"parameters":[{"text":"ok"},{"coupon_code":"S\u0000"}]}]}`, nil, "components[1].parameters[1].coupon_code"},
+		{"array of strings", `{"tags":["a","\u0000"]}`, nil, "tags[1]"},
+		{"member name", `{"meta":{"k\u0000":1}}`, nil, "meta.k\x00"},
+		{"escaped backslash is no NUL", `{"a":"\\u0000"}`, nil, ""},
+		{"escaped backslash then NUL", `{"a":"\\\u0000"}`, nil, "a"},
+		{"opaque member skipped", `{"smslist":[{"clientsmsid":"\u0000"}],"count":1}`, []string{"smslist"}, ""},
+		{"opaque matches any case", `{"SMSList":[{"x":"\u0000"}]}`, []string{"smslist"}, ""},
+		{"only top-level members are opaque", `{"a":{"smslist":"\u0000"}}`, []string{"smslist"}, "a.smslist"},
+		{"after an opaque member", `{"smslist":[],"count":"\u0000"}`, []string{"smslist"}, "count"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if !json.Valid([]byte(tc.body)) {
+				t.Fatalf("invalid JSON %s", tc.body)
+			}
+			if got := nulString([]byte(tc.body), tc.opaque...); got != tc.want {
+				t.Errorf("nulString(%s) = %q, want %q", tc.body, got, tc.want)
+			}
+		})
+	}
+}

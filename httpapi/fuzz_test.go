@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
@@ -52,11 +53,43 @@ var fuzzBodyRoutes = []struct {
 	{"PATCH", "/v1/contacts/<A.contact>", []int{200, 400, 409, 413}},
 }
 
+// jsonHasNUL reports whether the JSON text b holds a NUL character in a
+// member name or string value (b that is not JSON holds none).
+func jsonHasNUL(b []byte) bool {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return false
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			return strings.ContainsRune(x, 0)
+		case map[string]any:
+			for k, c := range x {
+				if strings.ContainsRune(k, 0) || walk(c) {
+					return true
+				}
+			}
+		case []any:
+			for _, c := range x {
+				if walk(c) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
 // FuzzV1Body sends an arbitrary body to every /v1 route that decodes one
 // (route picks it). Beyond the invariants of every response (checked by
 // do: the envelope, its code matching the status, request_id, no 500), the
 // status is one the route documents, a 404 is only template_not_found, a
-// refusal stores nothing, and a 201 created a record that GET returns.
+// refusal stores nothing, and a 201 created a record that GET returns. A
+// body that is not valid UTF-8 or holds a NUL character in any string is
+// never accepted: 400 validation_error (or 413 when too large).
 func FuzzV1Body(f *testing.F) {
 	f.Add(uint8(0), []byte(okText)) // more seeds in testdata/fuzz/FuzzV1Body
 	f.Add(uint8(1), []byte(okTemplate))
@@ -77,6 +110,9 @@ func FuzzV1Body(f *testing.F) {
 		}
 		if r.status == 404 && r.env.Error.Code != "template_not_found" {
 			t.Fatalf("%s: 404 %s", what, r.body)
+		}
+		if (!utf8.Valid(body) || jsonHasNUL(body)) && r.status != 400 && r.status != 413 {
+			t.Fatalf("%s: a body with invalid UTF-8 or NUL answered %d, want 400: %s", what, r.status, r.body)
 		}
 		if r.status >= 400 {
 			after, err := e.svc.Workspace(e.A.ID).Contacts.Get(context.Background(), e.A.Contact.ID)
@@ -113,7 +149,9 @@ var smsStatusOf = map[int]int{200: 200, 1001: 400, 1003: 400, 1004: 402, 1006: 4
 // it). The answer is always a flat JSON object whose response-code is
 // documented, with the documented HTTP status and a description starting
 // with the code's standard text; never 1005 or a 500. A bulk answer holds
-// one documented entry per item.
+// one documented entry per item. A body with invalid UTF-8 is refused
+// whole; a string holding NUL is never accepted: the request is refused,
+// or, in a bulk item, that item.
 func FuzzSMSBody(f *testing.F) {
 	f.Add(uint8(0), []byte(sendBody())) // more seeds in testdata/fuzz/FuzzSMSBody
 	e := smsSetup(f)
@@ -141,7 +179,13 @@ func FuzzSMSBody(f *testing.F) {
 		if desc := r.str("response-description"); !strings.HasPrefix(desc, sms.CodeText(code)) {
 			t.Fatalf("%s: response-description %q does not start with %q", what, desc, sms.CodeText(code))
 		}
+		if !utf8.Valid(body) && code == 200 {
+			t.Fatalf("%s: a body with invalid UTF-8 was accepted: %s", what, r.raw)
+		}
 		if path != "/sms/v1/messages/bulk" || code != 200 {
+			if code == 200 && jsonHasNUL(body) {
+				t.Fatalf("%s: a body with NUL in a string was accepted: %s", what, r.raw)
+			}
 			return
 		}
 		var req struct{ SMSList []json.RawMessage }
@@ -159,6 +203,9 @@ func FuzzSMSBody(f *testing.F) {
 			}
 			if _, has := en["messageid"]; has != (c == 200) {
 				t.Fatalf("%s: entry %d has messageid %v with code %v", what, i, en["messageid"], c)
+			}
+			if c == 200 && jsonHasNUL(req.SMSList[i]) {
+				t.Fatalf("%s: entry %d holds NUL in a string but was accepted", what, i)
 			}
 		}
 	})

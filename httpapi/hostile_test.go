@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/sms/fakegateway"
@@ -65,6 +66,12 @@ func jsonArray(elem string, n int) string {
 	return "[" + strings.TrimSuffix(strings.Repeat(elem+",", n), ",") + "]"
 }
 
+// hostileStore is a store of both APIs.
+type hostileStore interface {
+	messaging.Store
+	sms.Store
+}
+
 // TestHostileInputs sends hostile requests to the handler over a real TCP
 // server on SQLite, one after the other: each gets its documented 4xx (or,
 // where the input is harmless, its ordinary answer), never a 5xx, and
@@ -72,8 +79,24 @@ func jsonArray(elem string, n int) string {
 // stores nothing.
 func TestHostileInputs(t *testing.T) {
 	t.Parallel()
-	e := setupOn(t, openSQLite(t), nil, unlimited)
-	smsSvc, err := sms.New(e.store.Store.(*sqlitestore.Store), fakegateway.New(nil), &sms.Options{Clock: e.clock.Now})
+	runHostile(t, openSQLite(t))
+}
+
+// TestHostileInputsPostgres is TestHostileInputs on PostgreSQL: every
+// answer is the same as on SQLite.
+func TestHostileInputsPostgres(t *testing.T) {
+	t.Parallel()
+	runHostile(t, openPostgres(t))
+}
+
+// hostileEnv is setupOn(st) with no rate limits reached, serving the SMS
+// API too (account 1234 with 100 credits and sender ACME), and two more
+// templates of A: coupon_nul (body {{1}}; URL, quick reply and copy code
+// buttons) and invoice_nul (document header, body {{1}}).
+func hostileEnv(t *testing.T, st hostileStore) (*env, *sms.SMS) {
+	t.Helper()
+	e := setupOn(t, st, nil, unlimited)
+	smsSvc, err := sms.New(st, fakegateway.New(nil), &sms.Options{Clock: e.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,9 +105,31 @@ func TestHostileInputs(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := e.svc.Workspace(e.A.ID).Templates.Create(context.Background(), &messaging.TemplateCreateParams{
+		Name: "coupon_nul", Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+		Components: []messaging.TemplateComponent{
+			{Type: "BODY", Text: "Hi {{1}}, here is your code."},
+			{Type: "BUTTONS", Buttons: []messaging.TemplateButton{
+				{Type: "URL", Text: "Track", URL: "https://example.com/track/{{1}}"},
+				{Type: "QUICK_REPLY", Text: "Stop"},
+				{Type: "COPY_CODE", Example: "SAVE10"},
+			}},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Workspace(e.A.ID).Templates.Create(context.Background(), &messaging.TemplateCreateParams{
+		Name: "invoice_nul", Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+		Components: []messaging.TemplateComponent{{Type: "HEADER", Format: "DOCUMENT"}, {Type: "BODY", Text: "Your invoice {{1}} is attached."}}}); err != nil {
+		t.Fatal(err)
+	}
 	o := &httpapi.Options{Clock: e.clock.Now, SMS: smsSvc}
 	unlimited(o)
 	e.h = httpapi.New(e.svc, o)
+	return e, smsSvc
+}
+
+func runHostile(t *testing.T, st hostileStore) {
+	e, smsSvc := hostileEnv(t, st)
 	srv := httptest.NewServer(e.h)
 	t.Cleanup(srv.Close)
 	client := &http.Client{Timeout: 30 * time.Second}
@@ -169,6 +214,23 @@ func TestHostileInputs(t *testing.T) {
 			wantStatus: 400, wantCode: "validation_error", wantField: "notes"},
 		{name: "NUL in search", method: "GET", path: "/v1/contacts?search=am%00", wantStatus: 400, wantCode: "validation_error", wantField: "search"},
 		{name: "NUL in an id", method: "GET", path: "/v1/messages/msg_%00", wantStatus: 404, wantCode: "not_found"},
+		{name: "escaped NUL in a coupon_code", method: "POST", path: "/v1/messages/templates",
+			body:       repeatBody(`{"to":"+254712345678","template_name":"coupon_nul","language":"en","components":[{"type":"body","parameters":[{"type":"text","text":"Amina"}]},{"type":"button","sub_type":"copy_code","index":2,"parameters":[{"type":"coupon_code","coupon_code":"SAVE\u000010"}]}]}`),
+			wantStatus: 400, wantCode: "validation_error", wantField: "components[1].parameters[0].coupon_code"},
+		{name: "escaped NUL in a member name", method: "POST", path: "/v1/contacts", body: repeatBody(`{"firstName":"N","email":"nk@example.com","\u0000":"x"}`),
+			wantStatus: 400, wantCode: "validation_error"},
+		{name: "escaped backslash before u0000 is no NUL", method: "POST", path: "/v1/contacts", body: repeatBody(`{"firstName":"back\\u0000slash","email":"bs@example.com"}`),
+			wantStatus: 201},
+		{name: "NUL in a template category", method: "GET", path: "/v1/templates?category=%00", wantStatus: 400, wantCode: "validation_error", wantField: "category"},
+		{name: "invalid UTF-8 in a template language", method: "GET", path: "/v1/templates?language=%C3%28", wantStatus: 400, wantCode: "validation_error", wantField: "language"},
+		{name: "NUL in a contact id", method: "GET", path: "/v1/contacts/ct_%00", wantStatus: 404, wantCode: "not_found"},
+		{name: "NUL in a template id", method: "GET", path: "/v1/templates/tpl%00", wantStatus: 404, wantCode: "not_found"},
+		{name: "NUL in a patched contact id", method: "PATCH", path: "/v1/contacts/ct_%00", body: repeatBody(`{"company":"X"}`), wantStatus: 404, wantCode: "not_found"},
+		{name: "NUL in a bulk clientsmsid fails that item alone", method: "POST", path: "/sms/v1/messages/bulk",
+			body: repeatBody(`{"count":2,"smslist":[{"partnerID":"1234","apikey":"` + smsKey + `","clientsmsid":"a\u0000b","mobile":"254712345678","message":"x","shortcode":"ACME"},` +
+				`{"partnerID":"1234","apikey":"` + smsKey + `","clientsmsid":"ok","mobile":"254712345678","message":"x","shortcode":"ACME"}]}`),
+			wantStatus: 200, check: bulkCodes(1009, 200)},
+		{name: "NUL in an SMS partnerID", method: "POST", path: "/sms/v1/account/balance", body: repeatBody(`{"apikey":"` + smsKey + `","partnerID":"12\u000034"}`), wantStatus: 400, wantSMS: 1009},
 		{name: "NUL in an SMS message", method: "POST", path: "/sms/v1/messages", body: repeatBody(`{"apikey":"` + smsKey + `","partnerID":"1234","mobile":"254712345678","message":"a\u0000b","shortcode":"ACME"}`),
 			wantStatus: 400, wantSMS: 1009},
 		// Numbers (and other types) where strings belong.
@@ -284,6 +346,33 @@ func TestHostileInputs(t *testing.T) {
 			st, _, b := sendHostile(t, client, srv, e, hostile{method: rq.method, path: rq.path, body: repeatBody(rq.body)})
 			if st != rq.want {
 				t.Fatalf("after %s: %s %s = %d, want %d: %s", row.name, rq.method, rq.path, st, rq.want, b)
+			}
+		}
+	}
+	nulSweep(t, e, smsSvc, func(method, path, body string) (int, []byte) {
+		status, _, b := sendHostile(t, client, srv, e, hostile{name: method + " " + path, method: method, path: path, body: repeatBody(body)})
+		if status >= 500 {
+			t.Errorf("%s %s %s: %d %s", method, path, body, status, b)
+		}
+		return status, b
+	})
+}
+
+// bulkCodes checks the response-code of each entry of a bulk answer.
+func bulkCodes(codes ...int) func(t *testing.T, e *env, status int, h http.Header, body []byte) {
+	return func(t *testing.T, e *env, status int, h http.Header, body []byte) {
+		var out struct {
+			Responses []struct {
+				Code int `json:"response-code"`
+			} `json:"responses"`
+		}
+		if err := json.Unmarshal(body, &out); err != nil || len(out.Responses) != len(codes) {
+			t.Errorf("bulk answer %s: %v, want %d entries", body, err, len(codes))
+			return
+		}
+		for i, c := range codes {
+			if out.Responses[i].Code != c {
+				t.Errorf("bulk entry %d: response-code %d, want %d: %s", i, out.Responses[i].Code, c, body)
 			}
 		}
 	}

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
@@ -351,6 +352,9 @@ func (h *Handler) limit(ctx context.Context, w http.ResponseWriter, key string, 
 // serveRoute authenticates, rate limits, checks scopes and runs fn.
 func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt Route, fn func(http.ResponseWriter, *http.Request, *messaging.Principal) error) {
 	p, err := h.authorize(w, r, rt)
+	if err == nil && rt.Scopes != nil {
+		err = checkPathID(r, rt)
+	}
 	if err == nil {
 		err = fn(w, r, p)
 	}
@@ -359,9 +363,23 @@ func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt Route, f
 	}
 }
 
+// checkPathID answers 404 for an {id} that no record can have because it
+// is not text (invalid UTF-8, or NUL, which ids never hold and PostgreSQL
+// cannot even compare), before any store sees it: every store answers the
+// same not_found.
+func checkPathID(r *http.Request, rt Route) error {
+	id := r.PathValue("id")
+	if utf8.ValidString(id) && strings.IndexByte(id, 0) < 0 {
+		return nil
+	}
+	what := strings.TrimSuffix(strings.Split(strings.TrimPrefix(rt.Pattern, "/v1/"), "/")[0], "s")
+	return &messaging.Error{Code: messaging.CodeNotFound, Message: fmt.Sprintf("%s %q not found", what, id)}
+}
+
 // authorize authenticates the request's key (for non-public routes),
-// applies the rate limit and checks scopes. Public routes get a nil
-// principal.
+// checks scopes and applies the rate limit. A request refused with 401 or
+// 403 spends a token of its client address's "unauthenticated" bucket,
+// never one of the workspace's. Public routes get a nil principal.
 func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*messaging.Principal, error) {
 	if rt.Scopes == nil {
 		return nil, h.limit(r.Context(), w, "ip:"+h.clientAddr(r)+":"+rt.Name(), h.limits[rt.Name()])
@@ -384,14 +402,20 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*
 		}
 		return nil, err
 	}
-	if err := h.limit(r.Context(), w, "ws:"+p.WorkspaceID+":"+rt.Name(), h.limits[rt.Name()]); err != nil {
-		return nil, err
-	}
+	// Scopes are checked before the workspace's bucket is touched: a key
+	// refused a route must not spend the route's limit for the keys that
+	// may call it. Its refusals count against the client address instead.
 	for _, s := range rt.Scopes {
 		if !p.HasScope(s) {
+			if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
+				return nil, err
+			}
 			return nil, &apiError{code: messaging.CodeForbidden, status: 403,
 				message: fmt.Sprintf("the API key lacks the scope %s needed by %s", s, rt.Name())}
 		}
+	}
+	if err := h.limit(r.Context(), w, "ws:"+p.WorkspaceID+":"+rt.Name(), h.limits[rt.Name()]); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -543,12 +567,12 @@ func (h *Handler) updateContact(w http.ResponseWriter, r *http.Request, p *messa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, contactView(c))
+	writeJSON(w, 200, patchedContactView(p, c))
 	return nil
 }
 
 // query returns the query parameters of r, refusing unknown or repeated
-// ones.
+// ones, and values that are not valid UTF-8 or hold NUL (see text.go).
 func query(r *http.Request, allowed ...string) (map[string]string, error) {
 	vals, err := urlQuery(r)
 	if err != nil {
@@ -565,6 +589,12 @@ func query(r *http.Request, allowed ...string) (map[string]string, error) {
 		}
 		if len(v) != 1 {
 			return nil, &messaging.Error{Code: messaging.CodeValidation, Field: k, Message: k + ": must be given once"}
+		}
+		if !utf8.ValidString(v[0]) {
+			return nil, badRequest(k, "must be valid UTF-8")
+		}
+		if strings.IndexByte(v[0], 0) >= 0 {
+			return nil, badRequest(k, ruleNoNUL)
 		}
 		out[k] = v[0]
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 )
@@ -173,6 +174,33 @@ func TestScopes(t *testing.T) {
 	}
 }
 
+// TestPatchByWriteOnlyKeyReadsNothing: PATCH /v1/contacts/{id} with a key
+// that may write contacts but not read them applies the change and
+// answers only the contact's id and updatedAt, never a field GET refuses
+// that key; a key that may read contacts gets the whole contact.
+func TestPatchByWriteOnlyKeyReadsNothing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	id := e.A.Contact.ID
+	writeOnly := "A.only:" + messaging.ScopeWriteContacts
+	expect(t, e.call(t, "GET", "/v1/contacts/"+id, writeOnly, nil), 403, "forbidden", "")
+	e.clock.Advance(time.Second)
+	r := e.call(t, "PATCH", "/v1/contacts/"+id, writeOnly, `{"tags":null}`)
+	expect(t, r, 200, "", "")
+	want := map[string]any{"id": id, "updatedAt": "2026-03-01T09:00:01.000Z"}
+	if d := cmp.Diff(want, r.object(t)); d != "" {
+		t.Errorf("PATCH by a write-only key answered more than id and updatedAt (-want +got):\n%s", d)
+	}
+	got := e.call(t, "GET", "/v1/contacts/"+id, "A", nil).object(t)
+	if tags, _ := got["tags"].([]any); len(tags) != 0 || got["updatedAt"] != want["updatedAt"] {
+		t.Errorf("the write-only PATCH was not applied: %v", got)
+	}
+	full := e.call(t, "PATCH", "/v1/contacts/"+id, "A.without:"+messaging.ScopeReadMessages, `{"company":"Acme"}`).object(t)
+	if full["company"] != "Acme" || full["phone"] != e.A.Contact.Phone || full["notes"] != e.A.Contact.Notes {
+		t.Errorf("PATCH by a key with read:contacts answered %v, want the whole contact", full)
+	}
+}
+
 // TestScopesOfSpec pins the scopes of Routes() to the spec and the issue.
 func TestScopesOfSpec(t *testing.T) {
 	t.Parallel()
@@ -304,8 +332,9 @@ func TestRateLimitEveryRoute(t *testing.T) {
 			if retry < 1 || retry > 60 {
 				t.Errorf("Retry-After %d, want 1..60 for 2 per minute", retry)
 			}
-			// The limit is per workspace: another key of A is limited too.
-			expect(t, send(e.A, e.A.Only[rt.Scopes[0]]), 429, "rate_limit_exceeded", "")
+			// The limit is per workspace: another key of A with the route's
+			// scopes is limited too.
+			expect(t, send(e.A, otherKey(t, e.A, rt)), 429, "rate_limit_exceeded", "")
 			// B has its own bucket.
 			if r := send(e.B, e.B.Full); r.status >= 400 {
 				t.Errorf("B limited by A's requests: %d %s", r.status, r.body)
@@ -330,6 +359,63 @@ func TestRateLimitEveryRoute(t *testing.T) {
 			if r := send(e.A, e.A.Full); r.status >= 400 {
 				t.Errorf("after Retry-After: %d %s", r.status, r.body)
 			}
+		})
+	}
+}
+
+// otherKey returns a key of f other than f.Full that holds every scope of
+// rt.
+func otherKey(t *testing.T, f *wsFixture, rt httpapi.Route) string {
+	t.Helper()
+	for _, s := range messaging.AllScopes() {
+		if !slices.Contains(rt.Scopes, s) {
+			return f.Without[s]
+		}
+	}
+	t.Fatalf("%s needs every scope", rt.Name())
+	return ""
+}
+
+// TestRefusedKeysSpendNoWorkspaceLimit: requests refused with 403 (a key
+// without the route's scope) or 401 (a revoked, expired or unknown key)
+// never take a token of the workspace's bucket of the route, so they
+// cannot block the keys that may call it; they spend the client address's
+// unauthenticated bucket instead, which limits them.
+func TestRefusedKeysSpendNoWorkspaceLimit(t *testing.T) {
+	t.Parallel()
+	for _, rt := range scopedRoutes() {
+		t.Run(rt.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, func(o *httpapi.Options) { o.RateLimits = map[string]int{rt.Name(): 2, "unauthenticated": 8} })
+			n := 0
+			send := func(key string) *response {
+				n++
+				rq, _ := validRequest(t, rt, e.A, n)
+				rq.key = key
+				return e.do(t, rq)
+			}
+			for range 2 {
+				expect(t, send(e.A.Without[rt.Scopes[0]]), 403, "forbidden", "")
+			}
+			for _, k := range []string{e.A.Revoked, e.A.Expired, "wrong-key-wrong-key-wrong"} {
+				if r := send(k); r.status != 401 {
+					t.Fatalf("key %q: status %d: %s", k, r.status, r.body)
+				}
+			}
+			for i, want := range []string{"1", "0"} {
+				r := send(e.A.Full)
+				if r.status >= 400 {
+					t.Fatalf("allowed request %d after the refusals: %d %s", i+1, r.status, r.body)
+				}
+				if got := r.header.Get("X-RateLimit-Remaining"); got != want {
+					t.Errorf("allowed request %d: X-RateLimit-Remaining %s, want %s", i+1, got, want)
+				}
+			}
+			// The refusals counted against the address: 5 taken, 3 left.
+			for range 3 {
+				expect(t, send(e.A.Without[rt.Scopes[0]]), 403, "forbidden", "")
+			}
+			expect(t, send(e.A.Without[rt.Scopes[0]]), 429, "rate_limit_exceeded", "")
 		})
 	}
 }

@@ -732,6 +732,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	key("full", "acme", messaging.AllScopes()...)
 	key("readContacts", "acme", messaging.ScopeReadContacts)
 	key("writeMessages", "acme", messaging.ScopeWriteMessages)
+	key("writeContacts", "acme", messaging.ScopeWriteContacts)
 	key("narrow", "narrow", messaging.AllScopes()...)
 	revoked := key("revoked", "acme", messaging.AllScopes()...)
 	must(svc.RevokeAPIKey(ctx, "acme", revoked.ID))
@@ -1154,6 +1155,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "contact patch unknown", method: "PATCH", path: "/v1/contacts/ct_nope", key: "full", body: `{"company":"X"}`, status: 404, code: "not_found"},
 		{name: "contact patch no content type", method: "PATCH", path: "/v1/contacts/${contact}", key: "full", body: `{"company":"X"}`, ctype: "-", status: 400, code: "validation_error"},
 		{name: "contact patch too large", method: "PATCH", path: "/v1/contacts/${contact}", key: "full", body: big, status: 413, code: "payload_too_large"},
+		{name: "contact patch by a write-only key", method: "PATCH", path: "/v1/contacts/${contact}", key: "writeContacts", body: `{"tags":null}`, status: 200},
 		{name: "contact patch without scope", method: "PATCH", path: "/v1/contacts/${contact}", key: "readContacts", body: `{"company":"X"}`, status: 403, code: "forbidden"},
 		{name: "contact PUT", method: "PUT", path: "/v1/contacts/${contact}", key: "full", body: `{"firstName":"X"}`, status: 405, code: "method_not_allowed"},
 

@@ -76,6 +76,24 @@ func contactView(c *messaging.Contact) contactJSON {
 	return contactJSON{contactListItem: contactItemView(c), Website: c.Website, Notes: c.Notes}
 }
 
+// contactReceiptJSON is what PATCH /v1/contacts/{id} answers a key that
+// may write contacts but not read them: which contact changed and when,
+// none of its fields.
+type contactReceiptJSON struct {
+	ID        string    `json:"id"`
+	UpdatedAt timestamp `json:"updatedAt"`
+}
+
+// patchedContactView is the answer to a PATCH of c by the key p: the full
+// contact when p may read contacts, else only a receipt, so that a
+// write-only key never reads through a write what GET refuses it.
+func patchedContactView(p *messaging.Principal, c *messaging.Contact) any {
+	if p.HasScope(messaging.ScopeReadContacts) {
+		return contactView(c)
+	}
+	return contactReceiptJSON{ID: c.ID, UpdatedAt: timestamp(c.UpdatedAt)}
+}
+
 type contactPageJSON struct {
 	Items      []contactListItem `json:"items"`
 	Total      int               `json:"total"`

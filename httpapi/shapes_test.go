@@ -204,7 +204,8 @@ func TestTemplateShapes(t *testing.T) {
 }
 
 // TestContactShapes: list items carry exactly the spec's Contact fields;
-// GET and PATCH carry those plus website and notes.
+// GET and PATCH carry those plus website and notes (PATCH by a key without
+// read:contacts only id and updatedAt).
 func TestContactShapes(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -224,9 +225,13 @@ func TestContactShapes(t *testing.T) {
 	if got := keys(listContact(e.A.Contact)); !slices.Equal(got, sorted(specList)) {
 		t.Errorf("list item fields %v, want the spec's %v", got, specList)
 	}
-	full := keys(e.call(t, "PATCH", "/v1/contacts/<A.contact>", "A.only:write:contacts", `{"jobTitle":"CEO"}`).object(t))
+	full := keys(e.call(t, "PATCH", "/v1/contacts/<A.contact>", "A", `{"jobTitle":"CEO"}`).object(t))
 	if !slices.Equal(full, sorted(append(specList, "website", "notes"))) {
 		t.Errorf("PATCH response fields %v", full)
+	}
+	receipt := keys(e.call(t, "PATCH", "/v1/contacts/<A.contact>", "A.only:write:contacts", `{"jobTitle":"CTO"}`).object(t))
+	if !slices.Equal(receipt, []string{"id", "updatedAt"}) {
+		t.Errorf("PATCH response fields to a write-only key %v, want [id updatedAt]", receipt)
 	}
 	created := keys(e.call(t, "POST", "/v1/contacts", "A", okContact).object(t))
 	for _, f := range []string{"id", "firstName", "lastName", "fullName", "phone", "email", "company", "source", "createdAt"} {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
@@ -24,7 +25,8 @@ import (
 // Decoding is strict: the body must be one JSON object (Content-Type
 // application/json, at most the body limit, valid UTF-8) with no unknown
 // members; a request that is not that shape is 1010 (unsupported request
-// type), a member of the wrong JSON type is 1009 (unsupported data type).
+// type), a member of the wrong JSON type, or a string holding NUL, is 1009
+// (unsupported data type); in a bulk, for that item alone.
 // Member names match case-insensitively, as in the gateways the API is
 // modelled on. partnerID, mobile, timeToSend and messageID are accepted as a
 // string or an integer number; clientsmsid as a string or a number, echoed
@@ -151,19 +153,23 @@ func jsonValueKind(b []byte) string {
 		return "boolean"
 	case '"':
 		return "string"
+	case 'n':
+		return "null"
 	}
 	return "number " + string(b)
 }
 
 // smsDecode reads the body strictly into v. Errors are *sms.Error: 1010 for
 // a request that is not one JSON object of the endpoint's members (413 over
-// the size limit), 1009 for a member of the wrong type.
-func (h *Handler) smsDecode(w http.ResponseWriter, r *http.Request, v any) error {
+// the size limit), 1009 for a member of the wrong type or a string holding
+// NUL. The members named in items hold items decoded one by one later
+// (smslist), whose strings are not checked here.
+func (h *Handler) smsDecode(w http.ResponseWriter, r *http.Request, v any, items ...string) error {
 	var raw json.RawMessage
-	if err := h.decode(w, r, &raw); err != nil {
+	if err := h.decodeBody(w, r, &raw, false); err != nil {
 		return smsRequestError(err)
 	}
-	return smsUnmarshal(raw, v, "body")
+	return smsUnmarshal(raw, v, "body", items...)
 }
 
 // smsRequestError turns an error of the shared body reader into 1010.
@@ -180,13 +186,21 @@ func smsRequestError(err error) *sms.Error {
 	return sms.NewError(sms.CodeUnsupportedRequest, "body", "must be one JSON object")
 }
 
-// smsUnmarshal decodes one JSON object into v with no unknown members;
-// whole names the object in errors ("body", "smslist[3]").
-func smsUnmarshal(raw []byte, v any, whole string) error {
+// smsUnmarshal decodes one JSON object into v with no unknown members and
+// no NUL in any string but those of the members named in items; whole
+// names the object in errors ("body", "smslist[3]"). Anything but an
+// object (null included) is 1010.
+func smsUnmarshal(raw []byte, v any, whole string, items ...string) error {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return sms.NewError(sms.CodeUnsupportedRequest, whole, "must be a JSON object (got a JSON %s)", jsonValueKind(t))
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
+		if f := nulString(raw, items...); f != "" {
+			return sms.NewError(sms.CodeUnsupportedDataType, f, ruleNoNUL)
+		}
 		return nil
 	}
 	var te *json.UnmarshalTypeError
@@ -278,12 +292,14 @@ type smsBulkResponse struct {
 	Responses []smsBulkEntry `json:"responses"`
 }
 
-// maxClientSMSID is the longest clientsmsid accepted, in bytes of its JSON.
+// maxClientSMSID is the longest clientsmsid accepted: characters of a
+// string's decoded value, or digits (and sign, point, exponent) of a
+// number.
 const maxClientSMSID = 128
 
 func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
 	var req smsBulkRequest
-	if err := h.smsDecode(w, r, &req); err != nil {
+	if err := h.smsDecode(w, r, &req, "smslist"); err != nil {
 		return err
 	}
 	n := len(req.SMSList)
@@ -336,19 +352,29 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 	return nil
 }
 
-// checkClientSMSID accepts an absent clientsmsid, a string or a number.
+// checkClientSMSID accepts an absent clientsmsid, a string of at most
+// maxClientSMSID characters (counted in the decoded value, not in its JSON
+// escapes) or a number of at most maxClientSMSID characters.
 func checkClientSMSID(raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	if len(raw) > maxClientSMSID {
-		return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be at most %d characters", maxClientSMSID)
-	}
+	n := len(raw)
 	switch raw[0] {
-	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return nil
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be a string or a number")
+		}
+		n = utf8.RuneCountInString(s)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+	default:
+		return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be a string or a number (got a JSON %s)", jsonValueKind(raw))
 	}
-	return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be a string or a number (got a JSON %s)", jsonValueKind(raw))
+	if n > maxClientSMSID {
+		return sms.NewError(sms.CodeUnsupportedDataType, "clientsmsid", "must be at most %d characters (got %d)", maxClientSMSID, n)
+	}
+	return nil
 }
 
 // clientRef is the text of a clientsmsid: a string's content or a number's

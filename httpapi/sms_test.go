@@ -465,3 +465,86 @@ func TestSMSLogsNoSecrets(t *testing.T) {
 		}
 	}
 }
+
+// bulkEntries posts a bulk of items and returns its entries.
+func (e *smsEnv) bulkEntries(t *testing.T, items ...string) []map[string]json.RawMessage {
+	t.Helper()
+	r := e.post(t, "/sms/v1/messages/bulk", fmt.Sprintf(`{"count":%d,"smslist":[%s]}`, len(items), strings.Join(items, ",")))
+	if r.status != 200 {
+		t.Fatalf("bulk: %d %s", r.status, r.raw)
+	}
+	var out struct {
+		Responses []map[string]json.RawMessage `json:"responses"`
+	}
+	if err := json.Unmarshal([]byte(r.raw), &out); err != nil || len(out.Responses) != len(items) {
+		t.Fatalf("bulk body %s: %v", r.raw, err)
+	}
+	return out.Responses
+}
+
+// bulkItem is an acceptable bulk item with the JSON clientsmsid ref.
+func bulkItem(ref string) string {
+	return fmt.Sprintf(`{"partnerID":"%s","apikey":"%s","clientsmsid":%s,"mobile":"%s","message":"x","shortcode":"ACME"}`, smsPartner, smsKey, ref, smsMobile)
+}
+
+// TestSMSBulkClientSMSIDCountsCharacters: the 128-character limit of
+// clientsmsid counts the characters of the decoded string (not the bytes
+// of its JSON, quotes and escapes included), or a number's digits.
+func TestSMSBulkClientSMSIDCountsCharacters(t *testing.T) {
+	t.Parallel()
+	e := smsSetup(t)
+	tests := []struct {
+		name, ref string
+		code      string
+	}{
+		{"127 characters", `"` + strings.Repeat("a", 127) + `"`, "200"},
+		{"128 characters", `"` + strings.Repeat("a", 128) + `"`, "200"},
+		{"129 characters", `"` + strings.Repeat("a", 129) + `"`, "1009"},
+		{"64 é", `"` + strings.Repeat("é", 64) + `"`, "200"},
+		{"128 é", `"` + strings.Repeat("é", 128) + `"`, "200"},
+		{"129 é", `"` + strings.Repeat("é", 129) + `"`, "1009"},
+		{"128 escaped é", `"` + strings.Repeat(`\u00e9`, 128) + `"`, "200"},
+		{"128 emoji", `"` + strings.Repeat("😀", 128) + `"`, "200"},
+		{"128 digits", strings.Repeat("7", 128), "200"},
+		{"129 digits", strings.Repeat("7", 129), "1009"},
+	}
+	var items []string
+	for _, tc := range tests {
+		items = append(items, bulkItem(tc.ref))
+	}
+	for i, got := range e.bulkEntries(t, items...) {
+		tc := tests[i]
+		if code := string(got["response-code"]); code != tc.code {
+			t.Errorf("%s: %s; want response-code %s", tc.name, mustJSON(got), tc.code)
+		}
+		var want, echo any
+		_ = json.Unmarshal([]byte(tc.ref), &want)
+		_ = json.Unmarshal(got["clientsmsid"], &echo)
+		if tc.code == "200" && !cmp.Equal(want, echo) {
+			t.Errorf("%s: clientsmsid echoed as %s", tc.name, got["clientsmsid"])
+		}
+		if tc.code == "1009" && !strings.Contains(string(got["response-description"]), "clientsmsid: must be at most 128 characters") {
+			t.Errorf("%s: description %s", tc.name, got["response-description"])
+		}
+	}
+}
+
+// TestSMSBulkItemNotAnObject: an item that is not a JSON object (null
+// included) is refused alone with 1010 saying so, not read as an empty
+// object.
+func TestSMSBulkItemNotAnObject(t *testing.T) {
+	t.Parallel()
+	e := smsSetup(t)
+	items := []string{`null`, `7`, `"x"`, `[]`, `true`, ` null `, bulkItem(`"ok"`)}
+	kinds := []string{"null", "number 7", "string", "array", "boolean", "null"}
+	got := e.bulkEntries(t, items...)
+	for i, kind := range kinds {
+		want := fmt.Sprintf(`"Unsupported request type: smslist[%d]: must be a JSON object (got a JSON %s)"`, i, kind)
+		if string(got[i]["response-code"]) != "1010" || string(got[i]["response-description"]) != want {
+			t.Errorf("item %s: %s; want response-code 1010 and description %s", items[i], mustJSON(got[i]), want)
+		}
+	}
+	if c := string(got[len(items)-1]["response-code"]); c != "200" {
+		t.Errorf("the good item: %s", mustJSON(got[len(items)-1]))
+	}
+}

@@ -40,16 +40,41 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// countingStore counts the calls that matter for bulk efficiency.
+// countingStore counts the calls that matter for bulk efficiency, and
+// logs the account reads in order.
 type countingStore struct {
 	sms.Store
 	accountGets atomic.Int64
 	accepts     atomic.Int64
+
+	mu       sync.Mutex
+	accounts []string // "SMSAccountKey" or "SMSAccountGet", in order
+}
+
+func (s *countingStore) logAccount(call string) {
+	s.mu.Lock()
+	s.accounts = append(s.accounts, call)
+	s.mu.Unlock()
+}
+
+// accountReads returns the account reads logged since the last call.
+func (s *countingStore) accountReads() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.accounts
+	s.accounts = nil
+	return out
 }
 
 func (s *countingStore) SMSAccountGet(ctx context.Context, id string) (*sms.Account, error) {
 	s.accountGets.Add(1)
+	s.logAccount("SMSAccountGet")
 	return s.Store.SMSAccountGet(ctx, id)
+}
+
+func (s *countingStore) SMSAccountKey(ctx context.Context, id string) ([]byte, error) {
+	s.logAccount("SMSAccountKey")
+	return s.Store.SMSAccountKey(ctx, id)
 }
 
 func (s *countingStore) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {

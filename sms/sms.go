@@ -382,7 +382,10 @@ func (s *SMS) TopUp(ctx context.Context, partnerID string, amount Credit) (Credi
 // Authenticate checks a partnerID and apikey and returns the account. A
 // missing partnerID is CodeNoPartnerID, a missing apikey CodeNoAPIKey; an
 // unknown partnerID and a wrong apikey give the same CodeInvalidCredentials
-// answer. The key's SHA-256 is compared in constant time.
+// answer after the same work: one read of the key hash (Store.SMSAccountKey)
+// and a constant-time comparison of the key's SHA-256, against a random
+// hash when the account does not exist. The rest of the account (its
+// senders included) is read only once the key matched.
 func (s *SMS) Authenticate(ctx context.Context, partnerID, apikey string) (*Account, error) {
 	if partnerID == "" {
 		return nil, NewError(CodeNoPartnerID, "partnerID", "is required")
@@ -391,20 +394,28 @@ func (s *SMS) Authenticate(ctx context.Context, partnerID, apikey string) (*Acco
 		return nil, NewError(CodeNoAPIKey, "apikey", "is required")
 	}
 	sum := hashKey(apikey)
-	var a *Account
+	want, found := s.dummyHash[:], false
 	if partnerIDRe.MatchString(partnerID) {
-		var err error
-		a, err = s.store.SMSAccountGet(ctx, partnerID)
-		if err != nil && !errors.Is(err, messaging.ErrNotFound) {
+		h, err := s.store.SMSAccountKey(ctx, partnerID)
+		switch {
+		case err == nil:
+			want, found = h, true
+		case !errors.Is(err, messaging.ErrNotFound):
 			return nil, systemError(err)
 		}
 	}
-	want := s.dummyHash[:]
-	if a != nil {
-		want = a.KeyHash
-	}
-	if subtle.ConstantTimeCompare(sum[:], want) != 1 || a == nil {
+	if subtle.ConstantTimeCompare(sum[:], want) != 1 || !found {
 		return nil, errCredentials()
+	}
+	a, err := s.store.SMSAccountGet(ctx, partnerID)
+	if errors.Is(err, messaging.ErrNotFound) {
+		return nil, errCredentials()
+	}
+	if err != nil {
+		return nil, systemError(err)
+	}
+	if subtle.ConstantTimeCompare(sum[:], a.KeyHash) != 1 {
+		return nil, errCredentials() // the key was replaced in between
 	}
 	return a, nil
 }

@@ -109,6 +109,40 @@ func TestWrongKeyAndUnknownPartnerAnswerAlike(t *testing.T) {
 	}
 }
 
+// TestAuthenticationWorkHidesWhichPartnersExist counts the store's
+// account reads: a wrong apikey for an existing partnerID and any apikey
+// for an unknown one make the same single read of a key hash, and nothing
+// else of the account (its senders) is read before the key matched.
+func TestAuthenticationWorkHidesWhichPartnersExist(t *testing.T) {
+	t.Parallel()
+	e := setup(t, nil)
+	e.store.accountReads()
+	const wrong = "sms_wrong_wrong_wrong_wrong"
+	reads := func(partnerID, key string) []string {
+		t.Helper()
+		_, err := e.svc.Balance(e.ctx, partnerID, key)
+		if partnerID != partner || key != apikey {
+			wantCode(t, "balance with "+partnerID+"/"+key, err, sms.CodeInvalidCredentials, 401, "")
+		} else if err != nil {
+			t.Fatalf("balance with the right key: %v", err)
+		}
+		return e.store.accountReads()
+	}
+	refused := []string{"SMSAccountKey"}
+	if d := cmp.Diff(refused, reads(partner, wrong)); d != "" {
+		t.Errorf("wrong apikey for an existing partnerID: account reads (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(refused, reads("5678", wrong)); d != "" {
+		t.Errorf("unknown partnerID: account reads (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(refused, reads("5678", apikey)); d != "" {
+		t.Errorf("unknown partnerID with another account's key: account reads (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"SMSAccountKey", "SMSAccountGet"}, reads(partner, apikey)); d != "" {
+		t.Errorf("right apikey: account reads (-want +got):\n%s", d)
+	}
+}
+
 func TestSendAcceptsAndDebits(t *testing.T) {
 	t.Parallel()
 	e := setup(t, nil)

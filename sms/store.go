@@ -106,6 +106,10 @@ type Store interface {
 	SMSAccountCreate(ctx context.Context, a *Account) error
 	// SMSAccountGet returns the account of partnerID.
 	SMSAccountGet(ctx context.Context, partnerID string) (*Account, error)
+	// SMSAccountKey returns the KeyHash of the account partnerID, and reads
+	// nothing else: authentication reads it before anything, so that a
+	// wrong apikey costs the same work whether or not partnerID exists.
+	SMSAccountKey(ctx context.Context, partnerID string) ([]byte, error)
 	// SMSAccountUpdate applies p (approves senders, sets the time zone or
 	// the cost per segment) atomically and returns the account after it.
 	SMSAccountUpdate(ctx context.Context, p *AccountUpdate) (*Account, error)

@@ -87,6 +87,21 @@ func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Accou
 	return copyAccount(a), nil
 }
 
+// SMSAccountKey implements sms.Store.
+func (s *Store) SMSAccountKey(ctx context.Context, partnerID string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a, ok := d.accounts[partnerID]
+	if !ok {
+		return nil, messaging.ErrNotFound
+	}
+	return slices.Clone(a.KeyHash), nil
+}
+
 // SMSAccountUpdate implements sms.Store.
 func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
 	if err := ctx.Err(); err != nil {

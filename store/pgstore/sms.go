@@ -59,6 +59,15 @@ func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Accou
 	return a, nil
 }
 
+// SMSAccountKey implements sms.Store: one statement on the primary key.
+func (s *Store) SMSAccountKey(ctx context.Context, partnerID string) ([]byte, error) {
+	var h []byte
+	if err := s.pool.QueryRow(ctx, `SELECT key_hash FROM sms_accounts WHERE partner_id = $1`, partnerID).Scan(&h); err != nil {
+		return nil, interpretError(err)
+	}
+	return h, nil
+}
+
 // SMSAccountUpdate implements sms.Store.
 func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
 	ctx = writeCtx(ctx)

@@ -80,6 +80,17 @@ func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Accou
 	return a, err
 }
 
+const qSMSAccountKey = `SELECT key_hash FROM sms_accounts WHERE partner_id = ?`
+
+// SMSAccountKey implements sms.Store: one statement on the primary key.
+func (s *Store) SMSAccountKey(ctx context.Context, partnerID string) ([]byte, error) {
+	var h []byte
+	if err := s.queryRow(ctx, qSMSAccountKey, partnerID).Scan(&h); err != nil {
+		return nil, interpretError(err)
+	}
+	return h, nil
+}
+
 // SMSAccountUpdate implements sms.Store.
 func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
 	var a *sms.Account

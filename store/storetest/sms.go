@@ -85,6 +85,12 @@ func testSMSAccounts(t *testing.T, s sms.Store) {
 	wantErr(t, "duplicate account", s.SMSAccountCreate(ctx, &sms.Account{PartnerID: "1234", KeyHash: []byte("x"), TimeZone: "UTC", CreatedAt: base, UpdatedAt: base}), messaging.ErrConflict)
 	_, err := s.SMSAccountGet(ctx, "missing")
 	wantErr(t, "missing account", err, messaging.ErrNotFound)
+	_, err = s.SMSAccountKey(ctx, "missing")
+	wantErr(t, "key of a missing account", err, messaging.ErrNotFound)
+	key, err := s.SMSAccountKey(ctx, "1234")
+	if err != nil || string(key) != string(a.KeyHash) {
+		t.Errorf("SMSAccountKey = %q, %v; want %q", key, err, a.KeyHash)
+	}
 
 	got, err := s.SMSAccountGet(ctx, "1234")
 	if err != nil {
