@@ -88,7 +88,7 @@ func testSMSAccounts(t *testing.T, s sms.Store) {
 	_, err = s.SMSAccountKey(ctx, "missing")
 	wantErr(t, "key of a missing account", err, messaging.ErrNotFound)
 	key, err := s.SMSAccountKey(ctx, "1234")
-	if err != nil || string(key) != string(a.KeyHash) {
+	if err != nil || cmp.Diff(a.KeyHash, key) != "" {
 		t.Errorf("SMSAccountKey = %q, %v; want %q", key, err, a.KeyHash)
 	}
 
