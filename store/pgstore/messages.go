@@ -99,7 +99,10 @@ func (s *Store) queryMessages(ctx context.Context, q querier, sql string, args .
 		}
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // MessageCreate implements messaging.Store. The insert and the idempotency
@@ -294,7 +297,10 @@ func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]
 		}
 		out = append(out, e)
 	}
-	return out, interpretError(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(err)
+	}
+	return out, nil
 }
 
 // WebhookEndpointDelete implements messaging.Store. Its deliveries go with
@@ -364,7 +370,10 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 		d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
 		out = append(out, &d)
 	}
-	return out, interpretError(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(err)
+	}
+	return out, nil
 }
 
 // WebhookRecord implements messaging.Store. Finished deliveries are deleted,

@@ -716,3 +716,40 @@ func benchDispatch(b *testing.B, stores []messaging.Store) {
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 }
+
+// TestClaimFaults runs the claim-fault conformance case: a deferred
+// constraint trigger raises at COMMIT for rows leased to an owner beginning
+// with storetest.FailingOwner, so the claim statement returns its rows and
+// then fails.
+func TestClaimFaults(t *testing.T) {
+	url := testURL(t)
+	storetest.RunClaimFaults(t, func(t *testing.T) messaging.Store {
+		schema := newSchema(t, url)
+		s := open(t, url, schema, 0)
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		sch := pgx.Identifier{schema}.Sanitize()
+		for _, q := range []string{
+			`CREATE FUNCTION ` + sch + `.fail_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				IF NEW.lease_owner LIKE '` + storetest.FailingOwner + `%' THEN
+					RAISE EXCEPTION 'commit refused for %', NEW.lease_owner;
+				END IF;
+				RETURN NULL;
+			END $$`,
+			`CREATE CONSTRAINT TRIGGER fail_commit AFTER UPDATE ON ` + sch + `.messages
+				DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ` + sch + `.fail_commit()`,
+			`CREATE CONSTRAINT TRIGGER fail_commit AFTER UPDATE ON ` + sch + `.webhook_deliveries
+				DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ` + sch + `.fail_commit()`,
+		} {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		return s
+	})
+}

@@ -141,7 +141,10 @@ func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParam
 		}
 		out = append(out, t)
 	}
-	return out, interpretError(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(err)
+	}
+	return out, nil
 }
 
 // TemplateSetStatus implements messaging.Store. The reason replaces

@@ -316,5 +316,8 @@ func queryContacts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*m
 		}
 		out = append(out, c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

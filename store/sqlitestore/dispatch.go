@@ -13,6 +13,7 @@ import (
 func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
 	var out []*messaging.Message
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		out = nil
 		rows, err := s.queryTx(ctx, tx, qMessageClaim, p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
 		if err != nil {
 			return err
@@ -27,7 +28,10 @@ func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParam
 		}
 		return rows.Err()
 	})
-	return out, err
+	if err != nil {
+		return nil, err // rows of a claim that did not commit are nobody's
+	}
+	return out, nil
 }
 
 // MessageRelease implements messaging.Store.
@@ -116,7 +120,10 @@ func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]
 		}
 		return rows.Err()
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // WebhookEndpointUpdate implements messaging.Store.
@@ -157,6 +164,7 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	var out []*messaging.WebhookDelivery
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		out = nil
 		rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?, attempts = attempts + 1
 			WHERE seq IN (
 				SELECT d.seq FROM webhook_deliveries d
@@ -196,7 +204,10 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err // deliveries of a claim that did not commit are nobody's
+	}
+	return out, nil
 }
 
 // WebhookRecord implements messaging.Store. Finished deliveries are deleted,

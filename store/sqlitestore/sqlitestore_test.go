@@ -422,3 +422,37 @@ func TestReadsDoNotWaitForTheWriter(t *testing.T) {
 		t.Errorf("write after the writer is free: %v", err)
 	}
 }
+
+// TestClaimFaults runs the claim-fault conformance case: a trigger makes a
+// claim by storetest.FailingOwner insert a row that violates a deferred
+// foreign key, so the claim's statements succeed and return their rows and
+// the shared transaction fails at COMMIT.
+func TestClaimFaults(t *testing.T) {
+	storetest.RunClaimFaults(t, func(t *testing.T) messaging.Store {
+		path := filepath.Join(t.TempDir(), "db.sqlite")
+		s, err := Open(context.Background(), path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite3", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, q := range []string{
+			`CREATE TABLE fault_parent (id TEXT PRIMARY KEY)`,
+			`CREATE TABLE fault_child (p TEXT REFERENCES fault_parent (id) DEFERRABLE INITIALLY DEFERRED)`,
+			`CREATE TRIGGER fault_messages AFTER UPDATE OF lease_owner ON messages
+				WHEN NEW.lease_owner LIKE '` + storetest.FailingOwner + `%'
+				BEGIN INSERT INTO fault_child VALUES ('missing'); END`,
+			`CREATE TRIGGER fault_hooks AFTER UPDATE OF lease_owner ON webhook_deliveries
+				WHEN NEW.lease_owner LIKE '` + storetest.FailingOwner + `%'
+				BEGIN INSERT INTO fault_child VALUES ('missing'); END`,
+		} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		return s
+	})
+}

@@ -131,7 +131,10 @@ func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]
 		}
 		out = append(out, k)
 	}
-	return out, interpretError(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(err)
+	}
+	return out, nil
 }
 
 // APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
