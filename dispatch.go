@@ -11,6 +11,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/time/rate"
+
+	"github.com/ujumbe/messaging/internal/retry"
 )
 
 // DispatchOptions configure the dispatcher that hands queued messages to the
@@ -88,15 +90,20 @@ func (o *DispatchOptions) withDefaults() DispatchOptions {
 // provider with a bounded pool of workers.
 //
 // Delivery to the provider is at least once: a message is marked sent right
-// after the provider accepted it. If the process dies between the
-// provider's answer and that write, the message is handed over again when
-// its lease ends. The window is one provider round trip plus one store
-// write; nothing else happens between claim and send.
+// after the provider accepted it. A failed write of that outcome is retried
+// (see package internal/retry for the pacing) until it succeeds or the message's lease runs out, so
+// a message is handed over again only when the process dies between the
+// provider's answer and that write, or when the store refuses the write
+// for the whole rest of the lease. A claim that fails hands over nothing,
+// and the next claim waits a backoff.
 type dispatcher struct {
 	svc   *Service
 	opts  DispatchOptions
 	owner string
 	wake  chan struct{}
+	// sleep waits between claims after a failure and between retries of an
+	// outcome write; tests replace it to move an injected clock instead.
+	sleep retry.Sleep
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
@@ -106,7 +113,51 @@ func newDispatcher(s *Service, o DispatchOptions) *dispatcher {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]),
-		wake: make(chan struct{}, 1), limiters: map[string]*rate.Limiter{}}
+		wake: make(chan struct{}, 1), limiters: map[string]*rate.Limiter{}, sleep: retry.RealSleep}
+}
+
+// retryable reports whether a failed store write may succeed when tried
+// again: a storage fault, not a missing record or a refusal by the rules.
+func retryable(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code == CodeInternal || e.Code == CodeServiceUnavailable
+	}
+	return !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrStale)
+}
+
+// stopContext returns a context that is done when ctx is done or stop is
+// closed.
+func stopContext(ctx context.Context, stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	return sctx, cancel
+}
+
+// recordOutcome runs write (an outcome write of work leased until
+// leaseEnd) without the caller's cancellation, retrying a storage fault
+// until it succeeds or the lease ends; ctx cancels only the waits between
+// attempts. It logs a failure once, with the number of attempts.
+func recordOutcome(ctx context.Context, s *Service, sleep retry.Sleep, leaseEnd time.Time, what string, write func(context.Context) error, logArgs ...any) error {
+	base := context.WithoutCancel(ctx)
+	n, err := retry.Until(ctx, leaseEnd, s.now, sleep, retry.RecordInitial, retry.RecordMax, func(context.Context) error {
+		actx, cancel := context.WithTimeout(base, retry.RecordTimeout)
+		defer cancel()
+		return write(actx)
+	}, func(err error) bool { return !retryable(err) })
+	switch {
+	case err != nil:
+		s.log.Error(what+" failed", append(logArgs, "attempts", n, "err", err)...)
+	case n > 1:
+		s.log.Info(what+" succeeded after retries", append(logArgs, "attempts", n)...)
+	}
+	return err
 }
 
 // notify wakes the dispatcher loop without blocking.
@@ -126,6 +177,9 @@ func (d *dispatcher) run(ctx context.Context, stop <-chan struct{}) {
 	defer wg.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	sctx, cancel := stopContext(ctx, stop)
+	defer cancel()
+	pace := retry.NewBackoff(retry.ClaimInitial, retry.ClaimMax, d.svc.now)
 	for {
 		select {
 		case <-ctx.Done():
@@ -151,8 +205,20 @@ func (d *dispatcher) run(ctx context.Context, stop <-chan struct{}) {
 		msgs, err := d.svc.store.MessageClaim(ctx, &MessageClaimParams{
 			Owner: d.owner, Now: d.svc.now(), Lease: d.opts.Lease, Limit: min(free, d.opts.BatchSize),
 		})
-		if err != nil && ctx.Err() == nil {
-			d.svc.log.Error("dispatcher: claim failed", "err", err)
+		if err != nil {
+			// A failed claim hands over nothing, whatever it returned.
+			if ctx.Err() != nil {
+				return
+			}
+			wait := pace.Failed()
+			d.svc.log.Error("dispatcher: claim failed; backing off", "err", err, "retry_in", wait, "failed_claims", pace.Failures())
+			if d.sleep(sctx, wait) != nil {
+				return
+			}
+			continue
+		}
+		if n := pace.Succeeded(); n > 0 {
+			d.svc.log.Info("dispatcher: claims succeed again", "failed_claims", n)
 		}
 		for _, m := range msgs {
 			sem <- struct{}{}
@@ -169,7 +235,7 @@ func (d *dispatcher) run(ctx context.Context, stop <-chan struct{}) {
 				d.process(ctx, m)
 			}()
 		}
-		if len(msgs) > 0 && err == nil {
+		if len(msgs) > 0 {
 			continue
 		}
 		timer.Reset(d.opts.PollInterval)
@@ -235,16 +301,20 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		// is claimed again when its lease ends.
 		return
 	}
-	// Results are recorded even while stopping, with a context of their own.
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer rcancel()
+	// Results are recorded even while stopping, without the caller's
+	// cancellation, and retried until the lease ends (m.DueAt of a claimed
+	// message): the lease is what keeps the message from a second send.
+	record := func(what string, write func(context.Context) error) {
+		_ = recordOutcome(ctx, d.svc, d.sleep, m.DueAt, "dispatcher: recording "+what, write, "message_id", m.ID)
+	}
 	if err == nil {
 		if rcpt == nil || rcpt.ProviderMessageID == "" {
 			err = &SendError{Code: "invalid_response", Text: "the provider returned no message id", Retryable: true}
 		} else {
-			if _, uerr := d.svc.UpdateStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID}); uerr != nil {
-				d.svc.log.Error("dispatcher: recording sent failed", "message_id", m.ID, "err", uerr)
-			}
+			record("sent", func(rctx context.Context) error {
+				_, uerr := d.svc.UpdateStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID})
+				return uerr
+			})
 			return
 		}
 	}
@@ -258,16 +328,18 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	now := d.svc.now()
 	if se.Retryable && m.Attempts < d.opts.MaxAttempts && now.Sub(m.CreatedAt) < d.opts.MaxAge {
 		delay := max(d.backoffDelay(m.Attempts), se.RetryAfter)
-		if _, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
-			WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: now.Add(delay), LastError: FailureReason(se.Code, se.Text),
-		}); rerr != nil {
-			d.svc.log.Error("dispatcher: scheduling retry failed", "message_id", m.ID, "err", rerr)
-		}
+		record("the retry", func(rctx context.Context) error {
+			_, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
+				WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: now.Add(delay), LastError: FailureReason(se.Code, se.Text),
+			})
+			return rerr
+		})
 		return
 	}
-	if _, uerr := d.svc.UpdateStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text}); uerr != nil {
-		d.svc.log.Error("dispatcher: recording failure failed", "message_id", m.ID, "err", uerr)
-	}
+	record("the failure", func(rctx context.Context) error {
+		_, uerr := d.svc.UpdateStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text})
+		return uerr
+	})
 }
 
 // Start starts the background work of the service: the dispatcher that

@@ -21,6 +21,11 @@ const (
 	CodeTemplateNotFound   Code = "template_not_found"
 	CodeRateLimitExceeded  Code = "rate_limit_exceeded"
 	CodeInternal           Code = "internal_error"
+	// CodeServiceUnavailable extends the spec's codes: the store could not
+	// be reached, was locked past its timeout or is out of space (see
+	// ErrUnavailable). The REST surface answers 503 with Retry-After; a
+	// retry with the same idempotency key is safe.
+	CodeServiceUnavailable Code = "service_unavailable"
 )
 
 // HTTPStatus returns the HTTP status code the spec assigns to c. Unknown
@@ -41,6 +46,8 @@ func (c Code) HTTPStatus() int {
 		return 422
 	case CodeRateLimitExceeded:
 		return 429
+	case CodeServiceUnavailable:
+		return 503
 	default:
 		return 500
 	}
@@ -84,6 +91,8 @@ func (e *Error) Is(target error) bool {
 		return e.Code == CodeNotFound
 	case ErrConflict:
 		return e.Code == CodeConflict
+	case ErrUnavailable:
+		return e.Code == CodeServiceUnavailable
 	}
 	return false
 }
@@ -101,6 +110,9 @@ func ErrorCode(err error) Code {
 	if errors.Is(err, ErrConflict) {
 		return CodeConflict
 	}
+	if errors.Is(err, ErrUnavailable) {
+		return CodeServiceUnavailable
+	}
 	return CodeInternal
 }
 
@@ -113,6 +125,13 @@ var (
 	// ErrConflict is returned by a Store when a unique constraint would be
 	// violated (contact phone or email, template name and language, ...).
 	ErrConflict = errors.New("messaging: conflict")
+	// ErrUnavailable is wrapped by a Store around a storage fault that a
+	// later attempt may not meet: the database could not be reached (or
+	// its connection was lost), was locked past its timeout, or is out of
+	// space. The write did not happen, except when a connection was lost
+	// while its COMMIT was under way; a retry with the same idempotency key
+	// is safe either way.
+	ErrUnavailable = errors.New("messaging: store unavailable")
 )
 
 func validationError(field, format string, args ...any) *Error {
@@ -138,6 +157,8 @@ func wrapStoreError(err error, what, id string) error {
 		return notFound(what, id)
 	case errors.Is(err, ErrConflict):
 		return &Error{Code: CodeConflict, Message: fmt.Sprintf("%s conflicts with an existing record", what), Err: err}
+	case errors.Is(err, ErrUnavailable):
+		return &Error{Code: CodeServiceUnavailable, Message: "the service is temporarily unavailable; retry later with the same idempotency key", Err: err}
 	}
 	return &Error{Code: CodeInternal, Message: "internal error", Err: err}
 }

@@ -74,6 +74,11 @@ const (
 type Options struct {
 	// Clock returns the current time. Default: time.Now.
 	Clock func() time.Time
+	// Sleep is how the background workers wait after a failed claim and
+	// between retries of a failed outcome write: it waits d or until ctx is
+	// done (then it returns ctx's error). Default: a timer. Tests that
+	// inject Clock pass one that advances their clock instead.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger receives the service's logs. Default: a logger that discards.
 	Logger *slog.Logger
 	// Dispatch configures the dispatcher started by Start.
@@ -130,6 +135,9 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	}
 	s.dispatch = newDispatcher(s, o.Dispatch)
 	s.hooks = newWebhookSender(s, o.Webhooks)
+	if o.Sleep != nil {
+		s.dispatch.sleep, s.hooks.sleep = o.Sleep, o.Sleep
+	}
 	return s, nil
 }
 

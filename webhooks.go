@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/retry"
 )
 
 // WebhookOptions configure the delivery of events to webhook endpoints.
@@ -258,6 +260,9 @@ type webhookSender struct {
 	owner  string
 	client *http.Client
 	wake   chan struct{}
+	// sleep waits between claims after a failure and between retries of an
+	// outcome write; tests replace it to move an injected clock instead.
+	sleep retry.Sleep
 }
 
 func newWebhookSender(s *Service, o WebhookOptions) *webhookSender {
@@ -299,7 +304,8 @@ func newWebhookSender(s *Service, o WebhookOptions) *webhookSender {
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &webhookSender{svc: s, opts: o, owner: "hook_" + base64.RawURLEncoding.EncodeToString(b[:]), client: client, wake: make(chan struct{}, 1)}
+	return &webhookSender{svc: s, opts: o, owner: "hook_" + base64.RawURLEncoding.EncodeToString(b[:]), client: client,
+		wake: make(chan struct{}, 1), sleep: retry.RealSleep}
 }
 
 func (w *webhookSender) notify() {
@@ -312,10 +318,25 @@ func (w *webhookSender) notify() {
 func (w *webhookSender) run(ctx context.Context, stop <-chan struct{}) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	sctx, cancel := stopContext(ctx, stop)
+	defer cancel()
+	pace := retry.NewBackoff(retry.ClaimInitial, retry.ClaimMax, w.svc.now)
 	for {
 		ds, err := w.svc.store.WebhookClaim(ctx, &WebhookClaimParams{Owner: w.owner, Now: w.svc.now(), Lease: w.opts.Lease, Limit: w.opts.Workers})
-		if err != nil && ctx.Err() == nil {
-			w.svc.log.Error("webhooks: claim failed", "err", err)
+		if err != nil {
+			// A failed claim delivers nothing, whatever it returned.
+			if ctx.Err() != nil {
+				return
+			}
+			wait := pace.Failed()
+			w.svc.log.Error("webhooks: claim failed; backing off", "err", err, "retry_in", wait, "failed_claims", pace.Failures())
+			if w.sleep(sctx, wait) != nil {
+				return
+			}
+			continue
+		}
+		if n := pace.Succeeded(); n > 0 {
+			w.svc.log.Info("webhooks: claims succeed again", "failed_claims", n)
 		}
 		for _, d := range ds {
 			wg.Add(1)
@@ -363,11 +384,11 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	} else if rec.LastError == "" && rec.State != DeliveryDelivered {
 		rec.LastError = "endpoint answered " + strconv.Itoa(status)
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := w.svc.store.WebhookRecord(rctx, rec); err != nil {
-		w.svc.log.Error("webhooks: recording delivery failed", "delivery", d.ID, "err", err)
-	}
+	// The outcome is retried until the delivery's lease (d.DueAt of a
+	// claimed delivery) ends: until then no other worker delivers it again.
+	_ = recordOutcome(ctx, w.svc, w.sleep, d.DueAt, "webhooks: recording delivery", func(rctx context.Context) error {
+		return w.svc.store.WebhookRecord(rctx, rec)
+	}, "delivery", d.ID)
 	if rec.State == DeliveryFailed {
 		w.svc.log.Warn("webhooks: delivery failed for good", "endpoint", d.EndpointID, "event", d.EventID, "attempts", d.Attempts, "last_status", status)
 	}

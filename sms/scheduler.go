@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/retry"
 )
 
 // completeTimeout bounds recording the gateway's answers. It runs without
@@ -68,6 +69,16 @@ func (s *SMS) loop(ctx context.Context, stop <-chan struct{}, done chan<- struct
 	defer close(done)
 	t := time.NewTimer(0)
 	defer t.Stop()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	pace := retry.NewBackoff(retry.ClaimInitial, retry.ClaimMax, s.now)
 	for {
 		select {
 		case <-stop:
@@ -77,8 +88,20 @@ func (s *SMS) loop(ctx context.Context, stop <-chan struct{}, done chan<- struct
 		case <-s.wake:
 		case <-t.C:
 		}
-		if _, err := s.runDue(ctx, stop); err != nil && ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "sms: scheduler", "err", err.Error())
+		_, err := s.runDue(ctx, stop)
+		if err != nil && ctx.Err() == nil {
+			// A failed claim or outcome write: wait a growing pause (not
+			// cut short by new sends) before trying again.
+			wait := pace.Failed()
+			s.log.ErrorContext(ctx, "sms: scheduler failed; backing off", "err", err.Error(), "retry_in", wait, "failures", pace.Failures())
+			if s.sleep(sctx, wait) != nil {
+				return
+			}
+			t.Reset(0)
+			continue
+		}
+		if n := pace.Succeeded(); n > 0 {
+			s.log.InfoContext(ctx, "sms: scheduler works again", "failures", n)
 		}
 		t.Reset(s.opts.PollInterval)
 	}
@@ -109,7 +132,7 @@ func (s *SMS) runDue(ctx context.Context, stop <-chan struct{}) (int, error) {
 		if len(msgs) == 0 {
 			return total, nil
 		}
-		if err := s.deliver(ctx, msgs, token); err != nil {
+		if err := s.deliver(ctx, msgs, token, now.Add(s.opts.Lease)); err != nil {
 			return total, err
 		}
 		total += len(msgs)
@@ -120,8 +143,10 @@ func (s *SMS) runDue(ctx context.Context, stop <-chan struct{}) (int, error) {
 }
 
 // deliver hands claimed messages to the gateway in one call and records
-// each outcome.
-func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string) error {
+// each outcome. A failed write of the outcomes is retried until it succeeds
+// or the claim's lease (leaseUntil) ends: until then nobody else hands the
+// messages over again.
+func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string, leaseUntil time.Time) error {
 	gms := make([]*GatewayMessage, len(msgs))
 	for i, m := range msgs {
 		gms[i] = &GatewayMessage{Reference: m.ID, Number: m.Number, Mobile: m.Mobile, Text: m.Text, Sender: m.Sender}
@@ -158,11 +183,20 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string) error 
 	}
 	s.log.InfoContext(ctx, "sms: batch handed to gateway", "messages", len(msgs),
 		"sent", counts[StatusSent], "retry", counts[StatusQueued], "failed", counts[StatusFailed])
-	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), completeTimeout)
-	defer ccancel()
-	errs, err := s.store.SMSComplete(cctx, cs)
+	var errs []error
+	base := context.WithoutCancel(ctx)
+	n, err := retry.Until(ctx, leaseUntil, s.now, s.sleep, retry.RecordInitial, retry.RecordMax, func(context.Context) error {
+		cctx, ccancel := context.WithTimeout(base, completeTimeout)
+		defer ccancel()
+		var err error
+		errs, err = s.store.SMSComplete(cctx, cs)
+		return err
+	}, nil)
 	if err != nil {
-		return fmt.Errorf("complete: %w", err)
+		return fmt.Errorf("complete (%d attempts): %w", n, err)
+	}
+	if n > 1 {
+		s.log.InfoContext(ctx, "sms: outcomes recorded after retries", "messages", len(cs), "attempts", n)
 	}
 	for i, e := range errs {
 		if e != nil {

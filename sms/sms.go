@@ -40,6 +40,7 @@ import (
 
 	"github.com/nyaruka/phonenumbers"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/retry"
 )
 
 // MaxBulk is the largest number of messages in one bulk request.
@@ -61,6 +62,11 @@ const (
 type Options struct {
 	// Clock returns the current time. Default: time.Now.
 	Clock func() time.Time
+	// Sleep is how the scheduler waits after a failed claim and between
+	// retries of a failed outcome write: it waits d or until ctx is done
+	// (then it returns ctx's error). Default: a timer. Tests that inject
+	// Clock pass one that advances their clock instead.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger receives the service's logs (never an apikey or a message
 	// text). Default: discard.
 	Logger *slog.Logger
@@ -95,6 +101,9 @@ type SMS struct {
 
 	// wake nudges the scheduler loop after an immediate send.
 	wake chan struct{}
+	// sleep waits after a failed claim and between retries of an outcome
+	// write; tests replace it to move an injected clock instead.
+	sleep retry.Sleep
 
 	mu        sync.Mutex
 	running   bool
@@ -145,7 +154,10 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 	clock := o.Clock
 	s := &SMS{
 		store: store, gw: gw, now: func() time.Time { return clock().UTC() }, log: o.Logger, opts: o,
-		wake: make(chan struct{}, 1), zones: map[string]*time.Location{},
+		wake: make(chan struct{}, 1), sleep: retry.RealSleep, zones: map[string]*time.Location{},
+	}
+	if o.Sleep != nil {
+		s.sleep = o.Sleep
 	}
 	_, _ = rand.Read(s.dummyHash[:])
 	return s, nil
