@@ -34,9 +34,14 @@ var errorDocs = []errorDoc{
 	{messaging.CodeTemplateNotFound, 404, "No approved template has this template_name and language. Both must match exactly: en and en_US differ."},
 	{messaging.CodeRateLimitExceeded, 429, "Too many requests: limits count per workspace and endpoint, and per client address for requests without a valid key. Wait the seconds given by Retry-After, then retry with exponential backoff (1 s doubling, with 20 percent jitter)."},
 	{messaging.CodeInternal, 500, "An unexpected server error. Retry later; report the request_id if it persists."},
+	{messaging.CodeServiceUnavailable, 503, "The service's database is unreachable, locked or out of space for a moment. Nothing was stored, except when the connection was lost during the commit: retry after the seconds given by Retry-After, with the same idempotency key, so that a retry never sends twice."},
 	{CodeMethodNotAllowed, 405, "The path exists but does not accept this method. The Allow header lists the methods it accepts."},
 	{CodePayloadTooLarge, 413, "The request body is larger than the limit (1 MiB by default)."},
 }
+
+// retryAfterUnavailable is the Retry-After, in seconds, of a 503 answered
+// while the store is unavailable.
+const retryAfterUnavailable = "2"
 
 // envelope is the error body of every error response.
 type envelope struct {
@@ -85,6 +90,10 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	if status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", retryAfterUnavailable)
+		h.log.WarnContext(r.Context(), "store unavailable", "correlation_id", correlationID(r), "path", r.URL.Path, "err", err.Error())
 	}
 	writeJSON(w, status, envelope{Error: envelopeError{
 		Code: code, Message: message, StatusCode: status, RequestID: correlationID(r),

@@ -101,6 +101,9 @@ func (h *Handler) writeSMSError(w http.ResponseWriter, r *http.Request, err erro
 	if status == 0 {
 		status = sms.HTTPStatus(e.Code)
 	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", retryAfterUnavailable)
+	}
 	writeJSON(w, status, smsErrorBody{ResponseCode: e.Code, ResponseDescription: e.Description})
 }
 

@@ -155,11 +155,17 @@ func (e *faultEnv) rows(t *testing.T) string {
 	return fmt.Sprintf("messages %d, contacts %d, sms %d, credit %d, company %q", msgs, contacts, smsN, credit, company)
 }
 
-// runStorageFault breaks the store, checks that every write answers 500
-// internal_error (1005 on the SMS API) leaking nothing and storing nothing,
-// that reads still work, then mends it and checks that the same requests
-// succeed as first requests (no trace of the failed ones: no replay).
-func runStorageFault(t *testing.T, e *faultEnv, brk, mend func()) {
+// runStorageFault breaks the store, checks that every write answers status
+// (500 internal_error for an unexpected fault, 503 service_unavailable
+// with Retry-After for a store that is unavailable; 1005 on the SMS API)
+// leaking nothing and storing nothing, that reads still work, then mends it
+// and checks that the same requests succeed as first requests (no trace of
+// the failed ones: no replay).
+func runStorageFault(t *testing.T, e *faultEnv, status int, brk, mend func()) {
+	wantCode := "internal_error"
+	if status == 503 {
+		wantCode = "service_unavailable"
+	}
 	t.Helper()
 	before := e.rows(t)
 	brk()
@@ -168,7 +174,7 @@ func runStorageFault(t *testing.T, e *faultEnv, brk, mend func()) {
 		r := e.doRaw(request{method: w.method, path: w.path, key: e.A.Full, body: w.body, headers: hdr("X-Correlation-ID", cid)})
 		what := w.method + " " + w.path
 		switch {
-		case w.path == "/sms/v1/messages/bulk" && r.status != 500:
+		case w.path == "/sms/v1/messages/bulk" && r.status != status:
 			// A valid bulk request is 200; each entry carries its own 1005
 			// (a panic fails the whole request: 500 and 1005, below).
 			var bulk struct {
@@ -182,8 +188,10 @@ func runStorageFault(t *testing.T, e *faultEnv, brk, mend func()) {
 					t.Errorf("%s: entry %v, want 1005 without a messageid", what, en)
 				}
 			}
-		case r.status != 500:
-			t.Errorf("%s during the fault: status %d, want 500: %s", what, r.status, r.body)
+		case r.status != status:
+			t.Errorf("%s during the fault: status %d, want %d: %s", what, r.status, status, r.body)
+		case status == 503 && r.header.Get("Retry-After") == "":
+			t.Errorf("%s during the fault: 503 without Retry-After", what)
 		case w.sms:
 			var flat struct {
 				Code int    `json:"response-code"`
@@ -194,8 +202,8 @@ func runStorageFault(t *testing.T, e *faultEnv, brk, mend func()) {
 			}
 		default:
 			var env envelope
-			if err := json.Unmarshal(r.body, &env); err != nil || env.Error.Code != "internal_error" || env.Error.RequestID != cid {
-				t.Errorf("%s: body %s, want internal_error with request_id %s", what, r.body, cid)
+			if err := json.Unmarshal(r.body, &env); err != nil || env.Error.Code != wantCode || env.Error.StatusCode != status || env.Error.RequestID != cid {
+				t.Errorf("%s: body %s, want %s with request_id %s", what, r.body, wantCode, cid)
 			}
 		}
 		if m := leakRe.FindString(string(r.body)); m != "" {
@@ -238,15 +246,16 @@ func TestStorageFaultFailingWrites(t *testing.T) {
 	t.Cleanup(func() { inner.Close() })
 	st := &failingWrites{Store: inner}
 	e := setupFaultEnv(t, path, st)
-	runStorageFault(t, e, func() { st.broken.Store(true) }, func() { st.broken.Store(false) })
+	runStorageFault(t, e, 500, func() { st.broken.Store(true) }, func() { st.broken.Store(false) })
 	if !strings.Contains(e.logs.String(), "disk I/O error") {
 		t.Errorf("the store's error is not in the log")
 	}
 }
 
 // TestStorageFaultDatabaseLocked: another process holds the SQLite write
-// lock, so every write fails with SQLITE_BUSY after the busy timeout; when
-// it lets go, writes work again.
+// lock, so every write fails with SQLITE_BUSY after the busy timeout and
+// answers 503 with Retry-After (the client retries with its idempotency
+// key); when it lets go, writes work again.
 func TestStorageFaultDatabaseLocked(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "locked.db")
@@ -262,7 +271,7 @@ func TestStorageFaultDatabaseLocked(t *testing.T) {
 	}
 	t.Cleanup(func() { other.Close() })
 	var tx *sql.Tx
-	runStorageFault(t, e, func() {
+	runStorageFault(t, e, 503, func() {
 		var err error
 		if tx, err = other.BeginTx(context.Background(), nil); err != nil {
 			t.Fatal(err)
@@ -295,7 +304,7 @@ func TestPanicsAnswerWithoutTrace(t *testing.T) {
 	t.Cleanup(func() { inner.Close() })
 	st := &failingWrites{Store: inner}
 	e := setupFaultEnv(t, path, st)
-	runStorageFault(t, e, func() { st.panics.Store(true) }, func() { st.panics.Store(false) })
+	runStorageFault(t, e, 500, func() { st.panics.Store(true) }, func() { st.panics.Store(false) })
 	if !strings.Contains(e.logs.String(), "index out of range") {
 		t.Errorf("the panic is not in the log")
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/ujumbe/messaging"
 )
 
 // Response codes of the SMS API. They follow the bulk-SMS gateway
@@ -164,6 +166,12 @@ func errCredentials() *Error {
 // systemError wraps an unexpected error as CodeSystemError; its text is
 // never shown to API callers.
 func systemError(err error) *Error {
+	if errors.Is(err, messaging.ErrUnavailable) {
+		// The store is unreachable, locked or full: the client should retry
+		// (with its Idempotency-Key), which HTTP 503 and Retry-After say.
+		return &Error{Code: CodeSystemError, HTTPStatus: http.StatusServiceUnavailable,
+			Description: CodeText(CodeSystemError) + ": the service is temporarily unavailable; retry later", Err: err}
+	}
 	return &Error{Code: CodeSystemError, HTTPStatus: http.StatusInternalServerError, Description: CodeText(CodeSystemError), Err: err}
 }
 

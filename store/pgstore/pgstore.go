@@ -55,11 +55,13 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/ujumbe/messaging/internal/migrationfiles"
 	"hash/fnv"
+	"io"
 	"math"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -67,6 +69,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/migrationfiles"
 )
 
 var _ messaging.Store = (*Store)(nil)
@@ -248,7 +251,8 @@ func interpretError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, messaging.ErrStale) {
+	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, messaging.ErrStale) ||
+		errors.Is(err, messaging.ErrUnavailable) {
 		return err
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -263,7 +267,30 @@ func interpretError(err error) error {
 			return messaging.ErrNotFound
 		}
 	}
+	if unavailable(err) {
+		return fmt.Errorf("pgstore: %w: %w", messaging.ErrUnavailable, err)
+	}
 	return fmt.Errorf("pgstore: %w", err)
+}
+
+// unavailable reports whether err says that the database could not be
+// reached or could not do the work for now: a failed connect, a connection
+// lost (class 08, an administrator's or a crash's shutdown, a server that
+// is starting), or insufficient resources (class 53: disk full, out of
+// memory, too many connections).
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "53") ||
+			pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // retryable reports whether a transaction failed only because of

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mattn/go-sqlite3"
+	"github.com/ujumbe/messaging"
 )
 
 // Group commit. SQLite has one writer, and with synchronous=FULL every
@@ -39,7 +40,7 @@ var errClosed = errors.New("sqlitestore: store is closed")
 // errTxLost is returned to the requests of a transaction that SQLite rolled
 // back because of another request of the same batch: nothing of theirs was
 // stored.
-var errTxLost = errors.New("sqlitestore: the write transaction was rolled back by a failure of another write; nothing was stored")
+var errTxLost = fmt.Errorf("sqlitestore: %w: the write transaction was rolled back by a failure of another write; nothing was stored", messaging.ErrUnavailable)
 
 // Request states.
 const (

@@ -249,13 +249,22 @@ func interpretError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, messaging.ErrStale) {
+	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, messaging.ErrStale) ||
+		errors.Is(err, messaging.ErrUnavailable) {
 		return err
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return messaging.ErrNotFound
 	}
 	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrBusy, sqlite3.ErrLocked, sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrCantOpen, sqlite3.ErrReadonly, sqlite3.ErrNomem:
+			// Locked past the busy timeout, out of space, or a failing
+			// disk: SQLite rolled the statement (or the transaction) back.
+			return fmt.Errorf("sqlitestore: %w: %w", messaging.ErrUnavailable, err)
+		}
+	}
 	if errors.As(err, &se) && se.Code == sqlite3.ErrConstraint {
 		switch se.ExtendedCode {
 		case sqlite3.ErrConstraintUnique, sqlite3.ErrConstraintPrimaryKey:
