@@ -434,7 +434,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	codes := []messaging.Code{
 		messaging.CodeUnauthorized, messaging.CodeInvalidAPIKey, messaging.CodeForbidden, messaging.CodeNotFound,
 		messaging.CodeConflict, messaging.CodeValidation, messaging.CodeChannelUnavailable,
-		messaging.CodeTemplateNotFound, messaging.CodeRateLimitExceeded, messaging.CodeInternal,
+		messaging.CodeTemplateNotFound, messaging.CodeRateLimitExceeded, messaging.CodeInternal, messaging.CodeServiceUnavailable,
 		httpapi.CodeMethodNotAllowed, httpapi.CodePayloadTooLarge,
 	}
 	var wantCodes []string
