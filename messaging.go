@@ -89,6 +89,14 @@ type Options struct {
 	// rest (AES-256-GCM). Required to create webhook endpoints and to
 	// deliver to them; keep it outside the database.
 	SecretKey []byte
+	// PendingReportRetention is how long a provider's status report about
+	// a provider message id that no message carries yet is kept, waiting
+	// for the dispatcher to record that id (Meta may report a message
+	// delivered before its answer to the send is recorded; see
+	// Service.ApplyProviderStatus). Older reports are discarded. At most
+	// MaxPendingReports reports are kept per id. Zero or negative means
+	// the default: DefaultPendingReportRetention (24 h).
+	PendingReportRetention time.Duration
 }
 
 // Service is the messaging service. It is safe for concurrent use.
@@ -101,6 +109,8 @@ type Service struct {
 	aead     cipher.AEAD
 	dispatch *dispatcher
 	hooks    *webhookSender
+	// retention is Options.PendingReportRetention with its default.
+	retention time.Duration
 
 	runMu sync.Mutex
 	stop  chan struct{}
@@ -125,7 +135,11 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: store, provider: provider, now: func() time.Time { return o.Clock().UTC() }, log: o.Logger, events: &eventBus{}}
+	if o.PendingReportRetention <= 0 {
+		o.PendingReportRetention = DefaultPendingReportRetention
+	}
+	s := &Service{store: store, provider: provider, now: func() time.Time { return o.Clock().UTC() }, log: o.Logger, events: &eventBus{},
+		retention: o.PendingReportRetention}
 	if o.SecretKey != nil {
 		aead, err := newAEAD(o.SecretKey)
 		if err != nil {
@@ -585,21 +599,36 @@ type StatusUpdate struct {
 	ProviderMessageID string
 }
 
+// checkStatus validates a reported status: one of sent, delivered, read
+// and failed, and for failed a provider code.
+func checkStatus(status, providerCode string) error {
+	if statusFrom(status) == nil {
+		return validationError("status", "must be one of sent, delivered, read, failed (got %q)", status)
+	}
+	if status == StatusFailed && providerCode == "" {
+		return validationError("provider_code", "is required when status is failed")
+	}
+	return nil
+}
+
 // UpdateStatus applies a status change under the status rules: statuses
 // only move forward, failed is reachable from any non-terminal status, and an
 // out-of-order update (delivered after read) is ignored without error. It
 // reports whether the status changed; each change emits a
 // message.status_updated event to subscribers.
+//
+// A change that records u.ProviderMessageID (the dispatcher's queued ->
+// sent) then applies, in the order they arrived, the provider's reports
+// about that id that came before it and were kept (see
+// ApplyProviderStatus); a failure to apply them is logged, since the
+// change itself is done.
 func (s *Service) UpdateStatus(ctx context.Context, u *StatusUpdate) (bool, error) {
-	from := statusFrom(u.Status)
-	if from == nil {
-		return false, validationError("status", "must be one of sent, delivered, read, failed (got %q)", u.Status)
+	if err := checkStatus(u.Status, u.ProviderCode); err != nil {
+		return false, err
 	}
+	from := statusFrom(u.Status)
 	var reason string
 	if u.Status == StatusFailed {
-		if u.ProviderCode == "" {
-			return false, validationError("provider_code", "is required when status is failed")
-		}
 		reason = FailureReason(u.ProviderCode, u.ProviderText)
 	}
 	now := s.now()
@@ -623,6 +652,12 @@ func (s *Service) UpdateStatus(ctx context.Context, u *StatusUpdate) (bool, erro
 	if changed && ev != nil {
 		s.hooks.notify()
 		s.events.publish(ctx, ev)
+	}
+	if changed && u.ProviderMessageID != "" {
+		if _, err := s.applyPending(ctx, u.WorkspaceID, u.MessageID, u.ProviderMessageID); err != nil {
+			s.log.ErrorContext(ctx, "applying the status reports kept for a provider message id failed",
+				"message_id", u.MessageID, "provider_message_id", u.ProviderMessageID, "err", err)
+		}
 	}
 	return changed, nil
 }

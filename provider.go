@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -53,22 +54,118 @@ type ProviderStatus struct {
 	Text string
 }
 
+// Bounds of the reports kept for provider message ids not known yet.
+const (
+	// DefaultPendingReportRetention is the default
+	// Options.PendingReportRetention.
+	DefaultPendingReportRetention = 24 * time.Hour
+	// MaxPendingReports is the most reports kept for one provider message
+	// id not known yet; later ones are dropped. A message has four
+	// statuses to report, so this leaves room for repeated reports.
+	MaxPendingReports = 8
+)
+
 // ApplyProviderStatus applies a provider's status report under the status
 // rules (see UpdateStatus). Reports arrive in any order; one that would
 // move a status backwards is ignored. It reports whether the status
-// changed; an unknown provider message id is not_found.
+// changed.
+//
+// A report can arrive before the dispatcher has recorded the provider
+// message id it is about: Meta pushes delivered within milliseconds of
+// answering the send. A report of an id that no message carries is
+// therefore validated and kept in the store (for
+// Options.PendingReportRetention, at most MaxPendingReports per id; more
+// are dropped and logged), and applied when the id is recorded (see
+// UpdateStatus); ApplyProviderStatus then returns false and no error, as
+// for an ignored report: either way the report needs no resending. Only an
+// error means the report was neither applied nor kept, so that the
+// provider should deliver it again; an invalid report (an unknown status,
+// failed without code) is a validation_error.
 func (s *Service) ApplyProviderStatus(ctx context.Context, p *ProviderStatus) (bool, error) {
 	if p.ProviderMessageID == "" {
 		return false, validationError("id", "the provider message id is required")
 	}
 	m, err := s.store.MessageGetByProviderID(ctx, p.ProviderMessageID)
-	if err != nil {
+	if err == nil {
+		return s.UpdateStatus(ctx, &StatusUpdate{
+			WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: p.Status,
+			ProviderCode: p.Code, ProviderText: p.Text,
+		})
+	}
+	if !errors.Is(err, ErrNotFound) {
 		return false, wrapStoreError(err, "provider message", p.ProviderMessageID)
 	}
-	return s.UpdateStatus(ctx, &StatusUpdate{
-		WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: p.Status,
-		ProviderCode: p.Code, ProviderText: p.Text,
-	})
+	return s.keepReport(ctx, p)
+}
+
+// keepReport keeps a valid report of a provider message id that no message
+// carries yet, until UpdateStatus records the id.
+//
+// The dispatcher records the id, then takes the reports kept for it; a
+// report kept just after that take would wait for nothing. So once the
+// report is kept, the id is looked up again: when a message carries it
+// now, its reports are taken and applied here. Whichever of the two takes
+// comes second finds the report, since the lookup follows the save and the
+// dispatcher's take follows its record of the id.
+func (s *Service) keepReport(ctx context.Context, p *ProviderStatus) (bool, error) {
+	if err := checkStatus(p.Status, p.Code); err != nil {
+		return false, err
+	}
+	now := s.now()
+	r := &PendingReport{ProviderMessageID: p.ProviderMessageID, Status: p.Status,
+		ProviderCode: p.Code, ProviderText: p.Text, ReceivedAt: now}
+	kept, err := s.store.PendingReportSave(ctx, &PendingReportSaveParams{Report: r, NotBefore: now.Add(-s.retention), Limit: MaxPendingReports})
+	if err != nil {
+		return false, wrapStoreError(err, "pending report", p.ProviderMessageID)
+	}
+	if kept {
+		s.log.InfoContext(ctx, "kept a status report of a provider message id not recorded yet",
+			"provider_message_id", p.ProviderMessageID, "status", p.Status)
+	} else {
+		s.log.WarnContext(ctx, "dropped a status report: too many are kept for its provider message id",
+			"provider_message_id", p.ProviderMessageID, "status", p.Status, "limit", MaxPendingReports)
+	}
+	m, err := s.store.MessageGetByProviderID(ctx, p.ProviderMessageID)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		// The report is kept, but if the dispatcher's take came before
+		// the save it would wait for nothing: ask for it again.
+		return false, wrapStoreError(err, "provider message", p.ProviderMessageID)
+	}
+	return s.applyPending(ctx, m.WorkspaceID, m.ID, p.ProviderMessageID)
+}
+
+// applyPending takes the unexpired reports kept for providerMessageID and
+// applies them, oldest first, to message id of workspace ws through
+// UpdateStatus, and reports whether any changed its status.
+//
+// A report that fails to apply is not kept again: it was taken because a
+// message now carries its id, and takes happen only when an id is
+// recorded or a report of an unknown id is kept, so it would wait, never
+// applied, until it expired. The failure (of the store) is returned, and
+// the reports not applied are logged.
+func (s *Service) applyPending(ctx context.Context, ws, id, providerMessageID string) (bool, error) {
+	reports, err := s.store.PendingReportTake(ctx, providerMessageID, s.now().Add(-s.retention))
+	if err != nil {
+		return false, wrapStoreError(err, "pending report", providerMessageID)
+	}
+	changed := false
+	for i, r := range reports {
+		c, err := s.UpdateStatus(ctx, &StatusUpdate{WorkspaceID: ws, MessageID: id, Status: r.Status,
+			ProviderCode: r.ProviderCode, ProviderText: r.ProviderText})
+		if err != nil {
+			for _, lost := range reports[i:] {
+				s.log.ErrorContext(ctx, "a kept status report could not be applied and is lost",
+					"message_id", id, "provider_message_id", providerMessageID, "status", lost.Status,
+					"received_at", lost.ReceivedAt, "err", err)
+			}
+			return changed, err
+		}
+		changed = changed || c
+	}
+	return changed, nil
 }
 
 // InboundMessage is a message a contact sent to the workspace, as reported

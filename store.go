@@ -103,6 +103,21 @@ type Store interface {
 	// message id, in any workspace.
 	MessageGetByProviderID(ctx context.Context, providerMessageID string) (*Message, error)
 
+	// PendingReportSave keeps p.Report, a provider's status report about
+	// a provider message id no message carries yet, unless the store
+	// already holds p.Limit reports of that id received at or after
+	// p.NotBefore; it reports whether the report was kept. It sets
+	// p.Report.Seq, which is greater than the Seq of every report kept
+	// before. The count and the insert are atomic, so concurrent saves
+	// never keep more than p.Limit reports of one id. It also deletes
+	// reports received before p.NotBefore, of any id, a bounded number per
+	// call, so that expired reports do not pile up.
+	PendingReportSave(ctx context.Context, p *PendingReportSaveParams) (kept bool, err error)
+	// PendingReportTake deletes every report of providerMessageID and
+	// returns those received at or after notBefore, in Seq order, in one
+	// atomic step: two concurrent takes never return the same report.
+	PendingReportTake(ctx context.Context, providerMessageID string, notBefore time.Time) ([]*PendingReport, error)
+
 	// WebhookEndpointCreate inserts e. ErrNotFound if its workspace does
 	// not exist.
 	WebhookEndpointCreate(ctx context.Context, e *WebhookEndpoint) error
@@ -158,6 +173,32 @@ type EventRecord struct {
 	Type        string
 	Payload     []byte
 	CreatedAt   time.Time
+}
+
+// PendingReport is a provider's status report kept by the store until the
+// message it is about is known by its provider message id (see
+// Service.ApplyProviderStatus).
+type PendingReport struct {
+	// Seq orders the reports; the store sets it when it keeps a report.
+	Seq               int64
+	ProviderMessageID string
+	// Status is sent, delivered, read or failed.
+	Status string
+	// ProviderCode and ProviderText describe a failure.
+	ProviderCode string
+	ProviderText string
+	// ReceivedAt is when the report arrived; it expires with it.
+	ReceivedAt time.Time
+}
+
+// PendingReportSaveParams are the arguments of Store.PendingReportSave.
+type PendingReportSaveParams struct {
+	Report *PendingReport
+	// NotBefore is the oldest ReceivedAt still kept: older reports have
+	// expired.
+	NotBefore time.Time
+	// Limit is the most reports of one provider message id kept.
+	Limit int
 }
 
 // WebhookEndpoint is a webhook subscription of a workspace. The secret is

@@ -40,13 +40,17 @@ const maxChallenge = 256
 // and it records inbound messages (WhatsApp value.messages[]; Messenger and
 // Instagram entry[].messaging[].message) through Service.RecordInbound in
 // the workspace that Accounts gives for the receiving account. Reports
-// arrive in any order and never move a status backwards. Items that cannot
-// be applied (an unknown provider message id, an unknown account, an
-// unsupported type) are ignored and logged, and the answer is still 200;
-// only a failure of the service itself (for example the store) answers 500,
-// so that Meta delivers the notification again (applying it twice is
-// harmless: statuses never move back and inbound messages are recorded
-// once).
+// arrive in any order and never move a status backwards. A status report
+// of a provider message id that no message carries yet (Meta can report
+// delivered before the dispatcher has recorded the id) is kept by the
+// service and applied once the id is recorded (see
+// messaging.Service.ApplyProviderStatus), and counts as a status. Items
+// that cannot be applied (an unknown account, an unsupported type or
+// status) are ignored and logged, and the answer is still 200; only a
+// failure of the service itself (for example the store, including a status
+// report it could not keep) answers 500, so that Meta delivers the
+// notification again (applying it twice is harmless: statuses never move
+// back and inbound messages are recorded once).
 type MetaWebhook struct {
 	// Path is where the receiver is mounted. Default "/webhooks/meta". A
 	// path that is not clean or collides with another route is not

@@ -37,11 +37,20 @@ const (
 	metaCustomer = "+254712345678"
 )
 
-// metaStore counts created messages and can fail provider-id lookups.
+// metaStore counts created messages and can fail provider-id lookups and
+// the saves of pending status reports.
 type metaStore struct {
 	messaging.Store
-	created atomic.Int64
-	broken  atomic.Bool
+	created    atomic.Int64
+	broken     atomic.Bool
+	saveBroken atomic.Bool
+}
+
+func (s *metaStore) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
+	if s.saveBroken.Load() {
+		return false, errors.New("disk I/O error")
+	}
+	return s.Store.PendingReportSave(ctx, p)
 }
 
 func (s *metaStore) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
@@ -374,9 +383,9 @@ func TestMetaUnknownItemsAreIgnoredAndLogged(t *testing.T) {
 	e := metaSetup(t, nil)
 	m := e.sent(t, "whatsapp", metaCustomer, "wamid.KNOWN")
 	a := e.postOK(t, waStatuses(
-		waStatus("wamid.NEVER_SENT_BY_US", "delivered"),
 		waStatus("wamid.KNOWN", "delivered"),
 		waStatus("wamid.KNOWN", "deleted"),
+		waStatus("wamid.UNKNOWN", "deleted"),
 		`{"status":"read"}`,
 	))
 	if diff := cmp.Diff(metaAnswer{Statuses: 1, Ignored: 3}, a); diff != "" {
@@ -385,8 +394,8 @@ func TestMetaUnknownItemsAreIgnoredAndLogged(t *testing.T) {
 	if got := e.get(t, m.ID).Status; got != "delivered" {
 		t.Errorf("status = %s, want delivered", got)
 	}
-	if !strings.Contains(e.log.String(), "wamid.NEVER_SENT_BY_US") {
-		t.Errorf("the unknown id was not logged:\n%s", e.log)
+	if !strings.Contains(e.log.String(), "wamid.UNKNOWN") {
+		t.Errorf("the ignored status was not logged:\n%s", e.log)
 	}
 	if strings.Contains(e.log.String(), metaSecret) {
 		t.Error("the app secret was logged")
@@ -561,6 +570,78 @@ func TestMetaStoreFailureAsksForRetry(t *testing.T) {
 	e.store.broken.Store(false)
 	e.postOK(t, body) // Meta's retry
 	if got := e.get(t, m.ID).Status; got != "delivered" {
+		t.Errorf("status = %s, want delivered", got)
+	}
+}
+
+// queued creates an outbound WhatsApp message in metaWS that the dispatcher
+// has not handed to the provider yet.
+func (e *metaEnv) queued(t *testing.T) string {
+	t.Helper()
+	res, err := e.svc.Workspace(metaWS).Messages.Send(t.Context(), &messaging.SendParams{Channel: "whatsapp", To: metaCustomer, Type: "text", Text: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.MessageID
+}
+
+// recordSent records message id as sent with provider id pid, as the
+// dispatcher does when the provider answers the send.
+func (e *metaEnv) recordSent(t *testing.T, id, pid string) {
+	t.Helper()
+	if _, err := e.svc.UpdateStatus(t.Context(), &messaging.StatusUpdate{WorkspaceID: metaWS, MessageID: id, Status: "sent", ProviderMessageID: pid}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMetaStatusBeforeTheProviderIDIsKept: Meta reports delivered and read
+// before the dispatcher has recorded the message's wamid. The receiver
+// answers 200 and the reports are applied when the wamid is recorded.
+func TestMetaStatusBeforeTheProviderIDIsKept(t *testing.T) {
+	t.Parallel()
+	e := metaSetup(t, nil)
+	id := e.queued(t)
+	var events []string
+	unsubscribe := e.svc.Subscribe(func(_ context.Context, ev *messaging.Event) {
+		events = append(events, ev.Data.PreviousStatus+">"+ev.Data.Status)
+	})
+	defer unsubscribe()
+	a := e.postOK(t, waStatuses(waStatus("wamid.EARLY", "delivered")))
+	a2 := e.postOK(t, waStatuses(waStatus("wamid.EARLY", "read")))
+	if diff := cmp.Diff([]metaAnswer{{Statuses: 1}, {Statuses: 1}}, []metaAnswer{a, a2}); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	if got := e.get(t, id).Status; got != "queued" {
+		t.Fatalf("status = %s before the wamid is recorded, want queued", got)
+	}
+	e.recordSent(t, id, "wamid.EARLY")
+	if got := e.get(t, id).Status; got != "read" {
+		t.Errorf("status = %s, want read", got)
+	}
+	if diff := cmp.Diff([]string{"queued>sent", "sent>delivered", "delivered>read"}, events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestMetaStatusThatCannotBeKeptAsksForRetry: when the report of a wamid
+// not recorded yet cannot be kept, the receiver answers 500 so that Meta
+// delivers it again.
+func TestMetaStatusThatCannotBeKeptAsksForRetry(t *testing.T) {
+	t.Parallel()
+	e := metaSetup(t, nil)
+	id := e.queued(t)
+	body := waStatuses(waStatus("wamid.LATE", "delivered"))
+	e.store.saveBroken.Store(true)
+	w := e.post(t, "/webhooks/meta", body)
+	if w.Code != 500 || strings.Contains(w.Body.String(), "disk I/O") {
+		t.Fatalf("status = %d (%s), want 500 without internal detail", w.Code, w.Body)
+	}
+	e.store.saveBroken.Store(false)
+	if a := e.postOK(t, body); a.Statuses != 1 { // Meta's retry
+		t.Errorf("retry: answer = %+v, want 1 status", a)
+	}
+	e.recordSent(t, id, "wamid.LATE")
+	if got := e.get(t, id).Status; got != "delivered" {
 		t.Errorf("status = %s, want delivered", got)
 	}
 }

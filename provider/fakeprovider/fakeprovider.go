@@ -51,7 +51,9 @@
 // not_found because the dispatcher has not yet recorded sent and the
 // provider message id, the report (and every later report of the same
 // message) stays scheduled and is tried again by the next Flush, for up to
-// Options.RetryFor. Run calls Flush periodically, for long-running servers.
+// Options.RetryFor. (*messaging.Service never says so: it keeps such a
+// report itself and applies it when the id is recorded.) Run calls Flush
+// periodically, for long-running servers.
 //
 // # Scripted failures
 //
@@ -118,8 +120,9 @@ const (
 type TemplateLookup func(ctx context.Context, workspaceID, name, language string) (*messaging.Template, error)
 
 // Sink receives the provider's status reports. *messaging.Service satisfies
-// it. ApplyProviderStatus reports an unknown provider message id as an error
-// matching messaging.ErrNotFound.
+// it. A Sink may report an unknown provider message id as an error matching
+// messaging.ErrNotFound, and the report is tried again later (see Flush);
+// *messaging.Service instead keeps the report and answers no error.
 type Sink interface {
 	ApplyProviderStatus(ctx context.Context, s *messaging.ProviderStatus) (bool, error)
 }

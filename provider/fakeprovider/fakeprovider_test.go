@@ -502,9 +502,9 @@ func TestRunFlushes(t *testing.T) {
 	}
 }
 
-// TestWithService runs the fake against a real Service on memstore: a
-// report applied before the message is recorded as sent waits, and then
-// moves it to delivered and read.
+// TestWithService runs the fake against a real Service on memstore: the
+// reports applied before the message is recorded as sent are kept by the
+// Service, and move it to delivered and read when sent is recorded.
 func TestWithService(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -532,11 +532,14 @@ func TestWithService(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Advance(time.Hour)
-	flush(t, p, 0) // not recorded yet: kept
+	flush(t, p, 2) // not recorded yet: the Service keeps them
+	if got, err := svc.Workspace("ws_1").Messages.Get(ctx, m.ID); err != nil || got.Status != messaging.StatusQueued {
+		t.Fatalf("before sent is recorded: %v, %v; want queued", got, err)
+	}
 	if _, err := svc.UpdateStatus(ctx, &messaging.StatusUpdate{WorkspaceID: "ws_1", MessageID: m.ID, Status: "sent", ProviderMessageID: r.ProviderMessageID}); err != nil {
 		t.Fatal(err)
 	}
-	flush(t, p, 2)
+	flush(t, p, 0)
 	got, err := svc.Workspace("ws_1").Messages.Get(ctx, m.ID)
 	if err != nil {
 		t.Fatal(err)

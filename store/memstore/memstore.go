@@ -36,6 +36,8 @@ type Store struct {
 	// deliveries holds the pending webhook deliveries in Seq order.
 	deliveries []*messaging.WebhookDelivery
 	seq        int64
+	// pending holds the kept provider reports (pending.go).
+	pending pendingReports
 	// sms holds the SMS accounts and messages (sms.go), under its own lock.
 	sms smsData
 }

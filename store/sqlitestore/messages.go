@@ -125,7 +125,7 @@ var (
 
 // hotWrites are prepared once on the writer connection (see stmt).
 var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
-	qSMSDebit, qSMSInsert}
+	qSMSDebit, qSMSInsert, qPendingSweep, qPendingInsert, qPendingTake}
 
 func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
 	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {

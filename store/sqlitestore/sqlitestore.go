@@ -291,7 +291,8 @@ func (s *Store) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // and its channels) and of every status report, prepared once on the
 // reader pool (see queryRow). Each is one statement, which reads one
 // snapshot by itself: they need no explicit transaction.
-var hotReads = []string{qWorkspaceGet, qAPIKeysByPrefix, qMessageByWSID, qMessageByIdem, qMessageByProviderID, qContactGet, qSMSAccountKey}
+var hotReads = []string{qWorkspaceGet, qAPIKeysByPrefix, qMessageByWSID, qMessageByIdem, qMessageByProviderID, qContactGet, qSMSAccountKey,
+	qPendingAny}
 
 // prepareReads prepares hotReads on the reader pool.
 func (s *Store) prepareReads(ctx context.Context) error {

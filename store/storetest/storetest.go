@@ -43,6 +43,10 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"WebhookOutbox", testWebhookOutbox},
 		{"CancellationTruth", testCancellationTruth},
 		{"WebhookEndpointUpdate", testWebhookEndpointUpdate},
+		{"PendingReports", testPendingReports},
+		{"PendingReportExpiry", testPendingReportExpiry},
+		{"PendingReportLimit", testPendingReportLimit},
+		{"PendingReportConcurrent", testPendingReportConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

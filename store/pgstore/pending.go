@@ -1,0 +1,107 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/ujumbe/messaging"
+)
+
+// sweepBatch bounds the expired reports one PendingReportSave deletes.
+const sweepBatch = 100
+
+// pendingLockClass is the first key of the transaction-scoped advisory
+// locks that serialize the saves of one provider message id (the second
+// key is a hash of the id). Two-key advisory locks never collide with the
+// one-key lock of the migrations.
+const pendingLockClass = 0x6d736772 // "msgr"
+
+// Statements of the pending provider reports (see
+// migrations/0004_pending_reports.sql).
+const (
+	// qPendingSweep deletes a batch of expired reports, skipping those
+	// another transaction is deleting, so concurrent saves never wait on
+	// each other's sweep.
+	qPendingSweep = `DELETE FROM pending_reports WHERE seq IN (
+			SELECT seq FROM pending_reports WHERE received_at < $1 ORDER BY received_at LIMIT $2
+			FOR UPDATE SKIP LOCKED)`
+	qPendingInsert = `INSERT INTO pending_reports (provider_message_id, status, provider_code, provider_text, received_at)
+			SELECT $1, $2, $3, $4, $5
+			WHERE (SELECT count(*) FROM pending_reports WHERE provider_message_id = $1 AND received_at >= $6) < $7
+			RETURNING seq`
+	qPendingTake = `WITH d AS (
+			DELETE FROM pending_reports WHERE provider_message_id = $1
+			RETURNING seq, provider_message_id, status, provider_code, provider_text, received_at)
+		SELECT seq, provider_message_id, status, provider_code, provider_text, received_at FROM d
+		WHERE received_at >= $2 ORDER BY seq`
+)
+
+// pendingLockKey is the second advisory lock key of a provider message id.
+func pendingLockKey(providerMessageID string) int32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(providerMessageID))
+	return int32(h.Sum32())
+}
+
+// PendingReportSave implements messaging.Store. In one transaction it
+// takes an advisory lock on the id (so the count and the insert of
+// concurrent saves of one id do not interleave under READ COMMITTED),
+// sweeps a batch of expired reports and inserts the report if the id has
+// fewer than p.Limit unexpired ones.
+func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
+	ctx = writeCtx(ctx)
+	r := p.Report
+	var kept bool
+	var seq int64
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		kept = false
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, int32(pendingLockClass), pendingLockKey(r.ProviderMessageID)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, qPendingSweep, ts(p.NotBefore), sweepBatch); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, qPendingInsert, r.ProviderMessageID, r.Status, r.ProviderCode, r.ProviderText, ts(r.ReceivedAt),
+			ts(p.NotBefore), p.Limit).Scan(&seq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // the id has p.Limit reports already
+		}
+		if err != nil {
+			return err
+		}
+		kept = true
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if kept {
+		r.Seq = seq
+	}
+	return kept, nil
+}
+
+// PendingReportTake implements messaging.Store with one DELETE ...
+// RETURNING: a report deleted by a concurrent take is not returned twice.
+func (s *Store) PendingReportTake(ctx context.Context, providerMessageID string, notBefore time.Time) ([]*messaging.PendingReport, error) {
+	ctx = writeCtx(ctx)
+	rows, err := s.pool.Query(ctx, qPendingTake, providerMessageID, ts(notBefore))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*messaging.PendingReport
+	for rows.Next() {
+		var r messaging.PendingReport
+		var received int64
+		if err := rows.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
+			return nil, interpretError(err)
+		}
+		r.ReceivedAt = fromTS(received)
+		out = append(out, &r)
+	}
+	return out, interpretError(rows.Err())
+}

@@ -1,0 +1,104 @@
+package sqlitestore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// sweepBatch bounds the expired reports one PendingReportSave deletes.
+const sweepBatch = 100
+
+// Statements of the pending provider reports (see
+// migrations/0005_pending_reports.sql).
+const (
+	qPendingSweep = `DELETE FROM pending_reports WHERE seq IN (
+			SELECT seq FROM pending_reports WHERE received_at < ? ORDER BY received_at LIMIT ?)`
+	qPendingInsert = `INSERT INTO pending_reports (provider_message_id, status, provider_code, provider_text, received_at)
+			SELECT ?, ?, ?, ?, ?
+			WHERE (SELECT count(*) FROM pending_reports WHERE provider_message_id = ? AND received_at >= ?) < ?
+			RETURNING seq`
+	qPendingTake = `DELETE FROM pending_reports WHERE provider_message_id = ?
+			RETURNING seq, provider_message_id, status, provider_code, provider_text, received_at`
+	qPendingAny = `SELECT 1 FROM pending_reports WHERE provider_message_id = ? LIMIT 1`
+)
+
+// PendingReportSave implements messaging.Store. The sweep, the count of
+// the id's unexpired reports and the insert run in one write transaction;
+// the writer is serialized, so the count cannot be overtaken.
+func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
+	r := p.Report
+	var kept bool
+	var seq int64
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		kept = false
+		if _, err := s.execTx(ctx, tx, qPendingSweep, fmtTime(p.NotBefore), sweepBatch); err != nil {
+			return err
+		}
+		err := s.rowTx(ctx, tx, qPendingInsert, r.ProviderMessageID, r.Status, r.ProviderCode, r.ProviderText, fmtTime(r.ReceivedAt),
+			r.ProviderMessageID, fmtTime(p.NotBefore), p.Limit).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // the id has p.Limit reports already
+		}
+		if err != nil {
+			return err
+		}
+		kept = true
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if kept {
+		r.Seq = seq
+	}
+	return kept, nil
+}
+
+// PendingReportTake implements messaging.Store. It first looks for a report
+// of the id on a reader connection, and only when there is one deletes
+// them through the writer: most ids recorded by the dispatcher have none,
+// and a report saved after that read is the saver's to take (see
+// messaging.Service.ApplyProviderStatus).
+func (s *Store) PendingReportTake(ctx context.Context, providerMessageID string, notBefore time.Time) ([]*messaging.PendingReport, error) {
+	var one int
+	if err := s.queryRow(ctx, qPendingAny, providerMessageID).Scan(&one); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
+		}
+		return nil, interpretError(err)
+	}
+	var out []*messaging.PendingReport
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		out = nil
+		rows, err := s.queryTx(ctx, tx, qPendingTake, providerMessageID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r messaging.PendingReport
+			var received string
+			if err := rows.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
+				return err
+			}
+			if r.ReceivedAt, err = parseTime(received); err != nil {
+				return err
+			}
+			if !r.ReceivedAt.Before(notBefore) {
+				out = append(out, &r)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *messaging.PendingReport) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, nil
+}
