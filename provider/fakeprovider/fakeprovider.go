@@ -170,10 +170,13 @@ type Options struct {
 	// kept in memory.
 	KeepSent int
 	// MaxPending bounds the scheduled reports: while that many are
-	// pending, Send waits (until Flush applies some, or its context ends)
-	// before it accepts a message. A dispatcher that sends faster than the
-	// Sink takes reports then keeps its backlog in its own queue, not in
-	// the provider's memory. Default 0: no bound, which suits tests.
+	// pending, Send first drops the oldest reports of messages the Sink
+	// reported unknown (logging how many), and, if none are, waits (until
+	// Flush applies some, or its context ends) before it accepts a message.
+	// A dispatcher that sends faster than the Sink takes reports then keeps
+	// its backlog in its own queue, not in the provider's memory, and
+	// reports nobody will take never block sends. Default 0: no bound,
+	// which suits tests.
 	MaxPending int
 	// FlushWorkers is how many messages' reports Flush applies at once.
 	// Default 1: one report after the other, in due order. With more,
@@ -207,6 +210,9 @@ type Provider struct {
 	failNext []error
 	inbound  map[string]time.Time // workspace + "\x00" + number -> last inbound
 	drained  chan struct{}        // closed, and replaced, when Flush takes reports off pending
+	// unknown holds the provider message ids the Sink last reported as
+	// not found; their reports are the first dropped when pending is full.
+	unknown map[string]bool
 }
 
 // New returns a Provider with default Options: it accepts every well-formed
@@ -235,7 +241,7 @@ func NewWithOptions(opts *Options) *Provider {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{})}
+	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{}), unknown: map[string]bool{}}
 }
 
 // SetSink sets the Sink that Flush applies status reports to.
@@ -343,12 +349,22 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 	return &messaging.SendReceipt{ProviderMessageID: id}, nil
 }
 
-// waitForRoom waits while Options.MaxPending reports are scheduled.
+// waitForRoom waits while Options.MaxPending reports are scheduled, after
+// dropping the oldest reports of unknown messages to make room.
 func (p *Provider) waitForRoom(ctx context.Context) error {
 	for {
 		p.mu.Lock()
 		full, drained := p.opts.MaxPending > 0 && len(p.pending) >= p.opts.MaxPending, p.drained
+		dropped := 0
+		if full {
+			dropped = p.dropUnknown()
+			full = len(p.pending) >= p.opts.MaxPending
+		}
 		p.mu.Unlock()
+		if dropped > 0 {
+			p.opts.Logger.WarnContext(ctx, "fakeprovider: pending reports at MaxPending: dropped the oldest reports of unknown messages",
+				"dropped", dropped, "max_pending", p.opts.MaxPending)
+		}
 		if !full {
 			return nil
 		}
@@ -358,6 +374,30 @@ func (p *Provider) waitForRoom(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// dropUnknown removes the oldest reports of messages the Sink reported
+// unknown, a tenth of MaxPending at least, and returns how many it
+// removed; p.mu is held.
+func (p *Provider) dropUnknown() int {
+	want := len(p.pending) - p.opts.MaxPending + max(1, p.opts.MaxPending/10)
+	dropped := 0
+	p.pending = slices.DeleteFunc(p.pending, func(r Report) bool {
+		if dropped < want && p.unknown[r.Status.ProviderMessageID] {
+			dropped++
+			return true
+		}
+		return false
+	})
+	// Forget the ids that no longer have reports.
+	left := map[string]bool{}
+	for _, r := range p.pending {
+		if p.unknown[r.Status.ProviderMessageID] {
+			left[r.Status.ProviderMessageID] = true
+		}
+	}
+	p.unknown = left
+	return dropped
 }
 
 // schedule adds a report; p.mu is held.
@@ -658,11 +698,14 @@ func (p *Provider) apply(ctx context.Context, sink Sink, now time.Time, due []Re
 		switch {
 		case err == nil:
 			applied++
+			p.markUnknown(id, false)
 		case errors.Is(err, messaging.ErrNotFound):
 			held[id] = true
+			p.markUnknown(id, true)
 			if now.Sub(r.Due) > p.opts.RetryFor {
 				p.opts.Logger.WarnContext(ctx, "fakeprovider: dropping a status report of an unknown message",
 					"provider_message_id", id, "status", r.Status.Status, "due", r.Due)
+				p.markUnknown(id, false)
 				continue
 			}
 			keep = append(keep, r)
@@ -673,6 +716,17 @@ func (p *Provider) apply(ctx context.Context, sink Sink, now time.Time, due []Re
 		}
 	}
 	return applied, keep, errs
+}
+
+// markUnknown records whether the Sink knows a provider message id.
+func (p *Provider) markUnknown(id string, unknown bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if unknown {
+		p.unknown[id] = true
+	} else {
+		delete(p.unknown, id)
+	}
 }
 
 // Run calls Flush every Options.FlushInterval until ctx is done, logging

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ujumbe/messaging/internal/testclock"
+	"io"
+	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/testclock"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/provider/providertest"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -689,4 +692,59 @@ func TestMaxPendingMakesSendWait(t *testing.T) {
 	if got := len(p.Pending()); got != 2 {
 		t.Errorf("%d reports pending, want the second message's two", got)
 	}
+}
+
+// TestReSendStormDoesNotBlockSends: a storm of sends whose messages the
+// Sink never learns (a store that refuses to record them) fills the
+// pending reports; Send then drops the oldest reports of those unknown
+// messages, says so in the log, and never waits; a known message sent
+// afterwards is reported as usual.
+func TestReSendStormDoesNotBlockSends(t *testing.T) {
+	t.Parallel()
+	c := testclock.New(t0)
+	s := &sink{}
+	var logs strings.Builder
+	var logMu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
+	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s, MaxPending: 10, ReadAfter: -1, Logger: logger})
+	for i := range 50 {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		_, err := p.Send(ctx, text(fmt.Sprintf("+2547123456%02d", i), "hi"))
+		cancel()
+		if err != nil {
+			t.Fatalf("send %d of the storm: %v; want no wait", i, err)
+		}
+		if _, err := p.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(p.Pending()); n > 10 {
+			t.Fatalf("%d reports pending after send %d; want at most MaxPending (10)", n, i)
+		}
+	}
+	logMu.Lock()
+	drops := strings.Count(logs.String(), "dropped the oldest reports of unknown messages")
+	logMu.Unlock()
+	if drops == 0 {
+		t.Error("no log line says that reports were dropped")
+	}
+	known := send(t, p, text("+254712345670", "hi"))
+	s.know(known)
+	if _, err := p.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.got(); len(got) != 1 || got[0].ProviderMessageID != known {
+		t.Errorf("reports applied after the storm = %v; want the known message's delivered", got)
+	}
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
