@@ -143,7 +143,7 @@ func FuzzV1Body(f *testing.F) {
 // smsStatusOf is the HTTP status of each SMS response code (README, SMS
 // API). 1010 may also be 404, 405 or 413; 1005 is never expected.
 var smsStatusOf = map[int]int{200: 200, 1001: 400, 1003: 400, 1004: 402, 1006: 401, 1008: 200, 1009: 400,
-	1010: 400, 1012: 400, 4091: 401, 4092: 401, 4093: 404}
+	1010: 400, 1012: 400, 4091: 401, 4092: 401, 4093: 404, 4094: 409}
 
 // FuzzSMSBody sends an arbitrary body to every SMS route (route picks
 // it). The answer is always a flat JSON object whose response-code is
@@ -152,6 +152,10 @@ var smsStatusOf = map[int]int{200: 200, 1001: 400, 1003: 400, 1004: 402, 1006: 4
 // one documented entry per item. A body with invalid UTF-8 is refused
 // whole; a string holding NUL is never accepted: the request is refused,
 // or, in a bulk item, that item.
+//
+// A route of 128 or more sends the body with an Idempotency-Key derived
+// from it, twice: the repeat is answered with the same status and bytes,
+// and takes no credit.
 func FuzzSMSBody(f *testing.F) {
 	f.Add(uint8(0), []byte(sendBody())) // more seeds in testdata/fuzz/FuzzSMSBody
 	e := smsSetup(f)
@@ -159,9 +163,34 @@ func FuzzSMSBody(f *testing.F) {
 		f.Fatal(err)
 	}
 	routes := httpapi.SMSRoutes()
+	credit := func(t *testing.T) sms.Credit {
+		a, err := e.svc.GetAccount(context.Background(), smsPartner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Credit
+	}
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		path := routes[int(route)%len(routes)]
-		r := e.post(t, path, string(body))
+		var r *smsResp
+		if route < 128 {
+			r = e.post(t, path, string(body))
+		} else {
+			sum := sha256.Sum256(body)
+			key := "fuzz-" + hex.EncodeToString(sum[:16])
+			r = e.postKeyed(t, path, string(body), key)
+			before := credit(t)
+			again := e.postKeyed(t, path, string(body), key)
+			if again.status != r.status || again.raw != r.raw {
+				t.Fatalf("POST %s %q with key %s: repeat answered %d %s, first %d %s", path, body, key, again.status, again.raw, r.status, r.raw)
+			}
+			if after := credit(t); after != before {
+				t.Fatalf("POST %s %q with key %s: the repeat took credit from %s to %s", path, body, key, before, after)
+			}
+			if v := again.header.Get("Idempotent-Replayed"); v != "" && (v != "true" || (r.status != 200 && r.status != 402)) {
+				t.Fatalf("POST %s %q: repeat %d with Idempotent-Replayed %q", path, body, again.status, v)
+			}
+		}
 		code := r.code()
 		what := fmt.Sprintf("POST %s %q", path, body)
 		_, bulk := r.body["responses"]

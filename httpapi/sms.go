@@ -31,6 +31,12 @@ import (
 // modelled on. partnerID, mobile, timeToSend and messageID are accepted as a
 // string or an integer number; clientsmsid as a string or a number, echoed
 // exactly as given.
+//
+// The two sends (POST /sms/v1/messages and /sms/v1/messages/bulk) take an
+// optional Idempotency-Key header (see package sms for its rules): a
+// repeat of a request made with the key gets the first answer again, same
+// status and same body, with the header Idempotent-Replayed: true. A
+// header given more than once, or malformed, is 1009.
 
 // SMSRoutes lists the paths of the SMS API; each accepts POST only.
 func SMSRoutes() []string {
@@ -104,7 +110,33 @@ func (h *Handler) writeSMSError(w http.ResponseWriter, r *http.Request, err erro
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfterUnavailable)
 	}
+	if e.Replayed {
+		w.Header().Set(headerReplayed, "true")
+	}
 	writeJSON(w, status, smsErrorBody{ResponseCode: e.Code, ResponseDescription: e.Description})
+}
+
+// Idempotency headers of the SMS sends.
+const (
+	headerIdempotencyKey = "Idempotency-Key"
+	headerReplayed       = "Idempotent-Replayed"
+)
+
+// smsIdempotencyKey returns the Idempotency-Key header of r, "" when there
+// is none. A header given more than once, or one sms.ValidateIdempotencyKey
+// refuses (an empty one included), is 1009.
+func smsIdempotencyKey(r *http.Request) (string, error) {
+	vals, ok := r.Header[headerIdempotencyKey]
+	if !ok {
+		return "", nil
+	}
+	if len(vals) != 1 {
+		return "", sms.NewError(sms.CodeUnsupportedDataType, headerIdempotencyKey, "must be given once (got %d headers)", len(vals))
+	}
+	if err := sms.ValidateIdempotencyKey(vals[0]); err != nil {
+		return "", err
+	}
+	return vals[0], nil
 }
 
 // flexString is a JSON string, or a JSON integer number taken as its
@@ -246,16 +278,23 @@ type smsSendResponse struct {
 }
 
 func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+	key, err := smsIdempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	var req smsSendRequest
 	if err := h.smsDecode(w, r, &req); err != nil {
 		return err
 	}
 	res, err := svc.Send(r.Context(), &sms.SendParams{
 		APIKey: req.APIKey, PartnerID: string(req.PartnerID), Mobile: string(req.Mobile), Message: req.Message,
-		Shortcode: req.Shortcode, TimeToSend: string(req.TimeToSend), PassType: req.PassType,
+		Shortcode: req.Shortcode, TimeToSend: string(req.TimeToSend), PassType: req.PassType, IdempotencyKey: key,
 	})
 	if err != nil {
 		return err
+	}
+	if res.Replayed {
+		w.Header().Set(headerReplayed, "true")
 	}
 	writeJSON(w, http.StatusOK, smsSendResponse{
 		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess),
@@ -301,6 +340,10 @@ type smsBulkResponse struct {
 const maxClientSMSID = 128
 
 func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+	key, err := smsIdempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	var req smsBulkRequest
 	if err := h.smsDecode(w, r, &req, "smslist"); err != nil {
 		return err
@@ -316,9 +359,11 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 		}
 		return sms.NewError(sms.CodeTooManyMessages, "count", "must equal the number of items in smslist (got %s and %d items)", got, n)
 	}
+	// Every item goes to the service, an unreadable one with its refusal,
+	// so that the service answers (and remembers, under a key) the whole
+	// list. The echoes of mobile and clientsmsid are this request's.
 	entries := make([]smsBulkEntry, n)
-	var items []*sms.BulkItem
-	var at []int
+	items := make([]*sms.BulkItem, n)
 	for i, raw := range req.SMSList {
 		var it smsBulkItem
 		err := smsUnmarshal(raw, &it, fmt.Sprintf("smslist[%d]", i))
@@ -326,30 +371,29 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 			err = checkClientSMSID(it.ClientSMSID)
 		}
 		if err != nil {
-			e := sms.AsError(err)
-			entries[i] = smsBulkEntry{ResponseCode: e.Code, ResponseDescription: e.Description}
 			echoBadItem(&entries[i], raw)
+			items[i] = &sms.BulkItem{Err: err, Mobile: entries[i].Mobile, ClientSMSID: clientRef(entries[i].ClientSMSID)}
 			continue
 		}
 		entries[i].Mobile, entries[i].ClientSMSID = string(it.Mobile), compactJSON(it.ClientSMSID)
-		items = append(items, &sms.BulkItem{
+		items[i] = &sms.BulkItem{
 			PartnerID: string(it.PartnerID), APIKey: it.APIKey, PassType: it.PassType, ClientSMSID: clientRef(it.ClientSMSID),
 			Mobile: string(it.Mobile), Message: it.Message, Shortcode: it.Shortcode, TimeToSend: string(it.TimeToSend),
-		})
-		at = append(at, i)
+		}
 	}
-	if len(items) > 0 {
-		res, err := svc.SendBulk(r.Context(), items)
-		if err != nil {
-			return err
+	res, err := svc.Bulk(r.Context(), &sms.BulkParams{Items: items, IdempotencyKey: key})
+	if err != nil {
+		return err
+	}
+	for i, rr := range res.Results {
+		e := &entries[i]
+		e.ResponseCode, e.ResponseDescription = rr.Code, rr.Description
+		if rr.Code == sms.CodeSuccess {
+			e.MessageID, e.NetworkID = rr.MessageID, rr.NetworkID
 		}
-		for j, rr := range res {
-			e := &entries[at[j]]
-			e.ResponseCode, e.ResponseDescription = rr.Code, rr.Description
-			if rr.Code == sms.CodeSuccess {
-				e.MessageID, e.NetworkID = rr.MessageID, rr.NetworkID
-			}
-		}
+	}
+	if res.Replayed {
+		w.Header().Set(headerReplayed, "true")
 	}
 	writeJSON(w, http.StatusOK, smsBulkResponse{Responses: entries})
 	return nil

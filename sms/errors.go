@@ -44,6 +44,9 @@ const (
 	CodeNoAPIKey = 4092
 	// CodeNotFound: the message id is unknown to the account.
 	CodeNotFound = 4093
+	// CodeIdempotencyConflict: the Idempotency-Key was used by the account
+	// in the last IdempotencyRetention with a different request.
+	CodeIdempotencyConflict = 4094
 )
 
 // CodeText returns the standard response-description of a response code
@@ -76,15 +79,18 @@ func CodeText(code int) string {
 		return "No API KEY Provided"
 	case CodeNotFound:
 		return "Details Not Found"
+	case CodeIdempotencyConflict:
+		return "Idempotency key reused with a different request"
 	}
 	return ""
 }
 
 // HTTPStatus returns the HTTP status the REST surface answers a
 // request-level error of this code with: 400 for bad input, 401 for
-// credentials, 402 for low credit, 404 for unknown ids, 500 for internal
-// errors, and 200 for CodeSuccess and CodeNoDeliveryReport (a report that is
-// not there yet is not a failed request; poll again).
+// credentials, 402 for low credit, 404 for unknown ids, 409 for a reused
+// idempotency key, 500 for internal errors, and 200 for CodeSuccess and
+// CodeNoDeliveryReport (a report that is not there yet is not a failed
+// request; poll again).
 func HTTPStatus(code int) int {
 	switch code {
 	case CodeSuccess, CodeNoDeliveryReport:
@@ -95,6 +101,8 @@ func HTTPStatus(code int) int {
 		return http.StatusPaymentRequired
 	case CodeNotFound:
 		return http.StatusNotFound
+	case CodeIdempotencyConflict:
+		return http.StatusConflict
 	case CodeSystemError:
 		return http.StatusInternalServerError
 	}
@@ -118,6 +126,10 @@ type Error struct {
 	// Err is the underlying cause of a system error. It is never shown to
 	// API callers.
 	Err error
+	// Replayed is true when the error is the remembered answer of an
+	// earlier request with the same idempotency key (a send refused for
+	// credit), not the outcome of this one.
+	Replayed bool
 }
 
 // Error implements the error interface.

@@ -45,7 +45,8 @@ func (c *clock) Add(d time.Duration) {
 type countingStore struct {
 	sms.Store
 	accountGets atomic.Int64
-	accepts     atomic.Int64
+	// accepts counts SMSAccept and SMSAcceptIdempotent calls.
+	accepts atomic.Int64
 
 	mu       sync.Mutex
 	accounts []string // "SMSAccountKey" or "SMSAccountGet", in order
@@ -80,6 +81,11 @@ func (s *countingStore) SMSAccountKey(ctx context.Context, id string) ([]byte, e
 func (s *countingStore) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
 	s.accepts.Add(1)
 	return s.Store.SMSAccept(ctx, msgs)
+}
+
+func (s *countingStore) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, msgs []*sms.Message) ([]sms.AcceptResult, *sms.Idempotency, error) {
+	s.accepts.Add(1)
+	return s.Store.SMSAcceptIdempotent(ctx, rec, msgs)
 }
 
 type env struct {

@@ -12,7 +12,10 @@
 // queued (or scheduled, with a future timeToSend, see ParseTimeToSend). The
 // scheduler (Start, Close) claims due messages from the Store under a lease
 // and hands them to the Gateway; messages survive a restart. A message the
-// gateway refuses for good is failed and its credit refunded.
+// gateway refuses for good is failed and its credit refunded. A send or a
+// bulk request may carry an idempotency key, so that a client retrying it
+// after an ambiguous failure is neither charged nor sent twice (see
+// ValidateIdempotencyKey and IdempotencyRetention).
 //
 // Every operation returns *Error on failure, carrying the SMS API's
 // response code (CodeInvalidMobile, CodeLowCredit, ...) and a description
@@ -445,6 +448,10 @@ type SendParams struct {
 	TimeToSend string
 	// PassType must be empty or "plain" (the apikey is sent as is).
 	PassType string
+	// IdempotencyKey, optional, makes a retry safe: a repeat of the same
+	// request with the same key gets the first answer (Replayed) and sends
+	// nothing. See ValidateIdempotencyKey and IdempotencyRetention.
+	IdempotencyKey string
 }
 
 // SendResult is an accepted send.
@@ -468,6 +475,9 @@ type SendResult struct {
 	Balance Credit
 	// DueAt is when the message is due (now for immediate sends).
 	DueAt time.Time
+	// Replayed is true when the result is that of an earlier request with
+	// the same idempotency key: nothing was debited or stored this time.
+	Replayed bool
 }
 
 // Send statuses of SendResult.
@@ -537,44 +547,69 @@ func sendStatus(m *Message) string {
 
 // Send authenticates, validates and accepts one SMS: its cost is debited
 // (CodeLowCredit, taking nothing, when the credit cannot cover it) and it is
-// stored for the scheduler, due at once or at timeToSend.
+// stored for the scheduler, due at once or at timeToSend. With an
+// IdempotencyKey, a repeat of a request the account made with the key
+// gets its answer again (see IdempotencyRetention), and the key with a
+// different request is CodeIdempotencyConflict.
 func (s *SMS) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
 	if p == nil {
 		return nil, NewError(CodeUnsupportedRequest, "", "a body is required")
+	}
+	key := p.IdempotencyKey
+	if key != "" {
+		if err := ValidateIdempotencyKey(key); err != nil {
+			return nil, err
+		}
 	}
 	a, err := s.Authenticate(ctx, p.PartnerID, p.APIKey)
 	if err != nil {
 		return nil, err
 	}
+	var hash []byte
+	if key != "" {
+		hash = sendHash(p)
+		rec, err := s.remembered(ctx, a.PartnerID, key)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			return replaySend(rec, hash)
+		}
+	}
 	m, err := s.prepare(a, &item{mobile: p.Mobile, text: p.Message, sender: p.Shortcode, timeToSend: p.TimeToSend, passType: p.PassType})
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.store.SMSAccept(ctx, []*Message{m})
+	ans := &answer{Items: []answerItem{pendingItem(1, a, m)}}
+	res, prev, err := s.accept(ctx, a.PartnerID, key, hash, ans, []*Message{m})
 	if err != nil {
 		return nil, systemError(err)
 	}
-	if len(res) != 1 {
-		return nil, systemError(fmt.Errorf("store accepted %d results for 1 message", len(res)))
+	if prev != nil {
+		return replaySend(prev, hash)
 	}
-	if res[0].Err != nil {
-		return nil, s.acceptError(res[0].Err, a, m)
-	}
-	if m.Status == StatusQueued {
+	if res[0].Err == nil && m.Status == StatusQueued {
 		s.wakeScheduler()
 	}
-	return &SendResult{
-		ID: m.ID, Status: sendStatus(m), Mobile: m.Mobile, ProviderMessageID: strconv.FormatInt(res[0].Number, 10),
-		Number: res[0].Number, NetworkID: m.NetworkID, Encoding: m.Encoding, Segments: m.Segments,
-		Cost: m.Cost, Balance: res[0].Balance, DueAt: m.DueAt,
-	}, nil
+	return ans.sendResult(res, false)
 }
 
-func (s *SMS) acceptError(err error, a *Account, m *Message) error {
-	if errors.Is(err, ErrInsufficientCredit) {
-		return NewError(CodeLowCredit, "message", "costs %s credits (%d %s parts at %s), more than the account's balance", m.Cost, m.Segments, m.Encoding, a.CostPerSegment)
+// replaySend answers a repeat of the single send rec remembers.
+func replaySend(rec *Idempotency, hash []byte) (*SendResult, error) {
+	ans, err := replay(rec, hash)
+	if err != nil {
+		return nil, err
 	}
-	return systemError(err)
+	if len(ans.Items) != 1 || ans.Items[0].Msg != 1 {
+		return nil, systemError(fmt.Errorf("idempotency record %q of %s is not a single send", rec.Key, rec.PartnerID))
+	}
+	return ans.sendResult(rec.Results, true)
+}
+
+// lowCredit is the refusal of m, of account a, when the credit cannot cover
+// it.
+func lowCredit(a *Account, m *Message) *Error {
+	return NewError(CodeLowCredit, "message", "costs %s credits (%d %s parts at %s), more than the account's balance", m.Cost, m.Segments, m.Encoding, a.CostPerSegment)
 }
 
 // BulkItem is one item of POST /sms/v1/messages/bulk.
@@ -590,6 +625,11 @@ type BulkItem struct {
 	Shortcode   string
 	// TimeToSend, optional, as for Send.
 	TimeToSend string
+	// Err, when set, is why the item could not be read (for example a
+	// member of the wrong type): the item is refused with it (see AsError),
+	// neither authenticated nor sent. Its Mobile and ClientSMSID, when
+	// known, are still echoed.
+	Err error
 }
 
 // BulkResult is the outcome of one bulk item.
@@ -615,77 +655,169 @@ type BulkResult struct {
 // the accepted items are debited and stored in one store transaction, in
 // order (so when credit runs short, the later items of that account get
 // CodeLowCredit). An empty list or more than MaxBulk items is an *Error with
-// CodeTooManyMessages.
+// CodeTooManyMessages. SendBulk is Bulk without an idempotency key.
 func (s *SMS) SendBulk(ctx context.Context, items []*BulkItem) ([]*BulkResult, error) {
+	r, err := s.Bulk(ctx, &BulkParams{Items: items})
+	if err != nil {
+		return nil, err
+	}
+	return r.Results, nil
+}
+
+// BulkParams are the arguments of Bulk.
+type BulkParams struct {
+	// Items are the messages, 1 to MaxBulk.
+	Items []*BulkItem
+	// IdempotencyKey, optional, makes a retry safe, as for Send. A bulk
+	// request with a key must name one partnerID in all the items that
+	// could be read: the key is that account's.
+	IdempotencyKey string
+}
+
+// BulkResponse is the answer of Bulk.
+type BulkResponse struct {
+	// Results are the outcomes of the items, in order.
+	Results []*BulkResult
+	// Replayed is true when the results are those of an earlier request
+	// with the same idempotency key: nothing was debited or stored this
+	// time.
+	Replayed bool
+}
+
+// Bulk is SendBulk with an optional idempotency key. With a key, a repeat
+// of a bulk request the account made with the key gets its results again
+// (Replayed), and the key with a different request is
+// CodeIdempotencyConflict; items naming different partnerIDs are refused
+// whole with CodeUnsupportedRequest. A repeat is recognised once an item
+// of the account authenticated. The results of a request of which no item
+// reached the store (every item refused before) are not remembered.
+func (s *SMS) Bulk(ctx context.Context, p *BulkParams) (*BulkResponse, error) {
+	if p == nil {
+		return nil, NewError(CodeUnsupportedRequest, "", "a body is required")
+	}
+	items, key := p.Items, p.IdempotencyKey
 	if len(items) == 0 || len(items) > MaxBulk {
 		return nil, NewError(CodeTooManyMessages, "smslist", "must hold 1 to %d messages (got %d)", MaxBulk, len(items))
+	}
+	if key != "" {
+		if err := ValidateIdempotencyKey(key); err != nil {
+			return nil, err
+		}
+		if err := onePartner(items); err != nil {
+			return nil, err
+		}
 	}
 	type authResult struct {
 		a   *Account
 		err error
 	}
 	auth := map[[2]string]authResult{}
-	out := make([]*BulkResult, len(items))
-	var msgs []*Message
-	var idx []int
-	for i, it := range items {
-		r := &BulkResult{}
-		out[i] = r
-		if it == nil {
-			setErr(r, NewError(CodeUnsupportedDataType, "", "item must be a JSON object"))
+	var account *Account // the account of the key, once an item authenticated
+	for _, it := range items {
+		if it == nil || it.Err != nil {
 			continue
 		}
-		r.Mobile, r.ClientSMSID = it.Mobile, it.ClientSMSID
 		k := [2]string{it.PartnerID, it.APIKey}
-		ar, ok := auth[k]
-		if !ok {
-			a, err := s.Authenticate(ctx, it.PartnerID, it.APIKey)
-			ar = authResult{a, err}
-			auth[k] = ar
+		if _, ok := auth[k]; ok {
+			continue
 		}
+		a, err := s.Authenticate(ctx, it.PartnerID, it.APIKey)
+		auth[k] = authResult{a, err}
+		if err == nil && account == nil {
+			account = a
+		}
+	}
+	var hash []byte
+	if key != "" && account != nil {
+		hash = bulkHash(items)
+		rec, err := s.remembered(ctx, account.PartnerID, key)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			return replayBulk(rec, hash)
+		}
+	}
+	ans := &answer{Items: make([]answerItem, len(items))}
+	var msgs []*Message
+	for i, it := range items {
+		switch {
+		case it == nil:
+			ans.Items[i] = refusedItem(NewError(CodeUnsupportedDataType, "", "item must be a JSON object"), "", "")
+			continue
+		case it.Err != nil:
+			ans.Items[i] = refusedItem(it.Err, it.Mobile, it.ClientSMSID)
+			continue
+		}
+		ar := auth[[2]string{it.PartnerID, it.APIKey}]
 		if ar.err != nil {
-			setErr(r, ar.err)
+			ans.Items[i] = refusedItem(ar.err, it.Mobile, it.ClientSMSID)
 			continue
 		}
 		m, err := s.prepare(ar.a, &item{mobile: it.Mobile, text: it.Message, sender: it.Shortcode,
 			clientRef: it.ClientSMSID, timeToSend: it.TimeToSend, passType: it.PassType})
 		if err != nil {
-			setErr(r, err)
+			ans.Items[i] = refusedItem(err, it.Mobile, it.ClientSMSID)
 			continue
 		}
 		msgs = append(msgs, m)
-		idx = append(idx, i)
+		ans.Items[i] = pendingItem(len(msgs), ar.a, m)
 	}
 	if len(msgs) == 0 {
-		return out, nil
+		return &BulkResponse{Results: ans.bulkResults(nil)}, nil
 	}
-	res, err := s.store.SMSAccept(ctx, msgs)
-	if err == nil && len(res) != len(msgs) {
-		err = fmt.Errorf("store returned %d results for %d messages", len(res), len(msgs))
-	}
+	// A message was prepared, so an item authenticated: account is set.
+	res, prev, err := s.accept(ctx, account.PartnerID, key, hash, ans, msgs)
 	if err != nil {
+		// Nothing was stored: the items handed to the store get 1005.
 		s.log.ErrorContext(ctx, "sms: bulk accept failed", "err", err.Error())
-		for _, i := range idx {
-			setErr(out[i], systemError(err))
+		res = make([]AcceptResult, len(msgs))
+		for j := range res {
+			res[j].Err = err
 		}
-		return out, nil
+		return &BulkResponse{Results: ans.bulkResults(res)}, nil
+	}
+	if prev != nil {
+		return replayBulk(prev, hash)
 	}
 	wake := false
 	for j, m := range msgs {
-		r := out[idx[j]]
-		if res[j].Err != nil {
-			a := auth[[2]string{items[idx[j]].PartnerID, items[idx[j]].APIKey}].a
-			setErr(r, s.acceptError(res[j].Err, a, m))
-			continue
-		}
-		r.Code, r.Description = CodeSuccess, CodeText(CodeSuccess)
-		r.MessageID, r.ID, r.NetworkID, r.Status = res[j].Number, m.ID, m.NetworkID, sendStatus(m)
-		wake = wake || m.Status == StatusQueued
+		wake = wake || (res[j].Err == nil && m.Status == StatusQueued)
 	}
 	if wake {
 		s.wakeScheduler()
 	}
-	return out, nil
+	return &BulkResponse{Results: ans.bulkResults(res)}, nil
+}
+
+// replayBulk answers a repeat of the bulk request rec remembers.
+func replayBulk(rec *Idempotency, hash []byte) (*BulkResponse, error) {
+	ans, err := replay(rec, hash)
+	if err != nil {
+		return nil, err
+	}
+	return &BulkResponse{Results: ans.bulkResults(rec.Results), Replayed: true}, nil
+}
+
+// onePartner checks that the items that could be read name one partnerID,
+// the scope of a bulk request's idempotency key.
+func onePartner(items []*BulkItem) error {
+	first := ""
+	seen := false
+	for _, it := range items {
+		if it == nil || it.Err != nil {
+			continue
+		}
+		if !seen {
+			first, seen = it.PartnerID, true
+			continue
+		}
+		if it.PartnerID != first {
+			return NewError(CodeUnsupportedRequest, keyField, "a bulk request with an Idempotency-Key must name one partnerID in all its items (got %q and %q); send the items of each account in a request of its own",
+				clip(first), clip(it.PartnerID))
+		}
+	}
+	return nil
 }
 
 func setErr(r *BulkResult, err error) {

@@ -125,6 +125,25 @@ type Store interface {
 	// nothing; the others go on. An error for the whole call (for example
 	// ErrNotFound for a missing account) stores nothing.
 	SMSAccept(ctx context.Context, msgs []*Message) ([]AcceptResult, error)
+	// SMSAcceptIdempotent is SMSAccept under an idempotency key, in one
+	// transaction. Unless the account rec.PartnerID holds a live record of
+	// rec.Key (one whose ExpiresAt is after rec.CreatedAt), it accepts msgs
+	// as SMSAccept does and stores rec with Results set to their results,
+	// replacing an expired record of the key, and returns the results and
+	// a nil prev. When the key has a live record it changes nothing and
+	// returns that record as prev (and nil results), whatever its
+	// RequestHash: comparing is the caller's business. The record, the
+	// debits and the messages are stored together or not at all (an error
+	// for the whole call, for example ErrNotFound for a missing account,
+	// stores none of them). Concurrent calls for the same account and key
+	// never both accept: one waits for the other's transaction to end and
+	// then finds its record. The messages of msgs belong to rec.PartnerID.
+	// Stores may delete records once they expired.
+	SMSAcceptIdempotent(ctx context.Context, rec *Idempotency, msgs []*Message) (res []AcceptResult, prev *Idempotency, err error)
+	// SMSIdempotencyGet returns the record of key in the account partnerID
+	// if it is live at now (its ExpiresAt is after now); ErrNotFound if
+	// there is none.
+	SMSIdempotencyGet(ctx context.Context, partnerID, key string, now time.Time) (*Idempotency, error)
 	// SMSMessageGet returns the message Number of the account partnerID.
 	SMSMessageGet(ctx context.Context, partnerID string, number int64) (*Message, error)
 
@@ -163,6 +182,27 @@ type AcceptResult struct {
 	Balance Credit
 	// Err is ErrInsufficientCredit or nil.
 	Err error
+}
+
+// Idempotency is the record of a request made with an idempotency key:
+// what it was and what it was answered, kept by Store.SMSAcceptIdempotent
+// in the transaction that accepted the request's messages.
+type Idempotency struct {
+	// PartnerID and Key identify the record: keys are scoped to the account.
+	PartnerID string
+	Key       string
+	// RequestHash identifies the request; SMS compares a repeat's with it.
+	RequestHash []byte
+	// Answer is the answer as SMS encodes it, but for what the store
+	// decides (Results); stores keep it as it is.
+	Answer []byte
+	// Results are the results of the request's messages, in order: the
+	// store sets them as it accepts the messages.
+	Results []AcceptResult
+	// CreatedAt is when the request was accepted; ExpiresAt is when the
+	// record stops counting, after which the key may be used again.
+	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
 // ClaimParams are the arguments of Store.SMSClaimDue.

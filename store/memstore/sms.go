@@ -22,14 +22,30 @@ type smsData struct {
 	// so claims look at those alone.
 	pending map[int64]struct{}
 	last    int64
+	// idem holds the idempotency records; idemSwept is its size after the
+	// last sweep of expired records.
+	idem      map[idemKey]*sms.Idempotency
+	idemSwept int
 }
+
+// idemKey identifies an idempotency record: keys are scoped to accounts.
+type idemKey struct{ partnerID, key string }
 
 func (d *smsData) init() {
 	if d.accounts == nil {
 		d.accounts = map[string]*sms.Account{}
 		d.messages = map[int64]*sms.Message{}
 		d.pending = map[int64]struct{}{}
+		d.idem = map[idemKey]*sms.Idempotency{}
 	}
+}
+
+func copyIdem(r *sms.Idempotency) *sms.Idempotency {
+	c := *r
+	c.RequestHash = slices.Clone(r.RequestHash)
+	c.Answer = slices.Clone(r.Answer)
+	c.Results = slices.Clone(r.Results)
+	return &c
 }
 
 func copyAccount(a *sms.Account) *sms.Account {
@@ -156,6 +172,11 @@ func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.Accep
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.init()
+	return d.accept(msgs)
+}
+
+// accept debits and inserts msgs. d.mu must be held.
+func (d *smsData) accept(msgs []*sms.Message) ([]sms.AcceptResult, error) {
 	for _, m := range msgs {
 		if _, ok := d.accounts[m.PartnerID]; !ok {
 			return nil, messaging.ErrNotFound
@@ -179,6 +200,64 @@ func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.Accep
 		out[i] = sms.AcceptResult{Number: c.Number, Balance: a.Credit}
 	}
 	return out, nil
+}
+
+// SMSAcceptIdempotent implements sms.Store: the check of the key, the
+// debits, the inserts and the record happen under one lock.
+func (s *Store) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, msgs []*sms.Message) ([]sms.AcceptResult, *sms.Idempotency, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.init()
+	k := idemKey{rec.PartnerID, rec.Key}
+	if prev, ok := d.idem[k]; ok && prev.ExpiresAt.After(rec.CreatedAt) {
+		return nil, copyIdem(prev), nil
+	}
+	if _, ok := d.accounts[rec.PartnerID]; !ok {
+		return nil, nil, messaging.ErrNotFound
+	}
+	res, err := d.accept(msgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := copyIdem(rec)
+	c.Results = slices.Clone(res)
+	d.idem[k] = c
+	d.sweepIdem(rec.CreatedAt)
+	return res, nil, nil
+}
+
+// sweepIdem deletes the records expired at now once the map doubled since
+// the last sweep, so that sweeping costs O(1) per record. d.mu must be
+// held.
+func (d *smsData) sweepIdem(now time.Time) {
+	if len(d.idem) < 2*d.idemSwept+64 {
+		return
+	}
+	for k, r := range d.idem {
+		if !r.ExpiresAt.After(now) {
+			delete(d.idem, k)
+		}
+	}
+	d.idemSwept = len(d.idem)
+}
+
+// SMSIdempotencyGet implements sms.Store.
+func (s *Store) SMSIdempotencyGet(ctx context.Context, partnerID, key string, now time.Time) (*sms.Idempotency, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := &s.sms
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r, ok := d.idem[idemKey{partnerID, key}]
+	if !ok || !r.ExpiresAt.After(now) {
+		return nil, messaging.ErrNotFound
+	}
+	return copyIdem(r), nil
 }
 
 // SMSMessageGet implements sms.Store.

@@ -153,52 +153,59 @@ func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.Accep
 	ctx = writeCtx(ctx)
 	var out []sms.AcceptResult
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		out = make([]sms.AcceptResult, len(msgs))
-		var partners []string
-		for _, m := range msgs {
-			if !slices.Contains(partners, m.PartnerID) {
-				partners = append(partners, m.PartnerID)
-			}
-		}
-		if len(partners) > 1 {
-			if _, err := tx.Exec(ctx, `SELECT 1 FROM sms_accounts WHERE partner_id = ANY($1) ORDER BY partner_id FOR UPDATE`, partners); err != nil {
-				return err
-			}
-		}
-		for i, m := range msgs {
-			var credit, number *int64
-			err := tx.QueryRow(ctx, `WITH d AS (
-					UPDATE sms_accounts SET credit = credit - $3, updated_at = $14
-					WHERE partner_id = $2 AND credit >= $3
-					RETURNING credit),
-				i AS (
-					INSERT INTO sms_messages (id, partner_id, mobile, text, sender, client_sms_id,
-						encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
-						created_at, updated_at)
-					SELECT $1, $2, $4, $5, $6, $7, $8, $9, $3, $10, $11, 0, '', '', $12, '', $13, $14 FROM d
-					RETURNING number)
-				SELECT (SELECT credit FROM d), (SELECT number FROM i)`,
-				m.ID, m.PartnerID, int64(m.Cost), m.Mobile, m.Text, m.Sender, m.ClientSMSID,
-				m.Encoding, m.Segments, m.Status, ts(m.DueAt), m.NetworkID, ts(m.CreatedAt), ts(m.UpdatedAt)).Scan(&credit, &number)
-			if err != nil {
-				return err
-			}
-			if number != nil {
-				out[i] = sms.AcceptResult{Number: *number, Balance: sms.Credit(*credit)}
-				continue
-			}
-			// Not debited: the credit is short, or there is no such account.
-			// This statement sees the latest committed balance.
-			var bal int64
-			if err := tx.QueryRow(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = $1`, m.PartnerID).Scan(&bal); err != nil {
-				return err // no rows: no such account, nothing is stored
-			}
-			out[i] = sms.AcceptResult{Balance: sms.Credit(bal), Err: sms.ErrInsufficientCredit}
-		}
-		return nil
+		var err error
+		out, err = acceptTx(ctx, tx, msgs)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// acceptTx debits and inserts msgs in tx (see SMSAccept).
+func acceptTx(ctx context.Context, tx pgx.Tx, msgs []*sms.Message) ([]sms.AcceptResult, error) {
+	out := make([]sms.AcceptResult, len(msgs))
+	var partners []string
+	for _, m := range msgs {
+		if !slices.Contains(partners, m.PartnerID) {
+			partners = append(partners, m.PartnerID)
+		}
+	}
+	if len(partners) > 1 {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM sms_accounts WHERE partner_id = ANY($1) ORDER BY partner_id FOR UPDATE`, partners); err != nil {
+			return nil, err
+		}
+	}
+	for i, m := range msgs {
+		var credit, number *int64
+		err := tx.QueryRow(ctx, `WITH d AS (
+				UPDATE sms_accounts SET credit = credit - $3, updated_at = $14
+				WHERE partner_id = $2 AND credit >= $3
+				RETURNING credit),
+			i AS (
+				INSERT INTO sms_messages (id, partner_id, mobile, text, sender, client_sms_id,
+					encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
+					created_at, updated_at)
+				SELECT $1, $2, $4, $5, $6, $7, $8, $9, $3, $10, $11, 0, '', '', $12, '', $13, $14 FROM d
+				RETURNING number)
+			SELECT (SELECT credit FROM d), (SELECT number FROM i)`,
+			m.ID, m.PartnerID, int64(m.Cost), m.Mobile, m.Text, m.Sender, m.ClientSMSID,
+			m.Encoding, m.Segments, m.Status, ts(m.DueAt), m.NetworkID, ts(m.CreatedAt), ts(m.UpdatedAt)).Scan(&credit, &number)
+		if err != nil {
+			return nil, err
+		}
+		if number != nil {
+			out[i] = sms.AcceptResult{Number: *number, Balance: sms.Credit(*credit)}
+			continue
+		}
+		// Not debited: the credit is short, or there is no such account.
+		// This statement sees the latest committed balance.
+		var bal int64
+		if err := tx.QueryRow(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = $1`, m.PartnerID).Scan(&bal); err != nil {
+			return nil, err // no rows: no such account, nothing is stored
+		}
+		out[i] = sms.AcceptResult{Balance: sms.Credit(bal), Err: sms.ErrInsufficientCredit}
 	}
 	return out, nil
 }

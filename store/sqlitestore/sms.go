@@ -197,68 +197,76 @@ const (
 // otherwise message by message, in order, so that the later ones are
 // refused when the credit runs out.
 func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
-	out := make([]sms.AcceptResult, len(msgs))
+	var out []sms.AcceptResult
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// The cost of each account's messages, and when its last one was
-		// made (the time its credit changes).
-		total := map[string]int64{}
-		last := map[string]time.Time{}
-		for _, m := range msgs {
-			total[m.PartnerID] += int64(m.Cost)
-			if m.CreatedAt.After(last[m.PartnerID]) || last[m.PartnerID].IsZero() {
-				last[m.PartnerID] = m.CreatedAt
-			}
-		}
-		// pending[p] is the cost of p's messages not yet accounted for
-		// when the whole debit of p succeeded, and after[p] its credit
-		// after that debit.
-		after := map[string]int64{}
-		pending := map[string]int64{}
-		for p, cost := range total {
-			var credit int64
-			err := s.rowTx(ctx, tx, qSMSDebit, cost, fmtTime(last[p]), p, cost).Scan(&credit)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // not enough for all, or no such account: one by one
-			}
-			if err != nil {
-				return err
-			}
-			after[p], pending[p] = credit, cost
-		}
-		for i, m := range msgs {
-			var credit int64
-			if c, ok := after[m.PartnerID]; ok {
-				pending[m.PartnerID] -= int64(m.Cost)
-				credit = c + pending[m.PartnerID] // the credit after this message's debit
-			} else {
-				err := s.rowTx(ctx, tx, qSMSDebit, int64(m.Cost), fmtTime(m.CreatedAt), m.PartnerID, int64(m.Cost)).Scan(&credit)
-				if errors.Is(err, sql.ErrNoRows) {
-					if err := tx.QueryRowContext(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = ?`, m.PartnerID).Scan(&credit); err != nil {
-						return err // ErrNoRows: no such account, nothing is stored
-					}
-					out[i] = sms.AcceptResult{Balance: sms.Credit(credit), Err: sms.ErrInsufficientCredit}
-					continue
-				}
-				if err != nil {
-					return err
-				}
-			}
-			res, err := s.execTx(ctx, tx, qSMSInsert, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
-				m.Encoding, m.Segments, int64(m.Cost), m.Status, fmtTime(m.DueAt), m.NetworkID,
-				fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt))
-			if err != nil {
-				return err
-			}
-			n, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			out[i] = sms.AcceptResult{Number: n, Balance: sms.Credit(credit)}
-		}
-		return nil
+		var err error
+		out, err = s.acceptTx(ctx, tx, msgs)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// acceptTx debits and inserts msgs in tx (see SMSAccept).
+func (s *Store) acceptTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message) ([]sms.AcceptResult, error) {
+	out := make([]sms.AcceptResult, len(msgs))
+	// The cost of each account's messages, and when its last one was made
+	// (the time its credit changes).
+	total := map[string]int64{}
+	last := map[string]time.Time{}
+	for _, m := range msgs {
+		total[m.PartnerID] += int64(m.Cost)
+		if m.CreatedAt.After(last[m.PartnerID]) || last[m.PartnerID].IsZero() {
+			last[m.PartnerID] = m.CreatedAt
+		}
+	}
+	// pending[p] is the cost of p's messages not yet accounted for when
+	// the whole debit of p succeeded, and after[p] its credit after that
+	// debit.
+	after := map[string]int64{}
+	pending := map[string]int64{}
+	for p, cost := range total {
+		var credit int64
+		err := s.rowTx(ctx, tx, qSMSDebit, cost, fmtTime(last[p]), p, cost).Scan(&credit)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // not enough for all, or no such account: one by one
+		}
+		if err != nil {
+			return nil, err
+		}
+		after[p], pending[p] = credit, cost
+	}
+	for i, m := range msgs {
+		var credit int64
+		if c, ok := after[m.PartnerID]; ok {
+			pending[m.PartnerID] -= int64(m.Cost)
+			credit = c + pending[m.PartnerID] // the credit after this message's debit
+		} else {
+			err := s.rowTx(ctx, tx, qSMSDebit, int64(m.Cost), fmtTime(m.CreatedAt), m.PartnerID, int64(m.Cost)).Scan(&credit)
+			if errors.Is(err, sql.ErrNoRows) {
+				if err := tx.QueryRowContext(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = ?`, m.PartnerID).Scan(&credit); err != nil {
+					return nil, err // ErrNoRows: no such account, nothing is stored
+				}
+				out[i] = sms.AcceptResult{Balance: sms.Credit(credit), Err: sms.ErrInsufficientCredit}
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		res, err := s.execTx(ctx, tx, qSMSInsert, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
+			m.Encoding, m.Segments, int64(m.Cost), m.Status, fmtTime(m.DueAt), m.NetworkID,
+			fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt))
+		if err != nil {
+			return nil, err
+		}
+		n, err := res.LastInsertId()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = sms.AcceptResult{Number: n, Balance: sms.Credit(credit)}
 	}
 	return out, nil
 }

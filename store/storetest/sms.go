@@ -31,6 +31,12 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"Complete", testSMSComplete},
 		{"Reports", testSMSReports},
 		{"CancellationTruth", testSMSCancellationTruth},
+		{"IdempotentAcceptOnce", testSMSIdempotentAcceptOnce},
+		{"IdempotencyScopedToAccount", testSMSIdempotencyScopedToAccount},
+		{"IdempotencyExpires", testSMSIdempotencyExpires},
+		{"IdempotentMissingAccountStoresNothing", testSMSIdempotentMissingAccount},
+		{"ConcurrentIdempotentAcceptsAcceptOnce", testSMSConcurrentIdempotentAccepts},
+		{"IdempotentCancellationTruth", testSMSIdempotentCancellationTruth},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
