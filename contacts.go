@@ -208,6 +208,9 @@ func (cs *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contac
 	if p == nil {
 		return nil, validationError("body", "is required")
 	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
 	now := cs.svc.now()
 	c := &Contact{
 		ID: NewID("ct"), WorkspaceID: cs.ws,
@@ -244,6 +247,9 @@ func (cs *Contacts) storeError(ctx context.Context, err error, c *Contact) error
 
 // Get returns a contact of the workspace.
 func (cs *Contacts) Get(ctx context.Context, id string) (*Contact, error) {
+	if badID(id) {
+		return nil, notFound("contact", id)
+	}
 	c, err := cs.svc.store.ContactGet(ctx, cs.ws, id)
 	if err != nil {
 		return nil, wrapStoreError(err, "contact", id)
@@ -261,6 +267,9 @@ const maxUpdateAttempts = 1000
 func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParams) (*Contact, error) {
 	if p == nil || *p == (ContactUpdateParams{}) {
 		return nil, validationError("body", "must set at least one field")
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
 		cur, err := cs.Get(ctx, id)
@@ -317,6 +326,9 @@ func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, er
 	var query ContactQuery
 	if q != nil {
 		query = *q
+	}
+	if err := refuseUnstorable(&query); err != nil {
+		return nil, err
 	}
 	if query.Page == 0 {
 		query.Page = 1

@@ -443,6 +443,9 @@ func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error)
 	if p == nil {
 		return nil, validationError("body", "is required")
 	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
 	to, err := p.validate()
 	if err != nil {
 		return nil, err
@@ -531,6 +534,9 @@ func sendResult(m *Message, replayed bool) *SendResult {
 
 // Get returns a message of the workspace.
 func (m *Messages) Get(ctx context.Context, id string) (*Message, error) {
+	if badID(id) {
+		return nil, notFound("message", id)
+	}
 	msg, err := m.svc.store.MessageGet(ctx, m.ws, id)
 	if err != nil {
 		return nil, wrapStoreError(err, "message", id)
@@ -623,6 +629,9 @@ func checkStatus(status, providerCode string) error {
 // ApplyProviderStatus); a failure to apply them is logged, since the
 // change itself is done.
 func (s *Service) UpdateStatus(ctx context.Context, u *StatusUpdate) (bool, error) {
+	if err := refuseUnstorable(u); err != nil {
+		return false, err
+	}
 	if err := checkStatus(u.Status, u.ProviderCode); err != nil {
 		return false, err
 	}

@@ -82,6 +82,9 @@ const (
 // provider should deliver it again; an invalid report (an unknown status,
 // failed without code) is a validation_error.
 func (s *Service) ApplyProviderStatus(ctx context.Context, p *ProviderStatus) (bool, error) {
+	if err := refuseUnstorable(p); err != nil {
+		return false, err
+	}
 	if p.ProviderMessageID == "" {
 		return false, validationError("id", "the provider message id is required")
 	}
@@ -189,6 +192,9 @@ type InboundMessage struct {
 // shares conversation_id with the messages sent to that contact. A repeated
 // report of the same provider message id returns the stored message.
 func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Message, error) {
+	if err := refuseUnstorable(in); err != nil {
+		return nil, err
+	}
 	if err := validateChannel(in.Channel); err != nil {
 		return nil, err
 	}

@@ -322,6 +322,9 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 	if p == nil {
 		return nil, validationError("body", "is required")
 	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
 	if err := validateTemplate(p); err != nil {
 		return nil, err
 	}
@@ -350,6 +353,12 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 // SetStatus moves a template to a new review state, if the transition is
 // allowed (see the Template* constants); otherwise it is a conflict.
 func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (*Template, error) {
+	if err := refuseUnstorable(struct {
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	}{status, reason}); err != nil {
+		return nil, err
+	}
 	from := templateFrom(status)
 	if from == nil && status != TemplatePending {
 		return nil, validationError("status", "must be one of approved, rejected, paused, disabled (got %q)", status)
@@ -388,6 +397,9 @@ func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, 
 	if f != nil {
 		filt = *f
 	}
+	if err := refuseUnstorable(&filt); err != nil {
+		return nil, err
+	}
 	if filt.Category != "" {
 		switch filt.Category {
 		case CategoryMarketing, CategoryUtility, CategoryAuthentication:
@@ -416,6 +428,9 @@ func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, 
 // Get returns one template of the workspace (in any review state) with its
 // SendExample.
 func (ts *Templates) Get(ctx context.Context, id string) (*Template, error) {
+	if badID(id) {
+		return nil, notFound("template", id)
+	}
 	t, err := ts.svc.store.TemplateGet(ctx, ts.ws, id)
 	if err != nil {
 		return nil, wrapStoreError(err, "template", id)
@@ -586,6 +601,9 @@ func validateSendComponents(cs []SendComponent) error {
 func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*SendResult, error) {
 	if p == nil {
 		return nil, validationError("body", "is required")
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
 	}
 	to, err := validateRecipient(ChannelWhatsApp, p.To)
 	if err != nil {

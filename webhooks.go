@@ -118,6 +118,9 @@ func newAEAD(key []byte) (cipher.AEAD, error) {
 // events and returns it with its signing secret (in clear, only here). The
 // secret is stored encrypted with Options.SecretKey.
 func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointParams) (*WebhookEndpoint, string, error) {
+	if err := refuseUnstorable(p); err != nil {
+		return nil, "", err
+	}
 	if err := validateHTTPURL("url", p.URL); err != nil {
 		return nil, "", err
 	}

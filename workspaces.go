@@ -86,6 +86,9 @@ type CreateWorkspaceParams struct {
 
 // CreateWorkspace creates a workspace.
 func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams) (*WorkspaceInfo, error) {
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
 	if p == nil {
 		p = &CreateWorkspaceParams{}
 	}
@@ -159,6 +162,9 @@ type CreateAPIKeyParams struct {
 // Generated keys look like "mk_<8 chars>_<43 chars>" and carry 304 random
 // bits.
 func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*APIKey, string, error) {
+	if err := refuseUnstorable(p); err != nil {
+		return nil, "", err
+	}
 	if p == nil {
 		return nil, "", validationError("body", "is required")
 	}

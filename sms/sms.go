@@ -44,6 +44,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/retry"
+	"github.com/ujumbe/messaging/internal/textcheck"
 )
 
 // MaxBulk is the largest number of messages in one bulk request.
@@ -408,6 +409,9 @@ func (s *SMS) Authenticate(ctx context.Context, partnerID, apikey string) (*Acco
 	if apikey == "" {
 		return nil, NewError(CodeNoAPIKey, "apikey", "is required")
 	}
+	if err := unstorable(map[string]string{"partnerID": partnerID, "apikey": apikey}); err != nil {
+		return nil, err
+	}
 	sum := hashKey(apikey)
 	want, found := s.dummyHash[:], false
 	if partnerIDRe.MatchString(partnerID) {
@@ -487,6 +491,23 @@ const (
 )
 
 // item is the validated content of one send.
+// unstorable refuses, with 1009 naming the field, a value that no store can
+// keep: a NUL character or bytes that are not UTF-8 (fields are checked in
+// name order, so the answer is the same each time).
+func unstorable(fields map[string]string) error {
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if p := textcheck.Find(fields[name]); p != nil {
+			return NewError(CodeUnsupportedDataType, name, "%s", p.Rule)
+		}
+	}
+	return nil
+}
+
 type item struct {
 	mobile, text, sender, clientRef, timeToSend, passType string
 }
@@ -494,6 +515,10 @@ type item struct {
 // prepare validates it for account a and returns the message to store,
 // without Number.
 func (s *SMS) prepare(a *Account, it *item) (*Message, error) {
+	if err := unstorable(map[string]string{"mobile": it.mobile, "message": it.text, "shortcode": it.sender,
+		"clientsmsid": it.clientRef, "timeToSend": it.timeToSend, "pass_type": it.passType}); err != nil {
+		return nil, err
+	}
 	cc, err := ValidMobile(it.mobile)
 	if err != nil {
 		return nil, err
