@@ -126,31 +126,12 @@ func retryable(err error) bool {
 	return !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrStale)
 }
 
-// stopContext returns a context that is done when ctx is done or stop is
-// closed.
-func stopContext(ctx context.Context, stop <-chan struct{}) (context.Context, context.CancelFunc) {
-	sctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-sctx.Done():
-		}
-	}()
-	return sctx, cancel
-}
-
 // recordOutcome runs write (an outcome write of work leased until
 // leaseEnd) without the caller's cancellation, retrying a storage fault
 // until it succeeds or the lease ends; ctx cancels only the waits between
 // attempts. It logs a failure once, with the number of attempts.
 func recordOutcome(ctx context.Context, s *Service, sleep retry.Sleep, leaseEnd time.Time, what string, write func(context.Context) error, logArgs ...any) error {
-	base := context.WithoutCancel(ctx)
-	n, err := retry.Until(ctx, leaseEnd, s.now, sleep, retry.RecordInitial, retry.RecordMax, func(context.Context) error {
-		actx, cancel := context.WithTimeout(base, retry.RecordTimeout)
-		defer cancel()
-		return write(actx)
-	}, func(err error) bool { return !retryable(err) })
+	n, err := retry.Record(ctx, leaseEnd, s.now, sleep, write, func(err error) bool { return !retryable(err) })
 	switch {
 	case err != nil:
 		s.log.Error(what+" failed", append(logArgs, "attempts", n, "err", err)...)
@@ -177,7 +158,7 @@ func (d *dispatcher) run(ctx context.Context, stop <-chan struct{}) {
 	defer wg.Wait()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	sctx, cancel := stopContext(ctx, stop)
+	sctx, cancel := retry.StopContext(ctx, stop)
 	defer cancel()
 	pace := retry.NewBackoff(retry.ClaimInitial, retry.ClaimMax, d.svc.now)
 	for {

@@ -321,7 +321,7 @@ func (w *webhookSender) notify() {
 func (w *webhookSender) run(ctx context.Context, stop <-chan struct{}) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	sctx, cancel := stopContext(ctx, stop)
+	sctx, cancel := retry.StopContext(ctx, stop)
 	defer cancel()
 	pace := retry.NewBackoff(retry.ClaimInitial, retry.ClaimMax, w.svc.now)
 	for {

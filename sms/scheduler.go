@@ -10,11 +10,6 @@ import (
 	"github.com/ujumbe/messaging/internal/retry"
 )
 
-// completeTimeout bounds recording the gateway's answers. It runs without
-// the caller's cancellation: once the gateway accepted a message, recording
-// that is what keeps it from being sent twice.
-const completeTimeout = 10 * time.Second
-
 // Start starts the scheduler: a goroutine that hands due messages (immediate
 // sends, scheduled messages whose time came, retries, and messages whose
 // claimer died) to the gateway, every Options.PollInterval and at once after
@@ -69,15 +64,8 @@ func (s *SMS) loop(ctx context.Context, stop <-chan struct{}, done chan<- struct
 	defer close(done)
 	t := time.NewTimer(0)
 	defer t.Stop()
-	sctx, cancel := context.WithCancel(ctx)
+	sctx, cancel := retry.StopContext(ctx, stop)
 	defer cancel()
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-sctx.Done():
-		}
-	}()
 	pace := retry.NewBackoff(retry.ClaimInitial, retry.ClaimMax, s.now)
 	for {
 		select {
@@ -184,10 +172,7 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string, leaseU
 	s.log.InfoContext(ctx, "sms: batch handed to gateway", "messages", len(msgs),
 		"sent", counts[StatusSent], "retry", counts[StatusQueued], "failed", counts[StatusFailed])
 	var errs []error
-	base := context.WithoutCancel(ctx)
-	n, err := retry.Until(ctx, leaseUntil, s.now, s.sleep, retry.RecordInitial, retry.RecordMax, func(context.Context) error {
-		cctx, ccancel := context.WithTimeout(base, completeTimeout)
-		defer ccancel()
+	n, err := retry.Record(ctx, leaseUntil, s.now, s.sleep, func(cctx context.Context) error {
 		var err error
 		errs, err = s.store.SMSComplete(cctx, cs)
 		return err

@@ -87,6 +87,36 @@ func (b *Backoff) Succeeded() int {
 	return n
 }
 
+// StopContext returns a context that is done when ctx is done or stop is
+// closed: what a worker's waits listen to.
+func StopContext(ctx context.Context, stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	return sctx, cancel
+}
+
+// Record runs write, an outcome write of work leased until leaseEnd,
+// without ctx's cancellation and within RecordTimeout per attempt, and
+// retries it (RecordInitial doubling to RecordMax) until it succeeds,
+// permanent reports its error as final, or the next attempt would start
+// after leaseEnd on the clock now. ctx cancels only the waits between
+// attempts. It returns the number of attempts and the last error.
+func Record(ctx context.Context, leaseEnd time.Time, now func() time.Time, sleep Sleep,
+	write func(context.Context) error, permanent func(error) bool) (int, error) {
+	base := context.WithoutCancel(ctx)
+	return Until(ctx, leaseEnd, now, sleep, RecordInitial, RecordMax, func(context.Context) error {
+		actx, cancel := context.WithTimeout(base, RecordTimeout)
+		defer cancel()
+		return write(actx)
+	}, permanent)
+}
+
 // Until calls op until it returns nil, permanent reports its error as one
 // that no retry can fix, ctx is done, or the next attempt would start at
 // or after deadline on the clock now. Between attempts it waits the
