@@ -149,7 +149,7 @@ func validateContact(c *Contact) error {
 		{"company", c.Company, MaxCompanyLen}, {"jobTitle", c.JobTitle, MaxCompanyLen},
 		{"notes", c.Notes, MaxNotesLen},
 	} {
-		if err := checkText(f.name, f.v, f.max); err != nil {
+		if err := checkLen(f.name, f.v, f.max); err != nil {
 			return err
 		}
 	}
@@ -192,7 +192,7 @@ func normalizeTags(in []string) ([]string, error) {
 		if t == "" {
 			return nil, validationError("tags", "must not hold empty tags")
 		}
-		if err := checkText("tags", t, MaxTagLen); err != nil {
+		if err := checkLen("tags", t, MaxTagLen); err != nil {
 			return nil, err
 		}
 		if !slices.Contains(out, t) {
@@ -342,7 +342,7 @@ func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, er
 	if query.Limit < 1 || query.Limit > MaxPageSize {
 		return nil, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
 	}
-	if err := checkText("search", query.Search, MaxSearchLen); err != nil {
+	if err := checkLen("search", query.Search, MaxSearchLen); err != nil {
 		return nil, err
 	}
 	search, digits := ContactSearchQuery(query.Search)

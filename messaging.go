@@ -351,13 +351,9 @@ func validateIdempotencyKey(k string) error {
 	return nil
 }
 
-func checkText(field, s string, max int) error {
-	if !utf8.ValidString(s) {
-		return validationError(field, "must be valid UTF-8")
-	}
-	if strings.ContainsRune(s, 0) {
-		return validationError(field, "must not contain NUL characters")
-	}
+// checkLen refuses a text longer than max characters. Its UTF-8 and NUL
+// are checked before, for every field of a write, by refuseUnstorable.
+func checkLen(field, s string, max int) error {
 	if n := utf8.RuneCountInString(s); n > max {
 		return validationError(field, "must be at most %d characters (got %d)", max, n)
 	}
@@ -387,7 +383,7 @@ func (p *SendParams) validate() (to string, err error) {
 		if strings.TrimSpace(p.Text) == "" {
 			return "", validationError("text", "is required when type is text")
 		}
-		if err := checkText("text", p.Text, maxText(p.Channel)); err != nil {
+		if err := checkLen("text", p.Text, maxText(p.Channel)); err != nil {
 			return "", err
 		}
 		for f, v := range map[string]string{"media_url": p.MediaURL, "caption": p.Caption, "filename": p.Filename} {
@@ -409,7 +405,7 @@ func (p *SendParams) validate() (to string, err error) {
 			if p.Type != TypeImage && p.Type != TypeVideo {
 				return "", validationError("caption", "is only allowed for image or video")
 			}
-			if err := checkText("caption", p.Caption, MaxCaption); err != nil {
+			if err := checkLen("caption", p.Caption, MaxCaption); err != nil {
 				return "", err
 			}
 		}
@@ -417,7 +413,7 @@ func (p *SendParams) validate() (to string, err error) {
 			if p.Type != TypeDocument {
 				return "", validationError("filename", "is only allowed for document")
 			}
-			if err := checkText("filename", p.Filename, MaxFilename); err != nil {
+			if err := checkLen("filename", p.Filename, MaxFilename); err != nil {
 				return "", err
 			}
 			if strings.ContainsAny(p.Filename, "/\\") {

@@ -205,7 +205,7 @@ func validateTemplate(p *TemplateCreateParams) error {
 				if c.Text == "" {
 					return validationError(f+".text", "is required for a TEXT header")
 				}
-				if err := checkText(f+".text", c.Text, MaxTemplateHeader); err != nil {
+				if err := checkLen(f+".text", c.Text, MaxTemplateHeader); err != nil {
 					return err
 				}
 				vars, err := TemplateVariables(f+".text", c.Text)
@@ -226,14 +226,14 @@ func validateTemplate(p *TemplateCreateParams) error {
 			if strings.TrimSpace(c.Text) == "" {
 				return validationError(f+".text", "is required for the BODY")
 			}
-			if err := checkText(f+".text", c.Text, MaxTemplateBody); err != nil {
+			if err := checkLen(f+".text", c.Text, MaxTemplateBody); err != nil {
 				return err
 			}
 			if _, err := TemplateVariables(f+".text", c.Text); err != nil {
 				return err
 			}
 		case "FOOTER":
-			if err := checkText(f+".text", c.Text, MaxTemplateFooter); err != nil {
+			if err := checkLen(f+".text", c.Text, MaxTemplateFooter); err != nil {
 				return err
 			}
 			if c.Text == "" || strings.Contains(c.Text, "{{") {
@@ -267,7 +267,7 @@ func validateButtons(f string, bs []TemplateButton) error {
 			if b.Text == "" {
 				return validationError(bf+".text", "is required")
 			}
-			if err := checkText(bf+".text", b.Text, MaxButtonText); err != nil {
+			if err := checkLen(bf+".text", b.Text, MaxButtonText); err != nil {
 				return err
 			}
 		}
@@ -556,7 +556,7 @@ func validateSendComponents(cs []SendComponent) error {
 				if p.Text == "" {
 					return validationError(pf+".text", "is required for a text parameter")
 				}
-				if err := checkText(pf+".text", p.Text, MaxParamText); err != nil {
+				if err := checkLen(pf+".text", p.Text, MaxParamText); err != nil {
 					return err
 				}
 			case "image", "video", "document":
@@ -566,7 +566,7 @@ func validateSendComponents(cs []SendComponent) error {
 				if err := validateHTTPURL(pf+".link", p.Link); err != nil {
 					return err
 				}
-				if p.Filename != "" && (p.Type != "document" || checkText(pf+".filename", p.Filename, MaxFilename) != nil) {
+				if p.Filename != "" && (p.Type != "document" || checkLen(pf+".filename", p.Filename, MaxFilename) != nil) {
 					return validationError(pf+".filename", "is only allowed for a document, at most %d characters", MaxFilename)
 				}
 			case "coupon_code":
@@ -577,7 +577,7 @@ func validateSendComponents(cs []SendComponent) error {
 				if p.Payload == "" {
 					return validationError(pf+".payload", "is required for a payload parameter")
 				}
-				if err := checkText(pf+".payload", p.Payload, 128); err != nil {
+				if err := checkLen(pf+".payload", p.Payload, 128); err != nil {
 					return err
 				}
 			case "":

@@ -98,7 +98,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	} else if !workspaceIDRe.MatchString(id) {
 		return nil, validationError("id", "must be 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
 	}
-	if err := checkText("name", p.Name, 200); err != nil {
+	if err := checkLen("name", p.Name, 200); err != nil {
 		return nil, err
 	}
 	for _, c := range p.Channels {
