@@ -129,17 +129,8 @@ func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]
 // WebhookEndpointUpdate implements messaging.Store.
 func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) error {
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET secret_sealed = ?, disabled_at = NULL WHERE id = ? AND workspace_id = ?`,
-			p.SecretSealed, p.ID, p.WorkspaceID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return messaging.ErrNotFound
-		}
-		return nil
+		return oneRow(tx.ExecContext(ctx, `UPDATE webhook_endpoints SET secret_sealed = ?, disabled_at = NULL WHERE id = ? AND workspace_id = ?`,
+			p.SecretSealed, p.ID, p.WorkspaceID))
 	})
 }
 
@@ -147,16 +138,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 // it (ON DELETE CASCADE).
 func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = ? AND workspace_id = ?`, id, workspaceID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return sql.ErrNoRows
-		}
-		return nil
+		return oneRow(tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 	})
 }
 

@@ -95,20 +95,15 @@ func (s *Store) SMSAccountKey(ctx context.Context, partnerID string) ([]byte, er
 func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
 	var a *sms.Account
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sms_accounts SET
+		if err := oneRow(tx.ExecContext(ctx, `UPDATE sms_accounts SET
 			time_zone = coalesce(?, time_zone), cost_per_segment = coalesce(?, cost_per_segment), updated_at = ?
-			WHERE partner_id = ?`, nullString(p.TimeZone), nullCredit(p.CostPerSegment), fmtTime(p.At), p.PartnerID)
-		if err != nil {
+			WHERE partner_id = ?`, nullString(p.TimeZone), nullCredit(p.CostPerSegment), fmtTime(p.At), p.PartnerID)); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return messaging.ErrNotFound
 		}
 		if err := addSenders(ctx, tx, p.PartnerID, p.AddSenders, p.At); err != nil {
 			return err
 		}
+		var err error
 		a, err = getAccount(ctx, tx, p.PartnerID)
 		return err
 	})
@@ -368,16 +363,7 @@ func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int6
 		t = fmtTime(r.Time)
 	}
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
-			WHERE number = ? AND partner_id = ?`, r.Status, r.Description, r.NetworkID, t, number, partnerID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return messaging.ErrNotFound
-		}
-		return nil
+		return oneRow(tx.ExecContext(ctx, `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
+			WHERE number = ? AND partner_id = ?`, r.Status, r.Description, r.NetworkID, t, number, partnerID))
 	})
 }

@@ -276,6 +276,22 @@ func interpretError(err error) error {
 	return fmt.Errorf("sqlitestore: %w", err)
 }
 
+// oneRow returns the error of an Exec that must change a row: its own, or
+// messaging.ErrNotFound when it changed none.
+func oneRow(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return messaging.ErrNotFound
+	}
+	return nil
+}
+
 // readTx runs fn in a read transaction on a reader connection, so that its
 // queries see one snapshot. The error is interpreted.
 func (s *Store) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {

@@ -202,17 +202,8 @@ func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParam
 		return interpretError(err)
 	}
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET scopes = ?, expires_at = ? WHERE id = ? AND workspace_id = ?`,
-			scopes, fmtTimePtr(p.ExpiresAt), p.ID, p.WorkspaceID)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return messaging.ErrNotFound
-		}
-		return nil
+		return oneRow(tx.ExecContext(ctx, `UPDATE api_keys SET scopes = ?, expires_at = ? WHERE id = ? AND workspace_id = ?`,
+			scopes, fmtTimePtr(p.ExpiresAt), p.ID, p.WorkspaceID))
 	})
 }
 
