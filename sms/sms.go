@@ -409,7 +409,7 @@ func (s *SMS) Authenticate(ctx context.Context, partnerID, apikey string) (*Acco
 	if apikey == "" {
 		return nil, NewError(CodeNoAPIKey, "apikey", "is required")
 	}
-	if err := unstorable(map[string]string{"partnerID": partnerID, "apikey": apikey}); err != nil {
+	if err := unstorable("partnerID", partnerID, "apikey", apikey); err != nil {
 		return nil, err
 	}
 	sum := hashKey(apikey)
@@ -492,17 +492,12 @@ const (
 
 // item is the validated content of one send.
 // unstorable refuses, with 1009 naming the field, a value that no store can
-// keep: a NUL character or bytes that are not UTF-8 (fields are checked in
-// name order, so the answer is the same each time).
-func unstorable(fields map[string]string) error {
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if p := textcheck.Find(fields[name]); p != nil {
-			return NewError(CodeUnsupportedDataType, name, "%s", p.Rule)
+// keep: a NUL character or bytes that are not UTF-8. fields alternate
+// names and values, checked in that order.
+func unstorable(fields ...string) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if p := textcheck.Find(fields[i+1]); p != nil {
+			return NewError(CodeUnsupportedDataType, fields[i], "%s", p.Rule)
 		}
 	}
 	return nil
@@ -515,8 +510,8 @@ type item struct {
 // prepare validates it for account a and returns the message to store,
 // without Number.
 func (s *SMS) prepare(a *Account, it *item) (*Message, error) {
-	if err := unstorable(map[string]string{"mobile": it.mobile, "message": it.text, "shortcode": it.sender,
-		"clientsmsid": it.clientRef, "timeToSend": it.timeToSend, "pass_type": it.passType}); err != nil {
+	if err := unstorable("clientsmsid", it.clientRef, "message", it.text, "mobile", it.mobile,
+		"pass_type", it.passType, "shortcode", it.sender, "timeToSend", it.timeToSend); err != nil {
 		return nil, err
 	}
 	cc, err := ValidMobile(it.mobile)
