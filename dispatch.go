@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -293,7 +292,7 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 			err = &SendError{Code: "invalid_response", Text: "the provider returned no message id", Retryable: true}
 		} else {
 			record("sent", func(rctx context.Context) error {
-				_, uerr := d.svc.UpdateStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID})
+				_, uerr := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID}, m)
 				return uerr
 			})
 			return
@@ -318,54 +317,9 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		return
 	}
 	record("the failure", func(rctx context.Context) error {
-		_, uerr := d.svc.UpdateStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text})
+		_, uerr := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text}, m)
 		return uerr
 	})
-}
-
-// Start starts the background work of the service: the dispatcher that
-// hands queued messages to the provider, and the delivery of webhooks. It
-// returns at once. Cancelling ctx stops everything abruptly, as a crash
-// would (leased work is picked up again after its lease); Close stops
-// gracefully. Start may be called once.
-func (s *Service) Start(ctx context.Context) error {
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	if s.stop != nil {
-		return fmt.Errorf("messaging: Start called twice")
-	}
-	s.stop = make(chan struct{})
-	s.done = make(chan struct{})
-	go func() {
-		defer close(s.done)
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); s.dispatch.run(ctx, s.stop) }()
-		go func() { defer wg.Done(); s.hooks.run(ctx, s.stop) }()
-		wg.Wait()
-	}()
-	return nil
-}
-
-// Close stops claiming new work and waits until in-flight sends and
-// webhook deliveries finish, or ctx ends. It does not close the store.
-func (s *Service) Close(ctx context.Context) error {
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	if s.stop == nil {
-		return nil
-	}
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
-	select {
-	case <-s.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // DispatchDue does the dispatcher's work once: it claims every message due
@@ -400,3 +354,7 @@ func (s *Service) DispatchDue(ctx context.Context) (int, error) {
 		}
 	}
 }
+
+// wakeDispatcher tells the dispatcher that a message was queued, so that
+// it claims without waiting for its next poll.
+func (s *Service) wakeDispatcher() { s.dispatch.notify() }

@@ -459,3 +459,7 @@ func (s *Service) DeliverWebhooksDue(ctx context.Context) (int, error) {
 		}
 	}
 }
+
+// wakeWebhooks tells the webhook sender that an event was queued for
+// delivery, so that it claims without waiting for its next poll.
+func (s *Service) wakeWebhooks() { s.hooks.notify() }

@@ -1,0 +1,62 @@
+package messaging
+
+import (
+	"context"
+	"strings"
+)
+
+// InboundMessage is a message a contact sent to the workspace, as reported
+// by the channel provider.
+type InboundMessage struct {
+	WorkspaceID string
+	Channel     string
+	// From is the sender: an E.164 number (WhatsApp) or a scoped id.
+	From string
+	// ProviderMessageID is the provider's id of the inbound message; a
+	// repeated report with the same id is recorded once.
+	ProviderMessageID string
+	Type              string
+	Text              string
+	MediaURL          string
+	Caption           string
+}
+
+// RecordInbound stores an inbound message (direction inbound, status
+// delivered) in the conversation of its sender on its channel, so that it
+// shares conversation_id with the messages sent to that contact. A repeated
+// report of the same provider message id returns the stored message.
+func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Message, error) {
+	if err := refuseUnstorable(in); err != nil {
+		return nil, err
+	}
+	if err := validateChannel(in.Channel); err != nil {
+		return nil, err
+	}
+	from := in.From
+	if in.Channel == ChannelWhatsApp && !strings.HasPrefix(from, "+") {
+		from = "+" + from
+	}
+	from, err := validateRecipient(in.Channel, from)
+	if err != nil {
+		return nil, validationError("from", "is not a valid sender on %s", in.Channel)
+	}
+	if in.ProviderMessageID == "" {
+		return nil, validationError("id", "the provider message id is required")
+	}
+	typ := in.Type
+	if typ == "" {
+		typ = TypeText
+	}
+	now := s.now()
+	m := &Message{
+		ID: NewID("msg"), WorkspaceID: in.WorkspaceID, ConversationID: ConversationID(in.WorkspaceID, in.Channel, from),
+		Channel: in.Channel, To: from, Direction: DirectionInbound, Status: StatusDelivered, Type: typ,
+		Text: in.Text, MediaURL: in.MediaURL, Caption: in.Caption, ProviderMessageID: in.ProviderMessageID,
+		IdempotencyKey: "\x1finbound:" + in.Channel + ":" + in.ProviderMessageID, CreatedAt: now, UpdatedAt: now,
+	}
+	stored, _, err := s.store.MessageCreate(ctx, m)
+	if err != nil {
+		return nil, wrapStoreError(err, "message", m.ID)
+	}
+	return stored, nil
+}

@@ -1,0 +1,502 @@
+package messaging
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// SendResult is what a send returns: the five fields of the spec's send
+// response, and whether the call replayed an earlier send with the same
+// idempotency key.
+type SendResult struct {
+	MessageID      string `json:"message_id"`
+	ConversationID string `json:"conversation_id"`
+	Status         string `json:"status"`
+	Channel        string `json:"channel"`
+	To             string `json:"to"`
+	// Replayed is true when the result is that of an earlier request with
+	// the same idempotency key; no new message was created.
+	Replayed bool `json:"-"`
+}
+
+// SendParams are the fields of a standard (non-template) send.
+type SendParams struct {
+	Channel        string `json:"channel"`
+	To             string `json:"to"`
+	Type           string `json:"type"`
+	Text           string `json:"text,omitempty"`
+	MediaURL       string `json:"media_url,omitempty"`
+	Caption        string `json:"caption,omitempty"`
+	Filename       string `json:"filename,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+
+	// TemplateName, Language and Components are never accepted by Send:
+	// they exist so that a request decoded from JSON that carries template
+	// fields is refused with a validation error naming the template
+	// endpoint. Use SendTemplate.
+	TemplateName string          `json:"template_name,omitempty"`
+	Language     string          `json:"language,omitempty"`
+	Components   []SendComponent `json:"components,omitempty"`
+}
+
+// Messages sends and reads the messages of one workspace.
+type Messages struct {
+	svc *Service
+	ws  string
+}
+
+var scopedIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// validateRecipient checks to for the channel and returns its canonical form.
+// WhatsApp needs E.164; Instagram and Messenger take E.164 or a page-scoped id
+// of 1 to 64 letters, digits, '_' or '-'.
+func validateRecipient(channel, to string) (string, error) {
+	if to == "" {
+		return "", validationError("to", "is required")
+	}
+	if strings.HasPrefix(to, "+") || channel == ChannelWhatsApp {
+		p, err := NormalizePhone(to)
+		if err != nil {
+			return "", validationError("to", "must be a phone number in E.164 format (for example +14155550123) on channel %s", channel)
+		}
+		return p, nil
+	}
+	if !scopedIDRe.MatchString(to) {
+		return "", validationError("to", "must be an E.164 phone number or a %s-scoped id of 1 to 64 letters, digits, '_' or '-'", channel)
+	}
+	return to, nil
+}
+
+func validateChannel(ch string) error {
+	switch ch {
+	case ChannelWhatsApp, ChannelInstagram, ChannelMessenger:
+		return nil
+	case "":
+		return validationError("channel", "is required")
+	}
+	return validationError("channel", "must be one of whatsapp, instagram, messenger (got %q)", ch)
+}
+
+func maxText(channel string) int {
+	switch channel {
+	case ChannelMessenger:
+		return MaxTextMessenger
+	case ChannelInstagram:
+		return MaxTextInstagram
+	}
+	return MaxTextWhatsApp
+}
+
+// validateHTTPURL checks that s is an absolute http or https URL.
+func validateHTTPURL(field, s string) error {
+	if len(s) > MaxURL {
+		return validationError(field, "must be at most %d characters", MaxURL)
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return validationError(field, "must be an absolute http or https URL")
+	}
+	return nil
+}
+
+func validateIdempotencyKey(k string) error {
+	if len(k) > MaxIdempotencyKey {
+		return validationError("idempotency_key", "must be at most %d characters", MaxIdempotencyKey)
+	}
+	for _, r := range k {
+		if r < 0x20 || r > 0x7e {
+			return validationError("idempotency_key", "must contain only visible ASCII characters and spaces")
+		}
+	}
+	return nil
+}
+
+// checkLen refuses a text longer than max characters. Its UTF-8 and NUL
+// are checked before, for every field of a write, by refuseUnstorable.
+func checkLen(field, s string, max int) error {
+	if n := utf8.RuneCountInString(s); n > max {
+		return validationError(field, "must be at most %d characters (got %d)", max, n)
+	}
+	return nil
+}
+
+func (p *SendParams) validate() (to string, err error) {
+	if p.TemplateName != "" || p.Language != "" || len(p.Components) > 0 {
+		f := "template_name"
+		if p.TemplateName == "" {
+			f = "language"
+			if p.Language == "" {
+				f = "components"
+			}
+		}
+		return "", validationError(f, "template fields are not accepted by POST /v1/messages; send templates with POST /v1/messages/templates")
+	}
+	if err := validateChannel(p.Channel); err != nil {
+		return "", err
+	}
+	to, err = validateRecipient(p.Channel, p.To)
+	if err != nil {
+		return "", err
+	}
+	switch p.Type {
+	case TypeText:
+		if strings.TrimSpace(p.Text) == "" {
+			return "", validationError("text", "is required when type is text")
+		}
+		if err := checkLen("text", p.Text, maxText(p.Channel)); err != nil {
+			return "", err
+		}
+		for f, v := range map[string]string{"media_url": p.MediaURL, "caption": p.Caption, "filename": p.Filename} {
+			if v != "" {
+				return "", validationError(f, "is not allowed when type is text")
+			}
+		}
+	case TypeImage, TypeVideo, TypeDocument, TypeAudio:
+		if p.MediaURL == "" {
+			return "", validationError("media_url", "is required when type is %s", p.Type)
+		}
+		if err := validateHTTPURL("media_url", p.MediaURL); err != nil {
+			return "", err
+		}
+		if p.Text != "" {
+			return "", validationError("text", "is only allowed when type is text; use caption for image or video")
+		}
+		if p.Caption != "" {
+			if p.Type != TypeImage && p.Type != TypeVideo {
+				return "", validationError("caption", "is only allowed for image or video")
+			}
+			if err := checkLen("caption", p.Caption, MaxCaption); err != nil {
+				return "", err
+			}
+		}
+		if p.Filename != "" {
+			if p.Type != TypeDocument {
+				return "", validationError("filename", "is only allowed for document")
+			}
+			if err := checkLen("filename", p.Filename, MaxFilename); err != nil {
+				return "", err
+			}
+			if strings.ContainsAny(p.Filename, "/\\") {
+				return "", validationError("filename", "must not contain path separators")
+			}
+		}
+	case "":
+		return "", validationError("type", "is required")
+	default:
+		return "", validationError("type", "must be one of text, image, video, document, audio (got %q)", p.Type)
+	}
+	if err := validateIdempotencyKey(p.IdempotencyKey); err != nil {
+		return "", err
+	}
+	return to, nil
+}
+
+// Send validates and accepts a standard message. The message is stored as
+// queued and delivered asynchronously. With an IdempotencyKey, repeating the
+// same request returns the original result (Replayed true) and creates
+// nothing; the same key with a different request is a conflict.
+func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
+	if p == nil {
+		return nil, validationError("body", "is required")
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
+	to, err := p.validate()
+	if err != nil {
+		return nil, err
+	}
+	msg := &Message{
+		Channel: p.Channel, To: to, Type: p.Type, Text: p.Text,
+		MediaURL: p.MediaURL, Caption: p.Caption, Filename: p.Filename,
+		IdempotencyKey: p.IdempotencyKey,
+	}
+	norm := *p
+	norm.To, norm.IdempotencyKey = to, ""
+	return m.accept(ctx, msg, "send", &norm)
+}
+
+// accept stores a validated outbound message as queued, honouring the
+// idempotency key.
+func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canonical any) (*SendResult, error) {
+	if msg.IdempotencyKey != "" {
+		b, err := json.Marshal(canonical)
+		if err != nil {
+			return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+		}
+		sum := sha256.Sum256(append([]byte(kind+"\x00"), b...))
+		msg.RequestHash = hex.EncodeToString(sum[:])
+	}
+	if err := m.acceptable(ctx, msg, kind); err != nil {
+		// A repeated request answers as the first did, whatever changed
+		// since (a channel disconnected, a template paused). Otherwise the
+		// store tells a repeat from a new message as it inserts.
+		if msg.IdempotencyKey != "" {
+			prev, lerr := m.svc.store.MessageGetByIdempotencyKey(ctx, m.ws, msg.IdempotencyKey)
+			if lerr == nil {
+				return m.replayed(prev, msg.RequestHash)
+			}
+			if !errors.Is(lerr, ErrNotFound) {
+				return nil, wrapStoreError(lerr, "message", "")
+			}
+		}
+		return nil, err
+	}
+	now := m.svc.now()
+	msg.ID = NewID("msg")
+	msg.WorkspaceID = m.ws
+	msg.ConversationID = ConversationID(m.ws, msg.Channel, msg.To)
+	msg.Direction = DirectionOutbound
+	msg.Status = StatusQueued
+	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
+	stored, created, err := m.svc.store.MessageCreate(ctx, msg)
+	if err != nil {
+		return nil, wrapStoreError(err, "message", msg.ID)
+	}
+	if !created {
+		return m.replayed(stored, msg.RequestHash)
+	}
+	m.svc.wakeDispatcher()
+	return sendResult(stored, false), nil
+}
+
+// acceptable checks what may refuse a new message: a template that is not
+// approved, a channel that is not connected.
+func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) error {
+	if kind == "template" {
+		if err := m.checkTemplate(ctx, msg); err != nil {
+			return err
+		}
+	}
+	return m.svc.requireChannel(ctx, m.ws, msg.Channel)
+}
+
+// replayed answers a request whose idempotency key created prev: the
+// original result, or a conflict when the request differs.
+func (m *Messages) replayed(prev *Message, hash string) (*SendResult, error) {
+	if prev.RequestHash != hash {
+		return nil, &Error{Code: CodeConflict, Field: "idempotency_key",
+			Message: "idempotency_key: was already used with a different request; use a new key for a new message"}
+	}
+	return sendResult(prev, true), nil
+}
+
+// sendResult is the send response of m: the status is always queued, the
+// status the message was accepted with.
+func sendResult(m *Message, replayed bool) *SendResult {
+	return &SendResult{MessageID: m.ID, ConversationID: m.ConversationID, Status: StatusQueued,
+		Channel: m.Channel, To: m.To, Replayed: replayed}
+}
+
+// Get returns a message of the workspace.
+func (m *Messages) Get(ctx context.Context, id string) (*Message, error) {
+	if badID(id) {
+		return nil, notFound("message", id)
+	}
+	msg, err := m.svc.store.MessageGet(ctx, m.ws, id)
+	if err != nil {
+		return nil, wrapStoreError(err, "message", id)
+	}
+	return msg, nil
+}
+
+// requireChannel returns channel_unavailable unless the channel is connected
+// in the workspace.
+func (s *Service) requireChannel(ctx context.Context, ws, channel string) error {
+	w, err := s.store.WorkspaceGet(ctx, ws)
+	if err != nil {
+		return wrapStoreError(err, "workspace", ws)
+	}
+	for _, c := range w.Channels {
+		if c == channel {
+			return nil
+		}
+	}
+	return &Error{Code: CodeChannelUnavailable, Field: "channel",
+		Message: fmt.Sprintf("channel: %s is not connected in this workspace", channel)}
+}
+
+// SendTemplateParams are the fields of a template send.
+type SendTemplateParams struct {
+	To           string `json:"to"`
+	TemplateName string `json:"template_name"`
+	// Language must equal the template's language exactly ("en" and
+	// "en_US" differ). Empty means "en".
+	Language       string          `json:"language"`
+	Components     []SendComponent `json:"components,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+}
+
+// SendComponent is a component of a template send: type header, body or
+// button. A button component has SubType url, quick_reply or copy_code and
+// the zero-based Index of the template's button.
+type SendComponent struct {
+	Type       string          `json:"type"`
+	SubType    string          `json:"sub_type,omitempty"`
+	Index      *int            `json:"index,omitempty"`
+	Parameters []SendParameter `json:"parameters"`
+}
+
+// SendParameter is a parameter of a send component. Type text carries Text;
+// image, video and document carry Link (and Filename for a document);
+// coupon_code carries CouponCode; payload carries Payload.
+type SendParameter struct {
+	Type       string `json:"type"`
+	Text       string `json:"text,omitempty"`
+	Link       string `json:"link,omitempty"`
+	Filename   string `json:"filename,omitempty"`
+	CouponCode string `json:"coupon_code,omitempty"`
+	Payload    string `json:"payload,omitempty"`
+}
+
+func validateSendComponents(cs []SendComponent) error {
+	if len(cs) > 20 {
+		return validationError("components", "must hold at most 20 components")
+	}
+	for i, c := range cs {
+		f := fmt.Sprintf("components[%d]", i)
+		switch c.Type {
+		case "header", "body":
+			if c.SubType != "" || c.Index != nil {
+				return validationError(f+".sub_type", "sub_type and index are only allowed on a button component")
+			}
+		case "button":
+			switch c.SubType {
+			case "url", "quick_reply", "copy_code":
+			default:
+				return validationError(f+".sub_type", "must be url, quick_reply or copy_code for a button (got %q)", c.SubType)
+			}
+			if c.Index == nil || *c.Index < 0 || *c.Index > 9 {
+				return validationError(f+".index", "is required for a button: the button's position, 0 to 9")
+			}
+		case "":
+			return validationError(f+".type", "is required")
+		default:
+			return validationError(f+".type", "must be header, body or button (got %q)", c.Type)
+		}
+		if len(c.Parameters) > 100 {
+			return validationError(f+".parameters", "must hold at most 100 parameters")
+		}
+		for j, p := range c.Parameters {
+			pf := fmt.Sprintf("%s.parameters[%d]", f, j)
+			switch p.Type {
+			case "text":
+				if p.Text == "" {
+					return validationError(pf+".text", "is required for a text parameter")
+				}
+				if err := checkLen(pf+".text", p.Text, MaxParamText); err != nil {
+					return err
+				}
+			case "image", "video", "document":
+				if c.Type != "header" {
+					return validationError(pf+".type", "%s parameters are only allowed in a header", p.Type)
+				}
+				if err := validateHTTPURL(pf+".link", p.Link); err != nil {
+					return err
+				}
+				if p.Filename != "" && (p.Type != "document" || checkLen(pf+".filename", p.Filename, MaxFilename) != nil) {
+					return validationError(pf+".filename", "is only allowed for a document, at most %d characters", MaxFilename)
+				}
+			case "coupon_code":
+				if p.CouponCode == "" || len(p.CouponCode) > 15 {
+					return validationError(pf+".coupon_code", "is required: 1 to 15 characters")
+				}
+			case "payload":
+				if p.Payload == "" {
+					return validationError(pf+".payload", "is required for a payload parameter")
+				}
+				if err := checkLen(pf+".payload", p.Payload, 128); err != nil {
+					return err
+				}
+			case "":
+				return validationError(pf+".type", "is required")
+			default:
+				return validationError(pf+".type", "must be text, image, video, document, coupon_code or payload (got %q)", p.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// SendTemplate sends an approved WhatsApp template. The template_name and
+// language must match an approved template of the workspace exactly,
+// otherwise the error is template_not_found. Components are required when
+// the template's header or body has variables, and a header component with
+// the media link is required when its header is IMAGE, VIDEO or DOCUMENT.
+// Parameter counts and button parameters are checked by the channel
+// provider, whose verdict arrives asynchronously in failure_reason (for
+// example "[131008] Required parameter is missing"), as in the spec.
+func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*SendResult, error) {
+	if p == nil {
+		return nil, validationError("body", "is required")
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
+	to, err := validateRecipient(ChannelWhatsApp, p.To)
+	if err != nil {
+		return nil, err
+	}
+	if p.TemplateName == "" {
+		return nil, validationError("template_name", "is required")
+	}
+	lang := p.Language
+	if lang == "" {
+		lang = "en"
+	}
+	if len(p.TemplateName) > MaxTemplateName || !templateNameRe.MatchString(p.TemplateName) {
+		return nil, &Error{Code: CodeTemplateNotFound, Field: "template_name", Message: fmt.Sprintf("template_name: no approved template %q in language %q", p.TemplateName, lang)}
+	}
+	if !languageRe.MatchString(lang) {
+		return nil, validationError("language", "must be a language code such as en, sw or en_US (got %q)", lang)
+	}
+	if err := validateSendComponents(p.Components); err != nil {
+		return nil, err
+	}
+	if err := validateIdempotencyKey(p.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	msg := &Message{
+		Channel: ChannelWhatsApp, To: to, Type: TypeTemplate, TemplateName: p.TemplateName, Language: lang,
+		Components: p.Components, IdempotencyKey: p.IdempotencyKey,
+	}
+	norm := *p
+	norm.To, norm.Language, norm.IdempotencyKey = to, lang, ""
+	return m.accept(ctx, msg, "template", &norm)
+}
+
+// checkTemplate checks a template send against the workspace's template:
+// it must be approved with exactly this name and language, and the send
+// must carry the components the template cannot do without.
+func (m *Messages) checkTemplate(ctx context.Context, msg *Message) error {
+	t, err := m.svc.store.TemplateGetByName(ctx, m.ws, msg.TemplateName, msg.Language)
+	if err != nil && ErrorCode(err) != CodeNotFound {
+		return wrapStoreError(err, "template", msg.TemplateName)
+	}
+	if err != nil || t.Status != TemplateApproved {
+		return &Error{Code: CodeTemplateNotFound, Field: "template_name", Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", msg.TemplateName, msg.Language)}
+	}
+	has := func(typ string) bool {
+		return slices.ContainsFunc(msg.Components, func(c SendComponent) bool { return c.Type == typ && len(c.Parameters) > 0 })
+	}
+	for _, c := range t.Components {
+		switch {
+		case c.Type == "HEADER" && (c.Format == "IMAGE" || c.Format == "VIDEO" || c.Format == "DOCUMENT") && !has("header"):
+			return validationError("components", "template %q has a %s header: a header component with the media link is required", t.Name, c.Format)
+		case (c.Type == "HEADER" || c.Type == "BODY") && len(msg.Components) == 0:
+			if vars, _ := TemplateVariables("text", c.Text); len(vars) > 0 {
+				return validationError("components", "template %q has variables: components with their parameters are required", t.Name)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// statusFrom lists the statuses a message may move to status from.
+func statusFrom(status string) []string {
+	switch status {
+	case StatusSent:
+		return []string{StatusQueued}
+	case StatusDelivered:
+		return []string{StatusQueued, StatusSent}
+	case StatusRead:
+		return []string{StatusQueued, StatusSent, StatusDelivered}
+	case StatusFailed:
+		return []string{StatusQueued, StatusSent, StatusDelivered}
+	}
+	return nil
+}
+
+// StatusUpdate is a status change reported for a message by the dispatcher
+// or by the channel provider's callback.
+type StatusUpdate struct {
+	WorkspaceID string
+	MessageID   string
+	// Status is sent, delivered, read or failed.
+	Status string
+	// ProviderCode and ProviderText describe a failure; the message's
+	// failure_reason becomes "[<ProviderCode>] <ProviderText>".
+	ProviderCode string
+	ProviderText string
+	// ProviderMessageID, when set, is recorded on the message.
+	ProviderMessageID string
+}
+
+// checkStatus validates a reported status: one of sent, delivered, read
+// and failed, and for failed a provider code.
+func checkStatus(status, providerCode string) error {
+	if statusFrom(status) == nil {
+		return validationError("status", "must be one of sent, delivered, read, failed (got %q)", status)
+	}
+	if status == StatusFailed && providerCode == "" {
+		return validationError("provider_code", "is required when status is failed")
+	}
+	return nil
+}
+
+// UpdateStatus applies a status change under the status rules: statuses
+// only move forward, failed is reachable from any non-terminal status, and an
+// out-of-order update (delivered after read) is ignored without error. It
+// reports whether the status changed; each change emits a
+// message.status_updated event to subscribers.
+//
+// A change that records u.ProviderMessageID (the dispatcher's queued ->
+// sent) then applies, in the order they arrived, the provider's reports
+// about that id that came before it and were kept (see
+// ApplyProviderStatus); a failure to apply them is logged, since the
+// change itself is done.
+func (s *Service) UpdateStatus(ctx context.Context, u *StatusUpdate) (bool, error) {
+	return s.recordStatus(ctx, u, nil)
+}
+
+// recordStatus is the one path by which a message's status changes: the
+// dispatcher's outcomes, the provider's reports and UpdateStatus all come
+// through it. before, when non-nil, is the message as its caller last
+// read it (the dispatcher's claimed copy).
+func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, before *Message) (bool, error) {
+	if err := refuseUnstorable(u); err != nil {
+		return false, err
+	}
+	if err := checkStatus(u.Status, u.ProviderCode); err != nil {
+		return false, err
+	}
+	from := statusFrom(u.Status)
+	var reason string
+	if u.Status == StatusFailed {
+		reason = FailureReason(u.ProviderCode, u.ProviderText)
+	}
+	now := s.now()
+	var ev *Event
+	_, _, changed, err := s.store.MessageUpdateStatus(ctx, &MessageStatusParams{
+		WorkspaceID: u.WorkspaceID, ID: u.MessageID, From: from, To: u.Status,
+		FailureReason: reason, ProviderMessageID: u.ProviderMessageID, At: now,
+		Event: func(before, after *Message) *EventRecord {
+			ev = statusEvent(before, after, now)
+			rec, err := ev.record()
+			if err != nil {
+				s.log.Error("encoding event failed", "err", err)
+				return nil
+			}
+			return rec
+		},
+	})
+	if err != nil {
+		return false, wrapStoreError(err, "message", u.MessageID)
+	}
+	if changed && ev != nil {
+		s.wakeWebhooks()
+		s.events.publish(ctx, ev)
+	}
+	if changed && u.ProviderMessageID != "" {
+		if _, err := s.applyPending(ctx, u.WorkspaceID, u.MessageID, u.ProviderMessageID); err != nil {
+			s.log.ErrorContext(ctx, "applying the status reports kept for a provider message id failed",
+				"message_id", u.MessageID, "provider_message_id", u.ProviderMessageID, "err", err)
+		}
+	}
+	return changed, nil
+}
+
+// FailureReason formats a provider error as the spec's failure_reason:
+// "[<provider_code>] <provider text>".
+func FailureReason(code, text string) string {
+	return "[" + code + "] " + text
+}
+
+// ProviderStatus is a status report of the channel provider about a message
+// it accepted (from its webhook, or from a simulator).
+type ProviderStatus struct {
+	// ProviderMessageID identifies the message (the id Send returned).
+	ProviderMessageID string
+	// Status is sent, delivered, read or failed.
+	Status string
+	// Code and Text describe a failure.
+	Code string
+	Text string
+}
+
+// Bounds of the reports kept for provider message ids not known yet.
+const (
+	// DefaultPendingReportRetention is the default
+	// Options.PendingReportRetention.
+	DefaultPendingReportRetention = 24 * time.Hour
+	// MaxPendingReports is the most reports kept for one provider message
+	// id not known yet; later ones are dropped. A message has four
+	// statuses to report, so this leaves room for repeated reports.
+	MaxPendingReports = 8
+)
+
+// ApplyProviderStatus applies a provider's status report under the status
+// rules (see UpdateStatus). Reports arrive in any order; one that would
+// move a status backwards is ignored. It reports whether the status
+// changed.
+//
+// A report can arrive before the dispatcher has recorded the provider
+// message id it is about: Meta pushes delivered within milliseconds of
+// answering the send. A report of an id that no message carries is
+// therefore validated and kept in the store (for
+// Options.PendingReportRetention, at most MaxPendingReports per id; more
+// are dropped and logged), and applied when the id is recorded (see
+// UpdateStatus); ApplyProviderStatus then returns false and no error, as
+// for an ignored report: either way the report needs no resending. Only an
+// error means the report was neither applied nor kept, so that the
+// provider should deliver it again; an invalid report (an unknown status,
+// failed without code) is a validation_error.
+func (s *Service) ApplyProviderStatus(ctx context.Context, p *ProviderStatus) (bool, error) {
+	if err := refuseUnstorable(p); err != nil {
+		return false, err
+	}
+	if p.ProviderMessageID == "" {
+		return false, validationError("id", "the provider message id is required")
+	}
+	m, err := s.store.MessageGetByProviderID(ctx, p.ProviderMessageID)
+	if err == nil {
+		return s.recordStatus(ctx, &StatusUpdate{
+			WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: p.Status,
+			ProviderCode: p.Code, ProviderText: p.Text,
+		}, m)
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return false, wrapStoreError(err, "provider message", p.ProviderMessageID)
+	}
+	return s.keepReport(ctx, p)
+}
+
+// keepReport keeps a valid report of a provider message id that no message
+// carries yet, until UpdateStatus records the id.
+//
+// The dispatcher records the id, then takes the reports kept for it; a
+// report kept just after that take would wait for nothing. So once the
+// report is kept, the id is looked up again: when a message carries it
+// now, its reports are taken and applied here. Whichever of the two takes
+// comes second finds the report, since the lookup follows the save and the
+// dispatcher's take follows its record of the id.
+func (s *Service) keepReport(ctx context.Context, p *ProviderStatus) (bool, error) {
+	if err := checkStatus(p.Status, p.Code); err != nil {
+		return false, err
+	}
+	now := s.now()
+	r := &PendingReport{ProviderMessageID: p.ProviderMessageID, Status: p.Status,
+		ProviderCode: p.Code, ProviderText: p.Text, ReceivedAt: now}
+	kept, err := s.store.PendingReportSave(ctx, &PendingReportSaveParams{Report: r, NotBefore: now.Add(-s.retention), Limit: MaxPendingReports})
+	if err != nil {
+		return false, wrapStoreError(err, "pending report", p.ProviderMessageID)
+	}
+	if kept {
+		s.log.InfoContext(ctx, "kept a status report of a provider message id not recorded yet",
+			"provider_message_id", p.ProviderMessageID, "status", p.Status)
+	} else {
+		s.log.WarnContext(ctx, "dropped a status report: too many are kept for its provider message id",
+			"provider_message_id", p.ProviderMessageID, "status", p.Status, "limit", MaxPendingReports)
+	}
+	m, err := s.store.MessageGetByProviderID(ctx, p.ProviderMessageID)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		// The report is kept, but if the dispatcher's take came before
+		// the save it would wait for nothing: ask for it again.
+		return false, wrapStoreError(err, "provider message", p.ProviderMessageID)
+	}
+	return s.applyPending(ctx, m.WorkspaceID, m.ID, p.ProviderMessageID)
+}
+
+// applyPending takes the unexpired reports kept for providerMessageID and
+// applies them, oldest first, to message id of workspace ws through
+// UpdateStatus, and reports whether any changed its status.
+//
+// A report that fails to apply is not kept again: it was taken because a
+// message now carries its id, and takes happen only when an id is
+// recorded or a report of an unknown id is kept, so it would wait, never
+// applied, until it expired. The failure (of the store) is returned, and
+// the reports not applied are logged.
+func (s *Service) applyPending(ctx context.Context, ws, id, providerMessageID string) (bool, error) {
+	reports, err := s.store.PendingReportTake(ctx, providerMessageID, s.now().Add(-s.retention))
+	if err != nil {
+		return false, wrapStoreError(err, "pending report", providerMessageID)
+	}
+	changed := false
+	for i, r := range reports {
+		c, err := s.recordStatus(ctx, &StatusUpdate{WorkspaceID: ws, MessageID: id, Status: r.Status,
+			ProviderCode: r.ProviderCode, ProviderText: r.ProviderText}, nil)
+		if err != nil {
+			for _, lost := range reports[i:] {
+				s.log.ErrorContext(ctx, "a kept status report could not be applied and is lost",
+					"message_id", id, "provider_message_id", providerMessageID, "status", lost.Status,
+					"received_at", lost.ReceivedAt, "err", err)
+			}
+			return changed, err
+		}
+		changed = changed || c
+	}
+	return changed, nil
+}
