@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -35,27 +34,14 @@ func runAccept(ctx context.Context, c *config) ([]*row, error) {
 	d := pick(c, time.Second, 300*time.Millisecond)
 	r := &row{figure: "1", name: "in-process accept, Messages.Send, 8 callers", unit: "msg/s", higherBetter: true, goal: 1.0,
 		baselineName: "database/sql on one connection: prepared INSERT of the identical row, one row per BEGIN IMMEDIATE/COMMIT, same schema, indexes and PRAGMAs, same 8 callers"}
-	for i := range c.repeat {
-		// Alternate the order so that drift favours neither side.
-		for _, product := range c.sides(i) {
-			dir, err := os.MkdirTemp(c.workDir, "accept-")
-			if err != nil {
-				return nil, err
-			}
-			var v float64
-			if product {
-				v, err = acceptProduct(ctx, dir, d)
-				r.product = append(r.product, v)
-			} else {
-				v, err = acceptRaw(ctx, dir, d)
-				r.baseline = append(r.baseline, v)
-			}
-			if err != nil {
-				return nil, err
-			}
-			c.logf("accept product=%v: %.0f msg/s", product, v)
-			_ = os.RemoveAll(dir)
+	err := c.measure(r, "accept", func(dir string, product bool) (float64, error) {
+		if product {
+			return acceptProduct(ctx, dir, d)
 		}
+		return acceptRaw(ctx, dir, d)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return []*row{r}, nil
 }

@@ -39,28 +39,19 @@ func runDispatch(ctx context.Context, c *config) ([]*row, error) {
 	}
 	r := &row{figure: "3a", name: "dispatch, queued -> sent, no-op provider, 8 workers", unit: "msg/s", higherBetter: true, goal: 0.7,
 		baselineName: fmt.Sprintf("database/sql on one connection, same file of %d queued messages: claim 16 by the messages_due index (UPDATE ... RETURNING), then one UPDATE to sent per message, each in its own transaction, prepared statements", n)}
-	for i := range c.repeat {
-		for _, product := range c.sides(i) {
-			path := filepath.Join(c.workDir, "dispatch-run.sqlite")
-			if err := copyDB(tmpl, path); err != nil {
-				return nil, err
-			}
-			var v float64
-			if product {
-				var d time.Duration
-				d, err = dispatchProduct(ctx, path, n, noopProvider{}, 8)
-				v = float64(n) / d.Seconds()
-				r.product = append(r.product, v)
-			} else {
-				v, err = claimAckRaw(ctx, path, n)
-				r.baseline = append(r.baseline, v)
-			}
-			if err != nil {
-				return nil, err
-			}
-			c.logf("dispatch product=%v: %.0f msg/s", product, v)
-			removeDB(path)
+	err = c.measure(r, "dispatch", func(dir string, product bool) (float64, error) {
+		path := filepath.Join(dir, "dispatch-run.sqlite")
+		if err := copyDB(tmpl, path); err != nil {
+			return 0, err
 		}
+		if !product {
+			return claimAckRaw(ctx, path, n)
+		}
+		d, err := dispatchProduct(ctx, path, n, noopProvider{}, 8)
+		return float64(n) / d.Seconds(), err
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	const slowN = 2000

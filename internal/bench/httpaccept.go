@@ -12,7 +12,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -35,26 +34,14 @@ func runHTTPAccept(ctx context.Context, c *config) ([]*row, error) {
 	d := pick(c, time.Second, 300*time.Millisecond)
 	r := &row{figure: "2", name: "HTTP accept, POST /v1/messages, 32 keep-alive clients", unit: "req/s", higherBetter: true, goal: 0.5,
 		baselineName: "bare net/http handler: same Content-Type, 1 MiB limit, UTF-8, one object, no unknown or inexact member names; same 201 body; stores nothing"}
-	for i := range c.repeat {
-		for _, product := range c.sides(i) {
-			dir, err := os.MkdirTemp(c.workDir, "http-")
-			if err != nil {
-				return nil, err
-			}
-			var v float64
-			if product {
-				v, err = httpProduct(ctx, dir, d)
-				r.product = append(r.product, v)
-			} else {
-				v, err = serveAndLoad(ctx, http.HandlerFunc(bareAccept), d)
-				r.baseline = append(r.baseline, v)
-			}
-			if err != nil {
-				return nil, err
-			}
-			c.logf("http product=%v: %.0f req/s", product, v)
-			_ = os.RemoveAll(dir)
+	err := c.measure(r, "http", func(dir string, product bool) (float64, error) {
+		if product {
+			return httpProduct(ctx, dir, d)
 		}
+		return serveAndLoad(ctx, http.HandlerFunc(bareAccept), d)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return []*row{r}, nil
 }

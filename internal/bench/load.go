@@ -5,11 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	_ "github.com/mattn/go-sqlite3"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/sqlitestore"

@@ -242,3 +242,30 @@ func pick[T any](c *config, full, short T) T {
 	}
 	return full
 }
+
+// measure runs the repeats of a paired figure into r: for each repeat and
+// side (see sides) it makes a fresh directory under the run's work
+// directory, calls side with it, keeps the value on the product or the
+// baseline side, and removes the directory.
+func (c *config) measure(r *row, label string, side func(dir string, product bool) (float64, error)) error {
+	for i := range c.repeat {
+		for _, product := range c.sides(i) {
+			dir, err := os.MkdirTemp(c.workDir, label+"-")
+			if err != nil {
+				return err
+			}
+			v, err := side(dir, product)
+			_ = os.RemoveAll(dir)
+			if err != nil {
+				return err
+			}
+			if product {
+				r.product = append(r.product, v)
+			} else {
+				r.baseline = append(r.baseline, v)
+			}
+			c.logf("%s product=%v: %.0f %s", label, product, v, r.unit)
+		}
+	}
+	return nil
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -31,24 +30,11 @@ func runSMSBulk(ctx context.Context, c *config) ([]*row, error) {
 	d := pick(c, time.Second, 300*time.Millisecond)
 	r := &row{figure: "6", name: "SMS bulk of 20 vs 20 single sends, 8 keep-alive clients", unit: "items/s", higherBetter: true, goal: 5,
 		baselineName: "the same messages sent one per POST /sms/v1/messages by the same 8 clients"}
-	for i := range c.repeat {
-		for _, bulk := range c.sides(i) {
-			dir, err := os.MkdirTemp(c.workDir, "sms-")
-			if err != nil {
-				return nil, err
-			}
-			v, err := smsLoad(ctx, dir, d, bulk)
-			if err != nil {
-				return nil, err
-			}
-			if bulk {
-				r.product = append(r.product, v)
-			} else {
-				r.baseline = append(r.baseline, v)
-			}
-			c.logf("sms bulk=%v: %.0f items/s", bulk, v)
-			_ = os.RemoveAll(dir)
-		}
+	err := c.measure(r, "sms", func(dir string, bulk bool) (float64, error) {
+		return smsLoad(ctx, dir, d, bulk)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return []*row{r}, nil
 }
