@@ -75,8 +75,9 @@ type ReceiverOptions struct {
 }
 
 // Receiver receives Meta's webhooks (WhatsApp Cloud API, Messenger and
-// Instagram) for a Service. It is an http.Handler, safe for concurrent
-// use; mount it at the callback URL set in the Meta app.
+// Instagram) for a Service. Create it with NewReceiver. It is an
+// http.Handler, safe for concurrent use; mount it at the callback URL set
+// in the Meta app.
 //
 // GET answers Meta's verification handshake: with hub.mode=subscribe and
 // hub.verify_token equal to VerifyToken it returns hub.challenge as
@@ -161,8 +162,8 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Serve serves r like ServeHTTP, except that it returns its error instead
 // of answering it, for hosts that answer errors their own way (httpapi
-// answers them with its error envelope). Nothing is written when it
-// returns an error, except the Allow header of a 405. The error is a
+// answers them with its error envelope). When it returns an error it has
+// written no answer, only headers (Allow on a 405). The error is a
 // *StatusError (405, 413), a *messaging.Error (400 validation of the body;
 // 401 and 403 wrapping ErrUnverified) or an error of the service.
 func (rc *Receiver) Serve(w http.ResponseWriter, r *http.Request) error {
