@@ -37,20 +37,11 @@ const (
 	metaCustomer = "+254712345678"
 )
 
-// metaStore counts created messages and can fail provider-id lookups and
-// the saves of pending status reports.
+// metaStore counts created messages and can fail provider-id lookups.
 type metaStore struct {
 	messaging.Store
-	created    atomic.Int64
-	broken     atomic.Bool
-	saveBroken atomic.Bool
-}
-
-func (s *metaStore) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
-	if s.saveBroken.Load() {
-		return false, errors.New("disk I/O error")
-	}
-	return s.Store.PendingReportSave(ctx, p)
+	created atomic.Int64
+	broken  atomic.Bool
 }
 
 func (s *metaStore) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
@@ -197,19 +188,6 @@ func waStatus(id, status string) string {
 		"pricing":{"billable":true,"pricing_model":"PMP","category":"utility"}}`, id, status)
 }
 
-func waFailed(id string, code int, title, details string) string {
-	return fmt.Sprintf(`{"id":%q,"status":"failed","timestamp":"1750263773","recipient_id":"254712345678",
-		"errors":[{"code":%d,"title":%q,"message":%q,"error_data":{"details":%q},"href":"https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/"}]}`,
-		id, code, title, title, details)
-}
-
-func waInbound(from, id, msg string) string {
-	return fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{
-		"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":%q},
-		"contacts":[{"profile":{"name":"Amina"},"wa_id":%q}],
-		"messages":[%s]},"field":"messages"}]}]}`, metaPNID, from, strings.Replace(strings.Replace(msg, "FROM", from, 1), "ID", id, 1))
-}
-
 func TestMetaHandshake(t *testing.T) {
 	t.Parallel()
 	e := metaSetup(t, nil)
@@ -317,221 +295,6 @@ func TestMetaSignature(t *testing.T) {
 	}
 }
 
-func TestMetaStatusesInOrder(t *testing.T) {
-	t.Parallel()
-	e := metaSetup(t, nil)
-	m := e.sent(t, "whatsapp", metaCustomer, "wamid.ORDER")
-	var events []string
-	unsubscribe := e.svc.Subscribe(func(_ context.Context, ev *messaging.Event) {
-		events = append(events, ev.Data.PreviousStatus+">"+ev.Data.Status)
-	})
-	defer unsubscribe()
-	for _, st := range []string{"sent", "delivered", "read"} {
-		a := e.postOK(t, waStatuses(waStatus("wamid.ORDER", st)))
-		if a.Statuses != 1 || a.Ignored != 0 {
-			t.Errorf("%s: answer = %+v, want 1 status applied", st, a)
-		}
-		want := st
-		if got := e.get(t, m.ID).Status; got != want {
-			t.Errorf("after %s: status = %s, want %s", st, got, want)
-		}
-	}
-	if diff := cmp.Diff([]string{"sent>delivered", "delivered>read"}, events); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-}
-
-func TestMetaStatusesOutOfOrder(t *testing.T) {
-	t.Parallel()
-	e := metaSetup(t, nil)
-	m := e.sent(t, "whatsapp", metaCustomer, "wamid.OOO")
-	// read arrives before delivered, in one notification and in two.
-	e.postOK(t, waStatuses(waStatus("wamid.OOO", "read"), waStatus("wamid.OOO", "delivered")))
-	e.postOK(t, waStatuses(waStatus("wamid.OOO", "delivered")))
-	e.postOK(t, waStatuses(waStatus("wamid.OOO", "sent")))
-	e.postOK(t, waStatuses(waFailed("wamid.OOO", 131026, "Message undeliverable", "")))
-	got := e.get(t, m.ID)
-	if got.Status != "read" || got.FailureReason != "" {
-		t.Errorf("status = %s (%q), want read: statuses never move back", got.Status, got.FailureReason)
-	}
-}
-
-func TestMetaFailed(t *testing.T) {
-	t.Parallel()
-	e := metaSetup(t, nil)
-	for _, c := range []struct {
-		pid, status, reason string
-	}{
-		{"wamid.F1", waFailed("wamid.F1", 131026, "Message undeliverable", ""), "[131026] Message undeliverable"},
-		{"wamid.F2", waFailed("wamid.F2", 131026, "Message undeliverable", "Message Undeliverable."), "[131026] Message undeliverable"},
-		{"wamid.F3", waFailed("wamid.F3", 131049, "This message was not delivered to maintain healthy ecosystem engagement.", "In order to maintain a healthy ecosystem engagement, the message failed to be delivered."),
-			"[131049] This message was not delivered to maintain healthy ecosystem engagement.: In order to maintain a healthy ecosystem engagement, the message failed to be delivered."},
-		{"wamid.F4", `{"id":"wamid.F4","status":"failed","errors":[{"code":"131047","message":"Re-engagement message"}]}`, "[131047] Re-engagement message"},
-		{"wamid.F5", `{"id":"wamid.F5","status":"failed"}`, "[unknown] Message failed"},
-	} {
-		m := e.sent(t, "whatsapp", metaCustomer, c.pid)
-		e.postOK(t, waStatuses(c.status))
-		got := e.get(t, m.ID)
-		if got.Status != "failed" || got.FailureReason != c.reason {
-			t.Errorf("%s: status %s, failure_reason %q; want failed, %q", c.pid, got.Status, got.FailureReason, c.reason)
-		}
-	}
-}
-
-func TestMetaUnknownItemsAreIgnoredAndLogged(t *testing.T) {
-	t.Parallel()
-	e := metaSetup(t, nil)
-	m := e.sent(t, "whatsapp", metaCustomer, "wamid.KNOWN")
-	a := e.postOK(t, waStatuses(
-		waStatus("wamid.KNOWN", "delivered"),
-		waStatus("wamid.KNOWN", "deleted"),
-		waStatus("wamid.UNKNOWN", "deleted"),
-		`{"status":"read"}`,
-	))
-	if diff := cmp.Diff(metaAnswer{Statuses: 1, Ignored: 3}, a); diff != "" {
-		t.Errorf("answer (-want +got):\n%s", diff)
-	}
-	if got := e.get(t, m.ID).Status; got != "delivered" {
-		t.Errorf("status = %s, want delivered", got)
-	}
-	if !strings.Contains(e.log.String(), "wamid.UNKNOWN") {
-		t.Errorf("the ignored status was not logged:\n%s", e.log)
-	}
-	if strings.Contains(e.log.String(), metaSecret) {
-		t.Error("the app secret was logged")
-	}
-	// Unknown objects and fields are ignored too.
-	if a := e.postOK(t, `{"object":"user","entry":[]}`); a.Ignored != 1 {
-		t.Errorf("unknown object: answer = %+v", a)
-	}
-	if a := e.postOK(t, `{"object":"whatsapp_business_account","entry":[{"changes":[{"field":"message_template_status_update","value":{}}]}]}`); a.Ignored != 1 {
-		t.Errorf("unknown field: answer = %+v", a)
-	}
-}
-
-func TestMetaInboundWhatsApp(t *testing.T) {
-	t.Parallel()
-	e := metaSetup(t, nil)
-	out := e.sent(t, "whatsapp", metaCustomer, "wamid.OUT")
-	body := waInbound("254712345678", "wamid.IN1", `{"from":"FROM","id":"ID","timestamp":"1750263773","type":"text","text":{"body":"Habari, nimepokea"}}`)
-	before := e.store.created.Load()
-	for range 2 { // Meta delivers at least once
-		if a := e.postOK(t, body); a.Messages != 1 {
-			t.Fatalf("answer = %+v, want 1 message", a)
-		}
-	}
-	if n := e.store.created.Load() - before; n != 1 {
-		t.Errorf("%d messages created, want 1", n)
-	}
-	in, err := e.store.MessageGetByProviderID(t.Context(), "wamid.IN1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &messaging.Message{WorkspaceID: metaWS, ConversationID: out.ConversationID, Channel: "whatsapp", To: metaCustomer,
-		Direction: "inbound", Status: "delivered", Type: "text", Text: "Habari, nimepokea", ProviderMessageID: "wamid.IN1"}
-	got := &messaging.Message{WorkspaceID: in.WorkspaceID, ConversationID: in.ConversationID, Channel: in.Channel, To: in.To,
-		Direction: in.Direction, Status: in.Status, Type: in.Type, Text: in.Text, ProviderMessageID: in.ProviderMessageID}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("inbound message (-want +got):\n%s", diff)
-	}
-
-	// Buttons, interactive replies and media are recorded; stickers and
-	// reactions are not.
-	for _, c := range []struct {
-		msg      string
-		typ, txt string
-	}{
-		{`{"from":"FROM","id":"ID","type":"button","button":{"payload":"STOP","text":"Stop promotions"}}`, "text", "Stop promotions"},
-		{`{"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"button_reply","button_reply":{"id":"b1","title":"Yes"}}}`, "text", "Yes"},
-		{`{"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"list_reply","list_reply":{"id":"l1","title":"Option 2"}}}`, "text", "Option 2"},
-		{`{"from":"FROM","id":"ID","type":"image","image":{"id":"1479537139650973","mime_type":"image/jpeg","caption":"receipt"}}`, "image", ""},
-		{`{"from":"FROM","id":"ID","type":"sticker","sticker":{"id":"1"}}`, "", ""},
-		{`{"from":"FROM","id":"ID","type":"reaction","reaction":{"message_id":"wamid.OUT","emoji":"👍"}}`, "", ""},
-		{`{"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"nfm_reply"}}`, "", ""},
-		{`{"from":"not-a-number","id":"ID","type":"text","text":{"body":"x"}}`, "", ""},
-		{`{"from":"FROM","id":"","type":"text","text":{"body":"x"}}`, "", ""},
-	} {
-		id := fmt.Sprintf("wamid.IN.%d", len(c.msg))
-		a := e.postOK(t, waInbound("254712345678", id, c.msg))
-		if c.typ == "" {
-			if a.Messages != 0 || a.Ignored != 1 {
-				t.Errorf("%s: answer = %+v, want ignored", c.msg, a)
-			}
-			continue
-		}
-		got, err := e.store.MessageGetByProviderID(t.Context(), id)
-		if err != nil {
-			t.Errorf("%s: not recorded: %v", c.msg, err)
-			continue
-		}
-		if got.Type != c.typ || got.Text != c.txt || got.ConversationID != out.ConversationID {
-			t.Errorf("%s: recorded %s %q in %s", c.msg, got.Type, got.Text, got.ConversationID)
-		}
-		if c.typ == "image" && got.Caption != "receipt" {
-			t.Errorf("caption = %q, want receipt", got.Caption)
-		}
-	}
-}
-
-func TestMetaInboundUnknownAccount(t *testing.T) {
-	t.Parallel()
-	e := metaSetup(t, &httpapi.MetaWebhook{VerifyToken: metaVerify, AppSecret: metaSecret, Accounts: map[string]string{"999": "ws_other"}})
-	before := e.store.created.Load()
-	a := e.postOK(t, waInbound("254712345678", "wamid.LOST", `{"from":"FROM","id":"ID","type":"text","text":{"body":"hi"}}`))
-	if a.Messages != 0 || a.Ignored != 1 {
-		t.Errorf("answer = %+v, want the message ignored", a)
-	}
-	if e.store.created.Load() != before {
-		t.Error("a message was recorded for an unknown account")
-	}
-	if !strings.Contains(e.log.String(), metaPNID) {
-		t.Errorf("the unknown account was not logged:\n%s", e.log)
-	}
-}
-
-func TestMetaMessengerAndInstagram(t *testing.T) {
-	t.Parallel()
-	e := metaSetup(t, nil)
-	fb := e.sent(t, "messenger", "6543210987654321", "m_OUT1")
-	ig := e.sent(t, "instagram", "17841400000000001", "aWdf_OUT1")
-	a := e.postOK(t, `{"object":"page","entry":[{"id":"PAGE_1","time":1750263773000,"messaging":[
-		{"sender":{"id":"6543210987654321"},"recipient":{"id":"PAGE_1"},"timestamp":1750263773000,"message":{"mid":"m_IN1","text":"Hi page"}},
-		{"sender":{"id":"6543210987654321"},"recipient":{"id":"PAGE_1"},"timestamp":1750263773000,"message":{"mid":"m_IN2","attachments":[{"type":"file","payload":{"url":"https://cdn.example.com/f.pdf"}}]}},
-		{"sender":{"id":"PAGE_1"},"recipient":{"id":"6543210987654321"},"timestamp":1750263773000,"message":{"mid":"m_OUT1","is_echo":true,"text":"hello"}},
-		{"sender":{"id":"6543210987654321"},"recipient":{"id":"PAGE_1"},"delivery":{"mids":["m_OUT1"],"watermark":1750263773000}},
-		{"sender":{"id":"6543210987654321"},"recipient":{"id":"PAGE_1"},"read":{"watermark":1750263773000}}
-	]}]}`)
-	if diff := cmp.Diff(metaAnswer{Statuses: 1, Messages: 2, Ignored: 2}, a); diff != "" {
-		t.Errorf("messenger answer (-want +got):\n%s", diff)
-	}
-	if got := e.get(t, fb.ID).Status; got != "delivered" {
-		t.Errorf("messenger status = %s, want delivered", got)
-	}
-	in, err := e.store.MessageGetByProviderID(t.Context(), "m_IN1")
-	if err != nil || in.Text != "Hi page" || in.ConversationID != fb.ConversationID || in.Channel != "messenger" {
-		t.Errorf("messenger inbound = %+v, %v", in, err)
-	}
-	file, err := e.store.MessageGetByProviderID(t.Context(), "m_IN2")
-	if err != nil || file.Type != "document" || file.MediaURL != "https://cdn.example.com/f.pdf" {
-		t.Errorf("messenger attachment = %+v, %v", file, err)
-	}
-
-	a = e.postOK(t, `{"object":"instagram","entry":[{"id":"17841405822304914","time":1750263773000,"messaging":[
-		{"sender":{"id":"17841400000000001"},"recipient":{"id":"17841405822304914"},"timestamp":1750263773000,"message":{"mid":"aWdf_IN1","text":"Hi IG"}},
-		{"sender":{"id":"17841400000000001"},"recipient":{"id":"17841405822304914"},"timestamp":1750263773000,"read":{"mid":"aWdf_OUT1"}}
-	]}]}`)
-	if diff := cmp.Diff(metaAnswer{Statuses: 1, Messages: 1}, a); diff != "" {
-		t.Errorf("instagram answer (-want +got):\n%s", diff)
-	}
-	if got := e.get(t, ig.ID).Status; got != "read" {
-		t.Errorf("instagram status = %s, want read", got)
-	}
-	in, err = e.store.MessageGetByProviderID(t.Context(), "aWdf_IN1")
-	if err != nil || in.Text != "Hi IG" || in.ConversationID != ig.ConversationID || in.WorkspaceID != metaWS {
-		t.Errorf("instagram inbound = %+v, %v", in, err)
-	}
-}
-
 func TestMetaBadBodies(t *testing.T) {
 	t.Parallel()
 	e := metaSetup(t, nil, func(o *httpapi.Options) { o.MaxBodyBytes = 2048 })
@@ -574,75 +337,68 @@ func TestMetaStoreFailureAsksForRetry(t *testing.T) {
 	}
 }
 
-// queued creates an outbound WhatsApp message in metaWS that the dispatcher
-// has not handed to the provider yet.
-func (e *metaEnv) queued(t *testing.T) string {
-	t.Helper()
-	res, err := e.svc.Workspace(metaWS).Messages.Send(t.Context(), &messaging.SendParams{Channel: "whatsapp", To: metaCustomer, Type: "text", Text: "hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.MessageID
-}
-
-// recordSent records message id as sent with provider id pid, as the
-// dispatcher does when the provider answers the send.
-func (e *metaEnv) recordSent(t *testing.T, id, pid string) {
-	t.Helper()
-	if _, err := e.svc.UpdateStatus(t.Context(), &messaging.StatusUpdate{WorkspaceID: metaWS, MessageID: id, Status: "sent", ProviderMessageID: pid}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestMetaStatusBeforeTheProviderIDIsKept: Meta reports delivered and read
-// before the dispatcher has recorded the message's wamid. The receiver
-// answers 200 and the reports are applied when the wamid is recorded.
-func TestMetaStatusBeforeTheProviderIDIsKept(t *testing.T) {
+// TestMetaErrorsAndLimits: the receiver's refusals are answered with the
+// envelope and the request's correlation id; refusals of verification
+// spend the client address's unauthenticated rate limit, other refusals
+// do not; the receiver's log lines carry the correlation id.
+func TestMetaErrorsAndLimits(t *testing.T) {
 	t.Parallel()
-	e := metaSetup(t, nil)
-	id := e.queued(t)
-	var events []string
-	unsubscribe := e.svc.Subscribe(func(_ context.Context, ev *messaging.Event) {
-		events = append(events, ev.Data.PreviousStatus+">"+ev.Data.Status)
+	e := metaSetup(t, nil, func(o *httpapi.Options) {
+		o.MaxBodyBytes = 64
+		o.RateLimits = map[string]int{"unauthenticated": 2}
 	})
-	defer unsubscribe()
-	a := e.postOK(t, waStatuses(waStatus("wamid.EARLY", "delivered")))
-	a2 := e.postOK(t, waStatuses(waStatus("wamid.EARLY", "read")))
-	if diff := cmp.Diff([]metaAnswer{{Statuses: 1}, {Statuses: 1}}, []metaAnswer{a, a2}); diff != "" {
+	type answer struct {
+		Status                  int
+		Code, RequestID         string
+		Limit, Remaining, Allow string
+	}
+	do := func(id, method, target, body string, sig ...string) answer {
+		t.Helper()
+		r := httptest.NewRequest(method, target, strings.NewReader(body))
+		r.Header.Set("X-Correlation-ID", id)
+		if sig == nil {
+			r.Header.Set("X-Hub-Signature-256", metaSign(metaSecret, body))
+		}
+		w := httptest.NewRecorder()
+		e.h.ServeHTTP(w, r)
+		var env struct {
+			Error struct {
+				Code      string `json:"code"`
+				RequestID string `json:"request_id"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil {
+			t.Errorf("%s: body %q: %v", id, w.Body, err)
+		}
+		return answer{w.Code, env.Error.Code, env.Error.RequestID,
+			w.Header().Get("X-RateLimit-Limit"), w.Header().Get("X-RateLimit-Remaining"), w.Header().Get("Allow")}
+	}
+	got := []answer{
+		do("corr-put", "PUT", "/webhooks/meta", ""),
+		do("corr-large", "POST", "/webhooks/meta", `{"pad":"`+strings.Repeat("x", 64)+`"}`),
+		do("corr-json", "POST", "/webhooks/meta", `{"object":`),
+		do("corr-unsigned", "POST", "/webhooks/meta", `{}`, "sha256=00"),
+		do("corr-token", "GET", "/webhooks/meta?hub.mode=subscribe&hub.verify_token=x&hub.challenge=1", ""),
+		do("corr-limited", "POST", "/webhooks/meta", `{}`, "sha256=00"),
+	}
+	want := []answer{
+		{Status: 405, Code: "method_not_allowed", RequestID: "corr-put", Allow: "GET, POST"},
+		{Status: 413, Code: "payload_too_large", RequestID: "corr-large"},
+		{Status: 400, Code: "validation_error", RequestID: "corr-json"},
+		{Status: 401, Code: "unauthorized", RequestID: "corr-unsigned", Limit: "2", Remaining: "1"},
+		{Status: 403, Code: "forbidden", RequestID: "corr-token", Limit: "2", Remaining: "0"},
+		{Status: 429, Code: "rate_limit_exceeded", RequestID: "corr-limited", Limit: "2", Remaining: "0"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
 	}
-	if got := e.get(t, id).Status; got != "queued" {
-		t.Fatalf("status = %s before the wamid is recorded, want queued", got)
-	}
-	e.recordSent(t, id, "wamid.EARLY")
-	if got := e.get(t, id).Status; got != "read" {
-		t.Errorf("status = %s, want read", got)
-	}
-	if diff := cmp.Diff([]string{"queued>sent", "sent>delivered", "delivered>read"}, events); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-}
 
-// TestMetaStatusThatCannotBeKeptAsksForRetry: when the report of a wamid
-// not recorded yet cannot be kept, the receiver answers 500 so that Meta
-// delivers it again.
-func TestMetaStatusThatCannotBeKeptAsksForRetry(t *testing.T) {
-	t.Parallel()
-	e := metaSetup(t, nil)
-	id := e.queued(t)
-	body := waStatuses(waStatus("wamid.LATE", "delivered"))
-	e.store.saveBroken.Store(true)
-	w := e.post(t, "/webhooks/meta", body)
-	if w.Code != 500 || strings.Contains(w.Body.String(), "disk I/O") {
-		t.Fatalf("status = %d (%s), want 500 without internal detail", w.Code, w.Body)
-	}
-	e.store.saveBroken.Store(false)
-	if a := e.postOK(t, body); a.Statuses != 1 { // Meta's retry
-		t.Errorf("retry: answer = %+v, want 1 status", a)
-	}
-	e.recordSent(t, id, "wamid.LATE")
-	if got := e.get(t, id).Status; got != "delivered" {
-		t.Errorf("status = %s, want delivered", got)
+	r := httptest.NewRequest("POST", "/webhooks/meta", strings.NewReader(`{"object":"user"}`))
+	r.Header.Set("X-Correlation-ID", "corr-log")
+	r.Header.Set("X-Hub-Signature-256", metaSign(metaSecret, `{"object":"user"}`))
+	e.h.ServeHTTP(httptest.NewRecorder(), r)
+	if !strings.Contains(e.log.String(), `msg="meta webhook: ignored a notification of an unknown object" correlation_id=corr-log object=user`) {
+		t.Errorf("the ignored notification was not logged with its correlation id:\n%s", e.log)
 	}
 }
 
@@ -676,27 +432,4 @@ func TestMetaMounting(t *testing.T) {
 			t.Errorf("Path %q: refusal not logged", p)
 		}
 	}
-}
-
-// FuzzMetaNotification checks that no signed body, however malformed,
-// makes the receiver fail: it answers 200 or 400, never 500 or a panic.
-func FuzzMetaNotification(f *testing.F) {
-	for _, s := range []string{
-		waStatuses(waStatus("wamid.X", "delivered"), waFailed("wamid.X", 131026, "Message undeliverable", "d")),
-		waInbound("254712345678", "wamid.IN", `{"from":"FROM","id":"ID","type":"text","text":{"body":"hi"}}`),
-		`{"object":"page","entry":[{"id":"PAGE_1","messaging":[{"sender":{"id":"1"},"recipient":{"id":"PAGE_1"},"message":{"mid":"m","text":"x"}},{"delivery":{"mids":["m"]}}]}]}`,
-		`{"object":"instagram","entry":[{"messaging":[{"read":{"mid":""}}]}]}`,
-		`{"object":"whatsapp_business_account","entry":[{"changes":[{"value":{"statuses":[{"id":"x","status":"failed","errors":[{"code":"abc"}]}]}}]}]}`,
-		`{}`, `null`, `[]`, `"x"`,
-	} {
-		f.Add(s)
-	}
-	e := metaSetup(f, nil)
-	e.sent(f, "whatsapp", metaCustomer, "wamid.X")
-	f.Fuzz(func(t *testing.T, body string) {
-		w := e.post(t, "/webhooks/meta", body)
-		if w.Code != 200 && w.Code != 400 && w.Code != 413 {
-			t.Fatalf("status %d (%s) for %q", w.Code, w.Body, body)
-		}
-	})
 }

@@ -1,6 +1,7 @@
 // Package metaprovider sends messages through Meta's Graph API: WhatsApp
 // through the WhatsApp Cloud API, and Messenger and Instagram through the
-// Send API.
+// Send API. Its Receiver receives Meta's webhooks for those channels
+// (status reports and inbound messages; see receive.go).
 //
 // WhatsApp messages are posted to {BaseURL}/{Version}/{phone-number-id}/messages
 // with messaging_product "whatsapp": text (text.body, preview_url false),

@@ -1,0 +1,269 @@
+package metaprovider
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/ujumbe/messaging"
+)
+
+// result counts what a notification did; it is the body of the answer.
+type result struct {
+	Statuses int `json:"statuses"`
+	Messages int `json:"messages"`
+	Ignored  int `json:"ignored"`
+}
+
+// notification applies the items of one notification to the service,
+// counting them, and keeps the last failure of the service.
+type notification struct {
+	rc     *Receiver
+	log    *slog.Logger
+	res    result
+	failed error
+}
+
+// apply applies every item of p. It returns an error only when the service
+// itself failed, so that Meta retries the notification.
+func (rc *Receiver) apply(ctx context.Context, log *slog.Logger, p *webhookPayload) (*result, error) {
+	n := &notification{rc: rc, log: log}
+	channel := channelOf(p.Object)
+	if channel == "" {
+		n.ignore(ctx, "a notification of an unknown object")
+		return &n.res, nil
+	}
+	for i := range p.Entry {
+		e := &p.Entry[i]
+		for j := range e.Changes {
+			n.change(ctx, &e.Changes[j])
+		}
+		for j := range e.Messaging {
+			n.event(ctx, channel, e.ID, &e.Messaging[j])
+		}
+	}
+	if n.failed != nil {
+		return nil, n.failed
+	}
+	return &n.res, nil
+}
+
+// channelOf maps a notification's object to its channel; "" for objects
+// the receiver does not handle.
+func channelOf(object string) string {
+	switch object {
+	case "whatsapp_business_account":
+		return messaging.ChannelWhatsApp
+	case "page":
+		return messaging.ChannelMessenger
+	case "instagram":
+		return messaging.ChannelInstagram
+	}
+	return ""
+}
+
+// change applies a WhatsApp change: its status reports, then its inbound
+// messages to the change's phone-number id.
+func (n *notification) change(ctx context.Context, c *webhookChange) {
+	if c.Field != "" && c.Field != "messages" {
+		n.ignore(ctx, "a change of an unsupported field", "field", c.Field)
+		return
+	}
+	for _, s := range c.Value.Statuses {
+		code, text := "", ""
+		if s.Status == messaging.StatusFailed {
+			code, text = failure(s.Errors)
+		}
+		n.status(ctx, s.ID, s.Status, code, text)
+	}
+	for i := range c.Value.Messages {
+		m := &c.Value.Messages[i]
+		in, ok := waInboundMessage(m)
+		if !ok {
+			n.ignore(ctx, "an inbound message of an unsupported type", "type", m.Type, "provider_message_id", m.ID)
+			continue
+		}
+		n.inbound(ctx, in, c.Value.Metadata.PhoneNumberID)
+	}
+}
+
+// event applies a Messenger or Instagram event of an entry: an inbound
+// message to its recipient (or, without one, to the entry's account), a
+// delivery receipt or a read receipt. Echoes of sent messages are ignored.
+func (n *notification) event(ctx context.Context, channel, entryID string, m *messagingEvent) {
+	account := m.Recipient.ID
+	if account == "" {
+		account = entryID
+	}
+	switch {
+	case m.Message != nil && m.Message.IsEcho:
+		n.ignore(ctx, "an echo of a sent message", "provider_message_id", m.Message.Mid)
+	case m.Message != nil:
+		in, ok := sendAPIInbound(channel, m.Sender.ID, m.Message.Mid, m.Message.Text, m.Message.Attachments)
+		if !ok {
+			n.ignore(ctx, "an inbound message of an unsupported type", "provider_message_id", m.Message.Mid)
+			return
+		}
+		n.inbound(ctx, in, account)
+	case m.Delivery != nil:
+		for _, mid := range m.Delivery.Mids {
+			n.status(ctx, mid, messaging.StatusDelivered, "", "")
+		}
+	case m.Read != nil && m.Read.Mid != "":
+		n.status(ctx, m.Read.Mid, messaging.StatusRead, "", "")
+	default:
+		n.ignore(ctx, "a messaging event the service does not handle")
+	}
+}
+
+// status applies a status report of provider message id through
+// Service.ApplyProviderStatus.
+func (n *notification) status(ctx context.Context, id, st, code, text string) {
+	if id == "" {
+		n.ignore(ctx, "a status without id")
+		return
+	}
+	switch st {
+	case messaging.StatusSent, messaging.StatusDelivered, messaging.StatusRead, messaging.StatusFailed:
+	default:
+		n.ignore(ctx, "a status the service does not track", "provider_message_id", id, "status", st)
+		return
+	}
+	_, err := n.rc.svc.ApplyProviderStatus(ctx, &messaging.ProviderStatus{ProviderMessageID: id, Status: st, Code: code, Text: text})
+	if n.outcome(ctx, err, "status", "provider_message_id", id, "status", st) {
+		n.res.Statuses++
+	}
+}
+
+// inbound records in, received by account, through Service.RecordInbound
+// in the account's workspace.
+func (n *notification) inbound(ctx context.Context, in *messaging.InboundMessage, account string) {
+	ws, ok := n.rc.accounts[account]
+	if !ok || account == "" {
+		n.ignore(ctx, "an inbound message to an unknown account", "account", account, "provider_message_id", in.ProviderMessageID)
+		return
+	}
+	in.WorkspaceID = ws
+	_, err := n.rc.svc.RecordInbound(ctx, in)
+	if n.outcome(ctx, err, "inbound message", "workspace", ws, "provider_message_id", in.ProviderMessageID) {
+		n.res.Messages++
+	}
+}
+
+// ignore counts and logs an item that is not applied.
+func (n *notification) ignore(ctx context.Context, msg string, args ...any) {
+	n.res.Ignored++
+	n.log.InfoContext(ctx, "meta webhook: ignored "+msg, args...)
+}
+
+// outcome reports whether the service applied an item (err is nil). An
+// item the service refuses (not found, invalid, conflicting) is ignored;
+// any other error is a failure of the service, which fails the
+// notification.
+func (n *notification) outcome(ctx context.Context, err error, what string, args ...any) bool {
+	if err == nil {
+		return true
+	}
+	switch messaging.ErrorCode(err) {
+	case messaging.CodeNotFound, messaging.CodeValidation, messaging.CodeConflict:
+		n.ignore(ctx, what, append(args, "reason", err.Error())...)
+	default:
+		n.res.Ignored++
+		n.log.ErrorContext(ctx, "meta webhook: "+what+" failed; asking Meta to retry", append(args, "err", err.Error())...)
+		n.failed = err
+	}
+	return false
+}
+
+// failure returns the code and text of a failed status: the first error's
+// code and title (or message), with its details when they add something.
+func failure(errs []webhookError) (code, text string) {
+	if len(errs) == 0 {
+		return "unknown", "Message failed"
+	}
+	e := errs[0]
+	code = strings.TrimSpace(string(e.Code))
+	if code == "" {
+		code = "unknown"
+	}
+	text = strings.TrimSpace(e.Title)
+	if text == "" {
+		text = strings.TrimSpace(e.Message)
+	}
+	d := strings.TrimSpace(e.ErrorData.Details)
+	switch {
+	case d == "" || sameSentence(d, text):
+	case text == "":
+		text = d
+	default:
+		text += ": " + d
+	}
+	if text == "" {
+		text = "Message failed"
+	}
+	return code, text
+}
+
+// sameSentence reports whether a and b are equal once lower-cased and
+// stripped of trailing dots and spaces.
+func sameSentence(a, b string) bool {
+	norm := func(s string) string { return strings.ToLower(strings.TrimRight(s, ". ")) }
+	return norm(a) == norm(b)
+}
+
+// waInboundMessage converts a WhatsApp inbound message; ok is false for
+// types the service does not record.
+func waInboundMessage(m *waInbound) (*messaging.InboundMessage, bool) {
+	in := &messaging.InboundMessage{Channel: messaging.ChannelWhatsApp, From: m.From, ProviderMessageID: m.ID, Type: m.Type}
+	media := map[string]*waInboundMedia{
+		messaging.TypeImage: m.Image, messaging.TypeVideo: m.Video,
+		messaging.TypeDocument: m.Document, messaging.TypeAudio: m.Audio,
+	}
+	switch m.Type {
+	case messaging.TypeText:
+		in.Text = m.Text.Body
+	case messaging.TypeImage, messaging.TypeVideo, messaging.TypeDocument, messaging.TypeAudio:
+		if md := media[m.Type]; md != nil {
+			in.Caption = md.Caption
+		}
+	case "button":
+		if m.Button == nil {
+			return nil, false
+		}
+		in.Type, in.Text = messaging.TypeText, m.Button.Text
+	case "interactive":
+		switch {
+		case m.Interactive != nil && m.Interactive.ButtonReply != nil:
+			in.Text = m.Interactive.ButtonReply.Title
+		case m.Interactive != nil && m.Interactive.ListReply != nil:
+			in.Text = m.Interactive.ListReply.Title
+		default:
+			return nil, false
+		}
+		in.Type = messaging.TypeText
+	default:
+		return nil, false
+	}
+	return in, true
+}
+
+// sendAPIInbound converts a Messenger or Instagram inbound message: its
+// text, or else its first image, video, audio or file attachment.
+func sendAPIInbound(channel, from, mid, text string, atts []fbAttachment) (*messaging.InboundMessage, bool) {
+	in := &messaging.InboundMessage{Channel: channel, From: from, ProviderMessageID: mid, Type: messaging.TypeText, Text: text}
+	if text != "" {
+		return in, true
+	}
+	for _, a := range atts {
+		typ := a.Type
+		if typ == "file" {
+			typ = messaging.TypeDocument
+		}
+		switch typ {
+		case messaging.TypeImage, messaging.TypeVideo, messaging.TypeAudio, messaging.TypeDocument:
+			in.Type, in.MediaURL = typ, a.Payload.URL
+			return in, true
+		}
+	}
+	return nil, false
+}

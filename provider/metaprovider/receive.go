@@ -1,0 +1,277 @@
+package metaprovider
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ujumbe/messaging"
+)
+
+// Defaults of ReceiverOptions.
+const (
+	// DefaultMaxBodyBytes is the default limit of a notification's body:
+	// 1 MiB.
+	DefaultMaxBodyBytes = 1 << 20
+	// maxChallenge bounds the hub.challenge echoed by the handshake.
+	maxChallenge = 256
+)
+
+// ErrUnverified is wrapped by the error Serve returns for a request that
+// failed Meta's verification: a handshake whose hub.verify_token does not
+// match (a *messaging.Error with CodeForbidden) and a notification whose
+// X-Hub-Signature-256 is missing or wrong (CodeUnauthorized). A host can
+// count such requests against the client's rate limit, as httpapi does.
+var ErrUnverified = errors.New("metaprovider: request not verified as Meta's")
+
+// StatusError is a refusal that no messaging.Code describes, with its HTTP
+// status: 405 for a method other than GET and POST (Serve has set the
+// Allow header) and 413 for a body over the size limit.
+type StatusError struct {
+	// Status is the HTTP status: http.StatusMethodNotAllowed or
+	// http.StatusRequestEntityTooLarge.
+	Status int
+	// Message says what was refused, for the caller.
+	Message string
+}
+
+// Error implements the error interface.
+func (e *StatusError) Error() string { return strconv.Itoa(e.Status) + ": " + e.Message }
+
+// ReceiverOptions configure a Receiver. A nil *ReceiverOptions means all
+// defaults, which refuse every handshake and notification.
+type ReceiverOptions struct {
+	// VerifyToken is the verify token set in the Meta app's webhook
+	// settings. Empty: every handshake is refused.
+	VerifyToken string
+	// AppSecret is the Meta app's secret, which signs every notification.
+	// Empty: every notification is refused.
+	AppSecret string
+	// Accounts maps the receiving account (WhatsApp phone-number id,
+	// Facebook page id or Instagram account id) to its workspace id, for
+	// inbound messages. Inbound messages to other accounts are ignored.
+	Accounts map[string]string
+	// MaxBodyBytes is the largest accepted notification body. Default
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives a line per ignored item and per failure of the
+	// service. Default: discard.
+	Logger *slog.Logger
+	// LogAttrs returns attributes (alternating keys and values, as for
+	// slog.Logger.With) put first on the lines logged about a request,
+	// for example its correlation id. Default nil: none.
+	LogAttrs func(r *http.Request) []any
+}
+
+// Receiver receives Meta's webhooks (WhatsApp Cloud API, Messenger and
+// Instagram) for a Service. Create it with NewReceiver. It is an
+// http.Handler, safe for concurrent use; mount it at the callback URL set
+// in the Meta app.
+//
+// GET answers Meta's verification handshake: with hub.mode=subscribe and
+// hub.verify_token equal to VerifyToken it returns hub.challenge as
+// text/plain, otherwise 403.
+//
+// POST accepts event notifications signed with X-Hub-Signature-256
+// ("sha256=" + hex HMAC-SHA256 of the raw body keyed with AppSecret); a
+// missing or wrong signature is 401 and nothing is applied. From a signed
+// body it applies WhatsApp status reports
+// (entry[].changes[].value.statuses[]: sent, delivered, read, failed with
+// errors[]) through Service.ApplyProviderStatus, and Messenger delivery
+// receipts (delivery.mids) and Instagram read receipts (read.mid) likewise;
+// and it records inbound messages (WhatsApp value.messages[]; Messenger and
+// Instagram entry[].messaging[].message) through Service.RecordInbound in
+// the workspace that Accounts gives for the receiving account. Reports
+// arrive in any order and never move a status backwards. A status report
+// of a provider message id that no message carries yet (Meta can report
+// delivered before the dispatcher has recorded the id) is kept by the
+// service and applied once the id is recorded (see
+// messaging.Service.ApplyProviderStatus), and counts as a status. Items
+// that cannot be applied (an unknown account, an unsupported type or
+// status) are ignored and logged, and the answer is still 200 with the
+// counts {"statuses", "messages", "ignored"}; only a failure of the
+// service itself (for example the store, including a status report it
+// could not keep) answers 500, so that Meta delivers the notification
+// again (applying it twice is harmless: statuses never move back and
+// inbound messages are recorded once). A body that is not a JSON object
+// is 400, one over MaxBodyBytes 413, another method 405.
+type Receiver struct {
+	svc      *messaging.Service
+	token    string
+	secret   []byte
+	accounts map[string]string
+	maxBody  int64
+	log      *slog.Logger
+	logAttrs func(r *http.Request) []any
+}
+
+var _ http.Handler = (*Receiver)(nil)
+
+// NewReceiver returns a Receiver applying notifications to svc. An empty
+// AppSecret is logged as a warning: every notification will be refused.
+func NewReceiver(svc *messaging.Service, opts *ReceiverOptions) *Receiver {
+	var o ReceiverOptions
+	if opts != nil {
+		o = *opts
+	}
+	rc := &Receiver{svc: svc, token: o.VerifyToken, secret: []byte(o.AppSecret), accounts: maps.Clone(o.Accounts),
+		maxBody: o.MaxBodyBytes, log: o.Logger, logAttrs: o.LogAttrs}
+	if rc.maxBody <= 0 {
+		rc.maxBody = DefaultMaxBodyBytes
+	}
+	if rc.log == nil {
+		rc.log = slog.New(slog.DiscardHandler)
+	}
+	if rc.accounts == nil {
+		rc.accounts = map[string]string{}
+	}
+	if o.AppSecret == "" {
+		rc.log.Warn("meta webhook: AppSecret is empty; every notification will be refused")
+	}
+	return rc
+}
+
+// ServeHTTP implements http.Handler: it serves r with Serve and answers an
+// error as text/plain with its status (500 for a failure of the service,
+// whose text is not sent).
+func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := rc.Serve(w, r); err != nil {
+		status, msg := http.StatusInternalServerError, "internal error; retry later"
+		var se *StatusError
+		var me *messaging.Error
+		switch {
+		case errors.As(err, &se):
+			status, msg = se.Status, se.Message
+		case errors.As(err, &me) && me.Code != messaging.CodeInternal:
+			status, msg = me.Code.HTTPStatus(), me.Message
+		}
+		http.Error(w, msg, status)
+	}
+}
+
+// Serve serves r like ServeHTTP, except that it returns its error instead
+// of answering it, for hosts that answer errors their own way (httpapi
+// answers them with its error envelope). When it returns an error it has
+// written no answer, only headers (Allow on a 405). The error is a
+// *StatusError (405, 413), a *messaging.Error (400 validation of the body;
+// 401 and 403 wrapping ErrUnverified) or an error of the service.
+func (rc *Receiver) Serve(w http.ResponseWriter, r *http.Request) error {
+	switch r.Method {
+	case http.MethodGet:
+		return rc.handshake(w, r)
+	case http.MethodPost:
+		return rc.notify(w, r)
+	}
+	w.Header().Set("Allow", "GET, POST")
+	return &StatusError{Status: http.StatusMethodNotAllowed,
+		Message: fmt.Sprintf("method %s is not allowed on the Meta webhook; allowed: GET, POST", r.Method)}
+}
+
+// handshake answers Meta's subscription verification.
+func (rc *Receiver) handshake(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	mode, token, challenge := q.Get("hub.mode"), q.Get("hub.verify_token"), q.Get("hub.challenge")
+	ok := mode == "subscribe" && rc.token != "" &&
+		subtle.ConstantTimeCompare([]byte(token), []byte(rc.token)) == 1 &&
+		challenge != "" && len(challenge) <= maxChallenge
+	if !ok {
+		return &messaging.Error{Code: messaging.CodeForbidden, Err: ErrUnverified,
+			Message: "webhook verification failed: hub.mode must be subscribe and hub.verify_token must match"}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, challenge)
+	return nil
+}
+
+// notify verifies and applies one notification, and answers what it did.
+func (rc *Receiver) notify(w http.ResponseWriter, r *http.Request) error {
+	body, err := rc.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if !rc.validSignature(r.Header.Values("X-Hub-Signature-256"), body) {
+		return &messaging.Error{Code: messaging.CodeUnauthorized, Err: ErrUnverified,
+			Message: "missing or invalid X-Hub-Signature-256: it must be sha256= and the hex HMAC-SHA256 of the body under the app secret"}
+	}
+	var p webhookPayload
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&p); err != nil {
+		return badBody("must be a Meta webhook notification (a JSON object)")
+	}
+	res, err := rc.apply(r.Context(), rc.requestLogger(r, p.Object), &p)
+	if err != nil {
+		return err
+	}
+	writeResult(w, res)
+	return nil
+}
+
+// readBody reads r's body up to the size limit.
+func (rc *Receiver) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rc.maxBody))
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil:
+		return body, nil
+	case errors.As(err, &mbe):
+		return nil, &StatusError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("body: must be at most %d bytes", rc.maxBody)}
+	default:
+		return nil, badBody("could not be read")
+	}
+}
+
+// badBody is the validation error of a body breaking rule.
+func badBody(rule string) *messaging.Error {
+	return &messaging.Error{Code: messaging.CodeValidation, Field: "body", Message: "body: " + rule}
+}
+
+// validSignature reports whether header is "sha256=" + the hex HMAC-SHA256
+// of body under the app secret, comparing in constant time.
+func (rc *Receiver) validSignature(header []string, body []byte) bool {
+	if len(rc.secret) == 0 || len(header) != 1 {
+		return false
+	}
+	hexSig, ok := strings.CutPrefix(strings.TrimSpace(header[0]), "sha256=")
+	if !ok {
+		return false
+	}
+	got, err := hex.DecodeString(hexSig)
+	if err != nil || len(got) != sha256.Size {
+		return false
+	}
+	mac := hmac.New(sha256.New, rc.secret)
+	mac.Write(body)
+	return hmac.Equal(got, mac.Sum(nil))
+}
+
+// requestLogger returns the logger of a notification's lines: the host's
+// attributes of r, then the notification's object.
+func (rc *Receiver) requestLogger(r *http.Request, object string) *slog.Logger {
+	var attrs []any
+	if rc.logAttrs != nil {
+		attrs = rc.logAttrs(r)
+	}
+	return rc.log.With(append(attrs[:len(attrs):len(attrs)], "object", object)...)
+}
+
+// writeResult answers 200 with the counts of res as JSON.
+func writeResult(w http.ResponseWriter, res *result) {
+	b, _ := json.Marshal(res) // three ints: it cannot fail
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,114 @@
+package metaprovider
+
+import "encoding/json"
+
+// Webhook notification payloads, as Meta posts them to the Receiver.
+// Unknown fields are ignored: Meta adds them.
+type (
+	webhookPayload struct {
+		Object string         `json:"object"`
+		Entry  []webhookEntry `json:"entry"`
+	}
+	webhookEntry struct {
+		ID        string           `json:"id"`
+		Changes   []webhookChange  `json:"changes"`
+		Messaging []messagingEvent `json:"messaging"`
+	}
+	// webhookChange is a WhatsApp change: field "messages" carries status
+	// reports and inbound messages.
+	webhookChange struct {
+		Field string       `json:"field"`
+		Value webhookValue `json:"value"`
+	}
+	webhookValue struct {
+		Metadata struct {
+			PhoneNumberID string `json:"phone_number_id"`
+		} `json:"metadata"`
+		Statuses []webhookStatus `json:"statuses"`
+		Messages []waInbound     `json:"messages"`
+	}
+	webhookStatus struct {
+		ID     string         `json:"id"`
+		Status string         `json:"status"`
+		Errors []webhookError `json:"errors"`
+	}
+	webhookError struct {
+		Code      errorCode `json:"code"`
+		Title     string    `json:"title"`
+		Message   string    `json:"message"`
+		ErrorData struct {
+			Details string `json:"details"`
+		} `json:"error_data"`
+	}
+	// waInbound is a WhatsApp inbound message.
+	waInbound struct {
+		From string `json:"from"`
+		ID   string `json:"id"`
+		Type string `json:"type"`
+		Text struct {
+			Body string `json:"body"`
+		} `json:"text"`
+		Image    *waInboundMedia `json:"image"`
+		Video    *waInboundMedia `json:"video"`
+		Document *waInboundMedia `json:"document"`
+		Audio    *waInboundMedia `json:"audio"`
+		Button   *struct {
+			Text string `json:"text"`
+		} `json:"button"`
+		Interactive *struct {
+			ButtonReply *struct {
+				Title string `json:"title"`
+			} `json:"button_reply"`
+			ListReply *struct {
+				Title string `json:"title"`
+			} `json:"list_reply"`
+		} `json:"interactive"`
+	}
+	// waInboundMedia is the media of an inbound message: only its caption
+	// is read (other fields are not decoded, so their shape never matters).
+	waInboundMedia struct {
+		Caption string `json:"caption"`
+	}
+	// messagingEvent is a Messenger or Instagram event: an inbound
+	// message (or the echo of a sent one), a delivery or a read receipt.
+	// Its attachments have the shape of the Send API's.
+	messagingEvent struct {
+		Sender struct {
+			ID string `json:"id"`
+		} `json:"sender"`
+		Recipient struct {
+			ID string `json:"id"`
+		} `json:"recipient"`
+		Message *struct {
+			Mid         string         `json:"mid"`
+			Text        string         `json:"text"`
+			IsEcho      bool           `json:"is_echo"`
+			Attachments []fbAttachment `json:"attachments"`
+		} `json:"message"`
+		Delivery *struct {
+			Mids []string `json:"mids"`
+		} `json:"delivery"`
+		Read *struct {
+			Mid string `json:"mid"`
+		} `json:"read"`
+	}
+)
+
+// errorCode is an error code Meta writes as a number (or, defensively, a
+// string).
+type errorCode string
+
+// UnmarshalJSON accepts a JSON number or string.
+func (c *errorCode) UnmarshalJSON(b []byte) error {
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err == nil {
+		*c = errorCode(n.String())
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*c = errorCode(s)
+	return nil
+}
