@@ -41,8 +41,8 @@ type Outcome struct {
 }
 
 // Record runs o.Write without ctx's cancellation, each attempt within
-// recordTimeout, and retries a failed write (recordInitial doubling to recordMax) until
-// it succeeds, o.Permanent reports its error as final, or the next
+// 10 s, and retries a failed write (after 0.1 s doubling to 5 s, +-20 %)
+// until it succeeds, o.Permanent reports its error as final, or the next
 // attempt would start at or after o.LeaseEnd on the queue's clock; ctx
 // cancels only the waits between attempts. It logs a failure once, with
 // the number of attempts, and a success that needed retries. It returns

@@ -47,6 +47,7 @@ type delayList struct {
 	next   int
 }
 
+// NextBackOff returns the next delay of the list, then backoff.Stop.
 func (l *delayList) NextBackOff() time.Duration {
 	if l.next >= len(l.delays) {
 		return backoff.Stop
@@ -55,6 +56,7 @@ func (l *delayList) NextBackOff() time.Duration {
 	return l.delays[l.next-1]
 }
 
+// Reset starts the list over.
 func (l *delayList) Reset() { l.next = 0 }
 
 // After returns the wait after the failure of attempt number attempts

@@ -139,7 +139,9 @@ func (q *Queue[T]) Notify() {
 // as many items as the free workers take and BatchSize; after a claim
 // that returned items it claims again, otherwise it waits for Notify or
 // PollInterval. After a failed claim, or a Work that returned an error, it
-// waits a growing backoff (through Sleep, cut short by stop or ctx).
+// waits a backoff (0.25 s doubling to 10 s, +-20 %, through Sleep, cut
+// short by stop or ctx) and logs one line; a claim that succeeds starts the
+// backoff over.
 func (q *Queue[T]) Run(ctx context.Context, stop <-chan struct{}) {
 	sctx, cancel := context.WithCancel(ctx) // what the waits listen to
 	defer cancel()
@@ -197,7 +199,7 @@ func (q *Queue[T]) Run(ctx context.Context, stop <-chan struct{}) {
 			continue
 		}
 		if n := pace.succeeded(); n > 0 {
-			q.c.Logger.InfoContext(ctx, q.c.Name+": recovered", "failures", n)
+			q.c.Logger.InfoContext(ctx, q.c.Name+": claims succeed again", "failures", n)
 		}
 		for chunk := range slices.Chunk(items, q.perWork) {
 			sem <- struct{}{}

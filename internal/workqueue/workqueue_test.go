@@ -239,7 +239,7 @@ func TestRunBacksOffAfterFailedClaims(t *testing.T) {
 	if n := l.count("q: claim failed; backing off"); n != 9 {
 		t.Errorf("%d back-off lines; want 9", n)
 	}
-	if n := l.count("q: recovered"); n != 2 {
+	if n := l.count("q: claims succeed again"); n != 2 {
 		t.Errorf("%d recovery lines; want 2", n)
 	}
 }
