@@ -8,10 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"golang.org/x/time/rate"
 
-	"github.com/ujumbe/messaging/internal/retry"
+	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
 // DispatchOptions configure the dispatcher that hands queued messages to the
@@ -86,154 +85,57 @@ func (o *DispatchOptions) withDefaults() DispatchOptions {
 }
 
 // dispatcher claims due queued messages under a lease and hands them to the
-// provider with a bounded pool of workers.
+// provider with a bounded pool of workers (see package internal/workqueue
+// for the loop and the pacing).
 //
 // Delivery to the provider is at least once: a message is marked sent right
 // after the provider accepted it. A failed write of that outcome is retried
-// (see package internal/retry for the pacing) until it succeeds or the message's lease runs out, so
-// a message is handed over again only when the process dies between the
-// provider's answer and that write, or when the store refuses the write
-// for the whole rest of the lease. A claim that fails hands over nothing,
-// and the next claim waits a backoff.
+// until it succeeds or the message's lease runs out, so a message is handed
+// over again only when the process dies between the provider's answer and
+// that write, or when the store refuses the write for the whole rest of the
+// lease. A claim that fails hands over nothing, and the next claim waits a
+// backoff.
 type dispatcher struct {
 	svc   *Service
 	opts  DispatchOptions
 	owner string
-	wake  chan struct{}
-	// sleep waits between claims after a failure and between retries of an
-	// outcome write; tests replace it to move an injected clock instead.
-	sleep retry.Sleep
+	queue *workqueue.Queue[*Message]
+	// retry is the wait before the next attempt of a message whose send
+	// failed with a retryable error.
+	retry workqueue.Schedule
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
 }
 
-func newDispatcher(s *Service, o DispatchOptions) *dispatcher {
+// newDispatcher returns the dispatcher of s; sleep (nil: a timer) waits
+// after a failed claim and between retries of an outcome write.
+func newDispatcher(s *Service, o DispatchOptions, sleep workqueue.Sleep) *dispatcher {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]),
-		wake: make(chan struct{}, 1), limiters: map[string]*rate.Limiter{}, sleep: retry.RealSleep}
+	d := &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]), limiters: map[string]*rate.Limiter{}}
+	d.retry = workqueue.Exponential(d.opts.InitialBackoff, d.opts.MaxBackoff, 0.2, d.opts.MaxAttempts)
+	d.queue = workqueue.New(workqueue.Config[*Message]{
+		Name: "dispatcher", Workers: d.opts.Workers, BatchSize: d.opts.BatchSize, PollInterval: d.opts.PollInterval,
+		Now: s.now, Sleep: sleep, Logger: s.log,
+		// A failed write of a result is logged by process and never
+		// paces the claims: the message is claimed again after its lease.
+		Work: func(ctx context.Context, m *Message) error { d.process(ctx, m); return nil },
+		Claim: func(ctx context.Context, limit int) ([]*Message, error) {
+			return s.store.MessageClaim(ctx, &MessageClaimParams{Owner: d.owner, Now: s.now(), Lease: d.opts.Lease, Limit: limit})
+		},
+	})
+	return d
 }
 
-// retryable reports whether a failed store write may succeed when tried
-// again: a storage fault, not a missing record or a refusal by the rules.
-func retryable(err error) bool {
+// permanent reports whether a failed store write is one that no retry can
+// fix: a missing record or a refusal by the rules, not a storage fault.
+func permanent(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
-		return e.Code == CodeInternal || e.Code == CodeServiceUnavailable
+		return e.Code != CodeInternal && e.Code != CodeServiceUnavailable
 	}
-	return !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrStale)
-}
-
-// recordOutcome runs write (an outcome write of work leased until
-// leaseEnd) without the caller's cancellation, retrying a storage fault
-// until it succeeds or the lease ends; ctx cancels only the waits between
-// attempts. It logs a failure once, with the number of attempts.
-func recordOutcome(ctx context.Context, s *Service, sleep retry.Sleep, leaseEnd time.Time, what string, write func(context.Context) error, logArgs ...any) error {
-	n, err := retry.Record(ctx, leaseEnd, s.now, sleep, write, func(err error) bool { return !retryable(err) })
-	switch {
-	case err != nil:
-		s.log.Error(what+" failed", append(logArgs, "attempts", n, "err", err)...)
-	case n > 1:
-		s.log.Info(what+" succeeded after retries", append(logArgs, "attempts", n)...)
-	}
-	return err
-}
-
-// notify wakes the dispatcher loop without blocking.
-func (d *dispatcher) notify() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
-
-// run claims and sends until stop is closed (then it lets in-flight sends
-// finish) or ctx is cancelled (then in-flight sends are cancelled too).
-func (d *dispatcher) run(ctx context.Context, stop <-chan struct{}) {
-	sem := make(chan struct{}, d.opts.Workers)
-	freed := make(chan struct{}, 1) // a worker finished
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	sctx, cancel := retry.StopContext(ctx, stop)
-	defer cancel()
-	pace := retry.NewBackoff(retry.ClaimInitial, retry.ClaimMax, d.svc.now)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-stop:
-			return
-		default:
-		}
-		// Claim when at least half of the workers are free (or all are
-		// idle), so that claims come in batches: each claim is a store
-		// write, and one per freed worker would cost a commit per message.
-		free := d.opts.Workers - len(sem)
-		if free < max(1, d.opts.Workers/2) && len(sem) > 0 {
-			select {
-			case <-freed:
-				continue
-			case <-ctx.Done():
-				return
-			case <-stop:
-				return
-			}
-		}
-		msgs, err := d.svc.store.MessageClaim(ctx, &MessageClaimParams{
-			Owner: d.owner, Now: d.svc.now(), Lease: d.opts.Lease, Limit: min(free, d.opts.BatchSize),
-		})
-		if err != nil {
-			// A failed claim hands over nothing, whatever it returned.
-			if ctx.Err() != nil {
-				return
-			}
-			wait := pace.Failed()
-			d.svc.log.Error("dispatcher: claim failed; backing off", "err", err, "retry_in", wait, "failed_claims", pace.Failures())
-			if d.sleep(sctx, wait) != nil {
-				return
-			}
-			continue
-		}
-		if n := pace.Succeeded(); n > 0 {
-			d.svc.log.Info("dispatcher: claims succeed again", "failed_claims", n)
-		}
-		for _, m := range msgs {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() {
-					<-sem
-					select {
-					case freed <- struct{}{}:
-					default:
-					}
-					wg.Done()
-				}()
-				d.process(ctx, m)
-			}()
-		}
-		if len(msgs) > 0 {
-			continue
-		}
-		timer.Reset(d.opts.PollInterval)
-		select {
-		case <-ctx.Done():
-			return
-		case <-stop:
-			return
-		case <-d.wake:
-		case <-timer.C:
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-	}
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) || errors.Is(err, ErrStale)
 }
 
 // limiter returns the pacing limiter of a sender, or nil when unlimited.
@@ -250,20 +152,6 @@ func (d *dispatcher) limiter(ws, channel string) *rate.Limiter {
 		d.limiters[k] = l
 	}
 	return l
-}
-
-// backoffDelay returns the wait before attempt n+1 after n failed attempts.
-func (d *dispatcher) backoffDelay(n int) time.Duration {
-	b := &backoff.ExponentialBackOff{
-		InitialInterval: d.opts.InitialBackoff, RandomizationFactor: 0.2, Multiplier: 2,
-		MaxInterval: d.opts.MaxBackoff, MaxElapsedTime: 0, Stop: backoff.Stop, Clock: backoff.SystemClock,
-	}
-	b.Reset()
-	delay := b.NextBackOff()
-	for i := 1; i < n; i++ {
-		delay = b.NextBackOff()
-	}
-	return delay
 }
 
 // process hands one claimed message to the provider and records the result.
@@ -285,7 +173,7 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	// cancellation, and retried until the lease ends (m.DueAt of a claimed
 	// message): the lease is what keeps the message from a second send.
 	record := func(what string, write func(context.Context) error) {
-		_ = recordOutcome(ctx, d.svc, d.sleep, m.DueAt, "dispatcher: recording "+what, write, "message_id", m.ID)
+		_ = d.queue.Record(ctx, &workqueue.Outcome{What: what, LeaseEnd: m.DueAt, Write: write, Permanent: permanent, LogArgs: []any{"message_id", m.ID}})
 	}
 	if err == nil {
 		if rcpt == nil || rcpt.ProviderMessageID == "" {
@@ -306,8 +194,8 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		}
 	}
 	now := d.svc.now()
-	if se.Retryable && m.Attempts < d.opts.MaxAttempts && now.Sub(m.CreatedAt) < d.opts.MaxAge {
-		delay := max(d.backoffDelay(m.Attempts), se.RetryAfter)
+	if delay, more := d.retry.After(m.Attempts); se.Retryable && more && now.Sub(m.CreatedAt) < d.opts.MaxAge {
+		delay = max(delay, se.RetryAfter)
 		record("the retry", func(rctx context.Context) error {
 			_, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
 				WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: now.Add(delay), LastError: FailureReason(se.Code, se.Text),
@@ -327,34 +215,20 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 // results before returning the number handled. Use it in tests with an
 // injected clock, or to drive dispatch from a scheduler instead of Start.
 func (s *Service) DispatchDue(ctx context.Context) (int, error) {
-	d := s.dispatch
-	total := 0
-	for {
-		msgs, err := s.store.MessageClaim(ctx, &MessageClaimParams{Owner: d.owner, Now: s.now(), Lease: d.opts.Lease, Limit: d.opts.BatchSize})
-		if err != nil {
-			return total, wrapStoreError(err, "message", "")
-		}
-		if len(msgs) == 0 {
-			return total, nil
-		}
-		sem := make(chan struct{}, d.opts.Workers)
-		var wg sync.WaitGroup
-		for _, m := range msgs {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				d.process(ctx, m)
-			}()
-		}
-		wg.Wait()
-		total += len(msgs)
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
+	return runDue(ctx, s.dispatch.queue, "message")
+}
+
+// runDue does the work of q once (see DispatchDue), turning the error of
+// a failed claim of what (a message, a webhook delivery) into the
+// library's errors; a done ctx returns ctx's error.
+func runDue[T any](ctx context.Context, q *workqueue.Queue[T], what string) (int, error) {
+	n, err := q.RunDue(ctx)
+	if err != nil && ctx.Err() == nil {
+		return n, wrapStoreError(err, what, "")
 	}
+	return n, err
 }
 
 // wakeDispatcher tells the dispatcher that a message was queued, so that
 // it claims without waiting for its next poll.
-func (s *Service) wakeDispatcher() { s.dispatch.notify() }
+func (s *Service) wakeDispatcher() { s.dispatch.queue.Notify() }

@@ -142,11 +142,8 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 		}
 		s.aead = aead
 	}
-	s.dispatch = newDispatcher(s, o.Dispatch)
-	s.hooks = newWebhookSender(s, o.Webhooks)
-	if o.Sleep != nil {
-		s.dispatch.sleep, s.hooks.sleep = o.Sleep, o.Sleep
-	}
+	s.dispatch = newDispatcher(s, o.Dispatch, o.Sleep)
+	s.hooks = newWebhookSender(s, o.Webhooks, o.Sleep)
 	return s, nil
 }
 
@@ -272,8 +269,8 @@ func (s *Service) Start(ctx context.Context) error {
 		defer close(s.done)
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); s.dispatch.run(ctx, s.stop) }()
-		go func() { defer wg.Done(); s.hooks.run(ctx, s.stop) }()
+		go func() { defer wg.Done(); s.dispatch.queue.Run(ctx, s.stop) }()
+		go func() { defer wg.Done(); s.hooks.queue.Run(ctx, s.stop) }()
 		wg.Wait()
 	}()
 	return nil

@@ -18,11 +18,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/ujumbe/messaging/internal/retry"
+	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
 // WebhookOptions configure the delivery of events to webhook endpoints.
@@ -59,7 +58,7 @@ type WebhookOptions struct {
 }
 
 // DefaultWebhookSchedule is the default retry schedule of webhook
-// deliveries.
+// deliveries (WebhookOptions.Schedule).
 func DefaultWebhookSchedule() []time.Duration {
 	return []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 }
@@ -256,19 +255,25 @@ func VerifyWebhook(secret string, h http.Header, body []byte, now time.Time, tol
 	return ErrWebhookSignature
 }
 
-// webhookSender delivers queued events to endpoints.
+// webhookSender delivers queued events to endpoints (see package
+// internal/workqueue for the loop and the pacing). A delivery is claimed
+// only after the earlier events of its message reached the endpoint (the
+// store's claim keeps that order), and each claimed batch is delivered
+// whole before the next claim.
 type webhookSender struct {
 	svc    *Service
 	opts   WebhookOptions
 	owner  string
 	client *http.Client
-	wake   chan struct{}
-	// sleep waits between claims after a failure and between retries of an
-	// outcome write; tests replace it to move an injected clock instead.
-	sleep retry.Sleep
+	queue  *workqueue.Queue[*WebhookDelivery]
+	// retry is the wait before the next attempt of a failed delivery:
+	// opts.Schedule.
+	retry workqueue.Schedule
 }
 
-func newWebhookSender(s *Service, o WebhookOptions) *webhookSender {
+// newWebhookSender returns the webhook sender of s; sleep (nil: a timer)
+// waits after a failed claim and between retries of an outcome write.
+func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webhookSender {
 	if o.Timeout <= 0 || o.Timeout > 15*time.Second {
 		o.Timeout = 15 * time.Second
 	}
@@ -307,62 +312,17 @@ func newWebhookSender(s *Service, o WebhookOptions) *webhookSender {
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &webhookSender{svc: s, opts: o, owner: "hook_" + base64.RawURLEncoding.EncodeToString(b[:]), client: client,
-		wake: make(chan struct{}, 1), sleep: retry.RealSleep}
-}
-
-func (w *webhookSender) notify() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (w *webhookSender) run(ctx context.Context, stop <-chan struct{}) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	sctx, cancel := retry.StopContext(ctx, stop)
-	defer cancel()
-	pace := retry.NewBackoff(retry.ClaimInitial, retry.ClaimMax, w.svc.now)
-	for {
-		ds, err := w.svc.store.WebhookClaim(ctx, &WebhookClaimParams{Owner: w.owner, Now: w.svc.now(), Lease: w.opts.Lease, Limit: w.opts.Workers})
-		if err != nil {
-			// A failed claim delivers nothing, whatever it returned.
-			if ctx.Err() != nil {
-				return
-			}
-			wait := pace.Failed()
-			w.svc.log.Error("webhooks: claim failed; backing off", "err", err, "retry_in", wait, "failed_claims", pace.Failures())
-			if w.sleep(sctx, wait) != nil {
-				return
-			}
-			continue
-		}
-		if n := pace.Succeeded(); n > 0 {
-			w.svc.log.Info("webhooks: claims succeed again", "failed_claims", n)
-		}
-		for _, d := range ds {
-			wg.Add(1)
-			go func() { defer wg.Done(); w.deliver(ctx, d) }()
-		}
-		wg.Wait()
-		if len(ds) > 0 {
-			select {
-			case <-stop:
-				return
-			default:
-				continue
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-stop:
-			return
-		case <-w.wake:
-		case <-time.After(w.opts.PollInterval):
-		}
-	}
+	w := &webhookSender{svc: s, opts: o, owner: "hook_" + base64.RawURLEncoding.EncodeToString(b[:]), client: client,
+		retry: workqueue.Delays(o.Schedule)}
+	w.queue = workqueue.New(workqueue.Config[*WebhookDelivery]{
+		Name: "webhooks", Workers: o.Workers, RefillAt: o.Workers, PollInterval: o.PollInterval,
+		Now: s.now, Sleep: sleep, Logger: s.log,
+		Work: func(ctx context.Context, d *WebhookDelivery) error { w.deliver(ctx, d); return nil },
+		Claim: func(ctx context.Context, limit int) ([]*WebhookDelivery, error) {
+			return s.store.WebhookClaim(ctx, &WebhookClaimParams{Owner: w.owner, Now: s.now(), Lease: o.Lease, Limit: limit})
+		},
+	})
+	return w
 }
 
 // deliver makes one attempt and records its outcome.
@@ -377,10 +337,12 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 		rec.State = DeliveryDelivered
 	case status == http.StatusGone:
 		rec.State, rec.DisableEndpoint, rec.LastError = DeliveryFailed, true, "endpoint answered 410 Gone: disabled"
-	case d.Attempts > len(w.opts.Schedule):
-		rec.State = DeliveryFailed
 	default:
-		rec.State, rec.DueAt = DeliveryPending, w.svc.now().Add(w.opts.Schedule[d.Attempts-1])
+		if delay, more := w.retry.After(d.Attempts); more {
+			rec.State, rec.DueAt = DeliveryPending, w.svc.now().Add(delay)
+		} else {
+			rec.State = DeliveryFailed
+		}
 	}
 	if err != nil {
 		rec.LastError = err.Error()
@@ -389,9 +351,8 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	}
 	// The outcome is retried until the delivery's lease (d.DueAt of a
 	// claimed delivery) ends: until then no other worker delivers it again.
-	_ = recordOutcome(ctx, w.svc, w.sleep, d.DueAt, "webhooks: recording delivery", func(rctx context.Context) error {
-		return w.svc.store.WebhookRecord(rctx, rec)
-	}, "delivery", d.ID)
+	_ = w.queue.Record(ctx, &workqueue.Outcome{What: "delivery", LeaseEnd: d.DueAt, Permanent: permanent, LogArgs: []any{"delivery", d.ID},
+		Write: func(rctx context.Context) error { return w.svc.store.WebhookRecord(rctx, rec) }})
 	if rec.State == DeliveryFailed {
 		w.svc.log.Warn("webhooks: delivery failed for good", "endpoint", d.EndpointID, "event", d.EventID, "attempts", d.Attempts, "last_status", status)
 	}
@@ -437,29 +398,9 @@ func (w *webhookSender) attempt(ctx context.Context, d *WebhookDelivery) (int, e
 // due now and records the outcomes before returning how many it attempted.
 // Like DispatchDue, it is the background work done once.
 func (s *Service) DeliverWebhooksDue(ctx context.Context) (int, error) {
-	w := s.hooks
-	total := 0
-	for {
-		ds, err := s.store.WebhookClaim(ctx, &WebhookClaimParams{Owner: w.owner, Now: s.now(), Lease: w.opts.Lease, Limit: w.opts.Workers})
-		if err != nil {
-			return total, wrapStoreError(err, "webhook delivery", "")
-		}
-		if len(ds) == 0 {
-			return total, nil
-		}
-		var wg sync.WaitGroup
-		for _, d := range ds {
-			wg.Add(1)
-			go func() { defer wg.Done(); w.deliver(ctx, d) }()
-		}
-		wg.Wait()
-		total += len(ds)
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
-	}
+	return runDue(ctx, s.hooks.queue, "webhook delivery")
 }
 
 // wakeWebhooks tells the webhook sender that an event was queued for
 // delivery, so that it claims without waiting for its next poll.
-func (s *Service) wakeWebhooks() { s.hooks.notify() }
+func (s *Service) wakeWebhooks() { s.hooks.queue.Notify() }

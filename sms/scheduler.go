@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
-	"github.com/ujumbe/messaging/internal/retry"
+	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
 // Start starts the scheduler: a goroutine that hands due messages (immediate
@@ -31,7 +31,7 @@ func (s *SMS) Start(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	s.running, s.cancel = true, cancel
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	go s.loop(runCtx, s.stop, s.done)
+	go func() { defer close(s.done); s.queue.Run(runCtx, s.stop) }()
 	return nil
 }
 
@@ -60,81 +60,38 @@ func (s *SMS) Close(ctx context.Context) error {
 	}
 }
 
-func (s *SMS) loop(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	sctx, cancel := retry.StopContext(ctx, stop)
-	defer cancel()
-	pace := retry.NewBackoff(retry.ClaimInitial, retry.ClaimMax, s.now)
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-s.wake:
-		case <-t.C:
-		}
-		_, err := s.runDue(ctx, stop)
-		if err != nil && ctx.Err() == nil {
-			// A failed claim or outcome write: wait a growing pause (not
-			// cut short by new sends) before trying again.
-			wait := pace.Failed()
-			s.log.ErrorContext(ctx, "sms: scheduler failed; backing off", "err", err.Error(), "retry_in", wait, "failures", pace.Failures())
-			if s.sleep(sctx, wait) != nil {
-				return
+// newQueue returns the work queue of the scheduler: one worker hands each
+// claim (up to Options.BatchSize messages) to the gateway in one call.
+func (s *SMS) newQueue() *workqueue.Queue[*Message] {
+	return workqueue.New(workqueue.Config[*Message]{
+		Name: "sms", Workers: 1, BatchSize: s.opts.BatchSize, PollInterval: s.opts.PollInterval,
+		Now: s.now, Sleep: s.opts.Sleep, Logger: s.log, WorkBatch: s.deliver,
+		Claim: func(ctx context.Context, limit int) ([]*Message, error) {
+			now := s.now()
+			msgs, err := s.store.SMSClaimDue(ctx, &ClaimParams{Now: now, LeaseUntil: now.Add(s.opts.Lease), Token: messaging.NewID("claim"), Limit: limit})
+			if err != nil {
+				return nil, fmt.Errorf("claim: %w", err)
 			}
-			t.Reset(0)
-			continue
-		}
-		if n := pace.Succeeded(); n > 0 {
-			s.log.InfoContext(ctx, "sms: scheduler works again", "failures", n)
-		}
-		t.Reset(s.opts.PollInterval)
-	}
+			return msgs, nil
+		},
+	})
 }
+
+// wakeScheduler nudges the scheduler loop, if it runs.
+func (s *SMS) wakeScheduler() { s.queue.Notify() }
 
 // RunDue hands every message due now to the gateway, in batches of
-// Options.BatchSize, and returns how many it handed over (accepted or not).
-// The scheduler calls it; tests with an injected clock call it directly.
-func (s *SMS) RunDue(ctx context.Context) (int, error) { return s.runDue(ctx, nil) }
+// Options.BatchSize, and returns how many it handed over (accepted or not):
+// the scheduler's work done once, for tests with an injected clock or to
+// drive the scheduler from elsewhere instead of Start.
+func (s *SMS) RunDue(ctx context.Context) (int, error) { return s.queue.RunDue(ctx) }
 
-func (s *SMS) runDue(ctx context.Context, stop <-chan struct{}) (int, error) {
-	total := 0
-	for {
-		select {
-		case <-stop:
-			return total, nil
-		default:
-		}
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
-		now := s.now()
-		token := messaging.NewID("claim")
-		msgs, err := s.store.SMSClaimDue(ctx, &ClaimParams{Now: now, LeaseUntil: now.Add(s.opts.Lease), Token: token, Limit: s.opts.BatchSize})
-		if err != nil {
-			return total, fmt.Errorf("claim: %w", err)
-		}
-		if len(msgs) == 0 {
-			return total, nil
-		}
-		if err := s.deliver(ctx, msgs, token, now.Add(s.opts.Lease)); err != nil {
-			return total, err
-		}
-		total += len(msgs)
-		if len(msgs) < s.opts.BatchSize {
-			return total, nil
-		}
-	}
-}
-
-// deliver hands claimed messages to the gateway in one call and records
-// each outcome. A failed write of the outcomes is retried until it succeeds
-// or the claim's lease (leaseUntil) ends: until then nobody else hands the
-// messages over again.
-func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string, leaseUntil time.Time) error {
+// deliver hands the messages of one claim to the gateway in one call and
+// records each outcome. A failed write of the outcomes is retried until it
+// succeeds or the claim's lease (the DueAt of a claimed message) ends:
+// until then nobody else hands the messages over again.
+func (s *SMS) deliver(ctx context.Context, msgs []*Message) error {
+	token, leaseUntil := msgs[0].ClaimToken, msgs[0].DueAt
 	gms := make([]*GatewayMessage, len(msgs))
 	for i, m := range msgs {
 		gms[i] = &GatewayMessage{Reference: m.ID, Number: m.Number, Mobile: m.Mobile, Text: m.Text, Sender: m.Sender}
@@ -154,14 +111,15 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string, leaseU
 			err = results[i].Err
 		}
 		c := &Completion{Number: m.Number, Token: token, At: now}
+		delay, more := s.retryDelay(m.Attempts, err)
 		switch {
 		case err == nil:
 			c.Status, c.GatewayMessageID, c.NetworkID = StatusSent, results[i].MessageID, results[i].NetworkID
 			if c.NetworkID == "" {
 				c.NetworkID = m.NetworkID
 			}
-		case Retryable(err) && m.Attempts < s.opts.MaxAttempts:
-			c.Status, c.RetryAt, c.FailureReason = StatusQueued, now.Add(s.backoff(m.Attempts, err)), failureReason(err)
+		case Retryable(err) && more:
+			c.Status, c.RetryAt, c.FailureReason = StatusQueued, now.Add(delay), failureReason(err)
 		default:
 			c.Status, c.FailureReason = StatusFailed, failureReason(err)
 		}
@@ -172,16 +130,14 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string, leaseU
 	s.log.InfoContext(ctx, "sms: batch handed to gateway", "messages", len(msgs),
 		"sent", counts[StatusSent], "retry", counts[StatusQueued], "failed", counts[StatusFailed])
 	var errs []error
-	n, err := retry.Record(ctx, leaseUntil, s.now, s.sleep, func(cctx context.Context) error {
-		var err error
-		errs, err = s.store.SMSComplete(cctx, cs)
-		return err
-	}, nil)
+	err := s.queue.Record(ctx, &workqueue.Outcome{What: "outcomes", LeaseEnd: leaseUntil, LogArgs: []any{"messages", len(cs)},
+		Write: func(cctx context.Context) error {
+			var err error
+			errs, err = s.store.SMSComplete(cctx, cs)
+			return err
+		}})
 	if err != nil {
-		return fmt.Errorf("complete (%d attempts): %w", n, err)
-	}
-	if n > 1 {
-		s.log.InfoContext(ctx, "sms: outcomes recorded after retries", "messages", len(cs), "attempts", n)
+		return fmt.Errorf("complete: %w", err)
 	}
 	for i, e := range errs {
 		if e != nil {
@@ -191,20 +147,17 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message, token string, leaseU
 	return nil
 }
 
-// backoff returns the wait before the next attempt after attempt number
-// attempts failed: RetryBackoff doubled per attempt, capped at
-// MaxRetryBackoff, and at least what the gateway asked for.
-func (s *SMS) backoff(attempts int, err error) time.Duration {
-	d := s.opts.RetryBackoff
-	for i := 1; i < attempts && d < MaxRetryBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, MaxRetryBackoff)
+// retryDelay returns the wait before the next attempt after attempt
+// number attempts failed with err, and false when no attempt may follow
+// (Options.MaxAttempts): RetryBackoff doubled per attempt, without jitter,
+// capped at MaxRetryBackoff, and at least what the gateway asked for.
+func (s *SMS) retryDelay(attempts int, err error) (time.Duration, bool) {
+	d, more := workqueue.Exponential(min(s.opts.RetryBackoff, MaxRetryBackoff), MaxRetryBackoff, 0, s.opts.MaxAttempts).After(attempts)
 	var ge *GatewayError
-	if errors.As(err, &ge) && ge.RetryAfter > d {
-		d = ge.RetryAfter
+	if errors.As(err, &ge) {
+		d = max(d, ge.RetryAfter)
 	}
-	return d
+	return d, more
 }
 
 func failureReason(err error) string {

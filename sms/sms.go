@@ -43,8 +43,8 @@ import (
 
 	"github.com/nyaruka/phonenumbers"
 	"github.com/ujumbe/messaging"
-	"github.com/ujumbe/messaging/internal/retry"
 	"github.com/ujumbe/messaging/internal/textcheck"
+	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
 // MaxBulk is the largest number of messages in one bulk request.
@@ -103,11 +103,9 @@ type SMS struct {
 	log   *slog.Logger
 	opts  Options
 
-	// wake nudges the scheduler loop after an immediate send.
-	wake chan struct{}
-	// sleep waits after a failed claim and between retries of an outcome
-	// write; tests replace it to move an injected clock instead.
-	sleep retry.Sleep
+	// queue claims due messages and hands them to the gateway (see
+	// scheduler.go).
+	queue *workqueue.Queue[*Message]
 
 	mu        sync.Mutex
 	running   bool
@@ -158,11 +156,9 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 	clock := o.Clock
 	s := &SMS{
 		store: store, gw: gw, now: func() time.Time { return clock().UTC() }, log: o.Logger, opts: o,
-		wake: make(chan struct{}, 1), sleep: retry.RealSleep, zones: map[string]*time.Location{},
+		zones: map[string]*time.Location{},
 	}
-	if o.Sleep != nil {
-		s.sleep = o.Sleep
-	}
+	s.queue = s.newQueue()
 	_, _ = rand.Read(s.dummyHash[:])
 	return s, nil
 }
@@ -195,14 +191,6 @@ func loadZone(tz string) (*time.Location, error) {
 		return nil, fmt.Errorf("unknown time zone %q", tz)
 	}
 	return time.LoadLocation(tz)
-}
-
-// wakeScheduler nudges the scheduler loop, if it runs.
-func (s *SMS) wakeScheduler() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
 }
 
 var (
