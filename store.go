@@ -83,9 +83,12 @@ type Store interface {
 	// created with this (non-empty) idempotency key.
 	MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*Message, error)
 	// MessageUpdateStatus sets the status of a message if its current status
-	// is one of p.From, atomically, clears its LeaseOwner, and returns the
-	// message before and after the change. If the current status is not in p.From it returns the
-	// unchanged message as both before and after with changed=false.
+	// is one of p.From, atomically, clears its LeaseOwner, queues p.Event
+	// (when non-nil) for delivery to every enabled webhook endpoint of the
+	// workspace in the same transaction, and returns the message before and
+	// after the change. If the current status is not in p.From it changes
+	// and queues nothing and returns the unchanged message as both before
+	// and after with changed=false.
 	MessageUpdateStatus(ctx context.Context, p *MessageStatusParams) (before, after *Message, changed bool, err error)
 
 	// MessageClaim leases up to p.Limit queued messages whose DueAt is at
@@ -335,9 +338,8 @@ type MessageStatusParams struct {
 	// ProviderMessageID, when non-empty, is recorded on the message.
 	ProviderMessageID string
 	At                time.Time
-	// Event, when non-nil and the status changed, is called inside the
-	// store's transaction with the message before and after the change.
-	// The returned record (if non-nil) is queued, in the same transaction,
-	// for delivery to every enabled webhook endpoint of the workspace.
-	Event func(before, after *Message) *EventRecord
+	// Event, when non-nil, is the event of the change: when the status
+	// changes it is queued, in the same transaction, for delivery to every
+	// enabled webhook endpoint of the workspace.
+	Event *EventRecord
 }

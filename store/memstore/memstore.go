@@ -458,11 +458,8 @@ func (s *Store) MessageUpdateStatus(_ context.Context, p *messaging.MessageStatu
 	if m.Status != messaging.StatusQueued {
 		delete(s.queued, m.ID)
 	}
-	after := m.Clone()
 	if p.Event != nil {
-		if ev := p.Event(before, after); ev != nil {
-			s.queueEvent(ev)
-		}
+		s.queueEvent(p.Event)
 	}
-	return before, after, true, nil
+	return before, m.Clone(), true, nil
 }

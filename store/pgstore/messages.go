@@ -176,21 +176,18 @@ func setStatus(ctx context.Context, q querier, p *messaging.MessageStatusParams,
 
 // MessageUpdateStatus implements messaging.Store. The check of p.From and
 // the update are one statement, which locks the row and returns it before
-// and after the change. When the workspace has no enabled webhook endpoint
-// that statement is all (p.Event is then called after it, and its record
-// has nobody to go to); otherwise the update and the deliveries of the
-// event are one transaction. FailureReason and ProviderMessageID are only
-// written when non-empty; UpdatedAt becomes p.At.
+// and after the change. When there is no event to queue, or the workspace
+// has no enabled webhook endpoint, that statement is all; otherwise the
+// update and the deliveries of the event are one transaction.
+// FailureReason and ProviderMessageID are only written when non-empty;
+// UpdatedAt becomes p.At.
 func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
 	ctx = writeCtx(ctx)
-	before, after, changed, err = setStatus(ctx, s.pool, p, true)
+	before, after, changed, err = setStatus(ctx, s.pool, p, p.Event != nil)
 	if err != nil {
 		return nil, nil, false, interpretError(err)
 	}
 	if changed {
-		if p.Event != nil {
-			p.Event(before, after)
-		}
 		return before, after, true, nil
 	}
 	// The status is not in p.From, the message is missing, or the event
@@ -209,11 +206,9 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		if p.Event == nil {
 			return nil
 		}
-		if ev := p.Event(before, after); ev != nil {
-			_, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID)
-			return err
-		}
-		return nil
+		ev := p.Event
+		_, err = tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID)
+		return err
 	})
 	if err != nil {
 		return nil, nil, false, err

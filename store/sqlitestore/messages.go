@@ -94,10 +94,6 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 	return m, nil
 }
 
-// MessageUpdateStatus implements messaging.Store. In one write transaction
-// it reads the message, then updates it with a single UPDATE ... WHERE
-// status IN (From) ... RETURNING. FailureReason and ProviderMessageID are
-// only written when non-empty; UpdatedAt becomes p.At.
 // Hot statements of MessageCreate, MessageUpdateStatus and MessageClaim.
 var (
 	qMessageInsert = `INSERT INTO messages (` + messageCols + `)
@@ -127,6 +123,11 @@ var (
 var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
 	qSMSDebit, qSMSInsert, qPendingSweep, qPendingInsert, qPendingTake}
 
+// MessageUpdateStatus implements messaging.Store. In one write transaction
+// it reads the message, then updates it with a single UPDATE ... WHERE
+// status = (the status read) ... RETURNING and queues p.Event.
+// FailureReason and ProviderMessageID are only written when non-empty;
+// UpdatedAt becomes p.At.
 func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
 	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
@@ -147,9 +148,7 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		}
 		changed = true
 		if p.Event != nil {
-			if ev := p.Event(before, after); ev != nil {
-				return s.queueEvent(ctx, tx, ev)
-			}
+			return s.queueEvent(ctx, tx, p.Event)
 		}
 		return nil
 	})
