@@ -267,7 +267,7 @@ func (s *Service) keepReport(ctx context.Context, p *ProviderStatus) (bool, erro
 // applied, until it expired. The failure (of the store) is returned, and
 // the reports not applied are logged.
 func (s *Service) applyPending(ctx context.Context, ws, id, providerMessageID string) (bool, error) {
-	reports, err := s.store.PendingReportTake(ctx, providerMessageID, s.now().Add(-s.retention))
+	reports, err := s.store.PendingReportTake(ctx, &PendingReportTakeParams{ProviderMessageID: providerMessageID, NotBefore: s.now().Add(-s.retention)})
 	if err != nil {
 		return false, wrapStoreError(err, "pending report", providerMessageID)
 	}

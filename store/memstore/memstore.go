@@ -193,15 +193,15 @@ func (s *Store) APIKeyList(_ context.Context, workspaceID string) ([]*messaging.
 }
 
 // APIKeyRevoke implements messaging.Store.
-func (s *Store) APIKeyRevoke(_ context.Context, workspaceID, id string, at time.Time) error {
+func (s *Store) APIKeyRevoke(_ context.Context, p *messaging.APIKeyRevokeParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k, ok := s.keys[id]
-	if !ok || k.WorkspaceID != workspaceID {
+	k, ok := s.keys[p.ID]
+	if !ok || k.WorkspaceID != p.WorkspaceID {
 		return messaging.ErrNotFound
 	}
 	if k.RevokedAt == nil {
-		k.RevokedAt = &at
+		k.RevokedAt = copyTime(&p.At)
 	}
 	return nil
 }
@@ -260,14 +260,15 @@ func (s *Store) ContactGet(_ context.Context, workspaceID, id string) (*messagin
 }
 
 // ContactUpdate implements messaging.Store.
-func (s *Store) ContactUpdate(_ context.Context, c *messaging.Contact, prevVersion int64) error {
+func (s *Store) ContactUpdate(_ context.Context, p *messaging.ContactReplaceParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c := p.Contact
 	cur, ok := s.contacts[c.ID]
 	if !ok || cur.WorkspaceID != c.WorkspaceID {
 		return messaging.ErrNotFound
 	}
-	if cur.Version != prevVersion {
+	if cur.Version != p.PrevVersion {
 		return messaging.ErrStale
 	}
 	if s.contactClash(c) {
@@ -344,11 +345,11 @@ func (s *Store) TemplateGet(_ context.Context, workspaceID, id string) (*messagi
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(_ context.Context, workspaceID, name, language string) (*messaging.Template, error) {
+func (s *Store) TemplateGetByName(_ context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, t := range s.templates {
-		if t.WorkspaceID == workspaceID && t.Name == name && t.Language == language {
+		if t.WorkspaceID == p.WorkspaceID && t.Name == p.Name && t.Language == p.Language {
 			return copyTemplate(t), nil
 		}
 	}

@@ -146,19 +146,19 @@ func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sm
 }
 
 // SMSCreditAdd implements sms.Store.
-func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
+func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (sms.Credit, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	d := &s.sms
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	a, ok := d.accounts[partnerID]
+	a, ok := d.accounts[p.PartnerID]
 	if !ok {
 		return 0, messaging.ErrNotFound
 	}
-	a.Credit += amount
-	a.UpdatedAt = at
+	a.Credit += p.Amount
+	a.UpdatedAt = p.At
 	return a.Credit, nil
 }
 
@@ -204,10 +204,11 @@ func (d *smsData) accept(msgs []*sms.Message) ([]sms.AcceptResult, error) {
 
 // SMSAcceptIdempotent implements sms.Store: the check of the key, the
 // debits, the inserts and the record happen under one lock.
-func (s *Store) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, msgs []*sms.Message) ([]sms.AcceptResult, *sms.Idempotency, error) {
+func (s *Store) SMSAcceptIdempotent(ctx context.Context, p *sms.AcceptIdempotentParams) ([]sms.AcceptResult, *sms.Idempotency, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	rec := p.Record
 	d := &s.sms
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -219,7 +220,7 @@ func (s *Store) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, m
 	if _, ok := d.accounts[rec.PartnerID]; !ok {
 		return nil, nil, messaging.ErrNotFound
 	}
-	res, err := d.accept(msgs)
+	res, err := d.accept(p.Messages)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -246,15 +247,15 @@ func (d *smsData) sweepIdem(now time.Time) {
 }
 
 // SMSIdempotencyGet implements sms.Store.
-func (s *Store) SMSIdempotencyGet(ctx context.Context, partnerID, key string, now time.Time) (*sms.Idempotency, error) {
+func (s *Store) SMSIdempotencyGet(ctx context.Context, p *sms.IdempotencyGetParams) (*sms.Idempotency, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	d := &s.sms
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	r, ok := d.idem[idemKey{partnerID, key}]
-	if !ok || !r.ExpiresAt.After(now) {
+	r, ok := d.idem[idemKey{p.PartnerID, p.Key}]
+	if !ok || !r.ExpiresAt.After(p.Now) {
 		return nil, messaging.ErrNotFound
 	}
 	return copyIdem(r), nil
@@ -342,18 +343,18 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 }
 
 // SMSReportSave implements sms.Store.
-func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int64, r *sms.Report) error {
+func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	d := &s.sms
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	m, ok := d.messages[number]
-	if !ok || m.PartnerID != partnerID {
+	m, ok := d.messages[p.Number]
+	if !ok || m.PartnerID != p.PartnerID {
 		return messaging.ErrNotFound
 	}
-	c := *r
+	c := *p.Report
 	m.Report = &c
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
@@ -86,9 +85,9 @@ func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingRepor
 
 // PendingReportTake implements messaging.Store with one DELETE ...
 // RETURNING: a report deleted by a concurrent take is not returned twice.
-func (s *Store) PendingReportTake(ctx context.Context, providerMessageID string, notBefore time.Time) ([]*messaging.PendingReport, error) {
+func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
 	ctx = writeCtx(ctx)
-	rows, err := s.pool.Query(ctx, qPendingTake, providerMessageID, ts(notBefore))
+	rows, err := s.pool.Query(ctx, qPendingTake, p.ProviderMessageID, ts(p.NotBefore))
 	if err != nil {
 		return nil, interpretError(err)
 	}

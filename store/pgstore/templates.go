@@ -114,8 +114,8 @@ func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messa
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(ctx context.Context, workspaceID, name, language string) (*messaging.Template, error) {
-	return s.templateWhere(ctx, `workspace_id = $1 AND name = $2 AND language = $3`, workspaceID, name, language)
+func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
+	return s.templateWhere(ctx, `workspace_id = $1 AND name = $2 AND language = $3`, p.WorkspaceID, p.Name, p.Language)
 }
 
 // TemplateList implements messaging.Store.

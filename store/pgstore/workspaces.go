@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
@@ -109,12 +108,12 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 
 // APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
 // first RevokedAt.
-func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error {
+func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
 	ctx = writeCtx(ctx)
 	var one int
 	err := s.pool.QueryRow(ctx, `WITH u AS (
 			UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL)
-		SELECT 1 FROM api_keys WHERE id = $1 AND workspace_id = $2`, id, workspaceID, ts(at)).Scan(&one)
+		SELECT 1 FROM api_keys WHERE id = $1 AND workspace_id = $2`, p.ID, p.WorkspaceID, ts(p.At)).Scan(&one)
 	return interpretError(err)
 }
 

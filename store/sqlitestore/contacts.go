@@ -80,7 +80,8 @@ func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messag
 // ContactUpdate implements messaging.Store. Every field is replaced except
 // the id, the workspace, CreatedAt and Source, which a contact keeps for
 // life.
-func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVersion int64) error {
+func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
+	c := p.Contact
 	tags, err := encodeTags(c.Tags)
 	if err != nil {
 		return interpretError(err)
@@ -96,7 +97,7 @@ func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVer
 			c.Company, c.JobTitle, c.Website, c.Notes, tags, c.Lifecycle,
 			c.Version, fmtTime(c.UpdatedAt),
 			messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone),
-			c.ID, c.WorkspaceID, prevVersion)
+			c.ID, c.WorkspaceID, p.PrevVersion)
 		if err != nil {
 			return err
 		}

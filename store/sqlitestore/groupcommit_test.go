@@ -196,7 +196,7 @@ func TestUnpreparableStoreWriteFails(t *testing.T) {
 	msg := &sms.Message{ID: "sms_1", PartnerID: "p", Mobile: "254712345678", Text: "hi", Sender: "ACME", Encoding: sms.EncodingGSM7,
 		Segments: 1, Cost: sms.Credits(1), Status: sms.StatusQueued, DueAt: t0, CreatedAt: t0, UpdatedAt: t0}
 	rec := &sms.Idempotency{PartnerID: "p", Key: "k", RequestHash: []byte("h"), Answer: []byte("{}"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
-	res, prev, err := s.SMSAcceptIdempotent(ctx, rec, []*sms.Message{msg})
+	res, prev, err := s.SMSAcceptIdempotent(ctx, &sms.AcceptIdempotentParams{Record: rec, Messages: []*sms.Message{msg}})
 	if err == nil || !strings.Contains(err.Error(), "sms_idempotency") {
 		t.Fatalf("keyed accept without its table: results %v, previous %v, error %v; want the prepare error", res, prev, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
-	"time"
 
 	"github.com/ujumbe/messaging"
 )
@@ -65,9 +64,9 @@ func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingRepor
 // them through the writer: most ids recorded by the dispatcher have none,
 // and a report saved after that read is the saver's to take (see
 // messaging.Service.ApplyProviderStatus).
-func (s *Store) PendingReportTake(ctx context.Context, providerMessageID string, notBefore time.Time) ([]*messaging.PendingReport, error) {
+func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
 	var one int
-	if err := s.queryRow(ctx, qPendingAny, providerMessageID).Scan(&one); err != nil {
+	if err := s.queryRow(ctx, qPendingAny, p.ProviderMessageID).Scan(&one); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil
 		}
@@ -76,7 +75,7 @@ func (s *Store) PendingReportTake(ctx context.Context, providerMessageID string,
 	var out []*messaging.PendingReport
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		out = nil
-		rows, err := s.queryTx(ctx, tx, qPendingTake, providerMessageID)
+		rows, err := s.queryTx(ctx, tx, qPendingTake, p.ProviderMessageID)
 		if err != nil {
 			return err
 		}
@@ -90,7 +89,7 @@ func (s *Store) PendingReportTake(ctx context.Context, providerMessageID string,
 			if r.ReceivedAt, err = parseTime(received); err != nil {
 				return err
 			}
-			if !r.ReceivedAt.Before(notBefore) {
+			if !r.ReceivedAt.Before(p.NotBefore) {
 				out = append(out, &r)
 			}
 		}

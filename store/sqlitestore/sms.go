@@ -125,11 +125,11 @@ func nullCredit(c *sms.Credit) any {
 }
 
 // SMSCreditAdd implements sms.Store.
-func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
+func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (sms.Credit, error) {
 	var credit int64
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `UPDATE sms_accounts SET credit = credit + ?, updated_at = ? WHERE partner_id = ? RETURNING credit`,
-			int64(amount), fmtTime(at), partnerID).Scan(&credit)
+			int64(p.Amount), fmtTime(p.At), p.PartnerID).Scan(&credit)
 	})
 	return sms.Credit(credit), err
 }
@@ -357,13 +357,14 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 }
 
 // SMSReportSave implements sms.Store.
-func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int64, r *sms.Report) error {
+func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
+	r := p.Report
 	var t any
 	if !r.Time.IsZero() {
 		t = fmtTime(r.Time)
 	}
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return oneRow(tx.ExecContext(ctx, `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
-			WHERE number = ? AND partner_id = ?`, r.Status, r.Description, r.NetworkID, t, number, partnerID))
+			WHERE number = ? AND partner_id = ?`, r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID))
 	})
 }

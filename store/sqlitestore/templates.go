@@ -98,8 +98,8 @@ func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messa
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(ctx context.Context, workspaceID, name, language string) (*messaging.Template, error) {
-	return s.templateWhere(ctx, `workspace_id = ? AND name = ? AND language = ?`, workspaceID, name, language)
+func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
+	return s.templateWhere(ctx, `workspace_id = ? AND name = ? AND language = ?`, p.WorkspaceID, p.Name, p.Language)
 }
 
 // TemplateList implements messaging.Store.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ujumbe/messaging"
 )
@@ -183,14 +182,14 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 
 // APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
 // first RevokedAt.
-func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error {
+func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM api_keys WHERE id = ? AND workspace_id = ?`, id, workspaceID).Scan(&one); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM api_keys WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&one); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
-			fmtTime(at), id, workspaceID)
+			fmtTime(p.At), p.ID, p.WorkspaceID)
 		return err
 	})
 }
