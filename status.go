@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -151,6 +152,20 @@ func statusAfter(before *Message, u *StatusUpdate, reason string, at time.Time) 
 		after.ProviderMessageID = u.ProviderMessageID
 	}
 	return &after
+}
+
+// maxErrorText is the most bytes of an error text the service has stored
+// as the LastError of a webhook delivery; longer texts are cut.
+const maxErrorText = 500
+
+// truncateError returns s cut to at most maxErrorText bytes: the bytes of a
+// rune cut in two are dropped (as is any invalid UTF-8 in what is kept).
+// Stores keep the texts they are given; this is the service's policy.
+func truncateError(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxErrorText], "")
 }
 
 // FailureReason formats a provider error as the spec's failure_reason:

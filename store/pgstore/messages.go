@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
@@ -388,7 +387,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		if p.State == messaging.DeliveryPending {
 			_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = $2, lease_owner = '', last_status = $3, last_error = $4 WHERE seq = $1`,
-				p.ID, ts(p.DueAt), p.LastStatus, truncate(p.LastError, 500))
+				p.ID, ts(p.DueAt), p.LastStatus, p.LastError)
 		} else {
 			_, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE seq = $1`, p.ID)
 		}
@@ -405,12 +404,4 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		return nil
 	})
-}
-
-// truncate cuts s to at most n bytes of valid UTF-8.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }

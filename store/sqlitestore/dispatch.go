@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"strings"
 
 	"github.com/ujumbe/messaging"
 )
@@ -207,7 +206,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		if p.State == messaging.DeliveryPending {
 			_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET due_at = ?, lease_owner = '', last_status = ?, last_error = ? WHERE seq = ?`,
-				fmtTime(p.DueAt), p.LastStatus, truncate(p.LastError, 500), p.ID)
+				fmtTime(p.DueAt), p.LastStatus, p.LastError, p.ID)
 		} else {
 			_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE seq = ?`, p.ID)
 		}
@@ -224,13 +223,6 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		return nil
 	})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }
 
 // MessageGetByIdempotencyKey implements messaging.Store.

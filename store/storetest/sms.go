@@ -37,6 +37,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"IdempotentMissingAccountStoresNothing", testSMSIdempotentMissingAccount},
 		{"ConcurrentIdempotentAcceptsAcceptOnce", testSMSConcurrentIdempotentAccepts},
 		{"IdempotentCancellationTruth", testSMSIdempotentCancellationTruth},
+		{"LongTextsKept", testSMSLongTextsKept},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

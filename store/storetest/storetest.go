@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"PendingReportExpiry", testPendingReportExpiry},
 		{"PendingReportLimit", testPendingReportLimit},
 		{"PendingReportConcurrent", testPendingReportConcurrent},
+		{"LongTextsKept", testLongTextsKept},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
