@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
 // messageCols are the columns of a message, in scanMessage's order.
@@ -69,7 +70,7 @@ func messageDest(m *messaging.Message) ([]any, func() error) {
 		&due, &m.LeaseOwner, &m.Attempts, &m.LastError}
 	return dest, func() error {
 		var err error
-		m.Components, err = decodeJSONSlice[messaging.SendComponent](comps)
+		m.Components, err = storedjson.DecodeSendComponents(comps)
 		m.CreatedAt, m.UpdatedAt, m.DueAt = fromTS(created), fromTS(updated), fromTS(due)
 		return err
 	}
@@ -112,7 +113,7 @@ func (s *Store) queryMessages(ctx context.Context, q querier, sql string, args .
 // ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
-	comps, err := encodeJSON(m.Components, m.Components == nil)
+	comps, err := storedjson.EncodeSendComponents(m.Components)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}

@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -20,14 +19,13 @@ func scanContact(sc scanner) (*messaging.Contact, error) {
 		&c.Company, &c.JobTitle, &c.Website, &c.Notes, &c.Source, &tags, &c.Lifecycle, &c.Version, &created, &updated); err != nil {
 		return nil, err
 	}
-	c.Tags = []string{}
-	if err := json.Unmarshal([]byte(tags), &c.Tags); err != nil {
+	var err error
+	if c.Tags, err = decodeStrings(&tags); err != nil {
 		return nil, err
 	}
 	if c.Tags == nil {
 		c.Tags = []string{}
 	}
-	var err error
 	if c.CreatedAt, err = parseTime(created); err != nil {
 		return nil, err
 	}
@@ -35,15 +33,6 @@ func scanContact(sc scanner) (*messaging.Contact, error) {
 		return nil, err
 	}
 	return &c, nil
-}
-
-// encodeTags returns the JSON array of tags; nil is stored as [].
-func encodeTags(tags []string) (string, error) {
-	if tags == nil {
-		tags = []string{}
-	}
-	b, err := json.Marshal(tags)
-	return string(b), err
 }
 
 // ContactCreate implements messaging.Store. ErrNotFound if the workspace does

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
 const messageCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
@@ -15,7 +16,7 @@ const messageCols = `id, workspace_id, conversation_id, channel, recipient, dire
 
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
-	var comps sql.NullString
+	var comps *string
 	var created, updated, due string
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
@@ -31,7 +32,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 		m.DueAt = t
 	}
 	var err error
-	if m.Components, err = decodeSlice[messaging.SendComponent](comps); err != nil {
+	if m.Components, err = storedjson.DecodeSendComponents(comps); err != nil {
 		return nil, err
 	}
 	if m.CreatedAt, err = parseTime(created); err != nil {
@@ -50,7 +51,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 // the stored message is m. ErrNotFound if the
 // workspace does not exist; ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
-	comps, err := encodeSlice(m.Components)
+	comps, err := storedjson.EncodeSendComponents(m.Components)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}

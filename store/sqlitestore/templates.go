@@ -3,60 +3,23 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
-
-// storedTemplateComponent is the stored JSON form of a
-// messaging.TemplateComponent. Unlike the API form it has no omitempty on
-// Buttons, so a nil and an empty button list both round-trip.
-type storedTemplateComponent struct {
-	Type    string                     `json:"type"`
-	Format  string                     `json:"format,omitempty"`
-	Text    string                     `json:"text,omitempty"`
-	Buttons []messaging.TemplateButton `json:"buttons"`
-}
-
-func encodeTemplateComponents(cs []messaging.TemplateComponent) (any, error) {
-	if cs == nil {
-		return nil, nil
-	}
-	st := make([]storedTemplateComponent, len(cs))
-	for i, c := range cs {
-		st[i] = storedTemplateComponent(c)
-	}
-	b, err := json.Marshal(st)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
-func decodeTemplateComponents(s sql.NullString) ([]messaging.TemplateComponent, error) {
-	st, err := decodeSlice[storedTemplateComponent](s)
-	if err != nil || st == nil {
-		return nil, err
-	}
-	out := make([]messaging.TemplateComponent, len(st))
-	for i, c := range st {
-		out[i] = messaging.TemplateComponent(c)
-	}
-	return out, nil
-}
 
 const templateCols = `id, workspace_id, name, category, language, status, components, status_reason, created_at, updated_at`
 
 func scanTemplate(sc scanner) (*messaging.Template, error) {
 	var t messaging.Template
-	var comps sql.NullString
+	var comps *string
 	var created, updated string
 	if err := sc.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Category, &t.Language, &t.Status, &comps,
 		&t.StatusReason, &created, &updated); err != nil {
 		return nil, err
 	}
 	var err error
-	if t.Components, err = decodeTemplateComponents(comps); err != nil {
+	if t.Components, err = storedjson.DecodeTemplateComponents(comps); err != nil {
 		return nil, err
 	}
 	if t.CreatedAt, err = parseTime(created); err != nil {
@@ -72,7 +35,7 @@ func scanTemplate(sc scanner) (*messaging.Template, error) {
 // does not exist; ErrConflict if the id, or the name and language within the
 // workspace, is taken. SendExample is derived and not stored.
 func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
-	comps, err := encodeTemplateComponents(t.Components)
+	comps, err := storedjson.EncodeTemplateComponents(t.Components)
 	if err != nil {
 		return interpretError(err)
 	}

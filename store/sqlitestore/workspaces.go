@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -95,13 +94,14 @@ const apiKeyCols = `id, workspace_id, prefix, hash, scopes, expires_at, revoked_
 
 func scanAPIKey(sc scanner) (*messaging.APIKey, error) {
 	var k messaging.APIKey
-	var scopes, expires, revoked sql.NullString
+	var scopes *string
+	var expires, revoked sql.NullString
 	var created string
 	if err := sc.Scan(&k.ID, &k.WorkspaceID, &k.Prefix, &k.Hash, &scopes, &expires, &revoked, &created); err != nil {
 		return nil, err
 	}
 	var err error
-	if k.Scopes, err = decodeSlice[string](scopes); err != nil {
+	if k.Scopes, err = decodeStrings(scopes); err != nil {
 		return nil, err
 	}
 	if k.ExpiresAt, err = parseTimePtr(expires); err != nil {
@@ -139,7 +139,7 @@ func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]
 // APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
 // not exist; ErrConflict if the id or the hash is taken.
 func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
-	scopes, err := encodeSlice(k.Scopes)
+	scopes, err := encodeStrings(k.Scopes)
 	if err != nil {
 		return interpretError(err)
 	}
@@ -196,7 +196,7 @@ func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParam
 
 // APIKeyUpdate implements messaging.Store.
 func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
-	scopes, err := encodeSlice(p.Scopes)
+	scopes, err := encodeStrings(p.Scopes)
 	if err != nil {
 		return interpretError(err)
 	}
@@ -204,29 +204,4 @@ func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParam
 		return oneRow(tx.ExecContext(ctx, `UPDATE api_keys SET scopes = ?, expires_at = ? WHERE id = ? AND workspace_id = ?`,
 			scopes, fmtTimePtr(p.ExpiresAt), p.ID, p.WorkspaceID))
 	})
-}
-
-// encodeSlice returns the JSON text of s, or nil (SQL NULL) when s is nil.
-func encodeSlice[T any](s []T) (any, error) {
-	if s == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
-// decodeSlice decodes what encodeSlice stored: nil for NULL, otherwise a
-// non-nil slice.
-func decodeSlice[T any](s sql.NullString) ([]T, error) {
-	if !s.Valid {
-		return nil, nil
-	}
-	out := []T{}
-	if err := json.Unmarshal([]byte(s.String), &out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
