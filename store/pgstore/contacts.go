@@ -148,21 +148,11 @@ func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams)
 			return nil
 		}
 		n := len(args)
-		rows, err := tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE `+where+`
+		page, err := queryAll(ctx, tx, scanContact, `SELECT `+contactCols+` FROM contacts WHERE `+where+`
 			ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
 			append(args, p.Limit, max(p.Offset, 0))...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			c, err := scanContact(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
+		out = append(out, page...)
+		return err
 	})
 	if err != nil {
 		return nil, 0, interpretError(err)

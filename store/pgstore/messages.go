@@ -85,26 +85,6 @@ func scanMessage(row pgx.Row) (*messaging.Message, error) {
 	return &m, finish()
 }
 
-func (s *Store) queryMessages(ctx context.Context, q querier, sql string, args ...any) ([]*messaging.Message, error) {
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*messaging.Message
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // MessageCreate implements messaging.Store. The insert and the idempotency
 // check are one statement (INSERT ... ON CONFLICT DO NOTHING on the unique
 // index of (workspace_id, idempotency_key)), which waits for a concurrent
@@ -222,7 +202,7 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 // two of them holding the same message.
 func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
 	ctx = writeCtx(ctx)
-	out, err := s.queryMessages(ctx, s.pool, qMessageClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
+	out, err := queryAll(ctx, s.pool, scanMessage, qMessageClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
 	return out, interpretError(err)
 }
 
@@ -279,23 +259,8 @@ func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookE
 
 // WebhookEndpointList implements messaging.Store.
 func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.WebhookEndpoint
-	for rows.Next() {
-		e, err := scanEndpoint(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	out, err := queryAll(ctx, s.pool, scanEndpoint, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
+	return out, interpretError(err)
 }
 
 // WebhookEndpointDelete implements messaging.Store. Its deliveries go with
@@ -349,26 +314,21 @@ const qWebhookClaim = `WITH c AS (
 // (leased or not), so one message's events reach an endpoint in order.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	ctx = writeCtx(ctx)
-	rows, err := s.pool.Query(ctx, qWebhookClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
-	if err != nil {
-		return nil, interpretError(err)
+	out, err := queryAll(ctx, s.pool, scanDelivery, qWebhookClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
+	return out, interpretError(err)
+}
+
+// scanDelivery scans a row of qWebhookClaim: a webhook delivery with its
+// endpoint's URL and sealed secret.
+func scanDelivery(row pgx.Row) (*messaging.WebhookDelivery, error) {
+	var d messaging.WebhookDelivery
+	var due, created int64
+	if err := row.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
+		&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created, &d.URL, &d.Secret); err != nil {
+		return nil, err
 	}
-	defer rows.Close()
-	var out []*messaging.WebhookDelivery
-	for rows.Next() {
-		var d messaging.WebhookDelivery
-		var due, created int64
-		if err := rows.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
-			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created, &d.URL, &d.Secret); err != nil {
-			return nil, interpretError(err)
-		}
-		d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
-		out = append(out, &d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
+	return &d, nil
 }
 
 // WebhookRecord implements messaging.Store. Finished deliveries are deleted,

@@ -87,20 +87,17 @@ func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingRepor
 // RETURNING: a report deleted by a concurrent take is not returned twice.
 func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
 	ctx = writeCtx(ctx)
-	rows, err := s.pool.Query(ctx, qPendingTake, p.ProviderMessageID, ts(p.NotBefore))
-	if err != nil {
-		return nil, interpretError(err)
+	out, err := queryAll(ctx, s.pool, scanPendingReport, qPendingTake, p.ProviderMessageID, ts(p.NotBefore))
+	return out, interpretError(err)
+}
+
+// scanPendingReport scans a kept provider report.
+func scanPendingReport(row pgx.Row) (*messaging.PendingReport, error) {
+	var r messaging.PendingReport
+	var received int64
+	if err := row.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
+		return nil, err
 	}
-	defer rows.Close()
-	var out []*messaging.PendingReport
-	for rows.Next() {
-		var r messaging.PendingReport
-		var received int64
-		if err := rows.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
-			return nil, interpretError(err)
-		}
-		r.ReceivedAt = fromTS(received)
-		out = append(out, &r)
-	}
-	return out, interpretError(rows.Err())
+	r.ReceivedAt = fromTS(received)
+	return &r, nil
 }

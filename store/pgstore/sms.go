@@ -238,20 +238,8 @@ const qSMSClaim = `WITH c AS (
 // processes never get the same message.
 func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
 	ctx = writeCtx(ctx)
-	rows, err := s.pool.Query(ctx, qSMSClaim, ts(p.Now), p.Limit, ts(p.LeaseUntil), p.Token)
+	out, err := queryAll(ctx, s.pool, scanSMS, qSMSClaim, ts(p.Now), p.Limit, ts(p.LeaseUntil), p.Token)
 	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*sms.Message
-	for rows.Next() {
-		m, err := scanSMS(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, interpretError(err)
 	}
 	slices.SortFunc(out, func(a, b *sms.Message) int { return cmp.Compare(a.Number, b.Number) })

@@ -68,23 +68,8 @@ func scanAPIKey(row pgx.Row) (*messaging.APIKey, error) {
 }
 
 func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]*messaging.APIKey, error) {
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.APIKey
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	out, err := queryAll(ctx, s.pool, scanAPIKey, query, args...)
+	return out, interpretError(err)
 }
 
 // APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does

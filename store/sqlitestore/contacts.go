@@ -291,23 +291,13 @@ func (s *Store) contactList(ctx context.Context, p *messaging.ContactListParams,
 	return out, total, nil
 }
 
-// queryContacts runs a query of contacts.
+// queryContacts runs a query of contacts. An empty page is an empty list,
+// not nil.
 func queryContacts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*messaging.Contact, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
+	out, err := collect(rows, err, scanContact)
+	if out == nil && err == nil {
+		out = []*messaging.Contact{}
 	}
-	defer rows.Close()
-	out := []*messaging.Contact{}
-	for rows.Next() {
-		c, err := scanContact(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }

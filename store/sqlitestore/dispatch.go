@@ -12,20 +12,9 @@ import (
 func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
 	var out []*messaging.Message
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		out = nil
 		rows, err := s.queryTx(ctx, tx, qMessageClaim, p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			m, err := scanMessage(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
+		out, err = collect(rows, err, scanMessage)
+		return err
 	})
 	if err != nil {
 		return nil, err // rows of a claim that did not commit are nobody's
@@ -106,18 +95,8 @@ func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]
 	var out []*messaging.WebhookEndpoint
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			e, err := scanEndpoint(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return rows.Err()
+		out, err = collect(rows, err, scanEndpoint)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -141,11 +120,30 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 	})
 }
 
+// scanDelivery scans a webhook delivery without its endpoint's URL and
+// secret.
+func scanDelivery(sc scanner) (*messaging.WebhookDelivery, error) {
+	var d messaging.WebhookDelivery
+	var due, created string
+	if err := sc.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
+		&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created); err != nil {
+		return nil, err
+	}
+	d.ID = d.Seq
+	var err error
+	if d.DueAt, err = parseTime(due); err != nil {
+		return nil, err
+	}
+	if d.CreatedAt, err = parseTime(created); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
 // WebhookClaim implements messaging.Store.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	var out []*messaging.WebhookDelivery
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		out = nil
 		rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?, attempts = attempts + 1
 			WHERE seq IN (
 				SELECT d.seq FROM webhook_deliveries d
@@ -155,27 +153,7 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 				ORDER BY d.due_at, d.seq LIMIT ?)
 			RETURNING seq, endpoint_id, workspace_id, message_id, event_id, payload, state, attempts, due_at, lease_owner, last_status, last_error, created_at`,
 			p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var d messaging.WebhookDelivery
-			var due, created string
-			if err := rows.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
-				&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created); err != nil {
-				return err
-			}
-			d.ID = d.Seq
-			if d.DueAt, err = parseTime(due); err != nil {
-				return err
-			}
-			if d.CreatedAt, err = parseTime(created); err != nil {
-				return err
-			}
-			out = append(out, &d)
-		}
-		if err := rows.Err(); err != nil {
+		if out, err = collect(rows, err, scanDelivery); err != nil {
 			return err
 		}
 		for _, d := range out {

@@ -72,32 +72,33 @@ func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingRepor
 		}
 		return nil, interpretError(err)
 	}
-	var out []*messaging.PendingReport
+	var taken []*messaging.PendingReport
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		out = nil
 		rows, err := s.queryTx(ctx, tx, qPendingTake, p.ProviderMessageID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r messaging.PendingReport
-			var received string
-			if err := rows.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
-				return err
-			}
-			if r.ReceivedAt, err = parseTime(received); err != nil {
-				return err
-			}
-			if !r.ReceivedAt.Before(p.NotBefore) {
-				out = append(out, &r)
-			}
-		}
-		return rows.Err()
+		taken, err = collect(rows, err, scanPendingReport)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	var out []*messaging.PendingReport
+	for _, r := range taken {
+		if !r.ReceivedAt.Before(p.NotBefore) {
+			out = append(out, r)
+		}
+	}
 	slices.SortFunc(out, func(a, b *messaging.PendingReport) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, nil
+}
+
+// scanPendingReport scans a kept provider report.
+func scanPendingReport(sc scanner) (*messaging.PendingReport, error) {
+	var r messaging.PendingReport
+	var received string
+	if err := sc.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
+		return nil, err
+	}
+	var err error
+	r.ReceivedAt, err = parseTime(received)
+	return &r, err
 }

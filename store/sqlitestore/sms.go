@@ -54,19 +54,13 @@ func getAccount(ctx context.Context, q queryer, partnerID string) (*sms.Account,
 		return nil, err
 	}
 	rows, err := q.QueryContext(ctx, `SELECT sender FROM sms_senders WHERE partner_id = ? ORDER BY sender`, partnerID)
-	if err != nil {
+	if a.Senders, err = collect(rows, err, scanString); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	a.Senders = []string{}
-	for rows.Next() {
-		var sd string
-		if err := rows.Scan(&sd); err != nil {
-			return nil, err
-		}
-		a.Senders = append(a.Senders, sd)
+	if a.Senders == nil {
+		a.Senders = []string{}
 	}
-	return &a, rows.Err()
+	return &a, nil
 }
 
 // SMSAccountGet implements sms.Store. Senders are sorted.
@@ -285,18 +279,8 @@ func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Mes
 				WHERE status IN ('scheduled', 'queued', 'sending') AND due_at <= ?
 				ORDER BY due_at, number LIMIT ?)
 			RETURNING `+smsCols, fmtTime(p.LeaseUntil), p.Token, fmtTime(p.Now), fmtTime(p.Now), p.Limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			m, err := scanSMS(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
+		out, err = collect(rows, err, scanSMS)
+		return err
 	})
 	if err != nil {
 		return nil, err

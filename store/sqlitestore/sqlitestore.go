@@ -369,6 +369,35 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
+// collect returns the rows of a query, each scanned by scan, or nil when
+// there are none, and closes them; err is the query's own error, returned
+// as it is. The error is not interpreted.
+func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanString scans a row of one text column.
+func scanString(sc scanner) (string, error) {
+	var s string
+	err := sc.Scan(&s)
+	return s, err
+}
+
 // timeLayout is the stored form of timestamps: fixed width, so text order is
 // time order (for years 0 to 9999), with nanoseconds.
 const timeLayout = "2006-01-02T15:04:05.000000000Z"

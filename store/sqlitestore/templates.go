@@ -76,22 +76,8 @@ func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParam
 		}
 	}
 	rows, err := s.r.QueryContext(ctx, q+` ORDER BY name, language, id`, args...)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.Template
-	for rows.Next() {
-		t, err := scanTemplate(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	out, err := collect(rows, err, scanTemplate)
+	return out, interpretError(err)
 }
 
 // TemplateSetStatus implements messaging.Store. The reason replaces

@@ -36,36 +36,30 @@ const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, c.channel FROM workspa
 // WorkspaceGet implements messaging.Store. Channels is sorted, and empty but
 // not nil when no channel is connected.
 func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
+	type row struct {
+		w       messaging.WorkspaceInfo
+		created string
+		channel sql.NullString
+	}
 	rows, err := s.query(ctx, qWorkspaceGet, id)
+	rs, err := collect(rows, err, func(sc scanner) (r row, err error) {
+		return r, sc.Scan(&r.w.ID, &r.w.Name, &r.created, &r.channel)
+	})
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	defer rows.Close()
-	var w *messaging.WorkspaceInfo
-	for rows.Next() {
-		var ws messaging.WorkspaceInfo
-		var created string
-		var channel sql.NullString
-		if err := rows.Scan(&ws.ID, &ws.Name, &created, &channel); err != nil {
-			return nil, interpretError(err)
-		}
-		if w == nil {
-			t, err := parseTime(created)
-			if err != nil {
-				return nil, interpretError(err)
-			}
-			ws.CreatedAt, ws.Channels = t, []string{}
-			w = &ws
-		}
-		if channel.Valid {
-			w.Channels = append(w.Channels, channel.String)
-		}
+	if len(rs) == 0 {
+		return nil, messaging.ErrNotFound
 	}
-	if err := rows.Err(); err != nil {
+	w := &rs[0].w
+	if w.CreatedAt, err = parseTime(rs[0].created); err != nil {
 		return nil, interpretError(err)
 	}
-	if w == nil {
-		return nil, messaging.ErrNotFound
+	w.Channels = []string{}
+	for _, r := range rs {
+		if r.channel.Valid {
+			w.Channels = append(w.Channels, r.channel.String)
+		}
 	}
 	slices.Sort(w.Channels)
 	return w, nil
@@ -118,22 +112,8 @@ func scanAPIKey(sc scanner) (*messaging.APIKey, error) {
 
 func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]*messaging.APIKey, error) {
 	rows, err := s.query(ctx, query, args...)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.APIKey
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	out, err := collect(rows, err, scanAPIKey)
+	return out, interpretError(err)
 }
 
 // APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
