@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
 const contactCols = `id, workspace_id, first_name, last_name, full_name, phone, email, email_key,
@@ -14,25 +15,33 @@ const contactCols = `id, workspace_id, first_name, last_name, full_name, phone, 
 
 func scanContact(sc scanner) (*messaging.Contact, error) {
 	var c messaging.Contact
-	var tags, created, updated string
+	var tags string
 	if err := sc.Scan(&c.ID, &c.WorkspaceID, &c.FirstName, &c.LastName, &c.FullName, &c.Phone, &c.Email, &c.EmailKey,
-		&c.Company, &c.JobTitle, &c.Website, &c.Notes, &c.Source, &tags, &c.Lifecycle, &c.Version, &created, &updated); err != nil {
+		&c.Company, &c.JobTitle, &c.Website, &c.Notes, &c.Source, &tags, &c.Lifecycle, &c.Version,
+		storedTime{&c.CreatedAt}, storedTime{&c.UpdatedAt}); err != nil {
 		return nil, err
 	}
 	var err error
-	if c.Tags, err = decodeStrings(&tags); err != nil {
+	if c.Tags, err = storedjson.DecodeStrings(&tags); err != nil {
 		return nil, err
 	}
 	if c.Tags == nil {
 		c.Tags = []string{}
 	}
-	if c.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if c.UpdatedAt, err = parseTime(updated); err != nil {
-		return nil, err
-	}
 	return &c, nil
+}
+
+// encodeTags returns the stored form of a contact's tags, which are never
+// NULL: nil is stored as [].
+func encodeTags(tags []string) (string, error) {
+	if tags == nil {
+		tags = []string{}
+	}
+	s, err := storedjson.EncodeStrings(tags)
+	if err != nil {
+		return "", err
+	}
+	return *s, nil
 }
 
 // ContactCreate implements messaging.Store. ErrNotFound if the workspace does
@@ -76,7 +85,7 @@ func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplacePa
 		return interpretError(err)
 	}
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE contacts SET
+		n, err := affected(tx.ExecContext(ctx, `UPDATE contacts SET
 			first_name = ?, last_name = ?, full_name = ?, phone = ?, email = ?, email_key = ?,
 			company = ?, job_title = ?, website = ?, notes = ?, tags = ?, lifecycle = ?,
 			version = ?, updated_at = ?,
@@ -86,22 +95,11 @@ func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplacePa
 			c.Company, c.JobTitle, c.Website, c.Notes, tags, c.Lifecycle,
 			c.Version, fmtTime(c.UpdatedAt),
 			messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone),
-			c.ID, c.WorkspaceID, p.PrevVersion)
-		if err != nil {
+			c.ID, c.WorkspaceID, p.PrevVersion))
+		if err != nil || n == 1 {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 1 {
-			return nil
-		}
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM contacts WHERE id = ? AND workspace_id = ?`, c.ID, c.WorkspaceID).Scan(&one); err != nil {
-			return err // sql.ErrNoRows: not found
-		}
-		return messaging.ErrStale
+		return missingOrStale(ctx, tx, "contacts", c.WorkspaceID, c.ID)
 	})
 }
 

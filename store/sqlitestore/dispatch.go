@@ -26,22 +26,16 @@ func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParam
 func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
 	var released bool
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE messages SET due_at = ?, last_error = ?, lease_owner = ''
+		n, err := affected(tx.ExecContext(ctx, `UPDATE messages SET due_at = ?, last_error = ?, lease_owner = ''
 			WHERE id = ? AND workspace_id = ? AND status = 'queued' AND lease_owner = ?`,
-			fmtTime(p.DueAt), p.LastError, p.ID, p.WorkspaceID, p.Owner)
+			fmtTime(p.DueAt), p.LastError, p.ID, p.WorkspaceID, p.Owner))
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 1 {
-			released = true
+		if released = n == 1; released {
 			return nil
 		}
-		var one int
-		return tx.QueryRowContext(ctx, `SELECT 1 FROM messages WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&one)
+		return exists(ctx, tx, "messages", p.WorkspaceID, p.ID)
 	})
 	return released, err
 }
@@ -66,16 +60,7 @@ const endpointCols = `id, workspace_id, url, secret_sealed, disabled_at, created
 
 func scanEndpoint(sc scanner) (*messaging.WebhookEndpoint, error) {
 	var e messaging.WebhookEndpoint
-	var disabled sql.NullString
-	var created string
-	if err := sc.Scan(&e.ID, &e.WorkspaceID, &e.URL, &e.SecretSealed, &disabled, &created); err != nil {
-		return nil, err
-	}
-	var err error
-	if e.DisabledAt, err = parseTimePtr(disabled); err != nil {
-		return nil, err
-	}
-	if e.CreatedAt, err = parseTime(created); err != nil {
+	if err := sc.Scan(&e.ID, &e.WorkspaceID, &e.URL, &e.SecretSealed, storedTimePtr{&e.DisabledAt}, storedTime{&e.CreatedAt}); err != nil {
 		return nil, err
 	}
 	return &e, nil
@@ -124,19 +109,11 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 // secret.
 func scanDelivery(sc scanner) (*messaging.WebhookDelivery, error) {
 	var d messaging.WebhookDelivery
-	var due, created string
 	if err := sc.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
-		&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created); err != nil {
+		&d.Attempts, storedTime{&d.DueAt}, &d.LeaseOwner, &d.LastStatus, &d.LastError, storedTime{&d.CreatedAt}); err != nil {
 		return nil, err
 	}
 	d.ID = d.Seq
-	var err error
-	if d.DueAt, err = parseTime(due); err != nil {
-		return nil, err
-	}
-	if d.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
 	return &d, nil
 }
 

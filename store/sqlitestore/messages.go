@@ -17,28 +17,20 @@ const messageCols = `id, workspace_id, conversation_id, channel, recipient, dire
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
 	var comps *string
-	var created, updated, due string
+	var due string
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
-		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
+		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
 		&due, &m.LeaseOwner, &m.Attempts, &m.LastError); err != nil {
 		return nil, err
 	}
-	if due != "" {
-		t, err := parseTime(due)
-		if err != nil {
+	var err error
+	if due != "" { // an empty due_at is the zero time
+		if m.DueAt, err = parseTime(due); err != nil {
 			return nil, err
 		}
-		m.DueAt = t
 	}
-	var err error
 	if m.Components, err = storedjson.DecodeSendComponents(comps); err != nil {
-		return nil, err
-	}
-	if m.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if m.UpdatedAt, err = parseTime(updated); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -59,14 +51,10 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	var created bool
 	// One statement changes the database: no savepoint is needed.
 	err = s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := s.execTx(ctx, tx, qMessageInsert, m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
+		n, err := affected(s.execTx(ctx, tx, qMessageInsert, m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
 			m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
 			m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
-			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
+			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError))
 		if err != nil {
 			return err
 		}

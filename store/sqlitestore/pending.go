@@ -94,11 +94,8 @@ func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingRepor
 // scanPendingReport scans a kept provider report.
 func scanPendingReport(sc scanner) (*messaging.PendingReport, error) {
 	var r messaging.PendingReport
-	var received string
-	if err := sc.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
+	if err := sc.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, storedTime{&r.ReceivedAt}); err != nil {
 		return nil, err
 	}
-	var err error
-	r.ReceivedAt, err = parseTime(received)
-	return &r, err
+	return &r, nil
 }

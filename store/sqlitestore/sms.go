@@ -39,20 +39,12 @@ func addSenders(ctx context.Context, tx *sql.Tx, partnerID string, senders []str
 func getAccount(ctx context.Context, q queryer, partnerID string) (*sms.Account, error) {
 	var a sms.Account
 	var credit, cost int64
-	var created, updated string
 	if err := q.QueryRowContext(ctx, `SELECT partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at
 		FROM sms_accounts WHERE partner_id = ?`, partnerID).
-		Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, &created, &updated); err != nil {
+		Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, storedTime{&a.CreatedAt}, storedTime{&a.UpdatedAt}); err != nil {
 		return nil, err
 	}
 	a.Credit, a.CostPerSegment = sms.Credit(credit), sms.Credit(cost)
-	var err error
-	if a.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if a.UpdatedAt, err = parseTime(updated); err != nil {
-		return nil, err
-	}
 	rows, err := q.QueryContext(ctx, `SELECT sender FROM sms_senders WHERE partner_id = ? ORDER BY sender`, partnerID)
 	if a.Senders, err = collect(rows, err, scanString); err != nil {
 		return nil, err
@@ -135,36 +127,20 @@ const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, en
 func scanSMS(sc scanner) (*sms.Message, error) {
 	var m sms.Message
 	var cost int64
-	var due, created, updated string
 	var dlrStatus sql.NullInt64
-	var dlrDesc, dlrNet, dlrTime, sent sql.NullString
+	var dlrDesc, dlrNet sql.NullString
+	var dlrTime *time.Time
 	if err := sc.Scan(&m.Number, &m.ID, &m.PartnerID, &m.Mobile, &m.Text, &m.Sender, &m.ClientSMSID, &m.Encoding, &m.Segments,
-		&cost, &m.Status, &due, &m.Attempts, &m.ClaimToken, &m.GatewayMessageID, &m.NetworkID, &m.FailureReason,
-		&dlrStatus, &dlrDesc, &dlrNet, &dlrTime, &sent, &created, &updated); err != nil {
+		&cost, &m.Status, storedTime{&m.DueAt}, &m.Attempts, &m.ClaimToken, &m.GatewayMessageID, &m.NetworkID, &m.FailureReason,
+		&dlrStatus, &dlrDesc, &dlrNet, storedTimePtr{&dlrTime}, storedTimePtr{&m.SentAt}, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt}); err != nil {
 		return nil, err
 	}
 	m.Cost = sms.Credit(cost)
-	var err error
-	if m.DueAt, err = parseTime(due); err != nil {
-		return nil, err
-	}
-	if m.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if m.UpdatedAt, err = parseTime(updated); err != nil {
-		return nil, err
-	}
-	if m.SentAt, err = parseTimePtr(sent); err != nil {
-		return nil, err
-	}
 	if dlrDesc.Valid {
-		r := &sms.Report{Status: int(dlrStatus.Int64), Description: dlrDesc.String, NetworkID: dlrNet.String}
-		if t, err := parseTimePtr(dlrTime); err != nil {
-			return nil, err
-		} else if t != nil {
-			r.Time = *t
+		m.Report = &sms.Report{Status: int(dlrStatus.Int64), Description: dlrDesc.String, NetworkID: dlrNet.String}
+		if dlrTime != nil {
+			m.Report.Time = *dlrTime
 		}
-		m.Report = r
 	}
 	return &m, nil
 }
@@ -313,10 +289,7 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 					WHERE number = ? AND status = 'sending' AND claim_token = ?`,
 					c.FailureReason, fmtTime(c.At), c.Number, c.Token)
 			}
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
+			n, err := affected(res, err)
 			if err != nil {
 				return err
 			}

@@ -60,8 +60,8 @@ func encodeResults(res []sms.AcceptResult) (string, error) {
 
 func scanIdem(sc scanner) (*sms.Idempotency, error) {
 	var r sms.Idempotency
-	var results, created, expires string
-	if err := sc.Scan(&r.PartnerID, &r.Key, &r.RequestHash, &r.Answer, &results, &created, &expires); err != nil {
+	var results string
+	if err := sc.Scan(&r.PartnerID, &r.Key, &r.RequestHash, &r.Answer, &results, storedTime{&r.CreatedAt}, storedTime{&r.ExpiresAt}); err != nil {
 		return nil, err
 	}
 	var stored []storedResult
@@ -74,13 +74,6 @@ func scanIdem(sc scanner) (*sms.Idempotency, error) {
 		if sr.Refused {
 			r.Results[i].Err = sms.ErrInsufficientCredit
 		}
-	}
-	var err error
-	if r.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if r.ExpiresAt, err = parseTime(expires); err != nil {
-		return nil, err
 	}
 	return &r, nil
 }

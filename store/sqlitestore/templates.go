@@ -13,19 +13,12 @@ const templateCols = `id, workspace_id, name, category, language, status, compon
 func scanTemplate(sc scanner) (*messaging.Template, error) {
 	var t messaging.Template
 	var comps *string
-	var created, updated string
 	if err := sc.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Category, &t.Language, &t.Status, &comps,
-		&t.StatusReason, &created, &updated); err != nil {
+		&t.StatusReason, storedTime{&t.CreatedAt}, storedTime{&t.UpdatedAt}); err != nil {
 		return nil, err
 	}
 	var err error
 	if t.Components, err = storedjson.DecodeTemplateComponents(comps); err != nil {
-		return nil, err
-	}
-	if t.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if t.UpdatedAt, err = parseTime(updated); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -99,11 +92,7 @@ func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStat
 		if err != sql.ErrNoRows {
 			return err
 		}
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM templates WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&one); err != nil {
-			return err // sql.ErrNoRows: not found
-		}
-		return messaging.ErrStale
+		return missingOrStale(ctx, tx, "templates", p.WorkspaceID, p.ID)
 	})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
 // WorkspaceCreate implements messaging.Store.
@@ -38,12 +39,11 @@ const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, c.channel FROM workspa
 func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
 	type row struct {
 		w       messaging.WorkspaceInfo
-		created string
 		channel sql.NullString
 	}
 	rows, err := s.query(ctx, qWorkspaceGet, id)
 	rs, err := collect(rows, err, func(sc scanner) (r row, err error) {
-		return r, sc.Scan(&r.w.ID, &r.w.Name, &r.created, &r.channel)
+		return r, sc.Scan(&r.w.ID, &r.w.Name, storedTime{&r.w.CreatedAt}, &r.channel)
 	})
 	if err != nil {
 		return nil, interpretError(err)
@@ -52,9 +52,6 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 		return nil, messaging.ErrNotFound
 	}
 	w := &rs[0].w
-	if w.CreatedAt, err = parseTime(rs[0].created); err != nil {
-		return nil, interpretError(err)
-	}
 	w.Channels = []string{}
 	for _, r := range rs {
 		if r.channel.Valid {
@@ -89,22 +86,12 @@ const apiKeyCols = `id, workspace_id, prefix, hash, scopes, expires_at, revoked_
 func scanAPIKey(sc scanner) (*messaging.APIKey, error) {
 	var k messaging.APIKey
 	var scopes *string
-	var expires, revoked sql.NullString
-	var created string
-	if err := sc.Scan(&k.ID, &k.WorkspaceID, &k.Prefix, &k.Hash, &scopes, &expires, &revoked, &created); err != nil {
+	if err := sc.Scan(&k.ID, &k.WorkspaceID, &k.Prefix, &k.Hash, &scopes, storedTimePtr{&k.ExpiresAt}, storedTimePtr{&k.RevokedAt},
+		storedTime{&k.CreatedAt}); err != nil {
 		return nil, err
 	}
 	var err error
-	if k.Scopes, err = decodeStrings(scopes); err != nil {
-		return nil, err
-	}
-	if k.ExpiresAt, err = parseTimePtr(expires); err != nil {
-		return nil, err
-	}
-	if k.RevokedAt, err = parseTimePtr(revoked); err != nil {
-		return nil, err
-	}
-	if k.CreatedAt, err = parseTime(created); err != nil {
+	if k.Scopes, err = storedjson.DecodeStrings(scopes); err != nil {
 		return nil, err
 	}
 	return &k, nil
@@ -119,7 +106,7 @@ func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]
 // APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
 // not exist; ErrConflict if the id or the hash is taken.
 func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
-	scopes, err := encodeStrings(k.Scopes)
+	scopes, err := storedjson.EncodeStrings(k.Scopes)
 	if err != nil {
 		return interpretError(err)
 	}
@@ -164,8 +151,7 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 // first RevokedAt.
 func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM api_keys WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&one); err != nil {
+		if err := exists(ctx, tx, "api_keys", p.WorkspaceID, p.ID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
@@ -176,7 +162,7 @@ func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParam
 
 // APIKeyUpdate implements messaging.Store.
 func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
-	scopes, err := encodeStrings(p.Scopes)
+	scopes, err := storedjson.EncodeStrings(p.Scopes)
 	if err != nil {
 		return interpretError(err)
 	}

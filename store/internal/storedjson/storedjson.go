@@ -1,8 +1,9 @@
 // Package storedjson holds the JSON forms in which the SQL stores
 // (sqlitestore, pgstore) keep the lists nested in root records: the
-// components of a template and of a template send. They are storage
+// components of a template and of a template send, and (in sqlitestore,
+// which has no array columns) lists of strings. The structs are storage
 // structs with tags of their own, so that what is stored does not follow
-// the root types' JSON tags (the API's concern), and they are fixed:
+// the root types' JSON tags (the API's concern), and the forms are fixed:
 // databases written by earlier versions read back unchanged (the stores'
 // TestStoredEncodingIsPinned pins the bytes).
 //
@@ -92,6 +93,13 @@ func decode[T any](s *string) ([]T, error) {
 	}
 	return out, nil
 }
+
+// EncodeStrings returns the stored form of ss, a JSON array of strings, or
+// nil for nil.
+func EncodeStrings(ss []string) (*string, error) { return encode(ss, ss == nil) }
+
+// DecodeStrings returns the strings stored as s (nil for NULL).
+func DecodeStrings(s *string) ([]string, error) { return decode[string](s) }
 
 // EncodeTemplateComponents returns the stored form of cs, nil for nil.
 func EncodeTemplateComponents(cs []messaging.TemplateComponent) (*string, error) {
