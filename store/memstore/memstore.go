@@ -6,6 +6,8 @@ package memstore
 
 import (
 	"context"
+	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -102,6 +104,18 @@ func copyTemplate(t *messaging.Template) *messaging.Template {
 	return &c
 }
 
+// copiesOf returns a copy (by clone) of each record of all that keep
+// accepts, nil when it accepts none.
+func copiesOf[T any](all iter.Seq[T], keep func(T) bool, clone func(T) T) []T {
+	var out []T
+	for v := range all {
+		if keep(v) {
+			out = append(out, clone(v))
+		}
+	}
+	return out
+}
+
 // WorkspaceCreate implements messaging.Store.
 func (s *Store) WorkspaceCreate(_ context.Context, w *messaging.WorkspaceInfo) error {
 	s.mu.Lock()
@@ -164,25 +178,14 @@ func (s *Store) APIKeyCreate(_ context.Context, k *messaging.APIKey) error {
 func (s *Store) APIKeysByPrefix(_ context.Context, prefix string) ([]*messaging.APIKey, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*messaging.APIKey
-	for _, k := range s.keys {
-		if k.Prefix == prefix {
-			out = append(out, copyKey(k))
-		}
-	}
-	return out, nil
+	return copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.Prefix == prefix }, copyKey), nil
 }
 
 // APIKeyList implements messaging.Store.
 func (s *Store) APIKeyList(_ context.Context, workspaceID string) ([]*messaging.APIKey, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*messaging.APIKey
-	for _, k := range s.keys {
-		if k.WorkspaceID == workspaceID {
-			out = append(out, copyKey(k))
-		}
-	}
+	out := copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.WorkspaceID == workspaceID }, copyKey)
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
 			return out[i].CreatedAt.Before(out[j].CreatedAt)
@@ -360,14 +363,10 @@ func (s *Store) TemplateGetByName(_ context.Context, p *messaging.TemplateGetByN
 func (s *Store) TemplateList(_ context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*messaging.Template
-	for _, t := range s.templates {
-		if t.WorkspaceID != p.WorkspaceID || (p.Status != "" && t.Status != p.Status) ||
-			(p.Category != "" && t.Category != p.Category) || (p.Language != "" && t.Language != p.Language) {
-			continue
-		}
-		out = append(out, copyTemplate(t))
-	}
+	out := copiesOf(maps.Values(s.templates), func(t *messaging.Template) bool {
+		return t.WorkspaceID == p.WorkspaceID && (p.Status == "" || t.Status == p.Status) &&
+			(p.Category == "" || t.Category == p.Category) && (p.Language == "" || t.Language == p.Language)
+	}, copyTemplate)
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Name != b.Name {

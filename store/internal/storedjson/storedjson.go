@@ -94,6 +94,15 @@ func decode[T any](s *string) ([]T, error) {
 	return out, nil
 }
 
+// decodeAs decodes the stored list s and converts its elements with f.
+func decodeAs[S, T any](s *string, f func(S) T) ([]T, error) {
+	st, err := decode[S](s)
+	if err != nil {
+		return nil, err
+	}
+	return convert(st, f), nil
+}
+
 // EncodeStrings returns the stored form of ss, a JSON array of strings, or
 // nil for nil.
 func EncodeStrings(ss []string) (*string, error) { return encode(ss, ss == nil) }
@@ -103,42 +112,46 @@ func DecodeStrings(s *string) ([]string, error) { return decode[string](s) }
 
 // EncodeTemplateComponents returns the stored form of cs, nil for nil.
 func EncodeTemplateComponents(cs []messaging.TemplateComponent) (*string, error) {
-	return encode(convert(cs, func(c messaging.TemplateComponent) templateComponent {
-		return templateComponent{Type: c.Type, Format: c.Format, Text: c.Text,
-			Buttons: convert(c.Buttons, func(b messaging.TemplateButton) templateButton { return templateButton(b) })}
-	}), cs == nil)
+	return encode(convert(cs, storeTemplateComponent), cs == nil)
 }
 
 // DecodeTemplateComponents returns the components stored as s (nil for
 // NULL).
 func DecodeTemplateComponents(s *string) ([]messaging.TemplateComponent, error) {
-	st, err := decode[templateComponent](s)
-	if err != nil {
-		return nil, err
-	}
-	return convert(st, func(c templateComponent) messaging.TemplateComponent {
-		return messaging.TemplateComponent{Type: c.Type, Format: c.Format, Text: c.Text,
-			Buttons: convert(c.Buttons, func(b templateButton) messaging.TemplateButton { return messaging.TemplateButton(b) })}
-	}), nil
+	return decodeAs(s, templateComponent.root)
 }
 
 // EncodeSendComponents returns the stored form of cs, nil for nil.
 func EncodeSendComponents(cs []messaging.SendComponent) (*string, error) {
-	return encode(convert(cs, func(c messaging.SendComponent) sendComponent {
-		return sendComponent{Type: c.Type, SubType: c.SubType, Index: c.Index,
-			Parameters: convert(c.Parameters, func(p messaging.SendParameter) sendParameter { return sendParameter(p) })}
-	}), cs == nil)
+	return encode(convert(cs, storeSendComponent), cs == nil)
 }
 
 // DecodeSendComponents returns the components stored as s (nil for
 // NULL).
 func DecodeSendComponents(s *string) ([]messaging.SendComponent, error) {
-	st, err := decode[sendComponent](s)
-	if err != nil {
-		return nil, err
-	}
-	return convert(st, func(c sendComponent) messaging.SendComponent {
-		return messaging.SendComponent{Type: c.Type, SubType: c.SubType, Index: c.Index,
-			Parameters: convert(c.Parameters, func(p sendParameter) messaging.SendParameter { return messaging.SendParameter(p) })}
-	}), nil
+	return decodeAs(s, sendComponent.root)
+}
+
+// storeTemplateComponent returns the stored form of c.
+func storeTemplateComponent(c messaging.TemplateComponent) templateComponent {
+	return templateComponent{Type: c.Type, Format: c.Format, Text: c.Text,
+		Buttons: convert(c.Buttons, func(b messaging.TemplateButton) templateButton { return templateButton(b) })}
+}
+
+// root returns the component stored as c.
+func (c templateComponent) root() messaging.TemplateComponent {
+	return messaging.TemplateComponent{Type: c.Type, Format: c.Format, Text: c.Text,
+		Buttons: convert(c.Buttons, func(b templateButton) messaging.TemplateButton { return messaging.TemplateButton(b) })}
+}
+
+// storeSendComponent returns the stored form of c.
+func storeSendComponent(c messaging.SendComponent) sendComponent {
+	return sendComponent{Type: c.Type, SubType: c.SubType, Index: c.Index,
+		Parameters: convert(c.Parameters, func(p messaging.SendParameter) sendParameter { return sendParameter(p) })}
+}
+
+// root returns the component stored as c.
+func (c sendComponent) root() messaging.SendComponent {
+	return messaging.SendComponent{Type: c.Type, SubType: c.SubType, Index: c.Index,
+		Parameters: convert(c.Parameters, func(p sendParameter) messaging.SendParameter { return messaging.SendParameter(p) })}
 }
