@@ -96,14 +96,14 @@ func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, before *Mes
 	if u.Status == StatusFailed {
 		reason = FailureReason(u.ProviderCode, u.ProviderText)
 	}
-	if before == nil {
-		m, err := s.store.MessageGet(ctx, u.WorkspaceID, u.MessageID)
-		if err != nil {
-			return false, wrapStoreError(err, "message", u.MessageID)
-		}
-		before = m
-	}
 	for range maxStatusAttempts {
+		if before == nil {
+			m, err := s.store.MessageGet(ctx, u.WorkspaceID, u.MessageID)
+			if err != nil {
+				return false, wrapStoreError(err, "message", u.MessageID)
+			}
+			before = m
+		}
 		if !slices.Contains(from, before.Status) {
 			return false, nil // out of order: ignored
 		}
@@ -122,7 +122,9 @@ func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, before *Mes
 			return false, wrapStoreError(err, "message", u.MessageID)
 		}
 		if !changed {
-			before = cur // the status moved meanwhile: decide again on it
+			// The status moved meanwhile: decide again on the message as
+			// the store returned it (read again if it returned none).
+			before = cur
 			continue
 		}
 		s.wakeWebhooks()
@@ -154,7 +156,7 @@ func statusAfter(before *Message, u *StatusUpdate, reason string, at time.Time) 
 	return &after
 }
 
-// maxErrorText is the most bytes of an error text the service has stored
+// maxErrorText is the most bytes of an error text the service stores
 // as the LastError of a webhook delivery; longer texts are cut.
 const maxErrorText = 500
 
