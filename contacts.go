@@ -302,7 +302,7 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 		if !c.UpdatedAt.After(cur.UpdatedAt) {
 			c.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
 		}
-		err = cs.svc.store.ContactUpdate(ctx, &c, cur.Version)
+		err = cs.svc.store.ContactUpdate(ctx, &ContactReplaceParams{Contact: &c, PrevVersion: cur.Version})
 		if errors.Is(err, ErrStale) {
 			// Another update won the race: retry on the new version. Each
 			// loss means another update succeeded, so retries are bounded

@@ -145,7 +145,7 @@ func FuzzTemplateVariables(f *testing.F) {
 	f.Add("Order update", "Hi {{1}}, your order {{2}} has shipped.") // more in testdata/fuzz/FuzzTemplateVariables
 	store := memstore.New()
 	fake := fakeprovider.NewWithOptions(&fakeprovider.Options{Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
-		return store.TemplateGetByName(ctx, ws, name, lang)
+		return store.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
 	}})
 	svc, err := messaging.New(store, fake, nil)
 	if err != nil {

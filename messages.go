@@ -478,7 +478,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 // it must be approved with exactly this name and language, and the send
 // must carry the components the template cannot do without.
 func (m *Messages) checkTemplate(ctx context.Context, msg *Message) error {
-	t, err := m.svc.store.TemplateGetByName(ctx, m.ws, msg.TemplateName, msg.Language)
+	t, err := m.svc.store.TemplateGetByName(ctx, &TemplateGetByNameParams{WorkspaceID: m.ws, Name: msg.TemplateName, Language: msg.Language})
 	if err != nil && ErrorCode(err) != CodeNotFound {
 		return wrapStoreError(err, "template", msg.TemplateName)
 	}

@@ -166,7 +166,7 @@ func TestReportBeforeSentIsAppliedWhenSentIsRecorded(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", d)
 			}
 			// The reports were taken: recording the id again applies nothing.
-			if got, err := f.store.PendingReportTake(f.ctx, "wamid.1", t0.Add(-time.Hour)); err != nil || len(got) != 0 {
+			if got, err := f.store.PendingReportTake(f.ctx, &messaging.PendingReportTakeParams{ProviderMessageID: "wamid.1", NotBefore: t0.Add(-time.Hour)}); err != nil || len(got) != 0 {
 				t.Errorf("reports left after they were applied: %d, %v", len(got), err)
 			}
 		})

@@ -3,6 +3,9 @@ package messaging
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -63,10 +66,24 @@ func (s *Service) UpdateStatus(ctx context.Context, u *StatusUpdate) (bool, erro
 	return s.recordStatus(ctx, u, nil)
 }
 
+// maxStatusAttempts bounds the compare-and-set attempts of one status
+// change. An attempt fails only when the status moved forward since it was
+// read, and a status moves forward at most three times (queued, sent,
+// delivered, read), so the bound is never reached by a correct store.
+const maxStatusAttempts = 5
+
 // recordStatus is the one path by which a message's status changes: the
 // dispatcher's outcomes, the provider's reports and UpdateStatus all come
 // through it. before, when non-nil, is the message as its caller last
-// read it (the dispatcher's claimed copy).
+// read it (the dispatcher's claimed copy); otherwise it is read here.
+//
+// The change is decided here, not in the store: the status rules (see
+// statusFrom) are checked against before, the event is built, and the
+// store is asked to move the status from exactly before.Status (a
+// compare-and-set) and to queue the event's webhook deliveries in the same
+// transaction. When the status moved meanwhile, the store returns the
+// message as it is and the change is decided again on it. Subscribers get
+// the event once the store has committed the change.
 func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, before *Message) (bool, error) {
 	if err := refuseUnstorable(u); err != nil {
 		return false, err
@@ -79,35 +96,78 @@ func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, before *Mes
 	if u.Status == StatusFailed {
 		reason = FailureReason(u.ProviderCode, u.ProviderText)
 	}
-	now := s.now()
-	var ev *Event
-	_, _, changed, err := s.store.MessageUpdateStatus(ctx, &MessageStatusParams{
-		WorkspaceID: u.WorkspaceID, ID: u.MessageID, From: from, To: u.Status,
-		FailureReason: reason, ProviderMessageID: u.ProviderMessageID, At: now,
-		Event: func(before, after *Message) *EventRecord {
-			ev = statusEvent(before, after, now)
-			rec, err := ev.record()
+	for range maxStatusAttempts {
+		if before == nil {
+			m, err := s.store.MessageGet(ctx, u.WorkspaceID, u.MessageID)
 			if err != nil {
-				s.log.Error("encoding event failed", "err", err)
-				return nil
+				return false, wrapStoreError(err, "message", u.MessageID)
 			}
-			return rec
-		},
-	})
-	if err != nil {
-		return false, wrapStoreError(err, "message", u.MessageID)
-	}
-	if changed && ev != nil {
+			before = m
+		}
+		if !slices.Contains(from, before.Status) {
+			return false, nil // out of order: ignored
+		}
+		now := s.now()
+		ev := statusEvent(before, statusAfter(before, u, reason, now), now)
+		rec, err := ev.record()
+		if err != nil {
+			s.log.Error("encoding event failed", "err", err)
+			rec = nil
+		}
+		_, cur, changed, err := s.store.MessageUpdateStatus(ctx, &MessageStatusParams{
+			WorkspaceID: u.WorkspaceID, ID: u.MessageID, From: []string{before.Status}, To: u.Status,
+			FailureReason: reason, ProviderMessageID: u.ProviderMessageID, At: now, Event: rec,
+		})
+		if err != nil {
+			return false, wrapStoreError(err, "message", u.MessageID)
+		}
+		if !changed {
+			// The status moved meanwhile: decide again on the message as
+			// the store returned it (read again if it returned none).
+			before = cur
+			continue
+		}
 		s.wakeWebhooks()
 		s.events.publish(ctx, ev)
-	}
-	if changed && u.ProviderMessageID != "" {
-		if _, err := s.applyPending(ctx, u.WorkspaceID, u.MessageID, u.ProviderMessageID); err != nil {
-			s.log.ErrorContext(ctx, "applying the status reports kept for a provider message id failed",
-				"message_id", u.MessageID, "provider_message_id", u.ProviderMessageID, "err", err)
+		if u.ProviderMessageID != "" {
+			if _, err := s.applyPending(ctx, u.WorkspaceID, u.MessageID, u.ProviderMessageID); err != nil {
+				s.log.ErrorContext(ctx, "applying the status reports kept for a provider message id failed",
+					"message_id", u.MessageID, "provider_message_id", u.ProviderMessageID, "err", err)
+			}
 		}
+		return true, nil
 	}
-	return changed, nil
+	return false, &Error{Code: CodeInternal, Message: "internal error",
+		Err: fmt.Errorf("messaging: the status of message %s kept moving during %d attempts to set it to %s", u.MessageID, maxStatusAttempts, u.Status)}
+}
+
+// statusAfter returns the message before leaves once the store has moved
+// it to u.Status at at (see MessageStatusParams): a failure reason and a
+// provider message id are recorded when given, and the lease is cleared.
+func statusAfter(before *Message, u *StatusUpdate, reason string, at time.Time) *Message {
+	after := *before
+	after.Status, after.UpdatedAt, after.LeaseOwner = u.Status, at, ""
+	if reason != "" {
+		after.FailureReason = reason
+	}
+	if u.ProviderMessageID != "" {
+		after.ProviderMessageID = u.ProviderMessageID
+	}
+	return &after
+}
+
+// maxErrorText is the most bytes of an error text the service stores
+// as the LastError of a webhook delivery; longer texts are cut.
+const maxErrorText = 500
+
+// truncateError returns s cut to at most maxErrorText bytes: the bytes of a
+// rune cut in two are dropped (as is any invalid UTF-8 in what is kept).
+// Stores keep the texts they are given; this is the service's policy.
+func truncateError(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxErrorText], "")
 }
 
 // FailureReason formats a provider error as the spec's failure_reason:
@@ -224,7 +284,7 @@ func (s *Service) keepReport(ctx context.Context, p *ProviderStatus) (bool, erro
 // applied, until it expired. The failure (of the store) is returned, and
 // the reports not applied are logged.
 func (s *Service) applyPending(ctx context.Context, ws, id, providerMessageID string) (bool, error) {
-	reports, err := s.store.PendingReportTake(ctx, providerMessageID, s.now().Add(-s.retention))
+	reports, err := s.store.PendingReportTake(ctx, &PendingReportTakeParams{ProviderMessageID: providerMessageID, NotBefore: s.now().Add(-s.retention)})
 	if err != nil {
 		return false, wrapStoreError(err, "pending report", providerMessageID)
 	}

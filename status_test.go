@@ -1,11 +1,14 @@
 package messaging_test
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/memstore"
 )
 
 const undeliverable = "[131026] Message undeliverable"
@@ -213,5 +216,82 @@ func TestSubscribeUnsubscribe(t *testing.T) {
 	}
 	if n := len(f.events.take()); n != 2 {
 		t.Errorf("subscribed listener got %d events, want 2", n)
+	}
+}
+
+// racingStore moves a message's status by another path just before the
+// service's first status write reaches the store, as a provider report
+// arriving while the dispatcher records its outcome would.
+type racingStore struct {
+	messaging.Store
+	race    func()
+	raced   atomic.Bool
+	updates atomic.Int64
+}
+
+func (s *racingStore) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
+	s.updates.Add(1)
+	if s.race != nil && s.raced.CompareAndSwap(false, true) {
+		s.race()
+	}
+	return s.Store.MessageUpdateStatus(ctx, p)
+}
+
+// TestStatusMovedMeanwhile: the dispatcher records its outcome from its
+// claimed copy (queued). When the status moved meanwhile, the change is
+// decided again on the status as it is: a failure still applies from
+// sent, and a sent after delivered is ignored, without error, as always.
+func TestStatusMovedMeanwhile(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// sendErr is the provider's answer; moved is the status the
+		// message reaches meanwhile.
+		sendErr error
+		moved   string
+		// want is the final status and reason; events the statuses
+		// announced, each with its previous status.
+		want, reason string
+		events       [][2]string
+		// updates counts the status writes that reached the store.
+		updates int64
+	}{
+		{"failure after sent", &messaging.SendError{Code: "131026", Text: "Message undeliverable"}, messaging.StatusSent,
+			messaging.StatusFailed, undeliverable, [][2]string{{"sent", "queued"}, {"failed", "sent"}}, 3},
+		{"sent after delivered", nil, messaging.StatusDelivered,
+			messaging.StatusDelivered, "", [][2]string{{"delivered", "queued"}}, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store := &racingStore{Store: memstore.New()}
+			f := setupDispatch(t, store, messaging.DispatchOptions{})
+			var events eventLog
+			t.Cleanup(f.svc.Subscribe(events.add))
+			f.prov.script[kenya] = []error{tc.sendErr}
+			id := f.send(t, kenya)
+			store.race = func() {
+				if _, err := f.svc.UpdateStatus(f.ctx, &messaging.StatusUpdate{WorkspaceID: "acme", MessageID: id, Status: tc.moved}); err != nil {
+					t.Errorf("UpdateStatus(%s): %v", tc.moved, err)
+				}
+			}
+			if _, err := f.svc.DispatchDue(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			m := f.get(t, id)
+			if m.Status != tc.want || m.FailureReason != tc.reason {
+				t.Errorf("status %s, reason %q; want %s, %q", m.Status, m.FailureReason, tc.want, tc.reason)
+			}
+			var got [][2]string
+			for _, e := range events.take() {
+				got = append(got, [2]string{e.Data.Status, e.Data.PreviousStatus})
+			}
+			if d := cmp.Diff(tc.events, got); d != "" {
+				t.Errorf("events (-want +got):\n%s", d)
+			}
+			if n := store.updates.Load(); n != tc.updates {
+				t.Errorf("%d status writes; want %d", n, tc.updates)
+			}
+		})
 	}
 }

@@ -35,9 +35,9 @@ type Store interface {
 	APIKeysByPrefix(ctx context.Context, prefix string) ([]*APIKey, error)
 	// APIKeyList returns the keys of a workspace, oldest first.
 	APIKeyList(ctx context.Context, workspaceID string) ([]*APIKey, error)
-	// APIKeyRevoke sets RevokedAt on a key of the workspace if it is not
-	// revoked yet. ErrNotFound if there is no such key.
-	APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error
+	// APIKeyRevoke sets RevokedAt to p.At on the key p.ID of the workspace
+	// if it is not revoked yet. ErrNotFound if there is no such key.
+	APIKeyRevoke(ctx context.Context, p *APIKeyRevokeParams) error
 	// APIKeyUpdate replaces the Scopes and ExpiresAt (nil: no expiry) of a
 	// key of the workspace, revoked or not. ErrNotFound if there is no such
 	// key.
@@ -48,11 +48,11 @@ type Store interface {
 	ContactCreate(ctx context.Context, c *Contact) error
 	// ContactGet returns one contact of the workspace.
 	ContactGet(ctx context.Context, workspaceID, id string) (*Contact, error)
-	// ContactUpdate replaces the stored contact c.ID with c if its stored
-	// Version equals prevVersion; c.Version is already prevVersion+1.
-	// ErrStale if the version moved, ErrConflict on a duplicate phone or
-	// email, ErrNotFound if it does not exist.
-	ContactUpdate(ctx context.Context, c *Contact, prevVersion int64) error
+	// ContactUpdate replaces the stored contact p.Contact.ID with p.Contact
+	// if its stored Version equals p.PrevVersion; p.Contact.Version is
+	// already p.PrevVersion+1. ErrStale if the version moved, ErrConflict
+	// on a duplicate phone or email, ErrNotFound if it does not exist.
+	ContactUpdate(ctx context.Context, p *ContactReplaceParams) error
 	// ContactList returns one page of contacts, newest first (CreatedAt
 	// descending, then ID descending), and the total number of matches.
 	ContactList(ctx context.Context, p *ContactListParams) ([]*Contact, int, error)
@@ -62,9 +62,9 @@ type Store interface {
 	TemplateCreate(ctx context.Context, t *Template) error
 	// TemplateGet returns one template of the workspace by id.
 	TemplateGet(ctx context.Context, workspaceID, id string) (*Template, error)
-	// TemplateGetByName returns the template with exactly this name and
-	// language (byte-for-byte comparison).
-	TemplateGetByName(ctx context.Context, workspaceID, name, language string) (*Template, error)
+	// TemplateGetByName returns the template of the workspace with exactly
+	// p.Name and p.Language (byte-for-byte comparison).
+	TemplateGetByName(ctx context.Context, p *TemplateGetByNameParams) (*Template, error)
 	// TemplateList returns the templates matching p, ordered by Name then
 	// Language then ID.
 	TemplateList(ctx context.Context, p *TemplateListParams) ([]*Template, error)
@@ -83,9 +83,12 @@ type Store interface {
 	// created with this (non-empty) idempotency key.
 	MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*Message, error)
 	// MessageUpdateStatus sets the status of a message if its current status
-	// is one of p.From, atomically, clears its LeaseOwner, and returns the
-	// message before and after the change. If the current status is not in p.From it returns the
-	// unchanged message as both before and after with changed=false.
+	// is one of p.From, atomically, clears its LeaseOwner, queues p.Event
+	// (when non-nil) for delivery to every enabled webhook endpoint of the
+	// workspace in the same transaction, and returns the message before and
+	// after the change. If the current status is not in p.From it changes
+	// and queues nothing and returns the unchanged message as both before
+	// and after with changed=false.
 	MessageUpdateStatus(ctx context.Context, p *MessageStatusParams) (before, after *Message, changed bool, err error)
 
 	// MessageClaim leases up to p.Limit queued messages whose DueAt is at
@@ -113,10 +116,10 @@ type Store interface {
 	// reports received before p.NotBefore, of any id, a bounded number per
 	// call, so that expired reports do not pile up.
 	PendingReportSave(ctx context.Context, p *PendingReportSaveParams) (kept bool, err error)
-	// PendingReportTake deletes every report of providerMessageID and
-	// returns those received at or after notBefore, in Seq order, in one
+	// PendingReportTake deletes every report of p.ProviderMessageID and
+	// returns those received at or after p.NotBefore, in Seq order, in one
 	// atomic step: two concurrent takes never return the same report.
-	PendingReportTake(ctx context.Context, providerMessageID string, notBefore time.Time) ([]*PendingReport, error)
+	PendingReportTake(ctx context.Context, p *PendingReportTakeParams) ([]*PendingReport, error)
 
 	// WebhookEndpointCreate inserts e. ErrNotFound if its workspace does
 	// not exist.
@@ -201,6 +204,14 @@ type PendingReportSaveParams struct {
 	Limit int
 }
 
+// PendingReportTakeParams are the arguments of Store.PendingReportTake.
+type PendingReportTakeParams struct {
+	ProviderMessageID string
+	// NotBefore is the oldest ReceivedAt returned: older reports have
+	// expired, and are deleted without being returned.
+	NotBefore time.Time
+}
+
 // WebhookEndpoint is a webhook subscription of a workspace. The secret is
 // stored encrypted (SecretSealed); it is needed in clear to sign.
 type WebhookEndpoint struct {
@@ -282,12 +293,30 @@ type APIKeyUpdateParams struct {
 	ExpiresAt *time.Time
 }
 
+// APIKeyRevokeParams are the arguments of Store.APIKeyRevoke.
+type APIKeyRevokeParams struct {
+	WorkspaceID string
+	ID          string
+	// At is the RevokedAt of a key not revoked yet.
+	At time.Time
+}
+
 // ChannelParams are the arguments of Store.WorkspaceSetChannel.
 type ChannelParams struct {
 	WorkspaceID string
 	Channel     string
 	Connected   bool
 	At          time.Time
+}
+
+// ContactReplaceParams are the arguments of Store.ContactUpdate: a
+// replacement of a stored contact conditional on its version.
+type ContactReplaceParams struct {
+	// Contact is the contact as it is to be stored; its Version is
+	// PrevVersion+1.
+	Contact *Contact
+	// PrevVersion is the Version the stored contact must still have.
+	PrevVersion int64
 }
 
 // ContactListParams are the arguments of Store.ContactList.
@@ -303,6 +332,13 @@ type ContactListParams struct {
 	PhoneDigits string
 	Offset      int
 	Limit       int
+}
+
+// TemplateGetByNameParams are the arguments of Store.TemplateGetByName.
+type TemplateGetByNameParams struct {
+	WorkspaceID string
+	Name        string
+	Language    string
 }
 
 // TemplateListParams are the arguments of Store.TemplateList. Empty fields
@@ -335,9 +371,8 @@ type MessageStatusParams struct {
 	// ProviderMessageID, when non-empty, is recorded on the message.
 	ProviderMessageID string
 	At                time.Time
-	// Event, when non-nil and the status changed, is called inside the
-	// store's transaction with the message before and after the change.
-	// The returned record (if non-nil) is queued, in the same transaction,
-	// for delivery to every enabled webhook endpoint of the workspace.
-	Event func(before, after *Message) *EventRecord
+	// Event, when non-nil, is the event of the change: when the status
+	// changes it is queued, in the same transaction, for delivery to every
+	// enabled webhook endpoint of the workspace.
+	Event *EventRecord
 }

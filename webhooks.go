@@ -349,6 +349,7 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	} else if rec.LastError == "" && rec.State != DeliveryDelivered {
 		rec.LastError = "endpoint answered " + strconv.Itoa(status)
 	}
+	rec.LastError = truncateError(rec.LastError)
 	// The outcome is retried until the delivery's lease (d.DueAt of a
 	// claimed delivery) ends: until then no other worker delivers it again.
 	_ = w.queue.Record(ctx, &workqueue.Outcome{What: "delivery", LeaseEnd: d.DueAt, Permanent: permanent, LogArgs: []any{"delivery", d.ID},

@@ -279,7 +279,7 @@ func WellFormedKey(key string) bool {
 // RevokeAPIKey revokes a key of the workspace. Revoking twice is not an
 // error. Revocation is final: nothing makes a revoked key work again.
 func (s *Service) RevokeAPIKey(ctx context.Context, workspaceID, keyID string) error {
-	return wrapStoreError(s.store.APIKeyRevoke(ctx, workspaceID, keyID, s.now()), "api key", keyID)
+	return wrapStoreError(s.store.APIKeyRevoke(ctx, &APIKeyRevokeParams{WorkspaceID: workspaceID, ID: keyID, At: s.now()}), "api key", keyID)
 }
 
 // ListAPIKeys returns the key records of a workspace (never plaintexts).

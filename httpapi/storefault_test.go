@@ -58,11 +58,11 @@ func (s *failingWrites) ContactCreate(ctx context.Context, c *messaging.Contact)
 	return s.Store.ContactCreate(ctx, c)
 }
 
-func (s *failingWrites) ContactUpdate(ctx context.Context, c *messaging.Contact, prev int64) error {
+func (s *failingWrites) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
 	if err := s.fail(); err != nil {
 		return err
 	}
-	return s.Store.ContactUpdate(ctx, c, prev)
+	return s.Store.ContactUpdate(ctx, p)
 }
 
 func (s *failingWrites) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {

@@ -83,9 +83,9 @@ func (s *countingStore) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]s
 	return s.Store.SMSAccept(ctx, msgs)
 }
 
-func (s *countingStore) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, msgs []*sms.Message) ([]sms.AcceptResult, *sms.Idempotency, error) {
+func (s *countingStore) SMSAcceptIdempotent(ctx context.Context, p *sms.AcceptIdempotentParams) ([]sms.AcceptResult, *sms.Idempotency, error) {
 	s.accepts.Add(1)
-	return s.Store.SMSAcceptIdempotent(ctx, rec, msgs)
+	return s.Store.SMSAcceptIdempotent(ctx, p)
 }
 
 type env struct {

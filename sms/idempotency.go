@@ -218,7 +218,7 @@ func (a *answer) bulkResults(res []AcceptResult) []*BulkResult {
 // remembered returns the live record of key in the account partnerID, nil
 // when there is none.
 func (s *SMS) remembered(ctx context.Context, partnerID, key string) (*Idempotency, error) {
-	rec, err := s.store.SMSIdempotencyGet(ctx, partnerID, key, s.now())
+	rec, err := s.store.SMSIdempotencyGet(ctx, &IdempotencyGetParams{PartnerID: partnerID, Key: key, Now: s.now()})
 	if errors.Is(err, messaging.ErrNotFound) {
 		return nil, nil
 	}
@@ -266,9 +266,9 @@ func (s *SMS) accept(ctx context.Context, partnerID, key string, hash []byte, a 
 			return nil, nil, merr
 		}
 		now := s.now()
-		res, prev, err = s.store.SMSAcceptIdempotent(ctx, &Idempotency{
+		res, prev, err = s.store.SMSAcceptIdempotent(ctx, &AcceptIdempotentParams{Record: &Idempotency{
 			PartnerID: partnerID, Key: key, RequestHash: hash, Answer: blob, CreatedAt: now, ExpiresAt: now.Add(IdempotencyRetention),
-		}, msgs)
+		}, Messages: msgs})
 	}
 	if err != nil {
 		return nil, nil, err

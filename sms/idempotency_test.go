@@ -404,7 +404,7 @@ func TestBulkIdempotencyNotRememberedBeforeTheStore(t *testing.T) {
 // look-up and the accept: the accept then finds the record.
 type lookupBlind struct{ sms.Store }
 
-func (lookupBlind) SMSIdempotencyGet(context.Context, string, string, time.Time) (*sms.Idempotency, error) {
+func (lookupBlind) SMSIdempotencyGet(context.Context, *sms.IdempotencyGetParams) (*sms.Idempotency, error) {
 	return nil, messaging.ErrNotFound
 }
 

@@ -376,7 +376,7 @@ func (s *SMS) TopUp(ctx context.Context, partnerID string, amount Credit) (Credi
 	if amount <= 0 || amount > MaxCredit {
 		return 0, NewError(CodeUnsupportedDataType, "amount", "must be from 0.01 to %s", MaxCredit)
 	}
-	c, err := s.store.SMSCreditAdd(ctx, partnerID, amount, s.now())
+	c, err := s.store.SMSCreditAdd(ctx, &CreditAddParams{PartnerID: partnerID, Amount: amount, At: s.now()})
 	if err != nil {
 		return 0, s.accountError(err, partnerID)
 	}
@@ -940,7 +940,7 @@ func (s *SMS) fetchReport(ctx context.Context, m *Message) *Report {
 		nr.NetworkID = m.NetworkID
 	}
 	if m.Report == nil || !sameReport(m.Report, &nr) {
-		if err := s.store.SMSReportSave(ctx, m.PartnerID, m.Number, &nr); err != nil {
+		if err := s.store.SMSReportSave(ctx, &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: &nr}); err != nil {
 			s.log.WarnContext(ctx, "sms: storing delivery report failed", "number", m.Number, "err", err.Error())
 		}
 	}

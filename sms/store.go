@@ -113,9 +113,9 @@ type Store interface {
 	// SMSAccountUpdate applies p (approves senders, sets the time zone or
 	// the cost per segment) atomically and returns the account after it.
 	SMSAccountUpdate(ctx context.Context, p *AccountUpdate) (*Account, error)
-	// SMSCreditAdd adds amount (positive) to the account's credit and
-	// returns the new balance.
-	SMSCreditAdd(ctx context.Context, partnerID string, amount Credit, at time.Time) (Credit, error)
+	// SMSCreditAdd adds p.Amount (positive) to the credit of the account
+	// p.PartnerID and returns the new balance.
+	SMSCreditAdd(ctx context.Context, p *CreditAddParams) (Credit, error)
 
 	// SMSAccept stores msgs in one transaction, in order. For each message
 	// it debits Cost from its account if the credit covers it (an atomic
@@ -126,24 +126,25 @@ type Store interface {
 	// ErrNotFound for a missing account) stores nothing.
 	SMSAccept(ctx context.Context, msgs []*Message) ([]AcceptResult, error)
 	// SMSAcceptIdempotent is SMSAccept under an idempotency key, in one
-	// transaction. Unless the account rec.PartnerID holds a live record of
-	// rec.Key (one whose ExpiresAt is after rec.CreatedAt), it accepts msgs
-	// as SMSAccept does and stores rec with Results set to their results,
-	// replacing an expired record of the key, and returns the results and
-	// a nil prev. When the key has a live record it changes nothing and
-	// returns that record as prev (and nil results), whatever its
-	// RequestHash: comparing is the caller's business. The record, the
-	// debits and the messages are stored together or not at all (an error
-	// for the whole call, for example ErrNotFound for a missing account,
-	// stores none of them). Concurrent calls for the same account and key
-	// never both accept: one waits for the other's transaction to end and
-	// then finds its record. The messages of msgs belong to rec.PartnerID.
-	// Stores may delete records once they expired.
-	SMSAcceptIdempotent(ctx context.Context, rec *Idempotency, msgs []*Message) (res []AcceptResult, prev *Idempotency, err error)
-	// SMSIdempotencyGet returns the record of key in the account partnerID
-	// if it is live at now (its ExpiresAt is after now); ErrNotFound if
-	// there is none.
-	SMSIdempotencyGet(ctx context.Context, partnerID, key string, now time.Time) (*Idempotency, error)
+	// transaction. With rec = p.Record: unless the account rec.PartnerID
+	// holds a live record of rec.Key (one whose ExpiresAt is after
+	// rec.CreatedAt), it accepts p.Messages as SMSAccept does and stores
+	// rec with Results set to their results, replacing an expired record
+	// of the key, and returns the results and a nil prev. When the key has
+	// a live record it changes nothing and returns that record as prev
+	// (and nil results), whatever its RequestHash: comparing is the
+	// caller's business. The record, the debits and the messages are
+	// stored together or not at all (an error for the whole call, for
+	// example ErrNotFound for a missing account, stores none of them).
+	// Concurrent calls for the same account and key never both accept:
+	// one waits for the other's transaction to end and then finds its
+	// record. The messages of p.Messages belong to rec.PartnerID. Stores
+	// may delete records once they expired.
+	SMSAcceptIdempotent(ctx context.Context, p *AcceptIdempotentParams) (res []AcceptResult, prev *Idempotency, err error)
+	// SMSIdempotencyGet returns the record of p.Key in the account
+	// p.PartnerID if it is live at p.Now (its ExpiresAt is after p.Now);
+	// ErrNotFound if there is none.
+	SMSIdempotencyGet(ctx context.Context, p *IdempotencyGetParams) (*Idempotency, error)
 	// SMSMessageGet returns the message Number of the account partnerID.
 	SMSMessageGet(ctx context.Context, partnerID string, number int64) (*Message, error)
 
@@ -158,9 +159,10 @@ type Store interface {
 	// transaction. An outcome whose message is no longer sending under its
 	// token gets messaging.ErrStale in its slot and changes nothing.
 	SMSComplete(ctx context.Context, cs []*Completion) ([]error, error)
-	// SMSReportSave stores r as the delivery report of message number of
-	// the account partnerID. ErrNotFound if the account has no such message.
-	SMSReportSave(ctx context.Context, partnerID string, number int64, r *Report) error
+	// SMSReportSave stores p.Report as the delivery report of message
+	// p.Number of the account p.PartnerID. ErrNotFound if the account has
+	// no such message.
+	SMSReportSave(ctx context.Context, p *ReportSaveParams) error
 }
 
 // AccountUpdate are the arguments of Store.SMSAccountUpdate. Nil and empty
@@ -172,6 +174,39 @@ type AccountUpdate struct {
 	TimeZone       *string
 	CostPerSegment *Credit
 	At             time.Time
+}
+
+// CreditAddParams are the arguments of Store.SMSCreditAdd.
+type CreditAddParams struct {
+	PartnerID string
+	// Amount is positive.
+	Amount Credit
+	// At is the account's UpdatedAt after the change.
+	At time.Time
+}
+
+// AcceptIdempotentParams are the arguments of Store.SMSAcceptIdempotent.
+type AcceptIdempotentParams struct {
+	// Record is the idempotency record to keep; the store sets its
+	// Results.
+	Record *Idempotency
+	// Messages are the messages to accept, all of Record.PartnerID.
+	Messages []*Message
+}
+
+// IdempotencyGetParams are the arguments of Store.SMSIdempotencyGet.
+type IdempotencyGetParams struct {
+	PartnerID string
+	Key       string
+	// Now is the time at which the record must be live.
+	Now time.Time
+}
+
+// ReportSaveParams are the arguments of Store.SMSReportSave.
+type ReportSaveParams struct {
+	PartnerID string
+	Number    int64
+	Report    *Report
 }
 
 // AcceptResult is the outcome of one message of Store.SMSAccept.

@@ -130,7 +130,7 @@ func checkExisting(ctx context.Context, svc *messaging.Service, f *bootstrapFile
 		}
 		for j, t := range ws.Templates {
 			tp := fmt.Sprintf("%s.templates[%d]", p, j)
-			existing, err := svc.Store().TemplateGetByName(ctx, ws.ID, t.Name, t.Language)
+			existing, err := svc.Store().TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
 			if errors.Is(err, messaging.ErrNotFound) {
 				continue
 			} else if err != nil {
@@ -264,7 +264,7 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 			tp := fmt.Sprintf("%s.templates[%d]", p, j)
 			_, err := tpls.Create(ctx, &t)
 			if messaging.ErrorCode(err) == messaging.CodeConflict {
-				existing, err := svc.Store().TemplateGetByName(ctx, ws.ID, t.Name, t.Language)
+				existing, err := svc.Store().TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
 				if err != nil {
 					return err
 				}

@@ -84,7 +84,7 @@ var textSend = map[string]any{"channel": "whatsapp", "to": "+254712345678", "typ
 // templateSend is the send_example of the bootstrap file's template.
 func templateSend(t *testing.T, s *bootServer) *messaging.SendTemplateParams {
 	t.Helper()
-	tpl, err := s.svc.Store().TemplateGetByName(context.Background(), "acme", "order_shipped", "en")
+	tpl, err := s.svc.Store().TemplateGetByName(context.Background(), &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "order_shipped", Language: "en"})
 	if err != nil {
 		t.Fatal(err)
 	}

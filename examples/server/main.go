@@ -129,7 +129,7 @@ func run(ctx context.Context, args []string) error {
 		// dispatcher, sends wait rather than reports pile up in memory.
 		KeepSent: -1, FlushWorkers: 32, MaxPending: 50_000,
 		Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
-			return store.TemplateGetByName(ctx, ws, name, lang)
+			return store.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
 		},
 	})
 	svcOpts := &messaging.Options{Logger: log, SecretKey: secretKey,

@@ -28,21 +28,29 @@ func (s *Store) dueQueued(now time.Time) []*messaging.Message {
 	return due
 }
 
+// leaseFirst leases the first limit records of due (the oldest due first)
+// with lease, which returns the copy of a record to hand out, and returns
+// the copies: the common part of the claims.
+func leaseFirst[T any](due []T, limit int, lease func(T) T) []T {
+	if len(due) > limit {
+		due = due[:limit]
+	}
+	out := make([]T, len(due))
+	for i, v := range due {
+		out[i] = lease(v)
+	}
+	return out
+}
+
 // MessageClaim implements messaging.Store.
 func (s *Store) MessageClaim(_ context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	due := s.dueQueued(p.Now)
-	if len(due) > p.Limit {
-		due = due[:p.Limit]
-	}
-	out := make([]*messaging.Message, 0, len(due))
-	for _, m := range due {
+	return leaseFirst(s.dueQueued(p.Now), p.Limit, func(m *messaging.Message) *messaging.Message {
 		m.LeaseOwner, m.DueAt = p.Owner, p.Now.Add(p.Lease)
 		m.Attempts++
-		out = append(out, m.Clone())
-	}
-	return out, nil
+		return m.Clone()
+	}), nil
 }
 
 // MessageRelease implements messaging.Store.
@@ -98,13 +106,7 @@ func (s *Store) WebhookEndpointCreate(_ context.Context, e *messaging.WebhookEnd
 func (s *Store) WebhookEndpointList(_ context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*messaging.WebhookEndpoint
-	for _, e := range s.endpoints {
-		if e.WorkspaceID == workspaceID {
-			out = append(out, copyEndpoint(e))
-		}
-	}
-	return out, nil
+	return copiesOf(slices.Values(s.endpoints), func(e *messaging.WebhookEndpoint) bool { return e.WorkspaceID == workspaceID }, copyEndpoint), nil
 }
 
 // WebhookEndpointDelete implements messaging.Store.
@@ -185,16 +187,11 @@ func (s *Store) WebhookClaim(_ context.Context, p *messaging.WebhookClaimParams)
 		}
 	}
 	sort.SliceStable(due, func(i, j int) bool { return due[i].DueAt.Before(due[j].DueAt) })
-	if len(due) > p.Limit {
-		due = due[:p.Limit]
-	}
-	out := make([]*messaging.WebhookDelivery, 0, len(due))
-	for _, d := range due {
+	return leaseFirst(due, p.Limit, func(d *messaging.WebhookDelivery) *messaging.WebhookDelivery {
 		d.LeaseOwner, d.DueAt = p.Owner, p.Now.Add(p.Lease)
 		d.Attempts++
-		out = append(out, s.copyDelivery(d))
-	}
-	return out, nil
+		return s.copyDelivery(d)
+	}), nil
 }
 
 // WebhookRecord implements messaging.Store.

@@ -6,6 +6,8 @@ package memstore
 
 import (
 	"context"
+	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -102,6 +104,18 @@ func copyTemplate(t *messaging.Template) *messaging.Template {
 	return &c
 }
 
+// copiesOf returns a copy (by clone) of each record of all that keep
+// accepts, nil when it accepts none.
+func copiesOf[T any](all iter.Seq[T], keep func(T) bool, clone func(T) T) []T {
+	var out []T
+	for v := range all {
+		if keep(v) {
+			out = append(out, clone(v))
+		}
+	}
+	return out
+}
+
 // WorkspaceCreate implements messaging.Store.
 func (s *Store) WorkspaceCreate(_ context.Context, w *messaging.WorkspaceInfo) error {
 	s.mu.Lock()
@@ -164,25 +178,14 @@ func (s *Store) APIKeyCreate(_ context.Context, k *messaging.APIKey) error {
 func (s *Store) APIKeysByPrefix(_ context.Context, prefix string) ([]*messaging.APIKey, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*messaging.APIKey
-	for _, k := range s.keys {
-		if k.Prefix == prefix {
-			out = append(out, copyKey(k))
-		}
-	}
-	return out, nil
+	return copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.Prefix == prefix }, copyKey), nil
 }
 
 // APIKeyList implements messaging.Store.
 func (s *Store) APIKeyList(_ context.Context, workspaceID string) ([]*messaging.APIKey, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*messaging.APIKey
-	for _, k := range s.keys {
-		if k.WorkspaceID == workspaceID {
-			out = append(out, copyKey(k))
-		}
-	}
+	out := copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.WorkspaceID == workspaceID }, copyKey)
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
 			return out[i].CreatedAt.Before(out[j].CreatedAt)
@@ -193,15 +196,15 @@ func (s *Store) APIKeyList(_ context.Context, workspaceID string) ([]*messaging.
 }
 
 // APIKeyRevoke implements messaging.Store.
-func (s *Store) APIKeyRevoke(_ context.Context, workspaceID, id string, at time.Time) error {
+func (s *Store) APIKeyRevoke(_ context.Context, p *messaging.APIKeyRevokeParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k, ok := s.keys[id]
-	if !ok || k.WorkspaceID != workspaceID {
+	k, ok := s.keys[p.ID]
+	if !ok || k.WorkspaceID != p.WorkspaceID {
 		return messaging.ErrNotFound
 	}
 	if k.RevokedAt == nil {
-		k.RevokedAt = &at
+		k.RevokedAt = copyTime(&p.At)
 	}
 	return nil
 }
@@ -260,14 +263,15 @@ func (s *Store) ContactGet(_ context.Context, workspaceID, id string) (*messagin
 }
 
 // ContactUpdate implements messaging.Store.
-func (s *Store) ContactUpdate(_ context.Context, c *messaging.Contact, prevVersion int64) error {
+func (s *Store) ContactUpdate(_ context.Context, p *messaging.ContactReplaceParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c := p.Contact
 	cur, ok := s.contacts[c.ID]
 	if !ok || cur.WorkspaceID != c.WorkspaceID {
 		return messaging.ErrNotFound
 	}
-	if cur.Version != prevVersion {
+	if cur.Version != p.PrevVersion {
 		return messaging.ErrStale
 	}
 	if s.contactClash(c) {
@@ -344,11 +348,11 @@ func (s *Store) TemplateGet(_ context.Context, workspaceID, id string) (*messagi
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(_ context.Context, workspaceID, name, language string) (*messaging.Template, error) {
+func (s *Store) TemplateGetByName(_ context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, t := range s.templates {
-		if t.WorkspaceID == workspaceID && t.Name == name && t.Language == language {
+		if t.WorkspaceID == p.WorkspaceID && t.Name == p.Name && t.Language == p.Language {
 			return copyTemplate(t), nil
 		}
 	}
@@ -359,14 +363,10 @@ func (s *Store) TemplateGetByName(_ context.Context, workspaceID, name, language
 func (s *Store) TemplateList(_ context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []*messaging.Template
-	for _, t := range s.templates {
-		if t.WorkspaceID != p.WorkspaceID || (p.Status != "" && t.Status != p.Status) ||
-			(p.Category != "" && t.Category != p.Category) || (p.Language != "" && t.Language != p.Language) {
-			continue
-		}
-		out = append(out, copyTemplate(t))
-	}
+	out := copiesOf(maps.Values(s.templates), func(t *messaging.Template) bool {
+		return t.WorkspaceID == p.WorkspaceID && (p.Status == "" || t.Status == p.Status) &&
+			(p.Category == "" || t.Category == p.Category) && (p.Language == "" || t.Language == p.Language)
+	}, copyTemplate)
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Name != b.Name {
@@ -458,11 +458,8 @@ func (s *Store) MessageUpdateStatus(_ context.Context, p *messaging.MessageStatu
 	if m.Status != messaging.StatusQueued {
 		delete(s.queued, m.ID)
 	}
-	after := m.Clone()
 	if p.Event != nil {
-		if ev := p.Event(before, after); ev != nil {
-			s.queueEvent(ev)
-		}
+		s.queueEvent(p.Event)
 	}
-	return before, after, true, nil
+	return before, m.Clone(), true, nil
 }

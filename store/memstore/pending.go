@@ -86,14 +86,14 @@ func (s *Store) PendingReportSave(_ context.Context, p *messaging.PendingReportS
 }
 
 // PendingReportTake implements messaging.Store.
-func (s *Store) PendingReportTake(_ context.Context, providerMessageID string, notBefore time.Time) ([]*messaging.PendingReport, error) {
+func (s *Store) PendingReportTake(_ context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rs := s.pending.byID[providerMessageID]
-	delete(s.pending.byID, providerMessageID)
+	rs := s.pending.byID[p.ProviderMessageID]
+	delete(s.pending.byID, p.ProviderMessageID)
 	var out []*messaging.PendingReport
 	for _, r := range rs {
-		if !r.ReceivedAt.Before(notBefore) {
+		if !r.ReceivedAt.Before(p.NotBefore) {
 			c := *r
 			out = append(out, &c)
 		}

@@ -69,110 +69,117 @@ func pendingStatus(status string) bool {
 	return status == sms.StatusScheduled || status == sms.StatusQueued || status == sms.StatusSending
 }
 
-// SMSAccountCreate implements sms.Store.
-func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
+// do runs fn on the SMS data, ready to use, under its lock, unless ctx is
+// done.
+func (d *smsData) do(ctx context.Context, fn func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	d := &s.sms
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.init()
-	if _, ok := d.accounts[a.PartnerID]; ok {
-		return messaging.ErrConflict
-	}
-	c := copyAccount(a)
-	slices.Sort(c.Senders)
-	c.Senders = slices.Compact(c.Senders)
-	d.accounts[a.PartnerID] = c
-	return nil
+	return fn()
+}
+
+// withAccount runs fn on the account partnerID under the SMS lock, unless
+// ctx is done; messaging.ErrNotFound when there is no such account.
+func (d *smsData) withAccount(ctx context.Context, partnerID string, fn func(a *sms.Account)) error {
+	return d.do(ctx, func() error {
+		a, ok := d.accounts[partnerID]
+		if !ok {
+			return messaging.ErrNotFound
+		}
+		fn(a)
+		return nil
+	})
+}
+
+// withMessage runs fn on the message number of the account partnerID under
+// the SMS lock, unless ctx is done; messaging.ErrNotFound when the account
+// has no such message.
+func (d *smsData) withMessage(ctx context.Context, partnerID string, number int64, fn func(m *sms.Message)) error {
+	return d.do(ctx, func() error {
+		m, ok := d.messages[number]
+		if !ok || m.PartnerID != partnerID {
+			return messaging.ErrNotFound
+		}
+		fn(m)
+		return nil
+	})
+}
+
+// SMSAccountCreate implements sms.Store.
+func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
+	d := &s.sms
+	return d.do(ctx, func() error {
+		if _, ok := d.accounts[a.PartnerID]; ok {
+			return messaging.ErrConflict
+		}
+		c := copyAccount(a)
+		slices.Sort(c.Senders)
+		c.Senders = slices.Compact(c.Senders)
+		d.accounts[a.PartnerID] = c
+		return nil
+	})
 }
 
 // SMSAccountGet implements sms.Store.
 func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Account, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	a, ok := d.accounts[partnerID]
-	if !ok {
-		return nil, messaging.ErrNotFound
-	}
-	return copyAccount(a), nil
+	var out *sms.Account
+	err := s.sms.withAccount(ctx, partnerID, func(a *sms.Account) { out = copyAccount(a) })
+	return out, err
 }
 
 // SMSAccountKey implements sms.Store.
 func (s *Store) SMSAccountKey(ctx context.Context, partnerID string) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	a, ok := d.accounts[partnerID]
-	if !ok {
-		return nil, messaging.ErrNotFound
-	}
-	return slices.Clone(a.KeyHash), nil
+	var out []byte
+	err := s.sms.withAccount(ctx, partnerID, func(a *sms.Account) { out = slices.Clone(a.KeyHash) })
+	return out, err
 }
 
 // SMSAccountUpdate implements sms.Store.
 func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sms.Account, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	a, ok := d.accounts[p.PartnerID]
-	if !ok {
-		return nil, messaging.ErrNotFound
-	}
-	if len(p.AddSenders) > 0 {
-		senders := append(slices.Clone(a.Senders), p.AddSenders...)
-		slices.Sort(senders)
-		a.Senders = slices.Compact(senders)
-	}
-	if p.TimeZone != nil {
-		a.TimeZone = *p.TimeZone
-	}
-	if p.CostPerSegment != nil {
-		a.CostPerSegment = *p.CostPerSegment
-	}
-	a.UpdatedAt = p.At
-	return copyAccount(a), nil
+	var out *sms.Account
+	err := s.sms.withAccount(ctx, p.PartnerID, func(a *sms.Account) {
+		if len(p.AddSenders) > 0 {
+			senders := append(slices.Clone(a.Senders), p.AddSenders...)
+			slices.Sort(senders)
+			a.Senders = slices.Compact(senders)
+		}
+		if p.TimeZone != nil {
+			a.TimeZone = *p.TimeZone
+		}
+		if p.CostPerSegment != nil {
+			a.CostPerSegment = *p.CostPerSegment
+		}
+		a.UpdatedAt = p.At
+		out = copyAccount(a)
+	})
+	return out, err
 }
 
 // SMSCreditAdd implements sms.Store.
-func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	a, ok := d.accounts[partnerID]
-	if !ok {
-		return 0, messaging.ErrNotFound
-	}
-	a.Credit += amount
-	a.UpdatedAt = at
-	return a.Credit, nil
+func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (sms.Credit, error) {
+	var out sms.Credit
+	err := s.sms.withAccount(ctx, p.PartnerID, func(a *sms.Account) {
+		a.Credit += p.Amount
+		a.UpdatedAt = p.At
+		out = a.Credit
+	})
+	return out, err
 }
 
 // SMSAccept implements sms.Store: the debits and inserts of a call happen
 // under one lock, so they are atomic together.
 func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	var out []sms.AcceptResult
 	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.init()
-	return d.accept(msgs)
+	err := d.do(ctx, func() error {
+		var err error
+		out, err = d.accept(msgs)
+		return err
+	})
+	return out, err
 }
 
 // accept debits and inserts msgs. d.mu must be held.
@@ -204,30 +211,34 @@ func (d *smsData) accept(msgs []*sms.Message) ([]sms.AcceptResult, error) {
 
 // SMSAcceptIdempotent implements sms.Store: the check of the key, the
 // debits, the inserts and the record happen under one lock.
-func (s *Store) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, msgs []*sms.Message) ([]sms.AcceptResult, *sms.Idempotency, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
+func (s *Store) SMSAcceptIdempotent(ctx context.Context, p *sms.AcceptIdempotentParams) ([]sms.AcceptResult, *sms.Idempotency, error) {
+	rec := p.Record
+	var res []sms.AcceptResult
+	var prev *sms.Idempotency
 	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.init()
-	k := idemKey{rec.PartnerID, rec.Key}
-	if prev, ok := d.idem[k]; ok && prev.ExpiresAt.After(rec.CreatedAt) {
-		return nil, copyIdem(prev), nil
-	}
-	if _, ok := d.accounts[rec.PartnerID]; !ok {
-		return nil, nil, messaging.ErrNotFound
-	}
-	res, err := d.accept(msgs)
+	err := d.do(ctx, func() error {
+		k := idemKey{rec.PartnerID, rec.Key}
+		if live, ok := d.idem[k]; ok && live.ExpiresAt.After(rec.CreatedAt) {
+			prev = copyIdem(live)
+			return nil
+		}
+		if _, ok := d.accounts[rec.PartnerID]; !ok {
+			return messaging.ErrNotFound
+		}
+		var err error
+		if res, err = d.accept(p.Messages); err != nil {
+			return err
+		}
+		c := copyIdem(rec)
+		c.Results = slices.Clone(res)
+		d.idem[k] = c
+		d.sweepIdem(rec.CreatedAt)
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	c := copyIdem(rec)
-	c.Results = slices.Clone(res)
-	d.idem[k] = c
-	d.sweepIdem(rec.CreatedAt)
-	return res, nil, nil
+	return res, prev, nil
 }
 
 // sweepIdem deletes the records expired at now once the map doubled since
@@ -246,114 +257,93 @@ func (d *smsData) sweepIdem(now time.Time) {
 }
 
 // SMSIdempotencyGet implements sms.Store.
-func (s *Store) SMSIdempotencyGet(ctx context.Context, partnerID, key string, now time.Time) (*sms.Idempotency, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+func (s *Store) SMSIdempotencyGet(ctx context.Context, p *sms.IdempotencyGetParams) (*sms.Idempotency, error) {
+	var out *sms.Idempotency
 	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	r, ok := d.idem[idemKey{partnerID, key}]
-	if !ok || !r.ExpiresAt.After(now) {
-		return nil, messaging.ErrNotFound
-	}
-	return copyIdem(r), nil
+	err := d.do(ctx, func() error {
+		r, ok := d.idem[idemKey{p.PartnerID, p.Key}]
+		if !ok || !r.ExpiresAt.After(p.Now) {
+			return messaging.ErrNotFound
+		}
+		out = copyIdem(r)
+		return nil
+	})
+	return out, err
 }
 
 // SMSMessageGet implements sms.Store.
 func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int64) (*sms.Message, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	m, ok := d.messages[number]
-	if !ok || m.PartnerID != partnerID {
-		return nil, messaging.ErrNotFound
-	}
-	return copySMS(m), nil
+	var out *sms.Message
+	err := s.sms.withMessage(ctx, partnerID, number, func(m *sms.Message) { out = copySMS(m) })
+	return out, err
 }
 
 // SMSClaimDue implements sms.Store. It scans the pending messages only.
 func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	var out []*sms.Message
 	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var due []*sms.Message
-	for n := range d.pending {
-		if m := d.messages[n]; !m.DueAt.After(p.Now) {
-			due = append(due, m)
+	err := d.do(ctx, func() error {
+		var due []*sms.Message
+		for n := range d.pending {
+			if m := d.messages[n]; !m.DueAt.After(p.Now) {
+				due = append(due, m)
+			}
 		}
-	}
-	sort.Slice(due, func(i, j int) bool {
-		if !due[i].DueAt.Equal(due[j].DueAt) {
-			return due[i].DueAt.Before(due[j].DueAt)
-		}
-		return due[i].Number < due[j].Number
+		sort.Slice(due, func(i, j int) bool {
+			if !due[i].DueAt.Equal(due[j].DueAt) {
+				return due[i].DueAt.Before(due[j].DueAt)
+			}
+			return due[i].Number < due[j].Number
+		})
+		out = leaseFirst(due, p.Limit, func(m *sms.Message) *sms.Message {
+			m.Status, m.DueAt, m.ClaimToken = sms.StatusSending, p.LeaseUntil, p.Token
+			m.Attempts++
+			m.UpdatedAt = p.Now
+			return copySMS(m)
+		})
+		return nil
 	})
-	if len(due) > p.Limit {
-		due = due[:p.Limit]
-	}
-	out := make([]*sms.Message, len(due))
-	for i, m := range due {
-		m.Status, m.DueAt, m.ClaimToken = sms.StatusSending, p.LeaseUntil, p.Token
-		m.Attempts++
-		m.UpdatedAt = p.Now
-		out[i] = copySMS(m)
-	}
-	return out, nil
+	return out, err
 }
 
 // SMSComplete implements sms.Store.
 func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	errs := make([]error, len(cs))
-	for i, c := range cs {
-		m, ok := d.messages[c.Number]
-		if !ok || m.Status != sms.StatusSending || m.ClaimToken != c.Token {
-			errs[i] = messaging.ErrStale
-			continue
+	d := &s.sms
+	err := d.do(ctx, func() error {
+		for i, c := range cs {
+			m, ok := d.messages[c.Number]
+			if !ok || m.Status != sms.StatusSending || m.ClaimToken != c.Token {
+				errs[i] = messaging.ErrStale
+				continue
+			}
+			m.ClaimToken, m.UpdatedAt = "", c.At
+			switch c.Status {
+			case sms.StatusSent:
+				m.Status, m.GatewayMessageID, m.NetworkID, m.FailureReason = sms.StatusSent, c.GatewayMessageID, c.NetworkID, ""
+				at := c.At
+				m.SentAt = &at
+				delete(d.pending, m.Number)
+			case sms.StatusQueued:
+				m.Status, m.DueAt, m.FailureReason = sms.StatusQueued, c.RetryAt, c.FailureReason
+			default:
+				m.Status, m.FailureReason = sms.StatusFailed, c.FailureReason
+				d.accounts[m.PartnerID].Credit += m.Cost
+				delete(d.pending, m.Number)
+			}
 		}
-		m.ClaimToken, m.UpdatedAt = "", c.At
-		switch c.Status {
-		case sms.StatusSent:
-			m.Status, m.GatewayMessageID, m.NetworkID, m.FailureReason = sms.StatusSent, c.GatewayMessageID, c.NetworkID, ""
-			at := c.At
-			m.SentAt = &at
-			delete(d.pending, m.Number)
-		case sms.StatusQueued:
-			m.Status, m.DueAt, m.FailureReason = sms.StatusQueued, c.RetryAt, c.FailureReason
-		default:
-			m.Status, m.FailureReason = sms.StatusFailed, c.FailureReason
-			d.accounts[m.PartnerID].Credit += m.Cost
-			delete(d.pending, m.Number)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return errs, nil
 }
 
 // SMSReportSave implements sms.Store.
-func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int64, r *sms.Report) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	d := &s.sms
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	m, ok := d.messages[number]
-	if !ok || m.PartnerID != partnerID {
-		return messaging.ErrNotFound
-	}
-	c := *r
-	m.Report = &c
-	return nil
+func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
+	return s.sms.withMessage(ctx, p.PartnerID, p.Number, func(m *sms.Message) {
+		c := *p.Report
+		m.Report = &c
+	})
 }

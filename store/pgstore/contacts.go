@@ -54,8 +54,9 @@ func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messag
 // ContactUpdate implements messaging.Store. Every field is replaced except
 // the id, the workspace, CreatedAt and Source, which a contact keeps for
 // life. The version check and the update are one statement.
-func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVersion int64) error {
+func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
 	ctx = writeCtx(ctx)
+	c := p.Contact
 	var updated bool
 	err := s.pool.QueryRow(ctx, `WITH u AS (
 			UPDATE contacts SET
@@ -71,7 +72,7 @@ func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVer
 		c.Company, c.JobTitle, c.Website, c.Notes, nonNil(c.Tags), c.Lifecycle,
 		c.Version, ts(c.UpdatedAt),
 		messaging.SearchFold(c.FirstName), messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName),
-		messaging.PhoneDigits(c.Phone), prevVersion).Scan(&updated)
+		messaging.PhoneDigits(c.Phone), p.PrevVersion).Scan(&updated)
 	if err != nil {
 		return interpretError(err) // no row: not found; 23505: conflict
 	}
@@ -147,21 +148,11 @@ func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams)
 			return nil
 		}
 		n := len(args)
-		rows, err := tx.Query(ctx, `SELECT `+contactCols+` FROM contacts WHERE `+where+`
+		page, err := queryAll(ctx, tx, scanContact, `SELECT `+contactCols+` FROM contacts WHERE `+where+`
 			ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
 			append(args, p.Limit, max(p.Offset, 0))...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			c, err := scanContact(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
+		out = append(out, page...)
+		return err
 	})
 	if err != nil {
 		return nil, 0, interpretError(err)

@@ -3,10 +3,10 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
 // messageCols are the columns of a message, in scanMessage's order.
@@ -70,7 +70,7 @@ func messageDest(m *messaging.Message) ([]any, func() error) {
 		&due, &m.LeaseOwner, &m.Attempts, &m.LastError}
 	return dest, func() error {
 		var err error
-		m.Components, err = decodeJSONSlice[messaging.SendComponent](comps)
+		m.Components, err = storedjson.DecodeSendComponents(comps)
 		m.CreatedAt, m.UpdatedAt, m.DueAt = fromTS(created), fromTS(updated), fromTS(due)
 		return err
 	}
@@ -85,26 +85,6 @@ func scanMessage(row pgx.Row) (*messaging.Message, error) {
 	return &m, finish()
 }
 
-func (s *Store) queryMessages(ctx context.Context, q querier, sql string, args ...any) ([]*messaging.Message, error) {
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*messaging.Message
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // MessageCreate implements messaging.Store. The insert and the idempotency
 // check are one statement (INSERT ... ON CONFLICT DO NOTHING on the unique
 // index of (workspace_id, idempotency_key)), which waits for a concurrent
@@ -113,7 +93,7 @@ func (s *Store) queryMessages(ctx context.Context, q querier, sql string, args .
 // ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
-	comps, err := encodeJSON(m.Components, m.Components == nil)
+	comps, err := storedjson.EncodeSendComponents(m.Components)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
@@ -176,21 +156,18 @@ func setStatus(ctx context.Context, q querier, p *messaging.MessageStatusParams,
 
 // MessageUpdateStatus implements messaging.Store. The check of p.From and
 // the update are one statement, which locks the row and returns it before
-// and after the change. When the workspace has no enabled webhook endpoint
-// that statement is all (p.Event is then called after it, and its record
-// has nobody to go to); otherwise the update and the deliveries of the
-// event are one transaction. FailureReason and ProviderMessageID are only
-// written when non-empty; UpdatedAt becomes p.At.
+// and after the change. When there is no event to queue, or the workspace
+// has no enabled webhook endpoint, that statement is all; otherwise the
+// update and the deliveries of the event are one transaction.
+// FailureReason and ProviderMessageID are only written when non-empty;
+// UpdatedAt becomes p.At.
 func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
 	ctx = writeCtx(ctx)
-	before, after, changed, err = setStatus(ctx, s.pool, p, true)
+	before, after, changed, err = setStatus(ctx, s.pool, p, p.Event != nil)
 	if err != nil {
 		return nil, nil, false, interpretError(err)
 	}
 	if changed {
-		if p.Event != nil {
-			p.Event(before, after)
-		}
 		return before, after, true, nil
 	}
 	// The status is not in p.From, the message is missing, or the event
@@ -209,11 +186,9 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		if p.Event == nil {
 			return nil
 		}
-		if ev := p.Event(before, after); ev != nil {
-			_, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID)
-			return err
-		}
-		return nil
+		ev := p.Event
+		_, err = tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID)
+		return err
 	})
 	if err != nil {
 		return nil, nil, false, err
@@ -227,7 +202,7 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 // two of them holding the same message.
 func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
 	ctx = writeCtx(ctx)
-	out, err := s.queryMessages(ctx, s.pool, qMessageClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
+	out, err := queryAll(ctx, s.pool, scanMessage, qMessageClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
 	return out, interpretError(err)
 }
 
@@ -284,23 +259,8 @@ func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookE
 
 // WebhookEndpointList implements messaging.Store.
 func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.WebhookEndpoint
-	for rows.Next() {
-		e, err := scanEndpoint(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	out, err := queryAll(ctx, s.pool, scanEndpoint, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
+	return out, interpretError(err)
 }
 
 // WebhookEndpointDelete implements messaging.Store. Its deliveries go with
@@ -354,26 +314,21 @@ const qWebhookClaim = `WITH c AS (
 // (leased or not), so one message's events reach an endpoint in order.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	ctx = writeCtx(ctx)
-	rows, err := s.pool.Query(ctx, qWebhookClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
-	if err != nil {
-		return nil, interpretError(err)
+	out, err := queryAll(ctx, s.pool, scanDelivery, qWebhookClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
+	return out, interpretError(err)
+}
+
+// scanDelivery scans a row of qWebhookClaim: a webhook delivery with its
+// endpoint's URL and sealed secret.
+func scanDelivery(row pgx.Row) (*messaging.WebhookDelivery, error) {
+	var d messaging.WebhookDelivery
+	var due, created int64
+	if err := row.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
+		&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created, &d.URL, &d.Secret); err != nil {
+		return nil, err
 	}
-	defer rows.Close()
-	var out []*messaging.WebhookDelivery
-	for rows.Next() {
-		var d messaging.WebhookDelivery
-		var due, created int64
-		if err := rows.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
-			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created, &d.URL, &d.Secret); err != nil {
-			return nil, interpretError(err)
-		}
-		d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
-		out = append(out, &d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
+	return &d, nil
 }
 
 // WebhookRecord implements messaging.Store. Finished deliveries are deleted,
@@ -393,7 +348,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		if p.State == messaging.DeliveryPending {
 			_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = $2, lease_owner = '', last_status = $3, last_error = $4 WHERE seq = $1`,
-				p.ID, ts(p.DueAt), p.LastStatus, truncate(p.LastError, 500))
+				p.ID, ts(p.DueAt), p.LastStatus, p.LastError)
 		} else {
 			_, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE seq = $1`, p.ID)
 		}
@@ -410,12 +365,4 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		return nil
 	})
-}
-
-// truncate cuts s to at most n bytes of valid UTF-8.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
@@ -86,22 +85,19 @@ func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingRepor
 
 // PendingReportTake implements messaging.Store with one DELETE ...
 // RETURNING: a report deleted by a concurrent take is not returned twice.
-func (s *Store) PendingReportTake(ctx context.Context, providerMessageID string, notBefore time.Time) ([]*messaging.PendingReport, error) {
+func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
 	ctx = writeCtx(ctx)
-	rows, err := s.pool.Query(ctx, qPendingTake, providerMessageID, ts(notBefore))
-	if err != nil {
-		return nil, interpretError(err)
+	out, err := queryAll(ctx, s.pool, scanPendingReport, qPendingTake, p.ProviderMessageID, ts(p.NotBefore))
+	return out, interpretError(err)
+}
+
+// scanPendingReport scans a kept provider report.
+func scanPendingReport(row pgx.Row) (*messaging.PendingReport, error) {
+	var r messaging.PendingReport
+	var received int64
+	if err := row.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
+		return nil, err
 	}
-	defer rows.Close()
-	var out []*messaging.PendingReport
-	for rows.Next() {
-		var r messaging.PendingReport
-		var received int64
-		if err := rows.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
-			return nil, interpretError(err)
-		}
-		r.ReceivedAt = fromTS(received)
-		out = append(out, &r)
-	}
-	return out, interpretError(rows.Err())
+	r.ReceivedAt = fromTS(received)
+	return &r, nil
 }

@@ -339,6 +339,16 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// queryAll runs sql on q and returns its rows, each scanned by scan, or nil
+// when there are none (pgx.AppendRows). The error is not interpreted.
+func queryAll[T any](ctx context.Context, q querier, scan func(pgx.Row) (T, error), sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.AppendRows([]T(nil), rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+}
+
 // Stored times are int64 nanoseconds since the Unix epoch. The zero time is
 // zeroTime, the smallest int64; other times before 1678 or after 2262
 // (beyond int64 nanoseconds) are stored as the nearest representable

@@ -100,11 +100,11 @@ func nullCredit(c *sms.Credit) *int64 {
 }
 
 // SMSCreditAdd implements sms.Store.
-func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
+func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (sms.Credit, error) {
 	ctx = writeCtx(ctx)
 	var credit int64
 	err := s.pool.QueryRow(ctx, `UPDATE sms_accounts SET credit = credit + $1, updated_at = $2 WHERE partner_id = $3 RETURNING credit`,
-		int64(amount), ts(at), partnerID).Scan(&credit)
+		int64(p.Amount), ts(p.At), p.PartnerID).Scan(&credit)
 	return sms.Credit(credit), interpretError(err)
 }
 
@@ -238,20 +238,8 @@ const qSMSClaim = `WITH c AS (
 // processes never get the same message.
 func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
 	ctx = writeCtx(ctx)
-	rows, err := s.pool.Query(ctx, qSMSClaim, ts(p.Now), p.Limit, ts(p.LeaseUntil), p.Token)
+	out, err := queryAll(ctx, s.pool, scanSMS, qSMSClaim, ts(p.Now), p.Limit, ts(p.LeaseUntil), p.Token)
 	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*sms.Message
-	for rows.Next() {
-		m, err := scanSMS(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, interpretError(err)
 	}
 	slices.SortFunc(out, func(a, b *sms.Message) int { return cmp.Compare(a.Number, b.Number) })
@@ -309,15 +297,16 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 }
 
 // SMSReportSave implements sms.Store.
-func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int64, r *sms.Report) error {
+func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
 	ctx = writeCtx(ctx)
+	r := p.Report
 	var t *int64
 	if !r.Time.IsZero() {
 		v := ts(r.Time)
 		t = &v
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE sms_messages SET dlr_status = $1, dlr_description = $2, dlr_network_id = $3, dlr_time = $4
-		WHERE number = $5 AND partner_id = $6`, r.Status, r.Description, r.NetworkID, t, number, partnerID)
+		WHERE number = $5 AND partner_id = $6`, r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID)
 	if err != nil {
 		return interpretError(err)
 	}

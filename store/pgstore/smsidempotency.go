@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging/sms"
@@ -70,8 +69,9 @@ func scanIdem(row pgx.Row) (*sms.Idempotency, error) {
 // SMSAcceptIdempotent implements sms.Store: the claim of the key, the
 // debits and inserts of SMSAccept, the results of the record and the purge
 // of a few expired records are one transaction.
-func (s *Store) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, msgs []*sms.Message) ([]sms.AcceptResult, *sms.Idempotency, error) {
+func (s *Store) SMSAcceptIdempotent(ctx context.Context, p *sms.AcceptIdempotentParams) ([]sms.AcceptResult, *sms.Idempotency, error) {
 	ctx = writeCtx(ctx)
+	rec := p.Record
 	var res []sms.AcceptResult
 	var prev *sms.Idempotency
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -87,7 +87,7 @@ func (s *Store) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, m
 		if err != nil {
 			return err // a foreign key violation: no such account
 		}
-		out, err := acceptTx(ctx, tx, msgs)
+		out, err := acceptTx(ctx, tx, p.Messages)
 		if err != nil {
 			return err
 		}
@@ -120,8 +120,8 @@ func (s *Store) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, m
 }
 
 // SMSIdempotencyGet implements sms.Store.
-func (s *Store) SMSIdempotencyGet(ctx context.Context, partnerID, key string, now time.Time) (*sms.Idempotency, error) {
-	r, err := scanIdem(s.pool.QueryRow(ctx, qSMSIdemGet, partnerID, key, ts(now)))
+func (s *Store) SMSIdempotencyGet(ctx context.Context, p *sms.IdempotencyGetParams) (*sms.Idempotency, error) {
+	r, err := scanIdem(s.pool.QueryRow(ctx, qSMSIdemGet, p.PartnerID, p.Key, ts(p.Now)))
 	if err != nil {
 		return nil, interpretError(err)
 	}

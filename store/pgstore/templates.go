@@ -2,68 +2,12 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
-
-// storedTemplateComponent is the stored JSON form of a
-// messaging.TemplateComponent. Unlike the API form it has no omitempty on
-// Buttons, so a nil and an empty button list both round-trip.
-type storedTemplateComponent struct {
-	Type    string                     `json:"type"`
-	Format  string                     `json:"format,omitempty"`
-	Text    string                     `json:"text,omitempty"`
-	Buttons []messaging.TemplateButton `json:"buttons"`
-}
-
-// encodeJSON returns the JSON text of v for a jsonb column, or nil (SQL
-// NULL) when isNil.
-func encodeJSON(v any, isNil bool) (any, error) {
-	if isNil {
-		return nil, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
-// decodeJSONSlice decodes what encodeJSON stored for a slice: nil for NULL,
-// otherwise a non-nil slice.
-func decodeJSONSlice[T any](s *string) ([]T, error) {
-	if s == nil {
-		return nil, nil
-	}
-	out := []T{}
-	if err := json.Unmarshal([]byte(*s), &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func encodeTemplateComponents(cs []messaging.TemplateComponent) (any, error) {
-	st := make([]storedTemplateComponent, len(cs))
-	for i, c := range cs {
-		st[i] = storedTemplateComponent(c)
-	}
-	return encodeJSON(st, cs == nil)
-}
-
-func decodeTemplateComponents(s *string) ([]messaging.TemplateComponent, error) {
-	st, err := decodeJSONSlice[storedTemplateComponent](s)
-	if err != nil || st == nil {
-		return nil, err
-	}
-	out := make([]messaging.TemplateComponent, len(st))
-	for i, c := range st {
-		out[i] = messaging.TemplateComponent(c)
-	}
-	return out, nil
-}
 
 const templateCols = `id, workspace_id, name, category, language, status, components::text, status_reason, created_at, updated_at`
 
@@ -78,7 +22,7 @@ func scanTemplate(row pgx.Row) (*messaging.Template, error) {
 		return nil, err
 	}
 	var err error
-	if t.Components, err = decodeTemplateComponents(comps); err != nil {
+	if t.Components, err = storedjson.DecodeTemplateComponents(comps); err != nil {
 		return nil, err
 	}
 	t.CreatedAt, t.UpdatedAt = fromTS(created), fromTS(updated)
@@ -90,7 +34,7 @@ func scanTemplate(row pgx.Row) (*messaging.Template, error) {
 // workspace, is taken. SendExample is derived and not stored.
 func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
 	ctx = writeCtx(ctx)
-	comps, err := encodeTemplateComponents(t.Components)
+	comps, err := storedjson.EncodeTemplateComponents(t.Components)
 	if err != nil {
 		return interpretError(err)
 	}
@@ -114,8 +58,8 @@ func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messa
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(ctx context.Context, workspaceID, name, language string) (*messaging.Template, error) {
-	return s.templateWhere(ctx, `workspace_id = $1 AND name = $2 AND language = $3`, workspaceID, name, language)
+func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
+	return s.templateWhere(ctx, `workspace_id = $1 AND name = $2 AND language = $3`, p.WorkspaceID, p.Name, p.Language)
 }
 
 // TemplateList implements messaging.Store.
@@ -128,23 +72,8 @@ func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParam
 			q += ` AND ` + f.col + ` = $` + strconv.Itoa(len(args))
 		}
 	}
-	rows, err := s.pool.Query(ctx, q+` ORDER BY name, language, id`, args...)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.Template
-	for rows.Next() {
-		t, err := scanTemplate(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	out, err := queryAll(ctx, s.pool, scanTemplate, q+` ORDER BY name, language, id`, args...)
+	return out, interpretError(err)
 }
 
 // TemplateSetStatus implements messaging.Store. The reason replaces

@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
@@ -69,23 +68,8 @@ func scanAPIKey(row pgx.Row) (*messaging.APIKey, error) {
 }
 
 func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]*messaging.APIKey, error) {
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.APIKey
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	out, err := queryAll(ctx, s.pool, scanAPIKey, query, args...)
+	return out, interpretError(err)
 }
 
 // APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
@@ -109,12 +93,12 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 
 // APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
 // first RevokedAt.
-func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error {
+func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
 	ctx = writeCtx(ctx)
 	var one int
 	err := s.pool.QueryRow(ctx, `WITH u AS (
 			UPDATE api_keys SET revoked_at = $3 WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL)
-		SELECT 1 FROM api_keys WHERE id = $1 AND workspace_id = $2`, id, workspaceID, ts(at)).Scan(&one)
+		SELECT 1 FROM api_keys WHERE id = $1 AND workspace_id = $2`, p.ID, p.WorkspaceID, ts(p.At)).Scan(&one)
 	return interpretError(err)
 }
 

@@ -3,11 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
 const contactCols = `id, workspace_id, first_name, last_name, full_name, phone, email, email_key,
@@ -15,35 +15,33 @@ const contactCols = `id, workspace_id, first_name, last_name, full_name, phone, 
 
 func scanContact(sc scanner) (*messaging.Contact, error) {
 	var c messaging.Contact
-	var tags, created, updated string
+	var tags string
 	if err := sc.Scan(&c.ID, &c.WorkspaceID, &c.FirstName, &c.LastName, &c.FullName, &c.Phone, &c.Email, &c.EmailKey,
-		&c.Company, &c.JobTitle, &c.Website, &c.Notes, &c.Source, &tags, &c.Lifecycle, &c.Version, &created, &updated); err != nil {
+		&c.Company, &c.JobTitle, &c.Website, &c.Notes, &c.Source, &tags, &c.Lifecycle, &c.Version,
+		storedTime{&c.CreatedAt}, storedTime{&c.UpdatedAt}); err != nil {
 		return nil, err
 	}
-	c.Tags = []string{}
-	if err := json.Unmarshal([]byte(tags), &c.Tags); err != nil {
+	var err error
+	if c.Tags, err = storedjson.DecodeStrings(&tags); err != nil {
 		return nil, err
 	}
 	if c.Tags == nil {
 		c.Tags = []string{}
 	}
-	var err error
-	if c.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if c.UpdatedAt, err = parseTime(updated); err != nil {
-		return nil, err
-	}
 	return &c, nil
 }
 
-// encodeTags returns the JSON array of tags; nil is stored as [].
+// encodeTags returns the stored form of a contact's tags, which are never
+// NULL: nil is stored as [].
 func encodeTags(tags []string) (string, error) {
 	if tags == nil {
 		tags = []string{}
 	}
-	b, err := json.Marshal(tags)
-	return string(b), err
+	s, err := storedjson.EncodeStrings(tags)
+	if err != nil {
+		return "", err
+	}
+	return *s, nil
 }
 
 // ContactCreate implements messaging.Store. ErrNotFound if the workspace does
@@ -80,13 +78,14 @@ func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messag
 // ContactUpdate implements messaging.Store. Every field is replaced except
 // the id, the workspace, CreatedAt and Source, which a contact keeps for
 // life.
-func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVersion int64) error {
+func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
+	c := p.Contact
 	tags, err := encodeTags(c.Tags)
 	if err != nil {
 		return interpretError(err)
 	}
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE contacts SET
+		n, err := affected(tx.ExecContext(ctx, `UPDATE contacts SET
 			first_name = ?, last_name = ?, full_name = ?, phone = ?, email = ?, email_key = ?,
 			company = ?, job_title = ?, website = ?, notes = ?, tags = ?, lifecycle = ?,
 			version = ?, updated_at = ?,
@@ -96,22 +95,11 @@ func (s *Store) ContactUpdate(ctx context.Context, c *messaging.Contact, prevVer
 			c.Company, c.JobTitle, c.Website, c.Notes, tags, c.Lifecycle,
 			c.Version, fmtTime(c.UpdatedAt),
 			messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone),
-			c.ID, c.WorkspaceID, prevVersion)
-		if err != nil {
+			c.ID, c.WorkspaceID, p.PrevVersion))
+		if err != nil || n == 1 {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 1 {
-			return nil
-		}
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM contacts WHERE id = ? AND workspace_id = ?`, c.ID, c.WorkspaceID).Scan(&one); err != nil {
-			return err // sql.ErrNoRows: not found
-		}
-		return messaging.ErrStale
+		return missingOrStale(ctx, tx, "contacts", c.WorkspaceID, c.ID)
 	})
 }
 
@@ -301,23 +289,13 @@ func (s *Store) contactList(ctx context.Context, p *messaging.ContactListParams,
 	return out, total, nil
 }
 
-// queryContacts runs a query of contacts.
+// queryContacts runs a query of contacts. An empty page is an empty list,
+// not nil.
 func queryContacts(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]*messaging.Contact, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
+	out, err := collect(rows, err, scanContact)
+	if out == nil && err == nil {
+		out = []*messaging.Contact{}
 	}
-	defer rows.Close()
-	out := []*messaging.Contact{}
-	for rows.Next() {
-		c, err := scanContact(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }

@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"strings"
 
 	"github.com/ujumbe/messaging"
 )
@@ -13,20 +12,9 @@ import (
 func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
 	var out []*messaging.Message
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		out = nil
 		rows, err := s.queryTx(ctx, tx, qMessageClaim, p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			m, err := scanMessage(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
+		out, err = collect(rows, err, scanMessage)
+		return err
 	})
 	if err != nil {
 		return nil, err // rows of a claim that did not commit are nobody's
@@ -38,22 +26,16 @@ func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParam
 func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
 	var released bool
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE messages SET due_at = ?, last_error = ?, lease_owner = ''
+		n, err := affected(tx.ExecContext(ctx, `UPDATE messages SET due_at = ?, last_error = ?, lease_owner = ''
 			WHERE id = ? AND workspace_id = ? AND status = 'queued' AND lease_owner = ?`,
-			fmtTime(p.DueAt), p.LastError, p.ID, p.WorkspaceID, p.Owner)
+			fmtTime(p.DueAt), p.LastError, p.ID, p.WorkspaceID, p.Owner))
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 1 {
-			released = true
+		if released = n == 1; released {
 			return nil
 		}
-		var one int
-		return tx.QueryRowContext(ctx, `SELECT 1 FROM messages WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&one)
+		return exists(ctx, tx, "messages", p.WorkspaceID, p.ID)
 	})
 	return released, err
 }
@@ -78,16 +60,7 @@ const endpointCols = `id, workspace_id, url, secret_sealed, disabled_at, created
 
 func scanEndpoint(sc scanner) (*messaging.WebhookEndpoint, error) {
 	var e messaging.WebhookEndpoint
-	var disabled sql.NullString
-	var created string
-	if err := sc.Scan(&e.ID, &e.WorkspaceID, &e.URL, &e.SecretSealed, &disabled, &created); err != nil {
-		return nil, err
-	}
-	var err error
-	if e.DisabledAt, err = parseTimePtr(disabled); err != nil {
-		return nil, err
-	}
-	if e.CreatedAt, err = parseTime(created); err != nil {
+	if err := sc.Scan(&e.ID, &e.WorkspaceID, &e.URL, &e.SecretSealed, storedTimePtr{&e.DisabledAt}, storedTime{&e.CreatedAt}); err != nil {
 		return nil, err
 	}
 	return &e, nil
@@ -107,18 +80,8 @@ func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]
 	var out []*messaging.WebhookEndpoint
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			e, err := scanEndpoint(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return rows.Err()
+		out, err = collect(rows, err, scanEndpoint)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -142,11 +105,22 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 	})
 }
 
+// scanDelivery scans a webhook delivery without its endpoint's URL and
+// secret.
+func scanDelivery(sc scanner) (*messaging.WebhookDelivery, error) {
+	var d messaging.WebhookDelivery
+	if err := sc.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
+		&d.Attempts, storedTime{&d.DueAt}, &d.LeaseOwner, &d.LastStatus, &d.LastError, storedTime{&d.CreatedAt}); err != nil {
+		return nil, err
+	}
+	d.ID = d.Seq
+	return &d, nil
+}
+
 // WebhookClaim implements messaging.Store.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	var out []*messaging.WebhookDelivery
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		out = nil
 		rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?, attempts = attempts + 1
 			WHERE seq IN (
 				SELECT d.seq FROM webhook_deliveries d
@@ -156,27 +130,7 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 				ORDER BY d.due_at, d.seq LIMIT ?)
 			RETURNING seq, endpoint_id, workspace_id, message_id, event_id, payload, state, attempts, due_at, lease_owner, last_status, last_error, created_at`,
 			p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var d messaging.WebhookDelivery
-			var due, created string
-			if err := rows.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
-				&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created); err != nil {
-				return err
-			}
-			d.ID = d.Seq
-			if d.DueAt, err = parseTime(due); err != nil {
-				return err
-			}
-			if d.CreatedAt, err = parseTime(created); err != nil {
-				return err
-			}
-			out = append(out, &d)
-		}
-		if err := rows.Err(); err != nil {
+		if out, err = collect(rows, err, scanDelivery); err != nil {
 			return err
 		}
 		for _, d := range out {
@@ -207,7 +161,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		if p.State == messaging.DeliveryPending {
 			_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET due_at = ?, lease_owner = '', last_status = ?, last_error = ? WHERE seq = ?`,
-				fmtTime(p.DueAt), p.LastStatus, truncate(p.LastError, 500), p.ID)
+				fmtTime(p.DueAt), p.LastStatus, p.LastError, p.ID)
 		} else {
 			_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE seq = ?`, p.ID)
 		}
@@ -224,13 +178,6 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		return nil
 	})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }
 
 // MessageGetByIdempotencyKey implements messaging.Store.

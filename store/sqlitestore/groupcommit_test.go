@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ujumbe/messaging/sms"
 )
 
 // batchOf runs the writes fns concurrently so that the writer takes them in
@@ -170,6 +172,44 @@ func TestPrepareErrorReachesTheCaller(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("row of an unpreparable statement: %v, want the prepare error", err)
+	}
+}
+
+// A store write whose statement cannot be prepared (here because its
+// table was dropped behind the store's back) fails with the prepare error
+// and stores nothing: it must never report success for a write that did
+// not happen, as it did when a statement that failed to prepare was
+// replaced by the savepoint statement.
+func TestUnpreparableStoreWriteFails(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	ctx := context.Background()
+	if err := s.SMSAccountCreate(ctx, &sms.Account{PartnerID: "p", KeyHash: []byte("h"), Senders: []string{"ACME"},
+		Credit: sms.Credits(10), TimeZone: "UTC", CostPerSegment: sms.Credits(1), CreatedAt: t0, UpdatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DROP TABLE sms_idempotency`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	msg := &sms.Message{ID: "sms_1", PartnerID: "p", Mobile: "254712345678", Text: "hi", Sender: "ACME", Encoding: sms.EncodingGSM7,
+		Segments: 1, Cost: sms.Credits(1), Status: sms.StatusQueued, DueAt: t0, CreatedAt: t0, UpdatedAt: t0}
+	rec := &sms.Idempotency{PartnerID: "p", Key: "k", RequestHash: []byte("h"), Answer: []byte("{}"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	res, prev, err := s.SMSAcceptIdempotent(ctx, &sms.AcceptIdempotentParams{Record: rec, Messages: []*sms.Message{msg}})
+	if err == nil || !strings.Contains(err.Error(), "sms_idempotency") {
+		t.Fatalf("keyed accept without its table: results %v, previous %v, error %v; want the prepare error", res, prev, err)
+	}
+	a, err := s.SMSAccountGet(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Credit != sms.Credits(10) {
+		t.Errorf("credit after the failed accept = %v; want %v (nothing debited)", a.Credit, sms.Credits(10))
+	}
+	var n int
+	if err := s.r.QueryRow(`SELECT count(*) FROM sms_messages`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d messages stored by the failed accept (err %v); want 0", n, err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
 const messageCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
@@ -15,29 +16,21 @@ const messageCols = `id, workspace_id, conversation_id, channel, recipient, dire
 
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
-	var comps sql.NullString
-	var created, updated, due string
+	var comps *string
+	var due string
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
-		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
+		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
 		&due, &m.LeaseOwner, &m.Attempts, &m.LastError); err != nil {
 		return nil, err
 	}
-	if due != "" {
-		t, err := parseTime(due)
-		if err != nil {
+	var err error
+	if due != "" { // an empty due_at is the zero time
+		if m.DueAt, err = parseTime(due); err != nil {
 			return nil, err
 		}
-		m.DueAt = t
 	}
-	var err error
-	if m.Components, err = decodeSlice[messaging.SendComponent](comps); err != nil {
-		return nil, err
-	}
-	if m.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if m.UpdatedAt, err = parseTime(updated); err != nil {
+	if m.Components, err = storedjson.DecodeSendComponents(comps); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -50,7 +43,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 // the stored message is m. ErrNotFound if the
 // workspace does not exist; ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
-	comps, err := encodeSlice(m.Components)
+	comps, err := storedjson.EncodeSendComponents(m.Components)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
@@ -58,14 +51,10 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	var created bool
 	// One statement changes the database: no savepoint is needed.
 	err = s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := s.execTx(ctx, tx, qMessageInsert, m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
+		n, err := affected(s.execTx(ctx, tx, qMessageInsert, m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
 			m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
 			m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
-			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
+			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError))
 		if err != nil {
 			return err
 		}
@@ -94,10 +83,6 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 	return m, nil
 }
 
-// MessageUpdateStatus implements messaging.Store. In one write transaction
-// it reads the message, then updates it with a single UPDATE ... WHERE
-// status IN (From) ... RETURNING. FailureReason and ProviderMessageID are
-// only written when non-empty; UpdatedAt becomes p.At.
 // Hot statements of MessageCreate, MessageUpdateStatus and MessageClaim.
 var (
 	qMessageInsert = `INSERT INTO messages (` + messageCols + `)
@@ -127,6 +112,11 @@ var (
 var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
 	qSMSDebit, qSMSInsert, qPendingSweep, qPendingInsert, qPendingTake}
 
+// MessageUpdateStatus implements messaging.Store. In one write transaction
+// it reads the message, then updates it with a single UPDATE ... WHERE
+// status = (the status read) ... RETURNING and queues p.Event.
+// FailureReason and ProviderMessageID are only written when non-empty;
+// UpdatedAt becomes p.At.
 func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
 	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
@@ -147,9 +137,7 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		}
 		changed = true
 		if p.Event != nil {
-			if ev := p.Event(before, after); ev != nil {
-				return s.queueEvent(ctx, tx, ev)
-			}
+			return s.queueEvent(ctx, tx, p.Event)
 		}
 		return nil
 	})

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
-	"time"
 
 	"github.com/ujumbe/messaging"
 )
@@ -65,40 +64,38 @@ func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingRepor
 // them through the writer: most ids recorded by the dispatcher have none,
 // and a report saved after that read is the saver's to take (see
 // messaging.Service.ApplyProviderStatus).
-func (s *Store) PendingReportTake(ctx context.Context, providerMessageID string, notBefore time.Time) ([]*messaging.PendingReport, error) {
+func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
 	var one int
-	if err := s.queryRow(ctx, qPendingAny, providerMessageID).Scan(&one); err != nil {
+	if err := s.queryRow(ctx, qPendingAny, p.ProviderMessageID).Scan(&one); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil
 		}
 		return nil, interpretError(err)
 	}
-	var out []*messaging.PendingReport
+	var taken []*messaging.PendingReport
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		out = nil
-		rows, err := s.queryTx(ctx, tx, qPendingTake, providerMessageID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r messaging.PendingReport
-			var received string
-			if err := rows.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
-				return err
-			}
-			if r.ReceivedAt, err = parseTime(received); err != nil {
-				return err
-			}
-			if !r.ReceivedAt.Before(notBefore) {
-				out = append(out, &r)
-			}
-		}
-		return rows.Err()
+		rows, err := s.queryTx(ctx, tx, qPendingTake, p.ProviderMessageID)
+		taken, err = collect(rows, err, scanPendingReport)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	var out []*messaging.PendingReport
+	for _, r := range taken {
+		if !r.ReceivedAt.Before(p.NotBefore) {
+			out = append(out, r)
+		}
+	}
 	slices.SortFunc(out, func(a, b *messaging.PendingReport) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, nil
+}
+
+// scanPendingReport scans a kept provider report.
+func scanPendingReport(sc scanner) (*messaging.PendingReport, error) {
+	var r messaging.PendingReport
+	if err := sc.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, storedTime{&r.ReceivedAt}); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }

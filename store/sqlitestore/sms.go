@@ -39,34 +39,20 @@ func addSenders(ctx context.Context, tx *sql.Tx, partnerID string, senders []str
 func getAccount(ctx context.Context, q queryer, partnerID string) (*sms.Account, error) {
 	var a sms.Account
 	var credit, cost int64
-	var created, updated string
 	if err := q.QueryRowContext(ctx, `SELECT partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at
 		FROM sms_accounts WHERE partner_id = ?`, partnerID).
-		Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, &created, &updated); err != nil {
+		Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, storedTime{&a.CreatedAt}, storedTime{&a.UpdatedAt}); err != nil {
 		return nil, err
 	}
 	a.Credit, a.CostPerSegment = sms.Credit(credit), sms.Credit(cost)
-	var err error
-	if a.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if a.UpdatedAt, err = parseTime(updated); err != nil {
-		return nil, err
-	}
 	rows, err := q.QueryContext(ctx, `SELECT sender FROM sms_senders WHERE partner_id = ? ORDER BY sender`, partnerID)
-	if err != nil {
+	if a.Senders, err = collect(rows, err, scanString); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	a.Senders = []string{}
-	for rows.Next() {
-		var sd string
-		if err := rows.Scan(&sd); err != nil {
-			return nil, err
-		}
-		a.Senders = append(a.Senders, sd)
+	if a.Senders == nil {
+		a.Senders = []string{}
 	}
-	return &a, rows.Err()
+	return &a, nil
 }
 
 // SMSAccountGet implements sms.Store. Senders are sorted.
@@ -125,11 +111,11 @@ func nullCredit(c *sms.Credit) any {
 }
 
 // SMSCreditAdd implements sms.Store.
-func (s *Store) SMSCreditAdd(ctx context.Context, partnerID string, amount sms.Credit, at time.Time) (sms.Credit, error) {
+func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (sms.Credit, error) {
 	var credit int64
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `UPDATE sms_accounts SET credit = credit + ?, updated_at = ? WHERE partner_id = ? RETURNING credit`,
-			int64(amount), fmtTime(at), partnerID).Scan(&credit)
+			int64(p.Amount), fmtTime(p.At), p.PartnerID).Scan(&credit)
 	})
 	return sms.Credit(credit), err
 }
@@ -141,36 +127,20 @@ const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, en
 func scanSMS(sc scanner) (*sms.Message, error) {
 	var m sms.Message
 	var cost int64
-	var due, created, updated string
 	var dlrStatus sql.NullInt64
-	var dlrDesc, dlrNet, dlrTime, sent sql.NullString
+	var dlrDesc, dlrNet sql.NullString
+	var dlrTime *time.Time
 	if err := sc.Scan(&m.Number, &m.ID, &m.PartnerID, &m.Mobile, &m.Text, &m.Sender, &m.ClientSMSID, &m.Encoding, &m.Segments,
-		&cost, &m.Status, &due, &m.Attempts, &m.ClaimToken, &m.GatewayMessageID, &m.NetworkID, &m.FailureReason,
-		&dlrStatus, &dlrDesc, &dlrNet, &dlrTime, &sent, &created, &updated); err != nil {
+		&cost, &m.Status, storedTime{&m.DueAt}, &m.Attempts, &m.ClaimToken, &m.GatewayMessageID, &m.NetworkID, &m.FailureReason,
+		&dlrStatus, &dlrDesc, &dlrNet, storedTimePtr{&dlrTime}, storedTimePtr{&m.SentAt}, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt}); err != nil {
 		return nil, err
 	}
 	m.Cost = sms.Credit(cost)
-	var err error
-	if m.DueAt, err = parseTime(due); err != nil {
-		return nil, err
-	}
-	if m.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if m.UpdatedAt, err = parseTime(updated); err != nil {
-		return nil, err
-	}
-	if m.SentAt, err = parseTimePtr(sent); err != nil {
-		return nil, err
-	}
 	if dlrDesc.Valid {
-		r := &sms.Report{Status: int(dlrStatus.Int64), Description: dlrDesc.String, NetworkID: dlrNet.String}
-		if t, err := parseTimePtr(dlrTime); err != nil {
-			return nil, err
-		} else if t != nil {
-			r.Time = *t
+		m.Report = &sms.Report{Status: int(dlrStatus.Int64), Description: dlrDesc.String, NetworkID: dlrNet.String}
+		if dlrTime != nil {
+			m.Report.Time = *dlrTime
 		}
-		m.Report = r
 	}
 	return &m, nil
 }
@@ -285,18 +255,8 @@ func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Mes
 				WHERE status IN ('scheduled', 'queued', 'sending') AND due_at <= ?
 				ORDER BY due_at, number LIMIT ?)
 			RETURNING `+smsCols, fmtTime(p.LeaseUntil), p.Token, fmtTime(p.Now), fmtTime(p.Now), p.Limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			m, err := scanSMS(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
+		out, err = collect(rows, err, scanSMS)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -329,10 +289,7 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 					WHERE number = ? AND status = 'sending' AND claim_token = ?`,
 					c.FailureReason, fmtTime(c.At), c.Number, c.Token)
 			}
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
+			n, err := affected(res, err)
 			if err != nil {
 				return err
 			}
@@ -357,13 +314,14 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 }
 
 // SMSReportSave implements sms.Store.
-func (s *Store) SMSReportSave(ctx context.Context, partnerID string, number int64, r *sms.Report) error {
+func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
+	r := p.Report
 	var t any
 	if !r.Time.IsZero() {
 		t = fmtTime(r.Time)
 	}
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return oneRow(tx.ExecContext(ctx, `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
-			WHERE number = ? AND partner_id = ?`, r.Status, r.Description, r.NetworkID, t, number, partnerID))
+			WHERE number = ? AND partner_id = ?`, r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID))
 	})
 }

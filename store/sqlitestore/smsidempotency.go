@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ujumbe/messaging/sms"
 )
@@ -61,8 +60,8 @@ func encodeResults(res []sms.AcceptResult) (string, error) {
 
 func scanIdem(sc scanner) (*sms.Idempotency, error) {
 	var r sms.Idempotency
-	var results, created, expires string
-	if err := sc.Scan(&r.PartnerID, &r.Key, &r.RequestHash, &r.Answer, &results, &created, &expires); err != nil {
+	var results string
+	if err := sc.Scan(&r.PartnerID, &r.Key, &r.RequestHash, &r.Answer, &results, storedTime{&r.CreatedAt}, storedTime{&r.ExpiresAt}); err != nil {
 		return nil, err
 	}
 	var stored []storedResult
@@ -76,33 +75,27 @@ func scanIdem(sc scanner) (*sms.Idempotency, error) {
 			r.Results[i].Err = sms.ErrInsufficientCredit
 		}
 	}
-	var err error
-	if r.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if r.ExpiresAt, err = parseTime(expires); err != nil {
-		return nil, err
-	}
 	return &r, nil
 }
 
 // SMSAcceptIdempotent implements sms.Store: the look-up of the key, the
 // debits and inserts of SMSAccept, the record and the purge of a few
 // expired records are one request of the writer, in one transaction.
-func (s *Store) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, msgs []*sms.Message) ([]sms.AcceptResult, *sms.Idempotency, error) {
+func (s *Store) SMSAcceptIdempotent(ctx context.Context, p *sms.AcceptIdempotentParams) ([]sms.AcceptResult, *sms.Idempotency, error) {
+	rec := p.Record
 	var res []sms.AcceptResult
 	var prev *sms.Idempotency
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, prev = nil, nil
-		p, err := scanIdem(s.rowTx(ctx, tx, qSMSIdemGet, rec.PartnerID, rec.Key, fmtTime(rec.CreatedAt)))
+		live, err := scanIdem(s.rowTx(ctx, tx, qSMSIdemGet, rec.PartnerID, rec.Key, fmtTime(rec.CreatedAt)))
 		if err == nil {
-			prev = p
+			prev = live
 			return nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		out, err := s.acceptTx(ctx, tx, msgs)
+		out, err := s.acceptTx(ctx, tx, p.Messages)
 		if err != nil {
 			return err
 		}
@@ -127,8 +120,8 @@ func (s *Store) SMSAcceptIdempotent(ctx context.Context, rec *sms.Idempotency, m
 }
 
 // SMSIdempotencyGet implements sms.Store.
-func (s *Store) SMSIdempotencyGet(ctx context.Context, partnerID, key string, now time.Time) (*sms.Idempotency, error) {
-	r, err := scanIdem(s.queryRow(ctx, qSMSIdemGet, partnerID, key, fmtTime(now)))
+func (s *Store) SMSIdempotencyGet(ctx context.Context, p *sms.IdempotencyGetParams) (*sms.Idempotency, error) {
+	r, err := scanIdem(s.queryRow(ctx, qSMSIdemGet, p.PartnerID, p.Key, fmtTime(p.Now)))
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -276,20 +276,39 @@ func interpretError(err error) error {
 	return fmt.Errorf("sqlitestore: %w", err)
 }
 
+// affected returns the number of rows an Exec changed, or its error.
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // oneRow returns the error of an Exec that must change a row: its own, or
 // messaging.ErrNotFound when it changed none.
 func oneRow(res sql.Result, err error) error {
-	if err != nil {
+	n, err := affected(res, err)
+	if err == nil && n == 0 {
+		err = messaging.ErrNotFound
+	}
+	return err
+}
+
+// exists returns nil when table (a constant name) holds the record id of
+// the workspace ws, and sql.ErrNoRows (not found) when it does not.
+func exists(ctx context.Context, tx *sql.Tx, table, ws, id string) error {
+	var one int
+	return tx.QueryRowContext(ctx, `SELECT 1 FROM `+table+` WHERE id = ? AND workspace_id = ?`, id, ws).Scan(&one)
+}
+
+// missingOrStale tells why a conditional update of the record id of the
+// workspace ws changed nothing: sql.ErrNoRows (not found) when there is no
+// such record, messaging.ErrStale when its condition no longer held.
+func missingOrStale(ctx context.Context, tx *sql.Tx, table, ws, id string) error {
+	if err := exists(ctx, tx, table, ws, id); err != nil {
 		return err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return messaging.ErrNotFound
-	}
-	return nil
+	return messaging.ErrStale
 }
 
 // readTx runs fn in a read transaction on a reader connection, so that its
@@ -369,6 +388,35 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
+// collect returns the rows of a query, each scanned by scan, or nil when
+// there are none, and closes them; err is the query's own error, returned
+// as it is. The error is not interpreted.
+func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanString scans a row of one text column.
+func scanString(sc scanner) (string, error) {
+	var s string
+	err := sc.Scan(&s)
+	return s, err
+}
+
 // timeLayout is the stored form of timestamps: fixed width, so text order is
 // time order (for years 0 to 9999), with nanoseconds.
 const timeLayout = "2006-01-02T15:04:05.000000000Z"
@@ -390,15 +438,39 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-func parseTimePtr(s sql.NullString) (*time.Time, error) {
-	if !s.Valid {
-		return nil, nil
+// storedTime is a scan destination for a stored time: it parses the text
+// into *t.
+type storedTime struct{ t *time.Time }
+
+// Scan implements sql.Scanner.
+func (d storedTime) Scan(src any) error {
+	var err error
+	switch v := src.(type) {
+	case string:
+		*d.t, err = parseTime(v)
+	case []byte:
+		*d.t, err = parseTime(string(v))
+	default:
+		err = fmt.Errorf("stored time is %T, want text", src)
 	}
-	t, err := parseTime(s.String)
-	if err != nil {
-		return nil, err
+	return err
+}
+
+// storedTimePtr is storedTime for a nullable column: NULL is a nil *t.
+type storedTimePtr struct{ t **time.Time }
+
+// Scan implements sql.Scanner.
+func (d storedTimePtr) Scan(src any) error {
+	if src == nil {
+		*d.t = nil
+		return nil
 	}
-	return &t, nil
+	var t time.Time
+	if err := (storedTime{&t}).Scan(src); err != nil {
+		return err
+	}
+	*d.t = &t
+	return nil
 }
 
 // placeholders returns "?, ?, ?" with n question marks, or "NULL" when n is

@@ -3,66 +3,22 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
-
-// storedTemplateComponent is the stored JSON form of a
-// messaging.TemplateComponent. Unlike the API form it has no omitempty on
-// Buttons, so a nil and an empty button list both round-trip.
-type storedTemplateComponent struct {
-	Type    string                     `json:"type"`
-	Format  string                     `json:"format,omitempty"`
-	Text    string                     `json:"text,omitempty"`
-	Buttons []messaging.TemplateButton `json:"buttons"`
-}
-
-func encodeTemplateComponents(cs []messaging.TemplateComponent) (any, error) {
-	if cs == nil {
-		return nil, nil
-	}
-	st := make([]storedTemplateComponent, len(cs))
-	for i, c := range cs {
-		st[i] = storedTemplateComponent(c)
-	}
-	b, err := json.Marshal(st)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
-func decodeTemplateComponents(s sql.NullString) ([]messaging.TemplateComponent, error) {
-	st, err := decodeSlice[storedTemplateComponent](s)
-	if err != nil || st == nil {
-		return nil, err
-	}
-	out := make([]messaging.TemplateComponent, len(st))
-	for i, c := range st {
-		out[i] = messaging.TemplateComponent(c)
-	}
-	return out, nil
-}
 
 const templateCols = `id, workspace_id, name, category, language, status, components, status_reason, created_at, updated_at`
 
 func scanTemplate(sc scanner) (*messaging.Template, error) {
 	var t messaging.Template
-	var comps sql.NullString
-	var created, updated string
+	var comps *string
 	if err := sc.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Category, &t.Language, &t.Status, &comps,
-		&t.StatusReason, &created, &updated); err != nil {
+		&t.StatusReason, storedTime{&t.CreatedAt}, storedTime{&t.UpdatedAt}); err != nil {
 		return nil, err
 	}
 	var err error
-	if t.Components, err = decodeTemplateComponents(comps); err != nil {
-		return nil, err
-	}
-	if t.CreatedAt, err = parseTime(created); err != nil {
-		return nil, err
-	}
-	if t.UpdatedAt, err = parseTime(updated); err != nil {
+	if t.Components, err = storedjson.DecodeTemplateComponents(comps); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -72,7 +28,7 @@ func scanTemplate(sc scanner) (*messaging.Template, error) {
 // does not exist; ErrConflict if the id, or the name and language within the
 // workspace, is taken. SendExample is derived and not stored.
 func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
-	comps, err := encodeTemplateComponents(t.Components)
+	comps, err := storedjson.EncodeTemplateComponents(t.Components)
 	if err != nil {
 		return interpretError(err)
 	}
@@ -98,8 +54,8 @@ func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messa
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(ctx context.Context, workspaceID, name, language string) (*messaging.Template, error) {
-	return s.templateWhere(ctx, `workspace_id = ? AND name = ? AND language = ?`, workspaceID, name, language)
+func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
+	return s.templateWhere(ctx, `workspace_id = ? AND name = ? AND language = ?`, p.WorkspaceID, p.Name, p.Language)
 }
 
 // TemplateList implements messaging.Store.
@@ -113,22 +69,8 @@ func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParam
 		}
 	}
 	rows, err := s.r.QueryContext(ctx, q+` ORDER BY name, language, id`, args...)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.Template
-	for rows.Next() {
-		t, err := scanTemplate(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	out, err := collect(rows, err, scanTemplate)
+	return out, interpretError(err)
 }
 
 // TemplateSetStatus implements messaging.Store. The reason replaces
@@ -150,11 +92,7 @@ func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStat
 		if err != sql.ErrNoRows {
 			return err
 		}
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM templates WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&one); err != nil {
-			return err // sql.ErrNoRows: not found
-		}
-		return messaging.ErrStale
+		return missingOrStale(ctx, tx, "templates", p.WorkspaceID, p.ID)
 	})
 	if err != nil {
 		return nil, err

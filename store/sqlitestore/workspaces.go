@@ -3,12 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
 // WorkspaceCreate implements messaging.Store.
@@ -38,36 +37,26 @@ const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, c.channel FROM workspa
 // WorkspaceGet implements messaging.Store. Channels is sorted, and empty but
 // not nil when no channel is connected.
 func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
+	type row struct {
+		w       messaging.WorkspaceInfo
+		channel sql.NullString
+	}
 	rows, err := s.query(ctx, qWorkspaceGet, id)
+	rs, err := collect(rows, err, func(sc scanner) (r row, err error) {
+		return r, sc.Scan(&r.w.ID, &r.w.Name, storedTime{&r.w.CreatedAt}, &r.channel)
+	})
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	defer rows.Close()
-	var w *messaging.WorkspaceInfo
-	for rows.Next() {
-		var ws messaging.WorkspaceInfo
-		var created string
-		var channel sql.NullString
-		if err := rows.Scan(&ws.ID, &ws.Name, &created, &channel); err != nil {
-			return nil, interpretError(err)
-		}
-		if w == nil {
-			t, err := parseTime(created)
-			if err != nil {
-				return nil, interpretError(err)
-			}
-			ws.CreatedAt, ws.Channels = t, []string{}
-			w = &ws
-		}
-		if channel.Valid {
-			w.Channels = append(w.Channels, channel.String)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	if w == nil {
+	if len(rs) == 0 {
 		return nil, messaging.ErrNotFound
+	}
+	w := &rs[0].w
+	w.Channels = []string{}
+	for _, r := range rs {
+		if r.channel.Valid {
+			w.Channels = append(w.Channels, r.channel.String)
+		}
 	}
 	slices.Sort(w.Channels)
 	return w, nil
@@ -96,22 +85,13 @@ const apiKeyCols = `id, workspace_id, prefix, hash, scopes, expires_at, revoked_
 
 func scanAPIKey(sc scanner) (*messaging.APIKey, error) {
 	var k messaging.APIKey
-	var scopes, expires, revoked sql.NullString
-	var created string
-	if err := sc.Scan(&k.ID, &k.WorkspaceID, &k.Prefix, &k.Hash, &scopes, &expires, &revoked, &created); err != nil {
+	var scopes *string
+	if err := sc.Scan(&k.ID, &k.WorkspaceID, &k.Prefix, &k.Hash, &scopes, storedTimePtr{&k.ExpiresAt}, storedTimePtr{&k.RevokedAt},
+		storedTime{&k.CreatedAt}); err != nil {
 		return nil, err
 	}
 	var err error
-	if k.Scopes, err = decodeSlice[string](scopes); err != nil {
-		return nil, err
-	}
-	if k.ExpiresAt, err = parseTimePtr(expires); err != nil {
-		return nil, err
-	}
-	if k.RevokedAt, err = parseTimePtr(revoked); err != nil {
-		return nil, err
-	}
-	if k.CreatedAt, err = parseTime(created); err != nil {
+	if k.Scopes, err = storedjson.DecodeStrings(scopes); err != nil {
 		return nil, err
 	}
 	return &k, nil
@@ -119,28 +99,14 @@ func scanAPIKey(sc scanner) (*messaging.APIKey, error) {
 
 func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]*messaging.APIKey, error) {
 	rows, err := s.query(ctx, query, args...)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.APIKey
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, interpretError(err)
-	}
-	return out, nil
+	out, err := collect(rows, err, scanAPIKey)
+	return out, interpretError(err)
 }
 
 // APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
 // not exist; ErrConflict if the id or the hash is taken.
 func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
-	scopes, err := encodeSlice(k.Scopes)
+	scopes, err := storedjson.EncodeStrings(k.Scopes)
 	if err != nil {
 		return interpretError(err)
 	}
@@ -183,21 +149,20 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 
 // APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
 // first RevokedAt.
-func (s *Store) APIKeyRevoke(ctx context.Context, workspaceID, id string, at time.Time) error {
+func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var one int
-		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM api_keys WHERE id = ? AND workspace_id = ?`, id, workspaceID).Scan(&one); err != nil {
+		if err := exists(ctx, tx, "api_keys", p.WorkspaceID, p.ID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL`,
-			fmtTime(at), id, workspaceID)
+			fmtTime(p.At), p.ID, p.WorkspaceID)
 		return err
 	})
 }
 
 // APIKeyUpdate implements messaging.Store.
 func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
-	scopes, err := encodeSlice(p.Scopes)
+	scopes, err := storedjson.EncodeStrings(p.Scopes)
 	if err != nil {
 		return interpretError(err)
 	}
@@ -205,29 +170,4 @@ func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParam
 		return oneRow(tx.ExecContext(ctx, `UPDATE api_keys SET scopes = ?, expires_at = ? WHERE id = ? AND workspace_id = ?`,
 			scopes, fmtTimePtr(p.ExpiresAt), p.ID, p.WorkspaceID))
 	})
-}
-
-// encodeSlice returns the JSON text of s, or nil (SQL NULL) when s is nil.
-func encodeSlice[T any](s []T) (any, error) {
-	if s == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
-// decodeSlice decodes what encodeSlice stored: nil for NULL, otherwise a
-// non-nil slice.
-func decodeSlice[T any](s sql.NullString) ([]T, error) {
-	if !s.Valid {
-		return nil, nil
-	}
-	out := []T{}
-	if err := json.Unmarshal([]byte(s.String), &out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

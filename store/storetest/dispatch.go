@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -154,15 +155,18 @@ func endpoint(ws, id string, sec int) *messaging.WebhookEndpoint {
 	return &messaging.WebhookEndpoint{ID: id, WorkspaceID: ws, URL: "https://hooks.example/" + id, SecretSealed: []byte("sealed-" + id), CreatedAt: at(sec)}
 }
 
+// statusEvent is the event record of a status change of a message.
+func statusEvent(ws, id, from, to, evID string, sec int) *messaging.EventRecord {
+	return &messaging.EventRecord{ID: evID, WorkspaceID: ws, MessageID: id, Type: "message.status_updated",
+		Payload: []byte(`{"id":"` + evID + `","prev":"` + from + `","now":"` + to + `"}`), CreatedAt: at(sec)}
+}
+
 // statusChange moves a message to status and queues an event for it.
 func statusChange(t *testing.T, s messaging.Store, ws, id, from, to, evID string, sec int) {
 	t.Helper()
 	_, _, changed, err := s.MessageUpdateStatus(context.Background(), &messaging.MessageStatusParams{
 		WorkspaceID: ws, ID: id, From: []string{from}, To: to, At: at(sec),
-		Event: func(before, after *messaging.Message) *messaging.EventRecord {
-			return &messaging.EventRecord{ID: evID, WorkspaceID: ws, MessageID: id, Type: "message.status_updated",
-				Payload: []byte(`{"id":"` + evID + `","prev":"` + before.Status + `","now":"` + after.Status + `"}`), CreatedAt: at(sec)}
-		},
+		Event: statusEvent(ws, id, from, to, evID, sec),
 	})
 	if err != nil || !changed {
 		t.Fatalf("status %s->%s: changed=%v err=%v", from, to, changed, err)
@@ -197,12 +201,19 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	statusChange(t, s, "a", "msg_2", "queued", "sent", "evt_3", 12)
 	// An ignored change queues nothing.
 	_, _, changed, _ := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(13),
-		Event: func(_, _ *messaging.Message) *messaging.EventRecord {
-			t.Error("Event called for an unchanged status")
-			return nil
-		}})
+		Event: statusEvent("a", "msg_1", "queued", "sent", "evt_ignored_1", 13)})
 	if changed {
 		t.Fatal("status moved backwards")
+	}
+	// Nor does one of a message without pending deliveries, where the
+	// claims below would find it first.
+	if _, _, err := s.MessageCreate(ctx, queuedMessage("a", "msg_3", at(0))); err != nil {
+		t.Fatal(err)
+	}
+	_, _, changed, _ = s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_3", From: []string{"sent"}, To: "delivered", At: at(13),
+		Event: statusEvent("a", "msg_3", "sent", "delivered", "evt_ignored_3", 13)})
+	if changed {
+		t.Fatal("status changed from a status it did not have")
 	}
 
 	type key struct{ Endpoint, Event string }
@@ -219,6 +230,11 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 		return out
 	}
 	got := claim("h1", at(20))
+	for k := range got {
+		if strings.HasPrefix(k.Event, "evt_ignored") {
+			t.Errorf("the event of an unchanged status was queued for %s", k.Endpoint)
+		}
+	}
 	// Per endpoint and message, only the first pending event is claimable:
 	// evt_2 waits for evt_1.
 	want := []key{{"we_1", "evt_1"}, {"we_1", "evt_3"}, {"we_2", "evt_1"}, {"we_2", "evt_3"}}

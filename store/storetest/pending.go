@@ -34,7 +34,7 @@ func save(t *testing.T, s messaging.Store, r *messaging.PendingReport, notBefore
 // take takes the reports of id received at or after at(notBefore).
 func take(t *testing.T, s messaging.Store, id string, notBefore int) []*messaging.PendingReport {
 	t.Helper()
-	got, err := s.PendingReportTake(context.Background(), id, at(notBefore))
+	got, err := s.PendingReportTake(context.Background(), &messaging.PendingReportTakeParams{ProviderMessageID: id, NotBefore: at(notBefore)})
 	if err != nil {
 		t.Fatalf("PendingReportTake(%s): %v", id, err)
 	}
@@ -145,7 +145,7 @@ func testPendingReportConcurrent(t *testing.T, s messaging.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := s.PendingReportTake(ctx, "wamid.C", at(-100))
+			got, err := s.PendingReportTake(ctx, &messaging.PendingReportTakeParams{ProviderMessageID: "wamid.C", NotBefore: at(-100)})
 			if err != nil {
 				t.Error(err)
 				return

@@ -37,6 +37,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"IdempotentMissingAccountStoresNothing", testSMSIdempotentMissingAccount},
 		{"ConcurrentIdempotentAcceptsAcceptOnce", testSMSConcurrentIdempotentAccepts},
 		{"IdempotentCancellationTruth", testSMSIdempotentCancellationTruth},
+		{"LongTextsKept", testSMSLongTextsKept},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,14 +129,14 @@ func testSMSAccounts(t *testing.T, s sms.Store) {
 	_, err = s.SMSAccountUpdate(ctx, &sms.AccountUpdate{PartnerID: "missing", AddSenders: []string{"X"}, At: at(6)})
 	wantErr(t, "update of a missing account", err, messaging.ErrNotFound)
 
-	bal, err := s.SMSCreditAdd(ctx, "1234", sms.Credit(1050), at(7))
+	bal, err := s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "1234", Amount: sms.Credit(1050), At: at(7)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if bal != sms.Credit(11050) || smsCredit(t, s, "1234") != sms.Credit(11050) {
 		t.Errorf("after top-up of 10.50: balance %s, stored %s; want 110.50", bal, smsCredit(t, s, "1234"))
 	}
-	_, err = s.SMSCreditAdd(ctx, "missing", 100, at(7))
+	_, err = s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "missing", Amount: 100, At: at(7)})
 	wantErr(t, "top-up of a missing account", err, messaging.ErrNotFound)
 }
 
@@ -466,11 +467,11 @@ func testSMSReports(t *testing.T, s sms.Store) {
 	smsAccount(t, s, "b", sms.Credits(5))
 	res := smsAccept(t, s, smsMessage("m1", "a", 100, sms.StatusQueued, base))
 	n := res[0].Number
-	wantErr(t, "report for another account", s.SMSReportSave(ctx, "b", n, &sms.Report{Description: sms.DeliveredToTerminal}), messaging.ErrNotFound)
-	wantErr(t, "report for an unknown number", s.SMSReportSave(ctx, "a", n+1000, &sms.Report{Description: sms.DeliveredToTerminal}), messaging.ErrNotFound)
+	wantErr(t, "report for another account", s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "b", Number: n, Report: &sms.Report{Description: sms.DeliveredToTerminal}}), messaging.ErrNotFound)
+	wantErr(t, "report for an unknown number", s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n + 1000, Report: &sms.Report{Description: sms.DeliveredToTerminal}}), messaging.ErrNotFound)
 
 	interim := &sms.Report{Status: 2, Description: sms.DeliverySentToNetwork, NetworkID: "254"}
-	if err := s.SMSReportSave(ctx, "a", n, interim); err != nil {
+	if err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n, Report: interim}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.SMSMessageGet(ctx, "a", n)
@@ -481,7 +482,7 @@ func testSMSReports(t *testing.T, s sms.Store) {
 		t.Errorf("interim report (-want +got):\n%s", d)
 	}
 	final := &sms.Report{Status: 32, Description: sms.DeliveredToTerminal, NetworkID: "1", Time: at(42)}
-	if err := s.SMSReportSave(ctx, "a", n, final); err != nil {
+	if err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n, Report: final}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = s.SMSMessageGet(ctx, "a", n)

@@ -39,7 +39,7 @@ func withResults(rec *sms.Idempotency, res []sms.AcceptResult) *sms.Idempotency 
 
 func smsAcceptOnce(t *testing.T, s sms.Store, rec *sms.Idempotency, msgs ...*sms.Message) ([]sms.AcceptResult, *sms.Idempotency) {
 	t.Helper()
-	res, prev, err := s.SMSAcceptIdempotent(context.Background(), rec, msgs)
+	res, prev, err := s.SMSAcceptIdempotent(context.Background(), &sms.AcceptIdempotentParams{Record: rec, Messages: msgs})
 	if err != nil {
 		t.Fatalf("SMSAcceptIdempotent(%s, %s): %v", rec.PartnerID, rec.Key, err)
 	}
@@ -79,7 +79,7 @@ func testSMSIdempotentAcceptOnce(t *testing.T, s sms.Store) {
 		t.Fatalf("results %+v: want m1 accepted (balance 9.00), m2 refused for credit", res)
 	}
 	want := withResults(rec, res)
-	got, err := s.SMSIdempotencyGet(ctx, "a", "order-42", at(1))
+	got, err := s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: "a", Key: "order-42", Now: at(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,9 +106,9 @@ func testSMSIdempotentAcceptOnce(t *testing.T, s sms.Store) {
 		t.Errorf("stored messages (-want +got):\n%s", d)
 	}
 
-	_, err = s.SMSIdempotencyGet(ctx, "a", "order-43", at(1))
+	_, err = s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: "a", Key: "order-43", Now: at(1)})
 	wantErr(t, "unknown key", err, messaging.ErrNotFound)
-	_, err = s.SMSIdempotencyGet(ctx, "a", "ORDER-42", at(1))
+	_, err = s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: "a", Key: "ORDER-42", Now: at(1)})
 	wantErr(t, "key differing in case", err, messaging.ErrNotFound)
 }
 
@@ -134,7 +134,7 @@ func testSMSIdempotencyScopedToAccount(t *testing.T, s sms.Store) {
 		"a": withResults(smsIdem("a", "k", "ha", base), resA),
 		"b": withResults(smsIdem("b", "k", "hb", base), resB),
 	} {
-		got, err := s.SMSIdempotencyGet(ctx, p, "k", base)
+		got, err := s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: p, Key: "k", Now: base})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,10 +151,10 @@ func testSMSIdempotencyExpires(t *testing.T, s sms.Store) {
 	if _, prev := smsAcceptOnce(t, s, first, smsMessage("m1", "a", sms.Credits(1), sms.StatusQueued, base)); prev != nil {
 		t.Fatalf("first use: previous record %+v", prev)
 	}
-	if _, err := s.SMSIdempotencyGet(ctx, "a", "k", at(99)); err != nil {
+	if _, err := s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: "a", Key: "k", Now: at(99)}); err != nil {
 		t.Errorf("record at +99, before it expires: %v", err)
 	}
-	_, err := s.SMSIdempotencyGet(ctx, "a", "k", at(100))
+	_, err := s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: "a", Key: "k", Now: at(100)})
 	wantErr(t, "record at +100, when it expires", err, messaging.ErrNotFound)
 	// Still live at +99: a repeat then is refused.
 	if res, prev := smsAcceptOnce(t, s, smsIdem("a", "k", "h2", at(99)), smsMessage("m2", "a", sms.Credits(1), sms.StatusQueued, base)); prev == nil {
@@ -166,7 +166,7 @@ func testSMSIdempotencyExpires(t *testing.T, s sms.Store) {
 	if prev != nil {
 		t.Fatalf("use of an expired key: previous record %+v", prev)
 	}
-	got, err := s.SMSIdempotencyGet(ctx, "a", "k", at(150))
+	got, err := s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: "a", Key: "k", Now: at(150)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,9 +183,9 @@ func testSMSIdempotencyExpires(t *testing.T, s sms.Store) {
 
 func testSMSIdempotentMissingAccount(t *testing.T, s sms.Store) {
 	ctx := context.Background()
-	_, _, err := s.SMSAcceptIdempotent(ctx, smsIdem("ghost", "k", "h", base), []*sms.Message{smsMessage("m1", "ghost", sms.Credits(1), sms.StatusQueued, base)})
+	_, _, err := s.SMSAcceptIdempotent(ctx, &sms.AcceptIdempotentParams{Record: smsIdem("ghost", "k", "h", base), Messages: []*sms.Message{smsMessage("m1", "ghost", sms.Credits(1), sms.StatusQueued, base)}})
 	wantErr(t, "keyed accept for a missing account", err, messaging.ErrNotFound)
-	_, err = s.SMSIdempotencyGet(ctx, "ghost", "k", base)
+	_, err = s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: "ghost", Key: "k", Now: base})
 	wantErr(t, "record of a failed accept", err, messaging.ErrNotFound)
 	// The account created later uses the key afresh.
 	smsAccount(t, s, "ghost", sms.Credits(1))
@@ -214,7 +214,7 @@ func testSMSConcurrentIdempotentAccepts(t *testing.T, s sms.Store) {
 			defer wg.Done()
 			<-start
 			r := *rec
-			res, prev, err := s.SMSAcceptIdempotent(context.Background(), &r, []*sms.Message{smsMessage(fmt.Sprintf("m%02d", i), "a", sms.Credits(3), sms.StatusQueued, base)})
+			res, prev, err := s.SMSAcceptIdempotent(context.Background(), &sms.AcceptIdempotentParams{Record: &r, Messages: []*sms.Message{smsMessage(fmt.Sprintf("m%02d", i), "a", sms.Credits(3), sms.StatusQueued, base)}})
 			outs[i] = outcome{res, prev, err}
 		}()
 	}
@@ -280,7 +280,7 @@ func testSMSIdempotentCancellationTruth(t *testing.T, s sms.Store) {
 			msgs = append(msgs, smsMessage(fmt.Sprintf("sms_%d_%d_%d", w, i, j), p, sms.Credit(1+rng.IntN(500)), sms.StatusQueued, at(0)))
 		}
 		rec := smsIdem(p, k, fmt.Sprintf("h_%d_%d", w, i), base)
-		res, prev, err := s.SMSAcceptIdempotent(c, rec, msgs)
+		res, prev, err := s.SMSAcceptIdempotent(c, &sms.AcceptIdempotentParams{Record: rec, Messages: msgs})
 		if err != nil {
 			return
 		}
@@ -294,7 +294,7 @@ func testSMSIdempotentCancellationTruth(t *testing.T, s sms.Store) {
 		p := fmt.Sprintf("p%d", a)
 		for k := range keys {
 			key := fmt.Sprintf("k%d", k)
-			rec, err := s.SMSIdempotencyGet(ctx, p, key, base)
+			rec, err := s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: p, Key: key, Now: base})
 			if errors.Is(err, messaging.ErrNotFound) {
 				if n := len(answers[[2]string{p, key}]); n > 0 {
 					t.Errorf("%s %s: %d accepts answered, no record", p, key, n)

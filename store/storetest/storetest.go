@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"PendingReportExpiry", testPendingReportExpiry},
 		{"PendingReportLimit", testPendingReportLimit},
 		{"PendingReportConcurrent", testPendingReportConcurrent},
+		{"LongTextsKept", testLongTextsKept},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,12 +149,12 @@ func testAPIKeys(t *testing.T, s messaging.Store) {
 		t.Errorf("APIKeyList (-want +got):\n%s", d)
 	}
 
-	wantErr(t, "revoke key of other workspace", s.APIKeyRevoke(ctx, "b", "key_1", at(10)), messaging.ErrNotFound)
-	wantErr(t, "revoke missing key", s.APIKeyRevoke(ctx, "a", "key_9", at(10)), messaging.ErrNotFound)
-	if err := s.APIKeyRevoke(ctx, "a", "key_1", at(10)); err != nil {
+	wantErr(t, "revoke key of other workspace", s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "b", ID: "key_1", At: at(10)}), messaging.ErrNotFound)
+	wantErr(t, "revoke missing key", s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_9", At: at(10)}), messaging.ErrNotFound)
+	if err := s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_1", At: at(10)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.APIKeyRevoke(ctx, "a", "key_1", at(20)); err != nil {
+	if err := s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_1", At: at(20)}); err != nil {
 		t.Fatalf("revoking twice: %v", err)
 	}
 	got, _ = s.APIKeysByPrefix(ctx, "mk_abcdefgh_")
@@ -321,7 +322,7 @@ func testContactUpdate(t *testing.T, s messaging.Store) {
 	upd := *c1
 	upd.LastName, upd.FullName, upd.Tags, upd.Lifecycle, upd.Phone = "Zed", "A Zed", []string{"x"}, "lead", ""
 	upd.Version, upd.UpdatedAt = 2, at(50)
-	if err := s.ContactUpdate(ctx, &upd, 1); err != nil {
+	if err := s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &upd, PrevVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s.ContactGet(ctx, "a", "ct_1")
@@ -330,11 +331,11 @@ func testContactUpdate(t *testing.T, s messaging.Store) {
 	}
 	stale := upd
 	stale.Version = 2
-	wantErr(t, "stale version", s.ContactUpdate(ctx, &stale, 1), messaging.ErrStale)
+	wantErr(t, "stale version", s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &stale, PrevVersion: 1}), messaging.ErrStale)
 
 	clash := *c2
 	clash.Email, clash.EmailKey, clash.Version = "A@example.com", "a@example.com", 2
-	wantErr(t, "update to another contact's email", s.ContactUpdate(ctx, &clash, 1), messaging.ErrConflict)
+	wantErr(t, "update to another contact's email", s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &clash, PrevVersion: 1}), messaging.ErrConflict)
 	got2, _ := s.ContactGet(ctx, "a", "ct_2")
 	if d := cmp.Diff(c2, got2); d != "" {
 		t.Errorf("refused update changed the contact (-want +got):\n%s", d)
@@ -342,12 +343,12 @@ func testContactUpdate(t *testing.T, s messaging.Store) {
 	// The freed phone of ct_1 can now be taken.
 	take := *c2
 	take.Phone, take.Version = "+254712345678", 2
-	if err := s.ContactUpdate(ctx, &take, 1); err != nil {
+	if err := s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &take, PrevVersion: 1}); err != nil {
 		t.Errorf("taking a freed phone: %v", err)
 	}
 	other := upd
 	other.WorkspaceID, other.Version = "b", 3
-	wantErr(t, "update from another workspace", s.ContactUpdate(ctx, &other, 2), messaging.ErrNotFound)
+	wantErr(t, "update from another workspace", s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &other, PrevVersion: 2}), messaging.ErrNotFound)
 }
 
 func ids(cs []*messaging.Contact) []string {
@@ -479,13 +480,13 @@ func testTemplates(t *testing.T, s messaging.Store) {
 	}
 	_, err = s.TemplateGet(ctx, "b", "tpl_1")
 	wantErr(t, "template of other workspace", err, messaging.ErrNotFound)
-	got, err = s.TemplateGetByName(ctx, "a", "order_shipped", "en_US")
+	got, err = s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "a", Name: "order_shipped", Language: "en_US"})
 	if err != nil || got.ID != "tpl_2" {
 		t.Errorf("TemplateGetByName(en_US) = %v, %v; want tpl_2", got, err)
 	}
-	_, err = s.TemplateGetByName(ctx, "a", "order_shipped", "EN")
+	_, err = s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "a", Name: "order_shipped", Language: "EN"})
 	wantErr(t, "language differs in case", err, messaging.ErrNotFound)
-	_, err = s.TemplateGetByName(ctx, "b", "order_shipped", "en")
+	_, err = s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "b", Name: "order_shipped", Language: "en"})
 	wantErr(t, "by name in other workspace", err, messaging.ErrNotFound)
 
 	tids := func(ts []*messaging.Template) []string {
