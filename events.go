@@ -32,30 +32,22 @@ func (e *Event) record() (*EventRecord, error) {
 // MarshalJSON implements json.Marshaler: the event as delivered to webhook
 // endpoints, its times written with FormatTime.
 func (e Event) MarshalJSON() ([]byte, error) {
-	type data struct {
-		MessageID      string   `json:"message_id"`
-		ConversationID string   `json:"conversation_id"`
-		Channel        string   `json:"channel"`
-		To             string   `json:"to"`
-		Status         string   `json:"status"`
-		PreviousStatus string   `json:"previous_status"`
-		FailureReason  string   `json:"failure_reason,omitempty"`
-		UpdatedAt      jsonTime `json:"updated_at"`
-	}
-	d := e.Data
 	return json.Marshal(struct {
-		ID        string   `json:"id"`
-		Type      string   `json:"type"`
-		CreatedAt jsonTime `json:"created_at"`
-		Data      data     `json:"data"`
-	}{
-		ID: e.ID, Type: e.Type, CreatedAt: jsonTime(e.CreatedAt),
-		Data: data{
-			MessageID: d.MessageID, ConversationID: d.ConversationID, Channel: d.Channel, To: d.To,
-			Status: d.Status, PreviousStatus: d.PreviousStatus, FailureReason: d.FailureReason,
-			UpdatedAt: jsonTime(d.UpdatedAt),
-		},
-	})
+		ID        string          `json:"id"`
+		Type      string          `json:"type"`
+		CreatedAt jsonTime        `json:"created_at"`
+		Data      StatusEventData `json:"data"`
+	}{ID: e.ID, Type: e.Type, CreatedAt: jsonTime(e.CreatedAt), Data: e.Data})
+}
+
+// MarshalJSON implements json.Marshaler: UpdatedAt is written with
+// FormatTime. It stays the last member, as the field is the last one.
+func (d StatusEventData) MarshalJSON() ([]byte, error) {
+	type fields StatusEventData
+	return json.Marshal(struct {
+		fields
+		UpdatedAt jsonTime `json:"updated_at"`
+	}{fields(d), jsonTime(d.UpdatedAt)})
 }
 
 // Event kinds.
