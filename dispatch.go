@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
@@ -48,36 +49,18 @@ type DispatchOptions struct {
 
 func (o *DispatchOptions) withDefaults() DispatchOptions {
 	d := *o
-	if d.Workers <= 0 {
-		d.Workers = 8
-	}
-	if d.BatchSize <= 0 {
-		d.BatchSize = 2 * d.Workers
-	}
-	if d.SendTimeout <= 0 {
-		d.SendTimeout = 30 * time.Second
-	}
-	if d.Lease <= 0 {
-		d.Lease = 60 * time.Second
-	}
+	defaults.Positive(&d.Workers, 8)
+	defaults.Positive(&d.BatchSize, 2*d.Workers)
+	defaults.Positive(&d.SendTimeout, 30*time.Second)
+	defaults.Positive(&d.Lease, 60*time.Second)
 	if d.Lease <= d.SendTimeout {
 		d.Lease = d.SendTimeout + 10*time.Second
 	}
-	if d.PollInterval <= 0 {
-		d.PollInterval = 200 * time.Millisecond
-	}
-	if d.MaxAttempts <= 0 {
-		d.MaxAttempts = 10
-	}
-	if d.MaxAge <= 0 {
-		d.MaxAge = 24 * time.Hour
-	}
-	if d.InitialBackoff <= 0 {
-		d.InitialBackoff = time.Second
-	}
-	if d.MaxBackoff <= 0 {
-		d.MaxBackoff = 10 * time.Minute
-	}
+	defaults.Positive(&d.PollInterval, 200*time.Millisecond)
+	defaults.Positive(&d.MaxAttempts, 10)
+	defaults.Positive(&d.MaxAge, 24*time.Hour)
+	defaults.Positive(&d.InitialBackoff, time.Second)
+	defaults.Positive(&d.MaxBackoff, 10*time.Minute)
 	if d.PerSenderRate == 0 {
 		d.PerSenderRate = 80
 	}

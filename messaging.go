@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/ujumbe/messaging/internal/defaults"
 )
 
 // Channels.
@@ -120,19 +121,9 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	if provider == nil {
 		return nil, fmt.Errorf("messaging: New: provider is nil")
 	}
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Clock == nil {
-		o.Clock = time.Now
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.PendingReportRetention <= 0 {
-		o.PendingReportRetention = DefaultPendingReportRetention
-	}
+	o := defaults.Of(opts)
+	o.Clock, o.Logger = defaults.Clock(o.Clock), defaults.Logger(o.Logger)
+	defaults.Positive(&o.PendingReportRetention, DefaultPendingReportRetention)
 	s := &Service{store: store, provider: provider, now: func() time.Time { return o.Clock().UTC() }, log: o.Logger, events: &eventBus{},
 		retention: o.PendingReportRetention}
 	if o.SecretKey != nil {

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
@@ -280,15 +281,9 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 	if o.Schedule == nil {
 		o.Schedule = DefaultWebhookSchedule()
 	}
-	if o.Workers <= 0 {
-		o.Workers = 4
-	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = time.Second
-	}
-	if o.Lease <= 0 {
-		o.Lease = 60 * time.Second
-	}
+	defaults.Positive(&o.Workers, 4)
+	defaults.Positive(&o.PollInterval, time.Second)
+	defaults.Positive(&o.Lease, 60*time.Second)
 	if o.Lease <= o.Timeout {
 		o.Lease = o.Timeout + 10*time.Second
 	}

@@ -43,6 +43,7 @@ import (
 
 	"github.com/nyaruka/phonenumbers"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/textcheck"
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
@@ -125,34 +126,14 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 	if gw == nil {
 		return nil, errors.New("sms: New: gateway is nil")
 	}
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Clock == nil {
-		o.Clock = time.Now
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = DefaultPollInterval
-	}
-	if o.Lease <= 0 {
-		o.Lease = DefaultLease
-	}
-	if o.BatchSize <= 0 {
-		o.BatchSize = DefaultBatchSize
-	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = DefaultMaxAttempts
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = DefaultRetryBackoff
-	}
-	if o.MaxSegments <= 0 {
-		o.MaxSegments = DefaultMaxSegments
-	}
+	o := defaults.Of(opts)
+	o.Clock, o.Logger = defaults.Clock(o.Clock), defaults.Logger(o.Logger)
+	defaults.Positive(&o.PollInterval, DefaultPollInterval)
+	defaults.Positive(&o.Lease, DefaultLease)
+	defaults.Positive(&o.BatchSize, DefaultBatchSize)
+	defaults.Positive(&o.MaxAttempts, DefaultMaxAttempts)
+	defaults.Positive(&o.RetryBackoff, DefaultRetryBackoff)
+	defaults.Positive(&o.MaxSegments, DefaultMaxSegments)
 	clock := o.Clock
 	s := &SMS{
 		store: store, gw: gw, now: func() time.Time { return clock().UTC() }, log: o.Logger, opts: o,

@@ -21,6 +21,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/defaults"
 )
 
 // The pacing of a queue whose store fails: after a failed claim (or a
@@ -80,24 +82,13 @@ type Config[T any] struct {
 // withDefaults returns c with the defaults of its zero fields.
 func (c Config[T]) withDefaults() Config[T] {
 	c.Workers = max(1, c.Workers)
-	if c.BatchSize <= 0 {
-		c.BatchSize = c.Workers
-	}
-	if c.RefillAt <= 0 {
-		c.RefillAt = max(1, c.Workers/2)
-	}
+	defaults.Positive(&c.BatchSize, c.Workers)
+	defaults.Positive(&c.RefillAt, max(1, c.Workers/2))
 	c.RefillAt = min(c.RefillAt, c.Workers)
-	if c.PollInterval <= 0 {
-		c.PollInterval = time.Second
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	defaults.Positive(&c.PollInterval, time.Second)
+	c.Now, c.Logger = defaults.Clock(c.Now), defaults.Logger(c.Logger)
 	if c.Sleep == nil {
 		c.Sleep = RealSleep
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }

@@ -75,6 +75,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/defaults"
 )
 
 var _ messaging.Provider = (*Provider)(nil)
@@ -222,25 +223,11 @@ func New() *Provider { return NewWithOptions(nil) }
 
 // NewWithOptions returns a Provider configured by opts (nil means defaults).
 func NewWithOptions(opts *Options) *Provider {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Clock == nil {
-		o.Clock = time.Now
-	}
-	if o.IDPrefix == "" {
-		o.IDPrefix = defaultIDPrefix
-	}
-	if o.FlushInterval <= 0 {
-		o.FlushInterval = defaultFlushInterval
-	}
-	if o.RetryFor <= 0 {
-		o.RetryFor = defaultRetryFor
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o := defaults.Of(opts)
+	o.Clock, o.Logger = defaults.Clock(o.Clock), defaults.Logger(o.Logger)
+	o.IDPrefix = cmp.Or(o.IDPrefix, defaultIDPrefix)
+	defaults.Positive(&o.FlushInterval, defaultFlushInterval)
+	defaults.Positive(&o.RetryFor, defaultRetryFor)
 	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{}), unknown: map[string]bool{}}
 }
 

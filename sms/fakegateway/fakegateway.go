@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/sms"
 )
 
@@ -53,13 +54,8 @@ type Gateway struct {
 
 // New returns a Gateway.
 func New(opts *Options) *Gateway {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Clock == nil {
-		o.Clock = time.Now
-	}
+	o := defaults.Of(opts)
+	o.Clock = defaults.Clock(o.Clock)
 	return &Gateway{o: o, byRef: map[string]string{}}
 }
 
