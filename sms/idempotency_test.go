@@ -2,6 +2,7 @@ package sms_test
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
@@ -436,5 +437,46 @@ func TestIdempotencyRecordFoundByTheAccept(t *testing.T) {
 	wantCode(t, "other bulk", err, sms.CodeIdempotencyConflict, 409, "Idempotency-Key")
 	if b := e.balance(t); b != sms.Credits(97) {
 		t.Errorf("balance %s, want 97.00 (one send, one bulk of two)", b)
+	}
+}
+
+// The request hash an idempotency record keeps is compared with the hash
+// of every later request under its key, so it must not change between
+// releases: these literal values were computed by the release that
+// introduced them and pin the encoding of the hashed fields.
+func TestRequestHashIsFrozen(t *testing.T) {
+	t.Parallel()
+	e := setup(t, nil)
+	tests := []struct {
+		name string
+		send func(key string) error
+		want string
+	}{
+		{"send", func(key string) error {
+			_, err := e.svc.Send(e.ctx, &sms.SendParams{APIKey: apikey, PartnerID: partner, Mobile: kenya, Message: "Your code is 1234",
+				Shortcode: "ACME", TimeToSend: "2026-03-04 15:00", PassType: "plain", IdempotencyKey: key})
+			return err
+		}, "77c6ef0b4483502f25d8f61775b7c7136ac93a335175ad633f93f6677b5e3a8b"},
+		{"bulk with an unreadable item", func(key string) error {
+			_, err := e.svc.Bulk(e.ctx, &sms.BulkParams{IdempotencyKey: key, Items: []*sms.BulkItem{
+				{PartnerID: partner, APIKey: apikey, PassType: "plain", ClientSMSID: "c-1", Mobile: kenya, Message: "Hello", Shortcode: "ACME"},
+				{Err: sms.NewError(sms.CodeUnsupportedDataType, "mobile", "must be a string"), Mobile: "", ClientSMSID: "c-2"},
+				{PartnerID: partner, APIKey: apikey, Mobile: "254712345679", Message: "Hi", Shortcode: "ACME", TimeToSend: "2026-03-04 15:00"},
+			}})
+			return err
+		}, "202bdffb59ae3fb0397e4b1fa98908d7f74a3b5db5245c3c56665be93a75edf6"},
+	}
+	for _, tc := range tests {
+		key := "pin-" + tc.name
+		if err := tc.send(key); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		rec, err := e.store.SMSIdempotencyGet(e.ctx, partner, key, e.clk.Now())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := hex.EncodeToString(rec.RequestHash); got != tc.want {
+			t.Errorf("%s: request hash %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }
