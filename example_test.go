@@ -101,10 +101,10 @@ func ExampleService_Authenticate() {
 	fmt.Println(p.WorkspaceID, p.Scopes, p.HasScope(messaging.ScopeReadContacts))
 
 	_, err = svc.Authenticate(ctx, "mk_notakey_0000000000000000000000")
-	fmt.Println(messaging.ErrorCode(err), messaging.ErrorCode(err).HTTPStatus())
+	fmt.Println(messaging.ErrorCode(err))
 	// Output:
 	// acme [read:messages write:messages] false
-	// invalid_api_key 401
+	// invalid_api_key
 }
 
 // Every template carries a send_example: a ready request for

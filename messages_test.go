@@ -538,16 +538,4 @@ func TestErrorHelpers(t *testing.T) {
 	if got := messaging.ErrorCode(errors.New("boom")); got != messaging.CodeInternal {
 		t.Errorf("ErrorCode(plain error) = %s, want internal_error", got)
 	}
-
-	statuses := map[messaging.Code]int{
-		messaging.CodeUnauthorized: 401, messaging.CodeInvalidAPIKey: 401, messaging.CodeForbidden: 403,
-		messaging.CodeNotFound: 404, messaging.CodeTemplateNotFound: 404, messaging.CodeConflict: 409,
-		messaging.CodeValidation: 400, messaging.CodeChannelUnavailable: 422, messaging.CodeRateLimitExceeded: 429,
-		messaging.CodeInternal: 500, messaging.Code("whatever"): 500,
-	}
-	for code, want := range statuses {
-		if got := code.HTTPStatus(); got != want {
-			t.Errorf("%s.HTTPStatus() = %d, want %d", code, got, want)
-		}
-	}
 }

@@ -1,0 +1,4 @@
+package httpapi
+
+// StatusOf exposes the status of each error code to the external tests.
+var StatusOf = statusOf
