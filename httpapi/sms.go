@@ -57,8 +57,8 @@ func (h *Handler) mountSMS(svc *sms.SMS) {
 			defer h.smsRecover(w, r)
 			if r.Method != http.MethodPost {
 				w.Header().Set("Allow", http.MethodPost)
-				h.writeSMSError(w, r, &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: http.StatusMethodNotAllowed,
-					Description: fmt.Sprintf("%s: method %s is not allowed on %s; use POST", sms.CodeText(sms.CodeUnsupportedRequest), r.Method, p)})
+				h.writeSMSError(w, r, &smsRefusal{status: http.StatusMethodNotAllowed, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
+					Description: fmt.Sprintf("%s: method %s is not allowed on %s; use POST", sms.CodeText(sms.CodeUnsupportedRequest), r.Method, p)}})
 				return
 			}
 			if err := fn(w, r); err != nil {
@@ -67,9 +67,9 @@ func (h *Handler) mountSMS(svc *sms.SMS) {
 		})
 	}
 	h.mux.HandleFunc("/sms/v1/", func(w http.ResponseWriter, r *http.Request) {
-		h.writeSMSError(w, r, &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: http.StatusNotFound,
+		h.writeSMSError(w, r, &smsRefusal{status: http.StatusNotFound, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
 			Description: fmt.Sprintf("%s: no endpoint at %s; the endpoints are %s", sms.CodeText(sms.CodeUnsupportedRequest),
-				strconv.Quote(r.URL.Path), strings.Join(SMSRoutes(), ", "))})
+				strconv.Quote(r.URL.Path), strings.Join(SMSRoutes(), ", "))}})
 	})
 }
 
@@ -91,9 +91,54 @@ type smsErrorBody struct {
 	ResponseDescription string `json:"response-description"`
 }
 
+// smsRefusal is an error of the SMS API that the REST layer answers with a
+// status of its own instead of its code's: a wrong method (405), an unknown
+// path (404), a body over the size limit (413).
+type smsRefusal struct {
+	err    *sms.Error
+	status int
+}
+
+func (e *smsRefusal) Error() string { return e.err.Error() }
+
+func (e *smsRefusal) Unwrap() error { return e.err }
+
+// smsStatus returns the HTTP status an error of the SMS API is answered
+// with: an smsRefusal's own, else its code's: 400 for bad input, 401 for
+// credentials, 402 for low credit, 404 for unknown ids, 409 for a reused
+// idempotency key, 500 for a system error (503 when it wraps
+// messaging.ErrUnavailable: the store is away for a moment, retry), and
+// 200 for CodeSuccess and CodeNoDeliveryReport (a report that is not there
+// yet is not a failed request; poll again).
+func smsStatus(err error) int {
+	var ref *smsRefusal
+	if errors.As(err, &ref) {
+		return ref.status
+	}
+	e := sms.AsError(err)
+	switch e.Code {
+	case sms.CodeSuccess, sms.CodeNoDeliveryReport:
+		return http.StatusOK
+	case sms.CodeInvalidCredentials, sms.CodeNoPartnerID, sms.CodeNoAPIKey:
+		return http.StatusUnauthorized
+	case sms.CodeLowCredit:
+		return http.StatusPaymentRequired
+	case sms.CodeNotFound:
+		return http.StatusNotFound
+	case sms.CodeIdempotencyConflict:
+		return http.StatusConflict
+	case sms.CodeSystemError:
+		if errors.Is(e, messaging.ErrUnavailable) {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
+}
+
 // writeSMSError is the one place that turns an error of the SMS API into a
-// status and a flat body. An error that is not an *sms.Error is 1005 with
-// status 500; its text is logged, never sent.
+// status (see smsStatus) and a flat body. An error that is not an
+// *sms.Error is 1005 with status 500; its text is logged, never sent.
 func (h *Handler) writeSMSError(w http.ResponseWriter, r *http.Request, err error) {
 	e := sms.AsError(err)
 	if e.Code == sms.CodeSystemError {
@@ -103,10 +148,7 @@ func (h *Handler) writeSMSError(w http.ResponseWriter, r *http.Request, err erro
 		}
 		h.log.ErrorContext(r.Context(), "internal error", "correlation_id", correlationID(r), "path", r.URL.Path, "err", cause.Error())
 	}
-	status := e.HTTPStatus
-	if status == 0 {
-		status = sms.HTTPStatus(e.Code)
-	}
+	status := smsStatus(err)
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfterUnavailable)
 	}
@@ -208,15 +250,15 @@ func (h *Handler) smsDecode(w http.ResponseWriter, r *http.Request, v any, items
 }
 
 // smsRequestError turns an error of the shared body reader into 1010.
-func smsRequestError(err error) *sms.Error {
+func smsRequestError(err error) error {
 	text := sms.CodeText(sms.CodeUnsupportedRequest)
 	var ae *apiError
 	if errors.As(err, &ae) {
-		return &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: ae.status, Description: text + ": " + ae.message}
+		return &smsRefusal{status: ae.status, err: &sms.Error{Code: sms.CodeUnsupportedRequest, Description: text + ": " + ae.message}}
 	}
 	var me *messaging.Error
 	if errors.As(err, &me) {
-		return &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: http.StatusBadRequest, Description: text + ": " + me.Message, Field: me.Field}
+		return &sms.Error{Code: sms.CodeUnsupportedRequest, Description: text + ": " + me.Message, Field: me.Field}
 	}
 	return sms.NewError(sms.CodeUnsupportedRequest, "body", "must be one JSON object")
 }
