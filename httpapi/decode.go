@@ -16,10 +16,6 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-func badRequest(field, format string, args ...any) *messaging.Error {
-	return &messaging.Error{Code: messaging.CodeValidation, Field: field, Message: field + ": " + fmt.Sprintf(format, args...)}
-}
-
 // decode reads a JSON object body into v strictly: Content-Type must be
 // application/json, the body at most the size limit, valid UTF-8, one JSON
 // object with no unknown fields and the right types, and no NUL character

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -81,6 +82,11 @@ type apiError struct {
 
 func (e *apiError) Error() string { return string(e.code) + ": " + e.message }
 
+// badRequest is the validation error of field: "<field>: <rule>".
+func badRequest(field, format string, args ...any) *messaging.Error {
+	return &messaging.Error{Code: messaging.CodeValidation, Field: field, Message: field + ": " + fmt.Sprintf(format, args...)}
+}
+
 // writeError is the one place that turns an error into a status and an
 // error envelope. Errors that are not *messaging.Error or *apiError become
 // 500 internal_error; their text is logged, never sent.
@@ -99,7 +105,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.As(err, &me) && me.Code != messaging.CodeInternal:
 		code, status, message, field = me.Code, statusOf(me.Code), me.Message, me.Field
 	default:
-		code, status, message = messaging.CodeInternal, 500, "an unexpected error occurred; retry later"
+		code, status, message = messaging.CodeInternal, http.StatusInternalServerError, "an unexpected error occurred; retry later"
 		h.log.ErrorContext(r.Context(), "internal error", "correlation_id", correlationID(r), "path", r.URL.Path, "err", err.Error())
 	}
 	if status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
@@ -118,7 +124,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status = 500
+		status = http.StatusInternalServerError
 		b = []byte(`{"error":{"code":"internal_error","message":"encoding failed","statusCode":500}}`)
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -128,13 +134,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // serveErrorDoc answers GET /v1/errors/{code} with the code's description.
-func (h *Handler) serveErrorDoc(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) serveErrorDoc(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	code := r.PathValue("code")
 	for _, d := range errorDocs {
 		if string(d.Code) == code {
-			writeJSON(w, 200, d)
+			writeJSON(w, http.StatusOK, d)
 			return nil
 		}
 	}
-	return &apiError{code: messaging.CodeNotFound, status: 404, message: "no error code " + strconv.Quote(code)}
+	return &apiError{code: messaging.CodeNotFound, status: http.StatusNotFound, message: "no error code " + strconv.Quote(code)}
 }

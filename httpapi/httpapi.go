@@ -18,6 +18,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -53,21 +54,51 @@ type Route struct {
 // Name returns "METHOD pattern", the key of Options.RateLimits.
 func (r Route) Name() string { return r.Method + " " + r.Pattern }
 
+// handlerFunc serves a request of an authorized route: p is the caller's
+// principal, nil on public routes. The error it returns is answered by
+// writeError.
+type handlerFunc func(h *Handler, w http.ResponseWriter, r *http.Request, p *messaging.Principal) error
+
+// endpoint is a row of the route table: a route and its handler.
+type endpoint struct {
+	Route
+	serve handlerFunc
+}
+
+// endpoints is the route table of the REST surface: each route with its
+// scopes, default rate limit and handler.
+func endpoints() []endpoint {
+	const (
+		readMessages  = messaging.ScopeReadMessages
+		writeMessages = messaging.ScopeWriteMessages
+		readTemplates = messaging.ScopeReadTemplates
+		readContacts  = messaging.ScopeReadContacts
+		writeContacts = messaging.ScopeWriteContacts
+	)
+	get, post, patch := http.MethodGet, http.MethodPost, http.MethodPatch
+	return []endpoint{
+		{Route{post, "/v1/messages", []string{writeMessages}, 60}, (*Handler).sendMessage},
+		{Route{post, "/v1/messages/templates", []string{writeMessages, readTemplates}, 20}, (*Handler).sendTemplate},
+		{Route{get, "/v1/messages/{id}", []string{readMessages}, 120}, (*Handler).getMessage},
+		{Route{get, "/v1/templates", []string{readTemplates}, 30}, (*Handler).listTemplates},
+		{Route{get, "/v1/templates/{id}", []string{readTemplates}, 60}, (*Handler).getTemplate},
+		{Route{get, "/v1/contacts", []string{readContacts}, 60}, (*Handler).listContacts},
+		{Route{post, "/v1/contacts", []string{writeContacts}, 30}, (*Handler).createContact},
+		{Route{get, "/v1/contacts/{id}", []string{readContacts}, 120}, (*Handler).getContact},
+		{Route{patch, "/v1/contacts/{id}", []string{writeContacts}, 30}, (*Handler).updateContact},
+		{Route{get, "/v1/openapi.json", nil, DefaultPublicPerMinute}, (*Handler).serveOpenAPI},
+		{Route{get, "/v1/errors/{code}", nil, DefaultPublicPerMinute}, (*Handler).serveErrorDoc},
+	}
+}
+
 // Routes returns every route with its scopes and default rate limit.
 func Routes() []Route {
-	return []Route{
-		{"POST", "/v1/messages", []string{messaging.ScopeWriteMessages}, 60},
-		{"POST", "/v1/messages/templates", []string{messaging.ScopeWriteMessages, messaging.ScopeReadTemplates}, 20},
-		{"GET", "/v1/messages/{id}", []string{messaging.ScopeReadMessages}, 120},
-		{"GET", "/v1/templates", []string{messaging.ScopeReadTemplates}, 30},
-		{"GET", "/v1/templates/{id}", []string{messaging.ScopeReadTemplates}, 60},
-		{"GET", "/v1/contacts", []string{messaging.ScopeReadContacts}, 60},
-		{"POST", "/v1/contacts", []string{messaging.ScopeWriteContacts}, 30},
-		{"GET", "/v1/contacts/{id}", []string{messaging.ScopeReadContacts}, 120},
-		{"PATCH", "/v1/contacts/{id}", []string{messaging.ScopeWriteContacts}, 30},
-		{"GET", "/v1/openapi.json", nil, DefaultPublicPerMinute},
-		{"GET", "/v1/errors/{code}", nil, DefaultPublicPerMinute},
+	eps := endpoints()
+	out := make([]Route, len(eps))
+	for i, ep := range eps {
+		out[i] = ep.Route
 	}
+	return out
 }
 
 // Defaults of Options.
@@ -148,75 +179,33 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 		o = *opts
 	}
 	h := &Handler{
-		svc: svc, mux: http.NewServeMux(), log: o.Logger, now: o.Clock, docsURL: o.DocsURL,
-		maxBody: o.MaxBodyBytes, limits: map[string]int{"unauthenticated": DefaultPublicPerMinute},
+		svc: svc, mux: http.NewServeMux(), log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), now: o.Clock,
+		docsURL: cmp.Or(o.DocsURL, DefaultDocsURL), maxBody: o.MaxBodyBytes, limits: map[string]int{"unauthenticated": DefaultPublicPerMinute},
 		noLimits: o.DisableRateLimits, trustProxy: o.TrustProxy, limiter: o.Limiter,
 	}
 	if h.limiter == nil {
 		h.limiter = &limiterSet{}
 	}
-	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
-	}
 	if h.now == nil {
 		h.now = svc.Now
-	}
-	if h.docsURL == "" {
-		h.docsURL = DefaultDocsURL
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
-	for _, rt := range Routes() {
-		h.limits[rt.Name()] = rt.PerMinute
+	byPattern := map[string][]endpoint{}
+	var patterns []string
+	for _, ep := range endpoints() {
+		h.limits[ep.Name()] = ep.PerMinute
+		if byPattern[ep.Pattern] == nil {
+			patterns = append(patterns, ep.Pattern)
+		}
+		byPattern[ep.Pattern] = append(byPattern[ep.Pattern], ep)
 	}
 	for k, v := range o.RateLimits {
 		h.limits[k] = v
 	}
-	handlers := map[string]func(http.ResponseWriter, *http.Request, *messaging.Principal) error{
-		"POST /v1/messages":           h.sendMessage,
-		"POST /v1/messages/templates": h.sendTemplate,
-		"GET /v1/messages/{id}":       h.getMessage,
-		"GET /v1/templates":           h.listTemplates,
-		"GET /v1/templates/{id}":      h.getTemplate,
-		"GET /v1/contacts":            h.listContacts,
-		"POST /v1/contacts":           h.createContact,
-		"GET /v1/contacts/{id}":       h.getContact,
-		"PATCH /v1/contacts/{id}":     h.updateContact,
-		"GET /v1/openapi.json":        func(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error { return serveOpenAPI(w) },
-		"GET /v1/errors/{code}": func(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
-			return h.serveErrorDoc(w, r)
-		},
-	}
-	byPattern := map[string][]Route{}
-	var patterns []string
-	for _, rt := range Routes() {
-		if byPattern[rt.Pattern] == nil {
-			patterns = append(patterns, rt.Pattern)
-		}
-		byPattern[rt.Pattern] = append(byPattern[rt.Pattern], rt)
-	}
 	for _, p := range patterns {
-		routes := byPattern[p]
-		h.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
-			for _, rt := range routes {
-				if r.Method == rt.Method || (r.Method == http.MethodHead && rt.Method == http.MethodGet) {
-					h.serveRoute(w, r, rt, handlers[rt.Name()])
-					return
-				}
-			}
-			allow := make([]string, 0, len(routes))
-			for _, rt := range routes {
-				allow = append(allow, rt.Method)
-			}
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
-				h.writeError(w, r, err)
-				return
-			}
-			h.writeError(w, r, &apiError{code: CodeMethodNotAllowed, status: 405,
-				message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, p, strings.Join(allow, ", "))})
-		})
+		h.mux.HandleFunc(p, h.servePattern(p, byPattern[p]))
 	}
 	h.mux.HandleFunc("/", h.notFound)
 	if o.SMS != nil {
@@ -228,13 +217,38 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	return h
 }
 
+// servePattern returns the handler of the endpoints eps, which share the
+// pattern p: it serves the endpoint of the request's method (GET's answers
+// HEAD too), and answers another method with 405 and the Allow header.
+func (h *Handler) servePattern(p string, eps []endpoint) http.HandlerFunc {
+	allow := make([]string, len(eps))
+	for i, ep := range eps {
+		allow[i] = ep.Method
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		for _, ep := range eps {
+			if r.Method == ep.Method || (r.Method == http.MethodHead && ep.Method == http.MethodGet) {
+				h.serveRoute(w, r, ep)
+				return
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		h.writeError(w, r, &apiError{code: CodeMethodNotAllowed, status: http.StatusMethodNotAllowed,
+			message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, p, strings.Join(allow, ", "))})
+	}
+}
+
 // notFound answers a path with no endpoint: 404 not_found.
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	h.writeError(w, r, &apiError{code: messaging.CodeNotFound, status: 404, message: "no endpoint at " + strconv.Quote(r.URL.Path)})
+	h.writeError(w, r, &apiError{code: messaging.CodeNotFound, status: http.StatusNotFound, message: "no endpoint at " + strconv.Quote(r.URL.Path)})
 }
 
 // cleanPath reports whether p is already in the form http.ServeMux routes
@@ -276,7 +290,7 @@ func (w *statusWriter) WriteHeader(code int) {
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = 200
+		w.status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -343,20 +357,20 @@ func (h *Handler) limit(ctx context.Context, w http.ResponseWriter, key string, 
 	if !ok {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, secs)))
-		return &apiError{code: messaging.CodeRateLimitExceeded, status: 429,
+		return &apiError{code: messaging.CodeRateLimitExceeded, status: http.StatusTooManyRequests,
 			message: fmt.Sprintf("rate limit of %d requests per minute exceeded; retry after %d s", perMinute, max(1, secs))}
 	}
 	return nil
 }
 
-// serveRoute authenticates, rate limits, checks scopes and runs fn.
-func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt Route, fn func(http.ResponseWriter, *http.Request, *messaging.Principal) error) {
-	p, err := h.authorize(w, r, rt)
-	if err == nil && rt.Scopes != nil {
-		err = checkPathID(r, rt)
+// serveRoute authenticates, rate limits, checks scopes and serves ep.
+func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, ep endpoint) {
+	p, err := h.authorize(w, r, ep.Route)
+	if err == nil && ep.Scopes != nil {
+		err = checkPathID(r, ep.Route)
 	}
 	if err == nil {
-		err = fn(w, r, p)
+		err = ep.serve(h, w, r, p)
 	}
 	if err != nil {
 		h.writeError(w, r, err)
@@ -393,7 +407,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*
 		if len(vals) > 1 {
 			msg = "malformed X-API-Key header: send exactly one key"
 		}
-		return nil, &apiError{code: messaging.CodeUnauthorized, status: 401, message: msg}
+		return nil, &apiError{code: messaging.CodeUnauthorized, status: http.StatusUnauthorized, message: msg}
 	}
 	p, err := h.svc.Authenticate(r.Context(), vals[0])
 	if err != nil {
@@ -410,7 +424,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*
 			if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
 				return nil, err
 			}
-			return nil, &apiError{code: messaging.CodeForbidden, status: 403,
+			return nil, &apiError{code: messaging.CodeForbidden, status: http.StatusForbidden,
 				message: fmt.Sprintf("the API key lacks the scope %s needed by %s", s, rt.Name())}
 		}
 	}
@@ -461,7 +475,7 @@ func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request, p *messagin
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, messageView(m))
+	writeJSON(w, http.StatusOK, messageView(m))
 	return nil
 }
 
@@ -478,7 +492,7 @@ func (h *Handler) listTemplates(w http.ResponseWriter, r *http.Request, p *messa
 	for i, t := range list {
 		out[i] = templateView(t)
 	}
-	writeJSON(w, 200, out)
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -490,7 +504,7 @@ func (h *Handler) getTemplate(w http.ResponseWriter, r *http.Request, p *messagi
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, templateView(t))
+	writeJSON(w, http.StatusOK, templateView(t))
 	return nil
 }
 
@@ -511,8 +525,7 @@ func (h *Handler) listContacts(w http.ResponseWriter, r *http.Request, p *messag
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > f.max {
-			return &messaging.Error{Code: messaging.CodeValidation, Field: f.name,
-				Message: fmt.Sprintf("%s: must be an integer from 1 to %d (got %q)", f.name, f.max, v)}
+			return badRequest(f.name, "must be an integer from 1 to %d (got %q)", f.max, v)
 		}
 		*f.dst = n
 	}
@@ -525,7 +538,7 @@ func (h *Handler) listContacts(w http.ResponseWriter, r *http.Request, p *messag
 	for i, c := range page.Items {
 		items[i] = contactItemView(c)
 	}
-	writeJSON(w, 200, contactPageJSON{Items: items, Total: page.Total, Page: page.Page, Limit: page.Limit, TotalPages: page.TotalPages})
+	writeJSON(w, http.StatusOK, contactPageJSON{Items: items, Total: page.Total, Page: page.Page, Limit: page.Limit, TotalPages: page.TotalPages})
 	return nil
 }
 
@@ -550,7 +563,7 @@ func (h *Handler) getContact(w http.ResponseWriter, r *http.Request, p *messagin
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, contactView(c))
+	writeJSON(w, http.StatusOK, contactView(c))
 	return nil
 }
 
@@ -567,7 +580,7 @@ func (h *Handler) updateContact(w http.ResponseWriter, r *http.Request, p *messa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, patchedContactView(p, c))
+	writeJSON(w, http.StatusOK, patchedContactView(p, c))
 	return nil
 }
 
@@ -580,15 +593,14 @@ func query(r *http.Request, allowed ...string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for k, v := range vals {
+		if len(allowed) == 0 {
+			return nil, badRequest(k, "unknown query parameter; this endpoint takes none")
+		}
 		if !slices.Contains(allowed, k) {
-			msg := fmt.Sprintf("%s: unknown query parameter; allowed: %s", k, strings.Join(allowed, ", "))
-			if len(allowed) == 0 {
-				msg = k + ": unknown query parameter; this endpoint takes none"
-			}
-			return nil, &messaging.Error{Code: messaging.CodeValidation, Field: k, Message: msg}
+			return nil, badRequest(k, "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
 		}
 		if len(v) != 1 {
-			return nil, &messaging.Error{Code: messaging.CodeValidation, Field: k, Message: k + ": must be given once"}
+			return nil, badRequest(k, "must be given once")
 		}
 		if !utf8.ValidString(v[0]) {
 			return nil, badRequest(k, "must be valid UTF-8")

@@ -38,30 +38,45 @@ import (
 // status and same body, with the header Idempotent-Replayed: true. A
 // header given more than once, or malformed, is 1009.
 
+// smsEndpoint is a row of the route table of the SMS API: a path, which
+// accepts POST only, and its handler.
+type smsEndpoint struct {
+	path  string
+	serve func(h *Handler, w http.ResponseWriter, r *http.Request, svc *sms.SMS) error
+}
+
+// smsEndpoints is the route table of the SMS API.
+func smsEndpoints() []smsEndpoint {
+	return []smsEndpoint{
+		{"/sms/v1/messages", (*Handler).smsSend},
+		{"/sms/v1/messages/bulk", (*Handler).smsBulk},
+		{"/sms/v1/messages/delivery-report", (*Handler).smsReport},
+		{"/sms/v1/account/balance", (*Handler).smsBalance},
+	}
+}
+
 // SMSRoutes lists the paths of the SMS API; each accepts POST only.
 func SMSRoutes() []string {
-	return []string{"/sms/v1/messages", "/sms/v1/messages/bulk", "/sms/v1/messages/delivery-report", "/sms/v1/account/balance"}
+	eps := smsEndpoints()
+	out := make([]string, len(eps))
+	for i, ep := range eps {
+		out[i] = ep.path
+	}
+	return out
 }
 
 // mountSMS registers the SMS API of svc on the handler's mux.
 func (h *Handler) mountSMS(svc *sms.SMS) {
-	handlers := map[string]func(http.ResponseWriter, *http.Request) error{
-		"/sms/v1/messages":                 func(w http.ResponseWriter, r *http.Request) error { return h.smsSend(w, r, svc) },
-		"/sms/v1/messages/bulk":            func(w http.ResponseWriter, r *http.Request) error { return h.smsBulk(w, r, svc) },
-		"/sms/v1/messages/delivery-report": func(w http.ResponseWriter, r *http.Request) error { return h.smsReport(w, r, svc) },
-		"/sms/v1/account/balance":          func(w http.ResponseWriter, r *http.Request) error { return h.smsBalance(w, r, svc) },
-	}
-	for _, p := range SMSRoutes() {
-		fn := handlers[p]
-		h.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+	for _, ep := range smsEndpoints() {
+		h.mux.HandleFunc(ep.path, func(w http.ResponseWriter, r *http.Request) {
 			defer h.smsRecover(w, r)
 			if r.Method != http.MethodPost {
 				w.Header().Set("Allow", http.MethodPost)
 				h.writeSMSError(w, r, &smsRefusal{status: http.StatusMethodNotAllowed, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
-					Description: fmt.Sprintf("%s: method %s is not allowed on %s; use POST", sms.CodeText(sms.CodeUnsupportedRequest), r.Method, p)}})
+					Description: fmt.Sprintf("%s: method %s is not allowed on %s; use POST", sms.CodeText(sms.CodeUnsupportedRequest), r.Method, ep.path)}})
 				return
 			}
-			if err := fn(w, r); err != nil {
+			if err := ep.serve(h, w, r, svc); err != nil {
 				h.writeSMSError(w, r, err)
 			}
 		})
