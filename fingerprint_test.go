@@ -52,6 +52,20 @@ func TestRequestHashIsFrozen(t *testing.T) {
 				}})
 			return err
 		}, "7d8898dccc2c2dfa0751dfc6660a2285068fa42d2560eba9622648cf22713cd5"},
+		{"template with an empty and a missing parameter list", func(key string) error {
+			_, err := f.acme.Messages.SendTemplate(f.ctx, &messaging.SendTemplateParams{To: "+254712345678", TemplateName: "order_update", Language: "en",
+				IdempotencyKey: key, Components: []messaging.SendComponent{
+					{Type: "header", Parameters: []messaging.SendParameter{}},
+					{Type: "body", Parameters: []messaging.SendParameter{{Type: "text", Text: "A-1"}}},
+					{Type: "button", SubType: "quick_reply", Index: intPtr(0)},
+				}})
+			return err
+		}, "158d94525738b571cf13708ee4cc4515e55a8420f88f31bb8362af2fbfb4d0da"},
+		{"text to an Instagram scoped id", func(key string) error {
+			_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: messaging.ChannelInstagram, To: "igsid_42",
+				Type: messaging.TypeText, Text: "x", IdempotencyKey: key})
+			return err
+		}, "43810ff96afaf951e042cb552efbdf9894fa0cfd7d7977d50fcdcb4368fd35bc"},
 	}
 	for _, tc := range sends {
 		key := "pin-" + tc.name

@@ -2,9 +2,6 @@ package messaging
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -220,21 +217,18 @@ func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error)
 		MediaURL: p.MediaURL, Caption: p.Caption, Filename: p.Filename,
 		IdempotencyKey: p.IdempotencyKey,
 	}
-	norm := *p
-	norm.To, norm.IdempotencyKey = to, ""
-	return m.accept(ctx, msg, "send", &norm)
+	return m.accept(ctx, msg, kindSend)
 }
 
-// accept stores a validated outbound message as queued, honouring the
-// idempotency key.
-func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canonical any) (*SendResult, error) {
+// accept stores a validated outbound message of kind (kindSend or
+// kindTemplate) as queued, honouring the idempotency key.
+func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*SendResult, error) {
 	if msg.IdempotencyKey != "" {
-		b, err := json.Marshal(canonical)
+		hash, err := requestHash(kind, msg)
 		if err != nil {
 			return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
 		}
-		sum := sha256.Sum256(append([]byte(kind+"\x00"), b...))
-		msg.RequestHash = hex.EncodeToString(sum[:])
+		msg.RequestHash = hash
 	}
 	if err := m.acceptable(ctx, msg, kind); err != nil {
 		// A repeated request answers as the first did, whatever changed
@@ -272,7 +266,7 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canoni
 // acceptable checks what may refuse a new message: a template that is not
 // approved, a channel that is not connected.
 func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) error {
-	if kind == "template" {
+	if kind == kindTemplate {
 		if err := m.checkTemplate(ctx, msg); err != nil {
 			return err
 		}
@@ -469,9 +463,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 		Channel: ChannelWhatsApp, To: to, Type: TypeTemplate, TemplateName: p.TemplateName, Language: lang,
 		Components: p.Components, IdempotencyKey: p.IdempotencyKey,
 	}
-	norm := *p
-	norm.To, norm.Language, norm.IdempotencyKey = to, lang, ""
-	return m.accept(ctx, msg, "template", &norm)
+	return m.accept(ctx, msg, kindTemplate)
 }
 
 // checkTemplate checks a template send against the workspace's template:
