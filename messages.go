@@ -35,14 +35,6 @@ type SendParams struct {
 	Caption        string `json:"caption,omitempty"`
 	Filename       string `json:"filename,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
-
-	// TemplateName, Language and Components are never accepted by Send:
-	// they exist so that a request decoded from JSON that carries template
-	// fields is refused with a validation error naming the template
-	// endpoint. Use SendTemplate.
-	TemplateName string          `json:"template_name,omitempty"`
-	Language     string          `json:"language,omitempty"`
-	Components   []SendComponent `json:"components,omitempty"`
 }
 
 // Messages sends and reads the messages of one workspace.
@@ -127,16 +119,6 @@ func checkLen(field, s string, max int) error {
 }
 
 func (p *SendParams) validate() (to string, err error) {
-	if p.TemplateName != "" || p.Language != "" || len(p.Components) > 0 {
-		f := "template_name"
-		if p.TemplateName == "" {
-			f = "language"
-			if p.Language == "" {
-				f = "components"
-			}
-		}
-		return "", validationError(f, "template fields are not accepted by POST /v1/messages; send templates with POST /v1/messages/templates")
-	}
 	if err := validateChannel(p.Channel); err != nil {
 		return "", err
 	}

@@ -435,11 +435,15 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*
 }
 
 func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	var req messaging.SendParams
+	var req sendRequest
 	if err := h.decode(w, r, &req); err != nil {
 		return err
 	}
-	res, err := h.svc.Workspace(p.WorkspaceID).Messages.Send(r.Context(), &req)
+	params, err := req.params()
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.Workspace(p.WorkspaceID).Messages.Send(r.Context(), params)
 	if err != nil {
 		return err
 	}
@@ -448,11 +452,11 @@ func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, p *messagi
 }
 
 func (h *Handler) sendTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	var req messaging.SendTemplateParams
+	var req sendTemplateRequest
 	if err := h.decode(w, r, &req); err != nil {
 		return err
 	}
-	res, err := h.svc.Workspace(p.WorkspaceID).Messages.SendTemplate(r.Context(), &req)
+	res, err := h.svc.Workspace(p.WorkspaceID).Messages.SendTemplate(r.Context(), req.params())
 	if err != nil {
 		return err
 	}
@@ -543,11 +547,11 @@ func (h *Handler) listContacts(w http.ResponseWriter, r *http.Request, p *messag
 }
 
 func (h *Handler) createContact(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	var req messaging.ContactCreateParams
+	var req contactCreateRequest
 	if err := h.decode(w, r, &req); err != nil {
 		return err
 	}
-	c, err := h.svc.Workspace(p.WorkspaceID).Contacts.Create(r.Context(), &req)
+	c, err := h.svc.Workspace(p.WorkspaceID).Contacts.Create(r.Context(), req.params())
 	if err != nil {
 		return err
 	}
