@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -115,6 +116,22 @@ func (s *nameScan) space() {
 	}
 }
 
+// next moves to the next member of the object or element of the array
+// being read, past white space and a comma. At the end, close, it moves
+// past close and returns false.
+func (s *nameScan) next(close byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == ',' {
+		s.i++
+		s.space()
+	}
+	if s.i >= len(s.b) || s.b[s.i] == close {
+		s.i++
+		return false
+	}
+	return true
+}
+
 // str reads the string at s.i and returns it unescaped.
 func (s *nameScan) str() string {
 	start, escaped := s.i, false
@@ -153,16 +170,7 @@ func (s *nameScan) value(t reflect.Type) string {
 			fields = s.fields(t)
 		}
 		s.i++
-		for {
-			s.space()
-			if s.i >= len(s.b) || s.b[s.i] == '}' {
-				s.i++
-				return ""
-			}
-			if s.b[s.i] == ',' {
-				s.i++
-				s.space()
-			}
+		for s.next('}') {
 			name := s.str()
 			s.space()
 			s.i++ // ':'
@@ -183,15 +191,7 @@ func (s *nameScan) value(t reflect.Type) string {
 			et = t.Elem()
 		}
 		s.i++
-		for {
-			s.space()
-			if s.i >= len(s.b) || s.b[s.i] == ']' {
-				s.i++
-				return ""
-			}
-			if s.b[s.i] == ',' {
-				s.i++
-			}
+		for s.next(']') {
 			if f := s.value(et); f != "" {
 				return f
 			}
@@ -279,4 +279,38 @@ func urlQuery(r *http.Request) (url.Values, error) {
 		return nil, badRequest("query", "malformed query string")
 	}
 	return v, nil
+}
+
+// query returns the query parameters of r, refusing unknown or repeated
+// ones, and values that are not valid UTF-8 or hold NUL (see text.go).
+func query(r *http.Request, allowed ...string) (map[string]string, error) {
+	vals, err := urlQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for k, v := range vals {
+		if len(allowed) == 0 {
+			return nil, badRequest(k, "unknown query parameter; this endpoint takes none")
+		}
+		if !slices.Contains(allowed, k) {
+			return nil, badRequest(k, "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
+		}
+		if len(v) != 1 {
+			return nil, badRequest(k, "must be given once")
+		}
+		if !utf8.ValidString(v[0]) {
+			return nil, badRequest(k, "must be valid UTF-8")
+		}
+		if strings.IndexByte(v[0], 0) >= 0 {
+			return nil, badRequest(k, ruleNoNUL)
+		}
+		out[k] = v[0]
+	}
+	return out, nil
+}
+
+func noQuery(r *http.Request) error {
+	_, err := query(r)
+	return err
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 
 	"github.com/ujumbe/messaging"
@@ -11,6 +12,21 @@ import (
 // them. Each is decoded strictly (see decode) and turned into the
 // library's params; the JSON tags of the params types name fields in the
 // library's validation errors and are not the wire format of requests.
+
+// requestBody is a request body as decoded, which params turns into the
+// library's params P (or refuses).
+type requestBody[P any] interface {
+	params() (*P, error)
+}
+
+// decodeParams decodes the body of r strictly (see decode) into body and
+// returns its params.
+func decodeParams[P any](h *Handler, w http.ResponseWriter, r *http.Request, body requestBody[P]) (*P, error) {
+	if err := h.decode(w, r, body); err != nil {
+		return nil, err
+	}
+	return body.params()
+}
 
 // sendRequest is the body of POST /v1/messages. It takes the template
 // fields only to refuse them with an error naming the template endpoint.
@@ -56,11 +72,11 @@ type sendTemplateRequest struct {
 	IdempotencyKey string          `json:"idempotency_key"`
 }
 
-func (q *sendTemplateRequest) params() *messaging.SendTemplateParams {
+func (q *sendTemplateRequest) params() (*messaging.SendTemplateParams, error) {
 	return &messaging.SendTemplateParams{
 		To: q.To, TemplateName: q.TemplateName, Language: q.Language,
 		Components: sendComponents(q.Components), IdempotencyKey: q.IdempotencyKey,
-	}
+	}, nil
 }
 
 // sendComponent is a component of a template send.
@@ -114,9 +130,9 @@ type contactCreateRequest struct {
 	Lifecycle string   `json:"lifecycle"`
 }
 
-func (q *contactCreateRequest) params() *messaging.ContactCreateParams {
+func (q *contactCreateRequest) params() (*messaging.ContactCreateParams, error) {
 	p := messaging.ContactCreateParams(*q)
-	return &p
+	return &p, nil
 }
 
 // contactPatch is the body of PATCH /v1/contacts/{id}. A field that is
