@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,12 +58,11 @@ func smsEndpoints() []smsEndpoint {
 
 // SMSRoutes lists the paths of the SMS API; each accepts POST only.
 func SMSRoutes() []string {
-	eps := smsEndpoints()
-	out := make([]string, len(eps))
-	for i, ep := range eps {
-		out[i] = ep.path
+	var paths []string
+	for _, ep := range smsEndpoints() {
+		paths = append(paths, ep.path)
 	}
-	return out
+	return paths
 }
 
 // mountSMS registers the SMS API of svc on the handler's mux.
@@ -100,10 +100,16 @@ func (h *Handler) smsRecover(w http.ResponseWriter, r *http.Request) {
 	h.writeSMSError(w, r, fmt.Errorf("panic: %v", p))
 }
 
-// smsErrorBody is the flat error body of the SMS API.
-type smsErrorBody struct {
+// smsAnswer is the response code and description that every answer of the
+// SMS API starts with, and the whole body of an error.
+type smsAnswer struct {
 	ResponseCode        int    `json:"response-code"`
 	ResponseDescription string `json:"response-description"`
+}
+
+// smsSuccess is the smsAnswer of a request that succeeded.
+func smsSuccess() smsAnswer {
+	return smsAnswer{ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess)}
 }
 
 // smsRefusal is an error of the SMS API that the REST layer answers with a
@@ -170,10 +176,11 @@ func (h *Handler) writeSMSError(w http.ResponseWriter, r *http.Request, err erro
 	if e.Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
-	writeJSON(w, status, smsErrorBody{ResponseCode: e.Code, ResponseDescription: e.Description})
+	writeJSON(w, status, smsAnswer{ResponseCode: e.Code, ResponseDescription: e.Description})
 }
 
-// Idempotency headers of the SMS sends.
+// Idempotency headers: the key of an SMS send, and the mark of an answer
+// replayed for a repeated send (of either API).
 const (
 	headerIdempotencyKey = "Idempotency-Key"
 	headerReplayed       = "Idempotent-Replayed"
@@ -264,6 +271,26 @@ func (h *Handler) smsDecode(w http.ResponseWriter, r *http.Request, v any, items
 	return smsUnmarshal(raw, v, "body", items...)
 }
 
+// smsServe serves a request of the SMS API: the body decoded strictly into
+// a Req (see smsDecode, which takes items), which answer turns into the
+// 200 answer, marked Idempotent-Replayed when it repeats the answer of an
+// earlier request.
+func smsServe[Req any](h *Handler, w http.ResponseWriter, r *http.Request, answer func(*Req) (out any, replayed bool, err error), items ...string) error {
+	var req Req
+	if err := h.smsDecode(w, r, &req, items...); err != nil {
+		return err
+	}
+	out, replayed, err := answer(&req)
+	if err != nil {
+		return err
+	}
+	if replayed {
+		w.Header().Set(headerReplayed, "true")
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
 // smsRequestError turns an error of the shared body reader into 1010.
 func smsRequestError(err error) error {
 	text := sms.CodeText(sms.CodeUnsupportedRequest)
@@ -326,12 +353,11 @@ type smsSendRequest struct {
 }
 
 type smsSendResponse struct {
-	ResponseCode        int    `json:"response-code"`
-	ResponseDescription string `json:"response-description"`
-	ID                  string `json:"id"`
-	Status              string `json:"status"`
-	Mobile              string `json:"mobile"`
-	ProviderMessageID   string `json:"providerMessageId"`
+	smsAnswer
+	ID                string `json:"id"`
+	Status            string `json:"status"`
+	Mobile            string `json:"mobile"`
+	ProviderMessageID string `json:"providerMessageId"`
 }
 
 func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
@@ -339,25 +365,18 @@ func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 	if err != nil {
 		return err
 	}
-	var req smsSendRequest
-	if err := h.smsDecode(w, r, &req); err != nil {
-		return err
-	}
-	res, err := svc.Send(r.Context(), &sms.SendParams{
-		APIKey: req.APIKey, PartnerID: string(req.PartnerID), Mobile: string(req.Mobile), Message: req.Message,
-		Shortcode: req.Shortcode, TimeToSend: string(req.TimeToSend), PassType: req.PassType, IdempotencyKey: key,
+	return smsServe(h, w, r, func(req *smsSendRequest) (any, bool, error) {
+		res, err := svc.Send(r.Context(), &sms.SendParams{
+			APIKey: req.APIKey, PartnerID: string(req.PartnerID), Mobile: string(req.Mobile), Message: req.Message,
+			Shortcode: req.Shortcode, TimeToSend: string(req.TimeToSend), PassType: req.PassType, IdempotencyKey: key,
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		return smsSendResponse{
+			smsAnswer: smsSuccess(), ID: res.ID, Status: res.Status, Mobile: res.Mobile, ProviderMessageID: res.ProviderMessageID,
+		}, res.Replayed, nil
 	})
-	if err != nil {
-		return err
-	}
-	if res.Replayed {
-		w.Header().Set(headerReplayed, "true")
-	}
-	writeJSON(w, http.StatusOK, smsSendResponse{
-		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess),
-		ID: res.ID, Status: res.Status, Mobile: res.Mobile, ProviderMessageID: res.ProviderMessageID,
-	})
-	return nil
 }
 
 // smsBulkRequest is the body of POST /sms/v1/messages/bulk. Items are kept
@@ -379,12 +398,11 @@ type smsBulkItem struct {
 }
 
 type smsBulkEntry struct {
-	ResponseCode        int             `json:"response-code"`
-	ResponseDescription string          `json:"response-description"`
-	Mobile              string          `json:"mobile"`
-	MessageID           int64           `json:"messageid,omitempty"`
-	ClientSMSID         json.RawMessage `json:"clientsmsid,omitempty"`
-	NetworkID           string          `json:"networkid,omitempty"`
+	smsAnswer
+	Mobile      string          `json:"mobile"`
+	MessageID   int64           `json:"messageid,omitempty"`
+	ClientSMSID json.RawMessage `json:"clientsmsid,omitempty"`
+	NetworkID   string          `json:"networkid,omitempty"`
 }
 
 type smsBulkResponse struct {
@@ -401,20 +419,24 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 	if err != nil {
 		return err
 	}
-	var req smsBulkRequest
-	if err := h.smsDecode(w, r, &req, "smslist"); err != nil {
-		return err
-	}
+	return smsServe(h, w, r, func(req *smsBulkRequest) (any, bool, error) {
+		return bulkAnswer(r.Context(), svc, req, key)
+	}, "smslist")
+}
+
+// bulkAnswer sends the items of req, under the idempotency key key, and
+// returns the answer and whether it repeats an earlier request's.
+func bulkAnswer(ctx context.Context, svc *sms.SMS, req *smsBulkRequest, key string) (*smsBulkResponse, bool, error) {
 	n := len(req.SMSList)
 	if n == 0 || n > sms.MaxBulk {
-		return sms.NewError(sms.CodeTooManyMessages, "smslist", "must hold 1 to %d messages (got %d)", sms.MaxBulk, n)
+		return nil, false, sms.NewError(sms.CodeTooManyMessages, "smslist", "must hold 1 to %d messages (got %d)", sms.MaxBulk, n)
 	}
 	if req.Count == nil || *req.Count != n {
 		got := "no count"
 		if req.Count != nil {
 			got = "count " + strconv.Itoa(*req.Count)
 		}
-		return sms.NewError(sms.CodeTooManyMessages, "count", "must equal the number of items in smslist (got %s and %d items)", got, n)
+		return nil, false, sms.NewError(sms.CodeTooManyMessages, "count", "must equal the number of items in smslist (got %s and %d items)", got, n)
 	}
 	// Every item goes to the service, an unreadable one with its refusal,
 	// so that the service answers (and remembers, under a key) the whole
@@ -438,22 +460,18 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 			Mobile: string(it.Mobile), Message: it.Message, Shortcode: it.Shortcode, TimeToSend: string(it.TimeToSend),
 		}
 	}
-	res, err := svc.Bulk(r.Context(), &sms.BulkParams{Items: items, IdempotencyKey: key})
+	res, err := svc.Bulk(ctx, &sms.BulkParams{Items: items, IdempotencyKey: key})
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	for i, rr := range res.Results {
 		e := &entries[i]
-		e.ResponseCode, e.ResponseDescription = rr.Code, rr.Description
+		e.smsAnswer = smsAnswer{ResponseCode: rr.Code, ResponseDescription: rr.Description}
 		if rr.Code == sms.CodeSuccess {
 			e.MessageID, e.NetworkID = rr.MessageID, rr.NetworkID
 		}
 	}
-	if res.Replayed {
-		w.Header().Set(headerReplayed, "true")
-	}
-	writeJSON(w, http.StatusOK, smsBulkResponse{Responses: entries})
-	return nil
+	return &smsBulkResponse{Responses: entries}, res.Replayed, nil
 }
 
 // checkClientSMSID accepts an absent clientsmsid, a string of at most
@@ -537,8 +555,7 @@ type smsReportRequest struct {
 }
 
 type smsReportResponse struct {
-	ResponseCode        int    `json:"response-code"`
-	ResponseDescription string `json:"response-description"`
+	smsAnswer
 	MessageID           string `json:"message-id"`
 	DeliveryStatus      int    `json:"delivery-status"`
 	DeliveryDescription string `json:"delivery-description"`
@@ -548,26 +565,23 @@ type smsReportResponse struct {
 }
 
 func (h *Handler) smsReport(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
-	var req smsReportRequest
-	if err := h.smsDecode(w, r, &req); err != nil {
-		return err
-	}
-	rep, err := svc.DeliveryReport(r.Context(), &sms.ReportParams{APIKey: req.APIKey, PartnerID: string(req.PartnerID), MessageID: string(req.MessageID)})
-	if err != nil {
-		return err
-	}
-	out := smsReportResponse{
-		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess), MessageID: rep.MessageID,
-		DeliveryStatus: rep.Status, DeliveryDescription: rep.Description, DeliveryNetworkID: rep.NetworkID,
-	}
-	if rep.TAT >= 0 {
-		out.DeliveryTAT = strconv.FormatInt(int64(rep.TAT.Round(time.Second)/time.Second), 10) + "s"
-	}
-	if !rep.Time.IsZero() {
-		out.DeliveryTime = rep.Time.Format("2006-01-02 15:04:05")
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return smsServe(h, w, r, func(req *smsReportRequest) (any, bool, error) {
+		rep, err := svc.DeliveryReport(r.Context(), &sms.ReportParams{APIKey: req.APIKey, PartnerID: string(req.PartnerID), MessageID: string(req.MessageID)})
+		if err != nil {
+			return nil, false, err
+		}
+		out := smsReportResponse{
+			smsAnswer: smsSuccess(), MessageID: rep.MessageID,
+			DeliveryStatus: rep.Status, DeliveryDescription: rep.Description, DeliveryNetworkID: rep.NetworkID,
+		}
+		if rep.TAT >= 0 {
+			out.DeliveryTAT = strconv.FormatInt(int64(rep.TAT.Round(time.Second)/time.Second), 10) + "s"
+		}
+		if !rep.Time.IsZero() {
+			out.DeliveryTime = rep.Time.Format("2006-01-02 15:04:05")
+		}
+		return out, false, nil
+	})
 }
 
 // smsBalanceRequest is the body of POST /sms/v1/account/balance.
@@ -577,24 +591,17 @@ type smsBalanceRequest struct {
 }
 
 type smsBalanceResponse struct {
-	ResponseCode        int    `json:"response-code"`
-	ResponseDescription string `json:"response-description"`
-	Credit              string `json:"credit"`
-	PartnerID           string `json:"partner-id"`
+	smsAnswer
+	Credit    string `json:"credit"`
+	PartnerID string `json:"partner-id"`
 }
 
 func (h *Handler) smsBalance(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
-	var req smsBalanceRequest
-	if err := h.smsDecode(w, r, &req); err != nil {
-		return err
-	}
-	b, err := svc.Balance(r.Context(), string(req.PartnerID), req.APIKey)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, smsBalanceResponse{
-		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess),
-		Credit: b.Credit.String(), PartnerID: b.PartnerID,
+	return smsServe(h, w, r, func(req *smsBalanceRequest) (any, bool, error) {
+		b, err := svc.Balance(r.Context(), string(req.PartnerID), req.APIKey)
+		if err != nil {
+			return nil, false, err
+		}
+		return smsBalanceResponse{smsAnswer: smsSuccess(), Credit: b.Credit.String(), PartnerID: b.PartnerID}, false, nil
 	})
-	return nil
 }

@@ -3,6 +3,7 @@ package sms
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/ujumbe/messaging"
 )
@@ -107,12 +108,14 @@ type Error struct {
 	Replayed bool
 }
 
-// Error implements the error interface.
+// Error implements the error interface: "sms: <code> <description>", then
+// ": <cause>" when there is one.
 func (e *Error) Error() string {
+	s := "sms: " + strconv.Itoa(e.Code) + " " + e.Description
 	if e.Err != nil {
-		return fmt.Sprintf("sms: %d %s: %v", e.Code, e.Description, e.Err)
+		s += ": " + e.Err.Error()
 	}
-	return fmt.Sprintf("sms: %d %s", e.Code, e.Description)
+	return s
 }
 
 // Unwrap returns the underlying cause.
