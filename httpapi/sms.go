@@ -120,8 +120,10 @@ type smsRefusal struct {
 	status int
 }
 
+// Error implements the error interface.
 func (e *smsRefusal) Error() string { return e.err.Error() }
 
+// Unwrap returns the *sms.Error refused.
 func (e *smsRefusal) Unwrap() error { return e.err }
 
 // smsStatus returns the HTTP status an error of the SMS API is answered
