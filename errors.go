@@ -8,8 +8,8 @@ import (
 // Code is a machine-readable error identifier of the Messaging API.
 type Code string
 
-// The error codes of the Messaging API. Each maps to one HTTP status in the
-// REST surface (see HTTPStatus).
+// The error codes of the Messaging API. Package httpapi answers each with
+// one HTTP status.
 const (
 	CodeUnauthorized       Code = "unauthorized"
 	CodeInvalidAPIKey      Code = "invalid_api_key"
@@ -23,35 +23,9 @@ const (
 	CodeInternal           Code = "internal_error"
 	// CodeServiceUnavailable extends the spec's codes: the store could not
 	// be reached, was locked past its timeout or is out of space (see
-	// ErrUnavailable). The REST surface answers 503 with Retry-After; a
-	// retry with the same idempotency key is safe.
+	// ErrUnavailable). A retry with the same idempotency key is safe.
 	CodeServiceUnavailable Code = "service_unavailable"
 )
-
-// HTTPStatus returns the HTTP status code the spec assigns to c. Unknown
-// codes map to 500.
-func (c Code) HTTPStatus() int {
-	switch c {
-	case CodeUnauthorized, CodeInvalidAPIKey:
-		return 401
-	case CodeForbidden:
-		return 403
-	case CodeNotFound, CodeTemplateNotFound:
-		return 404
-	case CodeConflict:
-		return 409
-	case CodeValidation:
-		return 400
-	case CodeChannelUnavailable:
-		return 422
-	case CodeRateLimitExceeded:
-		return 429
-	case CodeServiceUnavailable:
-		return 503
-	default:
-		return 500
-	}
-}
 
 // Error is the error type returned by every operation of the library. Code
 // carries the spec's error code; Field names the offending request field for

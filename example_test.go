@@ -66,9 +66,10 @@ func ExampleService() {
 	}
 	fmt.Println("message:", msg.Status, msg.Direction, msg.Type, msg.Text)
 
-	// Template fields belong to the template endpoint.
+	// A refused request says which field is at fault: a text message needs
+	// its text.
 	_, err = acme.Messages.Send(ctx, &messaging.SendParams{
-		Channel: messaging.ChannelWhatsApp, To: contact.Phone, Type: messaging.TypeText, Text: "Hi", TemplateName: "welcome",
+		Channel: messaging.ChannelWhatsApp, To: contact.Phone, Type: messaging.TypeText,
 	})
 	var e *messaging.Error
 	if errors.As(err, &e) {
@@ -78,7 +79,7 @@ func ExampleService() {
 	// contact: Jane Doe +254712345678 api
 	// sent: queued whatsapp +254712345678
 	// message: queued outbound text Hello Jane!
-	// error: validation_error template_name
+	// error: validation_error text
 }
 
 // API keys are created with scopes and checked with Authenticate. A wrong
@@ -101,10 +102,10 @@ func ExampleService_Authenticate() {
 	fmt.Println(p.WorkspaceID, p.Scopes, p.HasScope(messaging.ScopeReadContacts))
 
 	_, err = svc.Authenticate(ctx, "mk_notakey_0000000000000000000000")
-	fmt.Println(messaging.ErrorCode(err), messaging.ErrorCode(err).HTTPStatus())
+	fmt.Println(messaging.ErrorCode(err))
 	// Output:
 	// acme [read:messages write:messages] false
-	// invalid_api_key 401
+	// invalid_api_key
 }
 
 // Every template carries a send_example: a ready request for

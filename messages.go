@@ -2,9 +2,6 @@ package messaging
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -38,14 +35,6 @@ type SendParams struct {
 	Caption        string `json:"caption,omitempty"`
 	Filename       string `json:"filename,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
-
-	// TemplateName, Language and Components are never accepted by Send:
-	// they exist so that a request decoded from JSON that carries template
-	// fields is refused with a validation error naming the template
-	// endpoint. Use SendTemplate.
-	TemplateName string          `json:"template_name,omitempty"`
-	Language     string          `json:"language,omitempty"`
-	Components   []SendComponent `json:"components,omitempty"`
 }
 
 // Messages sends and reads the messages of one workspace.
@@ -130,16 +119,6 @@ func checkLen(field, s string, max int) error {
 }
 
 func (p *SendParams) validate() (to string, err error) {
-	if p.TemplateName != "" || p.Language != "" || len(p.Components) > 0 {
-		f := "template_name"
-		if p.TemplateName == "" {
-			f = "language"
-			if p.Language == "" {
-				f = "components"
-			}
-		}
-		return "", validationError(f, "template fields are not accepted by POST /v1/messages; send templates with POST /v1/messages/templates")
-	}
 	if err := validateChannel(p.Channel); err != nil {
 		return "", err
 	}
@@ -220,21 +199,18 @@ func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error)
 		MediaURL: p.MediaURL, Caption: p.Caption, Filename: p.Filename,
 		IdempotencyKey: p.IdempotencyKey,
 	}
-	norm := *p
-	norm.To, norm.IdempotencyKey = to, ""
-	return m.accept(ctx, msg, "send", &norm)
+	return m.accept(ctx, msg, kindSend)
 }
 
-// accept stores a validated outbound message as queued, honouring the
-// idempotency key.
-func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canonical any) (*SendResult, error) {
+// accept stores a validated outbound message of kind (kindSend or
+// kindTemplate) as queued, honouring the idempotency key.
+func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*SendResult, error) {
 	if msg.IdempotencyKey != "" {
-		b, err := json.Marshal(canonical)
+		hash, err := requestHash(kind, msg)
 		if err != nil {
 			return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
 		}
-		sum := sha256.Sum256(append([]byte(kind+"\x00"), b...))
-		msg.RequestHash = hex.EncodeToString(sum[:])
+		msg.RequestHash = hash
 	}
 	if err := m.acceptable(ctx, msg, kind); err != nil {
 		// A repeated request answers as the first did, whatever changed
@@ -272,7 +248,7 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string, canoni
 // acceptable checks what may refuse a new message: a template that is not
 // approved, a channel that is not connected.
 func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) error {
-	if kind == "template" {
+	if kind == kindTemplate {
 		if err := m.checkTemplate(ctx, msg); err != nil {
 			return err
 		}
@@ -469,9 +445,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 		Channel: ChannelWhatsApp, To: to, Type: TypeTemplate, TemplateName: p.TemplateName, Language: lang,
 		Components: p.Components, IdempotencyKey: p.IdempotencyKey,
 	}
-	norm := *p
-	norm.To, norm.Language, norm.IdempotencyKey = to, lang, ""
-	return m.accept(ctx, msg, "template", &norm)
+	return m.accept(ctx, msg, kindTemplate)
 }
 
 // checkTemplate checks a template send against the workspace's template:

@@ -46,8 +46,6 @@ func TestSendBadInputs(t *testing.T) {
 		p     *messaging.SendParams
 		code  messaging.Code
 		field string
-		// msgHas, when set, must appear in the error message.
-		msgHas string
 	}{
 		{name: "nil params", p: nil, code: messaging.CodeValidation, field: "body"},
 		{name: "missing channel", p: &messaging.SendParams{To: kenya, Type: "text", Text: "hi"}, code: messaging.CodeValidation, field: "channel"},
@@ -63,12 +61,6 @@ func TestSendBadInputs(t *testing.T) {
 		{name: "text with NUL", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "text", Text: "hi\x00there"}, code: messaging.CodeValidation, field: "text"},
 		{name: "text with media_url", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "text", Text: "hi", MediaURL: "https://example.com/a.jpg"}, code: messaging.CodeValidation, field: "media_url"},
 		{name: "text with caption", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "text", Text: "hi", Caption: "c"}, code: messaging.CodeValidation, field: "caption"},
-		{name: "template_name on send", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "text", Text: "hi", TemplateName: "order_update"}, code: messaging.CodeValidation, field: "template_name", msgHas: "POST /v1/messages/templates"},
-		{name: "language on send", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "text", Text: "hi", Language: "en"}, code: messaging.CodeValidation, field: "language", msgHas: "POST /v1/messages/templates"},
-		{name: "components on send", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "text", Text: "hi",
-			Components: []messaging.SendComponent{{Type: "body", Parameters: []messaging.SendParameter{{Type: "text", Text: "x"}}}}},
-			code: messaging.CodeValidation, field: "components", msgHas: "POST /v1/messages/templates"},
-		{name: "template fields without anything else", p: &messaging.SendParams{TemplateName: "order_update", Language: "en"}, code: messaging.CodeValidation, field: "template_name", msgHas: "POST /v1/messages/templates"},
 		{name: "image without media_url", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image"}, code: messaging.CodeValidation, field: "media_url"},
 		{name: "video without media_url", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "video", Caption: "c"}, code: messaging.CodeValidation, field: "media_url"},
 		{name: "document without media_url", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "document", Filename: "a.pdf"}, code: messaging.CodeValidation, field: "media_url"},
@@ -110,10 +102,7 @@ func TestSendBadInputs(t *testing.T) {
 			if res != nil {
 				t.Errorf("Send returned a result %+v with an error", res)
 			}
-			e := wantError(t, err, tc.code, tc.field)
-			if tc.msgHas != "" && !strings.Contains(e.Message, tc.msgHas) {
-				t.Errorf("error message %q does not mention %q", e.Message, tc.msgHas)
-			}
+			wantError(t, err, tc.code, tc.field)
 			if got := f.store.counts(); got != (counts{}) {
 				t.Errorf("store counts after refused send = %+v, want nothing created", got)
 			}
@@ -537,17 +526,5 @@ func TestErrorHelpers(t *testing.T) {
 	}
 	if got := messaging.ErrorCode(errors.New("boom")); got != messaging.CodeInternal {
 		t.Errorf("ErrorCode(plain error) = %s, want internal_error", got)
-	}
-
-	statuses := map[messaging.Code]int{
-		messaging.CodeUnauthorized: 401, messaging.CodeInvalidAPIKey: 401, messaging.CodeForbidden: 403,
-		messaging.CodeNotFound: 404, messaging.CodeTemplateNotFound: 404, messaging.CodeConflict: 409,
-		messaging.CodeValidation: 400, messaging.CodeChannelUnavailable: 422, messaging.CodeRateLimitExceeded: 429,
-		messaging.CodeInternal: 500, messaging.Code("whatever"): 500,
-	}
-	for code, want := range statuses {
-		if got := code.HTTPStatus(); got != want {
-			t.Errorf("%s.HTTPStatus() = %d, want %d", code, got, want)
-		}
 	}
 }

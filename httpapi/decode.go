@@ -10,15 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
 )
-
-func badRequest(field, format string, args ...any) *messaging.Error {
-	return &messaging.Error{Code: messaging.CodeValidation, Field: field, Message: field + ": " + fmt.Sprintf(format, args...)}
-}
 
 // decode reads a JSON object body into v strictly: Content-Type must be
 // application/json, the body at most the size limit, valid UTF-8, one JSON
@@ -119,6 +116,22 @@ func (s *nameScan) space() {
 	}
 }
 
+// next moves to the next member of the object or element of the array
+// being read, past white space and a comma. At the end, close, it moves
+// past close and returns false.
+func (s *nameScan) next(close byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == ',' {
+		s.i++
+		s.space()
+	}
+	if s.i >= len(s.b) || s.b[s.i] == close {
+		s.i++
+		return false
+	}
+	return true
+}
+
 // str reads the string at s.i and returns it unescaped.
 func (s *nameScan) str() string {
 	start, escaped := s.i, false
@@ -157,16 +170,7 @@ func (s *nameScan) value(t reflect.Type) string {
 			fields = s.fields(t)
 		}
 		s.i++
-		for {
-			s.space()
-			if s.i >= len(s.b) || s.b[s.i] == '}' {
-				s.i++
-				return ""
-			}
-			if s.b[s.i] == ',' {
-				s.i++
-				s.space()
-			}
+		for s.next('}') {
 			name := s.str()
 			s.space()
 			s.i++ // ':'
@@ -187,15 +191,7 @@ func (s *nameScan) value(t reflect.Type) string {
 			et = t.Elem()
 		}
 		s.i++
-		for {
-			s.space()
-			if s.i >= len(s.b) || s.b[s.i] == ']' {
-				s.i++
-				return ""
-			}
-			if s.b[s.i] == ',' {
-				s.i++
-			}
+		for s.next(']') {
 			if f := s.value(et); f != "" {
 				return f
 			}
@@ -285,60 +281,36 @@ func urlQuery(r *http.Request) (url.Values, error) {
 	return v, nil
 }
 
-// contactPatch is the body of PATCH /v1/contacts/{id}. A field that is
-// absent is left unchanged; a string sets it; null or "" clears it (tags:
-// null or [] clears). firstName cannot be cleared.
-type contactPatch struct {
-	p      messaging.ContactUpdateParams
-	fields int
+// query returns the query parameters of r, refusing unknown or repeated
+// ones, and values that are not valid UTF-8 or hold NUL (see text.go).
+func query(r *http.Request, allowed ...string) (map[string]string, error) {
+	vals, err := urlQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for k, v := range vals {
+		if len(allowed) == 0 {
+			return nil, badRequest(k, "unknown query parameter; this endpoint takes none")
+		}
+		if !slices.Contains(allowed, k) {
+			return nil, badRequest(k, "unknown query parameter; allowed: %s", strings.Join(allowed, ", "))
+		}
+		if len(v) != 1 {
+			return nil, badRequest(k, "must be given once")
+		}
+		if !utf8.ValidString(v[0]) {
+			return nil, badRequest(k, "must be valid UTF-8")
+		}
+		if strings.IndexByte(v[0], 0) >= 0 {
+			return nil, badRequest(k, ruleNoNUL)
+		}
+		out[k] = v[0]
+	}
+	return out, nil
 }
 
-var patchFields = []string{"firstName", "lastName", "phone", "email", "company", "jobTitle", "website", "notes", "tags", "lifecycle"}
-
-// UnmarshalJSON decodes a patch, keeping track of which fields are present.
-func (c *contactPatch) UnmarshalJSON(b []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return badRequest("body", "must be a JSON object")
-	}
-	strs := map[string]**string{
-		"firstName": &c.p.FirstName, "lastName": &c.p.LastName, "phone": &c.p.Phone, "email": &c.p.Email,
-		"company": &c.p.Company, "jobTitle": &c.p.JobTitle, "website": &c.p.Website, "notes": &c.p.Notes,
-		"lifecycle": &c.p.Lifecycle,
-	}
-	for k, v := range raw {
-		c.fields++
-		if k == "tags" {
-			tags := []string{}
-			if string(v) != "null" {
-				if err := json.Unmarshal(v, &tags); err != nil {
-					return badRequest("tags", "must be an array of strings or null")
-				}
-				if tags == nil {
-					tags = []string{}
-				}
-			}
-			c.p.Tags = &tags
-			continue
-		}
-		dst, ok := strs[k]
-		if !ok {
-			return badRequest(k, "unknown field; patchable fields: %s", strings.Join(patchFields, ", "))
-		}
-		s := ""
-		if string(v) != "null" {
-			if err := json.Unmarshal(v, &s); err != nil {
-				return badRequest(k, "must be a string or null")
-			}
-		}
-		*dst = &s
-	}
-	return nil
-}
-
-func (c *contactPatch) params() (*messaging.ContactUpdateParams, error) {
-	if c.fields == 0 {
-		return nil, badRequest("body", "must set at least one of %s", strings.Join(patchFields, ", "))
-	}
-	return &c.p, nil
+func noQuery(r *http.Request) error {
+	_, err := query(r)
+	return err
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -23,20 +24,34 @@ type errorDoc struct {
 	Description string         `json:"description"`
 }
 
+// errorDocs is the one table of the codes of the REST surface: each with
+// the HTTP status it is answered with (see statusOf) and the description of
+// its docs page.
 var errorDocs = []errorDoc{
-	{messaging.CodeUnauthorized, 401, "No API key in the request: send the header X-API-Key with a key created for your workspace."},
-	{messaging.CodeInvalidAPIKey, 401, "The API key is unknown, revoked, expired or malformed. Create a new key in the dashboard."},
-	{messaging.CodeForbidden, 403, "The API key lacks the scope this endpoint needs. Create a key with that scope."},
-	{messaging.CodeNotFound, 404, "The resource does not exist in the API key's workspace, or the path is unknown."},
-	{messaging.CodeConflict, 409, "A contact with the same phone or email exists, or an idempotency_key was reused with a different request."},
-	{messaging.CodeValidation, 400, "The request failed validation: a required field is missing or a value is invalid. The message and the field member name the field and the rule."},
-	{messaging.CodeChannelUnavailable, 422, "The channel is not connected in the workspace, or was disconnected."},
-	{messaging.CodeTemplateNotFound, 404, "No approved template has this template_name and language. Both must match exactly: en and en_US differ."},
-	{messaging.CodeRateLimitExceeded, 429, "Too many requests: limits count per workspace and endpoint, and per client address for requests without a valid key. Wait the seconds given by Retry-After, then retry with exponential backoff (1 s doubling, with 20 percent jitter)."},
-	{messaging.CodeInternal, 500, "An unexpected server error. Retry later; report the request_id if it persists."},
-	{messaging.CodeServiceUnavailable, 503, "The service's database is unreachable, locked or out of space for a moment. Nothing was stored, except when the connection was lost during the commit: retry after the seconds given by Retry-After, with the same idempotency key, so that a retry never sends twice."},
-	{CodeMethodNotAllowed, 405, "The path exists but does not accept this method. The Allow header lists the methods it accepts."},
-	{CodePayloadTooLarge, 413, "The request body is larger than the limit (1 MiB by default)."},
+	{messaging.CodeUnauthorized, http.StatusUnauthorized, "No API key in the request: send the header X-API-Key with a key created for your workspace."},
+	{messaging.CodeInvalidAPIKey, http.StatusUnauthorized, "The API key is unknown, revoked, expired or malformed. Create a new key in the dashboard."},
+	{messaging.CodeForbidden, http.StatusForbidden, "The API key lacks the scope this endpoint needs. Create a key with that scope."},
+	{messaging.CodeNotFound, http.StatusNotFound, "The resource does not exist in the API key's workspace, or the path is unknown."},
+	{messaging.CodeConflict, http.StatusConflict, "A contact with the same phone or email exists, or an idempotency_key was reused with a different request."},
+	{messaging.CodeValidation, http.StatusBadRequest, "The request failed validation: a required field is missing or a value is invalid. The message and the field member name the field and the rule."},
+	{messaging.CodeChannelUnavailable, http.StatusUnprocessableEntity, "The channel is not connected in the workspace, or was disconnected."},
+	{messaging.CodeTemplateNotFound, http.StatusNotFound, "No approved template has this template_name and language. Both must match exactly: en and en_US differ."},
+	{messaging.CodeRateLimitExceeded, http.StatusTooManyRequests, "Too many requests: limits count per workspace and endpoint, and per client address for requests without a valid key. Wait the seconds given by Retry-After, then retry with exponential backoff (1 s doubling, with 20 percent jitter)."},
+	{messaging.CodeInternal, http.StatusInternalServerError, "An unexpected server error. Retry later; report the request_id if it persists."},
+	{messaging.CodeServiceUnavailable, http.StatusServiceUnavailable, "The service's database is unreachable, locked or out of space for a moment. Nothing was stored, except when the connection was lost during the commit: retry after the seconds given by Retry-After, with the same idempotency key, so that a retry never sends twice."},
+	{CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The path exists but does not accept this method. The Allow header lists the methods it accepts."},
+	{CodePayloadTooLarge, http.StatusRequestEntityTooLarge, "The request body is larger than the limit (1 MiB by default)."},
+}
+
+// statusOf returns the HTTP status code is answered with: its row of
+// errorDocs, or 500 for a code without one.
+func statusOf(code messaging.Code) int {
+	for _, d := range errorDocs {
+		if d.Code == code {
+			return d.Status
+		}
+	}
+	return http.StatusInternalServerError
 }
 
 // retryAfterUnavailable is the Retry-After, in seconds, of a 503 answered
@@ -67,6 +82,11 @@ type apiError struct {
 
 func (e *apiError) Error() string { return string(e.code) + ": " + e.message }
 
+// badRequest is the validation error of field: "<field>: <rule>".
+func badRequest(field, format string, args ...any) *messaging.Error {
+	return &messaging.Error{Code: messaging.CodeValidation, Field: field, Message: field + ": " + fmt.Sprintf(format, args...)}
+}
+
 // writeError is the one place that turns an error into a status and an
 // error envelope. Errors that are not *messaging.Error or *apiError become
 // 500 internal_error; their text is logged, never sent.
@@ -83,9 +103,9 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.As(err, &ae):
 		code, status, message = ae.code, ae.status, ae.message
 	case errors.As(err, &me) && me.Code != messaging.CodeInternal:
-		code, status, message, field = me.Code, me.Code.HTTPStatus(), me.Message, me.Field
+		code, status, message, field = me.Code, statusOf(me.Code), me.Message, me.Field
 	default:
-		code, status, message = messaging.CodeInternal, 500, "an unexpected error occurred; retry later"
+		code, status, message = messaging.CodeInternal, http.StatusInternalServerError, "an unexpected error occurred; retry later"
 		h.log.ErrorContext(r.Context(), "internal error", "correlation_id", correlationID(r), "path", r.URL.Path, "err", err.Error())
 	}
 	if status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
@@ -104,7 +124,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status = 500
+		status = http.StatusInternalServerError
 		b = []byte(`{"error":{"code":"internal_error","message":"encoding failed","statusCode":500}}`)
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -114,13 +134,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // serveErrorDoc answers GET /v1/errors/{code} with the code's description.
-func (h *Handler) serveErrorDoc(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) serveErrorDoc(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	code := r.PathValue("code")
 	for _, d := range errorDocs {
 		if string(d.Code) == code {
-			writeJSON(w, 200, d)
+			writeJSON(w, http.StatusOK, d)
 			return nil
 		}
 	}
-	return &apiError{code: messaging.CodeNotFound, status: 404, message: "no error code " + strconv.Quote(code)}
+	return &apiError{code: messaging.CodeNotFound, status: http.StatusNotFound, message: "no error code " + strconv.Quote(code)}
 }

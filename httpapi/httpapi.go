@@ -18,57 +18,23 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"path"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 )
-
-// Route describes one endpoint of the REST surface.
-type Route struct {
-	// Method and Pattern, for example "POST" and "/v1/messages".
-	Method  string
-	Pattern string
-	// Scopes the API key needs; nil for public routes.
-	Scopes []string
-	// PerMinute is the default rate limit, per workspace (per client
-	// address for public routes).
-	PerMinute int
-}
-
-// Name returns "METHOD pattern", the key of Options.RateLimits.
-func (r Route) Name() string { return r.Method + " " + r.Pattern }
-
-// Routes returns every route with its scopes and default rate limit.
-func Routes() []Route {
-	return []Route{
-		{"POST", "/v1/messages", []string{messaging.ScopeWriteMessages}, 60},
-		{"POST", "/v1/messages/templates", []string{messaging.ScopeWriteMessages, messaging.ScopeReadTemplates}, 20},
-		{"GET", "/v1/messages/{id}", []string{messaging.ScopeReadMessages}, 120},
-		{"GET", "/v1/templates", []string{messaging.ScopeReadTemplates}, 30},
-		{"GET", "/v1/templates/{id}", []string{messaging.ScopeReadTemplates}, 60},
-		{"GET", "/v1/contacts", []string{messaging.ScopeReadContacts}, 60},
-		{"POST", "/v1/contacts", []string{messaging.ScopeWriteContacts}, 30},
-		{"GET", "/v1/contacts/{id}", []string{messaging.ScopeReadContacts}, 120},
-		{"PATCH", "/v1/contacts/{id}", []string{messaging.ScopeWriteContacts}, 30},
-		{"GET", "/v1/openapi.json", nil, DefaultPublicPerMinute},
-		{"GET", "/v1/errors/{code}", nil, DefaultPublicPerMinute},
-	}
-}
 
 // Defaults of Options.
 const (
@@ -148,75 +114,33 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 		o = *opts
 	}
 	h := &Handler{
-		svc: svc, mux: http.NewServeMux(), log: o.Logger, now: o.Clock, docsURL: o.DocsURL,
-		maxBody: o.MaxBodyBytes, limits: map[string]int{"unauthenticated": DefaultPublicPerMinute},
+		svc: svc, mux: http.NewServeMux(), log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), now: o.Clock,
+		docsURL: cmp.Or(o.DocsURL, DefaultDocsURL), maxBody: o.MaxBodyBytes, limits: map[string]int{"unauthenticated": DefaultPublicPerMinute},
 		noLimits: o.DisableRateLimits, trustProxy: o.TrustProxy, limiter: o.Limiter,
 	}
 	if h.limiter == nil {
 		h.limiter = &limiterSet{}
 	}
-	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
-	}
 	if h.now == nil {
 		h.now = svc.Now
-	}
-	if h.docsURL == "" {
-		h.docsURL = DefaultDocsURL
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
-	for _, rt := range Routes() {
-		h.limits[rt.Name()] = rt.PerMinute
+	byPattern := map[string][]endpoint{}
+	var patterns []string
+	for _, ep := range endpoints() {
+		h.limits[ep.Name()] = ep.PerMinute
+		if byPattern[ep.Pattern] == nil {
+			patterns = append(patterns, ep.Pattern)
+		}
+		byPattern[ep.Pattern] = append(byPattern[ep.Pattern], ep)
 	}
 	for k, v := range o.RateLimits {
 		h.limits[k] = v
 	}
-	handlers := map[string]func(http.ResponseWriter, *http.Request, *messaging.Principal) error{
-		"POST /v1/messages":           h.sendMessage,
-		"POST /v1/messages/templates": h.sendTemplate,
-		"GET /v1/messages/{id}":       h.getMessage,
-		"GET /v1/templates":           h.listTemplates,
-		"GET /v1/templates/{id}":      h.getTemplate,
-		"GET /v1/contacts":            h.listContacts,
-		"POST /v1/contacts":           h.createContact,
-		"GET /v1/contacts/{id}":       h.getContact,
-		"PATCH /v1/contacts/{id}":     h.updateContact,
-		"GET /v1/openapi.json":        func(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error { return serveOpenAPI(w) },
-		"GET /v1/errors/{code}": func(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
-			return h.serveErrorDoc(w, r)
-		},
-	}
-	byPattern := map[string][]Route{}
-	var patterns []string
-	for _, rt := range Routes() {
-		if byPattern[rt.Pattern] == nil {
-			patterns = append(patterns, rt.Pattern)
-		}
-		byPattern[rt.Pattern] = append(byPattern[rt.Pattern], rt)
-	}
 	for _, p := range patterns {
-		routes := byPattern[p]
-		h.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
-			for _, rt := range routes {
-				if r.Method == rt.Method || (r.Method == http.MethodHead && rt.Method == http.MethodGet) {
-					h.serveRoute(w, r, rt, handlers[rt.Name()])
-					return
-				}
-			}
-			allow := make([]string, 0, len(routes))
-			for _, rt := range routes {
-				allow = append(allow, rt.Method)
-			}
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
-				h.writeError(w, r, err)
-				return
-			}
-			h.writeError(w, r, &apiError{code: CodeMethodNotAllowed, status: 405,
-				message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, p, strings.Join(allow, ", "))})
-		})
+		h.mux.HandleFunc(p, h.servePattern(p, byPattern[p]))
 	}
 	h.mux.HandleFunc("/", h.notFound)
 	if o.SMS != nil {
@@ -234,7 +158,7 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	h.writeError(w, r, &apiError{code: messaging.CodeNotFound, status: 404, message: "no endpoint at " + strconv.Quote(r.URL.Path)})
+	h.writeError(w, r, &apiError{code: messaging.CodeNotFound, status: http.StatusNotFound, message: "no endpoint at " + strconv.Quote(r.URL.Path)})
 }
 
 // cleanPath reports whether p is already in the form http.ServeMux routes
@@ -276,7 +200,7 @@ func (w *statusWriter) WriteHeader(code int) {
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = 200
+		w.status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -312,296 +236,4 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mux.ServeHTTP(sw, r)
-}
-
-// clientAddr returns the address unauthenticated requests are limited by.
-func (h *Handler) clientAddr(r *http.Request) string {
-	if h.trustProxy {
-		if f := r.Header.Get("X-Forwarded-For"); f != "" {
-			return strings.TrimSpace(strings.Split(f, ",")[0])
-		}
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// limit applies the rate limit of key and sets the X-RateLimit headers.
-func (h *Handler) limit(ctx context.Context, w http.ResponseWriter, key string, perMinute int) error {
-	if h.noLimits || perMinute <= 0 {
-		return nil
-	}
-	ok, remaining, wait, err := h.limiter.Take(ctx, key, perMinute, h.now())
-	if err != nil {
-		h.log.ErrorContext(ctx, "rate limiter failed; request let through", "key", key, "err", err)
-		return nil
-	}
-	w.Header().Set("X-RateLimit-Limit", strconv.Itoa(perMinute))
-	w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
-	if !ok {
-		secs := int((wait + time.Second - 1) / time.Second)
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, secs)))
-		return &apiError{code: messaging.CodeRateLimitExceeded, status: 429,
-			message: fmt.Sprintf("rate limit of %d requests per minute exceeded; retry after %d s", perMinute, max(1, secs))}
-	}
-	return nil
-}
-
-// serveRoute authenticates, rate limits, checks scopes and runs fn.
-func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt Route, fn func(http.ResponseWriter, *http.Request, *messaging.Principal) error) {
-	p, err := h.authorize(w, r, rt)
-	if err == nil && rt.Scopes != nil {
-		err = checkPathID(r, rt)
-	}
-	if err == nil {
-		err = fn(w, r, p)
-	}
-	if err != nil {
-		h.writeError(w, r, err)
-	}
-}
-
-// checkPathID answers 404 for an {id} that no record can have because it
-// is not text (invalid UTF-8, or NUL, which ids never hold and PostgreSQL
-// cannot even compare), before any store sees it: every store answers the
-// same not_found.
-func checkPathID(r *http.Request, rt Route) error {
-	id := r.PathValue("id")
-	if utf8.ValidString(id) && strings.IndexByte(id, 0) < 0 {
-		return nil
-	}
-	what := strings.TrimSuffix(strings.Split(strings.TrimPrefix(rt.Pattern, "/v1/"), "/")[0], "s")
-	return &messaging.Error{Code: messaging.CodeNotFound, Message: fmt.Sprintf("%s %q not found", what, id)}
-}
-
-// authorize authenticates the request's key (for non-public routes),
-// checks scopes and applies the rate limit. A request refused with 401 or
-// 403 spends a token of its client address's "unauthenticated" bucket,
-// never one of the workspace's. Public routes get a nil principal.
-func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*messaging.Principal, error) {
-	if rt.Scopes == nil {
-		return nil, h.limit(r.Context(), w, "ip:"+h.clientAddr(r)+":"+rt.Name(), h.limits[rt.Name()])
-	}
-	vals := r.Header.Values("X-API-Key")
-	if len(vals) != 1 || strings.TrimSpace(vals[0]) == "" {
-		if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
-			return nil, err
-		}
-		msg := "missing API key: send the header X-API-Key"
-		if len(vals) > 1 {
-			msg = "malformed X-API-Key header: send exactly one key"
-		}
-		return nil, &apiError{code: messaging.CodeUnauthorized, status: 401, message: msg}
-	}
-	p, err := h.svc.Authenticate(r.Context(), vals[0])
-	if err != nil {
-		if lerr := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); lerr != nil {
-			return nil, lerr
-		}
-		return nil, err
-	}
-	// Scopes are checked before the workspace's bucket is touched: a key
-	// refused a route must not spend the route's limit for the keys that
-	// may call it. Its refusals count against the client address instead.
-	for _, s := range rt.Scopes {
-		if !p.HasScope(s) {
-			if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
-				return nil, err
-			}
-			return nil, &apiError{code: messaging.CodeForbidden, status: 403,
-				message: fmt.Sprintf("the API key lacks the scope %s needed by %s", s, rt.Name())}
-		}
-	}
-	if err := h.limit(r.Context(), w, "ws:"+p.WorkspaceID+":"+rt.Name(), h.limits[rt.Name()]); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	var req messaging.SendParams
-	if err := h.decode(w, r, &req); err != nil {
-		return err
-	}
-	res, err := h.svc.Workspace(p.WorkspaceID).Messages.Send(r.Context(), &req)
-	if err != nil {
-		return err
-	}
-	writeSend(w, res)
-	return nil
-}
-
-func (h *Handler) sendTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	var req messaging.SendTemplateParams
-	if err := h.decode(w, r, &req); err != nil {
-		return err
-	}
-	res, err := h.svc.Workspace(p.WorkspaceID).Messages.SendTemplate(r.Context(), &req)
-	if err != nil {
-		return err
-	}
-	writeSend(w, res)
-	return nil
-}
-
-func writeSend(w http.ResponseWriter, res *messaging.SendResult) {
-	if res.Replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	writeJSON(w, http.StatusCreated, res)
-}
-
-func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	if err := noQuery(r); err != nil {
-		return err
-	}
-	m, err := h.svc.Workspace(p.WorkspaceID).Messages.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, 200, messageView(m))
-	return nil
-}
-
-func (h *Handler) listTemplates(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	q, err := query(r, "category", "language")
-	if err != nil {
-		return err
-	}
-	list, err := h.svc.Workspace(p.WorkspaceID).Templates.List(r.Context(), &messaging.TemplateFilter{Category: q["category"], Language: q["language"]})
-	if err != nil {
-		return err
-	}
-	out := make([]templateJSON, len(list))
-	for i, t := range list {
-		out[i] = templateView(t)
-	}
-	writeJSON(w, 200, out)
-	return nil
-}
-
-func (h *Handler) getTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	if err := noQuery(r); err != nil {
-		return err
-	}
-	t, err := h.svc.Workspace(p.WorkspaceID).Templates.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, 200, templateView(t))
-	return nil
-}
-
-func (h *Handler) listContacts(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	q, err := query(r, "page", "limit", "search")
-	if err != nil {
-		return err
-	}
-	var cq messaging.ContactQuery
-	for _, f := range []struct {
-		name string
-		dst  *int
-		max  int
-	}{{"page", &cq.Page, messaging.MaxPage}, {"limit", &cq.Limit, messaging.MaxPageSize}} {
-		v, ok := q[f.name]
-		if !ok {
-			continue
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > f.max {
-			return &messaging.Error{Code: messaging.CodeValidation, Field: f.name,
-				Message: fmt.Sprintf("%s: must be an integer from 1 to %d (got %q)", f.name, f.max, v)}
-		}
-		*f.dst = n
-	}
-	cq.Search = q["search"]
-	page, err := h.svc.Workspace(p.WorkspaceID).Contacts.List(r.Context(), &cq)
-	if err != nil {
-		return err
-	}
-	items := make([]contactListItem, len(page.Items))
-	for i, c := range page.Items {
-		items[i] = contactItemView(c)
-	}
-	writeJSON(w, 200, contactPageJSON{Items: items, Total: page.Total, Page: page.Page, Limit: page.Limit, TotalPages: page.TotalPages})
-	return nil
-}
-
-func (h *Handler) createContact(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	var req messaging.ContactCreateParams
-	if err := h.decode(w, r, &req); err != nil {
-		return err
-	}
-	c, err := h.svc.Workspace(p.WorkspaceID).Contacts.Create(r.Context(), &req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, contactView(c))
-	return nil
-}
-
-func (h *Handler) getContact(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	if err := noQuery(r); err != nil {
-		return err
-	}
-	c, err := h.svc.Workspace(p.WorkspaceID).Contacts.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, 200, contactView(c))
-	return nil
-}
-
-func (h *Handler) updateContact(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	var req contactPatch
-	if err := h.decode(w, r, &req); err != nil {
-		return err
-	}
-	upd, err := req.params()
-	if err != nil {
-		return err
-	}
-	c, err := h.svc.Workspace(p.WorkspaceID).Contacts.Update(r.Context(), r.PathValue("id"), upd)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, 200, patchedContactView(p, c))
-	return nil
-}
-
-// query returns the query parameters of r, refusing unknown or repeated
-// ones, and values that are not valid UTF-8 or hold NUL (see text.go).
-func query(r *http.Request, allowed ...string) (map[string]string, error) {
-	vals, err := urlQuery(r)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for k, v := range vals {
-		if !slices.Contains(allowed, k) {
-			msg := fmt.Sprintf("%s: unknown query parameter; allowed: %s", k, strings.Join(allowed, ", "))
-			if len(allowed) == 0 {
-				msg = k + ": unknown query parameter; this endpoint takes none"
-			}
-			return nil, &messaging.Error{Code: messaging.CodeValidation, Field: k, Message: msg}
-		}
-		if len(v) != 1 {
-			return nil, &messaging.Error{Code: messaging.CodeValidation, Field: k, Message: k + ": must be given once"}
-		}
-		if !utf8.ValidString(v[0]) {
-			return nil, badRequest(k, "must be valid UTF-8")
-		}
-		if strings.IndexByte(v[0], 0) >= 0 {
-			return nil, badRequest(k, ruleNoNUL)
-		}
-		out[k] = v[0]
-	}
-	return out, nil
-}
-
-func noQuery(r *http.Request) error {
-	_, err := query(r)
-	return err
 }

@@ -2,10 +2,16 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/ujumbe/messaging"
 	"golang.org/x/time/rate"
 )
 
@@ -84,4 +90,39 @@ func (s *limiterSet) take(key string, perMinute int, now time.Time) (ok bool, re
 func (s *limiterSet) Take(_ context.Context, key string, perMinute int, now time.Time) (bool, int, time.Duration, error) {
 	ok, remaining, wait := s.take(key, perMinute, now)
 	return ok, remaining, wait, nil
+}
+
+// clientAddr returns the address unauthenticated requests are limited by.
+func (h *Handler) clientAddr(r *http.Request) string {
+	if h.trustProxy {
+		if f := r.Header.Get("X-Forwarded-For"); f != "" {
+			return strings.TrimSpace(strings.Split(f, ",")[0])
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// limit applies the rate limit of key and sets the X-RateLimit headers.
+func (h *Handler) limit(ctx context.Context, w http.ResponseWriter, key string, perMinute int) error {
+	if h.noLimits || perMinute <= 0 {
+		return nil
+	}
+	ok, remaining, wait, err := h.limiter.Take(ctx, key, perMinute, h.now())
+	if err != nil {
+		h.log.ErrorContext(ctx, "rate limiter failed; request let through", "key", key, "err", err)
+		return nil
+	}
+	w.Header().Set("X-RateLimit-Limit", strconv.Itoa(perMinute))
+	w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	if !ok {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, secs)))
+		return &apiError{code: messaging.CodeRateLimitExceeded, status: http.StatusTooManyRequests,
+			message: fmt.Sprintf("rate limit of %d requests per minute exceeded; retry after %d s", perMinute, max(1, secs))}
+	}
+	return nil
 }

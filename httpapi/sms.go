@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,38 +39,52 @@ import (
 // status and same body, with the header Idempotent-Replayed: true. A
 // header given more than once, or malformed, is 1009.
 
+// smsEndpoint is a row of the route table of the SMS API: a path, which
+// accepts POST only, and its handler.
+type smsEndpoint struct {
+	path  string
+	serve func(h *Handler, w http.ResponseWriter, r *http.Request, svc *sms.SMS) error
+}
+
+// smsEndpoints is the route table of the SMS API.
+func smsEndpoints() []smsEndpoint {
+	return []smsEndpoint{
+		{"/sms/v1/messages", (*Handler).smsSend},
+		{"/sms/v1/messages/bulk", (*Handler).smsBulk},
+		{"/sms/v1/messages/delivery-report", (*Handler).smsReport},
+		{"/sms/v1/account/balance", (*Handler).smsBalance},
+	}
+}
+
 // SMSRoutes lists the paths of the SMS API; each accepts POST only.
 func SMSRoutes() []string {
-	return []string{"/sms/v1/messages", "/sms/v1/messages/bulk", "/sms/v1/messages/delivery-report", "/sms/v1/account/balance"}
+	var paths []string
+	for _, ep := range smsEndpoints() {
+		paths = append(paths, ep.path)
+	}
+	return paths
 }
 
 // mountSMS registers the SMS API of svc on the handler's mux.
 func (h *Handler) mountSMS(svc *sms.SMS) {
-	handlers := map[string]func(http.ResponseWriter, *http.Request) error{
-		"/sms/v1/messages":                 func(w http.ResponseWriter, r *http.Request) error { return h.smsSend(w, r, svc) },
-		"/sms/v1/messages/bulk":            func(w http.ResponseWriter, r *http.Request) error { return h.smsBulk(w, r, svc) },
-		"/sms/v1/messages/delivery-report": func(w http.ResponseWriter, r *http.Request) error { return h.smsReport(w, r, svc) },
-		"/sms/v1/account/balance":          func(w http.ResponseWriter, r *http.Request) error { return h.smsBalance(w, r, svc) },
-	}
-	for _, p := range SMSRoutes() {
-		fn := handlers[p]
-		h.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+	for _, ep := range smsEndpoints() {
+		h.mux.HandleFunc(ep.path, func(w http.ResponseWriter, r *http.Request) {
 			defer h.smsRecover(w, r)
 			if r.Method != http.MethodPost {
 				w.Header().Set("Allow", http.MethodPost)
-				h.writeSMSError(w, r, &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: http.StatusMethodNotAllowed,
-					Description: fmt.Sprintf("%s: method %s is not allowed on %s; use POST", sms.CodeText(sms.CodeUnsupportedRequest), r.Method, p)})
+				h.writeSMSError(w, r, &smsRefusal{status: http.StatusMethodNotAllowed, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
+					Description: fmt.Sprintf("%s: method %s is not allowed on %s; use POST", sms.CodeText(sms.CodeUnsupportedRequest), r.Method, ep.path)}})
 				return
 			}
-			if err := fn(w, r); err != nil {
+			if err := ep.serve(h, w, r, svc); err != nil {
 				h.writeSMSError(w, r, err)
 			}
 		})
 	}
 	h.mux.HandleFunc("/sms/v1/", func(w http.ResponseWriter, r *http.Request) {
-		h.writeSMSError(w, r, &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: http.StatusNotFound,
+		h.writeSMSError(w, r, &smsRefusal{status: http.StatusNotFound, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
 			Description: fmt.Sprintf("%s: no endpoint at %s; the endpoints are %s", sms.CodeText(sms.CodeUnsupportedRequest),
-				strconv.Quote(r.URL.Path), strings.Join(SMSRoutes(), ", "))})
+				strconv.Quote(r.URL.Path), strings.Join(SMSRoutes(), ", "))}})
 	})
 }
 
@@ -85,15 +100,68 @@ func (h *Handler) smsRecover(w http.ResponseWriter, r *http.Request) {
 	h.writeSMSError(w, r, fmt.Errorf("panic: %v", p))
 }
 
-// smsErrorBody is the flat error body of the SMS API.
-type smsErrorBody struct {
+// smsAnswer is the response code and description that every answer of the
+// SMS API starts with, and the whole body of an error.
+type smsAnswer struct {
 	ResponseCode        int    `json:"response-code"`
 	ResponseDescription string `json:"response-description"`
 }
 
+// smsSuccess is the smsAnswer of a request that succeeded.
+func smsSuccess() smsAnswer {
+	return smsAnswer{ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess)}
+}
+
+// smsRefusal is an error of the SMS API that the REST layer answers with a
+// status of its own instead of its code's: a wrong method (405), an unknown
+// path (404), a body over the size limit (413).
+type smsRefusal struct {
+	err    *sms.Error
+	status int
+}
+
+// Error implements the error interface.
+func (e *smsRefusal) Error() string { return e.err.Error() }
+
+// Unwrap returns the *sms.Error refused.
+func (e *smsRefusal) Unwrap() error { return e.err }
+
+// smsStatus returns the HTTP status an error of the SMS API is answered
+// with: an smsRefusal's own, else its code's: 400 for bad input, 401 for
+// credentials, 402 for low credit, 404 for unknown ids, 409 for a reused
+// idempotency key, 500 for a system error (503 when it wraps
+// messaging.ErrUnavailable: the store is away for a moment, retry), and
+// 200 for CodeSuccess and CodeNoDeliveryReport (a report that is not there
+// yet is not a failed request; poll again).
+func smsStatus(err error) int {
+	var ref *smsRefusal
+	if errors.As(err, &ref) {
+		return ref.status
+	}
+	e := sms.AsError(err)
+	switch e.Code {
+	case sms.CodeSuccess, sms.CodeNoDeliveryReport:
+		return http.StatusOK
+	case sms.CodeInvalidCredentials, sms.CodeNoPartnerID, sms.CodeNoAPIKey:
+		return http.StatusUnauthorized
+	case sms.CodeLowCredit:
+		return http.StatusPaymentRequired
+	case sms.CodeNotFound:
+		return http.StatusNotFound
+	case sms.CodeIdempotencyConflict:
+		return http.StatusConflict
+	case sms.CodeSystemError:
+		if errors.Is(e, messaging.ErrUnavailable) {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest
+}
+
 // writeSMSError is the one place that turns an error of the SMS API into a
-// status and a flat body. An error that is not an *sms.Error is 1005 with
-// status 500; its text is logged, never sent.
+// status (see smsStatus) and a flat body. An error that is not an
+// *sms.Error is 1005 with status 500; its text is logged, never sent.
 func (h *Handler) writeSMSError(w http.ResponseWriter, r *http.Request, err error) {
 	e := sms.AsError(err)
 	if e.Code == sms.CodeSystemError {
@@ -103,20 +171,18 @@ func (h *Handler) writeSMSError(w http.ResponseWriter, r *http.Request, err erro
 		}
 		h.log.ErrorContext(r.Context(), "internal error", "correlation_id", correlationID(r), "path", r.URL.Path, "err", cause.Error())
 	}
-	status := e.HTTPStatus
-	if status == 0 {
-		status = sms.HTTPStatus(e.Code)
-	}
+	status := smsStatus(err)
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfterUnavailable)
 	}
 	if e.Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
-	writeJSON(w, status, smsErrorBody{ResponseCode: e.Code, ResponseDescription: e.Description})
+	writeJSON(w, status, smsAnswer{ResponseCode: e.Code, ResponseDescription: e.Description})
 }
 
-// Idempotency headers of the SMS sends.
+// Idempotency headers: the key of an SMS send, and the mark of an answer
+// replayed for a repeated send (of either API).
 const (
 	headerIdempotencyKey = "Idempotency-Key"
 	headerReplayed       = "Idempotent-Replayed"
@@ -207,16 +273,36 @@ func (h *Handler) smsDecode(w http.ResponseWriter, r *http.Request, v any, items
 	return smsUnmarshal(raw, v, "body", items...)
 }
 
+// smsServe serves a request of the SMS API: the body decoded strictly into
+// a Req (see smsDecode, which takes items), which answer turns into the
+// 200 answer, marked Idempotent-Replayed when it repeats the answer of an
+// earlier request.
+func smsServe[Req any](h *Handler, w http.ResponseWriter, r *http.Request, answer func(*Req) (out any, replayed bool, err error), items ...string) error {
+	var req Req
+	if err := h.smsDecode(w, r, &req, items...); err != nil {
+		return err
+	}
+	out, replayed, err := answer(&req)
+	if err != nil {
+		return err
+	}
+	if replayed {
+		w.Header().Set(headerReplayed, "true")
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
 // smsRequestError turns an error of the shared body reader into 1010.
-func smsRequestError(err error) *sms.Error {
+func smsRequestError(err error) error {
 	text := sms.CodeText(sms.CodeUnsupportedRequest)
 	var ae *apiError
 	if errors.As(err, &ae) {
-		return &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: ae.status, Description: text + ": " + ae.message}
+		return &smsRefusal{status: ae.status, err: &sms.Error{Code: sms.CodeUnsupportedRequest, Description: text + ": " + ae.message}}
 	}
 	var me *messaging.Error
 	if errors.As(err, &me) {
-		return &sms.Error{Code: sms.CodeUnsupportedRequest, HTTPStatus: http.StatusBadRequest, Description: text + ": " + me.Message, Field: me.Field}
+		return &sms.Error{Code: sms.CodeUnsupportedRequest, Description: text + ": " + me.Message, Field: me.Field}
 	}
 	return sms.NewError(sms.CodeUnsupportedRequest, "body", "must be one JSON object")
 }
@@ -269,12 +355,11 @@ type smsSendRequest struct {
 }
 
 type smsSendResponse struct {
-	ResponseCode        int    `json:"response-code"`
-	ResponseDescription string `json:"response-description"`
-	ID                  string `json:"id"`
-	Status              string `json:"status"`
-	Mobile              string `json:"mobile"`
-	ProviderMessageID   string `json:"providerMessageId"`
+	smsAnswer
+	ID                string `json:"id"`
+	Status            string `json:"status"`
+	Mobile            string `json:"mobile"`
+	ProviderMessageID string `json:"providerMessageId"`
 }
 
 func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
@@ -282,25 +367,18 @@ func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 	if err != nil {
 		return err
 	}
-	var req smsSendRequest
-	if err := h.smsDecode(w, r, &req); err != nil {
-		return err
-	}
-	res, err := svc.Send(r.Context(), &sms.SendParams{
-		APIKey: req.APIKey, PartnerID: string(req.PartnerID), Mobile: string(req.Mobile), Message: req.Message,
-		Shortcode: req.Shortcode, TimeToSend: string(req.TimeToSend), PassType: req.PassType, IdempotencyKey: key,
+	return smsServe(h, w, r, func(req *smsSendRequest) (any, bool, error) {
+		res, err := svc.Send(r.Context(), &sms.SendParams{
+			APIKey: req.APIKey, PartnerID: string(req.PartnerID), Mobile: string(req.Mobile), Message: req.Message,
+			Shortcode: req.Shortcode, TimeToSend: string(req.TimeToSend), PassType: req.PassType, IdempotencyKey: key,
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		return smsSendResponse{
+			smsAnswer: smsSuccess(), ID: res.ID, Status: res.Status, Mobile: res.Mobile, ProviderMessageID: res.ProviderMessageID,
+		}, res.Replayed, nil
 	})
-	if err != nil {
-		return err
-	}
-	if res.Replayed {
-		w.Header().Set(headerReplayed, "true")
-	}
-	writeJSON(w, http.StatusOK, smsSendResponse{
-		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess),
-		ID: res.ID, Status: res.Status, Mobile: res.Mobile, ProviderMessageID: res.ProviderMessageID,
-	})
-	return nil
 }
 
 // smsBulkRequest is the body of POST /sms/v1/messages/bulk. Items are kept
@@ -322,12 +400,11 @@ type smsBulkItem struct {
 }
 
 type smsBulkEntry struct {
-	ResponseCode        int             `json:"response-code"`
-	ResponseDescription string          `json:"response-description"`
-	Mobile              string          `json:"mobile"`
-	MessageID           int64           `json:"messageid,omitempty"`
-	ClientSMSID         json.RawMessage `json:"clientsmsid,omitempty"`
-	NetworkID           string          `json:"networkid,omitempty"`
+	smsAnswer
+	Mobile      string          `json:"mobile"`
+	MessageID   int64           `json:"messageid,omitempty"`
+	ClientSMSID json.RawMessage `json:"clientsmsid,omitempty"`
+	NetworkID   string          `json:"networkid,omitempty"`
 }
 
 type smsBulkResponse struct {
@@ -344,20 +421,24 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 	if err != nil {
 		return err
 	}
-	var req smsBulkRequest
-	if err := h.smsDecode(w, r, &req, "smslist"); err != nil {
-		return err
-	}
+	return smsServe(h, w, r, func(req *smsBulkRequest) (any, bool, error) {
+		return bulkAnswer(r.Context(), svc, req, key)
+	}, "smslist")
+}
+
+// bulkAnswer sends the items of req, under the idempotency key key, and
+// returns the answer and whether it repeats an earlier request's.
+func bulkAnswer(ctx context.Context, svc *sms.SMS, req *smsBulkRequest, key string) (*smsBulkResponse, bool, error) {
 	n := len(req.SMSList)
 	if n == 0 || n > sms.MaxBulk {
-		return sms.NewError(sms.CodeTooManyMessages, "smslist", "must hold 1 to %d messages (got %d)", sms.MaxBulk, n)
+		return nil, false, sms.NewError(sms.CodeTooManyMessages, "smslist", "must hold 1 to %d messages (got %d)", sms.MaxBulk, n)
 	}
 	if req.Count == nil || *req.Count != n {
 		got := "no count"
 		if req.Count != nil {
 			got = "count " + strconv.Itoa(*req.Count)
 		}
-		return sms.NewError(sms.CodeTooManyMessages, "count", "must equal the number of items in smslist (got %s and %d items)", got, n)
+		return nil, false, sms.NewError(sms.CodeTooManyMessages, "count", "must equal the number of items in smslist (got %s and %d items)", got, n)
 	}
 	// Every item goes to the service, an unreadable one with its refusal,
 	// so that the service answers (and remembers, under a key) the whole
@@ -381,22 +462,18 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 			Mobile: string(it.Mobile), Message: it.Message, Shortcode: it.Shortcode, TimeToSend: string(it.TimeToSend),
 		}
 	}
-	res, err := svc.Bulk(r.Context(), &sms.BulkParams{Items: items, IdempotencyKey: key})
+	res, err := svc.Bulk(ctx, &sms.BulkParams{Items: items, IdempotencyKey: key})
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	for i, rr := range res.Results {
 		e := &entries[i]
-		e.ResponseCode, e.ResponseDescription = rr.Code, rr.Description
+		e.smsAnswer = smsAnswer{ResponseCode: rr.Code, ResponseDescription: rr.Description}
 		if rr.Code == sms.CodeSuccess {
 			e.MessageID, e.NetworkID = rr.MessageID, rr.NetworkID
 		}
 	}
-	if res.Replayed {
-		w.Header().Set(headerReplayed, "true")
-	}
-	writeJSON(w, http.StatusOK, smsBulkResponse{Responses: entries})
-	return nil
+	return &smsBulkResponse{Responses: entries}, res.Replayed, nil
 }
 
 // checkClientSMSID accepts an absent clientsmsid, a string of at most
@@ -480,8 +557,7 @@ type smsReportRequest struct {
 }
 
 type smsReportResponse struct {
-	ResponseCode        int    `json:"response-code"`
-	ResponseDescription string `json:"response-description"`
+	smsAnswer
 	MessageID           string `json:"message-id"`
 	DeliveryStatus      int    `json:"delivery-status"`
 	DeliveryDescription string `json:"delivery-description"`
@@ -491,26 +567,23 @@ type smsReportResponse struct {
 }
 
 func (h *Handler) smsReport(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
-	var req smsReportRequest
-	if err := h.smsDecode(w, r, &req); err != nil {
-		return err
-	}
-	rep, err := svc.DeliveryReport(r.Context(), &sms.ReportParams{APIKey: req.APIKey, PartnerID: string(req.PartnerID), MessageID: string(req.MessageID)})
-	if err != nil {
-		return err
-	}
-	out := smsReportResponse{
-		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess), MessageID: rep.MessageID,
-		DeliveryStatus: rep.Status, DeliveryDescription: rep.Description, DeliveryNetworkID: rep.NetworkID,
-	}
-	if rep.TAT >= 0 {
-		out.DeliveryTAT = strconv.FormatInt(int64(rep.TAT.Round(time.Second)/time.Second), 10) + "s"
-	}
-	if !rep.Time.IsZero() {
-		out.DeliveryTime = rep.Time.Format("2006-01-02 15:04:05")
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return smsServe(h, w, r, func(req *smsReportRequest) (any, bool, error) {
+		rep, err := svc.DeliveryReport(r.Context(), &sms.ReportParams{APIKey: req.APIKey, PartnerID: string(req.PartnerID), MessageID: string(req.MessageID)})
+		if err != nil {
+			return nil, false, err
+		}
+		out := smsReportResponse{
+			smsAnswer: smsSuccess(), MessageID: rep.MessageID,
+			DeliveryStatus: rep.Status, DeliveryDescription: rep.Description, DeliveryNetworkID: rep.NetworkID,
+		}
+		if rep.TAT >= 0 {
+			out.DeliveryTAT = strconv.FormatInt(int64(rep.TAT.Round(time.Second)/time.Second), 10) + "s"
+		}
+		if !rep.Time.IsZero() {
+			out.DeliveryTime = rep.Time.Format("2006-01-02 15:04:05")
+		}
+		return out, false, nil
+	})
 }
 
 // smsBalanceRequest is the body of POST /sms/v1/account/balance.
@@ -520,24 +593,17 @@ type smsBalanceRequest struct {
 }
 
 type smsBalanceResponse struct {
-	ResponseCode        int    `json:"response-code"`
-	ResponseDescription string `json:"response-description"`
-	Credit              string `json:"credit"`
-	PartnerID           string `json:"partner-id"`
+	smsAnswer
+	Credit    string `json:"credit"`
+	PartnerID string `json:"partner-id"`
 }
 
 func (h *Handler) smsBalance(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
-	var req smsBalanceRequest
-	if err := h.smsDecode(w, r, &req); err != nil {
-		return err
-	}
-	b, err := svc.Balance(r.Context(), string(req.PartnerID), req.APIKey)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, smsBalanceResponse{
-		ResponseCode: sms.CodeSuccess, ResponseDescription: sms.CodeText(sms.CodeSuccess),
-		Credit: b.Credit.String(), PartnerID: b.PartnerID,
+	return smsServe(h, w, r, func(req *smsBalanceRequest) (any, bool, error) {
+		b, err := svc.Balance(r.Context(), string(req.PartnerID), req.APIKey)
+		if err != nil {
+			return nil, false, err
+		}
+		return smsBalanceResponse{smsAnswer: smsSuccess(), Credit: b.Credit.String(), PartnerID: b.PartnerID}, false, nil
 	})
-	return nil
 }

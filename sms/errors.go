@@ -3,7 +3,7 @@ package sms
 import (
 	"errors"
 	"fmt"
-	"net/http"
+	"strconv"
 
 	"github.com/ujumbe/messaging"
 )
@@ -85,38 +85,12 @@ func CodeText(code int) string {
 	return ""
 }
 
-// HTTPStatus returns the HTTP status the REST surface answers a
-// request-level error of this code with: 400 for bad input, 401 for
-// credentials, 402 for low credit, 404 for unknown ids, 409 for a reused
-// idempotency key, 500 for internal errors, and 200 for CodeSuccess and
-// CodeNoDeliveryReport (a report that is not there yet is not a failed
-// request; poll again).
-func HTTPStatus(code int) int {
-	switch code {
-	case CodeSuccess, CodeNoDeliveryReport:
-		return http.StatusOK
-	case CodeInvalidCredentials, CodeNoPartnerID, CodeNoAPIKey:
-		return http.StatusUnauthorized
-	case CodeLowCredit:
-		return http.StatusPaymentRequired
-	case CodeNotFound:
-		return http.StatusNotFound
-	case CodeIdempotencyConflict:
-		return http.StatusConflict
-	case CodeSystemError:
-		return http.StatusInternalServerError
-	}
-	return http.StatusBadRequest
-}
-
 // Error is the error type of every operation of package sms. It carries the
-// SMS API's response code, the HTTP status of the REST surface and a
-// description that names the field and the rule.
+// SMS API's response code and a description that names the field and the
+// rule.
 type Error struct {
 	// Code is the response-code, for example CodeInvalidMobile.
 	Code int
-	// HTTPStatus is the status of a request-level error, see HTTPStatus.
-	HTTPStatus int
 	// Description is the response-description: the code's standard text,
 	// then the field and the rule, for example
 	// "Invalid mobile number: mobile: must be digits only ...".
@@ -124,7 +98,9 @@ type Error struct {
 	// Field is the request field at fault, when there is one.
 	Field string
 	// Err is the underlying cause of a system error. It is never shown to
-	// API callers.
+	// API callers. A system error that wraps messaging.ErrUnavailable (the
+	// store was unreachable, locked or full) is worth a retry with the same
+	// idempotency key.
 	Err error
 	// Replayed is true when the error is the remembered answer of an
 	// earlier request with the same idempotency key (a send refused for
@@ -132,12 +108,14 @@ type Error struct {
 	Replayed bool
 }
 
-// Error implements the error interface.
+// Error implements the error interface: "sms: <code> <description>", then
+// ": <cause>" when there is one.
 func (e *Error) Error() string {
+	s := "sms: " + strconv.Itoa(e.Code) + " " + e.Description
 	if e.Err != nil {
-		return fmt.Sprintf("sms: %d %s: %v", e.Code, e.Description, e.Err)
+		s += ": " + e.Err.Error()
 	}
-	return fmt.Sprintf("sms: %d %s", e.Code, e.Description)
+	return s
 }
 
 // Unwrap returns the underlying cause.
@@ -166,13 +144,13 @@ func NewError(code int, field, rule string, args ...any) *Error {
 		}
 		d += ": " + r
 	}
-	return &Error{Code: code, HTTPStatus: HTTPStatus(code), Description: d, Field: field}
+	return &Error{Code: code, Description: d, Field: field}
 }
 
 // errCredentials is the one answer to a wrong apikey or an unknown
 // partnerID: it must not tell them apart.
 func errCredentials() *Error {
-	return &Error{Code: CodeInvalidCredentials, HTTPStatus: http.StatusUnauthorized, Description: CodeText(CodeInvalidCredentials)}
+	return &Error{Code: CodeInvalidCredentials, Description: CodeText(CodeInvalidCredentials)}
 }
 
 // systemError wraps an unexpected error as CodeSystemError; its text is
@@ -180,15 +158,15 @@ func errCredentials() *Error {
 func systemError(err error) *Error {
 	if errors.Is(err, messaging.ErrUnavailable) {
 		// The store is unreachable, locked or full: the client should retry
-		// (with its Idempotency-Key), which HTTP 503 and Retry-After say.
-		return &Error{Code: CodeSystemError, HTTPStatus: http.StatusServiceUnavailable,
-			Description: CodeText(CodeSystemError) + ": the service is temporarily unavailable; retry later", Err: err}
+		// (with its Idempotency-Key). The error wraps ErrUnavailable, which
+		// callers can test with errors.Is.
+		return &Error{Code: CodeSystemError, Description: CodeText(CodeSystemError) + ": the service is temporarily unavailable; retry later", Err: err}
 	}
-	return &Error{Code: CodeSystemError, HTTPStatus: http.StatusInternalServerError, Description: CodeText(CodeSystemError), Err: err}
+	return &Error{Code: CodeSystemError, Description: CodeText(CodeSystemError), Err: err}
 }
 
 // AsError returns err as an *Error: itself when it is one, or a system error
-// (CodeSystemError, HTTP 500) wrapping it. AsError(nil) is nil.
+// (CodeSystemError) wrapping it. AsError(nil) is nil.
 func AsError(err error) *Error {
 	if err == nil {
 		return nil

@@ -184,14 +184,14 @@ func (e *env) runDue(t *testing.T) int {
 	return n
 }
 
-func wantCode(t *testing.T, what string, err error, code, status int, field string) {
+func wantCode(t *testing.T, what string, err error, code int, field string) {
 	t.Helper()
 	e, ok := err.(*sms.Error)
 	if !ok {
 		t.Fatalf("%s: error %v (%T), want *sms.Error %d", what, err, err, code)
 	}
-	if e.Code != code || e.HTTPStatus != status || e.Field != field {
-		t.Errorf("%s: got %d/%d field %q (%s); want %d/%d field %q", what, e.Code, e.HTTPStatus, e.Field, e.Description, code, status, field)
+	if e.Code != code || e.Field != field {
+		t.Errorf("%s: got %d field %q (%s); want %d field %q", what, e.Code, e.Field, e.Description, code, field)
 	}
 	if !strings.HasPrefix(e.Description, sms.CodeText(code)) {
 		t.Errorf("%s: description %q does not start with %q", what, e.Description, sms.CodeText(code))

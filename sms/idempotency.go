@@ -173,7 +173,7 @@ func (it *answerItem) refusal(r AcceptResult) *Error {
 	case r.Err == nil:
 		return nil
 	case errors.Is(r.Err, ErrInsufficientCredit):
-		return &Error{Code: CodeLowCredit, HTTPStatus: HTTPStatus(CodeLowCredit), Description: it.LowCredit, Field: "message"}
+		return &Error{Code: CodeLowCredit, Description: it.LowCredit, Field: "message"}
 	}
 	return systemError(r.Err)
 }

@@ -30,37 +30,36 @@ func TestSendRefusals(t *testing.T) {
 		return &sms.SendParams{APIKey: apikey, PartnerID: partner, Mobile: kenya, Message: "Hello", Shortcode: "ACME"}
 	}
 	tests := []struct {
-		name   string
-		edit   func(p *sms.SendParams)
-		code   int
-		status int
-		field  string
+		name  string
+		edit  func(p *sms.SendParams)
+		code  int
+		field string
 	}{
-		{"no partnerID", func(p *sms.SendParams) { p.PartnerID = "" }, sms.CodeNoPartnerID, 401, "partnerID"},
-		{"no apikey", func(p *sms.SendParams) { p.APIKey = "" }, sms.CodeNoAPIKey, 401, "apikey"},
-		{"wrong apikey", func(p *sms.SendParams) { p.APIKey = apikey + "x" }, sms.CodeInvalidCredentials, 401, ""},
-		{"unknown partnerID", func(p *sms.SendParams) { p.PartnerID = "9999" }, sms.CodeInvalidCredentials, 401, ""},
-		{"malformed partnerID", func(p *sms.SendParams) { p.PartnerID = "../../etc" }, sms.CodeInvalidCredentials, 401, ""},
-		{"no mobile", func(p *sms.SendParams) { p.Mobile = "" }, sms.CodeInvalidMobile, 400, "mobile"},
-		{"mobile with plus", func(p *sms.SendParams) { p.Mobile = "+" + kenya }, sms.CodeInvalidMobile, 400, "mobile"},
-		{"mobile in national format", func(p *sms.SendParams) { p.Mobile = "0712345678" }, sms.CodeInvalidMobile, 400, "mobile"},
-		{"mobile with spaces", func(p *sms.SendParams) { p.Mobile = "254 712 345 678" }, sms.CodeInvalidMobile, 400, "mobile"},
-		{"mobile with letters", func(p *sms.SendParams) { p.Mobile = "2547123abc78" }, sms.CodeInvalidMobile, 400, "mobile"},
-		{"mobile too short", func(p *sms.SendParams) { p.Mobile = "25471" }, sms.CodeInvalidMobile, 400, "mobile"},
-		{"mobile too long", func(p *sms.SendParams) { p.Mobile = "2547123456789012" }, sms.CodeInvalidMobile, 400, "mobile"},
-		{"mobile not a real number", func(p *sms.SendParams) { p.Mobile = "10000000000" }, sms.CodeInvalidMobile, 400, "mobile"},
-		{"mobile of an unknown country code", func(p *sms.SendParams) { p.Mobile = "999123456789" }, sms.CodeInvalidMobile, 400, "mobile"},
-		{"no message", func(p *sms.SendParams) { p.Message = "" }, sms.CodeUnsupportedDataType, 400, "message"},
-		{"blank message", func(p *sms.SendParams) { p.Message = " \n\t " }, sms.CodeUnsupportedDataType, 400, "message"},
-		{"message with NUL", func(p *sms.SendParams) { p.Message = "a\x00b" }, sms.CodeUnsupportedDataType, 400, "message"},
-		{"message not UTF-8", func(p *sms.SendParams) { p.Message = "a\xffb" }, sms.CodeUnsupportedDataType, 400, "message"},
-		{"message of 11 parts", func(p *sms.SendParams) { p.Message = strings.Repeat("a", 1531) }, sms.CodeUnsupportedDataType, 400, "message"},
-		{"no shortcode", func(p *sms.SendParams) { p.Shortcode = "" }, sms.CodeInvalidSender, 400, "shortcode"},
-		{"unapproved shortcode", func(p *sms.SendParams) { p.Shortcode = "OTHER" }, sms.CodeInvalidSender, 400, "shortcode"},
-		{"shortcode differs in case", func(p *sms.SendParams) { p.Shortcode = "acme" }, sms.CodeInvalidSender, 400, "shortcode"},
-		{"unparseable timeToSend", func(p *sms.SendParams) { p.TimeToSend = "next week" }, sms.CodeUnsupportedDataType, 400, "timeToSend"},
-		{"timeToSend over a year ahead", func(p *sms.SendParams) { p.TimeToSend = "2027-06-01 10:00" }, sms.CodeUnsupportedDataType, 400, "timeToSend"},
-		{"costs more than the credit", func(p *sms.SendParams) { p.Message = strings.Repeat("я", 67*10) }, sms.CodeLowCredit, 402, "message"},
+		{"no partnerID", func(p *sms.SendParams) { p.PartnerID = "" }, sms.CodeNoPartnerID, "partnerID"},
+		{"no apikey", func(p *sms.SendParams) { p.APIKey = "" }, sms.CodeNoAPIKey, "apikey"},
+		{"wrong apikey", func(p *sms.SendParams) { p.APIKey = apikey + "x" }, sms.CodeInvalidCredentials, ""},
+		{"unknown partnerID", func(p *sms.SendParams) { p.PartnerID = "9999" }, sms.CodeInvalidCredentials, ""},
+		{"malformed partnerID", func(p *sms.SendParams) { p.PartnerID = "../../etc" }, sms.CodeInvalidCredentials, ""},
+		{"no mobile", func(p *sms.SendParams) { p.Mobile = "" }, sms.CodeInvalidMobile, "mobile"},
+		{"mobile with plus", func(p *sms.SendParams) { p.Mobile = "+" + kenya }, sms.CodeInvalidMobile, "mobile"},
+		{"mobile in national format", func(p *sms.SendParams) { p.Mobile = "0712345678" }, sms.CodeInvalidMobile, "mobile"},
+		{"mobile with spaces", func(p *sms.SendParams) { p.Mobile = "254 712 345 678" }, sms.CodeInvalidMobile, "mobile"},
+		{"mobile with letters", func(p *sms.SendParams) { p.Mobile = "2547123abc78" }, sms.CodeInvalidMobile, "mobile"},
+		{"mobile too short", func(p *sms.SendParams) { p.Mobile = "25471" }, sms.CodeInvalidMobile, "mobile"},
+		{"mobile too long", func(p *sms.SendParams) { p.Mobile = "2547123456789012" }, sms.CodeInvalidMobile, "mobile"},
+		{"mobile not a real number", func(p *sms.SendParams) { p.Mobile = "10000000000" }, sms.CodeInvalidMobile, "mobile"},
+		{"mobile of an unknown country code", func(p *sms.SendParams) { p.Mobile = "999123456789" }, sms.CodeInvalidMobile, "mobile"},
+		{"no message", func(p *sms.SendParams) { p.Message = "" }, sms.CodeUnsupportedDataType, "message"},
+		{"blank message", func(p *sms.SendParams) { p.Message = " \n\t " }, sms.CodeUnsupportedDataType, "message"},
+		{"message with NUL", func(p *sms.SendParams) { p.Message = "a\x00b" }, sms.CodeUnsupportedDataType, "message"},
+		{"message not UTF-8", func(p *sms.SendParams) { p.Message = "a\xffb" }, sms.CodeUnsupportedDataType, "message"},
+		{"message of 11 parts", func(p *sms.SendParams) { p.Message = strings.Repeat("a", 1531) }, sms.CodeUnsupportedDataType, "message"},
+		{"no shortcode", func(p *sms.SendParams) { p.Shortcode = "" }, sms.CodeInvalidSender, "shortcode"},
+		{"unapproved shortcode", func(p *sms.SendParams) { p.Shortcode = "OTHER" }, sms.CodeInvalidSender, "shortcode"},
+		{"shortcode differs in case", func(p *sms.SendParams) { p.Shortcode = "acme" }, sms.CodeInvalidSender, "shortcode"},
+		{"unparseable timeToSend", func(p *sms.SendParams) { p.TimeToSend = "next week" }, sms.CodeUnsupportedDataType, "timeToSend"},
+		{"timeToSend over a year ahead", func(p *sms.SendParams) { p.TimeToSend = "2027-06-01 10:00" }, sms.CodeUnsupportedDataType, "timeToSend"},
+		{"costs more than the credit", func(p *sms.SendParams) { p.Message = strings.Repeat("я", 67*10) }, sms.CodeLowCredit, "message"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +73,7 @@ func TestSendRefusals(t *testing.T) {
 			p := good()
 			tc.edit(p)
 			_, err := e.svc.Send(e.ctx, p)
-			wantCode(t, tc.name, err, tc.code, tc.status, tc.field)
+			wantCode(t, tc.name, err, tc.code, tc.field)
 			if b := e.balance(t); b != lowered {
 				t.Errorf("a refused send changed the balance from %s to %s", lowered, b)
 			}
@@ -122,7 +121,7 @@ func TestAuthenticationWorkHidesWhichPartnersExist(t *testing.T) {
 		t.Helper()
 		_, err := e.svc.Balance(e.ctx, partnerID, key)
 		if partnerID != partner || key != apikey {
-			wantCode(t, "balance with "+partnerID+"/"+key, err, sms.CodeInvalidCredentials, 401, "")
+			wantCode(t, "balance with "+partnerID+"/"+key, err, sms.CodeInvalidCredentials, "")
 		} else if err != nil {
 			t.Fatalf("balance with the right key: %v", err)
 		}
@@ -170,7 +169,7 @@ func TestSendAcceptsAndDebits(t *testing.T) {
 		t.Errorf("send of the whole balance left %s", e.balance(t))
 	}
 	_, err := e.svc.Send(e.ctx, &sms.SendParams{APIKey: apikey, PartnerID: partner, Mobile: kenya, Message: "one more", Shortcode: "ACME"})
-	wantCode(t, "send on an empty balance", err, sms.CodeLowCredit, 402, "message")
+	wantCode(t, "send on an empty balance", err, sms.CodeLowCredit, "message")
 }
 
 func TestSendScheduled(t *testing.T) {
@@ -350,13 +349,13 @@ func TestSendBulkSize(t *testing.T) {
 	t.Parallel()
 	e := setup(t, nil)
 	_, err := e.svc.SendBulk(e.ctx, nil)
-	wantCode(t, "empty bulk", err, sms.CodeTooManyMessages, 400, "smslist")
+	wantCode(t, "empty bulk", err, sms.CodeTooManyMessages, "smslist")
 	items := make([]*sms.BulkItem, sms.MaxBulk+1)
 	for i := range items {
 		items[i] = bulkItem(kenya, strconv.Itoa(i))
 	}
 	_, err = e.svc.SendBulk(e.ctx, items)
-	wantCode(t, "21 items", err, sms.CodeTooManyMessages, 400, "smslist")
+	wantCode(t, "21 items", err, sms.CodeTooManyMessages, "smslist")
 	if b := e.balance(t); b != sms.Credits(100) {
 		t.Errorf("a refused bulk changed the balance to %s", b)
 	}
@@ -373,14 +372,14 @@ func TestDeliveryReportLifecycle(t *testing.T) {
 	res := e.send(t, &sms.SendParams{})
 	id := res.ProviderMessageID
 	_, err := report(t, e, id)
-	wantCode(t, "report before the hand-over", err, sms.CodeNoDeliveryReport, 200, "")
+	wantCode(t, "report before the hand-over", err, sms.CodeNoDeliveryReport, "")
 
 	e.clk.Add(time.Second)
 	if n := e.runDue(t); n != 1 {
 		t.Fatalf("RunDue handed over %d, want 1", n)
 	}
 	_, err = report(t, e, id)
-	wantCode(t, "report before the gateway has one", err, sms.CodeNoDeliveryReport, 200, "")
+	wantCode(t, "report before the gateway has one", err, sms.CodeNoDeliveryReport, "")
 
 	e.clk.Add(10 * time.Second)
 	r, err := report(t, e, id)
@@ -425,18 +424,17 @@ func TestDeliveryReportOutcomes(t *testing.T) {
 		name, id    string
 		partner, ky string
 		code        int
-		status      int
 		field       string
 	}{
-		{"unknown id", "999999", partner, apikey, sms.CodeNotFound, 404, "messageID"},
-		{"non-numeric id", "abc", partner, apikey, sms.CodeNotFound, 404, "messageID"},
-		{"negative id", "-1", partner, apikey, sms.CodeNotFound, 404, "messageID"},
-		{"no id", "", partner, apikey, sms.CodeUnsupportedDataType, 400, "messageID"},
-		{"wrong key", absent.ProviderMessageID, partner, "x" + apikey, sms.CodeInvalidCredentials, 401, ""},
-		{"no partner", absent.ProviderMessageID, "", apikey, sms.CodeNoPartnerID, 401, "partnerID"},
+		{"unknown id", "999999", partner, apikey, sms.CodeNotFound, "messageID"},
+		{"non-numeric id", "abc", partner, apikey, sms.CodeNotFound, "messageID"},
+		{"negative id", "-1", partner, apikey, sms.CodeNotFound, "messageID"},
+		{"no id", "", partner, apikey, sms.CodeUnsupportedDataType, "messageID"},
+		{"wrong key", absent.ProviderMessageID, partner, "x" + apikey, sms.CodeInvalidCredentials, ""},
+		{"no partner", absent.ProviderMessageID, "", apikey, sms.CodeNoPartnerID, "partnerID"},
 	} {
 		_, err := e.svc.DeliveryReport(e.ctx, &sms.ReportParams{APIKey: tc.ky, PartnerID: tc.partner, MessageID: tc.id})
-		wantCode(t, tc.name, err, tc.code, tc.status, tc.field)
+		wantCode(t, tc.name, err, tc.code, tc.field)
 	}
 	// Another account cannot read 1234's message: 4093, as for an unknown
 	// id.
@@ -444,7 +442,7 @@ func TestDeliveryReportOutcomes(t *testing.T) {
 		t.Fatal(err)
 	} else {
 		_, err := e.svc.DeliveryReport(e.ctx, &sms.ReportParams{APIKey: key, PartnerID: "other", MessageID: absent.ProviderMessageID})
-		wantCode(t, "another account's message", err, sms.CodeNotFound, 404, "messageID")
+		wantCode(t, "another account's message", err, sms.CodeNotFound, "messageID")
 	}
 }
 
@@ -461,11 +459,11 @@ func TestBalance(t *testing.T) {
 		t.Errorf("balance after a 2-part send = %s, want 98.00", b.Credit)
 	}
 	_, err = e.svc.Balance(e.ctx, partner, "nope-nope-nope-nope-nope")
-	wantCode(t, "balance with a wrong key", err, sms.CodeInvalidCredentials, 401, "")
+	wantCode(t, "balance with a wrong key", err, sms.CodeInvalidCredentials, "")
 	_, err = e.svc.Balance(e.ctx, "", apikey)
-	wantCode(t, "balance without partner", err, sms.CodeNoPartnerID, 401, "partnerID")
+	wantCode(t, "balance without partner", err, sms.CodeNoPartnerID, "partnerID")
 	_, err = e.svc.Balance(e.ctx, partner, "")
-	wantCode(t, "balance without key", err, sms.CodeNoAPIKey, 401, "apikey")
+	wantCode(t, "balance without key", err, sms.CodeNoAPIKey, "apikey")
 }
 
 func TestAccounts(t *testing.T) {
@@ -520,7 +518,7 @@ func TestAccounts(t *testing.T) {
 		{"negative cost", &sms.CreateAccountParams{PartnerID: "x6", CostPerSegment: -5}, sms.CodeUnsupportedDataType, "cost_per_segment"},
 	} {
 		_, _, err := e.svc.CreateAccount(e.ctx, tc.p)
-		wantCode(t, tc.name, err, tc.code, 400, tc.field)
+		wantCode(t, tc.name, err, tc.code, tc.field)
 	}
 	if _, err := e.svc.TopUp(e.ctx, "gen", 0); sms.AsError(err).Code != sms.CodeUnsupportedDataType {
 		t.Errorf("top-up of 0: %v", err)
@@ -557,8 +555,8 @@ func TestErrorsIs(t *testing.T) {
 		t.Errorf("description %q", d)
 	}
 	sys := sms.AsError(fmt.Errorf("disk on fire"))
-	if sys.Code != sms.CodeSystemError || sys.HTTPStatus != 500 || strings.Contains(sys.Description, "fire") {
-		t.Errorf("AsError of an unknown error = %+v, want 1005/500 without its text", sys)
+	if sys.Code != sms.CodeSystemError || strings.Contains(sys.Description, "fire") {
+		t.Errorf("AsError of an unknown error = %+v, want 1005 without its text", sys)
 	}
 	if sms.AsError(nil) != nil {
 		t.Error("AsError(nil) != nil")

@@ -36,7 +36,7 @@ func TestGoCallersMeetTheTextRule(t *testing.T) {
 			p.Message = "Hello"
 		}
 		_, err := e.svc.Send(e.ctx, &p)
-		wantCode(t, tc.name, err, sms.CodeUnsupportedDataType, 400, tc.field)
+		wantCode(t, tc.name, err, sms.CodeUnsupportedDataType, tc.field)
 	}
 	res, err := e.svc.SendBulk(e.ctx, []*sms.BulkItem{
 		{PartnerID: partner, APIKey: apikey, Mobile: kenya, Message: "ok", Shortcode: "ACME"},

@@ -143,21 +143,38 @@ func NewReceiver(svc *messaging.Service, opts *ReceiverOptions) *Receiver {
 }
 
 // ServeHTTP implements http.Handler: it serves r with Serve and answers an
-// error as text/plain with its status (500 for a failure of the service,
-// whose text is not sent).
+// error as text/plain (see answer).
 func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Serve(w, r); err != nil {
-		status, msg := http.StatusInternalServerError, "internal error; retry later"
-		var se *StatusError
-		var me *messaging.Error
-		switch {
-		case errors.As(err, &se):
-			status, msg = se.Status, se.Message
-		case errors.As(err, &me) && me.Code != messaging.CodeInternal:
-			status, msg = me.Code.HTTPStatus(), me.Message
-		}
+		status, msg := answer(err)
 		http.Error(w, msg, status)
 	}
+}
+
+// answer returns the plain-text answer of a refusal of Serve: its own 405
+// and 413, 401 and 403 for an unverified request, 400 for an invalid body,
+// 503 when the store is unavailable and 500 for any other failure of the
+// service, whose text is not sent. Meta delivers again after any answer but
+// 200.
+func answer(err error) (status int, msg string) {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Status, se.Message
+	}
+	var me *messaging.Error
+	if errors.As(err, &me) {
+		switch me.Code {
+		case messaging.CodeUnauthorized:
+			return http.StatusUnauthorized, me.Message
+		case messaging.CodeForbidden:
+			return http.StatusForbidden, me.Message
+		case messaging.CodeValidation:
+			return http.StatusBadRequest, me.Message
+		case messaging.CodeServiceUnavailable:
+			return http.StatusServiceUnavailable, me.Message
+		}
+	}
+	return http.StatusInternalServerError, "internal error; retry later"
 }
 
 // Serve serves r like ServeHTTP, except that it returns its error instead

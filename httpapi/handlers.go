@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/ujumbe/messaging"
+)
+
+// The handlers of the /v1 routes (see endpoints). Each decodes the request,
+// calls one method of the library and encodes its answer; an error it
+// returns is answered by writeError.
+
+func (h *Handler) sendMessage(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	return send(h, w, r, &sendRequest{}, h.svc.Workspace(p.WorkspaceID).Messages.Send)
+}
+
+func (h *Handler) sendTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	return send(h, w, r, &sendTemplateRequest{}, h.svc.Workspace(p.WorkspaceID).Messages.SendTemplate)
+}
+
+// send serves a send: the body decoded into body, whose params go to fn. It
+// answers 201 with the result, and the header Idempotent-Replayed: true
+// when the result is that of an earlier request with the same key.
+func send[P any](h *Handler, w http.ResponseWriter, r *http.Request, body requestBody[P], fn func(context.Context, *P) (*messaging.SendResult, error)) error {
+	params, err := decodeParams(h, w, r, body)
+	if err != nil {
+		return err
+	}
+	res, err := fn(r.Context(), params)
+	if err != nil {
+		return err
+	}
+	if res.Replayed {
+		w.Header().Set(headerReplayed, "true")
+	}
+	writeJSON(w, http.StatusCreated, res)
+	return nil
+}
+
+func (h *Handler) getMessage(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	return getByID(w, r, h.svc.Workspace(p.WorkspaceID).Messages.Get, messageView)
+}
+
+// getByID answers a GET of the record named by the path's {id}: get reads
+// it from the workspace, view is its JSON form.
+func getByID[T, V any](w http.ResponseWriter, r *http.Request, get func(context.Context, string) (T, error), view func(T) V) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	rec, err := get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, view(rec))
+	return nil
+}
+
+func (h *Handler) listTemplates(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	q, err := query(r, "category", "language")
+	if err != nil {
+		return err
+	}
+	list, err := h.svc.Workspace(p.WorkspaceID).Templates.List(r.Context(), &messaging.TemplateFilter{Category: q["category"], Language: q["language"]})
+	if err != nil {
+		return err
+	}
+	out := make([]templateJSON, len(list))
+	for i, t := range list {
+		out[i] = templateView(t)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) getTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	return getByID(w, r, h.svc.Workspace(p.WorkspaceID).Templates.Get, templateView)
+}
+
+func (h *Handler) listContacts(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	q, err := query(r, "page", "limit", "search")
+	if err != nil {
+		return err
+	}
+	var cq messaging.ContactQuery
+	for _, f := range []struct {
+		name string
+		dst  *int
+		max  int
+	}{{"page", &cq.Page, messaging.MaxPage}, {"limit", &cq.Limit, messaging.MaxPageSize}} {
+		v, ok := q[f.name]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > f.max {
+			return badRequest(f.name, "must be an integer from 1 to %d (got %q)", f.max, v)
+		}
+		*f.dst = n
+	}
+	cq.Search = q["search"]
+	page, err := h.svc.Workspace(p.WorkspaceID).Contacts.List(r.Context(), &cq)
+	if err != nil {
+		return err
+	}
+	items := make([]contactListItem, len(page.Items))
+	for i, c := range page.Items {
+		items[i] = contactItemView(c)
+	}
+	writeJSON(w, http.StatusOK, contactPageJSON{Items: items, Total: page.Total, Page: page.Page, Limit: page.Limit, TotalPages: page.TotalPages})
+	return nil
+}
+
+func (h *Handler) createContact(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	params, err := decodeParams(h, w, r, &contactCreateRequest{})
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.Workspace(p.WorkspaceID).Contacts.Create(r.Context(), params)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, contactView(c))
+	return nil
+}
+
+func (h *Handler) getContact(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	return getByID(w, r, h.svc.Workspace(p.WorkspaceID).Contacts.Get, contactView)
+}
+
+func (h *Handler) updateContact(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	params, err := decodeParams(h, w, r, &contactPatch{})
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.Workspace(p.WorkspaceID).Contacts.Update(r.Context(), r.PathValue("id"), params)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, patchedContactView(p, c))
+	return nil
+}

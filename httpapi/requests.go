@@ -1,0 +1,194 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/ujumbe/messaging"
+)
+
+// The request bodies of the REST surface, as the OpenAPI document defines
+// them. Each is decoded strictly (see decode) and turned into the
+// library's params; the JSON tags of the params types name fields in the
+// library's validation errors and are not the wire format of requests.
+
+// requestBody is a request body as decoded, which params turns into the
+// library's params P (or refuses).
+type requestBody[P any] interface {
+	params() (*P, error)
+}
+
+// decodeParams decodes the body of r strictly (see decode) into body and
+// returns its params.
+func decodeParams[P any](h *Handler, w http.ResponseWriter, r *http.Request, body requestBody[P]) (*P, error) {
+	if err := h.decode(w, r, body); err != nil {
+		return nil, err
+	}
+	return body.params()
+}
+
+// sendRequest is the body of POST /v1/messages. It takes the template
+// fields only to refuse them with an error naming the template endpoint.
+type sendRequest struct {
+	Channel        string          `json:"channel"`
+	To             string          `json:"to"`
+	Type           string          `json:"type"`
+	Text           string          `json:"text"`
+	MediaURL       string          `json:"media_url"`
+	Caption        string          `json:"caption"`
+	Filename       string          `json:"filename"`
+	IdempotencyKey string          `json:"idempotency_key"`
+	TemplateName   string          `json:"template_name"`
+	Language       string          `json:"language"`
+	Components     []sendComponent `json:"components"`
+}
+
+// params returns the send of q, or a validation error on the first
+// template field q carries (template_name, language, components).
+func (q *sendRequest) params() (*messaging.SendParams, error) {
+	if q.TemplateName != "" || q.Language != "" || len(q.Components) > 0 {
+		f := "template_name"
+		if q.TemplateName == "" {
+			f = "language"
+			if q.Language == "" {
+				f = "components"
+			}
+		}
+		return nil, badRequest(f, "template fields are not accepted by POST /v1/messages; send templates with POST /v1/messages/templates")
+	}
+	return &messaging.SendParams{
+		Channel: q.Channel, To: q.To, Type: q.Type, Text: q.Text, MediaURL: q.MediaURL,
+		Caption: q.Caption, Filename: q.Filename, IdempotencyKey: q.IdempotencyKey,
+	}, nil
+}
+
+// sendTemplateRequest is the body of POST /v1/messages/templates.
+type sendTemplateRequest struct {
+	To             string          `json:"to"`
+	TemplateName   string          `json:"template_name"`
+	Language       string          `json:"language"`
+	Components     []sendComponent `json:"components"`
+	IdempotencyKey string          `json:"idempotency_key"`
+}
+
+func (q *sendTemplateRequest) params() (*messaging.SendTemplateParams, error) {
+	return &messaging.SendTemplateParams{
+		To: q.To, TemplateName: q.TemplateName, Language: q.Language,
+		Components: sendComponents(q.Components), IdempotencyKey: q.IdempotencyKey,
+	}, nil
+}
+
+// sendComponent is a component of a template send.
+type sendComponent struct {
+	Type       string          `json:"type"`
+	SubType    string          `json:"sub_type"`
+	Index      *int            `json:"index"`
+	Parameters []sendParameter `json:"parameters"`
+}
+
+// sendParameter is a parameter of a component of a template send.
+type sendParameter struct {
+	Type       string `json:"type"`
+	Text       string `json:"text"`
+	Link       string `json:"link"`
+	Filename   string `json:"filename"`
+	CouponCode string `json:"coupon_code"`
+	Payload    string `json:"payload"`
+}
+
+// sendComponents returns the library's form of cs; nil stays nil and empty
+// lists stay empty.
+func sendComponents(cs []sendComponent) []messaging.SendComponent {
+	if cs == nil {
+		return nil
+	}
+	out := make([]messaging.SendComponent, len(cs))
+	for i, c := range cs {
+		out[i] = messaging.SendComponent{Type: c.Type, SubType: c.SubType, Index: c.Index}
+		if c.Parameters != nil {
+			out[i].Parameters = make([]messaging.SendParameter, len(c.Parameters))
+		}
+		for j, p := range c.Parameters {
+			out[i].Parameters[j] = messaging.SendParameter(p)
+		}
+	}
+	return out
+}
+
+// contactCreateRequest is the body of POST /v1/contacts.
+type contactCreateRequest struct {
+	FirstName string   `json:"firstName"`
+	LastName  string   `json:"lastName"`
+	Phone     string   `json:"phone"`
+	Email     string   `json:"email"`
+	Company   string   `json:"company"`
+	JobTitle  string   `json:"jobTitle"`
+	Website   string   `json:"website"`
+	Notes     string   `json:"notes"`
+	Tags      []string `json:"tags"`
+	Lifecycle string   `json:"lifecycle"`
+}
+
+func (q *contactCreateRequest) params() (*messaging.ContactCreateParams, error) {
+	p := messaging.ContactCreateParams(*q)
+	return &p, nil
+}
+
+// contactPatch is the body of PATCH /v1/contacts/{id}. A field that is
+// absent is left unchanged; a string sets it; null or "" clears it (tags:
+// null or [] clears). firstName cannot be cleared.
+type contactPatch struct {
+	p      messaging.ContactUpdateParams
+	fields int
+}
+
+var patchFields = []string{"firstName", "lastName", "phone", "email", "company", "jobTitle", "website", "notes", "tags", "lifecycle"}
+
+// UnmarshalJSON decodes a patch, keeping track of which fields are present.
+func (c *contactPatch) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return badRequest("body", "must be a JSON object")
+	}
+	strs := map[string]**string{
+		"firstName": &c.p.FirstName, "lastName": &c.p.LastName, "phone": &c.p.Phone, "email": &c.p.Email,
+		"company": &c.p.Company, "jobTitle": &c.p.JobTitle, "website": &c.p.Website, "notes": &c.p.Notes,
+		"lifecycle": &c.p.Lifecycle,
+	}
+	for k, v := range raw {
+		c.fields++
+		if k == "tags" {
+			tags := []string{}
+			if string(v) != "null" {
+				if err := json.Unmarshal(v, &tags); err != nil {
+					return badRequest("tags", "must be an array of strings or null")
+				}
+				if tags == nil {
+					tags = []string{}
+				}
+			}
+			c.p.Tags = &tags
+			continue
+		}
+		dst, ok := strs[k]
+		if !ok {
+			return badRequest(k, "unknown field; patchable fields: %s", strings.Join(patchFields, ", "))
+		}
+		s := ""
+		if string(v) != "null" {
+			if err := json.Unmarshal(v, &s); err != nil {
+				return badRequest(k, "must be a string or null")
+			}
+		}
+		*dst = &s
+	}
+	return nil
+}
+
+func (c *contactPatch) params() (*messaging.ContactUpdateParams, error) {
+	if c.fields == 0 {
+		return nil, badRequest("body", "must set at least one of %s", strings.Join(patchFields, ", "))
+	}
+	return &c.p, nil
+}
