@@ -61,7 +61,7 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, text
 	}
 	// encoding/json matches member names case-insensitively ("Text" fills
 	// text); refuse any name that is not exactly a field's.
-	if f := h.inexactName(body[:dec.InputOffset()], reflect.TypeOf(v)); f != "" {
+	if f, found := h.inexactName(body[:dec.InputOffset()], reflect.TypeOf(v)); found {
 		return badRequest(f, "unknown field (field names are case-sensitive)")
 	}
 	if dec.More() {
@@ -83,12 +83,13 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // inexactName returns the first object member name of the JSON value b,
 // read as a t, that is not exactly the JSON name of a field of its struct,
-// or "". Types with their own UnmarshalJSON check their names themselves,
+// and whether there is one (the name may be empty). Types with their own UnmarshalJSON check their names themselves,
 // and maps take any name. b must be valid JSON (the decoder accepted it):
 // it is scanned once, nothing is decoded but member names.
-func (h *Handler) inexactName(b []byte, t reflect.Type) string {
+func (h *Handler) inexactName(b []byte, t reflect.Type) (name string, found bool) {
 	s := nameScan{b: b, fields: h.structFields}
-	return s.value(t)
+	found = s.value(t)
+	return s.found, found
 }
 
 // structFields returns the JSON member names of struct t and their types,
@@ -108,6 +109,8 @@ type nameScan struct {
 	b      []byte
 	i      int
 	fields func(reflect.Type) map[string]reflect.Type
+	// found is the inexact name, once value reported one (it may be "").
+	found string
 }
 
 func (s *nameScan) space() {
@@ -151,8 +154,10 @@ func (s *nameScan) str() string {
 	return out
 }
 
-// value reads the value at s.i as a t (nil: of no checked type).
-func (s *nameScan) value(t reflect.Type) string {
+// value reads the value at s.i as a t (nil: of no checked type). It
+// reports whether it found an inexact name, then kept in s.found, and
+// stops there.
+func (s *nameScan) value(t reflect.Type) bool {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -161,7 +166,7 @@ func (s *nameScan) value(t reflect.Type) string {
 	}
 	s.space()
 	if s.i >= len(s.b) {
-		return ""
+		return false
 	}
 	switch s.b[s.i] {
 	case '{':
@@ -178,11 +183,12 @@ func (s *nameScan) value(t reflect.Type) string {
 			if fields != nil {
 				var ok bool
 				if ft, ok = fields[name]; !ok {
-					return name
+					s.found = name
+					return true
 				}
 			}
-			if f := s.value(ft); f != "" {
-				return f
+			if s.value(ft) {
+				return true
 			}
 		}
 	case '[':
@@ -192,8 +198,8 @@ func (s *nameScan) value(t reflect.Type) string {
 		}
 		s.i++
 		for s.next(']') {
-			if f := s.value(et); f != "" {
-				return f
+			if s.value(et) {
+				return true
 			}
 		}
 	case '"':
@@ -203,7 +209,7 @@ func (s *nameScan) value(t reflect.Type) string {
 			s.i++
 		}
 	}
-	return ""
+	return false
 }
 
 // jsonFields adds the JSON member names of struct t, with embedded

@@ -32,13 +32,21 @@ func TestInexactName(t *testing.T) {
 		{"whitespace everywhere", reflect.TypeFor[messaging.SendParams](), " {\n\t\"text\" :\r \"hi\" , \"To\" : null }", "To"},
 		{"maps and raw values take any name", reflect.TypeFor[withMap](), `{"meta":{"Any":1,"x":[{"Y":2}]},"raw":{"Z":true},"n":[1,2,-3.5e2]}`, ""},
 		{"after a map", reflect.TypeFor[withMap](), `{"meta":{"a":{}},"N":[]}`, "N"},
+		// An empty name that is no field's is found like any other, and
+		// the scan stops there instead of reading on from its colon.
+		{"empty name nested", reflect.TypeFor[messaging.SendTemplateParams](), `{"to":"+1","components":[{"":1,"type":"body"}],"Language":"en"}`, "\x00empty"},
+		{"empty name after an inexact one", reflect.TypeFor[messaging.SendTemplateParams](), `{"To":"+1","":2}`, "To"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			if !json.Valid([]byte(tc.body)) {
 				t.Fatalf("invalid JSON %s", tc.body)
 			}
-			if got := h.inexactName([]byte(tc.body), reflect.PointerTo(tc.typ)); got != tc.want {
+			got, found := h.inexactName([]byte(tc.body), reflect.PointerTo(tc.typ))
+			if found && got == "" {
+				got = "\x00empty" // an empty name, told apart from none
+			}
+			if found != (got != "") || got != tc.want {
 				t.Errorf("inexactName(%s) = %q, want %q", tc.body, got, tc.want)
 			}
 		})
