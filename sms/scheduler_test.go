@@ -5,11 +5,13 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/sms/fakegateway"
+	"github.com/ujumbe/messaging/store/memstore"
 	"github.com/ujumbe/messaging/store/sqlitestore"
 )
 
@@ -260,5 +262,79 @@ func TestStartSendsImmediatelyAndCloseStops(t *testing.T) {
 	}
 	if err := e.svc.Close(cctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// schedulerStore records the claims of the scheduler (every claim whose
+// context is not the test's, which RunDue uses) and signals each one.
+type schedulerStore struct {
+	sms.Store
+	testCtx context.Context
+	claimed chan struct{}
+
+	mu     sync.Mutex
+	claims int
+	ctx    context.Context // of the scheduler's last claim
+}
+
+func (s *schedulerStore) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
+	if ctx != s.testCtx {
+		s.mu.Lock()
+		s.claims++
+		s.ctx = ctx
+		s.mu.Unlock()
+		defer func() {
+			select {
+			case s.claimed <- struct{}{}:
+			default:
+			}
+		}()
+	}
+	return s.Store.SMSClaimDue(ctx, p)
+}
+
+func (s *schedulerStore) schedulerClaims() (int, context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.claims, s.ctx
+}
+
+// TestCloseStopsScheduler: once Close returned, the scheduler is gone: the
+// context of its claims and hand-overs is done, and a message sent (which
+// would wake a running scheduler) and due afterwards is not claimed by it
+// but left to RunDue.
+func TestCloseStopsScheduler(t *testing.T) {
+	t.Parallel()
+	st := &schedulerStore{Store: memstore.New(), testCtx: context.Background(), claimed: make(chan struct{}, 1)}
+	e := setup(t, &setupOpts{store: st, sms: &sms.Options{PollInterval: time.Hour}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := e.svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-st.claimed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the started scheduler did not claim within 10 s")
+	}
+	cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer ccancel()
+	if err := e.svc.Close(cctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	claims, sctx := st.schedulerClaims()
+	if sctx.Err() == nil {
+		t.Error("after Close the scheduler's context is still live: the scheduler was not stopped")
+	}
+	res := e.send(t, &sms.SendParams{Message: "after close"})
+	e.clk.Add(time.Minute)
+	if n := e.runDue(t); n != 1 {
+		t.Errorf("RunDue after Close handed over %d, want the message sent after Close", n)
+	}
+	if after, _ := st.schedulerClaims(); after != claims {
+		t.Errorf("the scheduler claimed %d times after Close", after-claims)
+	}
+	if sent := e.gw.Sent(); len(sent) != 1 || sent[0].Reference != res.ID {
+		t.Errorf("gateway got %+v, want only the message sent after Close", sent)
 	}
 }
