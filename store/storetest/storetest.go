@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"ContactUpdate", testContactUpdate},
 		{"ContactList", testContactList},
 		{"ContactSearch", testContactSearch},
+		{"ContactSearchEdges", testContactSearchEdges},
 		{"Templates", testTemplates},
 		{"Messages", testMessages},
 		{"MessageIdempotencyConcurrent", testMessageIdempotencyConcurrent},
@@ -445,6 +446,33 @@ func testContactSearch(t *testing.T, s messaging.Store) {
 		}
 		if total != len(tc.want) {
 			t.Errorf("search %q: total %d, want %d", tc.q, total, len(tc.want))
+		}
+	}
+}
+
+// testContactSearchEdges covers prefixes whose range ends are special: a
+// last rune at the top of the code space and just below the surrogates.
+func testContactSearchEdges(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	names := []string{"a\U0010FFFF", "a\U0010FFFFb", "ab", "x\uD7FF", "x\uD7FFy", "x\uE000"}
+	for i, n := range names {
+		c := &messaging.Contact{ID: fmt.Sprintf("ct_%d", i), WorkspaceID: "a", FirstName: n, FullName: n, Email: fmt.Sprintf("c%d@example.com", i),
+			EmailKey: fmt.Sprintf("c%d@example.com", i), Tags: []string{}, Version: 1}
+		if err := s.ContactCreate(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q    string
+		want int
+	}{{"a\U0010FFFF", 2}, {"a", 3}, {"x\uD7FF", 2}, {"x", 3}, {"\U0010FFFF", 0}} {
+		_, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Search: tc.q, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != tc.want {
+			t.Errorf("search %q: %d matches, want %d", tc.q, total, tc.want)
 		}
 	}
 }
