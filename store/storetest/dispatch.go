@@ -266,8 +266,11 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d2.ID, Owner: "h1", State: messaging.DeliveryPending, DueAt: at(27), LastStatus: 500, LastError: "endpoint answered 500", At: at(22)}); err != nil {
 		t.Fatal(err)
 	}
-	// A record by a worker that does not hold the lease changes nothing.
-	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: got[key{"we_1", "evt_3"}].ID, Owner: "intruder", State: messaging.DeliveryDelivered, At: at(22)}); err != nil {
+	// A record by a worker that does not hold the lease changes nothing: the
+	// delivery stays h1's until its lease ends, then is claimed again as it
+	// was (checked after the 410 below).
+	d3 := got[key{"we_1", "evt_3"}]
+	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d3.ID, Owner: "intruder", State: messaging.DeliveryDelivered, LastStatus: 200, At: at(22)}); err != nil {
 		t.Fatal(err)
 	}
 	got = claim("h3", at(23))
@@ -286,6 +289,14 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	list, _ = s.WebhookEndpointList(ctx, "a")
 	if len(list) != 2 || list[1].DisabledAt == nil || !list[1].DisabledAt.Equal(at(28)) || list[0].DisabledAt != nil {
 		t.Errorf("after 410 endpoints = %+v; want we_2 disabled at %v", list, at(28))
+	}
+	// h1's lease of we_1/evt_3 ended at +80 s; h3's of we_1/evt_2 lasts to
+	// +83 s. The intruder's record left we_1/evt_3 pending and untouched.
+	got = claim("h4", at(81))
+	want3 := *d3
+	want3.Attempts, want3.LeaseOwner, want3.DueAt = 2, "h4", at(141)
+	if d := cmp.Diff(map[key]*messaging.WebhookDelivery{{"we_1", "evt_3"}: &want3}, got); d != "" {
+		t.Errorf("claim after h1's lease ended, following a record by a worker without the lease (-want +got):\n%s", d)
 	}
 	got = claim("h4", at(10_000))
 	for k := range got {

@@ -399,19 +399,28 @@ func testSMSComplete(t *testing.T, s sms.Store) {
 		smsMessage("ok", "a", sms.Credits(1), sms.StatusQueued, at(0)),
 		smsMessage("retry", "a", sms.Credits(2), sms.StatusQueued, at(0)),
 		smsMessage("fail", "a", sms.Credits(3), sms.StatusQueued, at(0)),
+		smsMessage("held", "a", sms.Credits(1), sms.StatusQueued, at(0)),
 	)
-	if c := smsCredit(t, s, "a"); c != sms.Credits(4) {
-		t.Fatalf("credit after accept = %s, want 4.00", c)
+	if c := smsCredit(t, s, "a"); c != sms.Credits(3) {
+		t.Fatalf("credit after accept = %s, want 3.00", c)
 	}
 	claimed := smsClaim(t, s, at(1), "tok", 10)
-	if len(claimed) != 3 {
-		t.Fatalf("claimed %d, want 3", len(claimed))
+	if len(claimed) != 4 {
+		t.Fatalf("claimed %d, want 4", len(claimed))
+	}
+	held, err := s.SMSMessageGet(ctx, "a", res[3].Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.Status != sms.StatusSending || held.ClaimToken != "tok" {
+		t.Fatalf("claimed message: status %s token %q, want sending under tok", held.Status, held.ClaimToken)
 	}
 	errs, err := s.SMSComplete(ctx, []*sms.Completion{
 		{Number: res[0].Number, Token: "tok", Status: sms.StatusSent, GatewayMessageID: "gw-1", NetworkID: "1", At: at(2)},
 		{Number: res[1].Number, Token: "tok", Status: sms.StatusQueued, RetryAt: at(100), FailureReason: "timeout", At: at(2)},
 		{Number: res[2].Number, Token: "tok", Status: sms.StatusFailed, FailureReason: "[1003] Invalid mobile number", At: at(2)},
-		{Number: res[0].Number, Token: "other", Status: sms.StatusFailed, At: at(2)}, // lost claim
+		// A claim lost to another: "held" is still sending, under "tok".
+		{Number: res[3].Number, Token: "other", Status: sms.StatusFailed, FailureReason: "lost", At: at(2)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -421,7 +430,20 @@ func testSMSComplete(t *testing.T, s sms.Store) {
 			t.Errorf("completion %d: %v", i, errs[i])
 		}
 	}
-	wantErr(t, "completion with a stale token", errs[3], messaging.ErrStale)
+	wantErr(t, "completion with another claim's token", errs[3], messaging.ErrStale)
+	if got, err := s.SMSMessageGet(ctx, "a", res[3].Number); err != nil {
+		t.Fatal(err)
+	} else if d := cmp.Diff(held, got); d != "" {
+		t.Errorf("message completed with another claim's token changed (-want +got):\n%s", d)
+	}
+	// The claim's own token still completes it.
+	errs, err = s.SMSComplete(ctx, []*sms.Completion{{Number: res[3].Number, Token: "tok", Status: sms.StatusSent, GatewayMessageID: "gw-4", NetworkID: "1", At: at(2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs[0] != nil {
+		t.Errorf("completion under the claim's token after a stale one: %v", errs[0])
+	}
 
 	ok, err := s.SMSMessageGet(ctx, "a", res[0].Number)
 	if err != nil {
@@ -440,8 +462,8 @@ func testSMSComplete(t *testing.T, s sms.Store) {
 	}
 	// The failed message's 3.00 went back; the stale completion refunded
 	// nothing.
-	if c := smsCredit(t, s, "a"); c != sms.Credits(7) {
-		t.Errorf("credit after a failure = %s, want 7.00", c)
+	if c := smsCredit(t, s, "a"); c != sms.Credits(6) {
+		t.Errorf("credit after a failure = %s, want 6.00", c)
 	}
 	// Completing again (a second answer for the same claim) is stale.
 	errs, err = s.SMSComplete(ctx, []*sms.Completion{{Number: res[2].Number, Token: "tok", Status: sms.StatusFailed, At: at(3)}})
@@ -449,8 +471,8 @@ func testSMSComplete(t *testing.T, s sms.Store) {
 		t.Fatal(err)
 	}
 	wantErr(t, "second completion", errs[0], messaging.ErrStale)
-	if c := smsCredit(t, s, "a"); c != sms.Credits(7) {
-		t.Errorf("credit after a repeated failure = %s, want 7.00 (refunded once)", c)
+	if c := smsCredit(t, s, "a"); c != sms.Credits(6) {
+		t.Errorf("credit after a repeated failure = %s, want 6.00 (refunded once)", c)
 	}
 	// Only the retry is claimable again, and only when its time comes.
 	if got := smsClaim(t, s, at(99), "t2", 10); len(got) != 0 {
