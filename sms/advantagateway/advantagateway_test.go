@@ -42,6 +42,8 @@ type upstream struct {
 	srv       *httptest.Server
 	responses []mockResponse
 	requests  []recorded
+	// handle, when set, answers every request instead of responses.
+	handle func(path string, body map[string]any) mockResponse
 }
 
 func newUpstream(t *testing.T, responses ...mockResponse) *upstream {
@@ -59,13 +61,18 @@ func newUpstream(t *testing.T, responses ...mockResponse) *upstream {
 			t.Errorf("request body %s: %v", b, err)
 		}
 		u.requests = append(u.requests, recorded{Path: r.URL.Path, Body: body})
-		if len(u.responses) == 0 {
+		var resp mockResponse
+		switch {
+		case u.handle != nil:
+			resp = u.handle(r.URL.Path, body)
+		case len(u.responses) == 0:
 			t.Errorf("unexpected request %s %s", r.URL.Path, b)
 			w.WriteHeader(500)
 			return
+		default:
+			resp = u.responses[0]
+			u.responses = u.responses[1:]
 		}
-		resp := u.responses[0]
-		u.responses = u.responses[1:]
 		for k, v := range resp.header {
 			w.Header().Set(k, v)
 		}
