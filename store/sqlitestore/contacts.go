@@ -218,6 +218,14 @@ const (
 // against 0.7 µs).
 const walkCostFactor = 5
 
+// The statements of a list without search: its total, and its page of the
+// positions in (@lo, @hi].
+const (
+	qContactListTotal = `SELECT coalesce(max(list_pos), 0) FROM contacts WHERE workspace_id = @ws`
+	qContactListPage  = `SELECT ` + contactCols + ` FROM contacts
+				WHERE workspace_id = @ws AND list_pos <= @hi AND list_pos > @lo ORDER BY list_pos DESC`
+)
+
 // ContactList implements messaging.Store. The page and the total are read
 // from one snapshot; the total is exact.
 func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams) ([]*messaging.Contact, int, error) {
@@ -231,7 +239,7 @@ func (s *Store) contactList(ctx context.Context, p *messaging.ContactListParams,
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
 		ws := sql.Named("ws", p.WorkspaceID)
 		if p.Search == "" && p.PhoneDigits == "" {
-			if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(list_pos), 0) FROM contacts WHERE workspace_id = @ws`, ws).Scan(&total); err != nil {
+			if err := tx.QueryRowContext(ctx, qContactListTotal, ws).Scan(&total); err != nil {
 				return err
 			}
 			if p.Limit <= 0 || offset >= total {
@@ -239,8 +247,7 @@ func (s *Store) contactList(ctx context.Context, p *messaging.ContactListParams,
 			}
 			hi := total - offset
 			var err error
-			out, err = queryContacts(ctx, tx, `SELECT `+contactCols+` FROM contacts
-				WHERE workspace_id = @ws AND list_pos <= @hi AND list_pos > @lo ORDER BY list_pos DESC`,
+			out, err = queryContacts(ctx, tx, qContactListPage,
 				ws, sql.Named("hi", hi), sql.Named("lo", hi-p.Limit))
 			return err
 		}

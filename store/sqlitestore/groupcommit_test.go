@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 )
 
@@ -228,5 +230,176 @@ func TestCancelWhileRunningReportsTheCommit(t *testing.T) {
 	})
 	if err != nil || !workspaceStored(t, s, "a") {
 		t.Fatalf("write cancelled while running: error %v, stored %v; want done and stored", err, workspaceStored(t, s, "a"))
+	}
+}
+
+// heldBatch runs call(0) … call(n-1) concurrently while the writer is held
+// by another write, so that the writes they make are handed over together
+// and the writer takes them as one batch (up to maxBatch). It returns once
+// every call returned.
+func heldBatch(t *testing.T, s *Store, n int, call func(i int)) {
+	t.Helper()
+	hold := make(chan struct{})
+	held := make(chan struct{})
+	holder := make(chan error, 1)
+	go func() {
+		holder <- s.writeTx(context.Background(), func(context.Context, *sql.Tx) error {
+			close(held)
+			<-hold
+			return nil
+		})
+	}()
+	<-held
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			call(i)
+		}()
+	}
+	// Let every write reach the writer's unbuffered queue (as batchOf
+	// does); the assertions never depend on it, only on what is stored.
+	time.Sleep(100 * time.Millisecond)
+	close(hold)
+	wg.Wait()
+	if err := <-holder; err != nil {
+		t.Fatalf("holding write: %v", err)
+	}
+}
+
+// Concurrent SMS accepts share one transaction; an accept that fails as a
+// whole (here after debiting and inserting its first message, because its
+// second is for a missing account) must leave nothing behind, while the
+// valid accepts of the same batch commit: the credit and the stored rows
+// are exactly those of the valid accepts.
+func TestBatchKeepsNothingOfFailedWrites(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	ctx := context.Background()
+	if err := s.SMSAccountCreate(ctx, &sms.Account{PartnerID: "p", KeyHash: []byte("h"), Senders: []string{"ACME"},
+		Credit: sms.Credits(1000), TimeZone: "UTC", CostPerSegment: sms.Credits(1), CreatedAt: t0, UpdatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	msg := func(id, partner string, cost int64) *sms.Message {
+		return &sms.Message{ID: id, PartnerID: partner, Mobile: "254712345678", Text: "hi", Sender: "ACME", Encoding: sms.EncodingGSM7,
+			Segments: 1, Cost: sms.Credits(cost), Status: sms.StatusQueued, DueAt: t0, CreatedAt: t0, UpdatedAt: t0}
+	}
+	// Of every three accepts, one is valid (cost 1), one debits and
+	// inserts a message (cost 2) before failing on a missing account, and
+	// one fails on a missing account at once.
+	const n = 96
+	errs := make([]error, n)
+	heldBatch(t, s, n, func(i int) {
+		var msgs []*sms.Message
+		switch i % 3 {
+		case 0:
+			msgs = []*sms.Message{msg(fmt.Sprintf("ok%d", i), "p", 1)}
+		case 1:
+			msgs = []*sms.Message{msg(fmt.Sprintf("half%d", i), "p", 2), msg(fmt.Sprintf("ghost%d", i), "ghost", 1)}
+		case 2:
+			msgs = []*sms.Message{msg(fmt.Sprintf("ghost%d", i), "ghost", 1)}
+		}
+		_, errs[i] = s.SMSAccept(ctx, msgs)
+	})
+	valid := 0
+	for i, err := range errs {
+		if i%3 == 0 {
+			valid++
+			if err != nil {
+				t.Errorf("valid accept %d: %v", i, err)
+			}
+		} else if !errors.Is(err, messaging.ErrNotFound) {
+			t.Errorf("failing accept %d: %v, want ErrNotFound", i, err)
+		}
+	}
+	a, err := s.SMSAccountGet(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type state struct {
+		Credit sms.Credit
+		Rows   int
+	}
+	got := state{Credit: a.Credit}
+	if err := s.r.QueryRow(`SELECT count(*) FROM sms_messages`).Scan(&got.Rows); err != nil {
+		t.Fatal(err)
+	}
+	want := state{Credit: sms.Credits(1000 - int64(valid)), Rows: valid}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after %d valid and %d failing accepts in one batch (-want +got):\n%s", valid, n-valid, diff)
+	}
+}
+
+// A write whose caller cancels once the write was taken into a batch is
+// reported as the batch decided it: a write that ran before the
+// cancellation was committed and is reported done, a write that had not run
+// yet is not run and is reported cancelled. Never an error for a stored
+// write, nor success for a write that is missing. The even writes cancel
+// their own caller while they run (so some writes are always cancelled
+// after they ran); the odd ones are cancelled by another write of the
+// batch, wherever the writer runs it.
+func TestCancelInBatchReportsTheCommit(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	const n = 16
+	ctxs := make([]context.Context, n)
+	cancels := make([]context.CancelFunc, n)
+	for i := range ctxs {
+		ctxs[i], cancels[i] = context.WithCancel(context.Background())
+	}
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	var mu sync.Mutex
+	var ran []int // the writes that ran, in order; -1 is the canceller
+	errs := make([]error, n)
+	heldBatch(t, s, n+1, func(i int) {
+		if i == n {
+			// The canceller: cancels the odd callers when the writer
+			// runs it, somewhere in the batch.
+			_ = s.writeTx(context.Background(), func(context.Context, *sql.Tx) error {
+				mu.Lock()
+				ran = append(ran, -1)
+				mu.Unlock()
+				for j := 1; j < n; j += 2 {
+					cancels[j]()
+				}
+				return nil
+			})
+			return
+		}
+		errs[i] = s.writeTx(ctxs[i], func(ctx context.Context, tx *sql.Tx) error {
+			mu.Lock()
+			ran = append(ran, i)
+			mu.Unlock()
+			if err := insertFn(fmt.Sprintf("ws%d", i))(ctx, tx); err != nil {
+				return err
+			}
+			if i%2 == 0 {
+				cancels[i]()
+			}
+			return nil
+		})
+	})
+	pos := slices.Index(ran, -1)
+	if pos < 0 {
+		t.Fatalf("the canceller did not run (ran %v)", ran)
+	}
+	if pos == 0 || pos == len(ran)-1 {
+		t.Logf("the canceller ran at position %d of %v: the odd writes prove less", pos, ran)
+	}
+	for i := range n {
+		stored := workspaceStored(t, s, fmt.Sprintf("ws%d", i))
+		ranBefore := i%2 == 0 || slices.Index(ran[:pos], i) >= 0
+		if ranBefore && (errs[i] != nil || !stored) {
+			t.Errorf("write %d ran before its caller cancelled (ran %v): error %v, stored %v; want done and stored", i, ran, errs[i], stored)
+		}
+		if !ranBefore && stored {
+			t.Errorf("write %d was cancelled before it ran (ran %v) but was stored (error %v)", i, ran, errs[i])
+		}
+		if (errs[i] == nil) != stored {
+			t.Errorf("write %d: error %v, stored %v", i, errs[i], stored)
+		}
 	}
 }

@@ -242,19 +242,23 @@ func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int6
 	return m, interpretError(err)
 }
 
+// qSMSClaim claims the due messages (see SMSClaimDue); its arguments are
+// the lease end, the claim token, now, now and the limit.
+const qSMSClaim = `UPDATE sms_messages
+			SET status = 'sending', due_at = ?, claim_token = ?, attempts = attempts + 1, updated_at = ?
+			WHERE number IN (
+				SELECT number FROM sms_messages INDEXED BY sms_messages_due
+				WHERE status IN ('scheduled', 'queued', 'sending') AND due_at <= ?
+				ORDER BY due_at, number LIMIT ?)
+			RETURNING ` + smsCols
+
 // SMSClaimDue implements sms.Store: one UPDATE ... RETURNING whose
 // candidates come from the partial index sms_messages_due, in the writer's
 // transaction, so two claimers never get the same message.
 func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
 	var out []*sms.Message
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE sms_messages
-			SET status = 'sending', due_at = ?, claim_token = ?, attempts = attempts + 1, updated_at = ?
-			WHERE number IN (
-				SELECT number FROM sms_messages INDEXED BY sms_messages_due
-				WHERE status IN ('scheduled', 'queued', 'sending') AND due_at <= ?
-				ORDER BY due_at, number LIMIT ?)
-			RETURNING `+smsCols, fmtTime(p.LeaseUntil), p.Token, fmtTime(p.Now), fmtTime(p.Now), p.Limit)
+		rows, err := tx.QueryContext(ctx, qSMSClaim, fmtTime(p.LeaseUntil), p.Token, fmtTime(p.Now), fmtTime(p.Now), p.Limit)
 		out, err = collect(rows, err, scanSMS)
 		return err
 	})

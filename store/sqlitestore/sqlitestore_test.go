@@ -149,9 +149,9 @@ func checkListPlans(t *testing.T, s *Store) {
 	ws := sql.Named("ws", "a")
 	page := []any{ws, sql.Named("limit", 25), sql.Named("offset", 0), sql.Named("floor", 0)}
 	stmts := []stmt{
-		{"list total", `SELECT coalesce(max(list_pos), 0) FROM contacts WHERE workspace_id = @ws`, []any{ws},
+		{"list total", qContactListTotal, []any{ws},
 			[]string{"SEARCH contacts USING COVERING INDEX contacts_list (workspace_id=?)"}},
-		{"list page", `SELECT ` + contactCols + ` FROM contacts WHERE workspace_id = @ws AND list_pos <= @hi AND list_pos > @lo ORDER BY list_pos DESC`,
+		{"list page", qContactListPage,
 			[]any{ws, sql.Named("hi", 100), sql.Named("lo", 75)},
 			[]string{"SEARCH contacts USING INDEX contacts_list (workspace_id=? AND list_pos>? AND list_pos<?)"}},
 	}
