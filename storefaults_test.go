@@ -31,6 +31,7 @@ type faultyStore struct {
 	messaging.Store
 	mu             sync.Mutex
 	failClaims     bool // MessageClaim
+	bareFail       bool // a failing MessageClaim claims nothing
 	failHookClaims bool // WebhookClaim
 	failSent       int  // the next n writes of status sent fail
 	failRecords    int  // the next n WebhookRecord calls fail
@@ -40,6 +41,13 @@ type faultyStore struct {
 }
 
 func (s *faultyStore) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+	s.mu.Lock()
+	if s.failClaims && s.bareFail {
+		s.claims++
+		s.mu.Unlock()
+		return nil, errStorage
+	}
+	s.mu.Unlock()
 	rows, err := s.Store.MessageClaim(ctx, p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
