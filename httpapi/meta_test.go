@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -14,7 +13,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
+	"github.com/ujumbe/messaging/internal/testlog"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
 )
@@ -59,35 +58,17 @@ func (s *metaStore) MessageGetByProviderID(ctx context.Context, id string) (*mes
 	return s.Store.MessageGetByProviderID(ctx, id)
 }
 
-// metaLog collects log output safely.
-type metaLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *metaLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *metaLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 type metaEnv struct {
 	svc   *messaging.Service
 	store *metaStore
 	h     http.Handler
-	log   *metaLog
+	log   *testlog.Buffer
 }
 
 func metaSetup(t testing.TB, cfg *httpapi.MetaWebhook, opts ...func(*httpapi.Options)) *metaEnv {
 	t.Helper()
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	e := &metaEnv{store: &metaStore{Store: memstore.New()}, log: &metaLog{}}
+	e := &metaEnv{store: &metaStore{Store: memstore.New()}, log: &testlog.Buffer{}}
 	svc, err := messaging.New(e.store, fakeprovider.New(), &messaging.Options{Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

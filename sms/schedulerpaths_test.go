@@ -1,7 +1,6 @@
 package sms_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strconv"
@@ -13,28 +12,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/testlog"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
-// logBuf is a goroutine-safe log sink for a text slog handler.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
 // lines returns the logged lines that contain msg.
-func (l *logBuf) lines(msg string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func logLines(l *testlog.Buffer, msg string) []string {
 	var out []string
-	for line := range strings.Lines(l.b.String()) {
+	for line := range strings.Lines(l.String()) {
 		if strings.Contains(line, msg) {
 			out = append(out, strings.TrimSpace(line))
 		}
@@ -95,7 +81,7 @@ func (g *scriptGateway) counts() (sends, reports int) {
 type pathEnv struct {
 	*env
 	gw   *scriptGateway
-	logs *logBuf
+	logs *testlog.Buffer
 	svc  *sms.SMS
 }
 
@@ -112,7 +98,7 @@ func setupPath(t *testing.T, st sms.Store, gw *scriptGateway, o *sms.Options) *p
 	if o != nil {
 		so = *o
 	}
-	logs := &logBuf{}
+	logs := &testlog.Buffer{}
 	so.Clock = e.clk.Now
 	so.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	svc, err := sms.New(e.store, gw, &so)
@@ -191,7 +177,7 @@ func TestGatewayResultCountMismatchRetriesBatch(t *testing.T) {
 			if b := p.balance(t); b != sms.Credits(98) {
 				t.Errorf("balance %s, want 98.00 (nothing refunded, nothing failed)", b)
 			}
-			if got := p.logs.lines("sms: batch handed to gateway"); len(got) != 1 || !strings.Contains(got[0], "sent=0 retry=2 failed=0") {
+			if got := logLines(p.logs, "sms: batch handed to gateway"); len(got) != 1 || !strings.Contains(got[0], "sent=0 retry=2 failed=0") {
 				t.Errorf("batch log %q, want one line with sent=0 retry=2 failed=0", got)
 			}
 
@@ -250,7 +236,7 @@ func TestOutcomeWriteFailingUntilLeaseEnd(t *testing.T) {
 	if writes < 2 || writes != sleeps+1 {
 		t.Errorf("%d writes and %d waits; want retries, one wait between two writes", writes, sleeps)
 	}
-	failed := p.logs.lines("sms: recording outcomes failed")
+	failed := logLines(p.logs, "sms: recording outcomes failed")
 	if len(failed) != 1 || !strings.Contains(failed[0], "attempts="+strconv.Itoa(writes)) || !strings.Contains(failed[0], "connection reset by peer") {
 		t.Errorf("failure log %q, want one line with attempts=%d and the store's error", failed, writes)
 	}
@@ -349,7 +335,7 @@ func TestLostClaimOutcomeIsDropped(t *testing.T) {
 	}
 	want := []string{"number=" + strconv.FormatInt(nums[0], 10) + " err=\"" + messaging.ErrStale.Error() + "\""}
 	var got []string
-	for _, line := range p.logs.lines("sms: outcome not recorded: the claim was lost") {
+	for _, line := range logLines(p.logs, "sms: outcome not recorded: the claim was lost") {
 		if !strings.Contains(line, "level=WARN") {
 			t.Errorf("lost-claim log %q is not a warning", line)
 		}
@@ -358,7 +344,7 @@ func TestLostClaimOutcomeIsDropped(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("lost-claim logs (-want +got):\n%s", d)
 	}
-	if failed := p.logs.lines("recording outcomes failed"); len(failed) != 0 {
+	if failed := logLines(p.logs, "recording outcomes failed"); len(failed) != 0 {
 		t.Errorf("a lost claim was logged as a failed write: %q", failed)
 	}
 	if b := p.balance(t); b != sms.Credits(98) {

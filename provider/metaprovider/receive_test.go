@@ -1,7 +1,6 @@
 package metaprovider_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -13,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/testlog"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/provider/metaprovider"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -67,29 +66,11 @@ func (s *hookStore) MessageGetByProviderID(ctx context.Context, id string) (*mes
 	return s.Store.MessageGetByProviderID(ctx, id)
 }
 
-// hookLog collects log output safely.
-type hookLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *hookLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *hookLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 type hookEnv struct {
 	svc   *messaging.Service
 	store *hookStore
 	rc    *metaprovider.Receiver
-	log   *hookLog
+	log   *testlog.Buffer
 }
 
 // hookSetup returns a Receiver on a service with the workspaces ws_meta
@@ -97,7 +78,7 @@ type hookEnv struct {
 // in ws_meta; the logger is always the env's.
 func hookSetup(t testing.TB, opts *metaprovider.ReceiverOptions) *hookEnv {
 	t.Helper()
-	e := &hookEnv{store: &hookStore{Store: memstore.New()}, log: &hookLog{}}
+	e := &hookEnv{store: &hookStore{Store: memstore.New()}, log: &testlog.Buffer{}}
 	svc, err := messaging.New(e.store, fakeprovider.New(), &messaging.Options{Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
