@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/sms"
 )
 
@@ -109,12 +110,9 @@ var _ http.Handler = (*Handler)(nil)
 
 // New returns a handler serving the Messaging API of svc.
 func New(svc *messaging.Service, opts *Options) *Handler {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+	o := defaults.Of(opts)
 	h := &Handler{
-		svc: svc, mux: http.NewServeMux(), log: cmp.Or(o.Logger, slog.New(slog.DiscardHandler)), now: o.Clock,
+		svc: svc, mux: http.NewServeMux(), log: defaults.Logger(o.Logger), now: o.Clock,
 		docsURL: cmp.Or(o.DocsURL, DefaultDocsURL), maxBody: o.MaxBodyBytes, limits: map[string]int{"unauthenticated": DefaultPublicPerMinute},
 		noLimits: o.DisableRateLimits, trustProxy: o.TrustProxy, limiter: o.Limiter,
 	}

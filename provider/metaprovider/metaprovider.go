@@ -35,6 +35,7 @@ package metaprovider
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,6 +50,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/defaults"
 )
 
 var _ messaging.Provider = (*Provider)(nil)
@@ -137,22 +139,12 @@ func New(senders SenderLookup, opts *Options) (*Provider, error) {
 	if senders == nil {
 		return nil, errors.New("metaprovider: New: senders is nil")
 	}
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-	}
-	if o.Version == "" {
-		o.Version = DefaultVersion
-	}
+	o := defaults.Of(opts)
+	o.BaseURL, o.Version = cmp.Or(o.BaseURL, DefaultBaseURL), cmp.Or(o.Version, DefaultVersion)
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: DefaultTimeout}
 	}
-	if o.Clock == nil {
-		o.Clock = time.Now
-	}
+	o.Clock = defaults.Clock(o.Clock)
 	u, err := url.Parse(o.BaseURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("metaprovider: New: BaseURL %q must be an absolute http(s) URL without query", o.BaseURL)

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/defaults"
 )
 
 // Defaults of ReceiverOptions.
@@ -121,18 +122,10 @@ var _ http.Handler = (*Receiver)(nil)
 // NewReceiver returns a Receiver applying notifications to svc. An empty
 // AppSecret is logged as a warning: every notification will be refused.
 func NewReceiver(svc *messaging.Service, opts *ReceiverOptions) *Receiver {
-	var o ReceiverOptions
-	if opts != nil {
-		o = *opts
-	}
+	o := defaults.Of(opts)
+	defaults.Positive(&o.MaxBodyBytes, DefaultMaxBodyBytes)
 	rc := &Receiver{svc: svc, token: o.VerifyToken, secret: []byte(o.AppSecret), accounts: maps.Clone(o.Accounts),
-		maxBody: o.MaxBodyBytes, log: o.Logger, logAttrs: o.LogAttrs}
-	if rc.maxBody <= 0 {
-		rc.maxBody = DefaultMaxBodyBytes
-	}
-	if rc.log == nil {
-		rc.log = slog.New(slog.DiscardHandler)
-	}
+		maxBody: o.MaxBodyBytes, log: defaults.Logger(o.Logger), logAttrs: o.LogAttrs}
 	if rc.accounts == nil {
 		rc.accounts = map[string]string{}
 	}

@@ -69,6 +69,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/migrationfiles"
 )
 
@@ -109,10 +110,7 @@ type Store struct {
 // the latest version and returns a Store owning the pool. A nil opts means
 // defaults.
 func Open(ctx context.Context, connString string, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+	o := defaults.Of(opts)
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: Open: %w", err)

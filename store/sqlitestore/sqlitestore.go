@@ -28,13 +28,15 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/ujumbe/messaging/internal/migrationfiles"
 	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/internal/migrationfiles"
 
 	"github.com/mattn/go-sqlite3"
 	"github.com/ujumbe/messaging"
@@ -96,16 +98,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlitestore: Open: path must be a plain file name (got %q)", path)
 	}
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.BusyTimeout <= 0 {
-		o.BusyTimeout = DefaultBusyTimeout
-	}
-	if o.MaxReaders <= 0 {
-		o.MaxReaders = max(MinDefaultReaders, runtime.NumCPU())
-	}
+	o := defaults.Of(opts)
+	defaults.Positive(&o.BusyTimeout, DefaultBusyTimeout)
+	defaults.Positive(&o.MaxReaders, max(MinDefaultReaders, runtime.NumCPU()))
 	if err := createOwnerOnly(path); err != nil {
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}
