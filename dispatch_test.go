@@ -271,21 +271,29 @@ func TestDispatchSurvivesKill(t *testing.T) {
 	for i := range n {
 		ids[i] = f1.send(t, fmt.Sprintf("+2547123456%02d", i))
 	}
-	// The first 10 sends go through; then sends hang until the kill.
+	// Every send hangs until the kill.
 	f1.prov.started = make(chan string, n)
 	f1.prov.block = make(chan struct{})
 	runCtx, kill := context.WithCancel(ctx)
 	if err := f1.svc.Start(runCtx); err != nil {
 		t.Fatal(err)
 	}
+	inFlight := map[string]bool{}
 	for range 4 { // all four workers are mid-send
-		<-f1.prov.started
+		inFlight[<-f1.prov.started] = true
 	}
 	kill()
 	if err := f1.svc.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	st1.Close()
+	close(f1.prov.started) // Close returned: no send runs any more
+	for id := range f1.prov.started {
+		inFlight[id] = true
+	}
+	if len(inFlight) != 4 || f1.prov.n.Load() != 0 {
+		t.Fatalf("before the kill %d messages were handed over and %d completed; want 4 and 0", len(inFlight), f1.prov.n.Load())
+	}
 
 	st2, err := sqlitestore.Open(ctx, path, nil)
 	if err != nil {
@@ -306,6 +314,16 @@ func TestDispatchSurvivesKill(t *testing.T) {
 	}
 	if got := f2.prov.n.Load(); got != n {
 		t.Errorf("the new dispatcher sent %d messages, want all %d (none had completed before the kill)", got, n)
+	}
+	for _, id := range ids {
+		handed, want := f2.prov.callsOf(id), 1
+		if inFlight[id] {
+			handed++
+			want = 2
+		}
+		if handed != want {
+			t.Errorf("message %s handed to the provider %d times, want %d (in flight at the kill: %v)", id, handed, want, inFlight[id])
+		}
 	}
 }
 

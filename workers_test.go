@@ -3,6 +3,7 @@ package messaging_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -218,5 +219,35 @@ func TestWebhookDeliveredByStart(t *testing.T) {
 	got := fmt.Sprintf("%s %s %s>%s", ev.Type, ev.Data.MessageID, ev.Data.PreviousStatus, ev.Data.Status)
 	if want := "message.status_updated " + id + " queued>sent"; got != want {
 		t.Errorf("delivered event %q, want %q", got, want)
+	}
+}
+
+// TestServiceCloseDeadline: a Close whose context ends while a send is in
+// flight returns the context's error without waiting for the send; the
+// send still finishes and is recorded, and a later Close waits for it.
+func TestServiceCloseDeadline(t *testing.T) {
+	t.Parallel()
+	f := setupDispatch(t, memstore.New(), messaging.DispatchOptions{PollInterval: time.Hour})
+	f.prov.started = make(chan string, 1)
+	f.prov.block = make(chan struct{})
+	id := f.send(t, "+254712345601")
+	if err := f.svc.Start(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-f.prov.started
+	ctx, cancel := context.WithCancel(f.ctx)
+	cancel()
+	if err := f.svc.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close with an ended context while a send is in flight = %v, want context.Canceled", err)
+	}
+	if got := f.prov.n.Load(); got != 0 {
+		t.Fatalf("the send completed before Close returned (%d sends): Close waited", got)
+	}
+	close(f.prov.block)
+	if err := f.svc.Close(f.ctx); err != nil {
+		t.Fatalf("second Close = %v, want nil once the send finished", err)
+	}
+	if m := f.get(t, id); m.Status != messaging.StatusSent {
+		t.Errorf("message is %s after the send in flight finished, want sent", m.Status)
 	}
 }

@@ -2,6 +2,7 @@ package sms_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -398,5 +399,73 @@ func TestFinalReportServedFromStore(t *testing.T) {
 	}
 	if final.Status != 32 || !final.Time.Equal(at) || final.TAT != 30*time.Second {
 		t.Errorf("stored final report %+v, want DeliveredToTerminal at +30s", final)
+	}
+}
+
+// blockingGateway holds every Send until its context ends, then reports
+// the context's error on returned.
+type blockingGateway struct {
+	sms.Gateway
+	entered  chan struct{}
+	returned chan error
+}
+
+func (g *blockingGateway) Send(ctx context.Context, _ []*sms.GatewayMessage) ([]sms.GatewayResult, error) {
+	g.entered <- struct{}{}
+	<-ctx.Done()
+	g.returned <- ctx.Err()
+	return nil, ctx.Err()
+}
+
+// TestCloseDeadlineCancelsTheBatch: when Close's context ends before the
+// batch in flight is handed over, Close cancels the batch (the gateway
+// call's context ends), waits for the scheduler to stop, and returns the
+// context's error; the message stays queued for another claim.
+func TestCloseDeadlineCancelsTheBatch(t *testing.T) {
+	t.Parallel()
+	e := setup(t, nil)
+	gw := &blockingGateway{Gateway: e.gw, entered: make(chan struct{}, 1), returned: make(chan error, 1)}
+	svc, err := sms.New(e.store, gw, &sms.Options{Clock: e.clk.Now, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Send(e.ctx, &sms.SendParams{PartnerID: partner, APIKey: apikey, Mobile: kenya, Shortcode: "ACME", Message: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-gw.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the started scheduler did not hand the message over within 10 s")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- svc.Close(ctx) }()
+	select {
+	case err := <-closed:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Close with an ended context = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close with an ended context hangs: the batch in flight was not cancelled")
+	}
+	select {
+	case gerr := <-gw.returned:
+		if !errors.Is(gerr, context.Canceled) {
+			t.Errorf("the gateway call ended with %v, want context.Canceled", gerr)
+		}
+	default:
+		t.Error("Close returned while the gateway call still ran")
+	}
+	m, err := e.store.SMSMessageGet(e.ctx, partner, res.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != sms.StatusQueued || m.GatewayMessageID != "" {
+		t.Errorf("message after a cancelled batch: status %s, gateway id %q; want queued without one", m.Status, m.GatewayMessageID)
 	}
 }
