@@ -51,6 +51,8 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"PendingReportLimit", testPendingReportLimit},
 		{"PendingReportConcurrent", testPendingReportConcurrent},
 		{"LongTextsKept", testLongTextsKept},
+		{"ContextCanceled", testContextCanceled},
+		{"ZeroTimesRoundTrip", testZeroTimesRoundTrip},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
