@@ -227,7 +227,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 	defer unlock()
 	i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.ID == p.ID })
 	if i < 0 {
-		return messaging.ErrNotFound
+		return nil // finished (dropped) or gone with its endpoint: not ours any more
 	}
 	d := s.deliveries[i]
 	if d.State != messaging.DeliveryPending || d.LeaseOwner != p.Owner {

@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"WebhookOutbox", testWebhookOutbox},
 		{"CancellationTruth", testCancellationTruth},
 		{"WebhookEndpointUpdate", testWebhookEndpointUpdate},
+		{"WebhookRecordGone", testWebhookRecordGone},
 		{"PendingReports", testPendingReports},
 		{"PendingReportExpiry", testPendingReportExpiry},
 		{"PendingReportLimit", testPendingReportLimit},
