@@ -143,7 +143,12 @@ type Store interface {
 	// WebhookRecord records the outcome of a delivery attempt by p.Owner:
 	// delivered, failed for good, or pending again at p.DueAt. With
 	// p.DisableEndpoint the endpoint is disabled and its other pending
-	// deliveries are failed.
+	// deliveries are failed. A record that no longer applies changes
+	// nothing and returns nil, not an error: p.Owner's lease ended (another
+	// worker holds it), or the delivery is unknown, already finished, or
+	// gone with its deleted endpoint. The webhook sender logs every error
+	// of a record as a failure, and none of these is one: the work is done
+	// or no longer wanted.
 	WebhookRecord(ctx context.Context, p *WebhookRecordParams) error
 
 	// Close releases the store's resources.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -316,13 +317,20 @@ var searchFixture = []messaging.ContactCreateParams{
 	{FirstName: "Ana  Maria", LastName: "da Silva", Phone: "+5511987654321", Email: "ana.maria@example.com"},
 }
 
-// FuzzContactSearch runs one search on memstore and on SQLite through the
-// handler: both answer the same status, and on 200 exactly the fixture
-// contacts that the documented rule selects (a folded name or the email
-// starts with the query, or the phone's digits start with a phone-like
-// query's digits), in the same order; '%', '_' and quotes are literal.
+// FuzzContactSearch runs one search on memstore, on SQLite and, when
+// MESSAGING_TEST_POSTGRES_URL is set, on PostgreSQL (a schema of its own,
+// filled once) through the handler: all answer the same status, and on 200
+// exactly the fixture contacts that the documented rule selects (a folded
+// name or the email starts with the query, or the phone's digits start
+// with a phone-like query's digits), in the same order; '%', '_' and
+// quotes are literal.
 func FuzzContactSearch(f *testing.F) {
 	f.Add("ami") // more seeds in testdata/fuzz/FuzzContactSearch
+	type searched struct {
+		name string
+		h    http.Handler
+		key  string
+	}
 	mem, memKey := searchHandler(f, memstore.New())
 	st, err := sqlitestore.Open(context.Background(), filepath.Join(f.TempDir(), "search.db"), nil)
 	if err != nil {
@@ -330,6 +338,11 @@ func FuzzContactSearch(f *testing.F) {
 	}
 	f.Cleanup(func() { st.Close() })
 	lite, liteKey := searchHandler(f, st)
+	others := []searched{{"sqlitestore", lite, liteKey}}
+	if url := os.Getenv(envPostgresURL); url != "" {
+		pg, pgKey := searchHandler(f, openPostgresAt(f, url))
+		others = append(others, searched{"pgstore", pg, pgKey})
+	}
 	get := func(t *testing.T, h http.Handler, key, q string) (int, []string) {
 		t.Helper()
 		r := httptest.NewRequest("GET", "/v1/contacts?"+url.Values{"search": {q}, "limit": {"100"}}.Encode(), nil)
@@ -354,9 +367,11 @@ func FuzzContactSearch(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, q string) {
 		ms, mn := get(t, mem, memKey, q)
-		ls, ln := get(t, lite, liteKey, q)
-		if ms != ls || !slices.Equal(mn, ln) {
-			t.Fatalf("search %q: memstore %d %q, sqlitestore %d %q", q, ms, mn, ls, ln)
+		for _, o := range others {
+			code, names := get(t, o.h, o.key, q)
+			if ms != code || !slices.Equal(mn, names) {
+				t.Fatalf("search %q: memstore %d %q, %s %d %q", q, ms, mn, o.name, code, names)
+			}
 		}
 		if ms != 200 {
 			if ms != 400 {

@@ -27,6 +27,14 @@ func openPostgres(t testing.TB) *pgstore.Store {
 		t.Skip(envPostgresURL + " is not set: skipping the PostgreSQL run " +
 			"(set it, e.g. to postgres://postgres@127.0.0.1:5432/test?sslmode=disable, to run it; .ci/run does)")
 	}
+	return openPostgresAt(t, url)
+}
+
+// openPostgresAt opens a PostgreSQL store at url on a schema of its own,
+// dropped with everything in it when the test ends; a database that does
+// not answer fails the test.
+func openPostgresAt(t testing.TB, url string) *pgstore.Store {
+	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "httpapi_test_" + hex.EncodeToString(b[:])

@@ -43,9 +43,12 @@ func leaseFirst[T any](due []T, limit int, lease func(T) T) []T {
 }
 
 // MessageClaim implements messaging.Store.
-func (s *Store) MessageClaim(_ context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	return leaseFirst(s.dueQueued(p.Now), p.Limit, func(m *messaging.Message) *messaging.Message {
 		m.LeaseOwner, m.DueAt = p.Owner, p.Now.Add(p.Lease)
 		m.Attempts++
@@ -54,9 +57,12 @@ func (s *Store) MessageClaim(_ context.Context, p *messaging.MessageClaimParams)
 }
 
 // MessageRelease implements messaging.Store.
-func (s *Store) MessageRelease(_ context.Context, p *messaging.MessageReleaseParams) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	m, ok := s.messages[p.ID]
 	if !ok || m.WorkspaceID != p.WorkspaceID {
 		return false, messaging.ErrNotFound
@@ -69,9 +75,12 @@ func (s *Store) MessageRelease(_ context.Context, p *messaging.MessageReleasePar
 }
 
 // MessageGetByProviderID implements messaging.Store.
-func (s *Store) MessageGetByProviderID(_ context.Context, id string) (*messaging.Message, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messaging.Message, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	m, ok := s.byProviderID[id]
 	if !ok {
 		return nil, messaging.ErrNotFound
@@ -87,9 +96,12 @@ func copyEndpoint(e *messaging.WebhookEndpoint) *messaging.WebhookEndpoint {
 }
 
 // WebhookEndpointCreate implements messaging.Store.
-func (s *Store) WebhookEndpointCreate(_ context.Context, e *messaging.WebhookEndpoint) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, ok := s.workspaces[e.WorkspaceID]; !ok {
 		return messaging.ErrNotFound
 	}
@@ -103,16 +115,22 @@ func (s *Store) WebhookEndpointCreate(_ context.Context, e *messaging.WebhookEnd
 }
 
 // WebhookEndpointList implements messaging.Store.
-func (s *Store) WebhookEndpointList(_ context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	return copiesOf(slices.Values(s.endpoints), func(e *messaging.WebhookEndpoint) bool { return e.WorkspaceID == workspaceID }, copyEndpoint), nil
 }
 
 // WebhookEndpointDelete implements messaging.Store.
-func (s *Store) WebhookEndpointDelete(_ context.Context, workspaceID, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == id && e.WorkspaceID == workspaceID })
 	if i < 0 {
 		return messaging.ErrNotFound
@@ -125,9 +143,12 @@ func (s *Store) WebhookEndpointDelete(_ context.Context, workspaceID, id string)
 }
 
 // WebhookEndpointUpdate implements messaging.Store.
-func (s *Store) WebhookEndpointUpdate(_ context.Context, p *messaging.WebhookEndpointUpdateParams) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == p.ID && e.WorkspaceID == p.WorkspaceID })
 	if i < 0 {
 		return messaging.ErrNotFound
@@ -166,9 +187,12 @@ func (s *Store) copyDelivery(d *messaging.WebhookDelivery) *messaging.WebhookDel
 }
 
 // WebhookClaim implements messaging.Store.
-func (s *Store) WebhookClaim(_ context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	// The first pending delivery of each (endpoint, message) is the only
 	// claimable one; deliveries are kept in Seq order.
 	first := map[[2]string]bool{}
@@ -195,12 +219,15 @@ func (s *Store) WebhookClaim(_ context.Context, p *messaging.WebhookClaimParams)
 }
 
 // WebhookRecord implements messaging.Store.
-func (s *Store) WebhookRecord(_ context.Context, p *messaging.WebhookRecordParams) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.ID == p.ID })
 	if i < 0 {
-		return messaging.ErrNotFound
+		return nil // finished (dropped) or gone with its endpoint: not ours any more
 	}
 	d := s.deliveries[i]
 	if d.State != messaging.DeliveryPending || d.LeaseOwner != p.Owner {
@@ -230,9 +257,12 @@ func (s *Store) WebhookRecord(_ context.Context, p *messaging.WebhookRecordParam
 }
 
 // MessageGetByIdempotencyKey implements messaging.Store.
-func (s *Store) MessageGetByIdempotencyKey(_ context.Context, workspaceID, key string) (*messaging.Message, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*messaging.Message, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	m, ok := s.idem[[2]string{workspaceID, key}]
 	if !ok || key == "" {
 		return nil, messaging.ErrNotFound

@@ -59,6 +59,27 @@ func New() *Store {
 	}
 }
 
+// lock takes s.mu for writing, unless ctx is done: then it returns ctx's
+// error, takes nothing, and the method does nothing. Every method checks
+// its context this way (the SMS methods through smsData.do), so that a
+// cancelled call never changes the store.
+func (s *Store) lock(ctx context.Context) (unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	return s.mu.Unlock, nil
+}
+
+// rlock is lock for a method that only reads: it takes s.mu for reading.
+func (s *Store) rlock(ctx context.Context) (unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	return s.mu.RUnlock, nil
+}
+
 // Close does nothing; it exists to satisfy messaging.Store.
 func (s *Store) Close() error { return nil }
 
@@ -117,9 +138,12 @@ func copiesOf[T any](all iter.Seq[T], keep func(T) bool, clone func(T) T) []T {
 }
 
 // WorkspaceCreate implements messaging.Store.
-func (s *Store) WorkspaceCreate(_ context.Context, w *messaging.WorkspaceInfo) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, ok := s.workspaces[w.ID]; ok {
 		return messaging.ErrConflict
 	}
@@ -131,9 +155,12 @@ func (s *Store) WorkspaceCreate(_ context.Context, w *messaging.WorkspaceInfo) e
 }
 
 // WorkspaceGet implements messaging.Store.
-func (s *Store) WorkspaceGet(_ context.Context, id string) (*messaging.WorkspaceInfo, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	w, ok := s.workspaces[id]
 	if !ok {
 		return nil, messaging.ErrNotFound
@@ -142,9 +169,12 @@ func (s *Store) WorkspaceGet(_ context.Context, id string) (*messaging.Workspace
 }
 
 // WorkspaceSetChannel implements messaging.Store.
-func (s *Store) WorkspaceSetChannel(_ context.Context, p *messaging.ChannelParams) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	w, ok := s.workspaces[p.WorkspaceID]
 	if !ok {
 		return messaging.ErrNotFound
@@ -159,9 +189,12 @@ func (s *Store) WorkspaceSetChannel(_ context.Context, p *messaging.ChannelParam
 }
 
 // APIKeyCreate implements messaging.Store.
-func (s *Store) APIKeyCreate(_ context.Context, k *messaging.APIKey) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, ok := s.workspaces[k.WorkspaceID]; !ok {
 		return messaging.ErrNotFound
 	}
@@ -175,16 +208,22 @@ func (s *Store) APIKeyCreate(_ context.Context, k *messaging.APIKey) error {
 }
 
 // APIKeysByPrefix implements messaging.Store.
-func (s *Store) APIKeysByPrefix(_ context.Context, prefix string) ([]*messaging.APIKey, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) APIKeysByPrefix(ctx context.Context, prefix string) ([]*messaging.APIKey, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	return copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.Prefix == prefix }, copyKey), nil
 }
 
 // APIKeyList implements messaging.Store.
-func (s *Store) APIKeyList(_ context.Context, workspaceID string) ([]*messaging.APIKey, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messaging.APIKey, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	out := copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.WorkspaceID == workspaceID }, copyKey)
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
@@ -196,9 +235,12 @@ func (s *Store) APIKeyList(_ context.Context, workspaceID string) ([]*messaging.
 }
 
 // APIKeyRevoke implements messaging.Store.
-func (s *Store) APIKeyRevoke(_ context.Context, p *messaging.APIKeyRevokeParams) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	k, ok := s.keys[p.ID]
 	if !ok || k.WorkspaceID != p.WorkspaceID {
 		return messaging.ErrNotFound
@@ -210,9 +252,12 @@ func (s *Store) APIKeyRevoke(_ context.Context, p *messaging.APIKeyRevokeParams)
 }
 
 // APIKeyUpdate implements messaging.Store.
-func (s *Store) APIKeyUpdate(_ context.Context, p *messaging.APIKeyUpdateParams) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	k, ok := s.keys[p.ID]
 	if !ok || k.WorkspaceID != p.WorkspaceID {
 		return messaging.ErrNotFound
@@ -236,9 +281,12 @@ func (s *Store) contactClash(c *messaging.Contact) bool {
 }
 
 // ContactCreate implements messaging.Store.
-func (s *Store) ContactCreate(_ context.Context, c *messaging.Contact) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, ok := s.workspaces[c.WorkspaceID]; !ok {
 		return messaging.ErrNotFound
 	}
@@ -252,9 +300,12 @@ func (s *Store) ContactCreate(_ context.Context, c *messaging.Contact) error {
 }
 
 // ContactGet implements messaging.Store.
-func (s *Store) ContactGet(_ context.Context, workspaceID, id string) (*messaging.Contact, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	c, ok := s.contacts[id]
 	if !ok || c.WorkspaceID != workspaceID {
 		return nil, messaging.ErrNotFound
@@ -263,9 +314,12 @@ func (s *Store) ContactGet(_ context.Context, workspaceID, id string) (*messagin
 }
 
 // ContactUpdate implements messaging.Store.
-func (s *Store) ContactUpdate(_ context.Context, p *messaging.ContactReplaceParams) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	c := p.Contact
 	cur, ok := s.contacts[c.ID]
 	if !ok || cur.WorkspaceID != c.WorkspaceID {
@@ -288,9 +342,12 @@ func hasPrefixFold(s, prefix string) bool {
 }
 
 // ContactList implements messaging.Store.
-func (s *Store) ContactList(_ context.Context, p *messaging.ContactListParams) ([]*messaging.Contact, int, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams) ([]*messaging.Contact, int, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unlock()
 	all := s.contactList[p.WorkspaceID]
 	var match []*messaging.Contact
 	for i := len(all) - 1; i >= 0; i-- {
@@ -321,9 +378,12 @@ func (s *Store) ContactList(_ context.Context, p *messaging.ContactListParams) (
 }
 
 // TemplateCreate implements messaging.Store.
-func (s *Store) TemplateCreate(_ context.Context, t *messaging.Template) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, ok := s.workspaces[t.WorkspaceID]; !ok {
 		return messaging.ErrNotFound
 	}
@@ -337,9 +397,12 @@ func (s *Store) TemplateCreate(_ context.Context, t *messaging.Template) error {
 }
 
 // TemplateGet implements messaging.Store.
-func (s *Store) TemplateGet(_ context.Context, workspaceID, id string) (*messaging.Template, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messaging.Template, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	t, ok := s.templates[id]
 	if !ok || t.WorkspaceID != workspaceID {
 		return nil, messaging.ErrNotFound
@@ -348,9 +411,12 @@ func (s *Store) TemplateGet(_ context.Context, workspaceID, id string) (*messagi
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(_ context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	for _, t := range s.templates {
 		if t.WorkspaceID == p.WorkspaceID && t.Name == p.Name && t.Language == p.Language {
 			return copyTemplate(t), nil
@@ -360,9 +426,12 @@ func (s *Store) TemplateGetByName(_ context.Context, p *messaging.TemplateGetByN
 }
 
 // TemplateList implements messaging.Store.
-func (s *Store) TemplateList(_ context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	out := copiesOf(maps.Values(s.templates), func(t *messaging.Template) bool {
 		return t.WorkspaceID == p.WorkspaceID && (p.Status == "" || t.Status == p.Status) &&
 			(p.Category == "" || t.Category == p.Category) && (p.Language == "" || t.Language == p.Language)
@@ -381,9 +450,12 @@ func (s *Store) TemplateList(_ context.Context, p *messaging.TemplateListParams)
 }
 
 // TemplateSetStatus implements messaging.Store.
-func (s *Store) TemplateSetStatus(_ context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	t, ok := s.templates[p.ID]
 	if !ok || t.WorkspaceID != p.WorkspaceID {
 		return nil, messaging.ErrNotFound
@@ -396,9 +468,12 @@ func (s *Store) TemplateSetStatus(_ context.Context, p *messaging.TemplateStatus
 }
 
 // MessageCreate implements messaging.Store.
-func (s *Store) MessageCreate(_ context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
 	if _, ok := s.workspaces[m.WorkspaceID]; !ok {
 		return nil, false, messaging.ErrNotFound
 	}
@@ -425,9 +500,12 @@ func (s *Store) MessageCreate(_ context.Context, m *messaging.Message) (*messagi
 }
 
 // MessageGet implements messaging.Store.
-func (s *Store) MessageGet(_ context.Context, workspaceID, id string) (*messaging.Message, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messaging.Message, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	m, ok := s.messages[id]
 	if !ok || m.WorkspaceID != workspaceID {
 		return nil, messaging.ErrNotFound
@@ -436,9 +514,12 @@ func (s *Store) MessageGet(_ context.Context, workspaceID, id string) (*messagin
 }
 
 // MessageUpdateStatus implements messaging.Store.
-func (s *Store) MessageUpdateStatus(_ context.Context, p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer unlock()
 	m, ok := s.messages[p.ID]
 	if !ok || m.WorkspaceID != p.WorkspaceID {
 		return nil, nil, false, messaging.ErrNotFound

@@ -57,9 +57,12 @@ func (p *pendingReports) sweep(notBefore time.Time) {
 }
 
 // PendingReportSave implements messaging.Store.
-func (s *Store) PendingReportSave(_ context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	pr := &s.pending
 	if pr.byID == nil {
 		pr.byID = map[string][]*messaging.PendingReport{}
@@ -86,9 +89,12 @@ func (s *Store) PendingReportSave(_ context.Context, p *messaging.PendingReportS
 }
 
 // PendingReportTake implements messaging.Store.
-func (s *Store) PendingReportTake(_ context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	rs := s.pending.byID[p.ProviderMessageID]
 	delete(s.pending.byID, p.ProviderMessageID)
 	var out []*messaging.PendingReport

@@ -117,18 +117,24 @@ func scanDelivery(sc scanner) (*messaging.WebhookDelivery, error) {
 	return &d, nil
 }
 
+// qWebhookClaim leases the first pending delivery of each endpoint and
+// message that is due (arguments: owner, lease end, now, limit). It walks
+// the partial index webhook_deliveries_due, and checks for an earlier
+// pending delivery through webhook_deliveries_order.
+const qWebhookClaim = `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?, attempts = attempts + 1
+	WHERE seq IN (
+		SELECT d.seq FROM webhook_deliveries d
+		WHERE d.state = 'pending' AND d.due_at <= ?
+		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
+			WHERE e.state = 'pending' AND e.endpoint_id = d.endpoint_id AND e.message_id = d.message_id AND e.seq < d.seq)
+		ORDER BY d.due_at, d.seq LIMIT ?)
+	RETURNING seq, endpoint_id, workspace_id, message_id, event_id, payload, state, attempts, due_at, lease_owner, last_status, last_error, created_at`
+
 // WebhookClaim implements messaging.Store.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	var out []*messaging.WebhookDelivery
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?, attempts = attempts + 1
-			WHERE seq IN (
-				SELECT d.seq FROM webhook_deliveries d
-				WHERE d.state = 'pending' AND d.due_at <= ?
-				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
-					WHERE e.state = 'pending' AND e.endpoint_id = d.endpoint_id AND e.message_id = d.message_id AND e.seq < d.seq)
-				ORDER BY d.due_at, d.seq LIMIT ?)
-			RETURNING seq, endpoint_id, workspace_id, message_id, event_id, payload, state, attempts, due_at, lease_owner, last_status, last_error, created_at`,
+		rows, err := tx.QueryContext(ctx, qWebhookClaim,
 			p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
 		if out, err = collect(rows, err, scanDelivery); err != nil {
 			return err

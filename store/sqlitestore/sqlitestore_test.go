@@ -354,35 +354,6 @@ func idsOf(cs []*messaging.Contact) []string {
 	return out
 }
 
-func TestContextCanceled(t *testing.T) {
-	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a", CreatedAt: t0})
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("WorkspaceCreate with a canceled context: %v", err)
-	}
-	_, err = s.WorkspaceGet(ctx, "a")
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("WorkspaceGet with a canceled context: %v", err)
-	}
-}
-
-func TestZeroTimesRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
-	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a"}); err != nil {
-		t.Fatal(err)
-	}
-	w, err := s.WorkspaceGet(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !w.CreatedAt.IsZero() || w.Channels == nil {
-		t.Errorf("got %+v, want zero CreatedAt and non-nil empty Channels", w)
-	}
-}
-
 func TestReadsDoNotWaitForTheWriter(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))

@@ -378,3 +378,48 @@ func testWebhookEndpointUpdate(t *testing.T, s messaging.Store) {
 		t.Errorf("claim after re-enabling = %+v; want evt_2 for we_1 (we_2's evt_2 waits behind evt_1)", ds)
 	}
 }
+
+// testWebhookRecordGone records outcomes of deliveries that are no longer
+// there: already finished, of a deleted endpoint, or never known. The
+// answer is the one for a record by a worker whose lease ended: nil, and
+// nothing changes (a finished delivery does not come back).
+func testWebhookRecordGone(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	for _, e := range []*messaging.WebhookEndpoint{endpoint("a", "we_1", 1), endpoint("a", "we_2", 2)} {
+		if err := s.WebhookEndpointCreate(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.MessageCreate(ctx, queuedMessage("a", "msg_1", at(0))); err != nil {
+		t.Fatal(err)
+	}
+	statusChange(t, s, "a", "msg_1", "queued", "sent", "evt_1", 10)
+	ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h1", Now: at(20), Lease: time.Minute, Limit: 10})
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("WebhookClaim: %d deliveries, error %v; want 2", len(ds), err)
+	}
+	byEndpoint := map[string]*messaging.WebhookDelivery{}
+	for _, d := range ds {
+		byEndpoint[d.EndpointID] = d
+	}
+	done, orphan := byEndpoint["we_1"], byEndpoint["we_2"]
+	record := func(what string, id int64, state string) {
+		t.Helper()
+		err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: id, Owner: "h1", State: state, DueAt: at(30), LastStatus: 500, LastError: "again", At: at(21)})
+		if err != nil {
+			t.Errorf("WebhookRecord of %s: %v, want nil (the lease is gone)", what, err)
+		}
+	}
+	record("a delivery", done.ID, messaging.DeliveryDelivered)
+	record("a delivery already delivered", done.ID, messaging.DeliveryPending)
+	record("a delivery already delivered", done.ID, messaging.DeliveryFailed)
+	if err := s.WebhookEndpointDelete(ctx, "a", "we_2"); err != nil {
+		t.Fatal(err)
+	}
+	record("a delivery of a deleted endpoint", orphan.ID, messaging.DeliveryPending)
+	record("an unknown delivery", done.ID+orphan.ID+1000, messaging.DeliveryPending)
+	if got, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h2", Now: at(1000), Lease: time.Minute, Limit: 10}); err != nil || len(got) != 0 {
+		t.Errorf("claim after records of finished and deleted deliveries: %+v, error %v; want nothing", got, err)
+	}
+}

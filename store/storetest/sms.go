@@ -38,6 +38,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"ConcurrentIdempotentAcceptsAcceptOnce", testSMSConcurrentIdempotentAccepts},
 		{"IdempotentCancellationTruth", testSMSIdempotentCancellationTruth},
 		{"LongTextsKept", testSMSLongTextsKept},
+		{"ContextCanceled", testSMSContextCanceled},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -513,5 +514,106 @@ func testSMSReports(t *testing.T, s sms.Store) {
 	}
 	if _, err := s.SMSMessageGet(ctx, "b", n); !errors.Is(err, messaging.ErrNotFound) {
 		t.Errorf("account b reads a's message: %v", err)
+	}
+}
+
+// testSMSContextCanceled calls every method of sms.Store with a cancelled
+// context: each returns context.Canceled, and none of the writes (claims
+// and completions included) changes anything.
+func testSMSContextCanceled(t *testing.T, s sms.Store) {
+	ctx := context.Background()
+	smsAccount(t, s, "a", sms.Credits(10))
+	res := smsAccept(t, s, smsMessage("m1", "a", 100, sms.StatusQueued, at(0)), smsMessage("m2", "a", 100, sms.StatusQueued, at(0)))
+	claimed := smsClaim(t, s, at(0), "t1", 1)
+	if len(claimed) != 1 {
+		t.Fatalf("claim: %v, want one message", smsIDs(claimed))
+	}
+	c := claimed[0]
+	type state struct {
+		Account  *sms.Account
+		Key      []byte
+		Messages []*sms.Message
+		NewOne   bool
+	}
+	read := func() state {
+		t.Helper()
+		var st state
+		var err error
+		if st.Account, err = s.SMSAccountGet(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if st.Key, err = s.SMSAccountKey(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			m, err := s.SMSMessageGet(ctx, "a", r.Number)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Messages = append(st.Messages, m)
+		}
+		_, err = s.SMSAccountGet(ctx, "b")
+		if err != nil && !errors.Is(err, messaging.ErrNotFound) {
+			t.Fatal(err)
+		}
+		st.NewOne = err == nil
+		return st
+	}
+	before := read()
+	// The claim is made when, had it changed anything, the live claim
+	// below would find nothing: both messages are due, c's lease ended.
+	later := at(100)
+	tz := "Africa/Nairobi"
+	checkCanceled(t, []canceledCall{
+		{"SMSAccountCreate", func(ctx context.Context) error {
+			return s.SMSAccountCreate(ctx, &sms.Account{PartnerID: "b", KeyHash: []byte("hash-b"), Senders: []string{"ACME"}, Credit: sms.Credits(1),
+				TimeZone: "UTC", CostPerSegment: sms.Credits(1), CreatedAt: base, UpdatedAt: base})
+		}},
+		{"SMSAccountGet", func(ctx context.Context) error { _, err := s.SMSAccountGet(ctx, "a"); return err }},
+		{"SMSAccountKey", func(ctx context.Context) error { _, err := s.SMSAccountKey(ctx, "a"); return err }},
+		{"SMSAccountUpdate", func(ctx context.Context) error {
+			_, err := s.SMSAccountUpdate(ctx, &sms.AccountUpdate{PartnerID: "a", AddSenders: []string{"OTHER"}, TimeZone: &tz, At: at(3)})
+			return err
+		}},
+		{"SMSCreditAdd", func(ctx context.Context) error {
+			_, err := s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "a", Amount: sms.Credits(5), At: at(3)})
+			return err
+		}},
+		{"SMSAccept", func(ctx context.Context) error {
+			_, err := s.SMSAccept(ctx, []*sms.Message{smsMessage("m3", "a", 100, sms.StatusQueued, at(0))})
+			return err
+		}},
+		{"SMSAcceptIdempotent", func(ctx context.Context) error {
+			_, _, err := s.SMSAcceptIdempotent(ctx, &sms.AcceptIdempotentParams{Record: smsIdem("a", "k", "h", at(3)),
+				Messages: []*sms.Message{smsMessage("m4", "a", 100, sms.StatusQueued, at(0))}})
+			return err
+		}},
+		{"SMSIdempotencyGet", func(ctx context.Context) error {
+			_, err := s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: "a", Key: "k", Now: at(3)})
+			return err
+		}},
+		{"SMSMessageGet", func(ctx context.Context) error { _, err := s.SMSMessageGet(ctx, "a", c.Number); return err }},
+		{"SMSClaimDue", func(ctx context.Context) error {
+			_, err := s.SMSClaimDue(ctx, &sms.ClaimParams{Now: later, LeaseUntil: later.Add(time.Minute), Token: "x", Limit: 10})
+			return err
+		}},
+		{"SMSComplete", func(ctx context.Context) error {
+			_, err := s.SMSComplete(ctx, []*sms.Completion{{Number: c.Number, Token: "t1", Status: sms.StatusSent, GatewayMessageID: "gw-1", At: at(3)}})
+			return err
+		}},
+		{"SMSReportSave", func(ctx context.Context) error {
+			return s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: c.Number, Report: &sms.Report{Status: 32, Description: sms.DeliveredToTerminal}})
+		}},
+	})
+
+	if d := cmp.Diff(before, read()); d != "" {
+		t.Errorf("calls with a cancelled context changed the store (-before +after):\n%s", d)
+	}
+	if _, err := s.SMSIdempotencyGet(ctx, &sms.IdempotencyGetParams{PartnerID: "a", Key: "k", Now: at(3)}); !errors.Is(err, messaging.ErrNotFound) {
+		t.Errorf("idempotency record after a cancelled keyed accept: %v, want ErrNotFound", err)
+	}
+	got := smsClaim(t, s, later, "t2", 10)
+	if d := cmp.Diff([]string{"m1", "m2"}, smsSortedIDs(got, []string{"m1", "m2"})); d != "" {
+		t.Errorf("claim after cancelled claims, completions and accepts (-want +got):\n%s", d)
 	}
 }

@@ -46,11 +46,14 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"WebhookOutbox", testWebhookOutbox},
 		{"CancellationTruth", testCancellationTruth},
 		{"WebhookEndpointUpdate", testWebhookEndpointUpdate},
+		{"WebhookRecordGone", testWebhookRecordGone},
 		{"PendingReports", testPendingReports},
 		{"PendingReportExpiry", testPendingReportExpiry},
 		{"PendingReportLimit", testPendingReportLimit},
 		{"PendingReportConcurrent", testPendingReportConcurrent},
 		{"LongTextsKept", testLongTextsKept},
+		{"ContextCanceled", testContextCanceled},
+		{"ZeroTimesRoundTrip", testZeroTimesRoundTrip},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,270 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ujumbe/messaging"
+)
+
+// Every store method called with a context that is already cancelled
+// returns an error that errors.Is matches with context.Canceled, and does
+// nothing: no write of it is stored, even in part.
+
+// canceledCall is one store method called with a cancelled context.
+type canceledCall struct {
+	name string
+	call func(ctx context.Context) error
+}
+
+// checkCanceled runs every call with a context cancelled before the call
+// and reports each one that does not return context.Canceled.
+func checkCanceled(t *testing.T, calls []canceledCall) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range calls {
+		if err := c.call(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: error %v, want context.Canceled", c.name, err)
+		}
+	}
+}
+
+// storeState is what the live reads of testContextCanceled see; the
+// cancelled calls must leave it unchanged.
+type storeState struct {
+	Workspace       *messaging.WorkspaceInfo
+	NewWorkspace    bool
+	Keys            []*messaging.APIKey
+	Contacts        []*messaging.Contact
+	Templates       []*messaging.Template
+	Message         *messaging.Message
+	NewMessage      bool
+	Endpoints       []*messaging.WebhookEndpoint
+	MessageByIdem   *messaging.Message
+	MessageByProvID *messaging.Message
+}
+
+func readState(t *testing.T, s messaging.Store) storeState {
+	t.Helper()
+	ctx := context.Background()
+	var st storeState
+	var err error
+	check := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	exists := func(what string, err error) bool {
+		t.Helper()
+		if err != nil && !errors.Is(err, messaging.ErrNotFound) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return err == nil
+	}
+	st.Workspace, err = s.WorkspaceGet(ctx, "a")
+	check("WorkspaceGet", err)
+	_, err = s.WorkspaceGet(ctx, "b")
+	st.NewWorkspace = exists("WorkspaceGet(b)", err)
+	st.Keys, err = s.APIKeyList(ctx, "a")
+	check("APIKeyList", err)
+	st.Contacts, _, err = s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Limit: 100})
+	check("ContactList", err)
+	st.Templates, err = s.TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "a"})
+	check("TemplateList", err)
+	st.Message, err = s.MessageGet(ctx, "a", "msg_1")
+	check("MessageGet", err)
+	_, err = s.MessageGet(ctx, "a", "msg_3")
+	st.NewMessage = exists("MessageGet(msg_3)", err)
+	st.Endpoints, err = s.WebhookEndpointList(ctx, "a")
+	check("WebhookEndpointList", err)
+	st.MessageByIdem, err = s.MessageGetByIdempotencyKey(ctx, "a", "idem-1")
+	check("MessageGetByIdempotencyKey", err)
+	st.MessageByProvID, err = s.MessageGetByProviderID(ctx, "wamid.2")
+	check("MessageGetByProviderID", err)
+	return st
+}
+
+// testContextCanceled calls every method of messaging.Store with a
+// cancelled context: each returns context.Canceled, and none of the writes
+// (claims, records and takes included) changes anything.
+func testContextCanceled(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a", "whatsapp")
+	exp := at(3600)
+	key := &messaging.APIKey{ID: "key_1", WorkspaceID: "a", Prefix: "mk_abcdefgh_", Hash: []byte("hash-1-------------------------!"),
+		Scopes: []string{"read:contacts"}, ExpiresAt: &exp, CreatedAt: at(1)}
+	if err := s.APIKeyCreate(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ContactCreate(ctx, contact("a", "ct_1", 1, "Amina", "Otieno", "+254712000001", "amina@example.com")); err != nil {
+		t.Fatal(err)
+	}
+	tpl := &messaging.Template{ID: "tpl_1", WorkspaceID: "a", Name: "order_shipped", Language: "en", Category: "UTILITY", Status: "pending",
+		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hello {{1}}"}}, CreatedAt: at(1), UpdatedAt: at(1)}
+	if err := s.TemplateCreate(ctx, tpl); err != nil {
+		t.Fatal(err)
+	}
+	m1 := queuedMessage("a", "msg_1", at(0))
+	m1.IdempotencyKey, m1.RequestHash = "idem-1", "hash-1"
+	m2 := queuedMessage("a", "msg_2", at(0))
+	m2.Status, m2.ProviderMessageID = messaging.StatusSent, "wamid.2"
+	for _, m := range []*messaging.Message{m1, m2} {
+		if _, _, err := s.MessageCreate(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.WebhookEndpointCreate(ctx, endpoint("a", "we_1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	statusChange(t, s, "a", "msg_2", messaging.StatusSent, messaging.StatusDelivered, "evt_1", 2)
+	ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h1", Now: at(10), Lease: time.Minute, Limit: 10})
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("WebhookClaim: %d deliveries, error %v; want 1", len(ds), err)
+	}
+	d := ds[0]
+	save(t, s, report("wamid.9", messaging.StatusDelivered, 5), 0, 10)
+
+	before := readState(t, s)
+	// The claims are made at a time when, had they changed anything, the
+	// live claims below would find nothing: msg_1 is due, d's lease ended.
+	later := at(100)
+	ws := func(ctx context.Context, id string) error { _, err := s.WorkspaceGet(ctx, id); return err }
+	checkCanceled(t, []canceledCall{
+		{"WorkspaceCreate", func(ctx context.Context) error {
+			return s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "b", Channels: []string{}, CreatedAt: base})
+		}},
+		{"WorkspaceGet", func(ctx context.Context) error { return ws(ctx, "a") }},
+		{"WorkspaceSetChannel", func(ctx context.Context) error {
+			return s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "a", Channel: "messenger", Connected: true, At: at(3)})
+		}},
+		{"APIKeyCreate", func(ctx context.Context) error {
+			return s.APIKeyCreate(ctx, &messaging.APIKey{ID: "key_2", WorkspaceID: "a", Prefix: "mk_abcdefgh_", Hash: []byte("hash-2"), Scopes: []string{}, CreatedAt: at(3)})
+		}},
+		{"APIKeysByPrefix", func(ctx context.Context) error { _, err := s.APIKeysByPrefix(ctx, "mk_abcdefgh_"); return err }},
+		{"APIKeyList", func(ctx context.Context) error { _, err := s.APIKeyList(ctx, "a"); return err }},
+		{"APIKeyRevoke", func(ctx context.Context) error {
+			return s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_1", At: at(3)})
+		}},
+		{"APIKeyUpdate", func(ctx context.Context) error {
+			return s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}})
+		}},
+		{"ContactCreate", func(ctx context.Context) error {
+			return s.ContactCreate(ctx, contact("a", "ct_2", 3, "Baraka", "Mwangi", "+254712000002", "baraka@example.com"))
+		}},
+		{"ContactGet", func(ctx context.Context) error { _, err := s.ContactGet(ctx, "a", "ct_1"); return err }},
+		{"ContactUpdate", func(ctx context.Context) error {
+			c := contact("a", "ct_1", 1, "Amina", "Wanjiru", "+254712000001", "amina@example.com")
+			c.Version, c.UpdatedAt = 2, at(3)
+			return s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: c, PrevVersion: 1})
+		}},
+		{"ContactList", func(ctx context.Context) error {
+			_, _, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Search: "ami", Limit: 10})
+			return err
+		}},
+		{"TemplateCreate", func(ctx context.Context) error {
+			t2 := *tpl
+			t2.ID, t2.Name = "tpl_2", "promo"
+			return s.TemplateCreate(ctx, &t2)
+		}},
+		{"TemplateGet", func(ctx context.Context) error { _, err := s.TemplateGet(ctx, "a", "tpl_1"); return err }},
+		{"TemplateGetByName", func(ctx context.Context) error {
+			_, err := s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "a", Name: "order_shipped", Language: "en"})
+			return err
+		}},
+		{"TemplateList", func(ctx context.Context) error {
+			_, err := s.TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "a"})
+			return err
+		}},
+		{"TemplateSetStatus", func(ctx context.Context) error {
+			_, err := s.TemplateSetStatus(ctx, &messaging.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_1", From: []string{"pending"}, To: "approved", At: at(3)})
+			return err
+		}},
+		{"MessageCreate", func(ctx context.Context) error {
+			_, _, err := s.MessageCreate(ctx, queuedMessage("a", "msg_3", at(0)))
+			return err
+		}},
+		{"MessageGet", func(ctx context.Context) error { _, err := s.MessageGet(ctx, "a", "msg_1"); return err }},
+		{"MessageGetByIdempotencyKey", func(ctx context.Context) error {
+			_, err := s.MessageGetByIdempotencyKey(ctx, "a", "idem-1")
+			return err
+		}},
+		{"MessageGetByProviderID", func(ctx context.Context) error { _, err := s.MessageGetByProviderID(ctx, "wamid.2"); return err }},
+		{"MessageUpdateStatus", func(ctx context.Context) error {
+			_, _, _, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
+				From: []string{messaging.StatusQueued}, To: messaging.StatusSent, ProviderMessageID: "wamid.1", At: at(3),
+				Event: statusEvent("a", "msg_1", messaging.StatusQueued, messaging.StatusSent, "evt_2", 3)})
+			return err
+		}},
+		{"MessageClaim", func(ctx context.Context) error {
+			_, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "x", Now: later, Lease: time.Minute, Limit: 10})
+			return err
+		}},
+		{"MessageRelease", func(ctx context.Context) error {
+			_, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_1", DueAt: at(3)})
+			return err
+		}},
+		{"PendingReportSave", func(ctx context.Context) error {
+			_, err := s.PendingReportSave(ctx, &messaging.PendingReportSaveParams{Report: report("wamid.9", messaging.StatusRead, 6), NotBefore: at(0), Limit: 10})
+			return err
+		}},
+		{"PendingReportTake", func(ctx context.Context) error {
+			_, err := s.PendingReportTake(ctx, &messaging.PendingReportTakeParams{ProviderMessageID: "wamid.9", NotBefore: at(0)})
+			return err
+		}},
+		{"WebhookEndpointCreate", func(ctx context.Context) error { return s.WebhookEndpointCreate(ctx, endpoint("a", "we_2", 3)) }},
+		{"WebhookEndpointList", func(ctx context.Context) error { _, err := s.WebhookEndpointList(ctx, "a"); return err }},
+		{"WebhookEndpointUpdate", func(ctx context.Context) error {
+			return s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", SecretSealed: []byte("sealed-new")})
+		}},
+		{"WebhookEndpointDelete", func(ctx context.Context) error { return s.WebhookEndpointDelete(ctx, "a", "we_1") }},
+		{"WebhookClaim", func(ctx context.Context) error {
+			_, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "x", Now: later, Lease: time.Minute, Limit: 10})
+			return err
+		}},
+		{"WebhookRecord", func(ctx context.Context) error {
+			return s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d.ID, Owner: "h1", State: messaging.DeliveryDelivered, LastStatus: 200, At: at(11)})
+		}},
+	})
+
+	if diff := cmp.Diff(before, readState(t, s)); diff != "" {
+		t.Errorf("calls with a cancelled context changed the store (-before +after):\n%s", diff)
+	}
+	if got := take(t, s, "wamid.9", 0); len(got) != 1 || got[0].Status != messaging.StatusDelivered {
+		t.Errorf("pending reports after a cancelled save and take: %+v; want the one saved before", got)
+	}
+	ms, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "h2", Now: later, Lease: time.Minute, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].ID != "msg_1" || ms[0].Attempts != 1 {
+		t.Errorf("claim after a cancelled claim: %+v; want msg_1 on its first attempt", ms)
+	}
+	ds, err = s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h2", Now: later, Lease: time.Minute, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].ID != d.ID || ds[0].Attempts != 2 || string(ds[0].Secret) != "sealed-we_1" {
+		t.Errorf("webhook claim after a cancelled claim and record: %+v; want evt_1 to we_1 on its second attempt", ds)
+	}
+}
+
+// testZeroTimesRoundTrip stores a workspace with a zero CreatedAt and no
+// channels: it reads back with a zero time and an empty, non-nil list.
+func testZeroTimesRoundTrip(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.WorkspaceGet(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.CreatedAt.IsZero() || w.Channels == nil || len(w.Channels) != 0 {
+		t.Errorf("got %+v, want zero CreatedAt and non-nil empty Channels", w)
+	}
+}
