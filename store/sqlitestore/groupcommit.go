@@ -223,7 +223,10 @@ func (s *Store) runTx(todo []*writeReq) (rest []*writeReq) {
 	for i, r := range todo {
 		err := results[i]
 		if err == nil && commitErr != nil {
-			err = commitErr
+			// A failed COMMIT is a fault of the storage (the schema
+			// defers no constraint), never a verdict on one write:
+			// every write of the batch may be retried.
+			err = fmt.Errorf("sqlitestore: %w: the commit failed: %v", messaging.ErrUnavailable, commitErr)
 		}
 		r.done <- interpretError(err)
 	}
