@@ -579,15 +579,21 @@ func TestRateLimiterSharedAcrossInstances(t *testing.T) {
 // TestRateLimitAcrossServers serves the API from two handlers, each on its
 // own Service and pool (two server instances), with the stores' rate
 // limiters: 30 contact creations a minute pass in total, not per instance.
+// Both servers read one test clock, which moves only when the test says,
+// so the budget does not depend on how fast the requests run: of 40
+// concurrent requests spread over both servers exactly 30 pass, whatever
+// their interleaving, and after 2 s (one token at 30 a minute) exactly one
+// more passes on either server.
 func TestRateLimitAcrossServers(t *testing.T) {
 	url := testURL(t)
 	schema := newSchema(t, url)
 	ctx := context.Background()
+	clock := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	var handlers []http.Handler
 	var key string
 	for i := range 2 {
 		st := open(t, url, schema, 4)
-		svc := newService(t, st, newCountingProvider("p", false), nil, messaging.DispatchOptions{})
+		svc := newService(t, st, newCountingProvider("p", false), clock.Now, messaging.DispatchOptions{})
 		if i == 0 {
 			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
 				t.Fatal(err)
@@ -597,9 +603,10 @@ func TestRateLimitAcrossServers(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		handlers = append(handlers, httpapi.New(svc, &httpapi.Options{Limiter: st.RateLimiter()}))
+		handlers = append(handlers, httpapi.New(svc, &httpapi.Options{Limiter: st.RateLimiter(), Clock: clock.Now}))
 	}
-	status := func(i int) (int, http.Header) {
+	// post creates contact i on instance i%2.
+	post := func(i int) (int, http.Header) {
 		body := fmt.Sprintf(`{"firstName":"C%d","email":"c%d@example.com"}`, i, i)
 		req := httptest.NewRequest("POST", "/v1/contacts", strings.NewReader(body))
 		req.Header.Set("X-API-Key", key)
@@ -608,17 +615,50 @@ func TestRateLimitAcrossServers(t *testing.T) {
 		handlers[i%2].ServeHTTP(rec, req)
 		return rec.Code, rec.Result().Header
 	}
-	for i := range 30 {
-		if code, _ := status(i); code != http.StatusCreated {
-			t.Fatalf("request %d of 30 on instance %d: status %d, want 201", i+1, i%2, code)
+	// refused reports whether a response is the 429 of a used-up bucket:
+	// no token left and the next one due in 2 s on the frozen clock.
+	refused := func(code int, h http.Header) bool {
+		return code == http.StatusTooManyRequests && h.Get("Retry-After") == "2" && h.Get("X-RateLimit-Remaining") == "0"
+	}
+
+	const requests = 40
+	codes := make([]int, requests)
+	headers := make([]http.Header, requests)
+	var wg sync.WaitGroup
+	for i := range requests {
+		wg.Go(func() { codes[i], headers[i] = post(i) })
+	}
+	wg.Wait()
+	passed := map[int]int{} // instance -> requests created
+	for i, code := range codes {
+		switch {
+		case code == http.StatusCreated:
+			passed[i%2]++
+		case !refused(code, headers[i]):
+			t.Errorf("request %d on instance %d: status %d, Retry-After %q, remaining %q; want 201, or 429 with Retry-After 2 and remaining 0",
+				i+1, i%2, code, headers[i].Get("Retry-After"), headers[i].Get("X-RateLimit-Remaining"))
 		}
 	}
-	for i := 30; i < 32; i++ {
-		code, h := status(i)
-		if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" || h.Get("X-RateLimit-Remaining") != "0" {
-			t.Errorf("request %d on instance %d: status %d, Retry-After %q, remaining %q; want 429 once 30 a minute were used on both",
+	if got := passed[0] + passed[1]; got != 30 {
+		t.Fatalf("%d of %d concurrent requests passed (instance 0: %d, instance 1: %d), want 30: the limit of 30 a minute is for both instances together",
+			got, requests, passed[0], passed[1])
+	}
+	for i := requests; i < requests+2; i++ {
+		if code, h := post(i); !refused(code, h) {
+			t.Errorf("request %d on instance %d after the budget was used: status %d, Retry-After %q, remaining %q; want 429",
 				i+1, i%2, code, h.Get("Retry-After"), h.Get("X-RateLimit-Remaining"))
 		}
+	}
+
+	// One token refills in 2 s, for both instances: instance 1 takes it,
+	// instance 0 finds none.
+	clock.Advance(2 * time.Second)
+	if code, _ := post(requests + 3); code != http.StatusCreated {
+		t.Errorf("request on instance 1 after 2 s: status %d, want 201 (one token refilled)", code)
+	}
+	if code, h := post(requests + 4); !refused(code, h) {
+		t.Errorf("request on instance 0 after instance 1 took the refilled token: status %d, Retry-After %q, remaining %q; want 429",
+			code, h.Get("Retry-After"), h.Get("X-RateLimit-Remaining"))
 	}
 }
 
