@@ -371,6 +371,22 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
+// waitProgress polls count every 10 ms until it returns want. It fails
+// only when count stays the same for stall: a deadline that catches a
+// hang, not a slow machine.
+func waitProgress(t testing.TB, stall time.Duration, what string, want int, count func() int) {
+	t.Helper()
+	last, since := count(), time.Now()
+	for last != want {
+		time.Sleep(10 * time.Millisecond)
+		if c := count(); c != last {
+			last, since = c, time.Now()
+		} else if time.Since(since) > stall {
+			t.Fatalf("waiting for %s: stuck at %d of %d for %v", what, last, want, stall)
+		}
+	}
+}
+
 func newService(t testing.TB, st messaging.Store, p messaging.Provider, clock func() time.Time, d messaging.DispatchOptions) *messaging.Service {
 	t.Helper()
 	svc, err := messaging.New(st, p, &messaging.Options{Clock: clock, Dispatch: d})
@@ -381,20 +397,35 @@ func newService(t testing.TB, st messaging.Store, p messaging.Provider, clock fu
 }
 
 // TestTwoInstancesDispatchEachMessageOnce runs two Services, each with its
-// own pool and dispatcher, on one database: 10,000 queued messages are
-// each handed to the provider exactly once and all end sent.
+// own pool and dispatcher, on one database: 2,000 queued messages (over a
+// hundred claims of each instance) are each handed to the provider exactly
+// once and all end sent.
+//
+// Both instances read one test clock that does not move, so no lease ever
+// runs out: a correct store hands every message to one claim only, under
+// any interleaving and however slowly the instances run (with a real clock
+// a starved instance could outlive its leases, and the documented
+// at-least-once delivery would then allow a second send). Each provider
+// holds its sends until the other instance has a send in flight, so both
+// instances take part in every run, each holding claimed messages while
+// the other claims; and the wait for the sends fails only when they stop
+// making progress, not when they are slow.
 func TestTwoInstancesDispatchEachMessageOnce(t *testing.T) {
 	url := testURL(t)
 	schema := newSchema(t, url)
-	const n = 10_000
-	opts := messaging.DispatchOptions{Workers: 16, PollInterval: 5 * time.Millisecond, PerSenderRate: -1}
-	prov := []*countingProvider{newCountingProvider("one", false), newCountingProvider("two", false)}
+	const n = 2_000
+	clock := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	// SendTimeout (a real-time bound on one Send) only catches a hang: a
+	// Send that outlives it is retried at a time the frozen clock never
+	// reaches, and the wait below reports the stall.
+	opts := messaging.DispatchOptions{Workers: 16, PollInterval: 5 * time.Millisecond, PerSenderRate: -1, SendTimeout: 10 * time.Minute}
+	prov := pairedProviders(newCountingProvider("one", false), newCountingProvider("two", false))
 	var stores []*pgstore.Store
 	var svcs []*messaging.Service
 	for i := range 2 {
 		st := open(t, url, schema, 20)
 		stores = append(stores, st)
-		svcs = append(svcs, newService(t, st, prov[i], nil, opts))
+		svcs = append(svcs, newService(t, st, prov[i], clock.Now, opts))
 	}
 	if _, err := svcs[0].CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
 		t.Fatal(err)
@@ -409,7 +440,7 @@ func TestTwoInstancesDispatchEachMessageOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 90*time.Second, "every message sent", func() bool { return statusCounts(t, stores[0])["sent"] == n })
+	waitProgress(t, time.Minute, "every message sent", n, func() int { return statusCounts(t, stores[0])["sent"] })
 	elapsed := time.Since(start)
 	for _, svc := range svcs {
 		if err := svc.Close(context.Background()); err != nil {
@@ -439,6 +470,35 @@ func TestTwoInstancesDispatchEachMessageOnce(t *testing.T) {
 	if got := statusCounts(t, stores[0]); got["sent"] != n || len(got) != 1 {
 		t.Errorf("statuses %v, want all %d sent", got, n)
 	}
+}
+
+// pairedProvider is a countingProvider whose sends wait until its peer has
+// been handed a message: two instances with paired providers both take
+// part in the dispatch, whatever the scheduling, as long as there are more
+// messages than one instance claims at once.
+type pairedProvider struct {
+	*countingProvider
+	once sync.Once
+	mine chan struct{} // closed at this provider's first send
+	peer chan struct{} // closed at the peer's first send
+}
+
+// pairedProviders pairs a and b.
+func pairedProviders(a, b *countingProvider) [2]*pairedProvider {
+	ca, cb := make(chan struct{}), make(chan struct{})
+	return [2]*pairedProvider{{countingProvider: a, mine: ca, peer: cb}, {countingProvider: b, mine: cb, peer: ca}}
+}
+
+// Send records that this provider was handed a message, waits until its
+// peer was too (or ctx is done), then sends as the countingProvider.
+func (p *pairedProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+	p.once.Do(func() { close(p.mine) })
+	select {
+	case <-p.peer:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return p.countingProvider.Send(ctx, m)
 }
 
 // TestInstanceDiesMidBatch kills one instance while its sends are blocked
@@ -579,15 +639,21 @@ func TestRateLimiterSharedAcrossInstances(t *testing.T) {
 // TestRateLimitAcrossServers serves the API from two handlers, each on its
 // own Service and pool (two server instances), with the stores' rate
 // limiters: 30 contact creations a minute pass in total, not per instance.
+// Both servers read one test clock, which moves only when the test says,
+// so the budget does not depend on how fast the requests run: of 40
+// concurrent requests spread over both servers exactly 30 pass, whatever
+// their interleaving, and after 2 s (one token at 30 a minute) exactly one
+// more passes on either server.
 func TestRateLimitAcrossServers(t *testing.T) {
 	url := testURL(t)
 	schema := newSchema(t, url)
 	ctx := context.Background()
+	clock := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	var handlers []http.Handler
 	var key string
 	for i := range 2 {
 		st := open(t, url, schema, 4)
-		svc := newService(t, st, newCountingProvider("p", false), nil, messaging.DispatchOptions{})
+		svc := newService(t, st, newCountingProvider("p", false), clock.Now, messaging.DispatchOptions{})
 		if i == 0 {
 			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
 				t.Fatal(err)
@@ -597,9 +663,10 @@ func TestRateLimitAcrossServers(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		handlers = append(handlers, httpapi.New(svc, &httpapi.Options{Limiter: st.RateLimiter()}))
+		handlers = append(handlers, httpapi.New(svc, &httpapi.Options{Limiter: st.RateLimiter(), Clock: clock.Now}))
 	}
-	status := func(i int) (int, http.Header) {
+	// post creates contact i on instance i%2.
+	post := func(i int) (int, http.Header) {
 		body := fmt.Sprintf(`{"firstName":"C%d","email":"c%d@example.com"}`, i, i)
 		req := httptest.NewRequest("POST", "/v1/contacts", strings.NewReader(body))
 		req.Header.Set("X-API-Key", key)
@@ -608,17 +675,50 @@ func TestRateLimitAcrossServers(t *testing.T) {
 		handlers[i%2].ServeHTTP(rec, req)
 		return rec.Code, rec.Result().Header
 	}
-	for i := range 30 {
-		if code, _ := status(i); code != http.StatusCreated {
-			t.Fatalf("request %d of 30 on instance %d: status %d, want 201", i+1, i%2, code)
+	// refused reports whether a response is the 429 of a used-up bucket:
+	// no token left and the next one due in 2 s on the frozen clock.
+	refused := func(code int, h http.Header) bool {
+		return code == http.StatusTooManyRequests && h.Get("Retry-After") == "2" && h.Get("X-RateLimit-Remaining") == "0"
+	}
+
+	const requests = 40
+	codes := make([]int, requests)
+	headers := make([]http.Header, requests)
+	var wg sync.WaitGroup
+	for i := range requests {
+		wg.Go(func() { codes[i], headers[i] = post(i) })
+	}
+	wg.Wait()
+	passed := map[int]int{} // instance -> requests created
+	for i, code := range codes {
+		switch {
+		case code == http.StatusCreated:
+			passed[i%2]++
+		case !refused(code, headers[i]):
+			t.Errorf("request %d on instance %d: status %d, Retry-After %q, remaining %q; want 201, or 429 with Retry-After 2 and remaining 0",
+				i+1, i%2, code, headers[i].Get("Retry-After"), headers[i].Get("X-RateLimit-Remaining"))
 		}
 	}
-	for i := 30; i < 32; i++ {
-		code, h := status(i)
-		if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" || h.Get("X-RateLimit-Remaining") != "0" {
-			t.Errorf("request %d on instance %d: status %d, Retry-After %q, remaining %q; want 429 once 30 a minute were used on both",
+	if got := passed[0] + passed[1]; got != 30 {
+		t.Fatalf("%d of %d concurrent requests passed (instance 0: %d, instance 1: %d), want 30: the limit of 30 a minute is for both instances together",
+			got, requests, passed[0], passed[1])
+	}
+	for i := requests; i < requests+2; i++ {
+		if code, h := post(i); !refused(code, h) {
+			t.Errorf("request %d on instance %d after the budget was used: status %d, Retry-After %q, remaining %q; want 429",
 				i+1, i%2, code, h.Get("Retry-After"), h.Get("X-RateLimit-Remaining"))
 		}
+	}
+
+	// One token refills in 2 s, for both instances: instance 1 takes it,
+	// instance 0 finds none.
+	clock.Advance(2 * time.Second)
+	if code, _ := post(requests + 3); code != http.StatusCreated {
+		t.Errorf("request on instance 1 after 2 s: status %d, want 201 (one token refilled)", code)
+	}
+	if code, h := post(requests + 4); !refused(code, h) {
+		t.Errorf("request on instance 0 after instance 1 took the refilled token: status %d, Retry-After %q, remaining %q; want 429",
+			code, h.Get("Retry-After"), h.Get("X-RateLimit-Remaining"))
 	}
 }
 
