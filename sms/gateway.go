@@ -137,6 +137,19 @@ func (r *Report) Final() bool {
 	return false
 }
 
+// FinalDeliveryStates returns the descriptions of the final delivery
+// states (see Report.Final), for stores that keep a final report from
+// being replaced.
+func FinalDeliveryStates() []string {
+	var out []string
+	for _, d := range deliveryStatuses {
+		if d.final {
+			out = append(out, d.desc)
+		}
+	}
+	return out
+}
+
 // Delivered reports whether r is a successful delivery: only
 // DeliveredToTerminal is.
 func (r *Report) Delivered() bool { return r.Description == DeliveredToTerminal }
