@@ -125,6 +125,18 @@ func DeliveryStatus(description string) int {
 	return 0
 }
 
+// DeliveryDescription returns the delivery description of a
+// delivery-status number (see DeliveryStatus), or "" for a number it does
+// not know.
+func DeliveryDescription(status int) string {
+	for _, d := range deliveryStatuses {
+		if d.status == status {
+			return d.desc
+		}
+	}
+	return ""
+}
+
 // Final reports whether r is a final delivery state, which no later report
 // changes: DeliveredToTerminal, AbsentSubscriber, DeliveryImpossible or
 // SenderName Blacklisted.

@@ -913,6 +913,18 @@ func (s *SMS) fetchReport(ctx context.Context, m *Message) *Report {
 		}
 		return m.Report
 	}
+	nr := normalReport(m, r)
+	if m.Report == nil || !sameReport(m.Report, &nr) {
+		if err := s.store.SMSReportSave(ctx, &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: &nr}); err != nil {
+			s.log.WarnContext(ctx, "sms: storing delivery report failed", "number", m.Number, "err", err.Error())
+		}
+	}
+	return &nr
+}
+
+// normalReport returns the gateway's report r of m with the service's
+// status number for its description and m's network when r has none.
+func normalReport(m *Message, r *Report) Report {
 	nr := *r
 	if st := DeliveryStatus(nr.Description); st != 0 || nr.Description == DeliveryUnknown {
 		nr.Status = st
@@ -920,12 +932,7 @@ func (s *SMS) fetchReport(ctx context.Context, m *Message) *Report {
 	if nr.NetworkID == "" {
 		nr.NetworkID = m.NetworkID
 	}
-	if m.Report == nil || !sameReport(m.Report, &nr) {
-		if err := s.store.SMSReportSave(ctx, &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: &nr}); err != nil {
-			s.log.WarnContext(ctx, "sms: storing delivery report failed", "number", m.Number, "err", err.Error())
-		}
-	}
-	return &nr
+	return nr
 }
 
 func sameReport(a, b *Report) bool {
