@@ -179,6 +179,8 @@ func TestSMSCallbackRefusals(t *testing.T) {
 		{"signature of another body", "POST", path, http.Header{"X-Signature": {sign(callbackSecret, good+" ")}}, good, 401, 1006},
 		{"signature with another key", "POST", path, http.Header{"X-Signature": {sign("other", good)}}, good, 401, 1006},
 		{"signature without sha256=", "POST", path, http.Header{"X-Signature": {strings.TrimPrefix(sign(callbackSecret, good), "sha256=")}}, good, 401, 1006},
+		{"truncated signature", "POST", path, http.Header{"X-Signature": {sign(callbackSecret, good)[:7+8]}}, good, 401, 1006},
+		{"empty signature", "POST", path, http.Header{"X-Signature": {"sha256="}}, good, 401, 1006},
 		{"signature not hex", "POST", path, http.Header{"X-Signature": {"sha256=zz"}}, good, 401, 1006},
 		{"signature twice", "POST", path, http.Header{"X-Signature": {sign(callbackSecret, good), sign(callbackSecret, good)}}, good, 401, 1006},
 		{"malformed JSON", "POST", withToken, nil, `{"messageID":`, 400, 1010},
