@@ -94,6 +94,25 @@ type Options struct {
 	// MaxSegments is the most parts a message may take. Default 10 (1,530
 	// GSM-7 characters or 670 UCS-2 code units).
 	MaxSegments int
+	// UpstreamCreditFloor, when positive, turns on the credit guard: the
+	// scheduler reads the service's own credit at the upstream
+	// (Gateway.Balance) before its first claim, every
+	// UpstreamCreditCheckEvery after, and before the claim that follows a
+	// message refused by the upstream for low credit (a *GatewayError with
+	// CodeLowCredit). Below the floor it logs a warning, once each time the
+	// credit falls below it, and UpstreamCredit reports it low. Default 0:
+	// no guard, the balance is never read.
+	UpstreamCreditFloor Credit
+	// UpstreamCreditCheckEvery is how often the guard reads the upstream
+	// credit. Default DefaultUpstreamCreditCheckEvery (5 minutes).
+	UpstreamCreditCheckEvery time.Duration
+	// PauseBelowFloor makes the scheduler stop handing messages over while
+	// the upstream credit is below UpstreamCreditFloor, instead of having
+	// the upstream refuse them and spending their attempts: messages stay
+	// queued (their credit stays debited once, their attempts untouched)
+	// and go out when a later check finds the credit at or above the
+	// floor. Default false: the guard only reports.
+	PauseBelowFloor bool
 }
 
 // SMS is the SMS service. It is safe for concurrent use.
@@ -107,6 +126,9 @@ type SMS struct {
 	// queue claims due messages and hands them to the gateway (see
 	// scheduler.go).
 	queue *workqueue.Queue[*Message]
+	// credit watches the service's credit at the upstream (see
+	// creditguard.go).
+	credit creditGuard
 
 	mu        sync.Mutex
 	running   bool
@@ -138,6 +160,11 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 	s := &SMS{
 		store: store, gw: gw, now: func() time.Time { return clock().UTC() }, log: o.Logger, opts: o,
 		zones: map[string]*time.Location{},
+	}
+	if o.UpstreamCreditFloor > 0 {
+		defaults.Positive(&o.UpstreamCreditCheckEvery, DefaultUpstreamCreditCheckEvery)
+		s.opts.UpstreamCreditCheckEvery = o.UpstreamCreditCheckEvery
+		s.credit.floor, s.credit.every, s.credit.pause = o.UpstreamCreditFloor, o.UpstreamCreditCheckEvery, o.PauseBelowFloor
 	}
 	s.queue = s.newQueue()
 	_, _ = rand.Read(s.dummyHash[:])
