@@ -113,6 +113,11 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message) error {
 		if err == nil {
 			err = results[i].Err
 		}
+		if err == nil && results[i].MessageID == "" {
+			// Never sent without the upstream's id: its reports could not
+			// be matched, so the hand-over is retried.
+			err = errors.New("the gateway accepted the message without giving its id")
+		}
 		if s.credit.on() && lowCreditRefusal(err) {
 			s.checkCreditSoon()
 		}
