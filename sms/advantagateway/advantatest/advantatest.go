@@ -92,6 +92,10 @@ type Upstream struct {
 	requests map[string]int
 	reports  map[string]*sms.Report
 	failures map[string][]Failure
+	// hold, while not nil, is what send requests wait on (see Hold);
+	// held counts the requests waiting.
+	hold chan struct{}
+	held int
 }
 
 // New returns an Upstream.
@@ -151,6 +155,34 @@ func (u *Upstream) Fail(path string, fs ...Failure) {
 	u.mu.Unlock()
 }
 
+// Hold makes the send requests (sendsms, sendbulk) that arrive from now
+// on wait, once their body is read, until Release; a program killed
+// meanwhile never gets the answer of what the upstream then accepts.
+func (u *Upstream) Hold() {
+	u.mu.Lock()
+	if u.hold == nil {
+		u.hold = make(chan struct{})
+	}
+	u.mu.Unlock()
+}
+
+// Release lets the send requests held by Hold go on, and stops holding.
+func (u *Upstream) Release() {
+	u.mu.Lock()
+	if u.hold != nil {
+		close(u.hold)
+		u.hold = nil
+	}
+	u.mu.Unlock()
+}
+
+// Held returns how many send requests wait for Release.
+func (u *Upstream) Held() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.held
+}
+
 // ServeHTTP implements http.Handler.
 func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -164,7 +196,20 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if fs := u.failures[r.URL.Path]; len(fs) > 0 {
 		fail, u.failures[r.URL.Path] = fs[0], fs[1:]
 	}
+	hold := u.hold
+	if r.URL.Path != advantagateway.PathSendSMS && r.URL.Path != advantagateway.PathSendBulk {
+		hold = nil
+	}
+	if hold != nil {
+		u.held++
+	}
 	u.mu.Unlock()
+	if hold != nil {
+		<-hold
+		u.mu.Lock()
+		u.held--
+		u.mu.Unlock()
+	}
 	switch fail {
 	case FailHTML:
 		w.Header().Set("Content-Type", "text/html")
