@@ -105,7 +105,7 @@ func (h *Handler) smsCallback(w http.ResponseWriter, r *http.Request, svc *sms.S
 	}
 	if !callbackAuthentic(r, body, cfg.Secret) {
 		return &smsRefusal{status: http.StatusUnauthorized, err: sms.NewError(sms.CodeInvalidCredentials, "token",
-			"the callback URL's token, or the X-Signature header (sha256=<hex HMAC-SHA256 of the body>), is missing or wrong")}
+			"the callback URL's token, or an X-Signature header sha256=HEX (the HMAC-SHA256 of the body), is missing or wrong")}
 	}
 	id, rep, err := cfg.Parse(body)
 	if err != nil {
