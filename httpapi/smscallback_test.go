@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -37,7 +39,7 @@ type callbackEnv struct {
 	gwID   string
 }
 
-func callbackSetup(t *testing.T, cb *httpapi.SMSCallback) *callbackEnv {
+func callbackSetup(t *testing.T, cb *httpapi.SMSCallback, wrap ...func(sms.Store) sms.Store) *callbackEnv {
 	t.Helper()
 	clk := &smsClock{t: time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}
 	st := memstore.New()
@@ -45,7 +47,11 @@ func callbackSetup(t *testing.T, cb *httpapi.SMSCallback) *callbackEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sms.New(st, fakegateway.New(&fakegateway.Options{Clock: clk.Now, Delay: time.Hour}), &sms.Options{Clock: clk.Now})
+	var smsStore sms.Store = st
+	for _, w := range wrap {
+		smsStore = w(smsStore)
+	}
+	s, err := sms.New(smsStore, fakegateway.New(&fakegateway.Options{Clock: clk.Now, Delay: time.Hour}), &sms.Options{Clock: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,5 +234,37 @@ func TestSMSCallbackNotMountedWithoutSecret(t *testing.T) {
 	e = callbackSetup(t, &httpapi.SMSCallback{Secret: callbackSecret, Path: "/sms/v1/messages"})
 	if r := e.push(t, "POST", "/sms/v1/messages?token="+callbackSecret, http.Header{"Content-Type": {"application/json"}}, body); r.code() == 200 {
 		t.Errorf("the callback took over /sms/v1/messages: %s", r.raw)
+	}
+}
+
+// reportSaveFails is an SMS store whose report writes fail, with an
+// error quoting internals.
+type reportSaveFails struct {
+	sms.Store
+	unavailable bool
+}
+
+func (s reportSaveFails) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
+	if s.unavailable {
+		return fmt.Errorf("sqlite: /var/lib/secret.db: %w", messaging.ErrUnavailable)
+	}
+	return errors.New("UPDATE sms_messages SET dlr_status failed at /var/lib/secret.db")
+}
+
+// TestSMSCallbackStoreFailure: a store failure is 500 (503 when the store
+// is away for a moment) with the flat 1005 body and no internal text, so
+// the upstream sends the report again.
+func TestSMSCallbackStoreFailure(t *testing.T) {
+	t.Parallel()
+	for _, unavailable := range []bool{false, true} {
+		e := callbackSetup(t, &httpapi.SMSCallback{Secret: callbackSecret}, func(st sms.Store) sms.Store { return reportSaveFails{st, unavailable} })
+		r := e.push(t, "POST", httpapi.DefaultSMSCallbackPath+"?token="+callbackSecret, nil, `{"messageID":"`+e.gwID+`","deliveryStatus":32}`)
+		want := 500
+		if unavailable {
+			want = 503
+		}
+		if r.status != want || r.code() != 1005 || strings.Contains(r.raw, "secret.db") || len(r.body) != 2 {
+			t.Errorf("unavailable %v: %d %s, want %d with a flat 1005 body and no internals", unavailable, r.status, r.raw, want)
+		}
 	}
 }
