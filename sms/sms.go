@@ -12,7 +12,12 @@
 // queued (or scheduled, with a future timeToSend, see ParseTimeToSend). The
 // scheduler (Start, Close) claims due messages from the Store under a lease
 // and hands them to the Gateway; messages survive a restart. A message the
-// gateway refuses for good is failed and its credit refunded. A send or a
+// gateway refuses for good is failed and its credit refunded. Delivery
+// reports are asked from the gateway (DeliveryReport) or pushed by it
+// (ApplyGatewayReport, which httpapi's callback route calls). With
+// Options.UpstreamCreditFloor the scheduler also watches the service's own
+// credit at the upstream (UpstreamCredit) and, with PauseBelowFloor, holds
+// messages back while it is low. A send or a
 // bulk request may carry an idempotency key, so that a client retrying it
 // after an ambiguous failure is neither charged nor sent twice (see
 // ValidateIdempotencyKey and IdempotencyRetention).

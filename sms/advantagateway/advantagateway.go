@@ -19,6 +19,10 @@
 //
 // The gateway sends the service's message number as clientsmsid and never
 // logs or returns the apikey.
+//
+// Upstreams also push delivery reports to a callback URL; ParseDeliveryReport
+// reads them (the shapes it takes are documented there), for httpapi's
+// callback route.
 package advantagateway
 
 import (
