@@ -79,6 +79,10 @@ type Options struct {
 	// reports and inbound messages; see MetaWebhook and meta.go). Default
 	// nil: no receiver.
 	Meta *MetaWebhook
+	// SMSCallback, when set with SMS and a Secret, mounts the route
+	// receiving the delivery reports the SMS upstream pushes (see
+	// SMSCallback). Default nil: no such route.
+	SMSCallback *SMSCallback
 	// Limiter holds the token buckets of the rate limits. Default nil:
 	// buckets in this process, so each server instance limits on its own.
 	// Set it to a shared limiter (store/pgstore's RateLimiter) when several
@@ -143,6 +147,9 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	h.mux.HandleFunc("/", h.notFound)
 	if o.SMS != nil {
 		h.mountSMS(o.SMS)
+		if o.SMSCallback != nil {
+			h.mountSMSCallback(o.SMS, o.SMSCallback)
+		}
 	}
 	if o.Meta != nil {
 		h.mountMeta(o.Meta)

@@ -125,6 +125,18 @@ func DeliveryStatus(description string) int {
 	return 0
 }
 
+// DeliveryDescription returns the delivery description of a
+// delivery-status number (see DeliveryStatus), or "" for a number it does
+// not know.
+func DeliveryDescription(status int) string {
+	for _, d := range deliveryStatuses {
+		if d.status == status {
+			return d.desc
+		}
+	}
+	return ""
+}
+
 // Final reports whether r is a final delivery state, which no later report
 // changes: DeliveredToTerminal, AbsentSubscriber, DeliveryImpossible or
 // SenderName Blacklisted.
@@ -135,6 +147,19 @@ func (r *Report) Final() bool {
 		}
 	}
 	return false
+}
+
+// FinalDeliveryStates returns the descriptions of the final delivery
+// states (see Report.Final), for stores that keep a final report from
+// being replaced.
+func FinalDeliveryStates() []string {
+	var out []string
+	for _, d := range deliveryStatuses {
+		if d.final {
+			out = append(out, d.desc)
+		}
+	}
+	return out
 }
 
 // Delivered reports whether r is a successful delivery: only

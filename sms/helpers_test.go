@@ -100,6 +100,8 @@ type setupOpts struct {
 	store sms.Store
 	gw    *fakegateway.Options
 	sms   *sms.Options
+	// wrap, when set, wraps the fake gateway the service is given.
+	wrap func(sms.Gateway) sms.Gateway
 }
 
 // setup returns a service on a fresh memstore (or o.store) with the fake
@@ -127,7 +129,11 @@ func setup(t *testing.T, o *setupOpts) *env {
 		so = *o.sms
 	}
 	so.Clock = e.clk.Now
-	svc, err := sms.New(e.store, e.gw, &so)
+	var gw sms.Gateway = e.gw
+	if o.wrap != nil {
+		gw = o.wrap(gw)
+	}
+	svc, err := sms.New(e.store, gw, &so)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,9 @@ func (s *SMS) newQueue() *workqueue.Queue[*Message] {
 		Name: "sms", Workers: 1, BatchSize: s.opts.BatchSize, PollInterval: s.opts.PollInterval,
 		Now: s.now, Sleep: s.opts.Sleep, Logger: s.log, WorkBatch: s.deliver,
 		Claim: func(ctx context.Context, limit int) ([]*Message, error) {
+			if !s.mayHandOver(ctx) {
+				return nil, nil // paused below the credit floor: nothing claimed
+			}
 			now := s.now()
 			msgs, err := s.store.SMSClaimDue(ctx, &ClaimParams{Now: now, LeaseUntil: now.Add(s.opts.Lease), Token: messaging.NewID("claim"), Limit: limit})
 			if err != nil {
@@ -109,6 +112,14 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message) error {
 		err := callErr
 		if err == nil {
 			err = results[i].Err
+		}
+		if err == nil && results[i].MessageID == "" {
+			// Never sent without the upstream's id: its reports could not
+			// be matched, so the hand-over is retried.
+			err = errors.New("the gateway accepted the message without giving its id")
+		}
+		if s.credit.on() && lowCreditRefusal(err) {
+			s.checkCreditSoon()
 		}
 		c := &Completion{Number: m.Number, Token: token, At: now}
 		delay, more := s.retryDelay(m.Attempts, err)

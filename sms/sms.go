@@ -12,7 +12,12 @@
 // queued (or scheduled, with a future timeToSend, see ParseTimeToSend). The
 // scheduler (Start, Close) claims due messages from the Store under a lease
 // and hands them to the Gateway; messages survive a restart. A message the
-// gateway refuses for good is failed and its credit refunded. A send or a
+// gateway refuses for good is failed and its credit refunded. Delivery
+// reports are asked from the gateway (DeliveryReport) or pushed by it
+// (ApplyGatewayReport, which httpapi's callback route calls). With
+// Options.UpstreamCreditFloor the scheduler also watches the service's own
+// credit at the upstream (UpstreamCredit) and, with PauseBelowFloor, holds
+// messages back while it is low. A send or a
 // bulk request may carry an idempotency key, so that a client retrying it
 // after an ambiguous failure is neither charged nor sent twice (see
 // ValidateIdempotencyKey and IdempotencyRetention).
@@ -94,6 +99,25 @@ type Options struct {
 	// MaxSegments is the most parts a message may take. Default 10 (1,530
 	// GSM-7 characters or 670 UCS-2 code units).
 	MaxSegments int
+	// UpstreamCreditFloor, when positive, turns on the credit guard: the
+	// scheduler reads the service's own credit at the upstream
+	// (Gateway.Balance) before its first claim, every
+	// UpstreamCreditCheckEvery after, and before the claim that follows a
+	// message refused by the upstream for low credit (a *GatewayError with
+	// CodeLowCredit). Below the floor it logs a warning, once each time the
+	// credit falls below it, and UpstreamCredit reports it low. Default 0:
+	// no guard, the balance is never read.
+	UpstreamCreditFloor Credit
+	// UpstreamCreditCheckEvery is how often the guard reads the upstream
+	// credit. Default DefaultUpstreamCreditCheckEvery (5 minutes).
+	UpstreamCreditCheckEvery time.Duration
+	// PauseBelowFloor makes the scheduler stop handing messages over while
+	// the upstream credit is below UpstreamCreditFloor, instead of having
+	// the upstream refuse them and spending their attempts: messages stay
+	// queued (their credit stays debited once, their attempts untouched)
+	// and go out when a later check finds the credit at or above the
+	// floor. Default false: the guard only reports.
+	PauseBelowFloor bool
 }
 
 // SMS is the SMS service. It is safe for concurrent use.
@@ -107,6 +131,9 @@ type SMS struct {
 	// queue claims due messages and hands them to the gateway (see
 	// scheduler.go).
 	queue *workqueue.Queue[*Message]
+	// credit watches the service's credit at the upstream (see
+	// creditguard.go).
+	credit creditGuard
 
 	mu        sync.Mutex
 	running   bool
@@ -138,6 +165,11 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 	s := &SMS{
 		store: store, gw: gw, now: func() time.Time { return clock().UTC() }, log: o.Logger, opts: o,
 		zones: map[string]*time.Location{},
+	}
+	if o.UpstreamCreditFloor > 0 {
+		defaults.Positive(&o.UpstreamCreditCheckEvery, DefaultUpstreamCreditCheckEvery)
+		s.opts.UpstreamCreditCheckEvery = o.UpstreamCreditCheckEvery
+		s.credit.floor, s.credit.every, s.credit.pause = o.UpstreamCreditFloor, o.UpstreamCreditCheckEvery, o.PauseBelowFloor
 	}
 	s.queue = s.newQueue()
 	_, _ = rand.Read(s.dummyHash[:])
@@ -913,6 +945,18 @@ func (s *SMS) fetchReport(ctx context.Context, m *Message) *Report {
 		}
 		return m.Report
 	}
+	nr := normalReport(m, r)
+	if m.Report == nil || !sameReport(m.Report, &nr) {
+		if err := s.store.SMSReportSave(ctx, &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: &nr}); err != nil {
+			s.log.WarnContext(ctx, "sms: storing delivery report failed", "number", m.Number, "err", err.Error())
+		}
+	}
+	return &nr
+}
+
+// normalReport returns the gateway's report r of m with the service's
+// status number for its description and m's network when r has none.
+func normalReport(m *Message, r *Report) Report {
 	nr := *r
 	if st := DeliveryStatus(nr.Description); st != 0 || nr.Description == DeliveryUnknown {
 		nr.Status = st
@@ -920,12 +964,7 @@ func (s *SMS) fetchReport(ctx context.Context, m *Message) *Report {
 	if nr.NetworkID == "" {
 		nr.NetworkID = m.NetworkID
 	}
-	if m.Report == nil || !sameReport(m.Report, &nr) {
-		if err := s.store.SMSReportSave(ctx, &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: &nr}); err != nil {
-			s.log.WarnContext(ctx, "sms: storing delivery report failed", "number", m.Number, "err", err.Error())
-		}
-	}
-	return &nr
+	return nr
 }
 
 func sameReport(a, b *Report) bool {

@@ -147,6 +147,12 @@ type Store interface {
 	SMSIdempotencyGet(ctx context.Context, p *IdempotencyGetParams) (*Idempotency, error)
 	// SMSMessageGet returns the message Number of the account partnerID.
 	SMSMessageGet(ctx context.Context, partnerID string, number int64) (*Message, error)
+	// SMSMessageByGatewayID returns the message the upstream gateway
+	// accepted under gatewayMessageID (its GatewayMessageID), whatever its
+	// account; the one with the highest Number if the upstream gave the
+	// id twice. ErrNotFound if there is none or gatewayMessageID is
+	// empty. It uses an index on the gateway's id.
+	SMSMessageByGatewayID(ctx context.Context, gatewayMessageID string) (*Message, error)
 
 	// SMSClaimDue claims up to p.Limit messages whose status is scheduled,
 	// queued or sending and whose DueAt is at or before p.Now, oldest DueAt
@@ -160,8 +166,11 @@ type Store interface {
 	// token gets messaging.ErrStale in its slot and changes nothing.
 	SMSComplete(ctx context.Context, cs []*Completion) ([]error, error)
 	// SMSReportSave stores p.Report as the delivery report of message
-	// p.Number of the account p.PartnerID. ErrNotFound if the account has
-	// no such message.
+	// p.Number of the account p.PartnerID, unless the stored report is
+	// final (its Description is one of FinalDeliveryStates): a final
+	// report is never replaced, and saving over one changes nothing and
+	// returns nil. The check and the write are one atomic step.
+	// ErrNotFound if the account has no such message.
 	SMSReportSave(ctx context.Context, p *ReportSaveParams) error
 }
 

@@ -28,9 +28,31 @@
 // With no -bootstrap and an empty database it creates a demo workspace and
 // prints its API key and a ready curl command.
 //
-// The SMS API (/sms/v1) runs on the same database with the fake SMS gateway
-// (delivery reports 5 s after the hand-over); its accounts come from the
-// bootstrap file's sms_accounts.
+// The SMS API (/sms/v1) runs on the same database; its accounts come from
+// the bootstrap file's sms_accounts. It hands messages to the fake SMS
+// gateway (delivery reports 5 s after the hand-over), or to an
+// Advanta-compatible upstream:
+//
+//	-sms-gateway MESSAGING_SMS_GATEWAY  "fake" (default) or "advanta"
+//	-advanta-base-url MESSAGING_ADVANTA_BASE_URL  the upstream, e.g. https://quicksms.advantasms.com
+//	MESSAGING_ADVANTA_PARTNER_ID, MESSAGING_ADVANTA_APIKEY  the service's account at the upstream, or
+//	-advanta-credentials-file MESSAGING_ADVANTA_CREDENTIALS_FILE  JSON {"partner_id": ..., "apikey": ...},
+//	                                 refused when its group or others may read it (chmod 600)
+//	-advanta-timezone MESSAGING_ADVANTA_TIMEZONE  time zone of the upstream's delivery times (default UTC)
+//	-sms-callback-secret-file MESSAGING_SMS_CALLBACK_SECRET_FILE  file (mode 600) holding the secret of
+//	                                 the delivery-report callback, or the secret itself in
+//	                                 MESSAGING_SMS_CALLBACK_SECRET (16 characters or more); without one
+//	                                 reports are only pulled. Register
+//	                                 https://<host>/sms/v1/callbacks/delivery?token=<secret> with the upstream
+//	-sms-callback-path MESSAGING_SMS_CALLBACK_PATH  path of that route (default /sms/v1/callbacks/delivery)
+//	-upstream-credit-floor MESSAGING_UPSTREAM_CREDIT_FLOOR  warn when the service's own credit at the
+//	                                 upstream falls below this amount (read every
+//	-upstream-credit-check-every MESSAGING_UPSTREAM_CREDIT_CHECK_EVERY, default 5m, and after a 1004)
+//	-pause-below-floor MESSAGING_PAUSE_BELOW_FLOOR  and hold messages queued until it is back
+//
+// With advanta the server refuses to start without the base URL, the
+// partner id or the apikey, naming what is missing. Credentials and the
+// callback secret are never logged.
 package main
 
 import (
@@ -54,7 +76,6 @@ import (
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/sms"
-	"github.com/ujumbe/messaging/sms/fakegateway"
 )
 
 func main() {
@@ -84,10 +105,26 @@ func run(ctx context.Context, args []string) error {
 	lease := fs.Duration("lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
 	dispatchRate := fs.String("dispatch-rate", env("MESSAGING_DISPATCH_RATE", ""), `messages a second the dispatcher hands to the provider per sender (a workspace's channel): a number, or "off" for no pacing in load tests (default 80, WhatsApp's default throughput) (env MESSAGING_DISPATCH_RATE)`)
 	dispatchWorkers := fs.Int("dispatch-workers", envInt("MESSAGING_DISPATCH_WORKERS", 0), "sends to the provider in flight at once (default 8) (env MESSAGING_DISPATCH_WORKERS)")
+	gwc := &smsGatewayConfig{partnerID: os.Getenv("MESSAGING_ADVANTA_PARTNER_ID"), apikey: os.Getenv("MESSAGING_ADVANTA_APIKEY"),
+		callbackSecret: os.Getenv("MESSAGING_SMS_CALLBACK_SECRET")}
+	fs.StringVar(&gwc.kind, "sms-gateway", env("MESSAGING_SMS_GATEWAY", "fake"), `the SMS upstream: "fake" (a simulator) or "advanta" (an Advanta-compatible upstream) (env MESSAGING_SMS_GATEWAY)`)
+	fs.StringVar(&gwc.baseURL, "advanta-base-url", env("MESSAGING_ADVANTA_BASE_URL", ""), "the Advanta-compatible upstream's base URL, e.g. https://quicksms.advantasms.com (env MESSAGING_ADVANTA_BASE_URL)")
+	fs.StringVar(&gwc.credentialsFile, "advanta-credentials-file", env("MESSAGING_ADVANTA_CREDENTIALS_FILE", ""), `JSON file {"partner_id": ..., "apikey": ...} of the upstream account, mode 600; default: env MESSAGING_ADVANTA_PARTNER_ID and MESSAGING_ADVANTA_APIKEY (env MESSAGING_ADVANTA_CREDENTIALS_FILE)`)
+	fs.StringVar(&gwc.timeZone, "advanta-timezone", env("MESSAGING_ADVANTA_TIMEZONE", "UTC"), "the time zone of the upstream's delivery times, e.g. Africa/Nairobi (env MESSAGING_ADVANTA_TIMEZONE)")
+	fs.StringVar(&gwc.callbackSecretFile, "sms-callback-secret-file", env("MESSAGING_SMS_CALLBACK_SECRET_FILE", ""), "file (mode 600) holding the secret of the delivery-report callback; default: env MESSAGING_SMS_CALLBACK_SECRET; none: no callback route (env MESSAGING_SMS_CALLBACK_SECRET_FILE)")
+	fs.StringVar(&gwc.callbackPath, "sms-callback-path", env("MESSAGING_SMS_CALLBACK_PATH", httpapi.DefaultSMSCallbackPath), "path of the delivery-report callback route (env MESSAGING_SMS_CALLBACK_PATH)")
+	fs.StringVar(&gwc.creditFloor, "upstream-credit-floor", env("MESSAGING_UPSTREAM_CREDIT_FLOOR", ""), "warn when the service's own credit at the SMS upstream is below this amount, e.g. 500 (default: no check) (env MESSAGING_UPSTREAM_CREDIT_FLOOR)")
+	fs.DurationVar(&gwc.checkEvery, "upstream-credit-check-every", envDuration("MESSAGING_UPSTREAM_CREDIT_CHECK_EVERY", 0), "how often the upstream credit is read (default 5m) (env MESSAGING_UPSTREAM_CREDIT_CHECK_EVERY)")
+	fs.BoolVar(&gwc.pause, "pause-below-floor", envBool("MESSAGING_PAUSE_BELOW_FLOOR", false), "hold SMS queued while the upstream credit is below the floor, instead of letting the upstream refuse them (env MESSAGING_PAUSE_BELOW_FLOOR)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	smsOpts := &sms.Options{Logger: log}
+	smsGW, err := openSMSGateway(gwc, smsOpts, log)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -134,7 +171,6 @@ func run(ctx context.Context, args []string) error {
 	})
 	svcOpts := &messaging.Options{Logger: log, SecretKey: secretKey,
 		Webhooks: messaging.WebhookOptions{AllowLoopback: *loopback}}
-	smsOpts := &sms.Options{Logger: log}
 	svcOpts.Dispatch.Workers = *dispatchWorkers
 	switch *dispatchRate {
 	case "":
@@ -157,15 +193,12 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	fake.SetSink(svc)
-	// The SMS API runs on the same store, with the fake SMS gateway: it
-	// accepts every message and reports it DeliveredToTerminal (numbers
-	// ending in 0000: AbsentSubscriber) smsDeliveredAfter after the
-	// hand-over.
-	smsSvc, err := sms.New(store, fakegateway.New(&fakegateway.Options{Delay: smsDeliveredAfter}), smsOpts)
+	// The SMS API runs on the same store, with the gateway the flags name.
+	smsSvc, err := sms.New(store, smsGW.gw, smsOpts)
 	if err != nil {
 		return err
 	}
-	apiOpts.SMS = smsSvc
+	apiOpts.SMS, apiOpts.SMSCallback = smsSvc, smsGW.callback
 	if secret := os.Getenv("MESSAGING_META_APP_SECRET"); secret != "" {
 		accounts, err := parseAccounts(os.Getenv("MESSAGING_META_ACCOUNTS"))
 		if err != nil {
@@ -208,6 +241,15 @@ func run(ctx context.Context, args []string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath))
+	smsArgs := []any{"gateway", smsGW.label}
+	if smsGW.callback != nil {
+		// The path only: the secret is never logged.
+		smsArgs = append(smsArgs, "delivery_callback", smsGW.callback.Path)
+	}
+	if smsOpts.UpstreamCreditFloor > 0 {
+		smsArgs = append(smsArgs, "upstream_credit_floor", smsOpts.UpstreamCreditFloor.String(), "pause_below_floor", smsOpts.PauseBelowFloor)
+	}
+	log.Info("sms", smsArgs...)
 	select {
 	case err := <-errc:
 		return err

@@ -19,6 +19,10 @@
 //
 // The gateway sends the service's message number as clientsmsid and never
 // logs or returns the apikey.
+//
+// Upstreams also push delivery reports to a callback URL; ParseDeliveryReport
+// reads them (the shapes it takes are documented there), for httpapi's
+// callback route.
 package advantagateway
 
 import (
@@ -341,17 +345,51 @@ func (g *Gateway) DeliveryReport(ctx context.Context, id string) (*sms.Report, e
 	default:
 		return nil, codeError(c, a.ResponseDescription)
 	}
-	r := &sms.Report{Description: a.DeliveryDescription, NetworkID: string(a.DeliveryNetworkID)}
-	r.Status, _ = strconv.Atoi(string(a.DeliveryStatus))
-	if a.DeliveryTime != "" {
-		if t, err := time.ParseInLocation("2006-01-02 15:04:05", a.DeliveryTime, g.loc); err == nil {
-			r.Time = t.UTC()
+	return g.report(a.DeliveryStatus, a.DeliveryDescription, a.DeliveryNetworkID, a.DeliveryTime, false)
+}
+
+// reportTimeLayout is the layout of the upstream's delivery times, in its
+// local time (Options.Location).
+const reportTimeLayout = "2006-01-02 15:04:05"
+
+// report makes the sms.Report of a delivery report's fields, from getdlr's
+// answer or a pushed report. A description missing is the status's
+// (sms.DeliveryDescription), or Unknown. A delivery time the upstream's
+// layout cannot read is left out, unless strict (a pushed report), where it
+// is an error.
+func (g *Gateway) report(status flexText, desc string, network flexText, at string, strict bool) (*sms.Report, error) {
+	r := &sms.Report{Description: desc, NetworkID: string(network)}
+	if status != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(string(status)))
+		if err != nil && strict {
+			return nil, fmt.Errorf("deliveryStatus %q is not a number", clipText(string(status)))
 		}
+		r.Status = n
+	}
+	if at != "" {
+		t, err := time.ParseInLocation(reportTimeLayout, at, g.loc)
+		switch {
+		case err == nil:
+			r.Time = t.UTC()
+		case strict:
+			return nil, fmt.Errorf("timestamp %q is not a time like 2020-02-16 10:15:13", clipText(at))
+		}
+	}
+	if r.Description == "" && status != "" {
+		r.Description = sms.DeliveryDescription(r.Status)
 	}
 	if r.Description == "" {
 		r.Description = sms.DeliveryUnknown
 	}
 	return r, nil
+}
+
+// clipText shortens s for an error message.
+func clipText(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:40]) + "..."
+	}
+	return s
 }
 
 // Balance implements sms.Gateway.

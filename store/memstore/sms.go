@@ -21,7 +21,10 @@ type smsData struct {
 	// pending holds the numbers of scheduled, queued and sending messages,
 	// so claims look at those alone.
 	pending map[int64]struct{}
-	last    int64
+	// byGateway indexes sent messages by the gateway's id (the highest
+	// number when an id repeats).
+	byGateway map[string]int64
+	last      int64
 	// idem holds the idempotency records; idemSwept is its size after the
 	// last sweep of expired records.
 	idem      map[idemKey]*sms.Idempotency
@@ -36,6 +39,7 @@ func (d *smsData) init() {
 		d.accounts = map[string]*sms.Account{}
 		d.messages = map[int64]*sms.Message{}
 		d.pending = map[int64]struct{}{}
+		d.byGateway = map[string]int64{}
 		d.idem = map[idemKey]*sms.Idempotency{}
 	}
 }
@@ -324,6 +328,9 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 				at := c.At
 				m.SentAt = &at
 				delete(d.pending, m.Number)
+				if c.GatewayMessageID != "" && d.byGateway[c.GatewayMessageID] < m.Number {
+					d.byGateway[c.GatewayMessageID] = m.Number
+				}
 			case sms.StatusQueued:
 				m.Status, m.DueAt, m.FailureReason = sms.StatusQueued, c.RetryAt, c.FailureReason
 			default:
@@ -340,9 +347,27 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 	return errs, nil
 }
 
-// SMSReportSave implements sms.Store.
+// SMSMessageByGatewayID implements sms.Store.
+func (s *Store) SMSMessageByGatewayID(ctx context.Context, gatewayMessageID string) (*sms.Message, error) {
+	var out *sms.Message
+	d := &s.sms
+	err := d.do(ctx, func() error {
+		n, ok := d.byGateway[gatewayMessageID]
+		if !ok || gatewayMessageID == "" {
+			return messaging.ErrNotFound
+		}
+		out = copySMS(d.messages[n])
+		return nil
+	})
+	return out, err
+}
+
+// SMSReportSave implements sms.Store. A stored final report is kept.
 func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
 	return s.sms.withMessage(ctx, p.PartnerID, p.Number, func(m *sms.Message) {
+		if m.Report != nil && m.Report.Final() {
+			return
+		}
 		c := *p.Report
 		m.Report = &c
 	})

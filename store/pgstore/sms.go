@@ -296,7 +296,23 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 	return errs, nil
 }
 
-// SMSReportSave implements sms.Store.
+// SMSMessageByGatewayID implements sms.Store, through the index
+// sms_messages_gateway_id.
+func (s *Store) SMSMessageByGatewayID(ctx context.Context, gatewayMessageID string) (*sms.Message, error) {
+	if gatewayMessageID == "" {
+		return nil, messaging.ErrNotFound
+	}
+	m, err := scanSMS(s.pool.QueryRow(ctx, `SELECT `+smsCols+` FROM sms_messages
+		WHERE gateway_message_id = $1 AND gateway_message_id <> '' ORDER BY number DESC LIMIT 1`, gatewayMessageID))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return m, nil
+}
+
+// SMSReportSave implements sms.Store. The update leaves a row whose stored
+// report is final alone (in the same statement, under the row's lock); a
+// row it did not change is told from a missing one by reading it.
 func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
 	ctx = writeCtx(ctx)
 	r := p.Report
@@ -306,12 +322,17 @@ func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) erro
 		t = &v
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE sms_messages SET dlr_status = $1, dlr_description = $2, dlr_network_id = $3, dlr_time = $4
-		WHERE number = $5 AND partner_id = $6`, r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID)
+		WHERE number = $5 AND partner_id = $6 AND (dlr_description IS NULL OR dlr_description <> ALL($7))`,
+		r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID, sms.FinalDeliveryStates())
 	if err != nil {
 		return interpretError(err)
 	}
-	if tag.RowsAffected() == 0 {
-		return messaging.ErrNotFound
+	if tag.RowsAffected() > 0 {
+		return nil
+	}
+	var one int
+	if err := s.pool.QueryRow(ctx, `SELECT 1 FROM sms_messages WHERE number = $1 AND partner_id = $2`, p.Number, p.PartnerID).Scan(&one); err != nil {
+		return interpretError(err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ujumbe/messaging"
@@ -317,15 +318,46 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 	return errs, nil
 }
 
-// SMSReportSave implements sms.Store.
+// SMSMessageByGatewayID implements sms.Store, through the index
+// sms_messages_gateway_id.
+func (s *Store) SMSMessageByGatewayID(ctx context.Context, gatewayMessageID string) (*sms.Message, error) {
+	if gatewayMessageID == "" {
+		return nil, messaging.ErrNotFound
+	}
+	m, err := scanSMS(s.r.QueryRowContext(ctx, qSMSByGatewayID, gatewayMessageID))
+	return m, interpretError(err)
+}
+
+// qSMSByGatewayID finds a message by the gateway's id (see
+// SMSMessageByGatewayID).
+const qSMSByGatewayID = `SELECT ` + smsCols + ` FROM sms_messages INDEXED BY sms_messages_gateway_id
+	WHERE gateway_message_id = ? AND gateway_message_id <> '' ORDER BY number DESC LIMIT 1`
+
+// SMSReportSave implements sms.Store. The update leaves a row whose stored
+// report is final alone; a row it did not change is told from a missing
+// one by reading it.
 func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
 	r := p.Report
 	var t any
 	if !r.Time.IsZero() {
 		t = fmtTime(r.Time)
 	}
+	finals := sms.FinalDeliveryStates()
+	args := []any{r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID}
+	for _, f := range finals {
+		args = append(args, f)
+	}
+	q := `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
+			WHERE number = ? AND partner_id = ? AND (dlr_description IS NULL OR dlr_description NOT IN (?` + strings.Repeat(", ?", len(finals)-1) + `))`
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return oneRow(tx.ExecContext(ctx, `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
-			WHERE number = ? AND partner_id = ?`, r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID))
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		var one int
+		return interpretError(tx.QueryRowContext(ctx, `SELECT 1 FROM sms_messages WHERE number = ? AND partner_id = ?`, p.Number, p.PartnerID).Scan(&one))
 	})
 }

@@ -31,3 +31,13 @@ func TestSMSClaimUsesDueIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestSMSByGatewayIDUsesIndex proves a pushed delivery report finds its
+// message through sms_messages_gateway_id, not by scanning every message.
+func TestSMSByGatewayIDUsesIndex(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	plan := explain(t, s, qSMSByGatewayID, "gw-1")
+	if !strings.Contains(plan, "SEARCH sms_messages USING INDEX sms_messages_gateway_id") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("the look-up does not search sms_messages_gateway_id:\n%s", plan)
+	}
+}

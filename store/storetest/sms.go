@@ -30,6 +30,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"ConcurrentClaimersOneEach", testSMSConcurrentClaimers},
 		{"Complete", testSMSComplete},
 		{"Reports", testSMSReports},
+		{"MessageByGatewayID", testSMSMessageByGatewayID},
 		{"CancellationTruth", testSMSCancellationTruth},
 		{"IdempotentAcceptOnce", testSMSIdempotentAcceptOnce},
 		{"IdempotencyScopedToAccount", testSMSIdempotencyScopedToAccount},
@@ -512,6 +513,18 @@ func testSMSReports(t *testing.T, s sms.Store) {
 	if d := cmp.Diff(final, got.Report); d != "" {
 		t.Errorf("final report (-want +got):\n%s", d)
 	}
+	// A final report is never replaced, by an interim one or another
+	// final one: the save changes nothing and succeeds.
+	for _, later := range []*sms.Report{interim, {Status: 4, Description: sms.DeliveryImpossible, NetworkID: "9", Time: at(50)}} {
+		if err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n, Report: later}); err != nil {
+			t.Errorf("saving %s over a final report: %v", later.Description, err)
+		}
+		got, _ = s.SMSMessageGet(ctx, "a", n)
+		if d := cmp.Diff(final, got.Report); d != "" {
+			t.Errorf("after saving %s over the final report (-want +got):\n%s", later.Description, d)
+		}
+	}
+	wantErr(t, "report for another account over a final one", s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "b", Number: n, Report: interim}), messaging.ErrNotFound)
 	if _, err := s.SMSMessageGet(ctx, "b", n); !errors.Is(err, messaging.ErrNotFound) {
 		t.Errorf("account b reads a's message: %v", err)
 	}
@@ -571,6 +584,7 @@ func testSMSContextCanceled(t *testing.T, s sms.Store) {
 		}},
 		{"SMSAccountGet", func(ctx context.Context) error { _, err := s.SMSAccountGet(ctx, "a"); return err }},
 		{"SMSAccountKey", func(ctx context.Context) error { _, err := s.SMSAccountKey(ctx, "a"); return err }},
+		{"SMSMessageByGatewayID", func(ctx context.Context) error { _, err := s.SMSMessageByGatewayID(ctx, "gw-1"); return err }},
 		{"SMSAccountUpdate", func(ctx context.Context) error {
 			_, err := s.SMSAccountUpdate(ctx, &sms.AccountUpdate{PartnerID: "a", AddSenders: []string{"OTHER"}, TimeZone: &tz, At: at(3)})
 			return err
@@ -615,5 +629,62 @@ func testSMSContextCanceled(t *testing.T, s sms.Store) {
 	got := smsClaim(t, s, later, "t2", 10)
 	if d := cmp.Diff([]string{"m1", "m2"}, smsSortedIDs(got, []string{"m1", "m2"})); d != "" {
 		t.Errorf("claim after cancelled claims, completions and accepts (-want +got):\n%s", d)
+	}
+}
+
+// testSMSMessageByGatewayID: a sent message is found by the gateway's id,
+// whatever its account; not before it is sent, not by an empty id; the
+// newest when the gateway gave an id twice.
+func testSMSMessageByGatewayID(t *testing.T, s sms.Store) {
+	ctx := context.Background()
+	smsAccount(t, s, "a", sms.Credits(5))
+	smsAccount(t, s, "b", sms.Credits(5))
+	res := smsAccept(t, s, smsMessage("m1", "a", 100, sms.StatusQueued, base), smsMessage("m2", "b", 100, sms.StatusQueued, base),
+		smsMessage("m3", "a", 100, sms.StatusQueued, base), smsMessage("m4", "a", 100, sms.StatusQueued, base))
+	if _, err := s.SMSMessageByGatewayID(ctx, ""); !errors.Is(err, messaging.ErrNotFound) {
+		t.Errorf("by an empty id before any send: %v, want ErrNotFound", err)
+	}
+	if got := smsClaim(t, s, at(1), "tok", 10); len(got) != 4 {
+		t.Fatalf("claimed %d, want 4", len(got))
+	}
+	errs, err := s.SMSComplete(ctx, []*sms.Completion{
+		{Number: res[0].Number, Token: "tok", Status: sms.StatusSent, GatewayMessageID: "gw-1", NetworkID: "1", At: at(2)},
+		{Number: res[1].Number, Token: "tok", Status: sms.StatusSent, GatewayMessageID: "gw-2", NetworkID: "1", At: at(2)},
+		{Number: res[2].Number, Token: "tok", Status: sms.StatusQueued, RetryAt: at(100), FailureReason: "timeout", At: at(2)},
+		{Number: res[3].Number, Token: "tok", Status: sms.StatusSent, GatewayMessageID: "gw-dup", At: at(2)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range errs {
+		if e != nil {
+			t.Fatalf("completion %d: %v", i, e)
+		}
+	}
+	for id, want := range map[string]string{"gw-1": "m1", "gw-2": "m2", "gw-dup": "m4"} {
+		m, err := s.SMSMessageByGatewayID(ctx, id)
+		if err != nil {
+			t.Errorf("SMSMessageByGatewayID(%s): %v", id, err)
+			continue
+		}
+		if m.ID != want || m.GatewayMessageID != id || m.Status != sms.StatusSent {
+			t.Errorf("SMSMessageByGatewayID(%s) = %s (%s, %s), want %s", id, m.ID, m.GatewayMessageID, m.Status, want)
+		}
+	}
+	for _, id := range []string{"", "gw-3", "GW-1", "gw-"} {
+		if m, err := s.SMSMessageByGatewayID(ctx, id); !errors.Is(err, messaging.ErrNotFound) {
+			t.Errorf("SMSMessageByGatewayID(%q) = %v, %v; want ErrNotFound", id, m, err)
+		}
+	}
+	// The gateway gives an id it gave before: the newest message has it.
+	res2 := smsAccept(t, s, smsMessage("m5", "b", 100, sms.StatusQueued, at(3)))
+	if got := smsClaim(t, s, at(4), "tok2", 10); len(got) != 1 {
+		t.Fatalf("claimed %d, want 1", len(got))
+	}
+	if _, err := s.SMSComplete(ctx, []*sms.Completion{{Number: res2[0].Number, Token: "tok2", Status: sms.StatusSent, GatewayMessageID: "gw-1", At: at(5)}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.SMSMessageByGatewayID(ctx, "gw-1"); err != nil || m.ID != "m5" || m.PartnerID != "b" {
+		t.Errorf("SMSMessageByGatewayID(gw-1) after the id came again = %v, %v; want m5 of b", m, err)
 	}
 }
