@@ -17,6 +17,7 @@
 package advantatest
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -312,8 +313,11 @@ func (u *Upstream) gave(id string) bool {
 	return false
 }
 
+// authentic reports whether req carries the upstream's credentials (the
+// apikey compared in constant time, as a real upstream would).
 func (u *Upstream) authentic(req map[string]any) bool {
-	return text(req["partnerID"]) == u.o.PartnerID && text(req["apikey"]) == u.o.APIKey
+	key := subtle.ConstantTimeCompare([]byte(text(req["apikey"])), []byte(u.o.APIKey)) == 1
+	return text(req["partnerID"]) == u.o.PartnerID && key
 }
 
 // text is a JSON string or number as text.
