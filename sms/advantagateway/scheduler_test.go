@@ -42,7 +42,7 @@ const (
 	svcKey     = "sms_0123456789abcdef0123456789abcdef"
 )
 
-func schedSetup(t *testing.T, credit sms.Credit, o sms.Options) *schedEnv {
+func schedSetup(t testing.TB, credit sms.Credit, o sms.Options) *schedEnv {
 	t.Helper()
 	e := &schedEnv{ctx: context.Background(), clk: &schedClock{t: time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}, store: memstore.New()}
 	e.up = advantatest.New(&advantatest.Options{PartnerID: partner, APIKey: key, Credit: credit})
@@ -66,7 +66,7 @@ func schedSetup(t *testing.T, credit sms.Credit, o sms.Options) *schedEnv {
 	return e
 }
 
-func (e *schedEnv) send(t *testing.T, n int) []*sms.SendResult {
+func (e *schedEnv) send(t testing.TB, n int) []*sms.SendResult {
 	t.Helper()
 	var out []*sms.SendResult
 	for i := range n {
@@ -79,7 +79,7 @@ func (e *schedEnv) send(t *testing.T, n int) []*sms.SendResult {
 	return out
 }
 
-func (e *schedEnv) message(t *testing.T, r *sms.SendResult) *sms.Message {
+func (e *schedEnv) message(t testing.TB, r *sms.SendResult) *sms.Message {
 	t.Helper()
 	m, err := e.store.SMSMessageGet(e.ctx, svcPartner, r.Number)
 	if err != nil {
