@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/testlog"
 )
 
 // The crash-restart test runs the real server binary as a child process
@@ -55,7 +56,7 @@ func crashBootstrap(hookURL string, credit int) string {
 // server is one run of the server binary.
 type server struct {
 	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	log  *testlog.Buffer // stdout and stderr, read while the server writes
 	base string
 }
 
@@ -77,7 +78,7 @@ func buildServer(t *testing.T, dir string) string {
 // startServer starts bin with args and waits until it answers.
 func startServer(t *testing.T, bin, addr string, args ...string) *server {
 	t.Helper()
-	s := &server{log: &bytes.Buffer{}, base: "http://" + addr}
+	s := &server{log: &testlog.Buffer{}, base: "http://" + addr}
 	s.cmd = exec.Command(bin, append([]string{"-addr", addr}, args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
@@ -399,7 +400,7 @@ func TestCrashRestart(t *testing.T) {
 	start := time.Now()
 	jobs := crashJobs(nMsg, nSMS)
 	srv := startServer(t, bin, addr, args...)
-	var logs []*bytes.Buffer
+	var logs []*testlog.Buffer
 	ro, err := sql.Open("sqlite3", "file:"+db+"?mode=ro&_busy_timeout=5000")
 	if err != nil {
 		t.Fatal(err)
@@ -646,7 +647,7 @@ func TestCrashRestart(t *testing.T) {
 	}
 	var all bytes.Buffer
 	for _, l := range logs {
-		all.Write(l.Bytes())
+		all.WriteString(l.String())
 	}
 	if !bytes.Contains(files, []byte("crash-00001")) || !strings.Contains(all.String(), "/v1/messages") {
 		t.Fatalf("the database or the logs do not hold the session: wrong files?")
