@@ -496,7 +496,9 @@ func testTemplates(t *testing.T, s messaging.Store) {
 	t2 := mk("tpl_2", "order_shipped", "en_US", "UTILITY", "approved")
 	t3 := mk("tpl_3", "promo", "sw", "MARKETING", "pending")
 	t4 := mk("tpl_4", "alpha", "en", "MARKETING", "approved")
-	for _, tp := range []*messaging.Template{t1, t2, t3, t4} {
+	// Within a name the list is ordered by language, whatever the ids.
+	t0 := mk("tpl_0", "order_shipped", "zu", "UTILITY", "pending")
+	for _, tp := range []*messaging.Template{t1, t2, t3, t4, t0} {
 		if err := s.TemplateCreate(ctx, tp); err != nil {
 			t.Fatal(err)
 		}
@@ -531,7 +533,7 @@ func testTemplates(t *testing.T, s messaging.Store) {
 		p    messaging.TemplateListParams
 		want []string
 	}{
-		{messaging.TemplateListParams{WorkspaceID: "a"}, []string{"tpl_4", "tpl_1", "tpl_2", "tpl_3"}},
+		{messaging.TemplateListParams{WorkspaceID: "a"}, []string{"tpl_4", "tpl_1", "tpl_2", "tpl_0", "tpl_3"}},
 		{messaging.TemplateListParams{WorkspaceID: "a", Status: "approved"}, []string{"tpl_4", "tpl_1", "tpl_2"}},
 		{messaging.TemplateListParams{WorkspaceID: "a", Status: "approved", Category: "MARKETING"}, []string{"tpl_4"}},
 		{messaging.TemplateListParams{WorkspaceID: "a", Language: "en"}, []string{"tpl_4", "tpl_1"}},
