@@ -91,6 +91,15 @@ func testPendingReportExpiry(t *testing.T, s messaging.Store) {
 	if got := take(t, s, "wamid.OLD", -1000); len(got) != 0 {
 		t.Errorf("a save left %d expired reports of another id, want none", len(got))
 	}
+
+	// Deleting the expired report of an id keeps its unexpired ones.
+	kept := report("wamid.TWO", messaging.StatusRead, 2100)
+	save(t, s, report("wamid.TWO", messaging.StatusDelivered, 2000), -1000, 8)
+	save(t, s, kept, -1000, 8)
+	save(t, s, report("wamid.THREE", messaging.StatusDelivered, 2200), 2050, 8)
+	if d := cmp.Diff([]*messaging.PendingReport{kept}, take(t, s, "wamid.TWO", 2050)); d != "" {
+		t.Errorf("take after a save deleted the id's expired report (-want +got):\n%s", d)
+	}
 }
 
 func testPendingReportLimit(t *testing.T, s messaging.Store) {
