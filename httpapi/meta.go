@@ -46,9 +46,20 @@ type MetaWebhook struct {
 
 // mountMeta mounts the Meta webhook receiver.
 func (h *Handler) mountMeta(cfg *MetaWebhook) {
-	path := cfg.Path
+	rc := metaprovider.NewReceiver(h.svc, &metaprovider.ReceiverOptions{
+		VerifyToken: cfg.VerifyToken, AppSecret: cfg.AppSecret, Accounts: cfg.Accounts,
+		MaxBodyBytes: h.maxBody, Logger: h.log, LogAttrs: correlationAttrs,
+	})
+	h.mountOwnPath("meta webhook", cfg.Path, DefaultMetaWebhookPath, func(w http.ResponseWriter, r *http.Request) { h.serveMeta(w, r, rc) })
+}
+
+// mountOwnPath mounts handler, a receiver named name, at path (def when
+// empty). The path must be clean and of its own: never the API's root or
+// one of its routes. A path that is not, or that clashes with a receiver
+// mounted before, is logged and nothing is mounted.
+func (h *Handler) mountOwnPath(name, path, def string, handler http.HandlerFunc) {
 	if path == "" {
-		path = DefaultMetaWebhookPath
+		path = def
 	}
 	reserved := []string{"/", "/sms/v1/"}
 	for _, rt := range Routes() {
@@ -56,19 +67,15 @@ func (h *Handler) mountMeta(cfg *MetaWebhook) {
 	}
 	reserved = append(reserved, SMSRoutes()...)
 	if !cleanPath(path) || strings.ContainsAny(path, "{} \t\r\n") || slices.Contains(reserved, path) {
-		h.log.Error("meta webhook: not mounted: Path must be a clean path of its own", "path", path)
+		h.log.Error(name+": not mounted: Path must be a clean path of its own", "path", path)
 		return
 	}
-	rc := metaprovider.NewReceiver(h.svc, &metaprovider.ReceiverOptions{
-		VerifyToken: cfg.VerifyToken, AppSecret: cfg.AppSecret, Accounts: cfg.Accounts,
-		MaxBodyBytes: h.maxBody, Logger: h.log, LogAttrs: correlationAttrs,
-	})
 	defer func() {
 		if p := recover(); p != nil {
-			h.log.Error("meta webhook: not mounted", "path", path, "err", fmt.Sprint(p))
+			h.log.Error(name+": not mounted", "path", path, "err", fmt.Sprint(p))
 		}
 	}()
-	h.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { h.serveMeta(w, r, rc) })
+	h.mux.HandleFunc(path, handler)
 }
 
 // correlationAttrs puts the request's correlation id on the receiver's

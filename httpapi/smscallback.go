@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/ujumbe/messaging/sms"
@@ -62,25 +61,7 @@ func (h *Handler) mountSMSCallback(svc *sms.SMS, cfg *SMSCallback) {
 	if cfg.Secret == "" || cfg.Parse == nil {
 		return
 	}
-	path := cfg.Path
-	if path == "" {
-		path = DefaultSMSCallbackPath
-	}
-	reserved := []string{"/", "/sms/v1/"}
-	for _, rt := range Routes() {
-		reserved = append(reserved, rt.Pattern)
-	}
-	reserved = append(reserved, SMSRoutes()...)
-	if !cleanPath(path) || strings.ContainsAny(path, "{} \t\r\n") || slices.Contains(reserved, path) {
-		h.log.Error("sms callback: not mounted: Path must be a clean path of its own", "path", path)
-		return
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			h.log.Error("sms callback: not mounted", "path", path, "err", fmt.Sprint(p))
-		}
-	}()
-	h.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+	h.mountOwnPath("sms callback", cfg.Path, DefaultSMSCallbackPath, func(w http.ResponseWriter, r *http.Request) {
 		defer h.smsRecover(w, r)
 		if err := h.smsCallback(w, r, svc, cfg); err != nil {
 			h.writeSMSError(w, r, err)
