@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -33,9 +34,102 @@ type SendError struct {
 	Retryable bool
 	// RetryAfter, when positive, is the wait the provider asked for.
 	RetryAfter time.Duration
+	// Credentials reports that the provider refused the credentials of
+	// the workspace's connection (Meta's code 190: the access token is
+	// invalid or expired). The service marks the connection
+	// ConnectionError with Text as the reason.
+	Credentials bool
 }
 
 // Error implements the error interface.
 func (e *SendError) Error() string {
 	return fmt.Sprintf("provider error %s", FailureReason(e.Code, e.Text))
+}
+
+// ChannelSender is the identity a provider sends as for one workspace on
+// one channel: the account of its connection and the access token in
+// clear. It is handed to providers only; String and LogValue never show
+// the token.
+type ChannelSender struct {
+	WorkspaceID string
+	Channel     string
+	// AccountID is the phone-number id, page id or Instagram account id.
+	AccountID string
+	// WABAID is the WhatsApp Business Account id (WhatsApp only).
+	WABAID string
+	// AccessToken is the token to send with.
+	AccessToken string
+}
+
+// String describes the sender without its token.
+func (s *ChannelSender) String() string {
+	return "ChannelSender(" + s.Channel + ", " + s.AccountID + ", token redacted)"
+}
+
+// GoString describes the sender without its token, for %#v.
+func (s *ChannelSender) GoString() string { return s.String() }
+
+// LogValue logs the sender without its token.
+func (s *ChannelSender) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("channel", s.Channel), slog.String("account_id", s.AccountID),
+		slog.String("access_token", "[redacted]"))
+}
+
+// SenderLookup returns the sender of a workspace on a channel: its
+// connection's account and unsealed token. It returns nil and no error
+// when the channel is connected without credentials (enough for a
+// simulator), and ErrNotFound when the channel is not connected.
+type SenderLookup func(ctx context.Context, workspaceID, channel string) (*ChannelSender, error)
+
+// SenderUser is an optional capability of a Provider that sends with the
+// workspaces' stored channel connections: New hands it the service's
+// SenderLookup once, before any Send.
+type SenderUser interface {
+	UseSenders(lookup SenderLookup)
+}
+
+// ProviderTemplate is a template as the channel provider knows it.
+type ProviderTemplate struct {
+	// ID is the provider's template id.
+	ID       string
+	Name     string
+	Language string
+	Category string
+	// Status is the provider's own review status (Meta's APPROVED,
+	// PENDING, REJECTED, PAUSED, DISABLED, ...); see TemplateEventState
+	// for how it maps to the review states.
+	Status string
+	// Reason is the rejection or pause reason, when there is one.
+	Reason string
+	// Quality is the provider's quality rating (GREEN, YELLOW, RED,
+	// UNKNOWN), when known.
+	Quality    string
+	Components []TemplateComponent
+}
+
+// TemplateManager is an optional capability of a Provider that reviews
+// templates: the service submits templates to it, lists the account's
+// templates to refresh its cached list, and deletes them there. The
+// sender is the workspace's WhatsApp connection; it is nil when the
+// channel is connected without credentials. Errors are *SendError where
+// the provider answered (with Credentials set for refused credentials),
+// any other error a transport failure.
+type TemplateManager interface {
+	// SubmitTemplate submits t for review and returns the provider's
+	// record of it (its id and initial status).
+	SubmitTemplate(ctx context.Context, s *ChannelSender, t *Template) (*ProviderTemplate, error)
+	// ListTemplates returns every template of the sender's account.
+	ListTemplates(ctx context.Context, s *ChannelSender) ([]*ProviderTemplate, error)
+	// DeleteTemplate deletes the template named t.Name (every language:
+	// Meta deletes by name) from the sender's account. A template the
+	// provider does not know is not an error.
+	DeleteTemplate(ctx context.Context, s *ChannelSender, t *Template) error
+}
+
+// ConnectionChecker is an optional capability of a Provider that can check
+// a connection's credentials (Meta: read the account with the token).
+// It returns nil when they work, a *SendError with Credentials set when
+// the provider refuses them, and any other error when it could not tell.
+type ConnectionChecker interface {
+	CheckConnection(ctx context.Context, s *ChannelSender) error
 }

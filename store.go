@@ -72,6 +72,49 @@ type Store interface {
 	// of p.From, and returns the updated template. ErrStale if the current
 	// status is not in p.From, ErrNotFound if it does not exist.
 	TemplateSetStatus(ctx context.Context, p *TemplateStatusParams) (*Template, error)
+	// TemplateUpdate replaces the stored template p.Template.ID of
+	// p.Template.WorkspaceID with p.Template (every field but ID,
+	// WorkspaceID and CreatedAt) if its stored Status is one of p.From.
+	// ErrStale if the status is not in p.From, ErrNotFound if there is no
+	// such template, ErrConflict if another template of the workspace has
+	// the new Name and Language.
+	TemplateUpdate(ctx context.Context, p *TemplateUpdateParams) error
+	// TemplateDelete removes a template of the workspace. ErrNotFound if
+	// there is none.
+	TemplateDelete(ctx context.Context, workspaceID, id string) error
+
+	// ConnectionPut stores c as the connection of c.WorkspaceID on
+	// c.Channel, replacing an earlier one (credentials, state, sync
+	// outcome; CreatedAt of the earlier one is kept), and connects the
+	// channel (as WorkspaceSetChannel does), in one transaction. c.Generation
+	// is set to one more than the replaced connection's (1 for the first).
+	// ErrNotFound if the workspace does not exist; ErrConflict if a
+	// connection of another workspace that is not disconnected has the
+	// same Channel and AccountID, or (both non-empty) the same WABAID.
+	ConnectionPut(ctx context.Context, c *ChannelConnection) error
+	// ConnectionGet returns the connection of a workspace on a channel, in
+	// any state. ErrNotFound if the channel was never connected with
+	// credentials.
+	ConnectionGet(ctx context.Context, workspaceID, channel string) (*ChannelConnection, error)
+	// ConnectionList returns the connections matching p (empty fields do
+	// not filter), across workspaces when p.WorkspaceID is empty, ordered
+	// by WorkspaceID then Channel.
+	ConnectionList(ctx context.Context, p *ConnectionListParams) ([]*ChannelConnection, error)
+	// ConnectionUpdate changes the state or the template sync outcome of
+	// the connection of p.WorkspaceID on p.Channel if its Generation is
+	// p.Generation (credentials replaced since are not marked by a
+	// verdict on the old ones); it reports whether it changed it.
+	// WorkspaceSetChannel with Connected false also sets the Status of
+	// the workspace's connection on that channel (if any) to
+	// ConnectionDisconnected, in the same transaction; the row is kept.
+	ConnectionUpdate(ctx context.Context, p *ConnectionUpdateParams) (bool, error)
+
+	// LeaseAcquire takes the named lease p.Name for p.Owner until p.Until
+	// if it is free, expired at p.Now or already held by p.Owner, and
+	// reports whether p.Owner holds it; atomic, so two owners never both
+	// hold an unexpired lease. It coordinates work that must not run
+	// twice at once across instances (the template sync of an account).
+	LeaseAcquire(ctx context.Context, p *LeaseParams) (bool, error)
 
 	// MessageCreate inserts m unless m.IdempotencyKey is non-empty and the
 	// workspace already has a message with that key; then it returns the
@@ -363,6 +406,51 @@ type TemplateStatusParams struct {
 	To          string
 	Reason      string
 	At          time.Time
+}
+
+// TemplateUpdateParams are the arguments of Store.TemplateUpdate.
+type TemplateUpdateParams struct {
+	// Template is the template as it is to be stored.
+	Template *Template
+	// From lists the states the stored template may be in.
+	From []string
+}
+
+// ConnectionListParams are the arguments of Store.ConnectionList. Empty
+// fields do not filter.
+type ConnectionListParams struct {
+	WorkspaceID string
+	Channel     string
+	AccountID   string
+	WABAID      string
+	Status      string
+}
+
+// ConnectionUpdateParams are the arguments of Store.ConnectionUpdate.
+type ConnectionUpdateParams struct {
+	WorkspaceID string
+	Channel     string
+	// Generation is the Generation the connection must still have.
+	Generation int64
+	// Status and StatusReason, when Status is non-empty, replace the
+	// connection's.
+	Status       string
+	StatusReason string
+	// SyncedAt, when non-nil, is a successful template sync: it becomes
+	// TemplatesSyncedAt and clears TemplateSyncError.
+	SyncedAt *time.Time
+	// SyncError, when non-empty, is a failed template sync: it becomes
+	// TemplateSyncError (TemplatesSyncedAt is kept).
+	SyncError string
+	At        time.Time
+}
+
+// LeaseParams are the arguments of Store.LeaseAcquire.
+type LeaseParams struct {
+	Name  string
+	Owner string
+	Now   time.Time
+	Until time.Time
 }
 
 // MessageStatusParams are the arguments of Store.MessageUpdateStatus.

@@ -17,6 +17,9 @@ import (
 // (unpaused) or disabled. Rejected and disabled are final. Only approved
 // templates can be sent.
 const (
+	// TemplateDraft extends the spec's states: a template being authored,
+	// editable, not yet submitted for review.
+	TemplateDraft    = "draft"
 	TemplatePending  = "pending"
 	TemplateApproved = "approved"
 	TemplateRejected = "rejected"
@@ -80,7 +83,13 @@ type Template struct {
 	Status      string              `json:"status"`
 	Components  []TemplateComponent `json:"components"`
 	// StatusReason explains a rejection, pause or disablement.
-	StatusReason string    `json:"status_reason,omitempty"`
+	StatusReason string `json:"status_reason,omitempty"`
+	// Quality is the provider's quality rating of an approved template
+	// (GREEN, YELLOW, RED or UNKNOWN), when it reported one.
+	Quality string `json:"quality,omitempty"`
+	// ProviderTemplateID is the channel provider's id of the template,
+	// once it was submitted (or listed by the provider).
+	ProviderTemplateID string    `json:"provider_template_id,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	// SendExample is a ready request for SendTemplate (POST
