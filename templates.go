@@ -90,8 +90,8 @@ type Template struct {
 	// ProviderTemplateID is the channel provider's id of the template,
 	// once it was submitted (or listed by the provider).
 	ProviderTemplateID string    `json:"provider_template_id,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
 	// SendExample is a ready request for SendTemplate (POST
 	// /v1/messages/templates). It is derived, not stored.
 	SendExample *SendTemplateParams `json:"send_example,omitempty"`
