@@ -59,6 +59,8 @@ type ChannelSender struct {
 	WABAID string
 	// AccessToken is the token to send with.
 	AccessToken string
+	// Generation is the connection's Generation when it was read.
+	Generation int64
 }
 
 // String describes the sender without its token.
@@ -108,22 +110,31 @@ type ProviderTemplate struct {
 }
 
 // TemplateManager is an optional capability of a Provider that reviews
-// templates: the service submits templates to it, lists the account's
-// templates to refresh its cached list, and deletes them there. The
-// sender is the workspace's WhatsApp connection; it is nil when the
-// channel is connected without credentials. Errors are *SendError where
-// the provider answered (with Credentials set for refused credentials),
-// any other error a transport failure.
+// templates: the service submits templates to it and deletes them there.
+// The sender is the workspace's WhatsApp connection; it is nil when the
+// channel is connected without credentials (enough for a simulator).
+// Errors are *SendError where the provider answered (with Credentials set
+// for refused credentials), any other error a transport failure.
 type TemplateManager interface {
 	// SubmitTemplate submits t for review and returns the provider's
 	// record of it (its id and initial status).
 	SubmitTemplate(ctx context.Context, s *ChannelSender, t *Template) (*ProviderTemplate, error)
-	// ListTemplates returns every template of the sender's account.
-	ListTemplates(ctx context.Context, s *ChannelSender) ([]*ProviderTemplate, error)
-	// DeleteTemplate deletes the template named t.Name (every language:
-	// Meta deletes by name) from the sender's account. A template the
-	// provider does not know is not an error.
+	// DeleteTemplate deletes t from the sender's account: the one
+	// language t.ProviderTemplateID names when it is set, else every
+	// language of t.Name (Meta deletes by name). A template the provider
+	// does not know is not an error.
 	DeleteTemplate(ctx context.Context, s *ChannelSender, t *Template) error
+}
+
+// TemplateLister is an optional capability of a Provider that lists the
+// templates of an account, so that the service can refresh its cached
+// list (see Service.SyncTemplates). The provider's list is the truth: a
+// template it does not list is removed from the cache. Errors are as for
+// TemplateManager.
+type TemplateLister interface {
+	// ListTemplates returns every template of the sender's account (all
+	// pages).
+	ListTemplates(ctx context.Context, s *ChannelSender) ([]*ProviderTemplate, error)
 }
 
 // ConnectionChecker is an optional capability of a Provider that can check
