@@ -1,0 +1,216 @@
+package messaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Provider template events and statuses (Meta's names), as reported by
+// message_template_status_update webhooks and template lists.
+const (
+	ProviderTemplateApproved        = "APPROVED"
+	ProviderTemplatePending         = "PENDING"
+	ProviderTemplateRejected        = "REJECTED"
+	ProviderTemplatePaused          = "PAUSED"
+	ProviderTemplateDisabled        = "DISABLED"
+	ProviderTemplateFlagged         = "FLAGGED"
+	ProviderTemplateReinstated      = "REINSTATED"
+	ProviderTemplateArchived        = "ARCHIVED"
+	ProviderTemplateUnarchived      = "UNARCHIVED"
+	ProviderTemplatePendingDeletion = "PENDING_DELETION"
+	ProviderTemplateDeleted         = "DELETED"
+	ProviderTemplateInAppeal        = "IN_APPEAL"
+	ProviderTemplateLimitExceeded   = "LIMIT_EXCEEDED"
+	// ProviderTemplateQuality is not Meta's: it stands for a
+	// message_template_quality_update, which changes only the quality.
+	ProviderTemplateQuality = "QUALITY"
+)
+
+// templateGone is the state of a provider status that means the template
+// is gone at the provider.
+const templateGone = "\x00gone"
+
+// TemplateEventState maps a provider's template status or event (Meta's
+// name, any case) to the review state it puts the template in:
+//
+//	APPROVED, REINSTATED, UNARCHIVED  approved
+//	PENDING, IN_APPEAL                pending
+//	REJECTED                          rejected
+//	PAUSED, ARCHIVED                  paused (not sendable; can come back)
+//	DISABLED, LIMIT_EXCEEDED          disabled
+//	FLAGGED                           "" (the state does not change: the
+//	                                  template stays sendable; the reason
+//	                                  records the flag)
+//	PENDING_DELETION, DELETED         gone (ok is true, state "": the
+//	                                  template is removed)
+//
+// ok is false for a status it does not know.
+func TemplateEventState(status string) (state string, ok bool) {
+	switch strings.ToUpper(status) {
+	case ProviderTemplateApproved, ProviderTemplateReinstated, ProviderTemplateUnarchived:
+		return TemplateApproved, true
+	case ProviderTemplatePending, ProviderTemplateInAppeal:
+		return TemplatePending, true
+	case ProviderTemplateRejected:
+		return TemplateRejected, true
+	case ProviderTemplatePaused, ProviderTemplateArchived:
+		return TemplatePaused, true
+	case ProviderTemplateDisabled, ProviderTemplateLimitExceeded:
+		return TemplateDisabled, true
+	case ProviderTemplateFlagged, ProviderTemplateQuality:
+		return "", true
+	case ProviderTemplatePendingDeletion, ProviderTemplateDeleted:
+		return templateGone, true
+	}
+	return "", false
+}
+
+// TemplateEvent is a channel provider's report about a template: a review
+// result, a later status change or a quality change.
+type TemplateEvent struct {
+	// WorkspaceID is the template's workspace. When empty, WABAID finds
+	// it: the workspace whose WhatsApp connection has that WABA id.
+	WorkspaceID string
+	WABAID      string
+	// ProviderTemplateID is the provider's id of the template; when the
+	// workspace has no template with it, Name and Language find it.
+	ProviderTemplateID string
+	Name               string
+	Language           string
+	// Event is the provider's event (see TemplateEventState), or
+	// ProviderTemplateQuality for a quality change.
+	Event string
+	// Reason is the provider's reason for a rejection, pause, disablement
+	// or flag ("NONE" counts as none).
+	Reason string
+	// Quality is the new quality rating (GREEN, YELLOW, RED, UNKNOWN),
+	// when the event carries one.
+	Quality string
+}
+
+// ApplyTemplateEvent applies a provider's template event to the template
+// it is about and returns the template as stored (nil when the event
+// removed it). The provider's word is final: an event moves a submitted
+// template to the event's state whatever its current state (the rules of
+// SetStatus guard changes made by hand); events about a draft, which the
+// provider cannot know, are refused. An unknown event is a
+// validation_error naming "event"; an unknown account or template is
+// not_found. Applying an event twice is harmless.
+func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*Template, error) {
+	if ev == nil {
+		return nil, validationError("event", "is required")
+	}
+	if err := refuseUnstorable(ev); err != nil {
+		return nil, err
+	}
+	state, ok := TemplateEventState(ev.Event)
+	if !ok {
+		return nil, validationError("event", "unknown template event %q", ev.Event)
+	}
+	ws := ev.WorkspaceID
+	if ws == "" {
+		var err error
+		if ws, err = s.WorkspaceForAccount(ctx, ChannelWhatsApp, ev.WABAID); err != nil {
+			return nil, err
+		}
+	}
+	t, err := s.findProviderTemplate(ctx, ws, ev.ProviderTemplateID, ev.Name, ev.Language)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status == TemplateDraft {
+		return nil, &Error{Code: CodeConflict, Field: "status", Message: "status: a draft template has not been submitted; the provider cannot review it"}
+	}
+	if state == templateGone {
+		if err := s.store.TemplateDelete(ctx, ws, t.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, wrapStoreError(err, "template", t.ID)
+		}
+		return nil, nil
+	}
+	next := *t
+	reason := ev.Reason
+	if strings.EqualFold(reason, "NONE") {
+		reason = ""
+	}
+	switch {
+	case strings.EqualFold(ev.Event, ProviderTemplateQuality):
+	case state == "": // FLAGGED
+		next.StatusReason = strings.TrimSpace("flagged " + reason)
+	default:
+		next.Status, next.StatusReason = state, reason
+		if strings.EqualFold(ev.Event, ProviderTemplateArchived) && reason == "" {
+			next.StatusReason = "archived"
+		}
+	}
+	if ev.Quality != "" {
+		next.Quality = strings.ToUpper(ev.Quality)
+	}
+	if next.ProviderTemplateID == "" {
+		next.ProviderTemplateID = ev.ProviderTemplateID
+	}
+	if next.Status == t.Status && next.StatusReason == t.StatusReason && next.Quality == t.Quality && next.ProviderTemplateID == t.ProviderTemplateID {
+		t.SendExample = SendExample(t)
+		return t, nil
+	}
+	next.UpdatedAt = s.now()
+	if err := s.store.TemplateUpdate(ctx, &TemplateUpdateParams{Template: &next, From: []string{t.Status}}); err != nil {
+		if errors.Is(err, ErrStale) {
+			return nil, &Error{Code: CodeConflict, Field: "status", Message: "status: the template changed while the event was applied; apply it again", Err: err}
+		}
+		return nil, wrapStoreError(err, "template", t.ID)
+	}
+	next.SendExample = SendExample(&next)
+	return &next, nil
+}
+
+// findProviderTemplate finds a template of the workspace by the provider's
+// id, else by name and language.
+func (s *Service) findProviderTemplate(ctx context.Context, ws, providerID, name, lang string) (*Template, error) {
+	if providerID != "" {
+		list, err := s.store.TemplateList(ctx, &TemplateListParams{WorkspaceID: ws})
+		if err != nil {
+			return nil, wrapStoreError(err, "template", "")
+		}
+		for _, t := range list {
+			if t.ProviderTemplateID == providerID {
+				return t, nil
+			}
+		}
+	}
+	if name == "" || lang == "" {
+		return nil, notFound("template", providerID)
+	}
+	t, err := s.store.TemplateGetByName(ctx, &TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
+	if err != nil {
+		return nil, wrapStoreError(err, "template", fmt.Sprintf("%s/%s", name, lang))
+	}
+	return t, nil
+}
+
+// WorkspaceForAccount returns the workspace whose connection on channel
+// (not disconnected) has account as its account id (phone-number id, page
+// id, Instagram account id) or, on WhatsApp, as its WABA id. not_found
+// when there is none: an event for an unknown account is never applied
+// to another workspace.
+func (s *Service) WorkspaceForAccount(ctx context.Context, channel, account string) (string, error) {
+	if account == "" {
+		return "", notFound("account", account)
+	}
+	for _, p := range []*ConnectionListParams{{Channel: channel, AccountID: account}, {Channel: channel, WABAID: account}} {
+		if p.WABAID != "" && channel != ChannelWhatsApp {
+			continue
+		}
+		list, err := s.store.ConnectionList(ctx, p)
+		if err != nil {
+			return "", wrapStoreError(err, "connection", "")
+		}
+		for _, c := range list {
+			if c.Status != ConnectionDisconnected {
+				return c.WorkspaceID, nil
+			}
+		}
+	}
+	return "", notFound("account", account)
+}
