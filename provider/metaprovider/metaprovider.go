@@ -47,6 +47,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ujumbe/messaging"
@@ -78,9 +79,15 @@ const (
 	CodeInvalidMessage = "100"
 	// CodeNetwork: the Graph API could not be reached. Retryable.
 	CodeNetwork = "network_error"
-	// CodeInvalidResponse: Graph answered success without a message id.
+	// CodeInvalidResponse: Graph answered success without a message id
+	// (or a template id), or a template list that never ends.
 	CodeInvalidResponse = "invalid_response"
 )
+
+// CodeInvalidToken is Graph's error code for an invalid or expired access
+// token (any subcode: 463 expired, 460 password changed, 467 invalid, ...).
+// Such an answer is a permanent *messaging.SendError with Credentials set.
+const CodeInvalidToken = 190
 
 // Sender is the Graph identity that sends for one workspace on one channel.
 type Sender struct {
@@ -128,17 +135,21 @@ type Options struct {
 type Provider struct {
 	senders SenderLookup
 	base    string
+	baseURL *url.URL
 	client  *http.Client
 	now     func() time.Time
+
+	mu     sync.RWMutex
+	lookup messaging.SenderLookup // from UseSenders
 }
 
 var versionRe = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
 
-// New returns a Provider that finds senders with senders (required).
+// New returns a Provider that finds senders with senders. senders may be
+// nil: the Provider then sends with the workspaces' channel connections,
+// given by the service through UseSenders. A non-nil senders wins over
+// UseSenders.
 func New(senders SenderLookup, opts *Options) (*Provider, error) {
-	if senders == nil {
-		return nil, errors.New("metaprovider: New: senders is nil")
-	}
 	o := defaults.Of(opts)
 	o.BaseURL, o.Version = cmp.Or(o.BaseURL, DefaultBaseURL), cmp.Or(o.Version, DefaultVersion)
 	if o.HTTPClient == nil {
@@ -155,13 +166,63 @@ func New(senders SenderLookup, opts *Options) (*Provider, error) {
 	return &Provider{
 		senders: senders,
 		base:    strings.TrimRight(o.BaseURL, "/") + "/" + o.Version + "/",
+		baseURL: u,
 		client:  o.HTTPClient,
 		now:     o.Clock,
 	}, nil
 }
 
+// UseSenders implements messaging.SenderUser: the Provider sends with the
+// workspaces' channel connections that lookup returns (the account id and
+// access token of the connection), unless New was given a SenderLookup,
+// which wins. messaging.New calls it once, before any Send.
+func (p *Provider) UseSenders(lookup messaging.SenderLookup) {
+	p.mu.Lock()
+	p.lookup = lookup
+	p.mu.Unlock()
+}
+
 func permanent(code, text string) *messaging.SendError {
 	return &messaging.SendError{Code: code, Text: text}
+}
+
+// notConfigured is the error of a missing sender.
+func notConfigured(channel string) *messaging.SendError {
+	return permanent(CodeSenderNotConfigured, fmt.Sprintf("no %s sender is configured for the workspace", channel))
+}
+
+// sender returns the sender of a workspace on a channel: from the
+// SenderLookup of New when there is one, else from the lookup of
+// UseSenders. A nil sender means none is configured.
+func (p *Provider) sender(ctx context.Context, ws, channel string) (*Sender, error) {
+	var (
+		s   *Sender
+		err error
+	)
+	p.mu.RLock()
+	lookup := p.lookup
+	p.mu.RUnlock()
+	switch {
+	case p.senders != nil:
+		s, err = p.senders(ctx, ws, channel)
+	case lookup != nil:
+		var cs *messaging.ChannelSender
+		if cs, err = lookup(ctx, ws, channel); err == nil && cs != nil {
+			s = &Sender{ID: cs.AccountID, AccessToken: cs.AccessToken}
+		}
+	}
+	if err != nil {
+		var se *messaging.SendError
+		switch {
+		case errors.As(err, &se):
+			return nil, se
+		case errors.Is(err, messaging.ErrNotFound):
+			return nil, nil
+		default:
+			return nil, fmt.Errorf("metaprovider: sender lookup: %w", err)
+		}
+	}
+	return s, nil
 }
 
 // Send posts m to the Graph API and returns the provider message id.
@@ -187,49 +248,20 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 	if err != nil {
 		return nil, err
 	}
-	s, err := p.senders(ctx, m.WorkspaceID, m.Channel)
+	s, err := p.sender(ctx, m.WorkspaceID, m.Channel)
 	if err != nil {
-		var se *messaging.SendError
-		switch {
-		case errors.As(err, &se):
-			return nil, se
-		case errors.Is(err, messaging.ErrNotFound):
-			s = nil
-		default:
-			return nil, fmt.Errorf("metaprovider: sender lookup: %w", err)
-		}
+		return nil, err
 	}
 	if s == nil || s.ID == "" || s.AccessToken == "" {
-		return nil, permanent(CodeSenderNotConfigured, fmt.Sprintf("no %s sender is configured for the workspace", m.Channel))
+		return nil, notConfigured(m.Channel)
 	}
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return nil, permanent(CodeInvalidMessage, "Invalid parameter: "+err.Error())
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.base+url.PathEscape(s.ID)+"/messages", bytes.NewReader(body))
+	raw, status, err := p.do(ctx, http.MethodPost, p.base+url.PathEscape(s.ID)+"/messages", s.AccessToken, body)
 	if err != nil {
-		return nil, permanent(CodeSenderNotConfigured, "the sender id does not form a valid URL")
-	}
-	req.Header.Set("Authorization", "Bearer "+s.AccessToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := p.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("metaprovider: %w", ctx.Err())
-		}
-		return nil, &messaging.SendError{Code: CodeNetwork, Text: "could not reach the Graph API: " + redact(err.Error(), s.AccessToken), Retryable: true}
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil && resp.StatusCode/100 != 2 {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("metaprovider: %w", ctx.Err())
-		}
-		return nil, &messaging.SendError{Code: CodeNetwork, Text: "reading the Graph API's answer: " + redact(err.Error(), s.AccessToken), Retryable: true}
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, p.sendError(resp.StatusCode, resp.Header, raw)
+		return nil, err
 	}
 	var ok struct {
 		Messages []struct {
@@ -248,9 +280,52 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 	if id == "" {
 		// The message may have been accepted: retrying could deliver it
 		// twice, so the failure is permanent.
-		return nil, permanent(CodeInvalidResponse, fmt.Sprintf("the Graph API answered %d without a message id", resp.StatusCode))
+		return nil, permanent(CodeInvalidResponse, fmt.Sprintf("the Graph API answered %d without a message id", status))
 	}
 	return &messaging.SendReceipt{ProviderMessageID: id}, nil
+}
+
+// do makes one Graph API request with token as bearer token and body (when
+// not nil) as JSON, and returns the answer's body and status when it is
+// 2xx. A non-2xx answer is mapped by sendError (its body and status are
+// returned too); a network failure is a
+// retryable CodeNetwork SendError (with the token redacted); a cancelled
+// context is returned wrapped.
+func (p *Provider) do(ctx context.Context, method, rawURL, token string, body []byte) ([]byte, int, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, rd)
+	if err != nil {
+		return nil, 0, permanent(CodeSenderNotConfigured, "the sender id does not form a valid URL")
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, fmt.Errorf("metaprovider: %w", ctx.Err())
+		}
+		return nil, 0, &messaging.SendError{Code: CodeNetwork, Text: "could not reach the Graph API: " + redact(err.Error(), token), Retryable: true}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil && resp.StatusCode/100 != 2 {
+		if ctx.Err() != nil {
+			return nil, 0, fmt.Errorf("metaprovider: %w", ctx.Err())
+		}
+		return nil, 0, &messaging.SendError{Code: CodeNetwork, Text: "reading the Graph API's answer: " + redact(err.Error(), token), Retryable: true}
+	}
+	if resp.StatusCode/100 != 2 {
+		se := p.sendError(resp.StatusCode, resp.Header, raw)
+		se.Text = redact(se.Text, token)
+		return raw, resp.StatusCode, se
+	}
+	return raw, resp.StatusCode, nil
 }
 
 // redact removes the token from s, should an error ever quote it.
@@ -323,6 +398,11 @@ func (p *Provider) sendError(status int, h http.Header, body []byte) *messaging.
 			code = strconv.Itoa(status)
 		}
 		se = &messaging.SendError{Code: code, Text: text, Retryable: retryable || RetryableCode(g.Code)}
+		if g.Code == CodeInvalidToken {
+			// The token is invalid or expired: sending again with it
+			// cannot succeed, whatever the HTTP status.
+			se.Retryable, se.Credentials = false, true
+		}
 	} else {
 		text := http.StatusText(status)
 		if text == "" {

@@ -297,8 +297,8 @@ func cases() []providertest.Case {
 
 func TestNew(t *testing.T) {
 	t.Parallel()
-	if _, err := metaprovider.New(nil, nil); err == nil {
-		t.Error("New(nil senders) succeeded")
+	if p, err := metaprovider.New(nil, nil); err != nil || p == nil {
+		t.Errorf("New(nil senders) = %v, %v; want a provider taking its senders from UseSenders", p, err)
 	}
 	for _, o := range []*metaprovider.Options{
 		{BaseURL: "graph.facebook.com"},
