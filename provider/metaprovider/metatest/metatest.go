@@ -1,0 +1,429 @@
+// Package metatest is a mock of the parts of Meta's Graph API that
+// metaprovider uses, for tests and for running the example server against
+// a local "Meta". It keeps templates per WhatsApp Business Account (WABA)
+// and answers in Graph's shapes:
+//
+//   - POST /{version}/{phone-number-id}/messages with messaging_product
+//     "whatsapp": {"messaging_product", "contacts": [{input, wa_id}],
+//     "messages": [{"id": "wamid.mock.N"}]}.
+//   - POST /{version}/{page-or-ig-id}/messages (Messenger and Instagram):
+//     {"recipient_id", "message_id": "m_mock.N"}.
+//   - POST /{version}/{waba-id}/message_templates: creates a template
+//     (name, language and category required; the same name and language
+//     twice is error 100) and answers {"id", "status": "PENDING",
+//     "category"}.
+//   - GET /{version}/{waba-id}/message_templates: lists the WABA's
+//     templates in creation order, min(limit, PageSize) a page (PageSize
+//     is 2 unless SetPageSize changes it, so that paging is exercised),
+//     with paging.cursors.after and, when more follow, paging.next: an
+//     absolute URL on the request's host with after=.
+//   - DELETE /{version}/{waba-id}/message_templates?name=...[&hsm_id=...]:
+//     deletes every language of name, or the one template hsm_id names;
+//     none is Graph's error 100 with subcode 2593002 ("Message template
+//     not found"); answers {"success": true}.
+//   - GET /{version}/{id}?fields=id: {"id"}.
+//
+// Every request needs "Authorization: Bearer <token>"; any non-empty token
+// is valid until ExpireToken (or SetTokenValid false) makes it answer
+// Graph's expired-token error (code 190, subcode 463, HTTP 401). A missing
+// token is error 104 (HTTP 400). Every request is recorded (Requests).
+//
+// A Server is safe for concurrent use. It is also an http.Handler, for a
+// host that serves it on a listener of its own.
+package metatest
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ujumbe/messaging"
+)
+
+// DefaultPageSize is the largest page of a template list unless
+// SetPageSize changes it.
+const DefaultPageSize = 2
+
+// Request is a request the Server received.
+type Request struct {
+	Method string
+	// Path is the URL path, for example "/v21.0/1234/messages".
+	Path  string
+	Query url.Values
+	// Authorization is the Authorization header as sent.
+	Authorization string
+	// Body is the JSON body decoded into any (maps, slices, float64,
+	// strings); nil for an empty body, the text itself for a body that is
+	// not JSON.
+	Body any
+}
+
+// template is a template the Server keeps, its components in Meta's
+// shape as submitted.
+type template struct {
+	id, name, language, category, status, reason, quality string
+	components                                            json.RawMessage
+}
+
+// Server is a mock Graph API. Create it with New.
+type Server struct {
+	srv *httptest.Server
+	mux *http.ServeMux
+
+	mu        sync.Mutex
+	requests  []Request
+	expired   map[string]bool
+	templates map[string][]*template // by WABA id
+	pageSize  int
+	seq       int
+}
+
+// New starts a Server on a local address. Close it when done.
+func New() *Server {
+	s := &Server{expired: map[string]bool{}, templates: map[string][]*template{}, pageSize: DefaultPageSize}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /{version}/{id}/messages", s.messages)
+	mux.HandleFunc("POST /{version}/{waba}/message_templates", s.createTemplate)
+	mux.HandleFunc("GET /{version}/{waba}/message_templates", s.listTemplates)
+	mux.HandleFunc("DELETE /{version}/{waba}/message_templates", s.deleteTemplate)
+	mux.HandleFunc("GET /{version}/{id}", s.node)
+	s.mux = mux
+	s.srv = httptest.NewServer(s)
+	return s
+}
+
+// URL is the Server's base URL (metaprovider's Options.BaseURL), without
+// the version.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Client returns an HTTP client for the Server.
+func (s *Server) Client() *http.Client { return s.srv.Client() }
+
+// Close shuts the Server down.
+func (s *Server) Close() { s.srv.Close() }
+
+// Requests returns a copy of the requests received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// ExpireToken makes every later request with token answer Graph's
+// expired-token error (190).
+func (s *Server) ExpireToken(token string) { s.SetTokenValid(token, false) }
+
+// SetTokenValid makes token valid (the default for any token) or expired.
+func (s *Server) SetTokenValid(token string, valid bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if valid {
+		delete(s.expired, token)
+	} else {
+		s.expired[token] = true
+	}
+}
+
+// SetPageSize sets the largest page of a template list (n > 0).
+func (s *Server) SetPageSize(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pageSize = max(n, 1)
+}
+
+// AddTemplate adds t to the templates of waba, as if created in WhatsApp
+// Manager: an empty ID gets the next mock id, an empty Status is
+// APPROVED. It returns the id.
+func (s *Server) AddTemplate(waba string, t messaging.ProviderTemplate) string {
+	comps, _ := json.Marshal(t.Components) // TemplateComponent's JSON is Meta's shape without examples
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := t.ID
+	if id == "" {
+		id = s.nextID()
+	}
+	status := t.Status
+	if status == "" {
+		status = messaging.ProviderTemplateApproved
+	}
+	s.templates[waba] = append(s.templates[waba], &template{id: id, name: t.Name, language: t.Language, category: t.Category,
+		status: status, reason: t.Reason, quality: t.Quality, components: comps})
+	return id
+}
+
+// SetTemplateStatus sets the status (Meta's APPROVED, REJECTED, PAUSED,
+// ...) of waba's template name in lang, and reports whether there is one.
+func (s *Server) SetTemplateStatus(waba, name, lang, status string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.templates[waba] {
+		if t.name == name && t.language == lang {
+			t.status = status
+			return true
+		}
+	}
+	return false
+}
+
+// Templates returns the templates of waba, in creation order (components
+// without Meta's examples).
+func (s *Server) Templates(waba string) []messaging.ProviderTemplate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []messaging.ProviderTemplate
+	for _, t := range s.templates[waba] {
+		pt := messaging.ProviderTemplate{ID: t.id, Name: t.name, Language: t.language, Category: t.category,
+			Status: t.status, Reason: t.reason, Quality: t.quality}
+		pt.Components = components(t.components)
+		out = append(out, pt)
+	}
+	return out
+}
+
+// components converts components in Meta's shape, dropping Meta's
+// examples but a COPY_CODE button's (its sample code, written as a string
+// or a one-string array).
+func components(raw json.RawMessage) []messaging.TemplateComponent {
+	var ms []struct {
+		Type    string `json:"type"`
+		Format  string `json:"format"`
+		Text    string `json:"text"`
+		Buttons []struct {
+			Type        string          `json:"type"`
+			Text        string          `json:"text"`
+			URL         string          `json:"url"`
+			PhoneNumber string          `json:"phone_number"`
+			Example     json.RawMessage `json:"example"`
+		} `json:"buttons"`
+	}
+	_ = json.Unmarshal(raw, &ms)
+	out := []messaging.TemplateComponent{}
+	for _, m := range ms {
+		c := messaging.TemplateComponent{Type: m.Type, Format: m.Format, Text: m.Text}
+		for _, b := range m.Buttons {
+			tb := messaging.TemplateButton{Type: b.Type, Text: b.Text, URL: b.URL, PhoneNumber: b.PhoneNumber}
+			if b.Type == "COPY_CODE" {
+				var list []string
+				if json.Unmarshal(b.Example, &tb.Example) != nil && json.Unmarshal(b.Example, &list) == nil && len(list) > 0 {
+					tb.Example = list[0]
+				}
+			}
+			c.Buttons = append(c.Buttons, tb)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// nextID returns a new numeric id; s.mu is held.
+func (s *Server) nextID() string {
+	s.seq++
+	return strconv.Itoa(1000000000000000 + s.seq)
+}
+
+var versionRe = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
+
+// ServeHTTP records r, checks its version and token, and answers it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
+	var body any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &body); err != nil {
+			body = string(raw)
+		}
+	}
+	r.Body = io.NopCloser(strings.NewReader(string(raw)))
+	auth := r.Header.Get("Authorization")
+	token, hasToken := strings.CutPrefix(auth, "Bearer ")
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Authorization: auth, Body: body})
+	expired := s.expired[token]
+	s.mu.Unlock()
+	version, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	switch {
+	case !versionRe.MatchString(version):
+		graphError(w, http.StatusBadRequest, 2500, 0, "OAuthException", "Unknown path components: "+r.URL.Path)
+	case !hasToken || token == "":
+		graphError(w, http.StatusBadRequest, 104, 0, "OAuthException", "An access token is required to request this resource.")
+	case expired:
+		graphError(w, http.StatusUnauthorized, 190, 463, "OAuthException",
+			"Error validating access token: Session has expired on Tuesday, 01-Jan-30 00:00:00 PST. The current time is Wednesday, 02-Jan-30 00:00:00 PST.")
+	default:
+		s.mux.ServeHTTP(w, r)
+	}
+}
+
+// graphError answers Graph's error envelope.
+func graphError(w http.ResponseWriter, status, code, subcode int, typ, msg string) {
+	e := map[string]any{"message": msg, "type": typ, "code": code, "fbtrace_id": "AmockTraceId"}
+	if subcode != 0 {
+		e["error_subcode"] = subcode
+	}
+	if code == 100 && subcode == 2593002 {
+		e["error_user_title"] = "Message template not found"
+	}
+	writeJSON(w, status, map[string]any{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// messages answers a send: WhatsApp's shape when messaging_product is
+// whatsapp, else the Send API's.
+func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
+	var m struct {
+		MessagingProduct string `json:"messaging_product"`
+		To               string `json:"to"`
+		Recipient        struct {
+			ID          string `json:"id"`
+			PhoneNumber string `json:"phone_number"`
+		} `json:"recipient"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) Invalid parameter: the body is not JSON")
+		return
+	}
+	s.mu.Lock()
+	s.seq++
+	n := s.seq
+	s.mu.Unlock()
+	if m.MessagingProduct == "whatsapp" {
+		if m.To == "" {
+			graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter to is required.")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"messaging_product": "whatsapp",
+			"contacts":          []map[string]string{{"input": m.To, "wa_id": strings.TrimPrefix(m.To, "+")}},
+			"messages":          []map[string]string{{"id": fmt.Sprintf("wamid.mock.%d", n)}},
+		})
+		return
+	}
+	to := cmp.Or(m.Recipient.ID, m.Recipient.PhoneNumber)
+	if to == "" {
+		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter recipient is required")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"recipient_id": to, "message_id": fmt.Sprintf("m_mock.%d", n)})
+}
+
+// createTemplate creates a template from Meta's create request.
+func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Name       string          `json:"name"`
+		Language   string          `json:"language"`
+		Category   string          `json:"category"`
+		Components json.RawMessage `json:"components"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "Invalid parameter: the body is not JSON")
+		return
+	}
+	for _, f := range [][2]string{{"name", req.Name}, {"language", req.Language}, {"category", req.Category}} {
+		if f[1] == "" {
+			graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter "+f[0]+" is required.")
+			return
+		}
+	}
+	waba := r.PathValue("waba")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.templates[waba] {
+		if t.name == req.Name && t.language == req.Language {
+			graphError(w, http.StatusBadRequest, 100, 2388024, "OAuthException", "Invalid parameter: content in this language already exists")
+			return
+		}
+	}
+	t := &template{id: s.nextID(), name: req.Name, language: req.Language, category: req.Category,
+		status: messaging.ProviderTemplatePending, components: req.Components}
+	if len(t.components) == 0 {
+		t.components = json.RawMessage("[]")
+	}
+	s.templates[waba] = append(s.templates[waba], t)
+	writeJSON(w, http.StatusOK, map[string]string{"id": t.id, "status": t.status, "category": t.category})
+}
+
+// listTemplates answers one page of a WABA's templates.
+func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	start := 0
+	if after := q.Get("after"); after != "" {
+		b, err := base64.RawURLEncoding.DecodeString(after)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 {
+			graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) Invalid parameter: after is not a valid cursor")
+			return
+		}
+		start = n
+	}
+	s.mu.Lock()
+	size := s.pageSize
+	if l, err := strconv.Atoi(q.Get("limit")); err == nil && l > 0 {
+		size = min(size, l)
+	}
+	all := s.templates[r.PathValue("waba")]
+	end := min(start+size, len(all))
+	data := []map[string]any{}
+	for _, t := range all[min(start, end):end] {
+		m := map[string]any{"id": t.id, "name": t.name, "language": t.language, "status": t.status,
+			"category": t.category, "components": t.components, "rejected_reason": cmp.Or(t.reason, "NONE")}
+		if t.quality != "" {
+			m["quality_score"] = map[string]any{"score": t.quality, "date": 1767225600}
+		}
+		data = append(data, m)
+	}
+	more := end < len(all)
+	s.mu.Unlock()
+	cursor := func(n int) string { return base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(n))) }
+	paging := map[string]any{"cursors": map[string]string{"before": cursor(start), "after": cursor(end)}}
+	if more {
+		nq := url.Values{}
+		for k, v := range q {
+			nq[k] = v
+		}
+		nq.Set("after", cursor(end))
+		paging["next"] = (&url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path, RawQuery: nq.Encode()}).String()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": data, "paging": paging})
+}
+
+// deleteTemplate deletes by name, or by name and hsm_id.
+func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
+	name, hsm := r.URL.Query().Get("name"), r.URL.Query().Get("hsm_id")
+	if name == "" {
+		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter name is required.")
+		return
+	}
+	waba := r.PathValue("waba")
+	s.mu.Lock()
+	before := len(s.templates[waba])
+	s.templates[waba] = slices.DeleteFunc(s.templates[waba], func(t *template) bool {
+		return t.name == name && (hsm == "" || t.id == hsm)
+	})
+	deleted := before - len(s.templates[waba])
+	s.mu.Unlock()
+	if deleted == 0 {
+		graphError(w, http.StatusBadRequest, 100, 2593002, "OAuthException", "Invalid parameter")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+}
+
+// node answers a read of a node's id.
+func (s *Server) node(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"id": r.PathValue("id")})
+}
