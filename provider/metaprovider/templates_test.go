@@ -1,0 +1,550 @@
+package metaprovider_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/metaprovider"
+	"github.com/ujumbe/messaging/provider/metaprovider/metatest"
+	"github.com/ujumbe/messaging/provider/providertest"
+)
+
+const (
+	phoneID  = "106540352242922"
+	wabaID   = "102290129340398"
+	connTok  = "EAAGconnection-token-1"
+	otherTok = "EAAGother-token-2"
+)
+
+// conn is the WhatsApp connection of ws_1.
+func conn() *messaging.ChannelSender {
+	return &messaging.ChannelSender{WorkspaceID: "ws_1", Channel: messaging.ChannelWhatsApp,
+		AccountID: phoneID, WABAID: wabaID, AccessToken: connTok, Generation: 1}
+}
+
+// connections is a messaging.SenderLookup with one WhatsApp connection
+// (ws_1), none for ws_nosender and a nil sender for ws_nilsender.
+func connections(_ context.Context, ws, channel string) (*messaging.ChannelSender, error) {
+	switch {
+	case ws == "ws_nosender":
+		return nil, messaging.ErrNotFound
+	case ws == "ws_nilsender":
+		return nil, nil
+	case ws == "ws_1" && channel == messaging.ChannelWhatsApp:
+		return conn(), nil
+	}
+	return nil, messaging.ErrNotFound
+}
+
+// mockProvider returns a Provider with senders from connections (through
+// UseSenders) and a metatest server it talks to.
+func mockProvider(t *testing.T) (*metaprovider.Provider, *metatest.Server) {
+	t.Helper()
+	mock := metatest.New()
+	t.Cleanup(mock.Close)
+	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: mock.URL(), HTTPClient: mock.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.UseSenders(connections)
+	return p, mock
+}
+
+func textTo(ws string) *messaging.Message {
+	m := msg(messaging.ChannelWhatsApp, "+254712345678", messaging.TypeText)
+	m.WorkspaceID, m.Text = ws, "Hello"
+	return m
+}
+
+// wantCredentials fails t unless err is a permanent Credentials SendError
+// with code 190 that does not show tok.
+func wantCredentials(t *testing.T, what string, err error, tok string) {
+	t.Helper()
+	var se *messaging.SendError
+	if !errors.As(err, &se) {
+		t.Fatalf("%s: err = %v (%T), want a *messaging.SendError", what, err, err)
+	}
+	if se.Code != "190" || !se.Credentials || se.Retryable {
+		t.Errorf("%s: SendError = %+v, want code 190, Credentials, not retryable", what, se)
+	}
+	if strings.Contains(err.Error(), tok) || strings.Contains(se.Text, tok) {
+		t.Errorf("%s: the error shows the token: %v", what, err)
+	}
+}
+
+func TestSendWithConnectionSender(t *testing.T) {
+	t.Parallel()
+	p, mock := mockProvider(t)
+	r, err := p.Send(t.Context(), textTo("ws_1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.ProviderMessageID, "wamid.mock.") {
+		t.Errorf("ProviderMessageID = %q, want the mock's wamid", r.ProviderMessageID)
+	}
+	reqs := mock.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("requests = %+v, want 1", reqs)
+	}
+	got := reqs[0]
+	if got.Method != "POST" || got.Path != "/v21.0/"+phoneID+"/messages" || got.Authorization != "Bearer "+connTok {
+		t.Errorf("request = %s %s (Authorization %q), want POST /v21.0/%s/messages with the connection's bearer token",
+			got.Method, got.Path, got.Authorization, phoneID)
+	}
+}
+
+func TestSenderLookupOfNewWinsOverUseSenders(t *testing.T) {
+	t.Parallel()
+	mock := metatest.New()
+	defer mock.Close()
+	p, err := metaprovider.New(func(context.Context, string, string) (*metaprovider.Sender, error) {
+		return &metaprovider.Sender{ID: "999", AccessToken: otherTok}, nil
+	}, &metaprovider.Options{BaseURL: mock.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.UseSenders(connections)
+	if _, err := p.Send(t.Context(), textTo("ws_1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := mock.Requests()[0]; got.Path != "/v21.0/999/messages" || got.Authorization != "Bearer "+otherTok {
+		t.Errorf("request = %s (Authorization %q), want New's sender", got.Path, got.Authorization)
+	}
+}
+
+func TestNoSenderIsNotConfigured(t *testing.T) {
+	t.Parallel()
+	bare, err := metaprovider.New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, mock := mockProvider(t)
+	for _, c := range []struct {
+		label string
+		p     *metaprovider.Provider
+		ws    string
+	}{
+		{"without UseSenders", bare, "ws_1"},
+		{"ErrNotFound", p, "ws_nosender"},
+		{"nil sender", p, "ws_nilsender"},
+	} {
+		_, err := c.p.Send(t.Context(), textTo(c.ws))
+		var se *messaging.SendError
+		if !errors.As(err, &se) || se.Code != metaprovider.CodeSenderNotConfigured || se.Retryable {
+			t.Errorf("%s: Send err = %v, want a permanent %s", c.label, err, metaprovider.CodeSenderNotConfigured)
+		}
+	}
+	ctx := t.Context()
+	calls := map[string]func(s *messaging.ChannelSender) error{
+		"SubmitTemplate": func(s *messaging.ChannelSender) error {
+			_, err := p.SubmitTemplate(ctx, s, providertest.ManagedTemplates()[0])
+			return err
+		},
+		"DeleteTemplate": func(s *messaging.ChannelSender) error {
+			return p.DeleteTemplate(ctx, s, providertest.ManagedTemplates()[0])
+		},
+		"ListTemplates": func(s *messaging.ChannelSender) error {
+			_, err := p.ListTemplates(ctx, s)
+			return err
+		},
+		"CheckConnection": func(s *messaging.ChannelSender) error { return p.CheckConnection(ctx, s) },
+	}
+	noToken := conn()
+	noToken.AccessToken = ""
+	for name, call := range calls {
+		for _, s := range []*messaging.ChannelSender{nil, noToken} {
+			err := call(s)
+			var se *messaging.SendError
+			if !errors.As(err, &se) || se.Code != metaprovider.CodeSenderNotConfigured || se.Retryable {
+				t.Errorf("%s(%v): err = %v, want a permanent %s", name, s, err, metaprovider.CodeSenderNotConfigured)
+			}
+		}
+	}
+	if reqs := mock.Requests(); len(reqs) != 0 {
+		t.Errorf("requests = %+v, want none without a sender", reqs)
+	}
+}
+
+func TestExpiredToken(t *testing.T) {
+	t.Parallel()
+	p, mock := mockProvider(t)
+	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "hello", Language: "en", Category: messaging.CategoryUtility})
+	mock.ExpireToken(connTok)
+	ctx := t.Context()
+	_, err := p.Send(ctx, textTo("ws_1"))
+	wantCredentials(t, "Send", err, connTok)
+	_, err = p.ListTemplates(ctx, conn())
+	wantCredentials(t, "ListTemplates", err, connTok)
+	_, err = p.SubmitTemplate(ctx, conn(), providertest.ManagedTemplates()[0])
+	wantCredentials(t, "SubmitTemplate", err, connTok)
+	err = p.DeleteTemplate(ctx, conn(), &messaging.Template{Name: "hello"})
+	wantCredentials(t, "DeleteTemplate", err, connTok)
+	err = p.CheckConnection(ctx, conn())
+	wantCredentials(t, "CheckConnection", err, connTok)
+
+	mock.SetTokenValid(connTok, true)
+	if err := p.CheckConnection(ctx, conn()); err != nil {
+		t.Errorf("CheckConnection with a valid token: %v", err)
+	}
+}
+
+// TestCode190IsCredentials checks the mapping of any 190 answer, whatever
+// its subcode and HTTP status, and that the token never shows.
+func TestCode190IsCredentials(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		status, subcode int
+	}{{401, 463}, {400, 460}, {400, 0}, {500, 467}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(c.status)
+			_, _ = io.WriteString(w, graphError(190, "Invalid OAuth access token - Cannot parse access token "+token, "", c.subcode))
+		}))
+		p := newProvider(t, srv)
+		_, err := p.Send(t.Context(), textTo("ws_1"))
+		wantCredentials(t, fmt.Sprintf("HTTP %d subcode %d", c.status, c.subcode), err, token)
+		srv.Close()
+	}
+}
+
+// capture is an httptest server that records requests and answers each
+// with answer.
+type capture struct {
+	*httptest.Server
+	mu     sync.Mutex
+	reqs   []*http.Request
+	bodies []string
+}
+
+func newCapture(t *testing.T, answer func(n int, r *http.Request) (int, string)) *capture {
+	t.Helper()
+	c := &capture{}
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		c.mu.Lock()
+		c.reqs = append(c.reqs, r)
+		c.bodies = append(c.bodies, string(b))
+		n := len(c.reqs)
+		c.mu.Unlock()
+		status, body := answer(n, r)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+func captureProvider(t *testing.T, c *capture) *metaprovider.Provider {
+	t.Helper()
+	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: c.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSubmitTemplateBody(t *testing.T) {
+	t.Parallel()
+	c := newCapture(t, func(int, *http.Request) (int, string) {
+		return 200, `{"id":"594425479261596","status":"PENDING","category":"UTILITY"}`
+	})
+	p := captureProvider(t, c)
+	tpls := providertest.ManagedTemplates()
+	got, err := p.SubmitTemplate(t.Context(), conn(), tpls[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &messaging.ProviderTemplate{ID: "594425479261596", Status: "PENDING", Category: "UTILITY", Name: "providertest_shipping", Language: "en_US"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SubmitTemplate mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := p.SubmitTemplate(t.Context(), conn(), tpls[1]); err != nil {
+		t.Fatal(err)
+	}
+	// A text header without a variable and a body without variables carry
+	// no example.
+	plain := &messaging.Template{Name: "plain", Language: "en", Category: messaging.CategoryMarketing, Components: []messaging.TemplateComponent{
+		{Type: "HEADER", Text: "Hello"}, {Type: "BODY", Text: "No variables here."},
+	}}
+	if _, err := p.SubmitTemplate(t.Context(), conn(), plain); err != nil {
+		t.Fatal(err)
+	}
+
+	wantBodies := []string{`{
+		"name": "providertest_shipping", "language": "en_US", "category": "UTILITY",
+		"components": [
+			{"type": "HEADER", "format": "TEXT", "text": "Order {{1}}", "example": {"header_text": ["example header"]}},
+			{"type": "BODY", "text": "Hi {{1}}, your order {{2}} ships on {{3}}.",
+			 "example": {"body_text": [["example 1", "example 2", "example 3"]]}},
+			{"type": "FOOTER", "text": "Reply STOP to opt out"},
+			{"type": "BUTTONS", "buttons": [
+				{"type": "QUICK_REPLY", "text": "Thanks"},
+				{"type": "URL", "text": "Track", "url": "https://example.com/track/{{1}}", "example": ["https://example.com/track/example-suffix"]},
+				{"type": "PHONE_NUMBER", "text": "Call us", "phone_number": "+254712345678"}
+			]}
+		]}`, `{
+		"name": "providertest_code", "language": "sw", "category": "AUTHENTICATION",
+		"components": [
+			{"type": "HEADER", "format": "DOCUMENT", "example": {"header_handle": ["https://example.com/sample.pdf"]}},
+			{"type": "BODY", "text": "{{1}} ni nambari yako.", "example": {"body_text": [["example 1"]]}},
+			{"type": "BUTTONS", "buttons": [{"type": "COPY_CODE", "example": "123456"}]}
+		]}`, `{
+		"name": "plain", "language": "en", "category": "MARKETING",
+		"components": [{"type": "HEADER", "format": "TEXT", "text": "Hello"}, {"type": "BODY", "text": "No variables here."}]}`,
+	}
+	if len(c.reqs) != len(wantBodies) {
+		t.Fatalf("%d requests, want %d", len(c.reqs), len(wantBodies))
+	}
+	for i, wb := range wantBodies {
+		r := c.reqs[i]
+		if r.Method != "POST" || r.URL.Path != "/v21.0/"+wabaID+"/message_templates" || r.Header.Get("Authorization") != "Bearer "+connTok ||
+			r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("request %d = %s %s (Authorization %q, Content-Type %q)", i, r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Content-Type"))
+		}
+		var w, g any
+		if err := json.Unmarshal([]byte(wb), &w); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(c.bodies[i]), &g); err != nil {
+			t.Fatalf("body %d is not JSON: %v", i, err)
+		}
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("body %d mismatch (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+func TestSubmitTemplateRefused(t *testing.T) {
+	t.Parallel()
+	c := newCapture(t, func(n int, _ *http.Request) (int, string) {
+		if n == 1 {
+			return 400, graphError(100, "Invalid parameter", "", 2388024)
+		}
+		return 200, `{"status":"PENDING"}`
+	})
+	p := captureProvider(t, c)
+	_, err := p.SubmitTemplate(t.Context(), conn(), providertest.ManagedTemplates()[0])
+	var se *messaging.SendError
+	if !errors.As(err, &se) || se.Code != "100" || se.Retryable || se.Credentials || !strings.Contains(se.Text, "2388024") {
+		t.Errorf("refused submit: err = %v, want a permanent SendError 100 naming subcode 2388024", err)
+	}
+	_, err = p.SubmitTemplate(t.Context(), conn(), providertest.ManagedTemplates()[0])
+	if !errors.As(err, &se) || se.Code != metaprovider.CodeInvalidResponse {
+		t.Errorf("answer without id: err = %v, want %s", err, metaprovider.CodeInvalidResponse)
+	}
+}
+
+func TestListTemplatesFollowsPaging(t *testing.T) {
+	t.Parallel()
+	p, mock := mockProvider(t)
+	var want []*messaging.ProviderTemplate
+	for i := range 7 {
+		pt := messaging.ProviderTemplate{Name: fmt.Sprintf("tpl_%d", i), Language: "en", Category: messaging.CategoryUtility,
+			Status: messaging.ProviderTemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: fmt.Sprintf("Body %d {{1}}", i)}}}
+		switch i {
+		case 2:
+			pt.Status, pt.Reason = messaging.ProviderTemplateRejected, "INVALID_FORMAT"
+		case 4:
+			pt.Quality = "YELLOW"
+		}
+		pt.ID = mock.AddTemplate(wabaID, pt)
+		want = append(want, &pt)
+	}
+	mock.AddTemplate("another_waba", messaging.ProviderTemplate{Name: "not_mine", Language: "en", Category: messaging.CategoryUtility})
+	got, err := p.ListTemplates(t.Context(), conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ListTemplates mismatch (-want +got):\n%s", diff)
+	}
+	reqs := mock.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4 pages of 2", len(reqs))
+	}
+	for i, r := range reqs {
+		if r.Method != "GET" || r.Path != "/v21.0/"+wabaID+"/message_templates" || r.Authorization != "Bearer "+connTok {
+			t.Errorf("request %d = %s %s (Authorization %q)", i, r.Method, r.Path, r.Authorization)
+		}
+		if r.Query.Get("fields") != "id,name,language,status,category,components,quality_score,rejected_reason" || r.Query.Get("limit") != "100" {
+			t.Errorf("request %d query = %v", i, r.Query)
+		}
+		if (i == 0) != (r.Query.Get("after") == "") {
+			t.Errorf("request %d after = %q; only the first page has none", i, r.Query.Get("after"))
+		}
+	}
+}
+
+func TestListTemplatesConvertsMetaComponents(t *testing.T) {
+	t.Parallel()
+	c := newCapture(t, func(int, *http.Request) (int, string) {
+		return 200, `{"data":[{"id":"11","name":"code","language":"en","status":"APPROVED","category":"AUTHENTICATION",
+			"quality_score":{"score":"GREEN","date":1767225600},"rejected_reason":"NONE","components":[
+			{"type":"HEADER","format":"TEXT","text":"Hi {{1}}","example":{"header_text":["Amina"]}},
+			{"type":"BODY","text":"{{1}} is your code.","example":{"body_text":[["123"]]}},
+			{"type":"BUTTONS","buttons":[{"type":"COPY_CODE","text":"Copy code","example":["250FF"]},
+				{"type":"URL","text":"Go","url":"https://example.com/{{1}}","example":["https://example.com/x"]}]}]}],
+			"paging":{"cursors":{"before":"B","after":"A"}}}`
+	})
+	p := captureProvider(t, c)
+	got, err := p.ListTemplates(t.Context(), conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*messaging.ProviderTemplate{{ID: "11", Name: "code", Language: "en", Status: "APPROVED", Category: "AUTHENTICATION", Quality: "GREEN",
+		Components: []messaging.TemplateComponent{
+			{Type: "HEADER", Format: "TEXT", Text: "Hi {{1}}"},
+			{Type: "BODY", Text: "{{1}} is your code."},
+			{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "COPY_CODE", Text: "Copy code", Example: "250FF"},
+				{Type: "URL", Text: "Go", URL: "https://example.com/{{1}}"}}},
+		}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ListTemplates mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestListTemplatesNextOnAnotherHostUsesTheCursor(t *testing.T) {
+	t.Parallel()
+	c := newCapture(t, func(n int, r *http.Request) (int, string) {
+		if n == 1 {
+			return 200, `{"data":[{"id":"1","name":"a","language":"en","status":"APPROVED","category":"UTILITY","components":[]}],
+				"paging":{"cursors":{"after":"CURSOR2"},"next":"https://evil.example.com/v21.0/` + wabaID + `/message_templates?after=CURSOR2&access_token=x"}}`
+		}
+		return 200, `{"data":[{"id":"2","name":"b","language":"en","status":"APPROVED","category":"UTILITY","components":[]}],"paging":{"cursors":{"after":"END"}}}`
+	})
+	p := captureProvider(t, c)
+	got, err := p.ListTemplates(t.Context(), conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "1" || got[1].ID != "2" {
+		t.Errorf("ListTemplates = %+v, want templates 1 and 2", got)
+	}
+	if len(c.reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(c.reqs))
+	}
+	q := c.reqs[1].URL.Query()
+	if q.Get("after") != "CURSOR2" || q.Get("limit") != "100" || q.Get("fields") == "" || c.reqs[1].Header.Get("Authorization") != "Bearer "+connTok {
+		t.Errorf("second request = %s, want the first page's query with after=CURSOR2", c.reqs[1].URL)
+	}
+}
+
+func TestListTemplatesEndlessPagingIsBounded(t *testing.T) {
+	t.Parallel()
+	var c *capture
+	c = newCapture(t, func(n int, r *http.Request) (int, string) {
+		next := c.URL + r.URL.Path + "?" + url.Values{"after": {fmt.Sprint(n)}}.Encode()
+		return 200, `{"data":[],"paging":{"cursors":{"after":"x"},"next":"` + next + `"}}`
+	})
+	p := captureProvider(t, c)
+	_, err := p.ListTemplates(t.Context(), conn())
+	var se *messaging.SendError
+	if !errors.As(err, &se) || se.Code != metaprovider.CodeInvalidResponse {
+		t.Errorf("err = %v, want %s", err, metaprovider.CodeInvalidResponse)
+	}
+	if n := len(c.reqs); n != metaprovider.MaxTemplatePages {
+		t.Errorf("%d requests, want %d", n, metaprovider.MaxTemplatePages)
+	}
+}
+
+func TestDeleteTemplate(t *testing.T) {
+	t.Parallel()
+	p, mock := mockProvider(t)
+	enID := mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "promo", Language: "en", Category: messaging.CategoryMarketing})
+	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "promo", Language: "sw", Category: messaging.CategoryMarketing})
+	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "other", Language: "en", Category: messaging.CategoryMarketing})
+	ctx := t.Context()
+	names := func() []string {
+		var out []string
+		for _, pt := range mock.Templates(wabaID) {
+			out = append(out, pt.Name+"/"+pt.Language)
+		}
+		return out
+	}
+
+	if err := p.DeleteTemplate(ctx, conn(), &messaging.Template{Name: "promo", Language: "en", ProviderTemplateID: enID}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"promo/sw", "other/en"}, names()); diff != "" {
+		t.Errorf("after deleting by id (-want +got):\n%s", diff)
+	}
+	if err := p.DeleteTemplate(ctx, conn(), &messaging.Template{Name: "promo", Language: "sw"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"other/en"}, names()); diff != "" {
+		t.Errorf("after deleting by name (-want +got):\n%s", diff)
+	}
+	if err := p.DeleteTemplate(ctx, conn(), &messaging.Template{Name: "promo", Language: "sw"}); err != nil {
+		t.Errorf("deleting a template Meta does not know: %v, want nil", err)
+	}
+	var queries []url.Values
+	for _, r := range mock.Requests() {
+		if r.Method != "DELETE" || r.Path != "/v21.0/"+wabaID+"/message_templates" || r.Authorization != "Bearer "+connTok {
+			t.Errorf("request = %s %s (Authorization %q)", r.Method, r.Path, r.Authorization)
+		}
+		queries = append(queries, r.Query)
+	}
+	want := []url.Values{{"name": {"promo"}, "hsm_id": {enID}}, {"name": {"promo"}}, {"name": {"promo"}}}
+	if diff := cmp.Diff(want, queries); diff != "" {
+		t.Errorf("queries mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeleteTemplateAnswers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		label   string
+		status  int
+		body    string
+		wantErr string
+	}{
+		{"404 is not found", 404, `{"error":{"message":"Unsupported delete request","code":100,"type":"GraphMethodException"}}`, ""},
+		{"subcode 2593002 is not found", 400, graphError(100, "Invalid parameter", "", 2593002), ""},
+		{"another invalid parameter is an error", 400, graphError(100, "Invalid parameter", "", 2388024), "100"},
+		{"a server error is an error", 503, graphError(2, "Service temporarily unavailable", "", 0), "2"},
+	} {
+		cs := newCapture(t, func(int, *http.Request) (int, string) { return c.status, c.body })
+		err := captureProvider(t, cs).DeleteTemplate(t.Context(), conn(), &messaging.Template{Name: "promo"})
+		var se *messaging.SendError
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: err = %v, want nil", c.label, err)
+		case c.wantErr != "" && (!errors.As(err, &se) || se.Code != c.wantErr):
+			t.Errorf("%s: err = %v, want SendError %s", c.label, err, c.wantErr)
+		}
+	}
+}
+
+func TestCheckConnection(t *testing.T) {
+	t.Parallel()
+	p, mock := mockProvider(t)
+	if err := p.CheckConnection(t.Context(), conn()); err != nil {
+		t.Fatal(err)
+	}
+	r := mock.Requests()[0]
+	if r.Method != "GET" || r.Path != "/v21.0/"+phoneID || r.Query.Get("fields") != "id" || r.Authorization != "Bearer "+connTok {
+		t.Errorf("request = %s %s?%s (Authorization %q), want GET /v21.0/%s?fields=id with the token", r.Method, r.Path, r.Query.Encode(), r.Authorization, phoneID)
+	}
+	mock.ExpireToken(connTok)
+	wantCredentials(t, "CheckConnection", p.CheckConnection(t.Context(), conn()), connTok)
+}
+
+func TestTemplateManagerConformance(t *testing.T) {
+	t.Parallel()
+	providertest.RunTemplateManager(t, func(t *testing.T) (messaging.Provider, *messaging.ChannelSender) {
+		p, _ := mockProvider(t)
+		return p, conn()
+	})
+}
