@@ -133,6 +133,9 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 		}
 		s.aead = aead
 	}
+	if su, ok := provider.(SenderUser); ok {
+		su.UseSenders(s.ChannelSender)
+	}
 	s.dispatch = newDispatcher(s, o.Dispatch, o.Sleep)
 	s.hooks = newWebhookSender(s, o.Webhooks, o.Sleep)
 	return s, nil
