@@ -468,11 +468,11 @@ func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (
 		return nil, err
 	}
 	from := templateFrom(status)
-	if from == nil && status != TemplatePending {
+	if from == nil && status != TemplatePending && status != TemplateDraft {
 		return nil, validationError("status", "must be one of approved, rejected, paused, disabled (got %q)", status)
 	}
 	var t *Template
-	err := ErrStale // no state moves back to pending
+	err := ErrStale // no state moves back to pending or draft
 	if from != nil {
 		t, err = ts.svc.store.TemplateSetStatus(ctx, &TemplateStatusParams{
 			WorkspaceID: ts.ws, ID: id, From: from, To: status, Reason: reason, At: ts.svc.now(),

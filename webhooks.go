@@ -108,7 +108,7 @@ func (s *Service) sealFor(purpose string, b []byte) ([]byte, error) {
 // unsealFor decrypts b sealed by sealFor with the same purpose.
 func (s *Service) unsealFor(purpose string, b []byte) ([]byte, error) {
 	if s.aead == nil || len(b) < s.aead.NonceSize() {
-		return nil, errors.New("messaging: cannot unseal a stored secret")
+		return nil, errors.New("messaging: cannot unseal " + strings.ReplaceAll(purpose, "-", " "))
 	}
 	n := s.aead.NonceSize()
 	return s.aead.Open(nil, b[:n], b[n:], []byte(purpose))
