@@ -1,7 +1,11 @@
 package messaging
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -61,4 +65,227 @@ type ChannelConnection struct {
 func (c *ChannelConnection) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("workspace", c.WorkspaceID), slog.String("channel", c.Channel),
 		slog.String("account_id", c.AccountID), slog.String("waba_id", c.WABAID), slog.String("status", c.Status))
+}
+
+// ConnectParams are the arguments of Service.Connect: what the provider
+// needs to send for a workspace on a channel.
+type ConnectParams struct {
+	WorkspaceID string `json:"-"`
+	Channel     string `json:"channel"`
+	// AccountID is the WhatsApp phone-number id ("phone_number_id"), the
+	// Facebook page id ("page_id") or the Instagram account id
+	// ("instagram_account_id"): digits.
+	AccountID string `json:"account_id"`
+	// WABAID is the WhatsApp Business Account id: digits, required on
+	// WhatsApp, refused on the other channels.
+	WABAID string `json:"waba_id,omitempty"`
+	// DisplayPhoneNumber is the WhatsApp number in E.164 (optional).
+	DisplayPhoneNumber string `json:"display_phone_number,omitempty"`
+	// AccessToken is the provider's access token for the account.
+	AccessToken string `json:"access_token"`
+}
+
+// MaxAccessToken is the longest access token accepted, in bytes.
+const MaxAccessToken = 2048
+
+// accountField names the account id of a channel as Meta calls it.
+func accountField(channel string) string {
+	switch channel {
+	case ChannelWhatsApp:
+		return "phone_number_id"
+	case ChannelMessenger:
+		return "page_id"
+	}
+	return "instagram_account_id"
+}
+
+func allDigits(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// validateConnect checks p and returns the display number normalised.
+func validateConnect(p *ConnectParams) (display string, err error) {
+	if err := validateChannel(p.Channel); err != nil {
+		return "", err
+	}
+	af := accountField(p.Channel)
+	if !allDigits(p.AccountID, 32) {
+		return "", validationError(af, "must be the account's numeric id (1 to 32 digits)")
+	}
+	switch {
+	case p.Channel == ChannelWhatsApp && !allDigits(p.WABAID, 32):
+		return "", validationError("waba_id", "must be the WhatsApp Business Account's numeric id (1 to 32 digits)")
+	case p.Channel != ChannelWhatsApp && p.WABAID != "":
+		return "", validationError("waba_id", "is only for whatsapp")
+	case p.Channel != ChannelWhatsApp && p.DisplayPhoneNumber != "":
+		return "", validationError("display_phone_number", "is only for whatsapp")
+	}
+	if p.DisplayPhoneNumber != "" {
+		n, err := NormalizePhone(p.DisplayPhoneNumber)
+		if err != nil {
+			return "", validationError("display_phone_number", "must be in E.164 format")
+		}
+		display = n
+	}
+	if p.AccessToken == "" {
+		return "", validationError("access_token", "is required")
+	}
+	if len(p.AccessToken) < 8 || len(p.AccessToken) > MaxAccessToken {
+		return "", validationError("access_token", "must be 8 to %d characters", MaxAccessToken)
+	}
+	for i := 0; i < len(p.AccessToken); i++ {
+		if c := p.AccessToken[i]; c <= 0x20 || c >= 0x7f {
+			return "", validationError("access_token", "must be visible ASCII characters, without spaces")
+		}
+	}
+	return display, nil
+}
+
+// tokenPurpose binds sealed access tokens to their use.
+const tokenPurpose = "channel-access-token"
+
+// Connect stores a workspace's credentials for a channel (sealed with
+// Options.SecretKey) and connects the channel; connecting again replaces
+// the credentials and clears an error state. It returns the connection,
+// whose token only shows its last 4 characters (TokenHint). Another
+// workspace's live connection of the same account (or WABA) is a conflict.
+func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnection, error) {
+	if p == nil {
+		return nil, validationError("body", "is required")
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
+	display, err := validateConnect(p)
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.sealFor(tokenPurpose, []byte(p.AccessToken))
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	c := &ChannelConnection{
+		WorkspaceID: p.WorkspaceID, Channel: p.Channel, AccountID: p.AccountID, WABAID: p.WABAID,
+		DisplayPhoneNumber: display, TokenSealed: sealed, TokenHint: p.AccessToken[len(p.AccessToken)-4:],
+		Status: ConnectionConnected, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.store.ConnectionPut(ctx, c); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil, &Error{Code: CodeConflict, Field: accountField(p.Channel), Message: fmt.Sprintf("%s: the account is connected to another workspace; disconnect it there first", accountField(p.Channel)), Err: err}
+		}
+		return nil, wrapStoreError(err, "workspace", p.WorkspaceID)
+	}
+	return s.Connection(ctx, p.WorkspaceID, p.Channel)
+}
+
+// Connection returns the connection of a workspace on a channel (without
+// its token). not_found when the channel was never connected with
+// credentials.
+func (s *Service) Connection(ctx context.Context, workspaceID, channel string) (*ChannelConnection, error) {
+	if err := validateChannel(channel); err != nil {
+		return nil, err
+	}
+	c, err := s.store.ConnectionGet(ctx, workspaceID, channel)
+	if err != nil {
+		return nil, wrapStoreError(err, "connection", channel)
+	}
+	c.TokenSealed = nil
+	return c, nil
+}
+
+// Connections returns the connections of a workspace, by channel, without
+// their tokens.
+func (s *Service) Connections(ctx context.Context, workspaceID string) ([]*ChannelConnection, error) {
+	list, err := s.store.ConnectionList(ctx, &ConnectionListParams{WorkspaceID: workspaceID})
+	if err != nil {
+		return nil, wrapStoreError(err, "connection", "")
+	}
+	for _, c := range list {
+		c.TokenSealed = nil
+	}
+	return list, nil
+}
+
+// ChannelSender is the service's SenderLookup (handed to providers that
+// are SenderUsers): the workspace's live connection on channel with its
+// token unsealed; nil when the channel is connected without credentials;
+// ErrNotFound when it is not connected.
+func (s *Service) ChannelSender(ctx context.Context, workspaceID, channel string) (*ChannelSender, error) {
+	c, err := s.store.ConnectionGet(ctx, workspaceID, channel)
+	if err == nil && c.Status != ConnectionDisconnected {
+		tok, err := s.unsealFor(tokenPurpose, c.TokenSealed)
+		if err != nil {
+			return nil, fmt.Errorf("messaging: the access token of %s/%s cannot be unsealed (was Options.SecretKey changed?): %w", workspaceID, channel, err)
+		}
+		return &ChannelSender{WorkspaceID: workspaceID, Channel: channel, AccountID: c.AccountID, WABAID: c.WABAID,
+			AccessToken: string(tok), Generation: c.Generation}, nil
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	w, err := s.store.WorkspaceGet(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(w.Channels, channel) {
+		return nil, nil
+	}
+	return nil, ErrNotFound
+}
+
+// CheckConnection asks the provider (when it is a ConnectionChecker)
+// whether the connection's credentials work and records the verdict: the
+// connection becomes connected, or error with the provider's reason. It
+// returns the connection. A provider that cannot check leaves it as it is.
+func (s *Service) CheckConnection(ctx context.Context, workspaceID, channel string) (*ChannelConnection, error) {
+	cc, ok := s.provider.(ConnectionChecker)
+	snd, err := s.ChannelSender(ctx, workspaceID, channel)
+	if err != nil {
+		return nil, wrapStoreError(err, "connection", channel)
+	}
+	if ok && snd != nil {
+		err := cc.CheckConnection(ctx, snd)
+		var se *SendError
+		switch {
+		case err == nil:
+			s.setConnectionState(ctx, snd, ConnectionConnected, "")
+		case errors.As(err, &se) && se.Credentials:
+			s.setConnectionState(ctx, snd, ConnectionError, FailureReason(se.Code, se.Text))
+		default:
+			return nil, &Error{Code: CodeServiceUnavailable, Message: "the channel provider could not check the connection; try again later", Err: err}
+		}
+	}
+	return s.Connection(ctx, workspaceID, channel)
+}
+
+// setConnectionState records a verdict on the credentials snd was read
+// with; credentials replaced since are left alone.
+func (s *Service) setConnectionState(ctx context.Context, snd *ChannelSender, status, reason string) {
+	_, err := s.store.ConnectionUpdate(ctx, &ConnectionUpdateParams{WorkspaceID: snd.WorkspaceID, Channel: snd.Channel,
+		Generation: snd.Generation, Status: status, StatusReason: reason, At: s.now()})
+	if err != nil {
+		s.log.ErrorContext(ctx, "recording a connection's state failed", "workspace", snd.WorkspaceID, "channel", snd.Channel, "status", status, "err", err)
+	} else if status == ConnectionError {
+		s.log.WarnContext(ctx, "the provider refused a connection's credentials", "workspace", snd.WorkspaceID, "channel", snd.Channel, "reason", reason)
+	}
+}
+
+// credentialsRefused marks the workspace's connection on channel as
+// error, when the provider refused its credentials during a call that
+// started at started (credentials put since then are left alone).
+func (s *Service) credentialsRefused(ctx context.Context, workspaceID, channel string, se *SendError, started time.Time) {
+	c, err := s.store.ConnectionGet(ctx, workspaceID, channel)
+	if err != nil || c.Status == ConnectionDisconnected || c.UpdatedAt.After(started) {
+		return
+	}
+	s.setConnectionState(ctx, &ChannelSender{WorkspaceID: workspaceID, Channel: channel, Generation: c.Generation}, ConnectionError, FailureReason(se.Code, se.Text))
 }

@@ -145,6 +145,7 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		}
 	}
 	sctx, cancel := context.WithTimeout(ctx, d.opts.SendTimeout)
+	started := d.svc.now()
 	rcpt, err := d.svc.provider.Send(sctx, m)
 	cancel()
 	if ctx.Err() != nil {
@@ -175,6 +176,9 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			se.Text = "The channel provider did not answer in time"
 		}
+	}
+	if se.Credentials {
+		d.svc.credentialsRefused(context.WithoutCancel(ctx), m.WorkspaceID, m.Channel, se, started)
 	}
 	now := d.svc.now()
 	if delay, more := d.retry.After(m.Attempts); se.Retryable && more && now.Sub(m.CreatedAt) < d.opts.MaxAge {

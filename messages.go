@@ -1,7 +1,9 @@
 package messaging
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -472,5 +474,40 @@ func (m *Messages) checkTemplate(ctx context.Context, msg *Message) error {
 			}
 		}
 	}
+	return nil
+}
+
+// UnmarshalJSON decodes a send component, accepting a button's index as a
+// number or, as Meta's documentation writes it, a string of digits
+// ("index": "0"). Unknown fields are refused.
+func (c *SendComponent) UnmarshalJSON(b []byte) error {
+	type plain SendComponent
+	var raw struct {
+		plain
+		Index json.RawMessage `json:"index,omitempty"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	*c = SendComponent(raw.plain)
+	c.Index = nil
+	idx := bytes.TrimSpace(raw.Index)
+	if len(idx) == 0 || string(idx) == "null" {
+		return nil
+	}
+	if idx[0] == '"' {
+		var s string
+		if err := json.Unmarshal(idx, &s); err != nil || !allDigits(s, 2) {
+			return validationError("components.index", "must be a number or a string of digits (got %s)", idx)
+		}
+		idx = []byte(s)
+	}
+	var n int
+	if err := json.Unmarshal(idx, &n); err != nil {
+		return validationError("components.index", "must be a number or a string of digits (got %s)", idx)
+	}
+	c.Index = &n
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
 // Channels.
@@ -85,6 +86,9 @@ type Options struct {
 	// rest (AES-256-GCM). Required to create webhook endpoints and to
 	// deliver to them; keep it outside the database.
 	SecretKey []byte
+	// TemplateSync configures the refresh of the cached template list
+	// (see Service.SyncTemplates).
+	TemplateSync TemplateSyncOptions
 	// PendingReportRetention is how long a provider's status report about
 	// a provider message id that no message carries yet is kept, waiting
 	// for the dispatcher to record that id (Meta may report a message
@@ -107,6 +111,12 @@ type Service struct {
 	hooks    *webhookSender
 	// retention is Options.PendingReportRetention with its default.
 	retention time.Duration
+	// syncOpts is Options.TemplateSync with its defaults.
+	syncOpts TemplateSyncOptions
+	// sleep is Options.Sleep with its default.
+	sleep func(ctx context.Context, d time.Duration) error
+	// owner names this service in leases held in the store.
+	owner string
 
 	runMu sync.Mutex
 	stop  chan struct{}
@@ -132,6 +142,20 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 			return nil, err
 		}
 		s.aead = aead
+	}
+	s.syncOpts = o.TemplateSync
+	if s.syncOpts.Every == 0 {
+		s.syncOpts.Every = DefaultTemplateSyncEvery
+	}
+	defaults.Positive(&s.syncOpts.Lease, DefaultTemplateSyncLease)
+	defaults.Positive(&s.syncOpts.ResubmitAfter, time.Minute)
+	s.sleep = o.Sleep
+	if s.sleep == nil {
+		s.sleep = workqueue.RealSleep
+	}
+	s.owner = NewID("svc")
+	if su, ok := provider.(SenderUser); ok {
+		su.UseSenders(s.ChannelSender)
 	}
 	s.dispatch = newDispatcher(s, o.Dispatch, o.Sleep)
 	s.hooks = newWebhookSender(s, o.Webhooks, o.Sleep)
@@ -259,7 +283,8 @@ func (s *Service) Start(ctx context.Context) error {
 	go func() {
 		defer close(s.done)
 		var wg sync.WaitGroup
-		wg.Add(2)
+		wg.Add(3)
+		go func() { defer wg.Done(); s.runTemplateSync(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.dispatch.queue.Run(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.hooks.queue.Run(ctx, s.stop) }()
 		wg.Wait()

@@ -112,7 +112,7 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 	ws := ev.WorkspaceID
 	if ws == "" {
 		var err error
-		if ws, err = s.WorkspaceForAccount(ctx, ChannelWhatsApp, ev.WABAID); err != nil {
+		if ws, err = s.WorkspaceForWABA(ctx, ev.WABAID); err != nil {
 			return nil, err
 		}
 	}
@@ -191,26 +191,31 @@ func (s *Service) findProviderTemplate(ctx context.Context, ws, providerID, name
 
 // WorkspaceForAccount returns the workspace whose connection on channel
 // (not disconnected) has account as its account id (phone-number id, page
-// id, Instagram account id) or, on WhatsApp, as its WABA id. not_found
-// when there is none: an event for an unknown account is never applied
-// to another workspace.
+// id, Instagram account id). not_found when there is none: an event for
+// an unknown account is never applied to another workspace.
 func (s *Service) WorkspaceForAccount(ctx context.Context, channel, account string) (string, error) {
-	if account == "" {
-		return "", notFound("account", account)
+	return s.workspaceFor(ctx, &ConnectionListParams{Channel: channel, AccountID: account}, account)
+}
+
+// WorkspaceForWABA returns the workspace whose WhatsApp connection (not
+// disconnected) has the WhatsApp Business Account id waba; not_found when
+// there is none.
+func (s *Service) WorkspaceForWABA(ctx context.Context, waba string) (string, error) {
+	return s.workspaceFor(ctx, &ConnectionListParams{Channel: ChannelWhatsApp, WABAID: waba}, waba)
+}
+
+func (s *Service) workspaceFor(ctx context.Context, p *ConnectionListParams, id string) (string, error) {
+	if id == "" {
+		return "", notFound("account", id)
 	}
-	for _, p := range []*ConnectionListParams{{Channel: channel, AccountID: account}, {Channel: channel, WABAID: account}} {
-		if p.WABAID != "" && channel != ChannelWhatsApp {
-			continue
-		}
-		list, err := s.store.ConnectionList(ctx, p)
-		if err != nil {
-			return "", wrapStoreError(err, "connection", "")
-		}
-		for _, c := range list {
-			if c.Status != ConnectionDisconnected {
-				return c.WorkspaceID, nil
-			}
+	list, err := s.store.ConnectionList(ctx, p)
+	if err != nil {
+		return "", wrapStoreError(err, "connection", "")
+	}
+	for _, c := range list {
+		if c.Status != ConnectionDisconnected {
+			return c.WorkspaceID, nil
 		}
 	}
-	return "", notFound("account", account)
+	return "", notFound("account", id)
 }

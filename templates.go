@@ -29,7 +29,7 @@ const (
 
 // TemplateStatuses lists every review state.
 func TemplateStatuses() []string {
-	return []string{TemplatePending, TemplateApproved, TemplateRejected, TemplatePaused, TemplateDisabled}
+	return []string{TemplateDraft, TemplatePending, TemplateApproved, TemplateRejected, TemplatePaused, TemplateDisabled}
 }
 
 // templateFrom lists the states a template may move to status from.
@@ -323,10 +323,11 @@ type Templates struct {
 	ws  string
 }
 
-// Create submits a template (status pending unless p.Status says
-// otherwise). Submitted templates cannot be edited: a correction is a new
-// template with a different name. A template with the same name and language
-// is a conflict.
+// Create authors a template. With p.Status empty it is submitted for
+// review at once (see Submit); with TemplateDraft it is kept as an
+// editable draft; with another state it is imported as already reviewed
+// by the channel provider. Every authoring rule is checked. A template
+// with the same name and language is a conflict.
 func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Template, error) {
 	if p == nil {
 		return nil, validationError("body", "is required")
@@ -351,12 +352,110 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 	}
 	if err := ts.svc.store.TemplateCreate(ctx, t); err != nil {
 		if ErrorCode(err) == CodeConflict {
-			return nil, &Error{Code: CodeConflict, Field: "name", Message: fmt.Sprintf("name: a template %q in language %q already exists; submit a correction under a new name", p.Name, p.Language)}
+			return nil, nameTaken(p.Name, p.Language)
 		}
 		return nil, wrapStoreError(err, "template", t.ID)
 	}
+	if p.Status == "" {
+		t = ts.svc.submitToProvider(ctx, t)
+	}
 	t.SendExample = SendExample(t)
 	return t, nil
+}
+
+func nameTaken(name, lang string) *Error {
+	return &Error{Code: CodeConflict, Field: "name", Message: fmt.Sprintf("name: a template %q in language %q already exists; submit a correction under a new name", name, lang)}
+}
+
+// Update replaces the content of a draft template (name, category,
+// language, components), checking every authoring rule again. A template
+// that was submitted cannot be edited: that is a conflict naming its
+// state. p.Status must be empty or draft.
+func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreateParams) (*Template, error) {
+	if p == nil {
+		return nil, validationError("body", "is required")
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
+	if p.Status != "" && p.Status != TemplateDraft {
+		return nil, validationError("status", "an edit keeps a template a draft; submit it to send it for review")
+	}
+	if err := validateTemplate(p); err != nil {
+		return nil, err
+	}
+	cur, err := ts.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	next := *cur
+	next.Name, next.Category, next.Language, next.Components = p.Name, p.Category, p.Language, slices.Clone(p.Components)
+	next.UpdatedAt, next.SendExample = ts.svc.now(), nil
+	err = ts.svc.store.TemplateUpdate(ctx, &TemplateUpdateParams{Template: &next, From: []string{TemplateDraft}})
+	switch {
+	case errors.Is(err, ErrStale):
+		return nil, ts.notDraft(ctx, id, "edited")
+	case errors.Is(err, ErrConflict):
+		return nil, nameTaken(p.Name, p.Language)
+	case err != nil:
+		return nil, wrapStoreError(err, "template", id)
+	}
+	next.SendExample = SendExample(&next)
+	return &next, nil
+}
+
+// notDraft is the conflict of an edit or submission of a template that is
+// no longer a draft.
+func (ts *Templates) notDraft(ctx context.Context, id, what string) error {
+	cur, err := ts.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	return &Error{Code: CodeConflict, Field: "status", Message: fmt.Sprintf("status: the template is %s; only a draft can be %s", cur.Status, what)}
+}
+
+// Submit submits a draft template for review: it becomes pending (stored
+// first, so a submission is never lost) and is handed to the channel
+// provider when the provider reviews templates (a TemplateManager), which
+// gives it its provider id and may answer at once (approved or rejected).
+// A provider that could not be reached leaves it pending without a
+// provider id; the template sync hands it over again. A template that is
+// not a draft is a conflict naming its state.
+func (ts *Templates) Submit(ctx context.Context, id string) (*Template, error) {
+	cur, err := ts.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	next := *cur
+	next.Status, next.StatusReason, next.UpdatedAt, next.SendExample = TemplatePending, "", ts.svc.now(), nil
+	err = ts.svc.store.TemplateUpdate(ctx, &TemplateUpdateParams{Template: &next, From: []string{TemplateDraft}})
+	if errors.Is(err, ErrStale) {
+		return nil, ts.notDraft(ctx, id, "submitted")
+	}
+	if err != nil {
+		return nil, wrapStoreError(err, "template", id)
+	}
+	t := ts.svc.submitToProvider(ctx, &next)
+	t.SendExample = SendExample(t)
+	return t, nil
+}
+
+// Delete deletes a template: at the channel provider first (when it was
+// submitted and the provider manages templates), then here. If the
+// provider refuses or cannot be reached, nothing is deleted and the error
+// says why.
+func (ts *Templates) Delete(ctx context.Context, id string) error {
+	t, err := ts.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := ts.svc.deleteAtProvider(ctx, t); err != nil {
+		return err
+	}
+	if err := ts.svc.store.TemplateDelete(ctx, ts.ws, id); err != nil {
+		return wrapStoreError(err, "template", id)
+	}
+	return nil
 }
 
 // SetStatus moves a template to a new review state, if the transition is
@@ -369,11 +468,11 @@ func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (
 		return nil, err
 	}
 	from := templateFrom(status)
-	if from == nil && status != TemplatePending {
+	if from == nil && status != TemplatePending && status != TemplateDraft {
 		return nil, validationError("status", "must be one of approved, rejected, paused, disabled (got %q)", status)
 	}
 	var t *Template
-	err := ErrStale // no state moves back to pending
+	err := ErrStale // no state moves back to pending or draft
 	if from != nil {
 		t, err = ts.svc.store.TemplateSetStatus(ctx, &TemplateStatusParams{
 			WorkspaceID: ts.ws, ID: id, From: from, To: status, Reason: reason, At: ts.svc.now(),

@@ -157,6 +157,9 @@ func TestTemplateCreate(t *testing.T) {
 	want := &messaging.Template{
 		ID: tpl.ID, WorkspaceID: "acme", Name: "order_update", Category: "UTILITY", Language: "en",
 		Status: messaging.TemplatePending, Components: p.Components, CreatedAt: t0, UpdatedAt: t0,
+		// Created without a status, it was submitted to the provider,
+		// which gave it its id.
+		ProviderTemplateID: "fake-tpl-1",
 		SendExample: &messaging.SendTemplateParams{To: messaging.ExampleRecipient, TemplateName: "order_update", Language: "en",
 			Components: []messaging.SendComponent{{Type: "body", Parameters: textParams("example 1")}}},
 	}

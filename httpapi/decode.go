@@ -79,7 +79,10 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, text
 	return nil
 }
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+var (
+	unmarshalerType   = reflect.TypeFor[json.Unmarshaler]()
+	sendComponentType = reflect.TypeFor[messaging.SendComponent]()
+)
 
 // inexactName returns the first object member name of the JSON value b,
 // read as a t, that is not exactly the JSON name of a field of its struct,
@@ -161,7 +164,10 @@ func (s *nameScan) value(t reflect.Type) bool {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t != nil && reflect.PointerTo(t).Implements(unmarshalerType) {
+	// messaging.SendComponent's UnmarshalJSON only widens the type of
+	// "index" (a string of digits or a number); its member names are
+	// checked like any struct's.
+	if t != nil && t != sendComponentType && reflect.PointerTo(t).Implements(unmarshalerType) {
 		t = nil
 	}
 	s.space()

@@ -55,6 +55,16 @@
 // report itself and applies it when the id is recorded.) Run calls Flush
 // periodically, for long-running servers.
 //
+// # Template review
+//
+// The fake reviews templates like Meta, deterministically (see
+// SubmitTemplate): a submitted template is approved Options.ReviewAfter
+// later, except a template whose name starts with "reject_", which is
+// rejected with reason INVALID_FORMAT. TemplateEvent schedules a later
+// event (PAUSED, DISABLED, REINSTATED, ...). Review events reach a Sink
+// that is a TemplateSink (*messaging.Service is one) through Flush, like
+// status reports.
+//
 // # Scripted failures
 //
 // FailNext queues errors that the next Send calls return instead of
@@ -184,6 +194,10 @@ type Options struct {
 	// each message's reports are still applied in due order, and a server
 	// whose Sink stores each report keeps up with more messages a second.
 	FlushWorkers int
+	// ReviewAfter is the time from a template's submission to its review
+	// result (see SubmitTemplate). Default 0: due at once, applied by the
+	// next Flush. Negative: templates stay pending.
+	ReviewAfter time.Duration
 }
 
 // Report is a status report the provider has scheduled.
@@ -214,6 +228,10 @@ type Provider struct {
 	// unknown holds the provider message ids the Sink last reported as
 	// not found; their reports are the first dropped when pending is full.
 	unknown map[string]bool
+	// tplSeq numbers submitted templates; tplEvents holds the scheduled
+	// template review events (templates.go).
+	tplSeq    int
+	tplEvents []templateEvent
 }
 
 // New returns a Provider with default Options: it accepts every well-formed
@@ -591,8 +609,10 @@ func countVars(text string) int {
 	return len(seen)
 }
 
-// Flush applies, in due order, every scheduled report due at Clock() to
-// the Sink, and returns how many were applied (including reports the Sink
+// Flush applies the template review events due at Clock() to the Sink
+// (when it is a TemplateSink; see SubmitTemplate), then, in due order,
+// every scheduled report due at Clock() to the Sink, and returns how many
+// were applied (including reports the Sink
 // ignored as out of order or repeated). A report the Sink answers with
 // not_found, or with another error, stays scheduled together with every
 // later report of the same message, and is tried again by the next Flush;
@@ -607,6 +627,14 @@ func (p *Provider) Flush(ctx context.Context) (int, error) {
 
 	p.mu.Lock()
 	sink := p.sink
+	p.mu.Unlock()
+	var tplApplied int
+	var errs []error
+	if sink != nil {
+		tplApplied, errs = p.flushTemplates(ctx, sink, now)
+	}
+
+	p.mu.Lock()
 	n := 0
 	for n < len(p.pending) && !p.pending[n].Due.After(now) {
 		n++
@@ -623,11 +651,11 @@ func (p *Provider) Flush(ctx context.Context) (int, error) {
 	}
 	p.mu.Unlock()
 
-	var applied int
+	applied := tplApplied
 	var keep []Report
-	var errs []error
 	if workers := p.opts.FlushWorkers; workers <= 1 {
-		applied, keep, errs = p.apply(ctx, sink, now, due)
+		a, k, e := p.apply(ctx, sink, now, due)
+		applied, keep, errs = applied+a, k, append(errs, e...)
 	} else {
 		// Each message's reports, in due order, go to one worker.
 		var ids []string

@@ -42,6 +42,10 @@ type Store struct {
 	pending pendingReports
 	// sms holds the SMS accounts and messages (sms.go), under its own lock.
 	sms smsData
+	// connections holds the channel connections (connections.go).
+	connections map[connKey]*messaging.ChannelConnection
+	// leases holds the named leases by name.
+	leases map[string]lease
 }
 
 // New returns an empty store.
@@ -56,6 +60,8 @@ func New() *Store {
 		idem:         map[[2]string]*messaging.Message{},
 		queued:       map[string]*messaging.Message{},
 		byProviderID: map[string]*messaging.Message{},
+		connections:  map[connKey]*messaging.ChannelConnection{},
+		leases:       map[string]lease{},
 	}
 }
 
@@ -179,12 +185,10 @@ func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelPar
 	if !ok {
 		return messaging.ErrNotFound
 	}
-	chans := slices.DeleteFunc(slices.Clone(w.Channels), func(c string) bool { return c == p.Channel })
-	if p.Connected {
-		chans = append(chans, p.Channel)
-		slices.Sort(chans)
+	setChannel(w, p.Channel, p.Connected)
+	if c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]; ok && !p.Connected {
+		c.Status, c.UpdatedAt = messaging.ConnectionDisconnected, p.At
 	}
-	w.Channels = chans
 	return nil
 }
 

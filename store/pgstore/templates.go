@@ -9,16 +9,18 @@ import (
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-const templateCols = `id, workspace_id, name, category, language, status, components::text, status_reason, created_at, updated_at`
+const templateCols = `id, workspace_id, name, category, language, status, components::text, status_reason, created_at, updated_at,
+	provider_template_id, quality`
 
-const templateInsertCols = `id, workspace_id, name, category, language, status, components, status_reason, created_at, updated_at`
+const templateInsertCols = `id, workspace_id, name, category, language, status, components, status_reason, created_at, updated_at,
+	provider_template_id, quality`
 
 func scanTemplate(row pgx.Row) (*messaging.Template, error) {
 	var t messaging.Template
 	var comps *string
 	var created, updated int64
 	if err := row.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Category, &t.Language, &t.Status, &comps,
-		&t.StatusReason, &created, &updated); err != nil {
+		&t.StatusReason, &created, &updated, &t.ProviderTemplateID, &t.Quality); err != nil {
 		return nil, err
 	}
 	var err error
@@ -38,9 +40,9 @@ func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error
 	if err != nil {
 		return interpretError(err)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO templates (`+templateInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+	_, err = s.pool.Exec(ctx, `INSERT INTO templates (`+templateInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		t.ID, t.WorkspaceID, t.Name, t.Category, t.Language, t.Status, comps, t.StatusReason,
-		ts(t.CreatedAt), ts(t.UpdatedAt))
+		ts(t.CreatedAt), ts(t.UpdatedAt), t.ProviderTemplateID, t.Quality)
 	return interpretError(err)
 }
 
@@ -95,4 +97,38 @@ func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStat
 		return nil, interpretError(err) // no row: not found
 	}
 	return nil, messaging.ErrStale
+}
+
+// TemplateUpdate implements messaging.Store. SendExample is derived and not
+// stored. The status check and the update are one statement.
+func (s *Store) TemplateUpdate(ctx context.Context, p *messaging.TemplateUpdateParams) error {
+	ctx = writeCtx(ctx)
+	t := p.Template
+	comps, err := storedjson.EncodeTemplateComponents(t.Components)
+	if err != nil {
+		return interpretError(err)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE templates SET name = $1, category = $2, language = $3, status = $4,
+		components = $5, status_reason = $6, updated_at = $7, provider_template_id = $8, quality = $9
+		WHERE id = $10 AND workspace_id = $11 AND status = ANY($12::text[])`,
+		t.Name, t.Category, t.Language, t.Status, comps, t.StatusReason, ts(t.UpdatedAt), t.ProviderTemplateID, t.Quality,
+		t.ID, t.WorkspaceID, nonNil(p.From))
+	if err != nil || tag.RowsAffected() == 1 {
+		return interpretError(err)
+	}
+	var one int
+	if err := s.pool.QueryRow(ctx, `SELECT 1 FROM templates WHERE id = $1 AND workspace_id = $2`, t.ID, t.WorkspaceID).Scan(&one); err != nil {
+		return interpretError(err) // no row: not found
+	}
+	return messaging.ErrStale
+}
+
+// TemplateDelete implements messaging.Store.
+func (s *Store) TemplateDelete(ctx context.Context, workspaceID, id string) error {
+	ctx = writeCtx(ctx)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM templates WHERE id = $1 AND workspace_id = $2`, id, workspaceID)
+	if err == nil && tag.RowsAffected() == 0 {
+		return messaging.ErrNotFound
+	}
+	return interpretError(err)
 }

@@ -48,9 +48,12 @@ func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelPar
 			VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, p.WorkspaceID, p.Channel, ts(p.At))
 		return interpretError(err)
 	}
+	// One statement: the channel's row goes, its connection (if any) is
+	// marked disconnected and kept.
 	var one int
-	err := s.pool.QueryRow(ctx, `WITH d AS (DELETE FROM workspace_channels WHERE workspace_id = $1 AND channel = $2)
-		SELECT 1 FROM workspaces WHERE id = $1`, p.WorkspaceID, p.Channel).Scan(&one)
+	err := s.pool.QueryRow(ctx, `WITH d AS (DELETE FROM workspace_channels WHERE workspace_id = $1 AND channel = $2),
+		c AS (UPDATE channel_connections SET status = $3, updated_at = $4 WHERE workspace_id = $1 AND channel = $2)
+		SELECT 1 FROM workspaces WHERE id = $1`, p.WorkspaceID, p.Channel, messaging.ConnectionDisconnected, ts(p.At)).Scan(&one)
 	return interpretError(err)
 }
 

@@ -8,13 +8,14 @@ import (
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-const templateCols = `id, workspace_id, name, category, language, status, components, status_reason, created_at, updated_at`
+const templateCols = `id, workspace_id, name, category, language, status, components, status_reason, created_at, updated_at,
+	provider_template_id, quality`
 
 func scanTemplate(sc scanner) (*messaging.Template, error) {
 	var t messaging.Template
 	var comps *string
 	if err := sc.Scan(&t.ID, &t.WorkspaceID, &t.Name, &t.Category, &t.Language, &t.Status, &comps,
-		&t.StatusReason, storedTime{&t.CreatedAt}, storedTime{&t.UpdatedAt}); err != nil {
+		&t.StatusReason, storedTime{&t.CreatedAt}, storedTime{&t.UpdatedAt}, &t.ProviderTemplateID, &t.Quality); err != nil {
 		return nil, err
 	}
 	var err error
@@ -33,9 +34,9 @@ func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error
 		return interpretError(err)
 	}
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO templates (`+templateCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO templates (`+templateCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			t.ID, t.WorkspaceID, t.Name, t.Category, t.Language, t.Status, comps, t.StatusReason,
-			fmtTime(t.CreatedAt), fmtTime(t.UpdatedAt))
+			fmtTime(t.CreatedAt), fmtTime(t.UpdatedAt), t.ProviderTemplateID, t.Quality)
 		return err
 	})
 }
@@ -98,4 +99,35 @@ func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStat
 		return nil, err
 	}
 	return out, nil
+}
+
+// TemplateUpdate implements messaging.Store. SendExample is derived and not
+// stored.
+func (s *Store) TemplateUpdate(ctx context.Context, p *messaging.TemplateUpdateParams) error {
+	t := p.Template
+	comps, err := storedjson.EncodeTemplateComponents(t.Components)
+	if err != nil {
+		return interpretError(err)
+	}
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		args := []any{t.Name, t.Category, t.Language, t.Status, comps, t.StatusReason, fmtTime(t.UpdatedAt),
+			t.ProviderTemplateID, t.Quality, t.ID, t.WorkspaceID}
+		for _, f := range p.From {
+			args = append(args, f)
+		}
+		n, err := affected(tx.ExecContext(ctx, `UPDATE templates SET name = ?, category = ?, language = ?, status = ?,
+			components = ?, status_reason = ?, updated_at = ?, provider_template_id = ?, quality = ?
+			WHERE id = ? AND workspace_id = ? AND status IN (`+placeholders(len(p.From))+`)`, args...))
+		if err != nil || n == 1 {
+			return err
+		}
+		return missingOrStale(ctx, tx, "templates", t.WorkspaceID, t.ID)
+	})
+}
+
+// TemplateDelete implements messaging.Store.
+func (s *Store) TemplateDelete(ctx context.Context, workspaceID, id string) error {
+	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return oneRow(tx.ExecContext(ctx, `DELETE FROM templates WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+	})
 }

@@ -76,6 +76,9 @@ func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelPar
 		} else {
 			_, err = tx.ExecContext(ctx, `DELETE FROM workspace_channels WHERE workspace_id = ? AND channel = ?`,
 				p.WorkspaceID, p.Channel)
+			if err == nil {
+				err = disconnectConnection(ctx, tx, p)
+			}
 		}
 		return err
 	})

@@ -1,0 +1,194 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// connKey identifies a channel connection: one per workspace and channel.
+type connKey struct{ workspaceID, channel string }
+
+// lease is a held named lease.
+type lease struct {
+	owner string
+	until time.Time
+}
+
+func copyConnection(c *messaging.ChannelConnection) *messaging.ChannelConnection {
+	d := *c
+	d.TokenSealed = slices.Clone(c.TokenSealed)
+	d.TemplatesSyncedAt = copyTime(c.TemplatesSyncedAt)
+	return &d
+}
+
+// connectionClash reports whether a connection of another workspace that is
+// not disconnected has c's channel and account id or (both non-empty) c's
+// WABA id. s.mu is held.
+func (s *Store) connectionClash(c *messaging.ChannelConnection) bool {
+	for _, o := range s.connections {
+		if o.WorkspaceID == c.WorkspaceID || o.Status == messaging.ConnectionDisconnected {
+			continue
+		}
+		if (o.Channel == c.Channel && o.AccountID == c.AccountID) || (c.WABAID != "" && o.WABAID == c.WABAID) {
+			return true
+		}
+	}
+	return false
+}
+
+// setChannel connects or disconnects a channel of w; s.mu is held.
+func setChannel(w *messaging.WorkspaceInfo, channel string, connected bool) {
+	chans := slices.DeleteFunc(slices.Clone(w.Channels), func(c string) bool { return c == channel })
+	if connected {
+		chans = append(chans, channel)
+		slices.Sort(chans)
+	}
+	w.Channels = chans
+}
+
+// TemplateUpdate implements messaging.Store.
+func (s *Store) TemplateUpdate(ctx context.Context, p *messaging.TemplateUpdateParams) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	n := p.Template
+	t, ok := s.templates[n.ID]
+	if !ok || t.WorkspaceID != n.WorkspaceID {
+		return messaging.ErrNotFound
+	}
+	if !slices.Contains(p.From, t.Status) {
+		return messaging.ErrStale
+	}
+	for _, o := range s.templates {
+		if o.ID != n.ID && o.WorkspaceID == n.WorkspaceID && o.Name == n.Name && o.Language == n.Language {
+			return messaging.ErrConflict
+		}
+	}
+	c := copyTemplate(n)
+	c.WorkspaceID, c.CreatedAt = t.WorkspaceID, t.CreatedAt
+	s.templates[n.ID] = c
+	return nil
+}
+
+// TemplateDelete implements messaging.Store.
+func (s *Store) TemplateDelete(ctx context.Context, workspaceID, id string) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	t, ok := s.templates[id]
+	if !ok || t.WorkspaceID != workspaceID {
+		return messaging.ErrNotFound
+	}
+	delete(s.templates, id)
+	return nil
+}
+
+// ConnectionPut implements messaging.Store. It sets c.Generation, and
+// c.CreatedAt to the replaced connection's, as stored.
+func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	w, ok := s.workspaces[c.WorkspaceID]
+	if !ok {
+		return messaging.ErrNotFound
+	}
+	if s.connectionClash(c) {
+		return messaging.ErrConflict
+	}
+	k := connKey{c.WorkspaceID, c.Channel}
+	gen, created := int64(1), c.CreatedAt
+	if old, ok := s.connections[k]; ok {
+		gen, created = old.Generation+1, old.CreatedAt
+	}
+	c.Generation, c.CreatedAt = gen, created
+	s.connections[k] = copyConnection(c)
+	setChannel(w, c.Channel, true)
+	return nil
+}
+
+// ConnectionGet implements messaging.Store.
+func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) (*messaging.ChannelConnection, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	c, ok := s.connections[connKey{workspaceID, channel}]
+	if !ok {
+		return nil, messaging.ErrNotFound
+	}
+	return copyConnection(c), nil
+}
+
+// ConnectionList implements messaging.Store.
+func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	match := func(want, got string) bool { return want == "" || want == got }
+	var out []*messaging.ChannelConnection
+	for _, c := range s.connections {
+		if match(p.WorkspaceID, c.WorkspaceID) && match(p.Channel, c.Channel) && match(p.AccountID, c.AccountID) &&
+			match(p.WABAID, c.WABAID) && match(p.Status, c.Status) {
+			out = append(out, copyConnection(c))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].WorkspaceID != out[j].WorkspaceID {
+			return out[i].WorkspaceID < out[j].WorkspaceID
+		}
+		return out[i].Channel < out[j].Channel
+	})
+	return out, nil
+}
+
+// ConnectionUpdate implements messaging.Store.
+func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpdateParams) (bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
+	if !ok || c.Generation != p.Generation {
+		return false, nil
+	}
+	if p.Status != "" {
+		c.Status, c.StatusReason = p.Status, p.StatusReason
+	}
+	if p.SyncedAt != nil {
+		c.TemplatesSyncedAt, c.TemplateSyncError = copyTime(p.SyncedAt), ""
+	}
+	if p.SyncError != "" {
+		c.TemplateSyncError = p.SyncError
+	}
+	c.UpdatedAt = p.At
+	return true, nil
+}
+
+// LeaseAcquire implements messaging.Store.
+func (s *Store) LeaseAcquire(ctx context.Context, p *messaging.LeaseParams) (bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if l, ok := s.leases[p.Name]; ok && l.owner != p.Owner && l.until.After(p.Now) {
+		return false, nil
+	}
+	s.leases[p.Name] = lease{owner: p.Owner, until: p.Until}
+	return true, nil
+}
