@@ -10,9 +10,10 @@ import (
 
 // result counts what a notification did; it is the body of the answer.
 type result struct {
-	Statuses int `json:"statuses"`
-	Messages int `json:"messages"`
-	Ignored  int `json:"ignored"`
+	Statuses  int `json:"statuses"`
+	Messages  int `json:"messages"`
+	Templates int `json:"templates"`
+	Ignored   int `json:"ignored"`
 }
 
 // notification applies the items of one notification to the service,
@@ -36,7 +37,7 @@ func (rc *Receiver) apply(ctx context.Context, log *slog.Logger, p *webhookPaylo
 	for i := range p.Entry {
 		e := &p.Entry[i]
 		for j := range e.Changes {
-			n.change(ctx, &e.Changes[j])
+			n.change(ctx, channel, e.ID, &e.Changes[j])
 		}
 		for j := range e.Messaging {
 			n.event(ctx, channel, e.ID, &e.Messaging[j])
@@ -62,10 +63,16 @@ func channelOf(object string) string {
 	return ""
 }
 
-// change applies a WhatsApp change: its status reports, then its inbound
-// messages to the change's phone-number id.
-func (n *notification) change(ctx context.Context, c *webhookChange) {
-	if c.Field != "" && c.Field != "messages" {
+// change applies a WhatsApp change of the entry entryID: a template event
+// of its WhatsApp Business Account (the entry's id), or its status reports
+// and then its inbound messages to the change's phone-number id.
+func (n *notification) change(ctx context.Context, channel, entryID string, c *webhookChange) {
+	switch {
+	case c.Field == "" || c.Field == "messages":
+	case channel == messaging.ChannelWhatsApp && (c.Field == fieldTemplateStatus || c.Field == fieldTemplateQuality):
+		n.template(ctx, entryID, c.Field, &c.Value)
+		return
+	default:
 		n.ignore(ctx, "a change of an unsupported field", "field", c.Field)
 		return
 	}
@@ -116,6 +123,38 @@ func (n *notification) event(ctx context.Context, channel, entryID string, m *me
 	}
 }
 
+// Fields of WhatsApp changes carrying template events.
+const (
+	fieldTemplateStatus  = "message_template_status_update"
+	fieldTemplateQuality = "message_template_quality_update"
+)
+
+// template applies a template event of the WhatsApp Business Account waba
+// through Service.ApplyTemplateEvent. The reason of a status update is its
+// reason or, when that is none, its other_info.title (Meta explains a
+// pause there).
+func (n *notification) template(ctx context.Context, waba, field string, v *webhookValue) {
+	ev := &messaging.TemplateEvent{WABAID: waba, ProviderTemplateID: string(v.MessageTemplateID),
+		Name: v.MessageTemplateName, Language: v.MessageTemplateLanguage}
+	if field == fieldTemplateQuality {
+		ev.Event, ev.Quality = messaging.ProviderTemplateQuality, v.NewQualityScore
+	} else {
+		ev.Event, ev.Reason = v.Event, v.Reason
+		if (ev.Reason == "" || strings.EqualFold(ev.Reason, "NONE")) && v.OtherInfo != nil {
+			ev.Reason = v.OtherInfo.Title
+		}
+	}
+	args := []any{"waba_id", waba, "provider_template_id", ev.ProviderTemplateID, "name", ev.Name, "language", ev.Language, "event", ev.Event}
+	if waba == "" {
+		n.ignore(ctx, "a template event without a WhatsApp Business Account id", args...)
+		return
+	}
+	_, err := n.rc.svc.ApplyTemplateEvent(ctx, ev)
+	if n.outcome(ctx, err, "template event", args...) {
+		n.res.Templates++
+	}
+}
+
 // status applies a status report of provider message id through
 // Service.ApplyProviderStatus.
 func (n *notification) status(ctx context.Context, id, st, code, text string) {
@@ -136,9 +175,22 @@ func (n *notification) status(ctx context.Context, id, st, code, text string) {
 }
 
 // inbound records in, received by account, through Service.RecordInbound
-// in the account's workspace.
+// in the account's workspace: the one ReceiverOptions.Accounts gives, else
+// the one whose connection on the channel has the account
+// (Service.WorkspaceForAccount).
 func (n *notification) inbound(ctx context.Context, in *messaging.InboundMessage, account string) {
 	ws, ok := n.rc.accounts[account]
+	if !ok && account != "" {
+		var err error
+		ws, err = n.rc.svc.WorkspaceForAccount(ctx, in.Channel, account)
+		switch {
+		case err == nil:
+			ok = true
+		case messaging.ErrorCode(err) != messaging.CodeNotFound:
+			n.outcome(ctx, err, "routing of an inbound message", "account", account, "provider_message_id", in.ProviderMessageID)
+			return
+		}
+	}
 	if !ok || account == "" {
 		n.ignore(ctx, "an inbound message to an unknown account", "account", account, "provider_message_id", in.ProviderMessageID)
 		return

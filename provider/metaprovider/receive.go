@@ -61,7 +61,10 @@ type ReceiverOptions struct {
 	AppSecret string
 	// Accounts maps the receiving account (WhatsApp phone-number id,
 	// Facebook page id or Instagram account id) to its workspace id, for
-	// inbound messages. Inbound messages to other accounts are ignored.
+	// inbound messages. It overrides the workspaces' channel connections:
+	// an account it does not hold is routed by
+	// messaging.Service.WorkspaceForAccount, and an inbound message to an
+	// account neither knows is ignored. Default nil: connections only.
 	Accounts map[string]string
 	// MaxBodyBytes is the largest accepted notification body. Default
 	// DefaultMaxBodyBytes.
@@ -91,19 +94,28 @@ type ReceiverOptions struct {
 // (entry[].changes[].value.statuses[]: sent, delivered, read, failed with
 // errors[]) through Service.ApplyProviderStatus, and Messenger delivery
 // receipts (delivery.mids) and Instagram read receipts (read.mid) likewise;
-// and it records inbound messages (WhatsApp value.messages[]; Messenger and
+// it records inbound messages (WhatsApp value.messages[]; Messenger and
 // Instagram entry[].messaging[].message) through Service.RecordInbound in
-// the workspace that Accounts gives for the receiving account. Reports
-// arrive in any order and never move a status backwards. A status report
+// the workspace of the receiving account (Accounts, else the workspace
+// whose channel connection has the account, see
+// messaging.Service.WorkspaceForAccount); and it applies WhatsApp
+// template events through Service.ApplyTemplateEvent: changes of field
+// message_template_status_update (event, message_template_id as a number
+// or string, name, language, reason or else other_info.title) and
+// message_template_quality_update (new_quality_score, as the event
+// messaging.ProviderTemplateQuality), for the WhatsApp Business Account
+// whose id is the entry's id. Reports arrive in any order and never move a
+// status backwards. A status report
 // of a provider message id that no message carries yet (Meta can report
 // delivered before the dispatcher has recorded the id) is kept by the
 // service and applied once the id is recorded (see
 // messaging.Service.ApplyProviderStatus), and counts as a status. Items
-// that cannot be applied (an unknown account, an unsupported type or
-// status) are ignored and logged, and the answer is still 200 with the
-// counts {"statuses", "messages", "ignored"}; only a failure of the
-// service itself (for example the store, including a status report it
-// could not keep) answers 500, so that Meta delivers the notification
+// that cannot be applied (an unknown account or WABA, an unknown template
+// or template event, an unsupported type or status) are ignored and
+// logged, never applied to another workspace, and the answer is still 200
+// with the counts {"statuses", "messages", "templates", "ignored"}; only a
+// failure of the service itself (for example the store, including a
+// status report it could not keep) answers 500, so that Meta delivers the notification
 // again (applying it twice is harmless: statuses never move back and
 // inbound messages are recorded once). A body that is not a JSON object
 // is 400, one over MaxBodyBytes 413, another method 405.

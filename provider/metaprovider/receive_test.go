@@ -163,9 +163,10 @@ func (e *hookEnv) post(t testing.TB, body string, sig ...string) *httptest.Respo
 }
 
 type hookAnswer struct {
-	Statuses int `json:"statuses"`
-	Messages int `json:"messages"`
-	Ignored  int `json:"ignored"`
+	Statuses  int `json:"statuses"`
+	Messages  int `json:"messages"`
+	Templates int `json:"templates"`
+	Ignored   int `json:"ignored"`
 }
 
 func (e *hookEnv) postOK(t *testing.T, body string) hookAnswer {
@@ -234,7 +235,7 @@ func TestReceiverAnswers(t *testing.T) {
 		{name: "too large", method: "POST", target: "/webhooks/meta", body: `{"pad":"` + strings.Repeat("x", 64) + `"}`, status: 413,
 			answer: "body: must be at most 64 bytes\n"},
 		{name: "applied", method: "POST", target: "/webhooks/meta", body: `{"object":"user"}`, status: 200,
-			answer: `{"statuses":0,"messages":0,"ignored":1}` + "\n", ctype: "application/json; charset=utf-8"},
+			answer: `{"statuses":0,"messages":0,"templates":0,"ignored":1}` + "\n", ctype: "application/json; charset=utf-8"},
 		{name: "store failure", method: "POST", target: "/webhooks/meta", body: `{"object":"page","entry":[{"messaging":[{"read":{"mid":"m"}}]}]}`,
 			broken: true, status: 500, answer: "internal error; retry later\n"},
 	} {

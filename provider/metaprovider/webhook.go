@@ -15,7 +15,8 @@ type (
 		Messaging []messagingEvent `json:"messaging"`
 	}
 	// webhookChange is a WhatsApp change: field "messages" carries status
-	// reports and inbound messages.
+	// reports and inbound messages; "message_template_status_update" and
+	// "message_template_quality_update" carry a template event.
 	webhookChange struct {
 		Field string       `json:"field"`
 		Value webhookValue `json:"value"`
@@ -26,6 +27,18 @@ type (
 		} `json:"metadata"`
 		Statuses []webhookStatus `json:"statuses"`
 		Messages []waInbound     `json:"messages"`
+
+		// Template events (message_template_status_update and
+		// message_template_quality_update).
+		Event                   string         `json:"event"`
+		MessageTemplateID       numberOrString `json:"message_template_id"`
+		MessageTemplateName     string         `json:"message_template_name"`
+		MessageTemplateLanguage string         `json:"message_template_language"`
+		Reason                  string         `json:"reason"`
+		OtherInfo               *struct {
+			Title string `json:"title"`
+		} `json:"other_info"`
+		NewQualityScore string `json:"new_quality_score"`
 	}
 	webhookStatus struct {
 		ID     string         `json:"id"`
@@ -33,9 +46,9 @@ type (
 		Errors []webhookError `json:"errors"`
 	}
 	webhookError struct {
-		Code      errorCode `json:"code"`
-		Title     string    `json:"title"`
-		Message   string    `json:"message"`
+		Code      numberOrString `json:"code"`
+		Title     string         `json:"title"`
+		Message   string         `json:"message"`
 		ErrorData struct {
 			Details string `json:"details"`
 		} `json:"error_data"`
@@ -94,21 +107,25 @@ type (
 	}
 )
 
-// errorCode is an error code Meta writes as a number (or, defensively, a
-// string).
-type errorCode string
+// numberOrString is a code or id Meta writes as a number (or,
+// defensively, a string): an error code, a message_template_id. Null is
+// empty.
+type numberOrString string
 
-// UnmarshalJSON accepts a JSON number or string.
-func (c *errorCode) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON accepts a JSON number, string or null.
+func (c *numberOrString) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	var n json.Number
 	if err := json.Unmarshal(b, &n); err == nil {
-		*c = errorCode(n.String())
+		*c = numberOrString(n.String())
 		return nil
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	*c = errorCode(s)
+	*c = numberOrString(s)
 	return nil
 }
