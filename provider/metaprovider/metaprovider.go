@@ -1,7 +1,8 @@
 // Package metaprovider sends messages through Meta's Graph API: WhatsApp
 // through the WhatsApp Cloud API, and Messenger and Instagram through the
 // Send API. Its Receiver receives Meta's webhooks for those channels
-// (status reports and inbound messages; see receive.go).
+// (status reports, inbound messages and WhatsApp template events; see
+// receive.go).
 //
 // WhatsApp messages are posted to {BaseURL}/{Version}/{phone-number-id}/messages
 // with messaging_product "whatsapp": text (text.body, preview_url false),
@@ -20,9 +21,24 @@
 // messaging_type RESPONSE. The provider message id is message_id.
 //
 // The sender (phone-number id, page id or Instagram account id) and its
-// access token come from the SenderLookup given to New, per workspace and
-// channel. Tokens are sent only in the Authorization header and never
-// appear in errors or logs.
+// access token come from the workspace's channel connection: messaging.New
+// hands the service's lookup of connections to the Provider through
+// UseSenders (it is a messaging.SenderUser). A SenderLookup given to New
+// wins over it, for hosts that keep credentials elsewhere. No sender (or
+// messaging.ErrNotFound) fails the message with CodeSenderNotConfigured.
+// Tokens are sent only in the Authorization header and never appear in
+// errors or logs.
+//
+// Beyond sending, a Provider has the optional capabilities of
+// messaging.TemplateManager (SubmitTemplate: POST
+// /{waba-id}/message_templates with the components in Meta's shape and the
+// examples Meta requires, see ExampleMediaURL for media headers;
+// DeleteTemplate: DELETE by name, and hsm_id for one language),
+// messaging.TemplateLister (ListTemplates: GET
+// /{waba-id}/message_templates, every page) and
+// messaging.ConnectionChecker (CheckConnection: GET /{account-id}?fields=id).
+// They take the sender as a *messaging.ChannelSender. Package metatest is
+// a mock of these Graph endpoints for tests.
 //
 // Errors of the Graph API ({"error": {"message", "code", "error_subcode",
 // "error_data": {"details"}}}) become *messaging.SendError with Code the
@@ -30,7 +46,10 @@
 // followed by ": " and the details when there are details. They are
 // retryable for network failures, HTTP 5xx and 429, and for the codes of
 // rate limits and temporary failures (see RetryableCode), with RetryAfter
-// from the Retry-After header; every other error is permanent.
+// from the Retry-After header; every other error is permanent. Code 190
+// (CodeInvalidToken: the access token is invalid or expired, any subcode)
+// is permanent with Credentials set, whatever the HTTP status, so that the
+// service marks the connection as refused.
 package metaprovider
 
 import (
@@ -71,8 +90,8 @@ const (
 // Codes of the errors this package reports itself (Graph's own codes are
 // passed through).
 const (
-	// CodeSenderNotConfigured: the SenderLookup has no sender for the
-	// workspace and channel.
+	// CodeSenderNotConfigured: there is no sender (no connection, or
+	// one without credentials) for the workspace and channel.
 	CodeSenderNotConfigured = "sender_not_configured"
 	// CodeInvalidMessage: the message cannot be expressed on its channel
 	// (Graph's code for an invalid parameter).
