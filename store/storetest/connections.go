@@ -258,6 +258,16 @@ func testConnectionUpdate(t *testing.T, s messaging.Store) {
 	want.TemplatesSyncedAt = &kept
 	synced2 = at(99) // the store keeps its own copy
 	wantConnection(t, s, "after the caller changed its SyncedAt", want)
+
+	// A late verdict never revives a disconnected connection.
+	if err := s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "a", Channel: "whatsapp", Connected: false, At: at(15)}); err != nil {
+		t.Fatal(err)
+	}
+	update(messaging.ConnectionUpdateParams{Generation: 2, Status: messaging.ConnectionError, StatusReason: "late", At: at(16)}, false)
+	c, err := s.ConnectionGet(ctx, "a", "whatsapp")
+	if err != nil || c.Status != messaging.ConnectionDisconnected {
+		t.Errorf("after a late verdict on a disconnected connection: %+v, %v; want disconnected", c, err)
+	}
 }
 
 // testConnectionPutConcurrent: workspaces putting the same WABA id at the
