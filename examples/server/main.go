@@ -415,8 +415,18 @@ func demo(ctx context.Context, svc *messaging.Service, addr string) error {
 	if err != nil {
 		return err
 	}
+	// Submitted for review: the fake provider approves it about
+	// -fake-review-after later.
+	_, err = svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{
+		Name: "appointment_reminder", Category: messaging.CategoryUtility, Language: "en",
+		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}, see you on {{2}}."}},
+	})
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(os.Stderr, `
-Demo workspace %q created with all channels connected and the approved template "order_shipped".
+Demo workspace %q created with all channels connected, the approved template "order_shipped"
+and "appointment_reminder", submitted for review (listed once approved).
 API key (shown once): %s
 
 Try:
