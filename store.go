@@ -103,7 +103,9 @@ type Store interface {
 	// ConnectionUpdate changes the state or the template sync outcome of
 	// the connection of p.WorkspaceID on p.Channel if its Generation is
 	// p.Generation (credentials replaced since are not marked by a
-	// verdict on the old ones); it reports whether it changed it.
+	// verdict on the old ones) and, when p.Status is set, it is not
+	// disconnected (a late verdict never revives it); it reports whether
+	// it changed it.
 	// WorkspaceSetChannel with Connected false also sets the Status of
 	// the workspace's connection on that channel (if any) to
 	// ConnectionDisconnected, in the same transaction; the row is kept.

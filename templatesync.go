@@ -12,8 +12,8 @@ import (
 // from providers that list templates (TemplateLister).
 type TemplateSyncOptions struct {
 	// Every is how often Start's loop synchronises every WhatsApp
-	// connection with a WABA id (and once at start). Zero means
-	// DefaultTemplateSyncEvery; negative turns the loop off
+	// connection with a WABA id, after a first sync at start. Zero means
+	// DefaultTemplateSyncEvery; negative means at start only
 	// (SyncTemplates still works on demand).
 	Every time.Duration
 	// Lease is how long one instance owns the sync of an account, so
@@ -306,9 +306,10 @@ func (s *Service) syncAll(ctx context.Context) {
 	}
 }
 
-// runTemplateSync syncs at start and then every Every until stop.
+// runTemplateSync syncs at start and then every Every (when positive)
+// until stop.
 func (s *Service) runTemplateSync(ctx context.Context, stop <-chan struct{}) {
-	if _, ok := s.provider.(TemplateLister); !ok || s.syncOpts.Every < 0 {
+	if _, ok := s.provider.(TemplateLister); !ok {
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -322,6 +323,9 @@ func (s *Service) runTemplateSync(ctx context.Context, stop <-chan struct{}) {
 	}()
 	for {
 		s.syncAll(ctx)
+		if s.syncOpts.Every < 0 {
+			return
+		}
 		if err := s.sleep(ctx, s.syncOpts.Every); err != nil {
 			return
 		}

@@ -27,10 +27,59 @@ type bootstrapFile struct {
 type bootstrapWorkspace struct {
 	ID        string                           `json:"id"`
 	Name      string                           `json:"name"`
-	Channels  []string                         `json:"channels"`
+	Channels  []bootstrapChannel               `json:"channels"`
 	APIKeys   []bootstrapKey                   `json:"api_keys"`
 	Templates []messaging.TemplateCreateParams `json:"templates"`
 	Webhooks  []bootstrapWebhook               `json:"webhooks"`
+}
+
+// bootstrapChannel is a channel entry: a string (the channel, connected
+// without credentials: enough for the fake provider) or an object with
+// the credentials of a provider connection.
+type bootstrapChannel struct {
+	Channel            string `json:"channel"`
+	PhoneNumberID      string `json:"phone_number_id,omitempty"`
+	WABAID             string `json:"waba_id,omitempty"`
+	PageID             string `json:"page_id,omitempty"`
+	InstagramAccountID string `json:"instagram_account_id,omitempty"`
+	AccessToken        string `json:"access_token,omitempty"`
+	DisplayPhoneNumber string `json:"display_phone_number,omitempty"`
+	// credentials is true for the object form.
+	credentials bool
+}
+
+// UnmarshalJSON reads a string or an object (unknown members refused).
+func (c *bootstrapChannel) UnmarshalJSON(b []byte) error {
+	if s := bytes.TrimSpace(b); len(s) > 0 && s[0] == '"' {
+		*c = bootstrapChannel{}
+		return json.Unmarshal(s, &c.Channel)
+	}
+	type plain bootstrapChannel
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p plain
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*c = bootstrapChannel(p)
+	c.credentials = true
+	return nil
+}
+
+// connectParams returns the credentials of an object entry as the
+// library takes them.
+func (c *bootstrapChannel) connectParams(ws string) *messaging.ConnectParams {
+	p := &messaging.ConnectParams{WorkspaceID: ws, Channel: c.Channel, WABAID: c.WABAID,
+		DisplayPhoneNumber: c.DisplayPhoneNumber, AccessToken: c.AccessToken}
+	switch c.Channel {
+	case messaging.ChannelWhatsApp:
+		p.AccountID = c.PhoneNumberID
+	case messaging.ChannelMessenger:
+		p.AccountID = c.PageID
+	case messaging.ChannelInstagram:
+		p.AccountID = c.InstagramAccountID
+	}
+	return p
 }
 
 type bootstrapWebhook struct {
@@ -190,6 +239,28 @@ func sameScopes(stored, file []string) bool {
 	return slices.Equal(stored, slices.Compact(f))
 }
 
+// connect applies an object channel entry: it connects the channel with
+// its credentials unless the workspace's live connection already has
+// exactly these (the token compared in constant time).
+func connect(ctx context.Context, svc *messaging.Service, cp *messaging.ConnectParams, path string, log *slog.Logger) error {
+	cur, err := svc.Connection(ctx, cp.WorkspaceID, cp.Channel)
+	if err == nil && cur.Status == messaging.ConnectionConnected && cur.AccountID == cp.AccountID && cur.WABAID == cp.WABAID {
+		snd, err := svc.ChannelSender(ctx, cp.WorkspaceID, cp.Channel)
+		if err != nil {
+			return err
+		}
+		if subtle.ConstantTimeCompare([]byte(snd.AccessToken), []byte(cp.AccessToken)) == 1 {
+			return nil
+		}
+	}
+	if _, err := svc.Connect(ctx, cp); err != nil {
+		return pathError(path, err)
+	}
+	// The token is never logged: only its last 4 characters.
+	logChange(log, path, fmt.Sprintf("%s connected to account %s (token …%s)", cp.Channel, cp.AccountID, cp.AccessToken[len(cp.AccessToken)-4:]))
+	return nil
+}
+
 // logChange logs one change the file made to an existing record.
 func logChange(log *slog.Logger, path, what string) {
 	if log != nil {
@@ -215,13 +286,25 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 		} else if err != nil {
 			return err
 		}
+		var chans []string
 		for j, ch := range ws.Channels {
-			if err := svc.ConnectChannel(ctx, ws.ID, ch); err != nil {
-				return fmt.Errorf("%s.channels[%d]: must be whatsapp, instagram or messenger (got %q)", p, j, ch)
+			cp := fmt.Sprintf("%s.channels[%d]", p, j)
+			if slices.Contains(chans, ch.Channel) {
+				return fmt.Errorf("%s: channel %q appears twice", cp, ch.Channel)
+			}
+			chans = append(chans, ch.Channel)
+			if !ch.credentials {
+				if err := svc.ConnectChannel(ctx, ws.ID, ch.Channel); err != nil {
+					return fmt.Errorf("%s: must be whatsapp, instagram or messenger (got %q)", cp, ch.Channel)
+				}
+				continue
+			}
+			if err := connect(ctx, svc, ch.connectParams(ws.ID), cp, log); err != nil {
+				return err
 			}
 		}
 		for _, ch := range messaging.Channels() {
-			if !slices.Contains(ws.Channels, ch) {
+			if !slices.Contains(chans, ch) {
 				if err := svc.DisconnectChannel(ctx, ws.ID, ch); err != nil {
 					return err
 				}
@@ -267,6 +350,14 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 				existing, err := svc.Store().TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
 				if err != nil {
 					return err
+				}
+				if t.Status == "" && existing.Status == messaging.TemplateDraft {
+					// A template without status is submitted at start.
+					if _, err := tpls.Submit(ctx, existing.ID); err != nil {
+						return pathError(tp, err)
+					}
+					logChange(log, tp, "template "+existing.ID+" submitted for review")
+					continue
 				}
 				if t.Status != "" && t.Status != existing.Status {
 					if _, err := tpls.SetStatus(ctx, existing.ID, t.Status, ""); err != nil {

@@ -15,15 +15,25 @@
 //	-secret-key-file MESSAGING_SECRET_KEY_FILE  key encrypting webhook secrets (default <db>.key, or messaging.key
 //	                                 with PostgreSQL, created if missing; every instance needs the same key)
 //	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses (default true)
+//	-provider   MESSAGING_PROVIDER   "fake" (default: a simulator) or "meta": sends go through Meta's Graph API with
+//	                                 the credentials of each workspace's channel connections (bootstrap file)
+//	-meta-base-url MESSAGING_META_BASE_URL  the Graph API's address (default https://graph.facebook.com)
+//	-meta-version MESSAGING_META_VERSION    the Graph API version (default v21.0)
+//	-template-sync-every MESSAGING_TEMPLATE_SYNC_EVERY  templates are synchronised from Meta at start and this often (1h)
 //	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
+//	-fake-review-after MESSAGING_FAKE_REVIEW_AFTER  the fake approves a submitted template after this long (2s),
+//	                                 except names starting reject_ (rejected, reason INVALID_FORMAT)
 //	-lease      MESSAGING_LEASE      how long claimed work belongs to the process (default 60s); after a crash it is picked up again once this has passed
 //	-dispatch-rate MESSAGING_DISPATCH_RATE  messages a second handed to the provider per sender (workspace and channel); default 80, "off" for load tests
 //	-dispatch-workers MESSAGING_DISPATCH_WORKERS  sends in flight at once (default 8)
 //
 // Meta's webhook receiver is mounted at /webhooks/meta when
-// MESSAGING_META_APP_SECRET is set, with MESSAGING_META_VERIFY_TOKEN for the
-// handshake and MESSAGING_META_ACCOUNTS ("phone-number-id=workspace,...")
-// routing inbound messages.
+// MESSAGING_META_APP_SECRET is set (required with -provider meta), with
+// MESSAGING_META_VERIFY_TOKEN for the handshake. Statuses, inbound messages
+// and template reviews arriving there are routed to the workspace whose
+// connection has the phone-number id, page id or WABA id they name
+// (MESSAGING_META_ACCOUNTS, "account-id=workspace,...", overrides the
+// routing of inbound messages).
 //
 // With no -bootstrap and an empty database it creates a demo workspace and
 // prints its API key and a ready curl command.
@@ -75,6 +85,7 @@ import (
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/provider/metaprovider"
 	"github.com/ujumbe/messaging/sms"
 )
 
@@ -105,6 +116,11 @@ func run(ctx context.Context, args []string) error {
 	lease := fs.Duration("lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
 	dispatchRate := fs.String("dispatch-rate", env("MESSAGING_DISPATCH_RATE", ""), `messages a second the dispatcher hands to the provider per sender (a workspace's channel): a number, or "off" for no pacing in load tests (default 80, WhatsApp's default throughput) (env MESSAGING_DISPATCH_RATE)`)
 	dispatchWorkers := fs.Int("dispatch-workers", envInt("MESSAGING_DISPATCH_WORKERS", 0), "sends to the provider in flight at once (default 8) (env MESSAGING_DISPATCH_WORKERS)")
+	providerKind := fs.String("provider", env("MESSAGING_PROVIDER", "fake"), `the channel provider: "fake" (a simulator) or "meta" (Meta's Graph API, with the credentials of each workspace's channel connections) (env MESSAGING_PROVIDER)`)
+	metaBaseURL := fs.String("meta-base-url", env("MESSAGING_META_BASE_URL", metaprovider.DefaultBaseURL), "the Graph API's address, with -provider meta (env MESSAGING_META_BASE_URL)")
+	metaVersion := fs.String("meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
+	reviewAfter := fs.Duration("fake-review-after", envDuration("MESSAGING_FAKE_REVIEW_AFTER", 2*time.Second), "the fake provider approves a submitted template after this long (names starting reject_ are rejected) (env MESSAGING_FAKE_REVIEW_AFTER)")
+	syncEvery := fs.Duration("template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", messaging.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
 	gwc := &smsGatewayConfig{partnerID: os.Getenv("MESSAGING_ADVANTA_PARTNER_ID"), apikey: os.Getenv("MESSAGING_ADVANTA_APIKEY"),
 		callbackSecret: os.Getenv("MESSAGING_SMS_CALLBACK_SECRET")}
 	fs.StringVar(&gwc.kind, "sms-gateway", env("MESSAGING_SMS_GATEWAY", "fake"), `the SMS upstream: "fake" (a simulator) or "advanta" (an Advanta-compatible upstream) (env MESSAGING_SMS_GATEWAY)`)
@@ -120,6 +136,16 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	metaSecret := os.Getenv("MESSAGING_META_APP_SECRET")
+	switch *providerKind {
+	case "fake":
+	case "meta":
+		if metaSecret == "" {
+			return errors.New("-provider meta needs MESSAGING_META_APP_SECRET, the Meta app's secret that signs its webhooks (statuses, inbound messages and template reviews arrive only through them)")
+		}
+	default:
+		return fmt.Errorf("-provider: must be fake or meta (got %q)", *providerKind)
+	}
 	smsOpts := &sms.Options{Logger: log}
 	smsGW, err := openSMSGateway(gwc, smsOpts, log)
 	if err != nil {
@@ -158,19 +184,33 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	fake := fakeprovider.NewWithOptions(&fakeprovider.Options{
-		DeliveredAfter: *deliveredAfter, ReadAfter: *readAfter, Logger: log,
-		IDPrefix: fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
-		// The server never asks what was sent. It applies reports of
-		// many messages at once, and when they cannot keep up with the
-		// dispatcher, sends wait rather than reports pile up in memory.
-		KeepSent: -1, FlushWorkers: 32, MaxPending: 50_000,
-		Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
-			return store.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
-		},
-	})
+	var (
+		prov messaging.Provider
+		fake *fakeprovider.Provider
+	)
+	if *providerKind == "meta" {
+		mp, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: *metaBaseURL, Version: *metaVersion})
+		if err != nil {
+			return err
+		}
+		prov = mp
+	} else {
+		fake = fakeprovider.NewWithOptions(&fakeprovider.Options{
+			DeliveredAfter: *deliveredAfter, ReadAfter: *readAfter, ReviewAfter: *reviewAfter, Logger: log,
+			IDPrefix: fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
+			// The server never asks what was sent. It applies reports of
+			// many messages at once, and when they cannot keep up with the
+			// dispatcher, sends wait rather than reports pile up in memory.
+			KeepSent: -1, FlushWorkers: 32, MaxPending: 50_000,
+			Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
+				return store.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
+			},
+		})
+		prov = fake
+	}
 	svcOpts := &messaging.Options{Logger: log, SecretKey: secretKey,
-		Webhooks: messaging.WebhookOptions{AllowLoopback: *loopback}}
+		Webhooks:     messaging.WebhookOptions{AllowLoopback: *loopback},
+		TemplateSync: messaging.TemplateSyncOptions{Every: *syncEvery}}
 	svcOpts.Dispatch.Workers = *dispatchWorkers
 	switch *dispatchRate {
 	case "":
@@ -188,18 +228,20 @@ func run(ctx context.Context, args []string) error {
 		svcOpts.Webhooks.Lease, svcOpts.Webhooks.Timeout = *lease, min(*lease/2, 15*time.Second)
 		smsOpts.Lease = *lease
 	}
-	svc, err := messaging.New(store, fake, svcOpts)
+	svc, err := messaging.New(store, prov, svcOpts)
 	if err != nil {
 		return err
 	}
-	fake.SetSink(svc)
+	if fake != nil {
+		fake.SetSink(svc)
+	}
 	// The SMS API runs on the same store, with the gateway the flags name.
 	smsSvc, err := sms.New(store, smsGW.gw, smsOpts)
 	if err != nil {
 		return err
 	}
 	apiOpts.SMS, apiOpts.SMSCallback = smsSvc, smsGW.callback
-	if secret := os.Getenv("MESSAGING_META_APP_SECRET"); secret != "" {
+	if secret := metaSecret; secret != "" {
 		accounts, err := parseAccounts(os.Getenv("MESSAGING_META_ACCOUNTS"))
 		if err != nil {
 			return err
@@ -234,13 +276,15 @@ func run(ctx context.Context, args []string) error {
 	if err := svc.Start(runCtx); err != nil {
 		return err
 	}
-	go func() { _ = fake.Run(runCtx) }()
+	if fake != nil {
+		go func() { _ = fake.Run(runCtx) }()
+	}
 	if err := smsSvc.Start(runCtx); err != nil {
 		return err
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath))
+	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath), "provider", *providerKind)
 	smsArgs := []any{"gateway", smsGW.label}
 	if smsGW.callback != nil {
 		// The path only: the secret is never logged.
@@ -371,8 +415,18 @@ func demo(ctx context.Context, svc *messaging.Service, addr string) error {
 	if err != nil {
 		return err
 	}
+	// Submitted for review: the fake provider approves it about
+	// -fake-review-after later.
+	_, err = svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{
+		Name: "appointment_reminder", Category: messaging.CategoryUtility, Language: "en",
+		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}, see you on {{2}}."}},
+	})
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(os.Stderr, `
-Demo workspace %q created with all channels connected and the approved template "order_shipped".
+Demo workspace %q created with all channels connected, the approved template "order_shipped"
+and "appointment_reminder", submitted for review (listed once approved).
 API key (shown once): %s
 
 Try:

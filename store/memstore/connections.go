@@ -163,7 +163,9 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 	}
 	defer unlock()
 	c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
-	if !ok || c.Generation != p.Generation {
+	if !ok || c.Generation != p.Generation || (p.Status != "" && c.Status == messaging.ConnectionDisconnected) {
+		// A verdict on credentials never revives a disconnected
+		// connection.
 		return false, nil
 	}
 	if p.Status != "" {

@@ -114,7 +114,10 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 		args = append(args, v)
 		set += `, ` + col + ` = $` + strconv.Itoa(len(args))
 	}
+	// A verdict on credentials never revives a disconnected connection.
+	live := ""
 	if p.Status != "" {
+		live = ` AND status <> 'disconnected'`
 		add("status", p.Status)
 		add("status_reason", p.StatusReason)
 	}
@@ -125,7 +128,7 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 		add("template_sync_error", p.SyncError)
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE channel_connections SET `+set+`
-		WHERE workspace_id = $1 AND channel = $2 AND generation = $3`, args...)
+		WHERE workspace_id = $1 AND channel = $2 AND generation = $3`+live, args...)
 	if err != nil {
 		return false, interpretError(err)
 	}

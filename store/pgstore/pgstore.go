@@ -16,7 +16,9 @@
 // clocks synchronised (NTP) to well within a lease.
 //
 // Uniqueness (contact phone and email, template name and language,
-// idempotency keys, API key hashes) is enforced by unique indexes, and one
+// idempotency keys, API key hashes, the channel and account id of a live
+// channel connection) is enforced by unique indexes (a live connection's
+// WABA id by ConnectionPut under an advisory lock), and one
 // function, interpretError, turns PostgreSQL's errors into the store
 // sentinels. The SMS credit is debited by one conditional UPDATE (credit
 // >= cost) and guarded by a CHECK constraint, so it never goes negative.

@@ -117,7 +117,10 @@ func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListP
 func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpdateParams) (bool, error) {
 	set := `updated_at = ?`
 	args := []any{fmtTime(p.At)}
+	// A verdict on credentials never revives a disconnected connection.
+	live := ""
 	if p.Status != "" {
+		live = ` AND status <> 'disconnected'`
 		set += `, status = ?, status_reason = ?`
 		args = append(args, p.Status, p.StatusReason)
 	}
@@ -134,7 +137,7 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		n, err = affected(tx.ExecContext(ctx, `UPDATE channel_connections SET `+set+`
-			WHERE workspace_id = ? AND channel = ? AND generation = ?`, args...))
+			WHERE workspace_id = ? AND channel = ? AND generation = ?`+live, args...))
 		return err
 	})
 	return err == nil && n == 1, err

@@ -11,7 +11,9 @@
 // The schema is embedded in the binary, versioned with PRAGMA user_version
 // and migrated automatically, in one transaction, by Open. Uniqueness
 // (contact phone and email, template name and language, message idempotency
-// keys, API key hashes) is enforced by unique indexes in the schema.
+// keys, API key hashes, the channel and account id of a live channel
+// connection) is enforced by unique indexes in the schema; a live
+// connection's WABA id by ConnectionPut on the serialized writer.
 //
 // Contacts are listed and searched from indexes alone, however large the
 // workspace: each contact carries its position in its workspace's list

@@ -46,6 +46,7 @@ type storeState struct {
 	Endpoints       []*messaging.WebhookEndpoint
 	MessageByIdem   *messaging.Message
 	MessageByProvID *messaging.Message
+	Connections     []*messaging.ChannelConnection
 }
 
 func readState(t *testing.T, s messaging.Store) storeState {
@@ -86,6 +87,8 @@ func readState(t *testing.T, s messaging.Store) storeState {
 	check("MessageGetByIdempotencyKey", err)
 	st.MessageByProvID, err = s.MessageGetByProviderID(ctx, "wamid.2")
 	check("MessageGetByProviderID", err)
+	st.Connections, err = s.ConnectionList(ctx, &messaging.ConnectionListParams{})
+	check("ConnectionList", err)
 	return st
 }
 
@@ -128,6 +131,10 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 	}
 	d := ds[0]
 	save(t, s, report("wamid.9", messaging.StatusDelivered, 5), 0, 10)
+	mustPut(t, s, connection("a", "whatsapp", "111", "W1", 1))
+	if ok, err := s.LeaseAcquire(ctx, &messaging.LeaseParams{Name: "sync", Owner: "h1", Now: at(0), Until: at(60)}); !ok || err != nil {
+		t.Fatalf("LeaseAcquire: %v, %v", ok, err)
+	}
 
 	before := readState(t, s)
 	// The claims are made at a time when, had they changed anything, the
@@ -184,6 +191,32 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 			_, err := s.TemplateSetStatus(ctx, &messaging.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_1", From: []string{"pending"}, To: "approved", At: at(3)})
 			return err
 		}},
+		{"TemplateUpdate", func(ctx context.Context) error {
+			t2 := *tpl
+			t2.Name, t2.ProviderTemplateID, t2.UpdatedAt = "order_sent", "123", at(3)
+			return s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &t2, From: []string{"pending"}})
+		}},
+		{"TemplateDelete", func(ctx context.Context) error { return s.TemplateDelete(ctx, "a", "tpl_1") }},
+		{"ConnectionPut", func(ctx context.Context) error {
+			return s.ConnectionPut(ctx, connection("a", "messenger", "P1", "", 3))
+		}},
+		{"ConnectionPut (replace)", func(ctx context.Context) error {
+			return s.ConnectionPut(ctx, connection("a", "whatsapp", "112", "W2", 3))
+		}},
+		{"ConnectionGet", func(ctx context.Context) error { _, err := s.ConnectionGet(ctx, "a", "whatsapp"); return err }},
+		{"ConnectionList", func(ctx context.Context) error {
+			_, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{})
+			return err
+		}},
+		{"ConnectionUpdate", func(ctx context.Context) error {
+			_, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "a", Channel: "whatsapp", Generation: 1,
+				Status: messaging.ConnectionError, StatusReason: "expired", At: at(3)})
+			return err
+		}},
+		{"LeaseAcquire", func(ctx context.Context) error {
+			_, err := s.LeaseAcquire(ctx, &messaging.LeaseParams{Name: "sync", Owner: "h2", Now: later, Until: at(200)})
+			return err
+		}},
 		{"MessageCreate", func(ctx context.Context) error {
 			_, _, err := s.MessageCreate(ctx, queuedMessage("a", "msg_3", at(0)))
 			return err
@@ -233,6 +266,10 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 
 	if diff := cmp.Diff(before, readState(t, s)); diff != "" {
 		t.Errorf("calls with a cancelled context changed the store (-before +after):\n%s", diff)
+	}
+	// Had the cancelled take of the expired lease counted, h2 would hold it.
+	if ok, err := s.LeaseAcquire(ctx, &messaging.LeaseParams{Name: "sync", Owner: "h3", Now: later, Until: at(200)}); !ok || err != nil {
+		t.Errorf("LeaseAcquire after a cancelled one: %v, %v; want the expired lease taken", ok, err)
 	}
 	if got := take(t, s, "wamid.9", 0); len(got) != 1 || got[0].Status != messaging.StatusDelivered {
 		t.Errorf("pending reports after a cancelled save and take: %+v; want the one saved before", got)

@@ -1,0 +1,460 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ujumbe/messaging"
+)
+
+// connection returns a connection of ws on channel with every field set.
+func connection(ws, channel, account, waba string, sec int) *messaging.ChannelConnection {
+	synced := at(sec + 1)
+	return &messaging.ChannelConnection{WorkspaceID: ws, Channel: channel, AccountID: account, WABAID: waba,
+		DisplayPhoneNumber: "+2547000" + account, TokenSealed: []byte("sealed-" + ws + "-" + channel), TokenHint: "ab" + account,
+		Status: messaging.ConnectionConnected, StatusReason: "fine", Generation: 42, TemplatesSyncedAt: &synced,
+		TemplateSyncError: "last sync", CreatedAt: at(sec), UpdatedAt: at(sec)}
+}
+
+func mustPut(t *testing.T, s messaging.Store, c *messaging.ChannelConnection) {
+	t.Helper()
+	if err := s.ConnectionPut(context.Background(), c); err != nil {
+		t.Fatalf("ConnectionPut(%s/%s): %v", c.WorkspaceID, c.Channel, err)
+	}
+}
+
+func mustConnection(t *testing.T, s messaging.Store, ws, channel string) *messaging.ChannelConnection {
+	t.Helper()
+	c, err := s.ConnectionGet(context.Background(), ws, channel)
+	if err != nil {
+		t.Fatalf("ConnectionGet(%s/%s): %v", ws, channel, err)
+	}
+	return c
+}
+
+func wantConnection(t *testing.T, s messaging.Store, what string, want *messaging.ChannelConnection) {
+	t.Helper()
+	if d := cmp.Diff(want, mustConnection(t, s, want.WorkspaceID, want.Channel)); d != "" {
+		t.Errorf("%s: ConnectionGet (-want +got):\n%s", what, d)
+	}
+}
+
+func wantChannels(t *testing.T, s messaging.Store, ws string, want ...string) {
+	t.Helper()
+	w, err := s.WorkspaceGet(context.Background(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want == nil {
+		want = []string{}
+	}
+	if d := cmp.Diff(want, w.Channels); d != "" {
+		t.Errorf("channels of %s (-want +got):\n%s", ws, d)
+	}
+}
+
+// testConnections: a connection round-trips every field, a replacement
+// counts its generation and keeps CreatedAt, puts connect the channel, an
+// account or WABA id of another workspace's live connection is refused,
+// the list filters and orders, and disconnecting keeps the row.
+func testConnections(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	mustWorkspace(t, s, "c")
+
+	_, err := s.ConnectionGet(ctx, "a", "whatsapp")
+	wantErr(t, "connection never put", err, messaging.ErrNotFound)
+	wantErr(t, "connection of a missing workspace", s.ConnectionPut(ctx, connection("zz", "whatsapp", "100", "W0", 1)), messaging.ErrNotFound)
+	if cs, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{}); err != nil || len(cs) != 0 {
+		t.Fatalf("ConnectionList after a put for a missing workspace: %v, %v; want none", cs, err)
+	}
+
+	a1 := connection("a", "whatsapp", "111", "W1", 1)
+	mustPut(t, s, a1)
+	if a1.Generation != 1 {
+		t.Errorf("first put: Generation %d, want 1", a1.Generation)
+	}
+	want := connection("a", "whatsapp", "111", "W1", 1)
+	want.Generation = 1
+	wantConnection(t, s, "first put", want)
+	// The store keeps its own copy and returns copies.
+	a1.TokenSealed[0] = 'X'
+	mustConnection(t, s, "a", "whatsapp").TokenSealed[1] = 'Y'
+	wantConnection(t, s, "after the caller changed its token and a returned one", want)
+	wantChannels(t, s, "a", "whatsapp")
+
+	// A replacement: new credentials and state, no sync yet; CreatedAt of
+	// the first put is kept.
+	a2 := connection("a", "whatsapp", "112", "W1", 50)
+	a2.TokenSealed, a2.TokenHint, a2.Status, a2.StatusReason = []byte("sealed-second"), "zz99", messaging.ConnectionError, "checking"
+	a2.TemplatesSyncedAt, a2.TemplateSyncError = nil, ""
+	mustPut(t, s, a2)
+	if a2.Generation != 2 {
+		t.Errorf("second put: Generation %d, want 2", a2.Generation)
+	}
+	want = connection("a", "whatsapp", "112", "W1", 50)
+	want.TokenSealed, want.TokenHint, want.Status, want.StatusReason = []byte("sealed-second"), "zz99", messaging.ConnectionError, "checking"
+	want.TemplatesSyncedAt, want.TemplateSyncError = nil, ""
+	want.Generation, want.CreatedAt = 2, at(1)
+	wantConnection(t, s, "replacement", want)
+	// The same workspace may put its own account again.
+	a3 := connection("a", "whatsapp", "112", "W1", 51)
+	mustPut(t, s, a3)
+	want = connection("a", "whatsapp", "112", "W1", 51)
+	want.Generation, want.CreatedAt = 3, at(1)
+	wantConnection(t, s, "second replacement", want)
+
+	mustPut(t, s, connection("a", "messenger", "P1", "", 2))
+	mustPut(t, s, connection("b", "whatsapp", "221", "W2", 3))
+	mustPut(t, s, connection("b", "instagram", "I1", "", 4))
+	wantChannels(t, s, "a", "messenger", "whatsapp")
+	wantChannels(t, s, "b", "instagram", "whatsapp")
+
+	// Another workspace's live account or WABA id is refused, and nothing
+	// of the refused put is stored.
+	wantErr(t, "another workspace's account id", s.ConnectionPut(ctx, connection("c", "whatsapp", "112", "W9", 5)), messaging.ErrConflict)
+	wantErr(t, "another workspace's WABA id", s.ConnectionPut(ctx, connection("c", "whatsapp", "999", "W1", 5)), messaging.ErrConflict)
+	_, err = s.ConnectionGet(ctx, "c", "whatsapp")
+	wantErr(t, "refused connection", err, messaging.ErrNotFound)
+	wantChannels(t, s, "c")
+	// The account id of another channel, and an empty WABA id, are not a
+	// clash.
+	mustPut(t, s, connection("c", "instagram", "112", "", 6))
+	mustPut(t, s, connection("c", "messenger", "P9", "", 7))
+
+	key := func(cs []*messaging.ChannelConnection) []string {
+		out := []string{}
+		for _, c := range cs {
+			out = append(out, c.WorkspaceID+"/"+c.Channel)
+		}
+		return out
+	}
+	list := func(p messaging.ConnectionListParams, want ...string) {
+		t.Helper()
+		got, err := s.ConnectionList(ctx, &p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = []string{}
+		}
+		if d := cmp.Diff(want, key(got)); d != "" {
+			t.Errorf("ConnectionList(%+v) (-want +got):\n%s", p, d)
+		}
+		for _, c := range got {
+			if d := cmp.Diff(mustConnection(t, s, c.WorkspaceID, c.Channel), c); d != "" {
+				t.Errorf("ConnectionList(%+v) entry differs from ConnectionGet (-get +list):\n%s", p, d)
+			}
+		}
+	}
+	list(messaging.ConnectionListParams{}, "a/messenger", "a/whatsapp", "b/instagram", "b/whatsapp", "c/instagram", "c/messenger")
+	list(messaging.ConnectionListParams{WorkspaceID: "b"}, "b/instagram", "b/whatsapp")
+	list(messaging.ConnectionListParams{Channel: "whatsapp"}, "a/whatsapp", "b/whatsapp")
+	list(messaging.ConnectionListParams{AccountID: "112"}, "a/whatsapp", "c/instagram")
+	list(messaging.ConnectionListParams{AccountID: "112", Channel: "instagram"}, "c/instagram")
+	list(messaging.ConnectionListParams{WABAID: "W2"}, "b/whatsapp")
+	list(messaging.ConnectionListParams{Status: messaging.ConnectionConnected}, "a/messenger", "a/whatsapp", "b/instagram", "b/whatsapp", "c/instagram", "c/messenger")
+	list(messaging.ConnectionListParams{Status: messaging.ConnectionDisconnected})
+
+	// Connecting a connected channel leaves its connection alone;
+	// disconnecting marks it disconnected and keeps it.
+	before := mustConnection(t, s, "b", "whatsapp")
+	if err := s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "b", Channel: "whatsapp", Connected: true, At: at(59)}); err != nil {
+		t.Fatal(err)
+	}
+	wantConnection(t, s, "after connecting again", before)
+	if err := s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "b", Channel: "whatsapp", Connected: false, At: at(60)}); err != nil {
+		t.Fatal(err)
+	}
+	got := mustConnection(t, s, "b", "whatsapp")
+	if got.Status != messaging.ConnectionDisconnected {
+		t.Errorf("after WorkspaceSetChannel(false): Status %q, want %q", got.Status, messaging.ConnectionDisconnected)
+	}
+	got.Status, got.UpdatedAt = before.Status, before.UpdatedAt
+	if d := cmp.Diff(before, got); d != "" {
+		t.Errorf("WorkspaceSetChannel(false) changed more than the state (-before +after):\n%s", d)
+	}
+	wantChannels(t, s, "b", "instagram")
+	list(messaging.ConnectionListParams{Status: messaging.ConnectionDisconnected}, "b/whatsapp")
+	// Disconnecting a channel without a connection creates none.
+	if err := s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "b", Channel: "telegram", Connected: false, At: at(60)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.ConnectionGet(ctx, "b", "telegram")
+	wantErr(t, "disconnected channel without a connection", err, messaging.ErrNotFound)
+
+	// b's disconnected account and WABA id are free for c; b cannot take
+	// them back while c holds them.
+	mustPut(t, s, connection("c", "whatsapp", "221", "W2", 61))
+	wantErr(t, "reconnecting an account another workspace took", s.ConnectionPut(ctx, connection("b", "whatsapp", "221", "W2", 62)), messaging.ErrConflict)
+	got = mustConnection(t, s, "b", "whatsapp")
+	if got.Status != messaging.ConnectionDisconnected || got.Generation != 1 {
+		t.Errorf("refused reconnection changed the connection: %+v", got)
+	}
+	wantChannels(t, s, "b", "instagram")
+	// With a new account b reconnects: the row is replaced, the channel
+	// connected.
+	mustPut(t, s, connection("b", "whatsapp", "223", "W3", 63))
+	got = mustConnection(t, s, "b", "whatsapp")
+	if got.Status != messaging.ConnectionConnected || got.Generation != 2 || !got.CreatedAt.Equal(at(3)) {
+		t.Errorf("reconnection: %+v; want connected, generation 2, created at(3)", got)
+	}
+	wantChannels(t, s, "b", "instagram", "whatsapp")
+	// The workspace's own WABA id on another of its channels is no clash.
+	mustPut(t, s, connection("a", "instagram", "IA", "W1", 64))
+}
+
+// testConnectionUpdate: an update applies only to the generation it names;
+// a sync outcome and a state are applied separately.
+func testConnectionUpdate(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustPut(t, s, connection("a", "whatsapp", "111", "W1", 1))
+	mustPut(t, s, connection("a", "whatsapp", "111", "W1", 2))
+	want := connection("a", "whatsapp", "111", "W1", 2)
+	want.Generation, want.CreatedAt = 2, at(1)
+
+	update := func(p messaging.ConnectionUpdateParams, wantOK bool) {
+		t.Helper()
+		p.WorkspaceID, p.Channel = "a", "whatsapp"
+		ok, err := s.ConnectionUpdate(ctx, &p)
+		if err != nil {
+			t.Fatalf("ConnectionUpdate(%+v): %v", p, err)
+		}
+		if ok != wantOK {
+			t.Errorf("ConnectionUpdate(%+v) = %v, want %v", p, ok, wantOK)
+		}
+	}
+	update(messaging.ConnectionUpdateParams{Generation: 1, Status: messaging.ConnectionError, StatusReason: "old token", At: at(10)}, false)
+	wantConnection(t, s, "stale generation", want)
+	if ok, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "a", Channel: "messenger", Generation: 1,
+		Status: messaging.ConnectionError, At: at(10)}); ok || (err != nil && !errors.Is(err, messaging.ErrNotFound)) {
+		t.Errorf("ConnectionUpdate of a missing connection = %v, %v; want false", ok, err)
+	}
+
+	update(messaging.ConnectionUpdateParams{Generation: 2, Status: messaging.ConnectionError, StatusReason: "token expired", At: at(11)}, true)
+	want.Status, want.StatusReason, want.UpdatedAt = messaging.ConnectionError, "token expired", at(11)
+	wantConnection(t, s, "state", want)
+
+	synced := at(12)
+	update(messaging.ConnectionUpdateParams{Generation: 2, SyncedAt: &synced, At: at(12)}, true)
+	want.TemplatesSyncedAt, want.TemplateSyncError, want.UpdatedAt = &synced, "", at(12)
+	wantConnection(t, s, "successful sync (state kept, error cleared)", want)
+
+	update(messaging.ConnectionUpdateParams{Generation: 2, SyncError: "graph down", At: at(13)}, true)
+	want.TemplateSyncError, want.UpdatedAt = "graph down", at(13)
+	wantConnection(t, s, "failed sync (synced time kept)", want)
+
+	synced2 := at(14)
+	update(messaging.ConnectionUpdateParams{Generation: 2, SyncedAt: &synced2, Status: messaging.ConnectionConnected, At: at(14)}, true)
+	want.TemplatesSyncedAt, want.TemplateSyncError, want.Status, want.StatusReason, want.UpdatedAt = &synced2, "", messaging.ConnectionConnected, "", at(14)
+	wantConnection(t, s, "sync and state together", want)
+	kept := synced2
+	want.TemplatesSyncedAt = &kept
+	synced2 = at(99) // the store keeps its own copy
+	wantConnection(t, s, "after the caller changed its SyncedAt", want)
+
+	// A late verdict never revives a disconnected connection.
+	if err := s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "a", Channel: "whatsapp", Connected: false, At: at(15)}); err != nil {
+		t.Fatal(err)
+	}
+	update(messaging.ConnectionUpdateParams{Generation: 2, Status: messaging.ConnectionError, StatusReason: "late", At: at(16)}, false)
+	c, err := s.ConnectionGet(ctx, "a", "whatsapp")
+	if err != nil || c.Status != messaging.ConnectionDisconnected {
+		t.Errorf("after a late verdict on a disconnected connection: %+v, %v; want disconnected", c, err)
+	}
+}
+
+// testConnectionPutConcurrent: workspaces putting the same WABA id at the
+// same time: exactly one gets it.
+func testConnectionPutConcurrent(t *testing.T, s messaging.Store) {
+	const n = 8
+	for i := range n {
+		mustWorkspace(t, s, fmt.Sprintf("w%d", i))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.ConnectionPut(context.Background(), connection(fmt.Sprintf("w%d", i), "whatsapp", fmt.Sprint(500+i), "WSAME", i))
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, messaging.ErrConflict):
+			t.Errorf("put %d: %v, want nil or ErrConflict", i, err)
+		}
+	}
+	cs, err := s.ConnectionList(context.Background(), &messaging.ConnectionListParams{WABAID: "WSAME"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if won != 1 || len(cs) != 1 {
+		t.Errorf("%d puts succeeded and %d connections hold the WABA id; want 1 and 1", won, len(cs))
+	}
+}
+
+// testTemplateUpdateDelete: an update replaces a template in one of the
+// states it names (CreatedAt kept), refuses a name and language of another
+// template; a delete removes it.
+func testTemplateUpdateDelete(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	t1 := &messaging.Template{ID: "tpl_1", WorkspaceID: "a", Name: "welcome", Language: "en", Category: messaging.CategoryUtility,
+		Status: messaging.TemplateDraft, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}"}}, CreatedAt: at(1), UpdatedAt: at(1)}
+	t2 := &messaging.Template{ID: "tpl_2", WorkspaceID: "a", Name: "promo", Language: "en", Category: messaging.CategoryMarketing,
+		Status: messaging.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Sale"}},
+		Quality: "GREEN", ProviderTemplateID: "1234567", CreatedAt: at(2), UpdatedAt: at(2)}
+	for _, tp := range []*messaging.Template{t1, t2} {
+		if err := s.TemplateCreate(ctx, tp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantTemplate := func(what string, want *messaging.Template) {
+		t.Helper()
+		got, err := s.TemplateGet(ctx, want.WorkspaceID, want.ID)
+		if err != nil {
+			t.Fatalf("%s: TemplateGet: %v", what, err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s: TemplateGet (-want +got):\n%s", what, d)
+		}
+	}
+	wantTemplate("created with provider id and quality", t2)
+
+	upd := &messaging.Template{ID: "tpl_1", WorkspaceID: "a", Name: "welcome_v2", Language: "sw", Category: messaging.CategoryMarketing,
+		Status: messaging.TemplatePending, StatusReason: "submitted",
+		Components: []messaging.TemplateComponent{{Type: "HEADER", Format: "TEXT", Text: "Karibu"}, {Type: "BODY", Text: "Habari {{1}}"}},
+		Quality:    "YELLOW", ProviderTemplateID: "987654", CreatedAt: at(90), UpdatedAt: at(5)}
+	if err := s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: upd, From: []string{messaging.TemplateDraft}}); err != nil {
+		t.Fatal(err)
+	}
+	want := *upd
+	want.CreatedAt = at(1)
+	wantTemplate("updated", &want)
+	got, err := s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "a", Name: "welcome_v2", Language: "sw"})
+	if err != nil || got.ID != "tpl_1" || got.ProviderTemplateID != "987654" || got.Quality != "YELLOW" {
+		t.Errorf("TemplateGetByName after the update: %+v, %v", got, err)
+	}
+
+	again := want
+	again.Name, again.UpdatedAt = "welcome_v3", at(6)
+	wantErr(t, "update from a state not in From", s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &again,
+		From: []string{messaging.TemplateDraft}}), messaging.ErrStale)
+	wantTemplate("after the stale update", &want)
+	clash := want
+	clash.Name, clash.Language = "promo", "en"
+	wantErr(t, "update to another template's name and language", s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &clash,
+		From: []string{messaging.TemplatePending}}), messaging.ErrConflict)
+	wantTemplate("after the refused update", &want)
+	other := want
+	other.WorkspaceID = "b"
+	wantErr(t, "update of another workspace's template", s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &other,
+		From: []string{messaging.TemplatePending}}), messaging.ErrNotFound)
+	missing := want
+	missing.ID = "tpl_9"
+	wantErr(t, "update of a missing template", s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &missing,
+		From: []string{messaging.TemplatePending}}), messaging.ErrNotFound)
+	wantTemplate("after the updates of other templates", &want)
+	// An update that keeps the name and language does not clash with
+	// itself.
+	want.Status, want.Quality, want.UpdatedAt = messaging.TemplateApproved, "RED", at(7)
+	if err := s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &want, From: []string{messaging.TemplatePending}}); err != nil {
+		t.Fatalf("update keeping the name and language: %v", err)
+	}
+	wantTemplate("updated again", &want)
+
+	all, err := s.TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]*messaging.Template{t2, &want}, all); d != "" {
+		t.Errorf("TemplateList with no status (-want +got):\n%s", d)
+	}
+
+	wantErr(t, "delete of another workspace's template", s.TemplateDelete(ctx, "b", "tpl_1"), messaging.ErrNotFound)
+	wantTemplate("after a delete in another workspace", &want)
+	if err := s.TemplateDelete(ctx, "a", "tpl_1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.TemplateGet(ctx, "a", "tpl_1")
+	wantErr(t, "deleted template", err, messaging.ErrNotFound)
+	wantErr(t, "second delete", s.TemplateDelete(ctx, "a", "tpl_1"), messaging.ErrNotFound)
+	wantTemplate("the other template after the delete", t2)
+	// The name and language of a deleted template are free again.
+	again.ID, again.Name, again.Language = "tpl_3", "welcome_v2", "sw"
+	if err := s.TemplateCreate(ctx, &again); err != nil {
+		t.Errorf("creating a template with a deleted one's name: %v", err)
+	}
+}
+
+// testLeases: a lease is taken when free or expired, renewed by its owner,
+// refused to others while it runs.
+func testLeases(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	acquire := func(name, owner string, now, until int, want bool) {
+		t.Helper()
+		ok, err := s.LeaseAcquire(ctx, &messaging.LeaseParams{Name: name, Owner: owner, Now: at(now), Until: at(until)})
+		if err != nil {
+			t.Fatalf("LeaseAcquire(%s, %s, %d): %v", name, owner, now, err)
+		}
+		if ok != want {
+			t.Errorf("LeaseAcquire(%s, %s, now %d, until %d) = %v, want %v", name, owner, now, until, ok, want)
+		}
+	}
+	acquire("sync:W1", "h1", 0, 60, true)   // free
+	acquire("sync:W1", "h2", 30, 90, false) // held
+	acquire("sync:W2", "h2", 30, 90, true)  // another lease
+	acquire("sync:W1", "h1", 30, 120, true) // renewed
+	acquire("sync:W1", "h2", 100, 160, false)
+	acquire("sync:W1", "h2", 120, 180, true) // expired at its end
+	acquire("sync:W1", "h1", 121, 200, false)
+	acquire("sync:W2", "h1", 89, 150, false)
+	acquire("sync:W2", "h1", 91, 150, true)
+}
+
+// testLeaseConcurrent: owners taking one free lease at the same time:
+// exactly one holds it.
+func testLeaseConcurrent(t *testing.T, s messaging.Store) {
+	const owners = 8
+	for round := range 5 {
+		name := fmt.Sprintf("lease-%d", round)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won := 0
+		start := make(chan struct{})
+		for i := range owners {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				ok, err := s.LeaseAcquire(context.Background(), &messaging.LeaseParams{Name: name, Owner: fmt.Sprintf("h%d", i), Now: at(0), Until: at(60)})
+				if err != nil {
+					t.Errorf("LeaseAcquire: %v", err)
+				}
+				if ok {
+					mu.Lock()
+					won++
+					mu.Unlock()
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if won != 1 {
+			t.Errorf("round %d: %d owners hold the lease, want 1", round, won)
+		}
+	}
+}
