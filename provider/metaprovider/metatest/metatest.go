@@ -56,9 +56,12 @@ const DefaultPageSize = 2
 
 // Request is a request the Server received.
 type Request struct {
+	// Method is the HTTP method, for example "POST".
 	Method string
 	// Path is the URL path, for example "/v21.0/1234/messages".
-	Path  string
+	Path string
+	// Query is the parsed query, for example fields, limit and after of
+	// a template list, name and hsm_id of a delete.
 	Query url.Values
 	// Authorization is the Authorization header as sent.
 	Authorization string
