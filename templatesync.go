@@ -278,7 +278,7 @@ func sameTemplate(a, b *Template) bool {
 	return a.Name == b.Name && a.Language == b.Language && a.Category == b.Category && a.Status == b.Status &&
 		a.StatusReason == b.StatusReason && a.Quality == b.Quality && a.ProviderTemplateID == b.ProviderTemplateID &&
 		slices.EqualFunc(a.Components, b.Components, func(x, y TemplateComponent) bool {
-			return x.Type == y.Type && x.Format == y.Format && x.Text == y.Text && slices.Equal(x.Buttons, y.Buttons)
+			return x.Type == y.Type && headerFormat(x) == headerFormat(y) && x.Text == y.Text && slices.Equal(x.Buttons, y.Buttons)
 		})
 }
 
@@ -330,4 +330,13 @@ func (s *Service) runTemplateSync(ctx context.Context, stop <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// headerFormat is a component's format, with a HEADER's empty format read
+// as TEXT (its default), as providers list it.
+func headerFormat(c TemplateComponent) string {
+	if c.Type == "HEADER" && c.Format == "" {
+		return "TEXT"
+	}
+	return c.Format
 }

@@ -205,9 +205,13 @@ func permanent(code, text string) *messaging.SendError {
 	return &messaging.SendError{Code: code, Text: text}
 }
 
-// notConfigured is the error of a missing sender.
+// notConfigured is the error of a missing sender. It is a credentials
+// error: the workspace has no credentials for Meta, so a template
+// submission stays pending until it has.
 func notConfigured(channel string) *messaging.SendError {
-	return permanent(CodeSenderNotConfigured, fmt.Sprintf("no %s sender is configured for the workspace", channel))
+	se := permanent(CodeSenderNotConfigured, fmt.Sprintf("no %s sender is configured for the workspace", channel))
+	se.Credentials = true
+	return se
 }
 
 // sender returns the sender of a workspace on a channel: from the
