@@ -111,8 +111,14 @@ type templateJSON struct {
 	Status      string                        `json:"status"`
 	Components  []messaging.TemplateComponent `json:"components"`
 	SendExample *messaging.SendTemplateParams `json:"send_example"`
-	CreatedAt   timestamp                     `json:"created_at"`
-	UpdatedAt   timestamp                     `json:"updated_at"`
+	// StatusReason, Quality and ProviderTemplateID extend the spec: why
+	// a template was rejected, paused or disabled, the provider's quality
+	// rating, and the provider's id.
+	StatusReason       string    `json:"status_reason,omitempty"`
+	Quality            string    `json:"quality,omitempty"`
+	ProviderTemplateID string    `json:"provider_template_id,omitempty"`
+	CreatedAt          timestamp `json:"created_at"`
+	UpdatedAt          timestamp `json:"updated_at"`
 }
 
 func templateView(t *messaging.Template) templateJSON {
@@ -123,6 +129,7 @@ func templateView(t *messaging.Template) templateJSON {
 	return templateJSON{
 		ID: t.ID, Name: t.Name, Category: t.Category, Language: t.Language, Status: t.Status,
 		Components: comps, SendExample: t.SendExample,
+		StatusReason: t.StatusReason, Quality: t.Quality, ProviderTemplateID: t.ProviderTemplateID,
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 	}
 }

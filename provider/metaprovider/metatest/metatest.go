@@ -5,7 +5,7 @@
 //
 //   - POST /{version}/{phone-number-id}/messages with messaging_product
 //     "whatsapp": {"messaging_product", "contacts": [{input, wa_id}],
-//     "messages": [{"id": "wamid.mock.N"}]}.
+//     "messages": [{"id": "wamid.mock.N"}]} for the Nth message sent.
 //   - POST /{version}/{page-or-ig-id}/messages (Messenger and Instagram):
 //     {"recipient_id", "message_id": "m_mock.N"}.
 //   - POST /{version}/{waba-id}/message_templates: creates a template
@@ -89,6 +89,9 @@ type Server struct {
 	templates map[string][]*template // by WABA id
 	pageSize  int
 	seq       int
+	// msgSeq numbers sent messages apart from templates, so that the
+	// Nth message sent is always wamid.mock.N.
+	msgSeq int
 }
 
 // New starts a Server on a local address. Close it when done.
@@ -301,8 +304,8 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.seq++
-	n := s.seq
+	s.msgSeq++
+	n := s.msgSeq
 	s.mu.Unlock()
 	if m.MessagingProduct == "whatsapp" {
 		if m.To == "" {
