@@ -47,7 +47,7 @@
 // retryable for network failures, HTTP 5xx and 429, and for the codes of
 // rate limits and temporary failures (see RetryableCode), with RetryAfter
 // from the Retry-After header; every other error is permanent. Code 190
-// (CodeInvalidToken: the access token is invalid or expired, any subcode)
+// (CodeCredentialsRefused: the access token is invalid or expired, any subcode)
 // is permanent with Credentials set, whatever the HTTP status, so that the
 // service marks the connection as refused.
 package metaprovider
@@ -103,10 +103,10 @@ const (
 	CodeInvalidResponse = "invalid_response"
 )
 
-// CodeInvalidToken is Graph's error code for an invalid or expired access
+// CodeCredentialsRefused is Graph's error code for an invalid or expired access
 // token (any subcode: 463 expired, 460 password changed, 467 invalid, ...).
 // Such an answer is a permanent *messaging.SendError with Credentials set.
-const CodeInvalidToken = 190
+const CodeCredentialsRefused = 190
 
 // Sender is the Graph identity that sends for one workspace on one channel.
 type Sender struct {
@@ -421,7 +421,7 @@ func (p *Provider) sendError(status int, h http.Header, body []byte) *messaging.
 			code = strconv.Itoa(status)
 		}
 		se = &messaging.SendError{Code: code, Text: text, Retryable: retryable || RetryableCode(g.Code)}
-		if g.Code == CodeInvalidToken {
+		if g.Code == CodeCredentialsRefused {
 			// The token is invalid or expired: sending again with it
 			// cannot succeed, whatever the HTTP status.
 			se.Retryable, se.Credentials = false, true
