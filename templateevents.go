@@ -174,7 +174,9 @@ func (s *Service) findProviderTemplate(ctx context.Context, ws, providerID, name
 			return nil, wrapStoreError(err, "template", "")
 		}
 		for _, t := range list {
-			if t.ProviderTemplateID == providerID {
+			// An id names its template; an event naming another template
+			// under the same id is judged by its name.
+			if t.ProviderTemplateID == providerID && (name == "" || t.Name == name) && (lang == "" || t.Language == lang) {
 				return t, nil
 			}
 		}

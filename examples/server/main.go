@@ -197,7 +197,8 @@ func run(ctx context.Context, args []string) error {
 	} else {
 		fake = fakeprovider.NewWithOptions(&fakeprovider.Options{
 			DeliveredAfter: *deliveredAfter, ReadAfter: *readAfter, ReviewAfter: *reviewAfter, Logger: log,
-			IDPrefix: fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
+			IDPrefix:         fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
+			TemplateIDPrefix: fmt.Sprintf("fake-tpl-%d-", time.Now().UnixNano()),
 			// The server never asks what was sent. It applies reports of
 			// many messages at once, and when they cannot keep up with the
 			// dispatcher, sends wait rather than reports pile up in memory.

@@ -198,6 +198,10 @@ type Options struct {
 	// result (see SubmitTemplate). Default 0: due at once, applied by the
 	// next Flush. Negative: templates stay pending.
 	ReviewAfter time.Duration
+	// TemplateIDPrefix starts every template id the fake gives. Default
+	// "fake-tpl-". Like IDPrefix, a server that keeps templates across
+	// restarts should make it unique per process.
+	TemplateIDPrefix string
 }
 
 // Report is a status report the provider has scheduled.
@@ -244,6 +248,7 @@ func NewWithOptions(opts *Options) *Provider {
 	o := defaults.Of(opts)
 	o.Clock, o.Logger = defaults.Clock(o.Clock), defaults.Logger(o.Logger)
 	o.IDPrefix = cmp.Or(o.IDPrefix, defaultIDPrefix)
+	o.TemplateIDPrefix = cmp.Or(o.TemplateIDPrefix, "fake-tpl-")
 	defaults.Positive(&o.FlushInterval, defaultFlushInterval)
 	defaults.Positive(&o.RetryFor, defaultRetryFor)
 	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{}), unknown: map[string]bool{}}

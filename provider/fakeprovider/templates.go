@@ -36,7 +36,7 @@ type templateEvent struct {
 
 // SubmitTemplate implements messaging.TemplateManager: the fake reviews
 // every submitted template deterministically. It answers PENDING with an
-// id ("fake-tpl-1", ...) and schedules the review result Options.ReviewAfter
+// id (Options.TemplateIDPrefix and a sequence number: "fake-tpl-1", ...) and schedules the review result Options.ReviewAfter
 // later (applied by Flush, like status reports): REJECTED with reason
 // INVALID_FORMAT for a template whose name starts with "reject_", APPROVED
 // for every other. The sender may be nil: the fake needs no credentials.
@@ -50,7 +50,7 @@ func (p *Provider) SubmitTemplate(ctx context.Context, _ *messaging.ChannelSende
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.tplSeq++
-	id := "fake-tpl-" + strconv.Itoa(p.tplSeq)
+	id := p.opts.TemplateIDPrefix + strconv.Itoa(p.tplSeq)
 	if p.opts.ReviewAfter >= 0 {
 		ev := messaging.TemplateEvent{WorkspaceID: t.WorkspaceID, ProviderTemplateID: id, Name: t.Name, Language: t.Language,
 			Event: messaging.ProviderTemplateApproved}
