@@ -402,31 +402,3 @@ func TestApplyTemplateEventRefusals(t *testing.T) {
 		t.Errorf("after DELETED: %v, want not_found", err)
 	}
 }
-
-func TestApplyTemplateEventIDOfAnotherName(t *testing.T) {
-	t.Parallel()
-	f := newLifeFixture(t, &tokenRefuser{})
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
-		t.Fatal(err)
-	}
-	ts := f.svc.Workspace("acme").Templates
-	a, _ := ts.Create(f.ctx, approved("first", body("Hi")))
-	b, _ := ts.Create(f.ctx, approved("second", body("Hi")))
-	if _, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", ProviderTemplateID: "77", Name: "first", Language: "en", Event: "APPROVED"}); err != nil {
-		t.Fatal(err)
-	}
-	// A provider that reuses the id for another template (a simulator
-	// restarted) must not move the first one.
-	got, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", ProviderTemplateID: "77", Name: "second", Language: "en", Event: "PAUSED"})
-	if err != nil || got.ID != b.ID {
-		t.Fatalf("event for second = %+v, %v", got, err)
-	}
-	if cur, _ := ts.Get(f.ctx, a.ID); cur.Status != messaging.TemplateApproved {
-		t.Errorf("first moved to %s by an event naming second", cur.Status)
-	}
-	// Without a name, the id alone finds it.
-	got, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", ProviderTemplateID: "77", Event: messaging.ProviderTemplateQuality, Quality: "GREEN"})
-	if err != nil || got.ID != a.ID || got.Quality != "GREEN" {
-		t.Errorf("quality event by id = %+v, %v", got, err)
-	}
-}

@@ -174,9 +174,9 @@ func (s *Service) findProviderTemplate(ctx context.Context, ws, providerID, name
 			return nil, wrapStoreError(err, "template", "")
 		}
 		for _, t := range list {
-			// An id names its template; an event naming another template
-			// under the same id is judged by its name.
-			if t.ProviderTemplateID == providerID && (name == "" || t.Name == name) && (lang == "" || t.Language == lang) {
+			// The provider's id is its key (Meta never reuses one, nor
+			// renames a template); the name is a fallback.
+			if t.ProviderTemplateID == providerID {
 				return t, nil
 			}
 		}
