@@ -3,6 +3,7 @@ package messaging_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -110,7 +111,7 @@ func TestSyncTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantNames := []string{"made_in_manager:approved", "my_draft:draft", "never_arrived:pending", "paused_there:paused", "under_review:pending"}
-	if got := names(all); !equalStrings(got, wantNames) {
+	if got := names(all); !slices.Equal(got, wantNames) {
 		t.Errorf("templates after sync = %v, want %v", got, wantNames)
 	}
 	for _, tp := range all {
@@ -122,7 +123,7 @@ func TestSyncTemplates(t *testing.T) {
 		}
 	}
 	list, _ := ts.List(f.ctx, nil)
-	if got := names(list); !equalStrings(got, []string{"made_in_manager:approved"}) {
+	if got := names(list); !slices.Equal(got, []string{"made_in_manager:approved"}) {
 		t.Errorf("approved list = %v", got)
 	}
 	c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp")
@@ -137,25 +138,13 @@ func TestSyncTemplates(t *testing.T) {
 		t.Errorf("failed sync: %v, want service_unavailable", err)
 	}
 	after, _ := f.store.TemplateList(f.ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
-	if got := names(after); !equalStrings(got, wantNames) {
+	if got := names(after); !slices.Equal(got, wantNames) {
 		t.Errorf("templates after a failed sync = %v, want them kept: %v", got, wantNames)
 	}
 	c, _ = f.svc.Connection(f.ctx, "acme", "whatsapp")
 	if c.TemplateSyncError == "" || c.TemplatesSyncedAt == nil {
 		t.Errorf("failed sync not recorded: %v %q", c.TemplatesSyncedAt, c.TemplateSyncError)
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestSyncTemplatesOneInstanceAtATime(t *testing.T) {
