@@ -184,6 +184,7 @@ func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnec
 		}
 		return nil, wrapStoreError(err, "workspace", p.WorkspaceID)
 	}
+	s.audit(ctx, p.WorkspaceID, AuditChannelConnected, p.Channel)
 	return s.Connection(ctx, p.WorkspaceID, p.Channel)
 }
 

@@ -196,6 +196,14 @@ type Store interface {
 	// or no longer wanted.
 	WebhookRecord(ctx context.Context, p *WebhookRecordParams) error
 
+	// AuditAppend stores e, a management change of a workspace, and sets
+	// e.Seq greater than the Seq of every event stored before.
+	AuditAppend(ctx context.Context, e *AuditEvent) error
+	// AuditList returns the events of p.WorkspaceID whose Seq is below
+	// p.Before (no bound when 0), newest first (Seq descending), at most
+	// p.Limit.
+	AuditList(ctx context.Context, p *AuditListParams) ([]*AuditEvent, error)
+
 	// Close releases the store's resources.
 	Close() error
 }
@@ -445,6 +453,13 @@ type ConnectionUpdateParams struct {
 	// TemplateSyncError (TemplatesSyncedAt is kept).
 	SyncError string
 	At        time.Time
+}
+
+// AuditListParams are the arguments of Store.AuditList.
+type AuditListParams struct {
+	WorkspaceID string
+	Before      int64
+	Limit       int
 }
 
 // LeaseParams are the arguments of Store.LeaseAcquire.

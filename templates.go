@@ -356,7 +356,9 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 		}
 		return nil, wrapStoreError(err, "template", t.ID)
 	}
+	ts.svc.audit(ctx, ts.ws, AuditTemplateCreated, t.ID)
 	if p.Status == "" {
+		ts.svc.audit(ctx, ts.ws, AuditTemplateSubmitted, t.ID)
 		t = ts.svc.submitToProvider(ctx, t)
 	}
 	t.SendExample = SendExample(t)
@@ -400,6 +402,7 @@ func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreatePar
 	case err != nil:
 		return nil, wrapStoreError(err, "template", id)
 	}
+	ts.svc.audit(ctx, ts.ws, AuditTemplateUpdated, id)
 	next.SendExample = SendExample(&next)
 	return &next, nil
 }
@@ -435,6 +438,7 @@ func (ts *Templates) Submit(ctx context.Context, id string) (*Template, error) {
 	if err != nil {
 		return nil, wrapStoreError(err, "template", id)
 	}
+	ts.svc.audit(ctx, ts.ws, AuditTemplateSubmitted, id)
 	t := ts.svc.submitToProvider(ctx, &next)
 	t.SendExample = SendExample(t)
 	return t, nil
@@ -455,6 +459,7 @@ func (ts *Templates) Delete(ctx context.Context, id string) error {
 	if err := ts.svc.store.TemplateDelete(ctx, ts.ws, id); err != nil {
 		return wrapStoreError(err, "template", id)
 	}
+	ts.svc.audit(ctx, ts.ws, AuditTemplateDeleted, id)
 	return nil
 }
 
@@ -488,6 +493,7 @@ func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (
 	if err != nil {
 		return nil, wrapStoreError(err, "template", id)
 	}
+	ts.svc.audit(ctx, ts.ws, AuditTemplateStatusSet, id)
 	t.SendExample = SendExample(t)
 	return t, nil
 }

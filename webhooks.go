@@ -155,6 +155,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointP
 	if err := s.store.WebhookEndpointCreate(ctx, e); err != nil {
 		return nil, "", wrapStoreError(err, "workspace", p.WorkspaceID)
 	}
+	s.audit(ctx, p.WorkspaceID, AuditWebhookCreated, e.ID)
 	return e, secret, nil
 }
 
@@ -184,7 +185,11 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, p *UpdateWebhookEnd
 		return err
 	}
 	err = s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, SecretSealed: sealed})
-	return wrapStoreError(err, "webhook endpoint", p.ID)
+	if err != nil {
+		return wrapStoreError(err, "webhook endpoint", p.ID)
+	}
+	s.audit(ctx, p.WorkspaceID, AuditWebhookRotated, p.ID)
+	return nil
 }
 
 // WebhookEndpointHasSecret reports whether secret is the signing secret of
@@ -210,7 +215,11 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, workspaceID string) 
 
 // DeleteWebhookEndpoint removes an endpoint and its pending deliveries.
 func (s *Service) DeleteWebhookEndpoint(ctx context.Context, workspaceID, id string) error {
-	return wrapStoreError(s.store.WebhookEndpointDelete(ctx, workspaceID, id), "webhook endpoint", id)
+	if err := s.store.WebhookEndpointDelete(ctx, workspaceID, id); err != nil {
+		return wrapStoreError(err, "webhook endpoint", id)
+	}
+	s.audit(ctx, workspaceID, AuditWebhookDeleted, id)
+	return nil
 }
 
 // SignWebhook returns the Standard Webhooks signature header value

@@ -113,6 +113,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	if err := s.store.WorkspaceCreate(ctx, w); err != nil {
 		return nil, wrapStoreError(err, "workspace", id)
 	}
+	s.audit(ctx, id, AuditWorkspaceCreated, id)
 	return w, nil
 }
 
@@ -142,7 +143,15 @@ func (s *Service) setChannel(ctx context.Context, ws, channel string, on bool) e
 		return err
 	}
 	err := s.store.WorkspaceSetChannel(ctx, &ChannelParams{WorkspaceID: ws, Channel: channel, Connected: on, At: s.now()})
-	return wrapStoreError(err, "workspace", ws)
+	if err != nil {
+		return wrapStoreError(err, "workspace", ws)
+	}
+	action := AuditChannelConnected
+	if !on {
+		action = AuditChannelDisconnected
+	}
+	s.audit(ctx, ws, action, channel)
+	return nil
 }
 
 // CreateAPIKeyParams are the arguments of CreateAPIKey.
@@ -195,6 +204,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 	if err := s.store.APIKeyCreate(ctx, k); err != nil {
 		return nil, "", wrapStoreError(err, "api key", k.ID)
 	}
+	s.audit(ctx, p.WorkspaceID, AuditKeyCreated, k.ID)
 	return k, key, nil
 }
 
@@ -250,6 +260,7 @@ func (s *Service) UpdateAPIKey(ctx context.Context, p *UpdateAPIKeyParams) (*API
 	if err := s.store.APIKeyUpdate(ctx, up); err != nil {
 		return nil, wrapStoreError(err, "api key", p.ID)
 	}
+	s.audit(ctx, p.WorkspaceID, AuditKeyUpdated, p.ID)
 	keys, err := s.ListAPIKeys(ctx, p.WorkspaceID)
 	if err != nil {
 		return nil, err
@@ -279,7 +290,11 @@ func WellFormedKey(key string) bool {
 // RevokeAPIKey revokes a key of the workspace. Revoking twice is not an
 // error. Revocation is final: nothing makes a revoked key work again.
 func (s *Service) RevokeAPIKey(ctx context.Context, workspaceID, keyID string) error {
-	return wrapStoreError(s.store.APIKeyRevoke(ctx, &APIKeyRevokeParams{WorkspaceID: workspaceID, ID: keyID, At: s.now()}), "api key", keyID)
+	if err := s.store.APIKeyRevoke(ctx, &APIKeyRevokeParams{WorkspaceID: workspaceID, ID: keyID, At: s.now()}); err != nil {
+		return wrapStoreError(err, "api key", keyID)
+	}
+	s.audit(ctx, workspaceID, AuditKeyRevoked, keyID)
+	return nil
 }
 
 // ListAPIKeys returns the key records of a workspace (never plaintexts).

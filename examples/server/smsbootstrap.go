@@ -52,6 +52,8 @@ func (p *partnerIDValue) UnmarshalJSON(b []byte) error {
 // (see applyBootstrap), then the sms_accounts. A file with any error is
 // refused before anything is applied.
 func applyAll(ctx context.Context, svc *messaging.Service, smsSvc *sms.SMS, f *bootstrapFile, log *slog.Logger) error {
+	// Its changes are audited as the bootstrap's.
+	ctx = messaging.WithActor(ctx, "bootstrap")
 	if err := checkSMSBootstrap(ctx, smsSvc, f); err != nil {
 		return err
 	}

@@ -46,6 +46,9 @@ type Store struct {
 	connections map[connKey]*messaging.ChannelConnection
 	// leases holds the named leases by name.
 	leases map[string]lease
+	// audit holds the audit events in Seq order (audit.go).
+	audit    []*messaging.AuditEvent
+	auditSeq int64
 }
 
 // New returns an empty store.

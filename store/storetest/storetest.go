@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"Templates", testTemplates},
 		{"TemplateUpdateDelete", testTemplateUpdateDelete},
 		{"Connections", testConnections},
+		{"AuditEvents", testAuditEvents},
 		{"ConnectionUpdate", testConnectionUpdate},
 		{"ConnectionPutConcurrent", testConnectionPutConcurrent},
 		{"Leases", testLeases},

@@ -1,0 +1,104 @@
+package messaging
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// Audit actions: every management change of a workspace is recorded as
+// an AuditEvent with one of these.
+const (
+	AuditWorkspaceCreated    = "workspace.created"
+	AuditKeyCreated          = "api_key.created"
+	AuditKeyUpdated          = "api_key.updated"
+	AuditKeyRevoked          = "api_key.revoked"
+	AuditTemplateCreated     = "template.created"
+	AuditTemplateUpdated     = "template.updated"
+	AuditTemplateSubmitted   = "template.submitted"
+	AuditTemplateStatusSet   = "template.status_set"
+	AuditTemplateDeleted     = "template.deleted"
+	AuditChannelConnected    = "channel.connected"
+	AuditChannelDisconnected = "channel.disconnected"
+	AuditWebhookCreated      = "webhook.created"
+	AuditWebhookUpdated      = "webhook.updated"
+	AuditWebhookDeleted      = "webhook.deleted"
+	AuditWebhookRotated      = "webhook.secret_rotated"
+)
+
+// AuditEvent is one management change of a workspace: who (Actor: an API
+// key id, "operator", "bootstrap", or "library" for a Go call without an
+// actor), what (Action, one of the Audit* constants), on which record
+// (Target: a key, template or webhook id, or a channel) and when. It never
+// holds a secret.
+type AuditEvent struct {
+	// Seq orders the events; the store sets it.
+	Seq         int64
+	ID          string
+	WorkspaceID string
+	Actor       string
+	Action      string
+	Target      string
+	At          time.Time
+}
+
+// actorKey is the context key of the actor of a management change.
+type actorKey struct{}
+
+// WithActor returns a context whose management changes are recorded as
+// made by actor (an API key id, "operator", "bootstrap").
+func WithActor(ctx context.Context, actor string) context.Context {
+	return context.WithValue(ctx, actorKey{}, actor)
+}
+
+// ActorFrom returns the actor WithActor set on ctx, or "library".
+func ActorFrom(ctx context.Context) string {
+	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
+		return a
+	}
+	return "library"
+}
+
+// audit records a management change that has been made. A failure to
+// record it is logged and does not undo or fail the change.
+func (s *Service) audit(ctx context.Context, workspaceID, action, target string) {
+	e := &AuditEvent{ID: NewID("aud"), WorkspaceID: workspaceID, Actor: ActorFrom(ctx), Action: action, Target: target, At: s.now()}
+	if err := s.store.AuditAppend(context.WithoutCancel(ctx), e); err != nil {
+		s.log.ErrorContext(ctx, "recording an audit event failed", "workspace", workspaceID, "action", action, "target", target, "err", err)
+	}
+}
+
+// MaxAuditPage is the largest page of AuditEvents.
+const MaxAuditPage = 100
+
+// AuditEvents returns a page of the workspace's audit events, newest
+// first: at most limit (1 to MaxAuditPage; 0 means 50) after the cursor
+// (empty: from the newest). next is the cursor of the following page,
+// empty when there is none.
+func (s *Service) AuditEvents(ctx context.Context, workspaceID, cursor string, limit int) (events []*AuditEvent, next string, err error) {
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > MaxAuditPage {
+		return nil, "", validationError("limit", "must be 1 to %d", MaxAuditPage)
+	}
+	var before int64
+	if cursor != "" {
+		before, err = strconv.ParseInt(cursor, 10, 64)
+		if err != nil || before < 1 {
+			return nil, "", validationError("cursor", "is not a cursor this API returned")
+		}
+	}
+	list, err := s.store.AuditList(ctx, &AuditListParams{WorkspaceID: workspaceID, Before: before, Limit: limit + 1})
+	if err != nil {
+		return nil, "", wrapStoreError(err, "audit event", "")
+	}
+	if len(list) > limit {
+		list = list[:limit]
+		next = strconv.FormatInt(list[limit-1].Seq, 10)
+	}
+	if list == nil {
+		list = []*AuditEvent{}
+	}
+	return list, next, nil
+}

@@ -1,0 +1,95 @@
+package messaging_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
+)
+
+func TestAuditRecordsManagementChanges(t *testing.T) {
+	t.Parallel()
+	f := newLifeFixture(t, fakeprovider.New())
+	ctx := messaging.WithActor(f.ctx, "key_admin")
+	k, plain, err := f.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{messaging.ScopeReadMessages}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.RevokeAPIKey(ctx, "acme", k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Connect(ctx, waConnect("acme", "1234", "99", "EAAGsecret-token")); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := f.svc.Workspace("acme").Templates.Create(ctx, &messaging.TemplateCreateParams{Name: "hello", Category: "UTILITY", Language: "en",
+		Components: []messaging.TemplateComponent{body("Hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Workspace("acme").Templates.Delete(ctx, tpl.ID); err != nil {
+		t.Fatal(err)
+	}
+	e, secret, err := f.svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: "https://example.com/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A change that fails is not recorded.
+	if err := f.svc.RevokeAPIKey(ctx, "acme", "key_missing"); err == nil {
+		t.Fatal("revoking a missing key succeeded")
+	}
+	events, next, err := f.svc.AuditEvents(f.ctx, "acme", "", 0)
+	if err != nil || next != "" {
+		t.Fatalf("AuditEvents = %v, %q, %v", events, next, err)
+	}
+	type row struct{ Actor, Action, Target string }
+	var got []row
+	for _, ev := range events {
+		got = append(got, row{ev.Actor, ev.Action, ev.Target})
+		for _, s := range []string{plain, secret, "EAAGsecret-token"} {
+			if strings.Contains(ev.Target+ev.Actor+ev.Action, s) {
+				t.Errorf("audit event %+v holds a secret", ev)
+			}
+		}
+	}
+	want := []row{
+		{"key_admin", messaging.AuditWebhookCreated, e.ID},
+		{"key_admin", messaging.AuditTemplateDeleted, tpl.ID},
+		{"key_admin", messaging.AuditTemplateSubmitted, tpl.ID},
+		{"key_admin", messaging.AuditTemplateCreated, tpl.ID},
+		{"key_admin", messaging.AuditChannelConnected, "whatsapp"},
+		{"key_admin", messaging.AuditKeyRevoked, k.ID},
+		{"key_admin", messaging.AuditKeyCreated, k.ID},
+		{"library", messaging.AuditWorkspaceCreated, "acme"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("audit events, newest first (-want +got):\n%s", d)
+	}
+	// Paging: two at a time reaches every event once.
+	var all []string
+	for cursor := ""; ; {
+		page, n, err := f.svc.AuditEvents(f.ctx, "acme", cursor, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range page {
+			all = append(all, ev.ID)
+		}
+		if n == "" {
+			break
+		}
+		cursor = n
+	}
+	if len(all) != len(want) {
+		t.Errorf("paged through %d events, want %d", len(all), len(want))
+	}
+	for _, tc := range []struct {
+		cursor string
+		limit  int
+		field  string
+	}{{"abc", 10, "cursor"}, {"-5", 10, "cursor"}, {"", 101, "limit"}, {"", -1, "limit"}} {
+		_, _, err := f.svc.AuditEvents(f.ctx, "acme", tc.cursor, tc.limit)
+		wantError(t, err, messaging.CodeValidation, tc.field)
+	}
+}

@@ -1,0 +1,41 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/ujumbe/messaging"
+)
+
+// AuditAppend implements messaging.Store: seq is SQLite's AUTOINCREMENT,
+// so it never goes back, even after the newest row is deleted.
+func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error {
+	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `INSERT INTO audit_events (id, workspace_id, actor, action, target, at)
+			VALUES (?, ?, ?, ?, ?, ?) RETURNING seq`,
+			e.ID, e.WorkspaceID, e.Actor, e.Action, e.Target, fmtTime(e.At)).Scan(&e.Seq)
+	})
+}
+
+// AuditList implements messaging.Store.
+func (s *Store) AuditList(ctx context.Context, p *messaging.AuditListParams) ([]*messaging.AuditEvent, error) {
+	before := p.Before
+	if before <= 0 {
+		before = 1<<63 - 1
+	}
+	rows, err := s.query(ctx, `SELECT seq, id, workspace_id, actor, action, target, at FROM audit_events
+		WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, p.WorkspaceID, before, p.Limit)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*messaging.AuditEvent
+	for rows.Next() {
+		var e messaging.AuditEvent
+		if err := rows.Scan(&e.Seq, &e.ID, &e.WorkspaceID, &e.Actor, &e.Action, &e.Target, storedTime{&e.At}); err != nil {
+			return nil, interpretError(err)
+		}
+		out = append(out, &e)
+	}
+	return out, interpretError(rows.Err())
+}
