@@ -157,7 +157,7 @@ func TestAuthenticate(t *testing.T) {
 		t.Fatal(err)
 	}
 	op, err := f.svc.Authenticate(f.ctx, otherPlain)
-	if err != nil || op.WorkspaceID != "other" || len(op.Scopes) != 5 {
+	if err != nil || op.WorkspaceID != "other" || len(op.Scopes) != len(messaging.AllScopes()) {
 		t.Fatalf("Authenticate(other key) = %+v, %v", op, err)
 	}
 

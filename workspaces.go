@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -20,11 +21,18 @@ const (
 	ScopeReadTemplates = "read:templates"
 	ScopeReadContacts  = "read:contacts"
 	ScopeWriteContacts = "write:contacts"
+	// The management scopes extend the spec's five: each covers reading
+	// and changing its resource through the management API.
+	ScopeManageKeys      = "manage:keys"
+	ScopeManageTemplates = "manage:templates"
+	ScopeManageChannels  = "manage:channels"
+	ScopeManageWebhooks  = "manage:webhooks"
 )
 
 // AllScopes lists every scope.
 func AllScopes() []string {
-	return []string{ScopeReadMessages, ScopeWriteMessages, ScopeReadTemplates, ScopeReadContacts, ScopeWriteContacts}
+	return []string{ScopeReadMessages, ScopeWriteMessages, ScopeReadTemplates, ScopeReadContacts, ScopeWriteContacts,
+		ScopeManageKeys, ScopeManageTemplates, ScopeManageChannels, ScopeManageWebhooks}
 }
 
 // WorkspaceInfo is a workspace record.
@@ -216,7 +224,7 @@ func normalScopes(scopes []string) ([]string, error) {
 	}
 	for _, sc := range scopes {
 		if !slices.Contains(AllScopes(), sc) {
-			return nil, validationError("scopes", "unknown scope %q; allowed: read:messages, write:messages, read:templates, read:contacts, write:contacts", sc)
+			return nil, validationError("scopes", "unknown scope %q; allowed: %s", sc, strings.Join(AllScopes(), ", "))
 		}
 	}
 	out := slices.Clone(scopes)

@@ -103,6 +103,11 @@ func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, ep endpoint
 		err = checkPathID(r, ep.Route)
 	}
 	if err == nil {
+		if p != nil {
+			// Management changes made by the request are audited as
+			// made by its key.
+			r = r.WithContext(messaging.WithActor(r.Context(), p.KeyID))
+		}
 		err = ep.serve(h, w, r, p)
 	}
 	if err != nil {
