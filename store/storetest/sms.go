@@ -23,6 +23,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 	}{
 		{"Accounts", testSMSAccounts},
 		{"AcceptDebits", testSMSAcceptDebits},
+		{"AcceptRunningBalance", testSMSAcceptRunningBalance},
 		{"AcceptMissingAccountStoresNothing", testSMSAcceptMissingAccount},
 		{"ConcurrentDebitsNeverGoNegative", testSMSConcurrentDebits},
 		{"MessageRoundTripAndIsolation", testSMSMessageRoundTrip},
@@ -140,6 +141,23 @@ func testSMSAccounts(t *testing.T, s sms.Store) {
 	}
 	_, err = s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "missing", Amount: 100, At: at(7)})
 	wantErr(t, "top-up of a missing account", err, messaging.ErrNotFound)
+}
+
+// testSMSAcceptRunningBalance: an account with enough for every message
+// of a batch is debited at once, and each result still carries the credit
+// after its own debit.
+func testSMSAcceptRunningBalance(t *testing.T, s sms.Store) {
+	smsAccount(t, s, "c", sms.Credits(10))
+	run := smsAccept(t, s,
+		smsMessage("c1", "c", sms.Credits(1), sms.StatusQueued, base),
+		smsMessage("c2", "c", sms.Credits(2), sms.StatusQueued, base),
+		smsMessage("c3", "c", sms.Credits(3), sms.StatusQueued, base),
+	)
+	for i, want := range []sms.Credit{sms.Credits(9), sms.Credits(7), sms.Credits(4)} {
+		if run[i].Err != nil || run[i].Balance != want {
+			t.Errorf("c%d: %+v, want accepted with balance %s", i+1, run[i], want)
+		}
+	}
 }
 
 func testSMSAcceptDebits(t *testing.T, s sms.Store) {

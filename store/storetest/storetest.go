@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"TemplateUpdateDelete", testTemplateUpdateDelete},
 		{"Connections", testConnections},
 		{"AuditEvents", testAuditEvents},
+		{"APIKeyListOrder", testAPIKeyListOrder},
 		{"ConnectionUpdate", testConnectionUpdate},
 		{"ConnectionPutConcurrent", testConnectionPutConcurrent},
 		{"Leases", testLeases},
