@@ -735,7 +735,8 @@ func oaSetup(t *testing.T) *oaEnv {
 	key("writeContacts", "acme", messaging.ScopeWriteContacts)
 	key("narrow", "narrow", messaging.AllScopes()...)
 	revoked := key("revoked", "acme", messaging.AllScopes()...)
-	must(svc.RevokeAPIKey(ctx, "acme", revoked.ID))
+	_, err = svc.RevokeAPIKey(ctx, "acme", revoked.ID)
+	must(err)
 
 	acme := svc.Workspace("acme")
 	tpl := func(ws *messaging.Workspace, name string, p *messaging.TemplateCreateParams) {

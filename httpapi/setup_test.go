@@ -77,7 +77,9 @@ type wsFixture struct {
 	// Only[s] holds only scope s; Without[s] holds every scope but s.
 	Only, Without map[string]string
 	Revoked       string
-	Expired       string
+	// RevokedID is the id of the key Revoked.
+	RevokedID string
+	Expired   string
 	// Approved is "order_update" (en, UTILITY, header text, body {{1}} {{2}}).
 	Approved *messaging.Template
 	// Welcome is "welcome" (en_US, MARKETING, no variables).
@@ -164,10 +166,16 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 		_, f.Without[s] = key(slices.DeleteFunc(messaging.AllScopes(), func(x string) bool { return x == s }), nil)
 	}
 	rk, plain := key(messaging.AllScopes(), nil)
-	must(e.svc.RevokeAPIKey(ctx, id, rk.ID))
-	f.Revoked = plain
-	past := t0.Add(-time.Hour)
-	_, f.Expired = key(messaging.AllScopes(), &past)
+	_, err = e.svc.RevokeAPIKey(ctx, id, rk.ID)
+	must(err)
+	f.Revoked, f.RevokedID = plain, rk.ID
+	// A key cannot be created expired: it is created live, then its
+	// expiry is moved into the past.
+	future, past := t0.Add(time.Hour), t0.Add(-time.Hour)
+	ek, expired := key(messaging.AllScopes(), &future)
+	_, err = e.svc.UpdateAPIKey(ctx, &messaging.UpdateAPIKeyParams{WorkspaceID: id, ID: ek.ID, Scopes: messaging.AllScopes(), ExpiresAt: &past})
+	must(err)
+	f.Expired = expired
 
 	tpl := func(status string, p messaging.TemplateCreateParams) *messaging.Template {
 		t.Helper()
