@@ -195,6 +195,19 @@ func TestLastUsedAt(t *testing.T) {
 		t.Errorf("key2's LastUsedAt %v, want %v", got, t0.Add(time.Minute))
 	}
 
+	// The throttle holds before the write lands: a second use while the
+	// first is still queued (the store still shows the older time) is not
+	// queued again.
+	f.clock.Advance(time.Minute)
+	before := ts.count()
+	ts.gate.Lock()
+	auth(key1)
+	auth(key1)
+	ts.gate.Unlock()
+	if got := lastUsed(k1.ID); !got.Equal(f.clock.Now()) || ts.count() != before+1 {
+		t.Errorf("two uses before the write landed: LastUsedAt %v, %d writes; want %v and 1 write", got, ts.count()-before, f.clock.Now())
+	}
+
 	// A full queue drops uses: with one slot and the store blocked, the
 	// first use is in the writer's hands, the second waits in the queue,
 	// the third is dropped. A dropped use leaves no throttle behind: the
@@ -211,7 +224,7 @@ func TestLastUsedAt(t *testing.T) {
 	auth(key2)
 	auth(key3)
 	ts.gate.Unlock()
-	at := t0.Add(2 * time.Minute)
+	at := f.clock.Now()
 	if got1, got2, got3 := lastUsed(k1.ID), lastUsed(k2.ID), lastUsed(k3.ID); !got1.Equal(at) || !got2.Equal(at) || got3 != nil {
 		t.Errorf("with a queue of one: LastUsedAt %v, %v, %v; want %v, %v and nil (dropped)", got1, got2, got3, at, at)
 	}
