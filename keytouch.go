@@ -38,7 +38,6 @@ type keyToucher struct {
 	limit   int
 	running bool
 	idle    *sync.Cond
-	dropped int
 }
 
 func newKeyToucher(s *Service) *keyToucher {
@@ -60,7 +59,6 @@ func (t *keyToucher) touch(k *APIKey, now time.Time) {
 		return
 	}
 	if len(t.queue) >= t.limit {
-		t.dropped++
 		return
 	}
 	t.last[k.ID] = now
