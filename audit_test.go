@@ -17,7 +17,7 @@ func TestAuditRecordsManagementChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.RevokeAPIKey(ctx, "acme", k.ID); err != nil {
+	if _, err := f.svc.RevokeAPIKey(ctx, "acme", k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Connect(ctx, waConnect("acme", "1234", "99", "EAAGsecret-token")); err != nil {
@@ -36,7 +36,7 @@ func TestAuditRecordsManagementChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A change that fails is not recorded.
-	if err := f.svc.RevokeAPIKey(ctx, "acme", "key_missing"); err == nil {
+	if _, err := f.svc.RevokeAPIKey(ctx, "acme", "key_missing"); err == nil {
 		t.Fatal("revoking a missing key succeeded")
 	}
 	events, next, err := f.svc.AuditEvents(f.ctx, "acme", "", 0)

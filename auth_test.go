@@ -205,7 +205,7 @@ func TestAuthenticateInvalidKeys(t *testing.T) {
 				t.Fatalf("before revocation: %v", err)
 			}
 			for range 2 { // revoking twice is not an error
-				if err := f.svc.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
+				if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -226,7 +226,7 @@ func TestAuthenticateInvalidKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := f.svc.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
+			if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
 				t.Fatal(err)
 			}
 			return key
@@ -351,13 +351,13 @@ func TestListAPIKeysNeverShowsPlaintext(t *testing.T) {
 	}
 
 	// Revoking needs the key's own workspace.
-	wantError(t, f.svc.RevokeAPIKey(f.ctx, "other", keys[0].ID), messaging.CodeNotFound, "")
-	wantError(t, f.svc.RevokeAPIKey(f.ctx, "acme", "key_missing"), messaging.CodeNotFound, "")
+	wantError(t, second(f.svc.RevokeAPIKey(f.ctx, "other", keys[0].ID)), messaging.CodeNotFound, "")
+	wantError(t, second(f.svc.RevokeAPIKey(f.ctx, "acme", "key_missing")), messaging.CodeNotFound, "")
 	if _, err := f.svc.Authenticate(f.ctx, plains[0]); err != nil {
 		t.Errorf("key revoked from the wrong workspace stopped working: %v", err)
 	}
 	f.clock.Advance(time.Second)
-	if err := f.svc.RevokeAPIKey(f.ctx, "acme", keys[0].ID); err != nil {
+	if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", keys[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	keys, err = f.svc.ListAPIKeys(f.ctx, "acme")

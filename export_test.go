@@ -1,5 +1,18 @@
 package messaging
 
+import "context"
+
 // WebhookAddressAllowed exposes the webhook guard's address check to the
 // external tests.
 var WebhookAddressAllowed = webhookAddressAllowed
+
+// FlushKeyTouches waits until every queued record of an API key's use is
+// written to the store, so tests read LastUsedAt without sleeping.
+func FlushKeyTouches(ctx context.Context, s *Service) error { return s.touches.flush(ctx) }
+
+// SetKeyTouchQueue sets how many records of key uses may wait at once.
+func SetKeyTouchQueue(s *Service, n int) {
+	s.touches.mu.Lock()
+	defer s.touches.mu.Unlock()
+	s.touches.limit = n
+}

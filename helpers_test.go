@@ -232,3 +232,6 @@ func viewOf(m *messaging.Message) *msgView {
 		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
 	}
 }
+
+// second returns the error of a call that also returns a value.
+func second[T any](_ T, err error) error { return err }

@@ -109,6 +109,8 @@ type Service struct {
 	aead     cipher.AEAD
 	dispatch *dispatcher
 	hooks    *webhookSender
+	// touches records the last use of API keys (see Authenticate).
+	touches *keyToucher
 	// retention is Options.PendingReportRetention with its default.
 	retention time.Duration
 	// syncOpts is Options.TemplateSync with its defaults.
@@ -159,6 +161,7 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	}
 	s.dispatch = newDispatcher(s, o.Dispatch, o.Sleep)
 	s.hooks = newWebhookSender(s, o.Webhooks, o.Sleep)
+	s.touches = newKeyToucher(s)
 	return s, nil
 }
 
@@ -292,9 +295,13 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops claiming new work and waits until in-flight sends and
-// webhook deliveries finish, or ctx ends. It does not close the store.
+// Close stops claiming new work and waits until in-flight sends, webhook
+// deliveries and the recording of API key uses (APIKey.LastUsedAt) finish,
+// or ctx ends. It does not close the store.
 func (s *Service) Close(ctx context.Context) error {
+	if err := s.touches.flush(ctx); err != nil {
+		return err
+	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	if s.stop == nil {

@@ -42,6 +42,12 @@ type Store interface {
 	// key of the workspace, revoked or not. ErrNotFound if there is no such
 	// key.
 	APIKeyUpdate(ctx context.Context, p *APIKeyUpdateParams) error
+	// APIKeyTouch sets LastUsedAt to p.At on the key p.ID of the workspace
+	// unless it already holds p.At or a later time (uses recorded out of
+	// order never move it back). A key that does not exist in the
+	// workspace is left alone, without an error: the write records a use
+	// after the fact and has nothing to report.
+	APIKeyTouch(ctx context.Context, p *APIKeyTouchParams) error
 
 	// ContactCreate inserts c. ErrConflict if another contact of the
 	// workspace has the same Phone or the same EmailKey (non-empty).
@@ -349,6 +355,14 @@ type APIKeyUpdateParams struct {
 	Scopes []string
 	// ExpiresAt is in UTC; nil means the key does not expire.
 	ExpiresAt *time.Time
+}
+
+// APIKeyTouchParams are the arguments of Store.APIKeyTouch.
+type APIKeyTouchParams struct {
+	WorkspaceID string
+	ID          string
+	// At is when the key was used, in UTC.
+	At time.Time
 }
 
 // APIKeyRevokeParams are the arguments of Store.APIKeyRevoke.

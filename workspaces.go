@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Scopes of API keys.
@@ -50,13 +51,23 @@ type WorkspaceInfo struct {
 type APIKey struct {
 	ID          string
 	WorkspaceID string
-	Prefix      string
-	Hash        []byte
-	Scopes      []string
-	ExpiresAt   *time.Time
-	RevokedAt   *time.Time
-	CreatedAt   time.Time
+	// Name tells keys apart in lists (for example "billing service"); empty
+	// for keys made by a bootstrap file or a Go call that gave none.
+	Name      string
+	Prefix    string
+	Hash      []byte
+	Scopes    []string
+	ExpiresAt *time.Time
+	RevokedAt *time.Time
+	CreatedAt time.Time
+	// LastUsedAt is when the key last authenticated a request, nil if
+	// never. It is recorded at most once a minute per key (see
+	// Service.Authenticate), so it may lag the real last use by a minute.
+	LastUsedAt *time.Time
 }
+
+// MaxAPIKeyName is the longest APIKey.Name, in characters.
+const MaxAPIKeyName = 100
 
 // KeyPrefixLen is the length of the lookup id stored in APIKey.Prefix.
 const KeyPrefixLen = 16
@@ -165,19 +176,31 @@ func (s *Service) setChannel(ctx context.Context, ws, channel string, on bool) e
 // CreateAPIKeyParams are the arguments of CreateAPIKey.
 type CreateAPIKeyParams struct {
 	WorkspaceID string
+	// Name tells the key apart in lists: at most MaxAPIKeyName characters,
+	// without control characters or surrounding white space. It is
+	// required when Creator is set (a key made through the management
+	// API); bootstrap files and Go callers may leave it empty.
+	Name string
 	// Scopes granted to the key; at least one.
 	Scopes []string
-	// ExpiresAt, when set, is when the key stops working.
+	// ExpiresAt, when set, is when the key stops working; it must be after
+	// the service clock's now.
 	ExpiresAt *time.Time
 	// Key, when set, is used as the key instead of a generated one (for
 	// bootstrap files): 20 to 128 visible ASCII characters.
 	Key string
+	// Creator is the key making the request, when a key creates a key
+	// (the management API): every requested scope must be one it holds,
+	// so no key can mint a key stronger than itself. Nil means the
+	// operator or a Go caller, which may grant any scope.
+	Creator *Principal
 }
 
 // CreateAPIKey creates an API key and returns its record and its plaintext.
 // The plaintext is returned only here; the store keeps a SHA-256 hash.
 // Generated keys look like "mk_<8 chars>_<43 chars>" and carry 304 random
-// bits.
+// bits. A scope the Creator does not hold is refused with CodeForbidden
+// (Field "scopes", the message names the scope).
 func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*APIKey, string, error) {
 	if err := refuseUnstorable(p); err != nil {
 		return nil, "", err
@@ -185,9 +208,26 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 	if p == nil {
 		return nil, "", validationError("body", "is required")
 	}
+	if err := checkKeyName(p.Name, p.Creator != nil); err != nil {
+		return nil, "", err
+	}
 	scopes, err := normalScopes(p.Scopes)
 	if err != nil {
 		return nil, "", err
+	}
+	if p.Creator != nil {
+		if p.Creator.WorkspaceID != p.WorkspaceID {
+			return nil, "", notFound("workspace", p.WorkspaceID)
+		}
+		for _, sc := range scopes {
+			if !p.Creator.HasScope(sc) {
+				return nil, "", &Error{Code: CodeForbidden, Field: "scopes",
+					Message: fmt.Sprintf("scopes: the API key making the request lacks the scope %s, so it cannot grant it", sc)}
+			}
+		}
+	}
+	if p.ExpiresAt != nil && !p.ExpiresAt.After(s.now()) {
+		return nil, "", validationError("expires_at", "must be in the future (got %s)", FormatTime(*p.ExpiresAt))
 	}
 	key := p.Key
 	if key == "" {
@@ -206,7 +246,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 	}
 	sum := sha256.Sum256([]byte(key))
 	k := &APIKey{
-		ID: NewID("key"), WorkspaceID: p.WorkspaceID, Prefix: KeyLookupID(key), Hash: sum[:],
+		ID: NewID("key"), WorkspaceID: p.WorkspaceID, Name: p.Name, Prefix: KeyLookupID(key), Hash: sum[:],
 		Scopes: scopes, ExpiresAt: utcPtr(p.ExpiresAt), CreatedAt: s.now(),
 	}
 	if err := s.store.APIKeyCreate(ctx, k); err != nil {
@@ -214,6 +254,28 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 	}
 	s.audit(ctx, p.WorkspaceID, AuditKeyCreated, k.ID)
 	return k, key, nil
+}
+
+// checkKeyName checks the name of a new key: at most MaxAPIKeyName
+// characters, no control characters, no surrounding white space, and not
+// empty when required.
+func checkKeyName(name string, required bool) error {
+	if name == "" {
+		if required {
+			return validationError("name", "is required: 1 to %d characters", MaxAPIKeyName)
+		}
+		return nil
+	}
+	if err := checkLen("name", name, MaxAPIKeyName); err != nil {
+		return err
+	}
+	if strings.TrimSpace(name) != name {
+		return validationError("name", "must not start or end with white space")
+	}
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return validationError("name", "must not hold control characters")
+	}
+	return nil
 }
 
 // normalScopes checks scopes (at least one, each known) and returns them
@@ -269,16 +331,25 @@ func (s *Service) UpdateAPIKey(ctx context.Context, p *UpdateAPIKeyParams) (*API
 		return nil, wrapStoreError(err, "api key", p.ID)
 	}
 	s.audit(ctx, p.WorkspaceID, AuditKeyUpdated, p.ID)
-	keys, err := s.ListAPIKeys(ctx, p.WorkspaceID)
+	return s.GetAPIKey(ctx, p.WorkspaceID, p.ID)
+}
+
+// GetAPIKey returns the record of a key of the workspace (never its
+// plaintext). A key of another workspace is not found.
+func (s *Service) GetAPIKey(ctx context.Context, workspaceID, keyID string) (*APIKey, error) {
+	if badID(keyID) {
+		return nil, notFound("api key", keyID)
+	}
+	keys, err := s.ListAPIKeys(ctx, workspaceID)
 	if err != nil {
 		return nil, err
 	}
 	for _, k := range keys {
-		if k.ID == p.ID {
+		if k.ID == keyID {
 			return k, nil
 		}
 	}
-	return nil, wrapStoreError(ErrNotFound, "api key", p.ID)
+	return nil, notFound("api key", keyID)
 }
 
 // WellFormedKey reports whether key has the shape of an API key: 20 to 128
@@ -295,14 +366,19 @@ func WellFormedKey(key string) bool {
 	return true
 }
 
-// RevokeAPIKey revokes a key of the workspace. Revoking twice is not an
-// error. Revocation is final: nothing makes a revoked key work again.
-func (s *Service) RevokeAPIKey(ctx context.Context, workspaceID, keyID string) error {
+// RevokeAPIKey revokes a key of the workspace and returns its record.
+// Revoking twice is not an error (the first RevokedAt stays). Revocation
+// is final and immediate: nothing makes a revoked key work again, and the
+// next Authenticate with it fails, even when the key revoked itself.
+func (s *Service) RevokeAPIKey(ctx context.Context, workspaceID, keyID string) (*APIKey, error) {
+	if badID(keyID) {
+		return nil, notFound("api key", keyID)
+	}
 	if err := s.store.APIKeyRevoke(ctx, &APIKeyRevokeParams{WorkspaceID: workspaceID, ID: keyID, At: s.now()}); err != nil {
-		return wrapStoreError(err, "api key", keyID)
+		return nil, wrapStoreError(err, "api key", keyID)
 	}
 	s.audit(ctx, workspaceID, AuditKeyRevoked, keyID)
-	return nil
+	return s.GetAPIKey(ctx, workspaceID, keyID)
 }
 
 // ListAPIKeys returns the key records of a workspace (never plaintexts).
@@ -316,6 +392,12 @@ var errInvalidKey = &Error{Code: CodeInvalidAPIKey, Message: "the API key is inv
 // Authenticate checks an API key and returns its workspace and scopes. An
 // unknown, revoked, expired or malformed key gives invalid_api_key (the
 // message does not say which). Hashes are compared in constant time.
+//
+// A successful call records the key's use in APIKey.LastUsedAt at most
+// once every KeyTouchEvery per key and Service, without waiting for it:
+// the write is queued and made by a background goroutine (Close waits for
+// it). When more than DefaultKeyTouchQueue writes wait, further uses are
+// not recorded until the queue drains.
 func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, error) {
 	if !WellFormedKey(key) {
 		return nil, errInvalidKey
@@ -335,6 +417,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 	if found == nil || found.RevokedAt != nil || (found.ExpiresAt != nil && !now.Before(*found.ExpiresAt)) {
 		return nil, errInvalidKey
 	}
+	s.touches.touch(found, now)
 	return &Principal{WorkspaceID: found.WorkspaceID, KeyID: found.ID, Scopes: slices.Clone(found.Scopes)}, nil
 }
 

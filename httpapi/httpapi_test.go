@@ -214,6 +214,11 @@ func TestScopesOfSpec(t *testing.T) {
 		"POST /v1/contacts":           {"write:contacts"},
 		"GET /v1/contacts/{id}":       {"read:contacts"},
 		"PATCH /v1/contacts/{id}":     {"write:contacts"},
+		"GET /v1/api-keys":            {"manage:keys"},
+		"POST /v1/api-keys":           {"manage:keys"},
+		"GET /v1/api-keys/{id}":       {"manage:keys"},
+		"DELETE /v1/api-keys/{id}":    {"manage:keys"},
+		"GET /v1/audit-events":        {"manage:keys"},
 	}
 	got := map[string][]string{}
 	for _, rt := range scopedRoutes() {
@@ -245,6 +250,8 @@ func TestCrossWorkspaceNotFound(t *testing.T) {
 		{"GET", "/v1/contacts/<A.contact>", nil},
 		{"PATCH", "/v1/contacts/<A.contact>", `{"company":"Hijacked"}`},
 		{"PATCH", "/v1/contacts/<A.contact2>", `{"firstName":"Hijacked"}`},
+		{"GET", "/v1/api-keys/<A.key>", nil},
+		{"DELETE", "/v1/api-keys/<A.key>", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {

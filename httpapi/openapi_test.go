@@ -735,7 +735,10 @@ func oaSetup(t *testing.T) *oaEnv {
 	key("writeContacts", "acme", messaging.ScopeWriteContacts)
 	key("narrow", "narrow", messaging.AllScopes()...)
 	revoked := key("revoked", "acme", messaging.AllScopes()...)
-	must(svc.RevokeAPIKey(ctx, "acme", revoked.ID))
+	_, err = svc.RevokeAPIKey(ctx, "acme", revoked.ID)
+	must(err)
+	e.vars["revoked_id"] = revoked.ID
+	key("manageKeys", "acme", messaging.ScopeManageKeys, messaging.ScopeWriteMessages)
 
 	acme := svc.Workspace("acme")
 	tpl := func(ws *messaging.Workspace, name string, p *messaging.TemplateCreateParams) {
@@ -1159,6 +1162,44 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "contact patch without scope", method: "PATCH", path: "/v1/contacts/${contact}", key: "readContacts", body: `{"company":"X"}`, status: 403, code: "forbidden"},
 		{name: "contact PUT", method: "PUT", path: "/v1/contacts/${contact}", key: "full", body: `{"firstName":"X"}`, status: 405, code: "method_not_allowed"},
 
+		// API keys and audit events.
+		{name: "api key create", method: "POST", path: "/v1/api-keys", key: "full", body: `{"name":"Billing service","scopes":["write:messages","read:messages"],"expires_at":"2099-01-01T00:00:00Z"}`, status: 201, save: "newkey"},
+		{name: "api key create without expiry", method: "POST", path: "/v1/api-keys", key: "manageKeys", body: `{"name":"ci","scopes":["write:messages"],"expires_at":null}`, status: 201},
+		{name: "api key create escalation", method: "POST", path: "/v1/api-keys", key: "manageKeys", body: `{"name":"ci","scopes":["write:messages","write:contacts"]}`, status: 403, code: "forbidden"},
+		{name: "api key create unknown scope", method: "POST", path: "/v1/api-keys", key: "full", body: `{"name":"ci","scopes":["write:everything"]}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "api key create no scopes", method: "POST", path: "/v1/api-keys", key: "full", body: `{"name":"ci","scopes":[]}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "api key create past expiry", method: "POST", path: "/v1/api-keys", key: "full", body: `{"name":"ci","scopes":["read:messages"],"expires_at":"2020-01-01T00:00:00Z"}`, status: 400, code: "validation_error"},
+		{name: "api key create bad expiry", method: "POST", path: "/v1/api-keys", key: "full", body: `{"name":"ci","scopes":["read:messages"],"expires_at":"tomorrow"}`, status: 400, code: "validation_error"},
+		{name: "api key create missing name", method: "POST", path: "/v1/api-keys", key: "full", body: `{"scopes":["read:messages"]}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "api key create long name", method: "POST", path: "/v1/api-keys", key: "full", body: `{"name":"` + strings.Repeat("n", 101) + `","scopes":["read:messages"]}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "api key create extra field", method: "POST", path: "/v1/api-keys", key: "full", body: `{"name":"ci","scopes":["read:messages"],"key":"my-own-key-0123456789"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "api key create too large", method: "POST", path: "/v1/api-keys", key: "full", body: big, status: 413, code: "payload_too_large"},
+		{name: "api key create without scope", method: "POST", path: "/v1/api-keys", key: "readContacts", body: `{"name":"ci","scopes":["read:contacts"]}`, status: 403, code: "forbidden"},
+		{name: "api keys", method: "GET", path: "/v1/api-keys", key: "full", status: 200},
+		{name: "api keys query", method: "GET", path: "/v1/api-keys?limit=1", key: "full", status: 400, code: "validation_error"},
+		{name: "api keys without scope", method: "GET", path: "/v1/api-keys", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "api keys PUT", method: "PUT", path: "/v1/api-keys", key: "full", body: `{}`, status: 405, code: "method_not_allowed"},
+		{name: "api key", method: "GET", path: "/v1/api-keys/${newkey}", key: "full", status: 200},
+		{name: "api key revoked", method: "GET", path: "/v1/api-keys/${revoked_id}", key: "full", status: 200},
+		{name: "api key unknown", method: "GET", path: "/v1/api-keys/key_nope", key: "full", status: 404, code: "not_found"},
+		{name: "api key other workspace", method: "GET", path: "/v1/api-keys/${newkey}", key: "narrow", status: 404, code: "not_found"},
+		{name: "api key query", method: "GET", path: "/v1/api-keys/${newkey}?x=1", key: "full", status: 400, code: "validation_error"},
+		{name: "api key without scope", method: "GET", path: "/v1/api-keys/${newkey}", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "api key revoke other workspace", method: "DELETE", path: "/v1/api-keys/${newkey}", key: "narrow", status: 404, code: "not_found"},
+		{name: "api key revoke without scope", method: "DELETE", path: "/v1/api-keys/${newkey}", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "api key revoke", method: "DELETE", path: "/v1/api-keys/${newkey}", key: "full", status: 200},
+		{name: "api key revoke again", method: "DELETE", path: "/v1/api-keys/${newkey}", key: "full", status: 200},
+		{name: "api key revoke unknown", method: "DELETE", path: "/v1/api-keys/key_nope", key: "full", status: 404, code: "not_found"},
+		{name: "api key revoke query", method: "DELETE", path: "/v1/api-keys/${newkey}?force=1", key: "full", status: 400, code: "validation_error"},
+		{name: "audit events", method: "GET", path: "/v1/audit-events", key: "full", status: 200},
+		{name: "audit events page", method: "GET", path: "/v1/audit-events?limit=1", key: "full", status: 200, save: "cursor"},
+		{name: "audit events next page", method: "GET", path: "/v1/audit-events?limit=1&cursor=${cursor}", key: "full", status: 200},
+		{name: "audit events limit 0", method: "GET", path: "/v1/audit-events?limit=0", key: "full", status: 400, code: "validation_error"},
+		{name: "audit events limit too big", method: "GET", path: "/v1/audit-events?limit=101", key: "full", status: 400, code: "validation_error"},
+		{name: "audit events bad cursor", method: "GET", path: "/v1/audit-events?cursor=abc", key: "full", status: 400, code: "validation_error"},
+		{name: "audit events unknown query", method: "GET", path: "/v1/audit-events?action=api_key.created", key: "full", status: 400, code: "validation_error"},
+		{name: "audit events without scope", method: "GET", path: "/v1/audit-events", key: "readContacts", status: 403, code: "forbidden"},
+
 		// Paths the document does not have.
 		{name: "unknown path", method: "GET", path: "/v1/nope", key: "full", status: 404, code: "not_found"},
 		{name: "root", method: "GET", path: "/", status: 404, code: "not_found"},
@@ -1278,6 +1319,9 @@ func TestOpenAPIResponses(t *testing.T) {
 				id, _ := obj["id"].(string)
 				if id == "" {
 					id, _ = obj["message_id"].(string)
+				}
+				if id == "" {
+					id, _ = obj["next_cursor"].(string)
 				}
 				if id == "" {
 					t.Fatalf("no id to save in %s", body)

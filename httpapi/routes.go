@@ -44,8 +44,13 @@ func endpoints() []endpoint {
 		readTemplates = messaging.ScopeReadTemplates
 		readContacts  = messaging.ScopeReadContacts
 		writeContacts = messaging.ScopeWriteContacts
+		// manageKeys covers the workspace's keys and its audit events:
+		// both are the operator-level view of a workspace (who may call
+		// it, and who changed what), which a key that may mint keys can
+		// see anyway.
+		manageKeys = messaging.ScopeManageKeys
 	)
-	get, post, patch := http.MethodGet, http.MethodPost, http.MethodPatch
+	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
 	return []endpoint{
 		{Route{post, "/v1/messages", []string{writeMessages}, 60}, (*Handler).sendMessage},
 		{Route{post, "/v1/messages/templates", []string{writeMessages, readTemplates}, 20}, (*Handler).sendTemplate},
@@ -56,6 +61,11 @@ func endpoints() []endpoint {
 		{Route{post, "/v1/contacts", []string{writeContacts}, 30}, (*Handler).createContact},
 		{Route{get, "/v1/contacts/{id}", []string{readContacts}, 120}, (*Handler).getContact},
 		{Route{patch, "/v1/contacts/{id}", []string{writeContacts}, 30}, (*Handler).updateContact},
+		{Route{get, "/v1/api-keys", []string{manageKeys}, 60}, (*Handler).listAPIKeys},
+		{Route{post, "/v1/api-keys", []string{manageKeys}, 20}, (*Handler).createAPIKey},
+		{Route{get, "/v1/api-keys/{id}", []string{manageKeys}, 60}, (*Handler).getAPIKey},
+		{Route{del, "/v1/api-keys/{id}", []string{manageKeys}, 10}, (*Handler).revokeAPIKey},
+		{Route{get, "/v1/audit-events", []string{manageKeys}, 30}, (*Handler).listAuditEvents},
 		{Route{get, "/v1/openapi.json", nil, DefaultPublicPerMinute}, (*Handler).serveOpenAPI},
 		{Route{get, "/v1/errors/{code}", nil, DefaultPublicPerMinute}, (*Handler).serveErrorDoc},
 	}

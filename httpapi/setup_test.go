@@ -72,12 +72,14 @@ func (s *countingStore) ContactCreate(ctx context.Context, c *messaging.Contact)
 // wsFixture is one workspace with its keys and records.
 type wsFixture struct {
 	ID string
-	// Full holds every scope.
-	Full string
+	// Full holds every scope; FullID is its id.
+	Full, FullID string
 	// Only[s] holds only scope s; Without[s] holds every scope but s.
 	Only, Without map[string]string
 	Revoked       string
-	Expired       string
+	// RevokedID is the id of the key Revoked.
+	RevokedID string
+	Expired   string
 	// Approved is "order_update" (en, UTILITY, header text, body {{1}} {{2}}).
 	Approved *messaging.Template
 	// Welcome is "welcome" (en_US, MARKETING, no variables).
@@ -158,16 +160,23 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 		must(err)
 		return k, plain
 	}
-	_, f.Full = key(messaging.AllScopes(), nil)
+	fk, full := key(messaging.AllScopes(), nil)
+	f.Full, f.FullID = full, fk.ID
 	for _, s := range messaging.AllScopes() {
 		_, f.Only[s] = key([]string{s}, nil)
 		_, f.Without[s] = key(slices.DeleteFunc(messaging.AllScopes(), func(x string) bool { return x == s }), nil)
 	}
 	rk, plain := key(messaging.AllScopes(), nil)
-	must(e.svc.RevokeAPIKey(ctx, id, rk.ID))
-	f.Revoked = plain
-	past := t0.Add(-time.Hour)
-	_, f.Expired = key(messaging.AllScopes(), &past)
+	_, err = e.svc.RevokeAPIKey(ctx, id, rk.ID)
+	must(err)
+	f.Revoked, f.RevokedID = plain, rk.ID
+	// A key cannot be created expired: it is created live, then its
+	// expiry is moved into the past.
+	future, past := t0.Add(time.Hour), t0.Add(-time.Hour)
+	ek, expired := key(messaging.AllScopes(), &future)
+	_, err = e.svc.UpdateAPIKey(ctx, &messaging.UpdateAPIKeyParams{WorkspaceID: id, ID: ek.ID, Scopes: messaging.AllScopes(), ExpiresAt: &past})
+	must(err)
+	f.Expired = expired
 
 	tpl := func(status string, p messaging.TemplateCreateParams) *messaging.Template {
 		t.Helper()
@@ -244,7 +253,8 @@ func (e *env) keyOf(t *testing.T, name string) string {
 }
 
 // expand replaces the placeholders <A.contact>, <A.contact2>, <A.message>,
-// <A.template>, <A.pending>, <A.own> (and the same for B) by fixture ids.
+// <A.template>, <A.pending>, <A.own>, <A.phone>, <A.key> (the id of the
+// full key) (and the same for B) by fixture values.
 func (e *env) expand(s string) string {
 	var pairs []string
 	for _, n := range []string{"A", "B"} {
@@ -253,7 +263,7 @@ func (e *env) expand(s string) string {
 			"<"+n+".contact>", f.Contact.ID, "<"+n+".contact2>", f.Contact2.ID,
 			"<"+n+".message>", f.Message.MessageID, "<"+n+".template>", f.Approved.ID,
 			"<"+n+".pending>", f.Pending.ID, "<"+n+".own>", f.Own.ID,
-			"<"+n+".phone>", f.Contact.Phone)
+			"<"+n+".phone>", f.Contact.Phone, "<"+n+".key>", f.FullID)
 	}
 	return strings.NewReplacer(pairs...).Replace(s)
 }
@@ -512,6 +522,10 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 		id = f.Contact.ID
 	case strings.HasPrefix(rt.Pattern, "/v1/errors/"):
 		id = "not_found"
+	case strings.HasPrefix(rt.Pattern, "/v1/api-keys/"):
+		// Revoking a revoked key again is a success that changes nothing,
+		// so the request can be repeated.
+		id = f.RevokedID
 	}
 	return strings.Replace(rt.Pattern, "{id}", id, 1)
 }
@@ -533,6 +547,11 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 		return rq, 201
 	case "PATCH /v1/contacts/{id}":
 		rq.body = fmt.Sprintf(`{"company":"Acme %d"}`, n)
+		return rq, 200
+	case "POST /v1/api-keys":
+		rq.body = fmt.Sprintf(`{"name":"key %d","scopes":["manage:keys"]}`, n)
+		return rq, 201
+	case "GET /v1/api-keys", "GET /v1/api-keys/{id}", "DELETE /v1/api-keys/{id}", "GET /v1/audit-events":
 		return rq, 200
 	case "GET /v1/messages/{id}", "GET /v1/templates", "GET /v1/templates/{id}", "GET /v1/contacts",
 		"GET /v1/contacts/{id}", "GET /v1/openapi.json", "GET /v1/errors/{code}":

@@ -324,6 +324,13 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 			if err != nil {
 				return err
 			}
+			if existing == nil && k.ExpiresAt != nil && !k.ExpiresAt.After(svc.Now()) {
+				// A key that has expired already could never authenticate:
+				// not creating it is the same (CreateAPIKey refuses a past
+				// expiry). A later file with a future expiry creates it.
+				logChange(log, kp, "skipped a new key whose expires_at has passed")
+				continue
+			}
 			if existing == nil {
 				existing, _, err = svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: ws.ID, Scopes: k.Scopes, ExpiresAt: k.ExpiresAt, Key: k.Key})
 				if err != nil {
@@ -336,7 +343,7 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 				logChange(log, kp, "scopes and expiry of key "+existing.ID)
 			}
 			if k.Revoked && existing.RevokedAt == nil {
-				if err := svc.RevokeAPIKey(ctx, ws.ID, existing.ID); err != nil {
+				if _, err := svc.RevokeAPIKey(ctx, ws.ID, existing.ID); err != nil {
 					return pathError(kp, err)
 				}
 				logChange(log, kp, "revoked key "+existing.ID)

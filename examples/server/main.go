@@ -400,7 +400,7 @@ func demo(ctx context.Context, svc *messaging.Service, addr string) error {
 	} else if err != nil {
 		return err
 	}
-	_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Scopes: messaging.AllScopes()})
+	_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Name: "demo", Scopes: messaging.AllScopes()})
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func copyKey(k *messaging.APIKey) *messaging.APIKey {
 	c := *k
 	c.Hash = slices.Clone(k.Hash)
 	c.Scopes = slices.Clone(k.Scopes)
-	c.ExpiresAt, c.RevokedAt = copyTime(k.ExpiresAt), copyTime(k.RevokedAt)
+	c.ExpiresAt, c.RevokedAt, c.LastUsedAt = copyTime(k.ExpiresAt), copyTime(k.RevokedAt), copyTime(k.LastUsedAt)
 	return &c
 }
 
@@ -270,6 +270,23 @@ func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParam
 		return messaging.ErrNotFound
 	}
 	k.Scopes, k.ExpiresAt = slices.Clone(p.Scopes), copyTime(p.ExpiresAt)
+	return nil
+}
+
+// APIKeyTouch implements messaging.Store.
+func (s *Store) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	k, ok := s.keys[p.ID]
+	if !ok || k.WorkspaceID != p.WorkspaceID {
+		return nil
+	}
+	if k.LastUsedAt == nil || k.LastUsedAt.Before(p.At) {
+		k.LastUsedAt = copyTime(&p.At)
+	}
 	return nil
 }
 

@@ -57,16 +57,16 @@ func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelPar
 	return interpretError(err)
 }
 
-const apiKeyCols = `id, workspace_id, prefix, hash, scopes, expires_at, revoked_at, created_at`
+const apiKeyCols = `id, workspace_id, prefix, hash, scopes, expires_at, revoked_at, created_at, name, last_used_at`
 
 func scanAPIKey(row pgx.Row) (*messaging.APIKey, error) {
 	var k messaging.APIKey
-	var expires, revoked *int64
+	var expires, revoked, used *int64
 	var created int64
-	if err := row.Scan(&k.ID, &k.WorkspaceID, &k.Prefix, &k.Hash, &k.Scopes, &expires, &revoked, &created); err != nil {
+	if err := row.Scan(&k.ID, &k.WorkspaceID, &k.Prefix, &k.Hash, &k.Scopes, &expires, &revoked, &created, &k.Name, &used); err != nil {
 		return nil, err
 	}
-	k.ExpiresAt, k.RevokedAt, k.CreatedAt = fromTSPtr(expires), fromTSPtr(revoked), fromTS(created)
+	k.ExpiresAt, k.RevokedAt, k.CreatedAt, k.LastUsedAt = fromTSPtr(expires), fromTSPtr(revoked), fromTS(created), fromTSPtr(used)
 	return &k, nil
 }
 
@@ -79,8 +79,9 @@ func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]
 // not exist; ErrConflict if the id or the hash is taken.
 func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 	ctx = writeCtx(ctx)
-	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		k.ID, k.WorkspaceID, k.Prefix, slices.Clone(k.Hash), k.Scopes, tsPtr(k.ExpiresAt), tsPtr(k.RevokedAt), ts(k.CreatedAt))
+	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		k.ID, k.WorkspaceID, k.Prefix, slices.Clone(k.Hash), k.Scopes, tsPtr(k.ExpiresAt), tsPtr(k.RevokedAt), ts(k.CreatedAt),
+		k.Name, tsPtr(k.LastUsedAt))
 	return interpretError(err)
 }
 
@@ -125,4 +126,12 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// APIKeyTouch implements messaging.Store.
+func (s *Store) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams) error {
+	ctx = writeCtx(ctx)
+	_, err := s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $3
+		WHERE id = $1 AND workspace_id = $2 AND (last_used_at IS NULL OR last_used_at < $3)`, p.ID, p.WorkspaceID, ts(p.At))
+	return interpretError(err)
 }

@@ -84,13 +84,13 @@ func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelPar
 	})
 }
 
-const apiKeyCols = `id, workspace_id, prefix, hash, scopes, expires_at, revoked_at, created_at`
+const apiKeyCols = `id, workspace_id, prefix, hash, scopes, expires_at, revoked_at, created_at, name, last_used_at`
 
 func scanAPIKey(sc scanner) (*messaging.APIKey, error) {
 	var k messaging.APIKey
 	var scopes *string
 	if err := sc.Scan(&k.ID, &k.WorkspaceID, &k.Prefix, &k.Hash, &scopes, storedTimePtr{&k.ExpiresAt}, storedTimePtr{&k.RevokedAt},
-		storedTime{&k.CreatedAt}); err != nil {
+		storedTime{&k.CreatedAt}, &k.Name, storedTimePtr{&k.LastUsedAt}); err != nil {
 		return nil, err
 	}
 	var err error
@@ -118,8 +118,9 @@ func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 		hash = slices.Clone(k.Hash)
 	}
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			k.ID, k.WorkspaceID, k.Prefix, hash, scopes, fmtTimePtr(k.ExpiresAt), fmtTimePtr(k.RevokedAt), fmtTime(k.CreatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			k.ID, k.WorkspaceID, k.Prefix, hash, scopes, fmtTimePtr(k.ExpiresAt), fmtTimePtr(k.RevokedAt), fmtTime(k.CreatedAt),
+			k.Name, fmtTimePtr(k.LastUsedAt))
 		return err
 	})
 }
@@ -172,5 +173,16 @@ func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParam
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return oneRow(tx.ExecContext(ctx, `UPDATE api_keys SET scopes = ?, expires_at = ? WHERE id = ? AND workspace_id = ?`,
 			scopes, fmtTimePtr(p.ExpiresAt), p.ID, p.WorkspaceID))
+	})
+}
+
+// APIKeyTouch implements messaging.Store. The stored times are fixed-width
+// text, so comparing them as text compares the times.
+func (s *Store) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams) error {
+	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = ?1
+			WHERE id = ?2 AND workspace_id = ?3 AND (last_used_at IS NULL OR last_used_at < ?1)`,
+			fmtTime(p.At), p.ID, p.WorkspaceID)
+		return err
 	})
 }

@@ -160,6 +160,9 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		{"APIKeyUpdate", func(ctx context.Context) error {
 			return s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}})
 		}},
+		{"APIKeyTouch", func(ctx context.Context) error {
+			return s.APIKeyTouch(ctx, &messaging.APIKeyTouchParams{WorkspaceID: "a", ID: "key_1", At: at(3)})
+		}},
 		{"ContactCreate", func(ctx context.Context) error {
 			return s.ContactCreate(ctx, contact("a", "ct_2", 3, "Baraka", "Mwangi", "+254712000002", "baraka@example.com"))
 		}},

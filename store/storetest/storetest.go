@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 	}{
 		{"Workspaces", testWorkspaces},
 		{"APIKeys", testAPIKeys},
+		{"APIKeyTouch", testAPIKeyTouch},
 		{"ContactRoundTrip", testContactRoundTrip},
 		{"ContactDedup", testContactDedup},
 		{"ContactDedupConcurrent", testContactDedupConcurrent},
@@ -128,8 +129,11 @@ func testAPIKeys(t *testing.T, s messaging.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
-	exp := at(3600)
-	k1 := &messaging.APIKey{ID: "key_1", WorkspaceID: "a", Prefix: "mk_abcdefgh_", Hash: []byte("hash-1-------------------------!"), Scopes: []string{"read:contacts", "write:contacts"}, ExpiresAt: &exp, CreatedAt: at(1)}
+	exp, used := at(3600), at(-5)
+	// key_1 has a name (not ASCII) and a last use, which round-trip;
+	// key_2 and key_3 have neither.
+	k1 := &messaging.APIKey{ID: "key_1", WorkspaceID: "a", Name: "Mpesa bridge – prod ✓", Prefix: "mk_abcdefgh_", Hash: []byte("hash-1-------------------------!"),
+		Scopes: []string{"read:contacts", "write:contacts"}, ExpiresAt: &exp, CreatedAt: at(1), LastUsedAt: &used}
 	k2 := &messaging.APIKey{ID: "key_2", WorkspaceID: "b", Prefix: "mk_abcdefgh_", Hash: []byte("hash-2-------------------------!"), Scopes: []string{"read:messages"}, CreatedAt: at(2)}
 	k3 := &messaging.APIKey{ID: "key_3", WorkspaceID: "a", Prefix: "mk_other___", Hash: []byte("hash-3-------------------------!"), Scopes: []string{"read:messages"}, CreatedAt: at(3)}
 	for _, k := range []*messaging.APIKey{k1, k2, k3} {
@@ -212,6 +216,56 @@ func testAPIKeys(t *testing.T, s messaging.Store) {
 	want1.ExpiresAt = nil
 	if d := cmp.Diff([]*messaging.APIKey{&want1, k2}, byPrefix("mk_abcdefgh_")); d != "" {
 		t.Errorf("APIKeysByPrefix after APIKeyUpdate (-want +got):\n%s", d)
+	}
+}
+
+// testAPIKeyTouch: APIKeyTouch sets LastUsedAt, never moves it back, and
+// leaves alone a key of another workspace, a missing key and every other
+// field and key.
+func testAPIKeyTouch(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	k1 := &messaging.APIKey{ID: "key_1", WorkspaceID: "a", Name: "one", Prefix: "mk_touch____", Hash: []byte("hash-t1"), Scopes: []string{"read:messages"}, CreatedAt: at(1)}
+	k2 := &messaging.APIKey{ID: "key_2", WorkspaceID: "b", Prefix: "mk_touch____", Hash: []byte("hash-t2"), Scopes: []string{"read:messages"}, CreatedAt: at(2)}
+	for _, k := range []*messaging.APIKey{k1, k2} {
+		if err := s.APIKeyCreate(ctx, k); err != nil {
+			t.Fatalf("APIKeyCreate(%s): %v", k.ID, err)
+		}
+	}
+	touch := func(ws, id string, sec int) {
+		t.Helper()
+		if err := s.APIKeyTouch(ctx, &messaging.APIKeyTouchParams{WorkspaceID: ws, ID: id, At: at(sec)}); err != nil {
+			t.Fatalf("APIKeyTouch(%s, %s, %d): %v", ws, id, sec, err)
+		}
+	}
+	check := func(what string, want1, want2 *time.Time) {
+		t.Helper()
+		w1, w2 := *k1, *k2
+		w1.LastUsedAt, w2.LastUsedAt = want1, want2
+		got, err := s.APIKeysByPrefix(ctx, "mk_touch____")
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(got, func(a, b *messaging.APIKey) int { return strings.Compare(a.ID, b.ID) })
+		if d := cmp.Diff([]*messaging.APIKey{&w1, &w2}, got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", what, d)
+		}
+	}
+	touch("b", "key_1", 10) // another workspace's key: no change, no error
+	touch("a", "key_9", 10) // a missing key: no error
+	check("after touching a key of another workspace and a missing key", nil, nil)
+	touch("a", "key_1", 60)
+	t60 := at(60)
+	check("after the first touch", &t60, nil)
+	touch("a", "key_1", 30) // an older use recorded late
+	check("after an older touch", &t60, nil)
+	touch("a", "key_1", 120)
+	t120 := at(120)
+	check("after a later touch", &t120, nil)
+	list, err := s.APIKeyList(ctx, "a")
+	if err != nil || len(list) != 1 || list[0].LastUsedAt == nil || !list[0].LastUsedAt.Equal(t120) {
+		t.Errorf("APIKeyList after touches: %v, %v; want key_1 last used at %v", list, err, t120)
 	}
 }
 

@@ -1,0 +1,238 @@
+package messaging_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ujumbe/messaging"
+)
+
+// TestCreateAPIKeyRules: names, escalation, expiry.
+func TestCreateAPIKeyRules(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	creator := &messaging.Principal{WorkspaceID: "acme", KeyID: "key_creator",
+		Scopes: []string{messaging.ScopeManageKeys, messaging.ScopeWriteMessages, messaging.ScopeReadMessages}}
+	past, now, future := t0.Add(-time.Second), t0, t0.Add(time.Hour)
+	cases := []struct {
+		name        string
+		p           messaging.CreateAPIKeyParams
+		code        messaging.Code
+		field, text string
+	}{
+		{"creator without name", messaging.CreateAPIKeyParams{Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "required"},
+		{"name too long", messaging.CreateAPIKeyParams{Name: strings.Repeat("é", messaging.MaxAPIKeyName+1), Scopes: []string{"write:messages"}}, messaging.CodeValidation, "name", "100"},
+		{"name with a control character", messaging.CreateAPIKeyParams{Name: "a\tb", Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "control"},
+		{"name with surrounding space", messaging.CreateAPIKeyParams{Name: " ci", Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "white space"},
+		{"unknown scope", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:everything"}, Creator: creator}, messaging.CodeValidation, "scopes", "write:everything"},
+		{"escalation", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:messages", "write:contacts"}, Creator: creator}, messaging.CodeForbidden, "scopes", "write:contacts"},
+		{"expiry in the past", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:messages"}, ExpiresAt: &past}, messaging.CodeValidation, "expires_at", "future"},
+		{"expiry now", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:messages"}, ExpiresAt: &now, Creator: creator}, messaging.CodeValidation, "expires_at", "future"},
+		{"creator of another workspace", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:messages"},
+			Creator: &messaging.Principal{WorkspaceID: "other", Scopes: messaging.AllScopes()}}, messaging.CodeNotFound, "", ""},
+	}
+	for _, c := range cases {
+		p := c.p
+		p.WorkspaceID = "acme"
+		before := f.store.counts()
+		_, plain, err := f.svc.CreateAPIKey(f.ctx, &p)
+		e := wantError(t, err, c.code, c.field)
+		if e != nil && !strings.Contains(e.Message, c.text) {
+			t.Errorf("%s: message %q does not say %q", c.name, e.Message, c.text)
+		}
+		if plain != "" || f.store.counts() != before {
+			t.Errorf("%s: a refused key was created", c.name)
+		}
+	}
+	// What the creator holds it may grant, with a name of exactly 100
+	// characters and a future expiry; without a Creator any scope goes,
+	// and the name may be empty.
+	name := strings.Repeat("é", messaging.MaxAPIKeyName)
+	k, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: name,
+		Scopes: []string{"write:messages", "read:messages"}, ExpiresAt: &future, Creator: creator})
+	if err != nil {
+		t.Fatalf("a key within the creator's scopes: %v", err)
+	}
+	if k.Name != name || k.LastUsedAt != nil {
+		t.Errorf("created key: name %q, last used %v", k.Name, k.LastUsedAt)
+	}
+	if _, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()}); err != nil {
+		t.Errorf("an unnamed key with every scope from a Go caller: %v", err)
+	}
+	got, err := f.svc.GetAPIKey(f.ctx, "acme", k.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(k, got); d != "" {
+		t.Errorf("GetAPIKey (-created +got):\n%s", d)
+	}
+	wantError(t, second(f.svc.GetAPIKey(f.ctx, "other", k.ID)), messaging.CodeNotFound, "")
+	wantError(t, second(f.svc.GetAPIKey(f.ctx, "acme", "key_missing")), messaging.CodeNotFound, "")
+}
+
+// TestRevokeAPIKeyReturnsRecord: the revoked record comes back, and the
+// key stops working at once, even when it revoked itself.
+func TestRevokeAPIKeyReturnsRecord(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	k, plain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "self", Scopes: []string{messaging.ScopeManageKeys}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.svc.Authenticate(f.ctx, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second)
+	rev, err := f.svc.RevokeAPIKey(messaging.WithActor(f.ctx, p.KeyID), p.WorkspaceID, p.KeyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rev.ID != k.ID || rev.RevokedAt == nil || !rev.RevokedAt.Equal(t0.Add(time.Second)) || rev.Name != "self" {
+		t.Errorf("RevokeAPIKey answered %+v, want key %s revoked at %v", rev, k.ID, t0.Add(time.Second))
+	}
+	wantError(t, second(f.svc.Authenticate(f.ctx, plain)), messaging.CodeInvalidAPIKey, "")
+}
+
+// touchStore blocks APIKeyTouch while gate is held and counts the writes;
+// entered receives a value when a write starts (before it blocks).
+type touchStore struct {
+	*countingStore
+	entered chan struct{}
+	gate    sync.RWMutex
+	mu      sync.Mutex
+	touches []messaging.APIKeyTouchParams
+}
+
+func (s *touchStore) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams) error {
+	select {
+	case s.entered <- struct{}{}:
+	default:
+	}
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	s.mu.Lock()
+	s.touches = append(s.touches, *p)
+	s.mu.Unlock()
+	return s.countingStore.APIKeyTouch(ctx, p)
+}
+
+func (s *touchStore) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.touches)
+}
+
+// TestLastUsedAt: Authenticate records a key's use at most once a minute
+// per key, without waiting for the store, and drops uses when the queue
+// is full.
+func TestLastUsedAt(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ts := &touchStore{countingStore: f.store, entered: make(chan struct{}, 16)}
+	svc, err := messaging.New(ts, f.provider, &messaging.Options{Clock: f.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name string) (*messaging.APIKey, string) {
+		k, plain, err := svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: name, Scopes: []string{"read:messages"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, plain
+	}
+	k1, key1 := mk("one")
+	k2, key2 := mk("two")
+	auth := func(key string) {
+		t.Helper()
+		if _, err := svc.Authenticate(f.ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lastUsed := func(id string) *time.Time {
+		t.Helper()
+		if err := messaging.FlushKeyTouches(f.ctx, svc); err != nil {
+			t.Fatal(err)
+		}
+		k, err := svc.GetAPIKey(f.ctx, "acme", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.LastUsedAt
+	}
+	if got := lastUsed(k1.ID); got != nil {
+		t.Fatalf("a key never used has LastUsedAt %v", got)
+	}
+
+	// Authenticate does not wait for the write: with the store's touches
+	// blocked it still answers, and the write lands once they are not.
+	ts.gate.Lock()
+	auth(key1)
+	ts.gate.Unlock()
+	if got := lastUsed(k1.ID); got == nil || !got.Equal(t0) {
+		t.Errorf("LastUsedAt after the first use: %v, want %v", got, t0)
+	}
+	// Uses within the minute are not written; the next after it is.
+	f.clock.Advance(59 * time.Second)
+	auth(key1)
+	auth(key1)
+	if got := lastUsed(k1.ID); !got.Equal(t0) || ts.count() != 1 {
+		t.Errorf("after uses within the minute: LastUsedAt %v, %d writes; want %v and 1 write", got, ts.count(), t0)
+	}
+	f.clock.Advance(time.Second)
+	auth(key1)
+	if got := lastUsed(k1.ID); !got.Equal(t0.Add(time.Minute)) {
+		t.Errorf("LastUsedAt after a minute: %v, want %v", got, t0.Add(time.Minute))
+	}
+	// The throttle is per key: key2's first use is written though key1's
+	// was just written.
+	auth(key2)
+	if got := lastUsed(k2.ID); got == nil || !got.Equal(t0.Add(time.Minute)) {
+		t.Errorf("key2's LastUsedAt %v, want %v", got, t0.Add(time.Minute))
+	}
+
+	// The throttle holds before the write lands: a second use while the
+	// first is still queued (the store still shows the older time) is not
+	// queued again.
+	f.clock.Advance(time.Minute)
+	before := ts.count()
+	ts.gate.Lock()
+	auth(key1)
+	auth(key1)
+	ts.gate.Unlock()
+	if got := lastUsed(k1.ID); !got.Equal(f.clock.Now()) || ts.count() != before+1 {
+		t.Errorf("two uses before the write landed: LastUsedAt %v, %d writes; want %v and 1 write", got, ts.count()-before, f.clock.Now())
+	}
+
+	// A full queue drops uses: with one slot and the store blocked, the
+	// first use is in the writer's hands, the second waits in the queue,
+	// the third is dropped. A dropped use leaves no throttle behind: the
+	// key's next use is recorded.
+	messaging.SetKeyTouchQueue(svc, 1)
+	f.clock.Advance(time.Minute)
+	k3, key3 := mk("three")
+	for len(ts.entered) > 0 {
+		<-ts.entered
+	}
+	ts.gate.Lock()
+	auth(key1)
+	<-ts.entered // the writer holds key1's use and waits for the gate
+	auth(key2)
+	auth(key3)
+	ts.gate.Unlock()
+	at := f.clock.Now()
+	if got1, got2, got3 := lastUsed(k1.ID), lastUsed(k2.ID), lastUsed(k3.ID); !got1.Equal(at) || !got2.Equal(at) || got3 != nil {
+		t.Errorf("with a queue of one: LastUsedAt %v, %v, %v; want %v, %v and nil (dropped)", got1, got2, got3, at, at)
+	}
+	auth(key3)
+	if got := lastUsed(k3.ID); got == nil || !got.Equal(at) {
+		t.Errorf("key3's use after the drop: LastUsedAt %v, want %v", got, at)
+	}
+	if err := svc.Close(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+}
