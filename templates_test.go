@@ -694,7 +694,7 @@ func TestTemplateListStatus(t *testing.T) {
 	}
 	for _, st := range []string{"any", "draft", "pending"} {
 		_, err := ts.List(f.ctx, &messaging.TemplateFilter{Status: st, Caller: reader})
-		e := wantError(t, err, messaging.CodeForbidden, "scope")
+		e := wantError(t, err, messaging.CodeForbidden, "")
 		if !strings.Contains(e.Message, messaging.ScopeManageTemplates) {
 			t.Errorf("status %s: %q does not name %s", st, e.Message, messaging.ScopeManageTemplates)
 		}

@@ -86,7 +86,7 @@ func (p *Principal) Require(scope string) error {
 	if p.HasScope(scope) {
 		return nil
 	}
-	return &Error{Code: CodeForbidden, Field: "scope", Message: fmt.Sprintf("the API key lacks the scope %s", scope)}
+	return &Error{Code: CodeForbidden, Message: fmt.Sprintf("the API key lacks the scope %s", scope)}
 }
 
 var workspaceIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
