@@ -407,6 +407,47 @@ func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreatePar
 	return &next, nil
 }
 
+// TemplatePatch is a partial edit of a draft template (Patch): a nil field
+// is left unchanged. Every field of a template is required, so none can be
+// cleared.
+type TemplatePatch struct {
+	Name       *string              `json:"name,omitempty"`
+	Category   *string              `json:"category,omitempty"`
+	Language   *string              `json:"language,omitempty"`
+	Components *[]TemplateComponent `json:"components,omitempty"`
+}
+
+// Patch changes the fields of a draft template that p sets and keeps the
+// others, then checks every authoring rule on the result, as Update does.
+// A patch that sets nothing is a validation error; a template that is no
+// longer a draft is a conflict naming its state.
+func (ts *Templates) Patch(ctx context.Context, id string, p *TemplatePatch) (*Template, error) {
+	if p == nil || (p.Name == nil && p.Category == nil && p.Language == nil && p.Components == nil) {
+		return nil, validationError("body", "must set at least one of name, category, language, components")
+	}
+	cur, err := ts.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Status != TemplateDraft {
+		return nil, notDraftError(cur.Status, "edited")
+	}
+	full := TemplateCreateParams{Name: cur.Name, Category: cur.Category, Language: cur.Language, Components: cur.Components}
+	if p.Name != nil {
+		full.Name = *p.Name
+	}
+	if p.Category != nil {
+		full.Category = *p.Category
+	}
+	if p.Language != nil {
+		full.Language = *p.Language
+	}
+	if p.Components != nil {
+		full.Components = *p.Components
+	}
+	return ts.Update(ctx, id, &full)
+}
+
 // notDraft is the conflict of an edit or submission of a template that is
 // no longer a draft.
 func (ts *Templates) notDraft(ctx context.Context, id, what string) error {
@@ -414,7 +455,11 @@ func (ts *Templates) notDraft(ctx context.Context, id, what string) error {
 	if err != nil {
 		return err
 	}
-	return &Error{Code: CodeConflict, Field: "status", Message: fmt.Sprintf("status: the template is %s; only a draft can be %s", cur.Status, what)}
+	return notDraftError(cur.Status, what)
+}
+
+func notDraftError(status, what string) *Error {
+	return &Error{Code: CodeConflict, Field: "status", Message: fmt.Sprintf("status: the template is %s; only a draft can be %s", status, what)}
 }
 
 // Submit submits a draft template for review: it becomes pending (stored
@@ -498,21 +543,65 @@ func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (
 	return t, nil
 }
 
-// TemplateFilter filters List. Empty fields do not filter.
+// TemplateStatusAny is the TemplateFilter.Status that lists templates in
+// every review state.
+const TemplateStatusAny = "any"
+
+// TemplateFilter filters List. Empty Category and Language do not filter.
 type TemplateFilter struct {
+	// Status is the review state listed: empty means approved (the
+	// templates that can be sent, the spec's behaviour), TemplateStatusAny
+	// every state, else one of TemplateStatuses.
+	Status   string
 	Category string
 	Language string
+	// Caller, when set, is the API key asking: listing templates in
+	// another state than approved needs ScopeManageTemplates besides
+	// ScopeReadTemplates (drafts and rejections are management data), and
+	// is forbidden otherwise. Nil means a trusted caller (Go code).
+	Caller *Principal `json:"-"`
 }
 
-// List returns the approved templates of the workspace, each with its
-// SendExample.
+// TemplateListScopes returns the scopes an API key needs to list the
+// templates in review state status (as TemplateFilter.Status): read:templates
+// for approved ones, and manage:templates too for any other state.
+func TemplateListScopes(status string) []string {
+	if status == "" || status == TemplateApproved {
+		return []string{ScopeReadTemplates}
+	}
+	return []string{ScopeReadTemplates, ScopeManageTemplates}
+}
+
+// List returns the templates of the workspace in the review state of
+// f.Status (approved by default), ordered by name then language, each with
+// its SendExample. A status that is not a review state (nor "any") is a
+// validation error; a Caller without the scopes of TemplateListScopes is
+// forbidden.
 func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, error) {
 	var filt TemplateFilter
 	if f != nil {
 		filt = *f
 	}
+	caller := filt.Caller
+	filt.Caller = nil
 	if err := refuseUnstorable(&filt); err != nil {
 		return nil, err
+	}
+	status := filt.Status
+	switch {
+	case status == "":
+		status = TemplateApproved
+	case status == TemplateStatusAny:
+		status = ""
+	case !slices.Contains(TemplateStatuses(), status):
+		return nil, validationError("status", "must be one of %s or %s (got %q)", strings.Join(TemplateStatuses(), ", "), TemplateStatusAny, status)
+	}
+	if caller != nil {
+		for _, sc := range TemplateListScopes(filt.Status) {
+			if err := caller.Require(sc); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if filt.Category != "" {
 		switch filt.Category {
@@ -525,7 +614,7 @@ func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, 
 		return nil, validationError("language", "must be a language code such as en, sw or en_US (got %q)", filt.Language)
 	}
 	list, err := ts.svc.store.TemplateList(ctx, &TemplateListParams{
-		WorkspaceID: ts.ws, Status: TemplateApproved, Category: filt.Category, Language: filt.Language,
+		WorkspaceID: ts.ws, Status: status, Category: filt.Category, Language: filt.Language,
 	})
 	if err != nil {
 		return nil, wrapStoreError(err, "template", "")

@@ -640,3 +640,123 @@ func TestSendTemplate(t *testing.T) {
 		}
 	})
 }
+
+// TestTemplateListStatus: List lists approved templates by default, one
+// review state or every state ("any"); a status that is no state is a
+// validation error; a Caller needs manage:templates for any other state
+// than approved.
+func TestTemplateListStatus(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ts := f.acme.Templates
+	mk := func(name, status string) {
+		t.Helper()
+		if _, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: name, Category: messaging.CategoryUtility, Language: "en",
+			Status: status, Components: []messaging.TemplateComponent{body("Hi")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("a_draft", messaging.TemplateDraft)
+	mk("b_approved", messaging.TemplateApproved)
+	mk("c_rejected", messaging.TemplateRejected)
+	if _, err := f.other.Templates.Create(f.ctx, approved("other_approved", body("Hi"))); err != nil {
+		t.Fatal(err)
+	}
+	names := func(filt *messaging.TemplateFilter) []string {
+		t.Helper()
+		list, err := ts.List(f.ctx, filt)
+		if err != nil {
+			t.Fatalf("List(%+v): %v", filt, err)
+		}
+		var out []string
+		for _, tp := range list {
+			out = append(out, tp.Name)
+		}
+		return out
+	}
+	reader := &messaging.Principal{WorkspaceID: "acme", Scopes: []string{messaging.ScopeReadTemplates}}
+	manager := &messaging.Principal{WorkspaceID: "acme", Scopes: []string{messaging.ScopeReadTemplates, messaging.ScopeManageTemplates}}
+	for _, c := range []struct {
+		filt *messaging.TemplateFilter
+		want []string
+	}{
+		{nil, []string{"b_approved"}},
+		{&messaging.TemplateFilter{Caller: reader}, []string{"b_approved"}},
+		{&messaging.TemplateFilter{Status: "approved", Caller: reader}, []string{"b_approved"}},
+		{&messaging.TemplateFilter{Status: "draft", Caller: manager}, []string{"a_draft"}},
+		{&messaging.TemplateFilter{Status: "rejected"}, []string{"c_rejected"}},
+		{&messaging.TemplateFilter{Status: "any", Caller: manager}, []string{"a_draft", "b_approved", "c_rejected"}},
+		{&messaging.TemplateFilter{Status: "paused", Caller: manager}, nil},
+	} {
+		if d := cmp.Diff(c.want, names(c.filt)); d != "" {
+			t.Errorf("List(%+v) (-want +got):\n%s", c.filt, d)
+		}
+	}
+	for _, st := range []string{"any", "draft", "pending"} {
+		_, err := ts.List(f.ctx, &messaging.TemplateFilter{Status: st, Caller: reader})
+		e := wantError(t, err, messaging.CodeForbidden, "")
+		if !strings.Contains(e.Message, messaging.ScopeManageTemplates) {
+			t.Errorf("status %s: %q does not name %s", st, e.Message, messaging.ScopeManageTemplates)
+		}
+	}
+	for _, st := range []string{"APPROVED", "all", "archived", " approved"} {
+		_, err := ts.List(f.ctx, &messaging.TemplateFilter{Status: st, Caller: manager})
+		wantError(t, err, messaging.CodeValidation, "status")
+	}
+	// A bad status is a validation error before the scope check.
+	_, err := ts.List(f.ctx, &messaging.TemplateFilter{Status: "archived", Caller: reader})
+	wantError(t, err, messaging.CodeValidation, "status")
+}
+
+// TestTemplatePatch: Patch changes only the fields it sets, checks the
+// authoring rules on the result, and refuses a template that is no longer
+// a draft with a conflict naming its state.
+func TestTemplatePatch(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ts := f.acme.Templates
+	d, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "promo", Category: messaging.CategoryUtility, Language: "en",
+		Status: messaging.TemplateDraft, Components: []messaging.TemplateComponent{body("Hi {{1}}")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Category: ptr(messaging.CategoryMarketing)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "promo" || got.Language != "en" || got.Category != messaging.CategoryMarketing || got.Status != messaging.TemplateDraft ||
+		len(got.Components) != 1 || got.Components[0].Text != "Hi {{1}}" {
+		t.Errorf("after a category patch: %+v", got)
+	}
+	got, err = ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Name: ptr("promo_v2"), Components: &[]messaging.TemplateComponent{body("Hello {{1}} {{2}}")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "promo_v2" || got.Category != messaging.CategoryMarketing || got.Components[0].Text != "Hello {{1}} {{2}}" {
+		t.Errorf("after a name and components patch: %+v", got)
+	}
+	_, err = ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{})
+	wantError(t, err, messaging.CodeValidation, "body")
+	_, err = ts.Patch(f.ctx, d.ID, nil)
+	wantError(t, err, messaging.CodeValidation, "body")
+	_, err = ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Components: &[]messaging.TemplateComponent{body("Hi {{2}}")}})
+	wantError(t, err, messaging.CodeValidation, "components[0].text")
+	_, err = ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Language: ptr("english")})
+	wantError(t, err, messaging.CodeValidation, "language")
+	_, err = ts.Patch(f.ctx, "tpl_nope", &messaging.TemplatePatch{Name: ptr("x")})
+	wantError(t, err, messaging.CodeNotFound, "")
+	_, err = f.other.Templates.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Name: ptr("x")})
+	wantError(t, err, messaging.CodeNotFound, "")
+	if _, err := ts.Submit(f.ctx, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Category: ptr(messaging.CategoryUtility)})
+	e := wantError(t, err, messaging.CodeConflict, "status")
+	if !strings.Contains(e.Message, "pending") {
+		t.Errorf("conflict %q does not name the state pending", e.Message)
+	}
+	after, _ := ts.Get(f.ctx, d.ID)
+	if after.Category != messaging.CategoryMarketing || after.Name != "promo_v2" {
+		t.Errorf("a refused patch changed the template: %+v", after)
+	}
+}

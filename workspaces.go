@@ -91,6 +91,15 @@ type Principal struct {
 // HasScope reports whether the principal holds scope.
 func (p *Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
+// Require returns nil when the principal holds scope, else a forbidden
+// error naming it.
+func (p *Principal) Require(scope string) error {
+	if p.HasScope(scope) {
+		return nil
+	}
+	return &Error{Code: CodeForbidden, Message: fmt.Sprintf("the API key lacks the scope %s", scope)}
+}
+
 var workspaceIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // CreateWorkspaceParams are the arguments of CreateWorkspace.

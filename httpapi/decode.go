@@ -79,9 +79,33 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, text
 	return nil
 }
 
+// decodeEmpty reads the body of an action that takes no arguments: no body
+// at all, or an empty JSON object (with Content-Type application/json, as
+// decode checks); anything else is refused as decode refuses it.
+func (h *Handler) decodeEmpty(w http.ResponseWriter, r *http.Request) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &apiError{code: CodePayloadTooLarge, status: http.StatusRequestEntityTooLarge,
+				message: fmt.Sprintf("body: must be at most %d bytes", h.maxBody)}
+		}
+		return badRequest("body", "could not be read")
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return h.decode(w, r, &struct{}{})
+}
+
 var (
 	unmarshalerType   = reflect.TypeFor[json.Unmarshaler]()
 	sendComponentType = reflect.TypeFor[messaging.SendComponent]()
+	templatePatchType = reflect.TypeFor[templatePatch]()
 )
 
 // inexactName returns the first object member name of the JSON value b,
@@ -165,9 +189,10 @@ func (s *nameScan) value(t reflect.Type) bool {
 		t = t.Elem()
 	}
 	// messaging.SendComponent's UnmarshalJSON only widens the type of
-	// "index" (a string of digits or a number); its member names are
-	// checked like any struct's.
-	if t != nil && t != sendComponentType && reflect.PointerTo(t).Implements(unmarshalerType) {
+	// "index" (a string of digits or a number), and templatePatch's only
+	// refuses null members; their member names are checked like any
+	// struct's.
+	if t != nil && t != sendComponentType && t != templatePatchType && reflect.PointerTo(t).Implements(unmarshalerType) {
 		t = nil
 	}
 	s.space()

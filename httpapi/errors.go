@@ -30,9 +30,9 @@ type errorDoc struct {
 var errorDocs = []errorDoc{
 	{messaging.CodeUnauthorized, http.StatusUnauthorized, "No API key in the request: send the header X-API-Key with a key created for your workspace."},
 	{messaging.CodeInvalidAPIKey, http.StatusUnauthorized, "The API key is unknown, revoked, expired or malformed. Create a new key in the dashboard."},
-	{messaging.CodeForbidden, http.StatusForbidden, "The API key lacks the scope this endpoint needs. Create a key with that scope."},
+	{messaging.CodeForbidden, http.StatusForbidden, "The API key lacks a scope this endpoint needs (or the status asked for: listing templates in another state than approved needs manage:templates). Create a key with that scope."},
 	{messaging.CodeNotFound, http.StatusNotFound, "The resource does not exist in the API key's workspace, or the path is unknown."},
-	{messaging.CodeConflict, http.StatusConflict, "A contact with the same phone or email exists, or an idempotency_key was reused with a different request."},
+	{messaging.CodeConflict, http.StatusConflict, "A contact with the same phone or email exists, an idempotency_key was reused with a different request, or a management change conflicts with the record's state: a template that is no longer a draft, a template name taken, an account connected to another workspace, a provider that refused or cannot list."},
 	{messaging.CodeValidation, http.StatusBadRequest, "The request failed validation: a required field is missing or a value is invalid. The message and the field member name the field and the rule."},
 	{messaging.CodeChannelUnavailable, http.StatusUnprocessableEntity, "The channel is not connected in the workspace, or was disconnected."},
 	{messaging.CodeTemplateNotFound, http.StatusNotFound, "No approved template has this template_name and language. Both must match exactly: en and en_US differ."},

@@ -58,11 +58,14 @@ func getByID[T, V any](w http.ResponseWriter, r *http.Request, get func(context.
 }
 
 func (h *Handler) listTemplates(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	q, err := query(r, "category", "language")
+	q, err := query(r, "status", "category", "language")
 	if err != nil {
 		return err
 	}
-	list, err := h.svc.Workspace(p.WorkspaceID).Templates.List(r.Context(), &messaging.TemplateFilter{Category: q["category"], Language: q["language"]})
+	// The library checks that p may list the status asked for
+	// (manage:templates for any state but approved).
+	list, err := h.svc.Workspace(p.WorkspaceID).Templates.List(r.Context(), &messaging.TemplateFilter{
+		Status: q["status"], Category: q["category"], Language: q["language"], Caller: p})
 	if err != nil {
 		return err
 	}
@@ -76,6 +79,109 @@ func (h *Handler) listTemplates(w http.ResponseWriter, r *http.Request, p *messa
 
 func (h *Handler) getTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	return getByID(w, r, h.svc.Workspace(p.WorkspaceID).Templates.Get, templateView)
+}
+
+func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	params, err := decodeParams(h, w, r, &templateCreateRequest{})
+	if err != nil {
+		return err
+	}
+	t, err := h.svc.Workspace(p.WorkspaceID).Templates.Create(r.Context(), params)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, templateView(t))
+	return nil
+}
+
+func (h *Handler) updateTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	params, err := decodeParams(h, w, r, &templatePatch{})
+	if err != nil {
+		return err
+	}
+	t, err := h.svc.Workspace(p.WorkspaceID).Templates.Patch(r.Context(), r.PathValue("id"), params)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, templateView(t))
+	return nil
+}
+
+func (h *Handler) submitTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	if err := h.decodeEmpty(w, r); err != nil {
+		return err
+	}
+	t, err := h.svc.Workspace(p.WorkspaceID).Templates.Submit(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, templateView(t))
+	return nil
+}
+
+func (h *Handler) deleteTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if err := h.svc.Workspace(p.WorkspaceID).Templates.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, deletedJSON{ID: id, Deleted: true})
+	return nil
+}
+
+func (h *Handler) syncTemplates(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	if err := h.decodeEmpty(w, r); err != nil {
+		return err
+	}
+	res, err := h.svc.SyncTemplates(r.Context(), p.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, res)
+	return nil
+}
+
+func (h *Handler) listChannels(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	list, err := h.svc.ChannelStates(r.Context(), p.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	out := make([]channelJSON, len(list))
+	for i, c := range list {
+		out[i] = channelView(c)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	params, err := decodeParams(h, w, r, &channelPut{})
+	if err != nil {
+		return err
+	}
+	st, err := h.svc.PutChannel(r.Context(), p.WorkspaceID, r.PathValue("channel"), params)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, channelView(st))
+	return nil
+}
+
+func (h *Handler) deleteChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	st, err := h.svc.RemoveChannel(r.Context(), p.WorkspaceID, r.PathValue("channel"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, channelView(st))
+	return nil
 }
 
 func (h *Handler) listContacts(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {

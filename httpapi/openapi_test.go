@@ -581,11 +581,14 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("%s: path parameters %v, want %v", name, declared, want)
 		}
 		rb, hasBody := op["requestBody"].(map[string]any)
-		if wantBody := rt.Method == "POST" || rt.Method == "PATCH"; wantBody != hasBody {
+		if wantBody := rt.Method == "POST" || rt.Method == "PATCH" || rt.Method == "PUT"; wantBody != hasBody {
 			t.Errorf("%s: requestBody present = %v, want %v", name, hasBody, wantBody)
 		} else if hasBody {
-			if rb["required"] != true {
-				t.Errorf("%s: requestBody is not required", name)
+			// An action without arguments (POST .../submit) takes no
+			// body or an empty object: its body is optional and Empty.
+			schema, _ := oaAt(t, rb, "content", "application/json", "schema").(map[string]any)
+			if empty := schema["$ref"] == "#/components/schemas/Empty"; rb["required"] != !empty {
+				t.Errorf("%s: requestBody required = %v, want %v", name, rb["required"], !empty)
 			}
 			for _, st := range []string{"400", "413"} {
 				if responses[st] == nil {
@@ -701,15 +704,16 @@ func (oaFailingStore) ContactList(context.Context, *messaging.ContactListParams)
 
 // oaEnv holds the servers, keys and ids of TestOpenAPIResponses.
 type oaEnv struct {
-	main, limited, failing *httptest.Server
-	vars                   map[string]string
+	main, limited, failing, lister *httptest.Server
+	vars                           map[string]string
 }
 
 func oaSetup(t *testing.T) *oaEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &oaEnv{vars: map[string]string{}}
-	svc, err := messaging.New(memstore.New(), fakeprovider.New(), nil)
+	sealKey := bytes.Repeat([]byte{9}, 32)
+	svc, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{SecretKey: sealKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -733,6 +737,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	key("readContacts", "acme", messaging.ScopeReadContacts)
 	key("writeMessages", "acme", messaging.ScopeWriteMessages)
 	key("writeContacts", "acme", messaging.ScopeWriteContacts)
+	key("readTemplates", "acme", messaging.ScopeReadTemplates)
 	key("narrow", "narrow", messaging.AllScopes()...)
 	revoked := key("revoked", "acme", messaging.AllScopes()...)
 	_, err = svc.RevokeAPIKey(ctx, "acme", revoked.ID)
@@ -800,6 +805,25 @@ func oaSetup(t *testing.T) *oaEnv {
 	e.vars["failing"] = plain
 	e.failing = httptest.NewServer(httpapi.New(fsvc, nil))
 	t.Cleanup(e.failing.Close)
+
+	// A provider that lists templates, for POST /v1/templates/sync: acme
+	// has a WhatsApp connection with a WABA id, bare has none.
+	lp := &listingProvider{Provider: fakeprovider.New(), list: []*messaging.ProviderTemplate{
+		{ID: "9001", Name: "listed_hello", Language: "en", Category: messaging.CategoryUtility, Status: "APPROVED",
+			Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hello {{1}}"}}}}}
+	lsvc, err := messaging.New(memstore.New(), lp, &messaging.Options{SecretKey: sealKey})
+	must(err)
+	for _, ws := range []string{"acme", "bare"} {
+		_, err = lsvc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: ws})
+		must(err)
+		_, plain, err := lsvc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: ws, Scopes: messaging.AllScopes()})
+		must(err)
+		e.vars["lister_"+ws] = plain
+	}
+	_, err = lsvc.Connect(ctx, &messaging.ConnectParams{WorkspaceID: "acme", Channel: messaging.ChannelWhatsApp, AccountID: "5550001", WABAID: "5550002", AccessToken: "EAAGlistertoken1234"})
+	must(err)
+	e.lister = httptest.NewServer(httpapi.New(lsvc, nil))
+	t.Cleanup(e.lister.Close)
 	return e
 }
 
@@ -813,7 +837,7 @@ func (e *oaEnv) expand(s string) string {
 // oaCase is one real request and what it must produce.
 type oaCase struct {
 	name   string
-	server string // "" (main), "limited" or "failing"
+	server string // "" (main), "limited", "failing" or "lister"
 	method string
 	path   string // may hold ${var}
 	key    string // name of the key in vars; "" sends none
@@ -1099,11 +1123,11 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "templates none", method: "GET", path: "/v1/templates?category=AUTHENTICATION", key: "full", status: 200},
 		{name: "templates bad category", method: "GET", path: "/v1/templates?category=PROMO", key: "full", status: 400, code: "validation_error"},
 		{name: "templates bad language", method: "GET", path: "/v1/templates?language=english", key: "full", status: 400, code: "validation_error"},
-		{name: "templates unknown query", method: "GET", path: "/v1/templates?status=pending", key: "full", status: 400, code: "validation_error"},
+		{name: "templates unknown query", method: "GET", path: "/v1/templates?sort=name", key: "full", status: 400, code: "validation_error"},
 		{name: "templates repeated query", method: "GET", path: "/v1/templates?category=UTILITY&category=MARKETING", key: "full", status: 400, code: "validation_error"},
 		{name: "templates without scope", method: "GET", path: "/v1/templates", key: "readContacts", status: 403, code: "forbidden"},
 		{name: "templates no key", method: "GET", path: "/v1/templates", status: 401, code: "unauthorized"},
-		{name: "templates POST", method: "POST", path: "/v1/templates", key: "full", body: `{}`, status: 405, code: "method_not_allowed"},
+		{name: "templates PUT", method: "PUT", path: "/v1/templates", key: "full", body: `{}`, status: 405, code: "method_not_allowed"},
 		{name: "templates rate limit 1", server: "limited", method: "GET", path: "/v1/templates", key: "full", status: 200, wantHeader: map[string]string{"X-RateLimit-Limit": "1", "X-RateLimit-Remaining": "0"}},
 		{name: "templates rate limit 2", server: "limited", method: "GET", path: "/v1/templates", key: "full", status: 429, code: "rate_limit_exceeded", wantHeader: map[string]string{"X-RateLimit-Limit": "1"}},
 		{name: "template", method: "GET", path: "/v1/templates/${order_update}", key: "full", status: 200},
@@ -1113,6 +1137,76 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "template other workspace", method: "GET", path: "/v1/templates/${order_update}", key: "narrow", status: 404, code: "not_found"},
 		{name: "template query", method: "GET", path: "/v1/templates/${order_update}?x=1", key: "full", status: 400, code: "validation_error"},
 		{name: "template without scope", method: "GET", path: "/v1/templates/${order_update}", key: "readContacts", status: 403, code: "forbidden"},
+
+		// Template management (manage:templates).
+		{name: "templates any", method: "GET", path: "/v1/templates?status=any", key: "full", status: 200},
+		{name: "templates pending", method: "GET", path: "/v1/templates?status=pending&category=MARKETING", key: "full", status: 200},
+		{name: "templates approved by a read key", method: "GET", path: "/v1/templates?status=approved", key: "readTemplates", status: 200},
+		{name: "templates any by a read key", method: "GET", path: "/v1/templates?status=any", key: "readTemplates", status: 403, code: "forbidden"},
+		{name: "templates bad status", method: "GET", path: "/v1/templates?status=archived", key: "full", status: 400, code: "validation_error"},
+		{name: "template create", method: "POST", path: "/v1/templates", key: "full", body: `{"name":"welcome_note","category":"UTILITY","language":"en","components":[{"type":"HEADER","format":"TEXT","text":"Welcome"},{"type":"BODY","text":"Hi {{1}}, welcome aboard."},{"type":"FOOTER","text":"Acme"},{"type":"BUTTONS","buttons":[{"type":"QUICK_REPLY","text":"Thanks"}]}]}`, status: 201, save: "draft"},
+		{name: "template create second", method: "POST", path: "/v1/templates", key: "full", body: `{"name":"to_delete","category":"MARKETING","language":"sw","components":[{"type":"BODY","text":"Habari"}]}`, status: 201, save: "draft2"},
+		{name: "templates drafts", method: "GET", path: "/v1/templates?status=draft", key: "full", status: 200},
+		{name: "template create duplicate", method: "POST", path: "/v1/templates", key: "full", body: `{"name":"welcome_note","category":"UTILITY","language":"en","components":[{"type":"HEADER","format":"TEXT","text":"Welcome"},{"type":"BODY","text":"Hi {{1}}, welcome aboard."},{"type":"FOOTER","text":"Acme"},{"type":"BUTTONS","buttons":[{"type":"QUICK_REPLY","text":"Thanks"}]}]}`, status: 409, code: "conflict"},
+		{name: "template create with status", method: "POST", path: "/v1/templates", key: "full", body: `{"name":"x","category":"UTILITY","language":"en","status":"approved","components":[{"type":"BODY","text":"Hi"}]}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "template create missing components", method: "POST", path: "/v1/templates", key: "full", body: `{"name":"x","category":"UTILITY","language":"en"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "template create bad name", method: "POST", path: "/v1/templates", key: "full", body: `{"name":"Hello World","category":"UTILITY","language":"en","components":[{"type":"BODY","text":"Hi"}]}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "template create variable gap", method: "POST", path: "/v1/templates", key: "full", body: `{"name":"gap","category":"UTILITY","language":"en","components":[{"type":"BODY","text":"Hi {{2}}"}]}`, status: 400, code: "validation_error"},
+		{name: "template create without scope", method: "POST", path: "/v1/templates", key: "readTemplates", body: `{"name":"welcome_note","category":"UTILITY","language":"en","components":[{"type":"HEADER","format":"TEXT","text":"Welcome"},{"type":"BODY","text":"Hi {{1}}, welcome aboard."},{"type":"FOOTER","text":"Acme"},{"type":"BUTTONS","buttons":[{"type":"QUICK_REPLY","text":"Thanks"}]}]}`, status: 403, code: "forbidden"},
+		{name: "template create too large", method: "POST", path: "/v1/templates", key: "full", body: big, status: 413, code: "payload_too_large"},
+		{name: "template patch", method: "PATCH", path: "/v1/templates/${draft}", key: "full", body: `{"category":"MARKETING"}`, status: 200},
+		{name: "template patch components", method: "PATCH", path: "/v1/templates/${draft}", key: "full", body: `{"name":"welcome_note_v2","components":[{"type":"BODY","text":"Hi {{1}}, welcome to {{2}}."}]}`, status: 200},
+		{name: "template patch null", method: "PATCH", path: "/v1/templates/${draft}", key: "full", body: `{"name":null}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "template patch empty", method: "PATCH", path: "/v1/templates/${draft}", key: "full", body: `{}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "template patch unknown field", method: "PATCH", path: "/v1/templates/${draft}", key: "full", body: `{"status":"approved"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "template patch breaks a rule", method: "PATCH", path: "/v1/templates/${draft}", key: "full", body: `{"components":[{"type":"FOOTER","text":"Bye"}]}`, status: 400, code: "validation_error"},
+		{name: "template patch approved", method: "PATCH", path: "/v1/templates/${order_update}", key: "full", body: `{"category":"MARKETING"}`, status: 409, code: "conflict"},
+		{name: "template patch unknown", method: "PATCH", path: "/v1/templates/tpl_nope", key: "full", body: `{"category":"MARKETING"}`, status: 404, code: "not_found"},
+		{name: "template patch other workspace", method: "PATCH", path: "/v1/templates/${draft}", key: "narrow", body: `{"category":"MARKETING"}`, status: 404, code: "not_found"},
+		{name: "template patch without scope", method: "PATCH", path: "/v1/templates/${draft}", key: "readTemplates", body: `{"category":"MARKETING"}`, status: 403, code: "forbidden"},
+		{name: "template patch too large", method: "PATCH", path: "/v1/templates/${draft}", key: "full", body: big, status: 413, code: "payload_too_large"},
+		{name: "template submit other workspace", method: "POST", path: "/v1/templates/${draft}/submit", key: "narrow", status: 404, code: "not_found"},
+		{name: "template submit with arguments", method: "POST", path: "/v1/templates/${draft}/submit", key: "full", body: `{"status":"approved"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "template submit too large", method: "POST", path: "/v1/templates/${draft}/submit", key: "full", body: big, status: 413, code: "payload_too_large"},
+		{name: "template submit without scope", method: "POST", path: "/v1/templates/${draft}/submit", key: "readTemplates", status: 403, code: "forbidden"},
+		{name: "template submit", method: "POST", path: "/v1/templates/${draft}/submit", key: "full", status: 200},
+		{name: "template submit empty object", method: "POST", path: "/v1/templates/${draft2}/submit", key: "full", body: `{}`, status: 200},
+		{name: "template submit again", method: "POST", path: "/v1/templates/${draft}/submit", key: "full", status: 409, code: "conflict"},
+		{name: "template patch after submit", method: "PATCH", path: "/v1/templates/${draft}", key: "full", body: `{"category":"UTILITY"}`, status: 409, code: "conflict"},
+		{name: "template submit unknown", method: "POST", path: "/v1/templates/tpl_nope/submit", key: "full", status: 404, code: "not_found"},
+		{name: "template delete other workspace", method: "DELETE", path: "/v1/templates/${draft2}", key: "narrow", status: 404, code: "not_found"},
+		{name: "template delete query", method: "DELETE", path: "/v1/templates/${draft2}?force=1", key: "full", status: 400, code: "validation_error"},
+		{name: "template delete without scope", method: "DELETE", path: "/v1/templates/${draft2}", key: "readTemplates", status: 403, code: "forbidden"},
+		{name: "template delete", method: "DELETE", path: "/v1/templates/${draft2}", key: "full", status: 200},
+		{name: "template delete again", method: "DELETE", path: "/v1/templates/${draft2}", key: "full", status: 404, code: "not_found"},
+		{name: "templates sync", server: "lister", method: "POST", path: "/v1/templates/sync", key: "lister_acme", status: 202},
+		{name: "templates sync without a connection", server: "lister", method: "POST", path: "/v1/templates/sync", key: "lister_bare", status: 422, code: "channel_unavailable"},
+		{name: "templates sync provider does not list", method: "POST", path: "/v1/templates/sync", key: "full", status: 409, code: "conflict"},
+		{name: "templates sync with arguments", method: "POST", path: "/v1/templates/sync", key: "full", body: `{"force":true}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "templates sync too large", method: "POST", path: "/v1/templates/sync", key: "full", body: big, status: 413, code: "payload_too_large"},
+		{name: "templates sync without scope", method: "POST", path: "/v1/templates/sync", key: "readTemplates", status: 403, code: "forbidden"},
+		{name: "templates sync GET", method: "GET", path: "/v1/templates/sync", key: "full", status: 405, code: "method_not_allowed"},
+
+		// Channels (manage:channels).
+		{name: "channels", method: "GET", path: "/v1/channels", key: "full", status: 200},
+		{name: "channels query", method: "GET", path: "/v1/channels?channel=whatsapp", key: "full", status: 400, code: "validation_error"},
+		{name: "channels without scope", method: "GET", path: "/v1/channels", key: "readTemplates", status: 403, code: "forbidden"},
+		{name: "channel put whatsapp", method: "PUT", path: "/v1/channels/whatsapp", key: "full", body: `{"phone_number_id":"106540352242922","waba_id":"102290129340398","display_phone_number":"+254712345678","access_token":"EAAGoaTestToken0123456789wxyz"}`, status: 200},
+		{name: "channel put messenger", method: "PUT", path: "/v1/channels/messenger", key: "full", body: `{"page_id":"1234567890","access_token":"EAAGoaPageToken0123456789"}`, status: 200},
+		{name: "channels connected", method: "GET", path: "/v1/channels", key: "full", status: 200},
+		{name: "channel put another channel's field", method: "PUT", path: "/v1/channels/instagram", key: "full", body: `{"page_id":"1234567890","access_token":"EAAGoaPageToken0123456789"}`, status: 400, code: "validation_error"},
+		{name: "channel put no token", method: "PUT", path: "/v1/channels/whatsapp", key: "full", body: `{"phone_number_id":"106540352242922","waba_id":"102290129340398"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "channel put bad id", method: "PUT", path: "/v1/channels/whatsapp", key: "full", body: `{"phone_number_id":"+254712345678","waba_id":"102290129340398","access_token":"EAAGoaTestToken0123456789wxyz"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "channel put unknown field", method: "PUT", path: "/v1/channels/whatsapp", key: "full", body: `{"account_id":"1","access_token":"EAAGoaTestToken0123456789wxyz"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "channel put account of another workspace", method: "PUT", path: "/v1/channels/whatsapp", key: "narrow", body: `{"phone_number_id":"106540352242922","waba_id":"102290129340398","access_token":"EAAGoaOtherToken0123456789"}`, status: 409, code: "conflict"},
+		{name: "channel put unknown channel", method: "PUT", path: "/v1/channels/sms", key: "full", body: `{"access_token":"EAAGoaTestToken0123456789wxyz"}`, status: 404, code: "not_found"},
+		{name: "channel put too large", method: "PUT", path: "/v1/channels/whatsapp", key: "full", body: big, status: 413, code: "payload_too_large"},
+		{name: "channel put without scope", method: "PUT", path: "/v1/channels/whatsapp", key: "readTemplates", body: `{"phone_number_id":"1","waba_id":"2","access_token":"EAAGoaTestToken0123456789wxyz"}`, status: 403, code: "forbidden"},
+		{name: "channel delete", method: "DELETE", path: "/v1/channels/messenger", key: "full", status: 200},
+		{name: "channel delete unknown channel", method: "DELETE", path: "/v1/channels/telegram", key: "full", status: 404, code: "not_found"},
+		{name: "channel delete query", method: "DELETE", path: "/v1/channels/messenger?x=1", key: "full", status: 400, code: "validation_error"},
+		{name: "channel delete without scope", method: "DELETE", path: "/v1/channels/messenger", key: "readTemplates", status: 403, code: "forbidden"},
+		{name: "channel GET", method: "GET", path: "/v1/channels/whatsapp", key: "full", status: 405, code: "method_not_allowed"},
 
 		// Contacts.
 		{name: "contact create", method: "POST", path: "/v1/contacts", key: "full", body: `{"firstName":"Amina","lastName":"Njoroge","phone":"+254712345678","email":"amina@example.com","company":"Acme","jobTitle":"CTO","website":"https://amina.example.com","notes":"met at expo","tags":["vip","vip","kenya"],"lifecycle":"lead"}`, status: 201, save: "contact"},
@@ -1210,9 +1304,9 @@ func TestOpenAPIResponses(t *testing.T) {
 		if rt.Name() == "GET /v1/templates" {
 			continue // above
 		}
-		path := strings.NewReplacer("{id}", "x", "{code}", "x").Replace(rt.Pattern)
+		path := strings.NewReplacer("{id}", "x", "{code}", "x", "{channel}", "whatsapp").Replace(rt.Pattern)
 		body := ""
-		if rt.Method != "GET" {
+		if rt.Method != "GET" && rt.Method != "DELETE" {
 			body = "{}"
 		}
 		for i, st := range []int{0, 429} {
@@ -1223,7 +1317,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	// 401 on every route that needs a key.
 	for _, rt := range httpapi.Routes() {
 		if rt.Scopes != nil {
-			path := strings.NewReplacer("{id}", "x").Replace(rt.Pattern)
+			path := strings.NewReplacer("{id}", "x", "{channel}", "whatsapp").Replace(rt.Pattern)
 			cases = append(cases, oaCase{name: rt.Name() + " no key (all)", method: rt.Method, path: path, body: map[bool]string{true: "{}"}[rt.Method != "GET"], status: 401, code: "unauthorized"})
 		}
 	}
@@ -1236,7 +1330,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	docsLinks := map[string]bool{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := map[string]*httptest.Server{"": e.main, "limited": e.limited, "failing": e.failing}[tc.server]
+			srv := map[string]*httptest.Server{"": e.main, "limited": e.limited, "failing": e.failing, "lister": e.lister}[tc.server]
 			reqBody := []byte(e.expand(tc.body))
 			req, err := http.NewRequest(tc.method, srv.URL+e.expand(tc.path), bytes.NewReader(reqBody))
 			if err != nil {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -191,4 +192,70 @@ func (c *contactPatch) params() (*messaging.ContactUpdateParams, error) {
 		return nil, badRequest("body", "must set at least one of %s", strings.Join(patchFields, ", "))
 	}
 	return &c.p, nil
+}
+
+// templateCreateRequest is the body of POST /v1/templates. It has no
+// status: a template created through the API is a draft, submitted with
+// POST /v1/templates/{id}/submit (a "status" member is refused as unknown).
+type templateCreateRequest struct {
+	Name       string                        `json:"name"`
+	Category   string                        `json:"category"`
+	Language   string                        `json:"language"`
+	Components []messaging.TemplateComponent `json:"components"`
+}
+
+func (q *templateCreateRequest) params() (*messaging.TemplateCreateParams, error) {
+	return &messaging.TemplateCreateParams{Name: q.Name, Category: q.Category, Language: q.Language,
+		Components: q.Components, Status: messaging.TemplateDraft}, nil
+}
+
+// templatePatch is the body of PATCH /v1/templates/{id}: the fields of
+// the draft to change; absent fields are left unchanged. null is refused,
+// as every field of a template is required.
+type templatePatch struct {
+	Name       *string                        `json:"name"`
+	Category   *string                        `json:"category"`
+	Language   *string                        `json:"language"`
+	Components *[]messaging.TemplateComponent `json:"components"`
+}
+
+// UnmarshalJSON decodes a patch, refusing null members by name.
+func (q *templatePatch) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return badRequest("body", "must be a JSON object")
+	}
+	for k, v := range raw {
+		if string(v) == "null" {
+			return badRequest(k, "cannot be cleared (null); every field of a template is required")
+		}
+	}
+	type plain templatePatch
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode((*plain)(q)); err != nil {
+		return decodeError(err)
+	}
+	return nil
+}
+
+func (q *templatePatch) params() (*messaging.TemplatePatch, error) {
+	p := messaging.TemplatePatch(*q)
+	return &p, nil
+}
+
+// channelPut is the body of PUT /v1/channels/{channel}: the credentials
+// of the channel, named as Meta names them.
+type channelPut struct {
+	PhoneNumberID      string `json:"phone_number_id"`
+	WABAID             string `json:"waba_id"`
+	DisplayPhoneNumber string `json:"display_phone_number"`
+	PageID             string `json:"page_id"`
+	InstagramAccountID string `json:"instagram_account_id"`
+	AccessToken        string `json:"access_token"`
+}
+
+func (q *channelPut) params() (*messaging.ChannelCredentials, error) {
+	p := messaging.ChannelCredentials(*q)
+	return &p, nil
 }

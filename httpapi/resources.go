@@ -133,3 +133,40 @@ func templateView(t *messaging.Template) templateJSON {
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 	}
 }
+
+// deletedJSON is the answer to the deletion of a record.
+type deletedJSON struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// channelJSON is a channel of the workspace (GET, PUT and DELETE on
+// /v1/channels): absent values are null. It never holds the access token,
+// only its last 4 characters.
+type channelJSON struct {
+	Channel        string     `json:"channel"`
+	Status         string     `json:"status"`
+	SenderID       *string    `json:"sender_id"`
+	Display        *string    `json:"display"`
+	CredentialHint *string    `json:"credential_hint"`
+	Error          *string    `json:"error"`
+	ConnectedAt    *timestamp `json:"connected_at"`
+}
+
+// orNull is nil for "" and &s otherwise.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func channelView(c *messaging.ChannelState) channelJSON {
+	v := channelJSON{Channel: c.Channel, Status: c.Status, SenderID: orNull(c.AccountID), Display: orNull(c.DisplayPhoneNumber),
+		CredentialHint: orNull(c.TokenHint), Error: orNull(c.Error)}
+	if c.ConnectedAt != nil {
+		at := timestamp(*c.ConnectedAt)
+		v.ConnectedAt = &at
+	}
+	return v
+}

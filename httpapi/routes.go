@@ -48,15 +48,25 @@ func endpoints() []endpoint {
 		// both are the operator-level view of a workspace (who may call
 		// it, and who changed what), which a key that may mint keys can
 		// see anyway.
-		manageKeys = messaging.ScopeManageKeys
+		manageKeys  = messaging.ScopeManageKeys
+		manageTpl   = messaging.ScopeManageTemplates
+		manageChans = messaging.ScopeManageChannels
 	)
-	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
+	get, post, patch, put, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete
 	return []endpoint{
 		{Route{post, "/v1/messages", []string{writeMessages}, 60}, (*Handler).sendMessage},
 		{Route{post, "/v1/messages/templates", []string{writeMessages, readTemplates}, 20}, (*Handler).sendTemplate},
 		{Route{get, "/v1/messages/{id}", []string{readMessages}, 120}, (*Handler).getMessage},
 		{Route{get, "/v1/templates", []string{readTemplates}, 30}, (*Handler).listTemplates},
 		{Route{get, "/v1/templates/{id}", []string{readTemplates}, 60}, (*Handler).getTemplate},
+		{Route{post, "/v1/templates", []string{manageTpl}, 30}, (*Handler).createTemplate},
+		{Route{patch, "/v1/templates/{id}", []string{manageTpl}, 30}, (*Handler).updateTemplate},
+		{Route{del, "/v1/templates/{id}", []string{manageTpl}, 30}, (*Handler).deleteTemplate},
+		{Route{post, "/v1/templates/{id}/submit", []string{manageTpl}, 30}, (*Handler).submitTemplate},
+		{Route{post, "/v1/templates/sync", []string{manageTpl}, 6}, (*Handler).syncTemplates},
+		{Route{get, "/v1/channels", []string{manageChans}, 60}, (*Handler).listChannels},
+		{Route{put, "/v1/channels/{channel}", []string{manageChans}, 10}, (*Handler).putChannel},
+		{Route{del, "/v1/channels/{channel}", []string{manageChans}, 10}, (*Handler).deleteChannel},
 		{Route{get, "/v1/contacts", []string{readContacts}, 60}, (*Handler).listContacts},
 		{Route{post, "/v1/contacts", []string{writeContacts}, 30}, (*Handler).createContact},
 		{Route{get, "/v1/contacts/{id}", []string{readContacts}, 120}, (*Handler).getContact},

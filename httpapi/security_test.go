@@ -102,7 +102,7 @@ func dbBytes(t *testing.T, path string) []byte {
 // then searches the database files (with -wal and -shm, before and after
 // the checkpoint of Close) and the logs for every API key, SMS apikey,
 // webhook signing secret (as text, base64, hex and raw bytes), Meta app
-// secret and verify token, and every guess. None may appear, nor the first
+// secret and verify token, channel access token, and every guess. None may appear, nor the first
 // or last 16 characters of a key (keys are stored under a hash).
 func TestSecretsNeverStoredOrLogged(t *testing.T) {
 	t.Parallel()
@@ -220,6 +220,9 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 		secret{"the webhook secret's bytes", rawSecret}, secret{"the webhook secret's hex", []byte(hex.EncodeToString(rawSecret))},
 		secret{"the sealing key", sealKey[:]}, secret{"the sealing key's hex", []byte(hex.EncodeToString(sealKey[:]))},
 		secret{"the Meta app secret", []byte(appSecret)}, secret{"the Meta verify token", []byte(verifyToken)},
+		// PUT /v1/channels/whatsapp stored it (sealed); only its last 4
+		// characters may show.
+		secret{"a channel access token", []byte(channelToken)}, secret{"a channel access token's head", []byte(channelToken[:len(channelToken)-4])},
 	)
 	search := func(where string, hay []byte, also ...secret) {
 		t.Helper()

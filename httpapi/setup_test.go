@@ -69,6 +69,17 @@ func (s *countingStore) ContactCreate(ctx context.Context, c *messaging.Contact)
 	return err
 }
 
+// listingProvider is fakeprovider that also lists templates (a
+// messaging.TemplateLister, as metaprovider is): it lists list.
+type listingProvider struct {
+	*fakeprovider.Provider
+	list []*messaging.ProviderTemplate
+}
+
+func (p *listingProvider) ListTemplates(context.Context, *messaging.ChannelSender) ([]*messaging.ProviderTemplate, error) {
+	return p.list, nil
+}
+
 // wsFixture is one workspace with its keys and records.
 type wsFixture struct {
 	ID string
@@ -94,7 +105,14 @@ type wsFixture struct {
 	Contact, Contact2 *messaging.Contact
 	// Message is a text message to +254712345678 on whatsapp.
 	Message *messaging.SendResult
+	// NewDraft creates a new draft template ("draft_1", "draft_2", ...:
+	// UTILITY, en) and returns its id.
+	NewDraft func() string
 }
+
+// channelToken is the access token of the valid PUT /v1/channels/{channel}
+// request (its last 4 characters are its hint, "Lm3b").
+const channelToken = "EAAGtestchanneltokenQ7w2Zr5Kx9Lm3b"
 
 // env is a Service on memstore and fakeprovider, served by the handler.
 type env struct {
@@ -126,6 +144,10 @@ func setupOn(t testing.TB, store messaging.Store, svcOpts *messaging.Options, op
 		so = *svcOpts
 	}
 	so.Clock = e.clock.Now
+	if so.SecretKey == nil {
+		// Channel credentials are stored sealed (PUT /v1/channels).
+		so.SecretKey = bytes.Repeat([]byte{7}, 32)
+	}
 	svc, err := messaging.New(e.store, fakeprovider.New(), &so)
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +234,17 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	m, err := e.svc.Workspace(id).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hello from " + id})
 	must(err)
 	f.Message = m
+	var drafts atomic.Int64
+	f.NewDraft = func() string {
+		n := drafts.Add(1)
+		d, err := e.svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{Name: fmt.Sprintf("draft_%d", n),
+			Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateDraft,
+			Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Draft {{1}}"}}})
+		if err != nil {
+			panic(fmt.Sprintf("setup %s: a draft: %v", id, err))
+		}
+		return d.ID
+	}
 	return f
 }
 
@@ -514,6 +547,8 @@ func expect(t *testing.T, r *response, status int, code, field string) {
 func routePath(rt httpapi.Route, f *wsFixture) string {
 	var id string
 	switch {
+	case rt.Name() == "PATCH /v1/templates/{id}" || rt.Name() == "DELETE /v1/templates/{id}" || rt.Name() == "POST /v1/templates/{id}/submit":
+		id = f.NewDraft()
 	case strings.HasPrefix(rt.Pattern, "/v1/messages/"):
 		id = f.Message.MessageID
 	case strings.HasPrefix(rt.Pattern, "/v1/templates/"):
@@ -527,7 +562,11 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 		// so the request can be repeated.
 		id = f.RevokedID
 	}
-	return strings.Replace(rt.Pattern, "{id}", id, 1)
+	channel := "whatsapp"
+	if rt.Method == "DELETE" {
+		channel = "instagram" // whatsapp stays connected for the sends
+	}
+	return strings.NewReplacer("{id}", id, "{channel}", channel).Replace(rt.Pattern)
 }
 
 // validRequest returns a request that succeeds on rt for workspace f, with
@@ -547,6 +586,29 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 		return rq, 201
 	case "PATCH /v1/contacts/{id}":
 		rq.body = fmt.Sprintf(`{"company":"Acme %d"}`, n)
+		return rq, 200
+	case "POST /v1/templates":
+		rq.body = fmt.Sprintf(`{"name":"new_template_%d","category":"UTILITY","language":"en","components":[{"type":"BODY","text":"Hello {{1}}"}]}`, n)
+		return rq, 201
+	case "PATCH /v1/templates/{id}":
+		rq.body = `{"category":"MARKETING"}`
+		return rq, 200
+	case "POST /v1/templates/{id}/submit":
+		rq.body = `{}`
+		return rq, 200
+	case "DELETE /v1/templates/{id}", "GET /v1/channels", "DELETE /v1/channels/{channel}":
+		return rq, 200
+	case "POST /v1/templates/sync":
+		// fakeprovider does not list templates: the sync's answer in
+		// this setup (see TestTemplateSync for a provider that does).
+		rq.body = `{}`
+		return rq, 409
+	case "PUT /v1/channels/{channel}":
+		acct := "1000001"
+		if f.ID != "ws_a" {
+			acct = "2000002"
+		}
+		rq.body = fmt.Sprintf(`{"phone_number_id":%q,"waba_id":%q,"access_token":%q}`, acct, acct+"9", channelToken)
 		return rq, 200
 	case "POST /v1/api-keys":
 		rq.body = fmt.Sprintf(`{"name":"key %d","scopes":["manage:keys"]}`, n)
