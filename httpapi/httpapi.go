@@ -21,6 +21,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -91,6 +92,13 @@ type Options struct {
 	// the limits protect the service, an outage of the limiter should not
 	// stop it.
 	Limiter Limiter
+	// OperatorToken, when set, opens the operator routes under /admin/v1
+	// (see OperatorRoutes) to requests with the header
+	// "Authorization: Bearer <OperatorToken>". The handler keeps only its
+	// SHA-256, compares it in constant time and never logs it. The routes
+	// of SMS accounts need SMS too. Default empty: the operator routes
+	// are absent (404).
+	OperatorToken string
 }
 
 // Handler serves the Messaging API. Create it with New.
@@ -105,6 +113,10 @@ type Handler struct {
 	noLimits   bool
 	trustProxy bool
 	limiter    Limiter
+	// sms is Options.SMS; opHash is the SHA-256 of Options.OperatorToken,
+	// nil without one.
+	sms    *sms.SMS
+	opHash []byte
 	// fields caches the JSON member names of decoded struct types
 	// (reflect.Type to map[string]reflect.Type), for the strict decoder.
 	fields sync.Map
@@ -138,6 +150,9 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 		}
 		byPattern[ep.Pattern] = append(byPattern[ep.Pattern], ep)
 	}
+	for _, rt := range OperatorRoutes() {
+		h.limits[rt.Name()] = rt.PerMinute
+	}
 	for k, v := range o.RateLimits {
 		h.limits[k] = v
 	}
@@ -145,6 +160,12 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 		h.mux.HandleFunc(p, h.servePattern(p, byPattern[p]))
 	}
 	h.mux.HandleFunc("/", h.notFound)
+	h.sms = o.SMS
+	if o.OperatorToken != "" {
+		sum := sha256.Sum256([]byte(o.OperatorToken))
+		h.opHash = sum[:]
+		h.mountOperator(o.SMS != nil)
+	}
 	if o.SMS != nil {
 		h.mountSMS(o.SMS)
 		if o.SMSCallback != nil {

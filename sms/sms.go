@@ -347,14 +347,20 @@ func (s *SMS) accountError(err error, partnerID string) error {
 // ApproveSender approves a sender id (shortcode) for an account. Approving
 // an approved sender does nothing.
 func (s *SMS) ApproveSender(ctx context.Context, partnerID, sender string) error {
+	_, err := s.AddSender(ctx, partnerID, sender)
+	return err
+}
+
+// AddSender is ApproveSender, returning the account after the change.
+func (s *SMS) AddSender(ctx context.Context, partnerID, sender string) (*Account, error) {
 	if !ValidSender(sender) {
-		return NewError(CodeInvalidSender, "shortcode", "%q is not a sender id: use 1 to 11 letters, digits, spaces, '.', '_', '&' or '-', or 1 to 15 digits", clip(sender))
+		return nil, NewError(CodeInvalidSender, "shortcode", "%q is not a sender id: use 1 to 11 letters, digits, spaces, '.', '_', '&' or '-', or 1 to 15 digits", clip(sender))
 	}
-	_, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, AddSenders: []string{sender}, At: s.now()})
+	a, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, AddSenders: []string{sender}, At: s.now()})
 	if err != nil {
-		return s.accountError(err, partnerID)
+		return nil, s.accountError(err, partnerID)
 	}
-	return nil
+	return a, nil
 }
 
 // SetTimeZone sets the IANA time zone in which an account's timeToSend
