@@ -72,15 +72,15 @@ func testSMSLedgerRecordsEveryChange(t *testing.T, s sms.Store) {
 	if d := cmp.Diff(want, got, cmpopts.IgnoreFields(sms.LedgerEntry{}, "Seq")); d != "" {
 		t.Fatalf("ledger of a (-want +got):\n%s", d)
 	}
-	var sum sms.Credit
+	var total sms.Credit
 	for i, e := range got {
-		sum += e.Amount
+		total += e.Amount
 		if i > 0 && e.Seq >= got[i-1].Seq {
 			t.Errorf("entry %d has Seq %d after %d: want newest (highest Seq) first", i, e.Seq, got[i-1].Seq)
 		}
 	}
-	if c := smsCredit(t, s, "a"); sum != c {
-		t.Errorf("the ledger adds up to %s, the credit is %s", sum, c)
+	if c := smsCredit(t, s, "a"); total != c {
+		t.Errorf("the ledger adds up to %s, the credit is %s", total, c)
 	}
 	page := smsLedger(t, s, "a", got[1].Seq, 2)
 	if d := cmp.Diff(got[2:4], page); d != "" {
