@@ -12,6 +12,11 @@
 // bucket (limits in Options.RateLimits; the buckets live in this process
 // unless Options.Limiter shares them between instances).
 //
+// With Options.OperatorToken set, the handler also serves the operator
+// routes under /admin/v1 (see OperatorRoutes): workspaces, their first
+// key, SMS accounts, sender ids, top-ups and ledgers, for requests with
+// the header "Authorization: Bearer <token>". Without it they are absent.
+//
 // With Options.Meta set, the handler also receives Meta's webhooks (status
 // reports and inbound messages of WhatsApp, Messenger and Instagram) at
 // MetaWebhook.Path, default /webhooks/meta; mount the handler there too.

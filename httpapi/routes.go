@@ -14,7 +14,8 @@ type Route struct {
 	// Method and Pattern, for example "POST" and "/v1/messages".
 	Method  string
 	Pattern string
-	// Scopes the API key needs; nil for public routes.
+	// Scopes the API key needs; nil for public routes and for the
+	// operator routes (OperatorRoutes), which take the operator token.
 	Scopes []string
 	// PerMinute is the default rate limit, per workspace (per client
 	// address for public routes).

@@ -5,7 +5,11 @@
 // An SMS is created with New over a Store (store/memstore, store/sqlitestore)
 // and a Gateway, the upstream SMSC or aggregator (sms/fakegateway,
 // sms/advantagateway). Accounts are created with CreateAccount, their sender
-// ids approved with ApproveSender and their credit topped up with TopUp.
+// ids approved with ApproveSender (or AddSender) and their credit topped up
+// with TopUp, or with AddTopUp once per reference. Every change of an
+// account's credit (its opening credit, top-ups, the charge of each
+// accepted message, the refund of each failed one) is a LedgerEntry, read
+// newest first with Ledger.
 //
 // A send is validated, its cost (cost per segment times the number of
 // parts, see Segments) is debited atomically, and the message is stored as
