@@ -24,6 +24,10 @@ type Store interface {
 	WorkspaceCreate(ctx context.Context, w *WorkspaceInfo) error
 	// WorkspaceGet returns the workspace with its connected channels.
 	WorkspaceGet(ctx context.Context, id string) (*WorkspaceInfo, error)
+	// WorkspaceList returns up to p.Limit workspaces (with their connected
+	// channels) whose id is after p.After (byte order; empty: from the
+	// first), ordered by id.
+	WorkspaceList(ctx context.Context, p *WorkspaceListParams) ([]*WorkspaceInfo, error)
 	// WorkspaceSetChannel connects or disconnects a channel. ErrNotFound if
 	// the workspace does not exist.
 	WorkspaceSetChannel(ctx context.Context, p *ChannelParams) error
@@ -499,4 +503,11 @@ type MessageStatusParams struct {
 	// changes it is queued, in the same transaction, for delivery to every
 	// enabled webhook endpoint of the workspace.
 	Event *EventRecord
+}
+
+// WorkspaceListParams are the arguments of Store.WorkspaceList.
+type WorkspaceListParams struct {
+	// After is the id the page starts after; empty means from the first.
+	After string
+	Limit int
 }

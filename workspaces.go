@@ -154,6 +154,37 @@ func (s *Service) GetWorkspace(ctx context.Context, id string) (*WorkspaceInfo, 
 	return w, nil
 }
 
+// MaxWorkspacePage is the largest page of ListWorkspaces.
+const MaxWorkspacePage = 100
+
+// ListWorkspaces returns a page of the deployment's workspaces in byte
+// order of their ids: at most limit (1 to MaxWorkspacePage; 0 means 50)
+// after the cursor (empty: from the first). next is the cursor of the
+// following page, empty when there is none.
+func (s *Service) ListWorkspaces(ctx context.Context, cursor string, limit int) (list []*WorkspaceInfo, next string, err error) {
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > MaxWorkspacePage {
+		return nil, "", validationError("limit", "must be 1 to %d", MaxWorkspacePage)
+	}
+	if cursor != "" && !workspaceIDRe.MatchString(cursor) {
+		return nil, "", validationError("cursor", "is not a cursor this API returned")
+	}
+	list, err = s.store.WorkspaceList(ctx, &WorkspaceListParams{After: cursor, Limit: limit + 1})
+	if err != nil {
+		return nil, "", wrapStoreError(err, "workspace", "")
+	}
+	if len(list) > limit {
+		list = list[:limit]
+		next = list[limit-1].ID
+	}
+	if list == nil {
+		list = []*WorkspaceInfo{}
+	}
+	return list, next, nil
+}
+
 // ConnectChannel connects a channel in a workspace. Connecting a connected
 // channel does nothing.
 func (s *Service) ConnectChannel(ctx context.Context, workspaceID, channel string) error {

@@ -28,7 +28,7 @@ type errorDoc struct {
 // the HTTP status it is answered with (see statusOf) and the description of
 // its docs page.
 var errorDocs = []errorDoc{
-	{messaging.CodeUnauthorized, http.StatusUnauthorized, "No API key in the request: send the header X-API-Key with a key created for your workspace."},
+	{messaging.CodeUnauthorized, http.StatusUnauthorized, "No API key in the request: send the header X-API-Key with a key created for your workspace. The operator routes (/admin/v1) take the operator token instead, as Authorization: Bearer <token>; a missing, malformed or wrong token, or an API key there, is unauthorized too."},
 	{messaging.CodeInvalidAPIKey, http.StatusUnauthorized, "The API key is unknown, revoked, expired or malformed. Create a new key in the dashboard."},
 	{messaging.CodeForbidden, http.StatusForbidden, "The API key lacks a scope this endpoint needs (or the status asked for: listing templates in another state than approved needs manage:templates). Create a key with that scope."},
 	{messaging.CodeNotFound, http.StatusNotFound, "The resource does not exist in the API key's workspace, or the path is unknown."},

@@ -12,6 +12,11 @@
 // bucket (limits in Options.RateLimits; the buckets live in this process
 // unless Options.Limiter shares them between instances).
 //
+// With Options.OperatorToken set, the handler also serves the operator
+// routes under /admin/v1 (see OperatorRoutes): workspaces, their first
+// key, SMS accounts, sender ids, top-ups and ledgers, for requests with
+// the header "Authorization: Bearer <token>". Without it they are absent.
+//
 // With Options.Meta set, the handler also receives Meta's webhooks (status
 // reports and inbound messages of WhatsApp, Messenger and Instagram) at
 // MetaWebhook.Path, default /webhooks/meta; mount the handler there too.
@@ -21,6 +26,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -91,6 +97,13 @@ type Options struct {
 	// the limits protect the service, an outage of the limiter should not
 	// stop it.
 	Limiter Limiter
+	// OperatorToken, when set, opens the operator routes under /admin/v1
+	// (see OperatorRoutes) to requests with the header
+	// "Authorization: Bearer <OperatorToken>". The handler keeps only its
+	// SHA-256, compares it in constant time and never logs it. The routes
+	// of SMS accounts need SMS too. Default empty: the operator routes
+	// are absent (404).
+	OperatorToken string
 }
 
 // Handler serves the Messaging API. Create it with New.
@@ -105,6 +118,10 @@ type Handler struct {
 	noLimits   bool
 	trustProxy bool
 	limiter    Limiter
+	// sms is Options.SMS; opHash is the SHA-256 of Options.OperatorToken,
+	// nil without one.
+	sms    *sms.SMS
+	opHash []byte
 	// fields caches the JSON member names of decoded struct types
 	// (reflect.Type to map[string]reflect.Type), for the strict decoder.
 	fields sync.Map
@@ -138,6 +155,9 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 		}
 		byPattern[ep.Pattern] = append(byPattern[ep.Pattern], ep)
 	}
+	for _, rt := range OperatorRoutes() {
+		h.limits[rt.Name()] = rt.PerMinute
+	}
 	for k, v := range o.RateLimits {
 		h.limits[k] = v
 	}
@@ -145,6 +165,12 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 		h.mux.HandleFunc(p, h.servePattern(p, byPattern[p]))
 	}
 	h.mux.HandleFunc("/", h.notFound)
+	h.sms = o.SMS
+	if o.OperatorToken != "" {
+		sum := sha256.Sum256([]byte(o.OperatorToken))
+		h.opHash = sum[:]
+		h.mountOperator(o.SMS != nil)
+	}
 	if o.SMS != nil {
 		h.mountSMS(o.SMS)
 		if o.SMSCallback != nil {

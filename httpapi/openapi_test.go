@@ -34,6 +34,8 @@ import (
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/sms/fakegateway"
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
@@ -371,6 +373,9 @@ func TestOpenAPIDocument(t *testing.T) {
 	if got, _ := ss["apiKey"].(map[string]any); got == nil || got["type"] != want["type"] || got["in"] != want["in"] || got["name"] != want["name"] {
 		t.Errorf("securitySchemes.apiKey = %v, want %v", ss["apiKey"], want)
 	}
+	if got, _ := ss["operatorToken"].(map[string]any); got == nil || got["type"] != "http" || got["scheme"] != "bearer" {
+		t.Errorf("securitySchemes.operatorToken = %v, want type http, scheme bearer", ss["operatorToken"])
+	}
 	if sec, _ := doc["security"].([]any); len(sec) != 1 || !reflect.DeepEqual(sec[0], map[string]any{"apiKey": []any{}}) {
 		t.Errorf("security = %v, want [{apiKey: []}]", doc["security"])
 	}
@@ -502,8 +507,9 @@ func TestOpenAPIRoutes(t *testing.T) {
 	v := newOAValidator(doc)
 	paths := doc["paths"].(map[string]any)
 	inRoutes := map[string]bool{}
-	for _, rt := range httpapi.Routes() {
+	for _, rt := range append(httpapi.Routes(), httpapi.OperatorRoutes()...) {
 		name := rt.Name()
+		operator := strings.HasPrefix(rt.Pattern, "/admin/")
 		inRoutes[strings.ToLower(rt.Method)+" "+rt.Pattern] = true
 		item, _ := paths[rt.Pattern].(map[string]any)
 		op, _ := item[strings.ToLower(rt.Method)].(map[string]any)
@@ -533,7 +539,17 @@ func TestOpenAPIRoutes(t *testing.T) {
 		}
 		sec, hasSec := op["security"]
 		responses, _ := op["responses"].(map[string]any)
-		if rt.Scopes == nil {
+		if operator {
+			if !reflect.DeepEqual(sec, []any{map[string]any{"operatorToken": []any{}}}) {
+				t.Errorf("%s: operator route has security %v, want [{operatorToken: []}]", name, sec)
+			}
+			if tags, _ := op["tags"].([]any); len(tags) != 1 || tags[0] != "operator" {
+				t.Errorf("%s: tags %v, want [operator]", name, tags)
+			}
+			if responses["401"] == nil {
+				t.Errorf("%s: does not declare 401", name)
+			}
+		} else if rt.Scopes == nil {
 			if s, ok := sec.([]any); !hasSec || !ok || len(s) != 0 {
 				t.Errorf("%s: public route has security %v, want []", name, sec)
 			}
@@ -702,6 +718,9 @@ func (oaFailingStore) ContactList(context.Context, *messaging.ContactListParams)
 	return nil, 0, errors.New("disk on fire")
 }
 
+// oaOpToken is the operator token of the servers of TestOpenAPIResponses.
+const oaOpToken = "oa-operator-token-0123456789abcdef"
+
 // oaEnv holds the servers, keys and ids of TestOpenAPIResponses.
 type oaEnv struct {
 	main, limited, failing, lister *httptest.Server
@@ -713,7 +732,8 @@ func oaSetup(t *testing.T) *oaEnv {
 	ctx := context.Background()
 	e := &oaEnv{vars: map[string]string{}}
 	sealKey := bytes.Repeat([]byte{9}, 32)
-	svc, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{SecretKey: sealKey})
+	st := memstore.New()
+	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: sealKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -787,13 +807,17 @@ func oaSetup(t *testing.T) *oaEnv {
 	must(err)
 	e.vars["narrow_contact"] = nc.ID
 
-	e.main = httptest.NewServer(httpapi.New(svc, nil))
+	smsSvc, err := sms.New(st, fakegateway.New(nil), nil)
+	must(err)
+	_, _, err = smsSvc.CreateAccount(ctx, &sms.CreateAccountParams{PartnerID: "p-oa", Senders: []string{"ACME"}, Credit: sms.Credits(10)})
+	must(err)
+	e.main = httptest.NewServer(httpapi.New(svc, &httpapi.Options{SMS: smsSvc, OperatorToken: oaOpToken}))
 	t.Cleanup(e.main.Close)
 	limits := map[string]int{"GET /v1/templates": 1}
-	for _, rt := range httpapi.Routes() {
+	for _, rt := range append(httpapi.Routes(), httpapi.OperatorRoutes()...) {
 		limits[rt.Name()] = 1
 	}
-	e.limited = httptest.NewServer(httpapi.New(svc, &httpapi.Options{RateLimits: limits}))
+	e.limited = httptest.NewServer(httpapi.New(svc, &httpapi.Options{RateLimits: limits, SMS: smsSvc, OperatorToken: oaOpToken}))
 	t.Cleanup(e.limited.Close)
 
 	fsvc, err := messaging.New(oaFailingStore{memstore.New()}, fakeprovider.New(), nil)
@@ -1048,6 +1072,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"type":"button","sub_type":"url","index":0,"parameters":[{"type":"text","text":"A-42"}]},
 		{"type":"button","sub_type":"copy_code","index":2,"parameters":[{"type":"coupon_code","coupon_code":"SAVE10"}]}]}`
 	twoKeys := http.Header{"X-Api-Key": {"first-key-1234567890", "second-key-1234567890"}}
+	opH := http.Header{"Authorization": {"Bearer " + oaOpToken}}
 	cases := []oaCase{
 		// Public documents.
 		{name: "openapi", method: "GET", path: "/v1/openapi.json", status: 200},
@@ -1293,6 +1318,54 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "audit events bad cursor", method: "GET", path: "/v1/audit-events?cursor=abc", key: "full", status: 400, code: "validation_error"},
 		{name: "audit events unknown query", method: "GET", path: "/v1/audit-events?action=api_key.created", key: "full", status: 400, code: "validation_error"},
 		{name: "audit events without scope", method: "GET", path: "/v1/audit-events", key: "readContacts", status: 403, code: "forbidden"},
+		// Operator routes.
+		{name: "op workspace create", method: "POST", path: "/admin/v1/workspaces", header: opH, body: `{"id":"oa_ws","name":"OA"}`, status: 201},
+		{name: "op workspace create generated id", method: "POST", path: "/admin/v1/workspaces", header: opH, body: `{"name":"Generated"}`, status: 201},
+		{name: "op workspace duplicate", method: "POST", path: "/admin/v1/workspaces", header: opH, body: `{"id":"oa_ws"}`, status: 409, code: "conflict"},
+		{name: "op workspace bad id", method: "POST", path: "/admin/v1/workspaces", header: opH, body: `{"id":"-x"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op workspace extra field", method: "POST", path: "/admin/v1/workspaces", header: opH, body: `{"id":"x","plan":"gold"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op workspace too large", method: "POST", path: "/admin/v1/workspaces", header: opH, body: big, status: 413, code: "payload_too_large"},
+		{name: "op workspace with an API key", method: "POST", path: "/admin/v1/workspaces", key: "full", body: `{"id":"x"}`, status: 401, code: "unauthorized"},
+		{name: "op workspaces", method: "GET", path: "/admin/v1/workspaces", header: opH, status: 200},
+		{name: "op workspaces page", method: "GET", path: "/admin/v1/workspaces?limit=1&cursor=acme", header: opH, status: 200},
+		{name: "op workspaces bad limit", method: "GET", path: "/admin/v1/workspaces?limit=1000", header: opH, status: 400, code: "validation_error"},
+		{name: "op workspaces wrong token", method: "GET", path: "/admin/v1/workspaces", header: http.Header{"Authorization": {"Bearer nope-nope-nope"}}, status: 401, code: "unauthorized"},
+		{name: "op workspaces DELETE", method: "DELETE", path: "/admin/v1/workspaces", header: opH, status: 405, code: "method_not_allowed"},
+		{name: "op workspace", method: "GET", path: "/admin/v1/workspaces/acme", header: opH, status: 200},
+		{name: "op workspace unknown", method: "GET", path: "/admin/v1/workspaces/nope", header: opH, status: 404, code: "not_found"},
+		{name: "op workspace query", method: "GET", path: "/admin/v1/workspaces/acme?x=1", header: opH, status: 400, code: "validation_error"},
+		{name: "op key", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: `{"name":"first","scopes":["manage:keys"],"expires_at":"2030-01-01T00:00:00Z"}`, status: 201},
+		{name: "op key bad scope", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: `{"scopes":["root"]}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op key no scopes", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: `{"name":"x"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op key unknown workspace", method: "POST", path: "/admin/v1/workspaces/nope/api-keys", header: opH, body: `{"scopes":["read:messages"]}`, status: 404, code: "not_found"},
+		{name: "op key too large", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: big, status: 413, code: "payload_too_large"},
+		{name: "op SMS account generated key", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"oa1","shortcodes":["ACME"],"credit":"10.50","timezone":"Africa/Nairobi","cost_per_segment":0.8}`, status: 201},
+		{name: "op SMS account given key", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"oa2","apikey":"given-apikey-0123456789abcdef"}`, status: 201},
+		{name: "op SMS account duplicate", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"oa1"}`, status: 409, code: "conflict"},
+		{name: "op SMS account bad partnerID", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"a b"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op SMS account no partnerID", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"credit":1}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op SMS account short apikey", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"oa3","apikey":"short"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op SMS account too large", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: big, status: 413, code: "payload_too_large"},
+		{name: "op SMS account", method: "GET", path: "/admin/v1/sms/accounts/oa1", header: opH, status: 200},
+		{name: "op SMS account unknown", method: "GET", path: "/admin/v1/sms/accounts/nope", header: opH, status: 404, code: "not_found"},
+		{name: "op SMS account query", method: "GET", path: "/admin/v1/sms/accounts/oa1?x=1", header: opH, status: 400, code: "validation_error"},
+		{name: "op sender", method: "POST", path: "/admin/v1/sms/accounts/oa1/senders", header: opH, body: `{"shortcode":"NEWCO"}`, status: 200},
+		{name: "op sender bad", method: "POST", path: "/admin/v1/sms/accounts/oa1/senders", header: opH, body: `{"shortcode":"WAY-TOO-LONG-SENDER"}`, status: 400, code: "validation_error"},
+		{name: "op sender missing", method: "POST", path: "/admin/v1/sms/accounts/oa1/senders", header: opH, body: `{}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op sender unknown account", method: "POST", path: "/admin/v1/sms/accounts/nope/senders", header: opH, body: `{"shortcode":"X"}`, status: 404, code: "not_found"},
+		{name: "op sender too large", method: "POST", path: "/admin/v1/sms/accounts/oa1/senders", header: opH, body: big, status: 413, code: "payload_too_large"},
+		{name: "op top-up", method: "POST", path: "/admin/v1/sms/accounts/oa1/top-ups", header: opH, body: `{"amount":"100","reference":"inv-1"}`, status: 201},
+		{name: "op top-up replayed", method: "POST", path: "/admin/v1/sms/accounts/oa1/top-ups", header: opH, body: `{"amount":100,"reference":"inv-1"}`, status: 201, wantHeader: map[string]string{"Idempotent-Replayed": "true"}},
+		{name: "op top-up other amount", method: "POST", path: "/admin/v1/sms/accounts/oa1/top-ups", header: opH, body: `{"amount":"99","reference":"inv-1"}`, status: 409, code: "conflict"},
+		{name: "op top-up overflow", method: "POST", path: "/admin/v1/sms/accounts/oa1/top-ups", header: opH, body: `{"amount":"1000000000000","reference":"big"}`, status: 400, code: "validation_error"},
+		{name: "op top-up no reference", method: "POST", path: "/admin/v1/sms/accounts/oa1/top-ups", header: opH, body: `{"amount":1}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op top-up unknown account", method: "POST", path: "/admin/v1/sms/accounts/nope/top-ups", header: opH, body: `{"amount":1,"reference":"r"}`, status: 404, code: "not_found"},
+		{name: "op top-up too large", method: "POST", path: "/admin/v1/sms/accounts/oa1/top-ups", header: opH, body: big, status: 413, code: "payload_too_large"},
+		{name: "op ledger", method: "GET", path: "/admin/v1/sms/accounts/oa1/ledger", header: opH, status: 200},
+		{name: "op ledger page", method: "GET", path: "/admin/v1/sms/accounts/oa1/ledger?limit=1", header: opH, status: 200},
+		{name: "op ledger bad cursor", method: "GET", path: "/admin/v1/sms/accounts/oa1/ledger?cursor=x", header: opH, status: 400, code: "validation_error"},
+		{name: "op ledger unknown", method: "GET", path: "/admin/v1/sms/accounts/nope/ledger", header: opH, status: 404, code: "not_found"},
+		{name: "operator token on a workspace route", method: "GET", path: "/v1/contacts", header: opH, status: 401, code: "unauthorized"},
 
 		// Paths the document does not have.
 		{name: "unknown path", method: "GET", path: "/v1/nope", key: "full", status: 404, code: "not_found"},
@@ -1313,6 +1386,16 @@ func TestOpenAPIResponses(t *testing.T) {
 			cases = append(cases, oaCase{name: fmt.Sprintf("%s rate limit %d", rt.Name(), i+1), server: "limited",
 				method: rt.Method, path: path, key: "full", body: body, status: st, code: "rate_limit_exceeded"})
 		}
+	}
+	// Every operator route is rate limited, and refuses a missing token.
+	for _, rt := range httpapi.OperatorRoutes() {
+		path := strings.NewReplacer("{id}", "acme", "{partnerID}", "p-oa").Replace(rt.Pattern)
+		body := map[bool]string{true: "{}"}[rt.Method != "GET"]
+		for i, st := range []int{0, 429} {
+			cases = append(cases, oaCase{name: fmt.Sprintf("%s rate limit %d", rt.Name(), i+1), server: "limited",
+				method: rt.Method, path: path, header: opH, body: body, status: st, code: "rate_limit_exceeded"})
+		}
+		cases = append(cases, oaCase{name: rt.Name() + " no token (all)", method: rt.Method, path: path, body: body, status: 401, code: "unauthorized"})
 	}
 	// 401 on every route that needs a key.
 	for _, rt := range httpapi.Routes() {

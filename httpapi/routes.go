@@ -14,7 +14,8 @@ type Route struct {
 	// Method and Pattern, for example "POST" and "/v1/messages".
 	Method  string
 	Pattern string
-	// Scopes the API key needs; nil for public routes.
+	// Scopes the API key needs; nil for public routes and for the
+	// operator routes (OperatorRoutes), which take the operator token.
 	Scopes []string
 	// PerMinute is the default rate limit, per workspace (per client
 	// address for public routes).
@@ -118,6 +119,19 @@ func (h *Handler) servePattern(p string, eps []endpoint) http.HandlerFunc {
 
 // serveRoute authenticates, rate limits, checks scopes and serves ep.
 func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, ep endpoint) {
+	if isOperator(ep.Route) {
+		err := h.authorizeOperator(w, r, ep.Route)
+		if err == nil {
+			err = checkOperatorPath(r)
+		}
+		if err == nil {
+			err = ep.serve(h, w, r.WithContext(messaging.WithActor(r.Context(), ActorOperator)), nil)
+		}
+		if err != nil {
+			h.writeError(w, r, err)
+		}
+		return
+	}
 	p, err := h.authorize(w, r, ep.Route)
 	if err == nil && ep.Scopes != nil {
 		err = checkPathID(r, ep.Route)
@@ -164,6 +178,8 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*
 		msg := "missing API key: send the header X-API-Key"
 		if len(vals) > 1 {
 			msg = "malformed X-API-Key header: send exactly one key"
+		} else if a := r.Header.Get("Authorization"); len(vals) == 0 && len(a) > 7 && strings.EqualFold(a[:7], "Bearer ") {
+			msg = "the workspace routes take an API key in the header X-API-Key, not a bearer token (the operator token opens /admin/v1 only)"
 		}
 		return nil, &apiError{code: messaging.CodeUnauthorized, status: http.StatusUnauthorized, message: msg}
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -127,7 +128,8 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	const appSecret, verifyToken = "meta-app-secret-5f0c2a9e7d", "meta-verify-token-81be"
-	o := &httpapi.Options{Clock: e.clock.Now, SMS: smsSvc, Logger: log,
+	const operatorToken = "op_secret_token_5b1e0c9d7a3f2e64"
+	o := &httpapi.Options{Clock: e.clock.Now, SMS: smsSvc, Logger: log, OperatorToken: operatorToken,
 		Meta: &httpapi.MetaWebhook{AppSecret: appSecret, VerifyToken: verifyToken, Accounts: map[string]string{"106540352242922": e.A.ID}}}
 	unlimited(o)
 	e.h = httpapi.New(e.svc, o)
@@ -182,6 +184,30 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 	e.doRaw(request{method: "POST", path: "/sms/v1/messages/bulk", body: `{"count":1,"smslist":[{"apikey":"` + smsKey + `","partnerID":"1234","mobile":"254712345678","message":"` + smsText + `","shortcode":"ACME"}]}`})
 	e.doRaw(request{method: "POST", path: "/sms/v1/account/balance", body: `{"apikey":"` + smsKey + `","partnerID":"1234"}`})
 	e.doRaw(request{method: "POST", path: "/sms/v1/messages/delivery-report", body: `{"apikey":"` + guesses[3] + `","partnerID":"1234","messageID":"1"}`})
+	// The operator routes: a first key, an SMS account with a generated
+	// apikey and one with a given apikey, and wrong tokens.
+	opHdr := hdr("Authorization", "Bearer "+operatorToken)
+	secretOf := func(r *response, member string) string {
+		t.Helper()
+		var v map[string]any
+		if err := json.Unmarshal(r.body, &v); err != nil || r.status != 201 {
+			t.Fatalf("operator route: %d %s", r.status, r.body)
+		}
+		s, _ := v[member].(string)
+		return s
+	}
+	opKey := secretOf(e.doRaw(request{method: "POST", path: "/admin/v1/workspaces/" + e.B.ID + "/api-keys", headers: opHdr, body: `{"scopes":["manage:keys"]}`}), "key")
+	keys = append(keys, opKey)
+	genSMSKey := secretOf(e.doRaw(request{method: "POST", path: "/admin/v1/sms/accounts", headers: opHdr, body: `{"partnerID":"op-gen","shortcodes":["ACME"],"credit":5}`}), "apikey")
+	givenSMSKey := "given_sms_apikey_3c9e51d07f2b8a64"
+	secretOf(e.doRaw(request{method: "POST", path: "/admin/v1/sms/accounts", headers: opHdr, body: `{"partnerID":"op-given","apikey":"` + givenSMSKey + `"}`}), "partnerID")
+	e.doRaw(request{method: "POST", path: "/admin/v1/sms/accounts/op-gen/top-ups", headers: opHdr, body: `{"amount":1,"reference":"inv-7"}`})
+	e.doRaw(request{method: "GET", path: "/admin/v1/sms/accounts/op-gen/ledger", headers: opHdr})
+	for _, tok := range []string{operatorToken + "x", operatorToken[:20]} {
+		if r := e.doRaw(request{method: "GET", path: "/admin/v1/workspaces", headers: hdr("Authorization", "Bearer "+tok)}); r.status != 401 {
+			t.Fatalf("a wrong operator token: %d", r.status)
+		}
+	}
 	if _, err := smsSvc.RunDue(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +249,9 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 		// PUT /v1/channels/whatsapp stored it (sealed); only its last 4
 		// characters may show.
 		secret{"a channel access token", []byte(channelToken)}, secret{"a channel access token's head", []byte(channelToken[:len(channelToken)-4])},
+		secret{"the operator token", []byte(operatorToken)}, secret{"the operator token's head", []byte(operatorToken[:16])},
+		secret{"a generated SMS apikey", []byte(genSMSKey)}, secret{"a generated SMS apikey's tail", []byte(genSMSKey[len(genSMSKey)-16:])},
+		secret{"a given SMS apikey", []byte(givenSMSKey)},
 	)
 	search := func(where string, hay []byte, also ...secret) {
 		t.Helper()

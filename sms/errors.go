@@ -181,3 +181,7 @@ func AsError(err error) *Error {
 // ErrInsufficientCredit is returned by Store.SMSAccept for a message whose
 // cost the account's credit cannot cover. Nothing is debited for it.
 var ErrInsufficientCredit = errors.New("sms: insufficient credit")
+
+// ErrCreditOverflow is returned by Store.SMSCreditAdd for a top-up that
+// would take the credit above CreditAddParams.Max. Nothing is added.
+var ErrCreditOverflow = errors.New("sms: credit would exceed the maximum")

@@ -114,8 +114,19 @@ type Store interface {
 	// the cost per segment) atomically and returns the account after it.
 	SMSAccountUpdate(ctx context.Context, p *AccountUpdate) (*Account, error)
 	// SMSCreditAdd adds p.Amount (positive) to the credit of the account
-	// p.PartnerID and returns the new balance.
-	SMSCreditAdd(ctx context.Context, p *CreditAddParams) (Credit, error)
+	// p.PartnerID and records the top-up in its ledger, in one
+	// transaction, and returns the ledger entry (its Balance is the new
+	// credit). With a non-empty p.Reference, when the account's ledger
+	// holds a top-up of that reference already, it changes nothing and
+	// returns that entry as prev (and a nil entry), whatever its amount:
+	// comparing is the caller's business; concurrent calls with one
+	// reference never both add. ErrCreditOverflow, changing nothing, when
+	// the credit would exceed p.Max.
+	SMSCreditAdd(ctx context.Context, p *CreditAddParams) (e *LedgerEntry, prev *LedgerEntry, err error)
+	// SMSLedger returns the ledger entries of the account p.PartnerID
+	// whose Seq is below p.Before (0: no bound), newest (highest Seq)
+	// first, at most p.Limit. An unknown account has no entries.
+	SMSLedger(ctx context.Context, p *LedgerParams) ([]*LedgerEntry, error)
 
 	// SMSAccept stores msgs in one transaction, in order. For each message
 	// it debits Cost from its account if the credit covers it (an atomic
@@ -190,8 +201,60 @@ type CreditAddParams struct {
 	PartnerID string
 	// Amount is positive.
 	Amount Credit
-	// At is the account's UpdatedAt after the change.
+	// Reference identifies the top-up for idempotency; empty means none.
+	Reference string
+	// Max is the largest credit the account may reach.
+	Max Credit
+	// At is the account's UpdatedAt after the change and the entry's At.
 	At time.Time
+}
+
+// LedgerParams are the arguments of Store.SMSLedger.
+type LedgerParams struct {
+	PartnerID string
+	// Before bounds the entries' Seq (exclusive); 0 means no bound.
+	Before int64
+	Limit  int
+}
+
+// Kinds of ledger entries.
+const (
+	// LedgerOpening is the credit an account was created with (recorded
+	// when it is not zero).
+	LedgerOpening = "opening"
+	// LedgerTopUp is credit added (SMS.TopUp).
+	LedgerTopUp = "top_up"
+	// LedgerCharge is the cost of an accepted message, debited when it was
+	// accepted.
+	LedgerCharge = "charge"
+	// LedgerRefund is the cost of a failed message, given back.
+	LedgerRefund = "refund"
+)
+
+// LedgerEntry is one change of an account's credit. Stores record it in
+// the transaction that changes the credit: the opening credit in
+// SMSAccountCreate, a top-up in SMSCreditAdd, one charge per accepted
+// message in SMSAccept and SMSAcceptIdempotent, one refund per failed
+// message in SMSComplete. The amounts of an account's entries add up to
+// its credit.
+type LedgerEntry struct {
+	// Seq orders the entries of the store; the store sets it.
+	Seq       int64
+	PartnerID string
+	// Kind is one of LedgerOpening, LedgerTopUp, LedgerCharge and
+	// LedgerRefund.
+	Kind string
+	// Amount is the change: positive for an opening, a top-up or a
+	// refund, negative for a charge.
+	Amount Credit
+	// Balance is the credit after the change.
+	Balance Credit
+	// Reference is a top-up's reference (empty when it had none).
+	Reference string
+	// MessageNumber is the Number of a charged or refunded message, 0
+	// otherwise.
+	MessageNumber int64
+	At            time.Time
 }
 
 // AcceptIdempotentParams are the arguments of Store.SMSAcceptIdempotent.

@@ -14,6 +14,10 @@
 //	-rate-limits MESSAGING_RATE_LIMITS  "off", or a JSON file {"POST /v1/messages": 600, ...} of per-minute limits
 //	-secret-key-file MESSAGING_SECRET_KEY_FILE  key encrypting webhook secrets (default <db>.key, or messaging.key
 //	                                 with PostgreSQL, created if missing; every instance needs the same key)
+//	-admin-token-file MESSAGING_ADMIN_TOKEN_FILE  the operator token opening /admin/v1 (Authorization: Bearer);
+//	                                 default <db>.admin-token, or messaging.admin-token with PostgreSQL; created
+//	                                 (mode 600) with a random token printed once when missing; refused when its
+//	                                 group or others may read it
 //	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses (default true)
 //	-provider   MESSAGING_PROVIDER   "fake" (default: a simulator) or "meta": sends go through Meta's Graph API with
 //	                                 the credentials of each workspace's channel connections (bootstrap file)
@@ -110,6 +114,7 @@ func run(ctx context.Context, args []string) error {
 	bootstrap := fs.String("bootstrap", env("MESSAGING_BOOTSTRAP", ""), "bootstrap JSON file (env MESSAGING_BOOTSTRAP)")
 	limits := fs.String("rate-limits", env("MESSAGING_RATE_LIMITS", ""), `"off" or a JSON file of per-minute limits by route (env MESSAGING_RATE_LIMITS)`)
 	keyFile := fs.String("secret-key-file", env("MESSAGING_SECRET_KEY_FILE", ""), "file holding the 32-byte hex key that encrypts webhook secrets; created if missing (default: the -db path + \".key\") (env MESSAGING_SECRET_KEY_FILE)")
+	adminTokenFile := fs.String("admin-token-file", env("MESSAGING_ADMIN_TOKEN_FILE", ""), "file (mode 600) holding the operator token of the /admin/v1 routes; created with a random token, printed once, if missing (default: the -db path + \".admin-token\", or messaging.admin-token with PostgreSQL) (env MESSAGING_ADMIN_TOKEN_FILE)")
 	loopback := fs.Bool("webhooks-loopback", envBool("MESSAGING_WEBHOOKS_LOOPBACK", true), "let webhooks reach loopback addresses, for local testing; -webhooks-loopback=false forbids it (env MESSAGING_WEBHOOKS_LOOPBACK)")
 	deliveredAfter := fs.Duration("fake-delivered-after", envDuration("MESSAGING_FAKE_DELIVERED_AFTER", time.Second), "the fake provider reports a sent message delivered after this long (env MESSAGING_FAKE_DELIVERED_AFTER)")
 	readAfter := fs.Duration("fake-read-after", envDuration("MESSAGING_FAKE_READ_AFTER", 2*time.Second), "then read after this long (env MESSAGING_FAKE_READ_AFTER)")
@@ -179,6 +184,16 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *adminTokenFile == "" && isPostgresURL(*dbPath) {
+		*adminTokenFile = "messaging.admin-token"
+	} else if *adminTokenFile == "" {
+		*adminTokenFile = *dbPath + ".admin-token"
+	}
+	adminToken, adminCreated, err := loadOrCreateAdminToken(*adminTokenFile)
+	if err != nil {
+		return err
+	}
+	apiOpts.OperatorToken = adminToken
 	store, err := openStore(ctx, *dbPath, apiOpts)
 	if err != nil {
 		return err
@@ -263,6 +278,11 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 
+	if adminCreated {
+		// Printed once, like the demo key, never logged.
+		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s http://%s/admin/v1/workspaces -H 'Authorization: Bearer %s'\n\n",
+			*adminTokenFile, adminToken, *addr, adminToken)
+	}
 	srv := &http.Server{
 		Addr:              *addr,
 		Handler:           httpapi.New(svc, apiOpts),
@@ -285,7 +305,8 @@ func run(ctx context.Context, args []string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath), "provider", *providerKind)
+	// The token file's path only: the token is never logged.
+	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath), "provider", *providerKind, "operator_token_file", *adminTokenFile)
 	smsArgs := []any{"gateway", smsGW.label}
 	if smsGW.callback != nil {
 		// The path only: the secret is never logged.

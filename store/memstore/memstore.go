@@ -177,6 +177,27 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 	return copyWorkspace(w), nil
 }
 
+// WorkspaceList implements messaging.Store.
+func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var ids []string
+	for id := range s.workspaces {
+		if id > p.After {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	out := make([]*messaging.WorkspaceInfo, 0, min(len(ids), p.Limit))
+	for _, id := range ids[:min(len(ids), p.Limit)] {
+		out = append(out, copyWorkspace(s.workspaces[id]))
+	}
+	return out, nil
+}
+
 // WorkspaceSetChannel implements messaging.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
 	unlock, err := s.lock(ctx)

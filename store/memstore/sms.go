@@ -29,6 +29,10 @@ type smsData struct {
 	// last sweep of expired records.
 	idem      map[idemKey]*sms.Idempotency
 	idemSwept int
+	// ledger holds every account's ledger entries, oldest first; topUps
+	// indexes the top-ups that have a reference.
+	ledger []*sms.LedgerEntry
+	topUps map[idemKey]*sms.LedgerEntry
 }
 
 // idemKey identifies an idempotency record: keys are scoped to accounts.
@@ -41,6 +45,7 @@ func (d *smsData) init() {
 		d.pending = map[int64]struct{}{}
 		d.byGateway = map[string]int64{}
 		d.idem = map[idemKey]*sms.Idempotency{}
+		d.topUps = map[idemKey]*sms.LedgerEntry{}
 	}
 }
 
@@ -123,8 +128,35 @@ func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
 		slices.Sort(c.Senders)
 		c.Senders = slices.Compact(c.Senders)
 		d.accounts[a.PartnerID] = c
+		if c.Credit != 0 {
+			d.record(&sms.LedgerEntry{PartnerID: c.PartnerID, Kind: sms.LedgerOpening, Amount: c.Credit, Balance: c.Credit, At: c.CreatedAt})
+		}
 		return nil
 	})
+}
+
+// record appends e to the ledger with the next Seq. d.mu must be held.
+func (d *smsData) record(e *sms.LedgerEntry) *sms.LedgerEntry {
+	e.Seq = int64(len(d.ledger)) + 1
+	d.ledger = append(d.ledger, e)
+	return e
+}
+
+// SMSLedger implements sms.Store.
+func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.LedgerEntry, error) {
+	var out []*sms.LedgerEntry
+	d := &s.sms
+	err := d.do(ctx, func() error {
+		for i := len(d.ledger) - 1; i >= 0 && len(out) < p.Limit; i-- {
+			e := d.ledger[i]
+			if e.PartnerID == p.PartnerID && (p.Before == 0 || e.Seq < p.Before) {
+				c := *e
+				out = append(out, &c)
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // SMSAccountGet implements sms.Store.
@@ -163,14 +195,36 @@ func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sm
 }
 
 // SMSCreditAdd implements sms.Store.
-func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (sms.Credit, error) {
-	var out sms.Credit
-	err := s.sms.withAccount(ctx, p.PartnerID, func(a *sms.Account) {
+func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (e, prev *sms.LedgerEntry, err error) {
+	d := &s.sms
+	err = d.do(ctx, func() error {
+		a, ok := d.accounts[p.PartnerID]
+		if !ok {
+			return messaging.ErrNotFound
+		}
+		k := idemKey{p.PartnerID, p.Reference}
+		if old, ok := d.topUps[k]; ok && p.Reference != "" {
+			c := *old
+			prev = &c
+			return nil
+		}
+		if a.Credit > p.Max-p.Amount {
+			return sms.ErrCreditOverflow
+		}
 		a.Credit += p.Amount
 		a.UpdatedAt = p.At
-		out = a.Credit
+		n := d.record(&sms.LedgerEntry{PartnerID: p.PartnerID, Kind: sms.LedgerTopUp, Amount: p.Amount, Balance: a.Credit, Reference: p.Reference, At: p.At})
+		if p.Reference != "" {
+			d.topUps[k] = n
+		}
+		c := *n
+		e = &c
+		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, prev, nil
 }
 
 // SMSAccept implements sms.Store: the debits and inserts of a call happen
@@ -204,6 +258,7 @@ func (d *smsData) accept(msgs []*sms.Message) ([]sms.AcceptResult, error) {
 		d.last++
 		c := copySMS(m)
 		c.Number = d.last
+		d.record(&sms.LedgerEntry{PartnerID: a.PartnerID, Kind: sms.LedgerCharge, Amount: -m.Cost, Balance: a.Credit, MessageNumber: c.Number, At: m.CreatedAt})
 		d.messages[c.Number] = c
 		if pendingStatus(c.Status) {
 			d.pending[c.Number] = struct{}{}
@@ -335,7 +390,9 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 				m.Status, m.DueAt, m.FailureReason = sms.StatusQueued, c.RetryAt, c.FailureReason
 			default:
 				m.Status, m.FailureReason = sms.StatusFailed, c.FailureReason
-				d.accounts[m.PartnerID].Credit += m.Cost
+				a := d.accounts[m.PartnerID]
+				a.Credit += m.Cost
+				d.record(&sms.LedgerEntry{PartnerID: a.PartnerID, Kind: sms.LedgerRefund, Amount: m.Cost, Balance: a.Credit, MessageNumber: m.Number, At: c.At})
 				delete(d.pending, m.Number)
 			}
 		}

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -21,6 +22,11 @@ func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.PartnerID, nonNil(a.KeyHash), int64(a.Credit), a.TimeZone, int64(a.CostPerSegment),
 			ts(a.CreatedAt), ts(a.UpdatedAt)); err != nil {
 			return err
+		}
+		if a.Credit != 0 {
+			if _, err := tx.Exec(ctx, qSMSLedger, a.PartnerID, sms.LedgerOpening, int64(a.Credit), int64(a.Credit), "", 0, ts(a.CreatedAt)); err != nil {
+				return err
+			}
 		}
 		return addSenders(ctx, tx, a.PartnerID, a.Senders, a.CreatedAt)
 	})
@@ -99,13 +105,69 @@ func nullCredit(c *sms.Credit) *int64 {
 	return &v
 }
 
-// SMSCreditAdd implements sms.Store.
-func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (sms.Credit, error) {
+// qSMSLedger records a ledger entry: partner, kind, amount, balance,
+// reference, message number, time.
+const qSMSLedger = `INSERT INTO sms_ledger (partner_id, kind, amount, balance, reference, message_number, at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq`
+
+// SMSCreditAdd implements sms.Store. The account's row is locked first,
+// so that concurrent top-ups of one reference wait for each other and the
+// later one finds the earlier's entry.
+func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (e, prev *sms.LedgerEntry, err error) {
 	ctx = writeCtx(ctx)
-	var credit int64
-	err := s.pool.QueryRow(ctx, `UPDATE sms_accounts SET credit = credit + $1, updated_at = $2 WHERE partner_id = $3 RETURNING credit`,
-		int64(p.Amount), ts(p.At), p.PartnerID).Scan(&credit)
-	return sms.Credit(credit), interpretError(err)
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		e, prev = nil, nil
+		var credit int64
+		if err := tx.QueryRow(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = $1 FOR UPDATE`, p.PartnerID).Scan(&credit); err != nil {
+			return err
+		}
+		if p.Reference != "" {
+			old, err := scanLedger(tx.QueryRow(ctx, `SELECT `+ledgerCols+` FROM sms_ledger WHERE partner_id = $1 AND reference = $2`, p.PartnerID, p.Reference))
+			if err == nil {
+				prev = old
+				return nil
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
+		if credit > int64(p.Max-p.Amount) {
+			return sms.ErrCreditOverflow
+		}
+		if err := tx.QueryRow(ctx, `UPDATE sms_accounts SET credit = credit + $1, updated_at = $2 WHERE partner_id = $3 RETURNING credit`,
+			int64(p.Amount), ts(p.At), p.PartnerID).Scan(&credit); err != nil {
+			return err
+		}
+		e = &sms.LedgerEntry{PartnerID: p.PartnerID, Kind: sms.LedgerTopUp, Amount: p.Amount, Balance: sms.Credit(credit), Reference: p.Reference, At: p.At}
+		return tx.QueryRow(ctx, qSMSLedger, p.PartnerID, sms.LedgerTopUp, int64(p.Amount), credit, p.Reference, 0, ts(p.At)).Scan(&e.Seq)
+	})
+	if err != nil {
+		return nil, nil, interpretError(err)
+	}
+	return e, prev, nil
+}
+
+const ledgerCols = `seq, partner_id, kind, amount, balance, reference, message_number, at`
+
+func scanLedger(row pgx.Row) (*sms.LedgerEntry, error) {
+	var e sms.LedgerEntry
+	var amount, balance, at int64
+	if err := row.Scan(&e.Seq, &e.PartnerID, &e.Kind, &amount, &balance, &e.Reference, &e.MessageNumber, &at); err != nil {
+		return nil, err
+	}
+	e.Amount, e.Balance, e.At = sms.Credit(amount), sms.Credit(balance), fromTS(at)
+	return &e, nil
+}
+
+// SMSLedger implements sms.Store, through the index sms_ledger_account.
+func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.LedgerEntry, error) {
+	before := p.Before
+	if before <= 0 {
+		before = 1<<63 - 1
+	}
+	out, err := queryAll(ctx, s.pool, scanLedger, `SELECT `+ledgerCols+` FROM sms_ledger
+		WHERE partner_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, p.PartnerID, before, p.Limit)
+	return out, interpretError(err)
 }
 
 const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, encoding, segments, cost, status, due_at,
@@ -188,7 +250,10 @@ func acceptTx(ctx context.Context, tx pgx.Tx, msgs []*sms.Message) ([]sms.Accept
 					encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
 					created_at, updated_at)
 				SELECT $1, $2, $4, $5, $6, $7, $8, $9, $3, $10, $11, 0, '', '', $12, '', $13, $14 FROM d
-				RETURNING number)
+				RETURNING number),
+			l AS (
+				INSERT INTO sms_ledger (partner_id, kind, amount, balance, reference, message_number, at)
+				SELECT $2, 'charge', -($3::bigint), d.credit, '', i.number, $13 FROM d, i)
 			SELECT (SELECT credit FROM d), (SELECT number FROM i)`,
 			m.ID, m.PartnerID, int64(m.Cost), m.Mobile, m.Text, m.Sender, m.ClientSMSID,
 			m.Encoding, m.Segments, m.Status, ts(m.DueAt), m.NetworkID, ts(m.CreatedAt), ts(m.UpdatedAt)).Scan(&credit, &number)
@@ -277,7 +342,11 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 						RETURNING partner_id, cost),
 					r AS (
 						UPDATE sms_accounts a SET credit = a.credit + u.cost, updated_at = $2
-						FROM u WHERE a.partner_id = u.partner_id)
+						FROM u WHERE a.partner_id = u.partner_id
+						RETURNING a.partner_id, a.credit, u.cost),
+					l AS (
+						INSERT INTO sms_ledger (partner_id, kind, amount, balance, reference, message_number, at)
+						SELECT r.partner_id, 'refund', r.cost, r.credit, '', $3, $2 FROM r)
 					SELECT count(*) FROM u`,
 					c.FailureReason, ts(c.At), c.Number, c.Token).Scan(&n)
 			}

@@ -39,6 +39,24 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 	return &w, nil
 }
 
+// WorkspaceList implements messaging.Store: ids compare bytewise (COLLATE
+// "C").
+func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
+	out, err := queryAll(ctx, s.pool, func(row pgx.Row) (*messaging.WorkspaceInfo, error) {
+		var w messaging.WorkspaceInfo
+		var created int64
+		if err := row.Scan(&w.ID, &w.Name, &created, &w.Channels); err != nil {
+			return nil, err
+		}
+		w.CreatedAt = fromTS(created)
+		w.Channels = nonNil(w.Channels)
+		return &w, nil
+	}, `SELECT id, name, created_at,
+			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}')
+		FROM workspaces w WHERE id > $1 ORDER BY id LIMIT $2`, p.After, p.Limit)
+	return out, interpretError(err)
+}
+
 // WorkspaceSetChannel implements messaging.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
 	ctx = writeCtx(ctx)

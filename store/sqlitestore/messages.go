@@ -110,7 +110,7 @@ var (
 
 // hotWrites are prepared once on the writer connection (see stmt).
 var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
-	qSMSDebit, qSMSInsert, qPendingSweep, qPendingInsert, qPendingTake}
+	qSMSDebit, qSMSInsert, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake}
 
 // MessageUpdateStatus implements messaging.Store. In one write transaction
 // it reads the message, then updates it with a single UPDATE ... WHERE

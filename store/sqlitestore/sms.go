@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +23,11 @@ func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, a.PartnerID, a.KeyHash, int64(a.Credit), a.TimeZone, int64(a.CostPerSegment),
 			fmtTime(a.CreatedAt), fmtTime(a.UpdatedAt)); err != nil {
 			return err
+		}
+		if a.Credit != 0 {
+			if _, err := s.execTx(ctx, tx, qSMSLedger, a.PartnerID, sms.LedgerOpening, int64(a.Credit), int64(a.Credit), "", 0, fmtTime(a.CreatedAt)); err != nil {
+				return err
+			}
 		}
 		return addSenders(ctx, tx, a.PartnerID, a.Senders, a.CreatedAt)
 	})
@@ -111,14 +117,71 @@ func nullCredit(c *sms.Credit) any {
 	return int64(*c)
 }
 
-// SMSCreditAdd implements sms.Store.
-func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (sms.Credit, error) {
-	var credit int64
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `UPDATE sms_accounts SET credit = credit + ?, updated_at = ? WHERE partner_id = ? RETURNING credit`,
+// SMSCreditAdd implements sms.Store: in one write transaction, a look-up
+// of the reference (through the unique index sms_ledger_reference), a
+// conditional UPDATE that keeps the credit at or below p.Max, and the
+// ledger entry.
+func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (e, prev *sms.LedgerEntry, err error) {
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		e, prev = nil, nil
+		if p.Reference != "" {
+			old, err := scanLedger(tx.QueryRowContext(ctx, `SELECT `+ledgerCols+` FROM sms_ledger WHERE partner_id = ? AND reference = ?`, p.PartnerID, p.Reference))
+			if err == nil {
+				prev = old
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		var credit int64
+		err := tx.QueryRowContext(ctx, `UPDATE sms_accounts SET credit = credit + ?, updated_at = ? WHERE partner_id = ? RETURNING credit`,
 			int64(p.Amount), fmtTime(p.At), p.PartnerID).Scan(&credit)
+		if err != nil {
+			return interpretError(err)
+		}
+		if credit > int64(p.Max) {
+			return sms.ErrCreditOverflow // the transaction rolls back
+		}
+		res, err := s.execTx(ctx, tx, qSMSLedger, p.PartnerID, sms.LedgerTopUp, int64(p.Amount), credit, p.Reference, 0, fmtTime(p.At))
+		if err != nil {
+			return err
+		}
+		seq, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		e = &sms.LedgerEntry{Seq: seq, PartnerID: p.PartnerID, Kind: sms.LedgerTopUp, Amount: p.Amount, Balance: sms.Credit(credit),
+			Reference: p.Reference, At: p.At}
+		return nil
 	})
-	return sms.Credit(credit), err
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, prev, nil
+}
+
+const ledgerCols = `seq, partner_id, kind, amount, balance, reference, message_number, at`
+
+func scanLedger(sc scanner) (*sms.LedgerEntry, error) {
+	var e sms.LedgerEntry
+	var amount, balance int64
+	if err := sc.Scan(&e.Seq, &e.PartnerID, &e.Kind, &amount, &balance, &e.Reference, &e.MessageNumber, storedTime{&e.At}); err != nil {
+		return nil, err
+	}
+	e.Amount, e.Balance = sms.Credit(amount), sms.Credit(balance)
+	return &e, nil
+}
+
+// SMSLedger implements sms.Store, through the index sms_ledger_account.
+func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.LedgerEntry, error) {
+	before := p.Before
+	if before == 0 {
+		before = math.MaxInt64
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+ledgerCols+` FROM sms_ledger WHERE partner_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+		p.PartnerID, before, p.Limit)
+	return collect(rows, err, scanLedger)
 }
 
 const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, encoding, segments, cost, status, due_at,
@@ -154,6 +217,10 @@ const (
 			encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
 			created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', ?, '', ?, ?)`
+	// qSMSLedger records a ledger entry: partner, kind, amount, balance,
+	// reference, message number, time.
+	qSMSLedger = `INSERT INTO sms_ledger (partner_id, kind, amount, balance, reference, message_number, at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`
 )
 
 // SMSAccept implements sms.Store. Every debit is one conditional statement
@@ -232,6 +299,9 @@ func (s *Store) acceptTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message) (
 		if err != nil {
 			return nil, err
 		}
+		if _, err := s.execTx(ctx, tx, qSMSLedger, m.PartnerID, sms.LedgerCharge, -int64(m.Cost), credit, "", n, fmtTime(m.CreatedAt)); err != nil {
+			return nil, err
+		}
 		out[i] = sms.AcceptResult{Number: n, Balance: sms.Credit(credit)}
 	}
 	return out, nil
@@ -303,9 +373,16 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 				continue
 			}
 			if c.Status != sms.StatusSent && c.Status != sms.StatusQueued {
-				if _, err := tx.ExecContext(ctx, `UPDATE sms_accounts SET credit = credit + m.cost, updated_at = ?
-					FROM (SELECT partner_id, cost FROM sms_messages WHERE number = ?) AS m
-					WHERE sms_accounts.partner_id = m.partner_id`, fmtTime(c.At), c.Number); err != nil {
+				var partner string
+				var cost, credit int64
+				if err := tx.QueryRowContext(ctx, `SELECT partner_id, cost FROM sms_messages WHERE number = ?`, c.Number).Scan(&partner, &cost); err != nil {
+					return err
+				}
+				if err := tx.QueryRowContext(ctx, `UPDATE sms_accounts SET credit = credit + ?, updated_at = ?
+					WHERE partner_id = ? RETURNING credit`, cost, fmtTime(c.At), partner).Scan(&credit); err != nil {
+					return err
+				}
+				if _, err := s.execTx(ctx, tx, qSMSLedger, partner, sms.LedgerRefund, cost, credit, "", c.Number, fmtTime(c.At)); err != nil {
 					return err
 				}
 			}

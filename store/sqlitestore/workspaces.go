@@ -62,6 +62,28 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 	return w, nil
 }
 
+// WorkspaceList implements messaging.Store: ids compare bytewise (the
+// BINARY collation).
+func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
+	rows, err := s.query(ctx, `SELECT w.id, w.name, w.created_at,
+			coalesce((SELECT group_concat(channel, ',') FROM (SELECT channel FROM workspace_channels WHERE workspace_id = w.id ORDER BY channel)), '')
+		FROM workspaces AS w WHERE w.id > ? ORDER BY w.id LIMIT ?`, p.After, p.Limit)
+	out, err := collect(rows, err, func(sc scanner) (*messaging.WorkspaceInfo, error) {
+		var w messaging.WorkspaceInfo
+		var chans string
+		if err := sc.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &chans); err != nil {
+			return nil, err
+		}
+		w.Channels = []string{}
+		if chans != "" {
+			w.Channels = strings.Split(chans, ",")
+			slices.Sort(w.Channels)
+		}
+		return &w, nil
+	})
+	return out, interpretError(err)
+}
+
 // WorkspaceSetChannel implements messaging.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {

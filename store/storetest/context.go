@@ -146,6 +146,10 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 			return s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "b", Channels: []string{}, CreatedAt: base})
 		}},
 		{"WorkspaceGet", func(ctx context.Context) error { return ws(ctx, "a") }},
+		{"WorkspaceList", func(ctx context.Context) error {
+			_, err := s.WorkspaceList(ctx, &messaging.WorkspaceListParams{Limit: 10})
+			return err
+		}},
 		{"WorkspaceSetChannel", func(ctx context.Context) error {
 			return s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "a", Channel: "messenger", Connected: true, At: at(3)})
 		}},

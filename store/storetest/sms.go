@@ -41,6 +41,10 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"IdempotentCancellationTruth", testSMSIdempotentCancellationTruth},
 		{"LongTextsKept", testSMSLongTextsKept},
 		{"ContextCanceled", testSMSContextCanceled},
+		{"LedgerRecordsEveryChange", testSMSLedgerRecordsEveryChange},
+		{"TopUpReference", testSMSTopUpReference},
+		{"TopUpOverflow", testSMSTopUpOverflow},
+		{"ConcurrentTopUps", testSMSConcurrentTopUps},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,14 +136,15 @@ func testSMSAccounts(t *testing.T, s sms.Store) {
 	_, err = s.SMSAccountUpdate(ctx, &sms.AccountUpdate{PartnerID: "missing", AddSenders: []string{"X"}, At: at(6)})
 	wantErr(t, "update of a missing account", err, messaging.ErrNotFound)
 
-	bal, err := s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "1234", Amount: sms.Credit(1050), At: at(7)})
+	e, _, err := s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "1234", Amount: sms.Credit(1050), Max: sms.MaxCredit, At: at(7)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	bal := e.Balance
 	if bal != sms.Credit(11050) || smsCredit(t, s, "1234") != sms.Credit(11050) {
 		t.Errorf("after top-up of 10.50: balance %s, stored %s; want 110.50", bal, smsCredit(t, s, "1234"))
 	}
-	_, err = s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "missing", Amount: 100, At: at(7)})
+	_, _, err = s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "missing", Amount: 100, Max: sms.MaxCredit, At: at(7)})
 	wantErr(t, "top-up of a missing account", err, messaging.ErrNotFound)
 }
 
@@ -608,7 +613,11 @@ func testSMSContextCanceled(t *testing.T, s sms.Store) {
 			return err
 		}},
 		{"SMSCreditAdd", func(ctx context.Context) error {
-			_, err := s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "a", Amount: sms.Credits(5), At: at(3)})
+			_, _, err := s.SMSCreditAdd(ctx, &sms.CreditAddParams{PartnerID: "a", Amount: sms.Credits(5), Max: sms.MaxCredit, At: at(3)})
+			return err
+		}},
+		{"SMSLedger", func(ctx context.Context) error {
+			_, err := s.SMSLedger(ctx, &sms.LedgerParams{PartnerID: "a", Limit: 10})
 			return err
 		}},
 		{"SMSAccept", func(ctx context.Context) error {

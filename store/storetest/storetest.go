@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		fn   func(t *testing.T, s messaging.Store)
 	}{
 		{"Workspaces", testWorkspaces},
+		{"WorkspaceList", testWorkspaceList},
 		{"APIKeys", testAPIKeys},
 		{"APIKeyTouch", testAPIKeyTouch},
 		{"ContactRoundTrip", testContactRoundTrip},
