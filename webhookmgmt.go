@@ -101,6 +101,13 @@ func (s *Service) validateWebhookURL(raw string) error {
 	return validationError("url", "host %s is a private, link-local or other special-purpose address, which webhooks never reach (WebhookOptions.AllowPrivate)", u.Hostname())
 }
 
+// WebhookAddressPolicy reports which addresses the service's webhooks may
+// reach (WebhookOptions.AllowLoopback and AllowPrivate), so that another
+// service (a dry run of a configuration) can judge URLs the same way.
+func (s *Service) WebhookAddressPolicy() (allowLoopback, allowPrivate bool) {
+	return s.hooks.opts.AllowLoopback, s.hooks.opts.AllowPrivate
+}
+
 // GetWebhookEndpoint returns one endpoint of the workspace.
 func (s *Service) GetWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error) {
 	e, err := s.store.WebhookEndpointGet(ctx, workspaceID, id)
@@ -297,9 +304,17 @@ func (s *Service) RedeliverWebhook(ctx context.Context, workspaceID, endpointID,
 	}
 	seq, err := strconv.ParseInt(strings.TrimPrefix(deliveryID, "whd_"), 10, 64)
 	if err != nil || seq < 1 || !strings.HasPrefix(deliveryID, "whd_") {
-		return nil, &Error{Code: CodeNotFound, Message: "webhook delivery " + strconv.Quote(deliveryID) + " not found"}
+		return nil, notFound("webhook delivery", deliveryID)
 	}
 	if e.DisabledAt != nil {
+		// An unknown delivery is not found, even at a disabled endpoint.
+		ds, err := s.store.WebhookDeliveryList(ctx, &WebhookDeliveryListParams{WorkspaceID: workspaceID, EndpointID: endpointID, Before: seq + 1, Limit: 1})
+		if err != nil {
+			return nil, wrapStoreError(err, "webhook endpoint", endpointID)
+		}
+		if len(ds) == 0 || ds[0].Seq != seq {
+			return nil, notFound("webhook delivery", deliveryID)
+		}
 		return nil, &Error{Code: CodeConflict, Message: "webhook endpoint " + e.ID + " is disabled; enable it before redelivering"}
 	}
 	d, err := s.store.WebhookRedeliver(ctx, &WebhookRedeliverParams{WorkspaceID: workspaceID, EndpointID: endpointID, ID: seq, Now: s.now()})

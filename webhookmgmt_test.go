@@ -188,6 +188,9 @@ func TestWebhookDisabledAndFiltered(t *testing.T) {
 	if messaging.ErrorCode(err) != messaging.CodeConflict {
 		t.Errorf("redeliver to a disabled endpoint: %v, want conflict", err)
 	}
+	if _, err := f.svc.RedeliverWebhook(f.ctx, "acme", e.ID, "whd_999999"); messaging.ErrorCode(err) != messaging.CodeNotFound {
+		t.Errorf("redeliver an unknown delivery of a disabled endpoint: %v, want not_found", err)
+	}
 	list := []string{messaging.EventWebhookTest}
 	if _, err := f.svc.EditWebhookEndpoint(f.ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: "acme", ID: e.ID, Enabled: &on, Events: &list}); err != nil {
 		t.Fatal(err)

@@ -235,13 +235,18 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, workspaceID string) 
 	return es, wrapStoreError(err, "workspace", workspaceID)
 }
 
-// DeleteWebhookEndpoint removes an endpoint and all its deliveries.
-func (s *Service) DeleteWebhookEndpoint(ctx context.Context, workspaceID, id string) error {
+// DeleteWebhookEndpoint removes an endpoint of the workspace and all its
+// deliveries, and returns it as it was.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error) {
+	e, err := s.GetWebhookEndpoint(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.store.WebhookEndpointDelete(ctx, workspaceID, id); err != nil {
-		return wrapStoreError(err, "webhook endpoint", id)
+		return nil, wrapStoreError(err, "webhook endpoint", id)
 	}
 	s.audit(ctx, workspaceID, AuditWebhookDeleted, id)
-	return nil
+	return e, nil
 }
 
 // SignWebhook returns the Standard Webhooks signature header value

@@ -44,8 +44,9 @@ func endpoints() []endpoint {
 		readTemplates = messaging.ScopeReadTemplates
 		readContacts  = messaging.ScopeReadContacts
 		writeContacts = messaging.ScopeWriteContacts
+		hooks         = messaging.ScopeManageWebhooks
 	)
-	get, post, patch := http.MethodGet, http.MethodPost, http.MethodPatch
+	get, post, patch, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
 	return []endpoint{
 		{Route{post, "/v1/messages", []string{writeMessages}, 60}, (*Handler).sendMessage},
 		{Route{post, "/v1/messages/templates", []string{writeMessages, readTemplates}, 20}, (*Handler).sendTemplate},
@@ -56,6 +57,15 @@ func endpoints() []endpoint {
 		{Route{post, "/v1/contacts", []string{writeContacts}, 30}, (*Handler).createContact},
 		{Route{get, "/v1/contacts/{id}", []string{readContacts}, 120}, (*Handler).getContact},
 		{Route{patch, "/v1/contacts/{id}", []string{writeContacts}, 30}, (*Handler).updateContact},
+		{Route{get, "/v1/webhooks", []string{hooks}, 60}, (*Handler).listWebhooks},
+		{Route{post, "/v1/webhooks", []string{hooks}, 10}, (*Handler).createWebhook},
+		{Route{get, "/v1/webhooks/{id}", []string{hooks}, 60}, (*Handler).getWebhook},
+		{Route{patch, "/v1/webhooks/{id}", []string{hooks}, 20}, (*Handler).updateWebhook},
+		{Route{del, "/v1/webhooks/{id}", []string{hooks}, 10}, (*Handler).deleteWebhook},
+		{Route{post, "/v1/webhooks/{id}/rotate-secret", []string{hooks}, 10}, (*Handler).rotateWebhookSecret},
+		{Route{post, "/v1/webhooks/{id}/test", []string{hooks}, 10}, (*Handler).testWebhook},
+		{Route{get, "/v1/webhooks/{id}/deliveries", []string{hooks}, 60}, (*Handler).listWebhookDeliveries},
+		{Route{post, "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", []string{hooks}, 20}, (*Handler).redeliverWebhook},
 		{Route{get, "/v1/openapi.json", nil, DefaultPublicPerMinute}, (*Handler).serveOpenAPI},
 		{Route{get, "/v1/errors/{code}", nil, DefaultPublicPerMinute}, (*Handler).serveErrorDoc},
 	}

@@ -92,6 +92,12 @@ type wsFixture struct {
 	Contact, Contact2 *messaging.Contact
 	// Message is a text message to +254712345678 on whatsapp.
 	Message *messaging.SendResult
+	// Hook is a webhook endpoint (its receiver answers 500); Delivery is
+	// the id of a pending delivery of it; NewHook creates another endpoint
+	// and returns its id.
+	Hook     *messaging.WebhookEndpoint
+	Delivery string
+	NewHook  func() string
 }
 
 // env is a Service on memstore and fakeprovider, served by the handler.
@@ -103,6 +109,8 @@ type env struct {
 	A, B  *wsFixture
 	// remote is the RemoteAddr of requests made with do.
 	remote string
+	// hookURL is a webhook receiver on loopback that answers 500.
+	hookURL string
 }
 
 // setup builds two workspaces A and B (all channels) with keys, templates,
@@ -124,6 +132,13 @@ func setupOn(t testing.TB, store messaging.Store, svcOpts *messaging.Options, op
 		so = *svcOpts
 	}
 	so.Clock = e.clock.Now
+	if so.SecretKey == nil {
+		so.SecretKey = make([]byte, 32)
+	}
+	so.Webhooks.AllowLoopback = true
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
+	t.Cleanup(hooks.Close)
+	e.hookURL = hooks.URL
 	svc, err := messaging.New(e.store, fakeprovider.New(), &so)
 	if err != nil {
 		t.Fatal(err)
@@ -203,6 +218,25 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	m, err := e.svc.Workspace(id).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hello from " + id})
 	must(err)
 	f.Message = m
+	n := 0
+	f.NewHook = func() string {
+		n++
+		h, _, err := e.svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: id, URL: fmt.Sprintf("%s/%s/%d", e.hookURL, id, n)})
+		must(err)
+		return h.ID
+	}
+	f.Hook, err = e.svc.GetWebhookEndpoint(ctx, id, f.NewHook())
+	must(err)
+	hm, err := e.svc.Workspace(id).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "an event for " + id})
+	must(err)
+	_, err = e.svc.UpdateStatus(ctx, &messaging.StatusUpdate{WorkspaceID: id, MessageID: hm.MessageID, Status: messaging.StatusRead})
+	must(err)
+	ds, _, err := e.svc.ListWebhookDeliveries(ctx, id, f.Hook.ID, "", 1)
+	must(err)
+	if len(ds) != 1 {
+		t.Fatalf("setup %s: %d webhook deliveries, want 1", id, len(ds))
+	}
+	f.Delivery = messaging.WebhookDeliveryID(ds[0])
 	return f
 }
 
@@ -512,8 +546,10 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 		id = f.Contact.ID
 	case strings.HasPrefix(rt.Pattern, "/v1/errors/"):
 		id = "not_found"
+	case strings.HasPrefix(rt.Pattern, "/v1/webhooks/"):
+		id = f.Hook.ID
 	}
-	return strings.Replace(rt.Pattern, "{id}", id, 1)
+	return strings.NewReplacer("{id}", id, "{delivery_id}", f.Delivery).Replace(rt.Pattern)
 }
 
 // validRequest returns a request that succeeds on rt for workspace f, with
@@ -534,8 +570,22 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 	case "PATCH /v1/contacts/{id}":
 		rq.body = fmt.Sprintf(`{"company":"Acme %d"}`, n)
 		return rq, 200
+	case "POST /v1/webhooks":
+		rq.body = fmt.Sprintf(`{"url":"https://hooks.example.com/%d","events":["message.status_updated"]}`, n)
+		return rq, 201
+	case "PATCH /v1/webhooks/{id}":
+		rq.body = fmt.Sprintf(`{"description":"orders %d"}`, n)
+		return rq, 200
+	case "DELETE /v1/webhooks/{id}":
+		rq.path = "/v1/webhooks/" + f.NewHook()
+		return rq, 200
+	case "POST /v1/webhooks/{id}/rotate-secret", "POST /v1/webhooks/{id}/test":
+		return rq, 200
+	case "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver":
+		return rq, 202
 	case "GET /v1/messages/{id}", "GET /v1/templates", "GET /v1/templates/{id}", "GET /v1/contacts",
-		"GET /v1/contacts/{id}", "GET /v1/openapi.json", "GET /v1/errors/{code}":
+		"GET /v1/contacts/{id}", "GET /v1/openapi.json", "GET /v1/errors/{code}",
+		"GET /v1/webhooks", "GET /v1/webhooks/{id}", "GET /v1/webhooks/{id}/deliveries":
 		return rq, 200
 	}
 	t.Fatalf("route %s has no valid request in the test table: add one", rt.Name())
