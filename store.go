@@ -130,7 +130,8 @@ type Store interface {
 	// MessageUpdateStatus sets the status of a message if its current status
 	// is one of p.From, atomically, clears its LeaseOwner, queues p.Event
 	// (when non-nil) for delivery to every enabled webhook endpoint of the
-	// workspace in the same transaction, and returns the message before and
+	// workspace that subscribes to its type (WebhookEndpoint.Events) in the
+	// same transaction, and returns the message before and
 	// after the change. If the current status is not in p.From it changes
 	// and queues nothing and returns the unchanged message as both before
 	// and after with changed=false.
@@ -573,6 +574,7 @@ type MessageStatusParams struct {
 	At                time.Time
 	// Event, when non-nil, is the event of the change: when the status
 	// changes it is queued, in the same transaction, for delivery to every
-	// enabled webhook endpoint of the workspace.
+	// enabled webhook endpoint of the workspace that subscribes to its
+	// Type.
 	Event *EventRecord
 }
