@@ -255,7 +255,7 @@ func TestDeleteWebhookEndpoint(t *testing.T) {
 	}
 	id := f.send(t, "+254712345678")
 	f.dispatch(t) // sent: one event for each endpoint
-	if err := f.svc.DeleteWebhookEndpoint(f.ctx, "acme", gone); err != nil {
+	if _, err := f.svc.DeleteWebhookEndpoint(f.ctx, "acme", gone); err != nil {
 		t.Fatal(err)
 	}
 	eps, err = f.svc.ListWebhookEndpoints(f.ctx, "acme")
@@ -287,7 +287,7 @@ func TestDeleteWebhookEndpoint(t *testing.T) {
 	if n := f.rcv.count(); n != 0 {
 		t.Errorf("the deleted endpoint got %d requests; want 0", n)
 	}
-	if err := f.svc.DeleteWebhookEndpoint(f.ctx, "acme", gone); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := f.svc.DeleteWebhookEndpoint(f.ctx, "acme", gone); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("deleting it again: %v; want not_found", err)
 	}
 }

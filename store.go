@@ -140,7 +140,8 @@ type Store interface {
 	// MessageUpdateStatus sets the status of a message if its current status
 	// is one of p.From, atomically, clears its LeaseOwner, queues p.Event
 	// (when non-nil) for delivery to every enabled webhook endpoint of the
-	// workspace in the same transaction, and returns the message before and
+	// workspace that subscribes to its type (WebhookEndpoint.Events) in the
+	// same transaction, and returns the message before and
 	// after the change. If the current status is not in p.From it changes
 	// and queues nothing and returns the unchanged message as both before
 	// and after with changed=false.
@@ -179,32 +180,56 @@ type Store interface {
 	// WebhookEndpointCreate inserts e. ErrNotFound if its workspace does
 	// not exist.
 	WebhookEndpointCreate(ctx context.Context, e *WebhookEndpoint) error
+	// WebhookEndpointGet returns one endpoint of the workspace. ErrNotFound
+	// if there is none.
+	WebhookEndpointGet(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error)
 	// WebhookEndpointList returns the endpoints of a workspace, oldest
 	// first.
 	WebhookEndpointList(ctx context.Context, workspaceID string) ([]*WebhookEndpoint, error)
-	// WebhookEndpointDelete removes an endpoint of the workspace and its
-	// pending deliveries. ErrNotFound if there is none.
+	// WebhookEndpointDelete removes an endpoint of the workspace and all
+	// its deliveries. ErrNotFound if there is none.
 	WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error
-	// WebhookEndpointUpdate replaces the sealed secret of an endpoint of
-	// the workspace and enables it again (DisabledAt nil). Deliveries
-	// claimed after it carry the new secret. ErrNotFound if there is no
-	// such endpoint.
-	WebhookEndpointUpdate(ctx context.Context, p *WebhookEndpointUpdateParams) error
+	// WebhookEndpointUpdate changes the fields of p that are set on an
+	// endpoint of the workspace, atomically, and returns the endpoint as
+	// changed. Deliveries claimed after it carry its new URL and secrets.
+	// Disabling an enabled endpoint (p.Enabled false) sets DisabledAt to
+	// p.At and DisabledReason to DisabledByOperator and fails its pending
+	// deliveries ("endpoint disabled"); disabling a disabled endpoint
+	// changes nothing; enabling clears DisabledAt and DisabledReason.
+	// ErrNotFound if there is no such endpoint.
+	WebhookEndpointUpdate(ctx context.Context, p *WebhookEndpointUpdateParams) (*WebhookEndpoint, error)
 	// WebhookClaim leases up to p.Limit pending deliveries due at p.Now,
 	// like MessageClaim. A delivery is claimable only when no earlier
 	// (smaller Seq) delivery of the same endpoint and message is still
-	// pending, so the events of one message reach an endpoint in order.
+	// pending, so the events of one message reach an endpoint in order,
+	// and never while its endpoint is disabled (DisabledAt set).
 	WebhookClaim(ctx context.Context, p *WebhookClaimParams) ([]*WebhookDelivery, error)
 	// WebhookRecord records the outcome of a delivery attempt by p.Owner:
-	// delivered, failed for good, or pending again at p.DueAt. With
-	// p.DisableEndpoint the endpoint is disabled and its other pending
-	// deliveries are failed. A record that no longer applies changes
-	// nothing and returns nil, not an error: p.Owner's lease ended (another
-	// worker holds it), or the delivery is unknown, already finished, or
-	// gone with its deleted endpoint. The webhook sender logs every error
-	// of a record as a failure, and none of these is one: the work is done
-	// or no longer wanted.
+	// delivered, failed for good, or pending again at p.DueAt. Finished
+	// deliveries are kept (DeliveredAt set for a delivered one), then the
+	// finished deliveries of the endpoint beyond its p.Keep newest (by
+	// Seq) are deleted. With p.DisableEndpoint the endpoint is disabled
+	// (DisabledReason DisabledGone) and its other pending deliveries are
+	// failed. A record that no longer applies changes nothing and returns
+	// nil, not an error: p.Owner's lease ended (another worker holds it),
+	// or the delivery is unknown, already finished, or gone with its
+	// deleted endpoint. The webhook sender logs every error of a record as
+	// a failure, and none of these is one: the work is done or no longer
+	// wanted.
 	WebhookRecord(ctx context.Context, p *WebhookRecordParams) error
+	// WebhookDeliveryList returns the deliveries of an endpoint of the
+	// workspace whose Seq is below p.Before (no bound when 0), newest
+	// first (Seq descending), at most p.Limit, without URL, secrets or
+	// payload. ErrNotFound if the workspace has no such endpoint.
+	WebhookDeliveryList(ctx context.Context, p *WebhookDeliveryListParams) ([]*WebhookDelivery, error)
+	// WebhookRedeliver queues a delivery of an endpoint of the workspace
+	// again, whatever its state: it becomes pending, due at p.Now, with no
+	// lease and no DeliveredAt (Attempts, LastStatus and LastError are
+	// kept). It returns the delivery as changed (without URL, secrets or
+	// payload). ErrConflict if the delivery is leased (pending, with a
+	// LeaseOwner and a DueAt after p.Now: an attempt is under way);
+	// ErrNotFound if there is no such delivery.
+	WebhookRedeliver(ctx context.Context, p *WebhookRedeliverParams) (*WebhookDelivery, error)
 
 	// AuditAppend stores e, a management change of a workspace, and sets
 	// e.Seq greater than the Seq of every event stored before.
@@ -280,24 +305,59 @@ type PendingReportTakeParams struct {
 	NotBefore time.Time
 }
 
-// WebhookEndpoint is a webhook subscription of a workspace. The secret is
-// stored encrypted (SecretSealed); it is needed in clear to sign.
+// WebhookEndpoint is a webhook subscription of a workspace. The secrets
+// are stored encrypted (SecretSealed, PreviousSecretSealed); they are
+// needed in clear to sign.
 type WebhookEndpoint struct {
-	ID           string
-	WorkspaceID  string
-	URL          string
+	ID          string
+	WorkspaceID string
+	URL         string
+	// Events are the event types the endpoint receives, sorted; empty
+	// means every type.
+	Events []string
+	// Description is the operator's note, at most MaxWebhookDescription
+	// characters.
+	Description  string
 	SecretSealed []byte
-	// DisabledAt is set when the endpoint answered 410 Gone.
-	DisabledAt *time.Time
-	CreatedAt  time.Time
+	// PreviousSecretSealed is the secret replaced by the last rotation; it
+	// keeps signing, beside the new one, until PreviousSecretExpiresAt.
+	PreviousSecretSealed    []byte
+	PreviousSecretExpiresAt *time.Time
+	// DisabledAt is set while the endpoint receives nothing: it answered
+	// 410 Gone (DisabledReason DisabledGone) or its operator disabled it
+	// (DisabledByOperator).
+	DisabledAt     *time.Time
+	DisabledReason string
+	CreatedAt      time.Time
 }
 
+// Why a webhook endpoint is disabled (WebhookEndpoint.DisabledReason).
+const (
+	// DisabledGone: the endpoint answered 410 Gone.
+	DisabledGone = "gone"
+	// DisabledByOperator: its operator disabled it.
+	DisabledByOperator = "operator"
+)
+
 // WebhookEndpointUpdateParams are the arguments of
-// Store.WebhookEndpointUpdate.
+// Store.WebhookEndpointUpdate. Nil fields are left unchanged.
 type WebhookEndpointUpdateParams struct {
-	WorkspaceID  string
-	ID           string
-	SecretSealed []byte
+	WorkspaceID string
+	ID          string
+	// SecretSealed, when non-nil, replaces the secret. With
+	// PreviousUntil non-nil the replaced secret becomes the previous
+	// secret until then; otherwise the previous secret is cleared.
+	SecretSealed  []byte
+	PreviousUntil *time.Time
+	URL           *string
+	// Events are sorted; empty means every type.
+	Events      *[]string
+	Description *string
+	// Enabled enables (true) or disables (false) the endpoint; see
+	// Store.WebhookEndpointUpdate.
+	Enabled *bool
+	// At is the DisabledAt of an endpoint disabled by this update.
+	At time.Time
 }
 
 // Webhook delivery states.
@@ -314,19 +374,30 @@ type WebhookDelivery struct {
 	WorkspaceID string
 	MessageID   string
 	EventID     string
+	EventType   string
 	// Seq orders the deliveries of an endpoint; later events have larger
 	// Seq.
-	Seq        int64
-	URL        string
-	Secret     []byte // sealed, as stored on the endpoint
-	Payload    []byte
-	State      string
-	Attempts   int
+	Seq    int64
+	URL    string
+	Secret []byte // sealed, as stored on the endpoint
+	// PreviousSecret is the endpoint's previous sealed secret, which
+	// signs too until PreviousSecretExpiresAt (nil when none).
+	PreviousSecret          []byte
+	PreviousSecretExpiresAt *time.Time
+	Payload                 []byte
+	State                   string
+	Attempts                int
+	// DueAt is the next attempt of a pending delivery (the end of its
+	// lease while it is leased).
 	DueAt      time.Time
 	LeaseOwner string
 	LastStatus int
 	LastError  string
-	CreatedAt  time.Time
+	// LastAttemptAt is when the outcome of the last attempt was recorded.
+	LastAttemptAt *time.Time
+	// DeliveredAt is when a delivered delivery reached its endpoint.
+	DeliveredAt *time.Time
+	CreatedAt   time.Time
 }
 
 // WebhookClaimParams are the arguments of Store.WebhookClaim.
@@ -349,6 +420,26 @@ type WebhookRecordParams struct {
 	LastError       string
 	DisableEndpoint bool
 	At              time.Time
+	// Keep is how many finished deliveries of the endpoint are kept (the
+	// newest); at least 1.
+	Keep int
+}
+
+// WebhookDeliveryListParams are the arguments of Store.WebhookDeliveryList.
+type WebhookDeliveryListParams struct {
+	WorkspaceID string
+	EndpointID  string
+	// Before bounds the Seq of the deliveries returned; 0: no bound.
+	Before int64
+	Limit  int
+}
+
+// WebhookRedeliverParams are the arguments of Store.WebhookRedeliver.
+type WebhookRedeliverParams struct {
+	WorkspaceID string
+	EndpointID  string
+	ID          int64
+	Now         time.Time
 }
 
 // APIKeyUpdateParams are the arguments of Store.APIKeyUpdate.
@@ -501,7 +592,8 @@ type MessageStatusParams struct {
 	At                time.Time
 	// Event, when non-nil, is the event of the change: when the status
 	// changes it is queued, in the same transaction, for delivery to every
-	// enabled webhook endpoint of the workspace.
+	// enabled webhook endpoint of the workspace that subscribes to its
+	// Type.
 	Event *EventRecord
 }
 

@@ -42,7 +42,10 @@ func guardedAttempt(t *testing.T, rawURL string, opts messaging.WebhookOptions) 
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: rawURL}); err != nil {
+	// The URL may be one the guard refuses at creation too: it is created
+	// through a service that allows every address, on the same store and
+	// secret key, to test the guard at connect time.
+	if _, _, err := createAnyWebhook(st, "acme", rawURL); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Workspace("acme").Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {
@@ -64,6 +67,17 @@ func guardedAttempt(t *testing.T, rawURL string, opts messaging.WebhookOptions) 
 		return ""
 	}
 	return r.LastError
+}
+
+// createAnyWebhook creates an endpoint in st at rawURL, whatever address
+// it names, through a service with AllowPrivate and the zero secret key of
+// the tests.
+func createAnyWebhook(st messaging.Store, ws, rawURL string) (*messaging.WebhookEndpoint, string, error) {
+	svc, err := messaging.New(st, newScripted(), &messaging.Options{SecretKey: make([]byte, 32), Webhooks: messaging.WebhookOptions{AllowPrivate: true}})
+	if err != nil {
+		return nil, "", err
+	}
+	return svc.CreateWebhookEndpoint(context.Background(), &messaging.WebhookEndpointParams{WorkspaceID: ws, URL: rawURL})
 }
 
 const guardError = "webhook endpoint resolves to a loopback, private or link-local address"

@@ -56,6 +56,11 @@ type WebhookOptions struct {
 	// then the caller's). Default: a client that never follows redirects
 	// and enforces AllowPrivate.
 	Client *http.Client
+	// KeepFinished is how many finished (delivered or failed) deliveries
+	// are kept per endpoint, the newest, for ListWebhookDeliveries and
+	// RedeliverWebhook; older ones are deleted as new ones finish.
+	// Default 500.
+	KeepFinished int
 }
 
 // DefaultWebhookSchedule is the default retry schedule of webhook
@@ -67,8 +72,14 @@ func DefaultWebhookSchedule() []time.Duration {
 // WebhookEndpointParams are the arguments of CreateWebhookEndpoint.
 type WebhookEndpointParams struct {
 	WorkspaceID string
-	// URL is an absolute http or https URL.
+	// URL is an absolute http or https URL that the address guard allows
+	// (see WebhookOptions.AllowPrivate).
 	URL string
+	// Events are the event types the endpoint receives (see
+	// WebhookEventTypes); empty means every type.
+	Events []string
+	// Description is a note of at most MaxWebhookDescription characters.
+	Description string
 	// Secret is the signing secret, "whsec_" followed by the base64 of 24
 	// to 64 random bytes. Empty means generate one.
 	Secret string
@@ -132,7 +143,14 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointP
 	if err := refuseUnstorable(p); err != nil {
 		return nil, "", err
 	}
-	if err := validateHTTPURL("url", p.URL); err != nil {
+	if err := s.validateWebhookURL(p.URL); err != nil {
+		return nil, "", err
+	}
+	events, err := webhookEvents(p.Events)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkLen("description", p.Description, MaxWebhookDescription); err != nil {
 		return nil, "", err
 	}
 	secret := p.Secret
@@ -151,7 +169,8 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointP
 	if err != nil {
 		return nil, "", err
 	}
-	e := &WebhookEndpoint{ID: NewID("we"), WorkspaceID: p.WorkspaceID, URL: p.URL, SecretSealed: sealed, CreatedAt: s.now()}
+	e := &WebhookEndpoint{ID: NewID("we"), WorkspaceID: p.WorkspaceID, URL: p.URL, Events: events, Description: p.Description,
+		SecretSealed: sealed, CreatedAt: s.now()}
 	if err := s.store.WebhookEndpointCreate(ctx, e); err != nil {
 		return nil, "", wrapStoreError(err, "workspace", p.WorkspaceID)
 	}
@@ -169,9 +188,11 @@ type UpdateWebhookEndpointParams struct {
 	Secret string
 }
 
-// UpdateWebhookEndpoint gives an endpoint a new signing secret and enables
-// it again if it was disabled (after a 410 Gone). Deliveries still pending
-// for it are kept and signed with the new secret.
+// UpdateWebhookEndpoint gives an endpoint a new signing secret chosen by
+// the caller (a bootstrap file) and enables it again if it was disabled.
+// The previous secret stops signing at once (RotateWebhookSecret keeps it
+// for a day). Deliveries still pending for it are kept and signed with the
+// new secret.
 func (s *Service) UpdateWebhookEndpoint(ctx context.Context, p *UpdateWebhookEndpointParams) error {
 	if p == nil {
 		return validationError("body", "is required")
@@ -184,7 +205,8 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, p *UpdateWebhookEnd
 	if err != nil {
 		return err
 	}
-	err = s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, SecretSealed: sealed})
+	on := true
+	_, err = s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, SecretSealed: sealed, Enabled: &on, At: s.now()})
 	if err != nil {
 		return wrapStoreError(err, "webhook endpoint", p.ID)
 	}
@@ -213,13 +235,18 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, workspaceID string) 
 	return es, wrapStoreError(err, "workspace", workspaceID)
 }
 
-// DeleteWebhookEndpoint removes an endpoint and its pending deliveries.
-func (s *Service) DeleteWebhookEndpoint(ctx context.Context, workspaceID, id string) error {
+// DeleteWebhookEndpoint removes an endpoint of the workspace and all its
+// deliveries, and returns it as it was.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error) {
+	e, err := s.GetWebhookEndpoint(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.store.WebhookEndpointDelete(ctx, workspaceID, id); err != nil {
-		return wrapStoreError(err, "webhook endpoint", id)
+		return nil, wrapStoreError(err, "webhook endpoint", id)
 	}
 	s.audit(ctx, workspaceID, AuditWebhookDeleted, id)
-	return nil
+	return e, nil
 }
 
 // SignWebhook returns the Standard Webhooks signature header value
@@ -302,6 +329,7 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 		o.Schedule = DefaultWebhookSchedule()
 	}
 	defaults.Positive(&o.Workers, 4)
+	defaults.Positive(&o.KeepFinished, 500)
 	defaults.Positive(&o.PollInterval, time.Second)
 	defaults.Positive(&o.Lease, 60*time.Second)
 	if o.Lease <= o.Timeout {
@@ -346,7 +374,7 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	if ctx.Err() != nil {
 		return // killed: the lease runs out and the delivery is retried
 	}
-	rec := &WebhookRecordParams{ID: d.ID, Owner: w.owner, LastStatus: status, At: w.svc.now()}
+	rec := &WebhookRecordParams{ID: d.ID, Owner: w.owner, LastStatus: status, At: w.svc.now(), Keep: w.opts.KeepFinished}
 	switch {
 	case err == nil && status >= 200 && status < 300:
 		rec.State = DeliveryDelivered
@@ -375,26 +403,54 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 }
 
 func (w *webhookSender) attempt(ctx context.Context, d *WebhookDelivery) (int, error) {
-	key, err := w.svc.unseal(d.Secret)
+	keys, err := w.keys(d.Secret, d.PreviousSecret, d.PreviousSecretExpiresAt)
 	if err != nil {
 		return 0, err
 	}
-	u, err := url.Parse(d.URL)
+	return w.post(ctx, d.URL, d.EventID, d.Payload, keys)
+}
+
+// keys returns the signing keys of an endpoint: its secret, and its
+// previous secret until that expires.
+func (w *webhookSender) keys(secret, previous []byte, expires *time.Time) ([][]byte, error) {
+	key, err := w.svc.unseal(secret)
+	if err != nil {
+		return nil, err
+	}
+	keys := [][]byte{key}
+	if len(previous) > 0 && expires != nil && w.svc.now().Before(*expires) {
+		old, err := w.svc.unseal(previous)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, old)
+	}
+	return keys, nil
+}
+
+// post sends one signed event to rawURL: the header webhook-signature holds
+// one "v1,<signature>" per key, separated by spaces (Standard Webhooks).
+func (w *webhookSender) post(ctx context.Context, rawURL, eventID string, payload []byte, keys [][]byte) (int, error) {
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		return 0, err
 	}
 	actx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, u.String(), bytes.NewReader(d.Payload))
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, u.String(), bytes.NewReader(payload))
 	if err != nil {
 		return 0, err
 	}
 	ts := w.svc.now().Unix()
+	sigs := make([]string, len(keys))
+	for i, k := range keys {
+		sigs[i] = "v1," + sign(k, eventID, ts, payload)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "ujumbe-messaging-webhooks/1")
-	req.Header.Set("webhook-id", d.EventID)
+	req.Header.Set("webhook-id", eventID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("webhook-signature", "v1,"+sign(key, d.EventID, ts, d.Payload))
+	req.Header.Set("webhook-signature", strings.Join(sigs, " "))
 	resp, err := w.client.Do(req)
 	if err != nil {
 		if errors.Is(err, errPrivateAddress) {

@@ -130,7 +130,9 @@ func setupHooks(t *testing.T, allowPrivate bool, statuses ...int) *hookFixture {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")
-	if _, f.secret, err = svc.CreateWebhookEndpoint(f.ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: f.srv.URL + "/hook"}); err != nil {
+	// The receiver listens on loopback: without allowPrivate it is created
+	// through a service that allows it, to test the guard at connect time.
+	if _, f.secret, err = createAnyWebhook(f.store, "acme", f.srv.URL+"/hook"); err != nil {
 		t.Fatal(err)
 	}
 	return f

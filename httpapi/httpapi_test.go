@@ -228,6 +228,17 @@ func TestScopesOfSpec(t *testing.T) {
 		"GET /v1/channels":               {"manage:channels"},
 		"PUT /v1/channels/{channel}":     {"manage:channels"},
 		"DELETE /v1/channels/{channel}":  {"manage:channels"},
+		// Webhook management (issue 14): manage:webhooks covers reading
+		// and changing.
+		"GET /v1/webhooks":                                          {"manage:webhooks"},
+		"POST /v1/webhooks":                                         {"manage:webhooks"},
+		"GET /v1/webhooks/{id}":                                     {"manage:webhooks"},
+		"PATCH /v1/webhooks/{id}":                                   {"manage:webhooks"},
+		"DELETE /v1/webhooks/{id}":                                  {"manage:webhooks"},
+		"POST /v1/webhooks/{id}/rotate-secret":                      {"manage:webhooks"},
+		"POST /v1/webhooks/{id}/test":                               {"manage:webhooks"},
+		"GET /v1/webhooks/{id}/deliveries":                          {"manage:webhooks"},
+		"POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {"manage:webhooks"},
 	}
 	got := map[string][]string{}
 	for _, rt := range scopedRoutes() {
@@ -640,8 +651,8 @@ func TestIdempotencyConcurrent(t *testing.T) {
 	if fresh != 1 || len(ids) != 1 {
 		t.Errorf("%d fresh responses and %d distinct bodies, want 1 and 1", fresh, len(ids))
 	}
-	if got := e.store.messages.Load(); got != 3 { // 2 fixtures + 1
-		t.Errorf("%d messages stored, want 3", got)
+	if got := e.store.messages.Load(); got != 5 { // 4 fixtures (a message and a webhook event per workspace) + 1
+		t.Errorf("%d messages stored, want 5", got)
 	}
 }
 

@@ -600,10 +600,15 @@ func TestOpenAPIRoutes(t *testing.T) {
 		if wantBody := rt.Method == "POST" || rt.Method == "PATCH" || rt.Method == "PUT"; wantBody != hasBody {
 			t.Errorf("%s: requestBody present = %v, want %v", name, hasBody, wantBody)
 		} else if hasBody {
-			// An action without arguments (POST .../submit) takes no
-			// body or an empty object: its body is optional and Empty.
+			// An action without arguments (POST .../submit, .../rotate-secret)
+			// takes no body or an empty object: its body is optional, and
+			// its schema Empty or an inline empty object; every other body
+			// is required.
 			schema, _ := oaAt(t, rb, "content", "application/json", "schema").(map[string]any)
-			if empty := schema["$ref"] == "#/components/schemas/Empty"; rb["required"] != !empty {
+			props, _ := schema["properties"].(map[string]any)
+			empty := schema["$ref"] == "#/components/schemas/Empty" ||
+				(schema["type"] == "object" && len(props) == 0 && schema["additionalProperties"] == false)
+			if rb["required"] != !empty {
 				t.Errorf("%s: requestBody required = %v, want %v", name, rb["required"], !empty)
 			}
 			for _, st := range []string{"400", "413"} {
@@ -733,7 +738,8 @@ func oaSetup(t *testing.T) *oaEnv {
 	e := &oaEnv{vars: map[string]string{}}
 	sealKey := bytes.Repeat([]byte{9}, 32)
 	st := memstore.New()
-	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: sealKey})
+	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: sealKey,
+		Webhooks: messaging.WebhookOptions{AllowLoopback: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -792,6 +798,19 @@ func oaSetup(t *testing.T) *oaEnv {
 	tpl(svc.Workspace("narrow"), "narrow_hello", &messaging.TemplateCreateParams{Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hello"}}})
 
+	// Webhook endpoints: one that answers 500 (its deliveries fail and are
+	// retried), one disabled, and one of the other workspace.
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
+	t.Cleanup(rcv.Close)
+	hook := func(ws, name string) string {
+		ep, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: ws, URL: rcv.URL + "/" + name})
+		must(err)
+		e.vars[name] = ep.ID
+		return ep.ID
+	}
+	hook("acme", "hook")
+	off := hook("acme", "hook_off")
+	hook("narrow", "narrow_hook")
 	for name, st := range map[string]string{"failed": messaging.StatusFailed, "read": messaging.StatusRead} {
 		res, err := acme.Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254722000111", Type: "text", Text: "status " + name})
 		must(err)
@@ -803,6 +822,19 @@ func oaSetup(t *testing.T) *oaEnv {
 		must(err)
 		e.vars["msg_"+name] = res.MessageID
 	}
+	_, err = svc.DeliverWebhooksDue(ctx)
+	must(err)
+	for name, id := range map[string]string{"delivery": e.vars["hook"], "delivery_off": off} {
+		ds, _, err := svc.ListWebhookDeliveries(ctx, "acme", id, "", 1)
+		must(err)
+		if len(ds) == 0 {
+			t.Fatal("no webhook delivery to redeliver")
+		}
+		e.vars[name] = messaging.WebhookDeliveryID(ds[0])
+	}
+	disabled := false
+	_, err = svc.EditWebhookEndpoint(ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: "acme", ID: off, Enabled: &disabled})
+	must(err)
 	nc, err := svc.Workspace("narrow").Contacts.Create(ctx, &messaging.ContactCreateParams{FirstName: "Nuru", Phone: "+254733000111"})
 	must(err)
 	e.vars["narrow_contact"] = nc.ID
@@ -1366,6 +1398,56 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "op ledger bad cursor", method: "GET", path: "/admin/v1/sms/accounts/oa1/ledger?cursor=x", header: opH, status: 400, code: "validation_error"},
 		{name: "op ledger unknown", method: "GET", path: "/admin/v1/sms/accounts/nope/ledger", header: opH, status: 404, code: "not_found"},
 		{name: "operator token on a workspace route", method: "GET", path: "/v1/contacts", header: opH, status: 401, code: "unauthorized"},
+		// Webhooks.
+		{name: "webhooks", method: "GET", path: "/v1/webhooks", key: "full", status: 200},
+		{name: "webhooks query", method: "GET", path: "/v1/webhooks?all=1", key: "full", status: 400, code: "validation_error"},
+		{name: "webhooks without scope", method: "GET", path: "/v1/webhooks", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "webhook create", method: "POST", path: "/v1/webhooks", key: "full", body: `{"url":"https://hooks.example.com/in","events":["message.status_updated"],"description":"orders"}`, status: 201, save: "hook2"},
+		{name: "webhook create minimal", method: "POST", path: "/v1/webhooks", key: "full", body: `{"url":"https://hooks.example.com/min"}`, status: 201},
+		{name: "webhook create private url", method: "POST", path: "/v1/webhooks", key: "full", body: `{"url":"http://10.0.0.7/in"}`, status: 400, code: "validation_error"},
+		{name: "webhook create unknown event", method: "POST", path: "/v1/webhooks", key: "full", body: `{"url":"https://hooks.example.com/in","events":["message.deleted"]}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "webhook create with a secret", method: "POST", path: "/v1/webhooks", key: "full", body: `{"url":"https://hooks.example.com/in","secret":"whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "webhook create no url", method: "POST", path: "/v1/webhooks", key: "full", body: `{"description":"x"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "webhook create too large", method: "POST", path: "/v1/webhooks", key: "full", body: `{"url":"https://hooks.example.com/in","description":"` + strings.Repeat("a", httpapi.DefaultMaxBodyBytes) + `"}`, status: 413, code: "payload_too_large"},
+		{name: "webhook create without scope", method: "POST", path: "/v1/webhooks", key: "writeMessages", body: `{"url":"https://hooks.example.com/in"}`, status: 403, code: "forbidden"},
+		{name: "webhook", method: "GET", path: "/v1/webhooks/${hook}", key: "full", status: 200},
+		{name: "webhook other workspace", method: "GET", path: "/v1/webhooks/${narrow_hook}", key: "full", status: 404, code: "not_found"},
+		{name: "webhook unknown", method: "GET", path: "/v1/webhooks/we_nope", key: "full", status: 404, code: "not_found"},
+		{name: "webhook query", method: "GET", path: "/v1/webhooks/${hook}?x=1", key: "full", status: 400, code: "validation_error"},
+		{name: "webhook without scope", method: "GET", path: "/v1/webhooks/${hook}", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "webhook patch", method: "PATCH", path: "/v1/webhooks/${hook2}", key: "full", body: `{"description":"orders v2","events":[],"url":"https://hooks.example.com/v2"}`, status: 200},
+		{name: "webhook patch disable", method: "PATCH", path: "/v1/webhooks/${hook2}", key: "full", body: `{"enabled":false}`, status: 200},
+		{name: "webhook patch empty", method: "PATCH", path: "/v1/webhooks/${hook2}", key: "full", body: `{}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "webhook patch loopback url", method: "PATCH", path: "/v1/webhooks/${hook2}", key: "full", body: `{"url":"http://169.254.169.254/latest"}`, status: 400, code: "validation_error"},
+		{name: "webhook patch unknown field", method: "PATCH", path: "/v1/webhooks/${hook2}", key: "full", body: `{"secret":"whsec_x"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "webhook patch long description", method: "PATCH", path: "/v1/webhooks/${hook2}", key: "full", body: `{"description":"` + strings.Repeat("d", 501) + `"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "webhook patch other workspace", method: "PATCH", path: "/v1/webhooks/${narrow_hook}", key: "full", body: `{"enabled":false}`, status: 404, code: "not_found"},
+		{name: "webhook patch too large", method: "PATCH", path: "/v1/webhooks/${hook2}", key: "full", body: `{"description":"` + strings.Repeat("a", httpapi.DefaultMaxBodyBytes) + `"}`, status: 413, code: "payload_too_large"},
+		{name: "webhook patch without scope", method: "PATCH", path: "/v1/webhooks/${hook2}", key: "writeContacts", body: `{"enabled":true}`, status: 403, code: "forbidden"},
+		{name: "webhook rotate", method: "POST", path: "/v1/webhooks/${hook}/rotate-secret", key: "full", status: 200},
+		{name: "webhook rotate empty object", method: "POST", path: "/v1/webhooks/${hook}/rotate-secret", key: "full", body: `{}`, status: 200},
+		{name: "webhook rotate with a field", method: "POST", path: "/v1/webhooks/${hook}/rotate-secret", key: "full", body: `{"secret":"whsec_x"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "webhook rotate other workspace", method: "POST", path: "/v1/webhooks/${narrow_hook}/rotate-secret", key: "full", status: 404, code: "not_found"},
+		{name: "webhook rotate without scope", method: "POST", path: "/v1/webhooks/${hook}/rotate-secret", key: "writeMessages", status: 403, code: "forbidden"},
+		{name: "webhook test", method: "POST", path: "/v1/webhooks/${hook}/test", key: "full", status: 200},
+		{name: "webhook test other workspace", method: "POST", path: "/v1/webhooks/${narrow_hook}/test", key: "full", status: 404, code: "not_found"},
+		{name: "webhook test query", method: "POST", path: "/v1/webhooks/${hook}/test?now=1", key: "full", status: 400, code: "validation_error"},
+		{name: "webhook deliveries", method: "GET", path: "/v1/webhooks/${hook}/deliveries", key: "full", status: 200},
+		{name: "webhook deliveries page", method: "GET", path: "/v1/webhooks/${hook}/deliveries?limit=1", key: "full", status: 200},
+		{name: "webhook deliveries bad cursor", method: "GET", path: "/v1/webhooks/${hook}/deliveries?cursor=abc", key: "full", status: 400, code: "validation_error"},
+		{name: "webhook deliveries limit 0", method: "GET", path: "/v1/webhooks/${hook}/deliveries?limit=0", key: "full", status: 400, code: "validation_error"},
+		{name: "webhook deliveries other workspace", method: "GET", path: "/v1/webhooks/${narrow_hook}/deliveries", key: "full", status: 404, code: "not_found"},
+		{name: "webhook deliveries without scope", method: "GET", path: "/v1/webhooks/${hook}/deliveries", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "webhook redeliver", method: "POST", path: "/v1/webhooks/${hook}/deliveries/${delivery}/redeliver", key: "full", status: 202},
+		{name: "webhook redeliver disabled", method: "POST", path: "/v1/webhooks/${hook_off}/deliveries/${delivery_off}/redeliver", key: "full", status: 409, code: "conflict"},
+		{name: "webhook redeliver unknown", method: "POST", path: "/v1/webhooks/${hook}/deliveries/whd_999999/redeliver", key: "full", status: 404, code: "not_found"},
+		{name: "webhook redeliver other endpoint", method: "POST", path: "/v1/webhooks/${hook2}/deliveries/${delivery}/redeliver", key: "full", status: 404, code: "not_found"},
+		{name: "webhook redeliver other workspace", method: "POST", path: "/v1/webhooks/${narrow_hook}/deliveries/${delivery}/redeliver", key: "full", status: 404, code: "not_found"},
+		{name: "webhook redeliver without scope", method: "POST", path: "/v1/webhooks/${hook}/deliveries/${delivery}/redeliver", key: "writeMessages", status: 403, code: "forbidden"},
+		{name: "webhook delete", method: "DELETE", path: "/v1/webhooks/${hook2}", key: "full", status: 200},
+		{name: "webhook delete again", method: "DELETE", path: "/v1/webhooks/${hook2}", key: "full", status: 404, code: "not_found"},
+		{name: "webhook delete without scope", method: "DELETE", path: "/v1/webhooks/${hook}", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "webhooks PUT", method: "PUT", path: "/v1/webhooks/${hook}", key: "full", body: `{}`, status: 405, code: "method_not_allowed"},
 
 		// Paths the document does not have.
 		{name: "unknown path", method: "GET", path: "/v1/nope", key: "full", status: 404, code: "not_found"},
@@ -1377,7 +1459,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		if rt.Name() == "GET /v1/templates" {
 			continue // above
 		}
-		path := strings.NewReplacer("{id}", "x", "{code}", "x", "{channel}", "whatsapp").Replace(rt.Pattern)
+		path := strings.NewReplacer("{id}", "x", "{code}", "x", "{channel}", "whatsapp", "{delivery_id}", "x").Replace(rt.Pattern)
 		body := ""
 		if rt.Method != "GET" && rt.Method != "DELETE" {
 			body = "{}"
@@ -1400,7 +1482,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	// 401 on every route that needs a key.
 	for _, rt := range httpapi.Routes() {
 		if rt.Scopes != nil {
-			path := strings.NewReplacer("{id}", "x", "{channel}", "whatsapp").Replace(rt.Pattern)
+			path := strings.NewReplacer("{id}", "x", "{channel}", "whatsapp", "{delivery_id}", "x").Replace(rt.Pattern)
 			cases = append(cases, oaCase{name: rt.Name() + " no key (all)", method: rt.Method, path: path, body: map[bool]string{true: "{}"}[rt.Method != "GET"], status: 401, code: "unauthorized"})
 		}
 	}

@@ -52,6 +52,7 @@ func endpoints() []endpoint {
 		manageKeys  = messaging.ScopeManageKeys
 		manageTpl   = messaging.ScopeManageTemplates
 		manageChans = messaging.ScopeManageChannels
+		hooks       = messaging.ScopeManageWebhooks
 	)
 	get, post, patch, put, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete
 	return []endpoint{
@@ -77,6 +78,15 @@ func endpoints() []endpoint {
 		{Route{get, "/v1/api-keys/{id}", []string{manageKeys}, 60}, (*Handler).getAPIKey},
 		{Route{del, "/v1/api-keys/{id}", []string{manageKeys}, 10}, (*Handler).revokeAPIKey},
 		{Route{get, "/v1/audit-events", []string{manageKeys}, 30}, (*Handler).listAuditEvents},
+		{Route{get, "/v1/webhooks", []string{hooks}, 60}, (*Handler).listWebhooks},
+		{Route{post, "/v1/webhooks", []string{hooks}, 10}, (*Handler).createWebhook},
+		{Route{get, "/v1/webhooks/{id}", []string{hooks}, 60}, (*Handler).getWebhook},
+		{Route{patch, "/v1/webhooks/{id}", []string{hooks}, 20}, (*Handler).updateWebhook},
+		{Route{del, "/v1/webhooks/{id}", []string{hooks}, 10}, (*Handler).deleteWebhook},
+		{Route{post, "/v1/webhooks/{id}/rotate-secret", []string{hooks}, 10}, (*Handler).rotateWebhookSecret},
+		{Route{post, "/v1/webhooks/{id}/test", []string{hooks}, 10}, (*Handler).testWebhook},
+		{Route{get, "/v1/webhooks/{id}/deliveries", []string{hooks}, 60}, (*Handler).listWebhookDeliveries},
+		{Route{post, "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", []string{hooks}, 20}, (*Handler).redeliverWebhook},
 		{Route{get, "/v1/openapi.json", nil, DefaultPublicPerMinute}, (*Handler).serveOpenAPI},
 		{Route{get, "/v1/errors/{code}", nil, DefaultPublicPerMinute}, (*Handler).serveErrorDoc},
 	}

@@ -221,6 +221,19 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 	for _, sig := range []string{goodSig, goodSig[:len(goodSig)-1] + "0"} {
 		e.doRaw(request{method: "POST", path: "/webhooks/meta", body: body, headers: hdr("X-Hub-Signature-256", sig)})
 	}
+	// Webhook secrets made by the API: at creation and by a rotation.
+	var apiHookSecrets []string
+	created := e.doRaw(request{method: "POST", path: "/v1/webhooks", key: e.A.Full, body: `{"url":"` + hook.URL + `/api"}`})
+	var hk struct{ ID, Secret string }
+	if err := json.Unmarshal(created.body, &hk); err != nil || created.status != 201 || hk.Secret == "" {
+		t.Fatalf("create webhook: %d %s", created.status, created.body)
+	}
+	rotated := e.doRaw(request{method: "POST", path: "/v1/webhooks/" + hk.ID + "/rotate-secret", key: e.A.Full})
+	var rk struct{ Secret string }
+	if err := json.Unmarshal(rotated.body, &rk); err != nil || rotated.status != 200 || rk.Secret == "" {
+		t.Fatalf("rotate webhook secret: %d %s", rotated.status, rotated.body)
+	}
+	apiHookSecrets = append(apiHookSecrets, hk.Secret, rk.Secret)
 	if _, err := e.svc.DispatchDue(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -253,6 +266,11 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 		secret{"a generated SMS apikey", []byte(genSMSKey)}, secret{"a generated SMS apikey's tail", []byte(genSMSKey[len(genSMSKey)-16:])},
 		secret{"a given SMS apikey", []byte(givenSMSKey)},
 	)
+	for _, hs := range apiHookSecrets {
+		raw, _ := base64.StdEncoding.DecodeString(hs[len("whsec_"):])
+		secrets = append(secrets, secret{"a webhook secret made by the API", []byte(hs)}, secret{"its base64", []byte(hs[len("whsec_"):])},
+			secret{"its bytes", raw}, secret{"its hex", []byte(hex.EncodeToString(raw))})
+	}
 	search := func(where string, hay []byte, also ...secret) {
 		t.Helper()
 		for _, s := range append(secrets, also...) {

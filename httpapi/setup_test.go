@@ -108,6 +108,12 @@ type wsFixture struct {
 	// NewDraft creates a new draft template ("draft_1", "draft_2", ...:
 	// UTILITY, en) and returns its id.
 	NewDraft func() string
+	// Hook is a webhook endpoint (its receiver answers 500); Delivery is
+	// the id of a pending delivery of it; NewHook creates another endpoint
+	// and returns its id.
+	Hook     *messaging.WebhookEndpoint
+	Delivery string
+	NewHook  func() string
 }
 
 // channelToken is the access token of the valid PUT /v1/channels/{channel}
@@ -123,6 +129,8 @@ type env struct {
 	A, B  *wsFixture
 	// remote is the RemoteAddr of requests made with do.
 	remote string
+	// hookURL is a webhook receiver on loopback that answers 500.
+	hookURL string
 }
 
 // setup builds two workspaces A and B (all channels) with keys, templates,
@@ -148,6 +156,10 @@ func setupOn(t testing.TB, store messaging.Store, svcOpts *messaging.Options, op
 		// Channel credentials are stored sealed (PUT /v1/channels).
 		so.SecretKey = bytes.Repeat([]byte{7}, 32)
 	}
+	so.Webhooks.AllowLoopback = true
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
+	t.Cleanup(hooks.Close)
+	e.hookURL = hooks.URL
 	svc, err := messaging.New(e.store, fakeprovider.New(), &so)
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +257,25 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 		}
 		return d.ID
 	}
+	n := 0
+	f.NewHook = func() string {
+		n++
+		h, _, err := e.svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: id, URL: fmt.Sprintf("%s/%s/%d", e.hookURL, id, n)})
+		must(err)
+		return h.ID
+	}
+	f.Hook, err = e.svc.GetWebhookEndpoint(ctx, id, f.NewHook())
+	must(err)
+	hm, err := e.svc.Workspace(id).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "an event for " + id})
+	must(err)
+	_, err = e.svc.UpdateStatus(ctx, &messaging.StatusUpdate{WorkspaceID: id, MessageID: hm.MessageID, Status: messaging.StatusRead})
+	must(err)
+	ds, _, err := e.svc.ListWebhookDeliveries(ctx, id, f.Hook.ID, "", 1)
+	must(err)
+	if len(ds) != 1 {
+		t.Fatalf("setup %s: %d webhook deliveries, want 1", id, len(ds))
+	}
+	f.Delivery = messaging.WebhookDeliveryID(ds[0])
 	return f
 }
 
@@ -561,12 +592,14 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 		// Revoking a revoked key again is a success that changes nothing,
 		// so the request can be repeated.
 		id = f.RevokedID
+	case strings.HasPrefix(rt.Pattern, "/v1/webhooks/"):
+		id = f.Hook.ID
 	}
 	channel := "whatsapp"
 	if rt.Method == "DELETE" {
 		channel = "instagram" // whatsapp stays connected for the sends
 	}
-	return strings.NewReplacer("{id}", id, "{channel}", channel).Replace(rt.Pattern)
+	return strings.NewReplacer("{id}", id, "{channel}", channel, "{delivery_id}", f.Delivery).Replace(rt.Pattern)
 }
 
 // validRequest returns a request that succeeds on rt for workspace f, with
@@ -615,8 +648,22 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 		return rq, 201
 	case "GET /v1/api-keys", "GET /v1/api-keys/{id}", "DELETE /v1/api-keys/{id}", "GET /v1/audit-events":
 		return rq, 200
+	case "POST /v1/webhooks":
+		rq.body = fmt.Sprintf(`{"url":"https://hooks.example.com/%d","events":["message.status_updated"]}`, n)
+		return rq, 201
+	case "PATCH /v1/webhooks/{id}":
+		rq.body = fmt.Sprintf(`{"description":"orders %d"}`, n)
+		return rq, 200
+	case "DELETE /v1/webhooks/{id}":
+		rq.path = "/v1/webhooks/" + f.NewHook()
+		return rq, 200
+	case "POST /v1/webhooks/{id}/rotate-secret", "POST /v1/webhooks/{id}/test":
+		return rq, 200
+	case "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver":
+		return rq, 202
 	case "GET /v1/messages/{id}", "GET /v1/templates", "GET /v1/templates/{id}", "GET /v1/contacts",
-		"GET /v1/contacts/{id}", "GET /v1/openapi.json", "GET /v1/errors/{code}":
+		"GET /v1/contacts/{id}", "GET /v1/openapi.json", "GET /v1/errors/{code}",
+		"GET /v1/webhooks", "GET /v1/webhooks/{id}", "GET /v1/webhooks/{id}/deliveries":
 		return rq, 200
 	}
 	t.Fatalf("route %s has no valid request in the test table: add one", rt.Name())

@@ -133,7 +133,9 @@ func pathError(path string, err error) error {
 // every field f gives them (key scopes, expiry and revocation, template
 // status, webhook secret). Records f does not name are left as they are.
 func applyBootstrap(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *slog.Logger) error {
-	dry, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32)})
+	loopback, private := svc.WebhookAddressPolicy()
+	dry, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32),
+		Webhooks: messaging.WebhookOptions{AllowLoopback: loopback, AllowPrivate: private}})
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func writeFile(t *testing.T, body string) string {
 func newService(t *testing.T) (*messaging.Service, *memstore.Store) {
 	t.Helper()
 	st := memstore.New()
-	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32), Clock: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32), Webhooks: messaging.WebhookOptions{AllowLoopback: true}, Clock: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func start(t *testing.T, db string, clock *testclock.Clock, body string) (*bootS
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32), Clock: clock.Now})
+	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32), Webhooks: messaging.WebhookOptions{AllowLoopback: true}, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,10 @@ func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messagi
 
 func copyEndpoint(e *messaging.WebhookEndpoint) *messaging.WebhookEndpoint {
 	c := *e
+	c.Events = slices.Clone(e.Events)
 	c.SecretSealed = slices.Clone(e.SecretSealed)
+	c.PreviousSecretSealed = slices.Clone(e.PreviousSecretSealed)
+	c.PreviousSecretExpiresAt = copyTime(e.PreviousSecretExpiresAt)
 	c.DisabledAt = copyTime(e.DisabledAt)
 	return &c
 }
@@ -110,8 +113,37 @@ func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookE
 			return messaging.ErrConflict
 		}
 	}
-	s.endpoints = append(s.endpoints, copyEndpoint(e))
+	c := copyEndpoint(e)
+	if len(c.Events) == 0 {
+		c.Events = nil
+	}
+	s.endpoints = append(s.endpoints, c)
 	return nil
+}
+
+// endpointOf returns the endpoint id of the workspace, or nil. Callers
+// hold s.mu.
+func (s *Store) endpointOf(workspaceID, id string) *messaging.WebhookEndpoint {
+	for _, e := range s.endpoints {
+		if e.ID == id && e.WorkspaceID == workspaceID {
+			return e
+		}
+	}
+	return nil
+}
+
+// WebhookEndpointGet implements messaging.Store.
+func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) (*messaging.WebhookEndpoint, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	e := s.endpointOf(workspaceID, id)
+	if e == nil {
+		return nil, messaging.ErrNotFound
+	}
+	return copyEndpoint(e), nil
 }
 
 // WebhookEndpointList implements messaging.Store.
@@ -136,51 +168,102 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 		return messaging.ErrNotFound
 	}
 	s.endpoints = slices.Delete(s.endpoints, i, i+1)
-	s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool {
-		return d.EndpointID == id && d.State == messaging.DeliveryPending
-	})
+	s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.EndpointID == id })
 	return nil
 }
 
 // WebhookEndpointUpdate implements messaging.Store.
-func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) error {
+func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
 	unlock, err := s.lock(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
 	i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == p.ID && e.WorkspaceID == p.WorkspaceID })
 	if i < 0 {
-		return messaging.ErrNotFound
+		return nil, messaging.ErrNotFound
 	}
 	e := copyEndpoint(s.endpoints[i])
-	e.SecretSealed, e.DisabledAt = slices.Clone(p.SecretSealed), nil
+	if p.SecretSealed != nil {
+		e.PreviousSecretSealed, e.PreviousSecretExpiresAt = nil, nil
+		if p.PreviousUntil != nil {
+			e.PreviousSecretSealed, e.PreviousSecretExpiresAt = e.SecretSealed, copyTime(p.PreviousUntil)
+		}
+		e.SecretSealed = slices.Clone(p.SecretSealed)
+	}
+	if p.URL != nil {
+		e.URL = *p.URL
+	}
+	if p.Events != nil {
+		e.Events = slices.Clone(*p.Events)
+		if len(e.Events) == 0 {
+			e.Events = nil
+		}
+	}
+	if p.Description != nil {
+		e.Description = *p.Description
+	}
+	if p.Enabled != nil {
+		switch {
+		case *p.Enabled:
+			e.DisabledAt, e.DisabledReason = nil, ""
+		case e.DisabledAt == nil:
+			at := p.At
+			e.DisabledAt, e.DisabledReason = &at, messaging.DisabledByOperator
+			s.failPending(e.ID, p.At)
+		}
+	}
 	s.endpoints[i] = e
-	return nil
+	return copyEndpoint(e), nil
 }
 
-// queueEvent fans ev out to the enabled endpoints of its workspace.
+// failPending fails the pending deliveries of an endpoint being disabled.
 // Callers hold s.mu.
+func (s *Store) failPending(endpointID string, at time.Time) {
+	for _, o := range s.deliveries {
+		if o.EndpointID == endpointID && o.State == messaging.DeliveryPending {
+			o.State, o.LastError, o.LeaseOwner = messaging.DeliveryFailed, "endpoint disabled", ""
+			o.LastAttemptAt = copyTime(&at)
+		}
+	}
+}
+
+// subscribes reports whether e receives events of type typ.
+func subscribes(e *messaging.WebhookEndpoint, typ string) bool {
+	return len(e.Events) == 0 || slices.Contains(e.Events, typ)
+}
+
+// queueEvent fans ev out to the enabled endpoints of its workspace that
+// subscribe to its type. Callers hold s.mu.
 func (s *Store) queueEvent(ev *messaging.EventRecord) {
 	for _, e := range s.endpoints {
-		if e.WorkspaceID != ev.WorkspaceID || e.DisabledAt != nil {
+		if e.WorkspaceID != ev.WorkspaceID || e.DisabledAt != nil || !subscribes(e, ev.Type) {
 			continue
 		}
 		s.seq++
 		s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
-			ID: s.seq, EndpointID: e.ID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID,
+			ID: s.seq, EndpointID: e.ID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
 			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
 			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt,
 		})
 	}
 }
 
-func (s *Store) copyDelivery(d *messaging.WebhookDelivery) *messaging.WebhookDelivery {
+// copyDelivery returns a copy of d; with endpoint, completed with its
+// endpoint's URL and secrets (as claimed), else without its payload (as
+// listed).
+func (s *Store) copyDelivery(d *messaging.WebhookDelivery, endpoint bool) *messaging.WebhookDelivery {
 	c := *d
+	c.LastAttemptAt, c.DeliveredAt = copyTime(d.LastAttemptAt), copyTime(d.DeliveredAt)
+	if !endpoint {
+		c.Payload = nil
+		return &c
+	}
 	c.Payload = slices.Clone(d.Payload)
 	for _, e := range s.endpoints {
 		if e.ID == d.EndpointID {
 			c.URL, c.Secret = e.URL, slices.Clone(e.SecretSealed)
+			c.PreviousSecret, c.PreviousSecretExpiresAt = slices.Clone(e.PreviousSecretSealed), copyTime(e.PreviousSecretExpiresAt)
 		}
 	}
 	return &c
@@ -193,6 +276,10 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 		return nil, err
 	}
 	defer unlock()
+	disabled := map[string]bool{}
+	for _, e := range s.endpoints {
+		disabled[e.ID] = e.DisabledAt != nil
+	}
 	// The first pending delivery of each (endpoint, message) is the only
 	// claimable one; deliveries are kept in Seq order.
 	first := map[[2]string]bool{}
@@ -206,7 +293,7 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 			continue
 		}
 		first[k] = true
-		if !d.DueAt.After(p.Now) {
+		if !d.DueAt.After(p.Now) && !disabled[d.EndpointID] {
 			due = append(due, d)
 		}
 	}
@@ -214,7 +301,7 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 	return leaseFirst(due, p.Limit, func(d *messaging.WebhookDelivery) *messaging.WebhookDelivery {
 		d.LeaseOwner, d.DueAt = p.Owner, p.Now.Add(p.Lease)
 		d.Attempts++
-		return s.copyDelivery(d)
+		return s.copyDelivery(d, true)
 	}), nil
 }
 
@@ -227,33 +314,87 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 	defer unlock()
 	i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.ID == p.ID })
 	if i < 0 {
-		return nil // finished (dropped) or gone with its endpoint: not ours any more
+		return nil // pruned or gone with its endpoint: not ours any more
 	}
 	d := s.deliveries[i]
 	if d.State != messaging.DeliveryPending || d.LeaseOwner != p.Owner {
 		return nil
 	}
 	d.State, d.LastStatus, d.LastError, d.LeaseOwner = p.State, p.LastStatus, p.LastError, ""
-	if p.State == messaging.DeliveryPending {
+	d.LastAttemptAt = copyTime(&p.At)
+	switch p.State {
+	case messaging.DeliveryPending:
 		d.DueAt = p.DueAt
+	case messaging.DeliveryDelivered:
+		d.DeliveredAt = copyTime(&p.At)
 	}
 	if p.DisableEndpoint {
 		for _, e := range s.endpoints {
 			if e.ID == d.EndpointID && e.DisabledAt == nil {
 				at := p.At
-				e.DisabledAt = &at
+				e.DisabledAt, e.DisabledReason = &at, messaging.DisabledGone
 			}
 		}
-		for _, o := range s.deliveries {
-			if o.EndpointID == d.EndpointID && o.State == messaging.DeliveryPending {
-				o.State, o.LastError, o.LeaseOwner = messaging.DeliveryFailed, "endpoint disabled", ""
+		s.failPending(d.EndpointID, p.At)
+	}
+	s.prune(d.EndpointID, max(p.Keep, 1))
+	return nil
+}
+
+// prune deletes the finished deliveries of an endpoint beyond its keep
+// newest. Callers hold s.mu.
+func (s *Store) prune(endpointID string, keep int) {
+	n := 0
+	for i := len(s.deliveries) - 1; i >= 0; i-- {
+		d := s.deliveries[i]
+		if d.EndpointID == endpointID && d.State != messaging.DeliveryPending {
+			if n++; n > keep {
+				d.State = "" // marked for deletion
 			}
 		}
 	}
-	// Delivered and failed deliveries are dropped, so memory does not grow
-	// with the number of events.
-	s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.State != messaging.DeliveryPending })
-	return nil
+	s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.State == "" })
+}
+
+// WebhookDeliveryList implements messaging.Store.
+func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if s.endpointOf(p.WorkspaceID, p.EndpointID) == nil {
+		return nil, messaging.ErrNotFound
+	}
+	var out []*messaging.WebhookDelivery
+	for i := len(s.deliveries) - 1; i >= 0 && len(out) < p.Limit; i-- {
+		d := s.deliveries[i]
+		if d.EndpointID == p.EndpointID && (p.Before == 0 || d.Seq < p.Before) {
+			out = append(out, s.copyDelivery(d, false))
+		}
+	}
+	return out, nil
+}
+
+// WebhookRedeliver implements messaging.Store.
+func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool {
+		return d.ID == p.ID && d.EndpointID == p.EndpointID && d.WorkspaceID == p.WorkspaceID
+	})
+	if i < 0 || s.endpointOf(p.WorkspaceID, p.EndpointID) == nil {
+		return nil, messaging.ErrNotFound
+	}
+	d := s.deliveries[i]
+	if d.State == messaging.DeliveryPending && d.LeaseOwner != "" && d.DueAt.After(p.Now) {
+		return nil, messaging.ErrConflict
+	}
+	d.State, d.DueAt, d.LeaseOwner, d.DeliveredAt = messaging.DeliveryPending, p.Now, "", nil
+	return s.copyDelivery(d, false), nil
 }
 
 // MessageGetByIdempotencyKey implements messaging.Store.

@@ -35,7 +35,9 @@ type Store struct {
 	queued       map[string]*messaging.Message
 	byProviderID map[string]*messaging.Message
 	endpoints    []*messaging.WebhookEndpoint
-	// deliveries holds the pending webhook deliveries in Seq order.
+	// deliveries holds the webhook deliveries in Seq order: the pending
+	// ones and the newest finished ones of each endpoint (WebhookRecord
+	// prunes the rest).
 	deliveries []*messaging.WebhookDelivery
 	seq        int64
 	// pending holds the kept provider reports (pending.go).

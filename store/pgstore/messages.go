@@ -3,6 +3,10 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
@@ -53,10 +57,13 @@ var (
 		WHERE m.id = old.id AND old.status = ANY($7::text[])
 			AND NOT ($8 AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = $2 AND e.disabled_at IS NULL))
 		RETURNING ` + qualify("old", messageCols) + `, ` + qualify("m", messageCols)
+	// qQueueEvent queues an event for the enabled endpoints of its
+	// workspace that subscribe to its type ($6).
 	qQueueEvent = `INSERT INTO webhook_deliveries
-			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at)
-		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4 FROM webhook_endpoints
-		WHERE workspace_id = $5 AND disabled_at IS NULL ORDER BY created_at, id`
+			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type)
+		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $6 FROM webhook_endpoints
+		WHERE workspace_id = $5 AND disabled_at IS NULL AND (cardinality(events) = 0 OR $6 = ANY(events))
+		ORDER BY created_at, id`
 )
 
 // messageDest returns the scan destinations of a message's columns and a
@@ -187,7 +194,7 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 			return nil
 		}
 		ev := p.Event
-		_, err = tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID)
+		_, err = tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type)
 		return err
 	})
 	if err != nil {
@@ -232,29 +239,40 @@ func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messagi
 	return m, nil
 }
 
-const endpointCols = `id, workspace_id, url, secret_sealed, disabled_at, created_at`
+const endpointCols = `id, workspace_id, url, events, description, secret_sealed, previous_secret_sealed, previous_secret_expires_at,
+	disabled_at, disabled_reason, created_at`
 
 func scanEndpoint(row pgx.Row) (*messaging.WebhookEndpoint, error) {
 	var e messaging.WebhookEndpoint
-	var disabled *int64
+	var disabled, prevExpires *int64
 	var created int64
-	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.URL, &e.SecretSealed, &disabled, &created); err != nil {
+	if err := row.Scan(&e.ID, &e.WorkspaceID, &e.URL, &e.Events, &e.Description, &e.SecretSealed, &e.PreviousSecretSealed, &prevExpires,
+		&disabled, &e.DisabledReason, &created); err != nil {
 		return nil, err
 	}
-	e.DisabledAt, e.CreatedAt = fromTSPtr(disabled), fromTS(created)
+	if len(e.Events) == 0 {
+		e.Events = nil
+	}
+	e.DisabledAt, e.CreatedAt, e.PreviousSecretExpiresAt = fromTSPtr(disabled), fromTS(created), fromTSPtr(prevExpires)
 	return &e, nil
 }
 
 // WebhookEndpointCreate implements messaging.Store.
 func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
 	ctx = writeCtx(ctx)
-	secret := e.SecretSealed
-	if secret == nil {
-		secret = []byte{}
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
-		e.ID, e.WorkspaceID, e.URL, secret, tsPtr(e.DisabledAt), ts(e.CreatedAt))
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		e.ID, e.WorkspaceID, e.URL, nonNil(e.Events), e.Description, nonNil(e.SecretSealed), e.PreviousSecretSealed, tsPtr(e.PreviousSecretExpiresAt),
+		tsPtr(e.DisabledAt), e.DisabledReason, ts(e.CreatedAt))
 	return interpretError(err)
+}
+
+// WebhookEndpointGet implements messaging.Store.
+func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) (*messaging.WebhookEndpoint, error) {
+	e, err := scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return e, nil
 }
 
 // WebhookEndpointList implements messaging.Store.
@@ -277,36 +295,91 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 	return nil
 }
 
-// WebhookEndpointUpdate implements messaging.Store.
-func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) error {
+// qFailPending fails the pending deliveries of an endpoint being disabled
+// ($1 endpoint id, $2 last attempt time).
+const qFailPending = `UPDATE webhook_deliveries SET state = 'failed', last_error = 'endpoint disabled', lease_owner = '', last_attempt_at = $2
+	WHERE endpoint_id = $1 AND state = 'pending'`
+
+// WebhookEndpointUpdate implements messaging.Store: the endpoint's row is
+// locked, updated in one statement, and the pending deliveries of an
+// endpoint it disables are failed, in one transaction.
+func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
 	ctx = writeCtx(ctx)
-	tag, err := s.pool.Exec(ctx, `UPDATE webhook_endpoints SET secret_sealed = $3, disabled_at = NULL WHERE id = $1 AND workspace_id = $2`,
-		p.ID, p.WorkspaceID, nonNil(p.SecretSealed))
+	args := []any{p.ID, p.WorkspaceID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	sets := []string{"id = id"}
+	if p.SecretSealed != nil {
+		// The right-hand sides read the row before the update.
+		sets = append(sets, "previous_secret_sealed = CASE WHEN "+arg(p.PreviousUntil != nil)+"::boolean THEN secret_sealed END",
+			"previous_secret_expires_at = "+arg(tsPtr(p.PreviousUntil))+"::bigint", "secret_sealed = "+arg(p.SecretSealed))
+	}
+	if p.URL != nil {
+		sets = append(sets, "url = "+arg(*p.URL))
+	}
+	if p.Events != nil {
+		sets = append(sets, "events = "+arg(nonNil(*p.Events)))
+	}
+	if p.Description != nil {
+		sets = append(sets, "description = "+arg(*p.Description))
+	}
+	if p.Enabled != nil {
+		if *p.Enabled {
+			sets = append(sets, "disabled_at = NULL", "disabled_reason = ''")
+		} else {
+			sets = append(sets, "disabled_at = coalesce(disabled_at, "+arg(ts(p.At))+")",
+				"disabled_reason = CASE WHEN disabled_at IS NULL THEN "+arg(messaging.DisabledByOperator)+" ELSE disabled_reason END")
+		}
+	}
+	var e *messaging.WebhookEndpoint
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var wasEnabled bool
+		if err := tx.QueryRow(ctx, `SELECT disabled_at IS NULL FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
+			p.ID, p.WorkspaceID).Scan(&wasEnabled); err != nil {
+			return err // no row: not found
+		}
+		var err error
+		e, err = scanEndpoint(tx.QueryRow(ctx, `UPDATE webhook_endpoints SET `+strings.Join(sets, ", ")+` WHERE id = $1 AND workspace_id = $2
+			RETURNING `+endpointCols, args...))
+		if err != nil {
+			return err
+		}
+		if wasEnabled && p.Enabled != nil && !*p.Enabled {
+			_, err = tx.Exec(ctx, qFailPending, p.ID, ts(p.At))
+		}
+		return err
+	})
 	if err != nil {
-		return interpretError(err)
+		return nil, err
 	}
-	if tag.RowsAffected() == 0 {
-		return messaging.ErrNotFound
-	}
-	return nil
+	return e, nil
 }
 
-// qWebhookClaim claims due webhook deliveries like qMessageClaim, through
-// the partial index webhook_deliveries_due, and returns each with its
-// endpoint's URL and sealed secret.
+// deliveryCols are the columns of a delivery in scanDelivery's order,
+// with the payload; a listing reads NULL in its place.
+const deliveryCols = `w.seq, w.endpoint_id, w.workspace_id, w.message_id, w.event_id, w.event_type, w.payload, w.state, w.attempts,
+	w.due_at, w.lease_owner, w.last_status, w.last_error, w.last_attempt_at, w.delivered_at, w.created_at`
+
+var listDeliveryCols = strings.Replace(deliveryCols, "w.payload", "NULL::bytea", 1)
+
+// qWebhookClaim claims due webhook deliveries of enabled endpoints like
+// qMessageClaim, through the partial index webhook_deliveries_due, and
+// returns each with its endpoint's URL and sealed secrets.
 const qWebhookClaim = `WITH c AS (
 			SELECT d.seq AS claim_seq FROM webhook_deliveries d
 			WHERE d.state = 'pending' AND d.due_at <= $1
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
 					WHERE e.state = 'pending' AND e.endpoint_id = d.endpoint_id AND e.message_id = d.message_id AND e.seq < d.seq)
+				AND EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.id = d.endpoint_id AND ep.disabled_at IS NULL)
 			ORDER BY d.due_at, d.seq
 			LIMIT $2
 			FOR UPDATE OF d SKIP LOCKED)
 		UPDATE webhook_deliveries w SET lease_owner = $3, due_at = $4, attempts = w.attempts + 1
 		FROM c, webhook_endpoints ep
 		WHERE w.seq = c.claim_seq AND ep.id = w.endpoint_id
-		RETURNING w.seq, w.endpoint_id, w.workspace_id, w.message_id, w.event_id, w.payload, w.state, w.attempts,
-			w.due_at, w.lease_owner, w.last_status, w.last_error, w.created_at, ep.url, ep.secret_sealed`
+		RETURNING ` + deliveryCols + `, ep.url, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at`
 
 // WebhookClaim implements messaging.Store like MessageClaim: FOR UPDATE
 // SKIP LOCKED through the partial index webhook_deliveries_due. A delivery
@@ -314,26 +387,51 @@ const qWebhookClaim = `WITH c AS (
 // (leased or not), so one message's events reach an endpoint in order.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	ctx = writeCtx(ctx)
-	out, err := queryAll(ctx, s.pool, scanDelivery, qWebhookClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
+	out, err := queryAll(ctx, s.pool, scanClaimed, qWebhookClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
 	return out, interpretError(err)
 }
 
-// scanDelivery scans a row of qWebhookClaim: a webhook delivery with its
-// endpoint's URL and sealed secret.
+// deliveryDest returns the scan destinations of deliveryCols and a
+// function completing d after the scan.
+func deliveryDest(d *messaging.WebhookDelivery) ([]any, func()) {
+	var due, created int64
+	var lastAttempt, delivered *int64
+	return []any{&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.EventType, &d.Payload, &d.State,
+			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &lastAttempt, &delivered, &created}, func() {
+			d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
+			d.LastAttemptAt, d.DeliveredAt = fromTSPtr(lastAttempt), fromTSPtr(delivered)
+		}
+}
+
+// scanDelivery scans a row of deliveryCols.
 func scanDelivery(row pgx.Row) (*messaging.WebhookDelivery, error) {
 	var d messaging.WebhookDelivery
-	var due, created int64
-	if err := row.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
-		&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &created, &d.URL, &d.Secret); err != nil {
+	dest, done := deliveryDest(&d)
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
-	d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
+	done()
 	return &d, nil
 }
 
-// WebhookRecord implements messaging.Store. Finished deliveries are deleted,
-// so the outbox holds only pending work. A record by a worker whose lease
-// ended changes nothing.
+// scanClaimed scans a row of qWebhookClaim: a webhook delivery with its
+// endpoint's URL and sealed secrets.
+func scanClaimed(row pgx.Row) (*messaging.WebhookDelivery, error) {
+	var d messaging.WebhookDelivery
+	var prevExpires *int64
+	dest, done := deliveryDest(&d)
+	if err := row.Scan(append(dest, &d.URL, &d.Secret, &d.PreviousSecret, &prevExpires)...); err != nil {
+		return nil, err
+	}
+	done()
+	d.PreviousSecretExpiresAt = fromTSPtr(prevExpires)
+	return &d, nil
+}
+
+// WebhookRecord implements messaging.Store. Finished deliveries are kept,
+// the newest p.Keep of the endpoint; the older are deleted here, through
+// the partial index webhook_deliveries_finished. A record by a worker
+// whose lease ended changes nothing.
 func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
 	ctx = writeCtx(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
@@ -346,23 +444,83 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		if err != nil {
 			return err
 		}
-		if p.State == messaging.DeliveryPending {
-			_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = $2, lease_owner = '', last_status = $3, last_error = $4 WHERE seq = $1`,
-				p.ID, ts(p.DueAt), p.LastStatus, p.LastError)
-		} else {
-			_, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE seq = $1`, p.ID)
+		var delivered *time.Time
+		due := p.DueAt
+		switch p.State {
+		case messaging.DeliveryDelivered:
+			delivered, due = &p.At, p.At
+		case messaging.DeliveryFailed:
+			due = p.At
 		}
-		if err != nil {
+		if _, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET state = $2, due_at = $3, lease_owner = '', last_status = $4, last_error = $5,
+			last_attempt_at = $6, delivered_at = $7 WHERE seq = $1`,
+			p.ID, p.State, ts(due), p.LastStatus, p.LastError, ts(p.At), tsPtr(delivered)); err != nil {
 			return err
 		}
 		if p.DisableEndpoint {
-			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET disabled_at = $2 WHERE id = $1 AND disabled_at IS NULL`, endpoint, ts(p.At)); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET disabled_at = $2, disabled_reason = $3 WHERE id = $1 AND disabled_at IS NULL`,
+				endpoint, ts(p.At), messaging.DisabledGone); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending'`, endpoint); err != nil {
+			if _, err := tx.Exec(ctx, qFailPending, endpoint, ts(p.At)); err != nil {
 				return err
 			}
 		}
-		return nil
+		if p.State == messaging.DeliveryPending {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' AND seq <= (
+			SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET $2)`,
+			endpoint, max(p.Keep, 1))
+		return err
 	})
+}
+
+// WebhookDeliveryList implements messaging.Store, through the index
+// webhook_deliveries_endpoint.
+func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
+	before := p.Before
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	var out []*messaging.WebhookDelivery
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2`, p.EndpointID, p.WorkspaceID).Scan(&one); err != nil {
+			return err // no row: not found
+		}
+		var err error
+		out, err = queryAll(ctx, tx, scanDelivery, `SELECT `+listDeliveryCols+` FROM webhook_deliveries w
+			WHERE w.endpoint_id = $1 AND w.seq < $2 ORDER BY w.seq DESC LIMIT $3`, p.EndpointID, before, p.Limit)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WebhookRedeliver implements messaging.Store: the delivery's row is
+// locked, checked and updated in one transaction.
+func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
+	ctx = writeCtx(ctx)
+	var d *messaging.WebhookDelivery
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var leased bool
+		err := tx.QueryRow(ctx, `SELECT state = 'pending' AND lease_owner <> '' AND due_at > $4 FROM webhook_deliveries
+			WHERE seq = $1 AND endpoint_id = $2 AND workspace_id = $3 FOR UPDATE`, p.ID, p.EndpointID, p.WorkspaceID, ts(p.Now)).Scan(&leased)
+		if err != nil {
+			return err // no row: not found
+		}
+		if leased {
+			return messaging.ErrConflict
+		}
+		d, err = scanDelivery(tx.QueryRow(ctx, `UPDATE webhook_deliveries w SET state = 'pending', due_at = $2, lease_owner = '', delivered_at = NULL
+			WHERE w.seq = $1 RETURNING `+listDeliveryCols, p.ID, ts(p.Now)))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }

@@ -3,6 +3,9 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"math"
+	"strings"
+	"time"
 
 	"github.com/ujumbe/messaging"
 )
@@ -50,18 +53,24 @@ func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messagi
 }
 
 // queueEvent writes one delivery of ev per enabled endpoint of its
-// workspace, inside the caller's transaction.
+// workspace that subscribes to its type, inside the caller's transaction.
 func (s *Store) queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
-	_, err := s.execTx(ctx, tx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.WorkspaceID)
+	_, err := s.execTx(ctx, tx, qQueueEvent, ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.WorkspaceID, ev.Type)
 	return err
 }
 
-const endpointCols = `id, workspace_id, url, secret_sealed, disabled_at, created_at`
+const endpointCols = `id, workspace_id, url, events, description, secret_sealed, previous_secret_sealed, previous_secret_expires_at,
+	disabled_at, disabled_reason, created_at`
 
 func scanEndpoint(sc scanner) (*messaging.WebhookEndpoint, error) {
 	var e messaging.WebhookEndpoint
-	if err := sc.Scan(&e.ID, &e.WorkspaceID, &e.URL, &e.SecretSealed, storedTimePtr{&e.DisabledAt}, storedTime{&e.CreatedAt}); err != nil {
+	var events string
+	if err := sc.Scan(&e.ID, &e.WorkspaceID, &e.URL, &events, &e.Description, &e.SecretSealed, &e.PreviousSecretSealed,
+		storedTimePtr{&e.PreviousSecretExpiresAt}, storedTimePtr{&e.DisabledAt}, &e.DisabledReason, storedTime{&e.CreatedAt}); err != nil {
 		return nil, err
+	}
+	if events != "" {
+		e.Events = strings.Fields(events)
 	}
 	return &e, nil
 }
@@ -69,10 +78,25 @@ func scanEndpoint(sc scanner) (*messaging.WebhookEndpoint, error) {
 // WebhookEndpointCreate implements messaging.Store.
 func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
-			e.ID, e.WorkspaceID, e.URL, e.SecretSealed, fmtTimePtr(e.DisabledAt), fmtTime(e.CreatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			e.ID, e.WorkspaceID, e.URL, strings.Join(e.Events, " "), e.Description, e.SecretSealed, e.PreviousSecretSealed,
+			fmtTimePtr(e.PreviousSecretExpiresAt), fmtTimePtr(e.DisabledAt), e.DisabledReason, fmtTime(e.CreatedAt))
 		return err
 	})
+}
+
+// WebhookEndpointGet implements messaging.Store.
+func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) (*messaging.WebhookEndpoint, error) {
+	var e *messaging.WebhookEndpoint
+	err := s.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		e, err = scanEndpoint(tx.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = ? AND workspace_id = ?`, id, workspaceID))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // WebhookEndpointList implements messaging.Store.
@@ -89,12 +113,59 @@ func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]
 	return out, nil
 }
 
-// WebhookEndpointUpdate implements messaging.Store.
-func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) error {
-	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return oneRow(tx.ExecContext(ctx, `UPDATE webhook_endpoints SET secret_sealed = ?, disabled_at = NULL WHERE id = ? AND workspace_id = ?`,
-			p.SecretSealed, p.ID, p.WorkspaceID))
+// qFailPending fails the pending deliveries of an endpoint being disabled
+// (arguments: last attempt time, endpoint id).
+const qFailPending = `UPDATE webhook_deliveries SET state = 'failed', last_error = 'endpoint disabled', lease_owner = '', last_attempt_at = ?
+	WHERE endpoint_id = ? AND state = 'pending'`
+
+// WebhookEndpointUpdate implements messaging.Store: one UPDATE of the
+// fields set, and the failure of the pending deliveries of an endpoint it
+// disables, in one transaction.
+func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
+	sets, args := []string{"id = id"}, []any{}
+	if p.SecretSealed != nil {
+		// The right-hand sides read the row before the update.
+		sets = append(sets, "previous_secret_sealed = CASE WHEN ? THEN secret_sealed END", "previous_secret_expires_at = ?", "secret_sealed = ?")
+		args = append(args, p.PreviousUntil != nil, fmtTimePtr(p.PreviousUntil), p.SecretSealed)
+	}
+	if p.URL != nil {
+		sets, args = append(sets, "url = ?"), append(args, *p.URL)
+	}
+	if p.Events != nil {
+		sets, args = append(sets, "events = ?"), append(args, strings.Join(*p.Events, " "))
+	}
+	if p.Description != nil {
+		sets, args = append(sets, "description = ?"), append(args, *p.Description)
+	}
+	if p.Enabled != nil {
+		if *p.Enabled {
+			sets = append(sets, "disabled_at = NULL", "disabled_reason = ''")
+		} else {
+			sets = append(sets, "disabled_at = coalesce(disabled_at, ?)", "disabled_reason = CASE WHEN disabled_at IS NULL THEN ? ELSE disabled_reason END")
+			args = append(args, fmtTime(p.At), messaging.DisabledByOperator)
+		}
+	}
+	var e *messaging.WebhookEndpoint
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var wasEnabled bool
+		if err := tx.QueryRowContext(ctx, `SELECT disabled_at IS NULL FROM webhook_endpoints WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&wasEnabled); err != nil {
+			return err // no row: not found
+		}
+		var err error
+		e, err = scanEndpoint(tx.QueryRowContext(ctx, `UPDATE webhook_endpoints SET `+strings.Join(sets, ", ")+` WHERE id = ? AND workspace_id = ?
+			RETURNING `+endpointCols, append(args, p.ID, p.WorkspaceID)...))
+		if err != nil {
+			return err
+		}
+		if wasEnabled && p.Enabled != nil && !*p.Enabled {
+			_, err = tx.ExecContext(ctx, qFailPending, fmtTime(p.At), p.ID)
+		}
+		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // WebhookEndpointDelete implements messaging.Store. Its deliveries go with
@@ -105,12 +176,20 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 	})
 }
 
+// deliveryCols are the columns scanDelivery reads, with the payload; a
+// listing reads NULL in its place.
+const deliveryCols = `seq, endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, attempts, due_at, lease_owner,
+	last_status, last_error, last_attempt_at, delivered_at, created_at`
+
+var listDeliveryCols = strings.Replace(deliveryCols, "payload", "NULL", 1)
+
 // scanDelivery scans a webhook delivery without its endpoint's URL and
-// secret.
+// secrets.
 func scanDelivery(sc scanner) (*messaging.WebhookDelivery, error) {
 	var d messaging.WebhookDelivery
-	if err := sc.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.Payload, &d.State,
-		&d.Attempts, storedTime{&d.DueAt}, &d.LeaseOwner, &d.LastStatus, &d.LastError, storedTime{&d.CreatedAt}); err != nil {
+	if err := sc.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.EventType, &d.Payload, &d.State,
+		&d.Attempts, storedTime{&d.DueAt}, &d.LeaseOwner, &d.LastStatus, &d.LastError, storedTimePtr{&d.LastAttemptAt},
+		storedTimePtr{&d.DeliveredAt}, storedTime{&d.CreatedAt}); err != nil {
 		return nil, err
 	}
 	d.ID = d.Seq
@@ -118,17 +197,18 @@ func scanDelivery(sc scanner) (*messaging.WebhookDelivery, error) {
 }
 
 // qWebhookClaim leases the first pending delivery of each endpoint and
-// message that is due (arguments: owner, lease end, now, limit). It walks
-// the partial index webhook_deliveries_due, and checks for an earlier
-// pending delivery through webhook_deliveries_order.
+// message that is due, of an enabled endpoint (arguments: owner, lease
+// end, now, limit). It walks the partial index webhook_deliveries_due, and
+// checks for an earlier pending delivery through webhook_deliveries_order.
 const qWebhookClaim = `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?, attempts = attempts + 1
 	WHERE seq IN (
 		SELECT d.seq FROM webhook_deliveries d
 		WHERE d.state = 'pending' AND d.due_at <= ?
 		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
 			WHERE e.state = 'pending' AND e.endpoint_id = d.endpoint_id AND e.message_id = d.message_id AND e.seq < d.seq)
+		AND EXISTS (SELECT 1 FROM webhook_endpoints ep WHERE ep.id = d.endpoint_id AND ep.disabled_at IS NULL)
 		ORDER BY d.due_at, d.seq LIMIT ?)
-	RETURNING seq, endpoint_id, workspace_id, message_id, event_id, payload, state, attempts, due_at, lease_owner, last_status, last_error, created_at`
+	RETURNING ` + deliveryCols
 
 // WebhookClaim implements messaging.Store.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
@@ -140,7 +220,8 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 			return err
 		}
 		for _, d := range out {
-			if err := tx.QueryRowContext(ctx, `SELECT url, secret_sealed FROM webhook_endpoints WHERE id = ?`, d.EndpointID).Scan(&d.URL, &d.Secret); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT url, secret_sealed, previous_secret_sealed, previous_secret_expires_at FROM webhook_endpoints WHERE id = ?`,
+				d.EndpointID).Scan(&d.URL, &d.Secret, &d.PreviousSecret, storedTimePtr{&d.PreviousSecretExpiresAt}); err != nil {
 				return err
 			}
 		}
@@ -152,8 +233,9 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 	return out, nil
 }
 
-// WebhookRecord implements messaging.Store. Finished deliveries are deleted,
-// so the outbox holds only pending work.
+// WebhookRecord implements messaging.Store. Finished deliveries are kept,
+// the newest p.Keep of the endpoint; the older are deleted here, through
+// the partial index webhook_deliveries_finished.
 func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var endpoint string
@@ -165,25 +247,83 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		if err != nil {
 			return err
 		}
-		if p.State == messaging.DeliveryPending {
-			_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET due_at = ?, lease_owner = '', last_status = ?, last_error = ? WHERE seq = ?`,
-				fmtTime(p.DueAt), p.LastStatus, p.LastError, p.ID)
-		} else {
-			_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE seq = ?`, p.ID)
+		var delivered *time.Time
+		due := p.DueAt
+		switch p.State {
+		case messaging.DeliveryDelivered:
+			delivered = &p.At
+			due = p.At
+		case messaging.DeliveryFailed:
+			due = p.At
 		}
-		if err != nil {
+		if _, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, due_at = ?, lease_owner = '', last_status = ?, last_error = ?,
+			last_attempt_at = ?, delivered_at = ? WHERE seq = ?`,
+			p.State, fmtTime(due), p.LastStatus, p.LastError, fmtTime(p.At), fmtTimePtr(delivered), p.ID); err != nil {
 			return err
 		}
 		if p.DisableEndpoint {
-			if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL`, fmtTime(p.At), endpoint); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL`,
+				fmtTime(p.At), messaging.DisabledGone, endpoint); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending'`, endpoint); err != nil {
+			if _, err := tx.ExecContext(ctx, qFailPending, fmtTime(p.At), endpoint); err != nil {
 				return err
 			}
 		}
-		return nil
+		if p.State == messaging.DeliveryPending {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' AND seq <= (
+			SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
+			endpoint, endpoint, max(p.Keep, 1))
+		return err
 	})
+}
+
+// WebhookDeliveryList implements messaging.Store, through the index
+// webhook_deliveries_endpoint.
+func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
+	before := p.Before
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	var out []*messaging.WebhookDelivery
+	err := s.readTx(ctx, func(tx *sql.Tx) error {
+		if err := exists(ctx, tx, "webhook_endpoints", p.WorkspaceID, p.EndpointID); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+listDeliveryCols+` FROM webhook_deliveries WHERE endpoint_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+			p.EndpointID, before, p.Limit)
+		out, err = collect(rows, err, scanDelivery)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WebhookRedeliver implements messaging.Store.
+func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
+	var d *messaging.WebhookDelivery
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var leased bool
+		err := tx.QueryRowContext(ctx, `SELECT state = 'pending' AND lease_owner <> '' AND due_at > ? FROM webhook_deliveries
+			WHERE seq = ? AND endpoint_id = ? AND workspace_id = ?`, fmtTime(p.Now), p.ID, p.EndpointID, p.WorkspaceID).Scan(&leased)
+		if err != nil {
+			return err // no row: not found
+		}
+		if leased {
+			return messaging.ErrConflict
+		}
+		d, err = scanDelivery(tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET state = 'pending', due_at = ?, lease_owner = '', delivered_at = NULL
+			WHERE seq = ? RETURNING `+listDeliveryCols, fmtTime(p.Now), p.ID))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // MessageGetByIdempotencyKey implements messaging.Store.

@@ -102,10 +102,14 @@ var (
 			updated_at = ?, lease_owner = ''
 			WHERE id = ? AND workspace_id = ? AND status = ?
 			RETURNING ` + messageCols
+	// qQueueEvent queues an event for the enabled endpoints of its
+	// workspace that subscribe to its type (events '' or holding it).
 	qQueueEvent = `INSERT INTO webhook_deliveries
-		(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at)
-		SELECT id, workspace_id, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
-		WHERE workspace_id = ? AND disabled_at IS NULL ORDER BY created_at, id`
+		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at)
+		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
+		WHERE workspace_id = ? AND disabled_at IS NULL
+			AND (events = '' OR instr(' ' || events || ' ', ' ' || ? || ' ') > 0)
+		ORDER BY created_at, id`
 )
 
 // hotWrites are prepared once on the writer connection (see stmt).

@@ -44,6 +44,7 @@ type storeState struct {
 	Message         *messaging.Message
 	NewMessage      bool
 	Endpoints       []*messaging.WebhookEndpoint
+	Deliveries      []*messaging.WebhookDelivery
 	MessageByIdem   *messaging.Message
 	MessageByProvID *messaging.Message
 	Connections     []*messaging.ChannelConnection
@@ -83,6 +84,10 @@ func readState(t *testing.T, s messaging.Store) storeState {
 	st.NewMessage = exists("MessageGet(msg_3)", err)
 	st.Endpoints, err = s.WebhookEndpointList(ctx, "a")
 	check("WebhookEndpointList", err)
+	if len(st.Endpoints) > 0 {
+		st.Deliveries, err = s.WebhookDeliveryList(ctx, &messaging.WebhookDeliveryListParams{WorkspaceID: "a", EndpointID: st.Endpoints[0].ID, Limit: 100})
+		check("WebhookDeliveryList", err)
+	}
 	st.MessageByIdem, err = s.MessageGetByIdempotencyKey(ctx, "a", "idem-1")
 	check("MessageGetByIdempotencyKey", err)
 	st.MessageByProvID, err = s.MessageGetByProviderID(ctx, "wamid.2")
@@ -258,8 +263,19 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		}},
 		{"WebhookEndpointCreate", func(ctx context.Context) error { return s.WebhookEndpointCreate(ctx, endpoint("a", "we_2", 3)) }},
 		{"WebhookEndpointList", func(ctx context.Context) error { _, err := s.WebhookEndpointList(ctx, "a"); return err }},
+		{"WebhookEndpointGet", func(ctx context.Context) error { _, err := s.WebhookEndpointGet(ctx, "a", "we_1"); return err }},
 		{"WebhookEndpointUpdate", func(ctx context.Context) error {
-			return s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", SecretSealed: []byte("sealed-new")})
+			off := false
+			_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", SecretSealed: []byte("sealed-new"), Enabled: &off, At: at(3)})
+			return err
+		}},
+		{"WebhookDeliveryList", func(ctx context.Context) error {
+			_, err := s.WebhookDeliveryList(ctx, &messaging.WebhookDeliveryListParams{WorkspaceID: "a", EndpointID: "we_1", Limit: 10})
+			return err
+		}},
+		{"WebhookRedeliver", func(ctx context.Context) error {
+			_, err := s.WebhookRedeliver(ctx, &messaging.WebhookRedeliverParams{WorkspaceID: "a", EndpointID: "we_1", ID: d.ID, Now: later})
+			return err
 		}},
 		{"WebhookEndpointDelete", func(ctx context.Context) error { return s.WebhookEndpointDelete(ctx, "a", "we_1") }},
 		{"WebhookClaim", func(ctx context.Context) error {

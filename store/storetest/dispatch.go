@@ -336,16 +336,19 @@ func testWebhookEndpointUpdate(t *testing.T, s messaging.Store) {
 			t.Fatal(err)
 		}
 	}
-	wantErr(t, "update endpoint of other workspace", s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "b", ID: "we_1", SecretSealed: []byte("x")}), messaging.ErrNotFound)
-	wantErr(t, "update missing endpoint", s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_9", SecretSealed: []byte("x")}), messaging.ErrNotFound)
+	_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "b", ID: "we_1", SecretSealed: []byte("x")})
+	wantErr(t, "update endpoint of other workspace", err, messaging.ErrNotFound)
+	_, err = s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_9", SecretSealed: []byte("x")})
+	wantErr(t, "update missing endpoint", err, messaging.ErrNotFound)
 
 	// A pending delivery of we_2 is kept and claimed with the new secret.
 	if _, _, err := s.MessageCreate(ctx, queuedMessage("a", "msg_1", at(0))); err != nil {
 		t.Fatal(err)
 	}
 	statusChange(t, s, "a", "msg_1", "queued", "sent", "evt_1", 10)
+	on := true
 	for _, id := range []string{"we_1", "we_2"} {
-		if err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: id, SecretSealed: []byte("new-" + id)}); err != nil {
+		if _, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: id, SecretSealed: []byte("new-" + id), Enabled: &on}); err != nil {
 			t.Fatal(err)
 		}
 	}

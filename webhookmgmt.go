@@ -1,0 +1,329 @@
+package messaging
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The management of webhook endpoints: reading, changing, disabling,
+// rotating their secret, testing them, and the history of their
+// deliveries.
+//
+// Enabled and disabled: an endpoint is disabled while its DisabledAt is
+// set, either because it answered 410 Gone (DisabledReason DisabledGone)
+// or because its operator disabled it (DisabledByOperator); the two are
+// one state with a reason. A disabled endpoint gets no new events, its
+// pending deliveries are failed ("endpoint disabled") and nothing of it is
+// claimed. Enabling it (EditWebhookEndpoint with Enabled true, or a new
+// secret from UpdateWebhookEndpoint) clears both fields, whatever the
+// reason; its failed deliveries stay failed until redelivered. Disabling a
+// disabled endpoint keeps its first DisabledAt and reason.
+
+// Event types that webhook endpoints can subscribe to.
+const (
+	// EventWebhookTest is the type of the event TestWebhookEndpoint sends.
+	EventWebhookTest = "webhook.test"
+)
+
+// WebhookEventTypes returns the event types a webhook endpoint can
+// subscribe to (WebhookEndpointParams.Events).
+func WebhookEventTypes() []string {
+	return []string{EventMessageStatusUpdated, EventWebhookTest}
+}
+
+// MaxWebhookDescription is the most characters of a webhook endpoint's
+// description.
+const MaxWebhookDescription = 500
+
+// WebhookSecretOverlap is how long the previous secret of an endpoint
+// keeps signing deliveries after RotateWebhookSecret, beside the new one.
+const WebhookSecretOverlap = 24 * time.Hour
+
+// webhookEvents validates and normalizes the event types of an endpoint:
+// sorted, without duplicates; nil when empty (every type).
+func webhookEvents(events []string) ([]string, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	known := WebhookEventTypes()
+	out := make([]string, 0, len(events))
+	for _, e := range events {
+		if !slices.Contains(known, e) {
+			return nil, validationError("events", "unknown event type %q; known types: %s", e, strings.Join(known, ", "))
+		}
+		out = append(out, e)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// validateWebhookURL checks a webhook URL: an absolute http or https URL
+// whose host, when it is an IP address or the name localhost, is one the
+// address guard lets deliveries reach (WebhookOptions.AllowLoopback and
+// AllowPrivate). Other names are checked when a delivery connects, after
+// resolution.
+func (s *Service) validateWebhookURL(raw string) error {
+	if err := validateHTTPURL("url", raw); err != nil {
+		return err
+	}
+	u, _ := url.Parse(raw)
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	o := s.hooks.opts
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		if !o.AllowLoopback && !o.AllowPrivate {
+			return validationError("url", "host %s is a loopback address, which this deployment does not deliver to (WebhookOptions.AllowLoopback)", u.Hostname())
+		}
+		return nil
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		if ip := net.ParseIP(host); ip == nil {
+			return nil // a name: checked at connect time
+		}
+		return validationError("url", "host %s is not a valid IP address", u.Hostname())
+	}
+	if webhookAddressAllowed(a.String(), o) {
+		return nil
+	}
+	if classifyAddr(a) == addrLoopback {
+		return validationError("url", "host %s is a loopback address, which this deployment does not deliver to (WebhookOptions.AllowLoopback)", u.Hostname())
+	}
+	return validationError("url", "host %s is a private, link-local or other special-purpose address, which webhooks never reach (WebhookOptions.AllowPrivate)", u.Hostname())
+}
+
+// WebhookAddressPolicy reports which addresses the service's webhooks may
+// reach (WebhookOptions.AllowLoopback and AllowPrivate), so that another
+// service (a dry run of a configuration) can judge URLs the same way.
+func (s *Service) WebhookAddressPolicy() (allowLoopback, allowPrivate bool) {
+	return s.hooks.opts.AllowLoopback, s.hooks.opts.AllowPrivate
+}
+
+// GetWebhookEndpoint returns one endpoint of the workspace.
+func (s *Service) GetWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error) {
+	e, err := s.store.WebhookEndpointGet(ctx, workspaceID, id)
+	if err != nil {
+		return nil, wrapStoreError(err, "webhook endpoint", id)
+	}
+	return e, nil
+}
+
+// EditWebhookEndpointParams are the arguments of EditWebhookEndpoint. Nil
+// fields are left unchanged; at least one must be set.
+type EditWebhookEndpointParams struct {
+	WorkspaceID string `json:"-"`
+	ID          string `json:"-"`
+	// URL, as in WebhookEndpointParams.
+	URL *string `json:"url"`
+	// Events, as in WebhookEndpointParams: empty means every type.
+	Events *[]string `json:"events"`
+	// Description, as in WebhookEndpointParams; "" clears it.
+	Description *string `json:"description"`
+	// Enabled enables or disables the endpoint (see the package's notes on
+	// webhook management above GetWebhookEndpoint).
+	Enabled *bool `json:"enabled"`
+}
+
+// EditWebhookEndpoint changes an endpoint of the workspace and returns it
+// as changed. A new URL goes through the address guard as at creation.
+// Disabling fails its pending deliveries; enabling clears a 410 Gone too.
+func (s *Service) EditWebhookEndpoint(ctx context.Context, p *EditWebhookEndpointParams) (*WebhookEndpoint, error) {
+	if p == nil || (p.URL == nil && p.Events == nil && p.Description == nil && p.Enabled == nil) {
+		return nil, validationError("body", "must set at least one of url, events, description, enabled")
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
+	up := &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, URL: p.URL, Description: p.Description, Enabled: p.Enabled, At: s.now()}
+	if p.URL != nil {
+		if err := s.validateWebhookURL(*p.URL); err != nil {
+			return nil, err
+		}
+	}
+	if p.Events != nil {
+		events, err := webhookEvents(*p.Events)
+		if err != nil {
+			return nil, err
+		}
+		up.Events = &events
+	}
+	if p.Description != nil {
+		if err := checkLen("description", *p.Description, MaxWebhookDescription); err != nil {
+			return nil, err
+		}
+	}
+	e, err := s.store.WebhookEndpointUpdate(ctx, up)
+	if err != nil {
+		return nil, wrapStoreError(err, "webhook endpoint", p.ID)
+	}
+	s.audit(ctx, p.WorkspaceID, AuditWebhookUpdated, p.ID)
+	return e, nil
+}
+
+// RotateWebhookSecret gives an endpoint of the workspace a new random
+// signing secret and returns it (in clear, only here) with the endpoint.
+// The replaced secret keeps signing beside the new one for
+// WebhookSecretOverlap: each delivery's webhook-signature header then holds
+// two signatures, so receivers can switch secrets without losing events.
+// A secret replaced earlier and still in its overlap stops signing.
+func (s *Service) RotateWebhookSecret(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, "", err
+	}
+	sealed, err := s.seal(b[:])
+	if err != nil {
+		return nil, "", err
+	}
+	until := s.now().Add(WebhookSecretOverlap)
+	e, err := s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: workspaceID, ID: id, SecretSealed: sealed, PreviousUntil: &until, At: s.now()})
+	if err != nil {
+		return nil, "", wrapStoreError(err, "webhook endpoint", id)
+	}
+	s.audit(ctx, workspaceID, AuditWebhookRotated, id)
+	return e, "whsec_" + base64.StdEncoding.EncodeToString(b[:]), nil
+}
+
+// WebhookTestResult is the outcome of TestWebhookEndpoint.
+type WebhookTestResult struct {
+	// StatusCode is the receiver's answer; 0 when there was none.
+	StatusCode int
+	// Latency is the time from sending to the answer, on the service's
+	// clock.
+	Latency time.Duration
+	// Error says why there was no answer (refused by the address guard,
+	// timeout, connection failed); empty when there was one.
+	Error string
+}
+
+// TestWebhookEndpoint sends a webhook.test event to an endpoint of the
+// workspace now, signed and guarded like every delivery and bounded by
+// WebhookOptions.Timeout, and returns the receiver's answer. It is sent
+// whether the endpoint is enabled or not and whatever events it
+// subscribes to, and is neither stored nor retried. An endpoint that does
+// not answer is a result with Error, not an error.
+func (s *Service) TestWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookTestResult, error) {
+	e, err := s.GetWebhookEndpoint(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	w := s.hooks
+	keys, err := w.keys(e.SecretSealed, e.PreviousSecretSealed, e.PreviousSecretExpiresAt)
+	if err != nil {
+		return nil, err
+	}
+	evID, now := NewID("evt"), s.now()
+	payload, err := json.Marshal(struct {
+		ID        string   `json:"id"`
+		Type      string   `json:"type"`
+		CreatedAt jsonTime `json:"created_at"`
+		Data      struct {
+			EndpointID string `json:"endpoint_id"`
+		} `json:"data"`
+	}{ID: evID, Type: EventWebhookTest, CreatedAt: jsonTime(now), Data: struct {
+		EndpointID string `json:"endpoint_id"`
+	}{e.ID}})
+	if err != nil {
+		return nil, err
+	}
+	status, err := w.post(ctx, e.URL, evID, payload, keys)
+	res := &WebhookTestResult{StatusCode: status, Latency: s.now().Sub(now)}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		res.Error = err.Error()
+	}
+	return res, nil
+}
+
+// MaxWebhookDeliveryPage is the most deliveries of one page of
+// ListWebhookDeliveries.
+const MaxWebhookDeliveryPage = 100
+
+// WebhookDeliveryID returns the id of a delivery in the API: "whd_"
+// followed by its Seq.
+func WebhookDeliveryID(d *WebhookDelivery) string { return "whd_" + strconv.FormatInt(d.Seq, 10) }
+
+// ListWebhookDeliveries returns the deliveries of an endpoint of the
+// workspace, newest first, limit at most (default 50, at most
+// MaxWebhookDeliveryPage), after the cursor a previous page returned, and
+// the cursor of the next page ("" on the last). Pending deliveries are
+// listed with the finished ones the store keeps: the newest
+// WebhookOptions.KeepFinished per endpoint.
+func (s *Service) ListWebhookDeliveries(ctx context.Context, workspaceID, endpointID, cursor string, limit int) (deliveries []*WebhookDelivery, next string, err error) {
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > MaxWebhookDeliveryPage {
+		return nil, "", validationError("limit", "must be 1 to %d", MaxWebhookDeliveryPage)
+	}
+	var before int64
+	if cursor != "" {
+		before, err = strconv.ParseInt(cursor, 10, 64)
+		if err != nil || before < 1 {
+			return nil, "", validationError("cursor", "is not a cursor this API returned")
+		}
+	}
+	list, err := s.store.WebhookDeliveryList(ctx, &WebhookDeliveryListParams{WorkspaceID: workspaceID, EndpointID: endpointID, Before: before, Limit: limit + 1})
+	if err != nil {
+		return nil, "", wrapStoreError(err, "webhook endpoint", endpointID)
+	}
+	if len(list) > limit {
+		list = list[:limit]
+		next = strconv.FormatInt(list[limit-1].Seq, 10)
+	}
+	if list == nil {
+		list = []*WebhookDelivery{}
+	}
+	return list, next, nil
+}
+
+// RedeliverWebhook queues a delivery of an endpoint of the workspace
+// (deliveryID as WebhookDeliveryID gives it) again as a new attempt due
+// now, whether it is pending, failed or delivered, and returns it. The
+// event keeps its id, so receivers that deduplicate by webhook-id see a
+// repeat. Attempts keep counting: a redelivered delivery that fails is
+// retried only while the schedule has attempts left (a delivery that had
+// failed for good gets this one attempt). A delivery whose attempt is
+// under way (leased) is a conflict, as is a delivery of a disabled
+// endpoint (enable it first).
+func (s *Service) RedeliverWebhook(ctx context.Context, workspaceID, endpointID, deliveryID string) (*WebhookDelivery, error) {
+	e, err := s.GetWebhookEndpoint(ctx, workspaceID, endpointID)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := strconv.ParseInt(strings.TrimPrefix(deliveryID, "whd_"), 10, 64)
+	if err != nil || seq < 1 || !strings.HasPrefix(deliveryID, "whd_") {
+		return nil, notFound("webhook delivery", deliveryID)
+	}
+	if e.DisabledAt != nil {
+		// An unknown delivery is not found, even at a disabled endpoint.
+		ds, err := s.store.WebhookDeliveryList(ctx, &WebhookDeliveryListParams{WorkspaceID: workspaceID, EndpointID: endpointID, Before: seq + 1, Limit: 1})
+		if err != nil {
+			return nil, wrapStoreError(err, "webhook endpoint", endpointID)
+		}
+		if len(ds) == 0 || ds[0].Seq != seq {
+			return nil, notFound("webhook delivery", deliveryID)
+		}
+		return nil, &Error{Code: CodeConflict, Message: "webhook endpoint " + e.ID + " is disabled; enable it before redelivering"}
+	}
+	d, err := s.store.WebhookRedeliver(ctx, &WebhookRedeliverParams{WorkspaceID: workspaceID, EndpointID: endpointID, ID: seq, Now: s.now()})
+	if err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil, &Error{Code: CodeConflict, Message: "webhook delivery " + deliveryID + " is being attempted now; try again when the attempt ends", Err: err}
+		}
+		return nil, wrapStoreError(err, "webhook delivery", deliveryID)
+	}
+	s.wakeWebhooks()
+	return d, nil
+}
