@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
@@ -185,7 +184,7 @@ type workspaceJSON struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
 	Channels  []string  `json:"channels"`
-	CreatedAt time.Time `json:"created_at"`
+	CreatedAt timestamp `json:"created_at"`
 }
 
 func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
@@ -193,7 +192,7 @@ func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
 	if ch == nil {
 		ch = []string{}
 	}
-	return workspaceJSON{ID: w.ID, Name: w.Name, Channels: ch, CreatedAt: w.CreatedAt.UTC()}
+	return workspaceJSON{ID: w.ID, Name: w.Name, Channels: ch, CreatedAt: timestamp(w.CreatedAt)}
 }
 
 // workspaceCreateRequest is the body of POST /admin/v1/workspaces.
@@ -292,8 +291,8 @@ type smsAccountJSON struct {
 	Credit         string    `json:"credit"`
 	TimeZone       string    `json:"timezone"`
 	CostPerSegment string    `json:"cost_per_segment"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	CreatedAt      timestamp `json:"created_at"`
+	UpdatedAt      timestamp `json:"updated_at"`
 	// APIKey is the generated apikey, in the creation answer only.
 	APIKey string `json:"apikey,omitempty"`
 }
@@ -304,7 +303,7 @@ func smsAccountView(a *sms.Account) smsAccountJSON {
 		senders = []string{}
 	}
 	return smsAccountJSON{PartnerID: a.PartnerID, Shortcodes: senders, Credit: a.Credit.String(), TimeZone: a.TimeZone,
-		CostPerSegment: a.CostPerSegment.String(), CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC()}
+		CostPerSegment: a.CostPerSegment.String(), CreatedAt: timestamp(a.CreatedAt), UpdatedAt: timestamp(a.UpdatedAt)}
 }
 
 func (h *Handler) opCreateSMSAccount(w http.ResponseWriter, r *http.Request) error {
@@ -373,12 +372,12 @@ type ledgerEntryJSON struct {
 	Reference string `json:"reference,omitempty"`
 	// MessageID is the providerMessageId of a charged or refunded message.
 	MessageID int64     `json:"message_id,omitempty"`
-	At        time.Time `json:"at"`
+	At        timestamp `json:"at"`
 }
 
 func ledgerView(e *sms.LedgerEntry) ledgerEntryJSON {
 	return ledgerEntryJSON{Seq: e.Seq, Kind: e.Kind, Amount: e.Amount.String(), Balance: e.Balance.String(), Reference: e.Reference,
-		MessageID: e.MessageNumber, At: e.At.UTC()}
+		MessageID: e.MessageNumber, At: timestamp(e.At)}
 }
 
 func (h *Handler) opTopUp(w http.ResponseWriter, r *http.Request) error {

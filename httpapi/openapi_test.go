@@ -292,6 +292,10 @@ func (v *oaValidator) Validate(schema, val any, at string) []string {
 			if isStr {
 				if err := oaFormat(kw, str); err != nil {
 					fail("%s: %v", oaShort(val), err)
+				} else if kw == "date-time" && !strings.HasPrefix(at, "request") && !oaMillis(str) {
+					// Requests take any RFC 3339 time; answers are UTC
+					// with millisecond precision, as the document says.
+					fail("%s: not a UTC time with millisecond precision (2006-01-02T15:04:05.000Z)", oaShort(val))
 				}
 			}
 		case "oneOf", "anyOf":
@@ -317,6 +321,12 @@ func (v *oaValidator) Validate(schema, val any, at string) []string {
 	return errs
 }
 
+// oaMillis reports whether s is written as the API writes times: UTC
+// with millisecond precision.
+func oaMillis(s string) bool {
+	return len(s) == len("2006-01-02T15:04:05.000Z") && s[19] == '.' && s[len(s)-1] == 'Z'
+}
+
 // oaFormat checks the formats the document uses.
 func oaFormat(format any, s string) error {
 	switch format {
@@ -324,6 +334,7 @@ func oaFormat(format any, s string) error {
 		if _, err := time.Parse(time.RFC3339, s); err != nil {
 			return fmt.Errorf("not an RFC 3339 date-time: %v", err)
 		}
+
 	case "uri":
 		if u, err := url.Parse(s); err != nil || !u.IsAbs() || u.Host == "" {
 			return errors.New("not an absolute URI")

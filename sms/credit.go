@@ -32,8 +32,11 @@ func (c Credit) String() string {
 // two decimals ("100", "100.5", "0.25") and at most MaxCredit.
 func ParseCredit(s string) (Credit, error) {
 	whole, frac, hasDot := strings.Cut(s, ".")
-	if whole == "" || len(whole) > 13 || !allDigits(whole) || (hasDot && (frac == "" || len(frac) > 2 || !allDigits(frac))) {
+	if whole == "" || !allDigits(whole) || (hasDot && (frac == "" || len(frac) > 2 || !allDigits(frac))) {
 		return 0, fmt.Errorf("must be a non-negative amount with at most two decimals (got %q)", s)
+	}
+	if len(strings.TrimLeft(whole, "0")) > 13 {
+		return 0, fmt.Errorf("must be at most %s (got %q)", MaxCredit, s)
 	}
 	w, err := strconv.ParseInt(whole, 10, 64)
 	if err != nil {

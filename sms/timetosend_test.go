@@ -3,6 +3,7 @@ package sms_test
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,12 @@ func TestCredit(t *testing.T) {
 	for _, bad := range []string{"", "-1", "+1", "1.234", "1.", ".5", "1e3", "abc", "1,5", " 1", "1000000000000.01", "99999999999999999999"} {
 		if got, err := sms.ParseCredit(bad); err == nil {
 			t.Errorf("ParseCredit(%q) = %s, want an error", bad, got)
+		}
+	}
+	// Too large is said as such, however many digits.
+	for _, big := range []string{"1000000000000.01", "99999999999999", "99999999999999999999"} {
+		if _, err := sms.ParseCredit(big); err == nil || !strings.Contains(err.Error(), "at most 1000000000000.00") {
+			t.Errorf("ParseCredit(%q): %v, want an error naming the largest amount", big, err)
 		}
 	}
 	if s := sms.Credit(-150).String(); s != "-1.50" {
