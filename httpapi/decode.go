@@ -36,14 +36,9 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, text
 	if ct == "" || err != nil || mt != "application/json" || (params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
 		return badRequest("Content-Type", "must be application/json (got %q)", ct)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	body, err := h.readBody(w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &apiError{code: CodePayloadTooLarge, status: http.StatusRequestEntityTooLarge,
-				message: fmt.Sprintf("body: must be at most %d bytes", h.maxBody)}
-		}
-		return badRequest("body", "could not be read")
+		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("body", "is required: a JSON object")
@@ -86,14 +81,9 @@ func (h *Handler) decodeEmpty(w http.ResponseWriter, r *http.Request) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	body, err := h.readBody(w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return &apiError{code: CodePayloadTooLarge, status: http.StatusRequestEntityTooLarge,
-				message: fmt.Sprintf("body: must be at most %d bytes", h.maxBody)}
-		}
-		return badRequest("body", "could not be read")
+		return err
 	}
 	if len(body) == 0 {
 		return nil
@@ -350,4 +340,19 @@ func query(r *http.Request, allowed ...string) (map[string]string, error) {
 func noQuery(r *http.Request) error {
 	_, err := query(r)
 	return err
+}
+
+// readBody reads r's body, at most Options.MaxBodyBytes: a longer one is
+// 413 payload_too_large.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &apiError{code: CodePayloadTooLarge, status: http.StatusRequestEntityTooLarge,
+				message: fmt.Sprintf("body: must be at most %d bytes", h.maxBody)}
+		}
+		return nil, badRequest("body", "could not be read")
+	}
+	return body, nil
 }

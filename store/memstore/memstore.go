@@ -264,6 +264,12 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 	return out, nil
 }
 
+// keyOf returns the key id of the workspace ws. s.mu is held.
+func (s *Store) keyOf(ws, id string) (*messaging.APIKey, bool) {
+	k, ok := s.keys[id]
+	return k, ok && k.WorkspaceID == ws
+}
+
 // APIKeyRevoke implements messaging.Store.
 func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
 	unlock, err := s.lock(ctx)
@@ -271,8 +277,8 @@ func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParam
 		return err
 	}
 	defer unlock()
-	k, ok := s.keys[p.ID]
-	if !ok || k.WorkspaceID != p.WorkspaceID {
+	k, ok := s.keyOf(p.WorkspaceID, p.ID)
+	if !ok {
 		return messaging.ErrNotFound
 	}
 	if k.RevokedAt == nil {
@@ -288,8 +294,8 @@ func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParam
 		return err
 	}
 	defer unlock()
-	k, ok := s.keys[p.ID]
-	if !ok || k.WorkspaceID != p.WorkspaceID {
+	k, ok := s.keyOf(p.WorkspaceID, p.ID)
+	if !ok {
 		return messaging.ErrNotFound
 	}
 	k.Scopes, k.ExpiresAt = slices.Clone(p.Scopes), copyTime(p.ExpiresAt)
@@ -303,8 +309,8 @@ func (s *Store) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams)
 		return err
 	}
 	defer unlock()
-	k, ok := s.keys[p.ID]
-	if !ok || k.WorkspaceID != p.WorkspaceID {
+	k, ok := s.keyOf(p.WorkspaceID, p.ID)
+	if !ok {
 		return nil
 	}
 	if k.LastUsedAt == nil || k.LastUsedAt.Before(p.At) {
