@@ -16,3 +16,6 @@ func SetKeyTouchQueue(s *Service, n int) {
 	defer s.touches.mu.Unlock()
 	s.touches.limit = n
 }
+
+// DispatchDefaults returns o with the dispatcher's defaults filled in.
+func DispatchDefaults(o DispatchOptions) DispatchOptions { return o.withDefaults() }
