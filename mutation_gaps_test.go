@@ -80,3 +80,101 @@ func TestConnectLimits(t *testing.T) {
 		wantError(t, err, messaging.CodeValidation, tc.field)
 	}
 }
+
+// TestSendLimitsAreInclusive: every limit of a template send accepts its
+// exact maximum (the send then only misses its template) and refuses one
+// more, naming the field.
+func TestSendLimitsAreInclusive(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	text := func(n int) []messaging.SendParameter {
+		ps := make([]messaging.SendParameter, n)
+		for i := range ps {
+			ps[i] = messaging.SendParameter{Type: "text", Text: "x"}
+		}
+		return ps
+	}
+	body := func(n int) messaging.SendComponent { return messaging.SendComponent{Type: "body", Parameters: text(n)} }
+	button := func(idx int, ps ...messaging.SendParameter) messaging.SendComponent {
+		return messaging.SendComponent{Type: "button", SubType: "url", Index: &idx, Parameters: ps}
+	}
+	many := func(n int) []messaging.SendComponent {
+		cs := make([]messaging.SendComponent, n)
+		for i := range cs {
+			cs[i] = body(1)
+		}
+		return cs
+	}
+	for _, tc := range []struct {
+		name  string
+		comps []messaging.SendComponent
+		key   string
+		field string // "" = valid (template_not_found follows)
+	}{
+		{"20 components", many(20), "", ""},
+		{"21 components", many(21), "", "components"},
+		{"100 parameters", []messaging.SendComponent{body(100)}, "", ""},
+		{"101 parameters", []messaging.SendComponent{body(101)}, "", "components[0].parameters"},
+		{"button index 9", []messaging.SendComponent{button(9, text(1)...)}, "", ""},
+		{"button index 10", []messaging.SendComponent{button(10, text(1)...)}, "", "components[0].index"},
+		{"coupon of 15", []messaging.SendComponent{{Type: "button", SubType: "copy_code", Index: ptr(0), Parameters: []messaging.SendParameter{{Type: "coupon_code", CouponCode: strings.Repeat("C", 15)}}}}, "", ""},
+		{"coupon of 16", []messaging.SendComponent{{Type: "button", SubType: "copy_code", Index: ptr(0), Parameters: []messaging.SendParameter{{Type: "coupon_code", CouponCode: strings.Repeat("C", 16)}}}}, "", "components[0].parameters[0].coupon_code"},
+		{"a bad text after a good one", []messaging.SendComponent{{Type: "body", Parameters: []messaging.SendParameter{{Type: "text", Text: "ok"}, {Type: "text", Text: strings.Repeat("x", messaging.MaxParamText+1)}}}}, "", "components[0].parameters[1].text"},
+		{"a bad payload after a good one", []messaging.SendComponent{{Type: "button", SubType: "quick_reply", Index: ptr(0), Parameters: []messaging.SendParameter{{Type: "payload", Payload: "ok"}, {Type: "payload", Payload: strings.Repeat("p", 129)}}}}, "", "components[0].parameters[1].payload"},
+		{"idempotency key with ~", nil, "key~1", ""},
+		{"idempotency key with DEL", nil, "key\x7f1", "idempotency_key"},
+	} {
+		_, err := f.acme.Messages.SendTemplate(f.ctx, &messaging.SendTemplateParams{To: "+254712345678", TemplateName: "nope", Language: "en",
+			Components: tc.comps, IdempotencyKey: tc.key})
+		if tc.field == "" {
+			if messaging.ErrorCode(err) != messaging.CodeTemplateNotFound {
+				t.Errorf("%s: %v, want it valid (template_not_found)", tc.name, err)
+			}
+			continue
+		}
+		wantError(t, err, messaging.CodeValidation, tc.field)
+	}
+}
+
+// TestContactLimitsAreInclusive: MaxTags tags and page MaxPage are
+// accepted; one more is refused.
+func TestContactLimitsAreInclusive(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	tags := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = "t" + strings.Repeat("x", i%5) + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		}
+		return out
+	}
+	if _, err := f.acme.Contacts.Create(f.ctx, &messaging.ContactCreateParams{FirstName: "Tag", Phone: "+254712345001", Tags: tags(messaging.MaxTags)}); err != nil {
+		t.Errorf("%d tags: %v", messaging.MaxTags, err)
+	}
+	_, err := f.acme.Contacts.Create(f.ctx, &messaging.ContactCreateParams{FirstName: "Tag", Phone: "+254712345002", Tags: tags(messaging.MaxTags + 1)})
+	wantError(t, err, messaging.CodeValidation, "tags")
+	if _, err := f.acme.Contacts.List(f.ctx, &messaging.ContactQuery{Page: messaging.MaxPage}); err != nil {
+		t.Errorf("page %d: %v", messaging.MaxPage, err)
+	}
+	_, err = f.acme.Contacts.List(f.ctx, &messaging.ContactQuery{Page: messaging.MaxPage + 1})
+	wantError(t, err, messaging.CodeValidation, "page")
+}
+
+// TestErrorIsComparesMessages: errors.Is with a target that has a message
+// matches only that message; without one, any of the code.
+func TestErrorIsComparesMessages(t *testing.T) {
+	t.Parallel()
+	err := error(&messaging.Error{Code: messaging.CodeConflict, Message: "name: taken"})
+	if !errors.Is(err, &messaging.Error{Code: messaging.CodeConflict}) {
+		t.Error("a target without message does not match its code")
+	}
+	if !errors.Is(err, &messaging.Error{Code: messaging.CodeConflict, Message: "name: taken"}) {
+		t.Error("a target with the same message does not match")
+	}
+	if errors.Is(err, &messaging.Error{Code: messaging.CodeConflict, Message: "other"}) {
+		t.Error("a target with another message matches")
+	}
+	if errors.Is(err, &messaging.Error{Code: messaging.CodeNotFound}) {
+		t.Error("a target of another code matches")
+	}
+}
