@@ -178,3 +178,86 @@ func TestErrorIsComparesMessages(t *testing.T) {
 		t.Error("a target of another code matches")
 	}
 }
+
+// TestTemplateEventChangesOnlyTheReasonOrID: an event that changes only
+// the reason, or only the provider's id, is stored.
+func TestTemplateEventChangesOnlyTheReasonOrID(t *testing.T) {
+	t.Parallel()
+	f := newLifeFixture(t, &tokenRefuser{})
+	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := f.svc.Workspace("acme").Templates.Create(f.ctx, approved("greeting", body("Hi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(ev messaging.TemplateEvent) *messaging.Template {
+		t.Helper()
+		ev.WABAID, ev.Name, ev.Language = "5555", "greeting", "en"
+		if _, err := f.svc.ApplyTemplateEvent(f.ctx, &ev); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.svc.Workspace("acme").Templates.Get(f.ctx, tpl.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	apply(messaging.TemplateEvent{Event: "PAUSED", Reason: "LOW_QUALITY", ProviderTemplateID: "77"})
+	if got := apply(messaging.TemplateEvent{Event: "PAUSED", Reason: "FIRST_PAUSE", ProviderTemplateID: "77"}); got.StatusReason != "FIRST_PAUSE" {
+		t.Errorf("a new reason in the same state: %q, want FIRST_PAUSE", got.StatusReason)
+	}
+	// A template listed by name gets the provider's id from a later event.
+	tpl2, err := f.svc.Workspace("acme").Templates.Create(f.ctx, approved("second", body("Hi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "second", Language: "en", Event: "APPROVED", ProviderTemplateID: "88"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.svc.Workspace("acme").Templates.Get(f.ctx, tpl2.ID); got.ProviderTemplateID != "88" {
+		t.Errorf("provider id after an event that only brings it: %q, want 88", got.ProviderTemplateID)
+	}
+}
+
+// TestTemplateAuthoringEdges: braces at the very start, the longest name
+// and sample code, and an edit that would leave the draft state.
+func TestTemplateAuthoringEdges(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ts := f.acme.Templates
+	create := func(name, text string, comps ...messaging.TemplateComponent) error {
+		_, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: name, Category: "UTILITY", Language: "en", Status: "draft",
+			Components: append([]messaging.TemplateComponent{body(text)}, comps...)})
+		return err
+	}
+	for _, text := range []string{"}}x", "}}{{1}}", "{{}}"} {
+		if err := create("braces", text); messaging.ErrorCode(err) != messaging.CodeValidation {
+			t.Errorf("body %q: %v, want a validation_error", text, err)
+		} else if e := wantError(t, err, messaging.CodeValidation, "components[0].text"); e != nil && text != "{{}}" && !strings.Contains(e.Message, "unbalanced") {
+			t.Errorf("body %q: %q, want it called unbalanced", text, e.Message)
+		}
+	}
+	if err := create(strings.Repeat("n", messaging.MaxTemplateName), "Hi"); err != nil {
+		t.Errorf("a name of %d characters: %v", messaging.MaxTemplateName, err)
+	}
+	code := func(example string) messaging.TemplateComponent {
+		return messaging.TemplateComponent{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "COPY_CODE", Example: example}}}
+	}
+	if err := create("code_15", "Hi", code(strings.Repeat("C", 15))); err != nil {
+		t.Errorf("a sample code of 15: %v", err)
+	}
+	wantError(t, create("code_16", "Hi", code(strings.Repeat("C", 16))), messaging.CodeValidation, "components[1].buttons[0].example")
+	d, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "edit_me", Category: "UTILITY", Language: "en", Status: "draft",
+		Components: []messaging.TemplateComponent{body("Hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ts.Update(f.ctx, d.ID, &messaging.TemplateCreateParams{Name: "edit_me", Category: "UTILITY", Language: "en", Status: "approved",
+		Components: []messaging.TemplateComponent{body("Hi")}})
+	wantError(t, err, messaging.CodeValidation, "status")
+	if _, err := ts.Update(f.ctx, d.ID, &messaging.TemplateCreateParams{Name: "edit_me", Category: "UTILITY", Language: "en", Status: "draft",
+		Components: []messaging.TemplateComponent{body("Hello")}}); err != nil {
+		t.Errorf("an edit that says draft: %v", err)
+	}
+}
