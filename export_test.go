@@ -19,3 +19,6 @@ func SetKeyTouchQueue(s *Service, n int) {
 
 // DispatchDefaults returns o with the dispatcher's defaults filled in.
 func DispatchDefaults(o DispatchOptions) DispatchOptions { return o.withDefaults() }
+
+// TemplateSyncOptionsOf returns the template sync options s runs with.
+func TemplateSyncOptionsOf(s *Service) TemplateSyncOptions { return s.syncOpts }

@@ -261,3 +261,38 @@ func TestTemplateAuthoringEdges(t *testing.T) {
 		t.Errorf("an edit that says draft: %v", err)
 	}
 }
+
+// TestTemplateSyncDefaults: zero means the documented defaults; a negative
+// interval (at start only) and a given one are kept.
+func TestTemplateSyncDefaults(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want messaging.TemplateSyncOptions }{
+		{messaging.TemplateSyncOptions{}, messaging.TemplateSyncOptions{Every: time.Hour, Lease: 5 * time.Minute, ResubmitAfter: time.Minute}},
+		{messaging.TemplateSyncOptions{Every: -1, Lease: time.Second, ResubmitAfter: time.Second}, messaging.TemplateSyncOptions{Every: -1, Lease: time.Second, ResubmitAfter: time.Second}},
+		{messaging.TemplateSyncOptions{Every: 5 * time.Minute}, messaging.TemplateSyncOptions{Every: 5 * time.Minute, Lease: 5 * time.Minute, ResubmitAfter: time.Minute}},
+	} {
+		svc, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{TemplateSync: tc.in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := messaging.TemplateSyncOptionsOf(svc); got != tc.want {
+			t.Errorf("TemplateSync %+v: runs with %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestMediaURLOfMaxLength: a media link of exactly MaxURL bytes is
+// accepted, one more is refused.
+func TestMediaURLOfMaxLength(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	link := func(n int) string {
+		const head = "https://example.com/"
+		return head + strings.Repeat("a", n-len(head))
+	}
+	if _, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "image", MediaURL: link(messaging.MaxURL)}); err != nil {
+		t.Errorf("a link of %d bytes: %v", messaging.MaxURL, err)
+	}
+	_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "image", MediaURL: link(messaging.MaxURL + 1)})
+	wantError(t, err, messaging.CodeValidation, "media_url")
+}
