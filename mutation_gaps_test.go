@@ -2,6 +2,7 @@ package messaging_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -295,4 +296,154 @@ func TestMediaURLOfMaxLength(t *testing.T) {
 	}
 	_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "image", MediaURL: link(messaging.MaxURL + 1)})
 	wantError(t, err, messaging.CodeValidation, "media_url")
+}
+
+// syncFixture is a Service on a listingProvider with acme's WhatsApp
+// connected (WABA 5555).
+func syncFixture(t *testing.T) (*lifeFixture, *listingProvider) {
+	t.Helper()
+	prov := &listingProvider{}
+	f := newLifeFixture(t, prov)
+	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
+		t.Fatal(err)
+	}
+	return f, prov
+}
+
+// TestSubmissionAnswers: the provider's answer to a submission is what
+// the template becomes: approved at once (with its quality), rejected
+// with its reason, or pending.
+func TestSubmissionAnswers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		answer                  messaging.ProviderTemplate
+		status, reason, quality string
+	}{
+		{messaging.ProviderTemplate{ID: "1", Status: "APPROVED", Quality: "GREEN"}, "approved", "", "GREEN"},
+		{messaging.ProviderTemplate{ID: "2", Status: "REJECTED", Reason: "INVALID_FORMAT"}, "rejected", "INVALID_FORMAT", ""},
+		{messaging.ProviderTemplate{ID: "3", Status: "PENDING"}, "pending", "", ""},
+		{messaging.ProviderTemplate{ID: "4", Status: "SOMETHING_NEW"}, "pending", "", ""},
+		{messaging.ProviderTemplate{ID: "5", Status: "DELETED"}, "pending", "", ""},
+	} {
+		f, prov := syncFixture(t)
+		prov.answer = &tc.answer
+		tpl, err := f.svc.Workspace("acme").Templates.Create(f.ctx, &messaging.TemplateCreateParams{Name: "t", Category: "UTILITY", Language: "en",
+			Components: []messaging.TemplateComponent{body("Hi")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := f.svc.Workspace("acme").Templates.Get(f.ctx, tpl.ID)
+		if got.Status != tc.status || got.StatusReason != tc.reason || got.Quality != tc.quality || got.ProviderTemplateID != tc.answer.ID {
+			t.Errorf("answer %+v: stored %s %q %q id %q; want %s %q %q id %s", tc.answer, got.Status, got.StatusReason, got.Quality, got.ProviderTemplateID,
+				tc.status, tc.reason, tc.quality, tc.answer.ID)
+		}
+	}
+}
+
+// TestDeleteReachesTheProviderOnlyWhenSubmitted: a draft is deleted here
+// only; a submitted template at the provider first.
+func TestDeleteReachesTheProviderOnlyWhenSubmitted(t *testing.T) {
+	t.Parallel()
+	f, prov := syncFixture(t)
+	ts := f.svc.Workspace("acme").Templates
+	d, _ := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "draft_one", Category: "UTILITY", Language: "en", Status: "draft", Components: []messaging.TemplateComponent{body("Hi")}})
+	s, _ := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "submitted_one", Category: "UTILITY", Language: "en", Components: []messaging.TemplateComponent{body("Hi")}})
+	for _, id := range []string{d.ID, s.ID} {
+		if err := ts.Delete(f.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(prov.deleted, []string{"submitted_one"}) {
+		t.Errorf("deleted at the provider: %v, want only submitted_one", prov.deleted)
+	}
+}
+
+// TestSyncMatchesAndChanges: a listed template is matched by the
+// provider's id before its name; each changed field is an update; an
+// empty category keeps ours; an unchanged template is left alone.
+func TestSyncMatchesAndChanges(t *testing.T) {
+	t.Parallel()
+	base := func() *messaging.ProviderTemplate {
+		return &messaging.ProviderTemplate{ID: "10", Name: "promo", Language: "en", Category: "MARKETING", Status: "APPROVED",
+			Components: []messaging.TemplateComponent{body("Sale")}}
+	}
+	for _, tc := range []struct {
+		name    string
+		change  func(p *messaging.ProviderTemplate)
+		updated int
+		check   func(t *testing.T, got *messaging.Template)
+	}{
+		{"unchanged", func(*messaging.ProviderTemplate) {}, 0, nil},
+		{"renamed, same id", func(p *messaging.ProviderTemplate) { p.Name = "promo_v2" }, 1,
+			func(t *testing.T, got *messaging.Template) {
+				if got.Name != "promo_v2" {
+					t.Errorf("name %q", got.Name)
+				}
+			}},
+		{"category", func(p *messaging.ProviderTemplate) { p.Category = "UTILITY" }, 1, nil},
+		{"no category listed", func(p *messaging.ProviderTemplate) { p.Category = "" }, 0,
+			func(t *testing.T, got *messaging.Template) {
+				if got.Category != "MARKETING" {
+					t.Errorf("category %q, want ours kept", got.Category)
+				}
+			}},
+		{"status", func(p *messaging.ProviderTemplate) { p.Status = "PAUSED" }, 1, nil},
+		{"reason", func(p *messaging.ProviderTemplate) { p.Reason = "LOW_QUALITY" }, 1, nil},
+		{"quality", func(p *messaging.ProviderTemplate) { p.Quality = "RED" }, 1, nil},
+		{"language", func(p *messaging.ProviderTemplate) { p.Language = "en_US" }, 1, nil},
+		{"components", func(p *messaging.ProviderTemplate) { p.Components = []messaging.TemplateComponent{body("Sale today")} }, 1, nil},
+		{"header format", func(p *messaging.ProviderTemplate) {
+			p.Components = []messaging.TemplateComponent{{Type: "HEADER", Format: "IMAGE"}, body("Sale")}
+		}, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f, prov := syncFixture(t)
+			prov.list = []*messaging.ProviderTemplate{base()}
+			if res, err := f.svc.SyncTemplates(f.ctx, "acme"); err != nil || res.Created != 1 {
+				t.Fatalf("first sync = %+v, %v", res, err)
+			}
+			changed := base()
+			tc.change(changed)
+			prov.list = []*messaging.ProviderTemplate{changed}
+			f.clock.Advance(time.Minute)
+			res, err := f.svc.SyncTemplates(f.ctx, "acme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Created != 0 || res.Removed != 0 || res.Updated != tc.updated {
+				t.Errorf("second sync = %+v, want %d updated, none created or removed", res, tc.updated)
+			}
+			if tc.check != nil {
+				all, _ := f.store.TemplateList(f.ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
+				if len(all) != 1 {
+					t.Fatalf("%d templates", len(all))
+				}
+				tc.check(t, all[0])
+			}
+		})
+	}
+}
+
+// TestSyncResubmitsAfterExactlyResubmitAfter: a pending template the
+// provider never received is handed over again once ResubmitAfter has
+// passed (inclusive), and counted only when the provider took it.
+func TestSyncResubmitsAfterExactlyResubmitAfter(t *testing.T) {
+	t.Parallel()
+	f, prov := syncFixture(t)
+	prov.submitErr = errors.New("connection refused")
+	if _, err := f.svc.Workspace("acme").Templates.Create(f.ctx, &messaging.TemplateCreateParams{Name: "lost", Category: "UTILITY", Language: "en",
+		Components: []messaging.TemplateComponent{body("Hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Minute) // exactly ResubmitAfter
+	res, err := f.svc.SyncTemplates(f.ctx, "acme")
+	if err != nil || res.Resubmitted != 0 || len(prov.submitted) != 2 {
+		t.Fatalf("sync with the provider still refusing = %+v, %v, submissions %v; want tried again, not counted", res, err, prov.submitted)
+	}
+	prov.submitErr = nil
+	f.clock.Advance(time.Minute)
+	if res, err = f.svc.SyncTemplates(f.ctx, "acme"); err != nil || res.Resubmitted != 1 {
+		t.Errorf("sync with the provider back = %+v, %v; want 1 resubmitted", res, err)
+	}
 }

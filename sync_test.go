@@ -20,6 +20,8 @@ type listingProvider struct {
 	list      []*messaging.ProviderTemplate
 	listErr   error
 	submitErr error
+	// answer, when set, is the provider's answer to a submission.
+	answer    *messaging.ProviderTemplate
 	submitted []string
 	deleted   []string
 	lists     int
@@ -35,6 +37,10 @@ func (p *listingProvider) SubmitTemplate(_ context.Context, _ *messaging.Channel
 	p.submitted = append(p.submitted, t.Name)
 	if p.submitErr != nil {
 		return nil, p.submitErr
+	}
+	if p.answer != nil {
+		a := *p.answer
+		return &a, nil
 	}
 	return &messaging.ProviderTemplate{ID: "sub-" + t.Name, Status: "PENDING"}, nil
 }
