@@ -1,8 +1,12 @@
 package messaging_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -445,5 +449,59 @@ func TestSyncResubmitsAfterExactlyResubmitAfter(t *testing.T) {
 	f.clock.Advance(time.Minute)
 	if res, err = f.svc.SyncTemplates(f.ctx, "acme"); err != nil || res.Resubmitted != 1 {
 		t.Errorf("sync with the provider back = %+v, %v; want 1 resubmitted", res, err)
+	}
+}
+
+// TestDefaultWebhookSchedule: the documented retry schedule.
+func TestDefaultWebhookSchedule(t *testing.T) {
+	t.Parallel()
+	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
+	if got := messaging.DefaultWebhookSchedule(); !slices.Equal(got, want) {
+		t.Errorf("DefaultWebhookSchedule() = %v, want %v", got, want)
+	}
+}
+
+// TestWebhookSecretAndToleranceEdges: secrets of 16 and 64 bytes sign,
+// 15 and 65 do not; a signature exactly the tolerance old or early
+// verifies, one second more does not.
+func TestWebhookSecretAndToleranceEdges(t *testing.T) {
+	t.Parallel()
+	secret := func(n int) string { return "whsec_" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, n)) }
+	at := time.Unix(1_700_000_000, 0)
+	for n, ok := range map[int]bool{15: false, 16: true, 64: true, 65: false} {
+		if _, err := messaging.SignWebhook(secret(n), "msg_1", at, []byte("{}")); (err == nil) != ok {
+			t.Errorf("a secret of %d bytes: %v, want accepted %v", n, err, ok)
+		}
+	}
+	sig, err := messaging.SignWebhook(secret(32), "msg_1", at, []byte("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{"Webhook-Id": {"msg_1"}, "Webhook-Timestamp": {strconv.FormatInt(at.Unix(), 10)}, "Webhook-Signature": {sig}}
+	for _, tc := range []struct {
+		now time.Time
+		ok  bool
+	}{
+		{at.Add(5 * time.Minute), true}, {at.Add(5*time.Minute + time.Second), false},
+		{at.Add(-5 * time.Minute), true}, {at.Add(-5*time.Minute - time.Second), false},
+	} {
+		if err := messaging.VerifyWebhook(secret(32), h, []byte("{}"), tc.now, 5*time.Minute); (err == nil) != tc.ok {
+			t.Errorf("verified at %v from the signature: %v, want ok %v", tc.now.Sub(at), err, tc.ok)
+		}
+	}
+}
+
+// TestValidationEdges: an email of 254 characters, phone digits 0 and 9.
+func TestValidationEdges(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	email := strings.Repeat("a", 254-len("@example.com")) + "@example.com"
+	if _, err := f.acme.Contacts.Create(f.ctx, &messaging.ContactCreateParams{FirstName: "Long", Email: email}); err != nil {
+		t.Errorf("an email of 254 characters: %v", err)
+	}
+	_, err := f.acme.Contacts.Create(f.ctx, &messaging.ContactCreateParams{FirstName: "Long", Email: "a" + email})
+	wantError(t, err, messaging.CodeValidation, "email")
+	if _, digits := messaging.ContactSearchQuery("+254 (0) 790-900"); digits != "2540790900" {
+		t.Errorf("digits of +254 (0) 790-900 = %q, want 2540790900", digits)
 	}
 }
