@@ -505,3 +505,42 @@ func TestValidationEdges(t *testing.T) {
 		t.Errorf("digits of +254 (0) 790-900 = %q, want 2540790900", digits)
 	}
 }
+
+// TestWellFormedKeyEdges: '~' is a visible character of a key, DEL and
+// space are not.
+func TestWellFormedKeyEdges(t *testing.T) {
+	t.Parallel()
+	for key, ok := range map[string]bool{
+		"mk_" + strings.Repeat("a", 16) + "~": true,
+		"mk_" + strings.Repeat("a", 16) + "!": true,
+		"mk_" + strings.Repeat("a", 16) + "\x7f": false,
+		"mk_" + strings.Repeat("a", 16) + " ": false,
+	} {
+		if messaging.WellFormedKey(key) != ok {
+			t.Errorf("WellFormedKey(%q) = %v, want %v", key, !ok, ok)
+		}
+	}
+}
+
+// TestSyncTakesTheProvidersNewID: a template matched by name whose
+// provider id changed (deleted and created again at the provider) takes
+// the new id.
+func TestSyncTakesTheProvidersNewID(t *testing.T) {
+	t.Parallel()
+	f, prov := syncFixture(t)
+	prov.list = []*messaging.ProviderTemplate{{ID: "10", Name: "promo", Language: "en", Category: "MARKETING", Status: "APPROVED",
+		Components: []messaging.TemplateComponent{body("Sale")}}}
+	if _, err := f.svc.SyncTemplates(f.ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	prov.list[0].ID = "11"
+	f.clock.Advance(time.Minute)
+	res, err := f.svc.SyncTemplates(f.ctx, "acme")
+	if err != nil || res.Updated != 1 || res.Created != 0 {
+		t.Fatalf("sync after the id changed = %+v, %v; want 1 updated", res, err)
+	}
+	all, _ := f.store.TemplateList(f.ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
+	if len(all) != 1 || all[0].ProviderTemplateID != "11" {
+		t.Errorf("templates = %+v, want promo with id 11", all)
+	}
+}
