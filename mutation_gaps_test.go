@@ -511,10 +511,10 @@ func TestValidationEdges(t *testing.T) {
 func TestWellFormedKeyEdges(t *testing.T) {
 	t.Parallel()
 	for key, ok := range map[string]bool{
-		"mk_" + strings.Repeat("a", 16) + "~": true,
-		"mk_" + strings.Repeat("a", 16) + "!": true,
+		"mk_" + strings.Repeat("a", 16) + "~":    true,
+		"mk_" + strings.Repeat("a", 16) + "!":    true,
 		"mk_" + strings.Repeat("a", 16) + "\x7f": false,
-		"mk_" + strings.Repeat("a", 16) + " ": false,
+		"mk_" + strings.Repeat("a", 16) + " ":    false,
 	} {
 		if messaging.WellFormedKey(key) != ok {
 			t.Errorf("WellFormedKey(%q) = %v, want %v", key, !ok, ok)
