@@ -2,6 +2,7 @@ package messaging_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -542,5 +543,41 @@ func TestSyncTakesTheProvidersNewID(t *testing.T) {
 	all, _ := f.store.TemplateList(f.ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
 	if len(all) != 1 || all[0].ProviderTemplateID != "11" {
 		t.Errorf("templates = %+v, want promo with id 11", all)
+	}
+}
+
+// staleStore refuses every contact update as stale, counting them.
+type staleStore struct {
+	messaging.Store
+	updates int
+}
+
+func (s *staleStore) ContactUpdate(context.Context, *messaging.ContactReplaceParams) error {
+	s.updates++
+	return messaging.ErrStale
+}
+
+// TestContactUpdateGivesUpOnEndlessRaces: an update that always loses the
+// race stops after a bounded number of attempts with a conflict.
+func TestContactUpdateGivesUpOnEndlessRaces(t *testing.T) {
+	t.Parallel()
+	st := &staleStore{Store: memstore.New()}
+	svc, err := messaging.New(st, fakeprovider.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := svc.Workspace("acme").Contacts.Create(ctx, &messaging.ContactCreateParams{FirstName: "Amina", Phone: "+254712345678"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "Zawadi"
+	_, err = svc.Workspace("acme").Contacts.Update(ctx, c.ID, &messaging.ContactUpdateParams{FirstName: &name})
+	wantError(t, err, messaging.CodeConflict, "")
+	if st.updates < 2 || st.updates > 1001 {
+		t.Errorf("%d update attempts, want a retry and a bound", st.updates)
 	}
 }
