@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"Connections", testConnections},
 		{"AuditEvents", testAuditEvents},
 		{"APIKeyListOrder", testAPIKeyListOrder},
+		{"WebhookSeqGrows", testWebhookSeqGrows},
 		{"ConnectionUpdate", testConnectionUpdate},
 		{"ConnectionPutConcurrent", testConnectionPutConcurrent},
 		{"Leases", testLeases},
