@@ -185,7 +185,10 @@ func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnec
 		return nil, wrapStoreError(err, "workspace", p.WorkspaceID)
 	}
 	s.audit(ctx, p.WorkspaceID, AuditChannelConnected, p.Channel)
-	return s.Connection(ctx, p.WorkspaceID, p.Channel)
+	// c is the connection as stored (ConnectionPut set its generation and
+	// first CreatedAt); the token is not handed back.
+	c.TokenSealed = nil
+	return c, nil
 }
 
 // Connection returns the connection of a workspace on a channel (without

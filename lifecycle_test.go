@@ -44,6 +44,17 @@ func newLifeFixtureAt(t *testing.T, prov messaging.Provider, clock *fakeClock) *
 	return f
 }
 
+// connectedFixture is newLifeFixture with acme's WhatsApp connected:
+// phone-number id 1234, WABA 5555, token EAAGtoken1.
+func connectedFixture(t *testing.T, prov messaging.Provider) *lifeFixture {
+	t.Helper()
+	f := newLifeFixture(t, prov)
+	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func waConnect(ws, phoneID, waba, token string) *messaging.ConnectParams {
 	return &messaging.ConnectParams{WorkspaceID: ws, Channel: messaging.ChannelWhatsApp, AccountID: phoneID, WABAID: waba, AccessToken: token}
 }
@@ -334,10 +345,7 @@ func TestApplyTemplateEventMapping(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.event, func(t *testing.T) {
 			t.Parallel()
-			f := newLifeFixture(t, &tokenRefuser{})
-			if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
-				t.Fatal(err)
-			}
+			f := connectedFixture(t, &tokenRefuser{})
 			tpl, err := f.svc.Workspace("acme").Templates.Create(f.ctx, approved("greeting", body("Hi")))
 			if err != nil {
 				t.Fatal(err)
@@ -360,10 +368,7 @@ func TestApplyTemplateEventMapping(t *testing.T) {
 
 func TestApplyTemplateEventRefusals(t *testing.T) {
 	t.Parallel()
-	f := newLifeFixture(t, &tokenRefuser{})
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
-		t.Fatal(err)
-	}
+	f := connectedFixture(t, &tokenRefuser{})
 	ts := f.svc.Workspace("acme").Templates
 	tpl, err := ts.Create(f.ctx, approved("greeting", body("Hi")))
 	if err != nil {

@@ -96,8 +96,10 @@ type Store interface {
 	// ConnectionPut stores c as the connection of c.WorkspaceID on
 	// c.Channel, replacing an earlier one (credentials, state, sync
 	// outcome; CreatedAt of the earlier one is kept), and connects the
-	// channel (as WorkspaceSetChannel does), in one transaction. c.Generation
-	// is set to one more than the replaced connection's (1 for the first).
+	// channel (as WorkspaceSetChannel does), in one transaction. It sets
+	// c.Generation to one more than the replaced connection's (1 for the
+	// first) and c.CreatedAt to the kept CreatedAt, so that c is the
+	// connection as stored.
 	// ErrNotFound if the workspace does not exist; ErrConflict if a
 	// connection of another workspace that is not disconnected has the
 	// same Channel and AccountID, or (both non-empty) the same WABAID.

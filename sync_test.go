@@ -62,6 +62,14 @@ func (p *listingProvider) ListTemplates(_ context.Context, s *messaging.ChannelS
 	return p.list, p.listErr
 }
 
+// syncFixture is a Service on a listingProvider with acme's WhatsApp
+// connected (WABA 5555).
+func syncFixture(t *testing.T) (*lifeFixture, *listingProvider) {
+	t.Helper()
+	prov := &listingProvider{}
+	return connectedFixture(t, prov), prov
+}
+
 func ptpl(id, name, status string) *messaging.ProviderTemplate {
 	return &messaging.ProviderTemplate{ID: id, Name: name, Language: "en", Category: "UTILITY", Status: status,
 		Components: []messaging.TemplateComponent{body("Hello from " + name)}}
@@ -78,12 +86,8 @@ func names(ts []*messaging.Template) []string {
 
 func TestSyncTemplates(t *testing.T) {
 	t.Parallel()
-	prov := &listingProvider{}
-	f := newLifeFixture(t, prov)
+	f, prov := syncFixture(t)
 	ts := f.svc.Workspace("acme").Templates
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
-		t.Fatal(err)
-	}
 	// Local state: an approved template the provider paused since, one
 	// it deleted, a draft, and a pending one it never received.
 	for _, p := range []*messaging.TemplateCreateParams{approved("paused_there", body("Hi")), approved("deleted_there", body("Hi")),
@@ -156,10 +160,7 @@ func TestSyncTemplates(t *testing.T) {
 func TestSyncTemplatesOneInstanceAtATime(t *testing.T) {
 	t.Parallel()
 	prov := &listingProvider{}
-	f := newLifeFixture(t, prov)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
-		t.Fatal(err)
-	}
+	f := connectedFixture(t, prov)
 	// Another instance holds the account's lease.
 	held, err := f.store.LeaseAcquire(f.ctx, &messaging.LeaseParams{Name: "template-sync:5555", Owner: "other-instance", Now: f.clock.Now(), Until: f.clock.Now().Add(time.Minute)})
 	if err != nil || !held {

@@ -94,8 +94,8 @@ func testConnections(t *testing.T, s messaging.Store) {
 	a2.TokenSealed, a2.TokenHint, a2.Status, a2.StatusReason = []byte("sealed-second"), "zz99", messaging.ConnectionError, "checking"
 	a2.TemplatesSyncedAt, a2.TemplateSyncError = nil, ""
 	mustPut(t, s, a2)
-	if a2.Generation != 2 {
-		t.Errorf("second put: Generation %d, want 2", a2.Generation)
+	if a2.Generation != 2 || !a2.CreatedAt.Equal(at(1)) {
+		t.Errorf("second put: Generation %d, CreatedAt %v; want 2 and the first put's %v", a2.Generation, a2.CreatedAt, at(1))
 	}
 	want = connection("a", "whatsapp", "112", "W1", 50)
 	want.TokenSealed, want.TokenHint, want.Status, want.StatusReason = []byte("sealed-second"), "zz99", messaging.ConnectionError, "checking"

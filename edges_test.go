@@ -189,10 +189,7 @@ func TestErrorIsComparesMessages(t *testing.T) {
 // the reason, or only the provider's id, is stored.
 func TestTemplateEventChangesOnlyTheReasonOrID(t *testing.T) {
 	t.Parallel()
-	f := newLifeFixture(t, &tokenRefuser{})
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
-		t.Fatal(err)
-	}
+	f := connectedFixture(t, &tokenRefuser{})
 	tpl, err := f.svc.Workspace("acme").Templates.Create(f.ctx, approved("greeting", body("Hi")))
 	if err != nil {
 		t.Fatal(err)
@@ -301,18 +298,6 @@ func TestMediaURLOfMaxLength(t *testing.T) {
 	}
 	_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "image", MediaURL: link(messaging.MaxURL + 1)})
 	wantError(t, err, messaging.CodeValidation, "media_url")
-}
-
-// syncFixture is a Service on a listingProvider with acme's WhatsApp
-// connected (WABA 5555).
-func syncFixture(t *testing.T) (*lifeFixture, *listingProvider) {
-	t.Helper()
-	prov := &listingProvider{}
-	f := newLifeFixture(t, prov)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
-		t.Fatal(err)
-	}
-	return f, prov
 }
 
 // TestSubmissionAnswers: the provider's answer to a submission is what
