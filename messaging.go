@@ -232,8 +232,11 @@ type Message struct {
 	Attempts int `json:"-"`
 	// LastError is the error of the last failed attempt, kept while the
 	// message waits for a retry.
-	LastError string    `json:"-"`
-	CreatedAt time.Time `json:"created_at"`
+	LastError string `json:"-"`
+	// History is every change of Status after the message was stored,
+	// oldest first (see Store.MessageUpdateStatus).
+	History   []StatusChange `json:"-"`
+	CreatedAt time.Time      `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
@@ -252,6 +255,7 @@ func (m *Message) Clone() *Message {
 			c.Components[i] = sc
 		}
 	}
+	c.History = slices.Clone(m.History)
 	return &c
 }
 

@@ -133,6 +133,7 @@ type Store interface {
 	// MessageCreate inserts m unless m.IdempotencyKey is non-empty and the
 	// workspace already has a message with that key; then it returns the
 	// existing message and created=false. The check and insert are atomic.
+	// A new message has no History: m.History is not stored.
 	MessageCreate(ctx context.Context, m *Message) (stored *Message, created bool, err error)
 	// MessageGet returns one message of the workspace.
 	MessageGet(ctx context.Context, workspaceID, id string) (*Message, error)
@@ -146,7 +147,8 @@ type Store interface {
 	// same transaction, and returns the message before and
 	// after the change. If the current status is not in p.From it changes
 	// and queues nothing and returns the unchanged message as both before
-	// and after with changed=false.
+	// and after with changed=false. A change appends {p.To, p.At} to the
+	// message's History.
 	MessageUpdateStatus(ctx context.Context, p *MessageStatusParams) (before, after *Message, changed bool, err error)
 
 	// MessageClaim leases up to p.Limit queued messages whose DueAt is at
@@ -163,6 +165,17 @@ type Store interface {
 	// MessageGetByProviderID returns the message with this provider
 	// message id, in any workspace.
 	MessageGetByProviderID(ctx context.Context, providerMessageID string) (*Message, error)
+	// MessageList returns up to p.Limit messages of p.WorkspaceID matching
+	// every non-empty filter of p, newest first: by CreatedAt descending,
+	// then ID descending. When p.BeforeID is non-empty the list starts
+	// after (older than) the message at (p.BeforeCreatedAt, p.BeforeID)
+	// in that order. It must use an index on (workspace, created_at, id),
+	// so that a page costs the same at any depth when no filter is given.
+	MessageList(ctx context.Context, p *MessageListParams) ([]*Message, error)
+	// MessageHourlyCounts counts the messages of p.WorkspaceID created at
+	// or after p.Since, by the UTC hour of their CreatedAt and their
+	// current status, ordered by hour then status.
+	MessageHourlyCounts(ctx context.Context, p *MessageCountParams) ([]*MessageCount, error)
 
 	// PendingReportSave keeps p.Report, a provider's status report about
 	// a provider message id no message carries yet, unless the store
@@ -243,6 +256,32 @@ type Store interface {
 
 	// Close releases the store's resources.
 	Close() error
+}
+
+// MessageListParams are the arguments of Store.MessageList. An empty
+// string or zero time matches every message.
+type MessageListParams struct {
+	WorkspaceID    string
+	Direction      string
+	Status         string
+	Channel        string
+	To             string
+	ConversationID string
+	// CreatedAfter keeps messages with CreatedAt at or after it.
+	CreatedAfter time.Time
+	// CreatedBefore keeps messages with CreatedAt before it.
+	CreatedBefore time.Time
+	// BeforeCreatedAt and BeforeID, when BeforeID is non-empty, keep the
+	// messages that come after that position in the listing order.
+	BeforeCreatedAt time.Time
+	BeforeID        string
+	Limit           int
+}
+
+// MessageCountParams are the arguments of Store.MessageHourlyCounts.
+type MessageCountParams struct {
+	WorkspaceID string
+	Since       time.Time
 }
 
 // MessageClaimParams are the arguments of Store.MessageClaim.

@@ -30,6 +30,9 @@ type Store struct {
 	contactList map[string][]*messaging.Contact
 	templates   map[string]*messaging.Template
 	messages    map[string]*messaging.Message
+	// wsMessages holds each workspace's messages in creation order, for
+	// MessageList and MessageHourlyCounts.
+	wsMessages map[string][]*messaging.Message
 	idem        map[[2]string]*messaging.Message // (workspace, idempotency key)
 	// queued holds the queued messages by id, for claims.
 	queued       map[string]*messaging.Message
@@ -62,6 +65,7 @@ func New() *Store {
 		contactList:  map[string][]*messaging.Contact{},
 		templates:    map[string]*messaging.Template{},
 		messages:     map[string]*messaging.Message{},
+		wsMessages:   map[string][]*messaging.Message{},
 		idem:         map[[2]string]*messaging.Message{},
 		queued:       map[string]*messaging.Message{},
 		byProviderID: map[string]*messaging.Message{},
@@ -539,7 +543,9 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 		}
 	}
 	cp := m.Clone()
+	cp.History = nil
 	s.messages[m.ID] = cp
+	s.wsMessages[m.WorkspaceID] = append(s.wsMessages[m.WorkspaceID], cp)
 	if cp.Status == messaging.StatusQueued {
 		s.queued[cp.ID] = cp
 	}
@@ -582,6 +588,7 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		return before, m.Clone(), false, nil
 	}
 	m.Status, m.UpdatedAt, m.LeaseOwner = p.To, p.At, ""
+	m.History = append(m.History, messaging.StatusChange{Status: p.To, At: p.At.UTC()})
 	if p.FailureReason != "" {
 		m.FailureReason = p.FailureReason
 	}

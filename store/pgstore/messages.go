@@ -10,19 +10,24 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/statushistory"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-// messageCols are the columns of a message, in scanMessage's order.
-const messageCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
+// messageInsertCols are the columns MessageCreate writes; a new message's
+// history is empty (the column's default).
+const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
 	type, text, media_url, caption, filename, template_name, language, components,
 	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
 	due_at, lease_owner, attempts, last_error`
 
+// messageCols are the columns of a message, in scanMessage's order.
+const messageCols = messageInsertCols + `, history`
+
 // Statements of the hot path (send, claim, status change). pgx prepares
 // and caches them per connection.
 var (
-	qMessageInsert = `INSERT INTO messages (` + messageCols + `)
+	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
 			$17, $18, $19, $20, $21, $22, $23, $24, $25)
 		ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING
@@ -52,7 +57,7 @@ var (
 	qMessageSetStatus = `UPDATE messages m SET status = $3,
 			failure_reason = CASE WHEN $4 <> '' THEN $4 ELSE m.failure_reason END,
 			provider_message_id = CASE WHEN $5 <> '' THEN $5 ELSE m.provider_message_id END,
-			updated_at = $6, lease_owner = ''
+			updated_at = $6, lease_owner = '', history = m.history || $9
 		FROM (SELECT ` + messageCols + ` FROM messages WHERE id = $1 AND workspace_id = $2 FOR UPDATE) old
 		WHERE m.id = old.id AND old.status = ANY($7::text[])
 			AND NOT ($8 AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = $2 AND e.disabled_at IS NULL))
@@ -71,15 +76,17 @@ var (
 func messageDest(m *messaging.Message) ([]any, func() error) {
 	var comps *string
 	var created, updated, due int64
+	var history string
 	dest := []any{&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError}
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &history}
 	return dest, func() error {
-		var err error
+		var err, herr error
 		m.Components, err = storedjson.DecodeSendComponents(comps)
+		m.History, herr = statushistory.Decode(history)
 		m.CreatedAt, m.UpdatedAt, m.DueAt = fromTS(created), fromTS(updated), fromTS(due)
-		return err
+		return errors.Join(err, herr)
 	}
 }
 
@@ -148,7 +155,7 @@ func setStatus(ctx context.Context, q querier, p *messaging.MessageStatusParams,
 	bDest, bFinish := messageDest(&b)
 	aDest, aFinish := messageDest(&a)
 	err = q.QueryRow(ctx, qMessageSetStatus, p.ID, p.WorkspaceID, p.To, p.FailureReason, p.ProviderMessageID, ts(p.At),
-		nonNil(p.From), unlessEndpoints).Scan(append(bDest, aDest...)...)
+		nonNil(p.From), unlessEndpoints, statushistory.Entry(p.To, p.At)).Scan(append(bDest, aDest...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, false, nil
 	}

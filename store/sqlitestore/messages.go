@@ -6,25 +6,34 @@ import (
 	"slices"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/statushistory"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-const messageCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
+// messageInsertCols are the columns MessageCreate writes; a new message's
+// history is empty (the column's default).
+const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
 	type, text, media_url, caption, filename, template_name, language, components,
 	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
 	due_at, lease_owner, attempts, last_error`
 
+// messageCols are the columns of a message, in scanMessage's order.
+const messageCols = messageInsertCols + `, history`
+
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
 	var comps *string
-	var due string
+	var due, history string
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError); err != nil {
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &history); err != nil {
 		return nil, err
 	}
 	var err error
+	if m.History, err = statushistory.Decode(history); err != nil {
+		return nil, err
+	}
 	if due != "" { // an empty due_at is the zero time
 		if m.DueAt, err = parseTime(due); err != nil {
 			return nil, err
@@ -62,6 +71,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 			// The row is m: no need to read it back.
 			created = true
 			stored = m.Clone()
+			stored.History = nil
 			stored.CreatedAt, stored.UpdatedAt, stored.DueAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.DueAt.UTC()
 			return nil
 		}
@@ -85,7 +95,7 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 
 // Hot statements of MessageCreate, MessageUpdateStatus and MessageClaim.
 var (
-	qMessageInsert = `INSERT INTO messages (` + messageCols + `)
+	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
 	qMessageByID         = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`
@@ -99,7 +109,7 @@ var (
 	qMessageSetStatus = `UPDATE messages SET status = ?,
 			failure_reason = CASE WHEN ? <> '' THEN ? ELSE failure_reason END,
 			provider_message_id = CASE WHEN ? <> '' THEN ? ELSE provider_message_id END,
-			updated_at = ?, lease_owner = ''
+			updated_at = ?, lease_owner = '', history = history || ?
 			WHERE id = ? AND workspace_id = ? AND status = ?
 			RETURNING ` + messageCols
 	// qQueueEvent queues an event for the enabled endpoints of its
@@ -135,7 +145,7 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 			return nil
 		}
 		after, err = scanMessage(s.rowTx(ctx, tx, qMessageSetStatus, p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
-			p.ID, p.WorkspaceID, before.Status))
+			statushistory.Entry(p.To, p.At), p.ID, p.WorkspaceID, before.Status))
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,164 @@
+package messaging
+
+import (
+	"context"
+	"encoding/base64"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StatusChange is one change of a message's status, as recorded by the
+// store: the status the message moved to and when.
+type StatusChange struct {
+	Status string
+	At     time.Time
+}
+
+// MessageQuery selects a page of a workspace's messages (Messages.List).
+// Every filter is optional; the empty value matches everything.
+type MessageQuery struct {
+	// Direction is "inbound" or "outbound".
+	Direction string
+	// Status is one of the message statuses.
+	Status string
+	// Channel is one of the channels.
+	Channel string
+	// To is the recipient of an outbound message or the sender of an
+	// inbound one, exactly as stored (E.164 on WhatsApp).
+	To string
+	// ConversationID is the conversation of the messages.
+	ConversationID string
+	// CreatedAfter, when non-zero, keeps messages created at or after it.
+	CreatedAfter time.Time
+	// CreatedBefore, when non-zero, keeps messages created before it.
+	CreatedBefore time.Time
+	// Cursor is the NextCursor of the previous page; empty for the first.
+	Cursor string
+	// Limit is the page size, 1 to MaxPageSize; zero means DefaultPageSize.
+	Limit int
+}
+
+// MessagePage is a page of messages, newest first.
+type MessagePage struct {
+	Items []*Message
+	// NextCursor continues the listing after the last item; empty when
+	// this is the last page.
+	NextCursor string
+}
+
+// List returns a page of the workspace's messages, newest first (by
+// creation time, then id). Paging is by cursor, so a page is stable under
+// concurrent inserts: a message created after the first page was read is
+// never shown on a later one.
+func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, error) {
+	var query MessageQuery
+	if q != nil {
+		query = *q
+	}
+	if err := refuseUnstorable(&query); err != nil {
+		return nil, err
+	}
+	if query.Limit == 0 {
+		query.Limit = DefaultPageSize
+	}
+	if query.Limit < 1 || query.Limit > MaxPageSize {
+		return nil, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
+	}
+	if query.Direction != "" && query.Direction != DirectionInbound && query.Direction != DirectionOutbound {
+		return nil, validationError("direction", "must be inbound or outbound (got %q)", query.Direction)
+	}
+	if query.Status != "" && !slices.Contains(messageStatuses, query.Status) {
+		return nil, validationError("status", "must be one of %s (got %q)", strings.Join(messageStatuses, ", "), query.Status)
+	}
+	if query.Channel != "" {
+		if err := validateChannel(query.Channel); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkLen("to", query.To, maxRecipientLen); err != nil {
+		return nil, err
+	}
+	if err := checkLen("conversation_id", query.ConversationID, maxRecipientLen); err != nil {
+		return nil, err
+	}
+	if !query.CreatedAfter.IsZero() && !query.CreatedBefore.IsZero() && !query.CreatedAfter.Before(query.CreatedBefore) {
+		return nil, validationError("created_before", "must be later than created_after")
+	}
+	p := &MessageListParams{
+		WorkspaceID: m.ws, Direction: query.Direction, Status: query.Status, Channel: query.Channel,
+		To: query.To, ConversationID: query.ConversationID,
+		CreatedAfter: query.CreatedAfter, CreatedBefore: query.CreatedBefore, Limit: query.Limit + 1,
+	}
+	if query.Cursor != "" {
+		at, id, ok := parseMessageCursor(query.Cursor)
+		if !ok {
+			return nil, validationError("cursor", "is not a cursor this API returned")
+		}
+		p.BeforeCreatedAt, p.BeforeID = at, id
+	}
+	list, err := m.svc.store.MessageList(ctx, p)
+	if err != nil {
+		return nil, wrapStoreError(err, "message", "")
+	}
+	page := &MessagePage{Items: list}
+	if len(list) > query.Limit {
+		page.Items = list[:query.Limit]
+		last := page.Items[query.Limit-1]
+		page.NextCursor = messageCursor(last.CreatedAt, last.ID)
+	}
+	if page.Items == nil {
+		page.Items = []*Message{}
+	}
+	return page, nil
+}
+
+// messageStatuses are the statuses a message can have, in the order of
+// their life.
+var messageStatuses = []string{StatusQueued, StatusSent, StatusDelivered, StatusRead, StatusFailed}
+
+// maxRecipientLen bounds the to and conversation_id filters: longer values
+// match no message.
+const maxRecipientLen = 256
+
+// messageCursor encodes the position of a message in the listing order.
+func messageCursor(at time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixNano(), 10) + "." + id))
+}
+
+func parseMessageCursor(c string) (time.Time, string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	ns, id, ok := strings.Cut(string(b), ".")
+	if !ok || id == "" || badID(id) {
+		return time.Time{}, "", false
+	}
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil || n <= 0 {
+		return time.Time{}, "", false
+	}
+	return time.Unix(0, n).UTC(), id, true
+}
+
+// MessageCount is the number of a workspace's messages created in one
+// hour that now have one status (see Messages.HourlyCounts).
+type MessageCount struct {
+	// Hour is the start of the hour, UTC.
+	Hour   time.Time
+	Status string
+	Count  int
+}
+
+// HourlyCounts returns how many of the workspace's messages were created
+// in each hour since since (rounded down to the hour), by their current
+// status. Hours and statuses without messages are absent.
+func (m *Messages) HourlyCounts(ctx context.Context, since time.Time) ([]*MessageCount, error) {
+	counts, err := m.svc.store.MessageHourlyCounts(ctx, &MessageCountParams{WorkspaceID: m.ws, Since: since.UTC().Truncate(time.Hour)})
+	if err != nil {
+		return nil, wrapStoreError(err, "message", "")
+	}
+	return counts, nil
+}

@@ -1,0 +1,66 @@
+package pgstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/ujumbe/messaging"
+)
+
+// MessageList implements messaging.Store through the index
+// messages_created (workspace_id, created_at, id), read backwards.
+func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams) ([]*messaging.Message, error) {
+	var where strings.Builder
+	args := []any{p.WorkspaceID}
+	where.WriteString(`workspace_id = $1`)
+	cond := func(sql string, vals ...any) {
+		for _, v := range vals {
+			args = append(args, v)
+			sql = strings.Replace(sql, "?", "$"+strconv.Itoa(len(args)), 1)
+		}
+		where.WriteString(` AND ` + sql)
+	}
+	filter := func(col, v string) {
+		if v != "" {
+			cond(col+` = ?`, v)
+		}
+	}
+	filter("direction", p.Direction)
+	filter("status", p.Status)
+	filter("channel", p.Channel)
+	filter("recipient", p.To)
+	filter("conversation_id", p.ConversationID)
+	if !p.CreatedAfter.IsZero() {
+		cond(`created_at >= ?`, ts(p.CreatedAfter))
+	}
+	if !p.CreatedBefore.IsZero() {
+		cond(`created_at < ?`, ts(p.CreatedBefore))
+	}
+	if p.BeforeID != "" {
+		cond(`(created_at, id) < (?, ?)`, ts(p.BeforeCreatedAt), p.BeforeID)
+	}
+	args = append(args, p.Limit)
+	list, err := queryAll(ctx, s.pool, scanMessage, `SELECT `+messageCols+` FROM messages
+		WHERE `+where.String()+` ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+	return list, interpretError(err)
+}
+
+// nanosPerHour turns a stored time (Unix nanoseconds) into its hour.
+const nanosPerHour = 3600 * 1000 * 1000 * 1000
+
+// MessageHourlyCounts implements messaging.Store.
+func (s *Store) MessageHourlyCounts(ctx context.Context, p *messaging.MessageCountParams) ([]*messaging.MessageCount, error) {
+	list, err := queryAll(ctx, s.pool, func(r pgx.Row) (*messaging.MessageCount, error) {
+		var hour int64
+		c := &messaging.MessageCount{}
+		if err := r.Scan(&hour, &c.Status, &c.Count); err != nil {
+			return nil, err
+		}
+		c.Hour = fromTS(hour * nanosPerHour)
+		return c, nil
+	}, `SELECT created_at / `+strconv.Itoa(nanosPerHour)+`, status, count(*) FROM messages
+		WHERE workspace_id = $1 AND created_at >= $2 GROUP BY 1, 2 ORDER BY 1, 2`, p.WorkspaceID, ts(p.Since))
+	return list, interpretError(err)
+}

@@ -1,0 +1,80 @@
+package sqlitestore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// MessageList implements messaging.Store through the index
+// messages_created (workspace_id, created_at, id), read backwards.
+func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams) ([]*messaging.Message, error) {
+	var where strings.Builder
+	where.WriteString(`workspace_id = ?`)
+	args := []any{p.WorkspaceID}
+	filter := func(col, v string) {
+		if v != "" {
+			where.WriteString(` AND ` + col + ` = ?`)
+			args = append(args, v)
+		}
+	}
+	filter("direction", p.Direction)
+	filter("status", p.Status)
+	filter("channel", p.Channel)
+	filter("recipient", p.To)
+	filter("conversation_id", p.ConversationID)
+	if !p.CreatedAfter.IsZero() {
+		where.WriteString(` AND created_at >= ?`)
+		args = append(args, fmtTime(p.CreatedAfter))
+	}
+	if !p.CreatedBefore.IsZero() {
+		where.WriteString(` AND created_at < ?`)
+		args = append(args, fmtTime(p.CreatedBefore))
+	}
+	if p.BeforeID != "" {
+		where.WriteString(` AND (created_at, id) < (?, ?)`)
+		args = append(args, fmtTime(p.BeforeCreatedAt), p.BeforeID)
+	}
+	args = append(args, p.Limit)
+	rows, err := s.query(ctx, `SELECT `+messageCols+` FROM messages INDEXED BY messages_created
+		WHERE `+where.String()+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*messaging.Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		out = append(out, m)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// MessageHourlyCounts implements messaging.Store. Stored times have a
+// fixed layout, so the first 13 characters of created_at are its hour.
+func (s *Store) MessageHourlyCounts(ctx context.Context, p *messaging.MessageCountParams) ([]*messaging.MessageCount, error) {
+	rows, err := s.query(ctx, `SELECT substr(created_at, 1, 13), status, count(*) FROM messages INDEXED BY messages_created
+		WHERE workspace_id = ? AND created_at >= ? GROUP BY 1, 2 ORDER BY 1, 2`, p.WorkspaceID, fmtTime(p.Since))
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	defer rows.Close()
+	var out []*messaging.MessageCount
+	for rows.Next() {
+		var hour string
+		c := &messaging.MessageCount{}
+		if err := rows.Scan(&hour, &c.Status, &c.Count); err != nil {
+			return nil, interpretError(err)
+		}
+		if c.Hour, err = time.Parse("2006-01-02T15", hour); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, interpretError(rows.Err())
+}
