@@ -237,7 +237,7 @@ type Message struct {
 	// oldest first (see Store.MessageUpdateStatus).
 	History   []StatusChange `json:"-"`
 	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
 }
 
 // Clone returns a deep copy of m: changing the copy's components or

@@ -33,7 +33,7 @@ type Store struct {
 	// wsMessages holds each workspace's messages in creation order, for
 	// MessageList and MessageHourlyCounts.
 	wsMessages map[string][]*messaging.Message
-	idem        map[[2]string]*messaging.Message // (workspace, idempotency key)
+	idem       map[[2]string]*messaging.Message // (workspace, idempotency key)
 	// queued holds the queued messages by id, for claims.
 	queued       map[string]*messaging.Message
 	byProviderID map[string]*messaging.Message
