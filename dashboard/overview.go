@@ -1,0 +1,151 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// overviewData is the overview page: the last 24 hours of messages and
+// what needs attention.
+type overviewData struct {
+	Chart *chart
+	// Totals counts the last 24 hours' messages by current status.
+	Totals []statusTotal
+	// Failing are the webhook endpoints that are disabled or whose latest
+	// delivery failed or is being retried.
+	Failing []failingEndpoint
+	// ChannelErrors are the channel connections in error.
+	ChannelErrors []*messaging.ChannelConnection
+}
+
+type statusTotal struct {
+	Status string
+	Count  int
+}
+
+type failingEndpoint struct {
+	Endpoint *messaging.WebhookEndpoint
+	Why      string
+}
+
+// chartStatuses are the statuses of the chart, in stacking order.
+var chartStatuses = []string{messaging.StatusQueued, messaging.StatusSent, messaging.StatusDelivered, messaging.StatusRead, messaging.StatusFailed}
+
+func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request) error {
+	now := h.svc.Now().UTC()
+	since := now.Truncate(time.Hour).Add(-23 * time.Hour)
+	counts, err := req.svc.Messages.HourlyCounts(req.ctx, since)
+	if err != nil {
+		return err
+	}
+	d := &overviewData{Chart: buildChart(since, counts)}
+	totals := map[string]int{}
+	for _, c := range counts {
+		totals[c.Status] += c.Count
+	}
+	for _, s := range chartStatuses {
+		d.Totals = append(d.Totals, statusTotal{s, totals[s]})
+	}
+	endpoints, err := h.svc.ListWebhookEndpoints(req.ctx, req.ws.ID)
+	if err != nil {
+		return err
+	}
+	for _, e := range endpoints {
+		if e.DisabledAt != nil {
+			d.Failing = append(d.Failing, failingEndpoint{e, "disabled (" + e.DisabledReason + ")"})
+			continue
+		}
+		last, _, err := h.svc.ListWebhookDeliveries(req.ctx, req.ws.ID, e.ID, "", 1)
+		if err != nil {
+			return err
+		}
+		if len(last) == 1 && last[0].State != messaging.DeliveryDelivered && last[0].LastError != "" {
+			why := "last delivery failed: " + last[0].LastError
+			if last[0].LastStatus != 0 {
+				why = fmt.Sprintf("last delivery answered %d", last[0].LastStatus)
+			}
+			d.Failing = append(d.Failing, failingEndpoint{e, why})
+		}
+	}
+	conns, err := h.svc.Connections(req.ctx, req.ws.ID)
+	if err != nil {
+		return err
+	}
+	for _, c := range conns {
+		if c.Status == messaging.ConnectionError {
+			d.ChannelErrors = append(d.ChannelErrors, c)
+		}
+	}
+	p := &page{Title: "Overview", Nav: "overview", Data: d}
+	p.fill(h, req)
+	h.render(w, r, http.StatusOK, "overview", p)
+	return nil
+}
+
+// chart is a stacked bar chart of messages per hour and status, drawn as
+// SVG on the server.
+type chart struct {
+	Width, Height int
+	Bars          []bar
+	// Labels are the hour labels under every sixth bar.
+	Labels []chartLabel
+	// Max is the tallest bar's count (the top of the scale).
+	Max int
+}
+
+type bar struct {
+	X, Y, W, H int
+	Status     string
+	Title      string
+}
+
+type chartLabel struct {
+	X    int
+	Text string
+}
+
+// buildChart lays out 24 hourly bars from since, each a stack of its
+// statuses' counts.
+func buildChart(since time.Time, counts []*messaging.MessageCount) *chart {
+	const hours, barW, gap, height, top = 24, 22, 6, 160, 10
+	byHour := make([]map[string]int, hours)
+	for i := range byHour {
+		byHour[i] = map[string]int{}
+	}
+	for _, c := range counts {
+		i := int(c.Hour.Sub(since) / time.Hour)
+		if i >= 0 && i < hours {
+			byHour[i][c.Status] += c.Count
+		}
+	}
+	c := &chart{Width: hours * (barW + gap), Height: height + 20, Max: 1}
+	for _, m := range byHour {
+		sum := 0
+		for _, n := range m {
+			sum += n
+		}
+		c.Max = max(c.Max, sum)
+	}
+	for i, m := range byHour {
+		x := i * (barW + gap)
+		y := height
+		hour := since.Add(time.Duration(i) * time.Hour)
+		for _, s := range chartStatuses {
+			n := m[s]
+			if n == 0 {
+				continue
+			}
+			bh := max(1, n*(height-top)/c.Max)
+			y -= bh
+			c.Bars = append(c.Bars, bar{X: x, Y: y, W: barW, H: bh, Status: s,
+				Title: fmt.Sprintf("%s–%s UTC: %d %s", hour.Format("15:04"), hour.Add(time.Hour).Format("15:04"), n, s)})
+		}
+		if i%6 == 0 {
+			c.Labels = append(c.Labels, chartLabel{X: x, Text: hour.Format("15:04")})
+		}
+	}
+	return c
+}

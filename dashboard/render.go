@@ -1,0 +1,231 @@
+package dashboard
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+//go:embed web/templates/*.html
+var templateFS embed.FS
+
+//go:embed web/static
+var staticFS embed.FS
+
+// staticFiles serves the stylesheet, the script and the icons.
+func staticFiles() http.Handler {
+	sub, err := fs.Sub(staticFS, "web/static")
+	if err != nil {
+		panic(err) // the embedded tree always has web/static
+	}
+	fsrv := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		fsrv.ServeHTTP(w, r)
+	})
+}
+
+// page is what every template gets.
+type page struct {
+	Title string
+	// Nav names the active navigation item.
+	Nav    string
+	Prefix string
+	Viewer *Viewer
+	// WS is the workspace of the page, nil on pages outside one.
+	WS *messaging.WorkspaceInfo
+	// Workspaces fill the workspace switcher.
+	Workspaces []*messaging.WorkspaceInfo
+	// HasSMS is set when the SMS pages are mounted.
+	HasSMS bool
+	// SignOut is set when the dashboard's own sign-in is used.
+	SignOut bool
+	// Notice is a one-time message from the previous form.
+	Notice string
+	// Problem is a message about the whole form or page.
+	Problem string
+	// Errors are the validation messages of a form, by field.
+	Errors map[string]string
+	// Form holds the values the viewer sent, to fill a form again.
+	Form url.Values
+	// Secret is a value shown once (a new API key or signing secret).
+	Secret string
+	Data   any
+}
+
+// fill sets the parts of p every page of req has.
+func (p *page) fill(h *Handler, req *request) {
+	p.Prefix, p.HasSMS = h.prefix, h.sms != nil
+	if req == nil {
+		return
+	}
+	p.Viewer, p.WS = req.viewer, req.ws
+	if req.viewer != nil {
+		if list, err := h.visibleWorkspaces(req.ctx, req.viewer); err == nil {
+			p.Workspaces = list
+		}
+	}
+}
+
+// fieldError records err on p when it is a validation error of the
+// library naming a field (shown next to the field) or a conflict (shown
+// above the form), and reports whether it did.
+func (p *page) fieldError(err error) bool {
+	var e *messaging.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case messaging.CodeValidation:
+		if e.Field == "" {
+			p.Problem = e.Message
+			return true
+		}
+		if p.Errors == nil {
+			p.Errors = map[string]string{}
+		}
+		p.Errors[e.Field] = e.Message
+		return true
+	case messaging.CodeConflict, messaging.CodeForbidden, messaging.CodeNotFound:
+		p.Problem = e.Message
+		return true
+	}
+	return false
+}
+
+// pages holds the parsed templates: each page's template is parsed with
+// the layout.
+type pages struct {
+	byName map[string]*template.Template
+}
+
+func parsePages() (*pages, error) {
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "web/templates/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: parsing the layout: %w", err)
+	}
+	names, err := fs.Glob(templateFS, "web/templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, n := range names {
+		base := strings.TrimSuffix(path.Base(n), ".html")
+		if base == "layout" {
+			continue
+		}
+		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard: parsing %s: %w", n, err)
+		}
+		p.byName[base] = t
+	}
+	return p, nil
+}
+
+// render writes the page named name with status.
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
+	if p.Prefix == "" {
+		p.Prefix = h.prefix
+	}
+	if r.Method == http.MethodGet && p.Notice == "" {
+		p.Notice = h.takeFlash(w, r)
+	}
+	t, ok := h.pages.byName[name]
+	if !ok {
+		h.log.Error("dashboard: no such page template", "name", name)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
+		h.log.ErrorContext(r.Context(), "dashboard: rendering a page failed", "page", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	// A page may hold a secret shown once or private data: never cache.
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// renderStatus writes a page holding only msg.
+func (h *Handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, p *page, msg string) {
+	p.Problem = msg
+	h.render(w, r, status, "message", p)
+}
+
+// flashCookie carries a one-time notice across the redirect after a form.
+const flashCookie = "dashboard_notice"
+
+// flash sets the notice shown by the next page.
+func (h *Handler) flash(w http.ResponseWriter, msg string) {
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: url.QueryEscape(msg), Path: h.prefix,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
+}
+
+// takeFlash returns and clears the notice of the previous form.
+func (h *Handler) takeFlash(w http.ResponseWriter, r *http.Request) string {
+	c, err := r.Cookie(flashCookie)
+	if err != nil {
+		return ""
+	}
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Path: h.prefix, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	msg, err := url.QueryUnescape(c.Value)
+	if err != nil || len(msg) > 300 {
+		return ""
+	}
+	return msg
+}
+
+// funcs are the template functions.
+var funcs = template.FuncMap{
+	// when formats a time for people: UTC, to the second.
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	// iso formats a time for <time datetime> and for inputs.
+	"iso": func(t time.Time) string { return messaging.FormatTime(t) },
+	// whenPtr is when for an optional time.
+	"whenPtr": func(t *time.Time) string {
+		if t == nil || t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+	},
+	"join": strings.Join,
+	// value is the form's value of field, for filling a form again.
+	"value": func(f url.Values, field string) string { return f.Get(field) },
+	// checked reports whether the form's values of field hold v.
+	"checked": func(f url.Values, field, v string) bool {
+		for _, x := range f[field] {
+			if x == v {
+				return true
+			}
+		}
+		return false
+	},
+	"contains": func(list []string, v string) bool {
+		for _, x := range list {
+			if x == v {
+				return true
+			}
+		}
+		return false
+	},
+	"add": func(a, b int) int { return a + b },
+}
