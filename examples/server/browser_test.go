@@ -1,0 +1,594 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// The browser tests drive a real Chromium through the DevTools protocol
+// (chromedp) against the server's handler, run in-process by run() on a
+// loopback port with a temporary database. They never skip for want of a
+// browser: TestMain finds one (MESSAGING_CHROMIUM, chromium,
+// chromium-browser, google-chrome) or installs it with .ci/chromium, and
+// stops the run, saying what to do, when it cannot.
+//
+// On failure a test saves a full-page screenshot and logs its path. With
+// MESSAGING_SCREENSHOTS=<dir> the tests save a PNG of each main page into
+// dir (the README's pictures come from docs/).
+
+// browserTests are the tests that need Chromium. TestMain looks for the
+// browser only when -run may select one of them; newBrowser refuses a test
+// missing from the list, so it cannot fall out of date.
+func browserTests() []string {
+	return []string{
+		"TestBrowserSignIn",
+		"TestBrowserAPIKey",
+		"TestBrowserTemplate",
+		"TestBrowserContacts",
+		"TestBrowserCrossOrigin",
+		"TestBrowserScreenshots",
+	}
+}
+
+// browserEnvVar names the Chromium binary TestMain found, for newBrowser.
+const browserEnvVar = "MESSAGING_CHROMIUM"
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if mayRunBrowserTests() {
+		path, err := findOrInstallChromium()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "FATAL: the browser tests need Chromium: %v\n"+
+				"Install it with  .ci/chromium  (as root; Debian's chromium package), or set %s to a Chromium or Chrome binary.\n",
+				err, browserEnvVar)
+			os.Exit(1)
+		}
+		if err := os.Setenv(browserEnvVar, path); err != nil {
+			fmt.Fprintln(os.Stderr, "FATAL:", err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// mayRunBrowserTests reports whether the -test.run and -test.skip patterns
+// may select a browser test (with -test.list nothing runs).
+func mayRunBrowserTests() bool {
+	lookup := func(name string) string {
+		if f := flag.Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	if lookup("test.list") != "" {
+		return false
+	}
+	run, skip := lookup("test.run"), lookup("test.skip")
+	top := func(pattern string) *regexp.Regexp {
+		// The first element of a slash-separated pattern matches the
+		// top-level test; a bad pattern is reported by the testing package.
+		first, _, _ := strings.Cut(pattern, "/")
+		re, err := regexp.Compile(first)
+		if err != nil {
+			return nil
+		}
+		return re
+	}
+	for _, name := range browserTests() {
+		if run != "" {
+			if re := top(run); re != nil && !re.MatchString(name) {
+				continue
+			}
+		}
+		if skip != "" && !strings.Contains(skip, "/") {
+			if re := top(skip); re != nil && re.MatchString(name) {
+				continue
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// findOrInstallChromium answers the path of a Chromium: MESSAGING_CHROMIUM,
+// or the first of chromium, chromium-browser and google-chrome on PATH, or
+// else what the project's install script (.ci/chromium) installs.
+func findOrInstallChromium() (string, error) {
+	if p := os.Getenv(browserEnvVar); p != "" {
+		st, err := os.Stat(p)
+		if err != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
+			return "", fmt.Errorf("%s=%s is not an executable file", browserEnvVar, p)
+		}
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", ".ci", "chromium"))
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "No Chromium found: running %s to install it\n", script)
+	cmd := exec.Command(script)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("none found (chromium, chromium-browser, google-chrome, %s), and %s failed: %v", browserEnvVar, script, err)
+	}
+	p := strings.TrimSpace(out.String())
+	if p == "" {
+		return "", fmt.Errorf("%s named no browser", script)
+	}
+	return p, nil
+}
+
+// browserTimeout bounds each browser test, so that a hang fails the test
+// instead of stalling the run.
+const browserTimeout = 45 * time.Second
+
+// dashServer is the server run in-process for a browser test.
+type dashServer struct {
+	base  string // http://127.0.0.1:port
+	addr  string
+	token string // the operator token
+	dir   string
+}
+
+// startDashServer runs the server (main.go's run) on a free loopback port
+// with a temporary SQLite database and the fake provider's delays
+// shortened, waits until it answers, and stops it when the test ends.
+func startDashServer(t *testing.T, extra ...string) *dashServer {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	db := filepath.Join(dir, "dash.db")
+	args := append([]string{"-addr", addr, "-db", db, "-rate-limits", "off",
+		"-fake-review-after", "1s", "-fake-delivered-after", "300ms", "-fake-read-after", "300ms"}, extra...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the server stopped with %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("the server did not stop within 20 s")
+		}
+	})
+	s := &dashServer{base: "http://" + addr, addr: addr, dir: dir}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("the server stopped at start: %v", err)
+		default:
+		}
+		resp, err := http.Get(s.base + "/v1/openapi.json")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not answer within 30 s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	raw, err := os.ReadFile(db + ".admin-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.token = strings.TrimSpace(string(raw))
+	return s
+}
+
+// api sends a request to the server's API with an X-API-Key (key), or the
+// operator token as a bearer when key is "", and answers the status and
+// the decoded JSON body.
+func (s *dashServer) api(t *testing.T, method, path, key string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	} else {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	if len(raw) > 0 && json.Unmarshal(raw, &out) != nil {
+		out["_raw"] = string(raw)
+	}
+	return resp.StatusCode, out
+}
+
+// browser is a headless Chromium tab driven by one test.
+type browser struct {
+	t   *testing.T
+	ctx context.Context // the tab; it lives until the test's cleanup
+	srv *dashServer
+	// deadline bounds every step of the test (browserTimeout after the
+	// start), so that a hang fails the test while the tab stays open for
+	// the screenshot of the failure.
+	deadline time.Time
+
+	mu       sync.Mutex
+	dialogs  []string       // messages of the confirmations accepted
+	statuses map[string]int // URL -> status of the last document answered
+}
+
+// newBrowser starts a headless Chromium for the test, bounded by
+// browserTimeout, and closes it when the test ends; when the test has
+// failed by then, a full-page screenshot of the tab is saved first and its
+// path logged. Confirmation dialogs are accepted.
+func newBrowser(t *testing.T, srv *dashServer) *browser {
+	t.Helper()
+	top, _, _ := strings.Cut(t.Name(), "/")
+	if !slices.Contains(browserTests(), top) {
+		t.Fatalf("%s needs Chromium but is not in browserTests(): add it there", top)
+	}
+	path := os.Getenv(browserEnvVar)
+	if path == "" {
+		t.Fatalf("%s is not set: TestMain should have found Chromium", browserEnvVar)
+	}
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
+	b := &browser{t: t, ctx: ctx, srv: srv, statuses: map[string]int{}, deadline: time.Now().Add(browserTimeout)}
+	// Listen starts the browser. Its func runs in the loop reading the
+	// browser's messages: it records, and answers dialogs from another
+	// goroutine.
+	err := chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *page.EventJavascriptDialogOpening:
+			b.mu.Lock()
+			b.dialogs = append(b.dialogs, ev.Message)
+			b.mu.Unlock()
+			go func() {
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			}()
+		case *network.EventResponseReceived:
+			if ev.Type == network.ResourceTypeDocument && ev.Response != nil {
+				b.mu.Lock()
+				b.statuses[ev.Response.URL] = int(ev.Response.Status)
+				b.mu.Unlock()
+			}
+		}
+	})
+	if err != nil {
+		cancelCtx()
+		cancelAlloc()
+		t.Fatalf("starting Chromium (%s): %v", path, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b.failureScreenshot()
+		}
+		cancelCtx()
+		cancelAlloc()
+	})
+	return b
+}
+
+// failureScreenshot saves the tab as it is into the test's artifact
+// directory (go test -artifacts) or else a directory under os.TempDir
+// that outlives the test, and logs the file's path.
+func (b *browser) failureScreenshot() {
+	t := b.t
+	dir := ""
+	if f := flag.Lookup("test.artifacts"); f != nil && f.Value.String() == "true" {
+		dir = t.ArtifactDir()
+	} else {
+		d, err := os.MkdirTemp("", "messaging-browser-")
+		if err != nil {
+			t.Logf("no screenshot: %v", err)
+			return
+		}
+		dir = d
+	}
+	// The test's deadline may have passed: the capture has its own.
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	url, _ := chromedp.Run(ctx, chromedp.Location())
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Logf("no screenshot of the failure: %v", err)
+		return
+	}
+	file := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+".png")
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		t.Logf("no screenshot: %v", err)
+		return
+	}
+	t.Logf("screenshot of the page at the failure (%s): %s", url, file)
+}
+
+// do runs steps in the tab, failing the test on error.
+func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithDeadline(b.ctx, b.deadline)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v\nthe page says:\n%s", what, err, b.textOrErr())
+	}
+}
+
+// get runs an action answering a value, failing the test on error.
+func get[T any](b *browser, what string, action chromedp.Action[T]) T {
+	b.t.Helper()
+	ctx, cancel := context.WithDeadline(b.ctx, b.deadline)
+	defer cancel()
+	v, err := chromedp.Run(ctx, action)
+	if err != nil {
+		b.t.Fatalf("%s: %v\nthe page says:\n%s", what, err, b.textOrErr())
+	}
+	return v
+}
+
+// open navigates to path (relative to the server) and waits for the body.
+func (b *browser) open(path string) {
+	b.t.Helper()
+	b.do("open "+path, chromedp.Navigate(b.srv.base+path), chromedp.WaitReady(chromedp.CSS("body")))
+}
+
+// status answers the HTTP status of the last document loaded from url.
+func (b *browser) status(url string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.statuses[url]
+}
+
+// location answers the tab's URL.
+func (b *browser) location() string {
+	b.t.Helper()
+	return get(b, "read the location", chromedp.Location())
+}
+
+// js quotes s as a JavaScript string.
+func js(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
+}
+
+// fieldID answers the id of the input, select or textarea that the label
+// whose text starts with label (ignoring case and spacing) is for; an id
+// is accepted too.
+func (b *browser) fieldID(label string) string {
+	b.t.Helper()
+	expr := `(() => {
+	  const want = ` + js(strings.ToLower(label)) + `;
+	  if (document.getElementById(want.replace(/^#/, ""))) return want.replace(/^#/, "");
+	  const norm = (s) => s.replace(/\s+/g, " ").trim().toLowerCase();
+	  for (const l of document.querySelectorAll("label[for]")) {
+	    if (norm(l.textContent).startsWith(want) && document.getElementById(l.htmlFor)) return l.htmlFor;
+	  }
+	  return "";
+	})()`
+	return get(b, "find the field "+label, chromedp.Poll[string](expr, chromedp.WithPollingTimeout(5*time.Second)))
+}
+
+// fill replaces the value of the field labelled label (or with id label)
+// by typing value into it.
+func (b *browser) fill(label, value string) {
+	b.t.Helper()
+	sel := chromedp.ID(b.fieldID(label))
+	b.do("fill "+label, chromedp.Clear(sel), chromedp.SendKeys(sel, value))
+}
+
+// choose selects the option of the select labelled label whose value or
+// text is option.
+func (b *browser) choose(label, option string) {
+	b.t.Helper()
+	id := b.fieldID(label)
+	expr := `(() => {
+	  const s = document.getElementById(` + js(id) + `);
+	  for (const o of s.options) {
+	    if (o.value === ` + js(option) + ` || o.textContent.trim() === ` + js(option) + `) {
+	      s.value = o.value;
+	      s.dispatchEvent(new Event("input", {bubbles: true}));
+	      s.dispatchEvent(new Event("change", {bubbles: true}));
+	      return true;
+	    }
+	  }
+	  return false;
+	})()`
+	if !get(b, "choose "+option+" in "+label, chromedp.Evaluate[bool](expr)) {
+		b.t.Fatalf("the select %q has no option %q", label, option)
+	}
+}
+
+// check ticks (or unticks) the checkbox labelled label.
+func (b *browser) check(label string, on bool) {
+	b.t.Helper()
+	id := b.fieldID(label)
+	checked := get(b, "read "+label, chromedp.Evaluate[bool](`document.getElementById(`+js(id)+`).checked`))
+	if checked != on {
+		b.do("tick "+label, chromedp.Click(chromedp.ID(id)))
+	}
+}
+
+// buttonXPath selects the visible button (or submit input) whose text is
+// text, within the element matched by scope (an XPath; "" for anywhere).
+func buttonXPath(scope, text string) string {
+	return fmt.Sprintf(`%s//button[normalize-space()=%s and not(@hidden)]`, scope, xpathString(text))
+}
+
+// xpathString quotes s as an XPath 1.0 literal.
+func xpathString(s string) string {
+	if !strings.Contains(s, `"`) {
+		return `"` + s + `"`
+	}
+	if !strings.Contains(s, `'`) {
+		return `'` + s + `'`
+	}
+	return `concat("` + strings.ReplaceAll(s, `"`, `", '"', "`) + `")`
+}
+
+// click clicks the first button whose visible text is text.
+func (b *browser) click(text string) {
+	b.t.Helper()
+	b.clickIn("", text)
+}
+
+// clickIn clicks the first button whose visible text is text inside the
+// element scope (an XPath) selects.
+func (b *browser) clickIn(scope, text string) {
+	b.t.Helper()
+	b.do("click "+text, chromedp.Click(chromedp.Search(buttonXPath(scope, text)), chromedp.NodeVisible))
+}
+
+// submit clicks the button whose text is text and waits for the page it
+// leads to (the one whose body differs from the current one).
+func (b *browser) submit(text string) {
+	b.t.Helper()
+	b.submitIn("", text)
+}
+
+// submitIn is submit for a button inside scope.
+func (b *browser) submitIn(scope, text string) {
+	b.t.Helper()
+	// A marker on the current document tells when a new one replaced it.
+	b.do("mark the page", chromedp.Evaluate[chromedp.Void](`window.__old = true`))
+	b.clickIn(scope, text)
+	b.waitFor("the page after "+text, `!window.__old && document.readyState === "complete"`)
+}
+
+// text answers the visible text of the page.
+func (b *browser) text() string {
+	b.t.Helper()
+	return get(b, "read the page", chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+}
+
+// html answers the page's HTML as the browser holds it.
+func (b *browser) html() string {
+	b.t.Helper()
+	return get(b, "read the page's HTML", chromedp.OuterHTML(chromedp.CSS("html")))
+}
+
+// waitText waits until the page's visible text contains each of texts.
+func (b *browser) waitText(texts ...string) {
+	b.t.Helper()
+	for _, s := range texts {
+		b.waitFor(fmt.Sprintf("%q on the page", s), `!!document.body && document.body.innerText.includes(`+js(s)+`)`)
+	}
+}
+
+// waitFor waits until the JavaScript expression is true, saying what.
+func (b *browser) waitFor(what, expr string) {
+	b.t.Helper()
+	ctx, cancel := context.WithDeadline(b.ctx, b.deadline)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!(`+expr+`)`,
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(0)))
+	if err != nil {
+		b.t.Fatalf("waiting for %s: %v\nthe page says:\n%s", what, err, b.textOrErr())
+	}
+}
+
+// textOrErr is the start of the page's text for failure messages: it
+// never fails the test itself.
+func (b *browser) textOrErr() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	if r := []rune(s); len(r) > 1500 {
+		s = string(r[:1500]) + " …"
+	}
+	return s
+}
+
+// signIn signs in at the dashboard's form with the operator token.
+func (b *browser) signIn() {
+	b.t.Helper()
+	b.open("/dashboard/")
+	b.waitFor("the sign-in form", `!!document.querySelector("input[name=secret]")`)
+	b.fill("secret", b.srv.token)
+	b.submit("Sign in")
+}
+
+// screenshot saves a PNG of the page, 1280 px wide, into
+// $MESSAGING_SCREENSHOTS/name.png when that variable is set. full
+// captures the whole page rather than the window.
+func (b *browser) screenshot(name string, full bool) {
+	b.t.Helper()
+	dir := os.Getenv("MESSAGING_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.t.Fatal(err)
+	}
+	shot := chromedp.CaptureScreenshot()
+	if full {
+		shot = chromedp.FullScreenshot(100)
+	}
+	png := get(b, "screenshot "+name, shot)
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
