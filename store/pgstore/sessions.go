@@ -8,6 +8,13 @@ import (
 
 const sessionCols = `hash, id, subject, operator, workspaces, created_at, expires_at`
 
+// qSessionSweep deletes up to $2 sessions that expired before $1, earliest
+// first, walking sessions_expires. Rows another instance's sweep holds are
+// skipped, so concurrent sweeps neither wait for each other nor delete the
+// same session twice.
+const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
+	SELECT hash FROM sessions WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`
+
 // SessionCreate implements messaging.Store.
 func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
 	ctx = writeCtx(ctx)
@@ -36,14 +43,9 @@ func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 	return interpretError(err)
 }
 
-// SessionSweep implements messaging.Store: the sessions that expired
-// first go first, found through the index on expires_at. Rows another
-// instance's sweep holds are skipped, so concurrent sweeps neither wait
-// for each other nor delete the same session twice.
+// SessionSweep implements messaging.Store (see qSessionSweep).
 func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
-	tag, err := s.pool.Exec(writeCtx(ctx), `DELETE FROM sessions WHERE hash IN (
-		SELECT hash FROM sessions WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-		ts(p.Before), max(p.Limit, 0))
+	tag, err := s.pool.Exec(writeCtx(ctx), qSessionSweep, ts(p.Before), max(p.Limit, 0))
 	if err != nil {
 		return 0, interpretError(err)
 	}

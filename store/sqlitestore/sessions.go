@@ -14,6 +14,11 @@ const sessionCols = `hash, id, subject, operator, workspaces, created_at, expire
 // hotReads), made on every dashboard request.
 const qSessionGet = `SELECT ` + sessionCols + ` FROM sessions WHERE hash = ?`
 
+// qSessionSweep deletes up to ? sessions that expired before ?, earliest
+// first, walking sessions_expires.
+const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
+	SELECT hash FROM sessions WHERE expires_at < ? ORDER BY expires_at LIMIT ?)`
+
 // SessionCreate implements messaging.Store.
 func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
 	ws := st.Workspaces
@@ -57,13 +62,11 @@ func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 	})
 }
 
-// SessionSweep implements messaging.Store: the sessions that expired
-// first go first, found through the index on expires_at.
+// SessionSweep implements messaging.Store (see qSessionSweep).
 func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
 	var n int64
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE hash IN (
-			SELECT hash FROM sessions WHERE expires_at < ? ORDER BY expires_at LIMIT ?)`, fmtTime(p.Before), max(p.Limit, 0))
+		res, err := tx.ExecContext(ctx, qSessionSweep, fmtTime(p.Before), max(p.Limit, 0))
 		if err != nil {
 			return err
 		}
