@@ -207,7 +207,8 @@ func errSession() *Error {
 // wellFormedSessionToken reports whether token has the shape of a token
 // StartSession returns, so that other text never reaches the store.
 func wellFormedSessionToken(token string) bool {
-	if len(token) != sessionTokenLen || !strings.HasPrefix(token, sessionTokenPrefix) {
+	if len(token) != sessionTokenLen ||
+		subtle.ConstantTimeCompare([]byte(token[:len(sessionTokenPrefix)]), []byte(sessionTokenPrefix)) != 1 {
 		return false
 	}
 	b, err := base64.RawURLEncoding.DecodeString(token[len(sessionTokenPrefix):])
