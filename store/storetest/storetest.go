@@ -43,6 +43,8 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"TemplateUpdateDelete", testTemplateUpdateDelete},
 		{"Connections", testConnections},
 		{"AuditEvents", testAuditEvents},
+		{"Sessions", testSessions},
+		{"SessionSweep", testSessionSweep},
 		{"APIKeyListOrder", testAPIKeyListOrder},
 		{"WebhookSeqGrows", testWebhookSeqGrows},
 		{"ConnectionUpdate", testConnectionUpdate},
