@@ -70,6 +70,9 @@ type Options struct {
 	// SignInURL is where a visitor who is not signed in is sent when
 	// Authenticate is used. Empty: answer 401.
 	SignInURL string
+	// SignIn, instead of Authenticate, serves a sign-in form at
+	// Prefix+"sign-in" and keeps server-side sessions (see SignIn).
+	SignIn *SignIn
 	// SMS, when set, adds the SMS pages (accounts, balance, sender ids,
 	// ledger, recent messages).
 	SMS *sms.SMS
@@ -83,6 +86,7 @@ type Handler struct {
 	sms    *sms.SMS
 	prefix string
 	auth   func(r *http.Request) (*Viewer, error)
+	signIn *SignIn
 	signTo string
 	log    *slog.Logger
 	pages  *pages
@@ -105,8 +109,8 @@ func New(svc *messaging.Service, opts *Options) (*Handler, error) {
 	if !strings.HasPrefix(o.Prefix, "/") || !strings.HasSuffix(o.Prefix, "/") {
 		return nil, fmt.Errorf("dashboard: New: Prefix %q must start and end with /", o.Prefix)
 	}
-	if o.Authenticate == nil {
-		return nil, errors.New("dashboard: New: Options.Authenticate is nil")
+	if (o.Authenticate == nil) == (o.SignIn == nil) {
+		return nil, errors.New("dashboard: New: set exactly one of Options.Authenticate and Options.SignIn")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -115,8 +119,15 @@ func New(svc *messaging.Service, opts *Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{svc: svc, sms: o.SMS, prefix: o.Prefix, auth: o.Authenticate,
+	h := &Handler{svc: svc, sms: o.SMS, prefix: o.Prefix, auth: o.Authenticate, signIn: o.SignIn,
 		signTo: o.SignInURL, log: o.Logger, pages: pg, mux: http.NewServeMux()}
+	if o.SignIn != nil {
+		if err := o.SignIn.init(); err != nil {
+			return nil, err
+		}
+		h.auth = h.sessionViewer
+		h.signTo = o.Prefix + "sign-in"
+	}
 	h.routes()
 	// Every POST, PUT, PATCH and DELETE that a browser sends from another
 	// origin is refused before it reaches a handler.
@@ -161,6 +172,11 @@ type route struct {
 
 func (h *Handler) routes() {
 	h.mux.Handle("GET "+h.prefix+"static/", http.StripPrefix(h.prefix+"static/", staticFiles()))
+	if h.signIn != nil {
+		h.mux.HandleFunc("GET "+h.prefix+"sign-in", h.signInForm)
+		h.mux.HandleFunc("POST "+h.prefix+"sign-in", h.signInSubmit)
+		h.mux.HandleFunc("POST "+h.prefix+"sign-out", h.signOut)
+	}
 	for _, rt := range h.table() {
 		h.mux.HandleFunc(rt.method+" "+h.prefix+strings.TrimPrefix(rt.path, "/"), h.wrap(rt))
 	}

@@ -65,7 +65,7 @@ type page struct {
 
 // fill sets the parts of p every page of req has.
 func (p *page) fill(h *Handler, req *request) {
-	p.Prefix, p.HasSMS = h.prefix, h.sms != nil
+	p.Prefix, p.HasSMS, p.SignOut = h.prefix, h.sms != nil, h.signIn != nil
 	if req == nil {
 		return
 	}
@@ -136,7 +136,7 @@ func parsePages() (*pages, error) {
 // render writes the page named name with status.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
 	if p.Prefix == "" {
-		p.Prefix = h.prefix
+		p.Prefix, p.HasSMS, p.SignOut = h.prefix, h.sms != nil, h.signIn != nil
 	}
 	if r.Method == http.MethodGet && p.Notice == "" {
 		p.Notice = h.takeFlash(w, r)
