@@ -1,10 +1,12 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"html"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -27,6 +29,14 @@ import (
 // limit.
 func setupDev(t *testing.T) *fixture {
 	t.Helper()
+	return setupDevLogged(t, io.Discard)
+}
+
+// setupDevLogged is setupDev with the service's and the dashboard's logs,
+// at every level, written to logs.
+func setupDevLogged(t *testing.T, logs io.Writer) *fixture {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f := &fixture{t: t, ctx: context.Background(), clock: testclock.New(t0), prov: fakeprovider.New(),
 		viewers: map[string]*dashboard.Viewer{
 			"op":   {Name: "op", Operator: true},
@@ -35,7 +45,7 @@ func setupDev(t *testing.T) *fixture {
 	store := memstore.New()
 	t.Cleanup(func() { _ = store.Close() })
 	svc, err := messaging.New(store, f.prov, &messaging.Options{Clock: f.clock.Now, SecretKey: make([]byte, 32),
-		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowLoopback: true}})
+		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowLoopback: true}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +60,7 @@ func setupDev(t *testing.T) *fixture {
 	}
 	dash, err := dashboard.New(svc, &dashboard.Options{
 		Authenticate: func(r *http.Request) (*dashboard.Viewer, error) { return f.viewers[r.Header.Get("X-Viewer")], nil },
+		Logger:       logger,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +68,24 @@ func setupDev(t *testing.T) *fixture {
 	f.srv = httptest.NewServer(dash)
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// devLogs collects log lines written from several goroutines.
+type devLogs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *devLogs) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(b)
+}
+
+func (l *devLogs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // devReceiver is a webhook receiver answering status and keeping what it
@@ -185,7 +214,14 @@ func TestDevAPIKeyExpiry(t *testing.T) {
 	if want := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC); keys[0].ExpiresAt == nil || !keys[0].ExpiresAt.Equal(want) {
 		t.Errorf("ExpiresAt = %v, want %v", keys[0].ExpiresAt, want)
 	}
-	f.get("/w/acme/developers").wantContains(t, "2026-11-24 12:00:00 UTC", `badge st-active`)
+	f.clock.Advance(time.Minute)
+	if _, err := f.svc.Authenticate(f.ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Close(f.ctx); err != nil { // waits for the recording of the use
+		t.Fatal(err)
+	}
+	f.get("/w/acme/developers").wantContains(t, "2026-11-24 12:00:00 UTC", "<td>2026-11-24 10:31:00 UTC</td>", `badge st-active`)
 	f.clock.Advance(2 * time.Hour)
 	f.get("/w/acme/developers").wantContains(t, `badge st-expired`)
 	if _, err := f.svc.Authenticate(f.ctx, key); messaging.ErrorCode(err) != messaging.CodeInvalidAPIKey {
@@ -576,5 +612,46 @@ func TestDevOtherWorkspace(t *testing.T) {
 	f.as = "acme"
 	if r := f.get("/w/other/developers"); r.status != http.StatusNotFound {
 		t.Errorf("a viewer of acme opening other's developers page got %d, want 404", r.status)
+	}
+}
+
+// TestDevSecretsNotLogged: neither the service nor the dashboard logs a
+// key or a signing secret while they are created, used, rotated, tested
+// and revoked, even when the receiver fails.
+func TestDevSecretsNotLogged(t *testing.T) {
+	logs := &devLogs{}
+	f := setupDevLogged(t, logs)
+	rcv := newDevReceiver(t, http.StatusInternalServerError)
+	r := f.post("/w/acme/developers/keys", url.Values{"name": {"k"}, "scopes": {messaging.ScopeReadMessages}})
+	key := shownSecret(t, r)
+	p, err := f.svc.Authenticate(f.ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.post("/w/acme/developers/keys/"+p.KeyID+"/revoke", nil)
+	id, secret := devCreateEndpoint(t, f, url.Values{"url": {rcv.srv.URL + "/hook"}})
+	rotated := shownSecret(t, f.post("/w/acme/developers/webhooks/"+id+"/rotate-secret", nil))
+	f.post("/w/acme/developers/webhooks/"+id+"/test", nil)
+	devStatusEvents(t, f, 1)
+	// Every attempt fails: after the schedule's last the delivery fails
+	// for good, which is logged.
+	for range 10 {
+		if _, err := f.svc.DeliverWebhooksDue(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(11 * time.Hour)
+	}
+	if err := f.svc.Close(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := logs.String()
+	if got == "" {
+		t.Fatal("nothing was logged: the test cannot tell")
+	}
+	for what, s := range map[string]string{"the API key": key, "the signing secret": secret, "the rotated secret": rotated} {
+		raw := strings.TrimPrefix(strings.TrimPrefix(s, "whsec_"), "mk_")
+		if strings.Contains(got, raw) {
+			t.Errorf("the logs hold %s", what)
+		}
 	}
 }
