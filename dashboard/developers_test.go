@@ -221,7 +221,7 @@ func TestDevAPIKeyExpiry(t *testing.T) {
 	if err := f.svc.Close(f.ctx); err != nil { // waits for the recording of the use
 		t.Fatal(err)
 	}
-	f.get("/w/acme/developers").wantContains(t, "2026-11-24 12:00:00 UTC", "<td>2026-11-24 10:31:00 UTC</td>", `badge st-active`)
+	f.get("/w/acme/developers").wantContains(t, "2026-11-24 12:00:00 UTC", `<td class="when">2026-11-24 10:31:00 UTC</td>`, `badge st-active`)
 	f.clock.Advance(2 * time.Hour)
 	f.get("/w/acme/developers").wantContains(t, `badge st-expired`)
 	if _, err := f.svc.Authenticate(f.ctx, key); messaging.ErrorCode(err) != messaging.CodeInvalidAPIKey {

@@ -44,6 +44,8 @@ type devEndpointData struct {
 type devDelivery struct {
 	*messaging.WebhookDelivery
 	ID string
+	// Note is the last error, unless it only repeats the status code.
+	Note string
 }
 
 // endpointURL is the path of the page of endpoint id.
@@ -72,7 +74,11 @@ func (h *Handler) renderEndpoint(w http.ResponseWriter, r *http.Request, req *re
 	d.TestOK = d.Test != nil && d.Test.Error == "" && d.Test.StatusCode >= 200 && d.Test.StatusCode < 300
 	d.Overlap = strconv.Itoa(int(messaging.WebhookSecretOverlap/time.Hour)) + " hours"
 	for _, x := range list {
-		d.Deliveries = append(d.Deliveries, devDelivery{x, messaging.WebhookDeliveryID(x)})
+		note := x.LastError
+		if x.LastStatus != 0 && note == "endpoint answered "+strconv.Itoa(x.LastStatus) {
+			note = ""
+		}
+		d.Deliveries = append(d.Deliveries, devDelivery{x, messaging.WebhookDeliveryID(x), note})
 	}
 	if p.Form == nil {
 		p.Form = url.Values{"url": {e.URL}, "events": e.Events, "description": {e.Description}}
