@@ -28,17 +28,17 @@ func devScopes() []devChoice {
 		case messaging.ScopeWriteMessages:
 			return "send messages"
 		case messaging.ScopeReadTemplates:
-			return "list templates and read their review state"
+			return "list templates; with write:messages, send from one"
 		case messaging.ScopeReadContacts:
 			return "search and read contacts"
 		case messaging.ScopeWriteContacts:
 			return "create and change contacts"
 		case messaging.ScopeManageKeys:
-			return "list, create and revoke API keys (only with scopes it holds)"
+			return "list, create and revoke API keys (granting only scopes it holds) and read the audit log"
 		case messaging.ScopeManageTemplates:
-			return "author templates, submit them for review and delete them"
+			return "author templates, submit them for review, delete and sync them"
 		case messaging.ScopeManageChannels:
-			return "connect and disconnect channels, replace their credentials"
+			return "list, connect and disconnect channels, replace their credentials"
 		case messaging.ScopeManageWebhooks:
 			return "manage webhook endpoints, their secrets and deliveries"
 		}

@@ -655,3 +655,22 @@ func TestDevSecretsNotLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestDevCrossOriginRevokeRefused: a revoke posted from another site is
+// refused and the key keeps working.
+func TestDevCrossOriginRevokeRefused(t *testing.T) {
+	f := setup(t)
+	k, key, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "k", Scopes: []string{messaging.ScopeReadMessages}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/dashboard/w/acme/developers/keys/"+k.ID+"/revoke", nil)
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	req.Header.Set("Origin", "https://evil.example")
+	if r := f.do(req); r.status != http.StatusForbidden {
+		t.Errorf("cross-site revoke answered %d, want 403", r.status)
+	}
+	if _, err := f.svc.Authenticate(f.ctx, key); err != nil {
+		t.Errorf("the cross-site revoke revoked the key: %v", err)
+	}
+}
