@@ -191,6 +191,20 @@ func (h *Handler) table() []route {
 		{post, "/workspaces", true, (*Handler).createWorkspace},
 		{get, "/w/{ws}/{$}", false, (*Handler).overview},
 		{get, "/w/{ws}/overview", false, (*Handler).overview},
+		// Settings -> Developers: API keys and webhook endpoints.
+		{get, "/w/{ws}/developers", false, (*Handler).devPage},
+		{get, "/w/{ws}/developers/keys", false, (*Handler).devPage},
+		{post, "/w/{ws}/developers/keys", false, (*Handler).devCreateKey},
+		{post, "/w/{ws}/developers/keys/{id}/revoke", false, (*Handler).devRevokeKey},
+		{get, "/w/{ws}/developers/webhooks", false, (*Handler).devPage},
+		{post, "/w/{ws}/developers/webhooks", false, (*Handler).devCreateEndpoint},
+		{get, "/w/{ws}/developers/webhooks/{id}", false, (*Handler).devEndpoint},
+		{post, "/w/{ws}/developers/webhooks/{id}/edit", false, (*Handler).devEditEndpoint},
+		{post, "/w/{ws}/developers/webhooks/{id}/enabled", false, (*Handler).devSetEndpointEnabled},
+		{post, "/w/{ws}/developers/webhooks/{id}/rotate-secret", false, (*Handler).devRotateSecret},
+		{post, "/w/{ws}/developers/webhooks/{id}/test", false, (*Handler).devTestEndpoint},
+		{post, "/w/{ws}/developers/webhooks/{id}/delete", false, (*Handler).devDeleteEndpoint},
+		{post, "/w/{ws}/developers/webhooks/{id}/deliveries/{delivery}/redeliver", false, (*Handler).devRedeliver},
 	}
 }
 
