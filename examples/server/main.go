@@ -283,8 +283,8 @@ func run(ctx context.Context, args []string) error {
 
 	if adminCreated {
 		// Printed once, like the demo key, never logged.
-		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s http://%s/admin/v1/workspaces -H 'Authorization: Bearer %s'\n\n",
-			*adminTokenFile, adminToken, *addr, adminToken)
+		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s http://%s/admin/v1/workspaces -H 'Authorization: Bearer %s'\nDashboard: http://%s%s (sign in with the operator token)\n\n",
+			*adminTokenFile, adminToken, *addr, adminToken, *addr, dashboardPrefix)
 	}
 	signIn, err := newOperatorSignIn(adminToken, *dashPassword)
 	if err != nil {
@@ -317,7 +317,7 @@ func run(ctx context.Context, args []string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	// The token file's path only: the token is never logged.
-	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath), "provider", *providerKind, "operator_token_file", *adminTokenFile)
+	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath), "provider", *providerKind, "operator_token_file", *adminTokenFile, "dashboard", dashboardPrefix)
 	smsArgs := []any{"gateway", smsGW.label}
 	if smsGW.callback != nil {
 		// The path only: the secret is never logged.
