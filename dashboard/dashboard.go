@@ -175,6 +175,9 @@ func (h *Handler) table() []route {
 		{post, "/workspaces", true, (*Handler).createWorkspace},
 		{get, "/w/{ws}/{$}", false, (*Handler).overview},
 		{get, "/w/{ws}/overview", false, (*Handler).overview},
+		// Messages and contacts (messages.go, contacts.go).
+		{get, "/w/{ws}/messages", false, (*Handler).messages},
+		{get, "/w/{ws}/messages/{id}", false, (*Handler).message},
 	}
 }
 
