@@ -178,6 +178,11 @@ func (h *Handler) table() []route {
 		// Messages and contacts (messages.go, contacts.go).
 		{get, "/w/{ws}/messages", false, (*Handler).messages},
 		{get, "/w/{ws}/messages/{id}", false, (*Handler).message},
+		{get, "/w/{ws}/contacts", false, (*Handler).contacts},
+		{post, "/w/{ws}/contacts", false, (*Handler).createContact},
+		{get, "/w/{ws}/contacts/new", false, (*Handler).newContact},
+		{get, "/w/{ws}/contacts/{id}", false, (*Handler).contact},
+		{post, "/w/{ws}/contacts/{id}", false, (*Handler).updateContact},
 	}
 }
 
