@@ -183,6 +183,10 @@ func (h *Handler) table() []route {
 		{get, "/w/{ws}/contacts/new", false, (*Handler).newContact},
 		{get, "/w/{ws}/contacts/{id}", false, (*Handler).contact},
 		{post, "/w/{ws}/contacts/{id}", false, (*Handler).updateContact},
+		// SMS accounts (sms.go), when Options.SMS is set.
+		{get, "/sms", false, smsOnly((*Handler).smsAccounts)},
+		{get, "/sms/{partnerID}", false, smsOnly((*Handler).smsAccount)},
+		{post, "/sms/{partnerID}/senders", true, smsOnly((*Handler).addSMSSender)},
 	}
 }
 
