@@ -205,6 +205,18 @@ func (h *Handler) table() []route {
 		{post, "/w/{ws}/developers/webhooks/{id}/test", false, (*Handler).devTestEndpoint},
 		{post, "/w/{ws}/developers/webhooks/{id}/delete", false, (*Handler).devDeleteEndpoint},
 		{post, "/w/{ws}/developers/webhooks/{id}/deliveries/{delivery}/redeliver", false, (*Handler).devRedeliver},
+		// Messages and contacts (messages.go, contacts.go).
+		{get, "/w/{ws}/messages", false, (*Handler).messages},
+		{get, "/w/{ws}/messages/{id}", false, (*Handler).message},
+		{get, "/w/{ws}/contacts", false, (*Handler).contacts},
+		{post, "/w/{ws}/contacts", false, (*Handler).createContact},
+		{get, "/w/{ws}/contacts/new", false, (*Handler).newContact},
+		{get, "/w/{ws}/contacts/{id}", false, (*Handler).contact},
+		{post, "/w/{ws}/contacts/{id}", false, (*Handler).updateContact},
+		// SMS accounts (sms.go), when Options.SMS is set.
+		{get, "/sms", false, smsOnly((*Handler).smsAccounts)},
+		{get, "/sms/{partnerID}", false, smsOnly((*Handler).smsAccount)},
+		{post, "/sms/{partnerID}/senders", true, smsOnly((*Handler).addSMSSender)},
 	}
 }
 
