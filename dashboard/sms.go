@@ -102,24 +102,45 @@ func (h *Handler) smsAccounts(w http.ResponseWriter, r *http.Request, req *reque
 	if cursor != "" {
 		d.First = base
 	}
-	// The total walks every account (the operator sees them all).
+	if d.Total, d.Counted, d.Partial, err = h.smsCredit(req); err != nil {
+		return err
+	}
+	h.render(w, r, http.StatusOK, "smsaccounts", p)
+	return nil
+}
+
+// smsCredit adds up the credit of the SMS accounts the viewer may see:
+// counted accounts, partial when there were more than maxTotalAccounts.
+func (h *Handler) smsCredit(req *request) (total sms.Credit, counted int, partial bool, err error) {
+	if !req.viewer.Operator {
+		for _, id := range req.viewer.SMSAccounts {
+			a, err := h.sms.GetAccount(req.ctx, id)
+			if smsCode(err) == sms.CodeNotFound {
+				continue
+			}
+			if err != nil {
+				return 0, 0, false, err
+			}
+			total += a.Credit
+			counted++
+		}
+		return total, counted, false, nil
+	}
 	c := ""
-	for d.Counted < maxTotalAccounts {
+	for counted < maxTotalAccounts {
 		all, n, err := h.sms.Accounts(req.ctx, c, sms.MaxListPage)
 		if err != nil {
-			return err
+			return 0, 0, false, err
 		}
 		for _, a := range all {
-			d.Total += a.Credit
+			total += a.Credit
 		}
-		d.Counted += len(all)
+		counted += len(all)
 		if c = n; c == "" {
 			break
 		}
 	}
-	d.Partial = c != ""
-	h.render(w, r, http.StatusOK, "smsaccounts", p)
-	return nil
+	return total, counted, c != "", nil
 }
 
 // smsCode is the code of an *sms.Error, 0 for another error or nil.

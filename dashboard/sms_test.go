@@ -264,3 +264,12 @@ func TestSMSPagesNeedOptionsSMS(t *testing.T) {
 		t.Errorf("/sms without Options.SMS answered %d; want 404", r.status)
 	}
 }
+
+// TestOverviewSMSCredit: the overview shows the credit of the SMS accounts
+// the viewer may see.
+func TestOverviewSMSCredit(t *testing.T) {
+	f := setupSMS(t)
+	f.get("/w/acme/overview").wantContains(t, `id="overview-sms-credit">107.00<`, "Across 2 SMS accounts")
+	f.as = "acme"
+	f.get("/w/acme/overview").wantContains(t, `id="overview-sms-credit">100.00<`, "Across 1 SMS account you")
+}
