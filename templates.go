@@ -178,6 +178,22 @@ func TemplateVariables(field, text string) ([]int, error) {
 	return seen, nil
 }
 
+// CheckTemplate checks p against every authoring rule of the spec (name,
+// category, language, header, body, footer, buttons and their limits)
+// without storing anything, and returns the first rule broken as a
+// validation error naming its field ("components[1].text", ...), or nil.
+// Create and Update run exactly this check; the dashboard runs it as the
+// author types.
+func CheckTemplate(p *TemplateCreateParams) error {
+	if p == nil {
+		return validationError("body", "is required")
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return err
+	}
+	return validateTemplate(p)
+}
+
 // validateTemplate checks the authoring rules of the spec.
 func validateTemplate(p *TemplateCreateParams) error {
 	if p.Name == "" {
@@ -329,13 +345,7 @@ type Templates struct {
 // by the channel provider. Every authoring rule is checked. A template
 // with the same name and language is a conflict.
 func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Template, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p); err != nil {
-		return nil, err
-	}
-	if err := validateTemplate(p); err != nil {
+	if err := CheckTemplate(p); err != nil {
 		return nil, err
 	}
 	status := p.Status
@@ -374,16 +384,10 @@ func nameTaken(name, lang string) *Error {
 // that was submitted cannot be edited: that is a conflict naming its
 // state. p.Status must be empty or draft.
 func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreateParams) (*Template, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p); err != nil {
-		return nil, err
-	}
-	if p.Status != "" && p.Status != TemplateDraft {
+	if p != nil && p.Status != "" && p.Status != TemplateDraft {
 		return nil, validationError("status", "an edit keeps a template a draft; submit it to send it for review")
 	}
-	if err := validateTemplate(p); err != nil {
+	if err := CheckTemplate(p); err != nil {
 		return nil, err
 	}
 	cur, err := ts.Get(ctx, id)
