@@ -119,7 +119,41 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 			if c := f.store.counts(); c.Templates != 0 {
 				t.Errorf("templates stored = %d, want 0", c.Templates)
 			}
+			// CheckTemplate is the rule Create runs: the same error.
+			if check := messaging.CheckTemplate(tc.p); check == nil || err == nil || check.Error() != err.Error() {
+				t.Errorf("CheckTemplate = %v; want Create's %v", check, err)
+			}
 		})
+	}
+}
+
+// TestCheckTemplateIsUpdatesRule: CheckTemplate accepts what Create
+// accepts, and Update refuses what it refuses with the same error,
+// leaving the draft unchanged.
+func TestCheckTemplateIsUpdatesRule(t *testing.T) {
+	f := setup(t)
+	good := &messaging.TemplateCreateParams{Name: "order_update", Category: "UTILITY", Language: "en", Status: messaging.TemplateDraft,
+		Components: []messaging.TemplateComponent{header("Order {{1}}"), body("Hi {{1}}, it ships {{2}}"), footer("Thanks"), buttons(quickReply("OK"))}}
+	if err := messaging.CheckTemplate(good); err != nil {
+		t.Fatalf("CheckTemplate refused a valid template: %v", err)
+	}
+	tpl, err := f.acme.Templates.Create(f.ctx, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := *good
+	bad.Components = []messaging.TemplateComponent{body("Hi {{1}}, it ships {{3}}")}
+	check := messaging.CheckTemplate(&bad)
+	_, err = f.acme.Templates.Update(f.ctx, tpl.ID, &bad)
+	wantError(t, err, messaging.CodeValidation, "components[0].text")
+	if check == nil || err == nil || check.Error() != err.Error() {
+		t.Errorf("CheckTemplate = %v; want Update's %v", check, err)
+	}
+	if got, _ := f.acme.Templates.Get(f.ctx, tpl.ID); len(got.Components) != 4 {
+		t.Errorf("the refused update changed the draft: %+v", got.Components)
+	}
+	if c := f.store.counts(); c.Templates != 1 {
+		t.Errorf("templates stored = %d, want 1 (CheckTemplate stores nothing)", c.Templates)
 	}
 }
 
