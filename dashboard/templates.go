@@ -47,11 +47,12 @@ func (h *Handler) templates(w http.ResponseWriter, r *http.Request, req *request
 	p.fill(h, req)
 	list, err := req.svc.Templates.List(req.ctx, &messaging.TemplateFilter{Status: filter})
 	if err != nil {
-		if !p.fieldError(err) {
+		e := asError(err)
+		if e == nil || e.Code != messaging.CodeValidation {
 			return err
 		}
 		// A bad status filter: show every template, and say why.
-		status = ""
+		p.Problem, status = e.Message, ""
 		if list, err = req.svc.Templates.List(req.ctx, &messaging.TemplateFilter{Status: messaging.TemplateStatusAny}); err != nil {
 			return err
 		}

@@ -113,6 +113,9 @@ func TestTemplateLifecycle(t *testing.T) {
 	if r := f.get("/w/acme/templates?status=draft"); strings.Contains(r.body, "order_update") {
 		t.Error("the draft filter lists an approved template")
 	}
+	if r := f.get("/w/acme/templates?status=live"); r.status != http.StatusOK || !strings.Contains(r.body, "status: must be one of draft, pending") || !strings.Contains(r.body, "order_update") {
+		t.Errorf("an unknown status filter answered %d without the library's message and the full list", r.status)
+	}
 }
 
 // TestTemplateRejectedShowsReason: the provider's rejection reason is on
@@ -277,11 +280,19 @@ func TestTemplateSendTest(t *testing.T) {
 	f := setup(t)
 	f.post("/w/acme/templates/new", draftForm("order_update"))
 	tpl := f.templateByName("order_update")
+	draft := url.Values{"to": {"+254712345678"}, "p_0_0": {"#7"}, "p_1_0": {"Ann"}, "p_1_1": {"Friday"}, "p_2_0": {"abc"}}
+	r := f.post("/w/acme/templates/"+tpl.ID+"/send", draft)
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `class="problem" role="alert">template`) {
+		t.Errorf("sending a draft answered %d without the library's refusal:\n%s", r.status, r.body)
+	}
+	if n := f.countMessages(); n != 0 {
+		t.Errorf("sending a draft stored %d messages", n)
+	}
 	f.post("/w/acme/templates/"+tpl.ID+"/submit", nil)
 	f.review()
 
 	bad := url.Values{"to": {"12"}, "p_0_0": {"#7"}, "p_1_0": {"Ann"}, "p_1_1": {"Friday"}, "p_2_0": {"abc"}}
-	r := f.post("/w/acme/templates/"+tpl.ID+"/send", bad)
+	r = f.post("/w/acme/templates/"+tpl.ID+"/send", bad)
 	if r.status != http.StatusUnprocessableEntity {
 		t.Fatalf("a bad recipient answered %d; want 422:\n%s", r.status, r.body)
 	}
