@@ -140,8 +140,11 @@ func testParams(ex *messaging.SendTemplateParams, form url.Values) []testParam {
 		for pi, prm := range c.Parameters {
 			tp := testParam{Name: fmt.Sprintf("p_%d_%d", ci, pi), Field: fmt.Sprintf("components[%d].parameters[%d]", ci, pi)}
 			what := c.Type
+			if what != "" {
+				what = strings.ToUpper(what[:1]) + what[1:]
+			}
 			if c.SubType != "" && c.Index != nil {
-				what = fmt.Sprintf("button %d (%s)", *c.Index+1, strings.ReplaceAll(c.SubType, "_", " "))
+				what = fmt.Sprintf("Button %d (%s)", *c.Index+1, strings.ReplaceAll(c.SubType, "_", " "))
 			}
 			switch prm.Type {
 			case "text":
