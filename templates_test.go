@@ -105,6 +105,13 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 		{"URL button variable 2", approved("x", okBody, buttons(urlButton("https://example.com/{{2}}"))), "components[1].buttons[0].url"},
 		{"phone button bad number", approved("x", okBody, buttons(messaging.TemplateButton{Type: "PHONE_NUMBER", Text: "Call", PhoneNumber: "0712345678"})), "components[1].buttons[0].phone_number"},
 		{"copy code without example", approved("x", okBody, buttons(messaging.TemplateButton{Type: "COPY_CODE"})), "components[1].buttons[0].example"},
+		{"examples on a footer", approved("x", okBody, messaging.TemplateComponent{Type: "FOOTER", Text: "Bye", Examples: []string{"a"}}), "components[1].examples"},
+		{"examples on an image header", approved("x", messaging.TemplateComponent{Type: "HEADER", Format: "IMAGE", Examples: []string{"a"}}, okBody), "components[0].examples"},
+		{"fewer examples than variables", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}} {{2}}", Examples: []string{"Ann"}}), "components[0].examples"},
+		{"more examples than variables", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}", Examples: []string{"Ann", "Bob"}}), "components[0].examples"},
+		{"examples without variables", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi", Examples: []string{"Ann"}}), "components[0].examples"},
+		{"blank example", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}} {{2}}", Examples: []string{"Ann", " "}}), "components[0].examples[1]"},
+		{"example too long", approved("x", header("Hi {{1}}"), messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}", Examples: []string{strings.Repeat("e", messaging.MaxParamText+1)}}), "components[1].examples[0]"},
 		{"copy code example 16 chars", approved("x", okBody, buttons(messaging.TemplateButton{Type: "COPY_CODE", Example: strings.Repeat("C", 16)})), "components[1].buttons[0].example"},
 	}
 	for _, tc := range tests {
@@ -425,6 +432,18 @@ func TestTemplateSendExample(t *testing.T) {
 				To: messaging.ExampleRecipient, TemplateName: "promo_image", Language: "en",
 				Components: []messaging.SendComponent{
 					{Type: "header", Parameters: []messaging.SendParameter{{Type: "image", Link: "https://example.com/sample.jpg"}}},
+				},
+			},
+		},
+		{
+			name: "the components' own examples",
+			p: approved("order_own", messaging.TemplateComponent{Type: "HEADER", Format: "TEXT", Text: "Order {{1}}", Examples: []string{"#42"}},
+				messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}, it ships {{2}}.", Examples: []string{"Ann", "Monday"}}),
+			want: &messaging.SendTemplateParams{
+				To: messaging.ExampleRecipient, TemplateName: "order_own", Language: "en",
+				Components: []messaging.SendComponent{
+					{Type: "header", Parameters: textParams("#42")},
+					{Type: "body", Parameters: textParams("Ann", "Monday")},
 				},
 			},
 		},
