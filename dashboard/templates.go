@@ -312,7 +312,7 @@ var formInputs = [][3]string{
 	{"name", "Name", "Lowercase letters, digits and underscores, for example order_update."},
 	{"language", "Language", "One language code, for example en, sw or en_US."},
 	{"header_text", "Header text", "Text headers only: at most 60 characters, at most one variable {{1}}."},
-	{"header_example", "Example of the header's {{1}}", "Shown in the preview."},
+	{"header_example", "Example of the header's {{1}}", "Optional: shown in the preview and to the provider's reviewers."},
 	{"footer", "Footer text", "At most 60 characters, no variables."},
 }
 
@@ -484,11 +484,22 @@ func paramsOf(f url.Values) (*messaging.TemplateCreateParams, *formFields) {
 		c := messaging.TemplateComponent{Type: "HEADER", Format: hf}
 		if hf == "TEXT" {
 			c.Text = f.Get("header_text")
+			if vars, err := messaging.TemplateVariables("header", c.Text); err == nil && len(vars) > 0 {
+				c.Examples = examplesOf(f, []string{"header_example"})
+			}
 		}
 		p.Components = append(p.Components, c)
 		ff.comps = append(ff.comps, "header")
 	}
-	p.Components = append(p.Components, messaging.TemplateComponent{Type: "BODY", Text: f.Get("body")})
+	bc := messaging.TemplateComponent{Type: "BODY", Text: f.Get("body")}
+	if vars, err := messaging.TemplateVariables("body", bc.Text); err == nil && len(vars) > 0 {
+		names := make([]string, len(vars))
+		for i := range names {
+			names[i] = "body_example_" + strconv.Itoa(i+1)
+		}
+		bc.Examples = examplesOf(f, names)
+	}
+	p.Components = append(p.Components, bc)
 	ff.comps = append(ff.comps, "body")
 	if ft := f.Get("footer"); ft != "" {
 		p.Components = append(p.Components, messaging.TemplateComponent{Type: "FOOTER", Text: ft})
@@ -520,6 +531,21 @@ func paramsOf(f url.Values) (*messaging.TemplateCreateParams, *formFields) {
 	return p, ff
 }
 
+// examplesOf returns the form's values of the example fields names, or
+// nil when every one is empty (examples are optional).
+func examplesOf(f url.Values, names []string) []string {
+	out := make([]string, len(names))
+	given := false
+	for i, n := range names {
+		out[i] = f.Get(n)
+		given = given || strings.TrimSpace(out[i]) != ""
+	}
+	if !given {
+		return nil
+	}
+	return out
+}
+
 // formFields maps the library's component indices to the form.
 type formFields struct {
 	comps      []string
@@ -546,11 +572,23 @@ func (ff *formFields) field(lib string) string {
 	}
 	switch comp, sub := ff.comps[ci], m[2]; comp {
 	case "header":
-		if sub == "format" {
+		switch sub {
+		case "format":
 			return "header_format"
+		case "examples":
+			return "header_example"
 		}
 		return "header_text"
-	case "body", "footer":
+	case "body":
+		if sub == "examples" {
+			if m[3] == "" {
+				return "body_examples"
+			}
+			n, _ := strconv.Atoi(m[3])
+			return "body_example_" + strconv.Itoa(n+1)
+		}
+		return comp
+	case "footer":
 		return comp
 	case "buttons":
 		if m[3] == "" {
@@ -609,8 +647,14 @@ func formOf(t *messaging.Template) url.Values {
 			}
 			f.Set("header_format", format)
 			f.Set("header_text", c.Text)
+			if len(c.Examples) > 0 {
+				f.Set("header_example", c.Examples[0])
+			}
 		case "BODY":
 			f.Set("body", c.Text)
+			for i, ex := range c.Examples {
+				f.Set("body_example_"+strconv.Itoa(i+1), ex)
+			}
 		case "FOOTER":
 			f.Set("footer", c.Text)
 		case "BUTTONS":

@@ -70,8 +70,8 @@ func TestTemplateLifecycle(t *testing.T) {
 		t.Errorf("the form stored a %s template; want a draft", tpl.Status)
 	}
 	want := []messaging.TemplateComponent{
-		{Type: "HEADER", Format: "TEXT", Text: "Order {{1}}"},
-		{Type: "BODY", Text: "Hi {{1}}, your order ships on {{2}}."},
+		{Type: "HEADER", Format: "TEXT", Text: "Order {{1}}", Examples: []string{"#42"}},
+		{Type: "BODY", Text: "Hi {{1}}, your order ships on {{2}}.", Examples: []string{"Ann", "Monday"}},
 		{Type: "FOOTER", Text: "Reply STOP to opt out"},
 		{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "QUICK_REPLY", Text: "Thanks"}, {Type: "URL", Text: "Track", URL: "https://shop.example/track/{{1}}"}}},
 	}
@@ -80,7 +80,7 @@ func TestTemplateLifecycle(t *testing.T) {
 	}
 	f.get("/w/acme/templates").wantContains(t, "order_update", `<span class="badge st-draft">draft</span>`)
 	page := f.get("/w/acme/templates/" + tpl.ID)
-	page.wantContains(t, "Submit for review", "Edit draft", `<mark class="var" title="variable {{1}}">example 1</mark>`,
+	page.wantContains(t, "Submit for review", "Edit draft", `<mark class="var" title="variable {{1}}">Ann</mark>`,
 		"&#34;template_name&#34;: &#34;order_update&#34;", "Reply STOP to opt out", "Delete template", `data-confirm=`)
 
 	r = f.post("/w/acme/templates/"+tpl.ID+"/submit", nil)
@@ -103,7 +103,7 @@ func TestTemplateLifecycle(t *testing.T) {
 		t.Error("the list still refreshes with no template pending")
 	}
 	page = f.get("/w/acme/templates/" + tpl.ID)
-	page.wantContains(t, "Send a test", `name="to" value="&#43;14155550123"`, `name="p_1_0" value="example 1"`)
+	page.wantContains(t, "Send a test", `name="to" value="&#43;14155550123"`, `name="p_1_0" value="Ann"`)
 	if strings.Contains(page.body, "Submit for review") || strings.Contains(page.body, "Edit draft") {
 		t.Error("an approved template offers submit or edit")
 	}
@@ -144,6 +144,7 @@ func TestTemplateFormErrors(t *testing.T) {
 		{"long footer", "footer", strings.Repeat("x", 61), "err-footer", "at most 60"},
 		{"bad url", "button_value_2", "ftp://x", "err-button_value_2", ".url: "},
 		{"bad language", "language", "english", "err-language", "language: must be one language code"},
+		{"blank example", "body_example_2", " ", "err-body_example_2", "components[1].examples[1]: is required: a sample value of {{2}}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := setup(t)
@@ -237,14 +238,18 @@ func TestTemplateEdit(t *testing.T) {
 	f := setup(t)
 	f.post("/w/acme/templates/new", draftForm("order_update"))
 	tpl := f.templateByName("order_update")
-	f.get("/w/acme/templates/"+tpl.ID+"/edit").wantContains(t, `value="order_update"`, "Hi {{1}}, your order ships on {{2}}.", `value="https://shop.example/track/{{1}}"`)
+	f.get("/w/acme/templates/"+tpl.ID+"/edit").wantContains(t, `value="order_update"`, "Hi {{1}}, your order ships on {{2}}.",
+		`value="https://shop.example/track/{{1}}"`, `name="body_example_2" value="Monday"`, `name="header_example" value="#42"`)
 	form := draftForm("order_update")
 	form.Set("body", "Hello {{1}}")
+	// Examples are optional: none given, none stored (and the stale
+	// second one of a variable gone is not sent).
+	form.Set("body_example_1", "")
 	if r := f.post("/w/acme/templates/"+tpl.ID+"/edit", form); r.status != http.StatusSeeOther {
 		t.Fatalf("edit answered %d:\n%s", r.status, r.body)
 	}
-	if got := f.templateByName("order_update").Components[1].Text; got != "Hello {{1}}" {
-		t.Errorf("body after edit = %q", got)
+	if got := f.templateByName("order_update").Components[1]; got.Text != "Hello {{1}}" || got.Examples != nil {
+		t.Errorf("body after edit = %q with examples %q; want no examples", got.Text, got.Examples)
 	}
 	f.post("/w/acme/templates/"+tpl.ID+"/submit", nil)
 	form.Set("body", "Changed")

@@ -51,7 +51,12 @@ document.addEventListener("DOMContentLoaded", () => {
       input.id = "f-" + name;
       input.name = name;
       input.value = values[name] || "";
-      box.append(label, input);
+      input.setAttribute("aria-describedby", "err-" + name);
+      const err = document.createElement("p");
+      err.className = "error";
+      err.id = "err-" + name;
+      err.hidden = true;
+      box.append(label, input, err);
       examples.append(box);
     }
   };
@@ -67,11 +72,11 @@ document.addEventListener("DOMContentLoaded", () => {
       });
       if (!res.ok || mine !== seq) return;
       const out = await res.json();
+      syncExamples(out.body_vars || []);
       showErrors(out.errors || {});
       problem.textContent = out.problem || "";
       problem.hidden = !out.problem;
       preview.innerHTML = out.preview; // the server's own escaped template output
-      syncExamples(out.body_vars || []);
       status.textContent = out.ok ? "Looks good." : "Not saved yet: see the messages next to the fields.";
     } catch {
       status.textContent = "";
