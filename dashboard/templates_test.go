@@ -224,6 +224,14 @@ func TestTemplateCheckEndpoint(t *testing.T) {
 	if list, _ := f.svc.Workspace("acme").Templates.List(f.ctx, &messaging.TemplateFilter{Status: messaging.TemplateStatusAny}); len(list) != 0 {
 		t.Errorf("the check stored %d templates", len(list))
 	}
+	// Another site cannot use the check (it is a POST like the forms).
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/dashboard/w/acme/templates/check", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	req.Header.Set("Origin", "https://evil.example")
+	if r := f.do(req); r.status != http.StatusForbidden {
+		t.Errorf("a cross-site check answered %d; want 403", r.status)
+	}
 	// Typed text is escaped in the preview.
 	form.Set("body", "<script>alert(1)</script>")
 	r = f.post("/w/acme/templates/check", form)
@@ -258,6 +266,9 @@ func TestTemplateEdit(t *testing.T) {
 		t.Fatalf("editing a pending template answered %d; want 409", r.status)
 	}
 	r.wantContains(t, "status: the template is pending; only a draft can be edited")
+	if r := f.get("/w/acme/templates/" + tpl.ID + "/edit"); r.status != http.StatusConflict || !strings.Contains(r.body, "only a draft can be edited") {
+		t.Errorf("the edit form of a pending template answered %d without saying it cannot be edited", r.status)
+	}
 	if got := f.templateByName("order_update").Components[1].Text; got != "Hello {{1}}" {
 		t.Errorf("the refused edit changed the body to %q", got)
 	}
