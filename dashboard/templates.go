@@ -22,8 +22,9 @@ import (
 // author types (templateCheck).
 
 // maxFormButtons is the number of button rows of the authoring form: the
-// spec's 3 quick replies and 2 calls to action.
-const maxFormButtons = messaging.MaxQuickReplies + messaging.MaxCallToActions
+// spec's 3 quick replies and 2 calls to action, and the library's one
+// copy-code button, so that no draft loses a button when edited.
+const maxFormButtons = messaging.MaxQuickReplies + messaging.MaxCallToActions + 1
 
 // templatesData is the templates list page.
 type templatesData struct {

@@ -386,3 +386,22 @@ func asErr(err error, e **messaging.Error) bool { return errors.As(err, e) }
 func htmlUnescape(s string) string { return html.UnescapeString(s) }
 
 func htmlEscape(s string) string { return html.EscapeString(s) }
+
+// TestTemplateFormButtonLimit: a fourth quick reply is refused with the
+// library's limit, shown over the buttons, and nothing is stored.
+func TestTemplateFormButtonLimit(t *testing.T) {
+	f := setup(t)
+	form := draftForm("order_update")
+	for _, n := range []string{"3", "4", "5"} {
+		form.Set("button_type_"+n, "QUICK_REPLY")
+		form.Set("button_text_"+n, "Reply "+n)
+	}
+	r := f.post("/w/acme/templates/new", form)
+	if r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("four quick replies answered %d; want 422", r.status)
+	}
+	r.wantContains(t, `<p class="error" id="err-buttons" >components[3].buttons: at most 3 QUICK_REPLY buttons</p>`)
+	if f.templateByName("order_update") != nil {
+		t.Error("the refused form stored a template")
+	}
+}
