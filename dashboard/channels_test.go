@@ -76,6 +76,19 @@ func TestChannelConnectErrors(t *testing.T) {
 	}
 	r = f.post("/w/acme/channels/messenger", url.Values{"page_id": {"42"}, "access_token": {"short"}})
 	r.wantContains(t, `id="messenger-access_token-err">access_token: must be 8 to`)
+	// An account connected to another workspace: the library's conflict,
+	// next to the account field.
+	if r := f.post("/w/other/channels/whatsapp", url.Values{"phone_number_id": {"1234567890"}, "waba_id": {"555"}, "access_token": {token}}); r.status != http.StatusSeeOther {
+		t.Fatalf("connecting other answered %d", r.status)
+	}
+	r = f.post("/w/acme/channels/whatsapp", url.Values{"phone_number_id": {"1234567890"}, "waba_id": {"556"}, "access_token": {token}})
+	if r.status != http.StatusUnprocessableEntity {
+		t.Errorf("another workspace's account answered %d; want 422", r.status)
+	}
+	r.wantContains(t, `id="whatsapp-phone_number_id-err">phone_number_id: the account is connected to another workspace`)
+	if strings.Contains(r.body, token) {
+		t.Error("the refused form echoes the access token")
+	}
 	if r := f.post("/w/acme/channels/telegram", url.Values{"access_token": {token}}); r.status != http.StatusNotFound {
 		t.Errorf("an unknown channel answered %d; want 404", r.status)
 	}
