@@ -217,6 +217,21 @@ func (h *Handler) table() []route {
 		{get, "/sms", false, smsOnly((*Handler).smsAccounts)},
 		{get, "/sms/{partnerID}", false, smsOnly((*Handler).smsAccount)},
 		{post, "/sms/{partnerID}/senders", true, smsOnly((*Handler).addSMSSender)},
+		// Settings -> Templates (templates.go).
+		{get, "/w/{ws}/templates", false, (*Handler).templates},
+		{get, "/w/{ws}/templates/new", false, (*Handler).newTemplate},
+		{post, "/w/{ws}/templates/new", false, (*Handler).createTemplate},
+		{post, "/w/{ws}/templates/check", false, (*Handler).templateCheck},
+		{get, "/w/{ws}/templates/{id}", false, (*Handler).template},
+		{get, "/w/{ws}/templates/{id}/edit", false, (*Handler).editTemplate},
+		{post, "/w/{ws}/templates/{id}/edit", false, (*Handler).updateTemplate},
+		{post, "/w/{ws}/templates/{id}/submit", false, (*Handler).submitTemplate},
+		{post, "/w/{ws}/templates/{id}/delete", false, (*Handler).deleteTemplate},
+		{post, "/w/{ws}/templates/{id}/send", false, (*Handler).sendTest},
+		// Settings -> Channels (channels.go).
+		{get, "/w/{ws}/channels", false, (*Handler).channels},
+		{post, "/w/{ws}/channels/{channel}", false, (*Handler).putChannel},
+		{post, "/w/{ws}/channels/{channel}/disconnect", false, (*Handler).disconnectChannel},
 	}
 }
 

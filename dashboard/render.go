@@ -17,6 +17,7 @@ import (
 )
 
 //go:embed web/templates/*.html
+//go:embed web/partials/*.html
 var templateFS embed.FS
 
 //go:embed web/static
@@ -110,7 +111,7 @@ type pages struct {
 }
 
 func parsePages() (*pages, error) {
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "web/templates/layout.html")
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "web/templates/layout.html", "web/partials/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: parsing the layout: %w", err)
 	}

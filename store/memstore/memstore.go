@@ -136,6 +136,7 @@ func copyTemplate(t *messaging.Template) *messaging.Template {
 	c.Components = make([]messaging.TemplateComponent, len(t.Components))
 	for i, comp := range t.Components {
 		comp.Buttons = slices.Clone(comp.Buttons)
+		comp.Examples = slices.Clone(comp.Examples)
 		c.Components[i] = comp
 	}
 	if t.Components == nil {
