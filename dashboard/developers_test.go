@@ -2,11 +2,9 @@ package dashboard_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"html"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,56 +16,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
-	"github.com/ujumbe/messaging/dashboard"
-	"github.com/ujumbe/messaging/internal/testclock"
-	"github.com/ujumbe/messaging/provider/fakeprovider"
-	"github.com/ujumbe/messaging/store/memstore"
 )
 
 // setupDev is the fixture of setup with webhook deliveries allowed to
-// reach loopback (the test receivers listen there) and no dispatch rate
-// limit.
+// reach loopback (the test receivers listen there).
 func setupDev(t *testing.T) *fixture {
 	t.Helper()
-	return setupDevLogged(t, io.Discard)
+	return setupWith(t, fixtureOptions{loopback: true})
 }
 
 // setupDevLogged is setupDev with the service's and the dashboard's logs,
 // at every level, written to logs.
 func setupDevLogged(t *testing.T, logs io.Writer) *fixture {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f := &fixture{t: t, ctx: context.Background(), clock: testclock.New(t0), prov: fakeprovider.New(),
-		viewers: map[string]*dashboard.Viewer{
-			"op":   {Name: "op", Operator: true},
-			"acme": {Name: "ann", Workspaces: []string{"acme"}},
-		}, as: "op"}
-	store := memstore.New()
-	t.Cleanup(func() { _ = store.Close() })
-	svc, err := messaging.New(store, f.prov, &messaging.Options{Clock: f.clock.Now, SecretKey: make([]byte, 32),
-		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowLoopback: true}, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.svc = svc
-	for _, ws := range []*messaging.CreateWorkspaceParams{
-		{ID: "acme", Name: "Acme Ltd", Channels: messaging.Channels()},
-		{ID: "other", Name: "Other Ltd", Channels: []string{messaging.ChannelWhatsApp}},
-	} {
-		if _, err := svc.CreateWorkspace(f.ctx, ws); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dash, err := dashboard.New(svc, &dashboard.Options{
-		Authenticate: func(r *http.Request) (*dashboard.Viewer, error) { return f.viewers[r.Header.Get("X-Viewer")], nil },
-		Logger:       logger,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.srv = httptest.NewServer(dash)
-	t.Cleanup(f.srv.Close)
-	return f
+	return setupWith(t, fixtureOptions{logs: logs, loopback: true})
 }
 
 // devLogs collects log lines written from several goroutines.

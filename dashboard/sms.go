@@ -70,18 +70,14 @@ func (h *Handler) smsAccounts(w http.ResponseWriter, r *http.Request, req *reque
 	p := &page{Title: "SMS accounts", Nav: "sms", Data: d}
 	p.fill(h, req)
 	if !req.viewer.Operator {
-		for _, id := range req.viewer.SMSAccounts {
-			a, err := h.sms.GetAccount(req.ctx, id)
-			if smsCode(err) == sms.CodeNotFound {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			d.Accounts = append(d.Accounts, a)
+		list, err := h.viewerSMSAccounts(req)
+		if err != nil {
+			return err
+		}
+		d.Accounts, d.Counted = list, len(list)
+		for _, a := range list {
 			d.Total += a.Credit
 		}
-		d.Counted = len(d.Accounts)
 		h.render(w, r, http.StatusOK, "smsaccounts", p)
 		return nil
 	}
@@ -109,22 +105,35 @@ func (h *Handler) smsAccounts(w http.ResponseWriter, r *http.Request, req *reque
 	return nil
 }
 
+// viewerSMSAccounts reads the SMS accounts of a viewer who is not an
+// operator (Viewer.SMSAccounts), skipping those that do not exist.
+func (h *Handler) viewerSMSAccounts(req *request) ([]*sms.Account, error) {
+	var out []*sms.Account
+	for _, id := range req.viewer.SMSAccounts {
+		a, err := h.sms.GetAccount(req.ctx, id)
+		if smsCode(err) == sms.CodeNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // smsCredit adds up the credit of the SMS accounts the viewer may see:
 // counted accounts, partial when there were more than maxTotalAccounts.
 func (h *Handler) smsCredit(req *request) (total sms.Credit, counted int, partial bool, err error) {
 	if !req.viewer.Operator {
-		for _, id := range req.viewer.SMSAccounts {
-			a, err := h.sms.GetAccount(req.ctx, id)
-			if smsCode(err) == sms.CodeNotFound {
-				continue
-			}
-			if err != nil {
-				return 0, 0, false, err
-			}
-			total += a.Credit
-			counted++
+		list, err := h.viewerSMSAccounts(req)
+		if err != nil {
+			return 0, 0, false, err
 		}
-		return total, counted, false, nil
+		for _, a := range list {
+			total += a.Credit
+		}
+		return total, len(list), false, nil
 	}
 	c := ""
 	for counted < maxTotalAccounts {

@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -11,10 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/ujumbe/messaging"
-	"github.com/ujumbe/messaging/dashboard"
-	"github.com/ujumbe/messaging/internal/testclock"
-	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/sms/fakegateway"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -33,42 +28,23 @@ const smsKey = "smsk_0123456789abcdef0123456789abcdef"
 
 func setupSMS(t *testing.T) *smsFixture {
 	t.Helper()
-	f := &fixture{t: t, ctx: context.Background(), clock: testclock.New(t0), prov: fakeprovider.New(),
-		viewers: map[string]*dashboard.Viewer{
-			"op":   {Name: "op", Operator: true},
-			"acme": {Name: "ann", Workspaces: []string{"acme"}, SMSAccounts: []string{"1234", "gone"}},
-		}, as: "op"}
-	store := memstore.New()
-	t.Cleanup(func() { _ = store.Close() })
-	svc, err := messaging.New(store, f.prov, &messaging.Options{Clock: f.clock.Now, SecretKey: make([]byte, 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.svc = svc
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme Ltd", Channels: messaging.Channels()}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := sms.New(store, fakegateway.New(&fakegateway.Options{Clock: f.clock.Now, Delay: 10 * time.Second}), &sms.Options{Clock: f.clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range []*sms.CreateAccountParams{
-		{PartnerID: "1234", APIKey: smsKey, Senders: []string{"ACME"}, Credit: sms.Credits(100), TimeZone: "Africa/Nairobi"},
-		{PartnerID: "5678", Credit: sms.Credits(7)},
-	} {
-		if _, _, err := s.CreateAccount(f.ctx, a); err != nil {
+	var s *sms.SMS
+	f := setupWith(t, fixtureOptions{smsAccounts: []string{"1234", "gone"}, sms: func(f *fixture, store *memstore.Store) *sms.SMS {
+		var err error
+		s, err = sms.New(store, fakegateway.New(&fakegateway.Options{Clock: f.clock.Now, Delay: 10 * time.Second}), &sms.Options{Clock: f.clock.Now})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	dash, err := dashboard.New(svc, &dashboard.Options{
-		Authenticate: func(r *http.Request) (*dashboard.Viewer, error) { return f.viewers[r.Header.Get("X-Viewer")], nil },
-		SMS:          s,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.srv = httptest.NewServer(dash)
-	t.Cleanup(f.srv.Close)
+		for _, a := range []*sms.CreateAccountParams{
+			{PartnerID: "1234", APIKey: smsKey, Senders: []string{"ACME"}, Credit: sms.Credits(100), TimeZone: "Africa/Nairobi"},
+			{PartnerID: "5678", Credit: sms.Credits(7)},
+		} {
+			if _, _, err := s.CreateAccount(context.Background(), a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}})
 	return &smsFixture{fixture: f, sms: s}
 }
 
