@@ -236,3 +236,27 @@ func TestLastUsedAt(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAPIKeyState: revoked wins over expired, and a key is expired from
+// the instant of its ExpiresAt, as Authenticate judges it.
+func TestAPIKeyState(t *testing.T) {
+	t.Parallel()
+	at := t0.Add(time.Hour)
+	tests := []struct {
+		name string
+		key  messaging.APIKey
+		now  time.Time
+		want string
+	}{
+		{"no expiry", messaging.APIKey{}, t0, messaging.KeyActive},
+		{"before expiry", messaging.APIKey{ExpiresAt: &at}, at.Add(-time.Nanosecond), messaging.KeyActive},
+		{"at expiry", messaging.APIKey{ExpiresAt: &at}, at, messaging.KeyExpired},
+		{"revoked", messaging.APIKey{RevokedAt: &t0}, t0, messaging.KeyRevoked},
+		{"revoked and expired", messaging.APIKey{RevokedAt: &t0, ExpiresAt: &at}, at, messaging.KeyRevoked},
+	}
+	for _, tt := range tests {
+		if got := tt.key.State(tt.now); got != tt.want {
+			t.Errorf("%s: State = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -103,6 +103,12 @@ type ContactUpdateParams struct {
 	Notes     *string
 	Tags      *[]string
 	Lifecycle *string
+	// IfVersion, when non-zero, is the Version of the contact the caller
+	// read before editing it: the update is refused with CodeConflict if
+	// the contact has changed since (a form that would otherwise
+	// overwrite someone else's edit). It is not a field: an update
+	// setting only IfVersion sets nothing.
+	IfVersion int64
 }
 
 // ContactPage is one page of a contact listing.
@@ -265,8 +271,11 @@ const maxUpdateAttempts = 1000
 // validation error. Concurrent updates of different fields do not lose each
 // other's changes.
 func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParams) (*Contact, error) {
-	if p == nil || *p == (ContactUpdateParams{}) {
+	if p == nil || *p == (ContactUpdateParams{IfVersion: p.IfVersion}) {
 		return nil, validationError("body", "must set at least one field")
+	}
+	if p.IfVersion < 0 {
+		return nil, validationError("version", "must be a positive version of the contact (got %d)", p.IfVersion)
 	}
 	if err := refuseUnstorable(p); err != nil {
 		return nil, err
@@ -275,6 +284,10 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 		cur, err := cs.Get(ctx, id)
 		if err != nil {
 			return nil, err
+		}
+		if p.IfVersion != 0 && cur.Version != p.IfVersion {
+			return nil, &Error{Code: CodeConflict, Err: ErrStale,
+				Message: fmt.Sprintf("contact: was changed by someone else since you read it (version %d, now %d); reload it and apply your changes again", p.IfVersion, cur.Version)}
 		}
 		c := *cur
 		set := func(dst *string, v *string) {

@@ -520,3 +520,30 @@ func TestContactSearch(t *testing.T) {
 		})
 	}
 }
+
+// TestContactUpdateIfVersion: an update naming the version it read is
+// refused with a conflict once another update moved the contact on, and
+// changes nothing; naming the current version applies it.
+func TestContactUpdateIfVersion(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	c := f.mustContact(t, f.acme, jane())
+	if _, err := f.acme.Contacts.Update(f.ctx, c.ID, &messaging.ContactUpdateParams{Company: ptr("One")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.acme.Contacts.Update(f.ctx, c.ID, &messaging.ContactUpdateParams{JobTitle: ptr("Boss"), IfVersion: c.Version})
+	if messaging.ErrorCode(err) != messaging.CodeConflict {
+		t.Fatalf("stale IfVersion: err = %v; want a conflict", err)
+	}
+	got, err := f.acme.Contacts.Get(f.ctx, c.ID)
+	if err != nil || got.JobTitle != c.JobTitle {
+		t.Fatalf("after the refused update: %+v, %v; want the job title unchanged", got, err)
+	}
+	u, err := f.acme.Contacts.Update(f.ctx, c.ID, &messaging.ContactUpdateParams{JobTitle: ptr("CEO"), IfVersion: got.Version})
+	if err != nil || u.JobTitle != "CEO" || u.Company != "One" {
+		t.Fatalf("current IfVersion: %+v, %v; want CEO at One", u, err)
+	}
+	if _, err := f.acme.Contacts.Update(f.ctx, c.ID, &messaging.ContactUpdateParams{IfVersion: u.Version}); messaging.ErrorCode(err) != messaging.CodeValidation {
+		t.Errorf("an update setting only IfVersion: err = %v; want a validation error", err)
+	}
+}

@@ -254,8 +254,41 @@ type Store interface {
 	// p.Limit.
 	AuditList(ctx context.Context, p *AuditListParams) ([]*AuditEvent, error)
 
+	// SessionCreate stores s, a signed-in dashboard session, under its
+	// Hash (the hex SHA-256 of its token; the token itself never reaches
+	// the store). A nil Workspaces is stored as empty. ErrConflict if a
+	// session with the same Hash or ID exists.
+	SessionCreate(ctx context.Context, s *StoredSession) error
+	// SessionGet returns the session stored under hash, expired or not
+	// (the Service enforces expiry), with a non-nil Workspaces.
+	// ErrNotFound if there is none.
+	SessionGet(ctx context.Context, hash string) (*StoredSession, error)
+	// SessionDelete deletes the session stored under hash. Deleting a
+	// session that does not exist (or no longer exists) is not an error.
+	SessionDelete(ctx context.Context, hash string) error
+	// SessionSweep deletes at most p.Limit sessions whose ExpiresAt is
+	// before p.Before, and returns how many it deleted. Sessions expiring
+	// at or after p.Before are kept.
+	SessionSweep(ctx context.Context, p *SessionSweepParams) (int, error)
+
 	// Close releases the store's resources.
 	Close() error
+}
+
+// StoredSession is a Session as a Store keeps it: the session and the
+// SHA-256 of its token, hex-encoded, under which it is found.
+type StoredSession struct {
+	Session
+	// Hash is the lower-case hex SHA-256 of the session's token.
+	Hash string
+}
+
+// SessionSweepParams are the arguments of Store.SessionSweep.
+type SessionSweepParams struct {
+	// Before is the time before which an expired session is deleted.
+	Before time.Time
+	// Limit is the most sessions deleted by one call.
+	Limit int
 }
 
 // MessageListParams are the arguments of Store.MessageList. An empty

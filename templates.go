@@ -105,6 +105,11 @@ type TemplateComponent struct {
 	Format  string           `json:"format,omitempty"`
 	Text    string           `json:"text,omitempty"`
 	Buttons []TemplateButton `json:"buttons,omitempty"`
+	// Examples are sample values of the variables of a TEXT HEADER's or
+	// the BODY's text, in the order of their numbers ({{1}}, {{2}}, ...):
+	// the channel provider's reviewers see them, and SendExample uses
+	// them. Optional; when given, there is one per variable.
+	Examples []string `json:"examples,omitempty"`
 }
 
 // TemplateButton is a button of a BUTTONS component. Type is QUICK_REPLY,
@@ -176,6 +181,22 @@ func TemplateVariables(field, text string) ([]int, error) {
 		}
 	}
 	return seen, nil
+}
+
+// CheckTemplate checks p against every authoring rule of the spec (name,
+// category, language, header, body, footer, buttons and their limits)
+// without storing anything, and returns the first rule broken as a
+// validation error naming its field ("components[1].text", ...), or nil.
+// Create and Update run exactly this check; the dashboard runs it as the
+// author types.
+func CheckTemplate(p *TemplateCreateParams) error {
+	if p == nil {
+		return validationError("body", "is required")
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return err
+	}
+	return validateTemplate(p)
 }
 
 // validateTemplate checks the authoring rules of the spec.
@@ -258,9 +279,38 @@ func validateTemplate(p *TemplateCreateParams) error {
 		if c.Type != "HEADER" && c.Format != "" {
 			return validationError(f+".format", "is only allowed on a HEADER")
 		}
+		if err := checkExamples(f, c); err != nil {
+			return err
+		}
 	}
 	if !seen["BODY"] {
 		return validationError("components", "a BODY component is required")
+	}
+	return nil
+}
+
+// checkExamples checks the Examples of component c (at field f): only a
+// TEXT HEADER or the BODY has them, one per variable, each a non-blank
+// text of at most MaxParamText bytes.
+func checkExamples(f string, c TemplateComponent) error {
+	if len(c.Examples) == 0 {
+		return nil
+	}
+	textual := c.Type == "BODY" || (c.Type == "HEADER" && (c.Format == "" || c.Format == "TEXT"))
+	if !textual {
+		return validationError(f+".examples", "only a TEXT HEADER or the BODY has examples")
+	}
+	vars, _ := TemplateVariables(f+".text", c.Text) // checked above
+	if len(c.Examples) != len(vars) {
+		return validationError(f+".examples", "must hold one example per variable: %d, not %d", len(vars), len(c.Examples))
+	}
+	for i, ex := range c.Examples {
+		if strings.TrimSpace(ex) == "" {
+			return validationError(fmt.Sprintf("%s.examples[%d]", f, i), "is required: a sample value of {{%d}}", i+1)
+		}
+		if err := checkLen(fmt.Sprintf("%s.examples[%d]", f, i), ex, MaxParamText); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -329,13 +379,7 @@ type Templates struct {
 // by the channel provider. Every authoring rule is checked. A template
 // with the same name and language is a conflict.
 func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Template, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p); err != nil {
-		return nil, err
-	}
-	if err := validateTemplate(p); err != nil {
+	if err := CheckTemplate(p); err != nil {
 		return nil, err
 	}
 	status := p.Status
@@ -374,16 +418,10 @@ func nameTaken(name, lang string) *Error {
 // that was submitted cannot be edited: that is a conflict naming its
 // state. p.Status must be empty or draft.
 func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreateParams) (*Template, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p); err != nil {
-		return nil, err
-	}
-	if p.Status != "" && p.Status != TemplateDraft {
+	if p != nil && p.Status != "" && p.Status != TemplateDraft {
 		return nil, validationError("status", "an edit keeps a template a draft; submit it to send it for review")
 	}
-	if err := validateTemplate(p); err != nil {
+	if err := CheckTemplate(p); err != nil {
 		return nil, err
 	}
 	cur, err := ts.Get(ctx, id)
@@ -642,11 +680,21 @@ func (ts *Templates) Get(ctx context.Context, id string) (*Template, error) {
 	return t, nil
 }
 
+// example is the example of variable {{i+1}} of c, or def when c has
+// none.
+func (c TemplateComponent) example(i int, def string) string {
+	if i < len(c.Examples) && c.Examples[i] != "" {
+		return c.Examples[i]
+	}
+	return def
+}
+
 // ExampleRecipient is the recipient used in send examples.
 const ExampleRecipient = "+14155550123"
 
 // SendExample builds a ready request for sending t: one example text
-// parameter for every variable, a header component with a media link when the
+// parameter for every variable (the component's Examples when it has
+// them), a header component with a media link when the
 // header is IMAGE, VIDEO or DOCUMENT, and a button component for every URL
 // button with a dynamic suffix and every COPY_CODE button.
 func SendExample(t *Template) *SendTemplateParams {
@@ -662,7 +710,7 @@ func SendExample(t *Template) *SendTemplateParams {
 				}})
 			default:
 				if vars, _ := TemplateVariables("header", c.Text); len(vars) > 0 {
-					ex.Components = append(ex.Components, SendComponent{Type: "header", Parameters: []SendParameter{{Type: "text", Text: "example header"}}})
+					ex.Components = append(ex.Components, SendComponent{Type: "header", Parameters: []SendParameter{{Type: "text", Text: c.example(0, "example header")}}})
 				}
 			}
 		case "BODY":
@@ -670,7 +718,7 @@ func SendExample(t *Template) *SendTemplateParams {
 			if len(vars) > 0 {
 				ps := make([]SendParameter, len(vars))
 				for i := range ps {
-					ps[i] = SendParameter{Type: "text", Text: fmt.Sprintf("example %d", i+1)}
+					ps[i] = SendParameter{Type: "text", Text: c.example(i, fmt.Sprintf("example %d", i+1))}
 				}
 				ex.Components = append(ex.Components, SendComponent{Type: "body", Parameters: ps})
 			}

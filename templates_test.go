@@ -105,6 +105,13 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 		{"URL button variable 2", approved("x", okBody, buttons(urlButton("https://example.com/{{2}}"))), "components[1].buttons[0].url"},
 		{"phone button bad number", approved("x", okBody, buttons(messaging.TemplateButton{Type: "PHONE_NUMBER", Text: "Call", PhoneNumber: "0712345678"})), "components[1].buttons[0].phone_number"},
 		{"copy code without example", approved("x", okBody, buttons(messaging.TemplateButton{Type: "COPY_CODE"})), "components[1].buttons[0].example"},
+		{"examples on a footer", approved("x", okBody, messaging.TemplateComponent{Type: "FOOTER", Text: "Bye", Examples: []string{"a"}}), "components[1].examples"},
+		{"examples on an image header", approved("x", messaging.TemplateComponent{Type: "HEADER", Format: "IMAGE", Examples: []string{"a"}}, okBody), "components[0].examples"},
+		{"fewer examples than variables", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}} {{2}}", Examples: []string{"Ann"}}), "components[0].examples"},
+		{"more examples than variables", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}", Examples: []string{"Ann", "Bob"}}), "components[0].examples"},
+		{"examples without variables", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi", Examples: []string{"Ann"}}), "components[0].examples"},
+		{"blank example", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}} {{2}}", Examples: []string{"Ann", " "}}), "components[0].examples[1]"},
+		{"example too long", approved("x", header("Hi {{1}}"), messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}", Examples: []string{strings.Repeat("e", messaging.MaxParamText+1)}}), "components[1].examples[0]"},
 		{"copy code example 16 chars", approved("x", okBody, buttons(messaging.TemplateButton{Type: "COPY_CODE", Example: strings.Repeat("C", 16)})), "components[1].buttons[0].example"},
 	}
 	for _, tc := range tests {
@@ -119,7 +126,41 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 			if c := f.store.counts(); c.Templates != 0 {
 				t.Errorf("templates stored = %d, want 0", c.Templates)
 			}
+			// CheckTemplate is the rule Create runs: the same error.
+			if check := messaging.CheckTemplate(tc.p); check == nil || err == nil || check.Error() != err.Error() {
+				t.Errorf("CheckTemplate = %v; want Create's %v", check, err)
+			}
 		})
+	}
+}
+
+// TestCheckTemplateIsUpdatesRule: CheckTemplate accepts what Create
+// accepts, and Update refuses what it refuses with the same error,
+// leaving the draft unchanged.
+func TestCheckTemplateIsUpdatesRule(t *testing.T) {
+	f := setup(t)
+	good := &messaging.TemplateCreateParams{Name: "order_update", Category: "UTILITY", Language: "en", Status: messaging.TemplateDraft,
+		Components: []messaging.TemplateComponent{header("Order {{1}}"), body("Hi {{1}}, it ships {{2}}"), footer("Thanks"), buttons(quickReply("OK"))}}
+	if err := messaging.CheckTemplate(good); err != nil {
+		t.Fatalf("CheckTemplate refused a valid template: %v", err)
+	}
+	tpl, err := f.acme.Templates.Create(f.ctx, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := *good
+	bad.Components = []messaging.TemplateComponent{body("Hi {{1}}, it ships {{3}}")}
+	check := messaging.CheckTemplate(&bad)
+	_, err = f.acme.Templates.Update(f.ctx, tpl.ID, &bad)
+	wantError(t, err, messaging.CodeValidation, "components[0].text")
+	if check == nil || err == nil || check.Error() != err.Error() {
+		t.Errorf("CheckTemplate = %v; want Update's %v", check, err)
+	}
+	if got, _ := f.acme.Templates.Get(f.ctx, tpl.ID); len(got.Components) != 4 {
+		t.Errorf("the refused update changed the draft: %+v", got.Components)
+	}
+	if c := f.store.counts(); c.Templates != 1 {
+		t.Errorf("templates stored = %d, want 1 (CheckTemplate stores nothing)", c.Templates)
 	}
 }
 
@@ -391,6 +432,18 @@ func TestTemplateSendExample(t *testing.T) {
 				To: messaging.ExampleRecipient, TemplateName: "promo_image", Language: "en",
 				Components: []messaging.SendComponent{
 					{Type: "header", Parameters: []messaging.SendParameter{{Type: "image", Link: "https://example.com/sample.jpg"}}},
+				},
+			},
+		},
+		{
+			name: "the components' own examples",
+			p: approved("order_own", messaging.TemplateComponent{Type: "HEADER", Format: "TEXT", Text: "Order {{1}}", Examples: []string{"#42"}},
+				messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}, it ships {{2}}.", Examples: []string{"Ann", "Monday"}}),
+			want: &messaging.SendTemplateParams{
+				To: messaging.ExampleRecipient, TemplateName: "order_own", Language: "en",
+				Components: []messaging.SendComponent{
+					{Type: "header", Parameters: textParams("#42")},
+					{Type: "body", Parameters: textParams("Ann", "Monday")},
 				},
 			},
 		},

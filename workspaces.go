@@ -66,6 +66,29 @@ type APIKey struct {
 	LastUsedAt *time.Time
 }
 
+// States of an API key (APIKey.State).
+const (
+	// KeyActive: the key authenticates requests.
+	KeyActive = "active"
+	// KeyRevoked: the key was revoked; revocation is final.
+	KeyRevoked = "revoked"
+	// KeyExpired: the key's ExpiresAt has come.
+	KeyExpired = "expired"
+)
+
+// State returns the state of k at now: KeyRevoked once it is revoked,
+// else KeyExpired from its ExpiresAt on, else KeyActive. Authenticate
+// accepts only an active key.
+func (k *APIKey) State(now time.Time) string {
+	switch {
+	case k.RevokedAt != nil:
+		return KeyRevoked
+	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+		return KeyExpired
+	}
+	return KeyActive
+}
+
 // MaxAPIKeyName is the longest APIKey.Name, in characters.
 const MaxAPIKeyName = 100
 
@@ -454,7 +477,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 		}
 	}
 	now := s.now()
-	if found == nil || found.RevokedAt != nil || (found.ExpiresAt != nil && !now.Before(*found.ExpiresAt)) {
+	if found == nil || found.State(now) != KeyActive {
 		return nil, errInvalidKey
 	}
 	s.touches.touch(found, now)

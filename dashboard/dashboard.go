@@ -70,6 +70,9 @@ type Options struct {
 	// SignInURL is where a visitor who is not signed in is sent when
 	// Authenticate is used. Empty: answer 401.
 	SignInURL string
+	// SignIn, instead of Authenticate, serves a sign-in form at
+	// Prefix+"sign-in" and keeps server-side sessions (see SignIn).
+	SignIn *SignIn
 	// SMS, when set, adds the SMS pages (accounts, balance, sender ids,
 	// ledger, recent messages).
 	SMS *sms.SMS
@@ -83,6 +86,7 @@ type Handler struct {
 	sms    *sms.SMS
 	prefix string
 	auth   func(r *http.Request) (*Viewer, error)
+	signIn *SignIn
 	signTo string
 	log    *slog.Logger
 	pages  *pages
@@ -105,8 +109,8 @@ func New(svc *messaging.Service, opts *Options) (*Handler, error) {
 	if !strings.HasPrefix(o.Prefix, "/") || !strings.HasSuffix(o.Prefix, "/") {
 		return nil, fmt.Errorf("dashboard: New: Prefix %q must start and end with /", o.Prefix)
 	}
-	if o.Authenticate == nil {
-		return nil, errors.New("dashboard: New: Options.Authenticate is nil")
+	if (o.Authenticate == nil) == (o.SignIn == nil) {
+		return nil, errors.New("dashboard: New: set exactly one of Options.Authenticate and Options.SignIn")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -115,8 +119,15 @@ func New(svc *messaging.Service, opts *Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{svc: svc, sms: o.SMS, prefix: o.Prefix, auth: o.Authenticate,
+	h := &Handler{svc: svc, sms: o.SMS, prefix: o.Prefix, auth: o.Authenticate, signIn: o.SignIn,
 		signTo: o.SignInURL, log: o.Logger, pages: pg, mux: http.NewServeMux()}
+	if o.SignIn != nil {
+		if err := o.SignIn.init(); err != nil {
+			return nil, err
+		}
+		h.auth = h.sessionViewer
+		h.signTo = o.Prefix + "sign-in"
+	}
 	h.routes()
 	// Every POST, PUT, PATCH and DELETE that a browser sends from another
 	// origin is refused before it reaches a handler.
@@ -161,6 +172,11 @@ type route struct {
 
 func (h *Handler) routes() {
 	h.mux.Handle("GET "+h.prefix+"static/", http.StripPrefix(h.prefix+"static/", staticFiles()))
+	if h.signIn != nil {
+		h.mux.HandleFunc("GET "+h.prefix+"sign-in", h.signInForm)
+		h.mux.HandleFunc("POST "+h.prefix+"sign-in", h.signInSubmit)
+		h.mux.HandleFunc("POST "+h.prefix+"sign-out", h.signOut)
+	}
 	for _, rt := range h.table() {
 		h.mux.HandleFunc(rt.method+" "+h.prefix+strings.TrimPrefix(rt.path, "/"), h.wrap(rt))
 	}
@@ -175,6 +191,47 @@ func (h *Handler) table() []route {
 		{post, "/workspaces", true, (*Handler).createWorkspace},
 		{get, "/w/{ws}/{$}", false, (*Handler).overview},
 		{get, "/w/{ws}/overview", false, (*Handler).overview},
+		// Settings -> Developers: API keys and webhook endpoints.
+		{get, "/w/{ws}/developers", false, (*Handler).devPage},
+		{get, "/w/{ws}/developers/keys", false, (*Handler).devPage},
+		{post, "/w/{ws}/developers/keys", false, (*Handler).devCreateKey},
+		{post, "/w/{ws}/developers/keys/{id}/revoke", false, (*Handler).devRevokeKey},
+		{get, "/w/{ws}/developers/webhooks", false, (*Handler).devPage},
+		{post, "/w/{ws}/developers/webhooks", false, (*Handler).devCreateEndpoint},
+		{get, "/w/{ws}/developers/webhooks/{id}", false, (*Handler).devEndpoint},
+		{post, "/w/{ws}/developers/webhooks/{id}/edit", false, (*Handler).devEditEndpoint},
+		{post, "/w/{ws}/developers/webhooks/{id}/enabled", false, (*Handler).devSetEndpointEnabled},
+		{post, "/w/{ws}/developers/webhooks/{id}/rotate-secret", false, (*Handler).devRotateSecret},
+		{post, "/w/{ws}/developers/webhooks/{id}/test", false, (*Handler).devTestEndpoint},
+		{post, "/w/{ws}/developers/webhooks/{id}/delete", false, (*Handler).devDeleteEndpoint},
+		{post, "/w/{ws}/developers/webhooks/{id}/deliveries/{delivery}/redeliver", false, (*Handler).devRedeliver},
+		// Messages and contacts (messages.go, contacts.go).
+		{get, "/w/{ws}/messages", false, (*Handler).messages},
+		{get, "/w/{ws}/messages/{id}", false, (*Handler).message},
+		{get, "/w/{ws}/contacts", false, (*Handler).contacts},
+		{post, "/w/{ws}/contacts", false, (*Handler).createContact},
+		{get, "/w/{ws}/contacts/new", false, (*Handler).newContact},
+		{get, "/w/{ws}/contacts/{id}", false, (*Handler).contact},
+		{post, "/w/{ws}/contacts/{id}", false, (*Handler).updateContact},
+		// SMS accounts (sms.go), when Options.SMS is set.
+		{get, "/sms", false, smsOnly((*Handler).smsAccounts)},
+		{get, "/sms/{partnerID}", false, smsOnly((*Handler).smsAccount)},
+		{post, "/sms/{partnerID}/senders", true, smsOnly((*Handler).addSMSSender)},
+		// Settings -> Templates (templates.go).
+		{get, "/w/{ws}/templates", false, (*Handler).templates},
+		{get, "/w/{ws}/templates/new", false, (*Handler).newTemplate},
+		{post, "/w/{ws}/templates/new", false, (*Handler).createTemplate},
+		{post, "/w/{ws}/templates/check", false, (*Handler).templateCheck},
+		{get, "/w/{ws}/templates/{id}", false, (*Handler).template},
+		{get, "/w/{ws}/templates/{id}/edit", false, (*Handler).editTemplate},
+		{post, "/w/{ws}/templates/{id}/edit", false, (*Handler).updateTemplate},
+		{post, "/w/{ws}/templates/{id}/submit", false, (*Handler).submitTemplate},
+		{post, "/w/{ws}/templates/{id}/delete", false, (*Handler).deleteTemplate},
+		{post, "/w/{ws}/templates/{id}/send", false, (*Handler).sendTest},
+		// Settings -> Channels (channels.go).
+		{get, "/w/{ws}/channels", false, (*Handler).channels},
+		{post, "/w/{ws}/channels/{channel}", false, (*Handler).putChannel},
+		{post, "/w/{ws}/channels/{channel}/disconnect", false, (*Handler).disconnectChannel},
 	}
 }
 

@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/ujumbe/messaging/dashboard"
 	"github.com/ujumbe/messaging/internal/testclock"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
@@ -38,14 +40,41 @@ type fixture struct {
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
+	return setupWith(t, fixtureOptions{})
+}
+
+// fixtureOptions vary the fixture.
+type fixtureOptions struct {
+	// logs, when set, receives the service's and the dashboard's logs at
+	// every level.
+	logs io.Writer
+	// sms, when set, mounts the SMS pages over an sms.SMS built by it on
+	// the fixture's store.
+	sms func(f *fixture, store *memstore.Store) *sms.SMS
+	// smsAccounts are the SMS accounts of the viewer "acme".
+	smsAccounts []string
+	// loopback lets webhook deliveries reach loopback addresses (the test
+	// receivers listen there).
+	loopback bool
+}
+
+// setupWith is setup with o. The dispatcher is not paced.
+func setupWith(t *testing.T, o fixtureOptions) *fixture {
+	t.Helper()
 	f := &fixture{t: t, ctx: context.Background(), clock: testclock.New(t0), prov: fakeprovider.New(),
 		viewers: map[string]*dashboard.Viewer{
 			"op":   {Name: "op", Operator: true},
-			"acme": {Name: "ann", Workspaces: []string{"acme"}},
+			"acme": {Name: "ann", Workspaces: []string{"acme"}, SMSAccounts: o.smsAccounts},
 		}, as: "op"}
+	logs := o.logs
+	if logs == nil {
+		logs = io.Discard
+	}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	store := memstore.New()
 	t.Cleanup(func() { _ = store.Close() })
-	svc, err := messaging.New(store, f.prov, &messaging.Options{Clock: f.clock.Now, SecretKey: make([]byte, 32)})
+	svc, err := messaging.New(store, f.prov, &messaging.Options{Clock: f.clock.Now, SecretKey: make([]byte, 32),
+		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowLoopback: o.loopback}, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,9 +87,14 @@ func setup(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	dash, err := dashboard.New(svc, &dashboard.Options{
+	opts := &dashboard.Options{
 		Authenticate: func(r *http.Request) (*dashboard.Viewer, error) { return f.viewers[r.Header.Get("X-Viewer")], nil },
-	})
+		Logger:       logger,
+	}
+	if o.sms != nil {
+		opts.SMS = o.sms(f, store)
+	}
+	dash, err := dashboard.New(svc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

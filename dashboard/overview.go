@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
 )
 
 // overviewData is the overview page: the last 24 hours of messages and
@@ -19,6 +20,15 @@ type overviewData struct {
 	Failing []failingEndpoint
 	// ChannelErrors are the channel connections in error.
 	ChannelErrors []*messaging.ChannelConnection
+	// SMS is the credit of the viewer's SMS accounts, nil when the SMS
+	// pages are not mounted.
+	SMS *smsCreditData
+}
+
+type smsCreditData struct {
+	Total   sms.Credit
+	Counted int
+	Partial bool
 }
 
 type statusTotal struct {
@@ -78,6 +88,13 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request)
 		if c.Status == messaging.ConnectionError {
 			d.ChannelErrors = append(d.ChannelErrors, c)
 		}
+	}
+	if h.sms != nil {
+		c := &smsCreditData{}
+		if c.Total, c.Counted, c.Partial, err = h.smsCredit(req); err != nil {
+			return err
+		}
+		d.SMS = c
 	}
 	p := &page{Title: "Overview", Nav: "overview", Data: d}
 	p.fill(h, req)

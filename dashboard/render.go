@@ -17,6 +17,7 @@ import (
 )
 
 //go:embed web/templates/*.html
+//go:embed web/partials/*.html
 var templateFS embed.FS
 
 //go:embed web/static
@@ -65,7 +66,7 @@ type page struct {
 
 // fill sets the parts of p every page of req has.
 func (p *page) fill(h *Handler, req *request) {
-	p.Prefix, p.HasSMS = h.prefix, h.sms != nil
+	p.Prefix, p.HasSMS, p.SignOut = h.prefix, h.sms != nil, h.signIn != nil
 	if req == nil {
 		return
 	}
@@ -110,7 +111,7 @@ type pages struct {
 }
 
 func parsePages() (*pages, error) {
-	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "web/templates/layout.html")
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "web/templates/layout.html", "web/partials/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: parsing the layout: %w", err)
 	}
@@ -136,7 +137,7 @@ func parsePages() (*pages, error) {
 // render writes the page named name with status.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
 	if p.Prefix == "" {
-		p.Prefix = h.prefix
+		p.Prefix, p.HasSMS, p.SignOut = h.prefix, h.sms != nil, h.signIn != nil
 	}
 	if r.Method == http.MethodGet && p.Notice == "" {
 		p.Notice = h.takeFlash(w, r)

@@ -108,6 +108,8 @@ func TestTemplateAuthoringErrors(t *testing.T) {
 		{"patch component field case", "PATCH", `{"components":[{"type":"BODY","TEXT":"Hi"}]}`, "TEXT"},
 		{"patch variable gap", "PATCH", `{"components":[{"type":"BODY","text":"Hi {{2}}"}]}`, "components[0].text"},
 		{"patch bad name", "PATCH", `{"name":"Bad Name"}`, "name"},
+		{"examples per variable", "POST", comps(`{"type":"BODY","text":"Hi {{1}} {{2}}","examples":["Ann"]}`), "components[0].examples"},
+		{"examples on a footer", "POST", comps(`{"type":"BODY","text":"Hi"},{"type":"FOOTER","text":"Bye","examples":["x"]}`), "components[1].examples"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := "/v1/templates"
@@ -123,6 +125,27 @@ func TestTemplateAuthoringErrors(t *testing.T) {
 	}
 	if len(list) != 1 || list[0].ID != draft || list[0].Name != "draft_1" || list[0].Components[0].Text != "Draft {{1}}" {
 		t.Errorf("refused requests changed the drafts: %+v", list)
+	}
+}
+
+// TestTemplateExamples: a component's examples are stored, answered with
+// the template and used by its send_example.
+func TestTemplateExamples(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	r := e.call(t, "POST", "/v1/templates", "A", `{"name":"with_examples","category":"UTILITY","language":"en","components":[{"type":"BODY","text":"Hi {{1}}, code {{2}}","examples":["Ann","X9"]}]}`)
+	expect(t, r, 201, "", "")
+	id, _ := r.object(t)["id"].(string)
+	got := e.call(t, "GET", "/v1/templates/"+id, "A", nil).object(t)
+	comps, _ := got["components"].([]any)
+	ex, _ := got["send_example"].(map[string]any)
+	want := []any{"Ann", "X9"}
+	if len(comps) != 1 || !cmp.Equal(comps[0].(map[string]any)["examples"], want) {
+		t.Errorf("components = %v; want the examples %v", got["components"], want)
+	}
+	body := ex["components"].([]any)[0].(map[string]any)["parameters"].([]any)
+	if len(body) != 2 || body[0].(map[string]any)["text"] != "Ann" || body[1].(map[string]any)["text"] != "X9" {
+		t.Errorf("send_example body parameters = %v; want Ann, X9", body)
 	}
 }
 

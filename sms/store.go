@@ -127,6 +127,15 @@ type Store interface {
 	// whose Seq is below p.Before (0: no bound), newest (highest Seq)
 	// first, at most p.Limit. An unknown account has no entries.
 	SMSLedger(ctx context.Context, p *LedgerParams) ([]*LedgerEntry, error)
+	// SMSAccountList returns the accounts whose PartnerID sorts after
+	// p.After (empty: from the first), in PartnerID order (byte-wise), at
+	// most p.Limit, each with its sorted senders.
+	SMSAccountList(ctx context.Context, p *AccountListParams) ([]*Account, error)
+	// SMSMessageList returns the messages of the account p.PartnerID whose
+	// Number is below p.Before (0: no bound), highest Number (the newest)
+	// first, at most p.Limit, each with its last delivery report. An
+	// unknown account has none.
+	SMSMessageList(ctx context.Context, p *MessageListParams) ([]*Message, error)
 
 	// SMSAccept stores msgs in one transaction, in order. For each message
 	// it debits Cost from its account if the credit covers it (an atomic
@@ -213,6 +222,21 @@ type CreditAddParams struct {
 type LedgerParams struct {
 	PartnerID string
 	// Before bounds the entries' Seq (exclusive); 0 means no bound.
+	Before int64
+	Limit  int
+}
+
+// AccountListParams are the arguments of Store.SMSAccountList.
+type AccountListParams struct {
+	// After bounds the PartnerIDs (exclusive); empty means no bound.
+	After string
+	Limit int
+}
+
+// MessageListParams are the arguments of Store.SMSMessageList.
+type MessageListParams struct {
+	PartnerID string
+	// Before bounds the messages' Number (exclusive); 0 means no bound.
 	Before int64
 	Limit  int
 }

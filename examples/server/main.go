@@ -30,6 +30,8 @@
 //	-lease      MESSAGING_LEASE      how long claimed work belongs to the process (default 60s); after a crash it is picked up again once this has passed
 //	-dispatch-rate MESSAGING_DISPATCH_RATE  messages a second handed to the provider per sender (workspace and channel); default 80, "off" for load tests
 //	-dispatch-workers MESSAGING_DISPATCH_WORKERS  sends in flight at once (default 8)
+//	-dashboard-password MESSAGING_DASHBOARD_PASSWORD  a password (12 to 72 characters) signing in to the
+//	                                 dashboard at /dashboard/, besides the operator token; kept as a bcrypt hash
 //
 // Meta's webhook receiver is mounted at /webhooks/meta when
 // MESSAGING_META_APP_SECRET is set (required with -provider meta), with
@@ -125,6 +127,7 @@ func run(ctx context.Context, args []string) error {
 	metaBaseURL := fs.String("meta-base-url", env("MESSAGING_META_BASE_URL", metaprovider.DefaultBaseURL), "the Graph API's address, with -provider meta (env MESSAGING_META_BASE_URL)")
 	metaVersion := fs.String("meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
 	reviewAfter := fs.Duration("fake-review-after", envDuration("MESSAGING_FAKE_REVIEW_AFTER", 2*time.Second), "the fake provider approves a submitted template after this long (names starting reject_ are rejected) (env MESSAGING_FAKE_REVIEW_AFTER)")
+	dashPassword := fs.String("dashboard-password", env("MESSAGING_DASHBOARD_PASSWORD", ""), "a password (12 to 72 characters) that signs in to the dashboard besides the operator token; kept only as a bcrypt hash (env MESSAGING_DASHBOARD_PASSWORD)")
 	syncEvery := fs.Duration("template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", messaging.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
 	gwc := &smsGatewayConfig{partnerID: os.Getenv("MESSAGING_ADVANTA_PARTNER_ID"), apikey: os.Getenv("MESSAGING_ADVANTA_APIKEY"),
 		callbackSecret: os.Getenv("MESSAGING_SMS_CALLBACK_SECRET")}
@@ -280,12 +283,20 @@ func run(ctx context.Context, args []string) error {
 
 	if adminCreated {
 		// Printed once, like the demo key, never logged.
-		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s http://%s/admin/v1/workspaces -H 'Authorization: Bearer %s'\n\n",
-			*adminTokenFile, adminToken, *addr, adminToken)
+		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s http://%s/admin/v1/workspaces -H 'Authorization: Bearer %s'\nDashboard: http://%s%s (sign in with the operator token)\n\n",
+			*adminTokenFile, adminToken, *addr, adminToken, *addr, dashboardPrefix)
+	}
+	signIn, err := newOperatorSignIn(adminToken, *dashPassword)
+	if err != nil {
+		return err
+	}
+	handler, err := withDashboard(httpapi.New(svc, apiOpts), svc, smsSvc, signIn, log)
+	if err != nil {
+		return err
 	}
 	srv := &http.Server{
 		Addr:              *addr,
-		Handler:           httpapi.New(svc, apiOpts),
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -306,7 +317,7 @@ func run(ctx context.Context, args []string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	// The token file's path only: the token is never logged.
-	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath), "provider", *providerKind, "operator_token_file", *adminTokenFile)
+	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath), "provider", *providerKind, "operator_token_file", *adminTokenFile, "dashboard", dashboardPrefix)
 	smsArgs := []any{"gateway", smsGW.label}
 	if smsGW.callback != nil {
 		// The path only: the secret is never logged.

@@ -21,7 +21,8 @@ var (
 )
 
 // Examples submitted with a template, which Meta requires for every
-// variable and media header (the reviewers read them).
+// variable and media header (the reviewers read them), when the
+// template's components have no Examples of their own.
 const (
 	// ExampleHeaderText is the example of a TEXT header's {{1}}.
 	ExampleHeaderText = "example header"
@@ -106,7 +107,11 @@ func metaComponents(cs []messaging.TemplateComponent) []metaComponent {
 			default:
 				mc.Format = "TEXT"
 				if vars, _ := messaging.TemplateVariables("header", c.Text); len(vars) > 0 {
-					mc.Example = &metaExample{HeaderText: []string{ExampleHeaderText}}
+					ex := ExampleHeaderText
+					if len(c.Examples) > 0 && c.Examples[0] != "" {
+						ex = c.Examples[0]
+					}
+					mc.Example = &metaExample{HeaderText: []string{ex}}
 				}
 			}
 		case "BODY":
@@ -114,6 +119,9 @@ func metaComponents(cs []messaging.TemplateComponent) []metaComponent {
 				ex := make([]string, len(vars))
 				for i := range ex {
 					ex[i] = fmt.Sprintf("example %d", i+1)
+					if i < len(c.Examples) && c.Examples[i] != "" {
+						ex[i] = c.Examples[i]
+					}
 				}
 				mc.Example = &metaExample{BodyText: [][]string{ex}}
 			}

@@ -281,6 +281,14 @@ func TestSubmitTemplateBody(t *testing.T) {
 	if _, err := p.SubmitTemplate(t.Context(), conn(), plain); err != nil {
 		t.Fatal(err)
 	}
+	// A template's own examples are submitted instead of the placeholders.
+	own := &messaging.Template{Name: "own_examples", Language: "en", Category: messaging.CategoryUtility, Components: []messaging.TemplateComponent{
+		{Type: "HEADER", Format: "TEXT", Text: "Hi {{1}}", Examples: []string{"Ann"}},
+		{Type: "BODY", Text: "Your code {{1}} expires {{2}}.", Examples: []string{"A1B2", "tomorrow"}},
+	}}
+	if _, err := p.SubmitTemplate(t.Context(), conn(), own); err != nil {
+		t.Fatal(err)
+	}
 
 	wantBodies := []string{`{
 		"name": "providertest_shipping", "language": "en_US", "category": "UTILITY",
@@ -302,7 +310,12 @@ func TestSubmitTemplateBody(t *testing.T) {
 			{"type": "BUTTONS", "buttons": [{"type": "COPY_CODE", "example": "123456"}]}
 		]}`, `{
 		"name": "plain", "language": "en", "category": "MARKETING",
-		"components": [{"type": "HEADER", "format": "TEXT", "text": "Hello"}, {"type": "BODY", "text": "No variables here."}]}`,
+		"components": [{"type": "HEADER", "format": "TEXT", "text": "Hello"}, {"type": "BODY", "text": "No variables here."}]}`, `{
+		"name": "own_examples", "language": "en", "category": "UTILITY",
+		"components": [
+			{"type": "HEADER", "format": "TEXT", "text": "Hi {{1}}", "example": {"header_text": ["Ann"]}},
+			{"type": "BODY", "text": "Your code {{1}} expires {{2}}.", "example": {"body_text": [["A1B2", "tomorrow"]]}}
+		]}`,
 	}
 	if len(c.reqs) != len(wantBodies) {
 		t.Fatalf("%d requests, want %d", len(c.reqs), len(wantBodies))

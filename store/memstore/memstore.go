@@ -54,6 +54,9 @@ type Store struct {
 	// audit holds the audit events in Seq order (audit.go).
 	audit    []*messaging.AuditEvent
 	auditSeq int64
+	// sessions holds the dashboard sessions by hash (sessions.go).
+	sessions   map[string]*messaging.StoredSession
+	sessionIDs map[string]bool
 }
 
 // New returns an empty store.
@@ -71,6 +74,8 @@ func New() *Store {
 		byProviderID: map[string]*messaging.Message{},
 		connections:  map[connKey]*messaging.ChannelConnection{},
 		leases:       map[string]lease{},
+		sessions:     map[string]*messaging.StoredSession{},
+		sessionIDs:   map[string]bool{},
 	}
 }
 
@@ -131,6 +136,7 @@ func copyTemplate(t *messaging.Template) *messaging.Template {
 	c.Components = make([]messaging.TemplateComponent, len(t.Components))
 	for i, comp := range t.Components {
 		comp.Buttons = slices.Clone(comp.Buttons)
+		comp.Examples = slices.Clone(comp.Examples)
 		c.Components[i] = comp
 	}
 	if t.Components == nil {

@@ -159,6 +159,46 @@ func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.Ledg
 	return out, err
 }
 
+// SMSAccountList implements sms.Store.
+func (s *Store) SMSAccountList(ctx context.Context, p *sms.AccountListParams) ([]*sms.Account, error) {
+	var out []*sms.Account
+	d := &s.sms
+	err := d.do(ctx, func() error {
+		ids := make([]string, 0, len(d.accounts))
+		for id := range d.accounts {
+			if id > p.After {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		for _, id := range ids[:min(len(ids), max(p.Limit, 0))] {
+			out = append(out, copyAccount(d.accounts[id]))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// SMSMessageList implements sms.Store. Numbers are consecutive, so it
+// walks them down from p.Before.
+func (s *Store) SMSMessageList(ctx context.Context, p *sms.MessageListParams) ([]*sms.Message, error) {
+	var out []*sms.Message
+	d := &s.sms
+	err := d.do(ctx, func() error {
+		n := d.last
+		if p.Before > 0 {
+			n = min(n, p.Before-1)
+		}
+		for ; n > 0 && len(out) < p.Limit; n-- {
+			if m, ok := d.messages[n]; ok && m.PartnerID == p.PartnerID {
+				out = append(out, copySMS(m))
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // SMSAccountGet implements sms.Store.
 func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Account, error) {
 	var out *sms.Account

@@ -6,4 +6,5 @@ var (
 	QMessageClaim = qMessageClaim
 	QSMSClaim     = qSMSClaim
 	QWebhookClaim = qWebhookClaim
+	QSessionSweep = qSessionSweep
 )

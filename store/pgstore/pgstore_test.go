@@ -236,6 +236,13 @@ func TestQueriesUseIndexes(t *testing.T) {
 			t.Errorf("%s does not walk %s in order:\n%s", tc.name, tc.index, plan)
 		}
 	}
+	// The sweep reads only the expired sessions, through sessions_expires
+	// (PostgreSQL may sort them: a sweep on each sign-in keeps them few).
+	plan := explain(t, s, pgstore.QSessionSweep, int64(1), 100)
+	t.Logf("session sweep:\n%s", plan)
+	if !strings.Contains(plan, "sessions_expires") || strings.Contains(plan, "Seq Scan") {
+		t.Errorf("the session sweep does not read through sessions_expires:\n%s", plan)
+	}
 	// The planner picks the BitmapOr once the workspace has contacts to
 	// choose from: 20,000 of them, with their statistics.
 	ctx := context.Background()
@@ -255,7 +262,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	where, args := pgstore.ContactFilter(&messaging.ContactListParams{WorkspaceID: "ws", Search: "am", PhoneDigits: "2547000001"})
-	plan := explain(t, s, `SELECT count(*) FROM contacts WHERE `+where, args...)
+	plan = explain(t, s, `SELECT count(*) FROM contacts WHERE `+where, args...)
 	t.Logf("contact search:\n%s", plan)
 	for _, idx := range []string{"contacts_first_fold", "contacts_last_fold", "contacts_full_fold", "contacts_email_key", "contacts_phone_digits"} {
 		if !strings.Contains(plan, idx) {

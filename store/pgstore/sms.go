@@ -42,18 +42,44 @@ func addSenders(ctx context.Context, q querier, partnerID string, senders []stri
 }
 
 func getAccount(ctx context.Context, q querier, partnerID string) (*sms.Account, error) {
+	return scanAccount(q.QueryRow(ctx, `SELECT `+accountCols+` FROM sms_accounts a WHERE partner_id = $1`, partnerID))
+}
+
+// accountCols are the columns scanAccount reads, from sms_accounts a.
+const accountCols = `partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at,
+	coalesce((SELECT array_agg(sender ORDER BY sender) FROM sms_senders WHERE partner_id = a.partner_id), '{}')`
+
+// SMSAccountList implements sms.Store, through the primary key of
+// sms_accounts. Partner ids compare byte-wise (COLLATE "C"), like the
+// other stores.
+func (s *Store) SMSAccountList(ctx context.Context, p *sms.AccountListParams) ([]*sms.Account, error) {
+	out, err := queryAll(ctx, s.pool, scanAccount, `SELECT `+accountCols+`
+		FROM sms_accounts a WHERE partner_id COLLATE "C" > $1 ORDER BY partner_id COLLATE "C" LIMIT $2`, p.After, p.Limit)
+	return out, interpretError(err)
+}
+
+func scanAccount(row pgx.Row) (*sms.Account, error) {
 	var a sms.Account
 	var credit, cost, created, updated int64
-	if err := q.QueryRow(ctx, `SELECT partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at,
-			coalesce((SELECT array_agg(sender ORDER BY sender) FROM sms_senders WHERE partner_id = a.partner_id), '{}')
-		FROM sms_accounts a WHERE partner_id = $1`, partnerID).
-		Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, &created, &updated, &a.Senders); err != nil {
+	if err := row.Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, &created, &updated, &a.Senders); err != nil {
 		return nil, err
 	}
 	a.Credit, a.CostPerSegment = sms.Credit(credit), sms.Credit(cost)
 	a.CreatedAt, a.UpdatedAt = fromTS(created), fromTS(updated)
 	a.Senders = nonNil(a.Senders)
 	return &a, nil
+}
+
+// SMSMessageList implements sms.Store. It walks the primary key (number)
+// down and keeps the account's messages.
+func (s *Store) SMSMessageList(ctx context.Context, p *sms.MessageListParams) ([]*sms.Message, error) {
+	before := p.Before
+	if before <= 0 {
+		before = 1<<63 - 1
+	}
+	out, err := queryAll(ctx, s.pool, scanSMS, `SELECT `+smsCols+` FROM sms_messages
+		WHERE partner_id = $1 AND number < $2 ORDER BY number DESC LIMIT $3`, p.PartnerID, before, p.Limit)
+	return out, interpretError(err)
 }
 
 // SMSAccountGet implements sms.Store. Senders are sorted.

@@ -108,3 +108,12 @@ func TestClaimsUseDueIndexes(t *testing.T) {
 	}
 	claimPlans(t, s)
 }
+
+// TestSessionQueriesUseIndexes: a session is found by its hash through the
+// primary key, and a sweep walks sessions_expires in order, so neither
+// reads every session ever started.
+func TestSessionQueriesUseIndexes(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	checkClaimPlan(t, "the session lookup", explain(t, s, qSessionGet, "h"), "USING PRIMARY KEY (hash=?)")
+	checkClaimPlan(t, "the session sweep", explain(t, s, qSessionSweep, "2026", 100), "USING COVERING INDEX sessions_expires (expires_at<?)")
+}

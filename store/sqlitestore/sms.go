@@ -73,6 +73,28 @@ func (s *Store) SMSAccountGet(ctx context.Context, partnerID string) (*sms.Accou
 	return a, err
 }
 
+// SMSAccountList implements sms.Store, through the primary key of
+// sms_accounts.
+func (s *Store) SMSAccountList(ctx context.Context, p *sms.AccountListParams) ([]*sms.Account, error) {
+	var out []*sms.Account
+	err := s.readTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT partner_id FROM sms_accounts WHERE partner_id > ? ORDER BY partner_id LIMIT ?`, p.After, p.Limit)
+		ids, err := collect(rows, err, scanString)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			a, err := getAccount(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	return out, err
+}
+
 const qSMSAccountKey = `SELECT key_hash FROM sms_accounts WHERE partner_id = ?`
 
 // SMSAccountKey implements sms.Store: one statement on the primary key.
@@ -311,6 +333,18 @@ func (s *Store) acceptTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message) (
 func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int64) (*sms.Message, error) {
 	m, err := scanSMS(s.r.QueryRowContext(ctx, `SELECT `+smsCols+` FROM sms_messages WHERE number = ? AND partner_id = ?`, number, partnerID))
 	return m, interpretError(err)
+}
+
+// SMSMessageList implements sms.Store. It walks the primary key (number)
+// down and keeps the account's messages.
+func (s *Store) SMSMessageList(ctx context.Context, p *sms.MessageListParams) ([]*sms.Message, error) {
+	before := p.Before
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+smsCols+` FROM sms_messages WHERE partner_id = ? AND number < ? ORDER BY number DESC LIMIT ?`,
+		p.PartnerID, before, p.Limit)
+	return collect(rows, err, scanSMS)
 }
 
 // qSMSClaim claims the due messages (see SMSClaimDue); its arguments are

@@ -48,6 +48,8 @@ type storeState struct {
 	MessageByIdem   *messaging.Message
 	MessageByProvID *messaging.Message
 	Connections     []*messaging.ChannelConnection
+	Session         *messaging.StoredSession
+	NewSession      bool
 }
 
 func readState(t *testing.T, s messaging.Store) storeState {
@@ -94,6 +96,10 @@ func readState(t *testing.T, s messaging.Store) storeState {
 	check("MessageGetByProviderID", err)
 	st.Connections, err = s.ConnectionList(ctx, &messaging.ConnectionListParams{})
 	check("ConnectionList", err)
+	st.Session, err = s.SessionGet(ctx, sessionHash(1))
+	check("SessionGet", err)
+	_, err = s.SessionGet(ctx, sessionHash(2))
+	st.NewSession = exists("SessionGet(2)", err)
 	return st
 }
 
@@ -137,6 +143,7 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 	d := ds[0]
 	save(t, s, report("wamid.9", messaging.StatusDelivered, 5), 0, 10)
 	mustPut(t, s, connection("a", "whatsapp", "111", "W1", 1))
+	mustSession(t, s, storedSession(1, 60, "a"))
 	if ok, err := s.LeaseAcquire(ctx, &messaging.LeaseParams{Name: "sync", Owner: "h1", Now: at(0), Until: at(60)}); !ok || err != nil {
 		t.Fatalf("LeaseAcquire: %v, %v", ok, err)
 	}
@@ -284,6 +291,13 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		}},
 		{"WebhookRecord", func(ctx context.Context) error {
 			return s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d.ID, Owner: "h1", State: messaging.DeliveryDelivered, LastStatus: 200, At: at(11)})
+		}},
+		{"SessionCreate", func(ctx context.Context) error { return s.SessionCreate(ctx, storedSession(2, 60)) }},
+		{"SessionGet", func(ctx context.Context) error { _, err := s.SessionGet(ctx, sessionHash(1)); return err }},
+		{"SessionDelete", func(ctx context.Context) error { return s.SessionDelete(ctx, sessionHash(1)) }},
+		{"SessionSweep", func(ctx context.Context) error {
+			_, err := s.SessionSweep(ctx, &messaging.SessionSweepParams{Before: later, Limit: 10})
+			return err
 		}},
 	})
 

@@ -45,6 +45,8 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"TopUpReference", testSMSTopUpReference},
 		{"TopUpOverflow", testSMSTopUpOverflow},
 		{"ConcurrentTopUps", testSMSConcurrentTopUps},
+		{"AccountList", testSMSAccountList},
+		{"MessageList", testSMSMessageList},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,6 +43,8 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"TemplateUpdateDelete", testTemplateUpdateDelete},
 		{"Connections", testConnections},
 		{"AuditEvents", testAuditEvents},
+		{"Sessions", testSessions},
+		{"SessionSweep", testSessionSweep},
 		{"APIKeyListOrder", testAPIKeyListOrder},
 		{"WebhookSeqGrows", testWebhookSeqGrows},
 		{"ConnectionUpdate", testConnectionUpdate},
@@ -558,7 +560,7 @@ func testTemplates(t *testing.T, s messaging.Store) {
 		return &messaging.Template{ID: id, WorkspaceID: "a", Name: name, Language: lang, Category: cat, Status: status,
 			Components: []messaging.TemplateComponent{
 				{Type: "HEADER", Format: "TEXT", Text: "Hi"},
-				{Type: "BODY", Text: "Hello {{1}}"},
+				{Type: "BODY", Text: "Hello {{1}}", Examples: []string{"Ann"}},
 				{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "URL", Text: "Go", URL: "https://x.example/{{1}}"}}},
 			}, CreatedAt: at(1), UpdatedAt: at(1)}
 	}

@@ -26,6 +26,9 @@ type templateComponent struct {
 	Format  string           `json:"format,omitempty"`
 	Text    string           `json:"text,omitempty"`
 	Buttons []templateButton `json:"buttons"`
+	// Examples has omitempty: components stored before it existed, and
+	// those without examples, are stored alike.
+	Examples []string `json:"examples,omitempty"`
 }
 
 // templateButton is the stored form of a messaging.TemplateButton.
@@ -135,13 +138,15 @@ func DecodeSendComponents(s *string) ([]messaging.SendComponent, error) {
 // storeTemplateComponent returns the stored form of c.
 func storeTemplateComponent(c messaging.TemplateComponent) templateComponent {
 	return templateComponent{Type: c.Type, Format: c.Format, Text: c.Text,
-		Buttons: convert(c.Buttons, func(b messaging.TemplateButton) templateButton { return templateButton(b) })}
+		Buttons:  convert(c.Buttons, func(b messaging.TemplateButton) templateButton { return templateButton(b) }),
+		Examples: c.Examples}
 }
 
 // root returns the component stored as c.
 func (c templateComponent) root() messaging.TemplateComponent {
 	return messaging.TemplateComponent{Type: c.Type, Format: c.Format, Text: c.Text,
-		Buttons: convert(c.Buttons, func(b templateButton) messaging.TemplateButton { return messaging.TemplateButton(b) })}
+		Buttons:  convert(c.Buttons, func(b templateButton) messaging.TemplateButton { return messaging.TemplateButton(b) }),
+		Examples: c.Examples}
 }
 
 // storeSendComponent returns the stored form of c.

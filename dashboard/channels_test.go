@@ -1,0 +1,152 @@
+package dashboard_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// token is the access token the channel tests connect with.
+const token = "EAAGtestTOKENsecret9876"
+
+// TestChannelsPage: every channel is listed with its status; the
+// flag-only channels of the fixture are connected without credentials.
+func TestChannelsPage(t *testing.T) {
+	f := setup(t)
+	r := f.get("/w/acme/channels")
+	if r.status != http.StatusOK {
+		t.Fatalf("channels answered %d:\n%s", r.status, r.body)
+	}
+	r.wantContains(t, "WhatsApp", "Instagram", "Messenger", `<span class="badge st-connected">connected</span>`,
+		"connected without credentials", `name="phone_number_id"`, `name="page_id"`, `name="instagram_account_id"`,
+		`type="password"`, "Disconnect whatsapp", `data-confirm="Disconnect whatsapp?`)
+	other := f.get("/w/other/channels")
+	other.wantContains(t, `<span class="badge st-disconnected">disconnected</span>`)
+}
+
+// TestChannelConnectTokenShownNever: connecting through the form stores
+// the credentials (Service.PutChannel); no page shows the token after,
+// only its last 4 characters.
+func TestChannelConnectTokenShownNever(t *testing.T) {
+	f := setup(t)
+	r := f.post("/w/acme/channels/whatsapp", url.Values{"phone_number_id": {"1234567890"}, "waba_id": {"555"},
+		"display_phone_number": {"+254712345678"}, "access_token": {token}})
+	if r.status != http.StatusSeeOther || r.location != "/dashboard/w/acme/channels" {
+		t.Fatalf("connect answered %d to %q:\n%s", r.status, r.location, r.body)
+	}
+	c, err := f.svc.Connection(f.ctx, "acme", "whatsapp")
+	if err != nil || c.AccountID != "1234567890" || c.WABAID != "555" || c.TokenHint != "9876" {
+		t.Fatalf("connection = %+v, %v", c, err)
+	}
+	page := f.get("/w/acme/channels")
+	page.wantContains(t, "<code>1234567890</code>", "<code>555</code>", "&#43;254712345678", "…9876", "Replace credentials")
+	for _, path := range []string{"/w/acme/channels", "/w/acme/overview", "/w/acme/templates", "/workspaces"} {
+		if strings.Contains(f.get(path).body, token) || strings.Contains(f.get(path).body, token[:len(token)-4]) {
+			t.Errorf("%s shows the access token", path)
+		}
+	}
+	events, _, err := f.svc.AuditEvents(f.ctx, "acme", "", 10)
+	if err != nil || len(events) == 0 || events[0].Action != messaging.AuditChannelConnected || events[0].Actor != "dashboard:op" {
+		t.Errorf("audit = %+v, %v; want channel.connected by dashboard:op first", events, err)
+	}
+}
+
+// TestChannelConnectErrors: the library's message is shown next to the
+// field of the channel's form, the token is not put back into the form,
+// and nothing changes.
+func TestChannelConnectErrors(t *testing.T) {
+	f := setup(t)
+	r := f.post("/w/acme/channels/whatsapp", url.Values{"phone_number_id": {"12ab"}, "waba_id": {"555"}, "access_token": {token}})
+	if r.status != http.StatusUnprocessableEntity {
+		t.Fatalf("a bad account id answered %d; want 422", r.status)
+	}
+	r.wantContains(t, `id="whatsapp-phone_number_id-err">phone_number_id: must be the account&#39;s numeric id`, `id="whatsapp-phone_number_id" name="phone_number_id" type="text" value="12ab"`)
+	if strings.Contains(r.body, token) {
+		t.Error("the refused form echoes the access token")
+	}
+	if strings.Contains(r.body, `id="messenger-page_id-err"`) {
+		t.Error("the error is shown on another channel's form")
+	}
+	if _, err := f.svc.Connection(f.ctx, "acme", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
+		t.Errorf("the refused form stored a connection: %v", err)
+	}
+	r = f.post("/w/acme/channels/messenger", url.Values{"page_id": {"42"}, "access_token": {"short"}})
+	r.wantContains(t, `id="messenger-access_token-err">access_token: must be 8 to`)
+	// An account connected to another workspace: the library's conflict,
+	// next to the account field.
+	if r := f.post("/w/other/channels/whatsapp", url.Values{"phone_number_id": {"1234567890"}, "waba_id": {"555"}, "access_token": {token}}); r.status != http.StatusSeeOther {
+		t.Fatalf("connecting other answered %d", r.status)
+	}
+	r = f.post("/w/acme/channels/whatsapp", url.Values{"phone_number_id": {"1234567890"}, "waba_id": {"556"}, "access_token": {token}})
+	if r.status != http.StatusUnprocessableEntity {
+		t.Errorf("another workspace's account answered %d; want 422", r.status)
+	}
+	r.wantContains(t, `id="whatsapp-phone_number_id-err">phone_number_id: the account is connected to another workspace`)
+	if strings.Contains(r.body, token) {
+		t.Error("the refused form echoes the access token")
+	}
+	if r := f.post("/w/acme/channels/telegram", url.Values{"access_token": {token}}); r.status != http.StatusNotFound {
+		t.Errorf("an unknown channel answered %d; want 404", r.status)
+	}
+}
+
+// TestChannelDisconnect: disconnecting keeps the record as history and
+// shows the channel disconnected.
+func TestChannelDisconnect(t *testing.T) {
+	f := setup(t)
+	f.post("/w/acme/channels/instagram", url.Values{"instagram_account_id": {"777"}, "access_token": {token}})
+	r := f.post("/w/acme/channels/instagram/disconnect", nil)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("disconnect answered %d:\n%s", r.status, r.body)
+	}
+	states, err := f.svc.ChannelStates(f.ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range states {
+		if st.Channel == "instagram" && st.Status != messaging.ConnectionDisconnected {
+			t.Errorf("instagram is %s after disconnect", st.Status)
+		}
+	}
+	page := f.get("/w/acme/channels")
+	if strings.Contains(page.body, "Disconnect instagram") {
+		t.Error("a disconnected channel still offers to disconnect")
+	}
+	if strings.Contains(page.body, "<code>777</code>") {
+		t.Error("a disconnected channel still shows its account")
+	}
+}
+
+// TestChannelErrorReason: a connection the provider refused shows the
+// reason.
+func TestChannelErrorReason(t *testing.T) {
+	f := setup(t)
+	f.post("/w/acme/channels/whatsapp", url.Values{"phone_number_id": {"1234567890"}, "waba_id": {"555"}, "access_token": {token}})
+	f.clock.Advance(time.Second)
+	f.prov.FailNext(&messaging.SendError{Code: "190", Text: "Error validating access token: Session has expired", Credentials: true})
+	if _, err := f.svc.Workspace("acme").Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(2 * time.Second)
+	if _, err := f.svc.DispatchDue(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.get("/w/acme/channels").wantContains(t, `<span class="badge st-error">error</span>`, "Session has expired")
+}
+
+// TestChannelsOtherWorkspace: a viewer cannot connect another workspace's
+// channels.
+func TestChannelsOtherWorkspace(t *testing.T) {
+	f := setup(t)
+	f.as = "acme"
+	if r := f.post("/w/other/channels/whatsapp", url.Values{"phone_number_id": {"1"}, "waba_id": {"2"}, "access_token": {token}}); r.status != http.StatusNotFound {
+		t.Errorf("connecting other's channel answered %d; want 404", r.status)
+	}
+	if _, err := f.svc.Connection(f.ctx, "other", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
+		t.Errorf("other's channel was connected: %v", err)
+	}
+}

@@ -1,0 +1,233 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// Settings -> Developers: a workspace's API keys and webhook endpoints.
+// Each form calls the Service method the management API's route calls
+// (httpapi/apikeys.go, httpapi/webhooks.go). A new key and a signing
+// secret appear only in the answer to the POST that made them.
+
+// devChoice is a checkbox of a form: a value and what it means.
+type devChoice struct {
+	Value, About string
+}
+
+// devScopes are the scopes the library defines, each with a description.
+func devScopes() []devChoice {
+	about := func(s string) string {
+		switch s {
+		case messaging.ScopeReadMessages:
+			return "read messages and their status"
+		case messaging.ScopeWriteMessages:
+			return "send messages"
+		case messaging.ScopeReadTemplates:
+			return "list templates; with write:messages, send from one"
+		case messaging.ScopeReadContacts:
+			return "search and read contacts"
+		case messaging.ScopeWriteContacts:
+			return "create and change contacts"
+		case messaging.ScopeManageKeys:
+			return "list, create and revoke API keys (granting only scopes it holds) and read the audit log"
+		case messaging.ScopeManageTemplates:
+			return "author templates, submit them for review, delete and sync them"
+		case messaging.ScopeManageChannels:
+			return "list, connect and disconnect channels, replace their credentials"
+		case messaging.ScopeManageWebhooks:
+			return "manage webhook endpoints, their secrets and deliveries"
+		}
+		return ""
+	}
+	var out []devChoice
+	for _, s := range messaging.AllScopes() {
+		out = append(out, devChoice{s, about(s)})
+	}
+	return out
+}
+
+// devEventTypes are the event types webhook endpoints can subscribe to.
+func devEventTypes() []devChoice {
+	var out []devChoice
+	for _, e := range messaging.WebhookEventTypes() {
+		about := ""
+		switch e {
+		case messaging.EventMessageStatusUpdated:
+			about = "a message changed status (sent, delivered, read, failed)"
+		case messaging.EventWebhookTest:
+			about = "the test event sent from this page"
+		}
+		out = append(out, devChoice{e, about})
+	}
+	return out
+}
+
+// devKey is an API key as listed, with its state now.
+type devKey struct {
+	*messaging.APIKey
+	State string
+}
+
+// devEndpointRow is a webhook endpoint as listed, with why it is
+// disabled.
+type devEndpointRow struct {
+	*messaging.WebhookEndpoint
+	Why string
+}
+
+// devDisabledWhy says why e is disabled ("" when it is enabled).
+func devDisabledWhy(e *messaging.WebhookEndpoint) string {
+	if e.DisabledAt == nil {
+		return ""
+	}
+	switch e.DisabledReason {
+	case messaging.DisabledGone:
+		return "it answered 410 Gone"
+	case messaging.DisabledByOperator:
+		return "disabled by hand"
+	}
+	return e.DisabledReason
+}
+
+// devData is the Developers page.
+type devData struct {
+	Keys      []devKey
+	Endpoints []devEndpointRow
+	Scopes    []devChoice
+	Events    []devChoice
+	// NewKey is the key just created, whose plaintext is page.Secret.
+	NewKey *messaging.APIKey
+	// MinExpiry is the earliest expiry the form suggests (now, as a
+	// datetime-local value in UTC).
+	MinExpiry string
+}
+
+// devPage shows the workspace's API keys and webhook endpoints with the
+// forms creating them.
+func (h *Handler) devPage(w http.ResponseWriter, r *http.Request, req *request) error {
+	return h.renderDev(w, r, req, &page{}, http.StatusOK)
+}
+
+func (h *Handler) renderDev(w http.ResponseWriter, r *http.Request, req *request, p *page, status int) error {
+	p.Title, p.Nav = "Developers", "developers"
+	p.fill(h, req)
+	keys, err := h.svc.ListAPIKeys(req.ctx, req.ws.ID)
+	if err != nil {
+		return err
+	}
+	endpoints, err := h.svc.ListWebhookEndpoints(req.ctx, req.ws.ID)
+	if err != nil {
+		return err
+	}
+	now := h.svc.Now()
+	d := &devData{Scopes: devScopes(), Events: devEventTypes(), MinExpiry: now.UTC().Format("2006-01-02T15:04")}
+	for _, e := range endpoints {
+		d.Endpoints = append(d.Endpoints, devEndpointRow{e, devDisabledWhy(e)})
+	}
+	if old, ok := p.Data.(*devData); ok {
+		d.NewKey = old.NewKey
+	}
+	for _, k := range keys {
+		d.Keys = append(d.Keys, devKey{k, k.State(now)})
+	}
+	p.Data = d
+	h.render(w, r, status, "developers", p)
+	return nil
+}
+
+// devCreateKey creates an API key and answers the Developers page showing
+// the key this once (201, not a redirect: the key must not travel in a
+// URL or a cookie).
+func (h *Handler) devCreateKey(w http.ResponseWriter, r *http.Request, req *request) error {
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	f := r.PostForm
+	params := &messaging.CreateAPIKeyParams{WorkspaceID: req.ws.ID, Name: strings.TrimSpace(f.Get("name")), Scopes: f["scopes"]}
+	refuse := func(err error) error {
+		p := &page{Form: f}
+		if !p.fieldError(err) {
+			return err
+		}
+		return h.renderDev(w, r, req, p, http.StatusUnprocessableEntity)
+	}
+	if v := strings.TrimSpace(f.Get("expires_at")); v != "" {
+		t, ok := devParseTime(v)
+		if !ok {
+			return refuse(&messaging.Error{Code: messaging.CodeValidation, Field: "expires_at",
+				Message: "expires_at: must be a date and time such as 2026-12-31T23:59 (UTC) (got " + quote(v) + ")"})
+		}
+		params.ExpiresAt = &t
+	}
+	k, plain, err := h.svc.CreateAPIKey(req.ctx, params)
+	if err != nil {
+		return refuse(err)
+	}
+	p := &page{Secret: plain, Data: &devData{NewKey: k}}
+	return h.renderDev(w, r, req, p, http.StatusCreated)
+}
+
+// devParseTime reads the expiry field: a datetime-local value, in UTC, or
+// an RFC 3339 time.
+func devParseTime(v string) (time.Time, bool) {
+	for _, l := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339Nano} {
+		if t, err := time.ParseInLocation(l, v, time.UTC); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// quote quotes a value the viewer typed, for a message.
+func quote(v string) string {
+	if len(v) > 60 {
+		v = v[:60] + "…"
+	}
+	return `"` + v + `"`
+}
+
+// devRevokeKey revokes a key of the workspace; the library refuses it at
+// once from then on.
+func (h *Handler) devRevokeKey(w http.ResponseWriter, r *http.Request, req *request) error {
+	k, err := h.svc.RevokeAPIKey(req.ctx, req.ws.ID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	name := k.Name
+	if name == "" {
+		name = k.ID
+	}
+	h.flash(w, "API key "+name+" revoked: requests made with it are refused from now on.")
+	http.Redirect(w, r, h.devURL(req, "#keys"), http.StatusSeeOther)
+	return nil
+}
+
+// devURL is the path of the workspace's Developers page followed by rest.
+func (h *Handler) devURL(req *request, rest string) string {
+	return h.prefix + "w/" + url.PathEscape(req.ws.ID) + "/developers" + rest
+}
+
+// devCreateEndpoint creates a webhook endpoint and answers its page
+// showing the signing secret this once (201).
+func (h *Handler) devCreateEndpoint(w http.ResponseWriter, r *http.Request, req *request) error {
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	f := r.PostForm
+	e, secret, err := h.svc.CreateWebhookEndpoint(req.ctx, &messaging.WebhookEndpointParams{WorkspaceID: req.ws.ID,
+		URL: strings.TrimSpace(f.Get("url")), Events: f["events"], Description: strings.TrimSpace(f.Get("description"))})
+	if err != nil {
+		p := &page{Form: f}
+		if !p.fieldError(err) {
+			return err
+		}
+		return h.renderDev(w, r, req, p, http.StatusUnprocessableEntity)
+	}
+	p := &page{Secret: secret, Notice: "Webhook endpoint created."}
+	return h.renderEndpoint(w, r, req, p, e, &devEndpointData{Created: true}, http.StatusCreated)
+}

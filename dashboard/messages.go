@@ -1,0 +1,163 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// messagesPageSize is the number of messages on a page of the log.
+const messagesPageSize = 50
+
+// messageFilters are the filter fields of the message log, named like the
+// fields of the library's validation errors so that an error lands next
+// to its field.
+// limit, the page size, is not offered in the form but kept in the links.
+var messageFilters = []string{"status", "channel", "direction", "to", "created_after", "created_before", "limit"}
+
+// messagesData is the message log page.
+type messagesData struct {
+	Items []*messaging.Message
+	// Next is the URL of the next page, empty on the last page.
+	Next string
+	// First is the URL of the first page with the same filters, empty
+	// when this is the first page.
+	First    string
+	Statuses []string
+	Channels []string
+}
+
+// datetimeLocal are the layouts a datetime-local input sends (read as UTC).
+var datetimeLocal = []string{"2006-01-02T15:04", "2006-01-02T15:04:05"}
+
+// parseDatetimeLocal reads the value of a datetime-local input as UTC.
+func parseDatetimeLocal(field, s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	for _, l := range datetimeLocal {
+		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, &messaging.Error{Code: messaging.CodeValidation, Field: field,
+		Message: field + ": must be a date and time (UTC) such as 2026-11-24T10:30 (got \"" + clipText(s, 40) + "\")"}
+}
+
+// clipText shortens s to at most n runes for an error message.
+func clipText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// messages is the message log: filters, newest first, cursor paging.
+func (h *Handler) messages(w http.ResponseWriter, r *http.Request, req *request) error {
+	q := r.URL.Query()
+	form := url.Values{}
+	for _, f := range messageFilters {
+		if v := strings.TrimSpace(q.Get(f)); v != "" {
+			form.Set(f, v)
+		}
+	}
+	d := &messagesData{Statuses: []string{messaging.StatusQueued, messaging.StatusSent, messaging.StatusDelivered,
+		messaging.StatusRead, messaging.StatusFailed}, Channels: messaging.Channels()}
+	p := &page{Title: "Messages", Nav: "messages", Form: form, Data: d}
+	p.fill(h, req)
+	mq := &messaging.MessageQuery{Status: form.Get("status"), Channel: form.Get("channel"),
+		Direction: form.Get("direction"), To: form.Get("to"), Cursor: q.Get("cursor"), Limit: messagesPageSize}
+	var err error
+	if v := form.Get("limit"); v != "" {
+		if mq.Limit, err = strconv.Atoi(v); err != nil {
+			mq.Limit = -1 // the library names the field and its range
+		}
+		err = nil
+	}
+	for _, f := range []struct {
+		name string
+		dst  *time.Time
+	}{{"created_after", &mq.CreatedAfter}, {"created_before", &mq.CreatedBefore}} {
+		if v := form.Get(f.name); v != "" && err == nil {
+			*f.dst, err = parseDatetimeLocal(f.name, v)
+		}
+	}
+	var list *messaging.MessagePage
+	if err == nil {
+		list, err = req.svc.Messages.List(req.ctx, mq)
+	}
+	if err != nil {
+		if !p.fieldError(err) {
+			return err
+		}
+		h.render(w, r, http.StatusBadRequest, "messages", p)
+		return nil
+	}
+	d.Items = list.Items
+	base := h.prefix + "w/" + url.PathEscape(req.ws.ID) + "/messages"
+	if list.NextCursor != "" {
+		next := cloneValues(form)
+		next.Set("cursor", list.NextCursor)
+		d.Next = base + "?" + next.Encode()
+	}
+	if mq.Cursor != "" {
+		d.First = base
+		if len(form) > 0 {
+			d.First += "?" + form.Encode()
+		}
+	}
+	h.render(w, r, http.StatusOK, "messages", p)
+	return nil
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+// timelineEntry is one step of a message's timeline.
+type timelineEntry struct {
+	Status string
+	At     time.Time
+	// Reason is the failure reason of a failed step.
+	Reason string
+}
+
+// messageData is the page of one message.
+type messageData struct {
+	Msg      *messaging.Message
+	Timeline []timelineEntry
+	// Final is set once the message's status can no longer change on its
+	// own (read, failed, or an inbound message): the page stops updating.
+	Final bool
+}
+
+// message is the page of one message: its fields and its timeline.
+func (h *Handler) message(w http.ResponseWriter, r *http.Request, req *request) error {
+	m, err := req.svc.Messages.Get(req.ctx, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	d := &messageData{Msg: m, Timeline: []timelineEntry{{Status: "accepted", At: m.CreatedAt}},
+		Final: m.Status == messaging.StatusRead || m.Status == messaging.StatusFailed || m.Direction == messaging.DirectionInbound}
+	if m.Direction == messaging.DirectionInbound {
+		d.Timeline[0].Status = "received"
+	}
+	for _, c := range m.History {
+		e := timelineEntry{Status: c.Status, At: c.At}
+		if c.Status == messaging.StatusFailed {
+			e.Reason = m.FailureReason
+		}
+		d.Timeline = append(d.Timeline, e)
+	}
+	p := &page{Title: "Message " + m.ID, Nav: "messages", Data: d}
+	p.fill(h, req)
+	h.render(w, r, http.StatusOK, "messagepage", p)
+	return nil
+}

@@ -1,0 +1,229 @@
+package messaging
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Session is a signed-in dashboard session. It holds no secret: the token
+// that proves it is shown once, by StartSession, and stored only as a
+// hash.
+type Session struct {
+	// ID is the public id of the session ("ses_..."), never the secret.
+	ID string
+	// Subject is who signed in, for example "operator"; a dashboard
+	// records it as the audit actor (WithActor) of the changes made in
+	// the session.
+	Subject string
+	// Operator sessions may see every workspace.
+	Operator bool
+	// Workspaces are the ids of the workspaces the subject may see when it
+	// is not Operator, sorted, without duplicates; empty for an operator.
+	Workspaces []string
+	CreatedAt  time.Time
+	// ExpiresAt is when the session stops working, whatever the client
+	// holding it does.
+	ExpiresAt time.Time
+}
+
+// Session limits.
+const (
+	// DefaultSessionTTL is the lifetime of a session when
+	// SessionParams.TTL is 0.
+	DefaultSessionTTL = 12 * time.Hour
+	// MinSessionTTL is the shortest SessionParams.TTL.
+	MinSessionTTL = time.Minute
+	// MaxSessionTTL is the longest SessionParams.TTL: 30 days.
+	MaxSessionTTL = 30 * 24 * time.Hour
+	// MaxSessionSubject is the longest SessionParams.Subject, in
+	// characters.
+	MaxSessionSubject = 100
+	// MaxSessionWorkspaces is the most workspace ids of one session.
+	MaxSessionWorkspaces = 100
+)
+
+// sessionTokenPrefix starts every session token; 43 base64url characters
+// (32 random bytes) follow it.
+const sessionTokenPrefix = "mds_"
+
+// sessionTokenLen is the length of a session token.
+const sessionTokenLen = len(sessionTokenPrefix) + 43
+
+// sessionSweepLimit is the most expired sessions StartSession deletes.
+// Each start adds one session and may delete this many, so expired
+// sessions cannot pile up faster than sign-ins clear them.
+const sessionSweepLimit = 100
+
+// SessionParams are the arguments of Service.StartSession.
+type SessionParams struct {
+	// Subject is who signs in: 1 to MaxSessionSubject characters, no
+	// control characters, no surrounding white space. Required.
+	Subject string
+	// Operator lets the session see every workspace; Workspaces must then
+	// be empty.
+	Operator bool
+	// Workspaces are the ids of the workspaces a non-operator session may
+	// see: 1 to MaxSessionWorkspaces ids of existing workspaces
+	// (duplicates are dropped).
+	Workspaces []string
+	// TTL is the session's lifetime, MinSessionTTL to MaxSessionTTL.
+	// Default (0): DefaultSessionTTL.
+	TTL time.Duration
+}
+
+// StartSession signs a subject in: it stores a new session and returns it
+// with its token, a random 32-byte secret ("mds_" and 43 base64url
+// characters). The token is returned only here; the store keeps its
+// SHA-256, so a copy of the database does not sign anyone in. Each call
+// also deletes up to 100 expired sessions; a failure to do so is logged
+// and does not fail the call.
+func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *Session, error) {
+	if err := refuseUnstorable(p); err != nil {
+		return "", nil, err
+	}
+	if p == nil {
+		return "", nil, validationError("body", "is required")
+	}
+	ttl, workspaces, err := p.validate()
+	if err != nil {
+		return "", nil, err
+	}
+	for i, id := range workspaces {
+		if _, err := s.store.WorkspaceGet(ctx, id); errors.Is(err, ErrNotFound) {
+			return "", nil, validationError(fmt.Sprintf("workspaces[%d]", i), "workspace %q does not exist", id)
+		} else if err != nil {
+			return "", nil, wrapStoreError(err, "workspace", id)
+		}
+	}
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return "", nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	token := sessionTokenPrefix + base64.RawURLEncoding.EncodeToString(secret[:])
+	now := s.now()
+	st := &StoredSession{
+		Session: Session{ID: NewID("ses"), Subject: p.Subject, Operator: p.Operator, Workspaces: workspaces,
+			CreatedAt: now, ExpiresAt: now.Add(ttl)},
+		Hash: sessionHash(token),
+	}
+	if err := s.store.SessionCreate(ctx, st); err != nil {
+		return "", nil, wrapStoreError(err, "session", st.ID)
+	}
+	if _, err := s.store.SessionSweep(context.WithoutCancel(ctx), &SessionSweepParams{Before: now, Limit: sessionSweepLimit}); err != nil {
+		s.log.ErrorContext(ctx, "deleting expired sessions failed", "err", err)
+	}
+	return token, st.Session.clone(), nil
+}
+
+// validate checks p and returns its lifetime and its workspaces, sorted
+// and without duplicates (empty, not nil, for an operator).
+func (p *SessionParams) validate() (time.Duration, []string, error) {
+	switch {
+	case p.Subject == "":
+		return 0, nil, validationError("subject", "is required: 1 to %d characters", MaxSessionSubject)
+	case strings.TrimSpace(p.Subject) != p.Subject:
+		return 0, nil, validationError("subject", "must not start or end with white space")
+	case strings.IndexFunc(p.Subject, unicode.IsControl) >= 0:
+		return 0, nil, validationError("subject", "must not hold control characters")
+	}
+	if err := checkLen("subject", p.Subject, MaxSessionSubject); err != nil {
+		return 0, nil, err
+	}
+	switch {
+	case p.Operator && len(p.Workspaces) > 0:
+		return 0, nil, validationError("workspaces", "must be empty for an operator session, which sees every workspace")
+	case !p.Operator && len(p.Workspaces) == 0:
+		return 0, nil, validationError("workspaces", "must hold at least one workspace id unless the session is an operator's")
+	case len(p.Workspaces) > MaxSessionWorkspaces:
+		return 0, nil, validationError("workspaces", "must hold at most %d workspace ids (got %d)", MaxSessionWorkspaces, len(p.Workspaces))
+	}
+	for i, id := range p.Workspaces {
+		if !workspaceIDRe.MatchString(id) {
+			return 0, nil, validationError(fmt.Sprintf("workspaces[%d]", i), "must be a workspace id: 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
+		}
+	}
+	ttl := p.TTL
+	if ttl == 0 {
+		ttl = DefaultSessionTTL
+	}
+	if ttl < MinSessionTTL || ttl > MaxSessionTTL {
+		return 0, nil, validationError("ttl", "must be 1 minute to 30 days, or 0 for the default of 12 hours (got %s)", p.TTL)
+	}
+	ws := append([]string{}, p.Workspaces...)
+	slices.Sort(ws)
+	return ttl, slices.Compact(ws), nil
+}
+
+// Session returns the session a token proves. An unknown, malformed,
+// ended or expired token gives CodeUnauthorized (the message does not say
+// which). Expiry is checked here, against the service clock, on every
+// call, so a client cannot extend a session.
+func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
+	if !wellFormedSessionToken(token) {
+		return nil, errSession()
+	}
+	hash := sessionHash(token)
+	st, err := s.store.SessionGet(ctx, hash)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errSession()
+	}
+	if err != nil {
+		return nil, wrapStoreError(err, "session", "")
+	}
+	// The store found the row by hash; comparing again, in constant time,
+	// keeps a store whose lookup is looser than byte equality from
+	// signing anyone in.
+	if subtle.ConstantTimeCompare([]byte(st.Hash), []byte(hash)) != 1 || !s.now().Before(st.ExpiresAt) {
+		return nil, errSession()
+	}
+	return st.Session.clone(), nil
+}
+
+// EndSession signs a session out: its token stops working at once, on
+// every Service sharing the store. Ending an unknown, malformed or ended
+// session is not an error.
+func (s *Service) EndSession(ctx context.Context, token string) error {
+	if !wellFormedSessionToken(token) {
+		return nil
+	}
+	return wrapStoreError(s.store.SessionDelete(ctx, sessionHash(token)), "session", "")
+}
+
+// errSession is the error of a token that proves no live session.
+func errSession() *Error {
+	return &Error{Code: CodeUnauthorized, Message: "the session is unknown, ended or expired: sign in again"}
+}
+
+// wellFormedSessionToken reports whether token has the shape of a token
+// StartSession returns, so that other text never reaches the store.
+func wellFormedSessionToken(token string) bool {
+	if len(token) != sessionTokenLen ||
+		subtle.ConstantTimeCompare([]byte(token[:len(sessionTokenPrefix)]), []byte(sessionTokenPrefix)) != 1 {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(token[len(sessionTokenPrefix):])
+	return err == nil && len(b) == 32
+}
+
+// sessionHash returns the hex SHA-256 of a token, under which its session
+// is stored.
+func sessionHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// clone returns a copy of se that shares nothing with it.
+func (se Session) clone() *Session {
+	se.Workspaces = append([]string{}, se.Workspaces...)
+	return &se
+}

@@ -1,0 +1,98 @@
+package sms
+
+import (
+	"context"
+	"strconv"
+)
+
+// MaxListPage is the largest page of Accounts and Messages.
+const MaxListPage = 100
+
+// listLimit checks a page size: 0 means 50.
+func listLimit(limit int) (int, error) {
+	if limit == 0 {
+		return 50, nil
+	}
+	if limit < 1 || limit > MaxListPage {
+		return 0, NewError(CodeUnsupportedDataType, "limit", "must be 1 to %d", MaxListPage)
+	}
+	return limit, nil
+}
+
+// Accounts returns a page of every account, in partnerID order (byte-wise):
+// at most limit (1 to MaxListPage; 0 means 50) after the cursor (empty:
+// from the first). next is the cursor of the following page, empty when
+// there is none. It is an operator's listing: it shows every account.
+func (s *SMS) Accounts(ctx context.Context, cursor string, limit int) (accounts []*Account, next string, err error) {
+	if limit, err = listLimit(limit); err != nil {
+		return nil, "", err
+	}
+	if cursor != "" && !partnerIDRe.MatchString(cursor) {
+		return nil, "", NewError(CodeUnsupportedDataType, "cursor", "is not a cursor this API returned")
+	}
+	list, err := s.store.SMSAccountList(ctx, &AccountListParams{After: cursor, Limit: limit + 1})
+	if err != nil {
+		return nil, "", systemError(err)
+	}
+	if len(list) > limit {
+		list = list[:limit]
+		next = list[limit-1].PartnerID
+	}
+	if list == nil {
+		list = []*Account{}
+	}
+	return list, next, nil
+}
+
+// Messages returns a page of an account's messages, newest first, each
+// with its state and the last delivery report stored (pushed by the
+// gateway, or fetched by a DeliveryReport request; see KnownReport): at
+// most limit (1 to MaxListPage; 0 means 50) after the cursor (empty: from
+// the newest). next is the cursor of the following page, empty when there
+// is none. A missing account is CodeNotFound.
+func (s *SMS) Messages(ctx context.Context, partnerID, cursor string, limit int) (msgs []*Message, next string, err error) {
+	if limit, err = listLimit(limit); err != nil {
+		return nil, "", err
+	}
+	var before int64
+	if cursor != "" {
+		before, err = strconv.ParseInt(cursor, 10, 64)
+		if err != nil || before < 1 || !allDigits(cursor) {
+			return nil, "", NewError(CodeUnsupportedDataType, "cursor", "is not a cursor this API returned")
+		}
+	}
+	if _, err := s.GetAccount(ctx, partnerID); err != nil {
+		return nil, "", err
+	}
+	list, err := s.store.SMSMessageList(ctx, &MessageListParams{PartnerID: partnerID, Before: before, Limit: limit + 1})
+	if err != nil {
+		return nil, "", systemError(err)
+	}
+	if len(list) > limit {
+		list = list[:limit]
+		next = strconv.FormatInt(list[limit-1].Number, 10)
+	}
+	if list == nil {
+		list = []*Message{}
+	}
+	return list, next, nil
+}
+
+// KnownReport returns the delivery report of m as far as the service
+// knows it without asking the gateway: its stored report when final,
+// Scheduled while it waits for its timeToSend, DeliveryImpossible once it
+// failed, otherwise its last stored report (nil when there is none yet).
+// DeliveryReport answers the same, asking the gateway for a sent message
+// whose stored report is not final.
+func (m *Message) KnownReport() *Report {
+	if m.Report != nil && m.Report.Final() {
+		return m.Report
+	}
+	switch m.Status {
+	case StatusScheduled:
+		return &Report{Status: DeliveryStatus(DeliveryScheduled), Description: DeliveryScheduled, NetworkID: m.NetworkID}
+	case StatusFailed:
+		return &Report{Status: DeliveryStatus(DeliveryImpossible), Description: DeliveryImpossible, NetworkID: m.NetworkID, Time: m.UpdatedAt}
+	}
+	return m.Report
+}

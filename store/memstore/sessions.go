@@ -1,0 +1,82 @@
+package memstore
+
+import (
+	"context"
+	"sort"
+
+	"github.com/ujumbe/messaging"
+)
+
+// copySession returns a copy of st that shares nothing with it, with a
+// non-nil Workspaces.
+func copySession(st *messaging.StoredSession) *messaging.StoredSession {
+	c := *st
+	c.Workspaces = append([]string{}, st.Workspaces...)
+	return &c
+}
+
+// SessionCreate implements messaging.Store.
+func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, ok := s.sessions[st.Hash]; ok || s.sessionIDs[st.ID] {
+		return messaging.ErrConflict
+	}
+	s.sessions[st.Hash] = copySession(st)
+	s.sessionIDs[st.ID] = true
+	return nil
+}
+
+// SessionGet implements messaging.Store.
+func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredSession, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st, ok := s.sessions[hash]
+	if !ok {
+		return nil, messaging.ErrNotFound
+	}
+	return copySession(st), nil
+}
+
+// SessionDelete implements messaging.Store.
+func (s *Store) SessionDelete(ctx context.Context, hash string) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if st, ok := s.sessions[hash]; ok {
+		delete(s.sessions, hash)
+		delete(s.sessionIDs, st.ID)
+	}
+	return nil
+}
+
+// SessionSweep implements messaging.Store: the sessions that expired
+// first go first.
+func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	var expired []*messaging.StoredSession
+	for _, st := range s.sessions {
+		if st.ExpiresAt.Before(p.Before) {
+			expired = append(expired, st)
+		}
+	}
+	sort.Slice(expired, func(i, j int) bool { return expired[i].ExpiresAt.Before(expired[j].ExpiresAt) })
+	expired = expired[:min(len(expired), max(p.Limit, 0))]
+	for _, st := range expired {
+		delete(s.sessions, st.Hash)
+		delete(s.sessionIDs, st.ID)
+	}
+	return len(expired), nil
+}

@@ -1,0 +1,53 @@
+package pgstore
+
+import (
+	"context"
+
+	"github.com/ujumbe/messaging"
+)
+
+const sessionCols = `hash, id, subject, operator, workspaces, created_at, expires_at`
+
+// qSessionSweep deletes up to $2 sessions that expired before $1, earliest
+// first, walking sessions_expires. Rows another instance's sweep holds are
+// skipped, so concurrent sweeps neither wait for each other nor delete the
+// same session twice.
+const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
+	SELECT hash FROM sessions WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`
+
+// SessionCreate implements messaging.Store.
+func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
+	ctx = writeCtx(ctx)
+	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		st.Hash, st.ID, st.Subject, st.Operator, nonNil(st.Workspaces), ts(st.CreatedAt), ts(st.ExpiresAt))
+	return interpretError(err)
+}
+
+// SessionGet implements messaging.Store.
+func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredSession, error) {
+	var st messaging.StoredSession
+	var created, expires int64
+	err := s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE hash = $1`, hash).Scan(
+		&st.Hash, &st.ID, &st.Subject, &st.Operator, &st.Workspaces, &created, &expires)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	st.CreatedAt, st.ExpiresAt = fromTS(created), fromTS(expires)
+	st.Workspaces = nonNil(st.Workspaces)
+	return &st, nil
+}
+
+// SessionDelete implements messaging.Store.
+func (s *Store) SessionDelete(ctx context.Context, hash string) error {
+	_, err := s.pool.Exec(writeCtx(ctx), `DELETE FROM sessions WHERE hash = $1`, hash)
+	return interpretError(err)
+}
+
+// SessionSweep implements messaging.Store (see qSessionSweep).
+func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
+	tag, err := s.pool.Exec(writeCtx(ctx), qSessionSweep, ts(p.Before), max(p.Limit, 0))
+	if err != nil {
+		return 0, interpretError(err)
+	}
+	return int(tag.RowsAffected()), nil
+}
