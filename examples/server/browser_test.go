@@ -19,8 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -45,7 +48,7 @@ func browserTests() []string {
 		"TestBrowserTemplate",
 		"TestBrowserContacts",
 		"TestBrowserCrossOrigin",
-		"TestBrowserScreenshots",
+		"TestBrowserPages",
 	}
 }
 
@@ -214,8 +217,8 @@ func startDashServer(t *testing.T, extra ...string) *dashServer {
 
 // api sends a request to the server's API with an X-API-Key (key), or the
 // operator token as a bearer when key is "", and answers the status and
-// the decoded JSON body.
-func (s *dashServer) api(t *testing.T, method, path, key string, body any) (int, map[string]any) {
+// the decoded JSON body (a map, a list, or the text when it is no JSON).
+func (s *dashServer) api(t *testing.T, method, path, key string, body any) (int, any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -247,11 +250,19 @@ func (s *dashServer) api(t *testing.T, method, path, key string, body any) (int,
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]any{}
-	if len(raw) > 0 && json.Unmarshal(raw, &out) != nil {
-		out["_raw"] = string(raw)
+	var out any
+	if json.Unmarshal(raw, &out) != nil {
+		out = string(raw)
 	}
 	return resp.StatusCode, out
+}
+
+// field answers the string field name of a decoded JSON object ("" when
+// v is no object or lacks it).
+func field(v any, name string) string {
+	m, _ := v.(map[string]any)
+	s, _ := m[name].(string)
+	return s
 }
 
 // browser is a headless Chromium tab driven by one test.
@@ -267,6 +278,10 @@ type browser struct {
 	mu       sync.Mutex
 	dialogs  []string       // messages of the confirmations accepted
 	statuses map[string]int // URL -> status of the last document answered
+	// problems are the page's errors: uncaught exceptions, and errors in
+	// the browser's log (a script or style the CSP refused, a file that
+	// failed to load, ...).
+	problems []string
 }
 
 // newBrowser starts a headless Chromium for the test, bounded by
@@ -309,6 +324,18 @@ func newBrowser(t *testing.T, srv *dashServer) *browser {
 			go func() {
 				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 			}()
+		case *runtime.EventExceptionThrown:
+			if d := ev.ExceptionDetails; d != nil {
+				b.mu.Lock()
+				b.problems = append(b.problems, fmt.Sprintf("uncaught exception at %s:%d: %s %s", d.URL, d.LineNumber+1, d.Text, exceptionDescription(d)))
+				b.mu.Unlock()
+			}
+		case *cdplog.EventEntryAdded:
+			if e := ev.Entry; e != nil && e.Level == cdplog.EntryLevelError && !strings.HasSuffix(e.URL, "/favicon.ico") {
+				b.mu.Lock()
+				b.problems = append(b.problems, fmt.Sprintf("%s error: %s (%s)", e.Source, e.Text, e.URL))
+				b.mu.Unlock()
+			}
 		case *network.EventResponseReceived:
 			if ev.Type == network.ResourceTypeDocument && ev.Response != nil {
 				b.mu.Lock()
@@ -400,6 +427,37 @@ func (b *browser) status(url string) int {
 	return b.statuses[url]
 }
 
+// resetStatuses forgets the statuses of the documents loaded so far.
+func (b *browser) resetStatuses() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	clear(b.statuses)
+}
+
+// dialogMessages answers the messages of the confirmations accepted so far.
+func (b *browser) dialogMessages() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.dialogs)
+}
+
+// takeProblems answers the page errors seen since the last call.
+func (b *browser) takeProblems() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.problems
+	b.problems = nil
+	return p
+}
+
+// exceptionDescription is the message of an exception's object, if any.
+func exceptionDescription(d *runtime.ExceptionDetails) string {
+	if d.Exception != nil {
+		return d.Exception.Description
+	}
+	return ""
+}
+
 // location answers the tab's URL.
 func (b *browser) location() string {
 	b.t.Helper()
@@ -418,8 +476,9 @@ func js(s string) string {
 func (b *browser) fieldID(label string) string {
 	b.t.Helper()
 	expr := `(() => {
-	  const want = ` + js(strings.ToLower(label)) + `;
-	  if (document.getElementById(want.replace(/^#/, ""))) return want.replace(/^#/, "");
+	  const id = ` + js(strings.TrimPrefix(label, "#")) + `;
+	  if (document.getElementById(id)) return id;
+	  const want = id.replace(/\s+/g, " ").trim().toLowerCase();
 	  const norm = (s) => s.replace(/\s+/g, " ").trim().toLowerCase();
 	  for (const l of document.querySelectorAll("label[for]")) {
 	    if (norm(l.textContent).startsWith(want) && document.getElementById(l.htmlFor)) return l.htmlFor;
@@ -433,8 +492,11 @@ func (b *browser) fieldID(label string) string {
 // by typing value into it.
 func (b *browser) fill(label, value string) {
 	b.t.Helper()
-	sel := chromedp.ID(b.fieldID(label))
-	b.do("fill "+label, chromedp.Clear(sel), chromedp.SendKeys(sel, value))
+	id := b.fieldID(label)
+	// Emptied as a person selecting all and deleting would, then typed.
+	clear := `(() => { const el = document.getElementById(` + js(id) + `); el.focus(); el.value = "";
+	  el.dispatchEvent(new Event("input", {bubbles: true})); })()`
+	b.do("fill "+label, chromedp.Evaluate[chromedp.Void](clear), chromedp.SendKeys(chromedp.ID(id), value))
 }
 
 // choose selects the option of the select labelled label whose value or
@@ -469,10 +531,11 @@ func (b *browser) check(label string, on bool) {
 	}
 }
 
-// buttonXPath selects the visible button (or submit input) whose text is
-// text, within the element matched by scope (an XPath; "" for anywhere).
+// buttonXPath selects a button or link whose text is text (its
+// accessible name: the visible text and any text only screen readers
+// show) within the element scope (an XPath; "" for anywhere).
 func buttonXPath(scope, text string) string {
-	return fmt.Sprintf(`%s//button[normalize-space()=%s and not(@hidden)]`, scope, xpathString(text))
+	return fmt.Sprintf(`%s//*[(self::button or self::a) and normalize-space()=%s and not(@hidden)]`, scope, xpathString(text))
 }
 
 // xpathString quotes s as an XPath 1.0 literal.
@@ -486,21 +549,21 @@ func xpathString(s string) string {
 	return `concat("` + strings.ReplaceAll(s, `"`, `", '"', "`) + `")`
 }
 
-// click clicks the first button whose visible text is text.
+// click clicks the first button or link whose text is text.
 func (b *browser) click(text string) {
 	b.t.Helper()
 	b.clickIn("", text)
 }
 
-// clickIn clicks the first button whose visible text is text inside the
+// clickIn clicks the first button or link whose text is text inside the
 // element scope (an XPath) selects.
 func (b *browser) clickIn(scope, text string) {
 	b.t.Helper()
 	b.do("click "+text, chromedp.Click(chromedp.Search(buttonXPath(scope, text)), chromedp.NodeVisible))
 }
 
-// submit clicks the button whose text is text and waits for the page it
-// leads to (the one whose body differs from the current one).
+// submit clicks the button or link whose text is text and waits for the
+// page it leads to.
 func (b *browser) submit(text string) {
 	b.t.Helper()
 	b.submitIn("", text)
@@ -527,11 +590,12 @@ func (b *browser) html() string {
 	return get(b, "read the page's HTML", chromedp.OuterHTML(chromedp.CSS("html")))
 }
 
-// waitText waits until the page's visible text contains each of texts.
+// waitText waits until the page's visible text contains each of texts,
+// ignoring case (the stylesheet capitalises some).
 func (b *browser) waitText(texts ...string) {
 	b.t.Helper()
 	for _, s := range texts {
-		b.waitFor(fmt.Sprintf("%q on the page", s), `!!document.body && document.body.innerText.includes(`+js(s)+`)`)
+		b.waitFor(fmt.Sprintf("%q on the page", s), `!!document.body && document.body.innerText.toLowerCase().includes(`+js(strings.ToLower(s))+`)`)
 	}
 }
 
@@ -540,10 +604,21 @@ func (b *browser) waitFor(what, expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithDeadline(b.ctx, b.deadline)
 	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!(`+expr+`)`,
-		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(0)))
-	if err != nil {
-		b.t.Fatalf("waiting for %s: %v\nthe page says:\n%s", what, err, b.textOrErr())
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!(`+expr+`)`,
+			chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(0)))
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			b.t.Fatalf("waiting for %s: %v\nthe page says:\n%s", what, err, b.textOrErr())
+		}
+		// A navigation ended the poll with its document: poll the next
+		// one (after a pause, so a page failing to load is not hammered).
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
@@ -569,6 +644,17 @@ func (b *browser) signIn() {
 	b.waitFor("the sign-in form", `!!document.querySelector("input[name=secret]")`)
 	b.fill("secret", b.srv.token)
 	b.submit("Sign in")
+	b.waitFor("the signed-in page", `!!document.querySelector("header form[action$='sign-out']")`)
+}
+
+// cookies answers the browser's cookies for url.
+func (b *browser) cookies(url string) []*network.Cookie {
+	b.t.Helper()
+	res := get(b, "read the cookies", func(ctx context.Context, t *chromedp.Target) (*network.GetCookiesResult, error) {
+		r, err := cdp.Call(ctx, t, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
+		return &r, err
+	})
+	return res.Cookies
 }
 
 // screenshot saves a PNG of the page, 1280 px wide, into

@@ -1,0 +1,459 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/ujumbe/messaging"
+)
+
+// The dashboard's workflows in a real browser, against the server's own
+// handler: what the issue's "Tests in a real browser" lists.
+
+// demoWS is the workspace the server creates on an empty database.
+const demoWS = "demo"
+
+// key creates an API key of the demo workspace through the operator API.
+func (s *dashServer) key(t *testing.T, scopes ...string) string {
+	t.Helper()
+	st, body := s.api(t, "POST", "/admin/v1/workspaces/"+demoWS+"/api-keys", "", map[string]any{"name": "browser test", "scopes": scopes})
+	k := field(body, "key")
+	if st != http.StatusCreated || k == "" {
+		t.Fatalf("creating an API key: %d %v", st, body)
+	}
+	return k
+}
+
+// sendText sends a text message with key and answers the status.
+func (s *dashServer) sendText(t *testing.T, key, to, text string) (int, any) {
+	t.Helper()
+	return s.api(t, "POST", "/v1/messages", key, map[string]any{"channel": "whatsapp", "to": to, "type": "text", "text": text})
+}
+
+// waitStatus waits (up to browserTimeout) until GET /v1/messages/{id}
+// answers status.
+func (s *dashServer) waitStatus(t *testing.T, key, id, status string) {
+	t.Helper()
+	deadline := time.Now().Add(browserTimeout)
+	for {
+		st, body := s.api(t, "GET", "/v1/messages/"+id, key, nil)
+		if st == http.StatusOK && field(body, "status") == status {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("message %s: %d %v; still not %s after %v", id, st, body, status, browserTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestBrowserAPIKey: an API key created in Settings -> Developers is shown
+// once, works against /v1 (201), is not in the page once it is reloaded,
+// and once revoked in the page (after its confirmation) is refused (401).
+func TestBrowserAPIKey(t *testing.T) {
+	srv := startDashServer(t)
+	b := newBrowser(t, srv)
+	b.signIn()
+	b.open("/dashboard/w/" + demoWS + "/developers")
+	b.waitText("Create an API key")
+	b.fill("Name", "browser test key")
+	b.check("write:messages", true)
+	b.submit("Create API key")
+	created := srv.base + "/dashboard/w/" + demoWS + "/developers/keys"
+	if st := b.status(created); st != http.StatusOK && st != http.StatusCreated {
+		t.Errorf("the answer to the form: %d, want 200 or 201", st)
+	}
+	key := strings.TrimSpace(get(b, "read the new key", chromedp.Text(chromedp.ID("new-secret"))))
+	if !regexp.MustCompile(`^mk_[A-Za-z0-9_-]{20,}$`).MatchString(key) {
+		t.Fatalf("the page shows %q as the new key, want an mk_ key", key)
+	}
+	b.screenshot("dashboard-developers", true)
+
+	if st, body := srv.sendText(t, key, "+14155550123", "Hello from the browser test"); st != http.StatusCreated {
+		t.Fatalf("POST /v1/messages with the key from the page: %d %v, want 201", st, body)
+	}
+
+	// A later page never holds the key: neither a reload nor the list.
+	b.open("/dashboard/w/" + demoWS + "/developers")
+	b.waitText("browser test key")
+	if h := b.html(); strings.Contains(h, key) {
+		t.Fatal("the developers page holds the key after it was created")
+	}
+
+	b.submit("Revoke browser test key")
+	b.waitFor("the key revoked", `[...document.querySelectorAll("tr")].some((tr) => tr.textContent.includes("browser test key") && tr.textContent.includes("revoked"))`)
+	if d := b.dialogMessages(); len(d) != 1 || !strings.Contains(d[0], "Revoke the API key browser test key?") {
+		t.Errorf("confirmations asked: %q, want one asking to revoke the key", d)
+	}
+	if h := b.html(); strings.Contains(h, key) {
+		t.Fatal("the page after the revocation holds the key")
+	}
+	if st, body := srv.sendText(t, key, "+14155550123", "after the revocation"); st != http.StatusUnauthorized {
+		t.Fatalf("POST /v1/messages with the revoked key: %d %v, want 401", st, body)
+	}
+}
+
+// TestBrowserTemplate: a template authored in Settings -> Templates is
+// checked as it is typed (the error shows next to the field before any
+// save), saved as a draft, submitted, approved by the fake provider while
+// the page is open, listed by GET /v1/templates, and "Send a test" sends
+// a message whose page reaches read while it is open.
+func TestBrowserTemplate(t *testing.T) {
+	srv := startDashServer(t)
+	key := srv.key(t, "read:templates", "read:messages")
+	b := newBrowser(t, srv)
+	b.signIn()
+	b.open("/dashboard/w/" + demoWS + "/templates/new")
+	b.waitText("Preview")
+
+	// Checked as you type: a name the rules refuse shows its error.
+	b.fill("f-name", "Table Booking")
+	b.waitFor("the name's error shown while typing", `(() => { const e = document.getElementById("err-name"); return e && !e.hidden && e.textContent.trim() !== ""; })()`)
+	nameErr := get(b, "read the name's error", chromedp.Text(chromedp.ID("err-name")))
+	b.fill("f-name", "table_booking")
+	b.waitFor("the name's error gone", `document.getElementById("err-name").hidden`)
+	b.fill("f-body", "Hi {{1}}, your table for {{2}} is booked.")
+	b.fill("f-footer", "Reply STOP to opt out")
+	b.fill("Example of {{1}}", "Amina")
+	b.fill("Example of {{2}}", "four")
+	b.waitFor("the preview with the examples", `(() => { const p = document.getElementById("tpl-preview"); return p && p.innerText.includes("Amina") && p.innerText.includes("Reply STOP"); })()`)
+	b.screenshot("dashboard-template-editor", true)
+	if nameErr == "" {
+		t.Error("the name's error is empty")
+	}
+
+	b.submit("Save draft")
+	b.waitText("table_booking", "draft")
+	b.submit("Submit for review")
+	// The fake provider approves after -fake-review-after (1 s); the page
+	// refreshes its state while it is open.
+	b.waitFor("the template approved", `(() => { const s = document.getElementById("tpl-state"); return s && s.querySelector(".badge.st-approved"); })()`)
+
+	st, body := srv.api(t, "GET", "/v1/templates?status=approved", key, nil)
+	if st != http.StatusOK || !templateListed(body, "table_booking", "approved") {
+		t.Fatalf("GET /v1/templates: %d %v; want table_booking approved", st, body)
+	}
+
+	// The form sending a test appears once the template is approved.
+	b.open(strings.TrimPrefix(b.location(), srv.base))
+	b.waitText("Send a test")
+	b.fill("Recipient", "+14155550123")
+	b.submit("Send test message")
+	if !strings.Contains(b.location(), "/messages/") {
+		t.Fatalf("after sending a test the page is %s, want the message's page", b.location())
+	}
+	id := b.location()[strings.LastIndex(b.location(), "/")+1:]
+	b.waitFor("the message read", `!!document.querySelector("#timeline .badge.st-read")`)
+	b.screenshot("dashboard-message", false)
+	st, body = srv.api(t, "GET", "/v1/messages/"+id, key, nil)
+	if st != http.StatusOK || field(body, "status") != "read" || field(body, "type") != "template" {
+		t.Errorf("GET /v1/messages/%s: %d %v; want the template message, read", id, st, body)
+	}
+}
+
+// templateListed reports whether a GET /v1/templates answer (a list)
+// holds the template name in status.
+func templateListed(body any, name, status string) bool {
+	list, _ := body.([]any)
+	for _, tpl := range list {
+		if field(tpl, "name") == name && field(tpl, "status") == status {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBrowserContacts: a contact created through the API and one created
+// in the page are both found by a search on a name prefix, and only the
+// ones that match.
+func TestBrowserContacts(t *testing.T) {
+	srv := startDashServer(t)
+	key := srv.key(t, "read:contacts", "write:contacts")
+	if st, body := srv.api(t, "POST", "/v1/contacts", key, map[string]any{"firstName": "Wanjiru", "lastName": "Kamau", "phone": "+254712345678"}); st != http.StatusCreated {
+		t.Fatalf("POST /v1/contacts: %d %v", st, body)
+	}
+	b := newBrowser(t, srv)
+	b.signIn()
+	b.open("/dashboard/w/" + demoWS + "/contacts")
+	b.waitText("Wanjiru")
+	b.submit("New contact")
+	b.fill("First name", "Otieno")
+	b.fill("Last name", "Wanyama")
+	b.fill("Phone", "+254733000111")
+	b.submit("Create contact")
+	b.waitText("Otieno")
+
+	b.open("/dashboard/w/" + demoWS + "/contacts")
+	b.fill("Search", "wanj")
+	b.submit("Search")
+	b.waitText("Wanjiru")
+	if txt := b.text(); strings.Contains(txt, "Otieno") {
+		t.Errorf("searching wanj lists Otieno (whose last name, not first, starts with Wan):\n%s", txt)
+	}
+	b.fill("Search", "Oti")
+	b.submit("Search")
+	b.waitText("Otieno")
+	if txt := b.text(); strings.Contains(txt, "Wanjiru") {
+		t.Errorf("searching Oti lists Wanjiru:\n%s", txt)
+	}
+	b.screenshot("dashboard-contacts", false)
+	b.fill("Search", "Zzyzx")
+	b.submit("Search")
+	b.waitText("No contact matches")
+}
+
+// TestBrowserCrossOrigin: a page of another origin whose form posts to the
+// dashboard by itself, while the viewer is signed in, gets 403 and changes
+// nothing: from another port of the same host (same site, so the session
+// cookie goes along) and from another host name (another site). The same
+// form sent from the dashboard's own page works.
+func TestBrowserCrossOrigin(t *testing.T) {
+	srv := startDashServer(t)
+	b := newBrowser(t, srv)
+	b.signIn()
+	target := srv.base + "/dashboard/workspaces"
+	for _, tc := range []struct{ name, host, id string }{
+		{"same site, another port", "127.0.0.1", "evil-port"},
+		{"another site", "localhost", "evil-site"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evil := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				fmt.Fprintf(w, `<!doctype html><title>Win a prize</title>
+<form method="post" action="%s"><input name="name" value="Evil"><input name="id" value="%s"></form>
+<script>document.forms[0].submit()</script>`, target, tc.id)
+			}))
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			evil.Listener = l
+			evil.Start()
+			defer evil.Close()
+			_, port, _ := net.SplitHostPort(l.Addr().String())
+			b.resetStatuses()
+			b.do("open the other origin's page", chromedp.Navigate("http://"+net.JoinHostPort(tc.host, port)+"/"))
+			b.waitFor("the dashboard's answer to the form", `location.href === `+js(target))
+			if st := b.status(target); st != http.StatusForbidden {
+				t.Errorf("the cross-origin form got %d, want 403", st)
+			}
+			b.waitText("sent from another site")
+			if st, body := srv.api(t, "GET", "/admin/v1/workspaces/"+tc.id, "", nil); st != http.StatusNotFound {
+				t.Errorf("GET /admin/v1/workspaces/%s after the refused form: %d %v, want 404", tc.id, st, body)
+			}
+		})
+	}
+
+	// The same form from the dashboard itself creates the workspace: the
+	// refusals above are for the origin, not the form.
+	b.open("/dashboard/workspaces")
+	b.fill("Name", "Own form")
+	b.fill("ID", "own-form")
+	b.submit("Create workspace")
+	if st, body := srv.api(t, "GET", "/admin/v1/workspaces/own-form", "", nil); st != http.StatusOK {
+		t.Errorf("GET /admin/v1/workspaces/own-form after the dashboard's own form: %d %v, want 200", st, body)
+	}
+}
+
+// TestBrowserPages: each main page of the dashboard opens (200) with its
+// heading and without a page error (an uncaught exception, a script or
+// style refused by the Content-Security-Policy, a file that failed to
+// load), on a workspace with some traffic. With MESSAGING_SCREENSHOTS set
+// it saves the README's pictures of them.
+func TestBrowserPages(t *testing.T) {
+	srv := startDashServer(t)
+	key := srv.key(t, messaging.AllScopes()...)
+	// Traffic: messages on each channel, some failing (the fake provider
+	// fails numbers ending in 0000), template messages, contacts and an
+	// SMS account with a message.
+	var failing string
+	for i, to := range []string{"+254712000101", "+254712000102", "+254712000103", "+254712000104", "+254712340000", "+14155550123"} {
+		st, body := srv.sendText(t, key, to, fmt.Sprintf("Your order A-%d is on its way", 1000+i))
+		if st != http.StatusCreated {
+			t.Fatalf("POST /v1/messages: %d %v", st, body)
+		}
+		if strings.HasSuffix(to, "0000") {
+			failing = field(body, "message_id")
+		}
+	}
+	for _, m := range []map[string]any{
+		{"channel": "instagram", "to": "ig_4242", "type": "text", "text": "Thanks for the follow!"},
+		{"channel": "messenger", "to": "psid_777", "type": "text", "text": "Your table is ready"},
+	} {
+		if st, body := srv.api(t, "POST", "/v1/messages", key, m); st != http.StatusCreated {
+			t.Fatalf("POST /v1/messages: %d %v", st, body)
+		}
+	}
+	for _, to := range []string{"+254722000201", "+254722000202"} {
+		st, body := srv.api(t, "POST", "/v1/messages/templates", key, map[string]any{"to": to, "template_name": "order_shipped", "language": "en",
+			"components": []any{
+				map[string]any{"type": "body", "parameters": []any{map[string]any{"type": "text", "text": "Amina"}, map[string]any{"type": "text", "text": "A-77"}}},
+				map[string]any{"type": "button", "sub_type": "url", "index": 0, "parameters": []any{map[string]any{"type": "text", "text": "A-77"}}},
+			}})
+		if st != http.StatusCreated {
+			t.Fatalf("POST /v1/messages/templates: %d %v", st, body)
+		}
+	}
+	for _, c := range []map[string]any{
+		{"firstName": "Amina", "lastName": "Odhiambo", "phone": "+254712000101", "email": "amina@example.com", "company": "Duka Ltd", "lifecycle": "customer", "tags": []string{"vip"}},
+		{"firstName": "Baraka", "lastName": "Mwangi", "phone": "+254712000102", "company": "Safari Tours", "lifecycle": "lead"},
+		{"firstName": "Chebet", "lastName": "Kiprono", "phone": "+254712000103", "email": "chebet@example.com"},
+	} {
+		if st, body := srv.api(t, "POST", "/v1/contacts", key, c); st != http.StatusCreated {
+			t.Fatalf("POST /v1/contacts: %d %v", st, body)
+		}
+	}
+	if st, body := srv.api(t, "POST", "/admin/v1/sms/accounts", "", map[string]any{"partnerID": "1001", "apikey": "sms_browser_0123456789abcdef0123456789", "shortcodes": []string{"UJUMBE"}, "credit": 500, "cost_per_segment": 1}); st != http.StatusCreated {
+		t.Fatalf("POST /admin/v1/sms/accounts: %d %v", st, body)
+	}
+	if st, body := srv.api(t, "POST", "/sms/v1/messages", "", map[string]any{"apikey": "sms_browser_0123456789abcdef0123456789", "partnerID": "1001", "mobile": "254712000101", "message": "Your code is 4821", "shortcode": "UJUMBE"}); st != http.StatusOK {
+		t.Fatalf("POST /sms/v1/messages: %d %v", st, body)
+	}
+
+	// The pages show the failure once the fake provider has reported it.
+	srv.waitStatus(t, key, failing, "failed")
+
+	b := newBrowser(t, srv)
+	b.signIn()
+	ws := "/dashboard/w/" + demoWS
+	for _, pg := range []struct {
+		path, heading, shot string
+		full                bool
+	}{
+		{ws + "/overview", "Overview", "dashboard-overview", false},
+		{ws + "/messages", "Messages", "dashboard-messages", false},
+		{ws + "/contacts", "Contacts", "", false},
+		{ws + "/templates", "Templates", "dashboard-templates", false},
+		{ws + "/developers", "Developers", "", false},
+		{ws + "/channels", "Channels", "dashboard-channels", false},
+		{"/dashboard/sms", "SMS", "dashboard-sms", false},
+		{"/dashboard/workspaces", "Workspaces", "", false},
+	} {
+		b.takeProblems()
+		b.resetStatuses()
+		b.open(pg.path)
+		if st := b.status(srv.base + pg.path); st != http.StatusOK {
+			t.Errorf("GET %s: %d, want 200", pg.path, st)
+		}
+		h1 := get(b, "read the heading of "+pg.path, chromedp.Evaluate[string](`(document.querySelector("main h1") || {innerText: ""}).innerText`))
+		if !strings.Contains(h1, pg.heading) {
+			t.Errorf("GET %s: the heading is %q, want %q", pg.path, h1, pg.heading)
+		}
+		if p := b.takeProblems(); len(p) > 0 {
+			t.Errorf("GET %s: page errors:\n%s", pg.path, strings.Join(p, "\n"))
+		}
+		if pg.shot != "" {
+			b.screenshot(pg.shot, pg.full)
+		}
+	}
+}
+
+// TestBrowserSignIn: the dashboard sends a visitor who is not signed in to
+// its sign-in form; a wrong secret is refused there (401, the error next
+// to the field, no session); the operator token and the -dashboard-password
+// each sign in with a session cookie (HttpOnly, SameSite=Lax, not Secure on
+// plain HTTP, not readable by scripts, holding neither secret); Sign out
+// ends the session on the server, so the old cookie no longer opens a page.
+func TestBrowserSignIn(t *testing.T) {
+	const password = "correct horse battery staple"
+	srv := startDashServer(t, "-dashboard-password", password)
+	b := newBrowser(t, srv)
+	overview := "/dashboard/w/" + demoWS + "/overview"
+	signInURL := srv.base + "/dashboard/sign-in"
+
+	b.open(overview)
+	if got := b.location(); got != signInURL {
+		t.Fatalf("a visitor who is not signed in is at %s, want %s", got, signInURL)
+	}
+	b.screenshot("dashboard-sign-in", false)
+
+	b.resetStatuses()
+	b.fill("Operator token or password", srv.token+"x")
+	b.submit("Sign in")
+	if st := b.status(signInURL); st != http.StatusUnauthorized {
+		t.Errorf("a wrong secret: %d, want 401", st)
+	}
+	b.waitText("That is not the operator token or the dashboard password.")
+	if d := get(b, "read aria-describedby", chromedp.Evaluate[string](`document.getElementById("secret").getAttribute("aria-describedby") || ""`)); d != "secret-error" {
+		t.Errorf("the secret's field is described by %q, want its error secret-error", d)
+	}
+	if c := b.cookies(signInURL); len(c) != 0 {
+		t.Errorf("a wrong secret set cookies: %v", c)
+	}
+	if strings.Contains(b.html(), srv.token) {
+		t.Error("the page refusing the secret holds the operator token")
+	}
+
+	for _, secret := range []struct{ name, value string }{{"password", password}, {"operator token", srv.token}} {
+		t.Run(secret.name, func(t *testing.T) {
+			b.open(overview)
+			b.fill("Operator token or password", secret.value)
+			b.submit("Sign in")
+			b.waitText("operator")
+			b.open(overview)
+			if got := b.location(); got != srv.base+overview {
+				t.Fatalf("signed in, the overview is at %s", got)
+			}
+			b.waitText("Messages in the last 24 hours")
+
+			cookies := b.cookies(srv.base + "/dashboard/")
+			if len(cookies) != 1 {
+				t.Fatalf("cookies: %v, want the session's", cookies)
+			}
+			c := cookies[0]
+			if !c.HTTPOnly || c.SameSite != network.CookieSameSiteLax || c.Secure || c.Path != "/dashboard/" {
+				t.Errorf("session cookie %s: HttpOnly %v, SameSite %q, Secure %v, Path %q; want HttpOnly, Lax, not Secure over HTTP, /dashboard/",
+					c.Name, c.HTTPOnly, c.SameSite, c.Secure, c.Path)
+			}
+			if strings.Contains(c.Value, srv.token) || strings.Contains(c.Value, password) {
+				t.Error("the session cookie holds the secret")
+			}
+			if js := get(b, "read document.cookie", chromedp.Evaluate[string](`document.cookie`)); js != "" {
+				t.Errorf("scripts read the cookies %q", js)
+			}
+			if opens(t, srv, overview, c) != http.StatusOK {
+				t.Fatal("the session cookie does not open the overview outside the browser")
+			}
+
+			b.submit("Sign out")
+			if got := b.location(); got != signInURL {
+				t.Errorf("after signing out the page is %s, want the sign-in form", got)
+			}
+			b.open(overview)
+			if got := b.location(); got != signInURL {
+				t.Errorf("after signing out the overview sends to %s, want the sign-in form", got)
+			}
+			// The session ended on the server: its cookie, kept, is no
+			// longer enough.
+			if st := opens(t, srv, overview, c); st != http.StatusSeeOther {
+				t.Errorf("the old session cookie after sign-out: %d, want 303 to the sign-in form", st)
+			}
+		})
+	}
+}
+
+// opens requests path with cookie c, without following redirects, and
+// answers the status.
+func opens(t *testing.T, srv *dashServer, path string, c *network.Cookie) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", srv.base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
