@@ -282,6 +282,10 @@ type browser struct {
 	// the browser's log (a script or style the CSP refused, a file that
 	// failed to load, ...).
 	problems []string
+	// tolerateProblems turns off the check, at the end of the test, that
+	// no page had an error (for tests whose pages answer 4xx on purpose,
+	// which the browser logs as errors).
+	tolerateProblems bool
 }
 
 // newBrowser starts a headless Chromium for the test, bounded by
@@ -350,6 +354,12 @@ func newBrowser(t *testing.T, srv *dashServer) *browser {
 		t.Fatalf("starting Chromium (%s): %v", path, err)
 	}
 	t.Cleanup(func() {
+		b.mu.Lock()
+		problems, tolerate := b.problems, b.tolerateProblems
+		b.mu.Unlock()
+		if len(problems) > 0 && !tolerate {
+			t.Errorf("page errors:\n%s", strings.Join(problems, "\n"))
+		}
 		if t.Failed() {
 			b.failureScreenshot()
 		}
