@@ -75,7 +75,6 @@ func TestBrowserAPIKey(t *testing.T) {
 	if !regexp.MustCompile(`^mk_[A-Za-z0-9_-]{20,}$`).MatchString(key) {
 		t.Fatalf("the page shows %q as the new key, want an mk_ key", key)
 	}
-	b.screenshot("dashboard-developers", true)
 
 	if st, body := srv.sendText(t, key, "+14155550123", "Hello from the browser test"); st != http.StatusCreated {
 		t.Fatalf("POST /v1/messages with the key from the page: %d %v, want 201", st, body)
@@ -152,6 +151,8 @@ func TestBrowserTemplate(t *testing.T) {
 	}
 	id := b.location()[strings.LastIndex(b.location(), "/")+1:]
 	b.waitFor("the message read", `!!document.querySelector("#timeline .badge.st-read")`)
+	// The status in the details follows the timeline.
+	b.waitFor("the status in the details read", `!!document.querySelector("#msg-status .badge.st-read")`)
 	b.screenshot("dashboard-message", false)
 	st, body = srv.api(t, "GET", "/v1/messages/"+id, key, nil)
 	if st != http.StatusOK || field(body, "status") != "read" || field(body, "type") != "template" {
@@ -204,7 +205,6 @@ func TestBrowserContacts(t *testing.T) {
 	if txt := b.text(); strings.Contains(txt, "Wanjiru") {
 		t.Errorf("searching Oti lists Wanjiru:\n%s", txt)
 	}
-	b.screenshot("dashboard-contacts", false)
 	b.fill("Search", "Zzyzx")
 	b.submit("Search")
 	b.waitText("No contact matches")
@@ -334,9 +334,9 @@ func TestBrowserPages(t *testing.T) {
 	}{
 		{ws + "/overview", "Overview", "dashboard-overview", false},
 		{ws + "/messages", "Messages", "dashboard-messages", false},
-		{ws + "/contacts", "Contacts", "", false},
+		{ws + "/contacts", "Contacts", "dashboard-contacts", false},
 		{ws + "/templates", "Templates", "dashboard-templates", false},
-		{ws + "/developers", "Developers", "", false},
+		{ws + "/developers", "Developers", "dashboard-developers", true},
 		{ws + "/channels", "Channels", "dashboard-channels", false},
 		{"/dashboard/sms", "SMS", "dashboard-sms", false},
 		{"/dashboard/workspaces", "Workspaces", "", false},
