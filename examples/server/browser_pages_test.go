@@ -120,11 +120,15 @@ func TestBrowserTemplate(t *testing.T) {
 	b.fill("f-name", "table_booking")
 	b.waitFor("the name's error gone", `document.getElementById("err-name").hidden`)
 	b.fill("f-body", "Hi {{1}}, your table for {{2}} is booked.")
+	b.choose("Header type", "TEXT")
+	b.fill("Header text", "Your table")
 	b.fill("f-footer", "Reply STOP to opt out")
+	b.choose("Button 1 type", "QUICK_REPLY")
+	b.fill("Button 1 text", "Change booking")
 	b.fill("Example of {{1}}", "Amina")
 	b.fill("Example of {{2}}", "four")
-	b.waitFor("the preview with the examples", `(() => { const p = document.getElementById("tpl-preview"); return p && p.innerText.includes("Amina") && p.innerText.includes("Reply STOP"); })()`)
-	b.screenshot("dashboard-template-editor", true)
+	b.waitFor("the preview with the examples", `(() => { const p = document.getElementById("tpl-preview"); return p && ["Your table", "Amina", "four", "Reply STOP", "Change booking"].every((s) => p.innerText.includes(s)); })()`)
+	b.screenshot("dashboard-template-editor", false)
 	if nameErr == "" {
 		t.Error("the name's error is empty")
 	}

@@ -353,6 +353,13 @@ func newBrowser(t *testing.T, srv *dashServer) *browser {
 		cancelAlloc()
 		t.Fatalf("starting Chromium (%s): %v", path, err)
 	}
+	// A fixed viewport: the same layout, and screenshots 1280 px wide, on
+	// every machine.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		cancelCtx()
+		cancelAlloc()
+		t.Fatalf("setting the viewport: %v", err)
+	}
 	t.Cleanup(func() {
 		b.mu.Lock()
 		problems, tolerate := b.problems, b.tolerateProblems
@@ -679,6 +686,8 @@ func (b *browser) screenshot(name string, full bool) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.t.Fatal(err)
 	}
+	// The top of the page, without the focus ring of the last field typed in.
+	b.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0); if (document.activeElement) document.activeElement.blur()`))
 	shot := chromedp.CaptureScreenshot()
 	if full {
 		shot = chromedp.FullScreenshot(100)
