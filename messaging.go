@@ -232,8 +232,12 @@ type Message struct {
 	Attempts int `json:"-"`
 	// LastError is the error of the last failed attempt, kept while the
 	// message waits for a retry.
-	LastError string    `json:"-"`
-	CreatedAt time.Time `json:"created_at"`
+	LastError string `json:"-"`
+	// TraceParent is the W3C trace context (traceparent) of the span that
+	// accepted the message, so the dispatcher's span continues its trace;
+	// empty when no trace was recorded. It holds no personal data.
+	TraceParent string    `json:"-"`
+	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 

@@ -163,6 +163,13 @@ type Store interface {
 	// MessageGetByProviderID returns the message with this provider
 	// message id, in any workspace.
 	MessageGetByProviderID(ctx context.Context, providerMessageID string) (*Message, error)
+	// MessageQueueStats describes the dispatch queue: the queued outbound
+	// messages of p.WorkspaceID (every workspace when empty), how many of
+	// them are due at p.Now (DueAt at or before it, leased ones excluded,
+	// since a lease moves DueAt to its end) and the oldest DueAt among
+	// those. It reads the index on the due queued messages (never scans
+	// sent ones), so it is cheap enough to be read at every metrics scrape.
+	MessageQueueStats(ctx context.Context, p *MessageQueueStatsParams) (*MessageQueueStats, error)
 
 	// PendingReportSave keeps p.Report, a provider's status report about
 	// a provider message id no message carries yet, unless the store
@@ -241,8 +248,37 @@ type Store interface {
 	// p.Limit.
 	AuditList(ctx context.Context, p *AuditListParams) ([]*AuditEvent, error)
 
+	// Ping answers a trivial query within ctx and reports an error when
+	// the store cannot serve: its database does not answer, or its schema
+	// is not at the version this code migrates to (another program
+	// migrated it further, or back). Readiness probes call it.
+	Ping(ctx context.Context) error
+
 	// Close releases the store's resources.
 	Close() error
+}
+
+// MessageQueueStatsParams are the arguments of Store.MessageQueueStats.
+type MessageQueueStatsParams struct {
+	// WorkspaceID restricts the figures to one workspace; empty means
+	// every workspace.
+	WorkspaceID string
+	// Now is the time the due messages are counted at.
+	Now time.Time
+}
+
+// MessageQueueStats describes the dispatch queue (see
+// Store.MessageQueueStats).
+type MessageQueueStats struct {
+	// Queued counts the queued outbound messages: due, waiting for a
+	// retry, or leased by a dispatcher.
+	Queued int64
+	// Due counts the queued messages due at Now (a running lease holds
+	// DueAt at its end, so leased messages are not due).
+	Due int64
+	// OldestDueAt is the earliest DueAt of the due messages; nil when
+	// none is due.
+	OldestDueAt *time.Time
 }
 
 // MessageClaimParams are the arguments of Store.MessageClaim.

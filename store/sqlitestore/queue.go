@@ -1,0 +1,55 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/ujumbe/messaging"
+)
+
+// Dispatch queue figures (MessageQueueStats): both read only a partial
+// index of the queued messages (messages_due for every workspace,
+// messages_queue_workspace for one), never the table.
+const (
+	qQueueStatsAll = `SELECT COUNT(*), COALESCE(SUM(due_at <= ?1), 0), MIN(CASE WHEN due_at <= ?1 THEN due_at END)
+		FROM messages WHERE status = 'queued'`
+	qQueueStatsWS = `SELECT COUNT(*), COALESCE(SUM(due_at <= ?1), 0), MIN(CASE WHEN due_at <= ?1 THEN due_at END)
+		FROM messages WHERE status = 'queued' AND workspace_id = ?2`
+)
+
+// MessageQueueStats implements messaging.Store.
+func (s *Store) MessageQueueStats(ctx context.Context, p *messaging.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
+	var row *sql.Row
+	if p.WorkspaceID == "" {
+		row = s.r.QueryRowContext(ctx, qQueueStatsAll, fmtTime(p.Now))
+	} else {
+		row = s.r.QueryRowContext(ctx, qQueueStatsWS, fmtTime(p.Now), p.WorkspaceID)
+	}
+	st := &messaging.MessageQueueStats{}
+	var oldest sql.NullString
+	if err := row.Scan(&st.Queued, &st.Due, &oldest); err != nil {
+		return nil, interpretError(err)
+	}
+	if oldest.Valid && oldest.String != "" {
+		t, err := parseTime(oldest.String)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		st.OldestDueAt = &t
+	}
+	return st, nil
+}
+
+// Ping implements messaging.Store: it reads the schema version through a
+// reader connection and compares it with SchemaVersion.
+func (s *Store) Ping(ctx context.Context) error {
+	var v int
+	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return interpretError(err)
+	}
+	if want := SchemaVersion(); v != want {
+		return fmt.Errorf("sqlitestore: schema version %d, this program needs %d", v, want)
+	}
+	return nil
+}
