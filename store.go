@@ -10,6 +10,10 @@ import (
 // it was read (its Version moved). The Service retries the update.
 var ErrStale = errors.New("messaging: stale record")
 
+// ErrSchemaVersion is returned (wrapped) by Store.Ping when the
+// database's schema is not at the version the store's code migrates to.
+var ErrSchemaVersion = errors.New("messaging: schema version mismatch")
+
 // Store is the persistence interface the Service runs on. Implementations
 // live in sub-packages (store/memstore, store/sqlitestore) and all pass the
 // conformance suite in store/storetest.

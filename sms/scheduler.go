@@ -35,6 +35,22 @@ func (s *SMS) Start(ctx context.Context) error {
 	return nil
 }
 
+// Running reports whether the scheduler started by Start runs: Close was
+// not called and its context is not done. Readiness probes use it.
+func (s *SMS) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
 // Close stops the scheduler and waits for the batch in flight to be handed
 // over and recorded. If ctx ends first, the batch is cancelled (its
 // messages are claimed again after their lease) and Close returns ctx's

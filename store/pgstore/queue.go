@@ -44,7 +44,7 @@ func (s *Store) Ping(ctx context.Context) error {
 		return interpretError(err)
 	}
 	if want := SchemaVersion(); v != want {
-		return fmt.Errorf("pgstore: schema version %d, this program needs %d", v, want)
+		return fmt.Errorf("pgstore: %w: the database is at version %d, this program needs %d", messaging.ErrSchemaVersion, v, want)
 	}
 	return nil
 }

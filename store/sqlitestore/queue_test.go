@@ -2,10 +2,13 @@ package sqlitestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ujumbe/messaging"
 )
 
 // TestPingChecksSchemaVersion: a database another program migrated further
@@ -21,7 +24,7 @@ func TestPingChecksSchemaVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Ping(ctx)
-	if err == nil || !strings.Contains(err.Error(), "schema version") {
+	if err == nil || !errors.Is(err, messaging.ErrSchemaVersion) {
 		t.Errorf("Ping with a newer schema: %v, want a schema version error", err)
 	}
 	if _, err := s.w.Exec(fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion())); err != nil {
