@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
 )
 
 // Dispatch queue figures (MessageQueueStats): both read only a partial
@@ -47,4 +48,20 @@ func (s *Store) Ping(ctx context.Context) error {
 		return fmt.Errorf("pgstore: %w: the database is at version %d, this program needs %d", messaging.ErrSchemaVersion, v, want)
 	}
 	return nil
+}
+
+// qSMSQueueStats reads the scheduler's queue through the partial index
+// sms_messages_due, which holds the pending messages only.
+const qSMSQueueStats = `SELECT count(*), count(*) FILTER (WHERE due_at <= $1), min(due_at) FILTER (WHERE due_at <= $1)
+	FROM sms_messages WHERE status IN ('scheduled', 'queued', 'sending')`
+
+// SMSQueueStats implements sms.Store.
+func (s *Store) SMSQueueStats(ctx context.Context, p *sms.QueueStatsParams) (*sms.QueueStats, error) {
+	st := &sms.QueueStats{}
+	var oldest *int64
+	if err := s.pool.QueryRow(ctx, qSMSQueueStats, ts(p.Now)).Scan(&st.Pending, &st.Due, &oldest); err != nil {
+		return nil, interpretError(err)
+	}
+	st.OldestDueAt = fromTSPtr(oldest)
+	return st, nil
 }

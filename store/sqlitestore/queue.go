@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
 )
 
 // Dispatch queue figures (MessageQueueStats): both read only a partial
@@ -52,4 +53,26 @@ func (s *Store) Ping(ctx context.Context) error {
 		return fmt.Errorf("sqlitestore: %w: the database is at version %d, this program needs %d", messaging.ErrSchemaVersion, v, want)
 	}
 	return nil
+}
+
+// qSMSQueueStats reads the scheduler's queue through the partial index
+// sms_messages_due, which holds the pending messages only.
+const qSMSQueueStats = `SELECT COUNT(*), COALESCE(SUM(due_at <= ?1), 0), MIN(CASE WHEN due_at <= ?1 THEN due_at END)
+	FROM sms_messages WHERE status IN ('scheduled', 'queued', 'sending')`
+
+// SMSQueueStats implements sms.Store.
+func (s *Store) SMSQueueStats(ctx context.Context, p *sms.QueueStatsParams) (*sms.QueueStats, error) {
+	st := &sms.QueueStats{}
+	var oldest sql.NullString
+	if err := s.r.QueryRowContext(ctx, qSMSQueueStats, fmtTime(p.Now)).Scan(&st.Pending, &st.Due, &oldest); err != nil {
+		return nil, interpretError(err)
+	}
+	if oldest.Valid && oldest.String != "" {
+		t, err := parseTime(oldest.String)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		st.OldestDueAt = &t
+	}
+	return st, nil
 }
