@@ -37,7 +37,9 @@ func TestSMSMetrics(t *testing.T) {
 	t.Parallel()
 	rd := metrictest.New(t)
 	e := setup(t, &setupOpts{sms: &sms.Options{MeterProvider: rd.Provider},
-		wrap: func(g sms.Gateway) sms.Gateway { return &refusing{Gateway: g, never: "254700000001", later: "254700000002"} }})
+		wrap: func(g sms.Gateway) sms.Gateway {
+			return &refusing{Gateway: g, never: "254700000001", later: "254700000002"}
+		}})
 	long := strings.Repeat("a", 161) // two GSM-7 parts
 	e.send(t, &sms.SendParams{Message: long})
 	e.send(t, &sms.SendParams{Mobile: "254700000001", Message: "Refused for good"})
