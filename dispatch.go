@@ -152,7 +152,10 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	var spanErr error
 	defer func() { endSpan(span, spanErr) }()
 	sctx, cancel := context.WithTimeout(ctx, d.opts.SendTimeout)
-	sctx, pspan := tel.start(sctx, "messaging.provider.send", spanClient, AttrMessageID.String(m.ID), AttrChannel.String(m.Channel))
+	sctx, pspan := tel.start(sctx, "messaging.provider.send", spanClient)
+	if recording(pspan) {
+		pspan.SetAttributes(AttrMessageID.String(m.ID), AttrChannel.String(m.Channel))
+	}
 	started := d.svc.now()
 	rcpt, err := d.svc.provider.Send(sctx, m)
 	endSpan(pspan, err)

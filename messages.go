@@ -237,9 +237,12 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 	msg.Status = StatusQueued
 	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
 	tel := m.svc.tel
-	sctx, span := tel.start(ctx, "messaging.accept", spanInternal, AttrMessageID.String(msg.ID), AttrChannel.String(msg.Channel))
+	sctx, span := tel.start(ctx, "messaging.accept", spanInternal)
 	if span != nil {
 		msg.TraceParent = traceParent(span.SpanContext())
+		if span.IsRecording() {
+			span.SetAttributes(AttrMessageID.String(msg.ID), AttrChannel.String(msg.Channel))
+		}
 	}
 	stored, created, err := m.svc.store.MessageCreate(sctx, msg)
 	endSpan(span, err)

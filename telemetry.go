@@ -177,6 +177,16 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	for _, o := range []string{WebhookOutcomeDelivered, WebhookOutcomeRetried, WebhookOutcomeDropped, WebhookOutcomeEndpointDisabled} {
 		t.byOutcome[o] = newMeasure(AttrOutcome.String(o))
 	}
+	// The webhook counters start at 0 rather than absent, so that the
+	// first endpoint disabled shows as an increase (an alert on
+	// increase() misses a series born at 1).
+	ctx := context.Background()
+	for _, m := range t.byOutcome {
+		t.hookDeliveries.Add(ctx, 0, m.add...)
+	}
+	for _, r := range []string{DisabledGone, DisabledByOperator} {
+		t.hooksDisabled.Add(ctx, 0, metric.WithAttributeSet(attribute.NewSet(AttrReason.String(r))))
+	}
 	return t, nil
 }
 
@@ -240,17 +250,18 @@ var (
 )
 
 // start starts a span when tracing is on; otherwise it returns ctx and a
-// nil span, and end and the setters do nothing.
-func (t *telemetry) start(ctx context.Context, name string, opts []trace.SpanStartOption, kv ...attribute.KeyValue) (context.Context, trace.Span) {
+// nil span, and endSpan does nothing. Callers set attributes only on a
+// recording span (see recording), so that nothing is built when tracing
+// is off.
+func (t *telemetry) start(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
 	if t.tracer == nil {
 		return ctx, nil
 	}
-	ctx, span := t.tracer.Start(ctx, name, opts...)
-	if span.IsRecording() && len(kv) > 0 {
-		span.SetAttributes(kv...)
-	}
-	return ctx, span
+	return t.tracer.Start(ctx, name, opts...)
 }
+
+// recording reports whether span records attributes.
+func recording(span trace.Span) bool { return span != nil && span.IsRecording() }
 
 // endSpan ends span (nil: nothing), marking it failed with err when err is
 // not nil.

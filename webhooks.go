@@ -372,11 +372,13 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 // deliver makes one attempt and records its outcome.
 func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	tel := w.svc.tel
-	ctx, span := tel.start(ctx, "messaging.webhook.deliver", spanClient, AttrMessageID.String(d.MessageID),
-		attribute.String("webhook.endpoint.id", d.EndpointID), attribute.String("webhook.event.type", d.EventType),
-		attribute.Int("messaging.attempt", d.Attempts))
+	ctx, span := tel.start(ctx, "messaging.webhook.deliver", spanClient)
+	if recording(span) {
+		span.SetAttributes(AttrMessageID.String(d.MessageID), attribute.String("webhook.endpoint.id", d.EndpointID),
+			attribute.String("webhook.event.type", d.EventType), attribute.Int("messaging.attempt", d.Attempts))
+	}
 	status, err := w.attempt(ctx, d)
-	if span != nil && span.IsRecording() && status != 0 {
+	if recording(span) && status != 0 {
 		span.SetAttributes(attribute.Int("http.response.status_code", status))
 	}
 	if ctx.Err() != nil {

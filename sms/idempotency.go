@@ -259,7 +259,10 @@ func (s *SMS) accept(ctx context.Context, partnerID, key string, hash []byte, a 
 	var res []AcceptResult
 	var prev *Idempotency
 	var err error
-	ctx, span := s.tel.start(ctx, "sms.accept", AttrAccount.String(partnerID), attribute.Int("sms.messages", len(msgs)))
+	ctx, span := s.tel.start(ctx, "sms.accept")
+	if recording(span) {
+		span.SetAttributes(AttrAccount.String(partnerID), attribute.Int("sms.messages", len(msgs)))
+	}
 	defer func() { endSpan(span, err) }()
 	if key == "" {
 		res, err = s.store.SMSAccept(ctx, msgs)

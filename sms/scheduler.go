@@ -117,7 +117,10 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message) error {
 		gms[i] = &GatewayMessage{Reference: m.ID, Number: m.Number, Mobile: m.Mobile, Text: m.Text, Sender: m.Sender}
 	}
 	gctx, cancel := context.WithTimeout(ctx, s.opts.Lease/2)
-	gctx, span := s.tel.start(gctx, "sms.gateway.send", attribute.Int("sms.messages", len(gms)))
+	gctx, span := s.tel.start(gctx, "sms.gateway.send")
+	if recording(span) {
+		span.SetAttributes(attribute.Int("sms.messages", len(gms)))
+	}
 	results, callErr := s.gw.Send(gctx, gms)
 	endSpan(span, callErr)
 	cancel()

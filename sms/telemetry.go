@@ -135,17 +135,17 @@ func (t *smsTelemetry) acceptedAll(ctx context.Context, msgs []*Message, res []A
 	}
 }
 
-// start starts a span when tracing is on.
-func (t *smsTelemetry) start(ctx context.Context, name string, kv ...attribute.KeyValue) (context.Context, trace.Span) {
+// start starts a span when tracing is on; callers set attributes only on
+// a recording span.
+func (t *smsTelemetry) start(ctx context.Context, name string) (context.Context, trace.Span) {
 	if t.tracer == nil {
 		return ctx, nil
 	}
-	ctx, span := t.tracer.Start(ctx, name)
-	if span.IsRecording() && len(kv) > 0 {
-		span.SetAttributes(kv...)
-	}
-	return ctx, span
+	return t.tracer.Start(ctx, name)
 }
+
+// recording reports whether span records attributes.
+func recording(span trace.Span) bool { return span != nil && span.IsRecording() }
 
 // endSpan ends span (nil: nothing), failed with err when not nil.
 func endSpan(span trace.Span, err error) {
