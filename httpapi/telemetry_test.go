@@ -46,6 +46,9 @@ func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 	if r := e.do(t, request{method: "GET", path: "/nowhere/254733999888"}); r.status != 404 {
 		t.Fatalf("no endpoint: %d", r.status)
 	}
+	if r := e.doRaw(request{method: "PURGE", path: "/v1/messages", key: key}); r.status != 405 {
+		t.Fatalf("PURGE: %d", r.status)
+	}
 	s := rd.Collect(t)
 	route, method, code := attribute.Key("http.route").String, attribute.Key("http.request.method").String, attribute.Key("http.response.status_code").Int
 	for _, tc := range []struct {
@@ -56,14 +59,15 @@ func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 		{"POST /v1/messages 201", []attribute.KeyValue{route("/v1/messages"), method("POST"), code(201)}, 1},
 		{"GET /v1/messages/{id} 200", []attribute.KeyValue{route("/v1/messages/{id}"), method("GET"), code(200)}, 1},
 		{"GET /v1/messages/{id} 404", []attribute.KeyValue{route("/v1/messages/{id}"), method("GET"), code(404)}, 1},
-		{"every request", nil, 4},
+		{"an unknown method is _OTHER", []attribute.KeyValue{route("/v1/messages"), method("_OTHER"), code(405)}, 1},
+		{"every request", nil, 5},
 	} {
 		if n, _ := s.Histogram(httpapi.MetricRequestDuration, tc.kv...); n != tc.want {
 			t.Errorf("%s: %d requests recorded, want %d", tc.name, n, tc.want)
 		}
 	}
 	all := s.AllAttributes()
-	for _, bad := range []string{id, "254733999888", "Secret plans", key, "/nowhere"} {
+	for _, bad := range []string{id, "254733999888", "Secret plans", key, "/nowhere", "PURGE"} {
 		if strings.Contains(all, bad) {
 			t.Errorf("a metric attribute holds %q:\n%s", bad, all)
 		}

@@ -137,3 +137,34 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestOperationsFlagsRefused: a bad -log-format, -drain-delay,
+// -otlp-endpoint or -metrics-addr stops the start with an error naming
+// the flag, before anything is opened.
+func TestOperationsFlagsRefused(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	db := filepath.Join(t.TempDir(), "never.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-log-format", "xml"}, "-log-format"},
+		{[]string{"-drain-delay", "-1s"}, "-drain-delay"},
+		{[]string{"-otlp-endpoint", "collector:4318"}, "-otlp-endpoint"},
+		{[]string{"-otlp-endpoint", "ftp://collector"}, "-otlp-endpoint"},
+		{[]string{"-metrics-addr", busy.Addr().String()}, "-metrics-addr"},
+		{[]string{"-metrics-addr", "not an address"}, "-metrics-addr"},
+	} {
+		err := run(t.Context(), append([]string{"-db", db}, tc.args...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run %v: %v, want an error naming %s", tc.args, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused start created the database")
+	}
+}
