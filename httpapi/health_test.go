@@ -110,9 +110,9 @@ func TestHealthProbes(t *testing.T) {
 	}
 }
 
-// swapStore is a store whose database can be replaced while a Service
-// runs on it: the test closes the SQLite store (the database is gone) and
-// opens the file again (it is back).
+// swapStore is a store whose database can be replaced under a Service
+// whose only use of it is Ping: the test closes the SQLite store (the
+// database is gone) and opens the file again (it is back).
 type swapStore struct {
 	mu sync.RWMutex
 	messaging.Store
@@ -145,11 +145,18 @@ func TestReadyzFollowsTheSQLiteStore(t *testing.T) {
 		return st
 	}
 	st := &swapStore{Store: open()}
-	h := httpapi.New(started(t, st), nil)
+	// No workers run: the store is only pinged, so swapping it is safe.
+	svc, err := messaging.New(st, fakeprovider.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httpapi.New(svc, &httpapi.Options{Health: httpapi.NewHealth(svc, &httpapi.HealthOptions{WorkersNotRequired: true})})
 	if code, rd := probe(t, h, "GET", httpapi.ReadyzPath); code != 200 {
 		t.Fatalf("/readyz: %d %+v", code, rd)
 	}
+	st.mu.RLock()
 	_ = st.Store.Close()
+	st.mu.RUnlock()
 	code, rd := probe(t, h, "GET", httpapi.ReadyzPath)
 	if code != 503 || !cmp.Equal(rd.NotReady, []string{"store"}) || rd.Checks["store"] != "not answering" {
 		t.Errorf("/readyz with the database closed: %d %+v, want 503 naming the store", code, rd)
