@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ujumbe/messaging"
@@ -120,6 +121,12 @@ type Options struct {
 	// TracerProvider receives a server span for each request, named
 	// "METHOD route". Default nil: no spans.
 	TracerProvider trace.TracerProvider
+	// Propagator, when set with TracerProvider, reads the caller's trace
+	// context from the request headers (propagation.TraceContext{} for
+	// the W3C traceparent), so the request's span joins the caller's
+	// trace. Default nil: each request starts a trace; headers are not
+	// read.
+	Propagator propagation.TextMapPropagator
 	// Health answers GET /healthz and GET /readyz (see Health). Default
 	// nil: a Health of the service (and of SMS when set) with default
 	// options; Handler.Health returns it.
@@ -164,6 +171,7 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 		h.limiter = &limiterSet{}
 	}
 	h.tel = newHTTPTelemetry(o.MeterProvider, o.TracerProvider)
+	h.tel.propagator = o.Propagator
 	h.health = o.Health
 	if h.health == nil {
 		h.health = NewHealth(svc, &HealthOptions{SMS: o.SMS, Logger: o.Logger})

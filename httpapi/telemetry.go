@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -31,6 +32,8 @@ var requestBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 
 type httpTelemetry struct {
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
+	// propagator, when set, extracts the caller's trace context.
+	propagator propagation.TextMapPropagator
 
 	mu    sync.RWMutex
 	attrs map[routeKey][]metric.RecordOption
@@ -117,7 +120,11 @@ func (t *httpTelemetry) startRequest(r *http.Request) (*http.Request, trace.Span
 	if t.tracer == nil {
 		return r, nil
 	}
-	ctx, span := t.tracer.Start(r.Context(), methodOf(r.Method), serverSpan...)
+	ctx := r.Context()
+	if t.propagator != nil {
+		ctx = t.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	ctx, span := t.tracer.Start(ctx, methodOf(r.Method), serverSpan...)
 	return r.WithContext(ctx), span
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -93,5 +94,36 @@ func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 	}
 	if accept.Parent().SpanID() != server.SpanContext().SpanID() {
 		t.Errorf("the accept span's parent is %s, want the request's span %s", accept.Parent().SpanID(), server.SpanContext().SpanID())
+	}
+}
+
+// TestRequestSpanJoinsTheCallersTrace: with a propagator, a request
+// carrying a W3C traceparent gets a server span in the caller's trace, and
+// without one the header is ignored.
+func TestRequestSpanJoinsTheCallersTrace(t *testing.T) {
+	t.Parallel()
+	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	for _, withProp := range []bool{true, false} {
+		spans := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		e := setupOn(t, memstore.New(), nil, func(o *httpapi.Options) {
+			o.TracerProvider = tp
+			if withProp {
+				o.Propagator = propagation.TraceContext{}
+			}
+		})
+		e.do(t, request{method: "GET", path: "/v1/openapi.json", headers: hdr("traceparent", "00-"+traceID+"-"+parentID+"-01")})
+		ended := spans.Ended()
+		if len(ended) != 1 {
+			t.Fatalf("propagator %v: %d spans", withProp, len(ended))
+		}
+		sp := ended[0]
+		joined := sp.SpanContext().TraceID().String() == traceID && sp.Parent().SpanID().String() == parentID
+		if joined != withProp {
+			t.Errorf("propagator %v: span in trace %s with parent %s", withProp, sp.SpanContext().TraceID(), sp.Parent().SpanID())
+		}
+		if sp.Name() != "GET /v1/openapi.json" {
+			t.Errorf("span name %q", sp.Name())
+		}
 	}
 }

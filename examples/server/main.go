@@ -99,6 +99,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -201,6 +203,10 @@ func run(ctx context.Context, args []string) error {
 	defer stop()
 
 	apiOpts := &httpapi.Options{Logger: log, MeterProvider: tel.mp, TracerProvider: tel.tp}
+	if tel.tp != nil {
+		// A caller's traceparent header continues its trace.
+		apiOpts.Propagator = propagation.TraceContext{}
+	}
 	switch *limits {
 	case "":
 	case "off":
