@@ -152,7 +152,7 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	var spanErr error
 	defer func() { endSpan(span, spanErr) }()
 	sctx, cancel := context.WithTimeout(ctx, d.opts.SendTimeout)
-	sctx, pspan := tel.start(sctx, "messaging.provider.send", spanClient)
+	sctx, pspan := tel.start(sctx, "messaging.provider.send", tel.spanClient)
 	if recording(pspan) {
 		pspan.SetAttributes(AttrMessageID.String(m.ID), AttrChannel.String(m.Channel))
 	}

@@ -237,7 +237,7 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 	msg.Status = StatusQueued
 	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
 	tel := m.svc.tel
-	sctx, span := tel.start(ctx, "messaging.accept", spanInternal)
+	sctx, span := tel.start(ctx, "messaging.accept", tel.spanInternal)
 	if span != nil {
 		msg.TraceParent = traceParent(span.SpanContext())
 		if span.IsRecording() {

@@ -56,9 +56,12 @@ const (
 	WebhookOutcomeEndpointDisabled = "endpoint_disabled"
 )
 
-// latencyBuckets are the bucket boundaries, in seconds, of the latency
-// histograms: from 5 ms to a day, since a message may wait for retries.
-var latencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400}
+// latencyBuckets returns the bucket boundaries, in seconds, of the
+// latency histograms: from 5 ms to a day, since a message may wait for
+// retries.
+func latencyBuckets() []float64 {
+	return []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400}
+}
 
 // measure is a pre-built attribute set in the two forms the instruments
 // take, so that recording allocates nothing.
@@ -76,6 +79,8 @@ func newMeasure(kv ...attribute.KeyValue) measure {
 // no TracerProvider was given: then no span is started at all.
 type telemetry struct {
 	tracer trace.Tracer
+	// spanInternal and spanClient are the span kinds, pre-built.
+	spanInternal, spanClient []trace.SpanStartOption
 
 	accepted        metric.Int64Counter
 	transitions     metric.Int64Counter
@@ -105,6 +110,8 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	if tp != nil {
 		t.tracer = tp.Tracer(InstrumentationName)
 	}
+	t.spanInternal = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	t.spanClient = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 	var errs []error
 	counter := func(name, unit, desc string) metric.Int64Counter {
 		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -112,7 +119,7 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 		return c
 	}
 	histogram := func(name, desc string) metric.Float64Histogram {
-		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(latencyBuckets...))
+		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(latencyBuckets()...))
 		errs = append(errs, err)
 		return h
 	}
@@ -242,12 +249,6 @@ func (t *telemetry) webhookOutcome(ctx context.Context, outcome string) {
 func (t *telemetry) endpointDisabled(ctx context.Context, reason string) {
 	t.hooksDisabled.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(AttrReason.String(reason))))
 }
-
-// Span kinds, pre-built.
-var (
-	spanInternal = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
-	spanClient   = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
-)
 
 // start starts a span when tracing is on; otherwise it returns ctx and a
 // nil span, and endSpan does nothing. Callers set attributes only on a

@@ -372,7 +372,7 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 // deliver makes one attempt and records its outcome.
 func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	tel := w.svc.tel
-	ctx, span := tel.start(ctx, "messaging.webhook.deliver", spanClient)
+	ctx, span := tel.start(ctx, "messaging.webhook.deliver", tel.spanClient)
 	if recording(span) {
 		span.SetAttributes(AttrMessageID.String(d.MessageID), attribute.String("webhook.endpoint.id", d.EndpointID),
 			attribute.String("webhook.event.type", d.EventType), attribute.Int("messaging.attempt", d.Attempts))

@@ -24,8 +24,10 @@ const InstrumentationName = "github.com/ujumbe/messaging/httpapi"
 // http.response.status_code. Its count is the number of requests.
 const MetricRequestDuration = "http.server.request.duration"
 
-// requestBuckets are the semantic convention's advised boundaries.
-var requestBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+// requestBuckets returns the semantic convention's advised boundaries.
+func requestBuckets() []float64 {
+	return []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+}
 
 // httpTelemetry holds the handler's instrument and tracer (nil when no
 // TracerProvider was given: no span is started).
@@ -34,6 +36,8 @@ type httpTelemetry struct {
 	duration metric.Float64Histogram
 	// propagator, when set, extracts the caller's trace context.
 	propagator propagation.TextMapPropagator
+	// serverSpan is the span kind of a request, pre-built.
+	serverSpan []trace.SpanStartOption
 
 	mu    sync.RWMutex
 	attrs map[routeKey][]metric.RecordOption
@@ -49,12 +53,13 @@ func newHTTPTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) *httpTel
 	if mp == nil {
 		mp = metricnoop.NewMeterProvider()
 	}
-	t := &httpTelemetry{attrs: map[routeKey][]metric.RecordOption{}}
+	t := &httpTelemetry{attrs: map[routeKey][]metric.RecordOption{},
+		serverSpan: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}}
 	if tp != nil {
 		t.tracer = tp.Tracer(InstrumentationName)
 	}
 	d, err := mp.Meter(InstrumentationName).Float64Histogram(MetricRequestDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of HTTP server requests."), metric.WithExplicitBucketBoundaries(requestBuckets...))
+		metric.WithDescription("Duration of HTTP server requests."), metric.WithExplicitBucketBoundaries(requestBuckets()...))
 	if err != nil {
 		// Only an invalid name or unit fails, and these are constants.
 		d, _ = metricnoop.NewMeterProvider().Meter(InstrumentationName).Float64Histogram(MetricRequestDuration)
@@ -63,17 +68,14 @@ func newHTTPTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) *httpTel
 	return t
 }
 
-// knownMethods are the methods recorded by name; others are "_OTHER", as
-// the semantic conventions ask, so a client cannot grow the label set.
-var knownMethods = map[string]string{
-	http.MethodGet: http.MethodGet, http.MethodHead: http.MethodHead, http.MethodPost: http.MethodPost, http.MethodPut: http.MethodPut,
-	http.MethodPatch: http.MethodPatch, http.MethodDelete: http.MethodDelete, http.MethodOptions: http.MethodOptions,
-	http.MethodConnect: http.MethodConnect, http.MethodTrace: http.MethodTrace,
-}
-
+// methodOf returns the method as recorded: a standard method by name,
+// any other "_OTHER", as the semantic conventions ask, so a client cannot
+// grow the label set.
 func methodOf(m string) string {
-	if k, ok := knownMethods[m]; ok {
-		return k
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
 	}
 	return "_OTHER"
 }
@@ -113,8 +115,6 @@ func (t *httpTelemetry) attributes(method, route string, status int) []metric.Re
 	return opts
 }
 
-var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
-
 // startRequest starts the span of a request when tracing is on.
 func (t *httpTelemetry) startRequest(r *http.Request) (*http.Request, trace.Span) {
 	if t.tracer == nil {
@@ -124,7 +124,7 @@ func (t *httpTelemetry) startRequest(r *http.Request) (*http.Request, trace.Span
 	if t.propagator != nil {
 		ctx = t.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
-	ctx, span := t.tracer.Start(ctx, methodOf(r.Method), serverSpan...)
+	ctx, span := t.tracer.Start(ctx, methodOf(r.Method), t.serverSpan...)
 	return r.WithContext(ctx), span
 }
 
