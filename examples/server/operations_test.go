@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -167,4 +170,92 @@ func TestOperationsFlagsRefused(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Error("a refused start created the database")
 	}
+}
+
+func TestOTLPTracesURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://collector:4318":      "http://collector:4318/v1/traces",
+		"http://collector:4318/":     "http://collector:4318/v1/traces",
+		"https://otel.example/base/": "https://otel.example/base/v1/traces",
+		"https://otel.example/a/b":   "https://otel.example/a/b/v1/traces",
+	} {
+		if got, err := otlpTracesURL(in); err != nil || got != want {
+			t.Errorf("otlpTracesURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// TestServerExportsTraces runs the server with -otlp-endpoint on a fake
+// collector: after a send and a graceful stop, the collector has received
+// the spans of the request, the accept and the dispatch over OTLP/HTTP,
+// naming the message and not its recipient.
+func TestServerExportsTraces(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		if r.URL.Path == "/v1/traces" && r.Header.Get("Content-Type") == "application/x-protobuf" {
+			bodies = append(bodies, string(b))
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer collector.Close()
+	dir := t.TempDir()
+	boot := filepath.Join(dir, "bootstrap.json")
+	if err := os.WriteFile(boot, []byte(`{"workspaces": [{"id": "ops", "name": "Ops", "channels": ["whatsapp"],
+		"api_keys": [{"key": "`+opsKey+`", "scopes": ["write:messages", "read:messages"]}]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildServer(t, t.TempDir())
+	srv := startServer(t, bin, freeAddr(t), "-db", filepath.Join(dir, "ops.db"), "-bootstrap", boot, "-otlp-endpoint", collector.URL)
+	req, _ := http.NewRequest("POST", srv.base+"/v1/messages",
+		strings.NewReader(`{"channel":"whatsapp","to":"+14155550123","type":"text","text":"Hello!"}`))
+	req.Header.Set("X-API-Key", opsKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent struct {
+		MessageID string `json:"message_id"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&sent)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || sent.MessageID == "" {
+		t.Fatalf("send: %d", resp.StatusCode)
+	}
+	// The dispatch runs at once; the stop flushes the batch of spans.
+	eventually(t, "the message sent", func() bool {
+		var m struct{ Status string }
+		return apiGetKey(t, srv.base+"/v1/messages/"+sent.MessageID, &m) == 200 && m.Status != "queued"
+	})
+	srv.stop(t)
+	mu.Lock()
+	all := strings.Join(bodies, "")
+	mu.Unlock()
+	for _, want := range []string{"POST /v1/messages", "messaging.accept", "messaging.dispatch", "messaging.provider.send", sent.MessageID, "messaging-server"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the exported traces lack %q (%d requests, %d bytes)", want, len(bodies), len(all))
+		}
+	}
+	if strings.Contains(all, "14155550123") || strings.Contains(all, "Hello!") {
+		t.Error("the exported traces hold the recipient or the text")
+	}
+}
+
+// apiGetKey is GET url with the operations key, decoding into out.
+func apiGetKey(t *testing.T, url string, out any) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("X-API-Key", opsKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_ = json.NewDecoder(resp.Body).Decode(out)
+	return resp.StatusCode
 }
