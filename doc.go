@@ -12,4 +12,9 @@
 // Every operation returns *Error on failure, carrying the spec's error code
 // (validation_error, conflict, not_found, ...) and, for validation errors,
 // the offending field.
+//
+// The service records metrics and spans through the OpenTelemetry API when
+// Options.MeterProvider and Options.TracerProvider are set (the Metric*
+// names; nil, the default, records nothing and costs nothing), and
+// Service.Running and Store.Ping answer readiness probes (httpapi.Health).
 package messaging

@@ -236,13 +236,23 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 	msg.Direction = DirectionOutbound
 	msg.Status = StatusQueued
 	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
-	stored, created, err := m.svc.store.MessageCreate(ctx, msg)
+	tel := m.svc.tel
+	sctx, span := tel.start(ctx, "messaging.accept", tel.spanInternal)
+	if span != nil {
+		msg.TraceParent = traceParent(span.SpanContext())
+		if span.IsRecording() {
+			span.SetAttributes(AttrMessageID.String(msg.ID), AttrChannel.String(msg.Channel))
+		}
+	}
+	stored, created, err := m.svc.store.MessageCreate(sctx, msg)
+	endSpan(span, err)
 	if err != nil {
 		return nil, wrapStoreError(err, "message", msg.ID)
 	}
 	if !created {
 		return m.replayed(stored, msg.RequestHash)
 	}
+	tel.accepted.Add(ctx, 1, tel.channelType(msg.Channel, msg.Type).add...)
 	m.svc.wakeDispatcher()
 	return sendResult(stored, false), nil
 }

@@ -10,6 +10,10 @@ import (
 // it was read (its Version moved). The Service retries the update.
 var ErrStale = errors.New("messaging: stale record")
 
+// ErrSchemaVersion is returned (wrapped) by Store.Ping when the
+// database's schema is not at the version the store's code migrates to.
+var ErrSchemaVersion = errors.New("messaging: schema version mismatch")
+
 // Store is the persistence interface the Service runs on. Implementations
 // live in sub-packages (store/memstore, store/sqlitestore) and all pass the
 // conformance suite in store/storetest.
@@ -176,6 +180,13 @@ type Store interface {
 	// or after p.Since, by the UTC hour of their CreatedAt and their
 	// current status, ordered by hour then status.
 	MessageHourlyCounts(ctx context.Context, p *MessageCountParams) ([]*MessageCount, error)
+	// MessageQueueStats describes the dispatch queue: the queued outbound
+	// messages of p.WorkspaceID (every workspace when empty), how many of
+	// them are due at p.Now (DueAt at or before it, leased ones excluded,
+	// since a lease moves DueAt to its end) and the oldest DueAt among
+	// those. It reads the index on the due queued messages (never scans
+	// sent ones), so it is cheap enough to be read at every metrics scrape.
+	MessageQueueStats(ctx context.Context, p *MessageQueueStatsParams) (*MessageQueueStats, error)
 
 	// PendingReportSave keeps p.Report, a provider's status report about
 	// a provider message id no message carries yet, unless the store
@@ -270,6 +281,11 @@ type Store interface {
 	// before p.Before, and returns how many it deleted. Sessions expiring
 	// at or after p.Before are kept.
 	SessionSweep(ctx context.Context, p *SessionSweepParams) (int, error)
+	// Ping answers a trivial query within ctx and reports an error when
+	// the store cannot serve: its database does not answer, or its schema
+	// is not at the version this code migrates to (another program
+	// migrated it further, or back). Readiness probes call it.
+	Ping(ctx context.Context) error
 
 	// Close releases the store's resources.
 	Close() error
@@ -315,6 +331,29 @@ type MessageListParams struct {
 type MessageCountParams struct {
 	WorkspaceID string
 	Since       time.Time
+}
+
+// MessageQueueStatsParams are the arguments of Store.MessageQueueStats.
+type MessageQueueStatsParams struct {
+	// WorkspaceID restricts the figures to one workspace; empty means
+	// every workspace.
+	WorkspaceID string
+	// Now is the time the due messages are counted at.
+	Now time.Time
+}
+
+// MessageQueueStats describes the dispatch queue (see
+// Store.MessageQueueStats).
+type MessageQueueStats struct {
+	// Queued counts the queued outbound messages: due, waiting for a
+	// retry, or leased by a dispatcher.
+	Queued int64
+	// Due counts the queued messages due at Now (a running lease holds
+	// DueAt at its end, so leased messages are not due).
+	Due int64
+	// OldestDueAt is the earliest DueAt of the due messages; nil when
+	// none is due.
+	OldestDueAt *time.Time
 }
 
 // MessageClaimParams are the arguments of Store.MessageClaim.

@@ -165,6 +165,11 @@ func (s *Service) EditWebhookEndpoint(ctx context.Context, p *EditWebhookEndpoin
 	if err != nil {
 		return nil, wrapStoreError(err, "webhook endpoint", p.ID)
 	}
+	if p.Enabled != nil && !*p.Enabled && e.DisabledAt != nil && e.DisabledAt.Equal(up.At) {
+		// Disabled by this call (disabling a disabled endpoint keeps its
+		// first DisabledAt).
+		s.tel.endpointDisabled(ctx, DisabledByOperator)
+	}
 	s.audit(ctx, p.WorkspaceID, AuditWebhookUpdated, p.ID)
 	return e, nil
 }

@@ -15,7 +15,7 @@ import (
 const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
 	type, text, media_url, caption, filename, template_name, language, components,
 	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
-	due_at, lease_owner, attempts, last_error`
+	due_at, lease_owner, attempts, last_error, trace_parent`
 
 // messageCols are the columns of a message, in scanMessage's order.
 const messageCols = messageInsertCols + `, history`
@@ -27,7 +27,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &history); err != nil {
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &history); err != nil {
 		return nil, err
 	}
 	var err error
@@ -63,7 +63,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 		n, err := affected(s.execTx(ctx, tx, qMessageInsert, m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
 			m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
 			m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
-			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError))
+			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent))
 		if err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 // Hot statements of MessageCreate, MessageUpdateStatus and MessageClaim.
 var (
 	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
 	qMessageByID         = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`
 	qMessageByWSID       = `SELECT ` + messageCols + ` FROM messages WHERE id = ? AND workspace_id = ?`
