@@ -184,6 +184,8 @@ type Workspace struct {
 	Contacts *Contacts
 	// Templates lists and reads templates and manages their review state.
 	Templates *Templates
+	// Conversations lists conversations and their messages.
+	Conversations *Conversations
 }
 
 // Workspace returns a handle on the workspace with the given id.
@@ -193,6 +195,8 @@ func (s *Service) Workspace(id string) *Workspace {
 		Messages:  &Messages{svc: s, ws: id},
 		Contacts:  &Contacts{svc: s, ws: id},
 		Templates: &Templates{svc: s, ws: id},
+
+		Conversations: &Conversations{svc: s, ws: id},
 	}
 }
 

@@ -63,6 +63,9 @@ type Store interface {
 	// already p.PrevVersion+1. ErrStale if the version moved, ErrConflict
 	// on a duplicate phone or email, ErrNotFound if it does not exist.
 	ContactUpdate(ctx context.Context, p *ContactReplaceParams) error
+	// ContactsByPhone returns the contacts of p.WorkspaceID whose Phone is
+	// one of p.Phones, in any order.
+	ContactsByPhone(ctx context.Context, p *ContactsByPhoneParams) ([]*Contact, error)
 	// ContactList returns one page of contacts, newest first (CreatedAt
 	// descending, then ID descending), and the total number of matches.
 	ContactList(ctx context.Context, p *ContactListParams) ([]*Contact, int, error)
@@ -172,6 +175,18 @@ type Store interface {
 	// in that order. It must use an index on (workspace, created_at, id),
 	// so that a page costs the same at any depth when no filter is given.
 	MessageList(ctx context.Context, p *MessageListParams) ([]*Message, error)
+	// ConversationList returns up to p.Limit conversations of
+	// p.WorkspaceID (only p.ID when it is non-empty), by LastMessageAt
+	// descending then ID descending, each with its LastMessage; when
+	// p.BeforeID is non-empty the list starts after the conversation at
+	// (p.BeforeAt, p.BeforeID) in that order. MessageCreate keeps the
+	// conversations in the same transaction as the message it inserts: a
+	// conversation exists once a message of it does, its last message is
+	// its newest by (CreatedAt, ID), and LastInboundAt is the newest
+	// CreatedAt of its inbound messages. It must use an index on
+	// (workspace, last message time, id), so that a page costs the same at
+	// any depth.
+	ConversationList(ctx context.Context, p *ConversationListParams) ([]*Conversation, error)
 	// MessageHourlyCounts counts the messages of p.WorkspaceID created at
 	// or after p.Since, by the UTC hour of their CreatedAt and their
 	// current status, ordered by hour then status.

@@ -246,7 +246,7 @@ func TestRouting(t *testing.T) {
 		}
 		rows = append(rows,
 			scenario{name: kn + "/DELETE contact", method: "DELETE", path: "/v1/contacts/x", key: key, wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "PATCH")},
-			scenario{name: kn + "/GET messages", method: "GET", path: "/v1/messages", key: key, wantStatus: 405, wantCode: "method_not_allowed", check: allow("POST")},
+			scenario{name: kn + "/DELETE messages", method: "DELETE", path: "/v1/messages", key: key, wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "POST")},
 			scenario{name: kn + "/PUT contacts", method: "PUT", path: "/v1/contacts", key: key, body: okContact, wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "POST")},
 			scenario{name: kn + "/DELETE templates", method: "DELETE", path: "/v1/templates", key: key, wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "POST")},
 			scenario{name: kn + "/POST template", method: "POST", path: "/v1/templates/<A.template>", key: key, body: "{}", wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "PATCH", "DELETE")},

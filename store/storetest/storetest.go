@@ -55,6 +55,8 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageHistory", testMessageHistory},
 		{"MessageList", testMessageList},
 		{"MessageHourlyCounts", testMessageHourlyCounts},
+		{"ConversationList", testConversationList},
+		{"ContactsByPhone", testContactsByPhone},
 		{"MessageClaim", testMessageClaim},
 		{"MessageClaimConcurrent", testMessageClaimConcurrent},
 		{"WebhookOutbox", testWebhookOutbox},
