@@ -138,6 +138,12 @@ type Store interface {
 	// existing message and created=false. The check and insert are atomic.
 	// A new message has no History: m.History is not stored.
 	MessageCreate(ctx context.Context, m *Message) (stored *Message, created bool, err error)
+	// MessageReceive inserts p.Message as MessageCreate does and, when it
+	// inserts it, queues p.Event (when non-nil) for delivery to every
+	// enabled webhook endpoint of the workspace that subscribes to its
+	// type, in the same transaction: a message repeated under the same
+	// idempotency key is returned with created=false and queues nothing.
+	MessageReceive(ctx context.Context, p *MessageReceiveParams) (stored *Message, created bool, err error)
 	// MessageGet returns one message of the workspace.
 	MessageGet(ctx context.Context, workspaceID, id string) (*Message, error)
 	// MessageGetByIdempotencyKey returns the message of the workspace
@@ -291,6 +297,13 @@ type MessageListParams struct {
 	BeforeCreatedAt time.Time
 	BeforeID        string
 	Limit           int
+}
+
+// MessageReceiveParams are the arguments of Store.MessageReceive.
+type MessageReceiveParams struct {
+	Message *Message
+	// Event, when non-nil, is queued if the message is inserted.
+	Event *EventRecord
 }
 
 // MessageCountParams are the arguments of Store.MessageHourlyCounts.

@@ -531,6 +531,25 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 		return nil, false, err
 	}
 	defer unlock()
+	return s.createMessage(m)
+}
+
+// MessageReceive implements messaging.Store.
+func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	stored, created, err := s.createMessage(p.Message)
+	if created && p.Event != nil {
+		s.queueEvent(p.Event)
+	}
+	return stored, created, err
+}
+
+// createMessage is MessageCreate under the lock.
+func (s *Store) createMessage(m *messaging.Message) (*messaging.Message, bool, error) {
 	if _, ok := s.workspaces[m.WorkspaceID]; !ok {
 		return nil, false, messaging.ErrNotFound
 	}

@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageList", testMessageList},
 		{"MessageHourlyCounts", testMessageHourlyCounts},
 		{"ConversationList", testConversationList},
+		{"MessageReceive", testMessageReceive},
 		{"ContactsByPhone", testContactsByPhone},
 		{"MessageClaim", testMessageClaim},
 		{"MessageClaimConcurrent", testMessageClaimConcurrent},
