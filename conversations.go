@@ -186,10 +186,14 @@ func (cs *Conversations) attachContacts(ctx context.Context, list []*Conversatio
 	for _, c := range contacts {
 		byPhone[c.Phone] = c
 	}
+	var matched []*Contact
 	for _, c := range list {
 		if c.Channel == ChannelWhatsApp {
 			c.Contact = byPhone[c.To]
+			if c.Contact != nil {
+				matched = append(matched, c.Contact)
+			}
 		}
 	}
-	return nil
+	return cs.svc.fillOptedOut(ctx, cs.ws, matched...)
 }

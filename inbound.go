@@ -27,6 +27,9 @@ type InboundMessage struct {
 // announces it with a message.received event, queued for the webhooks in
 // the same transaction as the message. A repeated report of the same
 // provider message id returns the stored message and announces nothing.
+// A text that is an opt-out keyword (OptOutKeywords) opts the sender out
+// of the channel, and an opt-in keyword (OptInKeywords) back in, with a
+// contact.opted_out or contact.opted_in event.
 func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Message, error) {
 	if err := refuseUnstorable(in); err != nil {
 		return nil, err
@@ -68,6 +71,9 @@ func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Messa
 	if created {
 		s.wakeWebhooks()
 		s.events.publish(ctx, ev)
+	}
+	if err := s.applyKeyword(ctx, stored); err != nil {
+		return nil, err
 	}
 	return stored, nil
 }

@@ -267,6 +267,18 @@ type Store interface {
 	// ErrNotFound if there is no such delivery.
 	WebhookRedeliver(ctx context.Context, p *WebhookRedeliverParams) (*WebhookDelivery, error)
 
+	// SuppressionSet records p.Suppression as the opt-out state of its
+	// recipient on its channel, unless the stored state of that
+	// (workspace, channel, recipient) is the same OptedOut or changed after
+	// p.Suppression.UpdatedAt (a stale report); no stored state counts as
+	// not opted out. When it changes the state it queues p.Event (when
+	// non-nil) for the workspace's subscribing webhook endpoints in the
+	// same transaction, and reports changed=true.
+	SuppressionSet(ctx context.Context, p *SuppressionSetParams) (changed bool, err error)
+	// SuppressionList returns the stored states of p.Recipients in
+	// p.WorkspaceID, on every channel, in any order.
+	SuppressionList(ctx context.Context, p *SuppressionListParams) ([]*Suppression, error)
+
 	// AuditAppend stores e, a management change of a workspace, and sets
 	// e.Seq greater than the Seq of every event stored before.
 	AuditAppend(ctx context.Context, e *AuditEvent) error

@@ -451,6 +451,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		messaging.CodeUnauthorized, messaging.CodeInvalidAPIKey, messaging.CodeForbidden, messaging.CodeNotFound,
 		messaging.CodeConflict, messaging.CodeValidation, messaging.CodeChannelUnavailable,
 		messaging.CodeTemplateNotFound, messaging.CodeRateLimitExceeded, messaging.CodeInternal, messaging.CodeServiceUnavailable,
+		messaging.CodeRecipientOptedOut,
 		httpapi.CodeMethodNotAllowed, httpapi.CodePayloadTooLarge,
 	}
 	var wantCodes []string
@@ -1395,6 +1396,9 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "op workspace unknown", method: "GET", path: "/admin/v1/workspaces/nope", header: opH, status: 404, code: "not_found"},
 		{name: "op workspace query", method: "GET", path: "/admin/v1/workspaces/acme?x=1", header: opH, status: 400, code: "validation_error"},
 		{name: "op key", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: `{"name":"first","scopes":["manage:keys"],"expires_at":"2030-01-01T00:00:00Z"}`, status: 201},
+		{name: "op opt-in", method: "POST", path: "/admin/v1/workspaces/acme/opt-ins", header: opH, body: `{"channel":"whatsapp","to":"+254712345678"}`, status: 200},
+		{name: "op opt-in bad recipient", method: "POST", path: "/admin/v1/workspaces/acme/opt-ins", header: opH, body: `{"channel":"whatsapp","to":"hello"}`, status: 400, code: "validation_error"},
+		{name: "op opt-in unknown workspace", method: "POST", path: "/admin/v1/workspaces/nope/opt-ins", header: opH, body: `{"channel":"whatsapp","to":"+254712345678"}`, status: 404, code: "not_found"},
 		{name: "op key bad scope", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: `{"scopes":["root"]}`, status: 400, code: "validation_error", bodyInvalid: true},
 		{name: "op key no scopes", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: `{"name":"x"}`, status: 400, code: "validation_error", bodyInvalid: true},
 		{name: "op key unknown workspace", method: "POST", path: "/admin/v1/workspaces/nope/api-keys", header: opH, body: `{"scopes":["read:messages"]}`, status: 404, code: "not_found"},

@@ -54,6 +54,8 @@ type Store struct {
 	// audit holds the audit events in Seq order (audit.go).
 	audit    []*messaging.AuditEvent
 	auditSeq int64
+	// suppressions holds the opt-out states (suppressions.go).
+	suppressions map[suppressionKey]*messaging.Suppression
 }
 
 // New returns an empty store.
@@ -123,6 +125,7 @@ func copyKey(k *messaging.APIKey) *messaging.APIKey {
 func copyContact(ct *messaging.Contact) *messaging.Contact {
 	c := *ct
 	c.Tags = append([]string{}, ct.Tags...)
+	c.OptedOut = nil // not stored: the service derives it
 	return &c
 }
 

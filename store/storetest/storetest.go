@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageHourlyCounts", testMessageHourlyCounts},
 		{"ConversationList", testConversationList},
 		{"MessageReceive", testMessageReceive},
+		{"Suppressions", testSuppressions},
 		{"ContactsByPhone", testContactsByPhone},
 		{"MessageClaim", testMessageClaim},
 		{"MessageClaimConcurrent", testMessageClaimConcurrent},
