@@ -37,3 +37,9 @@ $$;
 
 CREATE TRIGGER messages_conversation AFTER INSERT ON messages
     FOR EACH ROW EXECUTE FUNCTION messages_conversation();
+
+-- A conversation's messages are listed newest first through this index
+-- (messages_conversation lacks the id that breaks ties), so that a page of
+-- GET /v1/conversations/{id}/messages costs the same however many other
+-- messages the workspace has.
+CREATE INDEX messages_conversation_created ON messages (workspace_id, conversation_id, created_at, id);

@@ -35,3 +35,9 @@ BEGIN
         last_message_at = max(last_message_at, excluded.last_message_at),
         last_inbound_at = max(last_inbound_at, excluded.last_inbound_at);
 END;
+
+-- A conversation's messages are listed newest first through this index
+-- (messages_conversation lacks the id that breaks ties), so that a page of
+-- GET /v1/conversations/{id}/messages costs the same however many other
+-- messages the workspace has.
+CREATE INDEX messages_conversation_created ON messages (workspace_id, conversation_id, created_at, id);
