@@ -314,7 +314,7 @@ func (p *Provider) Receive(ctx context.Context, in *messaging.InboundMessage) (*
 	msg.Type = cmp.Or(msg.Type, messaging.TypeText)
 	p.mu.Lock()
 	sink, _ := p.sink.(InboundSink)
-	if msg.ProviderMessageID == "" {
+	if sink != nil && msg.ProviderMessageID == "" {
 		p.inSeq++
 		msg.ProviderMessageID = fmt.Sprintf("%sin.%06d", p.opts.IDPrefix, p.inSeq)
 	}
