@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/ujumbe/messaging/internal/defaults"
@@ -144,9 +146,19 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 			return // cancelled: the lease runs out and the message is claimed again
 		}
 	}
+	tel := d.svc.tel
+	var span trace.Span
+	ctx, span = d.startSpan(ctx, m)
+	var spanErr error
+	defer func() { endSpan(span, spanErr) }()
 	sctx, cancel := context.WithTimeout(ctx, d.opts.SendTimeout)
+	sctx, pspan := tel.start(sctx, "messaging.provider.send", tel.spanClient)
+	if recording(pspan) {
+		pspan.SetAttributes(AttrMessageID.String(m.ID), AttrChannel.String(m.Channel))
+	}
 	started := d.svc.now()
 	rcpt, err := d.svc.provider.Send(sctx, m)
+	endSpan(pspan, err)
 	cancel()
 	if ctx.Err() != nil {
 		// The dispatcher was killed mid-send: record nothing; the message
@@ -177,12 +189,15 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 			se.Text = "The channel provider did not answer in time"
 		}
 	}
+	spanErr = se
+	tel.providerError(ctx, m.Channel, se.Code)
 	if se.Credentials {
 		d.svc.credentialsRefused(context.WithoutCancel(ctx), m.WorkspaceID, m.Channel, se, started)
 	}
 	now := d.svc.now()
 	if delay, more := d.retry.After(m.Attempts); se.Retryable && more && now.Sub(m.CreatedAt) < d.opts.MaxAge {
 		delay = max(delay, se.RetryAfter)
+		tel.retries.Add(ctx, 1, tel.channel(m.Channel).add...)
 		record("the retry", func(rctx context.Context) error {
 			_, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
 				WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: now.Add(delay), LastError: FailureReason(se.Code, se.Text),
@@ -195,6 +210,27 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		_, uerr := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text}, m)
 		return uerr
 	})
+}
+
+// startSpan starts the span of one dispatch of m, when tracing is on: a
+// child of the span that accepted m (its stored trace context), with a
+// link to it, so one trace shows the message's way from the request to
+// the provider.
+func (d *dispatcher) startSpan(ctx context.Context, m *Message) (context.Context, trace.Span) {
+	tel := d.svc.tel
+	if tel.tracer == nil {
+		return ctx, nil
+	}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+	if sc, ok := parseTraceParent(m.TraceParent); ok {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+	}
+	ctx, span := tel.tracer.Start(ctx, "messaging.dispatch", opts...)
+	if span.IsRecording() {
+		span.SetAttributes(AttrMessageID.String(m.ID), AttrChannel.String(m.Channel), attribute.Int("messaging.attempt", m.Attempts))
+	}
+	return ctx, span
 }
 
 // DispatchDue does the dispatcher's work once: it claims every message due

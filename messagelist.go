@@ -162,3 +162,13 @@ func (m *Messages) HourlyCounts(ctx context.Context, since time.Time) ([]*Messag
 	}
 	return counts, nil
 }
+
+// QueueStats describes the workspace's share of the dispatch queue: its
+// queued outbound messages, how many are due now, and the oldest due time.
+func (m *Messages) QueueStats(ctx context.Context) (*MessageQueueStats, error) {
+	st, err := m.svc.store.MessageQueueStats(ctx, &MessageQueueStatsParams{WorkspaceID: m.ws, Now: m.svc.now()})
+	if err != nil {
+		return nil, wrapStoreError(err, "message", "")
+	}
+	return st, nil
+}

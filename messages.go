@@ -236,26 +236,39 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 	msg.Direction = DirectionOutbound
 	msg.Status = StatusQueued
 	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
-	stored, created, err := m.svc.store.MessageCreate(ctx, msg)
+	tel := m.svc.tel
+	sctx, span := tel.start(ctx, "messaging.accept", tel.spanInternal)
+	if span != nil {
+		msg.TraceParent = traceParent(span.SpanContext())
+		if span.IsRecording() {
+			span.SetAttributes(AttrMessageID.String(msg.ID), AttrChannel.String(msg.Channel))
+		}
+	}
+	stored, created, err := m.svc.store.MessageCreate(sctx, msg)
+	endSpan(span, err)
 	if err != nil {
 		return nil, wrapStoreError(err, "message", msg.ID)
 	}
 	if !created {
 		return m.replayed(stored, msg.RequestHash)
 	}
+	tel.accepted.Add(ctx, 1, tel.channelType(msg.Channel, msg.Type).add...)
 	m.svc.wakeDispatcher()
 	return sendResult(stored, false), nil
 }
 
 // acceptable checks what may refuse a new message: a template that is not
-// approved, a channel that is not connected.
+// approved, a channel that is not connected, a recipient who opted out.
 func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) error {
 	if kind == kindTemplate {
 		if err := m.checkTemplate(ctx, msg); err != nil {
 			return err
 		}
 	}
-	return m.svc.requireChannel(ctx, m.ws, msg.Channel)
+	if err := m.svc.requireChannel(ctx, m.ws, msg.Channel); err != nil {
+		return err
+	}
+	return m.svc.refuseOptedOut(ctx, m.ws, msg.Channel, msg.To)
 }
 
 // replayed answers a request whose idempotency key created prev: the

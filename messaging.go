@@ -16,6 +16,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/workqueue"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Channels.
@@ -97,6 +99,16 @@ type Options struct {
 	// MaxPendingReports reports are kept per id. Zero or negative means
 	// the default: DefaultPendingReportRetention (24 h).
 	PendingReportRetention time.Duration
+	// MeterProvider receives the service's metrics (see the names
+	// Metric*: messages accepted, status changes, latencies, provider
+	// errors, retries, the dispatch queue, webhook deliveries). Default
+	// nil: no-op instruments, which cost nothing.
+	MeterProvider metric.MeterProvider
+	// TracerProvider receives the service's spans: the store write that
+	// accepts a message, each dispatch with its provider call (in the
+	// trace of the accept), each webhook delivery. Default nil: no spans
+	// are started.
+	TracerProvider trace.TracerProvider
 }
 
 // Service is the messaging service. It is safe for concurrent use.
@@ -119,6 +131,8 @@ type Service struct {
 	sleep func(ctx context.Context, d time.Duration) error
 	// owner names this service in leases held in the store.
 	owner string
+	// tel holds the metric instruments and the tracer.
+	tel *telemetry
 
 	runMu sync.Mutex
 	stop  chan struct{}
@@ -156,6 +170,11 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 		s.sleep = workqueue.RealSleep
 	}
 	s.owner = NewID("svc")
+	tel, err := newTelemetry(s, o.MeterProvider, o.TracerProvider)
+	if err != nil {
+		return nil, fmt.Errorf("messaging: New: creating the metric instruments: %w", err)
+	}
+	s.tel = tel
 	if su, ok := provider.(SenderUser); ok {
 		su.UseSenders(s.ChannelSender)
 	}
@@ -184,6 +203,8 @@ type Workspace struct {
 	Contacts *Contacts
 	// Templates lists and reads templates and manages their review state.
 	Templates *Templates
+	// Conversations lists conversations and their messages.
+	Conversations *Conversations
 }
 
 // Workspace returns a handle on the workspace with the given id.
@@ -193,6 +214,8 @@ func (s *Service) Workspace(id string) *Workspace {
 		Messages:  &Messages{svc: s, ws: id},
 		Contacts:  &Contacts{svc: s, ws: id},
 		Templates: &Templates{svc: s, ws: id},
+
+		Conversations: &Conversations{svc: s, ws: id},
 	}
 }
 
@@ -235,9 +258,13 @@ type Message struct {
 	LastError string `json:"-"`
 	// History is every change of Status after the message was stored,
 	// oldest first (see Store.MessageUpdateStatus).
-	History   []StatusChange `json:"-"`
-	CreatedAt time.Time      `json:"created_at"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	History []StatusChange `json:"-"`
+	// TraceParent is the W3C trace context (traceparent) of the span that
+	// accepted the message, so the dispatcher's span continues its trace;
+	// empty when no trace was recorded. It holds no personal data.
+	TraceParent string    `json:"-"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // Clone returns a deep copy of m: changing the copy's components or
@@ -297,6 +324,25 @@ func (s *Service) Start(ctx context.Context) error {
 		wg.Wait()
 	}()
 	return nil
+}
+
+// Running reports whether the background work started by Start is
+// running: Start was called, Close was not, and the workers have not
+// stopped (ctx of Start not done). Readiness probes use it.
+func (s *Service) Running() bool {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.stop == nil {
+		return false
+	}
+	select {
+	case <-s.stop:
+		return false
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // Close stops claiming new work and waits until in-flight sends, webhook

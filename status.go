@@ -127,6 +127,7 @@ func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, before *Mes
 			before = cur
 			continue
 		}
+		s.tel.statusChanged(ctx, before, u.Status, now)
 		s.wakeWebhooks()
 		s.events.publish(ctx, ev)
 		if u.ProviderMessageID != "" {

@@ -38,7 +38,7 @@ const (
 // WebhookEventTypes returns the event types a webhook endpoint can
 // subscribe to (WebhookEndpointParams.Events).
 func WebhookEventTypes() []string {
-	return []string{EventMessageStatusUpdated, EventWebhookTest}
+	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventWebhookTest}
 }
 
 // MaxWebhookDescription is the most characters of a webhook endpoint's
@@ -164,6 +164,11 @@ func (s *Service) EditWebhookEndpoint(ctx context.Context, p *EditWebhookEndpoin
 	e, err := s.store.WebhookEndpointUpdate(ctx, up)
 	if err != nil {
 		return nil, wrapStoreError(err, "webhook endpoint", p.ID)
+	}
+	if p.Enabled != nil && !*p.Enabled && e.DisabledAt != nil && e.DisabledAt.Equal(up.At) {
+		// Disabled by this call (disabling a disabled endpoint keeps its
+		// first DisabledAt).
+		s.tel.endpointDisabled(ctx, DisabledByOperator)
 	}
 	s.audit(ctx, p.WorkspaceID, AuditWebhookUpdated, p.ID)
 	return e, nil

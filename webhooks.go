@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"io"
 	"net"
 	"net/http"
@@ -370,23 +371,42 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 
 // deliver makes one attempt and records its outcome.
 func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
+	tel := w.svc.tel
+	ctx, span := tel.start(ctx, "messaging.webhook.deliver", tel.spanClient)
+	if recording(span) {
+		span.SetAttributes(AttrMessageID.String(d.MessageID), attribute.String("webhook.endpoint.id", d.EndpointID),
+			attribute.String("webhook.event.type", d.EventType), attribute.Int("messaging.attempt", d.Attempts))
+	}
 	status, err := w.attempt(ctx, d)
+	if recording(span) && status != 0 {
+		span.SetAttributes(attribute.Int("http.response.status_code", status))
+	}
 	if ctx.Err() != nil {
+		endSpan(span, ctx.Err())
 		return // killed: the lease runs out and the delivery is retried
 	}
 	rec := &WebhookRecordParams{ID: d.ID, Owner: w.owner, LastStatus: status, At: w.svc.now(), Keep: w.opts.KeepFinished}
+	var outcome string
 	switch {
 	case err == nil && status >= 200 && status < 300:
-		rec.State = DeliveryDelivered
+		rec.State, outcome = DeliveryDelivered, WebhookOutcomeDelivered
+		tel.hookLag.Record(ctx, rec.At.Sub(d.CreatedAt).Seconds())
 	case status == http.StatusGone:
 		rec.State, rec.DisableEndpoint, rec.LastError = DeliveryFailed, true, "endpoint answered 410 Gone: disabled"
+		outcome = WebhookOutcomeEndpointDisabled
+		tel.endpointDisabled(ctx, DisabledGone)
 	default:
 		if delay, more := w.retry.After(d.Attempts); more {
-			rec.State, rec.DueAt = DeliveryPending, w.svc.now().Add(delay)
+			rec.State, rec.DueAt, outcome = DeliveryPending, w.svc.now().Add(delay), WebhookOutcomeRetried
 		} else {
-			rec.State = DeliveryFailed
+			rec.State, outcome = DeliveryFailed, WebhookOutcomeDropped
 		}
 	}
+	tel.webhookOutcome(ctx, outcome)
+	if outcome != WebhookOutcomeDelivered && err == nil {
+		err = fmt.Errorf("endpoint answered %d", status)
+	}
+	endSpan(span, err)
 	if err != nil {
 		rec.LastError = err.Error()
 	} else if rec.LastError == "" && rec.State != DeliveryDelivered {

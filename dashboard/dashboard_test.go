@@ -242,6 +242,7 @@ func TestOverview(t *testing.T) {
 		}
 	}
 	f.clock.Advance(2 * time.Second)
+	f.get("/w/acme/overview").wantContains(t, `id="queue-depth">3<`, "3 due now, the oldest waiting 2s")
 	if _, err := f.svc.DispatchDue(f.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -249,5 +250,5 @@ func TestOverview(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("overview answered %d:\n%s", r.status, r.body)
 	}
-	r.wantContains(t, `<span class="n">3</span> sent`, `<span class="n">0</span> queued`, "10:00–11:00 UTC: 3 sent", "<svg")
+	r.wantContains(t, `id="queue-depth">0<`, `<span class="n">3</span> sent`, `<span class="n">0</span> queued`, "10:00–11:00 UTC: 3 sent", "<svg")
 }

@@ -13,6 +13,11 @@ import (
 // what needs attention.
 type overviewData struct {
 	Chart *chart
+	// Queue is the workspace's share of the dispatch queue.
+	Queue *messaging.MessageQueueStats
+	// OldestDueAge is how long the oldest due message has waited; zero
+	// when none is due.
+	OldestDueAge time.Duration
 	// Totals counts the last 24 hours' messages by current status.
 	Totals []statusTotal
 	// Failing are the webhook endpoints that are disabled or whose latest
@@ -52,6 +57,12 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request)
 		return err
 	}
 	d := &overviewData{Chart: buildChart(since, counts)}
+	if d.Queue, err = req.svc.Messages.QueueStats(req.ctx); err != nil {
+		return err
+	}
+	if d.Queue.OldestDueAt != nil {
+		d.OldestDueAge = max(0, now.Sub(*d.Queue.OldestDueAt)).Round(time.Second)
+	}
 	totals := map[string]int{}
 	for _, c := range counts {
 		totals[c.Status] += c.Count

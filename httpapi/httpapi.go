@@ -17,6 +17,13 @@
 // key, SMS accounts, sender ids, top-ups and ledgers, for requests with
 // the header "Authorization: Bearer <token>". Without it they are absent.
 //
+// The handler also answers the probes of a load balancer or an
+// orchestrator, outside /v1, without authentication or rate limits:
+// GET /healthz (the process serves) and GET /readyz (the store answers,
+// its schema is current, the background workers run, the server is not
+// draining); see Health. Options.MeterProvider and Options.TracerProvider
+// record a metric and a span per request.
+//
 // With Options.Meta set, the handler also receives Meta's webhooks (status
 // reports and inbound messages of WhatsApp, Messenger and Instagram) at
 // MetaWebhook.Path, default /webhooks/meta; mount the handler there too.
@@ -37,6 +44,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/defaults"
@@ -104,6 +115,22 @@ type Options struct {
 	// of SMS accounts need SMS too. Default empty: the operator routes
 	// are absent (404).
 	OperatorToken string
+	// MeterProvider receives the handler's request metrics (see
+	// MetricRequestDuration). Default nil: no-op, which costs nothing.
+	MeterProvider metric.MeterProvider
+	// TracerProvider receives a server span for each request, named
+	// "METHOD route". Default nil: no spans.
+	TracerProvider trace.TracerProvider
+	// Propagator, when set with TracerProvider, reads the caller's trace
+	// context from the request headers (propagation.TraceContext{} for
+	// the W3C traceparent), so the request's span joins the caller's
+	// trace. Default nil: each request starts a trace; headers are not
+	// read.
+	Propagator propagation.TextMapPropagator
+	// Health answers GET /healthz and GET /readyz (see Health). Default
+	// nil: a Health of the service (and of SMS when set) with default
+	// options; Handler.Health returns it.
+	Health *Health
 }
 
 // Handler serves the Messaging API. Create it with New.
@@ -122,6 +149,9 @@ type Handler struct {
 	// nil without one.
 	sms    *sms.SMS
 	opHash []byte
+	// tel records request metrics and spans; health answers the probes.
+	tel    *httpTelemetry
+	health *Health
 	// fields caches the JSON member names of decoded struct types
 	// (reflect.Type to map[string]reflect.Type), for the strict decoder.
 	fields sync.Map
@@ -140,6 +170,14 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	if h.limiter == nil {
 		h.limiter = &limiterSet{}
 	}
+	h.tel = newHTTPTelemetry(o.MeterProvider, o.TracerProvider)
+	h.tel.propagator = o.Propagator
+	h.health = o.Health
+	if h.health == nil {
+		h.health = NewHealth(svc, &HealthOptions{SMS: o.SMS, Logger: o.Logger})
+	}
+	h.mux.HandleFunc(HealthzPath, h.health.serveLive)
+	h.mux.HandleFunc(ReadyzPath, h.health.serveReady)
 	if h.now == nil {
 		h.now = svc.Now
 	}
@@ -246,12 +284,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = rand.Read(b[:])
 		id = "req_" + hex.EncodeToString(b[:])
 	}
+	r, span := h.tel.startRequest(r)
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
 	w.Header().Set("X-Correlation-ID", id)
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
+				h.tel.endRequest(r.Context(), span, r, http.StatusInternalServerError, start)
 				panic(p)
 			}
 			h.log.ErrorContext(r.Context(), "panic", "correlation_id", id, "path", r.URL.Path, "panic", fmt.Sprint(p))
@@ -259,6 +299,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.writeError(sw, r, fmt.Errorf("panic: %v", p))
 			}
 		}
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		h.tel.endRequest(r.Context(), span, r, status, start)
 		h.log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000, "correlation_id", id)
 	}()

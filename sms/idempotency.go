@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"hash"
 	"strconv"
 	"time"
@@ -258,6 +259,11 @@ func (s *SMS) accept(ctx context.Context, partnerID, key string, hash []byte, a 
 	var res []AcceptResult
 	var prev *Idempotency
 	var err error
+	ctx, span := s.tel.start(ctx, "sms.accept")
+	if recording(span) {
+		span.SetAttributes(AttrAccount.String(partnerID), attribute.Int("sms.messages", len(msgs)))
+	}
+	defer func() { endSpan(span, err) }()
 	if key == "" {
 		res, err = s.store.SMSAccept(ctx, msgs)
 	} else {
@@ -274,7 +280,11 @@ func (s *SMS) accept(ctx context.Context, partnerID, key string, hash []byte, a 
 		return nil, nil, err
 	}
 	if prev == nil && len(res) != len(msgs) {
-		return nil, nil, fmt.Errorf("store returned %d results for %d messages", len(res), len(msgs))
+		err = fmt.Errorf("store returned %d results for %d messages", len(res), len(msgs))
+		return nil, nil, err
+	}
+	if prev == nil {
+		s.tel.acceptedAll(ctx, msgs, res)
 	}
 	return res, prev, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"time"
 
 	"github.com/ujumbe/messaging"
@@ -33,6 +34,22 @@ func (s *SMS) Start(ctx context.Context) error {
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	go func() { defer close(s.done); s.queue.Run(runCtx, s.stop) }()
 	return nil
+}
+
+// Running reports whether the scheduler started by Start runs: Close was
+// not called and its context is not done. Readiness probes use it.
+func (s *SMS) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // Close stops the scheduler and waits for the batch in flight to be handed
@@ -100,7 +117,12 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message) error {
 		gms[i] = &GatewayMessage{Reference: m.ID, Number: m.Number, Mobile: m.Mobile, Text: m.Text, Sender: m.Sender}
 	}
 	gctx, cancel := context.WithTimeout(ctx, s.opts.Lease/2)
+	gctx, span := s.tel.start(gctx, "sms.gateway.send")
+	if recording(span) {
+		span.SetAttributes(attribute.Int("sms.messages", len(gms)))
+	}
 	results, callErr := s.gw.Send(gctx, gms)
+	endSpan(span, callErr)
 	cancel()
 	if callErr == nil && len(results) != len(msgs) {
 		callErr = fmt.Errorf("gateway returned %d results for %d messages", len(results), len(msgs))
@@ -153,6 +175,16 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message) error {
 	for i, e := range errs {
 		if e != nil {
 			s.log.WarnContext(ctx, "sms: outcome not recorded: the claim was lost", "number", cs[i].Number, "err", e.Error())
+			continue
+		}
+		a := s.tel.account(msgs[i].PartnerID)
+		switch cs[i].Status {
+		case StatusSent:
+			s.tel.sent.Add(ctx, 1, a...)
+		case StatusQueued:
+			s.tel.retries.Add(ctx, 1, a...)
+		case StatusFailed:
+			s.tel.failed.Add(ctx, 1, a...)
 		}
 	}
 	return nil

@@ -40,6 +40,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -122,6 +124,13 @@ type Options struct {
 	// and go out when a later check finds the credit at or above the
 	// floor. Default false: the guard only reports.
 	PauseBelowFloor bool
+	// MeterProvider receives the SMS metrics (see the names Metric*:
+	// accepted, sent, failed, retried, segments, credit debited, the
+	// scheduler's queue). Default nil: no-op, which costs nothing.
+	MeterProvider metric.MeterProvider
+	// TracerProvider receives a span for each accept (the store write)
+	// and each hand-over to the gateway. Default nil: no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // SMS is the SMS service. It is safe for concurrent use.
@@ -138,6 +147,8 @@ type SMS struct {
 	// credit watches the service's credit at the upstream (see
 	// creditguard.go).
 	credit creditGuard
+	// tel holds the metric instruments and the tracer.
+	tel *smsTelemetry
 
 	mu        sync.Mutex
 	running   bool
@@ -176,6 +187,11 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 		s.credit.floor, s.credit.every, s.credit.pause = o.UpstreamCreditFloor, o.UpstreamCreditCheckEvery, o.PauseBelowFloor
 	}
 	s.queue = s.newQueue()
+	tel, err := newSMSTelemetry(s, o.MeterProvider, o.TracerProvider)
+	if err != nil {
+		return nil, fmt.Errorf("sms: New: creating the metric instruments: %w", err)
+	}
+	s.tel = tel
 	_, _ = rand.Read(s.dummyHash[:])
 	return s, nil
 }

@@ -181,6 +181,13 @@ type Store interface {
 	// never get the same message. A sending message whose lease ran out is
 	// claimed again. It uses an index on the due time.
 	SMSClaimDue(ctx context.Context, p *ClaimParams) ([]*Message, error)
+	// SMSQueueStats describes the scheduler's queue at p.Now: the
+	// messages not handed over yet (scheduled, queued or sending), how
+	// many of them are due (DueAt at or before p.Now, as SMSClaimDue
+	// sees them) and the oldest DueAt among those. It reads the index of
+	// the pending messages only, so it is cheap enough for every metrics
+	// scrape.
+	SMSQueueStats(ctx context.Context, p *QueueStatsParams) (*QueueStats, error)
 	// SMSComplete records the outcomes of claimed messages in one
 	// transaction. An outcome whose message is no longer sending under its
 	// token gets messaging.ErrStale in its slot and changes nothing.
@@ -359,4 +366,20 @@ type Completion struct {
 	RetryAt          time.Time
 	FailureReason    string
 	At               time.Time
+}
+
+// QueueStatsParams are the arguments of Store.SMSQueueStats.
+type QueueStatsParams struct {
+	Now time.Time
+}
+
+// QueueStats describes the scheduler's queue (see Store.SMSQueueStats).
+type QueueStats struct {
+	// Pending counts the scheduled, queued and sending messages.
+	Pending int64
+	// Due counts the pending messages due at Now.
+	Due int64
+	// OldestDueAt is the earliest DueAt of the due messages; nil when
+	// none is due.
+	OldestDueAt *time.Time
 }

@@ -25,6 +25,9 @@
 //	-meta-version MESSAGING_META_VERSION    the Graph API version (default v21.0)
 //	-template-sync-every MESSAGING_TEMPLATE_SYNC_EVERY  templates are synchronised from Meta at start and this often (1h)
 //	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
+//	-fake-inbound MESSAGING_FAKE_INBOUND  for local testing only (default off): POST /fake/v1/inbound with the
+//	                                 operator token and {"workspace_id","from","text"[,"channel","id"]} makes the
+//	                                 fake provider report a message from a contact (message.received, opt-out keywords)
 //	-fake-review-after MESSAGING_FAKE_REVIEW_AFTER  the fake approves a submitted template after this long (2s),
 //	                                 except names starting reject_ (rejected, reason INVALID_FORMAT)
 //	-lease      MESSAGING_LEASE      how long claimed work belongs to the process (default 60s); after a crash it is picked up again once this has passed
@@ -32,6 +35,19 @@
 //	-dispatch-workers MESSAGING_DISPATCH_WORKERS  sends in flight at once (default 8)
 //	-dashboard-password MESSAGING_DASHBOARD_PASSWORD  a password (12 to 72 characters) signing in to the
 //	                                 dashboard at /dashboard/, besides the operator token; kept as a bcrypt hash
+//
+// Operations (see the README's Operations section):
+//
+//	-metrics-addr MESSAGING_METRICS_ADDR  internal listener (off by default) serving Prometheus metrics at
+//	                                 /metrics and Go's profiler at /debug/pprof/; keep it off the public network
+//	-otlp-endpoint OTEL_EXPORTER_OTLP_ENDPOINT  OTLP/HTTP collector base URL (e.g. http://collector:4318):
+//	                                 traces are exported to it (/v1/traces); off by default
+//	-log-format MESSAGING_LOG_FORMAT  text (default) or json
+//	-drain-delay MESSAGING_DRAIN_DELAY  on SIGTERM, /readyz answers 503 this long before the listener closes,
+//	                                 so that a load balancer stops sending requests first (default 0s; set
+//	                                 it above the balancer's probe interval times its failure threshold)
+//
+// GET /healthz and GET /readyz answer on the main listener without a key.
 //
 // Meta's webhook receiver is mounted at /webhooks/meta when
 // MESSAGING_META_APP_SECRET is set (required with -provider meta), with
@@ -88,6 +104,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -128,6 +146,7 @@ func run(ctx context.Context, args []string) error {
 	metaVersion := fs.String("meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
 	reviewAfter := fs.Duration("fake-review-after", envDuration("MESSAGING_FAKE_REVIEW_AFTER", 2*time.Second), "the fake provider approves a submitted template after this long (names starting reject_ are rejected) (env MESSAGING_FAKE_REVIEW_AFTER)")
 	dashPassword := fs.String("dashboard-password", env("MESSAGING_DASHBOARD_PASSWORD", ""), "a password (12 to 72 characters) that signs in to the dashboard besides the operator token; kept only as a bcrypt hash (env MESSAGING_DASHBOARD_PASSWORD)")
+	fakeInbound := fs.Bool("fake-inbound", envBool("MESSAGING_FAKE_INBOUND", false), "for local testing only: serve POST "+fakeInboundPath+" (operator token), which makes the fake provider report a message from a contact (env MESSAGING_FAKE_INBOUND)")
 	syncEvery := fs.Duration("template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", messaging.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
 	gwc := &smsGatewayConfig{partnerID: os.Getenv("MESSAGING_ADVANTA_PARTNER_ID"), apikey: os.Getenv("MESSAGING_ADVANTA_APIKEY"),
 		callbackSecret: os.Getenv("MESSAGING_SMS_CALLBACK_SECRET")}
@@ -140,10 +159,37 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&gwc.creditFloor, "upstream-credit-floor", env("MESSAGING_UPSTREAM_CREDIT_FLOOR", ""), "warn when the service's own credit at the SMS upstream is below this amount, e.g. 500 (default: no check) (env MESSAGING_UPSTREAM_CREDIT_FLOOR)")
 	fs.DurationVar(&gwc.checkEvery, "upstream-credit-check-every", envDuration("MESSAGING_UPSTREAM_CREDIT_CHECK_EVERY", 0), "how often the upstream credit is read (default 5m) (env MESSAGING_UPSTREAM_CREDIT_CHECK_EVERY)")
 	fs.BoolVar(&gwc.pause, "pause-below-floor", envBool("MESSAGING_PAUSE_BELOW_FLOOR", false), "hold SMS queued while the upstream credit is below the floor, instead of letting the upstream refuse them (env MESSAGING_PAUSE_BELOW_FLOOR)")
+	tc := &telemetryConfig{}
+	fs.StringVar(&tc.metricsAddr, "metrics-addr", env("MESSAGING_METRICS_ADDR", ""), "internal listen address of Prometheus /metrics and /debug/pprof/, e.g. 127.0.0.1:9090 (default: off) (env MESSAGING_METRICS_ADDR)")
+	fs.StringVar(&tc.otlpEndpoint, "otlp-endpoint", env("OTEL_EXPORTER_OTLP_ENDPOINT", ""), "OTLP/HTTP collector base URL receiving traces, e.g. http://127.0.0.1:4318 (default: no traces) (env OTEL_EXPORTER_OTLP_ENDPOINT)")
+	logFormat := fs.String("log-format", env("MESSAGING_LOG_FORMAT", "text"), "log format: text or json (env MESSAGING_LOG_FORMAT)")
+	drainDelay := fs.Duration("drain-delay", envDuration("MESSAGING_DRAIN_DELAY", 0), "on shutdown, how long /readyz answers 503 before the listener closes (env MESSAGING_DRAIN_DELAY)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	var log *slog.Logger
+	switch *logFormat {
+	case "text":
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	default:
+		return fmt.Errorf("-log-format: must be text or json (got %q)", *logFormat)
+	}
+	if *drainDelay < 0 {
+		return fmt.Errorf("-drain-delay: must not be negative (got %s)", *drainDelay)
+	}
+	tel, err := startTelemetry(ctx, tc, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.shutdown(sctx); err != nil {
+			log.Warn("flushing metrics and traces failed", "err", err)
+		}
+	}()
 	metaSecret := os.Getenv("MESSAGING_META_APP_SECRET")
 	switch *providerKind {
 	case "fake":
@@ -154,7 +200,10 @@ func run(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("-provider: must be fake or meta (got %q)", *providerKind)
 	}
-	smsOpts := &sms.Options{Logger: log}
+	if *fakeInbound && *providerKind != "fake" {
+		return errors.New("-fake-inbound needs -provider fake")
+	}
+	smsOpts := &sms.Options{Logger: log, MeterProvider: tel.mp, TracerProvider: tel.tp}
 	smsGW, err := openSMSGateway(gwc, smsOpts, log)
 	if err != nil {
 		return err
@@ -163,7 +212,11 @@ func run(ctx context.Context, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	apiOpts := &httpapi.Options{Logger: log}
+	apiOpts := &httpapi.Options{Logger: log, MeterProvider: tel.mp, TracerProvider: tel.tp}
+	if tel.tp != nil {
+		// A caller's traceparent header continues its trace.
+		apiOpts.Propagator = propagation.TraceContext{}
+	}
 	switch *limits {
 	case "":
 	case "off":
@@ -227,7 +280,7 @@ func run(ctx context.Context, args []string) error {
 		})
 		prov = fake
 	}
-	svcOpts := &messaging.Options{Logger: log, SecretKey: secretKey,
+	svcOpts := &messaging.Options{Logger: log, SecretKey: secretKey, MeterProvider: tel.mp, TracerProvider: tel.tp,
 		Webhooks:     messaging.WebhookOptions{AllowLoopback: *loopback},
 		TemplateSync: messaging.TemplateSyncOptions{Every: *syncEvery}}
 	svcOpts.Dispatch.Workers = *dispatchWorkers
@@ -260,6 +313,8 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	apiOpts.SMS, apiOpts.SMSCallback = smsSvc, smsGW.callback
+	health := httpapi.NewHealth(svc, &httpapi.HealthOptions{SMS: smsSvc, Logger: log})
+	apiOpts.Health = health
 	if secret := metaSecret; secret != "" {
 		accounts, err := parseAccounts(os.Getenv("MESSAGING_META_ACCOUNTS"))
 		if err != nil {
@@ -294,6 +349,13 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *fakeInbound {
+		mux := http.NewServeMux()
+		mux.Handle("/", handler)
+		mux.Handle("POST "+fakeInboundPath, fakeInboundHandler(fake, adminToken))
+		handler = mux
+		log.Warn("fake inbound route enabled, for local testing only", "route", "POST "+fakeInboundPath)
+	}
 	srv := &http.Server{
 		Addr:              *addr,
 		Handler:           handler,
@@ -327,12 +389,29 @@ func run(ctx context.Context, args []string) error {
 		smsArgs = append(smsArgs, "upstream_credit_floor", smsOpts.UpstreamCreditFloor.String(), "pause_below_floor", smsOpts.PauseBelowFloor)
 	}
 	log.Info("sms", smsArgs...)
+	if tel.ln != nil {
+		log.Info("metrics", "addr", tel.ln.Addr().String(), "paths", "/metrics /debug/pprof/")
+	}
+	if tc.otlpEndpoint != "" {
+		log.Info("traces", "otlp_endpoint", tc.otlpEndpoint)
+	}
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
+	// Not ready first, so that a load balancer stops sending requests
+	// before the listener closes.
+	health.SetDraining(true)
+	log.Info("shutting down", "drain_delay", drainDelay.String())
+	if *drainDelay > 0 {
+		t := time.NewTimer(*drainDelay)
+		select {
+		case <-t.C:
+		case <-stopAgain():
+			t.Stop()
+		}
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -347,6 +426,20 @@ func run(ctx context.Context, args []string) error {
 		log.Warn("SMS hand-overs did not finish before the deadline", "err", err)
 	}
 	return nil
+}
+
+// stopAgain returns a channel closed by a second SIGINT or SIGTERM, which
+// cuts the drain delay short.
+func stopAgain() <-chan struct{} {
+	ch := make(chan struct{})
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		signal.Stop(sig)
+		close(ch)
+	}()
+	return ch
 }
 
 // parseAccounts reads "account-id=workspace,..." (MESSAGING_META_ACCOUNTS).

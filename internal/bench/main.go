@@ -19,6 +19,7 @@
 //	contacts  search and deep pages on a 1,000,000-contact workspace: p50 and p99
 //	memory    peak RSS of examples/server accepting and dispatching messages (-memory-messages)
 //	smsbulk   POST /sms/v1/messages/bulk of 20 vs 20 single sends
+//	telemetry POST /v1/messages with OpenTelemetry SDK metrics and traces on (not exported) vs off (no-op)
 //
 // The 1,000,000-contact database is generated once (bulk insert) and cached
 // in -cache (default: the system temporary directory); it is generated
@@ -78,6 +79,7 @@ func figures() []figure {
 		{"contacts", runContacts},
 		{"memory", runMemory},
 		{"smsbulk", runSMSBulk},
+		{"telemetry", runTelemetry},
 	}
 }
 

@@ -410,3 +410,40 @@ func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key
 	}
 	return m.Clone(), nil
 }
+
+// MessageQueueStats implements messaging.Store. It walks s.queued, which
+// holds only the queued messages.
+func (s *Store) MessageQueueStats(ctx context.Context, p *messaging.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st := &messaging.MessageQueueStats{}
+	for _, m := range s.queued {
+		if p.WorkspaceID != "" && m.WorkspaceID != p.WorkspaceID {
+			continue
+		}
+		st.Queued++
+		if m.DueAt.After(p.Now) {
+			continue
+		}
+		st.Due++
+		if st.OldestDueAt == nil || m.DueAt.Before(*st.OldestDueAt) {
+			t := m.DueAt.UTC()
+			st.OldestDueAt = &t
+		}
+	}
+	return st, nil
+}
+
+// Ping implements messaging.Store: an in-memory store always answers,
+// unless ctx is done.
+func (s *Store) Ping(ctx context.Context) error {
+	unlock, err := s.rlock(ctx)
+	if err != nil {
+		return err
+	}
+	unlock()
+	return nil
+}

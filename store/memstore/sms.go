@@ -469,3 +469,28 @@ func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) erro
 		m.Report = &c
 	})
 }
+
+// SMSQueueStats implements sms.Store. It walks the pending messages only.
+func (s *Store) SMSQueueStats(ctx context.Context, p *sms.QueueStatsParams) (*sms.QueueStats, error) {
+	st := &sms.QueueStats{}
+	d := &s.sms
+	err := d.do(ctx, func() error {
+		for n := range d.pending {
+			m := d.messages[n]
+			st.Pending++
+			if m.DueAt.After(p.Now) {
+				continue
+			}
+			st.Due++
+			if st.OldestDueAt == nil || m.DueAt.Before(*st.OldestDueAt) {
+				t := m.DueAt.UTC()
+				st.OldestDueAt = &t
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}

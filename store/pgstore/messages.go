@@ -19,7 +19,7 @@ import (
 const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
 	type, text, media_url, caption, filename, template_name, language, components,
 	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
-	due_at, lease_owner, attempts, last_error`
+	due_at, lease_owner, attempts, last_error, trace_parent`
 
 // messageCols are the columns of a message, in scanMessage's order.
 const messageCols = messageInsertCols + `, history`
@@ -29,7 +29,7 @@ const messageCols = messageInsertCols + `, history`
 var (
 	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-			$17, $18, $19, $20, $21, $22, $23, $24, $25)
+			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
 		ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING
 		RETURNING ` + messageCols
 	qMessageByWSID = `SELECT ` + messageCols + ` FROM messages WHERE id = $1 AND workspace_id = $2`
@@ -80,7 +80,7 @@ func messageDest(m *messaging.Message) ([]any, func() error) {
 	dest := []any{&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &history}
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &history}
 	return dest, func() error {
 		var err, herr error
 		m.Components, err = storedjson.DecodeSendComponents(comps)
@@ -88,6 +88,15 @@ func messageDest(m *messaging.Message) ([]any, func() error) {
 		m.CreatedAt, m.UpdatedAt, m.DueAt = fromTS(created), fromTS(updated), fromTS(due)
 		return errors.Join(err, herr)
 	}
+}
+
+// messageInsertArgs are the arguments of qMessageInsert for m, whose
+// components are stored as comps.
+func messageInsertArgs(m *messaging.Message, comps any) []any {
+	return []any{m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
+		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
+		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, ts(m.CreatedAt), ts(m.UpdatedAt),
+		ts(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent}
 }
 
 func scanMessage(row pgx.Row) (*messaging.Message, error) {
@@ -111,11 +120,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
-	stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageInsert,
-		m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
-		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
-		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, ts(m.CreatedAt), ts(m.UpdatedAt),
-		ts(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError))
+	stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageInsert, messageInsertArgs(m, comps)...))
 	if err == nil {
 		return stored, true, nil
 	}
@@ -530,4 +535,38 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeli
 		return nil, err
 	}
 	return d, nil
+}
+
+// MessageReceive implements messaging.Store: MessageCreate's insert and,
+// when it inserts, the event's deliveries, in one transaction.
+func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+	ctx = writeCtx(ctx)
+	m := p.Message
+	comps, err := storedjson.EncodeSendComponents(m.Components)
+	if err != nil {
+		return nil, false, interpretError(err)
+	}
+	var stored *messaging.Message
+	var created bool
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		created = false
+		stored, err = scanMessage(tx.QueryRow(ctx, qMessageInsert, messageInsertArgs(m, comps)...))
+		if errors.Is(err, pgx.ErrNoRows) {
+			stored, err = scanMessage(tx.QueryRow(ctx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		created = true
+		if ev := p.Event; ev != nil {
+			_, err = tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, false, interpretError(err)
+	}
+	return stored, created, nil
 }

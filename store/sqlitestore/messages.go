@@ -15,10 +15,19 @@ import (
 const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
 	type, text, media_url, caption, filename, template_name, language, components,
 	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
-	due_at, lease_owner, attempts, last_error`
+	due_at, lease_owner, attempts, last_error, trace_parent`
 
 // messageCols are the columns of a message, in scanMessage's order.
 const messageCols = messageInsertCols + `, history`
+
+// messageInsertArgs are the arguments of qMessageInsert for m, whose
+// components are stored as comps.
+func messageInsertArgs(m *messaging.Message, comps any) []any {
+	return []any{m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
+		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
+		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
+		fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent}
+}
 
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
@@ -27,7 +36,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &history); err != nil {
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &history); err != nil {
 		return nil, err
 	}
 	var err error
@@ -60,10 +69,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	var created bool
 	// One statement changes the database: no savepoint is needed.
 	err = s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, err := affected(s.execTx(ctx, tx, qMessageInsert, m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
-			m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
-			m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
-			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError))
+		n, err := affected(s.execTx(ctx, tx, qMessageInsert, messageInsertArgs(m, comps)...))
 		if err != nil {
 			return err
 		}
@@ -96,7 +102,7 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 // Hot statements of MessageCreate, MessageUpdateStatus and MessageClaim.
 var (
 	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
 	qMessageByID         = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`
 	qMessageByWSID       = `SELECT ` + messageCols + ` FROM messages WHERE id = ? AND workspace_id = ?`
@@ -159,4 +165,38 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		return nil, nil, false, err
 	}
 	return before, after, changed, nil
+}
+
+// MessageReceive implements messaging.Store: MessageCreate's insert and,
+// when it inserts, the event's deliveries, in one write transaction.
+func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+	m := p.Message
+	comps, err := storedjson.EncodeSendComponents(m.Components)
+	if err != nil {
+		return nil, false, interpretError(err)
+	}
+	var stored *messaging.Message
+	var created bool
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		n, err := affected(s.execTx(ctx, tx, qMessageInsert, messageInsertArgs(m, comps)...))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			stored, err = scanMessage(s.rowTx(ctx, tx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
+			return err
+		}
+		created = true
+		stored = m.Clone()
+		stored.History = nil
+		stored.CreatedAt, stored.UpdatedAt, stored.DueAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.DueAt.UTC()
+		if p.Event != nil {
+			return s.queueEvent(ctx, tx, p.Event)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return stored, created, nil
 }

@@ -117,3 +117,12 @@ func TestSessionQueriesUseIndexes(t *testing.T) {
 	checkClaimPlan(t, "the session lookup", explain(t, s, qSessionGet, "h"), "USING PRIMARY KEY (hash=?)")
 	checkClaimPlan(t, "the session sweep", explain(t, s, qSessionSweep, "2026", 100), "USING COVERING INDEX sessions_expires (expires_at<?)")
 }
+
+// TestListsUseIndexes: the message list and an SMS account's message list
+// read their index in order, without a scan or a sort, so a page costs the
+// same however many messages other workspaces or accounts have.
+func TestListsUseIndexes(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	checkClaimPlan(t, "an SMS account's messages", explain(t, s, qSMSMessageList, "1234", 99, 20),
+		"USING INDEX sms_messages_account (partner_id=? AND number<?)")
+}

@@ -335,15 +335,18 @@ func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int6
 	return m, interpretError(err)
 }
 
-// SMSMessageList implements sms.Store. It walks the primary key (number)
-// down and keeps the account's messages.
+// qSMSMessageList reads an account's messages newest first through the
+// index sms_messages_account (partner_id, number).
+var qSMSMessageList = `SELECT ` + smsCols + ` FROM sms_messages INDEXED BY sms_messages_account
+	WHERE partner_id = ? AND number < ? ORDER BY number DESC LIMIT ?`
+
+// SMSMessageList implements sms.Store.
 func (s *Store) SMSMessageList(ctx context.Context, p *sms.MessageListParams) ([]*sms.Message, error) {
 	before := p.Before
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+smsCols+` FROM sms_messages WHERE partner_id = ? AND number < ? ORDER BY number DESC LIMIT ?`,
-		p.PartnerID, before, p.Limit)
+	rows, err := s.r.QueryContext(ctx, qSMSMessageList, p.PartnerID, before, p.Limit)
 	return collect(rows, err, scanSMS)
 }
 

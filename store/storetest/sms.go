@@ -28,6 +28,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"ConcurrentDebitsNeverGoNegative", testSMSConcurrentDebits},
 		{"MessageRoundTripAndIsolation", testSMSMessageRoundTrip},
 		{"ClaimOnlyDue", testSMSClaimOnlyDue},
+		{"QueueStats", testSMSQueueStats},
 		{"ConcurrentClaimersOneEach", testSMSConcurrentClaimers},
 		{"Complete", testSMSComplete},
 		{"Reports", testSMSReports},
@@ -715,5 +716,59 @@ func testSMSMessageByGatewayID(t *testing.T, s sms.Store) {
 	}
 	if m, err := s.SMSMessageByGatewayID(ctx, "gw-1"); err != nil || m.ID != "m5" || m.PartnerID != "b" {
 		t.Errorf("SMSMessageByGatewayID(gw-1) after the id came again = %v, %v; want m5 of b", m, err)
+	}
+}
+
+// testSMSQueueStats checks the scheduler's queue figures: scheduled,
+// queued and sending messages are pending, those due at Now are due (a
+// claim's lease moves a message's DueAt to its end), and finished ones
+// are not counted.
+func testSMSQueueStats(t *testing.T, s sms.Store) {
+	ctx := context.Background()
+	stats := func(now time.Time) *sms.QueueStats {
+		t.Helper()
+		st, err := s.SMSQueueStats(ctx, &sms.QueueStatsParams{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	tp := func(sec int) *time.Time { v := at(sec); return &v }
+	if d := cmp.Diff(&sms.QueueStats{}, stats(at(0))); d != "" {
+		t.Errorf("empty store (-want +got):\n%s", d)
+	}
+	smsAccount(t, s, "a", sms.Credits(10))
+	smsAccept(t, s,
+		smsMessage("later", "a", 100, sms.StatusScheduled, at(60)),
+		smsMessage("now1", "a", 100, sms.StatusQueued, at(2)),
+		smsMessage("now2", "a", 100, sms.StatusQueued, at(5)),
+	)
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+		want *sms.QueueStats
+	}{
+		{"before any is due", at(0), &sms.QueueStats{Pending: 3}},
+		{"at exactly the first", at(2), &sms.QueueStats{Pending: 3, Due: 1, OldestDueAt: tp(2)}},
+		{"at 10", at(10), &sms.QueueStats{Pending: 3, Due: 2, OldestDueAt: tp(2)}},
+		{"at 60", at(60), &sms.QueueStats{Pending: 3, Due: 3, OldestDueAt: tp(2)}},
+	} {
+		if d := cmp.Diff(tc.want, stats(tc.now)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, d)
+		}
+	}
+	got := smsClaim(t, s, at(10), "t1", 1) // now1, leased until at(70)
+	if len(got) != 1 {
+		t.Fatalf("claim: %v", smsIDs(got))
+	}
+	if d := cmp.Diff(&sms.QueueStats{Pending: 3, Due: 1, OldestDueAt: tp(5)}, stats(at(10))); d != "" {
+		t.Errorf("after a claim (-want +got):\n%s", d)
+	}
+	errs, err := s.SMSComplete(ctx, []*sms.Completion{{Number: got[0].Number, Token: "t1", Status: sms.StatusSent, GatewayMessageID: "gw-1", At: at(11)}})
+	if err != nil || errs[0] != nil {
+		t.Fatalf("complete: %v %v", errs, err)
+	}
+	if d := cmp.Diff(&sms.QueueStats{Pending: 2, Due: 1, OldestDueAt: tp(5)}, stats(at(10))); d != "" {
+		t.Errorf("after a message was sent (-want +got):\n%s", d)
 	}
 }

@@ -1,0 +1,160 @@
+package sms
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// InstrumentationName is the name of the SMS service's meter and tracer.
+const InstrumentationName = "github.com/ujumbe/messaging/sms"
+
+// Names of the SMS service's metric instruments. Their only attribute is
+// account (the partner id): never a mobile number, a message text or a
+// key.
+const (
+	MetricAccepted       = "messaging.sms.messages.accepted"
+	MetricSent           = "messaging.sms.messages.sent"
+	MetricFailed         = "messaging.sms.messages.failed"
+	MetricRetries        = "messaging.sms.retries"
+	MetricSegments       = "messaging.sms.segments"
+	MetricCreditDebited  = "messaging.sms.credit.debited"
+	MetricQueueDepth     = "messaging.sms.queue.depth"
+	MetricQueueDue       = "messaging.sms.queue.due"
+	MetricQueueOldestAge = "messaging.sms.queue.oldest_age"
+)
+
+// AttrAccount is the attribute naming the account (partner id).
+const AttrAccount = attribute.Key("account")
+
+// smsTelemetry holds the instruments and the tracer (nil: no spans).
+type smsTelemetry struct {
+	tracer   trace.Tracer
+	accepted metric.Int64Counter
+	sent     metric.Int64Counter
+	failed   metric.Int64Counter
+	retries  metric.Int64Counter
+	segments metric.Int64Counter
+	debited  metric.Float64Counter
+
+	mu       sync.RWMutex
+	accounts map[string][]metric.AddOption
+}
+
+func newSMSTelemetry(s *SMS, mp metric.MeterProvider, tp trace.TracerProvider) (*smsTelemetry, error) {
+	if mp == nil {
+		mp = metricnoop.NewMeterProvider()
+	}
+	m := mp.Meter(InstrumentationName)
+	t := &smsTelemetry{accounts: map[string][]metric.AddOption{}}
+	if tp != nil {
+		t.tracer = tp.Tracer(InstrumentationName)
+	}
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	t.accepted = counter(MetricAccepted, "{message}", "SMS accepted (debited and stored for the scheduler), by account.")
+	t.sent = counter(MetricSent, "{message}", "SMS the gateway accepted, by account.")
+	t.failed = counter(MetricFailed, "{message}", "SMS that failed for good (refused, or retries exhausted), by account.")
+	t.retries = counter(MetricRetries, "{message}", "SMS put back for a later attempt after a retryable gateway error, by account.")
+	t.segments = counter(MetricSegments, "{segment}", "SMS parts of the accepted messages, by account.")
+	var err error
+	t.debited, err = m.Float64Counter(MetricCreditDebited, metric.WithUnit("{credit}"), metric.WithDescription("Credit debited for accepted SMS, by account."))
+	errs = append(errs, err)
+	depth, err := m.Int64ObservableGauge(MetricQueueDepth, metric.WithUnit("{message}"),
+		metric.WithDescription("SMS not handed to the gateway yet: scheduled, queued or being handed over."))
+	errs = append(errs, err)
+	due, err := m.Int64ObservableGauge(MetricQueueDue, metric.WithUnit("{message}"), metric.WithDescription("SMS due now and not claimed."))
+	errs = append(errs, err)
+	age, err := m.Float64ObservableGauge(MetricQueueOldestAge, metric.WithUnit("s"),
+		metric.WithDescription("How long the oldest due SMS has waited for the scheduler; 0 when none is due."))
+	errs = append(errs, err)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		now := s.now()
+		st, err := s.store.SMSQueueStats(ctx, &QueueStatsParams{Now: now})
+		if err != nil {
+			s.log.WarnContext(ctx, "sms: reading the queue figures failed", "err", err.Error())
+			return nil
+		}
+		o.ObserveInt64(depth, st.Pending)
+		o.ObserveInt64(due, st.Due)
+		var oldest float64
+		if st.OldestDueAt != nil {
+			oldest = max(0, now.Sub(*st.OldestDueAt).Seconds())
+		}
+		o.ObserveFloat64(age, oldest)
+		return nil
+	}, depth, due, age)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// account returns the pre-built attributes of an account.
+func (t *smsTelemetry) account(id string) []metric.AddOption {
+	t.mu.RLock()
+	opts, ok := t.accounts[id]
+	t.mu.RUnlock()
+	if ok {
+		return opts
+	}
+	opts = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(AttrAccount.String(id)))}
+	t.mu.Lock()
+	t.accounts[id] = opts
+	t.mu.Unlock()
+	return opts
+}
+
+// acceptedAll records the messages of msgs the store accepted.
+func (t *smsTelemetry) acceptedAll(ctx context.Context, msgs []*Message, res []AcceptResult) {
+	for i, m := range msgs {
+		if i >= len(res) || res[i].Err != nil {
+			continue
+		}
+		a := t.account(m.PartnerID)
+		t.accepted.Add(ctx, 1, a...)
+		t.segments.Add(ctx, int64(m.Segments), a...)
+		t.debited.Add(ctx, float64(m.Cost)/100, a...)
+	}
+}
+
+// start starts a span when tracing is on; callers set attributes only on
+// a recording span.
+func (t *smsTelemetry) start(ctx context.Context, name string) (context.Context, trace.Span) {
+	if t.tracer == nil {
+		return ctx, nil
+	}
+	return t.tracer.Start(ctx, name)
+}
+
+// recording reports whether span records attributes.
+func recording(span trace.Span) bool { return span != nil && span.IsRecording() }
+
+// endSpan ends span (nil: nothing), failed with err when not nil.
+func endSpan(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}

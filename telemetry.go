@@ -1,0 +1,318 @@
+package messaging
+
+import (
+	"context"
+	"encoding/hex"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// InstrumentationName is the name of the meter and the tracer of the
+// library's instruments (the OpenTelemetry instrumentation scope).
+const InstrumentationName = "github.com/ujumbe/messaging"
+
+// Names of the library's metric instruments. Their attributes never hold
+// a secret, a phone number or a message text; see the README's Operations
+// section for what each means.
+const (
+	MetricMessagesAccepted         = "messaging.messages.accepted"
+	MetricStatusTransitions        = "messaging.messages.status_transitions"
+	MetricAcceptToSent             = "messaging.messages.accept_to_sent.duration"
+	MetricSentToDelivered          = "messaging.messages.sent_to_delivered.duration"
+	MetricProviderErrors           = "messaging.provider.errors"
+	MetricDispatchRetries          = "messaging.dispatch.retries"
+	MetricQueueDepth               = "messaging.dispatch.queue.depth"
+	MetricQueueDue                 = "messaging.dispatch.queue.due"
+	MetricQueueOldestAge           = "messaging.dispatch.queue.oldest_age"
+	MetricWebhookDeliveries        = "messaging.webhook.deliveries"
+	MetricWebhookLag               = "messaging.webhook.delivery.lag"
+	MetricWebhookEndpointsDisabled = "messaging.webhook.endpoints.disabled"
+)
+
+// Attribute keys of the library's instruments.
+const (
+	AttrChannel      = attribute.Key("channel")
+	AttrType         = attribute.Key("type")
+	AttrStatus       = attribute.Key("status")
+	AttrProviderCode = attribute.Key("provider_code")
+	AttrOutcome      = attribute.Key("outcome")
+	AttrReason       = attribute.Key("reason")
+	// AttrMessageID is the span attribute naming a message (the
+	// OpenTelemetry semantic convention's messaging.message.id).
+	AttrMessageID = attribute.Key("messaging.message.id")
+)
+
+// Outcomes of a webhook delivery attempt (attribute outcome of
+// messaging.webhook.deliveries).
+const (
+	WebhookOutcomeDelivered        = "delivered"
+	WebhookOutcomeRetried          = "retried"
+	WebhookOutcomeDropped          = "dropped"
+	WebhookOutcomeEndpointDisabled = "endpoint_disabled"
+)
+
+// latencyBuckets returns the bucket boundaries, in seconds, of the
+// latency histograms: from 5 ms to a day, since a message may wait for
+// retries.
+func latencyBuckets() []float64 {
+	return []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400}
+}
+
+// measure is a pre-built attribute set in the two forms the instruments
+// take, so that recording allocates nothing.
+type measure struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+func newMeasure(kv ...attribute.KeyValue) measure {
+	o := metric.WithAttributeSet(attribute.NewSet(kv...))
+	return measure{add: []metric.AddOption{o}, rec: []metric.RecordOption{o}}
+}
+
+// telemetry holds the service's instruments and tracer. tracer is nil when
+// no TracerProvider was given: then no span is started at all.
+type telemetry struct {
+	tracer trace.Tracer
+	// spanInternal and spanClient are the span kinds, pre-built.
+	spanInternal, spanClient []trace.SpanStartOption
+
+	accepted        metric.Int64Counter
+	transitions     metric.Int64Counter
+	toSent          metric.Float64Histogram
+	toDelivered     metric.Float64Histogram
+	providerErrors  metric.Int64Counter
+	retries         metric.Int64Counter
+	hookDeliveries  metric.Int64Counter
+	hookLag         metric.Float64Histogram
+	hooksDisabled   metric.Int64Counter
+	gauges          metric.Registration
+	byChannelType   map[[2]string]measure
+	byChannelStatus map[[2]string]measure
+	byChannel       map[string]measure
+	byOutcome       map[string]measure
+}
+
+// newTelemetry creates the instruments of s on mp (nil: no-op) and its
+// tracer on tp (nil: none).
+func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) (*telemetry, error) {
+	if mp == nil {
+		mp = metricnoop.NewMeterProvider()
+	}
+	m := mp.Meter(InstrumentationName)
+	t := &telemetry{byChannelType: map[[2]string]measure{}, byChannelStatus: map[[2]string]measure{}, byChannel: map[string]measure{},
+		byOutcome: map[string]measure{}}
+	if tp != nil {
+		t.tracer = tp.Tracer(InstrumentationName)
+	}
+	t.spanInternal = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	t.spanClient = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	histogram := func(name, desc string) metric.Float64Histogram {
+		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(latencyBuckets()...))
+		errs = append(errs, err)
+		return h
+	}
+	t.accepted = counter(MetricMessagesAccepted, "{message}", "Messages accepted (stored as queued), by channel and type.")
+	t.transitions = counter(MetricStatusTransitions, "{transition}", "Status changes of messages, by channel and new status.")
+	t.toSent = histogram(MetricAcceptToSent, "Time from a message's acceptance to the provider accepting it (status sent), by channel.")
+	t.toDelivered = histogram(MetricSentToDelivered, "Time from a message's sent to its delivered report, by channel.")
+	t.providerErrors = counter(MetricProviderErrors, "{error}", "Sends refused or failed by the channel provider, by channel and provider error code.")
+	t.retries = counter(MetricDispatchRetries, "{retry}", "Sends put back in the queue for a later attempt after a retryable provider error, by channel.")
+	t.hookDeliveries = counter(MetricWebhookDeliveries, "{attempt}", "Webhook delivery attempts, by outcome: delivered, retried, dropped (attempts exhausted), endpoint_disabled (410 Gone).")
+	t.hookLag = histogram(MetricWebhookLag, "Time from an event being queued for an endpoint to its delivery.")
+	t.hooksDisabled = counter(MetricWebhookEndpointsDisabled, "{endpoint}", "Webhook endpoints disabled, by reason: gone (answered 410) or operator.")
+	depth, err := m.Int64ObservableGauge(MetricQueueDepth, metric.WithUnit("{message}"),
+		metric.WithDescription("Queued outbound messages: due, waiting for a retry, or being handed to the provider."))
+	errs = append(errs, err)
+	due, err := m.Int64ObservableGauge(MetricQueueDue, metric.WithUnit("{message}"),
+		metric.WithDescription("Queued messages due now and not yet claimed by a dispatcher."))
+	errs = append(errs, err)
+	age, err := m.Float64ObservableGauge(MetricQueueOldestAge, metric.WithUnit("s"),
+		metric.WithDescription("How long the oldest due message has been waiting for a dispatcher; 0 when none is due."))
+	errs = append(errs, err)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	t.gauges, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		now := s.now()
+		st, err := s.store.MessageQueueStats(ctx, &MessageQueueStatsParams{Now: now})
+		if err != nil {
+			// Logged, not returned: an error would go to OpenTelemetry's
+			// global error handler. The gauges are absent from this
+			// collection.
+			s.log.WarnContext(ctx, "reading the dispatch queue figures failed", "err", err)
+			return nil
+		}
+		o.ObserveInt64(depth, st.Queued)
+		o.ObserveInt64(due, st.Due)
+		var oldest float64
+		if st.OldestDueAt != nil {
+			oldest = max(0, now.Sub(*st.OldestDueAt).Seconds())
+		}
+		o.ObserveFloat64(age, oldest)
+		return nil
+	}, depth, due, age)
+	if err != nil {
+		return nil, err
+	}
+	types := []string{TypeText, TypeImage, TypeVideo, TypeDocument, TypeAudio, TypeTemplate}
+	statuses := []string{StatusSent, StatusDelivered, StatusRead, StatusFailed}
+	for _, ch := range Channels() {
+		t.byChannel[ch] = newMeasure(AttrChannel.String(ch))
+		for _, ty := range types {
+			t.byChannelType[[2]string{ch, ty}] = newMeasure(AttrChannel.String(ch), AttrType.String(ty))
+		}
+		for _, st := range statuses {
+			t.byChannelStatus[[2]string{ch, st}] = newMeasure(AttrChannel.String(ch), AttrStatus.String(st))
+		}
+	}
+	for _, o := range []string{WebhookOutcomeDelivered, WebhookOutcomeRetried, WebhookOutcomeDropped, WebhookOutcomeEndpointDisabled} {
+		t.byOutcome[o] = newMeasure(AttrOutcome.String(o))
+	}
+	// The webhook counters start at 0 rather than absent, so that the
+	// first endpoint disabled shows as an increase (an alert on
+	// increase() misses a series born at 1).
+	ctx := context.Background()
+	for _, m := range t.byOutcome {
+		t.hookDeliveries.Add(ctx, 0, m.add...)
+	}
+	for _, r := range []string{DisabledGone, DisabledByOperator} {
+		t.hooksDisabled.Add(ctx, 0, metric.WithAttributeSet(attribute.NewSet(AttrReason.String(r))))
+	}
+	return t, nil
+}
+
+// channelType returns the attribute set of a channel and a message type.
+func (t *telemetry) channelType(ch, ty string) measure {
+	if m, ok := t.byChannelType[[2]string{ch, ty}]; ok {
+		return m
+	}
+	return newMeasure(AttrChannel.String(ch), AttrType.String(ty))
+}
+
+// channelStatus returns the attribute set of a channel and a status.
+func (t *telemetry) channelStatus(ch, st string) measure {
+	if m, ok := t.byChannelStatus[[2]string{ch, st}]; ok {
+		return m
+	}
+	return newMeasure(AttrChannel.String(ch), AttrStatus.String(st))
+}
+
+// channel returns the attribute set of a channel.
+func (t *telemetry) channel(ch string) measure {
+	if m, ok := t.byChannel[ch]; ok {
+		return m
+	}
+	return newMeasure(AttrChannel.String(ch))
+}
+
+// statusChanged records a committed status change of m (before is the
+// message as it was) at now.
+func (t *telemetry) statusChanged(ctx context.Context, before *Message, status string, now time.Time) {
+	t.transitions.Add(ctx, 1, t.channelStatus(before.Channel, status).add...)
+	switch {
+	case status == StatusSent && before.Status == StatusQueued:
+		t.toSent.Record(ctx, now.Sub(before.CreatedAt).Seconds(), t.channel(before.Channel).rec...)
+	case status == StatusDelivered && before.Status == StatusSent:
+		// A sent message's UpdatedAt is when it became sent: nothing
+		// else changes a message that left the queue.
+		t.toDelivered.Record(ctx, now.Sub(before.UpdatedAt).Seconds(), t.channel(before.Channel).rec...)
+	}
+}
+
+// providerError records a provider's refusal of a send.
+func (t *telemetry) providerError(ctx context.Context, channel, code string) {
+	t.providerErrors.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(AttrChannel.String(channel), AttrProviderCode.String(code))))
+}
+
+// webhookOutcome records the outcome of a delivery attempt.
+func (t *telemetry) webhookOutcome(ctx context.Context, outcome string) {
+	t.hookDeliveries.Add(ctx, 1, t.byOutcome[outcome].add...)
+}
+
+// endpointDisabled records an endpoint disabled for reason.
+func (t *telemetry) endpointDisabled(ctx context.Context, reason string) {
+	t.hooksDisabled.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(AttrReason.String(reason))))
+}
+
+// start starts a span when tracing is on; otherwise it returns ctx and a
+// nil span, and endSpan does nothing. Callers set attributes only on a
+// recording span (see recording), so that nothing is built when tracing
+// is off.
+func (t *telemetry) start(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+	if t.tracer == nil {
+		return ctx, nil
+	}
+	return t.tracer.Start(ctx, name, opts...)
+}
+
+// recording reports whether span records attributes.
+func recording(span trace.Span) bool { return span != nil && span.IsRecording() }
+
+// endSpan ends span (nil: nothing), marking it failed with err when err is
+// not nil.
+func endSpan(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// traceParent returns the W3C traceparent of sc, or "" when sc is not
+// valid.
+func traceParent(sc trace.SpanContext) string {
+	if !sc.IsValid() {
+		return ""
+	}
+	flags := "00"
+	if sc.IsSampled() {
+		flags = "01"
+	}
+	tid, sid := sc.TraceID(), sc.SpanID()
+	return "00-" + hex.EncodeToString(tid[:]) + "-" + hex.EncodeToString(sid[:]) + "-" + flags
+}
+
+// parseTraceParent reads a traceparent written by traceParent; ok is false
+// for anything else.
+func parseTraceParent(s string) (sc trace.SpanContext, ok bool) {
+	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' {
+		return sc, false
+	}
+	tid, err := trace.TraceIDFromHex(s[3:35])
+	if err != nil {
+		return sc, false
+	}
+	sid, err := trace.SpanIDFromHex(s[36:52])
+	if err != nil {
+		return sc, false
+	}
+	var flags trace.TraceFlags
+	switch s[53:] {
+	case "01":
+		flags = trace.FlagsSampled
+	case "00":
+	default:
+		return sc, false
+	}
+	sc = trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, Remote: true})
+	return sc, sc.IsValid()
+}
