@@ -71,7 +71,7 @@ func TestBrowserAPIKey(t *testing.T) {
 	if st := b.status(created); st != http.StatusOK && st != http.StatusCreated {
 		t.Errorf("the answer to the form: %d, want 200 or 201", st)
 	}
-	key := strings.TrimSpace(get(b, "read the new key", chromedp.Text(chromedp.ID("new-secret"))))
+	key := strings.TrimSpace(result(b, "read the new key", chromedp.Text(chromedp.ID("new-secret"))))
 	if !regexp.MustCompile(`^mk_[A-Za-z0-9_-]{20,}$`).MatchString(key) {
 		t.Fatalf("the page shows %q as the new key, want an mk_ key", key)
 	}
@@ -116,7 +116,7 @@ func TestBrowserTemplate(t *testing.T) {
 	// Checked as you type: a name the rules refuse shows its error.
 	b.fill("f-name", "Table Booking")
 	b.waitFor("the name's error shown while typing", `(() => { const e = document.getElementById("err-name"); return e && !e.hidden && e.textContent.trim() !== ""; })()`)
-	nameErr := get(b, "read the name's error", chromedp.Text(chromedp.ID("err-name")))
+	nameErr := result(b, "read the name's error", chromedp.Text(chromedp.ID("err-name")))
 	b.fill("f-name", "table_booking")
 	b.waitFor("the name's error gone", `document.getElementById("err-name").hidden`)
 	b.fill("f-body", "Hi {{1}}, your table for {{2}} is booked.")
@@ -351,7 +351,7 @@ func TestBrowserPages(t *testing.T) {
 		if st := b.status(srv.base + pg.path); st != http.StatusOK {
 			t.Errorf("GET %s: %d, want 200", pg.path, st)
 		}
-		h1 := get(b, "read the heading of "+pg.path, chromedp.Evaluate[string](`(document.querySelector("main h1") || {innerText: ""}).innerText`))
+		h1 := result(b, "read the heading of "+pg.path, chromedp.Evaluate[string](`(document.querySelector("main h1") || {innerText: ""}).innerText`))
 		if !strings.Contains(h1, pg.heading) {
 			t.Errorf("GET %s: the heading is %q, want %q", pg.path, h1, pg.heading)
 		}
@@ -391,7 +391,7 @@ func TestBrowserSignIn(t *testing.T) {
 		t.Errorf("a wrong secret: %d, want 401", st)
 	}
 	b.waitText("That is not the operator token or the dashboard password.")
-	if d := get(b, "read aria-describedby", chromedp.Evaluate[string](`document.getElementById("secret").getAttribute("aria-describedby") || ""`)); d != "secret-error" {
+	if d := result(b, "read aria-describedby", chromedp.Evaluate[string](`document.getElementById("secret").getAttribute("aria-describedby") || ""`)); d != "secret-error" {
 		t.Errorf("the secret's field is described by %q, want its error secret-error", d)
 	}
 	if c := b.cookies(signInURL); len(c) != 0 {
@@ -425,7 +425,7 @@ func TestBrowserSignIn(t *testing.T) {
 			if strings.Contains(c.Value, srv.token) || strings.Contains(c.Value, password) {
 				t.Errorf("%s: the session cookie holds the secret", secret.name)
 			}
-			if js := get(b, "read document.cookie", chromedp.Evaluate[string](`document.cookie`)); js != "" {
+			if js := result(b, "read document.cookie", chromedp.Evaluate[string](`document.cookie`)); js != "" {
 				t.Errorf("%s: scripts read the cookies %q", secret.name, js)
 			}
 			if opens(t, srv, overview, c) != http.StatusOK {

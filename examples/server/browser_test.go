@@ -419,8 +419,8 @@ func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// get runs an action answering a value, failing the test on error.
-func get[T any](b *browser, what string, action chromedp.Action[T]) T {
+// result runs an action answering a value, failing the test on error.
+func result[T any](b *browser, what string, action chromedp.Action[T]) T {
 	b.t.Helper()
 	ctx, cancel := context.WithDeadline(b.ctx, b.deadline)
 	defer cancel()
@@ -478,7 +478,7 @@ func exceptionDescription(d *runtime.ExceptionDetails) string {
 // location answers the tab's URL.
 func (b *browser) location() string {
 	b.t.Helper()
-	return get(b, "read the location", chromedp.Location())
+	return result(b, "read the location", chromedp.Location())
 }
 
 // js quotes s as a JavaScript string.
@@ -502,7 +502,7 @@ func (b *browser) fieldID(label string) string {
 	  }
 	  return "";
 	})()`
-	return get(b, "find the field "+label, chromedp.Poll[string](expr, chromedp.WithPollingTimeout(5*time.Second)))
+	return result(b, "find the field "+label, chromedp.Poll[string](expr, chromedp.WithPollingTimeout(5*time.Second)))
 }
 
 // fill replaces the value of the field labelled label (or with id label)
@@ -533,7 +533,7 @@ func (b *browser) choose(label, option string) {
 	  }
 	  return false;
 	})()`
-	if !get(b, "choose "+option+" in "+label, chromedp.Evaluate[bool](expr)) {
+	if !result(b, "choose "+option+" in "+label, chromedp.Evaluate[bool](expr)) {
 		b.t.Fatalf("the select %q has no option %q", label, option)
 	}
 }
@@ -542,7 +542,7 @@ func (b *browser) choose(label, option string) {
 func (b *browser) check(label string, on bool) {
 	b.t.Helper()
 	id := b.fieldID(label)
-	checked := get(b, "read "+label, chromedp.Evaluate[bool](`document.getElementById(`+js(id)+`).checked`))
+	checked := result(b, "read "+label, chromedp.Evaluate[bool](`document.getElementById(`+js(id)+`).checked`))
 	if checked != on {
 		b.do("tick "+label, chromedp.Click(chromedp.ID(id)))
 	}
@@ -598,13 +598,13 @@ func (b *browser) submitIn(scope, text string) {
 // text answers the visible text of the page.
 func (b *browser) text() string {
 	b.t.Helper()
-	return get(b, "read the page", chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	return result(b, "read the page", chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
 }
 
 // html answers the page's HTML as the browser holds it.
 func (b *browser) html() string {
 	b.t.Helper()
-	return get(b, "read the page's HTML", chromedp.OuterHTML(chromedp.CSS("html")))
+	return result(b, "read the page's HTML", chromedp.OuterHTML(chromedp.CSS("html")))
 }
 
 // waitText waits until the page's visible text contains each of texts,
@@ -667,7 +667,7 @@ func (b *browser) signIn() {
 // cookies answers the browser's cookies for url.
 func (b *browser) cookies(url string) []*network.Cookie {
 	b.t.Helper()
-	res := get(b, "read the cookies", func(ctx context.Context, t *chromedp.Target) (*network.GetCookiesResult, error) {
+	res := result(b, "read the cookies", func(ctx context.Context, t *chromedp.Target) (*network.GetCookiesResult, error) {
 		r, err := cdp.Call(ctx, t, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
 		return &r, err
 	})
@@ -692,7 +692,7 @@ func (b *browser) screenshot(name string, full bool) {
 	if full {
 		shot = chromedp.FullScreenshot(100)
 	}
-	png := get(b, "screenshot "+name, shot)
+	png := result(b, "screenshot "+name, shot)
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
