@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/ujumbe/messaging"
 )
 
@@ -465,4 +466,91 @@ func opens(t *testing.T, srv *dashServer, path string, c *network.Cookie) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// activeID answers the id of the focused element ("" for none).
+func (b *browser) activeID() string {
+	b.t.Helper()
+	return result(b, "read the focus", chromedp.Evaluate[string](`document.activeElement ? document.activeElement.id : ""`))
+}
+
+// tabTo presses Tab until the element with id has the focus, at most max
+// times, and fails the test when it never does (it cannot be reached with
+// the keyboard).
+func (b *browser) tabTo(id string, max int) {
+	b.t.Helper()
+	for range max {
+		if b.activeID() == id {
+			return
+		}
+		b.do("press Tab", chromedp.KeyEvent(kb.Tab))
+	}
+	if b.activeID() != id {
+		b.t.Fatalf("#%s never had the focus after %d presses of Tab", id, max)
+	}
+}
+
+// TestBrowserKeyboard: the dashboard works without a mouse. The sign-in
+// field has the focus on arrival and Enter signs in; the first Tab of a
+// page reaches "Skip to content", which moves the focus to the content;
+// a contact is created with Tab, typing and Enter alone.
+func TestBrowserKeyboard(t *testing.T) {
+	srv := startDashServer(t)
+	key := srv.key(t, "read:contacts")
+	b := newBrowser(t, srv)
+	b.open("/dashboard/")
+	b.waitFor("the sign-in field focused", `document.activeElement && document.activeElement.id === "secret"`)
+	b.do("type the token and Enter", chromedp.KeyEvent(srv.token), chromedp.KeyEvent(kb.Enter))
+	b.waitFor("the signed-in page", `!!document.querySelector("header form[action$='sign-out']")`)
+
+	b.open("/dashboard/w/" + demoWS + "/contacts/new")
+	b.do("press Tab", chromedp.KeyEvent(kb.Tab))
+	if txt := result(b, "read the focused element", chromedp.Evaluate[string](`document.activeElement.textContent.trim()`)); txt != "Skip to content" {
+		t.Errorf("the first Tab focuses %q, want the Skip to content link", txt)
+	}
+	b.do("press Enter", chromedp.KeyEvent(kb.Enter))
+	b.waitFor("the focus in the content", `document.activeElement && document.activeElement.id === "main"`)
+
+	b.tabTo("c-firstName", 10)
+	b.do("type the first name", chromedp.KeyEvent("Keyboard"))
+	b.tabTo("c-lastName", 2)
+	b.do("type the last name", chromedp.KeyEvent("Only"))
+	b.tabTo("c-phone", 2)
+	b.do("type the phone and Enter", chromedp.KeyEvent("+254700111222"), chromedp.KeyEvent(kb.Enter))
+	b.waitText("Keyboard Only")
+
+	st, body := srv.api(t, "GET", "/v1/contacts?search=keyb", key, nil)
+	if st != http.StatusOK || !strings.Contains(fmt.Sprint(body), "+254700111222") {
+		t.Errorf("GET /v1/contacts?search=keyb: %d %v; want the contact typed", st, body)
+	}
+}
+
+// TestBrowserPhone: on a phone's screen (390 px wide) no main page is
+// wider than the screen: tables scroll inside their own box rather than
+// pushing the page sideways.
+func TestBrowserPhone(t *testing.T) {
+	srv := startDashServer(t)
+	b := newBrowser(t, srv)
+	b.signIn()
+	b.do("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3)))
+	ws := "/dashboard/w/" + demoWS
+	for _, path := range []string{"/dashboard/sign-in", "/dashboard/workspaces", ws + "/overview", ws + "/messages", ws + "/contacts", ws + "/contacts/new",
+		ws + "/templates", ws + "/templates/new", ws + "/developers", ws + "/channels", "/dashboard/sms"} {
+		b.open(path)
+		w := result(b, "measure "+path, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, document.documentElement.clientWidth]`))
+		if w[0] > w[1] {
+			// The culprits: the elements sticking out of the screen
+			// whose parent does not.
+			out := result(b, "find what sticks out", chromedp.Evaluate[[]string](`(() => {
+			  const W = document.documentElement.clientWidth, out = [];
+			  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : "");
+			  for (const el of document.body.querySelectorAll("*")) {
+			    const r = el.getBoundingClientRect(), p = el.parentElement.getBoundingClientRect();
+			    if (r.right > W + 1 && p.right <= W + 1) out.push(name(el.parentElement) + " > " + name(el) + " (" + Math.round(r.width) + " px)");
+			  }
+			  return out.slice(0, 5);
+			})()`))
+			t.Errorf("%s is %d px wide on a %d px screen: %s", path, w[0], w[1], strings.Join(out, "; "))
+		}
+	}
 }

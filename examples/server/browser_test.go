@@ -49,6 +49,8 @@ func browserTests() []string {
 		"TestBrowserContacts",
 		"TestBrowserCrossOrigin",
 		"TestBrowserPages",
+		"TestBrowserKeyboard",
+		"TestBrowserPhone",
 	}
 }
 
