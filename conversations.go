@@ -99,12 +99,11 @@ func (cs *Conversations) List(ctx context.Context, q *ConversationQuery) (*Conve
 	if err := refuseUnstorable(&query); err != nil {
 		return nil, err
 	}
-	if query.Limit == 0 {
-		query.Limit = DefaultPageSize
+	limit, err := pageSize(query.Limit)
+	if err != nil {
+		return nil, err
 	}
-	if query.Limit < 1 || query.Limit > MaxPageSize {
-		return nil, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
-	}
+	query.Limit = limit
 	p := &ConversationListParams{WorkspaceID: cs.ws, Limit: query.Limit + 1}
 	if query.Cursor != "" {
 		at, id, ok := parseMessageCursor(query.Cursor)
