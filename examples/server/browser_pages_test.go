@@ -2,11 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -553,4 +557,112 @@ func TestBrowserPhone(t *testing.T) {
 			t.Errorf("%s is %d px wide on a %d px screen: %s", path, w[0], w[1], strings.Join(out, "; "))
 		}
 	}
+}
+
+// hookRecorder is a webhook receiver recording each request.
+type hookRecorder struct {
+	mu   sync.Mutex
+	reqs []hookRequest
+}
+
+// hookRequest is one request a webhook receiver got.
+type hookRequest struct {
+	header http.Header
+	body   []byte
+}
+
+func (h *hookRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	h.mu.Lock()
+	h.reqs = append(h.reqs, hookRequest{r.Header.Clone(), body})
+	h.mu.Unlock()
+}
+
+// received answers the requests so far.
+func (h *hookRecorder) received() []hookRequest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.reqs)
+}
+
+// TestBrowserWebhook: a webhook endpoint added in Settings -> Developers
+// shows its signing secret once; the test event and the events of a
+// message reach the receiver signed with that secret; the delivery log
+// shows them with the receiver's 200 while the page is open; Redeliver
+// sends an event again with its id; and no later page holds the secret.
+func TestBrowserWebhook(t *testing.T) {
+	srv := startDashServer(t)
+	key := srv.key(t, "write:messages")
+	rec := &hookRecorder{}
+	sink := httptest.NewServer(rec)
+	defer sink.Close()
+	b := newBrowser(t, srv)
+	b.signIn()
+	b.open("/dashboard/w/" + demoWS + "/developers")
+	b.fill("URL", sink.URL+"/hooks")
+	b.fill("Description", "browser test receiver")
+	b.submit("Add endpoint")
+	secret := strings.TrimSpace(result(b, "read the signing secret", chromedp.Text(chromedp.ID("new-secret"))))
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("the page shows %q as the signing secret, want whsec_...", secret)
+	}
+	// The answer is the endpoint's page; its address is in its forms'.
+	endpoint := strings.TrimSuffix(result(b, "read the endpoint's address", chromedp.Evaluate[string](
+		`(document.querySelector("form[action$='/test']") || {getAttribute: () => ""}).getAttribute("action")`)), "/test")
+	if !strings.Contains(endpoint, "/developers/webhooks/") {
+		t.Fatalf("the endpoint's page has no test form (address %q)", endpoint)
+	}
+
+	b.submit("Send a test event")
+	b.waitText("answered the test event with HTTP 200")
+	if strings.Contains(b.html(), secret) {
+		t.Error("the page answering the test holds the signing secret")
+	}
+
+	// A message's events reach the receiver and the log, which refreshes
+	// while the page is open.
+	b.open(endpoint)
+	if st, body := srv.sendText(t, key, "+14155550123", "Hello, webhooks"); st != http.StatusCreated {
+		t.Fatalf("POST /v1/messages: %d %v", st, body)
+	}
+	b.waitFor("the message's events in the delivery log", `(() => { const d = document.getElementById("deliveries");
+	  return d && d.textContent.includes("message.status_updated") && d.textContent.includes("200"); })()`)
+	if strings.Contains(b.html(), secret) {
+		t.Error("the endpoint's page holds the signing secret")
+	}
+	if twice := deliveredTwice(rec.received()); twice != "" {
+		t.Fatalf("event %s was delivered twice before any redelivery", twice)
+	}
+	b.do("click Redeliver", chromedp.Click(chromedp.CSS("#deliveries form button"), chromedp.NodeVisible))
+	b.waitText("queued again")
+
+	// The redelivery arrives with the webhook-id of its first delivery.
+	deadline := time.Now().Add(browserTimeout)
+	for deliveredTwice(rec.received()) == "" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	reqs := rec.received()
+	if deliveredTwice(reqs) == "" {
+		t.Fatalf("Redeliver sent no event again: the receiver got %d requests, each a different event", len(reqs))
+	}
+	for i, r := range reqs {
+		ts, _ := strconv.ParseInt(r.header.Get("webhook-timestamp"), 10, 64)
+		if err := messaging.VerifyWebhook(secret, r.header, r.body, time.Unix(ts, 0), 0); err != nil {
+			t.Errorf("request %d does not verify with the secret the page showed: %v", i, err)
+		}
+	}
+}
+
+// deliveredTwice answers the webhook-id of an event received twice ("" when
+// none was).
+func deliveredTwice(reqs []hookRequest) string {
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		id := r.header.Get("webhook-id")
+		if seen[id] {
+			return id
+		}
+		seen[id] = true
+	}
+	return ""
 }

@@ -51,6 +51,7 @@ func browserTests() []string {
 		"TestBrowserPages",
 		"TestBrowserKeyboard",
 		"TestBrowserPhone",
+		"TestBrowserWebhook",
 	}
 }
 
