@@ -666,3 +666,56 @@ func deliveredTwice(reqs []hookRequest) string {
 	}
 	return ""
 }
+
+// TestBrowserChannels: Settings -> Channels disconnects a channel (after
+// its confirmation) and connects it again with credentials, as GET
+// /v1/channels then says; the access token is never shown again, only its
+// last 4 characters.
+func TestBrowserChannels(t *testing.T) {
+	const token = "EAAGbrowserTestToken98765"
+	srv := startDashServer(t)
+	key := srv.key(t, "manage:channels")
+	b := newBrowser(t, srv)
+	b.signIn()
+	b.open("/dashboard/w/" + demoWS + "/channels")
+	b.submit("Disconnect messenger")
+	b.waitFor("messenger disconnected", `!!document.querySelector("#ch-messenger .badge.st-disconnected")`)
+	if d := b.dialogMessages(); len(d) != 1 || !strings.Contains(d[0], "Disconnect messenger?") {
+		t.Errorf("confirmations asked: %q, want one asking to disconnect messenger", d)
+	}
+	if st, body := srv.api(t, "GET", "/v1/channels", key, nil); st != http.StatusOK || channelStatus(body, "messenger") != "disconnected" {
+		t.Fatalf("GET /v1/channels after the disconnection: %d %v", st, body)
+	}
+
+	b.do("open the messenger form", chromedp.Click(chromedp.CSS("#ch-messenger summary"), chromedp.NodeVisible))
+	b.fill("messenger-page_id", "104512345678")
+	b.fill("messenger-access_token", token)
+	b.submit("Connect messenger")
+	b.waitFor("messenger connected", `!!document.querySelector("#ch-messenger .badge.st-connected")`)
+	b.waitText("…8765")
+	if strings.Contains(b.html(), token) {
+		t.Error("the page answering the connection holds the access token")
+	}
+	b.open("/dashboard/w/" + demoWS + "/channels")
+	if h := b.html(); strings.Contains(h, token) || !strings.Contains(h, "104512345678") {
+		t.Error("the channels page holds the access token, or not the page id")
+	}
+	if st, body := srv.api(t, "GET", "/v1/channels", key, nil); st != http.StatusOK || channelStatus(body, "messenger") != "connected" {
+		t.Errorf("GET /v1/channels after the connection: %d %v", st, body)
+	}
+}
+
+// channelStatus answers the status of channel in a GET /v1/channels
+// answer (a list, or an object whose data is the list).
+func channelStatus(body any, channel string) string {
+	list, _ := body.([]any)
+	if m, ok := body.(map[string]any); ok {
+		list, _ = m["data"].([]any)
+	}
+	for _, c := range list {
+		if field(c, "channel") == channel {
+			return field(c, "status")
+		}
+	}
+	return ""
+}

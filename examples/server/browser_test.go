@@ -52,6 +52,7 @@ func browserTests() []string {
 		"TestBrowserKeyboard",
 		"TestBrowserPhone",
 		"TestBrowserWebhook",
+		"TestBrowserChannels",
 	}
 }
 
