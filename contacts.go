@@ -68,6 +68,10 @@ type Contact struct {
 	Source    string   `json:"source"`
 	Tags      []string `json:"tags"`
 	Lifecycle string   `json:"lifecycle"`
+	// OptedOut holds, for each channel on which the contact's phone opted
+	// out (replied STOP), when it did. The service fills it from the
+	// suppression list as it reads the contact; stores ignore it.
+	OptedOut map[string]time.Time `json:"-"`
 	// Version counts updates; it guards partial updates against lost writes.
 	Version   int64     `json:"-"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -109,6 +113,9 @@ type ContactUpdateParams struct {
 	// overwrite someone else's edit). It is not a field: an update
 	// setting only IfVersion sets nothing.
 	IfVersion int64
+	// OptedOut is refused whatever its value: only the recipient opts
+	// back in (by replying START), or the operator (Service.ClearOptOut).
+	OptedOut *bool
 }
 
 // ContactPage is one page of a contact listing.
@@ -231,6 +238,9 @@ func (cs *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contac
 	if err := cs.svc.store.ContactCreate(ctx, c); err != nil {
 		return nil, cs.storeError(ctx, err, c)
 	}
+	if err := cs.svc.fillOptedOut(ctx, cs.ws, c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -260,7 +270,32 @@ func (cs *Contacts) Get(ctx context.Context, id string) (*Contact, error) {
 	if err != nil {
 		return nil, wrapStoreError(err, "contact", id)
 	}
+	if err := cs.svc.fillOptedOut(ctx, cs.ws, c); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// fillOptedOut sets the OptedOut of each contact from the suppression
+// list, with one store call.
+func (s *Service) fillOptedOut(ctx context.Context, ws string, cs ...*Contact) error {
+	phones := make([]string, 0, len(cs))
+	for _, c := range cs {
+		phones = append(phones, c.Phone)
+	}
+	opted, err := s.optedOut(ctx, ws, phones)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		c.OptedOut = map[string]time.Time{}
+		if c.Phone != "" {
+			for ch, at := range opted[c.Phone] {
+				c.OptedOut[ch] = at
+			}
+		}
+	}
+	return nil
 }
 
 // maxUpdateAttempts bounds the optimistic retries of Contacts.Update.
@@ -279,6 +314,12 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 	}
 	if err := refuseUnstorable(p); err != nil {
 		return nil, err
+	}
+	if p.OptedOut != nil {
+		if !*p.OptedOut {
+			return nil, validationError("opted_out", "cannot be cleared through the contact: only the recipient can opt back in, by replying START, UNSTOP or ANZA (or the operator, with an audited management call)")
+		}
+		return nil, validationError("opted_out", "is set by the recipient replying STOP, not through the contact")
 	}
 	for attempt := 0; ; attempt++ {
 		cur, err := cs.Get(ctx, id)
@@ -328,6 +369,9 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 		}
 		if err != nil {
 			return nil, cs.storeError(ctx, err, &c)
+		}
+		if err := cs.svc.fillOptedOut(ctx, cs.ws, &c); err != nil {
+			return nil, err
 		}
 		return &c, nil
 	}

@@ -100,6 +100,7 @@ func TestContactCreate(t *testing.T) {
 		Phone: kenya, Email: "Jane.Doe@Example.com", EmailKey: "jane.doe@example.com",
 		Company: "Acme", JobTitle: "CTO", Website: "https://jane.example.com", Notes: "met at a fair",
 		Source: messaging.SourceAPI, Tags: []string{"vip", "nairobi"}, Lifecycle: "lead", Version: 1,
+		OptedOut:  map[string]time.Time{}, // filled from the suppression list: none
 		CreatedAt: t0, UpdatedAt: t0,
 	}
 	if !strings.HasPrefix(c.ID, "ct_") {

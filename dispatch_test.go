@@ -238,7 +238,7 @@ func TestDispatchEventsAndFailedStatusCarryReason(t *testing.T) {
 	f.svc.Subscribe(func(_ context.Context, e *messaging.Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		got = append(got, e.Data.PreviousStatus+">"+e.Data.Status+" "+e.Data.FailureReason)
+		got = append(got, e.Data.(messaging.StatusEventData).PreviousStatus+">"+e.Data.(messaging.StatusEventData).Status+" "+e.Data.(messaging.StatusEventData).FailureReason)
 	})
 	f.prov.script["+254712340000"] = []error{&messaging.SendError{Code: "131026", Text: "Message undeliverable"}}
 	f.send(t, "+254712345678")

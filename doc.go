@@ -6,8 +6,15 @@
 // A Service is created with New over a Store (store/memstore for tests,
 // store/sqlitestore for a single server) and a Provider (the channel
 // provider, for example provider/fakeprovider). Service.Workspace returns a
-// handle whose Messages, Contacts and Templates only ever see that workspace's
-// data. The REST surface lives in package httpapi.
+// handle whose Messages, Contacts, Templates and Conversations only ever see
+// that workspace's data. The REST surface lives in package httpapi.
+//
+// Two-way messaging: Service.RecordInbound stores a message a contact sent
+// (the Meta receiver in httpapi calls it) and announces it with a
+// message.received event; Messages.List and Conversations.List page
+// through a workspace's messages and conversations; an inbound STOP opts
+// the sender out of the channel (a send to them is then refused with
+// recipient_opted_out) and START opts them back in.
 //
 // Every operation returns *Error on failure, carrying the spec's error code
 // (validation_error, conflict, not_found, ...) and, for validation errors,

@@ -25,6 +25,9 @@ const (
 	// be reached, was locked past its timeout or is out of space (see
 	// ErrUnavailable). A retry with the same idempotency key is safe.
 	CodeServiceUnavailable Code = "service_unavailable"
+	// CodeRecipientOptedOut extends the spec's codes: the recipient opted
+	// out of the channel (replied STOP); Field is "to".
+	CodeRecipientOptedOut Code = "recipient_opted_out"
 )
 
 // Error is the error type returned by every operation of the library. Code

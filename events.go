@@ -33,10 +33,10 @@ func (e *Event) record() (*EventRecord, error) {
 // endpoints, its times written with FormatTime.
 func (e Event) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		ID        string          `json:"id"`
-		Type      string          `json:"type"`
-		CreatedAt jsonTime        `json:"created_at"`
-		Data      StatusEventData `json:"data"`
+		ID        string    `json:"id"`
+		Type      string    `json:"type"`
+		CreatedAt jsonTime  `json:"created_at"`
+		Data      EventData `json:"data"`
 	}{ID: e.ID, Type: e.Type, CreatedAt: jsonTime(e.CreatedAt), Data: e.Data})
 }
 
@@ -54,17 +54,73 @@ func (d StatusEventData) MarshalJSON() ([]byte, error) {
 const (
 	// EventMessageStatusUpdated is announced on every message status change.
 	EventMessageStatusUpdated = "message.status_updated"
+	// EventMessageReceived is announced once per inbound message, when it
+	// is first recorded; its Data is a MessageEventData.
+	EventMessageReceived = "message.received"
 )
 
 // Event is an event announced to subscribers. Its JSON form (the body of
 // a webhook delivery) writes times with FormatTime, like the REST API.
 type Event struct {
-	ID          string          `json:"id"`
-	Type        string          `json:"type"`
-	CreatedAt   time.Time       `json:"created_at"`
-	WorkspaceID string          `json:"-"`
-	MessageID   string          `json:"-"`
-	Data        StatusEventData `json:"data"`
+	ID          string    `json:"id"`
+	Type        string    `json:"type"`
+	CreatedAt   time.Time `json:"created_at"`
+	WorkspaceID string    `json:"-"`
+	// MessageID is the message the event is about: the events of one
+	// message reach each webhook endpoint in order.
+	MessageID string `json:"-"`
+	// Data is the payload of the event, of the type its Type names:
+	// StatusEventData (message.status_updated), MessageEventData
+	// (message.received) or ContactEventData (contact.opted_out and
+	// contact.opted_in).
+	Data EventData `json:"data"`
+}
+
+// EventData is the payload of an Event: StatusEventData,
+// MessageEventData or ContactEventData. Subscribers tell them apart by
+// the event's Type or a type switch.
+type EventData interface {
+	eventData()
+}
+
+func (StatusEventData) eventData()  {}
+func (MessageEventData) eventData() {}
+
+// MessageEventData is the payload of a message.received event: the
+// inbound message.
+type MessageEventData struct {
+	MessageID      string `json:"message_id"`
+	ConversationID string `json:"conversation_id"`
+	Channel        string `json:"channel"`
+	// From is the sender: E.164 on WhatsApp, a scoped id elsewhere.
+	From      string    `json:"from"`
+	Type      string    `json:"type"`
+	Text      string    `json:"text,omitempty"`
+	MediaURL  string    `json:"media_url,omitempty"`
+	Caption   string    `json:"caption,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// MarshalJSON implements json.Marshaler: CreatedAt is written with
+// FormatTime.
+func (d MessageEventData) MarshalJSON() ([]byte, error) {
+	type fields MessageEventData
+	return json.Marshal(struct {
+		fields
+		CreatedAt jsonTime `json:"created_at"`
+	}{fields(d), jsonTime(d.CreatedAt)})
+}
+
+// receivedEvent builds the message.received event of an inbound message.
+func receivedEvent(m *Message, now time.Time) *Event {
+	return &Event{
+		ID: NewID("evt"), Type: EventMessageReceived, CreatedAt: now,
+		WorkspaceID: m.WorkspaceID, MessageID: m.ID,
+		Data: MessageEventData{
+			MessageID: m.ID, ConversationID: m.ConversationID, Channel: m.Channel, From: m.To,
+			Type: m.Type, Text: m.Text, MediaURL: m.MediaURL, Caption: m.Caption, CreatedAt: m.CreatedAt,
+		},
+	}
 }
 
 // StatusEventData is the payload of a message.status_updated event.

@@ -33,10 +33,20 @@ func TestEventJSON(t *testing.T) {
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("event JSON (-want +got):\n%s", diff)
 	}
-	ev.Data.FailureReason = ""
-	got, _ = json.Marshal(ev.Data)
+	data := ev.Data.(messaging.StatusEventData)
+	data.FailureReason = ""
+	got, _ = json.Marshal(data)
 	want = `{"message_id":"msg_1","conversation_id":"conv_1","channel":"whatsapp","to":"+14155550123","status":"failed","previous_status":"sent","updated_at":"2026-11-24T06:05:35.123Z"}`
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("data without failure_reason (-want +got):\n%s", diff)
+	}
+	ev.Type, ev.Data = messaging.EventMessageReceived, messaging.MessageEventData{
+		MessageID: "msg_2", ConversationID: "conv_1", Channel: "whatsapp", From: "+14155550123", Type: "text", Text: "STOP", CreatedAt: at,
+	}
+	got, _ = json.Marshal(ev)
+	want = `{"id":"evt_1","type":"message.received","created_at":"2026-11-24T06:05:34.123Z",` +
+		`"data":{"message_id":"msg_2","conversation_id":"conv_1","channel":"whatsapp","from":"+14155550123","type":"text","text":"STOP","created_at":"2026-11-24T06:05:34.123Z"}}`
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("message.received JSON (-want +got):\n%s", diff)
 	}
 }

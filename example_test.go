@@ -196,7 +196,7 @@ func ExampleService_UpdateStatus() {
 	ctx := context.Background()
 	svc := newExampleService(ctx)
 	unsubscribe := svc.Subscribe(func(_ context.Context, e *messaging.Event) {
-		fmt.Printf("event %s: %s -> %s\n", e.Type, e.Data.PreviousStatus, e.Data.Status)
+		fmt.Printf("event %s: %s -> %s\n", e.Type, e.Data.(messaging.StatusEventData).PreviousStatus, e.Data.(messaging.StatusEventData).Status)
 	})
 	defer unsubscribe()
 

@@ -23,8 +23,13 @@ type InboundMessage struct {
 
 // RecordInbound stores an inbound message (direction inbound, status
 // delivered) in the conversation of its sender on its channel, so that it
-// shares conversation_id with the messages sent to that contact. A repeated
-// report of the same provider message id returns the stored message.
+// shares conversation_id with the messages sent to that contact, and
+// announces it with a message.received event, queued for the webhooks in
+// the same transaction as the message. A repeated report of the same
+// provider message id returns the stored message and announces nothing.
+// A text that is an opt-out keyword (OptOutKeywords) opts the sender out
+// of the channel, and an opt-in keyword (OptInKeywords) back in, with a
+// contact.opted_out or contact.opted_in event.
 func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Message, error) {
 	if err := refuseUnstorable(in); err != nil {
 		return nil, err
@@ -54,9 +59,21 @@ func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Messa
 		Text: in.Text, MediaURL: in.MediaURL, Caption: in.Caption, ProviderMessageID: in.ProviderMessageID,
 		IdempotencyKey: "\x1finbound:" + in.Channel + ":" + in.ProviderMessageID, CreatedAt: now, UpdatedAt: now,
 	}
-	stored, _, err := s.store.MessageCreate(ctx, m)
+	ev := receivedEvent(m, now)
+	rec, err := ev.record()
 	if err != nil {
 		return nil, wrapStoreError(err, "message", m.ID)
+	}
+	stored, created, err := s.store.MessageReceive(ctx, &MessageReceiveParams{Message: m, Event: rec})
+	if err != nil {
+		return nil, wrapStoreError(err, "message", m.ID)
+	}
+	if created {
+		s.wakeWebhooks()
+		s.events.publish(ctx, ev)
+	}
+	if err := s.applyKeyword(ctx, stored); err != nil {
+		return nil, err
 	}
 	return stored, nil
 }

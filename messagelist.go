@@ -60,12 +60,11 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 	if err := refuseUnstorable(&query); err != nil {
 		return nil, err
 	}
-	if query.Limit == 0 {
-		query.Limit = DefaultPageSize
+	limit, err := pageSize(query.Limit)
+	if err != nil {
+		return nil, err
 	}
-	if query.Limit < 1 || query.Limit > MaxPageSize {
-		return nil, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
-	}
+	query.Limit = limit
 	if query.Direction != "" && query.Direction != DirectionInbound && query.Direction != DirectionOutbound {
 		return nil, validationError("direction", "must be inbound or outbound (got %q)", query.Direction)
 	}
@@ -112,6 +111,18 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 		page.Items = []*Message{}
 	}
 	return page, nil
+}
+
+// pageSize checks the limit of a cursor-paged listing: 1 to MaxPageSize,
+// zero meaning DefaultPageSize.
+func pageSize(limit int) (int, error) {
+	if limit == 0 {
+		return DefaultPageSize, nil
+	}
+	if limit < 1 || limit > MaxPageSize {
+		return 0, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
+	}
+	return limit, nil
 }
 
 // messageStatuses are the statuses a message can have, in the order of

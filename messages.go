@@ -258,14 +258,17 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 }
 
 // acceptable checks what may refuse a new message: a template that is not
-// approved, a channel that is not connected.
+// approved, a channel that is not connected, a recipient who opted out.
 func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) error {
 	if kind == kindTemplate {
 		if err := m.checkTemplate(ctx, msg); err != nil {
 			return err
 		}
 	}
-	return m.svc.requireChannel(ctx, m.ws, msg.Channel)
+	if err := m.svc.requireChannel(ctx, m.ws, msg.Channel); err != nil {
+		return err
+	}
+	return m.svc.refuseOptedOut(ctx, m.ws, msg.Channel, msg.To)
 }
 
 // replayed answers a request whose idempotency key created prev: the

@@ -203,6 +203,8 @@ type Workspace struct {
 	Contacts *Contacts
 	// Templates lists and reads templates and manages their review state.
 	Templates *Templates
+	// Conversations lists conversations and their messages.
+	Conversations *Conversations
 }
 
 // Workspace returns a handle on the workspace with the given id.
@@ -212,6 +214,8 @@ func (s *Service) Workspace(id string) *Workspace {
 		Messages:  &Messages{svc: s, ws: id},
 		Contacts:  &Contacts{svc: s, ws: id},
 		Templates: &Templates{svc: s, ws: id},
+
+		Conversations: &Conversations{svc: s, ws: id},
 	}
 }
 

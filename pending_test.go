@@ -139,7 +139,7 @@ func (f *pendingFixture) apply(pid, status string) string {
 func (f *pendingFixture) transitions() []string {
 	var out []string
 	for _, ev := range f.events.take() {
-		out = append(out, ev.Data.PreviousStatus+">"+ev.Data.Status)
+		out = append(out, ev.Data.(messaging.StatusEventData).PreviousStatus+">"+ev.Data.(messaging.StatusEventData).Status)
 	}
 	return out
 }

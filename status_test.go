@@ -73,7 +73,7 @@ func TestStatusRules(t *testing.T) {
 					t.Fatalf("setup update %s did not change the status", s)
 				}
 				evs := f.events.take()
-				if len(evs) != 1 || evs[0].Data.Status != s || evs[0].Data.PreviousStatus != prev {
+				if len(evs) != 1 || evs[0].Data.(messaging.StatusEventData).Status != s || evs[0].Data.(messaging.StatusEventData).PreviousStatus != prev {
 					t.Fatalf("setup update %d (%s): events %+v, want one %s event from %s", i, s, evs, s, prev)
 				}
 				prev = s
@@ -284,7 +284,7 @@ func TestStatusMovedMeanwhile(t *testing.T) {
 			}
 			var got [][2]string
 			for _, e := range events.take() {
-				got = append(got, [2]string{e.Data.Status, e.Data.PreviousStatus})
+				got = append(got, [2]string{e.Data.(messaging.StatusEventData).Status, e.Data.(messaging.StatusEventData).PreviousStatus})
 			}
 			if d := cmp.Diff(tc.events, got); d != "" {
 				t.Errorf("events (-want +got):\n%s", d)

@@ -67,6 +67,9 @@ type Store interface {
 	// already p.PrevVersion+1. ErrStale if the version moved, ErrConflict
 	// on a duplicate phone or email, ErrNotFound if it does not exist.
 	ContactUpdate(ctx context.Context, p *ContactReplaceParams) error
+	// ContactsByPhone returns the contacts of p.WorkspaceID whose Phone is
+	// one of p.Phones, in any order.
+	ContactsByPhone(ctx context.Context, p *ContactsByPhoneParams) ([]*Contact, error)
 	// ContactList returns one page of contacts, newest first (CreatedAt
 	// descending, then ID descending), and the total number of matches.
 	ContactList(ctx context.Context, p *ContactListParams) ([]*Contact, int, error)
@@ -139,6 +142,12 @@ type Store interface {
 	// existing message and created=false. The check and insert are atomic.
 	// A new message has no History: m.History is not stored.
 	MessageCreate(ctx context.Context, m *Message) (stored *Message, created bool, err error)
+	// MessageReceive inserts p.Message as MessageCreate does and, when it
+	// inserts it, queues p.Event (when non-nil) for delivery to every
+	// enabled webhook endpoint of the workspace that subscribes to its
+	// type, in the same transaction: a message repeated under the same
+	// idempotency key is returned with created=false and queues nothing.
+	MessageReceive(ctx context.Context, p *MessageReceiveParams) (stored *Message, created bool, err error)
 	// MessageGet returns one message of the workspace.
 	MessageGet(ctx context.Context, workspaceID, id string) (*Message, error)
 	// MessageGetByIdempotencyKey returns the message of the workspace
@@ -176,6 +185,18 @@ type Store interface {
 	// in that order. It must use an index on (workspace, created_at, id),
 	// so that a page costs the same at any depth when no filter is given.
 	MessageList(ctx context.Context, p *MessageListParams) ([]*Message, error)
+	// ConversationList returns up to p.Limit conversations of
+	// p.WorkspaceID (only p.ID when it is non-empty), by LastMessageAt
+	// descending then ID descending, each with its LastMessage; when
+	// p.BeforeID is non-empty the list starts after the conversation at
+	// (p.BeforeAt, p.BeforeID) in that order. MessageCreate keeps the
+	// conversations in the same transaction as the message it inserts: a
+	// conversation exists once a message of it does, its last message is
+	// its newest by (CreatedAt, ID), and LastInboundAt is the newest
+	// CreatedAt of its inbound messages. It must use an index on
+	// (workspace, last message time, id), so that a page costs the same at
+	// any depth.
+	ConversationList(ctx context.Context, p *ConversationListParams) ([]*Conversation, error)
 	// MessageHourlyCounts counts the messages of p.WorkspaceID created at
 	// or after p.Since, by the UTC hour of their CreatedAt and their
 	// current status, ordered by hour then status.
@@ -257,6 +278,18 @@ type Store interface {
 	// ErrNotFound if there is no such delivery.
 	WebhookRedeliver(ctx context.Context, p *WebhookRedeliverParams) (*WebhookDelivery, error)
 
+	// SuppressionSet records p.Suppression as the opt-out state of its
+	// recipient on its channel, unless the stored state of that
+	// (workspace, channel, recipient) is the same OptedOut or changed after
+	// p.Suppression.UpdatedAt (a stale report); no stored state counts as
+	// not opted out. When it changes the state it queues p.Event (when
+	// non-nil) for the workspace's subscribing webhook endpoints in the
+	// same transaction, and reports changed=true.
+	SuppressionSet(ctx context.Context, p *SuppressionSetParams) (changed bool, err error)
+	// SuppressionList returns the stored states of p.Recipients in
+	// p.WorkspaceID, on every channel, in any order.
+	SuppressionList(ctx context.Context, p *SuppressionListParams) ([]*Suppression, error)
+
 	// AuditAppend stores e, a management change of a workspace, and sets
 	// e.Seq greater than the Seq of every event stored before.
 	AuditAppend(ctx context.Context, e *AuditEvent) error
@@ -325,6 +358,13 @@ type MessageListParams struct {
 	BeforeCreatedAt time.Time
 	BeforeID        string
 	Limit           int
+}
+
+// MessageReceiveParams are the arguments of Store.MessageReceive.
+type MessageReceiveParams struct {
+	Message *Message
+	// Event, when non-nil, is queued if the message is inserted.
+	Event *EventRecord
 }
 
 // MessageCountParams are the arguments of Store.MessageHourlyCounts.

@@ -43,6 +43,7 @@ func operatorEndpoints() []operatorEndpoint {
 		{Route{get, "/admin/v1/workspaces", nil, 60}, (*Handler).opListWorkspaces, false},
 		{Route{get, "/admin/v1/workspaces/{id}", nil, 120}, (*Handler).opGetWorkspace, false},
 		{Route{post, "/admin/v1/workspaces/{id}/api-keys", nil, 30}, (*Handler).opCreateAPIKey, false},
+		{Route{post, "/admin/v1/workspaces/{id}/opt-ins", nil, 30}, (*Handler).opClearOptOut, false},
 		{Route{post, "/admin/v1/sms/accounts", nil, 30}, (*Handler).opCreateSMSAccount, true},
 		{Route{get, "/admin/v1/sms/accounts/{partnerID}", nil, 120}, (*Handler).opGetSMSAccount, true},
 		{Route{post, "/admin/v1/sms/accounts/{partnerID}/senders", nil, 30}, (*Handler).opApproveSender, true},
@@ -248,6 +249,33 @@ func (h *Handler) opCreateAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, createdAPIKeyJSON{apiKeyJSON: apiKeyView(k), Key: plain})
+	return nil
+}
+
+// optInRequest is the body of POST /admin/v1/workspaces/{id}/opt-ins.
+type optInRequest struct {
+	Channel string `json:"channel"`
+	To      string `json:"to"`
+}
+
+// optInJSON is its answer.
+type optInJSON struct {
+	Channel  string `json:"channel"`
+	To       string `json:"to"`
+	OptedOut bool   `json:"opted_out"`
+	Changed  bool   `json:"changed"`
+}
+
+func (h *Handler) opClearOptOut(w http.ResponseWriter, r *http.Request) error {
+	var req optInRequest
+	if err := h.decode(w, r, &req); err != nil {
+		return err
+	}
+	o, err := h.svc.ClearOptOut(r.Context(), r.PathValue("id"), req.Channel, req.To)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, optInJSON{Channel: o.Channel, To: o.To, OptedOut: o.OptedOut, Changed: o.Changed})
 	return nil
 }
 

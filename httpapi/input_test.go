@@ -246,7 +246,7 @@ func TestRouting(t *testing.T) {
 		}
 		rows = append(rows,
 			scenario{name: kn + "/DELETE contact", method: "DELETE", path: "/v1/contacts/x", key: key, wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "PATCH")},
-			scenario{name: kn + "/GET messages", method: "GET", path: "/v1/messages", key: key, wantStatus: 405, wantCode: "method_not_allowed", check: allow("POST")},
+			scenario{name: kn + "/DELETE messages", method: "DELETE", path: "/v1/messages", key: key, wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "POST")},
 			scenario{name: kn + "/PUT contacts", method: "PUT", path: "/v1/contacts", key: key, body: okContact, wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "POST")},
 			scenario{name: kn + "/DELETE templates", method: "DELETE", path: "/v1/templates", key: key, wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "POST")},
 			scenario{name: kn + "/POST template", method: "POST", path: "/v1/templates/<A.template>", key: key, body: "{}", wantStatus: 405, wantCode: "method_not_allowed", check: allow("GET", "PATCH", "DELETE")},
@@ -412,6 +412,9 @@ func TestPatchContact(t *testing.T) {
 		patch("bad email", `{"email":"nope"}`, 400, "validation_error", "email", nil),
 		patch("bad website", `{"website":"ftp://example.com"}`, 400, "validation_error", "website", nil),
 		patch("bad lifecycle", `{"lifecycle":"vip"}`, 400, "validation_error", "lifecycle", nil),
+		patch("opted_out false", `{"opted_out":false}`, 400, "validation_error", "opted_out", nil),
+		patch("opted_out true", `{"opted_out":true,"company":"X"}`, 400, "validation_error", "opted_out", nil),
+		patch("opted_out not a boolean", `{"opted_out":"no"}`, 400, "validation_error", "opted_out", nil),
 		patch("clear phone and email", `{"phone":null,"email":null}`, 400, "validation_error", "phone", nil),
 		patch("email of another contact", `{"email":"BRIAN.amina@example.com"}`, 409, "conflict", "email", nil),
 		patch("trailing garbage", `{"company":"X"} x`, 400, "validation_error", "body", nil),
@@ -540,6 +543,7 @@ func TestContactCreateRoundTrip(t *testing.T) {
 		"id": id, "firstName": "Neema", "lastName": "Mwangi", "fullName": "Neema Mwangi", "phone": "+255754123456",
 		"email": "Neema@Example.org", "company": "Duka", "jobTitle": "Owner", "website": "https://duka.example.org",
 		"notes": "prefers sw", "source": "api", "tags": []any{}, "lifecycle": "", "createdAt": ts0, "updatedAt": ts0,
+		"opted_out": map[string]any{},
 	}
 	diffJSON(t, "POST /v1/contacts", want, created)
 	diffJSON(t, "GET /v1/contacts/:id", want, e.call(t, "GET", "/v1/contacts/"+id, "A", nil).object(t))

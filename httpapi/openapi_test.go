@@ -451,6 +451,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		messaging.CodeUnauthorized, messaging.CodeInvalidAPIKey, messaging.CodeForbidden, messaging.CodeNotFound,
 		messaging.CodeConflict, messaging.CodeValidation, messaging.CodeChannelUnavailable,
 		messaging.CodeTemplateNotFound, messaging.CodeRateLimitExceeded, messaging.CodeInternal, messaging.CodeServiceUnavailable,
+		messaging.CodeRecipientOptedOut,
 		httpapi.CodeMethodNotAllowed, httpapi.CodePayloadTooLarge,
 	}
 	var wantCodes []string
@@ -919,6 +920,8 @@ type oaCase struct {
 	wantHeader map[string]string
 	// save stores the "id" or "message_id" of the response in vars.
 	save string
+	// saveField, when set, is the member saved instead.
+	saveField string
 }
 
 // oaChecker validates real responses against the document.
@@ -1150,7 +1153,22 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "send without scope", method: "POST", path: "/v1/messages", key: "readContacts", body: text("whatsapp", "+254712345678", "Hi"), status: 403, code: "forbidden"},
 		{name: "send too large", method: "POST", path: "/v1/messages", key: "full", body: bigMsg, status: 413, code: "payload_too_large"},
 		{name: "send channel not connected", method: "POST", path: "/v1/messages", key: "narrow", body: text("whatsapp", "+254712345678", "Hi"), status: 422, code: "channel_unavailable"},
-		{name: "GET /v1/messages", method: "GET", path: "/v1/messages", key: "full", status: 405, code: "method_not_allowed"},
+		{name: "DELETE /v1/messages", method: "DELETE", path: "/v1/messages", key: "full", status: 405, code: "method_not_allowed"},
+		// Listing (issue 16).
+		{name: "list messages", method: "GET", path: "/v1/messages", key: "full", status: 200},
+		{name: "list messages page", method: "GET", path: "/v1/messages?limit=1&direction=outbound&channel=whatsapp&status=queued&to=%2B254712345678&created_after=2000-01-01T00:00:00Z&created_before=2100-01-01T00:00:00.5%2B03:00", key: "full", status: 200, save: "msgcursor"},
+		{name: "list messages next page", method: "GET", path: "/v1/messages?limit=1&cursor=${msgcursor}", key: "full", status: 200},
+		{name: "list messages bad cursor", method: "GET", path: "/v1/messages?cursor=abc", key: "full", status: 400, code: "validation_error"},
+		{name: "list messages bad direction", method: "GET", path: "/v1/messages?direction=sideways", key: "full", status: 400, code: "validation_error"},
+		{name: "list messages bad time", method: "GET", path: "/v1/messages?created_after=yesterday", key: "full", status: 400, code: "validation_error"},
+		{name: "list messages limit 101", method: "GET", path: "/v1/messages?limit=101", key: "full", status: 400, code: "validation_error"},
+		{name: "list messages without scope", method: "GET", path: "/v1/messages", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "send for conversation", method: "POST", path: "/v1/messages", key: "full", body: text("whatsapp", "+254712345678", "Hello again"), status: 201, save: "conv", saveField: "conversation_id"},
+		{name: "list conversations", method: "GET", path: "/v1/conversations?limit=1", key: "full", status: 200},
+		{name: "list conversations bad limit", method: "GET", path: "/v1/conversations?limit=x", key: "full", status: 400, code: "validation_error"},
+		{name: "list conversation messages", method: "GET", path: "/v1/conversations/${conv}/messages?limit=2", key: "full", status: 200},
+		{name: "list conversation messages unknown", method: "GET", path: "/v1/conversations/conv_nope/messages", key: "full", status: 404, code: "not_found"},
+		{name: "list conversation messages conversation filter", method: "GET", path: "/v1/conversations/${conv}/messages?conversation_id=x", key: "full", status: 400, code: "validation_error"},
 
 		// POST /v1/messages/templates.
 		{name: "template send", method: "POST", path: "/v1/messages/templates", key: "full", body: orderSend, status: 201, save: "msg_tpl"},
@@ -1378,6 +1396,9 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "op workspace unknown", method: "GET", path: "/admin/v1/workspaces/nope", header: opH, status: 404, code: "not_found"},
 		{name: "op workspace query", method: "GET", path: "/admin/v1/workspaces/acme?x=1", header: opH, status: 400, code: "validation_error"},
 		{name: "op key", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: `{"name":"first","scopes":["manage:keys"],"expires_at":"2030-01-01T00:00:00Z"}`, status: 201},
+		{name: "op opt-in", method: "POST", path: "/admin/v1/workspaces/acme/opt-ins", header: opH, body: `{"channel":"whatsapp","to":"+254712345678"}`, status: 200},
+		{name: "op opt-in bad recipient", method: "POST", path: "/admin/v1/workspaces/acme/opt-ins", header: opH, body: `{"channel":"whatsapp","to":"hello"}`, status: 400, code: "validation_error"},
+		{name: "op opt-in unknown workspace", method: "POST", path: "/admin/v1/workspaces/nope/opt-ins", header: opH, body: `{"channel":"whatsapp","to":"+254712345678"}`, status: 404, code: "not_found"},
 		{name: "op key bad scope", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: `{"scopes":["root"]}`, status: 400, code: "validation_error", bodyInvalid: true},
 		{name: "op key no scopes", method: "POST", path: "/admin/v1/workspaces/oa_ws/api-keys", header: opH, body: `{"name":"x"}`, status: 400, code: "validation_error", bodyInvalid: true},
 		{name: "op key unknown workspace", method: "POST", path: "/admin/v1/workspaces/nope/api-keys", header: opH, body: `{"scopes":["read:messages"]}`, status: 404, code: "not_found"},
@@ -1587,6 +1608,9 @@ func TestOpenAPIResponses(t *testing.T) {
 			}
 			if tc.save != "" {
 				id, _ := obj["id"].(string)
+				if tc.saveField != "" {
+					id, _ = obj[tc.saveField].(string)
+				}
 				if id == "" {
 					id, _ = obj["message_id"].(string)
 				}

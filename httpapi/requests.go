@@ -159,6 +159,14 @@ func (c *contactPatch) UnmarshalJSON(b []byte) error {
 	}
 	for k, v := range raw {
 		c.fields++
+		if k == "opted_out" {
+			var b bool
+			if err := json.Unmarshal(v, &b); err != nil {
+				return badRequest("opted_out", "must be a boolean (and cannot be changed through the contact)")
+			}
+			c.p.OptedOut = &b
+			continue
+		}
 		if k == "tags" {
 			tags := []string{}
 			if string(v) != "null" {

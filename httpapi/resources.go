@@ -58,6 +58,9 @@ type contactJSON struct {
 	contactListItem
 	Website string `json:"website"`
 	Notes   string `json:"notes"`
+	// OptedOut maps each channel the contact's phone opted out of to
+	// when it did.
+	OptedOut map[string]timestamp `json:"opted_out"`
 }
 
 func contactItemView(c *messaging.Contact) contactListItem {
@@ -73,7 +76,11 @@ func contactItemView(c *messaging.Contact) contactListItem {
 }
 
 func contactView(c *messaging.Contact) contactJSON {
-	return contactJSON{contactListItem: contactItemView(c), Website: c.Website, Notes: c.Notes}
+	opted := make(map[string]timestamp, len(c.OptedOut))
+	for ch, at := range c.OptedOut {
+		opted[ch] = timestamp(at)
+	}
+	return contactJSON{contactListItem: contactItemView(c), Website: c.Website, Notes: c.Notes, OptedOut: opted}
 }
 
 // contactReceiptJSON is what PATCH /v1/contacts/{id} answers a key that

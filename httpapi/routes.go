@@ -58,7 +58,10 @@ func endpoints() []endpoint {
 	return []endpoint{
 		{Route{post, "/v1/messages", []string{writeMessages}, 60}, (*Handler).sendMessage},
 		{Route{post, "/v1/messages/templates", []string{writeMessages, readTemplates}, 20}, (*Handler).sendTemplate},
+		{Route{get, "/v1/messages", []string{readMessages}, 60}, (*Handler).listMessages},
 		{Route{get, "/v1/messages/{id}", []string{readMessages}, 120}, (*Handler).getMessage},
+		{Route{get, "/v1/conversations", []string{readMessages}, 60}, (*Handler).listConversations},
+		{Route{get, "/v1/conversations/{id}/messages", []string{readMessages}, 60}, (*Handler).listConversationMessages},
 		{Route{get, "/v1/templates", []string{readTemplates}, 30}, (*Handler).listTemplates},
 		{Route{get, "/v1/templates/{id}", []string{readTemplates}, 60}, (*Handler).getTemplate},
 		{Route{post, "/v1/templates", []string{manageTpl}, 30}, (*Handler).createTemplate},

@@ -441,7 +441,7 @@ var (
 		"unauthorized": 401, "invalid_api_key": 401, "forbidden": 403, "not_found": 404,
 		"conflict": 409, "validation_error": 400, "channel_unavailable": 422,
 		"template_not_found": 404, "rate_limit_exceeded": 429, "internal_error": 500,
-		"method_not_allowed": 405, "payload_too_large": 413,
+		"method_not_allowed": 405, "payload_too_large": 413, "recipient_opted_out": 422,
 	}
 )
 
@@ -582,6 +582,8 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 		id = f.NewDraft()
 	case strings.HasPrefix(rt.Pattern, "/v1/messages/"):
 		id = f.Message.MessageID
+	case strings.HasPrefix(rt.Pattern, "/v1/conversations/"):
+		id = f.Message.ConversationID
 	case strings.HasPrefix(rt.Pattern, "/v1/templates/"):
 		id = f.Approved.ID
 	case strings.HasPrefix(rt.Pattern, "/v1/contacts/"):
@@ -661,7 +663,7 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 		return rq, 200
 	case "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver":
 		return rq, 202
-	case "GET /v1/messages/{id}", "GET /v1/templates", "GET /v1/templates/{id}", "GET /v1/contacts",
+	case "GET /v1/messages/{id}", "GET /v1/messages", "GET /v1/conversations", "GET /v1/conversations/{id}/messages", "GET /v1/templates", "GET /v1/templates/{id}", "GET /v1/contacts",
 		"GET /v1/contacts/{id}", "GET /v1/openapi.json", "GET /v1/errors/{code}",
 		"GET /v1/webhooks", "GET /v1/webhooks/{id}", "GET /v1/webhooks/{id}/deliveries":
 		return rq, 200

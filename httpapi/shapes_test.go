@@ -46,6 +46,7 @@ func fullContact(c *messaging.Contact) map[string]any {
 	m := listContact(c)
 	m["website"] = c.Website
 	m["notes"] = c.Notes
+	m["opted_out"] = map[string]any{} // none of the fixtures opted out
 	return m
 }
 
@@ -226,7 +227,7 @@ func TestContactShapes(t *testing.T) {
 		t.Errorf("list item fields %v, want the spec's %v", got, specList)
 	}
 	full := keys(e.call(t, "PATCH", "/v1/contacts/<A.contact>", "A", `{"jobTitle":"CEO"}`).object(t))
-	if !slices.Equal(full, sorted(append(specList, "website", "notes"))) {
+	if !slices.Equal(full, sorted(append(specList, "website", "notes", "opted_out"))) {
 		t.Errorf("PATCH response fields %v", full)
 	}
 	receipt := keys(e.call(t, "PATCH", "/v1/contacts/<A.contact>", "A.only:write:contacts", `{"jobTitle":"CTO"}`).object(t))

@@ -25,6 +25,9 @@
 //	-meta-version MESSAGING_META_VERSION    the Graph API version (default v21.0)
 //	-template-sync-every MESSAGING_TEMPLATE_SYNC_EVERY  templates are synchronised from Meta at start and this often (1h)
 //	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
+//	-fake-inbound MESSAGING_FAKE_INBOUND  for local testing only (default off): POST /fake/v1/inbound with the
+//	                                 operator token and {"workspace_id","from","text"[,"channel","id"]} makes the
+//	                                 fake provider report a message from a contact (message.received, opt-out keywords)
 //	-fake-review-after MESSAGING_FAKE_REVIEW_AFTER  the fake approves a submitted template after this long (2s),
 //	                                 except names starting reject_ (rejected, reason INVALID_FORMAT)
 //	-lease      MESSAGING_LEASE      how long claimed work belongs to the process (default 60s); after a crash it is picked up again once this has passed
@@ -143,6 +146,7 @@ func run(ctx context.Context, args []string) error {
 	metaVersion := fs.String("meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
 	reviewAfter := fs.Duration("fake-review-after", envDuration("MESSAGING_FAKE_REVIEW_AFTER", 2*time.Second), "the fake provider approves a submitted template after this long (names starting reject_ are rejected) (env MESSAGING_FAKE_REVIEW_AFTER)")
 	dashPassword := fs.String("dashboard-password", env("MESSAGING_DASHBOARD_PASSWORD", ""), "a password (12 to 72 characters) that signs in to the dashboard besides the operator token; kept only as a bcrypt hash (env MESSAGING_DASHBOARD_PASSWORD)")
+	fakeInbound := fs.Bool("fake-inbound", envBool("MESSAGING_FAKE_INBOUND", false), "for local testing only: serve POST "+fakeInboundPath+" (operator token), which makes the fake provider report a message from a contact (env MESSAGING_FAKE_INBOUND)")
 	syncEvery := fs.Duration("template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", messaging.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
 	gwc := &smsGatewayConfig{partnerID: os.Getenv("MESSAGING_ADVANTA_PARTNER_ID"), apikey: os.Getenv("MESSAGING_ADVANTA_APIKEY"),
 		callbackSecret: os.Getenv("MESSAGING_SMS_CALLBACK_SECRET")}
@@ -195,6 +199,9 @@ func run(ctx context.Context, args []string) error {
 		}
 	default:
 		return fmt.Errorf("-provider: must be fake or meta (got %q)", *providerKind)
+	}
+	if *fakeInbound && *providerKind != "fake" {
+		return errors.New("-fake-inbound needs -provider fake")
 	}
 	smsOpts := &sms.Options{Logger: log, MeterProvider: tel.mp, TracerProvider: tel.tp}
 	smsGW, err := openSMSGateway(gwc, smsOpts, log)
@@ -341,6 +348,13 @@ func run(ctx context.Context, args []string) error {
 	handler, err := withDashboard(httpapi.New(svc, apiOpts), svc, smsSvc, signIn, log)
 	if err != nil {
 		return err
+	}
+	if *fakeInbound {
+		mux := http.NewServeMux()
+		mux.Handle("/", handler)
+		mux.Handle("POST "+fakeInboundPath, fakeInboundHandler(fake, adminToken))
+		handler = mux
+		log.Warn("fake inbound route enabled, for local testing only", "route", "POST "+fakeInboundPath)
 	}
 	srv := &http.Server{
 		Addr:              *addr,

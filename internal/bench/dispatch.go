@@ -157,7 +157,7 @@ func dispatchProduct(ctx context.Context, path string, n int, p messaging.Provid
 	var sent atomic.Int64
 	done := make(chan struct{})
 	svc.Subscribe(func(_ context.Context, e *messaging.Event) {
-		if e.Data.Status == messaging.StatusSent && sent.Add(1) == int64(n) {
+		if e.Data.(messaging.StatusEventData).Status == messaging.StatusSent && sent.Add(1) == int64(n) {
 			close(done)
 		}
 	})

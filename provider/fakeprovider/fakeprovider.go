@@ -55,6 +55,12 @@
 // report itself and applies it when the id is recorded.) Run calls Flush
 // periodically, for long-running servers.
 //
+// # Inbound messages
+//
+// Receive simulates a contact writing to the workspace: the message goes
+// at once to the Sink's RecordInbound (*messaging.Service records it and
+// announces it with a message.received event), as Meta's webhook would.
+//
 // # Template review
 //
 // The fake reviews templates like Meta, deterministically (see
@@ -228,6 +234,7 @@ type Provider struct {
 	nextSeq  uint64
 	failNext []error
 	inbound  map[string]time.Time // workspace + "\x00" + number -> last inbound
+	inSeq    int                  // numbers the inbound messages of Receive
 	drained  chan struct{}        // closed, and replaced, when Flush takes reports off pending
 	// unknown holds the provider message ids the Sink last reported as
 	// not found; their reports are the first dropped when pending is full.
@@ -283,6 +290,42 @@ func (p *Provider) Inbound(workspaceID, from string, at time.Time) {
 	if last, ok := p.inbound[key]; !ok || at.After(last) {
 		p.inbound[key] = at
 	}
+}
+
+// InboundSink records inbound messages; *messaging.Service is one.
+type InboundSink interface {
+	RecordInbound(ctx context.Context, in *messaging.InboundMessage) (*messaging.Message, error)
+}
+
+// Receive simulates a message a contact sends to the workspace, as Meta's
+// webhook would report it: it opens the customer-service window of the
+// sender (as Inbound does, for WhatsApp) and hands the message at once to
+// the Sink, which must be an InboundSink (*messaging.Service is one), and
+// returns the message as recorded. An empty in.ProviderMessageID gets a
+// sequential one (Options.IDPrefix + "in.000001", ...); an empty
+// in.Channel is whatsapp and an empty in.Type text. Reporting the same
+// ProviderMessageID again is a repeated report: the Sink records it once.
+func (p *Provider) Receive(ctx context.Context, in *messaging.InboundMessage) (*messaging.Message, error) {
+	if in == nil {
+		return nil, errors.New("fakeprovider: Receive of a nil message")
+	}
+	msg := *in
+	msg.Channel = cmp.Or(msg.Channel, messaging.ChannelWhatsApp)
+	msg.Type = cmp.Or(msg.Type, messaging.TypeText)
+	p.mu.Lock()
+	sink, _ := p.sink.(InboundSink)
+	if sink != nil && msg.ProviderMessageID == "" {
+		p.inSeq++
+		msg.ProviderMessageID = fmt.Sprintf("%sin.%06d", p.opts.IDPrefix, p.inSeq)
+	}
+	p.mu.Unlock()
+	if sink == nil {
+		return nil, errors.New("fakeprovider: Receive needs a Sink that records inbound messages (SetSink with a *messaging.Service)")
+	}
+	if msg.Channel == messaging.ChannelWhatsApp {
+		p.Inbound(msg.WorkspaceID, msg.From, p.opts.Clock())
+	}
+	return sink.RecordInbound(ctx, &msg)
 }
 
 func withPlus(n string) string {

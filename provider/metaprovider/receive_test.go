@@ -59,6 +59,14 @@ func (s *hookStore) MessageCreate(ctx context.Context, m *messaging.Message) (*m
 	return stored, created, err
 }
 
+func (s *hookStore) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+	stored, created, err := s.Store.MessageReceive(ctx, p)
+	if err == nil && created {
+		s.created.Add(1)
+	}
+	return stored, created, err
+}
+
 func (s *hookStore) MessageGetByProviderID(ctx context.Context, id string) (*messaging.Message, error) {
 	if s.broken.Load() {
 		return nil, errors.New("disk I/O error")
@@ -315,7 +323,7 @@ func TestReceiverStatusesInOrder(t *testing.T) {
 	m := e.sent(t, "whatsapp", hookCustomer, "wamid.ORDER")
 	var events []string
 	unsubscribe := e.svc.Subscribe(func(_ context.Context, ev *messaging.Event) {
-		events = append(events, ev.Data.PreviousStatus+">"+ev.Data.Status)
+		events = append(events, ev.Data.(messaging.StatusEventData).PreviousStatus+">"+ev.Data.(messaging.StatusEventData).Status)
 	})
 	defer unsubscribe()
 	for _, st := range []string{"sent", "delivered", "read"} {
@@ -534,7 +542,7 @@ func TestReceiverStatusBeforeTheProviderIDIsKept(t *testing.T) {
 	id := e.queued(t)
 	var events []string
 	unsubscribe := e.svc.Subscribe(func(_ context.Context, ev *messaging.Event) {
-		events = append(events, ev.Data.PreviousStatus+">"+ev.Data.Status)
+		events = append(events, ev.Data.(messaging.StatusEventData).PreviousStatus+">"+ev.Data.(messaging.StatusEventData).Status)
 	})
 	defer unsubscribe()
 	a := e.postOK(t, waStatuses(waStatus("wamid.EARLY", "delivered")))

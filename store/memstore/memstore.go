@@ -57,6 +57,8 @@ type Store struct {
 	// sessions holds the dashboard sessions by hash (sessions.go).
 	sessions   map[string]*messaging.StoredSession
 	sessionIDs map[string]bool
+	// suppressions holds the opt-out states (suppressions.go).
+	suppressions map[suppressionKey]*messaging.Suppression
 }
 
 // New returns an empty store.
@@ -128,6 +130,7 @@ func copyKey(k *messaging.APIKey) *messaging.APIKey {
 func copyContact(ct *messaging.Contact) *messaging.Contact {
 	c := *ct
 	c.Tags = append([]string{}, ct.Tags...)
+	c.OptedOut = nil // not stored: the service derives it
 	return &c
 }
 
@@ -537,6 +540,25 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 		return nil, false, err
 	}
 	defer unlock()
+	return s.createMessage(m)
+}
+
+// MessageReceive implements messaging.Store.
+func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	stored, created, err := s.createMessage(p.Message)
+	if created && p.Event != nil {
+		s.queueEvent(p.Event)
+	}
+	return stored, created, err
+}
+
+// createMessage is MessageCreate under the lock.
+func (s *Store) createMessage(m *messaging.Message) (*messaging.Message, bool, error) {
 	if _, ok := s.workspaces[m.WorkspaceID]; !ok {
 		return nil, false, messaging.ErrNotFound
 	}

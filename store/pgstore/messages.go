@@ -90,6 +90,15 @@ func messageDest(m *messaging.Message) ([]any, func() error) {
 	}
 }
 
+// messageInsertArgs are the arguments of qMessageInsert for m, whose
+// components are stored as comps.
+func messageInsertArgs(m *messaging.Message, comps any) []any {
+	return []any{m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
+		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
+		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, ts(m.CreatedAt), ts(m.UpdatedAt),
+		ts(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent}
+}
+
 func scanMessage(row pgx.Row) (*messaging.Message, error) {
 	var m messaging.Message
 	dest, finish := messageDest(&m)
@@ -111,11 +120,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
-	stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageInsert,
-		m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
-		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
-		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, ts(m.CreatedAt), ts(m.UpdatedAt),
-		ts(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent))
+	stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageInsert, messageInsertArgs(m, comps)...))
 	if err == nil {
 		return stored, true, nil
 	}
@@ -530,4 +535,38 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeli
 		return nil, err
 	}
 	return d, nil
+}
+
+// MessageReceive implements messaging.Store: MessageCreate's insert and,
+// when it inserts, the event's deliveries, in one transaction.
+func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+	ctx = writeCtx(ctx)
+	m := p.Message
+	comps, err := storedjson.EncodeSendComponents(m.Components)
+	if err != nil {
+		return nil, false, interpretError(err)
+	}
+	var stored *messaging.Message
+	var created bool
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		created = false
+		stored, err = scanMessage(tx.QueryRow(ctx, qMessageInsert, messageInsertArgs(m, comps)...))
+		if errors.Is(err, pgx.ErrNoRows) {
+			stored, err = scanMessage(tx.QueryRow(ctx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		created = true
+		if ev := p.Event; ev != nil {
+			_, err = tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, false, interpretError(err)
+	}
+	return stored, created, nil
 }

@@ -9,7 +9,9 @@ import (
 )
 
 // MessageList implements messaging.Store through the index
-// messages_created (workspace_id, created_at, id), read backwards.
+// messages_created (workspace_id, created_at, id), read backwards, or
+// messages_conversation_created (workspace_id, conversation_id,
+// created_at, id) for the messages of one conversation.
 func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams) ([]*messaging.Message, error) {
 	var where strings.Builder
 	where.WriteString(`workspace_id = ?`)
@@ -38,7 +40,11 @@ func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams)
 		args = append(args, fmtTime(p.BeforeCreatedAt), p.BeforeID)
 	}
 	args = append(args, p.Limit)
-	rows, err := s.query(ctx, `SELECT `+messageCols+` FROM messages INDEXED BY messages_created
+	index := "messages_created"
+	if p.ConversationID != "" {
+		index = "messages_conversation_created"
+	}
+	rows, err := s.query(ctx, `SELECT `+messageCols+` FROM messages INDEXED BY `+index+`
 		WHERE `+where.String()+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, interpretError(err)

@@ -20,6 +20,15 @@ const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient
 // messageCols are the columns of a message, in scanMessage's order.
 const messageCols = messageInsertCols + `, history`
 
+// messageInsertArgs are the arguments of qMessageInsert for m, whose
+// components are stored as comps.
+func messageInsertArgs(m *messaging.Message, comps any) []any {
+	return []any{m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
+		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
+		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
+		fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent}
+}
+
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
 	var comps *string
@@ -60,10 +69,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	var created bool
 	// One statement changes the database: no savepoint is needed.
 	err = s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, err := affected(s.execTx(ctx, tx, qMessageInsert, m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
-			m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
-			m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
-			fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent))
+		n, err := affected(s.execTx(ctx, tx, qMessageInsert, messageInsertArgs(m, comps)...))
 		if err != nil {
 			return err
 		}
@@ -159,4 +165,38 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		return nil, nil, false, err
 	}
 	return before, after, changed, nil
+}
+
+// MessageReceive implements messaging.Store: MessageCreate's insert and,
+// when it inserts, the event's deliveries, in one write transaction.
+func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+	m := p.Message
+	comps, err := storedjson.EncodeSendComponents(m.Components)
+	if err != nil {
+		return nil, false, interpretError(err)
+	}
+	var stored *messaging.Message
+	var created bool
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		n, err := affected(s.execTx(ctx, tx, qMessageInsert, messageInsertArgs(m, comps)...))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			stored, err = scanMessage(s.rowTx(ctx, tx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
+			return err
+		}
+		created = true
+		stored = m.Clone()
+		stored.History = nil
+		stored.CreatedAt, stored.UpdatedAt, stored.DueAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.DueAt.UTC()
+		if p.Event != nil {
+			return s.queueEvent(ctx, tx, p.Event)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return stored, created, nil
 }

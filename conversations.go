@@ -1,0 +1,198 @@
+package messaging
+
+import (
+	"context"
+	"time"
+)
+
+// CustomerServiceWindow is how long after a contact's last inbound
+// message a free-form (non-template) message may be sent to them: the 24
+// hours of WhatsApp's customer-service window (Messenger's and Instagram's
+// standard messaging windows are 24 hours too).
+const CustomerServiceWindow = 24 * time.Hour
+
+// Conversation is the thread of a workspace with one contact on one
+// channel: every message sent to To and received from To on Channel.
+// The store keeps it up to date as messages are created.
+type Conversation struct {
+	ID          string
+	WorkspaceID string
+	Channel     string
+	// To is the contact's address on the channel (E.164 on WhatsApp).
+	To string
+	// LastMessage is the newest message of the conversation (by creation
+	// time, then id).
+	LastMessage *Message
+	// LastMessageAt is the CreatedAt of LastMessage: the conversation's
+	// last activity.
+	LastMessageAt time.Time
+	// LastInboundAt is when the last inbound message of the conversation
+	// was created; zero when the contact never wrote.
+	LastInboundAt time.Time
+	// Contact is the workspace's contact whose phone is To, if any
+	// (WhatsApp conversations only); filled by Conversations.List.
+	Contact *Contact
+}
+
+// WindowExpiresAt returns when the customer-service window of the
+// conversation ends (CustomerServiceWindow after the last inbound
+// message), or the zero time when the contact never wrote.
+func (c *Conversation) WindowExpiresAt() time.Time {
+	if c.LastInboundAt.IsZero() {
+		return time.Time{}
+	}
+	return c.LastInboundAt.Add(CustomerServiceWindow)
+}
+
+// ConversationListParams are the arguments of Store.ConversationList.
+type ConversationListParams struct {
+	WorkspaceID string
+	// ID, when non-empty, keeps only the conversation with this id.
+	ID string
+	// BeforeAt and BeforeID, when BeforeID is non-empty, keep the
+	// conversations after that position in the listing order
+	// (LastMessageAt descending, then ID descending).
+	BeforeAt time.Time
+	BeforeID string
+	Limit    int
+}
+
+// ContactsByPhoneParams are the arguments of Store.ContactsByPhone.
+type ContactsByPhoneParams struct {
+	WorkspaceID string
+	// Phones are E.164 numbers, compared byte for byte.
+	Phones []string
+}
+
+// Conversations lists a workspace's conversations.
+type Conversations struct {
+	svc *Service
+	ws  string
+}
+
+// ConversationQuery selects a page of a workspace's conversations
+// (Conversations.List).
+type ConversationQuery struct {
+	// Cursor is the NextCursor of the previous page; empty for the first.
+	Cursor string
+	// Limit is the page size, 1 to MaxPageSize; zero means DefaultPageSize.
+	Limit int
+}
+
+// ConversationPage is a page of conversations, newest activity first.
+type ConversationPage struct {
+	Items []*Conversation
+	// NextCursor continues the listing after the last item; empty when
+	// this is the last page.
+	NextCursor string
+}
+
+// List returns a page of the workspace's conversations, the one with the
+// newest message first, each with its last message and its contact. A
+// conversation that receives a message while the pages are read moves to
+// the front: it is on a new first page, not on the next one.
+func (cs *Conversations) List(ctx context.Context, q *ConversationQuery) (*ConversationPage, error) {
+	var query ConversationQuery
+	if q != nil {
+		query = *q
+	}
+	if err := refuseUnstorable(&query); err != nil {
+		return nil, err
+	}
+	limit, err := pageSize(query.Limit)
+	if err != nil {
+		return nil, err
+	}
+	query.Limit = limit
+	p := &ConversationListParams{WorkspaceID: cs.ws, Limit: query.Limit + 1}
+	if query.Cursor != "" {
+		at, id, ok := parseMessageCursor(query.Cursor)
+		if !ok {
+			return nil, validationError("cursor", "is not a cursor this API returned")
+		}
+		p.BeforeAt, p.BeforeID = at, id
+	}
+	list, err := cs.svc.store.ConversationList(ctx, p)
+	if err != nil {
+		return nil, wrapStoreError(err, "conversation", "")
+	}
+	page := &ConversationPage{Items: list}
+	if len(list) > query.Limit {
+		page.Items = list[:query.Limit]
+		last := page.Items[query.Limit-1]
+		page.NextCursor = messageCursor(last.LastMessageAt, last.ID)
+	}
+	if page.Items == nil {
+		page.Items = []*Conversation{}
+	}
+	if err := cs.attachContacts(ctx, page.Items); err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+// Get returns one conversation of the workspace with its last message and
+// its contact.
+func (cs *Conversations) Get(ctx context.Context, id string) (*Conversation, error) {
+	if badID(id) {
+		return nil, notFound("conversation", id)
+	}
+	list, err := cs.svc.store.ConversationList(ctx, &ConversationListParams{WorkspaceID: cs.ws, ID: id, Limit: 1})
+	if err != nil {
+		return nil, wrapStoreError(err, "conversation", id)
+	}
+	if len(list) == 0 {
+		return nil, notFound("conversation", id)
+	}
+	if err := cs.attachContacts(ctx, list); err != nil {
+		return nil, err
+	}
+	return list[0], nil
+}
+
+// Messages returns a page of the messages of one conversation, newest
+// first; q.ConversationID is ignored. ErrNotFound (not_found) when the
+// workspace has no such conversation.
+func (cs *Conversations) Messages(ctx context.Context, id string, q *MessageQuery) (*MessagePage, error) {
+	if _, err := cs.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	var query MessageQuery
+	if q != nil {
+		query = *q
+	}
+	query.ConversationID = id
+	return (&Messages{svc: cs.svc, ws: cs.ws}).List(ctx, &query)
+}
+
+// attachContacts sets the Contact of the WhatsApp conversations whose
+// number is a contact's phone, with one store call.
+func (cs *Conversations) attachContacts(ctx context.Context, list []*Conversation) error {
+	var phones []string
+	for _, c := range list {
+		if c.Channel == ChannelWhatsApp {
+			phones = append(phones, c.To)
+		}
+	}
+	if len(phones) == 0 {
+		return nil
+	}
+	contacts, err := cs.svc.store.ContactsByPhone(ctx, &ContactsByPhoneParams{WorkspaceID: cs.ws, Phones: phones})
+	if err != nil {
+		return wrapStoreError(err, "contact", "")
+	}
+	byPhone := make(map[string]*Contact, len(contacts))
+	for _, c := range contacts {
+		byPhone[c.Phone] = c
+	}
+	var matched []*Contact
+	for _, c := range list {
+		if c.Channel == ChannelWhatsApp {
+			c.Contact = byPhone[c.To]
+			if c.Contact != nil {
+				matched = append(matched, c.Contact)
+			}
+		}
+	}
+	return cs.svc.fillOptedOut(ctx, cs.ws, matched...)
+}

@@ -1,0 +1,73 @@
+package storetest
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ujumbe/messaging"
+)
+
+// testMessageReceive: an inbound message is inserted with its event
+// queued for the endpoints that subscribe to it; the same message again
+// (same idempotency key) is returned as stored, queues nothing, and
+// another workspace's endpoints never get it.
+func testMessageReceive(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	all, received, status, other := endpoint("a", "we_all", 1), endpoint("a", "we_received", 2), endpoint("a", "we_status", 3), endpoint("b", "we_b", 4)
+	received.Events = []string{messaging.EventMessageReceived}
+	status.Events = []string{messaging.EventMessageStatusUpdated}
+	for _, e := range []*messaging.WebhookEndpoint{all, received, status, other} {
+		if err := s.WebhookEndpointCreate(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := func(id string) *messaging.MessageReceiveParams {
+		m := message("a", id, "\x1finbound:whatsapp:wamid.1", "")
+		m.Direction, m.Status, m.Type, m.Text, m.TemplateName, m.Language, m.Components = "inbound", "delivered", "text", "STOP", "", "", nil
+		return &messaging.MessageReceiveParams{Message: m, Event: &messaging.EventRecord{ID: "evt_" + id, WorkspaceID: "a", MessageID: id,
+			Type: messaging.EventMessageReceived, Payload: []byte(`{"id":"evt_` + id + `"}`), CreatedAt: at(1)}}
+	}
+	first := in("msg_1")
+	stored, created, err := s.MessageReceive(ctx, first)
+	if err != nil || !created {
+		t.Fatalf("MessageReceive: created %v, err %v", created, err)
+	}
+	if d := cmp.Diff(first.Message, stored); d != "" {
+		t.Errorf("stored message (-want +got):\n%s", d)
+	}
+	again, created, err := s.MessageReceive(ctx, in("msg_2"))
+	if err != nil || created || again.ID != "msg_1" {
+		t.Fatalf("repeated MessageReceive: %v created %v, err %v; want msg_1, not created", again, created, err)
+	}
+	if _, err := s.MessageGet(ctx, "a", "msg_2"); err == nil {
+		t.Error("the repeated message was stored")
+	}
+	got := eventIDs(claimAll(t, s, "h1", at(20)))
+	want := []string{"we_all/evt_msg_1", "we_received/evt_msg_1"}
+	if d := cmp.Diff(want, slices.Sorted(slices.Values(got))); d != "" {
+		t.Errorf("deliveries (-want +got):\n%s", d)
+	}
+	for _, d := range listDeliveries(t, s, "a", "we_all", 0, 10) {
+		if d.MessageID != "msg_1" || d.EventType != messaging.EventMessageReceived {
+			t.Errorf("delivery %+v; want message msg_1, type message.received", d)
+		}
+	}
+	// Without an event, nothing is queued; a missing workspace is
+	// ErrNotFound.
+	noEvent := in("msg_3")
+	noEvent.Message.IdempotencyKey, noEvent.Event = "other", nil
+	if _, created, err := s.MessageReceive(ctx, noEvent); err != nil || !created {
+		t.Fatalf("without event: created %v, err %v", created, err)
+	}
+	if got := claimAll(t, s, "h1", at(40)); len(got) != 0 {
+		t.Errorf("queued %v without an event", eventIDs(got))
+	}
+	missing := in("msg_4")
+	missing.Message.WorkspaceID, missing.Message.IdempotencyKey = "nope", "k4"
+	_, _, err = s.MessageReceive(ctx, missing)
+	wantErr(t, "MessageReceive in a missing workspace", err, messaging.ErrNotFound)
+}
