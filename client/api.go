@@ -18,6 +18,8 @@ type Client struct {
 
 	// Messages sends and reads messages.
 	Messages *Messages
+	// Conversations lists conversations and their messages.
+	Conversations *Conversations
 	// Templates lists, reads and manages templates.
 	Templates *Templates
 	// Contacts creates, lists, reads and updates contacts.
@@ -45,6 +47,7 @@ func New(baseURL, apiKey string, opts *Options) (*Client, error) {
 	}
 	c := &Client{t: t, key: apiKey}
 	c.Messages = &Messages{c: c}
+	c.Conversations = &Conversations{c: c}
 	c.Templates = &Templates{c: c}
 	c.Contacts = &Contacts{c: c}
 	c.Channels = &Channels{c: c}

@@ -25,6 +25,13 @@ const (
 	// EventMessageStatusUpdated: a message changed status
 	// (Event.StatusUpdated).
 	EventMessageStatusUpdated = messaging.EventMessageStatusUpdated
+	// EventMessageReceived: an inbound message was recorded
+	// (Event.MessageReceived).
+	EventMessageReceived = messaging.EventMessageReceived
+	// EventContactOptedOut and EventContactOptedIn: a recipient opted
+	// out of a channel (replied STOP) or back in (Event.Contact).
+	EventContactOptedOut = messaging.EventContactOptedOut
+	EventContactOptedIn  = messaging.EventContactOptedIn
 	// EventWebhookTest: a test delivery (Event.WebhookTest).
 	EventWebhookTest = messaging.EventWebhookTest
 )
@@ -46,6 +53,10 @@ type Event struct {
 
 	// StatusUpdated is the data of message.status_updated.
 	StatusUpdated *messaging.StatusEventData `json:"-"`
+	// MessageReceived is the data of message.received.
+	MessageReceived *messaging.MessageEventData `json:"-"`
+	// Contact is the data of contact.opted_out and contact.opted_in.
+	Contact *messaging.ContactEventData `json:"-"`
 	// WebhookTest is the data of webhook.test.
 	WebhookTest *WebhookTestData `json:"-"`
 }
@@ -67,6 +78,12 @@ func ParseEvent(body []byte) (*Event, error) {
 	case EventMessageStatusUpdated:
 		e.StatusUpdated = &messaging.StatusEventData{}
 		dst = e.StatusUpdated
+	case EventMessageReceived:
+		e.MessageReceived = &messaging.MessageEventData{}
+		dst = e.MessageReceived
+	case EventContactOptedOut, EventContactOptedIn:
+		e.Contact = &messaging.ContactEventData{}
+		dst = e.Contact
 	case EventWebhookTest:
 		e.WebhookTest = &WebhookTestData{}
 		dst = e.WebhookTest

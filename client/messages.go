@@ -3,7 +3,10 @@ package client
 import (
 	"context"
 	"errors"
+	"iter"
 	"net/http"
+	"net/url"
+	"time"
 
 	"github.com/ujumbe/messaging"
 )
@@ -60,4 +63,65 @@ func (s *Messages) Get(ctx context.Context, id string) (*Message, error) {
 		return nil, err
 	}
 	return get[Message](ctx, s.c, path, nil)
+}
+
+// MessageListParams filter and page GET /v1/messages, newest first. Empty
+// fields do not filter: Direction (inbound, outbound), Status, Channel, To,
+// ConversationID, and CreatedAfter and CreatedBefore (zero: no bound).
+// Cursor is the NextCursor of the previous page; Limit 0 means the
+// server's default.
+type MessageListParams struct {
+	Direction      string
+	Status         string
+	Channel        string
+	To             string
+	ConversationID string
+	CreatedAfter   time.Time
+	CreatedBefore  time.Time
+	Cursor         string
+	Limit          int
+}
+
+func (p *MessageListParams) query() url.Values {
+	if p == nil {
+		return url.Values{}
+	}
+	q := (&CursorParams{Cursor: p.Cursor, Limit: p.Limit}).query()
+	for k, v := range map[string]string{"direction": p.Direction, "status": p.Status, "channel": p.Channel, "to": p.To, "conversation_id": p.ConversationID} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if !p.CreatedAfter.IsZero() {
+		q.Set("created_after", p.CreatedAfter.UTC().Format(time.RFC3339Nano))
+	}
+	if !p.CreatedBefore.IsZero() {
+		q.Set("created_before", p.CreatedBefore.UTC().Format(time.RFC3339Nano))
+	}
+	return q
+}
+
+// List returns one page of the workspace's messages, newest first (GET
+// /v1/messages). p may be nil.
+func (s *Messages) List(ctx context.Context, p *MessageListParams) (*MessagePage, error) {
+	return get[MessagePage](ctx, s.c, "/v1/messages", p.query())
+}
+
+// All iterates over the messages of every page from p.Cursor on (p may be
+// nil), fetching a page when the previous one is used up. An error ends
+// the iteration after it is yielded.
+func (s *Messages) All(ctx context.Context, p *MessageListParams) iter.Seq2[*Message, error] {
+	var start MessageListParams
+	if p != nil {
+		start = *p
+	}
+	return cursorSeq(&CursorParams{Cursor: start.Cursor, Limit: start.Limit}, func(cp *CursorParams) ([]*Message, *string, error) {
+		q := start
+		q.Cursor, q.Limit = cp.Cursor, cp.Limit
+		page, err := s.List(ctx, &q)
+		if err != nil {
+			return nil, nil, err
+		}
+		return page.Data, page.NextCursor, nil
+	})
 }

@@ -29,6 +29,39 @@ type Message struct {
 	UpdatedAt     time.Time `json:"updated_at"`
 }
 
+// MessagePage is a page of GET /v1/messages and GET
+// /v1/conversations/{id}/messages (schema MessagePage). NextCursor is nil
+// on the last page.
+type MessagePage struct {
+	Data       []*Message `json:"data"`
+	NextCursor *string    `json:"next_cursor"`
+}
+
+// Conversation is a conversation of the workspace with its last message
+// (schema Conversation).
+type Conversation struct {
+	ConversationID string  `json:"conversation_id"`
+	Channel        string  `json:"channel"`
+	To             string  `json:"to"`
+	LastMessage    Message `json:"last_message"`
+	// LastActivityAt is when the last message was created.
+	LastActivityAt time.Time `json:"last_activity_at"`
+	// LastInboundAt is when the recipient last wrote; nil when never.
+	LastInboundAt *time.Time `json:"last_inbound_at"`
+	// WindowExpiresAt is when the customer-service window closes (after
+	// it, WhatsApp takes templates only); nil without an inbound message.
+	WindowExpiresAt *time.Time `json:"window_expires_at"`
+	// Contact is the contact whose phone is To; nil when there is none.
+	Contact *Contact `json:"contact"`
+}
+
+// ConversationPage is a page of GET /v1/conversations (schema
+// ConversationPage). NextCursor is nil on the last page.
+type ConversationPage struct {
+	Data       []*Conversation `json:"data"`
+	NextCursor *string         `json:"next_cursor"`
+}
+
 // ContactListItem is a contact as GET /v1/contacts lists it (schema
 // ContactListItem).
 type ContactListItem struct {
@@ -53,6 +86,10 @@ type Contact struct {
 	ContactListItem
 	Website string `json:"website"`
 	Notes   string `json:"notes"`
+	// OptedOut maps each channel the contact's phone opted out of (by
+	// replying STOP) to when it did; sends to it there are refused with
+	// recipient_opted_out.
+	OptedOut map[string]time.Time `json:"opted_out"`
 }
 
 // ContactPage is a page of GET /v1/contacts (schema ContactPage).
