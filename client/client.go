@@ -201,8 +201,9 @@ func (t *transport) do(ctx context.Context, req *request) (*response, error) {
 		if t.now().Add(wait).After(start.Add(t.maxElapsed)) {
 			return nil, err
 		}
-		if dl, ok := ctx.Deadline(); ok && t.now().Add(wait).After(dl) {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			// The deadline wins: a retry could not start before it.
+			// Deadlines are on the wall clock, not Options.Clock.
 			return nil, err
 		}
 		if serr := t.sleep(ctx, wait); serr != nil {
