@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
