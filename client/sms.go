@@ -178,11 +178,14 @@ func (c *SMSClient) creds(apiKey, partnerID string) (string, string) {
 // call posts body to path and decodes the answer into out, whose
 // response-code must be 200: another code, even with HTTP status 200 (no
 // delivery report yet), is an *Error.
-func (c *SMSClient) call(ctx context.Context, path, key string, body any, out any) (*response, error) {
+//
+// A request with an idempotency key is retried, and so are the read-only
+// ones (readOnly); a send without a key is not.
+func (c *SMSClient) call(ctx context.Context, path, key string, readOnly bool, body any, out any) (*response, error) {
 	if ctx == nil {
 		return nil, errors.New("client: a nil context")
 	}
-	req := &request{method: http.MethodPost, path: path, body: body, retryable: true, decodeError: smsAnswerError}
+	req := &request{method: http.MethodPost, path: path, body: body, retryable: readOnly || key != "", decodeError: smsAnswerError}
 	if key != "" {
 		req.header = http.Header{"Idempotency-Key": {key}}
 	}
@@ -221,7 +224,7 @@ func (c *SMSClient) Send(ctx context.Context, p *sms.SendParams) (*SMSSendResult
 	body := smsSendBody{Mobile: p.Mobile, Message: p.Message, Shortcode: p.Shortcode, TimeToSend: p.TimeToSend, PassType: p.PassType}
 	body.APIKey, body.PartnerID = c.creds(p.APIKey, p.PartnerID)
 	var out SMSSendResult
-	resp, err := c.call(ctx, "/sms/v1/messages", key, &body, &out)
+	resp, err := c.call(ctx, "/sms/v1/messages", key, false, &body, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +269,7 @@ func (c *SMSClient) Bulk(ctx context.Context, p *sms.BulkParams) (*SMSBulkResult
 		key = c.t.newKey()
 	}
 	var out SMSBulkResult
-	resp, err := c.call(ctx, "/sms/v1/messages/bulk", key, &body, &out)
+	resp, err := c.call(ctx, "/sms/v1/messages/bulk", key, false, &body, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +292,7 @@ func (c *SMSClient) DeliveryReport(ctx context.Context, p *sms.ReportParams) (*S
 	}{MessageID: p.MessageID}
 	body.APIKey, body.PartnerID = c.creds(p.APIKey, p.PartnerID)
 	var out SMSDeliveryReport
-	if _, err := c.call(ctx, "/sms/v1/messages/delivery-report", "", &body, &out); err != nil {
+	if _, err := c.call(ctx, "/sms/v1/messages/delivery-report", "", true, &body, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -302,7 +305,7 @@ func (c *SMSClient) Balance(ctx context.Context) (*SMSBalance, error) {
 		PartnerID string `json:"partnerID"`
 	}{APIKey: c.apiKey, PartnerID: c.partnerID}
 	var out SMSBalance
-	if _, err := c.call(ctx, "/sms/v1/account/balance", "", &body, &out); err != nil {
+	if _, err := c.call(ctx, "/sms/v1/account/balance", "", true, &body, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
