@@ -104,3 +104,9 @@ func ParseWebhook(secret string, h http.Header, body []byte, now time.Time) (*Ev
 	}
 	return ParseEvent(body)
 }
+
+// WebhookEventTypes returns the event types ParseEvent decodes into typed
+// data: every type the service delivers.
+func WebhookEventTypes() []string {
+	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventWebhookTest}
+}

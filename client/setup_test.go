@@ -89,6 +89,7 @@ type hookReceiver struct {
 }
 
 type delivery struct {
+	path   string
 	header http.Header
 	body   []byte
 }
@@ -96,7 +97,7 @@ type delivery struct {
 func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	h.mu.Lock()
-	h.got = append(h.got, delivery{r.Header.Clone(), b})
+	h.got = append(h.got, delivery{r.URL.Path, r.Header.Clone(), b})
 	h.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
