@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,10 +170,13 @@ func TestBadInput(t *testing.T) {
 	if _, err := c.Contacts.Get(ctx, ""); err == nil || !strings.Contains(err.Error(), "id is required") {
 		t.Errorf("empty id: %v", err)
 	}
-	// An id with a slash stays one path segment: not_found, not another
-	// route.
-	if _, err := c.Contacts.Get(ctx, "../messages/"+e.A.Message.MessageID); !errors.Is(err, messaging.ErrNotFound) {
-		t.Errorf("id with a slash: %v, want not_found", err)
+	// An id with a slash, a '?' or a '%' stays one path segment: the
+	// contact is not found, by its whole id.
+	for _, id := range []string{"a/b", "x?y=1", "%2e%2e"} {
+		_, err := c.Contacts.Get(ctx, id)
+		if !errors.Is(err, messaging.ErrNotFound) || !strings.Contains(err.Error(), strconv.Quote(id)) {
+			t.Errorf("id %q: %v, want the contact %q not found", id, err, id)
+		}
 	}
 	if _, err := c.Messages.Send(ctx, nil); err == nil {
 		t.Errorf("nil params: no error")
