@@ -113,7 +113,7 @@ func (h *hookReceiver) last(t *testing.T) delivery {
 }
 
 // setup builds the env; opts adjust the handler's options.
-func setup(t *testing.T, opts ...func(*httpapi.Options)) *env {
+func setup(t testing.TB, opts ...func(*httpapi.Options)) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{clock: testclock.New(t0), store: &faultStore{Store: memstore.New()}, hooks: &hookReceiver{}}
@@ -146,7 +146,7 @@ func setup(t *testing.T, opts ...func(*httpapi.Options)) *env {
 	return e
 }
 
-func (e *env) workspace(t *testing.T, id, phone, hookURL string) *fixture {
+func (e *env) workspace(t testing.TB, id, phone, hookURL string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	must := func(err error) {
@@ -225,7 +225,7 @@ func (e *env) options(sl *sleeps) *client.Options {
 }
 
 // client returns a client of the env's server with key.
-func (e *env) client(t *testing.T, key string, opts *client.Options) *client.Client {
+func (e *env) client(t testing.TB, key string, opts *client.Options) *client.Client {
 	t.Helper()
 	if opts == nil {
 		opts = e.options(nil)
