@@ -49,10 +49,10 @@ func schemaMembers(t *testing.T, schemas map[string]json.RawMessage, name string
 	t.Helper()
 	var s struct {
 		Properties map[string]struct {
-			Type  any   `json:"type"`
+			Type  any    `json:"type"`
 			Ref   string `json:"$ref"`
-			OneOf []any `json:"oneOf"`
-			AnyOf []any `json:"anyOf"`
+			OneOf []any  `json:"oneOf"`
+			AnyOf []any  `json:"anyOf"`
 		} `json:"properties"`
 		AllOf []struct {
 			Ref string `json:"$ref"`
