@@ -1,6 +1,7 @@
 // Package client is a typed Go client of the REST surface served by package
 // httpapi: the workspace Messaging API under /v1 (Client) and the SMS API
-// under /sms/v1 (SMSClient). It is for programs that call a deployed server;
+// under /sms/v1 (SMSClient), and the operator routes under /admin/v1
+// (AdminClient). It is for programs that call a deployed server;
 // programs that embed the library call it in-process instead, with the same
 // request types (messaging.SendParams, messaging.SendTemplateParams,
 // messaging.ContactCreateParams, ...), so switching between the two is a
