@@ -14,6 +14,8 @@ import (
 	"github.com/ujumbe/messaging/client"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/sms/fakegateway"
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
@@ -210,4 +212,57 @@ func ExampleVerifyWebhook() {
 	// verified webhook.test
 	// receiver answered 204
 	// messaging: webhook signature does not verify
+}
+
+// Sending SMS: the account's credentials travel in each request body, so
+// the SMS client belongs on a server. A bulk request answers each item on
+// its own.
+func ExampleSMSClient_Send() {
+	ctx := context.Background()
+	st := memstore.New()
+	svc, err := messaging.New(st, fakeprovider.New(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	smsSvc, err := sms.New(st, fakegateway.New(nil), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, _, err := smsSvc.CreateAccount(ctx, &sms.CreateAccountParams{PartnerID: "acme", APIKey: "smsk_example_0123456789abcdef",
+		Senders: []string{"ACME"}, Credit: sms.Credits(10)}); err != nil {
+		log.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(svc, &httpapi.Options{SMS: smsSvc}))
+	defer srv.Close()
+
+	c, err := client.NewSMS(srv.URL, "acme", "smsk_example_0123456789abcdef", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := c.Send(ctx, &sms.SendParams{Mobile: "254712345678", Message: "Your code is 4821", Shortcode: "ACME"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status, res.Mobile)
+
+	bulk, err := c.Bulk(ctx, &sms.BulkParams{Items: []*sms.BulkItem{
+		{ClientSMSID: "1", Mobile: "254712345678", Message: "Hello", Shortcode: "ACME"},
+		{ClientSMSID: "2", Mobile: "12", Message: "Hello", Shortcode: "ACME"},
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range bulk.Responses {
+		fmt.Println(r.ClientSMSID, r.ResponseCode, r.Err() == nil)
+	}
+	bal, err := c.Balance(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("credit", bal.Credit)
+	// Output:
+	// sent 254712345678
+	// 1 200 true
+	// 2 1003 false
+	// credit 8.00
 }
