@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,8 +35,9 @@ const (
 	// DefaultMaxBackoff caps one wait of the backoff (a longer
 	// Retry-After is still honoured, within MaxElapsed).
 	DefaultMaxBackoff = 16 * time.Second
-	// Jitter is the spread of a backoff wait: plus or minus 20 percent.
-	Jitter = 0.2
+	// JitterFraction is the spread of a backoff wait: plus or minus 20
+	// percent.
+	JitterFraction = 0.2
 )
 
 // Options configure a Client or an SMSClient. The zero value (or nil) means
@@ -282,14 +284,14 @@ func (t *transport) shouldRetry(ctx context.Context, req *request, err error) (t
 
 // backoff returns the wait before retry number n (1 for the first retry):
 // InitialBackoff doubled n-1 times, capped at MaxBackoff, times a jitter
-// factor in [1-Jitter, 1+Jitter).
+// factor in [1-JitterFraction, 1+JitterFraction).
 func (t *transport) backoff(n int) time.Duration {
 	d := t.initial
 	for i := 1; i < n && d < t.maxBackoff; i++ {
 		d *= 2
 	}
 	d = min(d, t.maxBackoff)
-	f := 1 - Jitter + 2*Jitter*t.jitter()
+	f := 1 - JitterFraction + 2*JitterFraction*t.jitter()
 	return time.Duration(float64(d) * f)
 }
 
@@ -300,12 +302,11 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	var secs int64
-	if _, err := fmt.Sscanf(v, "%d", &secs); err == nil && fmt.Sprint(secs) == v {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if secs < 0 {
 			return 0
 		}
-		return time.Duration(secs) * time.Second
+		return time.Duration(min(secs, int64(24*time.Hour/time.Second))) * time.Second
 	}
 	if at, err := http.ParseTime(v); err == nil && at.After(now) {
 		return at.Sub(now)

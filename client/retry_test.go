@@ -402,3 +402,21 @@ func TestRetriedSendSendsOnce(t *testing.T) {
 		t.Fatal("not found")
 	}
 }
+
+// TestRetryAfterBad: an unreadable or negative Retry-After is ignored (the
+// backoff applies); an enormous one is past MaxElapsed, so no retry.
+func TestRetryAfterBad(t *testing.T) {
+	sl := &sleeps{clock: testclock.New(t0)}
+	f := newFaultServer(t, okMessage, fault{status: 429, retryAfter: "soon"}, fault{status: 429, retryAfter: "-5"}, fault{status: 503, retryAfter: "1.5"})
+	if _, err := retryClient(t, f.srv.URL, sl, func() float64 { return 0.5 }, nil).Messages.Get(context.Background(), "msg_1"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, sl.all()); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+	f = newFaultServer(t, okMessage, fault{status: 429, retryAfter: "99999999999999999"})
+	_, err := retryClient(t, f.srv.URL, sl, func() float64 { return 0.5 }, nil).Messages.Get(context.Background(), "msg_1")
+	if ce := apiError(t, err); ce.RetryAfter != 24*time.Hour || f.requests() != 1 {
+		t.Errorf("enormous Retry-After: %v (%v) after %d requests", err, ce.RetryAfter, f.requests())
+	}
+}
