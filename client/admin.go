@@ -1,0 +1,288 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ujumbe/messaging/sms"
+)
+
+// AdminClient calls the operator routes (/admin/v1) of a server with the
+// operator token, sent as "Authorization: Bearer <token>": workspaces and
+// their first keys, opt-ins, and SMS accounts with their senders, top-ups
+// and ledger. It is the operator's tool, not a workspace's: keep the token
+// on the operator's machines. An AdminClient is safe for concurrent use.
+type AdminClient struct {
+	t     *transport
+	token string
+}
+
+// NewAdmin returns a client of the operator routes at baseURL with the
+// operator token. opts may be nil for the defaults.
+func NewAdmin(baseURL, operatorToken string, opts *Options) (*AdminClient, error) {
+	if strings.TrimSpace(operatorToken) == "" {
+		return nil, errors.New("client: operatorToken is required: the server's operator token")
+	}
+	t, err := newTransport(baseURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &AdminClient{t: t, token: operatorToken}, nil
+}
+
+// Workspace is a workspace (schema Workspace).
+type Workspace struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Channels  []string  `json:"channels"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// WorkspaceCreateParams is the body of POST /admin/v1/workspaces (schema
+// WorkspaceCreate): an empty ID is generated.
+type WorkspaceCreateParams struct {
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// WorkspacePage is a page of GET /admin/v1/workspaces (schema
+// WorkspacePage): NextCursor is "" on the last page.
+type WorkspacePage struct {
+	Items      []*Workspace `json:"items"`
+	NextCursor string       `json:"next_cursor"`
+}
+
+// OptInParams is the body of POST /admin/v1/workspaces/{id}/opt-ins
+// (schema OptIn): the recipient to opt back in on a channel.
+type OptInParams struct {
+	Channel string `json:"channel"`
+	To      string `json:"to"`
+}
+
+// OptInResult is its answer (schema OptInResult): Changed is false when
+// the recipient had not opted out.
+type OptInResult struct {
+	Channel  string `json:"channel"`
+	To       string `json:"to"`
+	OptedOut bool   `json:"opted_out"`
+	Changed  bool   `json:"changed"`
+}
+
+// SMSAccountCreateParams is the body of POST /admin/v1/sms/accounts
+// (schema SMSAccountCreate). Credit and CostPerSegment are amounts such as
+// "100" or "0.25" ("" for none and the default); an empty APIKey is
+// generated and returned once.
+type SMSAccountCreateParams struct {
+	PartnerID      string   `json:"partnerID"`
+	APIKey         string   `json:"apikey,omitempty"`
+	Shortcodes     []string `json:"shortcodes,omitempty"`
+	Credit         string   `json:"credit,omitempty"`
+	TimeZone       string   `json:"timezone,omitempty"`
+	CostPerSegment string   `json:"cost_per_segment,omitempty"`
+}
+
+// SMSAccount is an SMS account (schema SMSAccount); APIKey is set only in
+// the answer that generated it.
+type SMSAccount struct {
+	PartnerID      string    `json:"partnerID"`
+	Shortcodes     []string  `json:"shortcodes"`
+	Credit         string    `json:"credit"`
+	TimeZone       string    `json:"timezone"`
+	CostPerSegment string    `json:"cost_per_segment"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	APIKey         string    `json:"apikey,omitempty"`
+}
+
+// LedgerEntry is an entry of an SMS account's ledger (schema
+// LedgerEntry).
+type LedgerEntry struct {
+	Seq       int64  `json:"seq"`
+	Kind      string `json:"kind"`
+	Amount    string `json:"amount"`
+	Balance   string `json:"balance"`
+	Reference string `json:"reference,omitempty"`
+	// MessageID is the providerMessageId of a charged or refunded
+	// message.
+	MessageID int64     `json:"message_id,omitempty"`
+	At        time.Time `json:"at"`
+	// Replayed is true on a top-up answered with the entry of an earlier
+	// top-up with the same reference: nothing was added this time.
+	Replayed bool `json:"-"`
+}
+
+// LedgerPage is a page of an account's ledger (schema LedgerPage):
+// NextCursor is "" on the last page.
+type LedgerPage struct {
+	Items      []*LedgerEntry `json:"items"`
+	NextCursor string         `json:"next_cursor"`
+}
+
+// call makes an operator request: GET is retryable, and a POST when
+// retryable (a top-up, whose reference makes it idempotent).
+func (c *AdminClient) call(ctx context.Context, method, path string, query url.Values, body, out any, retryable bool) (*response, error) {
+	if ctx == nil {
+		return nil, errors.New("client: a nil context")
+	}
+	resp, err := c.t.do(ctx, &request{
+		method: method, path: path, query: query, body: body, header: http.Header{"Authorization": {"Bearer " + c.token}},
+		retryable: retryable || method == http.MethodGet, decodeError: envelopeError,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeJSON(resp, out); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// CreateWorkspace creates a workspace (POST /admin/v1/workspaces).
+func (c *AdminClient) CreateWorkspace(ctx context.Context, p *WorkspaceCreateParams) (*Workspace, error) {
+	var out Workspace
+	_, err := c.call(ctx, http.MethodPost, "/admin/v1/workspaces", nil, p, &out, false)
+	return orNil(&out, err)
+}
+
+// ListWorkspaces returns one page of workspaces (GET
+// /admin/v1/workspaces). p may be nil.
+func (c *AdminClient) ListWorkspaces(ctx context.Context, p *CursorParams) (*WorkspacePage, error) {
+	var out WorkspacePage
+	_, err := c.call(ctx, http.MethodGet, "/admin/v1/workspaces", p.query(), nil, &out, false)
+	return orNil(&out, err)
+}
+
+// AllWorkspaces iterates over the workspaces of every page from p.Cursor
+// on.
+func (c *AdminClient) AllWorkspaces(ctx context.Context, p *CursorParams) iter.Seq2[*Workspace, error] {
+	return cursorSeq(p, func(q *CursorParams) ([]*Workspace, *string, error) {
+		page, err := c.ListWorkspaces(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		return page.Items, &page.NextCursor, nil
+	})
+}
+
+// GetWorkspace returns a workspace (GET /admin/v1/workspaces/{id}).
+func (c *AdminClient) GetWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	path, err := pathf("/admin/v1/workspaces/%s", id)
+	if err != nil {
+		return nil, err
+	}
+	var out Workspace
+	_, err = c.call(ctx, http.MethodGet, path, nil, nil, &out, false)
+	return orNil(&out, err)
+}
+
+// CreateAPIKey creates an API key of a workspace, with any scopes (POST
+// /admin/v1/workspaces/{id}/api-keys); its Key is shown this once.
+func (c *AdminClient) CreateAPIKey(ctx context.Context, workspaceID string, p *APIKeyCreateParams) (*APIKeyCreated, error) {
+	path, err := pathf("/admin/v1/workspaces/%s/api-keys", workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	var out APIKeyCreated
+	_, err = c.call(ctx, http.MethodPost, path, nil, p, &out, false)
+	return orNil(&out, err)
+}
+
+// ClearOptOut opts a recipient back in on a channel of a workspace (POST
+// /admin/v1/workspaces/{id}/opt-ins); it is audited.
+func (c *AdminClient) ClearOptOut(ctx context.Context, workspaceID string, p *OptInParams) (*OptInResult, error) {
+	path, err := pathf("/admin/v1/workspaces/%s/opt-ins", workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	var out OptInResult
+	// Opting in twice is opting in: the request is safe to repeat.
+	_, err = c.call(ctx, http.MethodPost, path, nil, p, &out, true)
+	return orNil(&out, err)
+}
+
+// CreateSMSAccount creates an SMS account (POST /admin/v1/sms/accounts).
+func (c *AdminClient) CreateSMSAccount(ctx context.Context, p *SMSAccountCreateParams) (*SMSAccount, error) {
+	var out SMSAccount
+	_, err := c.call(ctx, http.MethodPost, "/admin/v1/sms/accounts", nil, p, &out, false)
+	return orNil(&out, err)
+}
+
+// GetSMSAccount returns an SMS account, never its apikey (GET
+// /admin/v1/sms/accounts/{partnerID}).
+func (c *AdminClient) GetSMSAccount(ctx context.Context, partnerID string) (*SMSAccount, error) {
+	path, err := pathf("/admin/v1/sms/accounts/%s", partnerID)
+	if err != nil {
+		return nil, err
+	}
+	var out SMSAccount
+	_, err = c.call(ctx, http.MethodGet, path, nil, nil, &out, false)
+	return orNil(&out, err)
+}
+
+// ApproveSender approves a sender id of an SMS account (POST
+// /admin/v1/sms/accounts/{partnerID}/senders).
+func (c *AdminClient) ApproveSender(ctx context.Context, partnerID, shortcode string) (*SMSAccount, error) {
+	path, err := pathf("/admin/v1/sms/accounts/%s/senders", partnerID)
+	if err != nil {
+		return nil, err
+	}
+	var out SMSAccount
+	// Approving an approved sender changes nothing: safe to repeat.
+	_, err = c.call(ctx, http.MethodPost, path, nil, map[string]string{"shortcode": shortcode}, &out, true)
+	return orNil(&out, err)
+}
+
+// TopUp adds amount to an SMS account's credit once per reference (POST
+// /admin/v1/sms/accounts/{partnerID}/top-ups): the reference (an invoice
+// or payment number) makes the request safe to retry, and a repeat is
+// answered with the first entry, Replayed.
+func (c *AdminClient) TopUp(ctx context.Context, partnerID string, amount sms.Credit, reference string) (*LedgerEntry, error) {
+	path, err := pathf("/admin/v1/sms/accounts/%s/top-ups", partnerID)
+	if err != nil {
+		return nil, err
+	}
+	var out LedgerEntry
+	resp, err := c.call(ctx, http.MethodPost, path, nil, map[string]string{"amount": amount.String(), "reference": reference}, &out, reference != "")
+	if err != nil {
+		return nil, err
+	}
+	out.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
+	return &out, nil
+}
+
+// Ledger returns one page of an SMS account's ledger (GET
+// /admin/v1/sms/accounts/{partnerID}/ledger). p may be nil.
+func (c *AdminClient) Ledger(ctx context.Context, partnerID string, p *CursorParams) (*LedgerPage, error) {
+	path, err := pathf("/admin/v1/sms/accounts/%s/ledger", partnerID)
+	if err != nil {
+		return nil, err
+	}
+	var out LedgerPage
+	_, err = c.call(ctx, http.MethodGet, path, p.query(), nil, &out, false)
+	return orNil(&out, err)
+}
+
+// AllLedger iterates over an SMS account's ledger entries of every page
+// from p.Cursor on.
+func (c *AdminClient) AllLedger(ctx context.Context, partnerID string, p *CursorParams) iter.Seq2[*LedgerEntry, error] {
+	return cursorSeq(p, func(q *CursorParams) ([]*LedgerEntry, *string, error) {
+		page, err := c.Ledger(ctx, partnerID, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		return page.Items, &page.NextCursor, nil
+	})
+}
+
+// orNil returns v, or nil with err when err is set.
+func orNil[T any](v *T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}

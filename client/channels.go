@@ -1,0 +1,42 @@
+package client
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/ujumbe/messaging"
+)
+
+// Channels lists, connects and disconnects the channels of the workspace
+// (scope manage:channels).
+type Channels struct{ c *Client }
+
+// List returns every channel of the workspace with its state (GET
+// /v1/channels).
+func (s *Channels) List(ctx context.Context) ([]*Channel, error) {
+	out, err := get[[]*Channel](ctx, s.c, "/v1/channels", nil)
+	if err != nil {
+		return nil, err
+	}
+	return *out, nil
+}
+
+// Put connects channel ("whatsapp", "instagram", "messenger") with creds,
+// or replaces its credentials (PUT /v1/channels/{channel}).
+func (s *Channels) Put(ctx context.Context, channel string, creds *messaging.ChannelCredentials) (*Channel, error) {
+	path, err := pathf("/v1/channels/%s", channel)
+	if err != nil {
+		return nil, err
+	}
+	return send[Channel](ctx, s.c, http.MethodPut, path, creds, true)
+}
+
+// Delete disconnects channel (DELETE /v1/channels/{channel}) and returns
+// its state.
+func (s *Channels) Delete(ctx context.Context, channel string) (*Channel, error) {
+	path, err := pathf("/v1/channels/%s", channel)
+	if err != nil {
+		return nil, err
+	}
+	return send[Channel](ctx, s.c, http.MethodDelete, path, nil, true)
+}

@@ -1,0 +1,127 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// Messages sends and reads the messages of the workspace.
+type Messages struct{ c *Client }
+
+// Send sends a standard message (POST /v1/messages) and returns it queued.
+// When p has no IdempotencyKey the client gives the request one (a UUID,
+// Options.NewIdempotencyKey), the same for all its retries, so a retried
+// send never sends twice; p itself is not changed. Result.Replayed is true
+// when the server answered with the result of an earlier request with the
+// same key.
+func (s *Messages) Send(ctx context.Context, p *messaging.SendParams) (*messaging.SendResult, error) {
+	if p == nil {
+		return nil, errors.New("client: Messages.Send needs params")
+	}
+	q := *p
+	if q.IdempotencyKey == "" {
+		q.IdempotencyKey = s.c.t.newKey()
+	}
+	return s.send(ctx, "/v1/messages", &q)
+}
+
+// SendTemplate sends a template message (POST /v1/messages/templates),
+// with an idempotency key as Send does. A Template's SendExample is a
+// ready-to-use p once its To is set.
+func (s *Messages) SendTemplate(ctx context.Context, p *messaging.SendTemplateParams) (*messaging.SendResult, error) {
+	if p == nil {
+		return nil, errors.New("client: Messages.SendTemplate needs params")
+	}
+	q := *p
+	if q.IdempotencyKey == "" {
+		q.IdempotencyKey = s.c.t.newKey()
+	}
+	return s.send(ctx, "/v1/messages/templates", &q)
+}
+
+func (s *Messages) send(ctx context.Context, path string, body any) (*messaging.SendResult, error) {
+	var out messaging.SendResult
+	resp, err := s.c.call(ctx, http.MethodPost, path, nil, body, &out, true)
+	if err != nil {
+		return nil, err
+	}
+	out.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
+	return &out, nil
+}
+
+// Get returns a message of the workspace (GET /v1/messages/{id}); an id
+// of another workspace is not_found.
+func (s *Messages) Get(ctx context.Context, id string) (*Message, error) {
+	path, err := pathf("/v1/messages/%s", id)
+	if err != nil {
+		return nil, err
+	}
+	return get[Message](ctx, s.c, path, nil)
+}
+
+// MessageListParams filter and page GET /v1/messages, newest first. Empty
+// fields do not filter: Direction (inbound, outbound), Status, Channel, To,
+// ConversationID, and CreatedAfter and CreatedBefore (zero: no bound).
+// Cursor is the NextCursor of the previous page; Limit 0 means the
+// server's default.
+type MessageListParams struct {
+	Direction      string
+	Status         string
+	Channel        string
+	To             string
+	ConversationID string
+	CreatedAfter   time.Time
+	CreatedBefore  time.Time
+	Cursor         string
+	Limit          int
+}
+
+func (p *MessageListParams) query() url.Values {
+	if p == nil {
+		return url.Values{}
+	}
+	q := (&CursorParams{Cursor: p.Cursor, Limit: p.Limit}).query()
+	for k, v := range map[string]string{"direction": p.Direction, "status": p.Status, "channel": p.Channel, "to": p.To, "conversation_id": p.ConversationID} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if !p.CreatedAfter.IsZero() {
+		q.Set("created_after", p.CreatedAfter.UTC().Format(time.RFC3339Nano))
+	}
+	if !p.CreatedBefore.IsZero() {
+		q.Set("created_before", p.CreatedBefore.UTC().Format(time.RFC3339Nano))
+	}
+	return q
+}
+
+// List returns one page of the workspace's messages, newest first (GET
+// /v1/messages). p may be nil.
+func (s *Messages) List(ctx context.Context, p *MessageListParams) (*MessagePage, error) {
+	return get[MessagePage](ctx, s.c, "/v1/messages", p.query())
+}
+
+// All iterates over the messages of every page from p.Cursor on (p may be
+// nil), fetching a page when the previous one is used up. An error ends
+// the iteration after it is yielded.
+func (s *Messages) All(ctx context.Context, p *MessageListParams) iter.Seq2[*Message, error] {
+	var start MessageListParams
+	if p != nil {
+		start = *p
+	}
+	return cursorSeq(&CursorParams{Cursor: start.Cursor, Limit: start.Limit}, func(cp *CursorParams) ([]*Message, *string, error) {
+		q := start
+		q.Cursor, q.Limit = cp.Cursor, cp.Limit
+		page, err := s.List(ctx, &q)
+		if err != nil {
+			return nil, nil, err
+		}
+		return page.Data, page.NextCursor, nil
+	})
+}

@@ -1,0 +1,312 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/ujumbe/messaging/sms"
+)
+
+// SMSClient calls the SMS API (/sms/v1) of a server. Its credentials, a
+// messaging account's partnerID and apikey, travel in each request body as
+// the API requires: keep them on the server, never in browser or mobile
+// code. A request's own APIKey and PartnerID, when set, replace the
+// client's. An SMSClient is safe for concurrent use.
+type SMSClient struct {
+	t         *transport
+	partnerID string
+	apiKey    string
+}
+
+// NewSMS returns a client of the SMS API at baseURL (the server's root;
+// the client adds /sms/v1/...) with the account's partnerID and apiKey.
+// opts may be nil for the defaults.
+func NewSMS(baseURL, partnerID, apiKey string, opts *Options) (*SMSClient, error) {
+	t, err := newTransport(baseURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &SMSClient{t: t, partnerID: partnerID, apiKey: apiKey}, nil
+}
+
+// SMSSendResult is the answer of a single send.
+type SMSSendResult struct {
+	ResponseCode        int    `json:"response-code"`
+	ResponseDescription string `json:"response-description"`
+	// ID is the service's message id.
+	ID string `json:"id"`
+	// Status is "sent", or "scheduled" for a send with a timeToSend.
+	Status string `json:"status"`
+	Mobile string `json:"mobile"`
+	// ProviderMessageID is the id to ask delivery reports with; keep it
+	// with ID for reconciliation.
+	ProviderMessageID string `json:"providerMessageId"`
+	// Replayed is true when the answer is that of an earlier request with
+	// the same idempotency key: nothing was sent or debited this time.
+	Replayed bool `json:"-"`
+}
+
+// SMSBulkEntry is the outcome of one item of a bulk send. Each entry must
+// be inspected: one request can hold accepted and refused items.
+type SMSBulkEntry struct {
+	// ResponseCode is sms.CodeSuccess (200) for an accepted item, else the
+	// item's error code; ResponseDescription its text.
+	ResponseCode        int    `json:"response-code"`
+	ResponseDescription string `json:"response-description"`
+	Mobile              string `json:"mobile"`
+	// MessageID is the provider message id (0 when refused).
+	MessageID int64 `json:"messageid"`
+	// ClientSMSID echoes the item's client reference.
+	ClientSMSID string `json:"-"`
+	// NetworkID is the recipient's country calling code ("" when
+	// refused).
+	NetworkID string `json:"networkid"`
+}
+
+// Err returns nil for an accepted item, else its refusal as an *sms.Error
+// (so errors.Is(e.Err(), &sms.Error{Code: sms.CodeInvalidMobile}) works).
+func (e *SMSBulkEntry) Err() error {
+	if e.ResponseCode == sms.CodeSuccess {
+		return nil
+	}
+	return &sms.Error{Code: e.ResponseCode, Description: e.ResponseDescription}
+}
+
+// UnmarshalJSON implements json.Unmarshaler: clientsmsid may be a string
+// or a number.
+func (e *SMSBulkEntry) UnmarshalJSON(b []byte) error {
+	type plain SMSBulkEntry
+	var v struct {
+		plain
+		ClientSMSID json.RawMessage `json:"clientsmsid"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = SMSBulkEntry(v.plain)
+	var s string
+	switch {
+	case len(v.ClientSMSID) == 0 || string(v.ClientSMSID) == "null":
+	case json.Unmarshal(v.ClientSMSID, &s) == nil:
+		e.ClientSMSID = s
+	default:
+		e.ClientSMSID = string(v.ClientSMSID)
+	}
+	return nil
+}
+
+// SMSBulkResult is the answer of a bulk send: one entry per item, in
+// order.
+type SMSBulkResult struct {
+	Responses []*SMSBulkEntry `json:"responses"`
+	// Replayed is true when the answer is that of an earlier request with
+	// the same idempotency key.
+	Replayed bool `json:"-"`
+}
+
+// SMSDeliveryReport is the answer of a delivery-report request.
+type SMSDeliveryReport struct {
+	ResponseCode        int    `json:"response-code"`
+	ResponseDescription string `json:"response-description"`
+	MessageID           string `json:"message-id"`
+	// DeliveryStatus and DeliveryDescription are the delivery state; see
+	// sms.DeliveryStatus. Only sms.DeliveredToTerminal is a successful
+	// delivery (Delivered).
+	DeliveryStatus      int    `json:"delivery-status"`
+	DeliveryDescription string `json:"delivery-description"`
+	// DeliveryTAT is the turnaround ("12s"); empty when unknown.
+	DeliveryTAT       string `json:"delivery-tat"`
+	DeliveryNetworkID string `json:"delivery-networkid"`
+	// DeliveryTime is "YYYY-MM-DD HH:MM:SS" in the account's time zone;
+	// empty when unknown.
+	DeliveryTime string `json:"delivery-time"`
+}
+
+// Delivered reports whether the report explicitly says the message was
+// delivered.
+func (r *SMSDeliveryReport) Delivered() bool { return r.DeliveryDescription == sms.DeliveredToTerminal }
+
+// SMSBalance is the answer of a balance request.
+type SMSBalance struct {
+	ResponseCode        int    `json:"response-code"`
+	ResponseDescription string `json:"response-description"`
+	PartnerID           string `json:"partner-id"`
+	// Credit is the account's credit as the API writes it ("100.00").
+	Credit string `json:"credit"`
+}
+
+// Amount returns Credit as an sms.Credit.
+func (b *SMSBalance) Amount() (sms.Credit, error) { return sms.ParseCredit(b.Credit) }
+
+// smsSendBody is the body of POST /sms/v1/messages.
+type smsSendBody struct {
+	APIKey     string `json:"apikey"`
+	PartnerID  string `json:"partnerID"`
+	Mobile     string `json:"mobile"`
+	Message    string `json:"message"`
+	Shortcode  string `json:"shortcode"`
+	TimeToSend string `json:"timeToSend,omitempty"`
+	PassType   string `json:"pass_type,omitempty"`
+}
+
+// smsBulkItem is an item of POST /sms/v1/messages/bulk.
+type smsBulkItem struct {
+	PartnerID   string `json:"partnerID"`
+	APIKey      string `json:"apikey"`
+	PassType    string `json:"pass_type"`
+	ClientSMSID string `json:"clientsmsid,omitempty"`
+	Mobile      string `json:"mobile"`
+	Message     string `json:"message"`
+	Shortcode   string `json:"shortcode"`
+	TimeToSend  string `json:"timeToSend,omitempty"`
+}
+
+// creds returns apiKey and partnerID, or the client's where empty.
+func (c *SMSClient) creds(apiKey, partnerID string) (string, string) {
+	if apiKey == "" {
+		apiKey = c.apiKey
+	}
+	if partnerID == "" {
+		partnerID = c.partnerID
+	}
+	return apiKey, partnerID
+}
+
+// call posts body to path and decodes the answer into out, whose
+// response-code must be 200: another code, even with HTTP status 200 (no
+// delivery report yet), is an *Error.
+//
+// A request with an idempotency key is retried, and so are the read-only
+// ones (readOnly); a send without a key is not.
+func (c *SMSClient) call(ctx context.Context, path, key string, readOnly bool, body any, out any) (*response, error) {
+	if ctx == nil {
+		return nil, errors.New("client: a nil context")
+	}
+	req := &request{method: http.MethodPost, path: path, body: body, retryable: readOnly || key != "", decodeError: smsAnswerError}
+	if key != "" {
+		req.header = http.Header{"Idempotency-Key": {key}}
+	}
+	resp, err := c.t.do(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var a struct {
+		Code int `json:"response-code"`
+	}
+	if err := decodeJSON(resp, &a); err != nil {
+		return nil, err
+	}
+	if a.Code != 0 && a.Code != sms.CodeSuccess {
+		hr := &http.Response{StatusCode: resp.status, Header: resp.header}
+		return nil, smsAnswerError(hr, resp.body)
+	}
+	if err := decodeJSON(resp, out); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Send sends one SMS (POST /sms/v1/messages). p.APIKey and p.PartnerID
+// default to the client's. When p has no IdempotencyKey the client gives
+// the request one (a UUID), sent as the Idempotency-Key header and reused
+// across retries, so a retried send is never sent or debited twice.
+func (c *SMSClient) Send(ctx context.Context, p *sms.SendParams) (*SMSSendResult, error) {
+	if p == nil {
+		return nil, errors.New("client: SMSClient.Send needs params")
+	}
+	key := p.IdempotencyKey
+	if key == "" {
+		key = c.t.newKey()
+	}
+	body := smsSendBody{Mobile: p.Mobile, Message: p.Message, Shortcode: p.Shortcode, TimeToSend: p.TimeToSend, PassType: p.PassType}
+	body.APIKey, body.PartnerID = c.creds(p.APIKey, p.PartnerID)
+	var out SMSSendResult
+	resp, err := c.call(ctx, "/sms/v1/messages", key, false, &body, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
+	return &out, nil
+}
+
+// Bulk sends up to sms.MaxBulk SMS in one request (POST
+// /sms/v1/messages/bulk); each item's outcome is its entry of the answer
+// (SMSBulkEntry.Err). An item's empty APIKey and PartnerID default to the
+// client's; PassType defaults to "plain". When p has no IdempotencyKey and
+// every item names the same partnerID, the client gives the request one,
+// as Send does; a request mixing accounts gets none (the API refuses a key
+// on it) and is then not retried.
+func (c *SMSClient) Bulk(ctx context.Context, p *sms.BulkParams) (*SMSBulkResult, error) {
+	if p == nil {
+		return nil, errors.New("client: SMSClient.Bulk needs params")
+	}
+	body := struct {
+		Count   int           `json:"count"`
+		SMSList []smsBulkItem `json:"smslist"`
+	}{Count: len(p.Items), SMSList: make([]smsBulkItem, len(p.Items))}
+	partners := map[string]bool{}
+	for i, it := range p.Items {
+		if it == nil {
+			return nil, fmt.Errorf("client: smslist[%d]: is nil", i)
+		}
+		if it.Err != nil {
+			return nil, fmt.Errorf("client: smslist[%d]: Err is for items the server could not read; leave it nil", i)
+		}
+		b := smsBulkItem{PassType: it.PassType, ClientSMSID: it.ClientSMSID, Mobile: it.Mobile, Message: it.Message,
+			Shortcode: it.Shortcode, TimeToSend: it.TimeToSend}
+		b.APIKey, b.PartnerID = c.creds(it.APIKey, it.PartnerID)
+		if b.PassType == "" {
+			b.PassType = "plain"
+		}
+		partners[b.PartnerID] = true
+		body.SMSList[i] = b
+	}
+	key := p.IdempotencyKey
+	if key == "" && len(partners) == 1 {
+		key = c.t.newKey()
+	}
+	var out SMSBulkResult
+	resp, err := c.call(ctx, "/sms/v1/messages/bulk", key, false, &body, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
+	return &out, nil
+}
+
+// DeliveryReport returns the delivery report of a message (POST
+// /sms/v1/messages/delivery-report), asked by its provider message id
+// (SMSSendResult.ProviderMessageID, SMSBulkEntry.MessageID). A message
+// without a report yet is an *Error with sms.CodeNoDeliveryReport.
+func (c *SMSClient) DeliveryReport(ctx context.Context, p *sms.ReportParams) (*SMSDeliveryReport, error) {
+	if p == nil {
+		return nil, errors.New("client: SMSClient.DeliveryReport needs params")
+	}
+	body := struct {
+		APIKey    string `json:"apikey"`
+		PartnerID string `json:"partnerID"`
+		MessageID string `json:"messageID"`
+	}{MessageID: p.MessageID}
+	body.APIKey, body.PartnerID = c.creds(p.APIKey, p.PartnerID)
+	var out SMSDeliveryReport
+	if _, err := c.call(ctx, "/sms/v1/messages/delivery-report", "", true, &body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Balance returns the account's credit (POST /sms/v1/account/balance).
+func (c *SMSClient) Balance(ctx context.Context) (*SMSBalance, error) {
+	body := struct {
+		APIKey    string `json:"apikey"`
+		PartnerID string `json:"partnerID"`
+	}{APIKey: c.apiKey, PartnerID: c.partnerID}
+	var out SMSBalance
+	if _, err := c.call(ctx, "/sms/v1/account/balance", "", true, &body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

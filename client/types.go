@@ -1,0 +1,273 @@
+package client
+
+import (
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// The answers of the Messaging API whose JSON is the REST surface's own
+// (httpapi's views), mirroring the schemas of httpapi/openapi.json member
+// for member. Requests and answers whose JSON is that of a library type
+// (messaging.SendParams, messaging.SendResult, messaging.TemplateComponent,
+// ...) use the library type instead.
+
+// Message is the status form of a message (schema Message), the answer
+// of GET /v1/messages/{id}.
+type Message struct {
+	MessageID      string `json:"message_id"`
+	ConversationID string `json:"conversation_id"`
+	Channel        string `json:"channel"`
+	// Direction is "outbound" for sent messages.
+	Direction string `json:"direction"`
+	// Status is queued, sent, delivered, read or failed.
+	Status string `json:"status"`
+	// FailureReason is "[<provider_code>] <text>" when Status is failed.
+	FailureReason string    `json:"failure_reason,omitempty"`
+	Type          string    `json:"type"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+// MessagePage is a page of GET /v1/messages and GET
+// /v1/conversations/{id}/messages (schema MessagePage). NextCursor is nil
+// on the last page.
+type MessagePage struct {
+	Data       []*Message `json:"data"`
+	NextCursor *string    `json:"next_cursor"`
+}
+
+// Conversation is a conversation of the workspace with its last message
+// (schema Conversation).
+type Conversation struct {
+	ConversationID string  `json:"conversation_id"`
+	Channel        string  `json:"channel"`
+	To             string  `json:"to"`
+	LastMessage    Message `json:"last_message"`
+	// LastActivityAt is when the last message was created.
+	LastActivityAt time.Time `json:"last_activity_at"`
+	// LastInboundAt is when the recipient last wrote; nil when never.
+	LastInboundAt *time.Time `json:"last_inbound_at"`
+	// WindowExpiresAt is when the customer-service window closes (after
+	// it, WhatsApp takes templates only); nil without an inbound message.
+	WindowExpiresAt *time.Time `json:"window_expires_at"`
+	// Contact is the contact whose phone is To; nil when there is none.
+	Contact *Contact `json:"contact"`
+}
+
+// ConversationPage is a page of GET /v1/conversations (schema
+// ConversationPage). NextCursor is nil on the last page.
+type ConversationPage struct {
+	Data       []*Conversation `json:"data"`
+	NextCursor *string         `json:"next_cursor"`
+}
+
+// ContactListItem is a contact as GET /v1/contacts lists it (schema
+// ContactListItem).
+type ContactListItem struct {
+	ID        string    `json:"id"`
+	FirstName string    `json:"firstName"`
+	LastName  string    `json:"lastName"`
+	FullName  string    `json:"fullName"`
+	Phone     string    `json:"phone"`
+	Email     string    `json:"email"`
+	Company   string    `json:"company"`
+	JobTitle  string    `json:"jobTitle"`
+	Source    string    `json:"source"`
+	Tags      []string  `json:"tags"`
+	Lifecycle string    `json:"lifecycle"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Contact is a full contact (schema Contact): the answer of POST, GET and
+// PATCH on contacts.
+type Contact struct {
+	ContactListItem
+	Website string `json:"website"`
+	Notes   string `json:"notes"`
+	// OptedOut maps each channel the contact's phone opted out of (by
+	// replying STOP) to when it did; sends to it there are refused with
+	// recipient_opted_out.
+	OptedOut map[string]time.Time `json:"opted_out"`
+}
+
+// ContactPage is a page of GET /v1/contacts (schema ContactPage).
+type ContactPage struct {
+	Items      []*ContactListItem `json:"items"`
+	Total      int                `json:"total"`
+	Page       int                `json:"page"`
+	Limit      int                `json:"limit"`
+	TotalPages int                `json:"totalPages"`
+}
+
+// Template is a template as listed and read (schema Template).
+type Template struct {
+	ID         string                        `json:"id"`
+	Name       string                        `json:"name"`
+	Category   string                        `json:"category"`
+	Language   string                        `json:"language"`
+	Status     string                        `json:"status"`
+	Components []messaging.TemplateComponent `json:"components"`
+	// SendExample is a ready-to-use request of Messages.SendTemplate:
+	// set its To (and replace the example values) and send it.
+	SendExample *messaging.SendTemplateParams `json:"send_example"`
+	// StatusReason, Quality and ProviderTemplateID: why a template was
+	// rejected, paused or disabled, the provider's quality rating and the
+	// provider's id; empty when not known.
+	StatusReason       string    `json:"status_reason,omitempty"`
+	Quality            string    `json:"quality,omitempty"`
+	ProviderTemplateID string    `json:"provider_template_id,omitempty"`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
+}
+
+// Deleted is the answer to the deletion of a record (schema Deleted).
+type Deleted struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// Channel is a channel of the workspace (schema Channel). It never holds
+// the access token, only its last characters (CredentialHint).
+type Channel struct {
+	Channel        string     `json:"channel"`
+	Status         string     `json:"status"`
+	SenderID       *string    `json:"sender_id"`
+	Display        *string    `json:"display"`
+	CredentialHint *string    `json:"credential_hint"`
+	Error          *string    `json:"error"`
+	ConnectedAt    *time.Time `json:"connected_at"`
+}
+
+// APIKey is an API key of the workspace (schema APIKey); the key itself is
+// shown once, by APIKeys.Create.
+type APIKey struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"`
+	Scopes     []string   `json:"scopes"`
+	CreatedAt  time.Time  `json:"created_at"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// APIKeyCreated is a new API key with its secret (schema APIKeyCreated):
+// Key is shown this once.
+type APIKeyCreated struct {
+	APIKey
+	Key string `json:"key"`
+}
+
+// APIKeyCreateParams is the body of POST /v1/api-keys (schema
+// APIKeyCreate).
+type APIKeyCreateParams struct {
+	Name   string   `json:"name"`
+	Scopes []string `json:"scopes"`
+	// ExpiresAt, optional, is when the key stops working.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// AuditEvent is a management change of the workspace (schema AuditEvent).
+type AuditEvent struct {
+	ID        string    `json:"id"`
+	Actor     string    `json:"actor"`
+	Action    string    `json:"action"`
+	Target    string    `json:"target"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// AuditPage is a page of GET /v1/audit-events (schema AuditPage).
+// NextCursor is nil on the last page.
+type AuditPage struct {
+	Data       []*AuditEvent `json:"data"`
+	NextCursor *string       `json:"next_cursor"`
+}
+
+// Webhook is a webhook endpoint (schema Webhook).
+type Webhook struct {
+	ID          string   `json:"id"`
+	URL         string   `json:"url"`
+	Events      []string `json:"events"`
+	Description string   `json:"description"`
+	Enabled     bool     `json:"enabled"`
+	// DisabledAt and DisabledReason say when and why the endpoint was
+	// disabled; nil and empty while it is enabled.
+	DisabledAt     *time.Time `json:"disabled_at"`
+	DisabledReason string     `json:"disabled_reason,omitempty"`
+	// PreviousSecretExpiresAt is when the secret before the last rotation
+	// stops signing deliveries; nil when there is none.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	CreatedAt               time.Time  `json:"created_at"`
+}
+
+// WebhookCreated is a new webhook endpoint with its signing secret
+// (schema WebhookCreated): Secret is shown this once.
+type WebhookCreated struct {
+	Webhook
+	Secret string `json:"secret"`
+}
+
+// WebhookSecret is the answer of a secret rotation (schema WebhookSecret).
+type WebhookSecret struct {
+	ID                      string     `json:"id"`
+	Secret                  string     `json:"secret"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+}
+
+// WebhookTestResult is the answer of a test delivery (schema
+// WebhookTestResult): StatusCode is nil when the receiver did not answer,
+// and Error says why.
+type WebhookTestResult struct {
+	StatusCode *int   `json:"status_code"`
+	LatencyMS  int64  `json:"latency_ms"`
+	Error      string `json:"error,omitempty"`
+}
+
+// WebhookDelivery is a delivery of an event to an endpoint (schema
+// WebhookDelivery).
+type WebhookDelivery struct {
+	ID             string     `json:"id"`
+	EventID        string     `json:"event_id"`
+	EventType      string     `json:"event_type"`
+	State          string     `json:"state"`
+	Attempts       int        `json:"attempts"`
+	LastStatusCode *int       `json:"last_status_code"`
+	LastError      string     `json:"last_error"`
+	NextAttemptAt  *time.Time `json:"next_attempt_at"`
+	LastAttemptAt  *time.Time `json:"last_attempt_at"`
+	DeliveredAt    *time.Time `json:"delivered_at"`
+	CreatedAt      time.Time  `json:"created_at"`
+}
+
+// WebhookDeliveryPage is a page of GET /v1/webhooks/{id}/deliveries
+// (schema WebhookDeliveryPage). NextCursor is nil on the last page.
+type WebhookDeliveryPage struct {
+	Data       []*WebhookDelivery `json:"data"`
+	NextCursor *string            `json:"next_cursor"`
+}
+
+// WebhookCreateParams is the body of POST /v1/webhooks (schema
+// WebhookCreate). Events empty means every event type.
+type WebhookCreateParams struct {
+	URL         string   `json:"url"`
+	Events      []string `json:"events,omitempty"`
+	Description string   `json:"description,omitempty"`
+}
+
+// WebhookUpdateParams is the body of PATCH /v1/webhooks/{id} (schema
+// WebhookPatch): nil fields are left unchanged.
+type WebhookUpdateParams struct {
+	URL         *string   `json:"url,omitempty"`
+	Events      *[]string `json:"events,omitempty"`
+	Description *string   `json:"description,omitempty"`
+	Enabled     *bool     `json:"enabled,omitempty"`
+}
+
+// CursorParams page a cursor listing: Cursor is the NextCursor of the
+// previous page ("" for the first); Limit 0 means the server's default.
+type CursorParams struct {
+	Cursor string
+	Limit  int
+}
