@@ -59,6 +59,12 @@ func devEventTypes() []devChoice {
 		switch e {
 		case messaging.EventMessageStatusUpdated:
 			about = "a message changed status (sent, delivered, read, failed)"
+		case messaging.EventMessageReceived:
+			about = "a customer sent a message (a reply, a reaction, a keyword)"
+		case messaging.EventContactOptedOut:
+			about = "a recipient replied STOP (or another opt-out keyword) on a channel"
+		case messaging.EventContactOptedIn:
+			about = "a recipient replied START, or the operator cleared their opt-out"
 		case messaging.EventWebhookTest:
 			about = "the test event sent from this page"
 		}

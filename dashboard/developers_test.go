@@ -636,3 +636,15 @@ func TestDevCrossOriginRevokeRefused(t *testing.T) {
 		t.Errorf("the cross-site revoke revoked the key: %v", err)
 	}
 }
+
+// TestDevEveryEventDescribed: each event type an endpoint may subscribe to
+// is offered with a sentence saying when it is sent.
+func TestDevEveryEventDescribed(t *testing.T) {
+	f := setupDev(t)
+	body := f.get("/w/acme/developers").body
+	for _, e := range messaging.WebhookEventTypes() {
+		if !strings.Contains(body, "<code>"+e+"</code> <span class=\"muted\">— ") {
+			t.Errorf("event %s is offered without a description", e)
+		}
+	}
+}
