@@ -39,9 +39,9 @@ var errorDocs = []errorDoc{
 	{messaging.CodeTemplateNotFound, http.StatusNotFound, "No approved template has this template_name and language. Both must match exactly: en and en_US differ."},
 	{messaging.CodeRateLimitExceeded, http.StatusTooManyRequests, "Too many requests: limits count per workspace and endpoint, and per client address for requests without a valid key. Wait the seconds given by Retry-After, then retry with exponential backoff (1 s doubling, with 20 percent jitter)."},
 	{messaging.CodeInternal, http.StatusInternalServerError, "An unexpected server error. Retry later; report the request_id if it persists."},
-	{messaging.CodeServiceUnavailable, http.StatusServiceUnavailable, "The service's database is unreachable, locked or out of space for a moment. Nothing was stored, except when the connection was lost during the commit: retry after the seconds given by Retry-After, with the same idempotency key, so that a retry never sends twice."},
+	{messaging.CodeServiceUnavailable, http.StatusServiceUnavailable, "The service's database (or, for GET /v1/messages/{id}/media, the channel provider) is unreachable, locked or out of space for a moment. Nothing was stored, except when the connection was lost during the commit: retry after the seconds given by Retry-After, with the same idempotency key, so that a retry never sends twice."},
 	{CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The path exists but does not accept this method. The Allow header lists the methods it accepts."},
-	{CodePayloadTooLarge, http.StatusRequestEntityTooLarge, "The request body is larger than the limit (1 MiB by default)."},
+	{CodePayloadTooLarge, http.StatusRequestEntityTooLarge, "The request body is larger than the limit (1 MiB by default), or the media of an inbound message (GET /v1/messages/{id}/media) is larger than the service's media limit (100 MiB by default)."},
 }
 
 // statusOf returns the HTTP status code is answered with: its row of

@@ -71,3 +71,48 @@ func testMessageReceive(t *testing.T, s messaging.Store) {
 	_, _, err = s.MessageReceive(ctx, missing)
 	wantErr(t, "MessageReceive in a missing workspace", err, messaging.ErrNotFound)
 }
+
+// testMessageContent: the rich content of an inbound message (media,
+// location, contacts, reply, reaction, context, raw type) reads back as
+// stored, through MessageGet, MessageList and ConversationList, and a
+// message without content reads back with none.
+func testMessageContent(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	content := &messaging.InboundContent{
+		Media:    &messaging.InboundMedia{ProviderMediaID: "m1", MimeType: "image/jpeg", SHA256: "abc", Caption: "cap", Filename: "f.jpg", Animated: true},
+		Location: &messaging.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Nairobi", Address: "CBD", URL: "https://example.com"},
+		Contacts: []messaging.SharedContact{{FormattedName: "Amina W", FirstName: "Amina", LastName: "W", Organization: "Acme",
+			Phones: []messaging.ContactPhone{{Phone: "+254712345678", WaID: "254712345678", Type: "CELL"}},
+			Emails: []messaging.ContactEmail{{Email: "a@example.com", Type: "WORK"}}}},
+		Reply:    &messaging.InteractiveReply{Kind: messaging.ReplyList, ID: "row1", Title: "Row", Description: "d"},
+		Reaction: &messaging.Reaction{MessageID: "msg_0", ProviderMessageID: "wamid.0", Emoji: "👍"},
+		Context:  &messaging.ReplyContext{MessageID: "msg_0", ProviderMessageID: "wamid.0"},
+		RawType:  "order",
+	}
+	for i, c := range []*messaging.InboundContent{content, nil} {
+		id := "msg_" + string(rune('1'+i))
+		m := message("a", id, "\x1finbound:whatsapp:"+id, "")
+		m.Direction, m.Status, m.Type, m.TemplateName, m.Language, m.Components = "inbound", "delivered", "image", "", "", nil
+		m.Content = c
+		if _, created, err := s.MessageReceive(ctx, &messaging.MessageReceiveParams{Message: m}); err != nil || !created {
+			t.Fatalf("MessageReceive %s: created %v, err %v", id, created, err)
+		}
+		got, err := s.MessageGet(ctx, "a", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(c, got.Content); d != "" {
+			t.Errorf("%s: content (-want +got):\n%s", id, d)
+		}
+	}
+	list, err := s.MessageList(ctx, &messaging.MessageListParams{WorkspaceID: "a", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range list {
+		if want := map[string]*messaging.InboundContent{"msg_1": content}[m.ID]; !cmp.Equal(want, m.Content) {
+			t.Errorf("MessageList %s: content %+v; want %+v", m.ID, m.Content, want)
+		}
+	}
+}

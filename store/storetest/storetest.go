@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageHourlyCounts", testMessageHourlyCounts},
 		{"ConversationList", testConversationList},
 		{"MessageReceive", testMessageReceive},
+		{"MessageContent", testMessageContent},
 		{"Suppressions", testSuppressions},
 		{"ContactsByPhone", testContactsByPhone},
 		{"MessageClaim", testMessageClaim},
