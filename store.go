@@ -32,6 +32,9 @@ type Store interface {
 	// channels) whose id is after p.After (byte order; empty: from the
 	// first), ordered by id.
 	WorkspaceList(ctx context.Context, p *WorkspaceListParams) ([]*WorkspaceInfo, error)
+	// WorkspaceSetSettings stores p.OutsideWindow as the workspace's
+	// policy. ErrNotFound if the workspace does not exist.
+	WorkspaceSetSettings(ctx context.Context, p *WorkspaceSettingsParams) error
 	// WorkspaceSetChannel connects or disconnects a channel. ErrNotFound if
 	// the workspace does not exist.
 	WorkspaceSetChannel(ctx context.Context, p *ChannelParams) error
@@ -748,6 +751,14 @@ type MessageStatusParams struct {
 	// enabled webhook endpoint of the workspace that subscribes to its
 	// Type.
 	Event *EventRecord
+}
+
+// WorkspaceSettingsParams are the arguments of Store.WorkspaceSetSettings.
+type WorkspaceSettingsParams struct {
+	WorkspaceID string
+	// OutsideWindow is "" (the default policy, provider) or
+	// OutsideWindowReject.
+	OutsideWindow string
 }
 
 // WorkspaceListParams are the arguments of Store.WorkspaceList.

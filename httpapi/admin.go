@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -37,11 +38,12 @@ type operatorEndpoint struct {
 
 // operatorEndpoints is the route table of the operator surface.
 func operatorEndpoints() []operatorEndpoint {
-	get, post := http.MethodGet, http.MethodPost
+	get, post, patch := http.MethodGet, http.MethodPost, http.MethodPatch
 	return []operatorEndpoint{
 		{Route{post, "/admin/v1/workspaces", nil, 60}, (*Handler).opCreateWorkspace, false},
 		{Route{get, "/admin/v1/workspaces", nil, 60}, (*Handler).opListWorkspaces, false},
 		{Route{get, "/admin/v1/workspaces/{id}", nil, 120}, (*Handler).opGetWorkspace, false},
+		{Route{patch, "/admin/v1/workspaces/{id}", nil, 30}, (*Handler).opUpdateWorkspace, false},
 		{Route{post, "/admin/v1/workspaces/{id}/api-keys", nil, 30}, (*Handler).opCreateAPIKey, false},
 		{Route{post, "/admin/v1/workspaces/{id}/opt-ins", nil, 30}, (*Handler).opClearOptOut, false},
 		{Route{post, "/admin/v1/sms/accounts", nil, 30}, (*Handler).opCreateSMSAccount, true},
@@ -182,10 +184,12 @@ func pageQuery(r *http.Request) (cursor string, limit int, err error) {
 
 // workspaceJSON is a workspace record.
 type workspaceJSON struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Channels  []string  `json:"channels"`
-	CreatedAt timestamp `json:"created_at"`
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Channels []string `json:"channels"`
+	// OutsideWindow is provider or reject.
+	OutsideWindow string    `json:"outside_window"`
+	CreatedAt     timestamp `json:"created_at"`
 }
 
 func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
@@ -193,13 +197,36 @@ func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
 	if ch == nil {
 		ch = []string{}
 	}
-	return workspaceJSON{ID: w.ID, Name: w.Name, Channels: ch, CreatedAt: timestamp(w.CreatedAt)}
+	return workspaceJSON{ID: w.ID, Name: w.Name, Channels: ch, CreatedAt: timestamp(w.CreatedAt),
+		OutsideWindow: cmp.Or(w.OutsideWindow, messaging.OutsideWindowProvider)}
 }
 
 // workspaceCreateRequest is the body of POST /admin/v1/workspaces.
 type workspaceCreateRequest struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	OutsideWindow string `json:"outside_window"`
+}
+
+// workspaceUpdateRequest is the body of PATCH /admin/v1/workspaces/{id}.
+type workspaceUpdateRequest struct {
+	OutsideWindow *string `json:"outside_window"`
+}
+
+func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request) error {
+	var body workspaceUpdateRequest
+	if err := h.decode(w, r, &body); err != nil {
+		return err
+	}
+	if body.OutsideWindow == nil {
+		return badRequest("outside_window", "is required: the only setting a PATCH changes")
+	}
+	ws, err := h.svc.SetWorkspaceSettings(r.Context(), r.PathValue("id"), &messaging.WorkspaceSettings{OutsideWindow: *body.OutsideWindow})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, workspaceView(ws))
+	return nil
 }
 
 func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request) error {
@@ -207,7 +234,7 @@ func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request) erro
 	if err := h.decode(w, r, &body); err != nil {
 		return err
 	}
-	ws, err := h.svc.CreateWorkspace(r.Context(), &messaging.CreateWorkspaceParams{ID: body.ID, Name: body.Name})
+	ws, err := h.svc.CreateWorkspace(r.Context(), &messaging.CreateWorkspaceParams{ID: body.ID, Name: body.Name, OutsideWindow: body.OutsideWindow})
 	if err != nil {
 		return err
 	}

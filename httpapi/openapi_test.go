@@ -451,7 +451,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		messaging.CodeUnauthorized, messaging.CodeInvalidAPIKey, messaging.CodeForbidden, messaging.CodeNotFound,
 		messaging.CodeConflict, messaging.CodeValidation, messaging.CodeChannelUnavailable,
 		messaging.CodeTemplateNotFound, messaging.CodeRateLimitExceeded, messaging.CodeInternal, messaging.CodeServiceUnavailable,
-		messaging.CodeRecipientOptedOut,
+		messaging.CodeRecipientOptedOut, messaging.CodeOutsideWindow,
 		httpapi.CodeMethodNotAllowed, httpapi.CodePayloadTooLarge,
 	}
 	var wantCodes []string
@@ -1401,6 +1401,12 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "op workspace extra field", method: "POST", path: "/admin/v1/workspaces", header: opH, body: `{"id":"x","plan":"gold"}`, status: 400, code: "validation_error", bodyInvalid: true},
 		{name: "op workspace too large", method: "POST", path: "/admin/v1/workspaces", header: opH, body: big, status: 413, code: "payload_too_large"},
 		{name: "op workspace with an API key", method: "POST", path: "/admin/v1/workspaces", key: "full", body: `{"id":"x"}`, status: 401, code: "unauthorized"},
+		{name: "op workspace create rejecting", method: "POST", path: "/admin/v1/workspaces", header: opH, body: `{"id":"oa_strict","outside_window":"reject"}`, status: 201},
+		{name: "op workspace create bad policy", method: "POST", path: "/admin/v1/workspaces", header: opH, body: `{"id":"oa_x","outside_window":"never"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op workspace update", method: "PATCH", path: "/admin/v1/workspaces/oa_ws", header: opH, body: `{"outside_window":"reject"}`, status: 200},
+		{name: "op workspace update bad policy", method: "PATCH", path: "/admin/v1/workspaces/oa_ws", header: opH, body: `{"outside_window":"sometimes"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op workspace update empty", method: "PATCH", path: "/admin/v1/workspaces/oa_ws", header: opH, body: `{}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op workspace update unknown", method: "PATCH", path: "/admin/v1/workspaces/nope", header: opH, body: `{"outside_window":"provider"}`, status: 404, code: "not_found"},
 		{name: "op workspaces", method: "GET", path: "/admin/v1/workspaces", header: opH, status: 200},
 		{name: "op workspaces page", method: "GET", path: "/admin/v1/workspaces?limit=1&cursor=acme", header: opH, status: 200},
 		{name: "op workspaces bad limit", method: "GET", path: "/admin/v1/workspaces?limit=1000", header: opH, status: 400, code: "validation_error"},

@@ -31,8 +31,11 @@ type messageJSON struct {
 	// location, contacts, interactive, reaction, context,
 	// unsupported_type), its members inlined; nil for outbound ones.
 	*messaging.InboundContent
-	CreatedAt timestamp `json:"created_at"`
-	UpdatedAt timestamp `json:"updated_at"`
+	// WindowExpiresAt is, on inbound messages, the end of the
+	// customer-service window the message opened.
+	WindowExpiresAt *timestamp `json:"window_expires_at,omitempty"`
+	CreatedAt       timestamp  `json:"created_at"`
+	UpdatedAt       timestamp  `json:"updated_at"`
 }
 
 func messageView(m *messaging.Message) messageJSON {
@@ -43,6 +46,7 @@ func messageView(m *messaging.Message) messageJSON {
 	}
 	if m.Direction == messaging.DirectionInbound {
 		v.Text, v.InboundContent = m.Text, m.Content
+		v.WindowExpiresAt = optTimestamp(m.WindowExpiresAt())
 	}
 	return v
 }

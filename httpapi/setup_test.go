@@ -454,7 +454,7 @@ var (
 		"unauthorized": 401, "invalid_api_key": 401, "forbidden": 403, "not_found": 404,
 		"conflict": 409, "validation_error": 400, "channel_unavailable": 422,
 		"template_not_found": 404, "rate_limit_exceeded": 429, "internal_error": 500,
-		"method_not_allowed": 405, "payload_too_large": 413, "recipient_opted_out": 422,
+		"method_not_allowed": 405, "payload_too_large": 413, "recipient_opted_out": 422, "outside_customer_service_window": 422,
 	}
 )
 

@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 	}{
 		{"Workspaces", testWorkspaces},
 		{"WorkspaceList", testWorkspaceList},
+		{"WorkspaceSettings", testWorkspaceSettings},
 		{"APIKeys", testAPIKeys},
 		{"APIKeyTouch", testAPIKeyTouch},
 		{"ContactRoundTrip", testContactRoundTrip},
