@@ -227,6 +227,12 @@ type Store interface {
 	// atomic step: two concurrent takes never return the same report.
 	PendingReportTake(ctx context.Context, p *PendingReportTakeParams) ([]*PendingReport, error)
 
+	// WebhookQueueEvent queues p.Event for delivery to the one endpoint
+	// p.EndpointID of p.Event.WorkspaceID, whatever events it subscribes
+	// to, unless it is disabled or does not exist; it reports whether a
+	// delivery was queued.
+	WebhookQueueEvent(ctx context.Context, p *WebhookQueueParams) (queued bool, err error)
+
 	// WebhookEndpointCreate inserts e. ErrNotFound if its workspace does
 	// not exist.
 	WebhookEndpointCreate(ctx context.Context, e *WebhookEndpoint) error
@@ -554,6 +560,12 @@ type WebhookDelivery struct {
 	// DeliveredAt is when a delivered delivery reached its endpoint.
 	DeliveredAt *time.Time
 	CreatedAt   time.Time
+}
+
+// WebhookQueueParams are the arguments of Store.WebhookQueueEvent.
+type WebhookQueueParams struct {
+	EndpointID string
+	Event      *EventRecord
 }
 
 // WebhookClaimParams are the arguments of Store.WebhookClaim.

@@ -38,7 +38,7 @@ type operatorEndpoint struct {
 
 // operatorEndpoints is the route table of the operator surface.
 func operatorEndpoints() []operatorEndpoint {
-	get, post, patch := http.MethodGet, http.MethodPost, http.MethodPatch
+	get, post, patch, put := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut
 	return []operatorEndpoint{
 		{Route{post, "/admin/v1/workspaces", nil, 60}, (*Handler).opCreateWorkspace, false},
 		{Route{get, "/admin/v1/workspaces", nil, 60}, (*Handler).opListWorkspaces, false},
@@ -51,6 +51,8 @@ func operatorEndpoints() []operatorEndpoint {
 		{Route{post, "/admin/v1/sms/accounts/{partnerID}/senders", nil, 30}, (*Handler).opApproveSender, true},
 		{Route{post, "/admin/v1/sms/accounts/{partnerID}/top-ups", nil, 30}, (*Handler).opTopUp, true},
 		{Route{get, "/admin/v1/sms/accounts/{partnerID}/ledger", nil, 60}, (*Handler).opLedger, true},
+		{Route{put, "/admin/v1/sms/accounts/{partnerID}/callback", nil, 10}, (*Handler).opSetSMSCallback, true},
+		{Route{get, "/admin/v1/sms/accounts/{partnerID}/callback", nil, 60}, (*Handler).opGetSMSCallback, true},
 	}
 }
 
@@ -392,6 +394,51 @@ func (h *Handler) opGetSMSAccount(w http.ResponseWriter, r *http.Request) error 
 		a, err := h.sms.GetAccount(ctx, r.PathValue("partnerID"))
 		return a, operatorError(err)
 	}, smsAccountView)
+}
+
+// smsCallbackRequest is the body of PUT
+// /admin/v1/sms/accounts/{partnerID}/callback.
+type smsCallbackRequest struct {
+	URL string `json:"url"`
+	// Secret is the signing secret; empty: one is generated.
+	Secret string `json:"secret"`
+}
+
+// smsCallbackJSON is an account's callback; Secret only in the answer of
+// the PUT that set it.
+type smsCallbackJSON struct {
+	PartnerID string `json:"partnerID"`
+	URL       string `json:"url"`
+	Secret    string `json:"secret,omitempty"`
+}
+
+func (h *Handler) opSetSMSCallback(w http.ResponseWriter, r *http.Request) error {
+	var body smsCallbackRequest
+	if err := h.decode(w, r, &body); err != nil {
+		return err
+	}
+	cb, secret, err := h.sms.SetCallback(r.Context(), r.PathValue("partnerID"), body.URL, body.Secret)
+	if err != nil {
+		return operatorError(err)
+	}
+	writeJSON(w, http.StatusOK, smsCallbackJSON{PartnerID: cb.PartnerID, URL: cb.URL, Secret: secret})
+	return nil
+}
+
+func (h *Handler) opGetSMSCallback(w http.ResponseWriter, r *http.Request) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	partnerID := r.PathValue("partnerID")
+	cb, err := h.sms.GetCallback(r.Context(), partnerID)
+	if err != nil {
+		return operatorError(err)
+	}
+	if cb == nil {
+		return &messaging.Error{Code: messaging.CodeNotFound, Message: fmt.Sprintf("SMS account %q has no callback", partnerID)}
+	}
+	writeJSON(w, http.StatusOK, smsCallbackJSON{PartnerID: cb.PartnerID, URL: cb.URL})
+	return nil
 }
 
 // senderRequest is the body of POST /admin/v1/sms/accounts/{partnerID}/senders.

@@ -857,7 +857,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	must(err)
 	e.vars["narrow_contact"] = nc.ID
 
-	smsSvc, err := sms.New(st, fakegateway.New(nil), nil)
+	smsSvc, err := sms.New(st, fakegateway.New(nil), &sms.Options{Callbacks: &sms.CallbackOptions{Service: svc, WorkspaceID: "sms-callbacks"}})
 	must(err)
 	_, _, err = smsSvc.CreateAccount(ctx, &sms.CreateAccountParams{PartnerID: "p-oa", Senders: []string{"ACME"}, Credit: sms.Credits(10)})
 	must(err)
@@ -1426,6 +1426,12 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "op SMS account generated key", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"oa1","shortcodes":["ACME"],"credit":"10.50","timezone":"Africa/Nairobi","cost_per_segment":0.8}`, status: 201},
 		{name: "op SMS account given key", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"oa2","apikey":"given-apikey-0123456789abcdef"}`, status: 201},
 		{name: "op SMS account duplicate", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"oa1"}`, status: 409, code: "conflict"},
+		{name: "op SMS callback none", method: "GET", path: "/admin/v1/sms/accounts/oa1/callback", header: opH, status: 404, code: "not_found"},
+		{name: "op SMS callback set", method: "PUT", path: "/admin/v1/sms/accounts/oa1/callback", header: opH, body: `{"url":"https://hooks.example.com/sms"}`, status: 200},
+		{name: "op SMS callback get", method: "GET", path: "/admin/v1/sms/accounts/oa1/callback", header: opH, status: 200},
+		{name: "op SMS callback bad url", method: "PUT", path: "/admin/v1/sms/accounts/oa1/callback", header: opH, body: `{"url":"ftp://hooks.example.com/sms"}`, status: 400, code: "validation_error"},
+		{name: "op SMS callback no url", method: "PUT", path: "/admin/v1/sms/accounts/oa1/callback", header: opH, body: `{}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "op SMS callback unknown account", method: "PUT", path: "/admin/v1/sms/accounts/nope/callback", header: opH, body: `{"url":"https://hooks.example.com/sms"}`, status: 404, code: "not_found"},
 		{name: "op SMS account bad partnerID", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"a b"}`, status: 400, code: "validation_error", bodyInvalid: true},
 		{name: "op SMS account no partnerID", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"credit":1}`, status: 400, code: "validation_error", bodyInvalid: true},
 		{name: "op SMS account short apikey", method: "POST", path: "/admin/v1/sms/accounts", header: opH, body: `{"partnerID":"oa3","apikey":"short"}`, status: 400, code: "validation_error", bodyInvalid: true},

@@ -71,6 +71,21 @@ var (
 		ORDER BY created_at, id`
 )
 
+// WebhookQueueEvent implements messaging.Store.
+func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
+	ctx = writeCtx(ctx)
+	ev := p.Event
+	tag, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries
+			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type)
+		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $5 FROM webhook_endpoints
+		WHERE id = $6 AND workspace_id = $7 AND disabled_at IS NULL`,
+		ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.Type, p.EndpointID, ev.WorkspaceID)
+	if err != nil {
+		return false, interpretError(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // messageDest returns the scan destinations of a message's columns and a
 // function completing m after the scan.
 func messageDest(m *messaging.Message) ([]any, func() error) {

@@ -116,3 +116,49 @@ func testMessageContent(t *testing.T, s messaging.Store) {
 		}
 	}
 }
+
+// testWebhookQueueEvent: an event queued for one endpoint reaches that
+// endpoint only, whatever events it subscribes to, with its payload, type
+// and subject; a disabled, missing or other workspace's endpoint queues
+// nothing.
+func testWebhookQueueEvent(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	target, other, off := endpoint("a", "we_target", 1), endpoint("a", "we_other", 2), endpoint("a", "we_off", 3)
+	target.Events = []string{messaging.EventMessageReceived}
+	for _, e := range []*messaging.WebhookEndpoint{target, other, off, endpoint("b", "we_b", 4)} {
+		if err := s.WebhookEndpointCreate(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disabled := false
+	if _, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_off", Enabled: &disabled, At: at(5)}); err != nil {
+		t.Fatal(err)
+	}
+	ev := func(id, ws string) *messaging.EventRecord {
+		return &messaging.EventRecord{ID: id, WorkspaceID: ws, MessageID: "sms_1", Type: "sms.delivery_report", Payload: []byte(`{"id":"` + id + `"}`), CreatedAt: at(10)}
+	}
+	for _, c := range []struct {
+		endpoint string
+		ev       *messaging.EventRecord
+		want     bool
+	}{
+		{"we_target", ev("evt_1", "a"), true},
+		{"we_off", ev("evt_2", "a"), false},
+		{"we_nope", ev("evt_3", "a"), false},
+		{"we_b", ev("evt_4", "a"), false},
+	} {
+		queued, err := s.WebhookQueueEvent(ctx, &messaging.WebhookQueueParams{EndpointID: c.endpoint, Event: c.ev})
+		if err != nil || queued != c.want {
+			t.Errorf("WebhookQueueEvent to %s: queued %v, err %v; want %v", c.endpoint, queued, err, c.want)
+		}
+	}
+	got := claimAll(t, s, "h1", at(20))
+	if d := cmp.Diff([]string{"we_target/evt_1"}, eventIDs(got)); d != "" {
+		t.Fatalf("deliveries (-want +got):\n%s", d)
+	}
+	if d := got[0]; d.EventType != "sms.delivery_report" || d.MessageID != "sms_1" || string(d.Payload) != `{"id":"evt_1"}` || d.URL != target.URL {
+		t.Errorf("delivery %+v", d)
+	}
+}

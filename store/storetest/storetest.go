@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"ConversationList", testConversationList},
 		{"MessageReceive", testMessageReceive},
 		{"MessageContent", testMessageContent},
+		{"WebhookQueueEvent", testWebhookQueueEvent},
 		{"Suppressions", testSuppressions},
 		{"ContactsByPhone", testContactsByPhone},
 		{"MessageClaim", testMessageClaim},
