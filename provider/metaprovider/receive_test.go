@@ -662,3 +662,26 @@ func FuzzReceiverNotification(f *testing.F) {
 		}
 	})
 }
+
+// TestReceiverMessengerUnsupported: a Messenger or Instagram message with
+// neither text nor a media attachment (a location, a sticker's fallback,
+// nothing at all) is recorded as unsupported with the attachment's type,
+// never dropped.
+func TestReceiverMessengerUnsupported(t *testing.T) {
+	t.Parallel()
+	e := hookSetup(t, nil)
+	e.sent(t, "messenger", "6543210987654321", "m_OUT9")
+	a := e.postOK(t, `{"object":"page","entry":[{"id":"PAGE_1","time":1750263773000,"messaging":[
+		{"sender":{"id":"6543210987654321"},"recipient":{"id":"PAGE_1"},"timestamp":1750263773000,"message":{"mid":"m_LOC","attachments":[{"type":"location","payload":{"coordinates":{"lat":-1.28,"long":36.82}}}]}},
+		{"sender":{"id":"6543210987654321"},"recipient":{"id":"PAGE_1"},"timestamp":1750263773000,"message":{"mid":"m_EMPTY"}}
+	]}]}`)
+	if a.Messages != 2 || a.Ignored != 0 {
+		t.Fatalf("answer = %+v, want 2 messages", a)
+	}
+	for mid, raw := range map[string]string{"m_LOC": "location", "m_EMPTY": "message"} {
+		m, err := e.store.MessageGetByProviderID(t.Context(), mid)
+		if err != nil || m.Type != "unsupported" || m.Content == nil || m.Content.RawType != raw {
+			t.Errorf("%s = %+v, %v; want unsupported %s", mid, m, err, raw)
+		}
+	}
+}
