@@ -10,6 +10,7 @@ import (
 // an AuditEvent with one of these.
 const (
 	AuditWorkspaceCreated    = "workspace.created"
+	AuditWorkspaceUpdated    = "workspace.updated"
 	AuditKeyCreated          = "api_key.created"
 	AuditKeyUpdated          = "api_key.updated"
 	AuditKeyRevoked          = "api_key.revoked"

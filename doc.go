@@ -14,7 +14,13 @@
 // message.received event; Messages.List and Conversations.List page
 // through a workspace's messages and conversations; an inbound STOP opts
 // the sender out of the channel (a send to them is then refused with
-// recipient_opted_out) and START opts them back in.
+// recipient_opted_out) and START opts them back in. An inbound message
+// keeps its type and content (InboundContent: media, location, contacts,
+// replies, reactions, the message it quotes; an unknown type is
+// TypeUnsupported), and Messages.Media streams its media from the provider
+// with the workspace's credentials. A workspace whose OutsideWindow is
+// OutsideWindowReject refuses free-form sends outside the 24-hour
+// customer-service window (outside_customer_service_window).
 //
 // Every operation returns *Error on failure, carrying the spec's error code
 // (validation_error, conflict, not_found, ...) and, for validation errors,

@@ -28,6 +28,10 @@ const (
 	// CodeRecipientOptedOut extends the spec's codes: the recipient opted
 	// out of the channel (replied STOP); Field is "to".
 	CodeRecipientOptedOut Code = "recipient_opted_out"
+	// CodeOutsideWindow extends the spec's codes: a free-form send to a
+	// recipient whose customer-service window is closed, in a workspace
+	// whose OutsideWindow is OutsideWindowReject; Field is "to".
+	CodeOutsideWindow Code = "outside_customer_service_window"
 )
 
 // Error is the error type returned by every operation of the library. Code

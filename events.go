@@ -93,11 +93,15 @@ type MessageEventData struct {
 	ConversationID string `json:"conversation_id"`
 	Channel        string `json:"channel"`
 	// From is the sender: E.164 on WhatsApp, a scoped id elsewhere.
-	From      string    `json:"from"`
-	Type      string    `json:"type"`
-	Text      string    `json:"text,omitempty"`
-	MediaURL  string    `json:"media_url,omitempty"`
-	Caption   string    `json:"caption,omitempty"`
+	From     string `json:"from"`
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	MediaURL string `json:"media_url,omitempty"`
+	Caption  string `json:"caption,omitempty"`
+	// InboundContent is the rich content of the message, its members
+	// inlined (media, location, contacts, interactive, reaction, context,
+	// unsupported_type).
+	InboundContent
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -113,13 +117,16 @@ func (d MessageEventData) MarshalJSON() ([]byte, error) {
 
 // receivedEvent builds the message.received event of an inbound message.
 func receivedEvent(m *Message, now time.Time) *Event {
+	d := MessageEventData{
+		MessageID: m.ID, ConversationID: m.ConversationID, Channel: m.Channel, From: m.To,
+		Type: m.Type, Text: m.Text, MediaURL: m.MediaURL, Caption: m.Caption, CreatedAt: m.CreatedAt,
+	}
+	if m.Content != nil {
+		d.InboundContent = *m.Content.Clone()
+	}
 	return &Event{
 		ID: NewID("evt"), Type: EventMessageReceived, CreatedAt: now,
-		WorkspaceID: m.WorkspaceID, MessageID: m.ID,
-		Data: MessageEventData{
-			MessageID: m.ID, ConversationID: m.ConversationID, Channel: m.Channel, From: m.To,
-			Type: m.Type, Text: m.Text, MediaURL: m.MediaURL, Caption: m.Caption, CreatedAt: m.CreatedAt,
-		},
+		WorkspaceID: m.WorkspaceID, MessageID: m.ID, Data: d,
 	}
 }
 

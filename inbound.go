@@ -15,10 +15,19 @@ type InboundMessage struct {
 	// ProviderMessageID is the provider's id of the inbound message; a
 	// repeated report with the same id is recorded once.
 	ProviderMessageID string
-	Type              string
-	Text              string
-	MediaURL          string
-	Caption           string
+	// Type is the provider's type of the message; a type the service does
+	// not know (see the Type constants) is stored as TypeUnsupported with
+	// Type as Content.RawType, unless the provider set Content.RawType
+	// itself. Empty is TypeText.
+	Type     string
+	Text     string
+	MediaURL string
+	Caption  string
+	// Content is the rich content of the message, nil for a plain text.
+	// Its Context and Reaction name messages by provider id: RecordInbound
+	// sets their MessageID when the provider id is a message of the
+	// workspace.
+	Content *InboundContent
 }
 
 // RecordInbound stores an inbound message (direction inbound, status
@@ -48,16 +57,27 @@ func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Messa
 	if in.ProviderMessageID == "" {
 		return nil, validationError("id", "the provider message id is required")
 	}
-	typ := in.Type
-	if typ == "" {
-		typ = TypeText
+	typ := inboundType(in.Type)
+	content := in.Content.Clone()
+	if typ == TypeUnsupported {
+		if content == nil {
+			content = &InboundContent{}
+		}
+		if content.RawType == "" {
+			content.RawType = in.Type
+		}
+	}
+	if content != nil {
+		if err := s.resolveReferences(ctx, in.WorkspaceID, content); err != nil {
+			return nil, err
+		}
 	}
 	now := s.now()
 	m := &Message{
 		ID: NewID("msg"), WorkspaceID: in.WorkspaceID, ConversationID: ConversationID(in.WorkspaceID, in.Channel, from),
 		Channel: in.Channel, To: from, Direction: DirectionInbound, Status: StatusDelivered, Type: typ,
 		Text: in.Text, MediaURL: in.MediaURL, Caption: in.Caption, ProviderMessageID: in.ProviderMessageID,
-		IdempotencyKey: "\x1finbound:" + in.Channel + ":" + in.ProviderMessageID, CreatedAt: now, UpdatedAt: now,
+		Content: content, IdempotencyKey: "\x1finbound:" + in.Channel + ":" + in.ProviderMessageID, CreatedAt: now, UpdatedAt: now,
 	}
 	ev := receivedEvent(m, now)
 	rec, err := ev.record()

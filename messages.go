@@ -265,10 +265,17 @@ func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) er
 			return err
 		}
 	}
-	if err := m.svc.requireChannel(ctx, m.ws, msg.Channel); err != nil {
+	w, err := m.svc.requireChannel(ctx, m.ws, msg.Channel)
+	if err != nil {
 		return err
 	}
-	return m.svc.refuseOptedOut(ctx, m.ws, msg.Channel, msg.To)
+	if err := m.svc.refuseOptedOut(ctx, m.ws, msg.Channel, msg.To); err != nil {
+		return err
+	}
+	if kind == kindTemplate {
+		return nil
+	}
+	return m.refuseOutsideWindow(ctx, w, msg)
 }
 
 // replayed answers a request whose idempotency key created prev: the
@@ -302,17 +309,17 @@ func (m *Messages) Get(ctx context.Context, id string) (*Message, error) {
 
 // requireChannel returns channel_unavailable unless the channel is connected
 // in the workspace.
-func (s *Service) requireChannel(ctx context.Context, ws, channel string) error {
+func (s *Service) requireChannel(ctx context.Context, ws, channel string) (*WorkspaceInfo, error) {
 	w, err := s.store.WorkspaceGet(ctx, ws)
 	if err != nil {
-		return wrapStoreError(err, "workspace", ws)
+		return nil, wrapStoreError(err, "workspace", ws)
 	}
 	for _, c := range w.Channels {
 		if c == channel {
-			return nil
+			return w, nil
 		}
 	}
-	return &Error{Code: CodeChannelUnavailable, Field: "channel",
+	return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
 		Message: fmt.Sprintf("channel: %s is not connected in this workspace", channel)}
 }
 

@@ -109,6 +109,9 @@ type Options struct {
 	// trace of the accept), each webhook delivery. Default nil: no spans
 	// are started.
 	TracerProvider trace.TracerProvider
+	// MaxMediaBytes is the largest media of an inbound message that
+	// Messages.Media streams. Default DefaultMaxMediaBytes.
+	MaxMediaBytes int64
 }
 
 // Service is the messaging service. It is safe for concurrent use.
@@ -133,6 +136,8 @@ type Service struct {
 	owner string
 	// tel holds the metric instruments and the tracer.
 	tel *telemetry
+	// maxMedia is Options.MaxMediaBytes with its default.
+	maxMedia int64
 
 	runMu sync.Mutex
 	stop  chan struct{}
@@ -158,6 +163,10 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 			return nil, err
 		}
 		s.aead = aead
+	}
+	s.maxMedia = o.MaxMediaBytes
+	if s.maxMedia <= 0 {
+		s.maxMedia = DefaultMaxMediaBytes
 	}
 	s.syncOpts = o.TemplateSync
 	if s.syncOpts.Every == 0 {
@@ -237,6 +246,10 @@ type Message struct {
 	TemplateName   string          `json:"template_name,omitempty"`
 	Language       string          `json:"language,omitempty"`
 	Components     []SendComponent `json:"components,omitempty"`
+	// Content is the rich content of an inbound message (media,
+	// location, contacts, reply, reaction, context); nil on outbound
+	// messages and on inbound texts that quote nothing.
+	Content *InboundContent `json:"content,omitempty"`
 	// IdempotencyKey is the caller's key, empty when none was given.
 	IdempotencyKey string `json:"-"`
 	// RequestHash fingerprints the request that created the message, so a
@@ -283,6 +296,7 @@ func (m *Message) Clone() *Message {
 		}
 	}
 	c.History = slices.Clone(m.History)
+	c.Content = m.Content.Clone()
 	return &c
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 )
@@ -129,4 +130,56 @@ func mapsEqual(a, b map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// TestMessageReceivedCarriesContent: the message.received event of a rich
+// inbound message carries its content members in data, in the same JSON
+// shape as GET /v1/messages/{id}, the quoted message mapped to our id.
+func TestMessageReceivedCarriesContent(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	var events []*messaging.Event
+	f.svc.Subscribe(func(_ context.Context, e *messaging.Event) {
+		if e.Type == messaging.EventMessageReceived {
+			events = append(events, e)
+		}
+	})
+	out := f.mustSend(t, f.svc.Workspace("acme"), textMsg("+254712345678"))
+	if _, err := f.svc.DispatchDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := f.svc.Workspace("acme").Messages.Get(ctx, out.MessageID)
+	if err != nil || sent.ProviderMessageID == "" {
+		t.Fatalf("sent = %+v, %v", sent, err)
+	}
+	if _, err := f.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "254712345678",
+		ProviderMessageID: "wamid.loc", Type: "location", Content: &messaging.InboundContent{
+			Location: &messaging.Location{Latitude: -1.5, Longitude: 36.5, Name: "Depot"},
+			Context:  &messaging.ReplyContext{ProviderMessageID: sent.ProviderMessageID}}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 {
+		t.Fatalf("%d message.received events, want 1", len(events))
+	}
+	b, err := json.Marshal(events[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Data map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"location": map[string]any{"latitude": -1.5, "longitude": 36.5, "name": "Depot"},
+		"context": map[string]any{"message_id": out.MessageID, "provider_message_id": sent.ProviderMessageID}}
+	for k, v := range want {
+		if d := cmp.Diff(v, got.Data[k]); d != "" {
+			t.Errorf("data.%s (-want +got):\n%s", k, d)
+		}
+	}
+	if got.Data["type"] != "location" {
+		t.Errorf("data.type = %v", got.Data["type"])
+	}
 }

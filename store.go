@@ -32,6 +32,9 @@ type Store interface {
 	// channels) whose id is after p.After (byte order; empty: from the
 	// first), ordered by id.
 	WorkspaceList(ctx context.Context, p *WorkspaceListParams) ([]*WorkspaceInfo, error)
+	// WorkspaceSetSettings stores p.OutsideWindow as the workspace's
+	// policy. ErrNotFound if the workspace does not exist.
+	WorkspaceSetSettings(ctx context.Context, p *WorkspaceSettingsParams) error
 	// WorkspaceSetChannel connects or disconnects a channel. ErrNotFound if
 	// the workspace does not exist.
 	WorkspaceSetChannel(ctx context.Context, p *ChannelParams) error
@@ -223,6 +226,12 @@ type Store interface {
 	// returns those received at or after p.NotBefore, in Seq order, in one
 	// atomic step: two concurrent takes never return the same report.
 	PendingReportTake(ctx context.Context, p *PendingReportTakeParams) ([]*PendingReport, error)
+
+	// WebhookQueueEvent queues p.Event for delivery to the one endpoint
+	// p.EndpointID of p.Event.WorkspaceID, whatever events it subscribes
+	// to, unless it is disabled or does not exist; it reports whether a
+	// delivery was queued.
+	WebhookQueueEvent(ctx context.Context, p *WebhookQueueParams) (queued bool, err error)
 
 	// WebhookEndpointCreate inserts e. ErrNotFound if its workspace does
 	// not exist.
@@ -553,6 +562,12 @@ type WebhookDelivery struct {
 	CreatedAt   time.Time
 }
 
+// WebhookQueueParams are the arguments of Store.WebhookQueueEvent.
+type WebhookQueueParams struct {
+	EndpointID string
+	Event      *EventRecord
+}
+
 // WebhookClaimParams are the arguments of Store.WebhookClaim.
 type WebhookClaimParams struct {
 	Owner string
@@ -748,6 +763,14 @@ type MessageStatusParams struct {
 	// enabled webhook endpoint of the workspace that subscribes to its
 	// Type.
 	Event *EventRecord
+}
+
+// WorkspaceSettingsParams are the arguments of Store.WorkspaceSetSettings.
+type WorkspaceSettingsParams struct {
+	WorkspaceID string
+	// OutsideWindow is "" (the default policy, provider) or
+	// OutsideWindowReject.
+	OutsideWindow string
 }
 
 // WorkspaceListParams are the arguments of Store.WorkspaceList.

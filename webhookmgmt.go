@@ -332,3 +332,40 @@ func (s *Service) RedeliverWebhook(ctx context.Context, workspaceID, endpointID,
 	s.wakeWebhooks()
 	return d, nil
 }
+
+// QueueWebhookEvent queues an event of type typ with data (marshalled as
+// JSON into the event's data member) for the one webhook endpoint
+// endpointID of the workspace, through the same outbox as the
+// workspace's own events: signed the same way (Standard Webhooks),
+// retried on the same schedule, sent through the same address guard. It
+// is for events of other services built on this one, such as the SMS
+// API's sms.delivery_report; subjectID orders the events of one subject
+// (as a message id orders a message's events) and the endpoint receives
+// the event whatever event types it subscribes to. It returns the event's
+// id, and queued false (with no error) when the endpoint does not exist
+// or is disabled.
+func (s *Service) QueueWebhookEvent(ctx context.Context, workspaceID, endpointID, subjectID, typ string, data any) (eventID string, queued bool, err error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return "", false, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	evID, now := NewID("evt"), s.now()
+	payload, err := json.Marshal(struct {
+		ID        string          `json:"id"`
+		Type      string          `json:"type"`
+		CreatedAt jsonTime        `json:"created_at"`
+		Data      json.RawMessage `json:"data"`
+	}{evID, typ, jsonTime(now), raw})
+	if err != nil {
+		return "", false, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	queued, err = s.store.WebhookQueueEvent(ctx, &WebhookQueueParams{EndpointID: endpointID, Event: &EventRecord{
+		ID: evID, WorkspaceID: workspaceID, MessageID: subjectID, Type: typ, Payload: payload, CreatedAt: now}})
+	if err != nil {
+		return "", false, wrapStoreError(err, "webhook", endpointID)
+	}
+	if queued {
+		s.wakeWebhooks()
+	}
+	return evID, queued, nil
+}

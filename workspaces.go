@@ -41,8 +41,12 @@ type WorkspaceInfo struct {
 	ID   string
 	Name string
 	// Channels lists the connected channels, sorted.
-	Channels  []string
-	CreatedAt time.Time
+	Channels []string
+	// OutsideWindow is what a free-form send outside the customer-service
+	// window gets: OutsideWindowProvider (stored as empty, the default) or
+	// OutsideWindowReject.
+	OutsideWindow string
+	CreatedAt     time.Time
 }
 
 // APIKey is a stored API key. The plaintext is never stored, not even in
@@ -133,6 +137,10 @@ type CreateWorkspaceParams struct {
 	Name string
 	// Channels to connect at creation.
 	Channels []string
+	// OutsideWindow is the workspace's policy for free-form sends outside
+	// the customer-service window (see WorkspaceSettings); empty is
+	// OutsideWindowProvider.
+	OutsideWindow string
 }
 
 // CreateWorkspace creates a workspace.
@@ -157,10 +165,14 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 			return nil, validationError("channels", "must only hold whatsapp, instagram or messenger (got %q)", c)
 		}
 	}
+	policy, err := outsideWindowPolicy(p.OutsideWindow)
+	if err != nil {
+		return nil, err
+	}
 	chans := slices.Clone(p.Channels)
 	slices.Sort(chans)
 	chans = slices.Compact(chans)
-	w := &WorkspaceInfo{ID: id, Name: p.Name, Channels: chans, CreatedAt: s.now()}
+	w := &WorkspaceInfo{ID: id, Name: p.Name, Channels: chans, OutsideWindow: policy, CreatedAt: s.now()}
 	if err := s.store.WorkspaceCreate(ctx, w); err != nil {
 		return nil, wrapStoreError(err, "workspace", id)
 	}

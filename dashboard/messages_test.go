@@ -250,3 +250,27 @@ func TestMessageOfAnotherWorkspace(t *testing.T) {
 		t.Errorf("acme's log answered %d or lists other's message", r.status)
 	}
 }
+
+// TestInboundMessageContent: the page of a rich inbound message shows its
+// content: the media's type and provider id, the reaction with a link to
+// the message reacted to, an unsupported message's provider type.
+func TestInboundMessageContent(t *testing.T) {
+	f := setup(t)
+	in := func(id, typ string, c *messaging.InboundContent) string {
+		t.Helper()
+		m, err := f.svc.RecordInbound(f.ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "+254712345678",
+			ProviderMessageID: id, Type: typ, Content: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.ID
+	}
+	doc := in("wamid.d", "document", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "m-9", MimeType: "application/pdf", Filename: "invoice.pdf"}})
+	f.get("/w/acme/messages/"+doc).wantContains(t, "application/pdf", "<code>m-9</code>", "invoice.pdf")
+	odd := in("wamid.o", "order", nil)
+	f.get("/w/acme/messages/"+odd).wantContains(t, "Provider type", "<code>order</code>")
+	// A reaction to a message the workspace has no provider id for keeps
+	// the provider's id.
+	react := in("wamid.r", "reaction", &messaging.InboundContent{Reaction: &messaging.Reaction{ProviderMessageID: "wamid.unknown", Emoji: "👍"}})
+	f.get("/w/acme/messages/"+react).wantContains(t, "👍", "<code>wamid.unknown</code>")
+}

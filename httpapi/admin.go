@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -37,11 +38,12 @@ type operatorEndpoint struct {
 
 // operatorEndpoints is the route table of the operator surface.
 func operatorEndpoints() []operatorEndpoint {
-	get, post := http.MethodGet, http.MethodPost
+	get, post, patch, put := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut
 	return []operatorEndpoint{
 		{Route{post, "/admin/v1/workspaces", nil, 60}, (*Handler).opCreateWorkspace, false},
 		{Route{get, "/admin/v1/workspaces", nil, 60}, (*Handler).opListWorkspaces, false},
 		{Route{get, "/admin/v1/workspaces/{id}", nil, 120}, (*Handler).opGetWorkspace, false},
+		{Route{patch, "/admin/v1/workspaces/{id}", nil, 30}, (*Handler).opUpdateWorkspace, false},
 		{Route{post, "/admin/v1/workspaces/{id}/api-keys", nil, 30}, (*Handler).opCreateAPIKey, false},
 		{Route{post, "/admin/v1/workspaces/{id}/opt-ins", nil, 30}, (*Handler).opClearOptOut, false},
 		{Route{post, "/admin/v1/sms/accounts", nil, 30}, (*Handler).opCreateSMSAccount, true},
@@ -49,6 +51,8 @@ func operatorEndpoints() []operatorEndpoint {
 		{Route{post, "/admin/v1/sms/accounts/{partnerID}/senders", nil, 30}, (*Handler).opApproveSender, true},
 		{Route{post, "/admin/v1/sms/accounts/{partnerID}/top-ups", nil, 30}, (*Handler).opTopUp, true},
 		{Route{get, "/admin/v1/sms/accounts/{partnerID}/ledger", nil, 60}, (*Handler).opLedger, true},
+		{Route{put, "/admin/v1/sms/accounts/{partnerID}/callback", nil, 10}, (*Handler).opSetSMSCallback, true},
+		{Route{get, "/admin/v1/sms/accounts/{partnerID}/callback", nil, 60}, (*Handler).opGetSMSCallback, true},
 	}
 }
 
@@ -182,10 +186,12 @@ func pageQuery(r *http.Request) (cursor string, limit int, err error) {
 
 // workspaceJSON is a workspace record.
 type workspaceJSON struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Channels  []string  `json:"channels"`
-	CreatedAt timestamp `json:"created_at"`
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Channels []string `json:"channels"`
+	// OutsideWindow is provider or reject.
+	OutsideWindow string    `json:"outside_window"`
+	CreatedAt     timestamp `json:"created_at"`
 }
 
 func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
@@ -193,13 +199,36 @@ func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
 	if ch == nil {
 		ch = []string{}
 	}
-	return workspaceJSON{ID: w.ID, Name: w.Name, Channels: ch, CreatedAt: timestamp(w.CreatedAt)}
+	return workspaceJSON{ID: w.ID, Name: w.Name, Channels: ch, CreatedAt: timestamp(w.CreatedAt),
+		OutsideWindow: cmp.Or(w.OutsideWindow, messaging.OutsideWindowProvider)}
 }
 
 // workspaceCreateRequest is the body of POST /admin/v1/workspaces.
 type workspaceCreateRequest struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	OutsideWindow string `json:"outside_window"`
+}
+
+// workspaceUpdateRequest is the body of PATCH /admin/v1/workspaces/{id}.
+type workspaceUpdateRequest struct {
+	OutsideWindow *string `json:"outside_window"`
+}
+
+func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request) error {
+	var body workspaceUpdateRequest
+	if err := h.decode(w, r, &body); err != nil {
+		return err
+	}
+	if body.OutsideWindow == nil {
+		return badRequest("outside_window", "is required: the only setting a PATCH changes")
+	}
+	ws, err := h.svc.SetWorkspaceSettings(r.Context(), r.PathValue("id"), &messaging.WorkspaceSettings{OutsideWindow: *body.OutsideWindow})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, workspaceView(ws))
+	return nil
 }
 
 func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request) error {
@@ -207,7 +236,7 @@ func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request) erro
 	if err := h.decode(w, r, &body); err != nil {
 		return err
 	}
-	ws, err := h.svc.CreateWorkspace(r.Context(), &messaging.CreateWorkspaceParams{ID: body.ID, Name: body.Name})
+	ws, err := h.svc.CreateWorkspace(r.Context(), &messaging.CreateWorkspaceParams{ID: body.ID, Name: body.Name, OutsideWindow: body.OutsideWindow})
 	if err != nil {
 		return err
 	}
@@ -365,6 +394,51 @@ func (h *Handler) opGetSMSAccount(w http.ResponseWriter, r *http.Request) error 
 		a, err := h.sms.GetAccount(ctx, r.PathValue("partnerID"))
 		return a, operatorError(err)
 	}, smsAccountView)
+}
+
+// smsCallbackRequest is the body of PUT
+// /admin/v1/sms/accounts/{partnerID}/callback.
+type smsCallbackRequest struct {
+	URL string `json:"url"`
+	// Secret is the signing secret; empty: one is generated.
+	Secret string `json:"secret"`
+}
+
+// smsCallbackJSON is an account's callback; Secret only in the answer of
+// the PUT that set it.
+type smsCallbackJSON struct {
+	PartnerID string `json:"partnerID"`
+	URL       string `json:"url"`
+	Secret    string `json:"secret,omitempty"`
+}
+
+func (h *Handler) opSetSMSCallback(w http.ResponseWriter, r *http.Request) error {
+	var body smsCallbackRequest
+	if err := h.decode(w, r, &body); err != nil {
+		return err
+	}
+	cb, secret, err := h.sms.SetCallback(r.Context(), r.PathValue("partnerID"), body.URL, body.Secret)
+	if err != nil {
+		return operatorError(err)
+	}
+	writeJSON(w, http.StatusOK, smsCallbackJSON{PartnerID: cb.PartnerID, URL: cb.URL, Secret: secret})
+	return nil
+}
+
+func (h *Handler) opGetSMSCallback(w http.ResponseWriter, r *http.Request) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	partnerID := r.PathValue("partnerID")
+	cb, err := h.sms.GetCallback(r.Context(), partnerID)
+	if err != nil {
+		return operatorError(err)
+	}
+	if cb == nil {
+		return &messaging.Error{Code: messaging.CodeNotFound, Message: fmt.Sprintf("SMS account %q has no callback", partnerID)}
+	}
+	writeJSON(w, http.StatusOK, smsCallbackJSON{PartnerID: cb.PartnerID, URL: cb.URL})
+	return nil
 }
 
 // senderRequest is the body of POST /admin/v1/sms/accounts/{partnerID}/senders.

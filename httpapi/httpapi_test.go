@@ -243,6 +243,8 @@ func TestScopesOfSpec(t *testing.T) {
 		"POST /v1/webhooks/{id}/test":                               {"manage:webhooks"},
 		"GET /v1/webhooks/{id}/deliveries":                          {"manage:webhooks"},
 		"POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {"manage:webhooks"},
+		// The media of an inbound message (issue 16).
+		"GET /v1/messages/{id}/media": {"read:messages"},
 	}
 	got := map[string][]string{}
 	for _, rt := range scopedRoutes() {

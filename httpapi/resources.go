@@ -17,23 +17,38 @@ func (t timestamp) MarshalJSON() ([]byte, error) {
 
 // messageJSON is the status form of a message (GET /v1/messages/{id}).
 type messageJSON struct {
-	MessageID      string    `json:"message_id"`
-	ConversationID string    `json:"conversation_id"`
-	Channel        string    `json:"channel"`
-	Direction      string    `json:"direction"`
-	Status         string    `json:"status"`
-	FailureReason  string    `json:"failure_reason,omitempty"`
-	Type           string    `json:"type"`
-	CreatedAt      timestamp `json:"created_at"`
-	UpdatedAt      timestamp `json:"updated_at"`
+	MessageID      string `json:"message_id"`
+	ConversationID string `json:"conversation_id"`
+	Channel        string `json:"channel"`
+	Direction      string `json:"direction"`
+	Status         string `json:"status"`
+	FailureReason  string `json:"failure_reason,omitempty"`
+	Type           string `json:"type"`
+	// Text is the text of an inbound message (a text, or the title of a
+	// reply); outbound messages keep the status form.
+	Text string `json:"text,omitempty"`
+	// InboundContent is the content of an inbound message (media,
+	// location, contacts, interactive, reaction, context,
+	// unsupported_type), its members inlined; nil for outbound ones.
+	*messaging.InboundContent
+	// WindowExpiresAt is, on inbound messages, the end of the
+	// customer-service window the message opened.
+	WindowExpiresAt *timestamp `json:"window_expires_at,omitempty"`
+	CreatedAt       timestamp  `json:"created_at"`
+	UpdatedAt       timestamp  `json:"updated_at"`
 }
 
 func messageView(m *messaging.Message) messageJSON {
-	return messageJSON{
+	v := messageJSON{
 		MessageID: m.ID, ConversationID: m.ConversationID, Channel: m.Channel, Direction: m.Direction,
 		Status: m.Status, FailureReason: m.FailureReason, Type: m.Type,
 		CreatedAt: timestamp(m.CreatedAt), UpdatedAt: timestamp(m.UpdatedAt),
 	}
+	if m.Direction == messaging.DirectionInbound {
+		v.Text, v.InboundContent = m.Text, m.Content
+		v.WindowExpiresAt = optTimestamp(m.WindowExpiresAt())
+	}
+	return v
 }
 
 // contactListItem is the item shape of GET /v1/contacts.

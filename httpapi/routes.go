@@ -60,6 +60,7 @@ func endpoints() []endpoint {
 		{Route{post, "/v1/messages/templates", []string{writeMessages, readTemplates}, 20}, (*Handler).sendTemplate},
 		{Route{get, "/v1/messages", []string{readMessages}, 60}, (*Handler).listMessages},
 		{Route{get, "/v1/messages/{id}", []string{readMessages}, 120}, (*Handler).getMessage},
+		{Route{get, "/v1/messages/{id}/media", []string{readMessages}, 60}, (*Handler).getMessageMedia},
 		{Route{get, "/v1/conversations", []string{readMessages}, 60}, (*Handler).listConversations},
 		{Route{get, "/v1/conversations/{id}/messages", []string{readMessages}, 60}, (*Handler).listConversationMessages},
 		{Route{get, "/v1/templates", []string{readTemplates}, 30}, (*Handler).listTemplates},

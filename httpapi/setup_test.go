@@ -108,6 +108,9 @@ type wsFixture struct {
 	// NewDraft creates a new draft template ("draft_1", "draft_2", ...:
 	// UTILITY, en) and returns its id.
 	NewDraft func() string
+	// NewInbound records a new inbound document with media from
+	// +254799000001 and returns its id.
+	NewInbound func() string
 	// Hook is a webhook endpoint (its receiver answers 500); Delivery is
 	// the id of a pending delivery of it; NewHook creates another endpoint
 	// and returns its id.
@@ -256,6 +259,16 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 			panic(fmt.Sprintf("setup %s: a draft: %v", id, err))
 		}
 		return d.ID
+	}
+	var inbound atomic.Int64
+	f.NewInbound = func() string {
+		m, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: id, Channel: "whatsapp", From: "+254799000001",
+			ProviderMessageID: fmt.Sprintf("wamid.%s.in%d", id, inbound.Add(1)), Type: "document",
+			Content: &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "m1", MimeType: "application/pdf"}}})
+		if err != nil {
+			panic(fmt.Sprintf("setup %s: an inbound message: %v", id, err))
+		}
+		return m.ID
 	}
 	n := 0
 	f.NewHook = func() string {
@@ -441,7 +454,7 @@ var (
 		"unauthorized": 401, "invalid_api_key": 401, "forbidden": 403, "not_found": 404,
 		"conflict": 409, "validation_error": 400, "channel_unavailable": 422,
 		"template_not_found": 404, "rate_limit_exceeded": 429, "internal_error": 500,
-		"method_not_allowed": 405, "payload_too_large": 413, "recipient_opted_out": 422,
+		"method_not_allowed": 405, "payload_too_large": 413, "recipient_opted_out": 422, "outside_customer_service_window": 422,
 	}
 )
 
@@ -461,6 +474,9 @@ func checkInvariants(t *testing.T, what string, r *response) {
 	if err1 != nil || err2 != nil || lim < 1 || rem < 0 || rem > lim {
 		t.Errorf("%s: X-RateLimit-Limit %q, X-RateLimit-Remaining %q: want integers 0 <= remaining <= limit",
 			what, r.header.Get("X-RateLimit-Limit"), r.header.Get("X-RateLimit-Remaining"))
+	}
+	if r.status == 200 && strings.HasSuffix(what, "/media") {
+		return // the bytes of a message's media, of their own type
 	}
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("%s: Content-Type %q, want application/json", what, ct)
@@ -580,6 +596,8 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 	switch {
 	case rt.Name() == "PATCH /v1/templates/{id}" || rt.Name() == "DELETE /v1/templates/{id}" || rt.Name() == "POST /v1/templates/{id}/submit":
 		id = f.NewDraft()
+	case rt.Name() == "GET /v1/messages/{id}/media":
+		id = f.NewInbound()
 	case strings.HasPrefix(rt.Pattern, "/v1/messages/"):
 		id = f.Message.MessageID
 	case strings.HasPrefix(rt.Pattern, "/v1/conversations/"):
@@ -663,7 +681,7 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 		return rq, 200
 	case "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver":
 		return rq, 202
-	case "GET /v1/messages/{id}", "GET /v1/messages", "GET /v1/conversations", "GET /v1/conversations/{id}/messages", "GET /v1/templates", "GET /v1/templates/{id}", "GET /v1/contacts",
+	case "GET /v1/messages/{id}", "GET /v1/messages/{id}/media", "GET /v1/messages", "GET /v1/conversations", "GET /v1/conversations/{id}/messages", "GET /v1/templates", "GET /v1/templates/{id}", "GET /v1/contacts",
 		"GET /v1/contacts/{id}", "GET /v1/openapi.json", "GET /v1/errors/{code}",
 		"GET /v1/webhooks", "GET /v1/webhooks/{id}", "GET /v1/webhooks/{id}/deliveries":
 		return rq, 200

@@ -52,6 +52,7 @@ func (s *SMS) ApplyGatewayReport(ctx context.Context, gatewayMessageID string, r
 	if err := s.store.SMSReportSave(ctx, &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: &nr}); err != nil {
 		return err
 	}
+	s.reportStored(ctx, m, old, &nr)
 	s.log.DebugContext(ctx, "sms: pushed delivery report stored", "number", m.Number, "description", nr.Description, "final", nr.Final())
 	return nil
 }

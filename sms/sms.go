@@ -131,6 +131,10 @@ type Options struct {
 	// TracerProvider receives a span for each accept (the store write)
 	// and each hand-over to the gateway. Default nil: no spans.
 	TracerProvider trace.TracerProvider
+	// Callbacks, when set, lets accounts register a callback URL that
+	// receives their final delivery reports (see SetCallback). Default
+	// nil: no callbacks.
+	Callbacks *CallbackOptions
 }
 
 // SMS is the SMS service. It is safe for concurrent use.
@@ -1088,6 +1092,8 @@ func (s *SMS) fetchReport(ctx context.Context, m *Message) *Report {
 	if m.Report == nil || !sameReport(m.Report, &nr) {
 		if err := s.store.SMSReportSave(ctx, &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: &nr}); err != nil {
 			s.log.WarnContext(ctx, "sms: storing delivery report failed", "number", m.Number, "err", err.Error())
+		} else {
+			s.reportStored(ctx, m, m.Report, &nr)
 		}
 	}
 	return &nr

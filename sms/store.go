@@ -34,8 +34,12 @@ type Account struct {
 	TimeZone string
 	// CostPerSegment is what one SMS part costs.
 	CostPerSegment Credit
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// CallbackEndpointID is the webhook endpoint (in the workspace of
+	// CallbackOptions.WorkspaceID) that receives the account's
+	// sms.delivery_report events; empty when none is registered.
+	CallbackEndpointID string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 }
 
 // Message is a stored SMS.
@@ -209,7 +213,10 @@ type AccountUpdate struct {
 	AddSenders     []string
 	TimeZone       *string
 	CostPerSegment *Credit
-	At             time.Time
+	// CallbackEndpointID, when non-nil, replaces the account's callback
+	// endpoint id ("" removes it).
+	CallbackEndpointID *string
+	At                 time.Time
 }
 
 // CreditAddParams are the arguments of Store.SMSCreditAdd.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -31,6 +32,9 @@ type bootstrapWorkspace struct {
 	APIKeys   []bootstrapKey                   `json:"api_keys"`
 	Templates []messaging.TemplateCreateParams `json:"templates"`
 	Webhooks  []bootstrapWebhook               `json:"webhooks"`
+	// OutsideWindow, when given, is the workspace's policy for free-form
+	// sends outside the customer-service window: "provider" or "reject".
+	OutsideWindow string `json:"outside_window,omitempty"`
 }
 
 // bootstrapChannel is a channel entry: a string (the channel, connected
@@ -263,6 +267,27 @@ func connect(ctx context.Context, svc *messaging.Service, cp *messaging.ConnectP
 	return nil
 }
 
+// applyOutsideWindow sets the workspace's outside_window policy when the
+// file gives one that differs from the stored one.
+func applyOutsideWindow(ctx context.Context, svc *messaging.Service, log *slog.Logger, p string, ws *bootstrapWorkspace) error {
+	if ws.OutsideWindow == "" {
+		return nil
+	}
+	cur, err := svc.GetWorkspace(ctx, ws.ID)
+	if err != nil {
+		return err
+	}
+	stored := cmp.Or(cur.OutsideWindow, messaging.OutsideWindowProvider)
+	if stored == ws.OutsideWindow {
+		return nil
+	}
+	if _, err := svc.SetWorkspaceSettings(ctx, ws.ID, &messaging.WorkspaceSettings{OutsideWindow: ws.OutsideWindow}); err != nil {
+		return pathError(p, err)
+	}
+	logChange(log, p+".outside_window", fmt.Sprintf("%s (was %s)", ws.OutsideWindow, stored))
+	return nil
+}
+
 // logChange logs one change the file made to an existing record.
 func logChange(log *slog.Logger, path, what string) {
 	if log != nil {
@@ -286,6 +311,9 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 				return pathError(p, err)
 			}
 		} else if err != nil {
+			return err
+		}
+		if err := applyOutsideWindow(ctx, svc, log, p, &ws); err != nil {
 			return err
 		}
 		var chans []string

@@ -229,3 +229,45 @@ func equalSnap(a, b snapshot) bool {
 	j2, _ := json.Marshal(b)
 	return bytes.Equal(j1, j2)
 }
+
+// TestBootstrapOutsideWindow: outside_window in the file sets the
+// workspace's policy at creation and on a later start, a file without it
+// leaves the policy alone, and an unknown policy refuses the file.
+func TestBootstrapOutsideWindow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db.sqlite")
+	clock := testclock.New(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	policy := func(s *bootServer) string {
+		t.Helper()
+		w, err := s.svc.GetWorkspace(context.Background(), "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.OutsideWindow
+	}
+	file := func(extra string) string {
+		return `{"workspaces": [{"id": "acme", "name": "Acme", "channels": ["whatsapp"]` + extra + `, "api_keys": [` + liveLine + `]}]}`
+	}
+	for _, c := range []struct {
+		extra, want string
+	}{
+		{`, "outside_window": "reject"`, "reject"},
+		{``, "reject"},
+		{`, "outside_window": "provider"`, ""},
+	} {
+		s, err := start(t, db, clock, file(c.extra))
+		if err != nil {
+			t.Fatalf("%s: %v", c.extra, err)
+		}
+		if got := policy(s); got != c.want {
+			t.Errorf("file with %q: policy %q, want %q", c.extra, got, c.want)
+		}
+		if c.want == "reject" {
+			if status, code := s.call(t, "POST", "/v1/messages", liveKey, map[string]any{"channel": "whatsapp", "to": "+254712345678", "type": "text", "text": "hi"}); status != 422 || code != "outside_customer_service_window" {
+				t.Errorf("send under reject: %d %s", status, code)
+			}
+		}
+	}
+	if _, err := start(t, db, clock, file(`, "outside_window": "sometimes"`)); err == nil || !strings.Contains(err.Error(), "outside_window") {
+		t.Errorf("unknown policy: err = %v; want one naming outside_window", err)
+	}
+}

@@ -307,7 +307,10 @@ func run(ctx context.Context, args []string) error {
 	if fake != nil {
 		fake.SetSink(svc)
 	}
-	// The SMS API runs on the same store, with the gateway the flags name.
+	// The SMS API runs on the same store, with the gateway the flags name;
+	// accounts' callbacks are webhook endpoints of the workspace
+	// sms-callbacks, delivered by svc.
+	smsOpts.Callbacks = &sms.CallbackOptions{Service: svc, WorkspaceID: smsCallbackWorkspace}
 	smsSvc, err := sms.New(store, smsGW.gw, smsOpts)
 	if err != nil {
 		return err

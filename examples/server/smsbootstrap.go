@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/sms/fakegateway"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -26,6 +27,12 @@ type bootstrapSMSAccount struct {
 	Credit         json.Number    `json:"credit"`
 	TimeZone       string         `json:"timezone"`
 	CostPerSegment json.Number    `json:"cost_per_segment"`
+	// CallbackURL, when given, receives the account's final delivery
+	// reports (sms.delivery_report events) signed with CallbackSecret,
+	// which is then required (a generated secret would be shown to no
+	// one).
+	CallbackURL    string `json:"callback_url,omitempty"`
+	CallbackSecret string `json:"callback_secret,omitempty"`
 }
 
 // partnerIDValue is a JSON string or integer number.
@@ -54,7 +61,7 @@ func (p *partnerIDValue) UnmarshalJSON(b []byte) error {
 func applyAll(ctx context.Context, svc *messaging.Service, smsSvc *sms.SMS, f *bootstrapFile, log *slog.Logger) error {
 	// Its changes are audited as the bootstrap's.
 	ctx = messaging.WithActor(ctx, "bootstrap")
-	if err := checkSMSBootstrap(ctx, smsSvc, f); err != nil {
+	if err := checkSMSBootstrap(ctx, svc, smsSvc, f); err != nil {
 		return err
 	}
 	if err := applyBootstrap(ctx, svc, f, log); err != nil {
@@ -66,8 +73,17 @@ func applyAll(ctx context.Context, svc *messaging.Service, smsSvc *sms.SMS, f *b
 // checkSMSBootstrap validates the sms_accounts of f without changing
 // anything: it applies them to an empty in-memory SMS service, then checks
 // that every account that exists already has the apikey the file gives.
-func checkSMSBootstrap(ctx context.Context, live *sms.SMS, f *bootstrapFile) error {
-	dry, err := sms.New(memstore.New(), fakegateway.New(nil), nil)
+func checkSMSBootstrap(ctx context.Context, svc *messaging.Service, live *sms.SMS, f *bootstrapFile) error {
+	// The callbacks are checked against a dry messaging service with the
+	// live one's address policy.
+	loopback, private := svc.WebhookAddressPolicy()
+	st := memstore.New()
+	dryMsg, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32),
+		Webhooks: messaging.WebhookOptions{AllowLoopback: loopback, AllowPrivate: private}})
+	if err != nil {
+		return err
+	}
+	dry, err := sms.New(st, fakegateway.New(nil), &sms.Options{Callbacks: &sms.CallbackOptions{Service: dryMsg, WorkspaceID: smsCallbackWorkspace}})
 	if err != nil {
 		return err
 	}
@@ -152,6 +168,9 @@ func applySMSBootstrap(ctx context.Context, s *sms.SMS, accounts []bootstrapSMSA
 			}); err != nil {
 				return smsPathError(p, err)
 			}
+			if err := applySMSCallback(ctx, s, p, a); err != nil {
+				return err
+			}
 			continue
 		case err != nil:
 			return err
@@ -174,6 +193,40 @@ func applySMSBootstrap(ctx context.Context, s *sms.SMS, accounts []bootstrapSMSA
 		if err := s.SetCostPerSegment(ctx, id, cost); err != nil {
 			return smsPathError(p, err)
 		}
+		if err := applySMSCallback(ctx, s, p, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applySMSCallback registers the account's callback_url with its
+// callback_secret, unless the account has that URL already (a secret
+// cannot be compared: it is stored sealed; change the URL, or use the
+// operator API, to change it).
+func applySMSCallback(ctx context.Context, s *sms.SMS, p string, a bootstrapSMSAccount) error {
+	if a.CallbackURL == "" {
+		if a.CallbackSecret != "" {
+			return fmt.Errorf("%s.callback_secret: is given without callback_url", p)
+		}
+		return nil
+	}
+	if a.CallbackSecret == "" {
+		return fmt.Errorf("%s.callback_secret: is required with callback_url (a generated secret would be shown to no one)", p)
+	}
+	cur, err := s.GetCallback(ctx, string(a.PartnerID))
+	if err != nil {
+		return fmt.Errorf("%s.callback_url: %w", p, err)
+	}
+	if cur != nil && cur.URL == a.CallbackURL {
+		return nil
+	}
+	if _, _, err := s.SetCallback(ctx, string(a.PartnerID), a.CallbackURL, a.CallbackSecret); err != nil {
+		var me *messaging.Error
+		if errors.As(err, &me) && me.Field != "" {
+			return fmt.Errorf("%s.callback_%s", p, me.Message) // me.Message starts with "url: " or "secret: "
+		}
+		return fmt.Errorf("%s.callback_url: %w", p, err)
 	}
 	return nil
 }
@@ -209,3 +262,7 @@ func smsPathError(path string, err error) error {
 // smsDeliveredAfter is when the fake SMS gateway of the server reports a
 // message delivered, after its hand-over.
 const smsDeliveredAfter = 5 * time.Second
+
+// smsCallbackWorkspace is the workspace holding the webhook endpoints of
+// the SMS accounts' callbacks (see sms.CallbackOptions).
+const smsCallbackWorkspace = "sms-callbacks"

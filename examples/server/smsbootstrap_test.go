@@ -201,3 +201,58 @@ func TestBootstrapSMSExistingAccountTakesTheFile(t *testing.T) {
 		t.Errorf("a refused file changed the account: %+v", a)
 	}
 }
+
+// TestBootstrapSMSCallback: callback_url with callback_secret registers
+// the account's callback, again on a later start changes nothing, a new
+// URL replaces it; a URL without a secret, a bad URL or a bad secret
+// refuses the file with its path, before anything is applied.
+func TestBootstrapSMSCallback(t *testing.T) {
+	ctx := context.Background()
+	svc, st := newService(t)
+	s, err := sms.New(st, fakegateway.New(nil), &sms.Options{Callbacks: &sms.CallbackOptions{Service: svc, WorkspaceID: smsCallbackWorkspace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	file := func(extra string) *bootstrapFile {
+		t.Helper()
+		f, err := loadBootstrap(writeFile(t, `{"sms_accounts": [{"partnerID": "cb", "apikey": "sms_callback_0123456789abc"`+extra+`}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, c := range []struct{ extra, wantErr string }{
+		{`, "callback_url": "https://hooks.example.com/sms"`, "sms_accounts[0].callback_secret: is required"},
+		{`, "callback_url": "ftp://hooks.example.com/sms", "callback_secret": "` + secret + `"`, "sms_accounts[0].callback_url: "},
+		{`, "callback_url": "https://hooks.example.com/sms", "callback_secret": "nope"`, "sms_accounts[0].callback_secret: "},
+	} {
+		err := applyAll(ctx, svc, s, file(c.extra), nil)
+		if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
+			t.Errorf("%s: err = %v; want %q...", c.extra, err, c.wantErr)
+		}
+		if _, err := s.GetAccount(ctx, "cb"); err == nil {
+			t.Fatalf("%s: the refused file created the account", c.extra)
+		}
+	}
+	endpoints := func() []string {
+		t.Helper()
+		list, err := svc.ListWebhookEndpoints(ctx, smsCallbackWorkspace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var urls []string
+		for _, e := range list {
+			urls = append(urls, e.URL)
+		}
+		return urls
+	}
+	for _, u := range []string{"https://hooks.example.com/sms", "https://hooks.example.com/sms", "https://hooks.example.com/v2"} {
+		if err := applyAll(ctx, svc, s, file(`, "callback_url": "`+u+`", "callback_secret": "`+secret+`"`), nil); err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if d := cmp.Diff([]string{u}, endpoints()); d != "" {
+			t.Errorf("after a file with %s: endpoints (-want +got):\n%s", u, d)
+		}
+	}
+}

@@ -20,8 +20,9 @@
 //	memory    peak RSS of examples/server accepting and dispatching messages (-memory-messages)
 //	smsbulk   POST /sms/v1/messages/bulk of 20 vs 20 single sends
 //	telemetry POST /v1/messages with OpenTelemetry SDK metrics and traces on (not exported) vs off (no-op)
+//	messages  GET /v1/messages on a 1,000,000-message workspace: a page in the last tenth vs the first page, p50 and p99
 //
-// The 1,000,000-contact database is generated once (bulk insert) and cached
+// The 1,000,000-contact and 1,000,000-message databases are generated once (bulk insert) and cached
 // in -cache (default: the system temporary directory); it is generated
 // again when the schema changes. -short asserts nothing about speed: it
 // runs every figure on small inputs and fails only if something does not
@@ -62,6 +63,7 @@ type config struct {
 	side string // "product" or "baseline" to measure one side only (for profiling)
 
 	contacts       int // contacts in the search workspace
+	messages       int // messages in the message-list workspace
 	memoryMessages int // messages accepted by the server in the memory figure
 }
 
@@ -80,6 +82,7 @@ func figures() []figure {
 		{"memory", runMemory},
 		{"smsbulk", runSMSBulk},
 		{"telemetry", runTelemetry},
+		{"messages", runMessageList},
 	}
 }
 
@@ -105,6 +108,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cache := fs.String("cache", filepath.Join(os.TempDir(), "messaging-bench"), "directory caching the generated contact databases")
 	verbose := fs.Bool("v", false, "log progress to stderr")
 	contacts := fs.Int("contacts", 0, "contacts in the search workspace (default 1,000,000; 20,000 with -short)")
+	messages := fs.Int("messages", 0, "messages in the message-list workspace (default 1,000,000; 20,000 with -short)")
 	memMsgs := fs.Int("memory-messages", 0, "messages the server accepts and dispatches in the memory figure (default 100,000, to stay within 5 minutes; issue 7's figure is 1,000,000; 5,000 with -short)")
 	side := fs.String("side", "", `measure only the "product" or the "baseline" side of paired figures (for profiling)`)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
@@ -133,7 +137,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}()
 	}
 	c := &config{short: *short, repeat: *repeat, cache: *cache, verbose: *verbose, out: stdout, log: io.Discard,
-		contacts: *contacts, memoryMessages: *memMsgs, only: map[string]bool{}, side: *side}
+		contacts: *contacts, messages: *messages, memoryMessages: *memMsgs, only: map[string]bool{}, side: *side}
 	if c.side != "" && c.side != "product" && c.side != "baseline" {
 		return fmt.Errorf("-side: %q is neither product nor baseline", c.side)
 	}
@@ -150,6 +154,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		c.contacts = 1_000_000
 		if c.short {
 			c.contacts = 20_000
+		}
+	}
+	if c.messages <= 0 {
+		c.messages = 1_000_000
+		if c.short {
+			c.messages = 20_000
 		}
 	}
 	if c.memoryMessages <= 0 {

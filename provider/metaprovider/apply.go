@@ -85,12 +85,7 @@ func (n *notification) change(ctx context.Context, channel, entryID string, c *w
 	}
 	for i := range c.Value.Messages {
 		m := &c.Value.Messages[i]
-		in, ok := waInboundMessage(m)
-		if !ok {
-			n.ignore(ctx, "an inbound message of an unsupported type", "type", m.Type, "provider_message_id", m.ID)
-			continue
-		}
-		n.inbound(ctx, in, c.Value.Metadata.PhoneNumberID)
+		n.inbound(ctx, waInboundMessage(m), c.Value.Metadata.PhoneNumberID)
 	}
 }
 
@@ -106,12 +101,7 @@ func (n *notification) event(ctx context.Context, channel, entryID string, m *me
 	case m.Message != nil && m.Message.IsEcho:
 		n.ignore(ctx, "an echo of a sent message", "provider_message_id", m.Message.Mid)
 	case m.Message != nil:
-		in, ok := sendAPIInbound(channel, m.Sender.ID, m.Message.Mid, m.Message.Text, m.Message.Attachments)
-		if !ok {
-			n.ignore(ctx, "an inbound message of an unsupported type", "provider_message_id", m.Message.Mid)
-			return
-		}
-		n.inbound(ctx, in, account)
+		n.inbound(ctx, sendAPIInbound(channel, m.Sender.ID, m.Message.Mid, m.Message.Text, m.Message.Attachments), account)
 	case m.Delivery != nil:
 		for _, mid := range m.Delivery.Mids {
 			n.status(ctx, mid, messaging.StatusDelivered, "", "")
@@ -263,48 +253,120 @@ func sameSentence(a, b string) bool {
 	return norm(a) == norm(b)
 }
 
-// waInboundMessage converts a WhatsApp inbound message; ok is false for
-// types the service does not record.
-func waInboundMessage(m *waInbound) (*messaging.InboundMessage, bool) {
+// waInboundMessage converts a WhatsApp inbound message with its content:
+// media (image, video, audio, document, sticker) with its id, location,
+// contacts, button and list replies, quick-reply buttons, reactions, and
+// the message it quotes. A type without its member, and a type the service
+// does not know, is recorded as the service's unsupported type with the
+// raw type name (an "unsupported" notification: its unsupported.type when
+// given).
+func waInboundMessage(m *waInbound) *messaging.InboundMessage {
 	in := &messaging.InboundMessage{Channel: messaging.ChannelWhatsApp, From: m.From, ProviderMessageID: m.ID, Type: m.Type}
+	c := &messaging.InboundContent{}
+	unsupported := func() {
+		in.Type, c.RawType = messaging.TypeUnsupported, m.Type
+		if m.Type == messaging.TypeUnsupported && m.Unsupported != nil && m.Unsupported.Type != "" {
+			c.RawType = m.Unsupported.Type
+		}
+		if c.RawType == "" {
+			c.RawType = messaging.TypeUnsupported
+		}
+	}
 	media := map[string]*waInboundMedia{
-		messaging.TypeImage: m.Image, messaging.TypeVideo: m.Video,
-		messaging.TypeDocument: m.Document, messaging.TypeAudio: m.Audio,
+		messaging.TypeImage: m.Image, messaging.TypeVideo: m.Video, messaging.TypeDocument: m.Document,
+		messaging.TypeAudio: m.Audio, messaging.TypeSticker: m.Sticker,
 	}
 	switch m.Type {
 	case messaging.TypeText:
 		in.Text = m.Text.Body
-	case messaging.TypeImage, messaging.TypeVideo, messaging.TypeDocument, messaging.TypeAudio:
-		if md := media[m.Type]; md != nil {
-			in.Caption = md.Caption
+	case messaging.TypeImage, messaging.TypeVideo, messaging.TypeDocument, messaging.TypeAudio, messaging.TypeSticker:
+		md := media[m.Type]
+		if md == nil || md.ID == "" {
+			unsupported()
+			break
 		}
-	case "button":
+		in.Caption = md.Caption
+		c.Media = &messaging.InboundMedia{ProviderMediaID: md.ID, MimeType: md.MimeType, SHA256: md.SHA256,
+			Caption: md.Caption, Filename: md.Filename, Animated: md.Animated}
+	case messaging.TypeLocation:
+		if m.Location == nil {
+			unsupported()
+			break
+		}
+		l := m.Location
+		c.Location = &messaging.Location{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address, URL: l.URL}
+	case messaging.TypeContacts:
+		if len(m.Contacts) == 0 {
+			unsupported()
+			break
+		}
+		for _, wc := range m.Contacts {
+			sc := messaging.SharedContact{FormattedName: wc.Name.FormattedName, FirstName: wc.Name.FirstName,
+				LastName: wc.Name.LastName, Organization: wc.Org.Company}
+			for _, p := range wc.Phones {
+				sc.Phones = append(sc.Phones, messaging.ContactPhone{Phone: p.Phone, WaID: p.WaID, Type: p.Type})
+			}
+			for _, e := range wc.Emails {
+				sc.Emails = append(sc.Emails, messaging.ContactEmail{Email: e.Email, Type: e.Type})
+			}
+			c.Contacts = append(c.Contacts, sc)
+		}
+	case messaging.TypeButton:
 		if m.Button == nil {
-			return nil, false
+			unsupported()
+			break
 		}
-		in.Type, in.Text = messaging.TypeText, m.Button.Text
-	case "interactive":
-		switch {
-		case m.Interactive != nil && m.Interactive.ButtonReply != nil:
-			in.Text = m.Interactive.ButtonReply.Title
-		case m.Interactive != nil && m.Interactive.ListReply != nil:
-			in.Text = m.Interactive.ListReply.Title
-		default:
-			return nil, false
+		in.Text = m.Button.Text
+		c.Reply = &messaging.InteractiveReply{Kind: messaging.ReplyQuickButton, ID: m.Button.Payload, Title: m.Button.Text}
+	case messaging.TypeInteractive:
+		var item *waReplyItem
+		kind := ""
+		if it := m.Interactive; it != nil {
+			switch {
+			case it.ButtonReply != nil:
+				item, kind = it.ButtonReply, messaging.ReplyButton
+			case it.ListReply != nil:
+				item, kind = it.ListReply, messaging.ReplyList
+			}
 		}
-		in.Type = messaging.TypeText
+		if item == nil {
+			// A reply of another kind (a flow's nfm_reply): its kind is
+			// the raw type.
+			unsupported()
+			if m.Interactive != nil && m.Interactive.Type != "" {
+				c.RawType = "interactive." + m.Interactive.Type
+			}
+			break
+		}
+		in.Text = item.Title
+		c.Reply = &messaging.InteractiveReply{Kind: kind, ID: item.ID, Title: item.Title, Description: item.Description}
+	case messaging.TypeReaction:
+		if m.Reaction == nil || m.Reaction.MessageID == "" {
+			unsupported()
+			break
+		}
+		c.Reaction = &messaging.Reaction{ProviderMessageID: m.Reaction.MessageID, Emoji: m.Reaction.Emoji}
 	default:
-		return nil, false
+		unsupported()
 	}
-	return in, true
+	if m.Context != nil && m.Context.ID != "" {
+		c.Context = &messaging.ReplyContext{ProviderMessageID: m.Context.ID}
+	}
+	if c.Media != nil || c.Location != nil || c.Contacts != nil || c.Reply != nil || c.Reaction != nil ||
+		c.Context != nil || c.RawType != "" {
+		in.Content = c
+	}
+	return in
 }
 
 // sendAPIInbound converts a Messenger or Instagram inbound message: its
-// text, or else its first image, video, audio or file attachment.
-func sendAPIInbound(channel, from, mid, text string, atts []fbAttachment) (*messaging.InboundMessage, bool) {
+// text, or else its first image, video, audio or file attachment (whose
+// URL is the provider's), or else the service's unsupported type with the
+// first attachment's type as the raw type ("message" without one).
+func sendAPIInbound(channel, from, mid, text string, atts []fbAttachment) *messaging.InboundMessage {
 	in := &messaging.InboundMessage{Channel: channel, From: from, ProviderMessageID: mid, Type: messaging.TypeText, Text: text}
 	if text != "" {
-		return in, true
+		return in
 	}
 	for _, a := range atts {
 		typ := a.Type
@@ -314,8 +376,13 @@ func sendAPIInbound(channel, from, mid, text string, atts []fbAttachment) (*mess
 		switch typ {
 		case messaging.TypeImage, messaging.TypeVideo, messaging.TypeAudio, messaging.TypeDocument:
 			in.Type, in.MediaURL = typ, a.Payload.URL
-			return in, true
+			return in
 		}
 	}
-	return nil, false
+	raw := "message"
+	if len(atts) > 0 && atts[0].Type != "" {
+		raw = atts[0].Type
+	}
+	in.Type, in.Content = messaging.TypeUnsupported, &messaging.InboundContent{RawType: raw}
+	return in
 }

@@ -94,8 +94,11 @@ type ReceiverOptions struct {
 // (entry[].changes[].value.statuses[]: sent, delivered, read, failed with
 // errors[]) through Service.ApplyProviderStatus, and Messenger delivery
 // receipts (delivery.mids) and Instagram read receipts (read.mid) likewise;
-// it records inbound messages (WhatsApp value.messages[]; Messenger and
-// Instagram entry[].messaging[].message) through Service.RecordInbound in
+// it records inbound messages (WhatsApp value.messages[] of every type,
+// with their content: media ids, location, contacts, replies, reactions,
+// the quoted message; an unknown type as unsupported with its raw type;
+// Messenger and Instagram entry[].messaging[].message) through
+// Service.RecordInbound in
 // the workspace of the receiving account (Accounts, else the workspace
 // whose channel connection has the account, see
 // messaging.Service.WorkspaceForAccount); and it applies WhatsApp
@@ -111,7 +114,7 @@ type ReceiverOptions struct {
 // service and applied once the id is recorded (see
 // messaging.Service.ApplyProviderStatus), and counts as a status. Items
 // that cannot be applied (an unknown account or WABA, an unknown template
-// or template event, an unsupported type or status) are ignored and
+// or template event, an unsupported status) are ignored and
 // logged, never applied to another workspace, and the answer is still 200
 // with the counts {"statuses", "messages", "templates", "ignored"}; only a
 // failure of the service itself (for example the store, including a

@@ -435,41 +435,96 @@ func TestReceiverInboundWhatsApp(t *testing.T) {
 		t.Errorf("inbound message (-want +got):\n%s", diff)
 	}
 
-	// Buttons, interactive replies and media are recorded; stickers and
-	// reactions are not.
-	for _, c := range []struct {
-		msg      string
-		typ, txt string
-	}{
-		{`{"from":"FROM","id":"ID","type":"button","button":{"payload":"STOP","text":"Stop promotions"}}`, "text", "Stop promotions"},
-		{`{"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"button_reply","button_reply":{"id":"b1","title":"Yes"}}}`, "text", "Yes"},
-		{`{"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"list_reply","list_reply":{"id":"l1","title":"Option 2"}}}`, "text", "Option 2"},
-		{`{"from":"FROM","id":"ID","type":"image","image":{"id":"1479537139650973","mime_type":"image/jpeg","caption":"receipt"}}`, "image", ""},
-		{`{"from":"FROM","id":"ID","type":"sticker","sticker":{"id":"1"}}`, "", ""},
-		{`{"from":"FROM","id":"ID","type":"reaction","reaction":{"message_id":"wamid.OUT","emoji":"👍"}}`, "", ""},
-		{`{"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"nfm_reply"}}`, "", ""},
-		{`{"from":"not-a-number","id":"ID","type":"text","text":{"body":"x"}}`, "", ""},
-		{`{"from":"FROM","id":"","type":"text","text":{"body":"x"}}`, "", ""},
+	// A message that cannot be recorded (a sender that is no number, no
+	// provider id) is ignored.
+	for _, msg := range []string{
+		`{"from":"not-a-number","id":"ID","type":"text","text":{"body":"x"}}`,
+		`{"from":"FROM","id":"","type":"text","text":{"body":"x"}}`,
 	} {
-		id := fmt.Sprintf("wamid.IN.%d", len(c.msg))
-		a := e.postOK(t, waInbound("254712345678", id, c.msg))
-		if c.typ == "" {
-			if a.Messages != 0 || a.Ignored != 1 {
-				t.Errorf("%s: answer = %+v, want ignored", c.msg, a)
+		if a := e.postOK(t, waInbound("254712345678", fmt.Sprintf("wamid.BAD.%d", len(msg)), msg)); a.Messages != 0 || a.Ignored != 1 {
+			t.Errorf("%s: answer = %+v, want ignored", msg, a)
+		}
+	}
+}
+
+// TestReceiverInboundTypes records each type of WhatsApp inbound message,
+// in the shape of Meta's webhook reference, with its content: media with
+// the provider's media id, location, contacts, replies, reactions and the
+// quoted message (mapped to our id when it is one of ours); an unknown or
+// unsupported type is recorded as unsupported with its raw type.
+func TestReceiverInboundTypes(t *testing.T) {
+	t.Parallel()
+	e := hookSetup(t, nil)
+	out := e.sent(t, "whatsapp", hookCustomer, "wamid.OUT")
+	ctxOurs := &messaging.ReplyContext{MessageID: out.ID, ProviderMessageID: "wamid.OUT"}
+	for _, c := range []struct {
+		name, msg string
+		typ, text string
+		content   *messaging.InboundContent
+	}{
+		{"text", `{"from":"FROM","id":"ID","timestamp":"1750263773","text":{"body":"hello"},"type":"text"}`, "text", "hello", nil},
+		{"text replying to ours", `{"context":{"from":"15550783881","id":"wamid.OUT"},"from":"FROM","id":"ID","timestamp":"1750263773","text":{"body":"yes"},"type":"text"}`,
+			"text", "yes", &messaging.InboundContent{Context: ctxOurs}},
+		{"text replying to an unknown message", `{"context":{"from":"15550783881","id":"wamid.ELSEWHERE"},"from":"FROM","id":"ID","text":{"body":"?"},"type":"text"}`,
+			"text", "?", &messaging.InboundContent{Context: &messaging.ReplyContext{ProviderMessageID: "wamid.ELSEWHERE"}}},
+		{"image", `{"from":"FROM","id":"ID","timestamp":"1750263773","type":"image","image":{"caption":"receipt","mime_type":"image/jpeg","sha256":"IMAGE_HASH","id":"1479537139650973"}}`,
+			"image", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "1479537139650973", MimeType: "image/jpeg", SHA256: "IMAGE_HASH", Caption: "receipt"}}},
+		{"video", `{"from":"FROM","id":"ID","type":"video","video":{"mime_type":"video/mp4","sha256":"VIDEO_HASH","id":"2001"}}`,
+			"video", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "2001", MimeType: "video/mp4", SHA256: "VIDEO_HASH"}}},
+		{"voice note", `{"from":"FROM","id":"ID","type":"audio","audio":{"mime_type":"audio/ogg; codecs=opus","sha256":"AUDIO_HASH","id":"2002","voice":true}}`,
+			"audio", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "2002", MimeType: "audio/ogg; codecs=opus", SHA256: "AUDIO_HASH"}}},
+		{"document", `{"from":"FROM","id":"ID","type":"document","document":{"caption":"invoice","filename":"invoice.pdf","mime_type":"application/pdf","sha256":"DOC_HASH","id":"2003"}}`,
+			"document", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "2003", MimeType: "application/pdf", SHA256: "DOC_HASH", Caption: "invoice", Filename: "invoice.pdf"}}},
+		{"sticker", `{"from":"FROM","id":"ID","type":"sticker","sticker":{"mime_type":"image/webp","sha256":"STICKER_HASH","id":"2004","animated":true}}`,
+			"sticker", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "2004", MimeType: "image/webp", SHA256: "STICKER_HASH", Animated: true}}},
+		{"location", `{"from":"FROM","id":"ID","type":"location","location":{"address":"Kenyatta Ave","latitude":-1.2864,"longitude":36.8172,"name":"Office","url":"https://example.com/office"}}`,
+			"location", "", &messaging.InboundContent{Location: &messaging.Location{Latitude: -1.2864, Longitude: 36.8172, Name: "Office", Address: "Kenyatta Ave", URL: "https://example.com/office"}}},
+		{"contacts", `{"from":"FROM","id":"ID","type":"contacts","contacts":[{"addresses":[{"city":"Nairobi","country":"Kenya","type":"HOME"}],"birthday":"1990-01-02",
+			"emails":[{"email":"wanjiru@example.com","type":"WORK"}],"name":{"formatted_name":"Wanjiru Kamau","first_name":"Wanjiru","last_name":"Kamau"},
+			"org":{"company":"Acme","department":"Sales","title":"Lead"},"phones":[{"phone":"+254 700 000001","wa_id":"254700000001","type":"CELL"},{"phone":"+254 20 000002","type":"WORK"}],
+			"urls":[{"url":"https://example.com","type":"WORK"}]}]}`,
+			"contacts", "", &messaging.InboundContent{Contacts: []messaging.SharedContact{{FormattedName: "Wanjiru Kamau", FirstName: "Wanjiru", LastName: "Kamau", Organization: "Acme",
+				Phones: []messaging.ContactPhone{{Phone: "+254 700 000001", WaID: "254700000001", Type: "CELL"}, {Phone: "+254 20 000002", Type: "WORK"}},
+				Emails: []messaging.ContactEmail{{Email: "wanjiru@example.com", Type: "WORK"}}}}}},
+		{"quick-reply button", `{"context":{"from":"15550783881","id":"wamid.OUT"},"from":"FROM","id":"ID","type":"button","button":{"payload":"STOP","text":"Stop promotions"}}`,
+			"button", "Stop promotions", &messaging.InboundContent{Reply: &messaging.InteractiveReply{Kind: "quick_reply", ID: "STOP", Title: "Stop promotions"}, Context: ctxOurs}},
+		{"button reply", `{"context":{"from":"15550783881","id":"wamid.OUT"},"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"button_reply","button_reply":{"id":"b1","title":"Yes"}}}`,
+			"interactive", "Yes", &messaging.InboundContent{Reply: &messaging.InteractiveReply{Kind: "button_reply", ID: "b1", Title: "Yes"}, Context: ctxOurs}},
+		{"list reply", `{"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"list_reply","list_reply":{"id":"l2","title":"Option 2","description":"The second"}}}`,
+			"interactive", "Option 2", &messaging.InboundContent{Reply: &messaging.InteractiveReply{Kind: "list_reply", ID: "l2", Title: "Option 2", Description: "The second"}}},
+		{"reaction", `{"from":"FROM","id":"ID","type":"reaction","reaction":{"message_id":"wamid.OUT","emoji":"\ud83d\udc4d"}}`,
+			"reaction", "", &messaging.InboundContent{Reaction: &messaging.Reaction{MessageID: out.ID, ProviderMessageID: "wamid.OUT", Emoji: "👍"}}},
+		{"reaction removed", `{"from":"FROM","id":"ID","type":"reaction","reaction":{"message_id":"wamid.OUT"}}`,
+			"reaction", "", &messaging.InboundContent{Reaction: &messaging.Reaction{MessageID: out.ID, ProviderMessageID: "wamid.OUT"}}},
+		{"unsupported", `{"from":"FROM","id":"ID","type":"unsupported","errors":[{"code":131051,"details":"Message type is not currently supported","title":"Unsupported message type"}]}`,
+			"unsupported", "", &messaging.InboundContent{RawType: "unsupported"}},
+		{"unsupported with its kind", `{"from":"FROM","id":"ID","type":"unsupported","unsupported":{"type":"poll_creation"},"errors":[{"code":131051,"title":"Message type unknown"}]}`,
+			"unsupported", "", &messaging.InboundContent{RawType: "poll_creation"}},
+		{"unknown type", `{"from":"FROM","id":"ID","type":"order","order":{"catalog_id":"1","product_items":[]}}`,
+			"unsupported", "", &messaging.InboundContent{RawType: "order"}},
+		{"flow reply", `{"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"nfm_reply","nfm_reply":{"name":"flow","response_json":"{}"}}}`,
+			"unsupported", "", &messaging.InboundContent{RawType: "interactive.nfm_reply"}},
+		{"image without its member", `{"from":"FROM","id":"ID","type":"image"}`,
+			"unsupported", "", &messaging.InboundContent{RawType: "image"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := "wamid.IN." + strings.ReplaceAll(c.name, " ", "_")
+			for range 2 { // Meta delivers at least once: recorded once
+				if a := e.postOK(t, waInbound("254712345678", id, c.msg)); a.Messages != 1 || a.Ignored != 0 {
+					t.Fatalf("answer = %+v, want 1 message", a)
+				}
 			}
-			continue
-		}
-		got, err := e.store.MessageGetByProviderID(t.Context(), id)
-		if err != nil {
-			t.Errorf("%s: not recorded: %v", c.msg, err)
-			continue
-		}
-		if got.Type != c.typ || got.Text != c.txt || got.ConversationID != out.ConversationID {
-			t.Errorf("%s: recorded %s %q in %s", c.msg, got.Type, got.Text, got.ConversationID)
-		}
-		if c.typ == "image" && got.Caption != "receipt" {
-			t.Errorf("caption = %q, want receipt", got.Caption)
-		}
+			got, err := e.store.MessageGetByProviderID(t.Context(), id)
+			if err != nil {
+				t.Fatalf("not recorded: %v", err)
+			}
+			if got.Type != c.typ || got.Text != c.text || got.ConversationID != out.ConversationID || got.Direction != "inbound" {
+				t.Errorf("recorded %s %s %q in %s; want inbound %s %q in %s", got.Direction, got.Type, got.Text, got.ConversationID, c.typ, c.text, out.ConversationID)
+			}
+			if d := cmp.Diff(c.content, got.Content); d != "" {
+				t.Errorf("content (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 
@@ -606,4 +661,27 @@ func FuzzReceiverNotification(f *testing.F) {
 			t.Fatalf("status %d (%s) for %q", w.Code, w.Body, body)
 		}
 	})
+}
+
+// TestReceiverMessengerUnsupported: a Messenger or Instagram message with
+// neither text nor a media attachment (a location, a sticker's fallback,
+// nothing at all) is recorded as unsupported with the attachment's type,
+// never dropped.
+func TestReceiverMessengerUnsupported(t *testing.T) {
+	t.Parallel()
+	e := hookSetup(t, nil)
+	e.sent(t, "messenger", "6543210987654321", "m_OUT9")
+	a := e.postOK(t, `{"object":"page","entry":[{"id":"PAGE_1","time":1750263773000,"messaging":[
+		{"sender":{"id":"6543210987654321"},"recipient":{"id":"PAGE_1"},"timestamp":1750263773000,"message":{"mid":"m_LOC","attachments":[{"type":"location","payload":{"coordinates":{"lat":-1.28,"long":36.82}}}]}},
+		{"sender":{"id":"6543210987654321"},"recipient":{"id":"PAGE_1"},"timestamp":1750263773000,"message":{"mid":"m_EMPTY"}}
+	]}]}`)
+	if a.Messages != 2 || a.Ignored != 0 {
+		t.Fatalf("answer = %+v, want 2 messages", a)
+	}
+	for mid, raw := range map[string]string{"m_LOC": "location", "m_EMPTY": "message"} {
+		m, err := e.store.MessageGetByProviderID(t.Context(), mid)
+		if err != nil || m.Type != "unsupported" || m.Content == nil || m.Content.RawType != raw {
+			t.Errorf("%s = %+v, %v; want unsupported %s", mid, m, err, raw)
+		}
+	}
 }

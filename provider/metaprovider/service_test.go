@@ -2,8 +2,12 @@ package metaprovider_test
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/metaprovider"
@@ -86,5 +90,88 @@ func TestServiceSendsWithTheConnection(t *testing.T) {
 	}
 	if c.Status != messaging.ConnectionError || c.StatusReason == "" {
 		t.Errorf("connection = %s %q, want error with the reason", c.Status, c.StatusReason)
+	}
+}
+
+// TestServiceFetchesInboundMedia: the media of an inbound message is
+// fetched through the Graph API's media URL lookup and download with the
+// connection's token, which the caller never sees; its content type is
+// the provider's; media over the limit, media the provider no longer has,
+// a message without media and refused credentials are refused with their
+// codes.
+func TestServiceFetchesInboundMedia(t *testing.T) {
+	t.Parallel()
+	mock := metatest.New()
+	defer mock.Close()
+	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: mock.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := messaging.New(memstore.New(), p, &messaging.Options{Clock: func() time.Time { return now },
+		SecretKey: bytes.Repeat([]byte{5}, 32), MaxMediaBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Connect(ctx, &messaging.ConnectParams{WorkspaceID: "acme", Channel: messaging.ChannelWhatsApp,
+		AccountID: phoneID, WABAID: wabaID, AccessToken: connTok}); err != nil {
+		t.Fatal(err)
+	}
+	photo := []byte("\xff\xd8\xff\xe0 a small jpeg")
+	mock.AddMedia("1479537139650973", "image/jpeg", photo)
+	mock.AddMedia("big", "video/mp4", bytes.Repeat([]byte{1}, 65))
+	receive := func(id, mediaID string) string {
+		in := &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "254712345678", ProviderMessageID: id, Type: "image"}
+		if mediaID != "" {
+			in.Content = &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: mediaID, MimeType: "image/png"}}
+		}
+		m, err := svc.RecordInbound(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.ID
+	}
+	ws := svc.Workspace("acme")
+	media, err := ws.Messages.Media(ctx, receive("wamid.IMG", "1479537139650973"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(media.Body)
+	media.Body.Close()
+	if err != nil || !bytes.Equal(got, photo) || media.ContentType != "image/jpeg" || media.Size != int64(len(photo)) {
+		t.Errorf("media = %q (%s, %d bytes), %v; want the photo as image/jpeg", got, media.ContentType, media.Size, err)
+	}
+	var paths []string
+	for _, r := range mock.Requests() {
+		if r.Authorization != "Bearer "+connTok {
+			t.Errorf("%s %s without the connection's token", r.Method, r.Path)
+		}
+		paths = append(paths, r.Method+" "+r.Path)
+	}
+	if d := cmp.Diff([]string{"GET /v21.0/1479537139650973", "GET /v21.0/mock_media/1479537139650973/download"}, paths); d != "" {
+		t.Errorf("Graph requests (-want +got):\n%s", d)
+	}
+
+	for _, c := range []struct {
+		name, id string
+		code     messaging.Code
+		tooLarge bool
+	}{
+		{"over the limit", receive("wamid.BIG", "big"), messaging.CodeValidation, true},
+		{"gone at the provider", receive("wamid.GONE", "gone"), messaging.CodeNotFound, false},
+		{"no media", receive("wamid.NONE", ""), messaging.CodeNotFound, false},
+		{"unknown message", "msg_nope", messaging.CodeNotFound, false},
+	} {
+		_, err := ws.Messages.Media(ctx, c.id)
+		if messaging.ErrorCode(err) != c.code || errors.Is(err, messaging.ErrMediaTooLarge) != c.tooLarge {
+			t.Errorf("%s: err = %v; want code %s (too large %v)", c.name, err, c.code, c.tooLarge)
+		}
+	}
+	mock.ExpireToken(connTok)
+	if _, err := ws.Messages.Media(ctx, receive("wamid.IMG2", "1479537139650973")); messaging.ErrorCode(err) != messaging.CodeChannelUnavailable {
+		t.Errorf("expired token: err = %v; want channel_unavailable", err)
 	}
 }

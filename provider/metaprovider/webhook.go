@@ -53,7 +53,8 @@ type (
 			Details string `json:"details"`
 		} `json:"error_data"`
 	}
-	// waInbound is a WhatsApp inbound message.
+	// waInbound is a WhatsApp inbound message: its type names the
+	// member holding its content.
 	waInbound struct {
 		From string `json:"from"`
 		ID   string `json:"id"`
@@ -65,22 +66,72 @@ type (
 		Video    *waInboundMedia `json:"video"`
 		Document *waInboundMedia `json:"document"`
 		Audio    *waInboundMedia `json:"audio"`
+		Sticker  *waInboundMedia `json:"sticker"`
+		Location *struct {
+			Latitude  float64 `json:"latitude"`
+			Longitude float64 `json:"longitude"`
+			Name      string  `json:"name"`
+			Address   string  `json:"address"`
+			URL       string  `json:"url"`
+		} `json:"location"`
+		Contacts []waContact `json:"contacts"`
 		Button   *struct {
-			Text string `json:"text"`
+			Payload string `json:"payload"`
+			Text    string `json:"text"`
 		} `json:"button"`
 		Interactive *struct {
-			ButtonReply *struct {
-				Title string `json:"title"`
-			} `json:"button_reply"`
-			ListReply *struct {
-				Title string `json:"title"`
-			} `json:"list_reply"`
+			Type        string       `json:"type"`
+			ButtonReply *waReplyItem `json:"button_reply"`
+			ListReply   *waReplyItem `json:"list_reply"`
 		} `json:"interactive"`
+		Reaction *struct {
+			MessageID string `json:"message_id"`
+			Emoji     string `json:"emoji"`
+		} `json:"reaction"`
+		Context *struct {
+			ID string `json:"id"`
+		} `json:"context"`
+		// Unsupported names the kind of an unsupported message (newer
+		// notifications: {"type": "edit"}).
+		Unsupported *struct {
+			Type string `json:"type"`
+		} `json:"unsupported"`
 	}
-	// waInboundMedia is the media of an inbound message: only its caption
-	// is read (other fields are not decoded, so their shape never matters).
+	// waInboundMedia is the media of an inbound message: an id to fetch
+	// it by, with its type, checksum, caption and file name.
 	waInboundMedia struct {
-		Caption string `json:"caption"`
+		ID       string `json:"id"`
+		MimeType string `json:"mime_type"`
+		SHA256   string `json:"sha256"`
+		Caption  string `json:"caption"`
+		Filename string `json:"filename"`
+		Animated bool   `json:"animated"`
+	}
+	// waReplyItem is the button or list row an interactive reply chose.
+	waReplyItem struct {
+		ID          string `json:"id"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+	}
+	// waContact is a contact card of a contacts message.
+	waContact struct {
+		Name struct {
+			FormattedName string `json:"formatted_name"`
+			FirstName     string `json:"first_name"`
+			LastName      string `json:"last_name"`
+		} `json:"name"`
+		Org struct {
+			Company string `json:"company"`
+		} `json:"org"`
+		Phones []struct {
+			Phone string `json:"phone"`
+			WaID  string `json:"wa_id"`
+			Type  string `json:"type"`
+		} `json:"phones"`
+		Emails []struct {
+			Email string `json:"email"`
+			Type  string `json:"type"`
+		} `json:"emails"`
 	}
 	// messagingEvent is a Messenger or Instagram event: an inbound
 	// message (or the echo of a sent one), a delivery or a read receipt.

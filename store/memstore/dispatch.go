@@ -249,6 +249,29 @@ func (s *Store) queueEvent(ev *messaging.EventRecord) {
 	}
 }
 
+// WebhookQueueEvent implements messaging.Store.
+func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	ev := p.Event
+	for _, e := range s.endpoints {
+		if e.ID != p.EndpointID || e.WorkspaceID != ev.WorkspaceID || e.DisabledAt != nil {
+			continue
+		}
+		s.seq++
+		s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
+			ID: s.seq, EndpointID: e.ID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
+			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
+			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt,
+		})
+		return true, nil
+	}
+	return false, nil
+}
+
 // copyDelivery returns a copy of d; with endpoint, completed with its
 // endpoint's URL and secrets (as claimed), else without its payload (as
 // listed).

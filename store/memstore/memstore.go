@@ -213,6 +213,21 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 	return out, nil
 }
 
+// WorkspaceSetSettings implements messaging.Store.
+func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	w, ok := s.workspaces[p.WorkspaceID]
+	if !ok {
+		return messaging.ErrNotFound
+	}
+	w.OutsideWindow = p.OutsideWindow
+	return nil
+}
+
 // WorkspaceSetChannel implements messaging.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
 	unlock, err := s.lock(ctx)

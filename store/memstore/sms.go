@@ -228,6 +228,9 @@ func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sm
 		if p.CostPerSegment != nil {
 			a.CostPerSegment = *p.CostPerSegment
 		}
+		if p.CallbackEndpointID != nil {
+			a.CallbackEndpointID = *p.CallbackEndpointID
+		}
 		a.UpdatedAt = p.At
 		out = copyAccount(a)
 	})

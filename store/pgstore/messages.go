@@ -19,7 +19,7 @@ import (
 const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
 	type, text, media_url, caption, filename, template_name, language, components,
 	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
-	due_at, lease_owner, attempts, last_error, trace_parent`
+	due_at, lease_owner, attempts, last_error, trace_parent, content`
 
 // messageCols are the columns of a message, in scanMessage's order.
 const messageCols = messageInsertCols + `, history`
@@ -29,7 +29,7 @@ const messageCols = messageInsertCols + `, history`
 var (
 	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
+			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
 		ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING
 		RETURNING ` + messageCols
 	qMessageByWSID = `SELECT ` + messageCols + ` FROM messages WHERE id = $1 AND workspace_id = $2`
@@ -71,32 +71,56 @@ var (
 		ORDER BY created_at, id`
 )
 
+// WebhookQueueEvent implements messaging.Store.
+func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
+	ctx = writeCtx(ctx)
+	ev := p.Event
+	tag, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries
+			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type)
+		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $5 FROM webhook_endpoints
+		WHERE id = $6 AND workspace_id = $7 AND disabled_at IS NULL`,
+		ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.Type, p.EndpointID, ev.WorkspaceID)
+	if err != nil {
+		return false, interpretError(err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // messageDest returns the scan destinations of a message's columns and a
 // function completing m after the scan.
 func messageDest(m *messaging.Message) ([]any, func() error) {
-	var comps *string
+	var comps, content *string
 	var created, updated, due int64
 	var history string
 	dest := []any{&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &history}
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history}
 	return dest, func() error {
-		var err, herr error
+		var err, herr, cerr error
 		m.Components, err = storedjson.DecodeSendComponents(comps)
+		m.Content, cerr = storedjson.DecodeInboundContent(content)
 		m.History, herr = statushistory.Decode(history)
 		m.CreatedAt, m.UpdatedAt, m.DueAt = fromTS(created), fromTS(updated), fromTS(due)
-		return errors.Join(err, herr)
+		return errors.Join(err, cerr, herr)
 	}
 }
 
-// messageInsertArgs are the arguments of qMessageInsert for m, whose
-// components are stored as comps.
-func messageInsertArgs(m *messaging.Message, comps any) []any {
+// messageInsertArgs are the arguments of qMessageInsert for m, its
+// components and content in their stored JSON forms.
+func messageInsertArgs(m *messaging.Message) ([]any, error) {
+	comps, err := storedjson.EncodeSendComponents(m.Components)
+	if err != nil {
+		return nil, err
+	}
+	content, err := storedjson.EncodeInboundContent(m.Content)
+	if err != nil {
+		return nil, err
+	}
 	return []any{m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
 		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
 		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, ts(m.CreatedAt), ts(m.UpdatedAt),
-		ts(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent}
+		ts(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent, content}, nil
 }
 
 func scanMessage(row pgx.Row) (*messaging.Message, error) {
@@ -116,11 +140,11 @@ func scanMessage(row pgx.Row) (*messaging.Message, error) {
 // ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
-	comps, err := storedjson.EncodeSendComponents(m.Components)
+	args, err := messageInsertArgs(m)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
-	stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageInsert, messageInsertArgs(m, comps)...))
+	stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageInsert, args...))
 	if err == nil {
 		return stored, true, nil
 	}
@@ -542,7 +566,7 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeli
 func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
 	m := p.Message
-	comps, err := storedjson.EncodeSendComponents(m.Components)
+	args, err := messageInsertArgs(m)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
@@ -551,7 +575,7 @@ func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveP
 	err = s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
 		created = false
-		stored, err = scanMessage(tx.QueryRow(ctx, qMessageInsert, messageInsertArgs(m, comps)...))
+		stored, err = scanMessage(tx.QueryRow(ctx, qMessageInsert, args...))
 		if errors.Is(err, pgx.ErrNoRows) {
 			stored, err = scanMessage(tx.QueryRow(ctx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
 			return err

@@ -46,7 +46,7 @@ func getAccount(ctx context.Context, q querier, partnerID string) (*sms.Account,
 }
 
 // accountCols are the columns scanAccount reads, from sms_accounts a.
-const accountCols = `partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at,
+const accountCols = `partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at, callback_endpoint_id,
 	coalesce((SELECT array_agg(sender ORDER BY sender) FROM sms_senders WHERE partner_id = a.partner_id), '{}')`
 
 // SMSAccountList implements sms.Store, through the primary key of
@@ -61,7 +61,7 @@ func (s *Store) SMSAccountList(ctx context.Context, p *sms.AccountListParams) ([
 func scanAccount(row pgx.Row) (*sms.Account, error) {
 	var a sms.Account
 	var credit, cost, created, updated int64
-	if err := row.Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, &created, &updated, &a.Senders); err != nil {
+	if err := row.Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, &created, &updated, &a.CallbackEndpointID, &a.Senders); err != nil {
 		return nil, err
 	}
 	a.Credit, a.CostPerSegment = sms.Credit(credit), sms.Credit(cost)
@@ -106,8 +106,9 @@ func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sm
 	var a *sms.Account
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE sms_accounts SET
-			time_zone = coalesce($1, time_zone), cost_per_segment = coalesce($2, cost_per_segment), updated_at = $3
-			WHERE partner_id = $4`, p.TimeZone, nullCredit(p.CostPerSegment), ts(p.At), p.PartnerID)
+			time_zone = coalesce($1, time_zone), cost_per_segment = coalesce($2, cost_per_segment), updated_at = $3,
+			callback_endpoint_id = coalesce($5, callback_endpoint_id)
+			WHERE partner_id = $4`, p.TimeZone, nullCredit(p.CostPerSegment), ts(p.At), p.PartnerID, p.CallbackEndpointID)
 		if err != nil {
 			return err
 		}

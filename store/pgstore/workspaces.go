@@ -12,8 +12,8 @@ import (
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
 	ctx = writeCtx(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)`,
-			w.ID, w.Name, ts(w.CreatedAt)); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window) VALUES ($1, $2, $3, $4)`,
+			w.ID, w.Name, ts(w.CreatedAt), w.OutsideWindow); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
@@ -29,8 +29,8 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 	var w messaging.WorkspaceInfo
 	var created int64
 	err := s.pool.QueryRow(ctx, `SELECT id, name, created_at,
-			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}')
-		FROM workspaces w WHERE id = $1`, id).Scan(&w.ID, &w.Name, &created, &w.Channels)
+			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}'), outside_window
+		FROM workspaces w WHERE id = $1`, id).Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -45,16 +45,29 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 	out, err := queryAll(ctx, s.pool, func(row pgx.Row) (*messaging.WorkspaceInfo, error) {
 		var w messaging.WorkspaceInfo
 		var created int64
-		if err := row.Scan(&w.ID, &w.Name, &created, &w.Channels); err != nil {
+		if err := row.Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow); err != nil {
 			return nil, err
 		}
 		w.CreatedAt = fromTS(created)
 		w.Channels = nonNil(w.Channels)
 		return &w, nil
 	}, `SELECT id, name, created_at,
-			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}')
+			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}'), outside_window
 		FROM workspaces w WHERE id > $1 ORDER BY id LIMIT $2`, p.After, p.Limit)
 	return out, interpretError(err)
+}
+
+// WorkspaceSetSettings implements messaging.Store.
+func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
+	ctx = writeCtx(ctx)
+	tag, err := s.pool.Exec(ctx, `UPDATE workspaces SET outside_window = $2 WHERE id = $1`, p.WorkspaceID, p.OutsideWindow)
+	if err != nil {
+		return interpretError(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return messaging.ErrNotFound
+	}
+	return nil
 }
 
 // WorkspaceSetChannel implements messaging.Store.

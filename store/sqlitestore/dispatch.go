@@ -59,6 +59,22 @@ func (s *Store) queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventR
 	return err
 }
 
+// WebhookQueueEvent implements messaging.Store.
+func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
+	ev := p.Event
+	var n int64
+	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		n, err = affected(tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+			(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at)
+			SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
+			WHERE id = ? AND workspace_id = ? AND disabled_at IS NULL`,
+			ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), p.EndpointID, ev.WorkspaceID))
+		return err
+	})
+	return n == 1, interpretError(err)
+}
+
 const endpointCols = `id, workspace_id, url, events, description, secret_sealed, previous_secret_sealed, previous_secret_expires_at,
 	disabled_at, disabled_reason, created_at`
 

@@ -15,28 +15,36 @@ import (
 const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
 	type, text, media_url, caption, filename, template_name, language, components,
 	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
-	due_at, lease_owner, attempts, last_error, trace_parent`
+	due_at, lease_owner, attempts, last_error, trace_parent, content`
 
 // messageCols are the columns of a message, in scanMessage's order.
 const messageCols = messageInsertCols + `, history`
 
-// messageInsertArgs are the arguments of qMessageInsert for m, whose
-// components are stored as comps.
-func messageInsertArgs(m *messaging.Message, comps any) []any {
+// messageInsertArgs are the arguments of qMessageInsert for m, its
+// components and content in their stored JSON forms.
+func messageInsertArgs(m *messaging.Message) ([]any, error) {
+	comps, err := storedjson.EncodeSendComponents(m.Components)
+	if err != nil {
+		return nil, err
+	}
+	content, err := storedjson.EncodeInboundContent(m.Content)
+	if err != nil {
+		return nil, err
+	}
 	return []any{m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
 		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
 		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
-		fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent}
+		fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent, content}, nil
 }
 
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
-	var comps *string
+	var comps, content *string
 	var due, history string
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &history); err != nil {
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history); err != nil {
 		return nil, err
 	}
 	var err error
@@ -51,6 +59,9 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 	if m.Components, err = storedjson.DecodeSendComponents(comps); err != nil {
 		return nil, err
 	}
+	if m.Content, err = storedjson.DecodeInboundContent(content); err != nil {
+		return nil, err
+	}
 	return &m, nil
 }
 
@@ -61,7 +72,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 // the stored message is m. ErrNotFound if the
 // workspace does not exist; ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
-	comps, err := storedjson.EncodeSendComponents(m.Components)
+	args, err := messageInsertArgs(m)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
@@ -69,7 +80,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	var created bool
 	// One statement changes the database: no savepoint is needed.
 	err = s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, err := affected(s.execTx(ctx, tx, qMessageInsert, messageInsertArgs(m, comps)...))
+		n, err := affected(s.execTx(ctx, tx, qMessageInsert, args...))
 		if err != nil {
 			return err
 		}
@@ -102,7 +113,7 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 // Hot statements of MessageCreate, MessageUpdateStatus and MessageClaim.
 var (
 	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
 	qMessageByID         = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`
 	qMessageByWSID       = `SELECT ` + messageCols + ` FROM messages WHERE id = ? AND workspace_id = ?`
@@ -171,14 +182,14 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 // when it inserts, the event's deliveries, in one write transaction.
 func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
 	m := p.Message
-	comps, err := storedjson.EncodeSendComponents(m.Components)
+	args, err := messageInsertArgs(m)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
 	var stored *messaging.Message
 	var created bool
 	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, err := affected(s.execTx(ctx, tx, qMessageInsert, messageInsertArgs(m, comps)...))
+		n, err := affected(s.execTx(ctx, tx, qMessageInsert, args...))
 		if err != nil {
 			return err
 		}

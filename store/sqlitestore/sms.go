@@ -46,9 +46,9 @@ func addSenders(ctx context.Context, tx *sql.Tx, partnerID string, senders []str
 func getAccount(ctx context.Context, q queryer, partnerID string) (*sms.Account, error) {
 	var a sms.Account
 	var credit, cost int64
-	if err := q.QueryRowContext(ctx, `SELECT partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at
+	if err := q.QueryRowContext(ctx, `SELECT partner_id, key_hash, credit, time_zone, cost_per_segment, created_at, updated_at, callback_endpoint_id
 		FROM sms_accounts WHERE partner_id = ?`, partnerID).
-		Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, storedTime{&a.CreatedAt}, storedTime{&a.UpdatedAt}); err != nil {
+		Scan(&a.PartnerID, &a.KeyHash, &credit, &a.TimeZone, &cost, storedTime{&a.CreatedAt}, storedTime{&a.UpdatedAt}, &a.CallbackEndpointID); err != nil {
 		return nil, err
 	}
 	a.Credit, a.CostPerSegment = sms.Credit(credit), sms.Credit(cost)
@@ -111,8 +111,9 @@ func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sm
 	var a *sms.Account
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := oneRow(tx.ExecContext(ctx, `UPDATE sms_accounts SET
-			time_zone = coalesce(?, time_zone), cost_per_segment = coalesce(?, cost_per_segment), updated_at = ?
-			WHERE partner_id = ?`, nullString(p.TimeZone), nullCredit(p.CostPerSegment), fmtTime(p.At), p.PartnerID)); err != nil {
+			time_zone = coalesce(?, time_zone), cost_per_segment = coalesce(?, cost_per_segment),
+			callback_endpoint_id = coalesce(?, callback_endpoint_id), updated_at = ?
+			WHERE partner_id = ?`, nullString(p.TimeZone), nullCredit(p.CostPerSegment), nullString(p.CallbackEndpointID), fmtTime(p.At), p.PartnerID)); err != nil {
 			return err
 		}
 		if err := addSenders(ctx, tx, p.PartnerID, p.AddSenders, p.At); err != nil {

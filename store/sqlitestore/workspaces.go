@@ -13,8 +13,8 @@ import (
 // WorkspaceCreate implements messaging.Store.
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)`,
-			w.ID, w.Name, fmtTime(w.CreatedAt)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window) VALUES (?, ?, ?, ?)`,
+			w.ID, w.Name, fmtTime(w.CreatedAt), w.OutsideWindow); err != nil {
 			return err
 		}
 		for _, c := range w.Channels {
@@ -30,7 +30,7 @@ func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo)
 // qWorkspaceGet reads a workspace with its channels, one row per channel
 // (one row with a NULL channel when none is connected), in one statement.
 // The channels are sorted in Go: a sort in SQL costs more than the query.
-const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, c.channel FROM workspaces AS w
+const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, w.outside_window, c.channel FROM workspaces AS w
 	LEFT JOIN workspace_channels AS c ON c.workspace_id = w.id
 	WHERE w.id = ?`
 
@@ -43,7 +43,7 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 	}
 	rows, err := s.query(ctx, qWorkspaceGet, id)
 	rs, err := collect(rows, err, func(sc scanner) (r row, err error) {
-		return r, sc.Scan(&r.w.ID, &r.w.Name, storedTime{&r.w.CreatedAt}, &r.channel)
+		return r, sc.Scan(&r.w.ID, &r.w.Name, storedTime{&r.w.CreatedAt}, &r.w.OutsideWindow, &r.channel)
 	})
 	if err != nil {
 		return nil, interpretError(err)
@@ -65,13 +65,13 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 // WorkspaceList implements messaging.Store: ids compare bytewise (the
 // BINARY collation).
 func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
-	rows, err := s.query(ctx, `SELECT w.id, w.name, w.created_at,
+	rows, err := s.query(ctx, `SELECT w.id, w.name, w.created_at, w.outside_window,
 			coalesce((SELECT group_concat(channel, ',') FROM (SELECT channel FROM workspace_channels WHERE workspace_id = w.id ORDER BY channel)), '')
 		FROM workspaces AS w WHERE w.id > ? ORDER BY w.id LIMIT ?`, p.After, p.Limit)
 	out, err := collect(rows, err, func(sc scanner) (*messaging.WorkspaceInfo, error) {
 		var w messaging.WorkspaceInfo
 		var chans string
-		if err := sc.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &chans); err != nil {
+		if err := sc.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &w.OutsideWindow, &chans); err != nil {
 			return nil, err
 		}
 		w.Channels = []string{}
@@ -82,6 +82,17 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 		return &w, nil
 	})
 	return out, interpretError(err)
+}
+
+// WorkspaceSetSettings implements messaging.Store.
+func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		n, err := affected(tx.ExecContext(ctx, `UPDATE workspaces SET outside_window = ? WHERE id = ?`, p.OutsideWindow, p.WorkspaceID))
+		if err == nil && n == 0 {
+			err = messaging.ErrNotFound
+		}
+		return err
+	})
 }
 
 // WorkspaceSetChannel implements messaging.Store.

@@ -71,3 +71,94 @@ func testMessageReceive(t *testing.T, s messaging.Store) {
 	_, _, err = s.MessageReceive(ctx, missing)
 	wantErr(t, "MessageReceive in a missing workspace", err, messaging.ErrNotFound)
 }
+
+// testMessageContent: the rich content of an inbound message (media,
+// location, contacts, reply, reaction, context, raw type) reads back as
+// stored, through MessageGet, MessageList and ConversationList, and a
+// message without content reads back with none.
+func testMessageContent(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	content := &messaging.InboundContent{
+		Media:    &messaging.InboundMedia{ProviderMediaID: "m1", MimeType: "image/jpeg", SHA256: "abc", Caption: "cap", Filename: "f.jpg", Animated: true},
+		Location: &messaging.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Nairobi", Address: "CBD", URL: "https://example.com"},
+		Contacts: []messaging.SharedContact{{FormattedName: "Amina W", FirstName: "Amina", LastName: "W", Organization: "Acme",
+			Phones: []messaging.ContactPhone{{Phone: "+254712345678", WaID: "254712345678", Type: "CELL"}},
+			Emails: []messaging.ContactEmail{{Email: "a@example.com", Type: "WORK"}}}},
+		Reply:    &messaging.InteractiveReply{Kind: messaging.ReplyList, ID: "row1", Title: "Row", Description: "d"},
+		Reaction: &messaging.Reaction{MessageID: "msg_0", ProviderMessageID: "wamid.0", Emoji: "👍"},
+		Context:  &messaging.ReplyContext{MessageID: "msg_0", ProviderMessageID: "wamid.0"},
+		RawType:  "order",
+	}
+	for i, c := range []*messaging.InboundContent{content, nil} {
+		id := "msg_" + string(rune('1'+i))
+		m := message("a", id, "\x1finbound:whatsapp:"+id, "")
+		m.Direction, m.Status, m.Type, m.TemplateName, m.Language, m.Components = "inbound", "delivered", "image", "", "", nil
+		m.Content = c
+		if _, created, err := s.MessageReceive(ctx, &messaging.MessageReceiveParams{Message: m}); err != nil || !created {
+			t.Fatalf("MessageReceive %s: created %v, err %v", id, created, err)
+		}
+		got, err := s.MessageGet(ctx, "a", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(c, got.Content); d != "" {
+			t.Errorf("%s: content (-want +got):\n%s", id, d)
+		}
+	}
+	list, err := s.MessageList(ctx, &messaging.MessageListParams{WorkspaceID: "a", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range list {
+		if want := map[string]*messaging.InboundContent{"msg_1": content}[m.ID]; !cmp.Equal(want, m.Content) {
+			t.Errorf("MessageList %s: content %+v; want %+v", m.ID, m.Content, want)
+		}
+	}
+}
+
+// testWebhookQueueEvent: an event queued for one endpoint reaches that
+// endpoint only, whatever events it subscribes to, with its payload, type
+// and subject; a disabled, missing or other workspace's endpoint queues
+// nothing.
+func testWebhookQueueEvent(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	target, other, off := endpoint("a", "we_target", 1), endpoint("a", "we_other", 2), endpoint("a", "we_off", 3)
+	target.Events = []string{messaging.EventMessageReceived}
+	for _, e := range []*messaging.WebhookEndpoint{target, other, off, endpoint("b", "we_b", 4)} {
+		if err := s.WebhookEndpointCreate(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disabled := false
+	if _, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_off", Enabled: &disabled, At: at(5)}); err != nil {
+		t.Fatal(err)
+	}
+	ev := func(id, ws string) *messaging.EventRecord {
+		return &messaging.EventRecord{ID: id, WorkspaceID: ws, MessageID: "sms_1", Type: "sms.delivery_report", Payload: []byte(`{"id":"` + id + `"}`), CreatedAt: at(10)}
+	}
+	for _, c := range []struct {
+		endpoint string
+		ev       *messaging.EventRecord
+		want     bool
+	}{
+		{"we_target", ev("evt_1", "a"), true},
+		{"we_off", ev("evt_2", "a"), false},
+		{"we_nope", ev("evt_3", "a"), false},
+		{"we_b", ev("evt_4", "a"), false},
+	} {
+		queued, err := s.WebhookQueueEvent(ctx, &messaging.WebhookQueueParams{EndpointID: c.endpoint, Event: c.ev})
+		if err != nil || queued != c.want {
+			t.Errorf("WebhookQueueEvent to %s: queued %v, err %v; want %v", c.endpoint, queued, err, c.want)
+		}
+	}
+	got := claimAll(t, s, "h1", at(20))
+	if d := cmp.Diff([]string{"we_target/evt_1"}, eventIDs(got)); d != "" {
+		t.Fatalf("deliveries (-want +got):\n%s", d)
+	}
+	if d := got[0]; d.EventType != "sms.delivery_report" || d.MessageID != "sms_1" || string(d.Payload) != `{"id":"evt_1"}` || d.URL != target.URL {
+		t.Errorf("delivery %+v", d)
+	}
+}

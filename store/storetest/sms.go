@@ -48,6 +48,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"ConcurrentTopUps", testSMSConcurrentTopUps},
 		{"AccountList", testSMSAccountList},
 		{"MessageList", testSMSMessageList},
+		{"AccountCallback", testSMSAccountCallback},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -770,5 +771,47 @@ func testSMSQueueStats(t *testing.T, s sms.Store) {
 	}
 	if d := cmp.Diff(&sms.QueueStats{Pending: 2, Due: 1, OldestDueAt: tp(5)}, stats(at(10))); d != "" {
 		t.Errorf("after a message was sent (-want +got):\n%s", d)
+	}
+}
+
+// testSMSAccountCallback: an account has no callback endpoint until
+// SMSAccountUpdate sets one; an update of other fields keeps it; "" removes
+// it; Get and List read it.
+func testSMSAccountCallback(t *testing.T, s sms.Store) {
+	ctx := context.Background()
+	smsAccount(t, s, "p1", sms.Credits(1))
+	get := func() string {
+		t.Helper()
+		a, err := s.SMSAccountGet(ctx, "p1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.SMSAccountList(ctx, &sms.AccountListParams{Limit: 10})
+		if err != nil || len(list) != 1 || list[0].CallbackEndpointID != a.CallbackEndpointID {
+			t.Errorf("SMSAccountList = %v, %v; want the account with callback %q", list, err, a.CallbackEndpointID)
+		}
+		return a.CallbackEndpointID
+	}
+	if got := get(); got != "" {
+		t.Errorf("new account: callback %q, want none", got)
+	}
+	we := "we_1"
+	a, err := s.SMSAccountUpdate(ctx, &sms.AccountUpdate{PartnerID: "p1", CallbackEndpointID: &we, At: base})
+	if err != nil || a.CallbackEndpointID != "we_1" {
+		t.Fatalf("SMSAccountUpdate = %+v, %v; want callback we_1", a, err)
+	}
+	tz := "Africa/Nairobi"
+	if _, err := s.SMSAccountUpdate(ctx, &sms.AccountUpdate{PartnerID: "p1", TimeZone: &tz, At: base}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "we_1" {
+		t.Errorf("after another update: callback %q, want we_1", got)
+	}
+	none := ""
+	if _, err := s.SMSAccountUpdate(ctx, &sms.AccountUpdate{PartnerID: "p1", CallbackEndpointID: &none, At: base}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "" {
+		t.Errorf("after removal: callback %q, want none", got)
 	}
 }

@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 	}{
 		{"Workspaces", testWorkspaces},
 		{"WorkspaceList", testWorkspaceList},
+		{"WorkspaceSettings", testWorkspaceSettings},
 		{"APIKeys", testAPIKeys},
 		{"APIKeyTouch", testAPIKeyTouch},
 		{"ContactRoundTrip", testContactRoundTrip},
@@ -59,6 +60,8 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageHourlyCounts", testMessageHourlyCounts},
 		{"ConversationList", testConversationList},
 		{"MessageReceive", testMessageReceive},
+		{"MessageContent", testMessageContent},
+		{"WebhookQueueEvent", testWebhookQueueEvent},
 		{"Suppressions", testSuppressions},
 		{"ContactsByPhone", testContactsByPhone},
 		{"MessageClaim", testMessageClaim},

@@ -52,3 +52,49 @@ func testWorkspaceList(t *testing.T, s messaging.Store) {
 		t.Errorf("page after a-1, limit 2 (-want +got):\n%s", d)
 	}
 }
+
+// testWorkspaceSettings: a workspace is created with its OutsideWindow
+// policy, WorkspaceSetSettings changes it, WorkspaceGet and WorkspaceList
+// read it back, and a missing workspace is ErrNotFound.
+func testWorkspaceSettings(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "strict", Name: "S", Channels: []string{}, OutsideWindow: messaging.OutsideWindowReject, CreatedAt: at(1)}); err != nil {
+		t.Fatal(err)
+	}
+	mustWorkspace(t, s, "easy")
+	policies := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, id := range []string{"easy", "strict"} {
+			w, err := s.WorkspaceGet(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[id] = w.OutsideWindow
+		}
+		list, err := s.WorkspaceList(ctx, &messaging.WorkspaceListParams{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range list {
+			if w.OutsideWindow != out[w.ID] {
+				t.Errorf("WorkspaceList %s: OutsideWindow %q, WorkspaceGet %q", w.ID, w.OutsideWindow, out[w.ID])
+			}
+		}
+		return out
+	}
+	if d := cmp.Diff(map[string]string{"easy": "", "strict": "reject"}, policies()); d != "" {
+		t.Errorf("created (-want +got):\n%s", d)
+	}
+	if err := s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "easy", OutsideWindow: "reject"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "strict"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]string{"easy": "reject", "strict": ""}, policies()); d != "" {
+		t.Errorf("after WorkspaceSetSettings (-want +got):\n%s", d)
+	}
+	err := s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "nope", OutsideWindow: "reject"})
+	wantErr(t, "WorkspaceSetSettings of a missing workspace", err, messaging.ErrNotFound)
+}

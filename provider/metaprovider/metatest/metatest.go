@@ -21,7 +21,11 @@
 //     deletes every language of name, or the one template hsm_id names;
 //     none is Graph's error 100 with subcode 2593002 ("Message template
 //     not found"); answers {"success": true}.
-//   - GET /{version}/{id}?fields=id: {"id"}.
+//   - GET /{version}/{id}?fields=id: {"id"}; for a media id added with
+//     AddMedia, Graph's media URL lookup: {"messaging_product", "url",
+//     "mime_type", "sha256", "file_size", "id"}, the url being
+//     GET /{version}/mock_media/{id}/download on the Server, which answers the
+//     bytes with their Content-Type (with a token, like Meta's download).
 //
 // Every request needs "Authorization: Bearer <token>"; any non-empty token
 // is valid until ExpireToken (or SetTokenValid false) makes it answer
@@ -34,7 +38,9 @@ package metatest
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -92,17 +98,34 @@ type Server struct {
 	// msgSeq numbers sent messages apart from templates, so that the
 	// Nth message sent is always wamid.mock.N.
 	msgSeq int
+	// media holds the media of AddMedia by id.
+	media map[string]mockMedia
+}
+
+// mockMedia is media the Server serves.
+type mockMedia struct {
+	mimeType string
+	data     []byte
+}
+
+// AddMedia makes the Server serve data as the media id, of MIME type
+// mimeType, as an inbound message's media.
+func (s *Server) AddMedia(id, mimeType string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.media[id] = mockMedia{mimeType: mimeType, data: slices.Clone(data)}
 }
 
 // New starts a Server on a local address. Close it when done.
 func New() *Server {
-	s := &Server{expired: map[string]bool{}, templates: map[string][]*template{}, pageSize: DefaultPageSize}
+	s := &Server{expired: map[string]bool{}, templates: map[string][]*template{}, pageSize: DefaultPageSize, media: map[string]mockMedia{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /{version}/{id}/messages", s.messages)
 	mux.HandleFunc("POST /{version}/{waba}/message_templates", s.createTemplate)
 	mux.HandleFunc("GET /{version}/{waba}/message_templates", s.listTemplates)
 	mux.HandleFunc("DELETE /{version}/{waba}/message_templates", s.deleteTemplate)
 	mux.HandleFunc("GET /{version}/{id}", s.node)
+	mux.HandleFunc("GET /{version}/mock_media/{id}/download", s.download)
 	s.mux = mux
 	s.srv = httptest.NewServer(s)
 	return s
@@ -429,7 +452,34 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
 }
 
-// node answers a read of a node's id.
+// node answers a read of a node's id, or the URL lookup of a media id.
 func (s *Server) node(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"id": r.PathValue("id")})
+	id := r.PathValue("id")
+	s.mu.Lock()
+	m, ok := s.media[id]
+	s.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusOK, map[string]string{"id": id})
+		return
+	}
+	sum := sha256.Sum256(m.data)
+	writeJSON(w, http.StatusOK, map[string]any{"messaging_product": "whatsapp", "id": id, "mime_type": m.mimeType,
+		"sha256": hex.EncodeToString(sum[:]), "file_size": len(m.data),
+		"url": "http://" + r.Host + "/" + r.PathValue("version") + "/mock_media/" + url.PathEscape(id) + "/download"})
+}
+
+// download answers the bytes of a media id; an unknown id is Graph's
+// error 100 (HTTP 404).
+func (s *Server) download(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	m, ok := s.media[r.PathValue("id")]
+	s.mu.Unlock()
+	if !ok {
+		graphError(w, http.StatusNotFound, 100, 33, "GraphMethodException", "Unsupported get request. Object does not exist")
+		return
+	}
+	w.Header().Set("Content-Type", m.mimeType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(m.data)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(m.data)
 }

@@ -1,0 +1,173 @@
+package sms
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/ujumbe/messaging"
+)
+
+// EventDeliveryReport is the type of the event an account's callback
+// receives for each final delivery report.
+const EventDeliveryReport = "sms.delivery_report"
+
+// CallbackOptions let SMS accounts register a callback URL: each final
+// delivery report of the account's messages is then POSTed to it as an
+// EventDeliveryReport event through Service's webhook outbox, with its
+// Standard Webhooks signatures, retry schedule and address guard.
+type CallbackOptions struct {
+	// Service delivers the events.
+	Service *messaging.Service
+	// WorkspaceID is the workspace of Service that holds the callbacks'
+	// webhook endpoints (one per account that registered a URL). The
+	// first SetCallback creates it when it does not exist; it should hold
+	// nothing else.
+	WorkspaceID string
+}
+
+// Callback is an account's registered callback.
+type Callback struct {
+	PartnerID string
+	// EndpointID is the webhook endpoint in CallbackOptions.WorkspaceID.
+	EndpointID string
+	URL        string
+}
+
+// DeliveryReportEvent is the data of an EventDeliveryReport event.
+type DeliveryReportEvent struct {
+	PartnerID string `json:"partner_id"`
+	// MessageID is the provider message id the API returned for the
+	// message (its Number).
+	MessageID   string `json:"message_id"`
+	Mobile      string `json:"mobile"`
+	ClientSMSID string `json:"client_sms_id,omitempty"`
+	// Status and Description: see DeliveryStatus; Delivered is true for
+	// DeliveredToTerminal only.
+	Status      int    `json:"status"`
+	Description string `json:"description"`
+	Delivered   bool   `json:"delivered"`
+	NetworkID   string `json:"network_id,omitempty"`
+	// DoneAt is when the final state was reached (RFC 3339 UTC), empty
+	// when the gateway did not say.
+	DoneAt string `json:"done_at,omitempty"`
+}
+
+// errNoCallbacks refuses a callback when the service has no
+// CallbackOptions.
+func errNoCallbacks() error {
+	return &messaging.Error{Code: messaging.CodeNotFound,
+		Message: "callbacks are not available: the SMS service was built without CallbackOptions"}
+}
+
+// SetCallback registers url as the callback of the account partnerID,
+// replacing any earlier one: a webhook endpoint is created in
+// CallbackOptions.WorkspaceID (its address guard applies: a private or
+// loopback address is refused unless the Service allows it) and signs
+// with secret ("whsec_" + base64; empty: one is generated). It returns the
+// callback and the signing secret, which is not kept in clear and not
+// shown again. Errors are *messaging.Error: not_found for an unknown
+// account or a service without callbacks, validation_error naming url or
+// secret.
+func (s *SMS) SetCallback(ctx context.Context, partnerID, url, secret string) (*Callback, string, error) {
+	cb := s.opts.Callbacks
+	if cb == nil || cb.Service == nil {
+		return nil, "", errNoCallbacks()
+	}
+	a, err := s.store.SMSAccountGet(ctx, partnerID)
+	if err != nil {
+		return nil, "", callbackAccountError(err, partnerID)
+	}
+	if err := ensureCallbackWorkspace(ctx, cb); err != nil {
+		return nil, "", err
+	}
+	e, plain, err := cb.Service.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: cb.WorkspaceID, URL: url,
+		Secret: secret, Description: "SMS delivery reports of account " + partnerID})
+	if err != nil {
+		return nil, "", err
+	}
+	id := e.ID
+	if _, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, CallbackEndpointID: &id, At: s.now()}); err != nil {
+		_, _ = cb.Service.DeleteWebhookEndpoint(context.WithoutCancel(ctx), cb.WorkspaceID, id)
+		return nil, "", callbackAccountError(err, partnerID)
+	}
+	if a.CallbackEndpointID != "" {
+		if _, err := cb.Service.DeleteWebhookEndpoint(ctx, cb.WorkspaceID, a.CallbackEndpointID); err != nil && messaging.ErrorCode(err) != messaging.CodeNotFound {
+			s.log.WarnContext(ctx, "sms: the replaced callback endpoint could not be deleted", "partner_id", partnerID, "endpoint_id", a.CallbackEndpointID, "err", err.Error())
+		}
+	}
+	return &Callback{PartnerID: partnerID, EndpointID: id, URL: e.URL}, plain, nil
+}
+
+// GetCallback returns the account's callback, nil when it has none.
+func (s *SMS) GetCallback(ctx context.Context, partnerID string) (*Callback, error) {
+	cb := s.opts.Callbacks
+	if cb == nil || cb.Service == nil {
+		return nil, errNoCallbacks()
+	}
+	a, err := s.store.SMSAccountGet(ctx, partnerID)
+	if err != nil {
+		return nil, callbackAccountError(err, partnerID)
+	}
+	if a.CallbackEndpointID == "" {
+		return nil, nil
+	}
+	e, err := cb.Service.GetWebhookEndpoint(ctx, cb.WorkspaceID, a.CallbackEndpointID)
+	if messaging.ErrorCode(err) == messaging.CodeNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Callback{PartnerID: partnerID, EndpointID: e.ID, URL: e.URL}, nil
+}
+
+// ensureCallbackWorkspace creates the callbacks' workspace unless it
+// exists.
+func ensureCallbackWorkspace(ctx context.Context, cb *CallbackOptions) error {
+	_, err := cb.Service.GetWorkspace(ctx, cb.WorkspaceID)
+	if messaging.ErrorCode(err) != messaging.CodeNotFound {
+		return err
+	}
+	_, err = cb.Service.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: cb.WorkspaceID, Name: "SMS delivery report callbacks"})
+	if messaging.ErrorCode(err) == messaging.CodeConflict {
+		return nil // created meanwhile
+	}
+	return err
+}
+
+func callbackAccountError(err error, partnerID string) error {
+	if errors.Is(err, messaging.ErrNotFound) {
+		return &messaging.Error{Code: messaging.CodeNotFound, Field: "partnerID", Message: "partnerID: no SMS account " + strconv.Quote(clip(partnerID))}
+	}
+	return &messaging.Error{Code: messaging.CodeInternal, Message: "internal error", Err: err}
+}
+
+// reportStored announces the report nr of m, just stored in place of old,
+// to the account's callback when nr is final and old was not. The event
+// is queued after the report is stored, not in its transaction: a crash
+// in between loses the push (the report stays readable through
+// DeliveryReport). A failure is logged.
+func (s *SMS) reportStored(ctx context.Context, m *Message, old, nr *Report) {
+	cb := s.opts.Callbacks
+	if cb == nil || cb.Service == nil || !nr.Final() || (old != nil && old.Final()) {
+		return
+	}
+	a, err := s.store.SMSAccountGet(ctx, m.PartnerID)
+	if err != nil || a.CallbackEndpointID == "" {
+		if err != nil {
+			s.log.WarnContext(ctx, "sms: delivery report not pushed: reading the account failed", "number", m.Number, "err", err.Error())
+		}
+		return
+	}
+	ev := DeliveryReportEvent{PartnerID: m.PartnerID, MessageID: strconv.FormatInt(m.Number, 10), Mobile: m.Mobile,
+		ClientSMSID: m.ClientSMSID, Status: nr.Status, Description: nr.Description, Delivered: nr.Description == DeliveredToTerminal,
+		NetworkID: nr.NetworkID}
+	if !nr.Time.IsZero() {
+		ev.DoneAt = nr.Time.UTC().Format(time.RFC3339Nano)
+	}
+	if _, _, err := cb.Service.QueueWebhookEvent(ctx, cb.WorkspaceID, a.CallbackEndpointID, m.ID, EventDeliveryReport, ev); err != nil {
+		s.log.WarnContext(ctx, "sms: delivery report not pushed: queueing the event failed", "number", m.Number, "err", err.Error())
+	}
+}

@@ -1,0 +1,3 @@
+-- The rich content of inbound messages (media, location, contacts, reply,
+-- reaction, context), as JSON; NULL for outbound messages and plain texts.
+ALTER TABLE messages ADD COLUMN content TEXT;

@@ -1,0 +1,107 @@
+package messaging
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Policies for free-form sends outside the customer-service window
+// (WorkspaceInfo.OutsideWindow).
+const (
+	// OutsideWindowProvider accepts the send and lets the provider decide:
+	// WhatsApp fails it with [131047] Re-engagement message, Messenger and
+	// Instagram with their own outside-window errors. The default.
+	OutsideWindowProvider = "provider"
+	// OutsideWindowReject refuses the send at once with
+	// CodeOutsideWindow (422): the caller must send a template.
+	OutsideWindowReject = "reject"
+)
+
+// outsideWindowPolicy validates a policy and returns its stored form:
+// empty for the default.
+func outsideWindowPolicy(p string) (string, error) {
+	switch p {
+	case "", OutsideWindowProvider:
+		return "", nil
+	case OutsideWindowReject:
+		return OutsideWindowReject, nil
+	}
+	return "", validationError("outside_window", "must be %s or %s (got %q)", OutsideWindowProvider, OutsideWindowReject, p)
+}
+
+// WorkspaceSettings are the settings of a workspace an operator may
+// change after its creation.
+type WorkspaceSettings struct {
+	// OutsideWindow is OutsideWindowProvider (or empty, the same) or
+	// OutsideWindowReject: what a free-form (non-template) send to a
+	// recipient outside the customer-service window gets, on every
+	// channel (WhatsApp's window, and Messenger's and Instagram's standard
+	// messaging windows, are all CustomerServiceWindow after the
+	// recipient's last message). Template sends are never affected.
+	OutsideWindow string
+}
+
+// SetWorkspaceSettings changes the settings of workspace id, audited as
+// AuditWorkspaceUpdated, and returns the workspace.
+func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *WorkspaceSettings) (*WorkspaceInfo, error) {
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, validationError("body", "is required")
+	}
+	policy, err := outsideWindowPolicy(p.OutsideWindow)
+	if err != nil {
+		return nil, err
+	}
+	if badID(id) {
+		return nil, notFound("workspace", id)
+	}
+	if err := s.store.WorkspaceSetSettings(ctx, &WorkspaceSettingsParams{WorkspaceID: id, OutsideWindow: policy}); err != nil {
+		return nil, wrapStoreError(err, "workspace", id)
+	}
+	s.audit(ctx, id, AuditWorkspaceUpdated, id)
+	return s.GetWorkspace(ctx, id)
+}
+
+// refuseOutsideWindow refuses a free-form message to a recipient whose
+// customer-service window is closed (never wrote, or last wrote more than
+// CustomerServiceWindow ago) when the workspace w rejects such sends.
+func (m *Messages) refuseOutsideWindow(ctx context.Context, w *WorkspaceInfo, msg *Message) error {
+	if w.OutsideWindow != OutsideWindowReject {
+		return nil
+	}
+	convs, err := m.svc.store.ConversationList(ctx, &ConversationListParams{WorkspaceID: m.ws,
+		ID: ConversationID(m.ws, msg.Channel, msg.To), Limit: 1})
+	if err != nil {
+		return wrapStoreError(err, "conversation", "")
+	}
+	now := m.svc.now()
+	var ends time.Time
+	if len(convs) == 1 {
+		ends = convs[0].WindowExpiresAt()
+	}
+	if !ends.IsZero() && now.Before(ends) {
+		return nil
+	}
+	why := "has never written to this workspace"
+	if !ends.IsZero() {
+		why = "last wrote at " + FormatTime(convs[0].LastInboundAt) + "; the window closed at " + FormatTime(ends)
+	}
+	return &Error{Code: CodeOutsideWindow, Field: "to",
+		Message: fmt.Sprintf("to: %s is outside the %s customer-service window (%s): free-form messages are refused in this workspace; send an approved template (POST /v1/messages/templates) instead",
+			msg.To, msg.Channel, why)}
+}
+
+// WindowExpiresAt returns the end of the customer-service window an
+// inbound message opened (its CreatedAt plus CustomerServiceWindow), or
+// the zero time for an outbound message. A later inbound message of the
+// conversation extends the window: the conversation's WindowExpiresAt is
+// the current end.
+func (m *Message) WindowExpiresAt() time.Time {
+	if m.Direction != DirectionInbound {
+		return time.Time{}
+	}
+	return m.CreatedAt.Add(CustomerServiceWindow)
+}
