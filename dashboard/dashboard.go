@@ -208,6 +208,7 @@ func (h *Handler) table() []route {
 		// Messages and contacts (messages.go, contacts.go).
 		{get, "/w/{ws}/messages", false, (*Handler).messages},
 		{get, "/w/{ws}/messages/{id}", false, (*Handler).message},
+		{get, "/w/{ws}/messages/{id}/media", false, (*Handler).messageMedia},
 		{get, "/w/{ws}/contacts", false, (*Handler).contacts},
 		{post, "/w/{ws}/contacts", false, (*Handler).createContact},
 		{get, "/w/{ws}/contacts/new", false, (*Handler).newContact},

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"html"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
 )
 
 // sendText sends a WhatsApp text from workspace ws and returns its id.
@@ -273,4 +275,34 @@ func TestInboundMessageContent(t *testing.T) {
 	// the provider's id.
 	react := in("wamid.r", "reaction", &messaging.InboundContent{Reaction: &messaging.Reaction{ProviderMessageID: "wamid.unknown", Emoji: "👍"}})
 	f.get("/w/acme/messages/"+react).wantContains(t, "👍", "<code>wamid.unknown</code>")
+}
+
+// TestMessageMediaDownload: an inbound message's page links its media, and
+// the link streams it through the service with its type and file name;
+// another workspace's message is a 404.
+func TestMessageMediaDownload(t *testing.T) {
+	f := setup(t)
+	doc, err := f.svc.RecordInbound(f.ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "254712345678",
+		ProviderMessageID: "wamid.doc", Type: "document", Content: &messaging.InboundContent{
+			Media: &messaging.InboundMedia{ProviderMediaID: "m-77", MimeType: "application/pdf", Filename: "invoice.pdf"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := "/dashboard/w/acme/messages/" + doc.ID + "/media"
+	f.get("/w/acme/messages/"+doc.ID).wantContains(t, `href="`+link+`"`, "Download the media")
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+link, nil)
+	req.Header.Set("X-Viewer", "op")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || string(body) != string(fakeprovider.MediaBytes("m-77")) ||
+		res.Header.Get("Content-Type") != "application/pdf" || res.Header.Get("Content-Disposition") != "attachment; filename=invoice.pdf" {
+		t.Errorf("media download: %d %q %q, %d bytes", res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Content-Disposition"), len(body))
+	}
+	if r := f.get("/w/other/messages/" + doc.ID + "/media"); r.status != http.StatusNotFound {
+		t.Errorf("another workspace's media answered %d; want 404", r.status)
+	}
 }
