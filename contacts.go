@@ -317,7 +317,7 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 	}
 	if p.OptedOut != nil {
 		if !*p.OptedOut {
-			return nil, validationError("opted_out", "cannot be cleared through the contact: only the recipient can opt back in, by replying START, UNSTOP or ANZA (or the operator, with an audited management call)")
+			return nil, validationError("opted_out", "cannot be cleared through the contact: only the recipient can opt back in, by replying an opt-in keyword of the workspace (START, UNSTOP or ANZA by default; or the operator, with an audited management call)")
 		}
 		return nil, validationError("opted_out", "is set by the recipient replying STOP, not through the contact")
 	}

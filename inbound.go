@@ -36,8 +36,9 @@ type InboundMessage struct {
 // announces it with a message.received event, queued for the webhooks in
 // the same transaction as the message. A repeated report of the same
 // provider message id returns the stored message and announces nothing.
-// A text that is an opt-out keyword (OptOutKeywords) opts the sender out
-// of the channel, and an opt-in keyword (OptInKeywords) back in, with a
+// A text that is an opt-out keyword of the workspace
+// (WorkspaceInfo.ActiveOptOutKeywords) opts the sender out of the
+// channel, and an opt-in keyword (ActiveOptInKeywords) back in, with a
 // contact.opted_out or contact.opted_in event.
 func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Message, error) {
 	if err := refuseUnstorable(in); err != nil {

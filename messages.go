@@ -269,7 +269,7 @@ func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) er
 	if err != nil {
 		return err
 	}
-	if err := m.svc.refuseOptedOut(ctx, m.ws, msg.Channel, msg.To); err != nil {
+	if err := m.svc.refuseOptedOut(ctx, w, msg.Channel, msg.To); err != nil {
 		return err
 	}
 	if kind == kindTemplate {

@@ -3,29 +3,132 @@ package messaging
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
-// Opt-out keywords: an inbound text message that is exactly one of them,
-// ignoring case and white space, opts its sender out of (or back into)
-// messages on its channel.
-var (
-	// defaultOptOutKeywords are the keywords of an opt-out.
-	defaultOptOutKeywords = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "SITISHA"}
-	// defaultOptInKeywords are the keywords of an opt-in.
-	defaultOptInKeywords = []string{"START", "UNSTOP", "ANZA"}
+// OptOutKeywords returns the default keywords that opt the sender out
+// (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, SITISHA): an inbound
+// text message that is exactly one of them, ignoring case and white space,
+// opts its sender out of messages on its channel. A workspace may replace
+// them (WorkspaceInfo.OptOutKeywords).
+func OptOutKeywords() []string {
+	return []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "SITISHA"}
+}
+
+// OptInKeywords returns the default keywords that opt the sender back in
+// (START, UNSTOP, ANZA). A workspace may replace them
+// (WorkspaceInfo.OptInKeywords).
+func OptInKeywords() []string { return []string{"START", "UNSTOP", "ANZA"} }
+
+// Limits of a workspace's keyword lists.
+const (
+	// MaxKeywords is the most keywords of one list.
+	MaxKeywords = 50
+	// MaxKeywordLen is the longest keyword, in characters after
+	// FoldKeyword.
+	MaxKeywordLen = 32
 )
 
-// OptOutKeywords returns the keywords that opt the sender out (STOP,
-// STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, SITISHA).
-func OptOutKeywords() []string { return slices.Clone(defaultOptOutKeywords) }
+// FoldKeyword returns text as keywords are compared: upper case, every
+// white space character removed ("  Stop all " is "STOPALL").
+func FoldKeyword(text string) string {
+	return strings.ToUpper(strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, text))
+}
 
-// OptInKeywords returns the keywords that opt the sender back in (START,
-// UNSTOP, ANZA).
-func OptInKeywords() []string { return slices.Clone(defaultOptInKeywords) }
+// ActiveOptOutKeywords returns the keywords that opt a sender out in
+// workspace w: its own list, or OptOutKeywords when it has none.
+func (w *WorkspaceInfo) ActiveOptOutKeywords() []string {
+	if len(w.OptOutKeywords) == 0 {
+		return OptOutKeywords()
+	}
+	return slices.Clone(w.OptOutKeywords)
+}
+
+// ActiveOptInKeywords returns the keywords that opt a sender back in in
+// workspace w: its own list, or OptInKeywords when it has none.
+func (w *WorkspaceInfo) ActiveOptInKeywords() []string {
+	if len(w.OptInKeywords) == 0 {
+		return OptInKeywords()
+	}
+	return slices.Clone(w.OptInKeywords)
+}
+
+// keywordList validates a keyword list given for field and returns it
+// folded (FoldKeyword), in its order; an empty list is nil (the
+// defaults). Each keyword must hold 1 to MaxKeywordLen characters after
+// folding and no control character, none may repeat another after
+// folding, and the list holds at most MaxKeywords.
+func keywordList(field string, list []string) ([]string, error) {
+	if len(list) > MaxKeywords {
+		return nil, validationError(field, "must hold at most %d keywords (got %d)", MaxKeywords, len(list))
+	}
+	if len(list) == 0 {
+		return nil, nil
+	}
+	out := make([]string, len(list))
+	for i, k := range list {
+		f := FoldKeyword(k)
+		name := fmt.Sprintf("%s[%d]", field, i)
+		if n := utf8.RuneCountInString(f); n < 1 || n > MaxKeywordLen {
+			return nil, validationError(name, "must hold 1 to %d characters besides white space (got %d in %q)", MaxKeywordLen, n, k)
+		}
+		if strings.IndexFunc(f, unicode.IsControl) >= 0 {
+			return nil, validationError(name, "must not hold control characters")
+		}
+		if j := slices.Index(out[:i], f); j >= 0 {
+			return nil, validationError(name, "repeats %s[%d]: both are %s once case and white space are ignored", field, j, f)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// checkKeywordOverlap refuses a keyword that is in both the opt-out list
+// out and the opt-in list in (stored forms: nil is the defaults). The
+// error names a list that changed (the caller's own list before a list
+// of defaults, the opt-in list first), with the keyword's index when the
+// list is the workspace's own.
+func checkKeywordOverlap(out, in []string, outChanged, inChanged bool) error {
+	w := &WorkspaceInfo{OptOutKeywords: out, OptInKeywords: in}
+	activeOut, activeIn := w.ActiveOptOutKeywords(), w.ActiveOptInKeywords()
+	check := func(field string, list, other []string, own bool, otherName string) error {
+		for i, k := range list {
+			if !slices.Contains(other, k) {
+				continue
+			}
+			if own {
+				field = fmt.Sprintf("%s[%d]", field, i)
+			}
+			return validationError(field, "%s is also an %s keyword of the workspace: a keyword cannot both opt out and opt in", k, otherName)
+		}
+		return nil
+	}
+	// A list given by the caller is blamed before the defaults it clashes
+	// with.
+	for _, own := range []bool{true, false} {
+		if inChanged && (in != nil) == own {
+			if err := check("opt_in_keywords", activeIn, activeOut, own, "opt-out"); err != nil {
+				return err
+			}
+		}
+		if outChanged && (out != nil) == own {
+			if err := check("opt_out_keywords", activeOut, activeIn, own, "opt-in"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // Events of opt-outs.
 const (
@@ -106,30 +209,35 @@ func (d ContactEventData) MarshalJSON() ([]byte, error) {
 }
 
 // keyword reports whether an inbound text is an opt-out or an opt-in
-// keyword: the whole text, in any case, white space ignored.
-func keyword(text string) (optOut, optIn bool) {
-	k := strings.ToUpper(strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) {
-			return -1
-		}
-		return r
-	}, text))
-	return slices.Contains(defaultOptOutKeywords, k), slices.Contains(defaultOptInKeywords, k)
+// keyword of workspace w: the whole text, in any case, white space
+// ignored.
+func keyword(w *WorkspaceInfo, text string) (optOut, optIn bool) {
+	k := FoldKeyword(text)
+	return slices.Contains(w.ActiveOptOutKeywords(), k), slices.Contains(w.ActiveOptInKeywords(), k)
 }
 
 // applyKeyword records the opt-out or opt-in an inbound message carries,
-// if it is a keyword. It runs for repeated reports too (the change is
-// idempotent), so a crash between storing the message and this change is
-// repaired when the provider reports the message again.
+// if it is a keyword of its workspace. It runs for repeated reports too
+// (the change is idempotent), so a crash between storing the message and
+// this change is repaired when the provider reports the message again.
 func (s *Service) applyKeyword(ctx context.Context, m *Message) error {
 	if m.Type != TypeText {
 		return nil
 	}
-	out, in := keyword(m.Text)
+	// No keyword is longer than MaxKeywordLen: a longer text needs no
+	// look-up of the workspace's lists.
+	if n := utf8.RuneCountInString(FoldKeyword(m.Text)); n == 0 || n > MaxKeywordLen {
+		return nil
+	}
+	w, err := s.store.WorkspaceGet(ctx, m.WorkspaceID)
+	if err != nil {
+		return wrapStoreError(err, "workspace", m.WorkspaceID)
+	}
+	out, in := keyword(w, m.Text)
 	if !out && !in {
 		return nil
 	}
-	_, err := s.setSuppression(ctx, &Suppression{WorkspaceID: m.WorkspaceID, Channel: m.Channel, Recipient: m.To,
+	_, err = s.setSuppression(ctx, &Suppression{WorkspaceID: m.WorkspaceID, Channel: m.Channel, Recipient: m.To,
 		OptedOut: out, Source: OptOutByKeyword, MessageID: m.ID, UpdatedAt: m.CreatedAt})
 	return err
 }
@@ -197,16 +305,17 @@ func (s *Service) optedOut(ctx context.Context, ws string, recipients []string) 
 	return out, nil
 }
 
-// refuseOptedOut returns recipient_opted_out when to opted out of channel.
-func (s *Service) refuseOptedOut(ctx context.Context, ws, channel, to string) error {
-	opted, err := s.optedOut(ctx, ws, []string{to})
+// refuseOptedOut returns recipient_opted_out when to opted out of channel
+// in workspace w; the message names w's first opt-in keyword.
+func (s *Service) refuseOptedOut(ctx context.Context, w *WorkspaceInfo, channel, to string) error {
+	opted, err := s.optedOut(ctx, w.ID, []string{to})
 	if err != nil {
 		return err
 	}
 	if at, ok := opted[to][channel]; ok {
 		return &Error{Code: CodeRecipientOptedOut, Field: "to",
 			Message: "to: " + to + " opted out of " + channel + " messages at " + FormatTime(at) +
-				"; only the recipient can opt back in, by replying START"}
+				"; only the recipient can opt back in, by replying " + w.ActiveOptInKeywords()[0]}
 	}
 	return nil
 }

@@ -32,8 +32,8 @@ type Store interface {
 	// channels) whose id is after p.After (byte order; empty: from the
 	// first), ordered by id.
 	WorkspaceList(ctx context.Context, p *WorkspaceListParams) ([]*WorkspaceInfo, error)
-	// WorkspaceSetSettings stores p.OutsideWindow as the workspace's
-	// policy. ErrNotFound if the workspace does not exist.
+	// WorkspaceSetSettings stores each non-nil setting of p (the others
+	// are left as they are). ErrNotFound if the workspace does not exist.
 	WorkspaceSetSettings(ctx context.Context, p *WorkspaceSettingsParams) error
 	// WorkspaceSetChannel connects or disconnects a channel. ErrNotFound if
 	// the workspace does not exist.
@@ -768,9 +768,14 @@ type MessageStatusParams struct {
 // WorkspaceSettingsParams are the arguments of Store.WorkspaceSetSettings.
 type WorkspaceSettingsParams struct {
 	WorkspaceID string
-	// OutsideWindow is "" (the default policy, provider) or
+	// OutsideWindow, when non-nil, is "" (the default policy, provider) or
 	// OutsideWindowReject.
-	OutsideWindow string
+	OutsideWindow *string
+	// OptOutKeywords, when non-nil, replace the workspace's opt-out
+	// keywords (WorkspaceInfo.OptOutKeywords; empty: the defaults).
+	OptOutKeywords *[]string
+	// OptInKeywords, when non-nil, replace its opt-in keywords.
+	OptInKeywords *[]string
 }
 
 // WorkspaceListParams are the arguments of Store.WorkspaceList.

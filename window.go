@@ -31,7 +31,7 @@ func outsideWindowPolicy(p string) (string, error) {
 }
 
 // WorkspaceSettings are the settings of a workspace an operator may
-// change after its creation.
+// change after its creation. A nil field leaves its setting unchanged.
 type WorkspaceSettings struct {
 	// OutsideWindow is OutsideWindowProvider (or empty, the same) or
 	// OutsideWindowReject: what a free-form (non-template) send to a
@@ -39,26 +39,69 @@ type WorkspaceSettings struct {
 	// channel (WhatsApp's window, and Messenger's and Instagram's standard
 	// messaging windows, are all CustomerServiceWindow after the
 	// recipient's last message). Template sends are never affected.
-	OutsideWindow string
+	OutsideWindow *string
+	// OptOutKeywords replace the workspace's opt-out keywords; an empty
+	// list restores the defaults (OptOutKeywords). The rules are those of
+	// CreateWorkspaceParams.OptOutKeywords, and no keyword may be an
+	// opt-in keyword the workspace keeps.
+	OptOutKeywords *[]string
+	// OptInKeywords replace the workspace's opt-in keywords; an empty
+	// list restores the defaults (OptInKeywords).
+	OptInKeywords *[]string
 }
 
-// SetWorkspaceSettings changes the settings of workspace id, audited as
-// AuditWorkspaceUpdated, and returns the workspace.
+// SetWorkspaceSettings changes the settings of workspace id that p gives
+// (at least one), audited as AuditWorkspaceUpdated, and returns the
+// workspace. Nothing is stored when a setting is refused.
 func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *WorkspaceSettings) (*WorkspaceInfo, error) {
 	if err := refuseUnstorable(p); err != nil {
 		return nil, err
 	}
-	if p == nil {
-		return nil, validationError("body", "is required")
+	if p == nil || (p.OutsideWindow == nil && p.OptOutKeywords == nil && p.OptInKeywords == nil) {
+		return nil, validationError("body", "must give at least one setting: outside_window, opt_out_keywords or opt_in_keywords")
 	}
-	policy, err := outsideWindowPolicy(p.OutsideWindow)
-	if err != nil {
-		return nil, err
+	up := &WorkspaceSettingsParams{WorkspaceID: id}
+	if p.OutsideWindow != nil {
+		policy, err := outsideWindowPolicy(*p.OutsideWindow)
+		if err != nil {
+			return nil, err
+		}
+		up.OutsideWindow = &policy
+	}
+	for _, l := range []struct {
+		field string
+		in    *[]string
+		out   **[]string
+	}{{"opt_out_keywords", p.OptOutKeywords, &up.OptOutKeywords}, {"opt_in_keywords", p.OptInKeywords, &up.OptInKeywords}} {
+		if l.in == nil {
+			continue
+		}
+		list, err := keywordList(l.field, *l.in)
+		if err != nil {
+			return nil, err
+		}
+		*l.out = &list
 	}
 	if badID(id) {
 		return nil, notFound("workspace", id)
 	}
-	if err := s.store.WorkspaceSetSettings(ctx, &WorkspaceSettingsParams{WorkspaceID: id, OutsideWindow: policy}); err != nil {
+	if up.OptOutKeywords != nil || up.OptInKeywords != nil {
+		cur, err := s.store.WorkspaceGet(ctx, id)
+		if err != nil {
+			return nil, wrapStoreError(err, "workspace", id)
+		}
+		out, in := cur.OptOutKeywords, cur.OptInKeywords
+		if up.OptOutKeywords != nil {
+			out = *up.OptOutKeywords
+		}
+		if up.OptInKeywords != nil {
+			in = *up.OptInKeywords
+		}
+		if err := checkKeywordOverlap(out, in, up.OptOutKeywords != nil, up.OptInKeywords != nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.store.WorkspaceSetSettings(ctx, up); err != nil {
 		return nil, wrapStoreError(err, "workspace", id)
 	}
 	s.audit(ctx, id, AuditWorkspaceUpdated, id)

@@ -46,6 +46,13 @@ type WorkspaceInfo struct {
 	// window gets: OutsideWindowProvider (stored as empty, the default) or
 	// OutsideWindowReject.
 	OutsideWindow string
+	// OptOutKeywords are the workspace's opt-out keywords, folded
+	// (FoldKeyword); empty means the defaults (OptOutKeywords). See
+	// ActiveOptOutKeywords.
+	OptOutKeywords []string
+	// OptInKeywords are the workspace's opt-in keywords, folded; empty
+	// means the defaults (OptInKeywords). See ActiveOptInKeywords.
+	OptInKeywords []string
 	CreatedAt     time.Time
 }
 
@@ -141,6 +148,16 @@ type CreateWorkspaceParams struct {
 	// the customer-service window (see WorkspaceSettings); empty is
 	// OutsideWindowProvider.
 	OutsideWindow string
+	// OptOutKeywords replace the default opt-out keywords (OptOutKeywords)
+	// of the workspace; empty keeps the defaults. Each keyword holds 1 to
+	// MaxKeywordLen characters once folded (FoldKeyword: case and white
+	// space ignored, and it is stored folded), none repeats another, none
+	// is also an opt-in keyword, and a list holds at most MaxKeywords. An
+	// error names the keyword's field, e.g. "opt_out_keywords[2]".
+	OptOutKeywords []string
+	// OptInKeywords replace the default opt-in keywords (OptInKeywords),
+	// with the same rules.
+	OptInKeywords []string
 }
 
 // CreateWorkspace creates a workspace.
@@ -169,10 +186,22 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	if err != nil {
 		return nil, err
 	}
+	optOut, err := keywordList("opt_out_keywords", p.OptOutKeywords)
+	if err != nil {
+		return nil, err
+	}
+	optIn, err := keywordList("opt_in_keywords", p.OptInKeywords)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKeywordOverlap(optOut, optIn, true, true); err != nil {
+		return nil, err
+	}
 	chans := slices.Clone(p.Channels)
 	slices.Sort(chans)
 	chans = slices.Compact(chans)
-	w := &WorkspaceInfo{ID: id, Name: p.Name, Channels: chans, OutsideWindow: policy, CreatedAt: s.now()}
+	w := &WorkspaceInfo{ID: id, Name: p.Name, Channels: chans, OutsideWindow: policy, OptOutKeywords: optOut, OptInKeywords: optIn,
+		CreatedAt: s.now()}
 	if err := s.store.WorkspaceCreate(ctx, w); err != nil {
 		return nil, wrapStoreError(err, "workspace", id)
 	}

@@ -108,7 +108,17 @@ func (s *Store) Close() error { return nil }
 func copyWorkspace(w *messaging.WorkspaceInfo) *messaging.WorkspaceInfo {
 	c := *w
 	c.Channels = append([]string{}, w.Channels...)
+	c.OptOutKeywords, c.OptInKeywords = keywords(w.OptOutKeywords), keywords(w.OptInKeywords)
 	return &c
+}
+
+// keywords returns a copy of a keyword list, nil when it is empty (the
+// defaults).
+func keywords(list []string) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	return slices.Clone(list)
 }
 
 func copyTime(t *time.Time) *time.Time {
@@ -224,7 +234,15 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 	if !ok {
 		return messaging.ErrNotFound
 	}
-	w.OutsideWindow = p.OutsideWindow
+	if p.OutsideWindow != nil {
+		w.OutsideWindow = *p.OutsideWindow
+	}
+	if p.OptOutKeywords != nil {
+		w.OptOutKeywords = keywords(*p.OptOutKeywords)
+	}
+	if p.OptInKeywords != nil {
+		w.OptInKeywords = keywords(*p.OptInKeywords)
+	}
 	return nil
 }
 

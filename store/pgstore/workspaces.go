@@ -12,8 +12,9 @@ import (
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
 	ctx = writeCtx(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window) VALUES ($1, $2, $3, $4)`,
-			w.ID, w.Name, ts(w.CreatedAt), w.OutsideWindow); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window, opt_out_keywords, opt_in_keywords)
+			VALUES ($1, $2, $3, $4, $5, $6)`,
+			w.ID, w.Name, ts(w.CreatedAt), w.OutsideWindow, nonNil(w.OptOutKeywords), nonNil(w.OptInKeywords)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
@@ -29,14 +30,25 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 	var w messaging.WorkspaceInfo
 	var created int64
 	err := s.pool.QueryRow(ctx, `SELECT id, name, created_at,
-			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}'), outside_window
-		FROM workspaces w WHERE id = $1`, id).Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow)
+			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}'), outside_window,
+			opt_out_keywords, opt_in_keywords
+		FROM workspaces w WHERE id = $1`, id).Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow, &w.OptOutKeywords, &w.OptInKeywords)
 	if err != nil {
 		return nil, interpretError(err)
 	}
 	w.CreatedAt = fromTS(created)
 	w.Channels = nonNil(w.Channels)
+	w.OptOutKeywords, w.OptInKeywords = nilIfEmpty(w.OptOutKeywords), nilIfEmpty(w.OptInKeywords)
 	return &w, nil
+}
+
+// nilIfEmpty returns s, or nil when it is empty (a keyword list of the
+// defaults).
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 // WorkspaceList implements messaging.Store: ids compare bytewise (COLLATE
@@ -45,14 +57,16 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 	out, err := queryAll(ctx, s.pool, func(row pgx.Row) (*messaging.WorkspaceInfo, error) {
 		var w messaging.WorkspaceInfo
 		var created int64
-		if err := row.Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow); err != nil {
+		if err := row.Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow, &w.OptOutKeywords, &w.OptInKeywords); err != nil {
 			return nil, err
 		}
 		w.CreatedAt = fromTS(created)
 		w.Channels = nonNil(w.Channels)
+		w.OptOutKeywords, w.OptInKeywords = nilIfEmpty(w.OptOutKeywords), nilIfEmpty(w.OptInKeywords)
 		return &w, nil
 	}, `SELECT id, name, created_at,
-			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}'), outside_window
+			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}'), outside_window,
+			opt_out_keywords, opt_in_keywords
 		FROM workspaces w WHERE id > $1 ORDER BY id LIMIT $2`, p.After, p.Limit)
 	return out, interpretError(err)
 }
@@ -60,7 +74,17 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 // WorkspaceSetSettings implements messaging.Store.
 func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
 	ctx = writeCtx(ctx)
-	tag, err := s.pool.Exec(ctx, `UPDATE workspaces SET outside_window = $2 WHERE id = $1`, p.WorkspaceID, p.OutsideWindow)
+	// A NULL argument keeps the column: the setting is not changed.
+	var out, in []string
+	if p.OptOutKeywords != nil {
+		out = nonNil(*p.OptOutKeywords)
+	}
+	if p.OptInKeywords != nil {
+		in = nonNil(*p.OptInKeywords)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE workspaces SET outside_window = coalesce($2, outside_window),
+		opt_out_keywords = coalesce($3::text[], opt_out_keywords), opt_in_keywords = coalesce($4::text[], opt_in_keywords) WHERE id = $1`,
+		p.WorkspaceID, p.OutsideWindow, out, in)
 	if err != nil {
 		return interpretError(err)
 	}

@@ -3,6 +3,8 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -13,8 +15,9 @@ import (
 // WorkspaceCreate implements messaging.Store.
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window) VALUES (?, ?, ?, ?)`,
-			w.ID, w.Name, fmtTime(w.CreatedAt), w.OutsideWindow); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window, opt_out_keywords, opt_in_keywords)
+			VALUES (?, ?, ?, ?, ?, ?)`,
+			w.ID, w.Name, fmtTime(w.CreatedAt), w.OutsideWindow, encodeKeywords(w.OptOutKeywords), encodeKeywords(w.OptInKeywords)); err != nil {
 			return err
 		}
 		for _, c := range w.Channels {
@@ -30,7 +33,8 @@ func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo)
 // qWorkspaceGet reads a workspace with its channels, one row per channel
 // (one row with a NULL channel when none is connected), in one statement.
 // The channels are sorted in Go: a sort in SQL costs more than the query.
-const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, w.outside_window, c.channel FROM workspaces AS w
+const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, w.outside_window, w.opt_out_keywords, w.opt_in_keywords, c.channel
+	FROM workspaces AS w
 	LEFT JOIN workspace_channels AS c ON c.workspace_id = w.id
 	WHERE w.id = ?`
 
@@ -43,7 +47,8 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 	}
 	rows, err := s.query(ctx, qWorkspaceGet, id)
 	rs, err := collect(rows, err, func(sc scanner) (r row, err error) {
-		return r, sc.Scan(&r.w.ID, &r.w.Name, storedTime{&r.w.CreatedAt}, &r.w.OutsideWindow, &r.channel)
+		return r, sc.Scan(&r.w.ID, &r.w.Name, storedTime{&r.w.CreatedAt}, &r.w.OutsideWindow,
+			storedKeywords{&r.w.OptOutKeywords}, storedKeywords{&r.w.OptInKeywords}, &r.channel)
 	})
 	if err != nil {
 		return nil, interpretError(err)
@@ -65,13 +70,14 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 // WorkspaceList implements messaging.Store: ids compare bytewise (the
 // BINARY collation).
 func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
-	rows, err := s.query(ctx, `SELECT w.id, w.name, w.created_at, w.outside_window,
+	rows, err := s.query(ctx, `SELECT w.id, w.name, w.created_at, w.outside_window, w.opt_out_keywords, w.opt_in_keywords,
 			coalesce((SELECT group_concat(channel, ',') FROM (SELECT channel FROM workspace_channels WHERE workspace_id = w.id ORDER BY channel)), '')
 		FROM workspaces AS w WHERE w.id > ? ORDER BY w.id LIMIT ?`, p.After, p.Limit)
 	out, err := collect(rows, err, func(sc scanner) (*messaging.WorkspaceInfo, error) {
 		var w messaging.WorkspaceInfo
 		var chans string
-		if err := sc.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &w.OutsideWindow, &chans); err != nil {
+		if err := sc.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &w.OutsideWindow,
+			storedKeywords{&w.OptOutKeywords}, storedKeywords{&w.OptInKeywords}, &chans); err != nil {
 			return nil, err
 		}
 		w.Channels = []string{}
@@ -87,12 +93,60 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 // WorkspaceSetSettings implements messaging.Store.
 func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, err := affected(tx.ExecContext(ctx, `UPDATE workspaces SET outside_window = ? WHERE id = ?`, p.OutsideWindow, p.WorkspaceID))
+		// A NULL argument keeps the column: the setting is not changed.
+		var out, in *string
+		if p.OptOutKeywords != nil {
+			e := encodeKeywords(*p.OptOutKeywords)
+			out = &e
+		}
+		if p.OptInKeywords != nil {
+			e := encodeKeywords(*p.OptInKeywords)
+			in = &e
+		}
+		n, err := affected(tx.ExecContext(ctx, `UPDATE workspaces SET outside_window = coalesce(?, outside_window),
+			opt_out_keywords = coalesce(?, opt_out_keywords), opt_in_keywords = coalesce(?, opt_in_keywords) WHERE id = ?`,
+			p.OutsideWindow, out, in, p.WorkspaceID))
 		if err == nil && n == 0 {
 			err = messaging.ErrNotFound
 		}
 		return err
 	})
+}
+
+// encodeKeywords returns a keyword list as stored: a JSON array, "[]" for
+// the defaults.
+func encodeKeywords(list []string) string {
+	if len(list) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(list) // a []string always encodes
+	return string(b)
+}
+
+// storedKeywords scans a keyword list stored by encodeKeywords; "[]" is
+// nil (the defaults).
+type storedKeywords struct{ list *[]string }
+
+// Scan implements sql.Scanner.
+func (k storedKeywords) Scan(v any) error {
+	var b []byte
+	switch v := v.(type) {
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		return fmt.Errorf("keywords: unexpected %T", v)
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("keywords: %w", err)
+	}
+	*k.list = nil
+	if len(list) > 0 {
+		*k.list = list
+	}
+	return nil
 }
 
 // WorkspaceSetChannel implements messaging.Store.

@@ -54,47 +54,64 @@ func testWorkspaceList(t *testing.T, s messaging.Store) {
 }
 
 // testWorkspaceSettings: a workspace is created with its OutsideWindow
-// policy, WorkspaceSetSettings changes it, WorkspaceGet and WorkspaceList
-// read it back, and a missing workspace is ErrNotFound.
+// policy and keyword lists, WorkspaceSetSettings changes each setting it
+// is given and leaves the others, WorkspaceGet and WorkspaceList read them
+// back (an empty keyword list is nil), and a missing workspace is
+// ErrNotFound.
 func testWorkspaceSettings(t *testing.T, s messaging.Store) {
 	ctx := context.Background()
-	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "strict", Name: "S", Channels: []string{}, OutsideWindow: messaging.OutsideWindowReject, CreatedAt: at(1)}); err != nil {
+	type settings struct {
+		OutsideWindow string
+		OptOut, OptIn []string
+	}
+	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "strict", Name: "S", Channels: []string{}, OutsideWindow: messaging.OutsideWindowReject,
+		OptOutKeywords: []string{"HALT", "STOPALL"}, OptInKeywords: []string{"RESUME"}, CreatedAt: at(1)}); err != nil {
 		t.Fatal(err)
 	}
 	mustWorkspace(t, s, "easy")
-	policies := func() map[string]string {
+	read := func() map[string]settings {
 		t.Helper()
-		out := map[string]string{}
+		out := map[string]settings{}
 		for _, id := range []string{"easy", "strict"} {
 			w, err := s.WorkspaceGet(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out[id] = w.OutsideWindow
+			out[id] = settings{w.OutsideWindow, w.OptOutKeywords, w.OptInKeywords}
 		}
 		list, err := s.WorkspaceList(ctx, &messaging.WorkspaceListParams{Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range list {
-			if w.OutsideWindow != out[w.ID] {
-				t.Errorf("WorkspaceList %s: OutsideWindow %q, WorkspaceGet %q", w.ID, w.OutsideWindow, out[w.ID])
+			if d := cmp.Diff(out[w.ID], settings{w.OutsideWindow, w.OptOutKeywords, w.OptInKeywords}); d != "" {
+				t.Errorf("WorkspaceList %s differs from WorkspaceGet (-get +list):\n%s", w.ID, d)
 			}
 		}
 		return out
 	}
-	if d := cmp.Diff(map[string]string{"easy": "", "strict": "reject"}, policies()); d != "" {
+	set := func(p *messaging.WorkspaceSettingsParams) {
+		t.Helper()
+		if err := s.WorkspaceSetSettings(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	str := func(s string) *string { return &s }
+	list := func(l ...string) *[]string { return &l }
+	if d := cmp.Diff(map[string]settings{"easy": {}, "strict": {"reject", []string{"HALT", "STOPALL"}, []string{"RESUME"}}}, read()); d != "" {
 		t.Errorf("created (-want +got):\n%s", d)
 	}
-	if err := s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "easy", OutsideWindow: "reject"}); err != nil {
-		t.Fatal(err)
+	set(&messaging.WorkspaceSettingsParams{WorkspaceID: "easy", OutsideWindow: str("reject")})
+	set(&messaging.WorkspaceSettingsParams{WorkspaceID: "strict", OutsideWindow: str(""), OptOutKeywords: list("X")})
+	if d := cmp.Diff(map[string]settings{"easy": {OutsideWindow: "reject"}, "strict": {"", []string{"X"}, []string{"RESUME"}}}, read()); d != "" {
+		t.Errorf("after the first WorkspaceSetSettings (-want +got):\n%s", d)
 	}
-	if err := s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "strict"}); err != nil {
-		t.Fatal(err)
+	set(&messaging.WorkspaceSettingsParams{WorkspaceID: "strict", OptInKeywords: list()})
+	set(&messaging.WorkspaceSettingsParams{WorkspaceID: "easy", OptOutKeywords: list("ÅPA", `ONE,TWO"3`, "SITISHA"), OptInKeywords: list("ANZA")})
+	want := map[string]settings{"easy": {"reject", []string{"ÅPA", `ONE,TWO"3`, "SITISHA"}, []string{"ANZA"}}, "strict": {"", []string{"X"}, nil}}
+	if d := cmp.Diff(want, read()); d != "" {
+		t.Errorf("after the second WorkspaceSetSettings (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(map[string]string{"easy": "reject", "strict": ""}, policies()); d != "" {
-		t.Errorf("after WorkspaceSetSettings (-want +got):\n%s", d)
-	}
-	err := s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "nope", OutsideWindow: "reject"})
+	err := s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "nope", OutsideWindow: str("reject"), OptOutKeywords: list("A")})
 	wantErr(t, "WorkspaceSetSettings of a missing workspace", err, messaging.ErrNotFound)
 }
