@@ -190,8 +190,12 @@ type workspaceJSON struct {
 	Name     string   `json:"name"`
 	Channels []string `json:"channels"`
 	// OutsideWindow is provider or reject.
-	OutsideWindow string    `json:"outside_window"`
-	CreatedAt     timestamp `json:"created_at"`
+	OutsideWindow string `json:"outside_window"`
+	// OptOutKeywords and OptInKeywords are the keywords in effect: the
+	// workspace's own, or the defaults.
+	OptOutKeywords []string  `json:"opt_out_keywords"`
+	OptInKeywords  []string  `json:"opt_in_keywords"`
+	CreatedAt      timestamp `json:"created_at"`
 }
 
 func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
@@ -200,7 +204,8 @@ func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
 		ch = []string{}
 	}
 	return workspaceJSON{ID: w.ID, Name: w.Name, Channels: ch, CreatedAt: timestamp(w.CreatedAt),
-		OutsideWindow: cmp.Or(w.OutsideWindow, messaging.OutsideWindowProvider)}
+		OutsideWindow:  cmp.Or(w.OutsideWindow, messaging.OutsideWindowProvider),
+		OptOutKeywords: w.ActiveOptOutKeywords(), OptInKeywords: w.ActiveOptInKeywords()}
 }
 
 // workspaceCreateRequest is the body of POST /admin/v1/workspaces.
@@ -208,11 +213,19 @@ type workspaceCreateRequest struct {
 	ID            string `json:"id"`
 	Name          string `json:"name"`
 	OutsideWindow string `json:"outside_window"`
+	// OptOutKeywords and OptInKeywords replace the defaults; absent or
+	// empty keeps them.
+	OptOutKeywords []string `json:"opt_out_keywords"`
+	OptInKeywords  []string `json:"opt_in_keywords"`
 }
 
-// workspaceUpdateRequest is the body of PATCH /admin/v1/workspaces/{id}.
+// workspaceUpdateRequest is the body of PATCH /admin/v1/workspaces/{id}:
+// an absent (or null) member leaves its setting; an empty keyword list
+// restores the defaults.
 type workspaceUpdateRequest struct {
-	OutsideWindow *string `json:"outside_window"`
+	OutsideWindow  *string   `json:"outside_window"`
+	OptOutKeywords *[]string `json:"opt_out_keywords"`
+	OptInKeywords  *[]string `json:"opt_in_keywords"`
 }
 
 func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request) error {
@@ -220,10 +233,8 @@ func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request) erro
 	if err := h.decode(w, r, &body); err != nil {
 		return err
 	}
-	if body.OutsideWindow == nil {
-		return badRequest("outside_window", "is required: the only setting a PATCH changes")
-	}
-	ws, err := h.svc.SetWorkspaceSettings(r.Context(), r.PathValue("id"), &messaging.WorkspaceSettings{OutsideWindow: *body.OutsideWindow})
+	ws, err := h.svc.SetWorkspaceSettings(r.Context(), r.PathValue("id"), &messaging.WorkspaceSettings{OutsideWindow: body.OutsideWindow,
+		OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords})
 	if err != nil {
 		return err
 	}
@@ -236,7 +247,8 @@ func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request) erro
 	if err := h.decode(w, r, &body); err != nil {
 		return err
 	}
-	ws, err := h.svc.CreateWorkspace(r.Context(), &messaging.CreateWorkspaceParams{ID: body.ID, Name: body.Name, OutsideWindow: body.OutsideWindow})
+	ws, err := h.svc.CreateWorkspace(r.Context(), &messaging.CreateWorkspaceParams{ID: body.ID, Name: body.Name, OutsideWindow: body.OutsideWindow,
+		OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords})
 	if err != nil {
 		return err
 	}
