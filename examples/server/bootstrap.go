@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ujumbe/messaging"
@@ -35,6 +36,11 @@ type bootstrapWorkspace struct {
 	// OutsideWindow, when given, is the workspace's policy for free-form
 	// sends outside the customer-service window: "provider" or "reject".
 	OutsideWindow string `json:"outside_window,omitempty"`
+	// OptOutKeywords and OptInKeywords, when given, replace the
+	// workspace's opt-out and opt-in keywords; an empty list restores the
+	// defaults, and an absent one leaves the stored list.
+	OptOutKeywords *[]string `json:"opt_out_keywords,omitempty"`
+	OptInKeywords  *[]string `json:"opt_in_keywords,omitempty"`
 }
 
 // bootstrapChannel is a channel entry: a string (the channel, connected
@@ -267,24 +273,60 @@ func connect(ctx context.Context, svc *messaging.Service, cp *messaging.ConnectP
 	return nil
 }
 
-// applyOutsideWindow sets the workspace's outside_window policy when the
-// file gives one that differs from the stored one.
-func applyOutsideWindow(ctx context.Context, svc *messaging.Service, log *slog.Logger, p string, ws *bootstrapWorkspace) error {
-	if ws.OutsideWindow == "" {
+// applySettings sets the workspace's outside_window policy and keyword
+// lists when the file gives ones that differ from the stored ones, in one
+// call (nothing is stored if one is refused).
+func applySettings(ctx context.Context, svc *messaging.Service, log *slog.Logger, p string, ws *bootstrapWorkspace) error {
+	if ws.OutsideWindow == "" && ws.OptOutKeywords == nil && ws.OptInKeywords == nil {
 		return nil
 	}
 	cur, err := svc.GetWorkspace(ctx, ws.ID)
 	if err != nil {
 		return err
 	}
+	var set messaging.WorkspaceSettings
+	var changes [][2]string
 	stored := cmp.Or(cur.OutsideWindow, messaging.OutsideWindowProvider)
-	if stored == ws.OutsideWindow {
+	if ws.OutsideWindow != "" && stored != ws.OutsideWindow {
+		set.OutsideWindow = &ws.OutsideWindow
+		changes = append(changes, [2]string{p + ".outside_window", fmt.Sprintf("%s (was %s)", ws.OutsideWindow, stored)})
+	}
+	for _, l := range []struct {
+		field    string
+		file     *[]string
+		stored   []string
+		active   func() []string
+		settings **[]string
+	}{
+		{"opt_out_keywords", ws.OptOutKeywords, cur.OptOutKeywords, cur.ActiveOptOutKeywords, &set.OptOutKeywords},
+		{"opt_in_keywords", ws.OptInKeywords, cur.OptInKeywords, cur.ActiveOptInKeywords, &set.OptInKeywords},
+	} {
+		if l.file == nil {
+			continue
+		}
+		folded := make([]string, len(*l.file))
+		for i, k := range *l.file {
+			folded[i] = messaging.FoldKeyword(k)
+		}
+		if slices.Equal(folded, l.stored) {
+			continue
+		}
+		*l.settings = l.file
+		now := "the defaults"
+		if len(folded) > 0 {
+			now = strings.Join(folded, ", ")
+		}
+		changes = append(changes, [2]string{p + "." + l.field, fmt.Sprintf("%s (was %s)", now, strings.Join(l.active(), ", "))})
+	}
+	if len(changes) == 0 {
 		return nil
 	}
-	if _, err := svc.SetWorkspaceSettings(ctx, ws.ID, &messaging.WorkspaceSettings{OutsideWindow: ws.OutsideWindow}); err != nil {
+	if _, err := svc.SetWorkspaceSettings(ctx, ws.ID, &set); err != nil {
 		return pathError(p, err)
 	}
-	logChange(log, p+".outside_window", fmt.Sprintf("%s (was %s)", ws.OutsideWindow, stored))
+	for _, c := range changes {
+		logChange(log, c[0], c[1])
+	}
 	return nil
 }
 
@@ -313,7 +355,7 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 		} else if err != nil {
 			return err
 		}
-		if err := applyOutsideWindow(ctx, svc, log, p, &ws); err != nil {
+		if err := applySettings(ctx, svc, log, p, &ws); err != nil {
 			return err
 		}
 		var chans []string

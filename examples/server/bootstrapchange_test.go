@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/internal/testclock"
@@ -269,5 +271,49 @@ func TestBootstrapOutsideWindow(t *testing.T) {
 	}
 	if _, err := start(t, db, clock, file(`, "outside_window": "sometimes"`)); err == nil || !strings.Contains(err.Error(), "outside_window") {
 		t.Errorf("unknown policy: err = %v; want one naming outside_window", err)
+	}
+}
+
+// TestBootstrapKeywords: opt_out_keywords and opt_in_keywords in the file
+// replace the workspace's lists (stored folded), a file without them
+// leaves the lists alone, an empty list restores the defaults, and a bad
+// list refuses the file naming the keyword's JSON path.
+func TestBootstrapKeywords(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db.sqlite")
+	clock := testclock.New(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	lists := func(s *bootServer) [2][]string {
+		t.Helper()
+		w, err := s.svc.GetWorkspace(context.Background(), "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [2][]string{w.OptOutKeywords, w.OptInKeywords}
+	}
+	file := func(extra string) string {
+		return `{"workspaces": [{"id": "acme", "name": "Acme", "channels": ["whatsapp"]` + extra + `, "api_keys": [` + liveLine + `]}]}`
+	}
+	for _, c := range []struct {
+		extra string
+		want  [2][]string
+	}{
+		{`, "opt_out_keywords": ["Halt", "basta ya"], "opt_in_keywords": ["resume"]`, [2][]string{{"HALT", "BASTAYA"}, {"RESUME"}}},
+		{``, [2][]string{{"HALT", "BASTAYA"}, {"RESUME"}}},
+		{`, "opt_in_keywords": []`, [2][]string{{"HALT", "BASTAYA"}, nil}},
+	} {
+		s, err := start(t, db, clock, file(c.extra))
+		if err != nil {
+			t.Fatalf("%s: %v", c.extra, err)
+		}
+		if d := cmp.Diff(c.want, lists(s)); d != "" {
+			t.Errorf("file with %q (-want +got):\n%s", c.extra, d)
+		}
+	}
+	for _, c := range []struct{ extra, path string }{
+		{`, "opt_out_keywords": ["A", "a"]`, "workspaces[0].opt_out_keywords[1]"},
+		{`, "opt_in_keywords": ["halt"]`, "workspaces[0].opt_in_keywords[0]"},
+	} {
+		if _, err := start(t, db, clock, file(c.extra)); err == nil || !strings.Contains(err.Error(), c.path+":") {
+			t.Errorf("file with %s: err = %v; want one naming %s", c.extra, err, c.path)
+		}
 	}
 }
