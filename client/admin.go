@@ -13,9 +13,9 @@ import (
 )
 
 // AdminClient calls the operator routes (/admin/v1) of a server with the
-// operator token, sent as "Authorization: Bearer <token>": workspaces and
-// their first keys, opt-ins, and SMS accounts with their senders, top-ups
-// and ledger. It is the operator's tool, not a workspace's: keep the token
+// operator token, sent as "Authorization: Bearer <token>": workspaces,
+// their settings and first keys, opt-ins, and SMS accounts with their
+// senders, top-ups, ledger and delivery-report callbacks. It is the operator's tool, not a workspace's: keep the token
 // on the operator's machines. An AdminClient is safe for concurrent use.
 type AdminClient struct {
 	t     *transport
@@ -41,13 +41,49 @@ type Workspace struct {
 	Name      string    `json:"name"`
 	Channels  []string  `json:"channels"`
 	CreatedAt time.Time `json:"created_at"`
+	// OutsideWindow is what a free-form (non-template) send outside the
+	// recipient's customer-service window gets: "provider" (accepted,
+	// and the provider fails it) or "reject" (refused at once with 422
+	// outside_customer_service_window). Templates are never affected.
+	OutsideWindow string `json:"outside_window"`
 }
 
 // WorkspaceCreateParams is the body of POST /admin/v1/workspaces (schema
-// WorkspaceCreate): an empty ID is generated.
+// WorkspaceCreate): an empty ID is generated, an empty OutsideWindow is
+// "provider".
 type WorkspaceCreateParams struct {
-	ID   string `json:"id,omitempty"`
-	Name string `json:"name,omitempty"`
+	ID            string `json:"id,omitempty"`
+	Name          string `json:"name,omitempty"`
+	OutsideWindow string `json:"outside_window,omitempty"`
+}
+
+// WorkspaceUpdateParams is the body of PATCH /admin/v1/workspaces/{id}
+// (schema WorkspaceUpdate): OutsideWindow, "provider" or "reject", is
+// required.
+type WorkspaceUpdateParams struct {
+	OutsideWindow string `json:"outside_window"`
+}
+
+// SMSCallbackParams is the body of PUT
+// /admin/v1/sms/accounts/{partnerID}/callback (schema SMSCallbackSet): an
+// empty Secret is generated.
+type SMSCallbackParams struct {
+	// URL is an absolute http or https URL that the webhook address
+	// guard allows.
+	URL string `json:"url"`
+	// Secret is the signing secret, "whsec_" followed by the base64 of 24
+	// to 64 random bytes.
+	Secret string `json:"secret,omitempty"`
+}
+
+// SMSCallback is an SMS account's callback (schema SMSCallback): each
+// final delivery report of the account's messages is POSTed to URL as a
+// signed sms.delivery_report event. Secret is set only in the answer of
+// the SetSMSCallback that registered it.
+type SMSCallback struct {
+	PartnerID string `json:"partnerID"`
+	URL       string `json:"url"`
+	Secret    string `json:"secret,omitempty"`
 }
 
 // WorkspacePage is a page of GET /admin/v1/workspaces (schema
@@ -180,6 +216,23 @@ func (c *AdminClient) GetWorkspace(ctx context.Context, id string) (*Workspace, 
 	return orNil(&out, err)
 }
 
+// UpdateWorkspace changes a workspace's settings (PATCH
+// /admin/v1/workspaces/{id}), audited as workspace.updated, and returns
+// the workspace.
+func (c *AdminClient) UpdateWorkspace(ctx context.Context, id string, p *WorkspaceUpdateParams) (*Workspace, error) {
+	if p == nil {
+		return nil, errors.New("client: AdminClient.UpdateWorkspace needs params")
+	}
+	path, err := pathf("/admin/v1/workspaces/%s", id)
+	if err != nil {
+		return nil, err
+	}
+	var out Workspace
+	// Setting a setting twice is setting it: safe to repeat.
+	_, err = c.call(ctx, http.MethodPatch, path, nil, p, &out, true)
+	return orNil(&out, err)
+}
+
 // CreateAPIKey creates an API key of a workspace, with any scopes (POST
 // /admin/v1/workspaces/{id}/api-keys); its Key is shown this once.
 func (c *AdminClient) CreateAPIKey(ctx context.Context, workspaceID string, p *APIKeyCreateParams) (*APIKeyCreated, error) {
@@ -253,6 +306,38 @@ func (c *AdminClient) TopUp(ctx context.Context, partnerID string, amount sms.Cr
 	}
 	out.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
 	return &out, nil
+}
+
+// SetSMSCallback registers p.URL as an SMS account's callback, replacing
+// any earlier one (PUT /admin/v1/sms/accounts/{partnerID}/callback). The
+// answer's Secret, the signing secret of the sms.delivery_report events,
+// is shown this once. A PUT is retried like a GET: a repeat replaces the
+// callback again, and without p.Secret the secret of the last answer is
+// the one in force.
+func (c *AdminClient) SetSMSCallback(ctx context.Context, partnerID string, p *SMSCallbackParams) (*SMSCallback, error) {
+	if p == nil {
+		return nil, errors.New("client: AdminClient.SetSMSCallback needs params")
+	}
+	path, err := pathf("/admin/v1/sms/accounts/%s/callback", partnerID)
+	if err != nil {
+		return nil, err
+	}
+	var out SMSCallback
+	_, err = c.call(ctx, http.MethodPut, path, nil, p, &out, true)
+	return orNil(&out, err)
+}
+
+// GetSMSCallback returns an SMS account's callback, never its secret (GET
+// /admin/v1/sms/accounts/{partnerID}/callback); an account without one is
+// not_found.
+func (c *AdminClient) GetSMSCallback(ctx context.Context, partnerID string) (*SMSCallback, error) {
+	path, err := pathf("/admin/v1/sms/accounts/%s/callback", partnerID)
+	if err != nil {
+		return nil, err
+	}
+	var out SMSCallback
+	_, err = c.call(ctx, http.MethodGet, path, nil, nil, &out, false)
+	return orNil(&out, err)
 }
 
 // Ledger returns one page of an SMS account's ledger (GET

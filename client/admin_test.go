@@ -2,9 +2,12 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
@@ -104,5 +107,130 @@ func TestAdmin(t *testing.T) {
 	}
 	if _, err := client.NewAdmin(e.srv.URL, "", nil); err == nil {
 		t.Error("no token: no error")
+	}
+}
+
+// TestAdminSettings changes a workspace's outside_window with
+// UpdateWorkspace (and sees a free-form send refused after it), registers
+// an SMS account's callback with SetSMSCallback (its secret shown once,
+// and verifying the sms.delivery_report event it receives), and decodes
+// the refusals of bad values and unknown records.
+func TestAdminSettings(t *testing.T) {
+	e := setup(t, func(o *httpapi.Options) { o.OperatorToken = operatorToken })
+	ctx := context.Background()
+	a, err := client.NewAdmin(e.srv.URL, operatorToken, e.options(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws, err := a.CreateWorkspace(ctx, &client.WorkspaceCreateParams{ID: "ws_strict", OutsideWindow: "reject"}); err != nil || ws.OutsideWindow != "reject" {
+		t.Errorf("create with reject: %+v %v", ws, err)
+	}
+	if ws, err := a.GetWorkspace(ctx, e.A.ID); err != nil || ws.OutsideWindow != "provider" {
+		t.Fatalf("A before: %+v %v, want the default provider", ws, err)
+	}
+	ca := e.client(t, e.A.Key, nil)
+	free := &messaging.SendParams{Channel: "whatsapp", To: e.A.Contact.Phone, Type: "text", Text: "hi"}
+	if _, err := ca.Messages.Send(ctx, free); err != nil {
+		t.Fatalf("free-form send under provider: %v", err)
+	}
+	ws, err := a.UpdateWorkspace(ctx, e.A.ID, &client.WorkspaceUpdateParams{OutsideWindow: "reject"})
+	if err != nil || ws.ID != e.A.ID || ws.OutsideWindow != "reject" || len(ws.Channels) != 3 {
+		t.Fatalf("update: %+v %v", ws, err)
+	}
+	if got, err := a.GetWorkspace(ctx, e.A.ID); err != nil || got.OutsideWindow != "reject" {
+		t.Errorf("A after: %+v %v", got, err)
+	}
+	_, err = ca.Messages.Send(ctx, free)
+	if ce := apiError(t, err); ce.StatusCode != http.StatusUnprocessableEntity || ce.Code != messaging.CodeOutsideWindow || ce.Field != "to" ||
+		!errors.Is(err, &messaging.Error{Code: messaging.CodeOutsideWindow}) {
+		t.Errorf("free-form send under reject: %v, want 422 outside_customer_service_window on to", err)
+	}
+	// B is not changed by A's setting.
+	if got, err := a.GetWorkspace(ctx, e.B.ID); err != nil || got.OutsideWindow != "provider" {
+		t.Errorf("B after A's update: %+v %v", got, err)
+	}
+	_, err = a.UpdateWorkspace(ctx, e.A.ID, &client.WorkspaceUpdateParams{OutsideWindow: "sometimes"})
+	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != messaging.CodeValidation || ce.Field != "outside_window" {
+		t.Errorf("a bad outside_window: %v", err)
+	}
+	_, err = a.UpdateWorkspace(ctx, "ws_nope", &client.WorkspaceUpdateParams{OutsideWindow: "reject"})
+	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) {
+		t.Errorf("update an unknown workspace: %v", err)
+	}
+	if _, err := a.UpdateWorkspace(ctx, e.A.ID, nil); err == nil {
+		t.Error("update without params: no error")
+	}
+	if _, err := a.UpdateWorkspace(ctx, "", &client.WorkspaceUpdateParams{OutsideWindow: "reject"}); err == nil {
+		t.Error("update without an id: no error")
+	}
+
+	// The SMS callback: none yet, then set with a generated secret.
+	_, err = a.GetSMSCallback(ctx, smsPartner)
+	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) {
+		t.Errorf("no callback yet: %v", err)
+	}
+	url := e.hooksURL + "/sms"
+	cb, err := a.SetSMSCallback(ctx, smsPartner, &client.SMSCallbackParams{URL: url})
+	if err != nil || cb.PartnerID != smsPartner || cb.URL != url || !strings.HasPrefix(cb.Secret, "whsec_") {
+		t.Fatalf("set callback: %+v %v", cb, err)
+	}
+	got, err := a.GetSMSCallback(ctx, smsPartner)
+	if err != nil || *got != (client.SMSCallback{PartnerID: smsPartner, URL: url}) {
+		t.Errorf("get callback: %+v %v, want the URL and no secret", got, err)
+	}
+	_, err = a.SetSMSCallback(ctx, smsPartner, &client.SMSCallbackParams{URL: "ftp://example.com/dlr"})
+	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != messaging.CodeValidation || ce.Field != "url" {
+		t.Errorf("a bad URL: %v", err)
+	}
+	_, err = a.SetSMSCallback(ctx, "nope", &client.SMSCallbackParams{URL: url})
+	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) {
+		t.Errorf("callback of an unknown account: %v", err)
+	}
+	_, err = a.GetSMSCallback(ctx, "nope")
+	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound {
+		t.Errorf("callback of an unknown account: %v", err)
+	}
+	if _, err := a.SetSMSCallback(ctx, smsPartner, nil); err == nil {
+		t.Error("set callback without params: no error")
+	}
+
+	// A delivered SMS: its report reaches the callback, signed with the
+	// secret shown once.
+	s, err := client.NewSMS(e.srv.URL, smsPartner, smsKey, e.options(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := s.Send(ctx, &sms.SendParams{Mobile: "254712345678", Message: "Hello", Shortcode: "ACME"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.sms.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(11 * time.Second)
+	if _, err := s.DeliveryReport(ctx, &sms.ReportParams{MessageID: sent.ProviderMessageID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.DeliverWebhooksDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ds []delivery
+	e.hooks.mu.Lock()
+	for _, d := range e.hooks.got {
+		if d.path == "/sms" {
+			ds = append(ds, d)
+		}
+	}
+	e.hooks.mu.Unlock()
+	if len(ds) != 1 {
+		t.Fatalf("%d deliveries to the callback, want 1", len(ds))
+	}
+	ev, err := client.ParseWebhook(cb.Secret, ds[0].header, ds[0].body, e.clock.Now())
+	if err != nil || ev.Type != sms.EventDeliveryReport {
+		t.Fatalf("callback delivery: %+v %v", ev, err)
+	}
+	var rep sms.DeliveryReportEvent
+	if err := json.Unmarshal(ev.Data, &rep); err != nil || rep.PartnerID != smsPartner || rep.MessageID != sent.ProviderMessageID || !rep.Delivered {
+		t.Errorf("report event: %+v %v", rep, err)
 	}
 }

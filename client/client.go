@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -162,6 +163,11 @@ type request struct {
 	retryable bool
 	// decodeError turns an answer with an error status into an error.
 	decodeError func(resp *http.Response, body []byte) error
+	// stream keeps the body of a successful answer unread, in
+	// response.stream, for the caller to read and close; accept is then
+	// the Accept header ("" is application/json).
+	stream bool
+	accept string
 }
 
 // response is a successful answer.
@@ -169,6 +175,8 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	// stream is the unread body when request.stream is set.
+	stream io.ReadCloser
 }
 
 // maxResponse is the largest answer read.
@@ -215,7 +223,8 @@ func (t *transport) do(ctx context.Context, req *request) (*response, error) {
 }
 
 // once makes one attempt. A non-2xx answer is returned as the error of
-// req.decodeError.
+// req.decodeError. With req.stream, a 2xx answer's body is returned
+// unread: the attempt is the last one, as do never retries a success.
 func (t *transport) once(ctx context.Context, req *request, u string, payload []byte) (*response, error) {
 	var body io.Reader
 	if payload != nil {
@@ -225,7 +234,7 @@ func (t *transport) once(ctx context.Context, req *request, u string, payload []
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	hr.Header.Set("Accept", "application/json")
+	hr.Header.Set("Accept", cmp.Or(req.accept, "application/json"))
 	hr.Header.Set("User-Agent", t.userAgent)
 	if payload != nil {
 		hr.Header.Set("Content-Type", "application/json")
@@ -236,6 +245,9 @@ func (t *transport) once(ctx context.Context, req *request, u string, payload []
 	resp, err := t.http.Do(hr)
 	if err != nil {
 		return nil, &networkError{err: err}
+	}
+	if req.stream && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return &response{status: resp.StatusCode, header: resp.Header, stream: resp.Body}, nil
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))

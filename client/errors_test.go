@@ -87,6 +87,15 @@ func TestErrorCodes(t *testing.T) {
 			_, err := a.Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254733000999", Type: "text", Text: "hi"})
 			return err
 		}},
+		{messaging.CodeOutsideWindow, 422, "to", nil, func() error {
+			// B refuses free-form sends outside the window; its contact
+			// never wrote.
+			if _, err := e.svc.SetWorkspaceSettings(ctx, e.B.ID, &messaging.WorkspaceSettings{OutsideWindow: messaging.OutsideWindowReject}); err != nil {
+				return err
+			}
+			_, err := e.client(t, e.B.Key, noRetry).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: e.B.Contact.Phone, Type: "text", Text: "hi"})
+			return err
+		}},
 		{messaging.CodeTemplateNotFound, 404, "template_name", nil, func() error {
 			_, err := a.Messages.SendTemplate(ctx, &messaging.SendTemplateParams{To: "+254712345678", TemplateName: "no_such", Language: "en"})
 			return err

@@ -3,9 +3,12 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
+	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/ujumbe/messaging"
@@ -124,4 +127,53 @@ func (s *Messages) All(ctx context.Context, p *MessageListParams) iter.Seq2[*Mes
 		}
 		return page.Data, page.NextCursor, nil
 	})
+}
+
+// Media is the media of an inbound message as Messages.Media streams it.
+// The caller reads Body and must close it.
+type Media struct {
+	// Body is the media's bytes, read from the server as they come; a
+	// read fails when the server cuts the stream off (media that grew past
+	// its limit) or the call's context is done.
+	Body io.ReadCloser
+	// ContentType is the provider's content type, else the one the
+	// message declared.
+	ContentType string
+	// ContentLength is the size in bytes; -1 when the server did not say.
+	ContentLength int64
+	// Filename is the sender's file name of a document (from
+	// Content-Disposition); empty when there is none.
+	Filename string
+}
+
+// Media streams the media (image, video, audio, document or sticker) of
+// an inbound message of the workspace (GET /v1/messages/{id}/media); an
+// id of another workspace, or of a message without media, is not_found,
+// and media over the server's limit is payload_too_large (413). The call
+// is retried per Options until an answer starts, never once its body is
+// being read: a failed read is the caller's to retry. The body is tied to
+// ctx: cancelling it aborts the read.
+func (s *Messages) Media(ctx context.Context, id string) (*Media, error) {
+	path, err := pathf("/v1/messages/%s/media", id)
+	if err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		return nil, errors.New("client: a nil context")
+	}
+	resp, err := s.c.t.do(ctx, &request{
+		method: http.MethodGet, path: path, header: http.Header{"X-Api-Key": {s.c.key}},
+		retryable: true, decodeError: envelopeError, stream: true, accept: "*/*",
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := &Media{Body: resp.stream, ContentType: resp.header.Get("Content-Type"), ContentLength: -1}
+	if n, err := strconv.ParseInt(resp.header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+		m.ContentLength = n
+	}
+	if _, params, err := mime.ParseMediaType(resp.header.Get("Content-Disposition")); err == nil {
+		m.Filename = params["filename"]
+	}
+	return m, nil
 }

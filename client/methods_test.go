@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
 )
 
 // method is a call of one client method on the records of fixture f; it
@@ -308,6 +311,28 @@ func methods(e *env) []method {
 				return h.ID, nil
 			}())
 		}, want: e.A.Hook.ID},
+		// Messages.Media records an inbound image in f's workspace (once:
+		// the provider id is the same every time) and streams its bytes
+		// from fakeprovider. It comes after Webhooks.Delete so that its
+		// message.received event adds no delivery that Webhooks.Deliveries
+		// would list first.
+		{name: "Messages.Media", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
+			in, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: f.ID, Channel: "whatsapp", From: f.Contact.Phone,
+				ProviderMessageID: "wamid.media", Type: "image", Content: &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "img-1", MimeType: "image/jpeg"}}})
+			if err != nil {
+				return "", err
+			}
+			m, err := c.Messages.Media(ctx, in.ID)
+			if err != nil {
+				return "", err
+			}
+			defer m.Body.Close()
+			b, err := io.ReadAll(m.Body)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s %d %q", m.ContentType, m.ContentLength, b), nil
+		}, want: fmt.Sprintf("image/jpeg %d %q", len(fakeprovider.MediaBytes("img-1")), fakeprovider.MediaBytes("img-1"))},
 	}
 }
 
@@ -462,4 +487,44 @@ func cmpSorted() cmp.Option {
 		}
 		return out
 	})
+}
+
+// TestInboundContent: Messages.Get decodes an inbound message's content
+// members (a location replying to a message, an unsupported type) and its window_expires_at; an outbound message has none of them.
+func TestInboundContent(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	c := e.client(t, e.A.Key, nil)
+	loc, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: e.A.ID, Channel: "whatsapp", From: e.A.Contact.Phone,
+		ProviderMessageID: "wamid.loc", Type: "location", Content: &messaging.InboundContent{
+			Location: &messaging.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Office"},
+			Context:  &messaging.ReplyContext{ProviderMessageID: "wamid.elsewhere"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Messages.Get(ctx, loc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	window := t0.Add(24 * time.Hour)
+	want := &client.Message{MessageID: loc.ID, ConversationID: e.A.Message.ConversationID, Channel: "whatsapp", Direction: "inbound",
+		Status: "delivered", Type: "location", Location: &client.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Office"},
+		Context:         &client.ReplyContext{ProviderMessageID: "wamid.elsewhere"},
+		WindowExpiresAt: &window, CreatedAt: t0, UpdatedAt: t0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("inbound location (-want +got):\n%s", diff)
+	}
+
+	odd, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: e.A.ID, Channel: "whatsapp", From: e.A.Contact.Phone,
+		ProviderMessageID: "wamid.order", Type: "order"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Messages.Get(ctx, odd.ID); err != nil || got.Type != "unsupported" || got.UnsupportedType != "order" {
+		t.Errorf("unsupported: %+v %v", got, err)
+	}
+	out, err := c.Messages.Get(ctx, e.A.Message.MessageID)
+	if err != nil || out.WindowExpiresAt != nil || out.Context != nil || out.Text != "" {
+		t.Errorf("outbound: %+v %v, want no inbound members", out, err)
+	}
 }

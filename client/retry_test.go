@@ -420,3 +420,50 @@ func TestRetryAfterBad(t *testing.T) {
 		t.Errorf("enormous Retry-After: %v (%v) after %d requests", err, ce.RetryAfter, f.requests())
 	}
 }
+
+// TestMediaRetry: Messages.Media is retried until an answer starts (a 503
+// then the bytes), never once its body is being read: a body cut off
+// mid-stream is a read error of the caller's, after one request.
+func TestMediaRetry(t *testing.T) {
+	ctx := context.Background()
+	sl := &sleeps{clock: testclock.New(t0)}
+	f := newFaultServer(t, "the media bytes", fault{status: 503}, fault{drop: true})
+	m, err := retryClient(t, f.srv.URL, sl, func() float64 { return 0.5 }, nil).Messages.Media(ctx, "msg_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(m.Body)
+	_ = m.Body.Close()
+	if err != nil || string(b) != "the media bytes" || m.ContentLength != int64(len(b)) || f.requests() != 3 {
+		t.Errorf("after a 503 and a dropped connection: %q (length %d) %v in %d requests, want the bytes in 3", b, m.ContentLength, err, f.requests())
+	}
+
+	var n sync.Mutex
+	requests := 0
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Lock()
+		requests++
+		n.Unlock()
+		w.Header().Set("Content-Type", "image/jpeg")
+		w.Header().Set("Content-Length", "1000")
+		w.Header().Set("Content-Disposition", `attachment; filename="scan.pdf"`)
+		_, _ = io.WriteString(w, "the first bytes")
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler)
+	}))
+	t.Cleanup(cut.Close)
+	m, err = retryClient(t, cut.URL, sl, func() float64 { return 0.5 }, nil).Messages.Media(ctx, "msg_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ContentType != "image/jpeg" || m.ContentLength != 1000 || m.Filename != "scan.pdf" {
+		t.Errorf("headers: %+v", m)
+	}
+	b, err = io.ReadAll(m.Body)
+	_ = m.Body.Close()
+	n.Lock()
+	defer n.Unlock()
+	if err == nil || requests != 1 {
+		t.Errorf("a body cut off: %q, %v in %d requests, want a read error after 1", b, err, requests)
+	}
+}

@@ -64,6 +64,7 @@ func TestEveryRoute(t *testing.T) {
 	_, _ = a.CreateWorkspace(ctx, &client.WorkspaceCreateParams{})
 	_, _ = a.ListWorkspaces(ctx, nil)
 	_, _ = a.GetWorkspace(ctx, "ws_a")
+	_, _ = a.UpdateWorkspace(ctx, "ws_a", &client.WorkspaceUpdateParams{})
 	_, _ = a.CreateAPIKey(ctx, "ws_a", &client.APIKeyCreateParams{})
 	_, _ = a.ClearOptOut(ctx, "ws_a", &client.OptInParams{})
 	_, _ = a.CreateSMSAccount(ctx, &client.SMSAccountCreateParams{})
@@ -71,6 +72,8 @@ func TestEveryRoute(t *testing.T) {
 	_, _ = a.ApproveSender(ctx, smsPartner, "SHOP")
 	_, _ = a.TopUp(ctx, smsPartner, sms.Credits(1), "INV-9")
 	_, _ = a.Ledger(ctx, smsPartner, nil)
+	_, _ = a.SetSMSCallback(ctx, smsPartner, &client.SMSCallbackParams{})
+	_, _ = a.GetSMSCallback(ctx, smsPartner)
 	s, err := client.NewSMS(e.srv.URL, smsPartner, smsKey, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,8 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 const (
 	smsPartner = "acme-sms"
 	smsKey     = "smsk_test_0123456789abcdefghij"
+	// smsCallbacks is the workspace of the SMS accounts' callbacks.
+	smsCallbacks = "ws_sms_callbacks"
 )
 
 // faultStore counts the messages created and can make a message read fail
@@ -79,6 +81,8 @@ type env struct {
 	A, B  *fixture
 	// hooks receives webhook deliveries: the last one is kept.
 	hooks *hookReceiver
+	// hooksURL is the root URL of hooks.
+	hooksURL string
 }
 
 // hookReceiver is a webhook endpoint that answers 204 and keeps the
@@ -119,6 +123,7 @@ func setup(t testing.TB, opts ...func(*httpapi.Options)) *env {
 	e := &env{clock: testclock.New(t0), store: &faultStore{Store: memstore.New()}, hooks: &hookReceiver{}}
 	hooks := httptest.NewServer(e.hooks)
 	t.Cleanup(hooks.Close)
+	e.hooksURL = hooks.URL
 	so := &messaging.Options{Clock: e.clock.Now, SecretKey: bytes.Repeat([]byte{7}, 32)}
 	so.Webhooks.AllowLoopback = true
 	svc, err := messaging.New(e.store, fakeprovider.New(), so)
@@ -126,7 +131,8 @@ func setup(t testing.TB, opts ...func(*httpapi.Options)) *env {
 		t.Fatal(err)
 	}
 	e.svc = svc
-	s, err := sms.New(e.store.Store.(sms.Store), fakegateway.New(&fakegateway.Options{Clock: e.clock.Now, Delay: 10 * time.Second}), &sms.Options{Clock: e.clock.Now})
+	s, err := sms.New(e.store.Store.(sms.Store), fakegateway.New(&fakegateway.Options{Clock: e.clock.Now, Delay: 10 * time.Second}), &sms.Options{Clock: e.clock.Now,
+		Callbacks: &sms.CallbackOptions{Service: svc, WorkspaceID: smsCallbacks}})
 	if err != nil {
 		t.Fatal(err)
 	}
