@@ -46,22 +46,44 @@ type Workspace struct {
 	// and the provider fails it) or "reject" (refused at once with 422
 	// outside_customer_service_window). Templates are never affected.
 	OutsideWindow string `json:"outside_window"`
+	// OptOutKeywords are the keywords in effect that opt a sender out (an
+	// inbound text that is exactly one, ignoring case and white space):
+	// the workspace's own, folded (upper case, no white space), or the
+	// defaults STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, SITISHA.
+	OptOutKeywords []string `json:"opt_out_keywords"`
+	// OptInKeywords are the keywords in effect that opt a sender back in:
+	// the workspace's own, or the defaults START, UNSTOP, ANZA.
+	OptInKeywords []string `json:"opt_in_keywords"`
 }
 
 // WorkspaceCreateParams is the body of POST /admin/v1/workspaces (schema
 // WorkspaceCreate): an empty ID is generated, an empty OutsideWindow is
-// "provider".
+// "provider", empty keyword lists are the defaults.
 type WorkspaceCreateParams struct {
 	ID            string `json:"id,omitempty"`
 	Name          string `json:"name,omitempty"`
 	OutsideWindow string `json:"outside_window,omitempty"`
+	// OptOutKeywords and OptInKeywords replace the default keyword lists:
+	// each keyword 1 to 32 characters once case and white space are
+	// folded, no duplicates, none in both lists, at most 50 per list (a
+	// refusal names the field, e.g. "opt_out_keywords[2]").
+	OptOutKeywords []string `json:"opt_out_keywords,omitempty"`
+	OptInKeywords  []string `json:"opt_in_keywords,omitempty"`
 }
 
 // WorkspaceUpdateParams is the body of PATCH /admin/v1/workspaces/{id}
-// (schema WorkspaceUpdate): OutsideWindow, "provider" or "reject", is
-// required.
+// (schema WorkspaceUpdate): the settings to change, at least one; an
+// empty or nil field leaves its setting as it is.
 type WorkspaceUpdateParams struct {
-	OutsideWindow string `json:"outside_window"`
+	// OutsideWindow is "provider" or "reject"; empty leaves the policy.
+	OutsideWindow string `json:"outside_window,omitempty"`
+	// OptOutKeywords, when non-nil, replaces the opt-out keywords (the
+	// rules of WorkspaceCreateParams); a pointer to an empty, non-nil
+	// slice (&[]string{}) restores the defaults.
+	OptOutKeywords *[]string `json:"opt_out_keywords,omitempty"`
+	// OptInKeywords, when non-nil, replaces the opt-in keywords, the same
+	// way.
+	OptInKeywords *[]string `json:"opt_in_keywords,omitempty"`
 }
 
 // SMSCallbackParams is the body of PUT

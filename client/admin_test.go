@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
 	"github.com/ujumbe/messaging/httpapi"
@@ -232,5 +234,39 @@ func TestAdminSettings(t *testing.T) {
 	var rep sms.DeliveryReportEvent
 	if err := json.Unmarshal(ev.Data, &rep); err != nil || rep.PartnerID != smsPartner || rep.MessageID != sent.ProviderMessageID || !rep.Delivered {
 		t.Errorf("report event: %+v %v", rep, err)
+	}
+}
+
+// TestAdminKeywords sets a workspace's keyword lists at creation and with
+// UpdateWorkspace (which leaves outside_window when it is not given),
+// restores the defaults with an empty list, and decodes the refusal of a
+// bad list naming the keyword's field.
+func TestAdminKeywords(t *testing.T) {
+	e := setup(t, func(o *httpapi.Options) { o.OperatorToken = operatorToken })
+	ctx := context.Background()
+	a, err := client.NewAdmin(e.srv.URL, operatorToken, e.options(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := a.CreateWorkspace(ctx, &client.WorkspaceCreateParams{ID: "ws_kw", OutsideWindow: "reject", OptOutKeywords: []string{"halt", "basta ya"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([][]string{{"HALT", "BASTAYA"}, {"START", "UNSTOP", "ANZA"}}, [][]string{ws.OptOutKeywords, ws.OptInKeywords}); d != "" {
+		t.Errorf("created (-want +got):\n%s", d)
+	}
+	ws, err = a.UpdateWorkspace(ctx, "ws_kw", &client.WorkspaceUpdateParams{OptOutKeywords: &[]string{}, OptInKeywords: &[]string{"resume"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([][]string{messaging.OptOutKeywords(), {"RESUME"}}, [][]string{ws.OptOutKeywords, ws.OptInKeywords}); d != "" {
+		t.Errorf("updated (-want +got):\n%s", d)
+	}
+	if ws.OutsideWindow != "reject" {
+		t.Errorf("outside_window = %q after an update of the keywords; want reject kept", ws.OutsideWindow)
+	}
+	_, err = a.UpdateWorkspace(ctx, "ws_kw", &client.WorkspaceUpdateParams{OptOutKeywords: &[]string{"A", "B", " a "}})
+	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != messaging.CodeValidation || ce.Field != "opt_out_keywords[2]" {
+		t.Errorf("a duplicate keyword: %v; want 400 naming opt_out_keywords[2]", err)
 	}
 }

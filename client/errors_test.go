@@ -90,7 +90,8 @@ func TestErrorCodes(t *testing.T) {
 		{messaging.CodeOutsideWindow, 422, "to", nil, func() error {
 			// B refuses free-form sends outside the window; its contact
 			// never wrote.
-			if _, err := e.svc.SetWorkspaceSettings(ctx, e.B.ID, &messaging.WorkspaceSettings{OutsideWindow: messaging.OutsideWindowReject}); err != nil {
+			reject := messaging.OutsideWindowReject
+			if _, err := e.svc.SetWorkspaceSettings(ctx, e.B.ID, &messaging.WorkspaceSettings{OutsideWindow: &reject}); err != nil {
 				return err
 			}
 			_, err := e.client(t, e.B.Key, noRetry).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: e.B.Contact.Phone, Type: "text", Text: "hi"})
