@@ -14,7 +14,9 @@
 // message.received event; Messages.List and Conversations.List page
 // through a workspace's messages and conversations; an inbound STOP opts
 // the sender out of the channel (a send to them is then refused with
-// recipient_opted_out) and START opts them back in. An inbound message
+// recipient_opted_out) and START opts them back in (the defaults: a
+// workspace may have its own keyword lists, WorkspaceInfo.OptOutKeywords
+// and OptInKeywords). An inbound message
 // keeps its type and content (InboundContent: media, location, contacts,
 // replies, reactions, the message it quotes; an unknown type is
 // TypeUnsupported), and Messages.Media streams its media from the provider
