@@ -53,87 +53,31 @@ type Message struct {
 	UpdatedAt       time.Time  `json:"updated_at"`
 }
 
-// InboundMedia is the media of an inbound image, video, audio, document
-// or sticker (schema InboundMedia). The provider keeps the bytes:
-// Messages.Media streams them.
-type InboundMedia struct {
-	// ProviderMediaID is the provider's media id (WhatsApp's media id).
-	ProviderMediaID string `json:"provider_media_id"`
-	MimeType        string `json:"mime_type,omitempty"`
-	// SHA256 is the provider's checksum of the media, when given.
-	SHA256  string `json:"sha256,omitempty"`
-	Caption string `json:"caption,omitempty"`
-	// Filename is, for documents, the file name the sender gave.
-	Filename string `json:"filename,omitempty"`
-	// Animated is, for stickers, whether the sticker is animated.
-	Animated bool `json:"animated,omitempty"`
-}
-
-// Location is a shared location (schema Location).
-type Location struct {
-	Latitude  float64 `json:"latitude"`
-	Longitude float64 `json:"longitude"`
-	Name      string  `json:"name,omitempty"`
-	Address   string  `json:"address,omitempty"`
-	URL       string  `json:"url,omitempty"`
-}
-
-// SharedContact is a contact card sent by a customer (schema
-// SharedContact).
-type SharedContact struct {
-	FormattedName string         `json:"formatted_name,omitempty"`
-	FirstName     string         `json:"first_name,omitempty"`
-	LastName      string         `json:"last_name,omitempty"`
-	Organization  string         `json:"organization,omitempty"`
-	Phones        []ContactPhone `json:"phones,omitempty"`
-	Emails        []ContactEmail `json:"emails,omitempty"`
-}
-
-// ContactPhone is a phone number of a SharedContact.
-type ContactPhone struct {
-	Phone string `json:"phone,omitempty"`
-	// WaID is the WhatsApp id of the number, when it has one.
-	WaID string `json:"wa_id,omitempty"`
-	Type string `json:"type,omitempty"`
-}
-
-// ContactEmail is an email address of a SharedContact.
-type ContactEmail struct {
-	Email string `json:"email,omitempty"`
-	Type  string `json:"type,omitempty"`
-}
-
-// InteractiveReply is the customer's choice (schema InteractiveReply): a
-// reply button (Type button_reply) or list row (list_reply) of an
-// interactive message, or a template's quick-reply button (quick_reply,
-// whose ID is the button's payload).
-type InteractiveReply struct {
-	Type        string `json:"type"`
-	ID          string `json:"id,omitempty"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-}
-
-// Reaction is an emoji reaction to a message (schema Reaction); an empty
-// Emoji removes the sender's reaction.
-type Reaction struct {
-	// MessageID is the workspace's id of the message reacted to; empty
-	// when it is not a message of the workspace.
-	MessageID string `json:"message_id,omitempty"`
-	// ProviderMessageID is the provider's id of the message reacted to.
-	ProviderMessageID string `json:"provider_message_id"`
-	Emoji             string `json:"emoji"`
-}
-
-// ReplyContext is the message an inbound message replies to (schema
-// ReplyContext).
-type ReplyContext struct {
-	// MessageID is the workspace's id of the message replied to; empty
-	// when it is not a message of the workspace.
-	MessageID string `json:"message_id,omitempty"`
-	// ProviderMessageID is the provider's id of the message replied to.
-	ProviderMessageID string `json:"provider_message_id"`
-}
+// The content of inbound messages has the library's own types: the wire
+// format is theirs (schemas InboundMedia, Location, SharedContact,
+// InteractiveReply, Reaction and ReplyContext).
+type (
+	// InboundMedia is the media of an inbound image, video, audio,
+	// document or sticker. The provider keeps the bytes: Messages.Media
+	// streams them.
+	InboundMedia = messaging.InboundMedia
+	// Location is a shared location.
+	Location = messaging.Location
+	// SharedContact is a contact card sent by a customer.
+	SharedContact = messaging.SharedContact
+	// ContactPhone is a phone number of a SharedContact.
+	ContactPhone = messaging.ContactPhone
+	// ContactEmail is an email address of a SharedContact.
+	ContactEmail = messaging.ContactEmail
+	// InteractiveReply is the customer's choice: a reply button or list
+	// row of an interactive message, or a template's quick-reply button.
+	InteractiveReply = messaging.InteractiveReply
+	// Reaction is an emoji reaction to a message; an empty Emoji removes
+	// the sender's reaction.
+	Reaction = messaging.Reaction
+	// ReplyContext is the message an inbound message replies to.
+	ReplyContext = messaging.ReplyContext
+)
 
 // MessagePage is a page of GET /v1/messages and GET
 // /v1/conversations/{id}/messages (schema MessagePage). NextCursor is nil
