@@ -137,11 +137,14 @@ func (t *httpTelemetry) endRequest(ctx context.Context, span trace.Span, r *http
 		return
 	}
 	if span.IsRecording() {
+		// One SetAttributes call: each grows the span's attribute list.
 		if route != "" {
 			span.SetName(method + " " + route)
-			span.SetAttributes(attribute.String("http.route", route))
+			span.SetAttributes(attribute.String("http.route", route),
+				attribute.String("http.request.method", method), attribute.Int("http.response.status_code", status))
+		} else {
+			span.SetAttributes(attribute.String("http.request.method", method), attribute.Int("http.response.status_code", status))
 		}
-		span.SetAttributes(attribute.String("http.request.method", method), attribute.Int("http.response.status_code", status))
 		if status >= 500 {
 			span.SetStatus(codes.Error, http.StatusText(status))
 		}
