@@ -22,3 +22,7 @@ func DispatchDefaults(o DispatchOptions) DispatchOptions { return o.withDefaults
 
 // TemplateSyncOptionsOf returns the template sync options s runs with.
 func TemplateSyncOptionsOf(s *Service) TemplateSyncOptions { return s.syncOpts }
+
+// ValidE164Fast exposes NormalizePhone's fast path: true only when
+// libphonenumber certainly accepts the number as written.
+var ValidE164Fast = validE164Fast

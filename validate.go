@@ -10,15 +10,16 @@ import (
 	"github.com/ujumbe/messaging/internal/textcheck"
 )
 
-var e164Re = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
-
 // NormalizePhone checks that s is a valid phone number in E.164 format
 // ("+" followed by 7 to 15 digits, the country code first) and returns it.
 // The number must be valid for its country according to libphonenumber's
 // metadata (github.com/nyaruka/phonenumbers), so "+10000000000" is refused.
 func NormalizePhone(s string) (string, error) {
-	if !e164Re.MatchString(s) {
+	if !isE164Shape(s) {
 		return "", validationError("phone", "must be in E.164 format: '+' then 7 to 15 digits")
+	}
+	if validE164Fast(s) {
+		return s, nil
 	}
 	n, err := phonenumbers.Parse(s, "")
 	if err != nil || !phonenumbers.IsValidNumber(n) {

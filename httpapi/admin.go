@@ -107,7 +107,7 @@ func (h *Handler) authorizeOperator(w http.ResponseWriter, r *http.Request, rt R
 	}
 	vals := r.Header.Values("Authorization")
 	if len(vals) == 0 {
-		if len(r.Header.Values("X-API-Key")) > 0 {
+		if len(r.Header[hdrAPIKey]) > 0 {
 			return refuse("an API key does not open the operator routes: send the operator token as Authorization: Bearer <token>")
 		}
 		return refuse("missing operator token: send the header Authorization: Bearer <token>")

@@ -152,9 +152,11 @@ func (s *nameScan) next(close byte) bool {
 	return true
 }
 
-// str reads the string at s.i and returns it unescaped.
-func (s *nameScan) str() string {
-	start, escaped := s.i, false
+// rawStr moves past the string at s.i and returns its bytes between the
+// quotes (raw) and with them (quoted), and whether it holds an escape. It
+// allocates nothing.
+func (s *nameScan) rawStr() (raw, quoted []byte, escaped bool) {
+	start := s.i
 	j := start + 1
 	for ; j < len(s.b) && s.b[j] != '"'; j++ {
 		if s.b[j] == '\\' {
@@ -163,11 +165,13 @@ func (s *nameScan) str() string {
 		}
 	}
 	s.i = j + 1
-	if !escaped {
-		return string(s.b[start+1 : min(j, len(s.b))])
-	}
+	return s.b[start+1 : min(j, len(s.b))], s.b[start:min(j+1, len(s.b))], escaped
+}
+
+// unescape returns the JSON string quoted (with its quotes) unescaped.
+func unescape(quoted []byte) string {
 	var out string
-	_ = json.Unmarshal(s.b[start:min(j+1, len(s.b))], &out)
+	_ = json.Unmarshal(quoted, &out)
 	return out
 }
 
@@ -197,14 +201,20 @@ func (s *nameScan) value(t reflect.Type) bool {
 		}
 		s.i++
 		for s.next('}') {
-			name := s.str()
+			raw, quoted, escaped := s.rawStr()
 			s.space()
 			s.i++ // ':'
 			var ft reflect.Type
 			if fields != nil {
 				var ok bool
-				if ft, ok = fields[name]; !ok {
-					s.found = name
+				if escaped {
+					name := unescape(quoted)
+					if ft, ok = fields[name]; !ok {
+						s.found = name
+						return true
+					}
+				} else if ft, ok = fields[string(raw)]; !ok { // no allocation for the lookup
+					s.found = string(raw)
 					return true
 				}
 			}
@@ -224,7 +234,7 @@ func (s *nameScan) value(t reflect.Type) bool {
 			}
 		}
 	case '"':
-		s.str()
+		s.rawStr()
 	default: // a number, true, false or null
 		for s.i < len(s.b) && !strings.ContainsRune(",]} \t\r\n", rune(s.b[s.i])) {
 			s.i++

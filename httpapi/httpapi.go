@@ -278,15 +278,19 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // the request, recovers from panics and routes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := r.Header.Get("X-Correlation-ID")
-	if len(r.Header.Values("X-Correlation-ID")) != 1 || !saneTokenRe.MatchString(id) {
+	ids := r.Header[hdrCorrelationID]
+	var id string
+	if len(ids) > 0 {
+		id = ids[0]
+	}
+	if len(ids) != 1 || !saneTokenRe.MatchString(id) {
 		var b [12]byte
 		_, _ = rand.Read(b[:])
 		id = "req_" + hex.EncodeToString(b[:])
 	}
-	r, span := h.tel.startRequest(r)
-	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, id))
-	w.Header().Set("X-Correlation-ID", id)
+	ctx, span := h.tel.startRequest(r)
+	r = r.WithContext(context.WithValue(ctx, ctxKey{}, id))
+	w.Header()[hdrCorrelationID] = []string{id}
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {

@@ -116,8 +116,9 @@ func (h *Handler) limit(ctx context.Context, w http.ResponseWriter, key string, 
 		h.log.ErrorContext(ctx, "rate limiter failed; request let through", "key", key, "err", err)
 		return nil
 	}
-	w.Header().Set("X-RateLimit-Limit", strconv.Itoa(perMinute))
-	w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	hd := w.Header()
+	hd[hdrRateLimitLimit] = []string{strconv.Itoa(perMinute)}
+	hd[hdrRateLimitRemaining] = []string{strconv.Itoa(remaining)}
 	if !ok {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, secs)))

@@ -184,7 +184,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, rt Route) (*
 	if rt.Scopes == nil {
 		return nil, h.limit(r.Context(), w, "ip:"+h.clientAddr(r)+":"+rt.Name(), h.limits[rt.Name()])
 	}
-	vals := r.Header.Values("X-API-Key")
+	vals := r.Header[hdrAPIKey]
 	if len(vals) != 1 || strings.TrimSpace(vals[0]) == "" {
 		if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
 			return nil, err

@@ -115,17 +115,17 @@ func (t *httpTelemetry) attributes(method, route string, status int) []metric.Re
 	return opts
 }
 
-// startRequest starts the span of a request when tracing is on.
-func (t *httpTelemetry) startRequest(r *http.Request) (*http.Request, trace.Span) {
-	if t.tracer == nil {
-		return r, nil
-	}
+// startRequest starts the span of a request when tracing is on, and
+// returns the request's context with it.
+func (t *httpTelemetry) startRequest(r *http.Request) (context.Context, trace.Span) {
 	ctx := r.Context()
+	if t.tracer == nil {
+		return ctx, nil
+	}
 	if t.propagator != nil {
 		ctx = t.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
-	ctx, span := t.tracer.Start(ctx, methodOf(r.Method), t.serverSpan...)
-	return r.WithContext(ctx), span
+	return t.tracer.Start(ctx, methodOf(r.Method), t.serverSpan...)
 }
 
 // endRequest records a served request: its duration, and its span's name
@@ -137,11 +137,14 @@ func (t *httpTelemetry) endRequest(ctx context.Context, span trace.Span, r *http
 		return
 	}
 	if span.IsRecording() {
+		// One SetAttributes call: each grows the span's attribute list.
 		if route != "" {
 			span.SetName(method + " " + route)
-			span.SetAttributes(attribute.String("http.route", route))
+			span.SetAttributes(attribute.String("http.route", route),
+				attribute.String("http.request.method", method), attribute.Int("http.response.status_code", status))
+		} else {
+			span.SetAttributes(attribute.String("http.request.method", method), attribute.Int("http.response.status_code", status))
 		}
-		span.SetAttributes(attribute.String("http.request.method", method), attribute.Int("http.response.status_code", status))
 		if status >= 500 {
 			span.SetStatus(codes.Error, http.StatusText(status))
 		}

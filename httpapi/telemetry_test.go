@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,7 +100,8 @@ func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 
 // TestRequestSpanJoinsTheCallersTrace: with a propagator, a request
 // carrying a W3C traceparent gets a server span in the caller's trace, and
-// without one the header is ignored.
+// without one the header is ignored. The span carries the route, the
+// method and the status.
 func TestRequestSpanJoinsTheCallersTrace(t *testing.T) {
 	t.Parallel()
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -124,6 +126,13 @@ func TestRequestSpanJoinsTheCallersTrace(t *testing.T) {
 		}
 		if sp.Name() != "GET /v1/openapi.json" {
 			t.Errorf("span name %q", sp.Name())
+		}
+		want := []attribute.KeyValue{attribute.String("http.route", "/v1/openapi.json"),
+			attribute.String("http.request.method", "GET"), attribute.Int("http.response.status_code", 200)}
+		for _, kv := range want {
+			if !slices.Contains(sp.Attributes(), kv) {
+				t.Errorf("span attributes %v: no %v", sp.Attributes(), kv)
+			}
 		}
 	}
 }

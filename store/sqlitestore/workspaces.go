@@ -40,28 +40,38 @@ const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, w.outside_window, w.op
 
 // WorkspaceGet implements messaging.Store. Channels is sorted, and empty but
 // not nil when no channel is connected.
+//
+// The workspace's columns repeat on every row: they are read from the first
+// row only, the later rows' copies scanned into sql.RawBytes (no copy).
 func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
-	type row struct {
-		w       messaging.WorkspaceInfo
-		channel sql.NullString
-	}
 	rows, err := s.query(ctx, qWorkspaceGet, id)
-	rs, err := collect(rows, err, func(sc scanner) (r row, err error) {
-		return r, sc.Scan(&r.w.ID, &r.w.Name, storedTime{&r.w.CreatedAt}, &r.w.OutsideWindow,
-			storedKeywords{&r.w.OptOutKeywords}, storedKeywords{&r.w.OptInKeywords}, &r.channel)
-	})
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	if len(rs) == 0 {
-		return nil, messaging.ErrNotFound
-	}
-	w := &rs[0].w
-	w.Channels = []string{}
-	for _, r := range rs {
-		if r.channel.Valid {
-			w.Channels = append(w.Channels, r.channel.String)
+	defer rows.Close()
+	var w *messaging.WorkspaceInfo
+	var skip sql.RawBytes
+	for rows.Next() {
+		var channel sql.NullString
+		if w == nil {
+			w = &messaging.WorkspaceInfo{Channels: []string{}}
+			err = rows.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &w.OutsideWindow,
+				storedKeywords{&w.OptOutKeywords}, storedKeywords{&w.OptInKeywords}, &channel)
+		} else {
+			err = rows.Scan(&skip, &skip, &skip, &skip, &skip, &skip, &channel)
 		}
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		if channel.Valid {
+			w.Channels = append(w.Channels, channel.String)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, interpretError(err)
+	}
+	if w == nil {
+		return nil, messaging.ErrNotFound
 	}
 	slices.Sort(w.Channels)
 	return w, nil

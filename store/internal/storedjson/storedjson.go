@@ -14,6 +14,7 @@ package storedjson
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/ujumbe/messaging"
 )
@@ -110,8 +111,62 @@ func decodeAs[S, T any](s *string, f func(S) T) ([]T, error) {
 // nil for nil.
 func EncodeStrings(ss []string) (*string, error) { return encode(ss, ss == nil) }
 
-// DecodeStrings returns the strings stored as s (nil for NULL).
-func DecodeStrings(s *string) ([]string, error) { return decode[string](s) }
+// DecodeStrings returns the strings stored as s (nil for NULL). A list of
+// plain strings, as EncodeStrings writes scopes, channels and most tags, is
+// split without encoding/json (see plainStrings); anything else is decoded
+// by encoding/json.
+func DecodeStrings(s *string) ([]string, error) {
+	if s != nil {
+		if out, ok := plainStrings(*s); ok {
+			return out, nil
+		}
+	}
+	return decode[string](s)
+}
+
+// plainStrings decodes s when it is a JSON array of strings in the form
+// json.Marshal writes when nothing needs escaping: '[', then strings of
+// printable ASCII characters other than '"' and '\' between double
+// quotes, separated by ',', then ']', without white space. For such an s
+// the strings are exactly what encoding/json decodes (there is no escape
+// to interpret); they share s's memory. It returns false for anything
+// else (escapes, other bytes, white space, null, malformed text), which
+// the caller then gives to encoding/json. FuzzDecodeStrings compares the
+// two.
+func plainStrings(s string) ([]string, bool) {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, false
+	}
+	body := s[1 : len(s)-1]
+	if body == "" {
+		return []string{}, true
+	}
+	out := make([]string, 0, strings.Count(body, ",")+1)
+	for {
+		if len(body) < 2 || body[0] != '"' {
+			return nil, false
+		}
+		end := 1
+		for end < len(body) && body[end] != '"' {
+			if c := body[end]; c < 0x20 || c > 0x7e || c == '\\' {
+				return nil, false
+			}
+			end++
+		}
+		if end == len(body) {
+			return nil, false
+		}
+		out = append(out, body[1:end])
+		body = body[end+1:]
+		if body == "" {
+			return out, true
+		}
+		if body[0] != ',' {
+			return nil, false
+		}
+		body = body[1:]
+	}
+}
 
 // EncodeTemplateComponents returns the stored form of cs, nil for nil.
 func EncodeTemplateComponents(cs []messaging.TemplateComponent) (*string, error) {
