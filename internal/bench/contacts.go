@@ -6,16 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ujumbe/messaging"
-	"github.com/ujumbe/messaging/httpapi"
-	"github.com/ujumbe/messaging/store/sqlitestore"
 )
 
 // Figure 4: contact search on a workspace of 1,000,000 contacts, through
@@ -98,28 +94,13 @@ func runContacts(ctx context.Context, c *config) ([]*row, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(c.workDir, "contacts.sqlite")
-	if err := copyDB(cached, path); err != nil {
-		return nil, err
-	}
-	defer removeDB(path)
-	st, err := sqlitestore.Open(ctx, path, nil)
+	sc, err := serveCopy(ctx, c, cached, "contacts.sqlite")
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	svc, err := messaging.New(st, noopProvider{}, nil)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: httpapi.New(svc, &httpapi.Options{DisableRateLimits: true})}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	base := "http://" + ln.Addr().String() + "/v1/contacts?"
+	defer sc.close()
+	path := sc.path
+	base := sc.base + "/v1/contacts?"
 	client := newClient(1)
 	defer client.CloseIdleConnections()
 

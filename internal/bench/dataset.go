@@ -8,12 +8,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/store/sqlitestore"
 )
 
@@ -123,6 +126,14 @@ func schemaHash(ctx context.Context, dir string) (string, error) {
 // contactsDB returns the path of a cached database with n generated
 // contacts in the bench workspace, generating it if needed.
 func contactsDB(ctx context.Context, c *config, n int) (string, error) {
+	return cachedDB(ctx, c, "contacts", n, datasetVersion, func(path string) error { return buildContactsDB(ctx, c, path, n) })
+}
+
+// cachedDB returns the path of the cached database of n generated kind
+// records (generator version, the product's schema), generating it with
+// build when missing; data sets of the same size for older schemas or
+// generators are stale and removed.
+func cachedDB(ctx context.Context, c *config, kind string, n, version int, build func(path string) error) (string, error) {
 	h, err := schemaHash(ctx, c.workDir)
 	if err != nil {
 		return "", err
@@ -130,25 +141,23 @@ func contactsDB(ctx context.Context, c *config, n int) (string, error) {
 	if err := os.MkdirAll(c.cache, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(c.cache, fmt.Sprintf("contacts-%d-v%d-%s.sqlite", n, datasetVersion, h))
+	path := filepath.Join(c.cache, fmt.Sprintf("%s-%d-v%d-%s.sqlite", kind, n, version, h))
 	if _, err := os.Stat(path); err == nil {
-		c.logf("contacts: cached %s", path)
+		c.logf("%s: cached %s", kind, path)
 		return path, nil
 	}
 	start := time.Now()
 	tmp := path + ".tmp"
 	removeDB(tmp)
-	if err := buildContactsDB(ctx, c, tmp, n); err != nil {
+	if err := build(tmp); err != nil {
 		removeDB(tmp)
 		return "", err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return "", err
 	}
-	c.logf("contacts: generated %d contacts in %s: %s", n, time.Since(start).Round(time.Millisecond), path)
-	// Data sets of the same size for older schemas or generators are
-	// stale.
-	if old, err := filepath.Glob(filepath.Join(c.cache, fmt.Sprintf("contacts-%d-*.sqlite", n))); err == nil {
+	c.logf("%s: generated %d in %s: %s", kind, n, time.Since(start).Round(time.Millisecond), path)
+	if old, err := filepath.Glob(filepath.Join(c.cache, fmt.Sprintf("%s-%d-*.sqlite", kind, n))); err == nil {
 		for _, o := range old {
 			if o != path {
 				removeDB(o)
@@ -156,6 +165,47 @@ func contactsDB(ctx context.Context, c *config, n int) (string, error) {
 		}
 	}
 	return path, nil
+}
+
+// servedCopy is a copy of a cached database, opened by sqlitestore and
+// served by httpapi on loopback.
+type servedCopy struct {
+	// path is the copy's file; base the server's address, http://host:port.
+	path, base string
+	close      func()
+}
+
+// serveCopy copies the cached database to name in the work directory and
+// serves it; close stops the server and removes the copy.
+func serveCopy(ctx context.Context, c *config, cached, name string) (*servedCopy, error) {
+	path := filepath.Join(c.workDir, name)
+	if err := copyDB(cached, path); err != nil {
+		return nil, err
+	}
+	st, err := sqlitestore.Open(ctx, path, nil)
+	if err != nil {
+		removeDB(path)
+		return nil, err
+	}
+	svc, err := messaging.New(st, noopProvider{}, nil)
+	if err != nil {
+		st.Close()
+		removeDB(path)
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		st.Close()
+		removeDB(path)
+		return nil, err
+	}
+	srv := &http.Server{Handler: httpapi.New(svc, &httpapi.Options{DisableRateLimits: true})}
+	go func() { _ = srv.Serve(ln) }()
+	return &servedCopy{path: path, base: "http://" + ln.Addr().String(), close: func() {
+		srv.Close()
+		st.Close()
+		removeDB(path)
+	}}, nil
 }
 
 func buildContactsDB(ctx context.Context, c *config, path string, n int) error {

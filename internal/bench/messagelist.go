@@ -9,16 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ujumbe/messaging"
-	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/store/sqlitestore"
 )
 
@@ -40,28 +36,12 @@ func runMessageList(ctx context.Context, c *config) ([]*row, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(c.workDir, "messages.sqlite")
-	if err := copyDB(cached, path); err != nil {
-		return nil, err
-	}
-	defer removeDB(path)
-	st, err := sqlitestore.Open(ctx, path, nil)
+	sc, err := serveCopy(ctx, c, cached, "messages.sqlite")
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	svc, err := messaging.New(st, noopProvider{}, nil)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: httpapi.New(svc, &httpapi.Options{DisableRateLimits: true})}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	base := "http://" + ln.Addr().String() + "/v1/messages?"
+	defer sc.close()
+	base := sc.base + "/v1/messages?"
 	client := newClient(1)
 	defer client.CloseIdleConnections()
 
@@ -158,37 +138,7 @@ func listMessages(ctx context.Context, client *http.Client, u string) (int, stri
 // messagesDB returns the path of a cached database with n generated
 // messages in the bench workspace, generating it if needed.
 func messagesDB(ctx context.Context, c *config, n int) (string, error) {
-	h, err := schemaHash(ctx, c.workDir)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(c.cache, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(c.cache, fmt.Sprintf("messages-%d-v%d-%s.sqlite", n, messagesDatasetVersion, h))
-	if _, err := os.Stat(path); err == nil {
-		c.logf("messages: cached %s", path)
-		return path, nil
-	}
-	start := time.Now()
-	tmp := path + ".tmp"
-	removeDB(tmp)
-	if err := buildMessagesDB(ctx, tmp, n); err != nil {
-		removeDB(tmp)
-		return "", err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return "", err
-	}
-	c.logf("messages: generated %d messages in %s: %s", n, time.Since(start).Round(time.Millisecond), path)
-	if old, err := filepath.Glob(filepath.Join(c.cache, fmt.Sprintf("messages-%d-*.sqlite", n))); err == nil {
-		for _, o := range old {
-			if o != path {
-				removeDB(o)
-			}
-		}
-	}
-	return path, nil
+	return cachedDB(ctx, c, "messages", n, messagesDatasetVersion, func(path string) error { return buildMessagesDB(ctx, path, n) })
 }
 
 // buildMessagesDB creates the product's schema with the bench workspace,
