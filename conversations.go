@@ -105,26 +105,15 @@ func (cs *Conversations) List(ctx context.Context, q *ConversationQuery) (*Conve
 	}
 	query.Limit = limit
 	p := &ConversationListParams{WorkspaceID: cs.ws, Limit: query.Limit + 1}
-	if query.Cursor != "" {
-		at, id, ok := parseMessageCursor(query.Cursor)
-		if !ok {
-			return nil, validationError("cursor", "is not a cursor this API returned")
-		}
-		p.BeforeAt, p.BeforeID = at, id
+	if p.BeforeAt, p.BeforeID, err = parseMessageCursor(query.Cursor); err != nil {
+		return nil, err
 	}
 	list, err := cs.svc.store.ConversationList(ctx, p)
 	if err != nil {
 		return nil, wrapStoreError(err, "conversation", "")
 	}
-	page := &ConversationPage{Items: list}
-	if len(list) > query.Limit {
-		page.Items = list[:query.Limit]
-		last := page.Items[query.Limit-1]
-		page.NextCursor = messageCursor(last.LastMessageAt, last.ID)
-	}
-	if page.Items == nil {
-		page.Items = []*Conversation{}
-	}
+	page := &ConversationPage{}
+	page.Items, page.NextCursor = cutPage(list, query.Limit, func(c *Conversation) string { return messageCursor(c.LastMessageAt, c.ID) })
 	if err := cs.attachContacts(ctx, page.Items); err != nil {
 		return nil, err
 	}

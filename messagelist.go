@@ -90,27 +90,30 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 		To: query.To, ConversationID: query.ConversationID,
 		CreatedAfter: query.CreatedAfter, CreatedBefore: query.CreatedBefore, Limit: query.Limit + 1,
 	}
-	if query.Cursor != "" {
-		at, id, ok := parseMessageCursor(query.Cursor)
-		if !ok {
-			return nil, validationError("cursor", "is not a cursor this API returned")
-		}
-		p.BeforeCreatedAt, p.BeforeID = at, id
+	if p.BeforeCreatedAt, p.BeforeID, err = parseMessageCursor(query.Cursor); err != nil {
+		return nil, err
 	}
 	list, err := m.svc.store.MessageList(ctx, p)
 	if err != nil {
 		return nil, wrapStoreError(err, "message", "")
 	}
-	page := &MessagePage{Items: list}
-	if len(list) > query.Limit {
-		page.Items = list[:query.Limit]
-		last := page.Items[query.Limit-1]
-		page.NextCursor = messageCursor(last.CreatedAt, last.ID)
-	}
-	if page.Items == nil {
-		page.Items = []*Message{}
-	}
+	page := &MessagePage{}
+	page.Items, page.NextCursor = cutPage(list, query.Limit, func(m *Message) string { return messageCursor(m.CreatedAt, m.ID) })
 	return page, nil
+}
+
+// cutPage turns list, read with one item more than limit, into a page:
+// at most limit items (never nil) and the cursor of the last one when
+// there are more.
+func cutPage[T any](list []T, limit int, cursorOf func(T) string) (items []T, next string) {
+	if len(list) > limit {
+		list = list[:limit]
+		next = cursorOf(list[limit-1])
+	}
+	if list == nil {
+		list = []T{}
+	}
+	return list, next
 }
 
 // pageSize checks the limit of a cursor-paged listing: 1 to MaxPageSize,
@@ -138,20 +141,26 @@ func messageCursor(at time.Time, id string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixNano(), 10) + "." + id))
 }
 
-func parseMessageCursor(c string) (time.Time, string, bool) {
+// parseMessageCursor reads a cursor of messageCursor; the empty cursor is
+// the zero position (the first page).
+func parseMessageCursor(c string) (time.Time, string, error) {
+	if c == "" {
+		return time.Time{}, "", nil
+	}
+	bad := validationError("cursor", "is not a cursor this API returned")
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return time.Time{}, "", false
+		return time.Time{}, "", bad
 	}
 	ns, id, ok := strings.Cut(string(b), ".")
 	if !ok || id == "" || badID(id) {
-		return time.Time{}, "", false
+		return time.Time{}, "", bad
 	}
 	n, err := strconv.ParseInt(ns, 10, 64)
 	if err != nil || n <= 0 {
-		return time.Time{}, "", false
+		return time.Time{}, "", bad
 	}
-	return time.Unix(0, n).UTC(), id, true
+	return time.Unix(0, n).UTC(), id, nil
 }
 
 // MessageCount is the number of a workspace's messages created in one
