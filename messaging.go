@@ -112,11 +112,24 @@ type Options struct {
 	// MaxMediaBytes is the largest media of an inbound message that
 	// Messages.Media streams. Default DefaultMaxMediaBytes.
 	MaxMediaBytes int64
+	// CacheTTL is how long the service reuses the API keys and the
+	// workspaces (connected channels, settings) it read from the store,
+	// measured on Clock: the two reads of every request. Changes made
+	// through this Service are seen at once; changes made through another
+	// Service on the same store (another instance behind a load balancer,
+	// another process on the SQLite file) are seen within CacheTTL: a key
+	// revoked or a channel disconnected elsewhere stops working within it.
+	// Zero means DefaultCacheTTL (500 ms); negative turns the cache off;
+	// more than MaxCacheTTL (1 s) is refused by New.
+	CacheTTL time.Duration
 }
 
 // Service is the messaging service. It is safe for concurrent use.
 type Service struct {
+	// store is raw with the reads of every request cached (see
+	// cachingStore); raw is the store New was given.
 	store    Store
+	raw      Store
 	provider Provider
 	now      func() time.Time
 	log      *slog.Logger
@@ -155,7 +168,13 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	o := defaults.Of(opts)
 	o.Clock, o.Logger = defaults.Clock(o.Clock), defaults.Logger(o.Logger)
 	defaults.Positive(&o.PendingReportRetention, DefaultPendingReportRetention)
-	s := &Service{store: store, provider: provider, now: func() time.Time { return o.Clock().UTC() }, log: o.Logger, events: &eventBus{},
+	if o.CacheTTL > MaxCacheTTL {
+		return nil, fmt.Errorf("messaging: New: CacheTTL %v is longer than MaxCacheTTL (%v)", o.CacheTTL, MaxCacheTTL)
+	}
+	if o.CacheTTL == 0 {
+		o.CacheTTL = DefaultCacheTTL
+	}
+	s := &Service{raw: store, provider: provider, now: func() time.Time { return o.Clock().UTC() }, log: o.Logger, events: &eventBus{},
 		retention: o.PendingReportRetention}
 	if o.SecretKey != nil {
 		aead, err := newAEAD(o.SecretKey)
@@ -179,6 +198,7 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 		s.sleep = workqueue.RealSleep
 	}
 	s.owner = NewID("svc")
+	s.store = newCachingStore(store, s.now, o.CacheTTL)
 	tel, err := newTelemetry(s, o.MeterProvider, o.TracerProvider)
 	if err != nil {
 		return nil, fmt.Errorf("messaging: New: creating the metric instruments: %w", err)
@@ -194,7 +214,7 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 }
 
 // Store returns the store the service runs on.
-func (s *Service) Store() Store { return s.store }
+func (s *Service) Store() Store { return s.raw }
 
 // Now returns the service clock's current time in UTC.
 func (s *Service) Now() time.Time { return s.now() }

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/pgstore"
 	"github.com/ujumbe/messaging/store/sqlitestore"
@@ -829,4 +830,48 @@ func TestClaimFaults(t *testing.T) {
 		}
 		return s
 	})
+}
+
+// TestTwoInstancesSeeRevocationWithinCacheTTL runs two Services, each with
+// its own pool, on one database: a key revoked and a channel disconnected
+// through one stop working on the other once its cached copies are
+// messaging.DefaultCacheTTL old (the documented bound; MaxCacheTTL is 1 s).
+func TestTwoInstancesSeeRevocationWithinCacheTTL(t *testing.T) {
+	url := testURL(t)
+	schema := newSchema(t, url)
+	ctx := context.Background()
+	clock := testclock.New(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	a := newService(t, open(t, url, schema, 4), fakeprovider.New(), clock.Now, messaging.DispatchOptions{})
+	b := newService(t, open(t, url, schema, 4), fakeprovider.New(), clock.Now, messaging.DispatchOptions{})
+	if _, err := a.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+		t.Fatal(err)
+	}
+	k, plain, err := a.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(svc *messaging.Service) error {
+		_, err := svc.Workspace("acme").Messages.Send(ctx, &messaging.SendParams{Channel: messaging.ChannelWhatsApp, To: "+254712345678", Type: "text", Text: "hi"})
+		return err
+	}
+	// b reads (and caches) the key and the workspace.
+	if _, err := b.Authenticate(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := send(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.RevokeAPIKey(ctx, "acme", k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DisconnectChannel(ctx, "acme", messaging.ChannelWhatsApp); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(messaging.DefaultCacheTTL)
+	if _, err := b.Authenticate(ctx, plain); messaging.ErrorCode(err) != messaging.CodeInvalidAPIKey {
+		t.Errorf("b, a TTL after the revocation on a: Authenticate = %v, want invalid_api_key", err)
+	}
+	if err := send(b); messaging.ErrorCode(err) != messaging.CodeChannelUnavailable {
+		t.Errorf("b, a TTL after the disconnect on a: Send = %v, want channel_unavailable", err)
+	}
 }

@@ -1,0 +1,194 @@
+package messaging
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultCacheTTL is how long, by default, a Service reuses the API keys
+// and workspaces it read from its store (see Options.CacheTTL).
+const DefaultCacheTTL = 500 * time.Millisecond
+
+// MaxCacheTTL is the longest Options.CacheTTL: the bound on how long a
+// change made elsewhere (a key revoked or a channel disconnected through
+// another instance or process) may go unseen by a Service.
+const MaxCacheTTL = time.Second
+
+// maxCacheEntries bounds each map of the read cache; a map that reaches it
+// is emptied before the next entry is added.
+const maxCacheEntries = 4096
+
+// cachingStore is the Store as the Service sees it: the store it was given,
+// with the two reads every accepted request makes, the API keys of a
+// lookup id (Authenticate) and a workspace with its connected channels and
+// settings (the channel check), kept for ttl on the service's clock.
+//
+// The bound on staleness is the point of the design. A change made through
+// this Service (a key created, updated or revoked; a channel connected or
+// disconnected; a workspace's settings; a connection's credentials) empties
+// the cache once the store has returned, whatever it returned, so this
+// Service sees its own changes at once. A change made elsewhere, by another
+// instance sharing a PostgreSQL database or another process on the same
+// SQLite file, is seen within ttl: no entry is used once it is ttl old,
+// and an entry read before a change of this Service is never stored after
+// it (the generation check in put). Only found records are kept: an
+// unknown key or workspace is read again each time, so a key created on
+// another instance works at once and guessed keys do not fill memory.
+type cachingStore struct {
+	Store
+	now func() time.Time
+	ttl time.Duration
+
+	// gen counts this Service's changes; a read that began before a change
+	// is not stored.
+	gen atomic.Uint64
+
+	mu         sync.RWMutex
+	keys       map[string]cached[[]*APIKey]
+	workspaces map[string]cached[*WorkspaceInfo]
+}
+
+type cached[T any] struct {
+	v  T
+	at time.Time
+}
+
+// newCachingStore returns st with its key and workspace reads cached for
+// ttl, or st itself when ttl is negative.
+func newCachingStore(st Store, now func() time.Time, ttl time.Duration) Store {
+	if ttl < 0 {
+		return st
+	}
+	return &cachingStore{Store: st, now: now, ttl: ttl,
+		keys: map[string]cached[[]*APIKey]{}, workspaces: map[string]cached[*WorkspaceInfo]{}}
+}
+
+// lookup returns the entry of m under k when it is younger than ttl.
+func lookup[T any](c *cachingStore, m map[string]cached[T], k string) (T, bool) {
+	c.mu.RLock()
+	e, ok := m[k]
+	c.mu.RUnlock()
+	if ok && c.now().Sub(e.at) < c.ttl && !e.at.After(c.now()) {
+		return e.v, true
+	}
+	var zero T
+	return zero, false
+}
+
+// put stores v under k in m, unless this Service changed something since
+// gen was read (v may predate the change).
+func put[T any](c *cachingStore, m map[string]cached[T], k string, v T, gen uint64, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen.Load() != gen {
+		return
+	}
+	if len(m) >= maxCacheEntries {
+		clear(m)
+	}
+	m[k] = cached[T]{v: v, at: at}
+}
+
+// changed empties the cache after a change made through this Service.
+func (c *cachingStore) changed() {
+	c.mu.Lock()
+	c.gen.Add(1)
+	clear(c.keys)
+	clear(c.workspaces)
+	c.mu.Unlock()
+}
+
+// APIKeysByPrefix implements Store from the cache.
+func (c *cachingStore) APIKeysByPrefix(ctx context.Context, prefix string) ([]*APIKey, error) {
+	if ks, ok := lookup(c, c.keys, prefix); ok {
+		return cloneKeys(ks), nil
+	}
+	gen, at := c.gen.Load(), c.now()
+	ks, err := c.Store.APIKeysByPrefix(ctx, prefix)
+	if err != nil || len(ks) == 0 {
+		return ks, err
+	}
+	put(c, c.keys, prefix, cloneKeys(ks), gen, at)
+	return ks, nil
+}
+
+// WorkspaceGet implements Store from the cache.
+func (c *cachingStore) WorkspaceGet(ctx context.Context, id string) (*WorkspaceInfo, error) {
+	if w, ok := lookup(c, c.workspaces, id); ok {
+		return cloneWorkspace(w), nil
+	}
+	gen, at := c.gen.Load(), c.now()
+	w, err := c.Store.WorkspaceGet(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	put(c, c.workspaces, id, cloneWorkspace(w), gen, at)
+	return w, nil
+}
+
+// The changes below empty the cache once the store returned (an error
+// may come after the change was stored).
+
+// APIKeyCreate implements Store.
+func (c *cachingStore) APIKeyCreate(ctx context.Context, k *APIKey) error {
+	defer c.changed()
+	return c.Store.APIKeyCreate(ctx, k)
+}
+
+// APIKeyRevoke implements Store.
+func (c *cachingStore) APIKeyRevoke(ctx context.Context, p *APIKeyRevokeParams) error {
+	defer c.changed()
+	return c.Store.APIKeyRevoke(ctx, p)
+}
+
+// APIKeyUpdate implements Store.
+func (c *cachingStore) APIKeyUpdate(ctx context.Context, p *APIKeyUpdateParams) error {
+	defer c.changed()
+	return c.Store.APIKeyUpdate(ctx, p)
+}
+
+// WorkspaceSetSettings implements Store.
+func (c *cachingStore) WorkspaceSetSettings(ctx context.Context, p *WorkspaceSettingsParams) error {
+	defer c.changed()
+	return c.Store.WorkspaceSetSettings(ctx, p)
+}
+
+// WorkspaceSetChannel implements Store.
+func (c *cachingStore) WorkspaceSetChannel(ctx context.Context, p *ChannelParams) error {
+	defer c.changed()
+	return c.Store.WorkspaceSetChannel(ctx, p)
+}
+
+// ConnectionPut implements Store.
+func (c *cachingStore) ConnectionPut(ctx context.Context, p *ChannelConnection) error {
+	defer c.changed()
+	return c.Store.ConnectionPut(ctx, p)
+}
+
+// ConnectionUpdate implements Store.
+func (c *cachingStore) ConnectionUpdate(ctx context.Context, p *ConnectionUpdateParams) (bool, error) {
+	defer c.changed()
+	return c.Store.ConnectionUpdate(ctx, p)
+}
+
+func cloneKeys(ks []*APIKey) []*APIKey {
+	out := make([]*APIKey, len(ks))
+	for i, k := range ks {
+		c := *k
+		c.Scopes = slices.Clone(k.Scopes)
+		c.Hash = slices.Clone(k.Hash)
+		out[i] = &c
+	}
+	return out
+}
+
+func cloneWorkspace(w *WorkspaceInfo) *WorkspaceInfo {
+	c := *w
+	c.Channels = slices.Clone(w.Channels)
+	c.OptOutKeywords = slices.Clone(w.OptOutKeywords)
+	c.OptInKeywords = slices.Clone(w.OptInKeywords)
+	return &c
+}
