@@ -47,6 +47,14 @@ func (s *Store) SuppressionSet(ctx context.Context, p *messaging.SuppressionSetP
 	return changed, nil
 }
 
+// qSuppressionsOf is the start of SuppressionList's query, to be followed
+// by the list of recipients; qSuppressionsOf1 is the query for one.
+const (
+	qSuppressionsOf = `SELECT workspace_id, recipient, channel, opted_out, source, message_id, updated_at FROM suppressions
+		WHERE workspace_id = ? AND recipient IN `
+	qSuppressionsOf1 = qSuppressionsOf + `(?)`
+)
+
 // SuppressionList implements messaging.Store through the primary key
 // (workspace_id, recipient, channel).
 func (s *Store) SuppressionList(ctx context.Context, p *messaging.SuppressionListParams) ([]*messaging.Suppression, error) {
@@ -54,8 +62,11 @@ func (s *Store) SuppressionList(ctx context.Context, p *messaging.SuppressionLis
 	for _, r := range p.Recipients {
 		args = append(args, r)
 	}
-	rows, err := s.query(ctx, `SELECT workspace_id, recipient, channel, opted_out, source, message_id, updated_at FROM suppressions
-		WHERE workspace_id = ? AND recipient IN (`+placeholders(len(p.Recipients))+`)`, args...)
+	q := qSuppressionsOf1 // a send's check, prepared
+	if len(p.Recipients) != 1 {
+		q = qSuppressionsOf + `(` + placeholders(len(p.Recipients)) + `)`
+	}
+	rows, err := s.query(ctx, q, args...)
 	list, err := collect(rows, err, func(sc scanner) (*messaging.Suppression, error) {
 		var sup messaging.Suppression
 		err := sc.Scan(&sup.WorkspaceID, &sup.Recipient, &sup.Channel, &sup.OptedOut, &sup.Source, &sup.MessageID, storedTime{&sup.UpdatedAt})
