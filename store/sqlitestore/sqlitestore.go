@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ujumbe/messaging/internal/defaults"
@@ -82,6 +83,9 @@ type Store struct {
 	closing    chan struct{}
 	writerDone chan struct{}
 	closeOnce  sync.Once
+	// commits counts the writer's commits (BenchmarkMessageCreate reports
+	// the mean batch from it).
+	commits atomic.Int64
 	// stmts holds the hot writes prepared on the writer connection; it is
 	// read-only after Open.
 	stmts map[string]*sql.Stmt
