@@ -44,7 +44,7 @@ func BenchmarkMessageCreate(b *testing.B) {
 				m := &messaging.Message{ID: messaging.NewID("msg"), WorkspaceID: "ws_bench", Channel: messaging.ChannelWhatsApp,
 					To: to, Type: "text", Text: "Your order A-1042 has shipped.", IdempotencyKey: fmt.Sprintf("order-%d", i),
 					ConversationID: messaging.ConversationID("ws_bench", messaging.ChannelWhatsApp, to),
-					Direction: messaging.DirectionOutbound, Status: messaging.StatusQueued, CreatedAt: now, UpdatedAt: now, DueAt: now}
+					Direction:      messaging.DirectionOutbound, Status: messaging.StatusQueued, CreatedAt: now, UpdatedAt: now, DueAt: now}
 				if _, _, err := s.MessageCreate(ctx, m); err != nil {
 					b.Error(err)
 				}
