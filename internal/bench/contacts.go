@@ -18,7 +18,7 @@ import (
 // GET /v1/contacts (httpapi on sqlitestore), one request at a time on a
 // keep-alive connection: p50 and p99 of searches by name prefix, by phone
 // digits and by email, and of deep pages of the unfiltered list. The goal
-// is absolute (p50 <= 5 ms, p99 <= 50 ms). The baseline is the floor of
+// is absolute (p50 <= 2 ms, p99 <= 20 ms). The baseline is the floor of
 // serving the same page: reading the same rows by primary key with
 // database/sql on a reader connection of the same file.
 
@@ -125,10 +125,10 @@ func runContacts(ctx context.Context, c *config) ([]*row, error) {
 			queries[i] = k.gen(rng, &samples[rng.IntN(len(samples))])
 		}
 		p50 := &row{figure: fmt.Sprintf("4%c", 'a'+ki), name: fmt.Sprintf("contacts, %s: %s p50", commas(int64(c.contacts)), k.name), unit: "ms",
-			absolute:     func(v float64) (bool, string) { return v <= 5, "p50 <= 5 ms" },
+			absolute:     func(v float64) (bool, string) { return v <= 2, "p50 <= 2 ms" },
 			baselineName: "the same page's rows read by primary key with database/sql (the floor of any page)"}
 		p99 := &row{figure: p50.figure, name: fmt.Sprintf("contacts, %s: %s p99", commas(int64(c.contacts)), k.name), unit: "ms",
-			absolute: func(v float64) (bool, string) { return v <= 50, "p99 <= 50 ms" }}
+			absolute: func(v float64) (bool, string) { return v <= 20, "p99 <= 20 ms" }}
 		// Warm up on the first queries.
 		for _, q := range queries[:min(20, len(queries))] {
 			if _, _, err := listContacts(ctx, client, base+q); err != nil {

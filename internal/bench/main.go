@@ -8,7 +8,7 @@
 // For each figure it prints the product's number and the baseline's (the
 // limit), each as the median and the worst of the repeats, and their ratio
 // (the median of the per-repeat ratios and the worst one), oriented so that
-// higher is better and compared with the goal of issue 7. Absolute numbers
+// higher is better and compared with its goal. Absolute numbers
 // are noisy on shared machines; the ratios are what is tracked.
 //
 // Figures (names for -only):
