@@ -351,7 +351,8 @@ func (s *Service) Start(ctx context.Context) error {
 	go func() {
 		defer close(s.done)
 		var wg sync.WaitGroup
-		wg.Add(3)
+		wg.Add(4)
+		go func() { defer wg.Done(); s.listenChanges(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.runTemplateSync(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.dispatch.queue.Run(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.hooks.queue.Run(ctx, s.stop) }()

@@ -21,6 +21,21 @@ const MaxCacheTTL = time.Second
 // is emptied before the next entry is added.
 const maxCacheEntries = 4096
 
+// ChangeListener is implemented by a Store that several Services share
+// (instances behind a load balancer on one database) when it can tell each
+// of them at once that any of them changed an API key, a workspace, its
+// channels or a channel connection: pgstore does, with LISTEN/NOTIFY. A
+// started Service (Start) empties its cache on each notice, so such changes
+// made elsewhere are seen within milliseconds instead of Options.CacheTTL;
+// the TTL still bounds what a lost notice can cost.
+type ChangeListener interface {
+	// ListenChanges calls changed after each such change commits, made
+	// through any Service, and whenever notices may have been lost (after
+	// reconnecting), until ctx is done; it then returns ctx's error.
+	// changed must not block.
+	ListenChanges(ctx context.Context, changed func()) error
+}
+
 // cachingStore is the Store as the Service sees it: the store it was given,
 // with the two reads every accepted request makes, the API keys of a
 // lookup id (Authenticate) and a workspace with its connected channels and
@@ -191,4 +206,27 @@ func cloneWorkspace(w *WorkspaceInfo) *WorkspaceInfo {
 	c.OptOutKeywords = slices.Clone(w.OptOutKeywords)
 	c.OptInKeywords = slices.Clone(w.OptInKeywords)
 	return &c
+}
+
+// listenChanges empties the cache on each notice of the store's
+// ChangeListener, if it has one and the cache is on, until ctx is done or
+// stop is closed.
+func (s *Service) listenChanges(ctx context.Context, stop <-chan struct{}) {
+	c, ok := s.store.(*cachingStore)
+	l, lok := s.raw.(ChangeListener)
+	if !ok || !lok {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := l.ListenChanges(ctx, c.changed); err != nil && ctx.Err() == nil {
+		s.log.Error("listening for changes made by other instances stopped; they are seen within the cache TTL", "err", err)
+	}
 }

@@ -875,3 +875,87 @@ func TestTwoInstancesSeeRevocationWithinCacheTTL(t *testing.T) {
 		t.Errorf("b, a TTL after the disconnect on a: Send = %v, want channel_unavailable", err)
 	}
 }
+
+// noticedStore tells the test each time the store's change listener
+// made the Service empty its cache.
+type noticedStore struct {
+	*pgstore.Store
+	flushed chan struct{}
+}
+
+func (s *noticedStore) ListenChanges(ctx context.Context, changed func()) error {
+	return s.Store.ListenChanges(ctx, func() {
+		changed()
+		select {
+		case s.flushed <- struct{}{}:
+		default:
+		}
+	})
+}
+
+// TestTwoInstancesSeeChangesByNotice starts two Services, each with its own
+// pool, on one database, with a clock that does not move: the cache TTL
+// never runs out, so only the notices of ListenChanges can make b see a
+// change made through a. The listener's connection is then killed: it
+// reconnects and b sees the next change too.
+func TestTwoInstancesSeeChangesByNotice(t *testing.T) {
+	url := testURL(t)
+	schema := newSchema(t, url)
+	ctx := context.Background()
+	clock := testclock.New(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	a := newService(t, open(t, url, schema, 4), fakeprovider.New(), clock.Now, messaging.DispatchOptions{})
+	stB := &noticedStore{Store: open(t, url, schema, 4), flushed: make(chan struct{}, 1)}
+	b := newService(t, stB, fakeprovider.New(), clock.Now, messaging.DispatchOptions{})
+	if _, err := a.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]*messaging.APIKey, 2)
+	plains := make([]string, 2)
+	for i := range keys {
+		k, plain, err := a.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i], plains[i] = k, plain
+	}
+	flushed := func(what string) {
+		t.Helper()
+		select {
+		case <-stB.flushed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: b's cache was not emptied within 10 s", what)
+		}
+	}
+	// revokeSeen caches key i in b, revokes it through a, and checks that
+	// b refuses it once a notice emptied its cache.
+	revokeSeen := func(i int) {
+		t.Helper()
+		if _, err := b.Authenticate(ctx, plains[i]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.RevokeAPIKey(ctx, "acme", keys[i].ID); err != nil {
+			t.Fatal(err)
+		}
+		flushed("the revocation's notice")
+		_, err := b.Authenticate(ctx, plains[i])
+		if messaging.ErrorCode(err) != messaging.CodeInvalidAPIKey {
+			t.Fatalf("b, after the notice of the revocation of key %d on a: %v, want invalid_api_key", i, err)
+		}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := b.Start(runCtx); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	flushed("connecting") // the listener empties the cache once it listens
+	revokeSeen(0)
+
+	// Kill the listener's connection: it reconnects (emptying the cache
+	// again, for the notices it may have missed) and sees the next change.
+	if _, err := stB.Pool().Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'messaging change listener'`); err != nil {
+		t.Fatal(err)
+	}
+	flushed("reconnecting")
+	revokeSeen(1)
+}
