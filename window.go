@@ -86,7 +86,7 @@ func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *Worksp
 		return nil, notFound("workspace", id)
 	}
 	if up.OptOutKeywords != nil || up.OptInKeywords != nil {
-		cur, err := s.store.WorkspaceGet(ctx, id)
+		cur, err := s.raw.WorkspaceGet(ctx, id) // not the cache: the lists are checked against the stored ones
 		if err != nil {
 			return nil, wrapStoreError(err, "workspace", id)
 		}

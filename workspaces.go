@@ -210,8 +210,11 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 }
 
 // GetWorkspace returns a workspace record.
+//
+// It reads the store, not the cache of the send path (Options.CacheTTL):
+// the record is current even when another instance just changed it.
 func (s *Service) GetWorkspace(ctx context.Context, id string) (*WorkspaceInfo, error) {
-	w, err := s.store.WorkspaceGet(ctx, id)
+	w, err := s.raw.WorkspaceGet(ctx, id)
 	if err != nil {
 		return nil, wrapStoreError(err, "workspace", id)
 	}
