@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -253,9 +254,24 @@ func (s *Store) contactList(ctx context.Context, p *messaging.ContactListParams,
 		}
 		ts := searchTerms(p)
 		args := searchArgs(p)
-		var n int
-		if err := tx.QueryRowContext(ctx, countSQL(ts), args...).Scan(&total, &n); err != nil {
-			return err
+		var version int64
+		if err := tx.QueryRowContext(ctx, qContactsVersion, ws).Scan(&version); err != nil {
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			version = -1 // no workspace: no contacts, nothing kept
+		}
+		key := searchKey{p.WorkspaceID, p.Search, p.PhoneDigits}
+		kept, ok := s.counts.get(key, version)
+		n := kept.listed
+		total = kept.total
+		if !ok {
+			if err := tx.QueryRowContext(ctx, countSQL(ts), args...).Scan(&total, &n); err != nil {
+				return err
+			}
+			if version >= 0 {
+				s.counts.put(key, searchCount{version: version, total: total, listed: n})
+			}
 		}
 		if p.Limit <= 0 || offset >= total {
 			return nil

@@ -83,6 +83,8 @@ type Store struct {
 	closing    chan struct{}
 	writerDone chan struct{}
 	closeOnce  sync.Once
+	// counts keeps the totals of recent contact searches (searchcounts.go).
+	counts searchCounts
 	// commits counts the writer's commits (BenchmarkMessageCreate reports
 	// the mean batch from it).
 	commits atomic.Int64
