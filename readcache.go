@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
 // DefaultCacheTTL is how long, by default, a Service reuses the API keys
@@ -217,15 +219,8 @@ func (s *Service) listenChanges(ctx context.Context, stop <-chan struct{}) {
 	if !ok || !lok {
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := workqueue.UntilStopped(ctx, stop)
 	defer cancel()
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	if err := l.ListenChanges(ctx, c.changed); err != nil && ctx.Err() == nil {
 		s.log.Error("listening for changes made by other instances stopped; they are seen within the cache TTL", "err", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
 // TemplateSyncOptions configure the refresh of the cached template list
@@ -312,15 +314,8 @@ func (s *Service) runTemplateSync(ctx context.Context, stop <-chan struct{}) {
 	if _, ok := s.provider.(TemplateLister); !ok {
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := workqueue.UntilStopped(ctx, stop)
 	defer cancel()
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	for {
 		s.syncAll(ctx)
 		if s.syncOpts.Every < 0 {

@@ -134,15 +134,8 @@ func (q *Queue[T]) Notify() {
 // short by stop or ctx) and logs one line; a claim that succeeds starts the
 // backoff over.
 func (q *Queue[T]) Run(ctx context.Context, stop <-chan struct{}) {
-	sctx, cancel := context.WithCancel(ctx) // what the waits listen to
+	sctx, cancel := UntilStopped(ctx, stop) // what the waits listen to
 	defer cancel()
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-sctx.Done():
-		}
-	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	sem := make(chan struct{}, q.c.Workers) // a token per work in flight
@@ -254,4 +247,18 @@ func (q *Queue[T]) RunDue(ctx context.Context) (int, error) {
 			}
 		}
 	}
+}
+
+// UntilStopped returns a context that is done when ctx is done or stop is
+// closed, whichever comes first; cancel releases it.
+func UntilStopped(ctx context.Context, stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
