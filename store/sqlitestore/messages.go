@@ -135,12 +135,22 @@ var (
 		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at)
 		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
 		WHERE workspace_id = ? AND disabled_at IS NULL
-			AND (events = '' OR instr(' ' || events || ' ', ' ' || ? || ' ') > 0)
+			AND (events = '' OR ` + subscribes + `)
 		ORDER BY created_at, id`
+	// qEventSubscribed tells whether qQueueEvent would queue anything for
+	// an event of the workspace and type (arguments: workspace, type).
+	qEventSubscribed = `SELECT EXISTS (SELECT 1 FROM webhook_endpoints
+		WHERE workspace_id = ? AND disabled_at IS NULL
+			AND (events = '' OR ` + subscribes + `))`
 )
 
+// subscribes is the condition of an endpoint subscribing to the event type
+// given as the statement's last argument: its space-separated events hold
+// it.
+const subscribes = `instr(' ' || events || ' ', ' ' || ? || ' ') > 0`
+
 // hotWrites are prepared once on the writer connection (see stmt).
-var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
+var hotWrites = []string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
 	qSMSDebit, qSMSInsert, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake}
 
 // MessageUpdateStatus implements messaging.Store. In one write transaction
