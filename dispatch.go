@@ -89,6 +89,10 @@ type dispatcher struct {
 	// failed with a retryable error.
 	retry workqueue.Schedule
 
+	// statuses gathers the status changes of the workers' outcomes into
+	// one store write.
+	statuses *statusBatch
+
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
 }
@@ -98,7 +102,8 @@ type dispatcher struct {
 func newDispatcher(s *Service, o DispatchOptions, sleep workqueue.Sleep) *dispatcher {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	d := &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]), limiters: map[string]*rate.Limiter{}}
+	d := &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]), limiters: map[string]*rate.Limiter{},
+		statuses: &statusBatch{store: s.store}}
 	d.retry = workqueue.Exponential(d.opts.InitialBackoff, d.opts.MaxBackoff, 0.2, d.opts.MaxAttempts)
 	d.queue = workqueue.New(workqueue.Config[*Message]{
 		Name: "dispatcher", Workers: d.opts.Workers, BatchSize: d.opts.BatchSize, PollInterval: d.opts.PollInterval,
@@ -140,8 +145,25 @@ func (d *dispatcher) limiter(ws, channel string) *rate.Limiter {
 }
 
 // process hands one claimed message to the provider and records the result.
+//
+// The message counts on the status batch (see statusBatch) from its claim
+// until its status change joins the batch or process ends, except while
+// it waits for the provider or its pacing: held tells whether it counts.
 func (d *dispatcher) process(ctx context.Context, m *Message) {
+	// The hold starts here, not at the claim: a claimed message may wait
+	// for a worker that waits for the batch (DispatchDue claims more
+	// than it has workers).
+	d.statuses.hold(1)
+	held := true
+	let := func() {
+		if held {
+			held = false
+			d.statuses.release()
+		}
+	}
+	defer let()
 	if l := d.limiter(m.WorkspaceID, m.Channel); l != nil {
+		let()
 		if err := l.Wait(ctx); err != nil {
 			return // cancelled: the lease runs out and the message is claimed again
 		}
@@ -157,7 +179,10 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		pspan.SetAttributes(AttrMessageID.String(m.ID), AttrChannel.String(m.Channel))
 	}
 	started := d.svc.now()
+	let()
 	rcpt, err := d.svc.provider.Send(sctx, m)
+	d.statuses.hold(1)
+	held = true
 	endSpan(pspan, err)
 	cancel()
 	if ctx.Err() != nil {
@@ -168,6 +193,9 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	// Results are recorded even while stopping, without the caller's
 	// cancellation, and retried until the lease ends (m.DueAt of a claimed
 	// message): the lease is what keeps the message from a second send.
+	set := func(ctx context.Context, p *MessageStatusParams) (*Message, bool, error) {
+		return d.statuses.update(ctx, p, &held)
+	}
 	record := func(what string, write func(context.Context) error) {
 		_ = d.queue.Record(ctx, &workqueue.Outcome{What: what, LeaseEnd: m.DueAt, Write: write, Permanent: permanent, LogArgs: []any{"message_id", m.ID}})
 	}
@@ -176,12 +204,15 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 			err = &SendError{Code: "invalid_response", Text: "the provider returned no message id", Retryable: true}
 		} else {
 			record("sent", func(rctx context.Context) error {
-				_, uerr := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID}, m)
+				_, uerr := d.svc.recordStatusVia(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID}, m, set)
 				return uerr
 			})
 			return
 		}
 	}
+	// Only a sent message's change is worth the batch's wait: the
+	// others may do I/O first (the credentials refused, a release).
+	let()
 	var se *SendError
 	if !errors.As(err, &se) {
 		se = &SendError{Code: "unreachable", Text: "The channel provider could not be reached", Retryable: true}
@@ -207,7 +238,7 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		return
 	}
 	record("the failure", func(rctx context.Context) error {
-		_, uerr := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text}, m)
+		_, uerr := d.svc.recordStatusVia(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text}, m, set)
 		return uerr
 	})
 }

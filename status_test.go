@@ -237,6 +237,14 @@ func (s *racingStore) MessageUpdateStatus(ctx context.Context, p *messaging.Mess
 	return s.Store.MessageUpdateStatus(ctx, p)
 }
 
+func (s *racingStore) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+	s.updates.Add(int64(len(ps)))
+	if s.race != nil && s.raced.CompareAndSwap(false, true) {
+		s.race()
+	}
+	return s.Store.MessageUpdateStatuses(ctx, ps)
+}
+
 // TestStatusMovedMeanwhile: the dispatcher records its outcome from its
 // claimed copy (queued). When the status moved meanwhile, the change is
 // decided again on the status as it is: a failure still applies from

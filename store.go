@@ -166,6 +166,14 @@ type Store interface {
 	// and after with changed=false. A change appends {p.To, p.At} to the
 	// message's History.
 	MessageUpdateStatus(ctx context.Context, p *MessageStatusParams) (before, after *Message, changed bool, err error)
+	// MessageUpdateStatuses makes the changes of ps, in order, each as
+	// MessageUpdateStatus makes one (a compare-and-set on its From, its
+	// event queued with it), in one transaction, and returns one result per
+	// change, in the order of ps. A change whose message does not exist
+	// has ErrNotFound as its result's Err and leaves the others alone.
+	// Any other failure is returned as the error, and then none of the
+	// changes is stored.
+	MessageUpdateStatuses(ctx context.Context, ps []*MessageStatusParams) ([]MessageStatusResult, error)
 
 	// MessageClaim leases up to p.Limit queued messages whose DueAt is at
 	// or before p.Now, oldest DueAt first: each gets LeaseOwner p.Owner,
@@ -763,6 +771,18 @@ type MessageStatusParams struct {
 	// enabled webhook endpoint of the workspace that subscribes to its
 	// Type.
 	Event *EventRecord
+}
+
+// MessageStatusResult is the outcome of one change of
+// Store.MessageUpdateStatuses.
+type MessageStatusResult struct {
+	// Message is the message after the change, or as it is when its
+	// status was not in From (nil with Err).
+	Message *Message
+	// Changed reports whether the status changed.
+	Changed bool
+	// Err is ErrNotFound when the message does not exist, else nil.
+	Err error
 }
 
 // WorkspaceSettingsParams are the arguments of Store.WorkspaceSetSettings.

@@ -85,6 +85,27 @@ func (s *faultyStore) MessageUpdateStatus(ctx context.Context, p *messaging.Mess
 	return s.Store.MessageUpdateStatus(ctx, p)
 }
 
+// MessageUpdateStatuses fails a whole batch holding a change to sent
+// while failSent lasts, as MessageUpdateStatus fails one.
+func (s *faultyStore) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+	s.mu.Lock()
+	fail := false
+	for _, p := range ps {
+		if p.To == messaging.StatusSent {
+			s.sentWrites++
+			fail = fail || s.failSent > 0
+		}
+	}
+	if fail {
+		s.failSent--
+	}
+	s.mu.Unlock()
+	if fail {
+		return nil, errStorage
+	}
+	return s.Store.MessageUpdateStatuses(ctx, ps)
+}
+
 func (s *faultyStore) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
 	s.mu.Lock()
 	fail := s.failRecords > 0

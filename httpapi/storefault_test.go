@@ -72,6 +72,13 @@ func (s *failingWrites) MessageUpdateStatus(ctx context.Context, p *messaging.Me
 	return s.Store.MessageUpdateStatus(ctx, p)
 }
 
+func (s *failingWrites) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+	if err := s.fail(); err != nil {
+		return nil, err
+	}
+	return s.Store.MessageUpdateStatuses(ctx, ps)
+}
+
 func (s *failingWrites) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
 	if err := s.fail(); err != nil {
 		return nil, err

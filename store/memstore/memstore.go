@@ -640,6 +640,27 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		return nil, nil, false, err
 	}
 	defer unlock()
+	return s.setStatus(p)
+}
+
+// MessageUpdateStatuses implements messaging.Store: every change under
+// one hold of the lock.
+func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	out := make([]messaging.MessageStatusResult, len(ps))
+	for i, p := range ps {
+		_, after, changed, err := s.setStatus(p)
+		out[i] = messaging.MessageStatusResult{Message: after, Changed: changed, Err: err}
+	}
+	return out, nil
+}
+
+// setStatus is MessageUpdateStatus under the lock.
+func (s *Store) setStatus(p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
 	m, ok := s.messages[p.ID]
 	if !ok || m.WorkspaceID != p.WorkspaceID {
 		return nil, nil, false, messaging.ErrNotFound

@@ -239,6 +239,45 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 	return before, after, changed, nil
 }
 
+// MessageUpdateStatuses implements messaging.Store: the changes, each as
+// MessageUpdateStatus makes it, in one transaction.
+func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+	ctx = writeCtx(ctx)
+	var out []messaging.MessageStatusResult
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		out = make([]messaging.MessageStatusResult, len(ps))
+		for i, p := range ps {
+			_, after, changed, err := setStatus(ctx, tx, p, false)
+			if err != nil {
+				return err
+			}
+			if !changed {
+				after, err = scanMessage(tx.QueryRow(ctx, qMessageByWSID, p.ID, p.WorkspaceID))
+				if errors.Is(err, pgx.ErrNoRows) {
+					out[i] = messaging.MessageStatusResult{Err: messaging.ErrNotFound}
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				out[i] = messaging.MessageStatusResult{Message: after}
+				continue
+			}
+			out[i] = messaging.MessageStatusResult{Message: after, Changed: true}
+			if ev := p.Event; ev != nil {
+				if _, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MessageClaim implements messaging.Store with SELECT ... FOR UPDATE SKIP
 // LOCKED through the partial index messages_due (see qMessageClaim), so any
 // number of dispatchers in any number of processes share the queue without

@@ -54,7 +54,24 @@ func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messagi
 
 // queueEvent writes one delivery of ev per enabled endpoint of its
 // workspace that subscribes to its type, inside the caller's transaction.
+// It first asks whether any endpoint subscribes: most workspaces have
+// none, and the read costs a fraction of an INSERT that inserts nothing
+// (which still touches the AUTOINCREMENT counter and sorts). Both run in
+// the caller's write transaction, so no endpoint can appear in between.
 func (s *Store) queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
+	var subscribed bool
+	if err := s.rowTx(ctx, tx, qEventSubscribed, ev.WorkspaceID, ev.Type).Scan(&subscribed); err != nil {
+		return err
+	}
+	if !subscribed {
+		return nil
+	}
+	return s.insertEvent(ctx, tx, ev)
+}
+
+// insertEvent is queueEvent without the question whether any endpoint
+// subscribes.
+func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
 	_, err := s.execTx(ctx, tx, qQueueEvent, ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.WorkspaceID, ev.Type)
 	return err
 }
@@ -226,8 +243,24 @@ const qWebhookClaim = `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?
 		ORDER BY d.due_at, d.seq LIMIT ?)
 	RETURNING ` + deliveryCols
 
-// WebhookClaim implements messaging.Store.
+// qWebhookDue tells whether a pending delivery is due (argument: now),
+// through the partial index webhook_deliveries_due.
+const qWebhookDue = `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND due_at <= ?)`
+
+// WebhookClaim implements messaging.Store. It first asks a reader
+// connection whether any pending delivery is due, and claims through the
+// writer only when one is: the webhook sender is woken by every status
+// change, and most queue no delivery. Answering "none" from that read is
+// the claim's answer as of the read: a delivery committed after it is
+// announced by a wake of its own, or found by the next poll.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+	var due bool
+	if err := s.queryRow(ctx, qWebhookDue, fmtTime(p.Now)).Scan(&due); err != nil {
+		return nil, interpretError(err)
+	}
+	if !due {
+		return nil, nil
+	}
 	var out []*messaging.WebhookDelivery
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, qWebhookClaim,

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"slices"
 
 	"github.com/ujumbe/messaging"
@@ -135,12 +136,22 @@ var (
 		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at)
 		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
 		WHERE workspace_id = ? AND disabled_at IS NULL
-			AND (events = '' OR instr(' ' || events || ' ', ' ' || ? || ' ') > 0)
+			AND (events = '' OR ` + subscribes + `)
 		ORDER BY created_at, id`
+	// qEventSubscribed tells whether qQueueEvent would queue anything for
+	// an event of the workspace and type (arguments: workspace, type).
+	qEventSubscribed = `SELECT EXISTS (SELECT 1 FROM webhook_endpoints
+		WHERE workspace_id = ? AND disabled_at IS NULL
+			AND (events = '' OR ` + subscribes + `))`
 )
 
+// subscribes is the condition of an endpoint subscribing to the event type
+// given as the statement's last argument: its space-separated events hold
+// it.
+const subscribes = `instr(' ' || events || ' ', ' ' || ? || ' ') > 0`
+
 // hotWrites are prepared once on the writer connection (see stmt).
-var hotWrites = []string{qMessageSetStatus, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
+var hotWrites = []string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
 	qSMSDebit, qSMSInsert, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake}
 
 // MessageUpdateStatus implements messaging.Store. In one write transaction
@@ -176,6 +187,81 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 		return nil, nil, false, err
 	}
 	return before, after, changed, nil
+}
+
+// MessageUpdateStatuses implements messaging.Store: one write request for
+// every change, with no savepoint of its own per change (a failure fails
+// them all). A change from one status is tried as the UPDATE alone: the
+// message is read only when it does not apply (to tell a missing message
+// from a status that moved). Whether the workspace's endpoints subscribe
+// to an event type is asked once per batch.
+func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+	out := make([]messaging.MessageStatusResult, len(ps))
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		subscribed := map[[2]string]bool{}
+		for i, p := range ps {
+			after, changed, err := s.setStatus(ctx, tx, p)
+			if errors.Is(err, sql.ErrNoRows) {
+				out[i] = messaging.MessageStatusResult{Err: messaging.ErrNotFound}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[i] = messaging.MessageStatusResult{Message: after, Changed: changed}
+			if !changed || p.Event == nil {
+				continue
+			}
+			k := [2]string{p.Event.WorkspaceID, p.Event.Type}
+			sub, ok := subscribed[k]
+			if !ok {
+				if err := s.rowTx(ctx, tx, qEventSubscribed, k[0], k[1]).Scan(&sub); err != nil {
+					return err
+				}
+				subscribed[k] = sub
+			}
+			if sub {
+				if err := s.insertEvent(ctx, tx, p.Event); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// setStatus makes the change p in tx, without its event, and returns the
+// message after it (as it is when its status is not in p.From).
+// sql.ErrNoRows: the message does not exist.
+func (s *Store) setStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
+	update := func(from string) (*messaging.Message, error) {
+		return scanMessage(s.rowTx(ctx, tx, qMessageSetStatus, p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
+			statushistory.Entry(p.To, p.At), p.ID, p.WorkspaceID, from))
+	}
+	if len(p.From) == 1 {
+		after, err := update(p.From[0])
+		if err == nil {
+			return after, true, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return nil, false, err
+		}
+	}
+	cur, err := scanMessage(s.rowTx(ctx, tx, qMessageByWSID, p.ID, p.WorkspaceID))
+	if err != nil {
+		return nil, false, err // sql.ErrNoRows: not found
+	}
+	// The writer is serialized, so the status read above is the one the
+	// update sees.
+	if len(p.From) == 1 || !slices.Contains(p.From, cur.Status) {
+		return cur, false, nil
+	}
+	after, err := update(cur.Status)
+	return after, err == nil, err
 }
 
 // MessageReceive implements messaging.Store: MessageCreate's insert and,

@@ -330,7 +330,7 @@ func (s *Store) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // reader pool (see queryRow). Each is one statement, which reads one
 // snapshot by itself: they need no explicit transaction.
 var hotReads = []string{qWorkspaceGet, qAPIKeysByPrefix, qMessageByWSID, qMessageByIdem, qMessageByProviderID, qContactGet, qSMSAccountKey,
-	qPendingAny, qSessionGet, qSuppressionsOf1}
+	qPendingAny, qSessionGet, qSuppressionsOf1, qWebhookDue}
 
 // prepareReads prepares hotReads on the reader pool.
 func (s *Store) prepareReads(ctx context.Context) error {

@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"Messages", testMessages},
 		{"MessageIdempotencyConcurrent", testMessageIdempotencyConcurrent},
 		{"MessageStatus", testMessageStatus},
+		{"MessageUpdateStatuses", testMessageUpdateStatuses},
 		{"MessageHistory", testMessageHistory},
 		{"MessageList", testMessageList},
 		{"MessageHourlyCounts", testMessageHourlyCounts},

@@ -1,0 +1,148 @@
+package messaging
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// statusBatch gathers the dispatcher's status changes (queued -> sent,
+// and failures) into one store write, Store.MessageUpdateStatuses: with a
+// provider that answers at once, the workers' outcomes arrive together,
+// and a write of each (a commit each, or a small group commit) would cost
+// more than the sends.
+//
+// A batch is written when no claimed message is on its way to a status
+// change: every message the dispatcher holds is waiting for the provider
+// (or its pacing), has its change waiting in the batch, or is done. The
+// count of the others, busy, is kept by the dispatcher: a message counts
+// from the start of its processing, leaves while it waits for the provider and for good
+// when its change joins the batch or its processing ends without one. So a
+// batch never waits for a slow provider, only for workers that are
+// computing their outcome, and one write is in flight at a time: changes
+// that arrive meanwhile make the next batch.
+//
+// Each change is still a compare-and-set by its from-status and is
+// committed with its event; a worker returns only once the write holding
+// its change committed (or failed: then every change of the batch failed,
+// and each worker's Record retries its own).
+type statusBatch struct {
+	store Store
+
+	mu       sync.Mutex
+	pending  []*statusReq
+	busy     int
+	flushing bool
+}
+
+// statusReq is one change waiting in a statusBatch.
+type statusReq struct {
+	ctx  context.Context
+	p    *MessageStatusParams
+	done chan statusRes // buffered: the flush never waits for the caller
+	// taken (under the batch's mu) is set once the change is in a write:
+	// its caller can no longer withdraw it.
+	taken bool
+}
+
+// statusRes is the outcome of one change.
+type statusRes struct {
+	after   *Message
+	changed bool
+	err     error
+}
+
+// hold counts n more messages on their way to a status change.
+func (b *statusBatch) hold(n int) {
+	b.mu.Lock()
+	b.busy += n
+	b.mu.Unlock()
+}
+
+// release counts one message fewer on its way to a status change.
+func (b *statusBatch) release() {
+	b.mu.Lock()
+	b.busy--
+	b.flushLocked()
+	b.mu.Unlock()
+}
+
+// update makes the change p in the next batch and returns its outcome,
+// as Store.MessageUpdateStatus would (not found is the error
+// ErrNotFound). *held tells whether the message still counts as on its
+// way (see hold): it stops counting once its change is waiting. A ctx
+// done before the change went into a write withdraws it.
+func (b *statusBatch) update(ctx context.Context, p *MessageStatusParams, held *bool) (*Message, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	r := &statusReq{ctx: ctx, p: p, done: make(chan statusRes, 1)}
+	b.mu.Lock()
+	b.pending = append(b.pending, r)
+	if *held {
+		*held = false
+		b.busy--
+	}
+	b.flushLocked()
+	b.mu.Unlock()
+	select {
+	case res := <-r.done:
+		return res.after, res.changed, res.err
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	if !r.taken {
+		for i, q := range b.pending {
+			if q == r {
+				b.pending = append(b.pending[:i], b.pending[i+1:]...)
+				break
+			}
+		}
+		b.mu.Unlock()
+		return nil, false, ctx.Err()
+	}
+	b.mu.Unlock()
+	res := <-r.done // in a write: its outcome is the commit's
+	return res.after, res.changed, res.err
+}
+
+// flushLocked starts the write of the pending changes when none is in
+// flight and no held message is on its way to one.
+func (b *statusBatch) flushLocked() {
+	if b.flushing || b.busy > 0 || len(b.pending) == 0 {
+		return
+	}
+	batch := b.pending
+	b.pending = nil
+	b.flushing = true
+	for _, r := range batch {
+		r.taken = true
+	}
+	go b.flush(batch)
+}
+
+// flush writes batch and hands each change its outcome, then starts the
+// next write if changes arrived meanwhile.
+func (b *statusBatch) flush(batch []*statusReq) {
+	ps := make([]*MessageStatusParams, len(batch))
+	for i, r := range batch {
+		ps[i] = r.p
+	}
+	// The write runs to its end whatever the callers do now (see
+	// update); it carries the first caller's values (tracing).
+	results, err := b.store.MessageUpdateStatuses(context.WithoutCancel(batch[0].ctx), ps)
+	if err == nil && len(results) != len(batch) {
+		err = fmt.Errorf("messaging: the store returned %d results for %d status changes", len(results), len(batch))
+	}
+	for i, r := range batch {
+		if err != nil {
+			r.done <- statusRes{err: err}
+			continue
+		}
+		r.done <- statusRes{after: results[i].Message, changed: results[i].Changed, err: results[i].Err}
+	}
+	b.mu.Lock()
+	b.flushing = false
+	b.flushLocked()
+	b.mu.Unlock()
+}
