@@ -21,7 +21,11 @@ import (
 type DispatchOptions struct {
 	// Workers is the number of sends in flight at once. Default 8.
 	Workers int
-	// BatchSize is the most messages claimed at once. Default 2 x Workers.
+	// BatchSize is the most messages claimed at once. A claim takes up to
+	// BatchSize messages even when fewer workers are free: those claimed
+	// ahead wait for a worker under their lease, and one whose lease no
+	// longer covers SendTimeout when a worker takes it is left to the next
+	// claim after the lease. Default 4 x Workers.
 	BatchSize int
 	// Lease is how long a claimed message belongs to this dispatcher. A
 	// message whose lease ran out (the process died mid-send) is claimed
@@ -52,7 +56,7 @@ type DispatchOptions struct {
 func (o *DispatchOptions) withDefaults() DispatchOptions {
 	d := *o
 	defaults.Positive(&d.Workers, 8)
-	defaults.Positive(&d.BatchSize, 2*d.Workers)
+	defaults.Positive(&d.BatchSize, 4*d.Workers)
 	defaults.Positive(&d.SendTimeout, 30*time.Second)
 	defaults.Positive(&d.Lease, 60*time.Second)
 	if d.Lease <= d.SendTimeout {
@@ -107,6 +111,10 @@ func newDispatcher(s *Service, o DispatchOptions, sleep workqueue.Sleep) *dispat
 	d.retry = workqueue.Exponential(d.opts.InitialBackoff, d.opts.MaxBackoff, 0.2, d.opts.MaxAttempts)
 	d.queue = workqueue.New(workqueue.Config[*Message]{
 		Name: "dispatcher", Workers: d.opts.Workers, BatchSize: d.opts.BatchSize, PollInterval: d.opts.PollInterval,
+		// Claims take BatchSize messages even when fewer workers are free
+		// (fewer claims, each a store write); process leaves a message
+		// whose lease no longer covers a send.
+		ClaimAhead: true,
 		Now: s.now, Sleep: sleep, Logger: s.log,
 		// A failed write of a result is logged by process and never
 		// paces the claims: the message is claimed again after its lease.
@@ -167,6 +175,13 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		if err := l.Wait(ctx); err != nil {
 			return // cancelled: the lease runs out and the message is claimed again
 		}
+	}
+	if d.svc.now().Add(d.opts.SendTimeout).After(m.DueAt) {
+		// What is left of the lease (m.DueAt of a claimed message) would
+		// not cover a send: it waited for a worker or for pacing too long.
+		// It is not sent now, so that it cannot be sent twice once the
+		// lease lets another claim take it; that claim sends it.
+		return
 	}
 	tel := d.svc.tel
 	var span trace.Span

@@ -376,3 +376,36 @@ func TestDispatchPacingPerSender(t *testing.T) {
 		t.Errorf("150 messages at 50/s took %v, want at least 2 s", el)
 	}
 }
+
+// TestDispatchLeavesAMessageItsLeaseNoLongerCovers claims two messages for
+// one worker; the first send takes longer than the lease minus
+// SendTimeout, so the second is not sent on that claim (another claim could
+// take it before its send ended), and is sent by the claim after its lease.
+func TestDispatchLeavesAMessageItsLeaseNoLongerCovers(t *testing.T) {
+	t.Parallel()
+	f := setupDispatch(t, memstore.New(), messaging.DispatchOptions{Workers: 1, BatchSize: 2, Lease: time.Minute, SendTimeout: 30 * time.Second})
+	f.prov.block, f.prov.started = make(chan struct{}), make(chan string, 4)
+	first, second := f.send(t, "+254700000001"), f.send(t, "+254700000002")
+	done := make(chan int, 1)
+	go func() { done <- f.dispatch(t) }()
+	if got := <-f.prov.started; got != first {
+		t.Fatalf("first send: %s, want %s", got, first)
+	}
+	f.clock.Advance(30*time.Second + time.Millisecond) // 29.999 s of the second's lease left
+	close(f.prov.block)
+	<-done
+	if n := f.prov.callsOf(second); n != 0 {
+		t.Fatalf("the second message was sent %d times with less than SendTimeout of its lease left", n)
+	}
+	if m := f.get(t, second); m.Status != messaging.StatusQueued {
+		t.Fatalf("second message: %s, want queued", m.Status)
+	}
+	f.clock.Advance(30 * time.Second) // the lease ended
+	f.dispatch(t)
+	if n, m := f.prov.callsOf(second), f.get(t, second); n != 1 || m.Status != messaging.StatusSent {
+		t.Fatalf("after the lease: %d sends, status %s; want 1, sent", n, m.Status)
+	}
+	if n := f.prov.callsOf(first); n != 1 {
+		t.Errorf("first message: %d sends, want 1", n)
+	}
+}

@@ -22,7 +22,7 @@ import (
 func TestDispatchDefaults(t *testing.T) {
 	t.Parallel()
 	got := messaging.DispatchDefaults(messaging.DispatchOptions{})
-	want := messaging.DispatchOptions{Workers: 8, BatchSize: 16, SendTimeout: 30 * time.Second, Lease: 60 * time.Second,
+	want := messaging.DispatchOptions{Workers: 8, BatchSize: 32, SendTimeout: 30 * time.Second, Lease: 60 * time.Second,
 		PollInterval: 200 * time.Millisecond, MaxAttempts: 10, MaxAge: 24 * time.Hour, InitialBackoff: time.Second,
 		MaxBackoff: 10 * time.Minute, PerSenderRate: 80}
 	if d := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".PerSenderBurst" }, cmp.Ignore())); d != "" {
@@ -30,8 +30,8 @@ func TestDispatchDefaults(t *testing.T) {
 	}
 	// The batch follows the workers; a lease shorter than a send grows.
 	got = messaging.DispatchDefaults(messaging.DispatchOptions{Workers: 3, Lease: 10 * time.Second, SendTimeout: 30 * time.Second})
-	if got.BatchSize != 6 || got.Lease != 40*time.Second {
-		t.Errorf("Workers 3, Lease 10s, SendTimeout 30s: BatchSize %d, Lease %v; want 6 and 40s", got.BatchSize, got.Lease)
+	if got.BatchSize != 12 || got.Lease != 40*time.Second {
+		t.Errorf("Workers 3, Lease 10s, SendTimeout 30s: BatchSize %d, Lease %v; want 12 and 40s", got.BatchSize, got.Lease)
 	}
 	got = messaging.DispatchDefaults(messaging.DispatchOptions{Lease: 30 * time.Second, SendTimeout: 30 * time.Second})
 	if got.Lease != 40*time.Second {

@@ -67,6 +67,14 @@ type Config[T any] struct {
 	// one per finished item. Default half of Workers, at least 1; Workers
 	// makes every claim wait until the previous batch is done.
 	RefillAt int
+	// ClaimAhead makes Run claim BatchSize items whenever it claims, not
+	// only as many as the free workers take: the items no worker is free
+	// for wait in Run, under their lease, until one is (fewer claims, each
+	// a store write, for more waiting). Once stop is closed the items
+	// claimed are still worked; once ctx is done those not started are
+	// left to their lease. Work must check that an item's lease still
+	// covers it.
+	ClaimAhead bool
 	// PollInterval is how often Run claims when nothing woke it. Default
 	// 1 s.
 	PollInterval time.Duration
@@ -175,7 +183,11 @@ func (q *Queue[T]) Run(ctx context.Context, stop <-chan struct{}) {
 				return
 			}
 		}
-		items, err := q.c.Claim(ctx, min(free*q.perWork, q.c.BatchSize))
+		limit := min(free*q.perWork, q.c.BatchSize)
+		if q.c.ClaimAhead {
+			limit = q.c.BatchSize
+		}
+		items, err := q.c.Claim(ctx, limit)
 		if err != nil {
 			if ctx.Err() != nil || !backOff("claim", err) {
 				return
@@ -186,7 +198,11 @@ func (q *Queue[T]) Run(ctx context.Context, stop <-chan struct{}) {
 			q.c.Logger.InfoContext(ctx, q.c.Name+": claims succeed again", "failures", n)
 		}
 		for chunk := range slices.Chunk(items, q.perWork) {
-			sem <- struct{}{}
+			select {
+			case sem <- struct{}{}: // a free worker (at once, unless claimed ahead)
+			case <-ctx.Done():
+				return // what was not started is left to its lease
+			}
 			wg.Go(func() {
 				if err := q.work(ctx, chunk); err != nil {
 					select {

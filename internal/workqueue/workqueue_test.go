@@ -445,3 +445,42 @@ func TestNewDefaults(t *testing.T) {
 	q.Notify()
 	q.Notify() // never blocks
 }
+
+// TestRunClaimAhead: with ClaimAhead a queue claims BatchSize items, works
+// them Workers at a time, still works those it holds once stopped, and
+// claims nothing more; cancelled, it starts none of those it holds.
+func TestRunClaimAhead(t *testing.T) {
+	t.Parallel()
+	s := newScript()
+	q := New(Config[int]{Name: "q", Workers: 2, BatchSize: 5, ClaimAhead: true, PollInterval: time.Hour, Claim: s.claim, Work: s.work})
+	_, cancel, stop, done := run(q)
+	defer cancel()
+	s.expectClaim(t, 5, answer{items: []int{1, 2, 3, 4, 5}}) // would be 2 without ClaimAhead
+	s.expectStarted(t, 1, 2)
+	s.free(1)
+	s.expectStarted(t, 3)
+	close(stop)
+	s.free(2, 3)
+	s.expectStarted(t, 4, 5)
+	s.free(4, 5)
+	recv(t, done, "Run to return")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.most > 2 {
+		t.Errorf("%d works in flight at once; want at most 2", s.most)
+	}
+
+	// Cancelled while holding items: those are never started.
+	c := newScript()
+	q = New(Config[int]{Name: "q", Workers: 1, BatchSize: 3, ClaimAhead: true, PollInterval: time.Hour, Claim: c.claim, Work: c.work})
+	_, cancel2, _, done2 := run(q)
+	c.expectClaim(t, 3, answer{items: []int{1, 2, 3}})
+	c.expectStarted(t, 1)
+	cancel2()
+	recv(t, done2, "Run to return")
+	select {
+	case item := <-c.started:
+		t.Errorf("item %d started after the cancellation", item)
+	default:
+	}
+}
