@@ -115,7 +115,7 @@ func newDispatcher(s *Service, o DispatchOptions, sleep workqueue.Sleep) *dispat
 		// (fewer claims, each a store write); process leaves a message
 		// whose lease no longer covers a send.
 		ClaimAhead: true,
-		Now: s.now, Sleep: sleep, Logger: s.log,
+		Now:        s.now, Sleep: sleep, Logger: s.log,
 		// A failed write of a result is logged by process and never
 		// paces the claims: the message is claimed again after its lease.
 		Work: func(ctx context.Context, m *Message) error { d.process(ctx, m); return nil },
