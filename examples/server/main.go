@@ -46,6 +46,9 @@
 //	-drain-delay MESSAGING_DRAIN_DELAY  on SIGTERM, /readyz answers 503 this long before the listener closes,
 //	                                 so that a load balancer stops sending requests first (default 0s; set
 //	                                 it above the balancer's probe interval times its failure threshold)
+//	MALLOC_ARENA_MAX                 glibc's malloc arenas: the server caps them at 2 unless this is set
+//	                                 (SQLite's memory otherwise ends up in an arena per thread, each keeping
+//	                                 what was freed in it; see the README's Memory section)
 //
 // GET /healthz and GET /readyz answer on the main listener without a key.
 //

@@ -25,10 +25,16 @@ import (
 // and its dispatcher hands them to the fake provider (which reports them
 // delivered and read); a 33rd client searches contacts and reads deep pages
 // all along. The figure is the peak resident set (VmHWM) of the server
-// process, and, as the measure of flatness, the highest resident set while
-// the first quarter of the messages was accepted (the warm-up) against the
-// peak of the whole run: 1.0 means no growth with the number of messages,
-// 0.25 growth in proportion to them.
+// process, whose goal is 64 MiB at 1,000,000 messages (-memory-messages
+// 1000000, about 13 minutes on 2 cores; the default, 100,000, keeps the suite short
+// and is held to the same goal), and, as the measure of flatness, the
+// highest resident set while the first quarter of the messages was
+// accepted (the warm-up) against the peak of the whole run: 1.0 means no
+// growth with the number of messages, 0.25 growth in proportion to them.
+// The resident set counts the server's executable, mapped from the page
+// cache (about 29 MiB with Linux 6.18 on ext4, which maps it in large
+// folios, whole); the log (-v) splits the end's resident set into
+// anonymous memory and file pages.
 
 func runMemory(ctx context.Context, c *config) ([]*row, error) {
 	cached, err := contactsDB(ctx, c, c.contacts)
@@ -55,7 +61,7 @@ func runMemory(ctx context.Context, c *config) ([]*row, error) {
 	}
 	label := fmt.Sprintf("%s messages, %s contacts", commas(int64(c.memoryMessages)), commas(int64(c.contacts)))
 	peak := &row{figure: "5a", name: "server peak RSS (VmHWM), " + label, unit: "MiB",
-		absolute:     func(v float64) (bool, string) { return v <= 200, "peak <= 200 MiB" },
+		absolute:     func(v float64) (bool, string) { return v <= 64, "peak <= 64 MiB" },
 		baselineName: "the server's highest RSS while it accepted the first quarter of the messages (the warm-up)"}
 	flat := &row{figure: "5b", name: "server RSS after warm-up (highest while accepting the rest)", unit: "MiB", goal: 0.8}
 	// The server's memory is measured once: the run is long, and the peak
@@ -198,11 +204,13 @@ func memoryRun(ctx context.Context, c *config, bin, db string) (rssFigures, erro
 	if err != nil {
 		return none, err
 	}
+	anon, _ := procStatus(cmd.Process.Pid, "RssAnon")
+	file, _ := procStatus(cmd.Process.Pid, "RssFile")
 	close(stopSampling)
 	sampler.Wait()
-	c.logf("memory: %d messages accepted in %s (%.0f/s), all dispatched after %s; %d contact searches; VmHWM %.1f MiB, sampled max %.1f MiB, warm-up max %.1f MiB, later max %.1f MiB",
+	c.logf("memory: %d messages accepted in %s (%.0f/s), all dispatched after %s; %d contact searches; VmHWM %.1f MiB, sampled max %.1f MiB, warm-up max %.1f MiB, later max %.1f MiB; at the end %.1f MiB anonymous, %.1f MiB file pages (the executable, libraries)",
 		n, acceptTime.Round(time.Millisecond), float64(n)/acceptTime.Seconds(), time.Since(start).Round(time.Millisecond), searches.Load(),
-		float64(hwm)/1024, float64(maxRSS.Load())/1024, float64(warmRSS.Load())/1024, float64(lateRSS.Load())/1024)
+		float64(hwm)/1024, float64(maxRSS.Load())/1024, float64(warmRSS.Load())/1024, float64(lateRSS.Load())/1024, float64(anon)/1024, float64(file)/1024)
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
