@@ -275,8 +275,11 @@ func run(ctx context.Context, args []string) error {
 			TemplateIDPrefix: fmt.Sprintf("fake-tpl-%d-", time.Now().UnixNano()),
 			// The server never asks what was sent. It applies reports of
 			// many messages at once, and when they cannot keep up with the
-			// dispatcher, sends wait rather than reports pile up in memory.
-			KeepSent: -1, FlushWorkers: 32, MaxPending: 50_000,
+			// dispatcher, sends wait rather than reports pile up in memory:
+			// 10,000 reports waiting are about 5 MiB, and still let the
+			// simulator take 1,500 to 2,000 sends a second here (the
+			// rate at which this server applies their reports).
+			KeepSent: -1, FlushWorkers: 32, MaxPending: 10_000,
 			Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
 				return store.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
 			},
