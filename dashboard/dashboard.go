@@ -1,7 +1,9 @@
 // Package dashboard is the web dashboard of the messaging service: the
 // pages the API's users are sent to ("Settings -> Developers" for API keys,
 // "Settings -> Templates" to author templates and submit them for review),
-// plus an overview, the message log, contacts, channels and SMS accounts.
+// plus an overview, the message log, contacts, channels, the workspace's
+// settings (outside-window policy, opt-out and opt-in keywords) and SMS
+// accounts.
 //
 // It is one http.Handler that a program mounts beside httpapi, with its
 // templates and assets embedded:
@@ -233,6 +235,9 @@ func (h *Handler) table() []route {
 		{get, "/w/{ws}/channels", false, (*Handler).channels},
 		{post, "/w/{ws}/channels/{channel}", false, (*Handler).putChannel},
 		{post, "/w/{ws}/channels/{channel}/disconnect", false, (*Handler).disconnectChannel},
+		// Settings -> Workspace (settings.go): operators change them.
+		{get, "/w/{ws}/settings", false, (*Handler).settings},
+		{post, "/w/{ws}/settings", true, (*Handler).saveSettings},
 	}
 }
 

@@ -347,6 +347,7 @@ func TestBrowserPages(t *testing.T) {
 		{ws + "/templates", "Templates", "dashboard-templates", false},
 		{ws + "/developers", "Developers", "dashboard-developers", true},
 		{ws + "/channels", "Channels", "dashboard-channels", false},
+		{ws + "/settings", "Workspace settings", "dashboard-settings", false},
 		{"/dashboard/sms", "SMS", "dashboard-sms", false},
 		{"/dashboard/workspaces", "Workspaces", "", false},
 	} {
@@ -539,7 +540,7 @@ func TestBrowserPhone(t *testing.T) {
 	b.do("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3)))
 	ws := "/dashboard/w/" + demoWS
 	for _, path := range []string{"/dashboard/sign-in", "/dashboard/workspaces", ws + "/overview", ws + "/messages", ws + "/contacts", ws + "/contacts/new",
-		ws + "/templates", ws + "/templates/new", ws + "/developers", ws + "/channels", "/dashboard/sms"} {
+		ws + "/templates", ws + "/templates/new", ws + "/developers", ws + "/channels", ws + "/settings", "/dashboard/sms"} {
 		b.open(path)
 		w := result(b, "measure "+path, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, document.documentElement.clientWidth]`))
 		if w[0] > w[1] {
@@ -718,4 +719,37 @@ func channelStatus(body any, channel string) string {
 		}
 	}
 	return ""
+}
+
+// TestBrowserSettings: Settings -> Workspace refuses a keyword that is
+// also an opt-in keyword by its field, then saves the policy and the
+// opt-out keywords, as the operator API and a free-form send then show.
+func TestBrowserSettings(t *testing.T) {
+	srv := startDashServer(t)
+	key := srv.key(t, "write:messages")
+	b := newBrowser(t, srv)
+	b.signIn()
+	b.open("/dashboard/w/" + demoWS + "/settings")
+	b.choose("Free-form sends outside the customer-service window", "reject")
+	b.fill("Opt-out keywords", "ACHA, START")
+	b.submit("Save settings")
+	b.waitText("START is also an opt-in keyword")
+	// The refused form is answered 422, which the browser reports.
+	if p := b.takeProblems(); len(p) != 1 || !strings.Contains(p[0], "422") {
+		t.Errorf("page errors of the refused form: %q, want its 422 alone", p)
+	}
+	if st, body := srv.api(t, "GET", "/admin/v1/workspaces/"+demoWS, "", nil); st != http.StatusOK || field(body, "outside_window") != "provider" {
+		t.Fatalf("after the refused form: %d %v; want nothing stored", st, body)
+	}
+	b.fill("Opt-out keywords", "ACHA, STOP")
+	b.submit("Save settings")
+	b.waitText("Workspace settings saved.")
+	st, body := srv.api(t, "GET", "/admin/v1/workspaces/"+demoWS, "", nil)
+	if st != http.StatusOK || field(body, "outside_window") != "reject" || !strings.Contains(fmt.Sprint(body), "ACHA") {
+		t.Fatalf("GET /admin/v1/workspaces/%s after saving: %d %v", demoWS, st, body)
+	}
+	st, body = srv.api(t, "POST", "/v1/messages", key, map[string]any{"channel": "whatsapp", "to": "+254712000111", "type": "text", "text": "hi"})
+	if st != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(body), "outside_customer_service_window") {
+		t.Errorf("a free-form send after choosing reject: %d %v; want 422 outside_customer_service_window", st, body)
+	}
 }

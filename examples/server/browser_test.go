@@ -53,6 +53,7 @@ func browserTests() []string {
 		"TestBrowserPhone",
 		"TestBrowserWebhook",
 		"TestBrowserChannels",
+		"TestBrowserSettings",
 	}
 }
 

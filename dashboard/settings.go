@@ -1,0 +1,99 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/ujumbe/messaging"
+)
+
+// Settings -> Workspace: what a free-form send outside the
+// customer-service window gets, and the opt-out and opt-in keywords, as
+// PATCH /admin/v1/workspaces/{id} sets them (Service.SetWorkspaceSettings,
+// with its rules and messages). Every viewer of the workspace sees them;
+// only an operator may change them, as only the operator token may through
+// the API.
+
+// settingsView is the settings page's data.
+type settingsView struct {
+	// OutsideWindow is the policy in force (never empty).
+	OutsideWindow string
+	// OptOut and OptIn are the values of the keyword inputs: the
+	// workspace's own lists, comma-separated (empty: the defaults).
+	OptOut, OptIn string
+	// ActiveOptOut and ActiveOptIn are the lists in force.
+	ActiveOptOut, ActiveOptIn string
+	// DefaultOptOut and DefaultOptIn are the library's defaults.
+	DefaultOptOut, DefaultOptIn string
+}
+
+func (h *Handler) settings(w http.ResponseWriter, r *http.Request, req *request) error {
+	return h.renderSettings(w, r, req, &page{}, http.StatusOK)
+}
+
+func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, req *request, p *page, status int) error {
+	p.Title, p.Nav = "Workspace settings", "settings"
+	// The page reads the stored settings, not the send path's cache.
+	ws, err := h.svc.GetWorkspace(req.ctx, req.ws.ID)
+	if err != nil {
+		return err
+	}
+	req.ws = ws
+	p.fill(h, req)
+	v := &settingsView{OutsideWindow: ws.OutsideWindow,
+		OptOut: strings.Join(ws.OptOutKeywords, ", "), OptIn: strings.Join(ws.OptInKeywords, ", "),
+		ActiveOptOut: strings.Join(ws.ActiveOptOutKeywords(), ", "), ActiveOptIn: strings.Join(ws.ActiveOptInKeywords(), ", "),
+		DefaultOptOut: strings.Join(messaging.OptOutKeywords(), ", "), DefaultOptIn: strings.Join(messaging.OptInKeywords(), ", ")}
+	if v.OutsideWindow == "" {
+		v.OutsideWindow = messaging.OutsideWindowProvider
+	}
+	if p.Form != nil {
+		v.OutsideWindow, v.OptOut, v.OptIn = p.Form.Get("outside_window"), p.Form.Get("opt_out_keywords"), p.Form.Get("opt_in_keywords")
+	}
+	p.Data = v
+	h.render(w, r, status, "settings", p)
+	return nil
+}
+
+// saveSettings stores the form's three settings at once; a refused one
+// stores nothing and is shown by its field.
+func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, req *request) error {
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	f := r.PostForm
+	policy := f.Get("outside_window")
+	out, in := keywordsOf(f.Get("opt_out_keywords")), keywordsOf(f.Get("opt_in_keywords"))
+	_, err := h.svc.SetWorkspaceSettings(req.ctx, req.ws.ID, &messaging.WorkspaceSettings{OutsideWindow: &policy, OptOutKeywords: &out, OptInKeywords: &in})
+	if err != nil {
+		p := &page{Form: url.Values{"outside_window": {policy}, "opt_out_keywords": {f.Get("opt_out_keywords")}, "opt_in_keywords": {f.Get("opt_in_keywords")}}}
+		if messaging.ErrorCode(err) == messaging.CodeNotFound || !p.fieldError(err) {
+			return err
+		}
+		// "opt_out_keywords[2]" is shown by the list's input; the message
+		// names the keyword.
+		for field, msg := range p.Errors {
+			if i := strings.IndexByte(field, '['); i > 0 {
+				delete(p.Errors, field)
+				p.Errors[field[:i]] = msg
+			}
+		}
+		return h.renderSettings(w, r, req, p, http.StatusUnprocessableEntity)
+	}
+	h.flash(w, "Workspace settings saved.")
+	http.Redirect(w, r, h.prefix+"w/"+req.ws.ID+"/settings", http.StatusSeeOther)
+	return nil
+}
+
+// keywordsOf splits a keyword input on commas and line breaks; an empty
+// input is an empty list (the defaults).
+func keywordsOf(s string) []string {
+	list := []string{}
+	for _, k := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		if k = strings.TrimSpace(k); k != "" {
+			list = append(list, k)
+		}
+	}
+	return list
+}
