@@ -796,6 +796,19 @@ type WorkspaceSettingsParams struct {
 	OptOutKeywords *[]string
 	// OptInKeywords, when non-nil, replace its opt-in keywords.
 	OptInKeywords *[]string
+	// Expect, when non-nil, makes the change a compare-and-set: it is made
+	// only while the workspace's stored keyword lists are still these
+	// (empty or nil: the defaults), else the store returns ErrConflict and
+	// changes nothing. The service sets it to the lists it checked the new
+	// ones against, so two concurrent changes cannot store a keyword in
+	// both lists.
+	Expect *WorkspaceKeywords
+}
+
+// WorkspaceKeywords are a workspace's stored keyword lists (folded; empty
+// means the defaults).
+type WorkspaceKeywords struct {
+	OptOut, OptIn []string
 }
 
 // WorkspaceListParams are the arguments of Store.WorkspaceList.

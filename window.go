@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -85,28 +86,45 @@ func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *Worksp
 	if badID(id) {
 		return nil, notFound("workspace", id)
 	}
-	if up.OptOutKeywords != nil || up.OptInKeywords != nil {
-		cur, err := s.raw.WorkspaceGet(ctx, id) // not the cache: the lists are checked against the stored ones
+	for attempt := 1; ; attempt++ {
+		if up.OptOutKeywords != nil || up.OptInKeywords != nil {
+			// The new lists are checked against the stored ones (not the
+			// cache), and stored only while those are unchanged: a
+			// concurrent change of the other list makes the store answer
+			// ErrConflict, and the check is made again on the lists it
+			// stored.
+			cur, err := s.raw.WorkspaceGet(ctx, id)
+			if err != nil {
+				return nil, wrapStoreError(err, "workspace", id)
+			}
+			up.Expect = &WorkspaceKeywords{OptOut: cur.OptOutKeywords, OptIn: cur.OptInKeywords}
+			out, in := cur.OptOutKeywords, cur.OptInKeywords
+			if up.OptOutKeywords != nil {
+				out = *up.OptOutKeywords
+			}
+			if up.OptInKeywords != nil {
+				in = *up.OptInKeywords
+			}
+			if err := checkKeywordOverlap(out, in, up.OptOutKeywords != nil, up.OptInKeywords != nil); err != nil {
+				return nil, err
+			}
+		}
+		err := s.store.WorkspaceSetSettings(ctx, up)
+		if errors.Is(err, ErrConflict) && attempt < maxSettingsAttempts {
+			continue
+		}
 		if err != nil {
 			return nil, wrapStoreError(err, "workspace", id)
 		}
-		out, in := cur.OptOutKeywords, cur.OptInKeywords
-		if up.OptOutKeywords != nil {
-			out = *up.OptOutKeywords
-		}
-		if up.OptInKeywords != nil {
-			in = *up.OptInKeywords
-		}
-		if err := checkKeywordOverlap(out, in, up.OptOutKeywords != nil, up.OptInKeywords != nil); err != nil {
-			return nil, err
-		}
+		s.audit(ctx, id, AuditWorkspaceUpdated, id)
+		return s.GetWorkspace(ctx, id)
 	}
-	if err := s.store.WorkspaceSetSettings(ctx, up); err != nil {
-		return nil, wrapStoreError(err, "workspace", id)
-	}
-	s.audit(ctx, id, AuditWorkspaceUpdated, id)
-	return s.GetWorkspace(ctx, id)
 }
+
+// maxSettingsAttempts bounds the compare-and-set attempts of one
+// SetWorkspaceSettings; each fails only when another change of the
+// workspace's keywords committed in between.
+const maxSettingsAttempts = 5
 
 // refuseOutsideWindow refuses a free-form message to a recipient whose
 // customer-service window is closed (never wrote, or last wrote more than

@@ -234,6 +234,9 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 	if !ok {
 		return messaging.ErrNotFound
 	}
+	if p.Expect != nil && (!slices.Equal(w.OptOutKeywords, p.Expect.OptOut) || !slices.Equal(w.OptInKeywords, p.Expect.OptIn)) {
+		return messaging.ErrConflict // the lists changed since the caller read them
+	}
 	if p.OutsideWindow != nil {
 		w.OutsideWindow = *p.OutsideWindow
 	}

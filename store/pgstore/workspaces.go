@@ -82,16 +82,28 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 	if p.OptInKeywords != nil {
 		in = nonNil(*p.OptInKeywords)
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE workspaces SET outside_window = coalesce($2, outside_window),
-		opt_out_keywords = coalesce($3::text[], opt_out_keywords), opt_in_keywords = coalesce($4::text[], opt_in_keywords) WHERE id = $1`,
-		p.WorkspaceID, p.OutsideWindow, out, in)
+	q := `UPDATE workspaces SET outside_window = coalesce($2, outside_window),
+		opt_out_keywords = coalesce($3::text[], opt_out_keywords), opt_in_keywords = coalesce($4::text[], opt_in_keywords) WHERE id = $1`
+	args := []any{p.WorkspaceID, p.OutsideWindow, out, in}
+	if p.Expect != nil {
+		q += ` AND opt_out_keywords = $5::text[] AND opt_in_keywords = $6::text[]`
+		args = append(args, nonNil(p.Expect.OptOut), nonNil(p.Expect.OptIn))
+	}
+	tag, err := s.pool.Exec(ctx, q, args...)
 	if err != nil {
 		return interpretError(err)
 	}
-	if tag.RowsAffected() == 0 {
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = $1)`, p.WorkspaceID).Scan(&exists); err != nil {
+		return interpretError(err)
+	}
+	if !exists {
 		return messaging.ErrNotFound
 	}
-	return nil
+	return messaging.ErrConflict // the lists changed since the caller read them
 }
 
 // WorkspaceSetChannel implements messaging.Store.

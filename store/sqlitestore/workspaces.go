@@ -113,13 +113,22 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 			e := encodeKeywords(*p.OptInKeywords)
 			in = &e
 		}
-		n, err := affected(tx.ExecContext(ctx, `UPDATE workspaces SET outside_window = coalesce(?, outside_window),
-			opt_out_keywords = coalesce(?, opt_out_keywords), opt_in_keywords = coalesce(?, opt_in_keywords) WHERE id = ?`,
-			p.OutsideWindow, out, in, p.WorkspaceID))
-		if err == nil && n == 0 {
-			err = messaging.ErrNotFound
+		q := `UPDATE workspaces SET outside_window = coalesce(?, outside_window),
+			opt_out_keywords = coalesce(?, opt_out_keywords), opt_in_keywords = coalesce(?, opt_in_keywords) WHERE id = ?`
+		args := []any{p.OutsideWindow, out, in, p.WorkspaceID}
+		if p.Expect != nil {
+			q += ` AND opt_out_keywords = ? AND opt_in_keywords = ?`
+			args = append(args, encodeKeywords(p.Expect.OptOut), encodeKeywords(p.Expect.OptIn))
 		}
-		return err
+		n, err := affected(tx.ExecContext(ctx, q, args...))
+		if err != nil || n == 1 {
+			return err
+		}
+		var one int
+		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM workspaces WHERE id = ?`, p.WorkspaceID).Scan(&one); err != nil {
+			return err // sql.ErrNoRows: not found
+		}
+		return messaging.ErrConflict // the lists changed since the caller read them
 	})
 }
 

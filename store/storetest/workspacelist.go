@@ -57,7 +57,8 @@ func testWorkspaceList(t *testing.T, s messaging.Store) {
 // policy and keyword lists, WorkspaceSetSettings changes each setting it
 // is given and leaves the others, WorkspaceGet and WorkspaceList read them
 // back (an empty keyword list is nil), and a missing workspace is
-// ErrNotFound.
+// ErrNotFound; with Expect, a change is made only while the stored lists
+// are the expected ones, else ErrConflict.
 func testWorkspaceSettings(t *testing.T, s messaging.Store) {
 	ctx := context.Background()
 	type settings struct {
@@ -114,4 +115,23 @@ func testWorkspaceSettings(t *testing.T, s messaging.Store) {
 	}
 	err := s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "nope", OutsideWindow: str("reject"), OptOutKeywords: list("A")})
 	wantErr(t, "WorkspaceSetSettings of a missing workspace", err, messaging.ErrNotFound)
+
+	// Expect: the change is made only while the stored lists are the
+	// expected ones (empty and nil alike: the defaults).
+	err = s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "strict", OutsideWindow: str("reject"), OptInKeywords: list("X"),
+		Expect: &messaging.WorkspaceKeywords{OptOut: []string{"X"}, OptIn: []string{"RESUME"}}})
+	wantErr(t, "WorkspaceSetSettings expecting lists changed since", err, messaging.ErrConflict)
+	if d := cmp.Diff(want, read()); d != "" {
+		t.Errorf("a refused compare-and-set changed the settings (-want +got):\n%s", d)
+	}
+	set(&messaging.WorkspaceSettingsParams{WorkspaceID: "strict", OutsideWindow: str("reject"), OptInKeywords: list("GO"),
+		Expect: &messaging.WorkspaceKeywords{OptOut: []string{"X"}, OptIn: []string{}}})
+	set(&messaging.WorkspaceSettingsParams{WorkspaceID: "easy", OptOutKeywords: list(),
+		Expect: &messaging.WorkspaceKeywords{OptOut: []string{"ÅPA", `ONE,TWO"3`, "SITISHA"}, OptIn: []string{"ANZA"}}})
+	want = map[string]settings{"easy": {"reject", nil, []string{"ANZA"}}, "strict": {"reject", []string{"X"}, []string{"GO"}}}
+	if d := cmp.Diff(want, read()); d != "" {
+		t.Errorf("after the compare-and-sets (-want +got):\n%s", d)
+	}
+	err = s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "nope", OptOutKeywords: list("A"), Expect: &messaging.WorkspaceKeywords{}})
+	wantErr(t, "WorkspaceSetSettings expecting lists of a missing workspace", err, messaging.ErrNotFound)
 }
