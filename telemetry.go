@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/queuegauges"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -91,7 +92,6 @@ type telemetry struct {
 	hookDeliveries  metric.Int64Counter
 	hookLag         metric.Float64Histogram
 	hooksDisabled   metric.Int64Counter
-	gauges          metric.Registration
 	byChannelType   map[[2]string]measure
 	byChannelStatus map[[2]string]measure
 	byChannel       map[string]measure
@@ -132,41 +132,24 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	t.hookDeliveries = counter(MetricWebhookDeliveries, "{attempt}", "Webhook delivery attempts, by outcome: delivered, retried, dropped (attempts exhausted), endpoint_disabled (410 Gone).")
 	t.hookLag = histogram(MetricWebhookLag, "Time from an event being queued for an endpoint to its delivery.")
 	t.hooksDisabled = counter(MetricWebhookEndpointsDisabled, "{endpoint}", "Webhook endpoints disabled, by reason: gone (answered 410) or operator.")
-	depth, err := m.Int64ObservableGauge(MetricQueueDepth, metric.WithUnit("{message}"),
-		metric.WithDescription("Queued outbound messages: due, waiting for a retry, or being handed to the provider."))
-	errs = append(errs, err)
-	due, err := m.Int64ObservableGauge(MetricQueueDue, metric.WithUnit("{message}"),
-		metric.WithDescription("Queued messages due now and not yet claimed by a dispatcher."))
-	errs = append(errs, err)
-	age, err := m.Float64ObservableGauge(MetricQueueOldestAge, metric.WithUnit("s"),
-		metric.WithDescription("How long the oldest due message has been waiting for a dispatcher; 0 when none is due."))
-	errs = append(errs, err)
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
-	t.gauges, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		now := s.now()
-		st, err := s.store.MessageQueueStats(ctx, &MessageQueueStatsParams{Now: now})
-		if err != nil {
-			// Logged, not returned: an error would go to OpenTelemetry's
-			// global error handler. The gauges are absent from this
-			// collection.
-			s.log.WarnContext(ctx, "reading the dispatch queue figures failed", "err", err)
-			return nil
-		}
-		o.ObserveInt64(depth, st.Queued)
-		o.ObserveInt64(due, st.Due)
-		var oldest float64
-		if st.OldestDueAt != nil {
-			oldest = max(0, now.Sub(*st.OldestDueAt).Seconds())
-		}
-		o.ObserveFloat64(age, oldest)
-		return nil
-	}, depth, due, age)
+	err := queuegauges.Register(m, &queuegauges.Queue{
+		Depth:     queuegauges.Gauge{Name: MetricQueueDepth, Description: "Queued outbound messages: due, waiting for a retry, or being handed to the provider."},
+		Due:       queuegauges.Gauge{Name: MetricQueueDue, Description: "Queued messages due now and not yet claimed by a dispatcher."},
+		OldestAge: queuegauges.Gauge{Name: MetricQueueOldestAge, Description: "How long the oldest due message has been waiting for a dispatcher; 0 when none is due."},
+		Unit:      "{message}", Now: s.now, Log: s.log, Failed: "reading the dispatch queue figures failed",
+		Read: func(ctx context.Context, now time.Time) (*queuegauges.Stats, error) {
+			st, err := s.store.MessageQueueStats(ctx, &MessageQueueStatsParams{Now: now})
+			if err != nil {
+				return nil, err
+			}
+			return &queuegauges.Stats{Pending: st.Queued, Due: st.Due, OldestDueAt: st.OldestDueAt}, nil
+		},
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/queuegauges"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -70,37 +71,24 @@ func newSMSTelemetry(s *SMS, mp metric.MeterProvider, tp trace.TracerProvider) (
 	var err error
 	t.debited, err = m.Float64Counter(MetricCreditDebited, metric.WithUnit("{credit}"), metric.WithDescription("Credit debited for accepted SMS, by account."))
 	errs = append(errs, err)
-	depth, err := m.Int64ObservableGauge(MetricQueueDepth, metric.WithUnit("{message}"),
-		metric.WithDescription("SMS not handed to the gateway yet: scheduled, queued or being handed over."))
-	errs = append(errs, err)
-	due, err := m.Int64ObservableGauge(MetricQueueDue, metric.WithUnit("{message}"), metric.WithDescription("SMS due now and not claimed."))
-	errs = append(errs, err)
-	age, err := m.Float64ObservableGauge(MetricQueueOldestAge, metric.WithUnit("s"),
-		metric.WithDescription("How long the oldest due SMS has waited for the scheduler; 0 when none is due."))
-	errs = append(errs, err)
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
-	_, err = m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		now := s.now()
-		st, err := s.store.SMSQueueStats(ctx, &QueueStatsParams{Now: now})
-		if err != nil {
-			s.log.WarnContext(ctx, "sms: reading the queue figures failed", "err", err.Error())
-			return nil
-		}
-		o.ObserveInt64(depth, st.Pending)
-		o.ObserveInt64(due, st.Due)
-		var oldest float64
-		if st.OldestDueAt != nil {
-			oldest = max(0, now.Sub(*st.OldestDueAt).Seconds())
-		}
-		o.ObserveFloat64(age, oldest)
-		return nil
-	}, depth, due, age)
+	err = queuegauges.Register(m, &queuegauges.Queue{
+		Depth:     queuegauges.Gauge{Name: MetricQueueDepth, Description: "SMS not handed to the gateway yet: scheduled, queued or being handed over."},
+		Due:       queuegauges.Gauge{Name: MetricQueueDue, Description: "SMS due now and not claimed."},
+		OldestAge: queuegauges.Gauge{Name: MetricQueueOldestAge, Description: "How long the oldest due SMS has waited for the scheduler; 0 when none is due."},
+		Unit:      "{message}", Now: s.now, Log: s.log, Failed: "sms: reading the queue figures failed",
+		Read: func(ctx context.Context, now time.Time) (*queuegauges.Stats, error) {
+			st, err := s.store.SMSQueueStats(ctx, &QueueStatsParams{Now: now})
+			if err != nil {
+				return nil, err
+			}
+			return &queuegauges.Stats{Pending: st.Pending, Due: st.Due, OldestDueAt: st.OldestDueAt}, nil
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
