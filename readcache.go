@@ -88,7 +88,7 @@ func lookup[T any](c *cachingStore, m map[string]cached[T], k string) (T, bool) 
 	c.mu.RLock()
 	e, ok := m[k]
 	c.mu.RUnlock()
-	if ok && c.now().Sub(e.at) < c.ttl && !e.at.After(c.now()) {
+	if now := c.now(); ok && now.Sub(e.at) < c.ttl && !e.at.After(now) {
 		return e.v, true
 	}
 	var zero T
