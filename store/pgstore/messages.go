@@ -230,13 +230,19 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 			return nil
 		}
 		ev := p.Event
-		_, err = tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type)
+		err = queueEvent(ctx, tx, ev)
 		return err
 	})
 	if err != nil {
 		return nil, nil, false, err
 	}
 	return before, after, changed, nil
+}
+
+// queueEvent queues ev's deliveries in tx (qQueueEvent).
+func queueEvent(ctx context.Context, tx pgx.Tx, ev *messaging.EventRecord) error {
+	_, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type)
+	return err
 }
 
 // MessageUpdateStatuses implements messaging.Store: the changes, each as
@@ -265,7 +271,7 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.Messa
 			}
 			out[i] = messaging.MessageStatusResult{Message: after, Changed: true}
 			if ev := p.Event; ev != nil {
-				if _, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type); err != nil {
+				if err := queueEvent(ctx, tx, ev); err != nil {
 					return err
 				}
 			}
@@ -624,7 +630,7 @@ func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveP
 		}
 		created = true
 		if ev := p.Event; ev != nil {
-			_, err = tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type)
+			err = queueEvent(ctx, tx, ev)
 		}
 		return err
 	})

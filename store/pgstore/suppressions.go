@@ -36,7 +36,7 @@ func (s *Store) SuppressionSet(ctx context.Context, p *messaging.SuppressionSetP
 		}
 		changed = true
 		if ev := p.Event; ev != nil {
-			_, err = tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type)
+			err = queueEvent(ctx, tx, ev)
 		}
 		return err
 	})

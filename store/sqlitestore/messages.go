@@ -172,8 +172,7 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 			after = before
 			return nil
 		}
-		after, err = scanMessage(s.rowTx(ctx, tx, qMessageSetStatus, p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
-			statushistory.Entry(p.To, p.At), p.ID, p.WorkspaceID, before.Status))
+		after, err = s.setStatusFrom(ctx, tx, p, before.Status)
 		if err != nil {
 			return err
 		}
@@ -238,10 +237,7 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.Messa
 // message after it (as it is when its status is not in p.From).
 // sql.ErrNoRows: the message does not exist.
 func (s *Store) setStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
-	update := func(from string) (*messaging.Message, error) {
-		return scanMessage(s.rowTx(ctx, tx, qMessageSetStatus, p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
-			statushistory.Entry(p.To, p.At), p.ID, p.WorkspaceID, from))
-	}
+	update := func(from string) (*messaging.Message, error) { return s.setStatusFrom(ctx, tx, p, from) }
 	if len(p.From) == 1 {
 		after, err := update(p.From[0])
 		if err == nil {
@@ -262,6 +258,14 @@ func (s *Store) setStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageS
 	}
 	after, err := update(cur.Status)
 	return after, err == nil, err
+}
+
+// setStatusFrom applies the change p to the message if its status is
+// still from, and returns the message after it; sql.ErrNoRows when it did
+// not apply.
+func (s *Store) setStatusFrom(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams, from string) (*messaging.Message, error) {
+	return scanMessage(s.rowTx(ctx, tx, qMessageSetStatus, p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
+		statushistory.Entry(p.To, p.At), p.ID, p.WorkspaceID, from))
 }
 
 // MessageReceive implements messaging.Store: MessageCreate's insert and,
