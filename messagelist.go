@@ -90,6 +90,16 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 		To: query.To, ConversationID: query.ConversationID,
 		CreatedAfter: query.CreatedAfter, CreatedBefore: query.CreatedBefore, Limit: query.Limit + 1,
 	}
+	if query.To != "" && query.ConversationID == "" {
+		// A recipient's messages on a channel are one conversation.
+		channels := Channels()
+		if query.Channel != "" {
+			channels = []string{query.Channel}
+		}
+		for _, c := range channels {
+			p.ConversationIDs = append(p.ConversationIDs, ConversationID(m.ws, c, query.To))
+		}
+	}
 	if p.BeforeCreatedAt, p.BeforeID, err = parseMessageCursor(query.Cursor); err != nil {
 		return nil, err
 	}

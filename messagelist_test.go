@@ -53,18 +53,25 @@ func TestMessagesListFilters(t *testing.T) {
 	wa := f.mustSend(t, f.acme, textMsg("+254712345678"))
 	f.clock.Advance(time.Second)
 	ms := f.mustSend(t, f.acme, &messaging.SendParams{Channel: "messenger", To: "1234567890", Type: "text", Text: "hi"})
+	f.clock.Advance(time.Second)
+	// The same recipient id on another channel is another conversation.
+	ig := f.mustSend(t, f.acme, &messaging.SendParams{Channel: "instagram", To: "1234567890", Type: "text", Text: "hi"})
 	cases := []struct {
 		name string
 		q    messaging.MessageQuery
 		want []string
 	}{
-		{"none", messaging.MessageQuery{}, []string{ms.MessageID, wa.MessageID}},
+		{"none", messaging.MessageQuery{}, []string{ig.MessageID, ms.MessageID, wa.MessageID}},
 		{"channel", messaging.MessageQuery{Channel: "whatsapp"}, []string{wa.MessageID}},
-		{"to", messaging.MessageQuery{To: "1234567890"}, []string{ms.MessageID}},
+		{"to", messaging.MessageQuery{To: "1234567890"}, []string{ig.MessageID, ms.MessageID}},
+		{"to on a channel", messaging.MessageQuery{To: "1234567890", Channel: "messenger"}, []string{ms.MessageID}},
+		{"to and its conversation", messaging.MessageQuery{To: "1234567890", ConversationID: ig.ConversationID}, []string{ig.MessageID}},
+		{"to and another's conversation", messaging.MessageQuery{To: "1234567890", ConversationID: wa.ConversationID}, nil},
+		{"to, whatsapp", messaging.MessageQuery{To: "+254712345678"}, []string{wa.MessageID}},
 		{"status", messaging.MessageQuery{Status: "sent"}, nil},
 		{"direction", messaging.MessageQuery{Direction: "inbound"}, nil},
 		{"created_before", messaging.MessageQuery{CreatedBefore: t0.Add(time.Second)}, []string{wa.MessageID}},
-		{"created_after", messaging.MessageQuery{CreatedAfter: t0.Add(time.Second)}, []string{ms.MessageID}},
+		{"created_after", messaging.MessageQuery{CreatedAfter: t0.Add(time.Second)}, []string{ig.MessageID, ms.MessageID}},
 	}
 	for _, tc := range cases {
 		p, err := f.acme.Messages.List(f.ctx, &tc.q)

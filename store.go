@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -366,6 +367,12 @@ type MessageListParams struct {
 	Channel        string
 	To             string
 	ConversationID string
+	// ConversationIDs, when not empty, keeps the messages of these
+	// conversations only. The service sets it with To (and no
+	// ConversationID): the conversations of To on each channel the query
+	// allows, so that a store reads the page through its index of
+	// conversations instead of scanning the workspace's messages.
+	ConversationIDs []string
 	// CreatedAfter keeps messages with CreatedAt at or after it.
 	CreatedAfter time.Time
 	// CreatedBefore keeps messages with CreatedAt before it.
@@ -375,6 +382,22 @@ type MessageListParams struct {
 	BeforeCreatedAt time.Time
 	BeforeID        string
 	Limit           int
+}
+
+// ListedConversations returns the conversations p keeps, each once, for a
+// store's MessageList: ConversationID, else ConversationIDs (none of them:
+// the messages of every conversation). none is true when no message can
+// match: ConversationID is set and not among ConversationIDs.
+func ListedConversations(p *MessageListParams) (convs []string, none bool) {
+	if p.ConversationID != "" {
+		if len(p.ConversationIDs) > 0 && !slices.Contains(p.ConversationIDs, p.ConversationID) {
+			return nil, true
+		}
+		return []string{p.ConversationID}, false
+	}
+	convs = slices.Clone(p.ConversationIDs)
+	slices.Sort(convs)
+	return slices.Compact(convs), false
 }
 
 // MessageReceiveParams are the arguments of Store.MessageReceive.

@@ -47,6 +47,9 @@ func listed(m *messaging.Message, p *messaging.MessageListParams) bool {
 		!match(p.To, m.To) || !match(p.ConversationID, m.ConversationID) {
 		return false
 	}
+	if len(p.ConversationIDs) > 0 && !slices.Contains(p.ConversationIDs, m.ConversationID) {
+		return false
+	}
 	if !p.CreatedAfter.IsZero() && m.CreatedAt.Before(p.CreatedAfter) {
 		return false
 	}

@@ -10,7 +10,10 @@ import (
 )
 
 // MessageList implements messaging.Store through the index
-// messages_created (workspace_id, created_at, id), read backwards.
+// messages_created (workspace_id, created_at, id), read backwards, or
+// messages_conversation_created (workspace_id, conversation_id,
+// created_at, id) for the messages of one or more conversations (each
+// conversation's own page, merged).
 func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams) ([]*messaging.Message, error) {
 	var where strings.Builder
 	args := []any{p.WorkspaceID}
@@ -31,7 +34,6 @@ func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams)
 	filter("status", p.Status)
 	filter("channel", p.Channel)
 	filter("recipient", p.To)
-	filter("conversation_id", p.ConversationID)
 	if !p.CreatedAfter.IsZero() {
 		cond(`created_at >= ?`, ts(p.CreatedAfter))
 	}
@@ -41,9 +43,30 @@ func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams)
 	if p.BeforeID != "" {
 		cond(`(created_at, id) < (?, ?)`, ts(p.BeforeCreatedAt), p.BeforeID)
 	}
-	args = append(args, p.Limit)
-	list, err := queryAll(ctx, s.pool, scanMessage, `SELECT `+messageCols+` FROM messages
-		WHERE `+where.String()+` ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+	convs, none := messaging.ListedConversations(p)
+	if none {
+		return nil, nil
+	}
+	var q string
+	switch len(convs) {
+	case 0, 1:
+		if len(convs) == 1 {
+			cond(`conversation_id = ?`, convs[0])
+		}
+		args = append(args, p.Limit)
+		q = `SELECT ` + messageCols + ` FROM messages
+			WHERE ` + where.String() + ` ORDER BY created_at DESC, id DESC LIMIT $` + strconv.Itoa(len(args))
+	default:
+		// Each conversation's own page, through the index on
+		// (workspace_id, conversation_id, created_at, id), merged.
+		args = append(args, convs, p.Limit)
+		convsArg, limit := "$"+strconv.Itoa(len(args)-1), "$"+strconv.Itoa(len(args))
+		q = `SELECT ` + messageCols + ` FROM unnest(` + convsArg + `::text[]) AS listed (conv),
+			LATERAL (SELECT * FROM messages WHERE ` + where.String() + ` AND conversation_id = listed.conv
+				ORDER BY created_at DESC, id DESC LIMIT ` + limit + `) m
+			ORDER BY created_at DESC, id DESC LIMIT ` + limit
+	}
+	list, err := queryAll(ctx, s.pool, scanMessage, q, args...)
 	return list, interpretError(err)
 }
 

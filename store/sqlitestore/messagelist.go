@@ -11,7 +11,9 @@ import (
 // MessageList implements messaging.Store through the index
 // messages_created (workspace_id, created_at, id), read backwards, or
 // messages_conversation_created (workspace_id, conversation_id,
-// created_at, id) for the messages of one conversation.
+// created_at, id) for the messages of one conversation. The messages of
+// several conversations (ConversationIDs) are the newest Limit of each
+// conversation's own page, merged.
 func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams) ([]*messaging.Message, error) {
 	var where strings.Builder
 	where.WriteString(`workspace_id = ?`)
@@ -26,7 +28,6 @@ func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams)
 	filter("status", p.Status)
 	filter("channel", p.Channel)
 	filter("recipient", p.To)
-	filter("conversation_id", p.ConversationID)
 	if !p.CreatedAfter.IsZero() {
 		where.WriteString(` AND created_at >= ?`)
 		args = append(args, fmtTime(p.CreatedAfter))
@@ -39,13 +40,33 @@ func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams)
 		where.WriteString(` AND (created_at, id) < (?, ?)`)
 		args = append(args, fmtTime(p.BeforeCreatedAt), p.BeforeID)
 	}
-	args = append(args, p.Limit)
-	index := "messages_created"
-	if p.ConversationID != "" {
-		index = "messages_conversation_created"
+	convs, none := messaging.ListedConversations(p)
+	if none {
+		return nil, nil
 	}
-	rows, err := s.query(ctx, `SELECT `+messageCols+` FROM messages INDEXED BY `+index+`
-		WHERE `+where.String()+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
+	var q string
+	var qargs []any
+	switch len(convs) {
+	case 0:
+		q = `SELECT ` + messageCols + ` FROM messages INDEXED BY messages_created
+			WHERE ` + where.String() + ` ORDER BY created_at DESC, id DESC LIMIT ?`
+		qargs = append(args, p.Limit)
+	case 1:
+		q = `SELECT ` + messageCols + ` FROM messages INDEXED BY messages_conversation_created
+			WHERE ` + where.String() + ` AND conversation_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`
+		qargs = append(args, convs[0], p.Limit)
+	default:
+		arms := make([]string, len(convs))
+		for i, c := range convs {
+			arms[i] = `SELECT * FROM (SELECT ` + messageCols + ` FROM messages INDEXED BY messages_conversation_created
+				WHERE ` + where.String() + ` AND conversation_id = ? ORDER BY created_at DESC, id DESC LIMIT ?)`
+			qargs = append(qargs, args...)
+			qargs = append(qargs, c, p.Limit)
+		}
+		q = strings.Join(arms, ` UNION ALL `) + ` ORDER BY created_at DESC, id DESC LIMIT ?`
+		qargs = append(qargs, p.Limit)
+	}
+	rows, err := s.query(ctx, q, qargs...)
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -131,6 +131,20 @@ func testMessageList(t *testing.T, s messaging.Store) {
 		{"cursor with filter", messaging.MessageListParams{Channel: "whatsapp", BeforeCreatedAt: all[0].CreatedAt, BeforeID: all[0].ID},
 			keep(func(m *messaging.Message) bool { return m.Channel == "whatsapp" && m.ID != all[0].ID })},
 		{"no match", messaging.MessageListParams{To: "+1"}, nil},
+		{"conversations", messaging.MessageListParams{ConversationIDs: []string{"conv_m", "conv_a"}}, all},
+		{"conversations, merged under a limit", messaging.MessageListParams{ConversationIDs: []string{"conv_a", "conv_m"}, Limit: 5}, all[:5]},
+		{"conversations, one unknown", messaging.MessageListParams{ConversationIDs: []string{"conv_none", "conv_m"}},
+			keep(func(m *messaging.Message) bool { return m.ConversationID == "conv_m" })},
+		{"conversations, repeated", messaging.MessageListParams{ConversationIDs: []string{"conv_m", "conv_m"}},
+			keep(func(m *messaging.Message) bool { return m.ConversationID == "conv_m" })},
+		{"conversations and to", messaging.MessageListParams{To: "psid-1", ConversationIDs: []string{"conv_a", "conv_m"}},
+			keep(func(m *messaging.Message) bool { return m.To == "psid-1" })},
+		{"conversations and filter", messaging.MessageListParams{Direction: "inbound", ConversationIDs: []string{"conv_a", "conv_m"}},
+			keep(func(m *messaging.Message) bool { return m.Direction == "inbound" })},
+		{"conversations with cursor", messaging.MessageListParams{ConversationIDs: []string{"conv_a", "conv_m"}, BeforeCreatedAt: all[2].CreatedAt, BeforeID: all[2].ID}, all[3:]},
+		{"conversation among conversations", messaging.MessageListParams{ConversationID: "conv_m", ConversationIDs: []string{"conv_a", "conv_m"}},
+			keep(func(m *messaging.Message) bool { return m.ConversationID == "conv_m" })},
+		{"conversation not among conversations", messaging.MessageListParams{ConversationID: "conv_m", ConversationIDs: []string{"conv_a"}}, nil},
 	}
 	for _, tc := range cases {
 		if d := cmp.Diff(tc.want, list(tc.p)); d != "" {
