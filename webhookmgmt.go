@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -345,9 +346,32 @@ func (s *Service) RedeliverWebhook(ctx context.Context, workspaceID, endpointID,
 // id, and queued false (with no error) when the endpoint does not exist
 // or is disabled.
 func (s *Service) QueueWebhookEvent(ctx context.Context, workspaceID, endpointID, subjectID, typ string, data any) (eventID string, queued bool, err error) {
+	ev, err := s.WebhookEvent(workspaceID, subjectID, typ, data)
+	if err != nil {
+		return "", false, err
+	}
+	queued, err = s.store.WebhookQueueEvent(ctx, &WebhookQueueParams{EndpointID: endpointID, Event: ev})
+	if err != nil {
+		return "", false, wrapStoreError(err, "webhook", endpointID)
+	}
+	if queued {
+		s.wakeWebhooks()
+	}
+	return ev.ID, queued, nil
+}
+
+// WebhookEvent returns a new event of type typ about subjectID with data
+// (marshalled as JSON into the event's data member), in the envelope that
+// every delivery carries (id, type, created_at, data), without queueing
+// it: for a service built on this one whose store queues the event in the
+// transaction of its own write (as sms.Store.SMSReportSave does), so that
+// the write and its event are stored together or not at all. The store
+// must be this Service's (see UsesStore); call WebhooksQueued once it
+// queued the event. QueueWebhookEvent says who receives such an event.
+func (s *Service) WebhookEvent(workspaceID, subjectID, typ string, data any) (*EventRecord, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return "", false, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
 	}
 	evID, now := NewID("evt"), s.now()
 	payload, err := json.Marshal(struct {
@@ -357,15 +381,23 @@ func (s *Service) QueueWebhookEvent(ctx context.Context, workspaceID, endpointID
 		Data      json.RawMessage `json:"data"`
 	}{evID, typ, jsonTime(now), raw})
 	if err != nil {
-		return "", false, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
 	}
-	queued, err = s.store.WebhookQueueEvent(ctx, &WebhookQueueParams{EndpointID: endpointID, Event: &EventRecord{
-		ID: evID, WorkspaceID: workspaceID, MessageID: subjectID, Type: typ, Payload: payload, CreatedAt: now}})
-	if err != nil {
-		return "", false, wrapStoreError(err, "webhook", endpointID)
+	return &EventRecord{ID: evID, WorkspaceID: workspaceID, MessageID: subjectID, Type: typ, Payload: payload, CreatedAt: now}, nil
+}
+
+// WebhooksQueued tells the Service that events were queued in its store
+// by another service's write (see WebhookEvent), so that a started
+// Service delivers them now rather than at its next poll.
+func (s *Service) WebhooksQueued() { s.wakeWebhooks() }
+
+// UsesStore reports whether st is the store the Service was created on,
+// so that another service can tell whether its own store's transactions
+// are the Service's (see WebhookEvent).
+func (s *Service) UsesStore(st any) bool {
+	// Values of one uncomparable type would make == panic.
+	if st == nil || reflect.TypeOf(st) != reflect.TypeOf(s.raw) || !reflect.TypeOf(st).Comparable() {
+		return false
 	}
-	if queued {
-		s.wakeWebhooks()
-	}
-	return evID, queued, nil
+	return st == any(s.raw)
 }

@@ -244,11 +244,11 @@ type reportSaveFails struct {
 	unavailable bool
 }
 
-func (s reportSaveFails) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
+func (s reportSaveFails) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (bool, error) {
 	if s.unavailable {
-		return fmt.Errorf("sqlite: /var/lib/secret.db: %w", messaging.ErrUnavailable)
+		return false, fmt.Errorf("sqlite: /var/lib/secret.db: %w", messaging.ErrUnavailable)
 	}
-	return errors.New("UPDATE sms_messages SET dlr_status failed at /var/lib/secret.db")
+	return false, errors.New("UPDATE sms_messages SET dlr_status failed at /var/lib/secret.db")
 }
 
 // TestSMSCallbackStoreFailure: a store failure is 500 (503 when the store

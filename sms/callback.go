@@ -18,7 +18,10 @@ const EventDeliveryReport = "sms.delivery_report"
 // EventDeliveryReport event through Service's webhook outbox, with its
 // Standard Webhooks signatures, retry schedule and address guard.
 type CallbackOptions struct {
-	// Service delivers the events.
+	// Service delivers the events. When it was created on the very store
+	// value given to New, a report's push is queued in the transaction
+	// that stores the report; on another store (or a wrapper of the
+	// same), just after it, so that a crash in between loses that push.
 	Service *messaging.Service
 	// WorkspaceID is the workspace of Service that holds the callbacks'
 	// webhook endpoints (one per account that registered a URL). The
@@ -144,30 +147,61 @@ func callbackAccountError(err error, partnerID string) error {
 	return &messaging.Error{Code: messaging.CodeInternal, Message: "internal error", Err: err}
 }
 
-// reportStored announces the report nr of m, just stored in place of old,
-// to the account's callback when nr is final and old was not. The event
-// is queued after the report is stored, not in its transaction: a crash
-// in between loses the push (the report stays readable through
-// DeliveryReport). A failure is logged.
-func (s *SMS) reportStored(ctx context.Context, m *Message, old, nr *Report) {
+// reportPush returns the push of the report nr of m, about to be stored
+// in place of old, to the account's callback: the endpoint and the data of
+// the event, when nr is final, old was not and the account has a callback
+// (endpointID "" otherwise).
+func (s *SMS) reportPush(ctx context.Context, m *Message, old, nr *Report) (endpointID string, data *DeliveryReportEvent) {
 	cb := s.opts.Callbacks
 	if cb == nil || cb.Service == nil || !nr.Final() || (old != nil && old.Final()) {
-		return
+		return "", nil
 	}
 	a, err := s.store.SMSAccountGet(ctx, m.PartnerID)
 	if err != nil || a.CallbackEndpointID == "" {
 		if err != nil {
 			s.log.WarnContext(ctx, "sms: delivery report not pushed: reading the account failed", "number", m.Number, "err", err.Error())
 		}
-		return
+		return "", nil
 	}
-	ev := DeliveryReportEvent{PartnerID: m.PartnerID, MessageID: strconv.FormatInt(m.Number, 10), Mobile: m.Mobile,
+	data = &DeliveryReportEvent{PartnerID: m.PartnerID, MessageID: strconv.FormatInt(m.Number, 10), Mobile: m.Mobile,
 		ClientSMSID: m.ClientSMSID, Status: nr.Status, Description: nr.Description, Delivered: nr.Description == DeliveredToTerminal,
 		NetworkID: nr.NetworkID}
 	if !nr.Time.IsZero() {
-		ev.DoneAt = nr.Time.UTC().Format(time.RFC3339Nano)
+		data.DoneAt = nr.Time.UTC().Format(time.RFC3339Nano)
 	}
-	if _, _, err := cb.Service.QueueWebhookEvent(ctx, cb.WorkspaceID, a.CallbackEndpointID, m.ID, EventDeliveryReport, ev); err != nil {
-		s.log.WarnContext(ctx, "sms: delivery report not pushed: queueing the event failed", "number", m.Number, "err", err.Error())
+	return a.CallbackEndpointID, data
+}
+
+// saveReport stores the report nr of m in place of old, with its push to
+// the account's callback when it has one (reportPush). When the callbacks'
+// Service is on the SMS store itself, the push is queued in the
+// transaction that stores the report, by the save that replaces a report
+// that was not final: once, and never without the report. Otherwise it
+// is queued just after the report is stored, and a crash in between loses
+// it. A push that cannot be built or queued is logged; the report is kept.
+func (s *SMS) saveReport(ctx context.Context, m *Message, old, nr *Report) error {
+	p := &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: nr}
+	endpointID, data := s.reportPush(ctx, m, old, nr)
+	cb := s.opts.Callbacks
+	if endpointID != "" && s.pushInTx {
+		ev, err := cb.Service.WebhookEvent(cb.WorkspaceID, m.ID, EventDeliveryReport, data)
+		if err != nil {
+			s.log.WarnContext(ctx, "sms: delivery report not pushed: building the event failed", "number", m.Number, "err", err.Error())
+		} else {
+			p.Push = &messaging.WebhookQueueParams{EndpointID: endpointID, Event: ev}
+		}
 	}
+	pushed, err := s.store.SMSReportSave(ctx, p)
+	if err != nil {
+		return err
+	}
+	switch {
+	case pushed:
+		cb.Service.WebhooksQueued()
+	case endpointID != "" && !s.pushInTx:
+		if _, _, err := cb.Service.QueueWebhookEvent(ctx, cb.WorkspaceID, endpointID, m.ID, EventDeliveryReport, data); err != nil {
+			s.log.WarnContext(ctx, "sms: delivery report not pushed: queueing the event failed", "number", m.Number, "err", err.Error())
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package sms_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,5 +174,68 @@ func TestCallbackReceivesFinalReports(t *testing.T) {
 	slices.Sort(ids)
 	if d := cmp.Diff([]string{pushed.ProviderMessageID, polled.ProviderMessageID}, ids); d != "" {
 		t.Errorf("events (one per final report) (-want +got):\n%s", d)
+	}
+}
+
+// pushRecorder is a memstore that counts the report saves carrying a push
+// and the events queued on their own.
+type pushRecorder struct {
+	*memstore.Store
+	withPush, queued atomic.Int32
+}
+
+func (r *pushRecorder) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (bool, error) {
+	if p.Push != nil {
+		r.withPush.Add(1)
+	}
+	return r.Store.SMSReportSave(ctx, p)
+}
+
+func (r *pushRecorder) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
+	r.queued.Add(1)
+	return r.Store.WebhookQueueEvent(ctx, p)
+}
+
+// TestCallbackPushQueuedWithTheReport: when the callbacks' Service is on
+// the SMS store itself, a final report's push is queued by the save that
+// stores the report (Store.SMSReportSave), not by a write of its own, and
+// the callback receives it once.
+func TestCallbackPushQueuedWithTheReport(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls.Add(1) }))
+	defer rcv.Close()
+	st := &pushRecorder{Store: memstore.New()}
+	clk := &clock{t: base}
+	msvc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{Clock: clk.Now, SecretKey: bytes.Repeat([]byte{3}, 32),
+		Webhooks: messaging.WebhookOptions{AllowLoopback: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	e := setup(t, &setupOpts{store: st, direct: true, gw: &fakegateway.Options{Delay: time.Hour},
+		sms: &sms.Options{Callbacks: &sms.CallbackOptions{Service: msvc, WorkspaceID: "sms-callbacks"}}})
+	if _, _, err := e.svc.SetCallback(ctx, partner, rcv.URL, ""); err != nil {
+		t.Fatal(err)
+	}
+	res := e.send(t, &sms.SendParams{})
+	e.clk.Add(time.Second)
+	if n := e.runDue(t); n != 1 {
+		t.Fatalf("handed over %d, want 1", n)
+	}
+	m, err := e.store.SMSMessageGet(ctx, partner, res.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := e.svc.ApplyGatewayReport(ctx, m.GatewayMessageID, &sms.Report{Description: sms.DeliveredToTerminal, Time: base.Add(5 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := msvc.DeliverWebhooksDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w, q, c := st.withPush.Load(), st.queued.Load(), calls.Load(); w != 1 || q != 0 || c != 1 {
+		t.Errorf("saves with a push %d, events queued on their own %d, callback calls %d; want 1, 0, 1", w, q, c)
 	}
 }

@@ -102,6 +102,9 @@ type setupOpts struct {
 	sms   *sms.Options
 	// wrap, when set, wraps the fake gateway the service is given.
 	wrap func(sms.Gateway) sms.Gateway
+	// direct gives the service o.store itself rather than the counting
+	// wrapper of it (env.store still counts the test's own calls).
+	direct bool
 }
 
 // setup returns a service on a fresh memstore (or o.store) with the fake
@@ -133,7 +136,11 @@ func setup(t *testing.T, o *setupOpts) *env {
 	if o.wrap != nil {
 		gw = o.wrap(gw)
 	}
-	svc, err := sms.New(e.store, gw, &so)
+	var svcStore sms.Store = e.store
+	if o.direct && o.store != nil {
+		svcStore = o.store
+	}
+	svc, err := sms.New(svcStore, gw, &so)
 	if err != nil {
 		t.Fatal(err)
 	}

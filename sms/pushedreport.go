@@ -49,10 +49,9 @@ func (s *SMS) ApplyGatewayReport(ctx context.Context, gatewayMessageID string, r
 		s.log.InfoContext(ctx, "sms: pushed delivery report older than the stored one ignored", "number", m.Number, "stored", old.Description, "pushed", nr.Description)
 		return nil
 	}
-	if err := s.store.SMSReportSave(ctx, &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: &nr}); err != nil {
+	if err := s.saveReport(ctx, m, old, &nr); err != nil {
 		return err
 	}
-	s.reportStored(ctx, m, old, &nr)
 	s.log.DebugContext(ctx, "sms: pushed delivery report stored", "number", m.Number, "description", nr.Description, "final", nr.Final())
 	return nil
 }

@@ -161,6 +161,9 @@ type SMS struct {
 	cancel    context.CancelFunc
 	zones     map[string]*time.Location
 	dummyHash [sha256.Size]byte
+	// pushInTx is true when the callbacks' Service is on store itself:
+	// a report's push is then queued in the report's transaction.
+	pushInTx bool
 }
 
 // New returns an SMS over store and gw. Both are required; a nil opts
@@ -189,6 +192,9 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 		defaults.Positive(&o.UpstreamCreditCheckEvery, DefaultUpstreamCreditCheckEvery)
 		s.opts.UpstreamCreditCheckEvery = o.UpstreamCreditCheckEvery
 		s.credit.floor, s.credit.every, s.credit.pause = o.UpstreamCreditFloor, o.UpstreamCreditCheckEvery, o.PauseBelowFloor
+	}
+	if cb := o.Callbacks; cb != nil && cb.Service != nil {
+		s.pushInTx = cb.Service.UsesStore(store)
 	}
 	s.queue = s.newQueue()
 	tel, err := newSMSTelemetry(s, o.MeterProvider, o.TracerProvider)
@@ -1090,10 +1096,8 @@ func (s *SMS) fetchReport(ctx context.Context, m *Message) *Report {
 	}
 	nr := normalReport(m, r)
 	if m.Report == nil || !sameReport(m.Report, &nr) {
-		if err := s.store.SMSReportSave(ctx, &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: &nr}); err != nil {
+		if err := s.saveReport(ctx, m, m.Report, &nr); err != nil {
 			s.log.WarnContext(ctx, "sms: storing delivery report failed", "number", m.Number, "err", err.Error())
-		} else {
-			s.reportStored(ctx, m, m.Report, &nr)
 		}
 	}
 	return &nr

@@ -3,6 +3,8 @@ package sms
 import (
 	"context"
 	"time"
+
+	"github.com/ujumbe/messaging"
 )
 
 // Statuses of a stored SMS.
@@ -202,7 +204,16 @@ type Store interface {
 	// report is never replaced, and saving over one changes nothing and
 	// returns nil. The check and the write are one atomic step.
 	// ErrNotFound if the account has no such message.
-	SMSReportSave(ctx context.Context, p *ReportSaveParams) error
+	//
+	// When p.Push is set and the report is stored, p.Push.Event is queued
+	// in the same transaction for the webhook endpoint p.Push.EndpointID
+	// of the workspace p.Push.Event.WorkspaceID, as
+	// messaging.Store.WebhookQueueEvent queues one (nothing when the
+	// endpoint does not exist or is disabled); pushed tells whether it
+	// was. So the report and its push are stored together or not at all,
+	// and the push is queued once, by the save that replaced a report that
+	// was not final.
+	SMSReportSave(ctx context.Context, p *ReportSaveParams) (pushed bool, err error)
 }
 
 // AccountUpdate are the arguments of Store.SMSAccountUpdate. Nil and empty
@@ -317,6 +328,9 @@ type ReportSaveParams struct {
 	PartnerID string
 	Number    int64
 	Report    *Report
+	// Push, when set, is the event queued with the report (see
+	// Store.SMSReportSave).
+	Push *messaging.WebhookQueueParams
 }
 
 // AcceptResult is the outcome of one message of Store.SMSAccept.

@@ -256,6 +256,12 @@ func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueue
 		return false, err
 	}
 	defer unlock()
+	return s.queueEndpointEvent(p), nil
+}
+
+// queueEndpointEvent queues p.Event for the one endpoint p.EndpointID,
+// unless it does not exist or is disabled (false). s.mu is held.
+func (s *Store) queueEndpointEvent(p *messaging.WebhookQueueParams) bool {
 	ev := p.Event
 	for _, e := range s.endpoints {
 		if e.ID != p.EndpointID || e.WorkspaceID != ev.WorkspaceID || e.DisabledAt != nil {
@@ -267,9 +273,9 @@ func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueue
 			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
 			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt,
 		})
-		return true, nil
+		return true
 	}
-	return false, nil
+	return false
 }
 
 // copyDelivery returns a copy of d; with endpoint, completed with its

@@ -463,14 +463,27 @@ func (s *Store) SMSMessageByGatewayID(ctx context.Context, gatewayMessageID stri
 }
 
 // SMSReportSave implements sms.Store. A stored final report is kept.
-func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
-	return s.sms.withMessage(ctx, p.PartnerID, p.Number, func(m *sms.Message) {
+// With a Push it holds the messaging lock, then the SMS lock (the only
+// place that holds both, always in this order).
+func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (pushed bool, err error) {
+	if p.Push != nil {
+		unlock, err := s.lock(ctx)
+		if err != nil {
+			return false, err
+		}
+		defer unlock()
+	}
+	err = s.sms.withMessage(ctx, p.PartnerID, p.Number, func(m *sms.Message) {
 		if m.Report != nil && m.Report.Final() {
 			return
 		}
 		c := *p.Report
 		m.Report = &c
+		if p.Push != nil {
+			pushed = s.queueEndpointEvent(p.Push)
+		}
 	})
+	return pushed, err
 }
 
 // SMSQueueStats implements sms.Store. It walks the pending messages only.

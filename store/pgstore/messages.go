@@ -73,15 +73,22 @@ var (
 
 // WebhookQueueEvent implements messaging.Store.
 func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
-	ctx = writeCtx(ctx)
+	queued, err := queueEndpointEvent(writeCtx(ctx), s.pool, p)
+	return queued, interpretError(err)
+}
+
+// queueEndpointEvent queues p.Event for the one endpoint p.EndpointID
+// through q, unless the endpoint does not exist or is disabled (queued
+// false). The error is not interpreted.
+func queueEndpointEvent(ctx context.Context, q querier, p *messaging.WebhookQueueParams) (queued bool, err error) {
 	ev := p.Event
-	tag, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries
+	tag, err := q.Exec(ctx, `INSERT INTO webhook_deliveries
 			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type)
 		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $5 FROM webhook_endpoints
 		WHERE id = $6 AND workspace_id = $7 AND disabled_at IS NULL`,
 		ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.Type, p.EndpointID, ev.WorkspaceID)
 	if err != nil {
-		return false, interpretError(err)
+		return false, err
 	}
 	return tag.RowsAffected() == 1, nil
 }

@@ -409,7 +409,7 @@ func (s *Store) SMSMessageByGatewayID(ctx context.Context, gatewayMessageID stri
 // SMSReportSave implements sms.Store. The update leaves a row whose stored
 // report is final alone (in the same statement, under the row's lock); a
 // row it did not change is told from a missing one by reading it.
-func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
+func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (pushed bool, err error) {
 	ctx = writeCtx(ctx)
 	r := p.Report
 	var t *int64
@@ -417,18 +417,25 @@ func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) erro
 		v := ts(r.Time)
 		t = &v
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE sms_messages SET dlr_status = $1, dlr_description = $2, dlr_network_id = $3, dlr_time = $4
-		WHERE number = $5 AND partner_id = $6 AND (dlr_description IS NULL OR dlr_description <> ALL($7))`,
-		r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID, sms.FinalDeliveryStates())
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		pushed = false // a retried transaction starts over
+		tag, err := tx.Exec(ctx, `UPDATE sms_messages SET dlr_status = $1, dlr_description = $2, dlr_network_id = $3, dlr_time = $4
+			WHERE number = $5 AND partner_id = $6 AND (dlr_description IS NULL OR dlr_description <> ALL($7))`,
+			r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID, sms.FinalDeliveryStates())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() > 0 {
+			if p.Push != nil {
+				pushed, err = queueEndpointEvent(ctx, tx, p.Push)
+			}
+			return err
+		}
+		var one int
+		return tx.QueryRow(ctx, `SELECT 1 FROM sms_messages WHERE number = $1 AND partner_id = $2`, p.Number, p.PartnerID).Scan(&one)
+	})
 	if err != nil {
-		return interpretError(err)
+		return false, err
 	}
-	if tag.RowsAffected() > 0 {
-		return nil
-	}
-	var one int
-	if err := s.pool.QueryRow(ctx, `SELECT 1 FROM sms_messages WHERE number = $1 AND partner_id = $2`, p.Number, p.PartnerID).Scan(&one); err != nil {
-		return interpretError(err)
-	}
-	return nil
+	return pushed, nil
 }

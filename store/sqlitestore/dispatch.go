@@ -78,18 +78,25 @@ func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, ev *messaging.Event
 
 // WebhookQueueEvent implements messaging.Store.
 func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
-	ev := p.Event
-	var n int64
+	var queued bool
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		n, err = affected(tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
-			(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at)
-			SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
-			WHERE id = ? AND workspace_id = ? AND disabled_at IS NULL`,
-			ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), p.EndpointID, ev.WorkspaceID))
+		queued, err = queueEndpointEvent(ctx, tx, p)
 		return err
 	})
-	return n == 1, interpretError(err)
+	return queued, interpretError(err)
+}
+
+// queueEndpointEvent queues p.Event for the one endpoint p.EndpointID, in
+// tx, unless the endpoint does not exist or is disabled (queued false).
+func queueEndpointEvent(ctx context.Context, tx *sql.Tx, p *messaging.WebhookQueueParams) (queued bool, err error) {
+	ev := p.Event
+	n, err := affected(tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
+		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at)
+		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
+		WHERE id = ? AND workspace_id = ? AND disabled_at IS NULL`,
+		ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), p.EndpointID, ev.WorkspaceID))
+	return n == 1, err
 }
 
 const endpointCols = `id, workspace_id, url, events, description, secret_sealed, previous_secret_sealed, previous_secret_expires_at,

@@ -451,7 +451,7 @@ const qSMSByGatewayID = `SELECT ` + smsCols + ` FROM sms_messages INDEXED BY sms
 // SMSReportSave implements sms.Store. The update leaves a row whose stored
 // report is final alone; a row it did not change is told from a missing
 // one by reading it.
-func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) error {
+func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (pushed bool, err error) {
 	r := p.Report
 	var t any
 	if !r.Time.IsZero() {
@@ -464,15 +464,23 @@ func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) erro
 	}
 	q := `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
 			WHERE number = ? AND partner_id = ? AND (dlr_description IS NULL OR dlr_description NOT IN (?` + strings.Repeat(", ?", len(finals)-1) + `))`
-	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, q, args...)
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		pushed = false // a retried request starts over
+		n, err := affected(tx.ExecContext(ctx, q, args...))
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
+		if n > 0 {
+			if p.Push != nil {
+				pushed, err = queueEndpointEvent(ctx, tx, p.Push)
+			}
 			return err
 		}
 		var one int
 		return interpretError(tx.QueryRowContext(ctx, `SELECT 1 FROM sms_messages WHERE number = ? AND partner_id = ?`, p.Number, p.PartnerID).Scan(&one))
 	})
+	if err != nil {
+		return false, err
+	}
+	return pushed, nil
 }

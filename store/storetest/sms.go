@@ -32,6 +32,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"ConcurrentClaimersOneEach", testSMSConcurrentClaimers},
 		{"Complete", testSMSComplete},
 		{"Reports", testSMSReports},
+		{"ReportPushQueuedWithTheReport", testSMSReportPush},
 		{"MessageByGatewayID", testSMSMessageByGatewayID},
 		{"CancellationTruth", testSMSCancellationTruth},
 		{"IdempotentAcceptOnce", testSMSIdempotentAcceptOnce},
@@ -514,15 +515,19 @@ func testSMSComplete(t *testing.T, s sms.Store) {
 
 func testSMSReports(t *testing.T, s sms.Store) {
 	ctx := context.Background()
+	saveReport := func(ctx context.Context, p *sms.ReportSaveParams) error {
+		_, err := s.SMSReportSave(ctx, p)
+		return err
+	}
 	smsAccount(t, s, "a", sms.Credits(5))
 	smsAccount(t, s, "b", sms.Credits(5))
 	res := smsAccept(t, s, smsMessage("m1", "a", 100, sms.StatusQueued, base))
 	n := res[0].Number
-	wantErr(t, "report for another account", s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "b", Number: n, Report: &sms.Report{Description: sms.DeliveredToTerminal}}), messaging.ErrNotFound)
-	wantErr(t, "report for an unknown number", s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n + 1000, Report: &sms.Report{Description: sms.DeliveredToTerminal}}), messaging.ErrNotFound)
+	wantErr(t, "report for another account", saveReport(ctx, &sms.ReportSaveParams{PartnerID: "b", Number: n, Report: &sms.Report{Description: sms.DeliveredToTerminal}}), messaging.ErrNotFound)
+	wantErr(t, "report for an unknown number", saveReport(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n + 1000, Report: &sms.Report{Description: sms.DeliveredToTerminal}}), messaging.ErrNotFound)
 
 	interim := &sms.Report{Status: 2, Description: sms.DeliverySentToNetwork, NetworkID: "254"}
-	if err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n, Report: interim}); err != nil {
+	if _, err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n, Report: interim}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.SMSMessageGet(ctx, "a", n)
@@ -533,7 +538,7 @@ func testSMSReports(t *testing.T, s sms.Store) {
 		t.Errorf("interim report (-want +got):\n%s", d)
 	}
 	final := &sms.Report{Status: 32, Description: sms.DeliveredToTerminal, NetworkID: "1", Time: at(42)}
-	if err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n, Report: final}); err != nil {
+	if _, err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n, Report: final}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = s.SMSMessageGet(ctx, "a", n)
@@ -543,7 +548,7 @@ func testSMSReports(t *testing.T, s sms.Store) {
 	// A final report is never replaced, by an interim one or another
 	// final one: the save changes nothing and succeeds.
 	for _, later := range []*sms.Report{interim, {Status: 4, Description: sms.DeliveryImpossible, NetworkID: "9", Time: at(50)}} {
-		if err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n, Report: later}); err != nil {
+		if _, err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: n, Report: later}); err != nil {
 			t.Errorf("saving %s over a final report: %v", later.Description, err)
 		}
 		got, _ = s.SMSMessageGet(ctx, "a", n)
@@ -551,7 +556,7 @@ func testSMSReports(t *testing.T, s sms.Store) {
 			t.Errorf("after saving %s over the final report (-want +got):\n%s", later.Description, d)
 		}
 	}
-	wantErr(t, "report for another account over a final one", s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "b", Number: n, Report: interim}), messaging.ErrNotFound)
+	wantErr(t, "report for another account over a final one", saveReport(ctx, &sms.ReportSaveParams{PartnerID: "b", Number: n, Report: interim}), messaging.ErrNotFound)
 	if _, err := s.SMSMessageGet(ctx, "b", n); !errors.Is(err, messaging.ErrNotFound) {
 		t.Errorf("account b reads a's message: %v", err)
 	}
@@ -647,7 +652,8 @@ func testSMSContextCanceled(t *testing.T, s sms.Store) {
 			return err
 		}},
 		{"SMSReportSave", func(ctx context.Context) error {
-			return s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: c.Number, Report: &sms.Report{Status: 32, Description: sms.DeliveredToTerminal}})
+			_, err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: c.Number, Report: &sms.Report{Status: 32, Description: sms.DeliveredToTerminal}})
+			return err
 		}},
 	})
 
@@ -813,5 +819,73 @@ func testSMSAccountCallback(t *testing.T, s sms.Store) {
 	}
 	if got := get(); got != "" {
 		t.Errorf("after removal: callback %q, want none", got)
+	}
+}
+
+// testSMSReportPush: a report's push is queued with the report, by the
+// save that stores it (once: not by a save over a final report), for its
+// endpoint only when that endpoint is enabled; an unknown message queues
+// nothing.
+func testSMSReportPush(t *testing.T, s sms.Store) {
+	ctx := context.Background()
+	ms, ok := s.(messaging.Store)
+	if !ok {
+		t.Fatalf("%T is no messaging.Store", s)
+	}
+	mustWorkspace(t, ms, "cb")
+	off := endpoint("cb", "we_off", 2)
+	for _, e := range []*messaging.WebhookEndpoint{endpoint("cb", "we_a", 1), off} {
+		if err := ms.WebhookEndpointCreate(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	disabled := false
+	if _, err := ms.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "cb", ID: "we_off", Enabled: &disabled, At: at(5)}); err != nil {
+		t.Fatal(err)
+	}
+	smsAccount(t, s, "a", sms.Credits(5))
+	res := smsAccept(t, s, smsMessage("m1", "a", 1, sms.StatusQueued, base), smsMessage("m2", "a", 1, sms.StatusQueued, base))
+	n1, n2 := res[0].Number, res[1].Number
+	push := func(evID, endpointID string) *messaging.WebhookQueueParams {
+		return &messaging.WebhookQueueParams{EndpointID: endpointID, Event: &messaging.EventRecord{ID: evID, WorkspaceID: "cb", MessageID: "m1",
+			Type: sms.EventDeliveryReport, Payload: []byte(`{"id":"` + evID + `"}`), CreatedAt: at(10)}}
+	}
+	final := &sms.Report{Status: 32, Description: sms.DeliveredToTerminal, NetworkID: "1", Time: at(42)}
+	other := &sms.Report{Status: 4, Description: sms.DeliveryImpossible, NetworkID: "1", Time: at(43)}
+	for _, c := range []struct {
+		name       string
+		number     int64
+		report     *sms.Report
+		push       *messaging.WebhookQueueParams
+		wantPushed bool
+		wantErr    error
+		wantReport *sms.Report
+	}{
+		{"first final report", n1, final, push("evt_1", "we_a"), true, nil, final},
+		{"final report over a final one", n1, other, push("evt_2", "we_a"), false, nil, final},
+		{"disabled endpoint", n2, final, push("evt_3", "we_off"), false, nil, final},
+		{"unknown message", n2 + 1000, final, push("evt_4", "we_a"), false, messaging.ErrNotFound, nil},
+	} {
+		pushed, err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: c.number, Report: c.report, Push: c.push})
+		if pushed != c.wantPushed || !errors.Is(err, c.wantErr) {
+			t.Errorf("%s: pushed %v, err %v; want %v, %v", c.name, pushed, err, c.wantPushed, c.wantErr)
+		}
+		if c.wantReport == nil {
+			continue
+		}
+		got, err := s.SMSMessageGet(ctx, "a", c.number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(c.wantReport, got.Report); d != "" {
+			t.Errorf("%s: stored report (-want +got):\n%s", c.name, d)
+		}
+	}
+	got := claimAll(t, ms, "h1", at(20))
+	if d := cmp.Diff([]string{"we_a/evt_1"}, eventIDs(got)); d != "" {
+		t.Fatalf("deliveries (-want +got):\n%s", d)
+	}
+	if d := got[0]; d.EventType != sms.EventDeliveryReport || d.MessageID != "m1" || string(d.Payload) != `{"id":"evt_1"}` {
+		t.Errorf("delivery %+v", d)
 	}
 }

@@ -65,7 +65,7 @@ func testSMSMessageList(t *testing.T, s sms.Store) {
 		numbers = append(numbers, res[0].Number)
 	}
 	report := &sms.Report{Status: 1, Description: sms.DeliveredToTerminal, NetworkID: "254", Time: at(9)}
-	if err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: numbers[3], Report: report}); err != nil {
+	if _, err := s.SMSReportSave(ctx, &sms.ReportSaveParams{PartnerID: "a", Number: numbers[3], Report: report}); err != nil {
 		t.Fatal(err)
 	}
 	list := func(before int64, limit int) []int64 {
