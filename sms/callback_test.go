@@ -58,9 +58,21 @@ func verifySignature(secret string, h http.Header, body []byte) bool {
 // signed sms.delivery_report event per final report, pushed by the
 // gateway or fetched when the client polls, and none for an interim
 // report or a repeated final one; a bad URL, an unknown account and a
-// service without callbacks are refused.
+// service without callbacks are refused. With the callbacks' Service on
+// the SMS store itself, each push is queued by the save that stores its
+// report (Store.SMSReportSave); otherwise (the store given to New is a
+// wrapper) by a write of its own just after it.
 func TestCallbackReceivesFinalReports(t *testing.T) {
 	t.Parallel()
+	for name, direct := range map[string]bool{"the Service's store": true, "a wrapper": false} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testCallbackReceivesFinalReports(t, direct)
+		})
+	}
+}
+
+func testCallbackReceivesFinalReports(t *testing.T, direct bool) {
 	var mu sync.Mutex
 	var got []received
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -71,7 +83,7 @@ func TestCallbackReceivesFinalReports(t *testing.T) {
 	}))
 	defer rcv.Close()
 
-	st := memstore.New()
+	st := &pushRecorder{Store: memstore.New()}
 	clk := &clock{t: base}
 	msvc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{Clock: clk.Now, SecretKey: bytes.Repeat([]byte{3}, 32),
 		Webhooks: messaging.WebhookOptions{AllowLoopback: true}})
@@ -82,7 +94,7 @@ func TestCallbackReceivesFinalReports(t *testing.T) {
 	if _, err := msvc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "sms-callbacks", Name: "SMS callbacks"}); err != nil {
 		t.Fatal(err)
 	}
-	e := setup(t, &setupOpts{store: st, gw: &fakegateway.Options{Delay: time.Hour},
+	e := setup(t, &setupOpts{store: st, direct: direct, gw: &fakegateway.Options{Delay: time.Hour},
 		sms: &sms.Options{Callbacks: &sms.CallbackOptions{Service: msvc, WorkspaceID: "sms-callbacks"}}})
 
 	for name, c := range map[string]struct {
@@ -175,6 +187,13 @@ func TestCallbackReceivesFinalReports(t *testing.T) {
 	if d := cmp.Diff([]string{pushed.ProviderMessageID, polled.ProviderMessageID}, ids); d != "" {
 		t.Errorf("events (one per final report) (-want +got):\n%s", d)
 	}
+	wantWith, wantQueued := int32(0), int32(2)
+	if direct {
+		wantWith, wantQueued = 2, 0
+	}
+	if w, q := st.withPush.Load(), st.queued.Load(); w != wantWith || q != wantQueued {
+		t.Errorf("report saves with a push %d, events queued on their own %d; want %d, %d", w, q, wantWith, wantQueued)
+	}
 }
 
 // pushRecorder is a memstore that counts the report saves carrying a push
@@ -194,48 +213,4 @@ func (r *pushRecorder) SMSReportSave(ctx context.Context, p *sms.ReportSaveParam
 func (r *pushRecorder) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
 	r.queued.Add(1)
 	return r.Store.WebhookQueueEvent(ctx, p)
-}
-
-// TestCallbackPushQueuedWithTheReport: when the callbacks' Service is on
-// the SMS store itself, a final report's push is queued by the save that
-// stores the report (Store.SMSReportSave), not by a write of its own, and
-// the callback receives it once.
-func TestCallbackPushQueuedWithTheReport(t *testing.T) {
-	t.Parallel()
-	var calls atomic.Int32
-	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls.Add(1) }))
-	defer rcv.Close()
-	st := &pushRecorder{Store: memstore.New()}
-	clk := &clock{t: base}
-	msvc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{Clock: clk.Now, SecretKey: bytes.Repeat([]byte{3}, 32),
-		Webhooks: messaging.WebhookOptions{AllowLoopback: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := t.Context()
-	e := setup(t, &setupOpts{store: st, direct: true, gw: &fakegateway.Options{Delay: time.Hour},
-		sms: &sms.Options{Callbacks: &sms.CallbackOptions{Service: msvc, WorkspaceID: "sms-callbacks"}}})
-	if _, _, err := e.svc.SetCallback(ctx, partner, rcv.URL, ""); err != nil {
-		t.Fatal(err)
-	}
-	res := e.send(t, &sms.SendParams{})
-	e.clk.Add(time.Second)
-	if n := e.runDue(t); n != 1 {
-		t.Fatalf("handed over %d, want 1", n)
-	}
-	m, err := e.store.SMSMessageGet(ctx, partner, res.Number)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		if err := e.svc.ApplyGatewayReport(ctx, m.GatewayMessageID, &sms.Report{Description: sms.DeliveredToTerminal, Time: base.Add(5 * time.Second)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := msvc.DeliverWebhooksDue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if w, q, c := st.withPush.Load(), st.queued.Load(), calls.Load(); w != 1 || q != 0 || c != 1 {
-		t.Errorf("saves with a push %d, events queued on their own %d, callback calls %d; want 1, 0, 1", w, q, c)
-	}
 }
