@@ -2,12 +2,15 @@ package sms_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf16"
+
+	"github.com/nyaruka/phonenumbers"
 
 	"github.com/ujumbe/messaging/sms"
 )
@@ -155,4 +158,115 @@ func FuzzSegments(f *testing.F) {
 			t.Fatalf("Segments(%q) = %d parts (%s, %d units), want %d", s, parts, enc, n, wantParts)
 		}
 	})
+}
+
+// mobileShape is the shape of a mobile: 7 to 15 digits, no leading zero.
+var mobileShape = regexp.MustCompile(`^[1-9][0-9]{6,14}$`)
+
+// libphonenumberMobile is ValidMobile as it was before it shared
+// NormalizePhone's fast path: the shape, then phonenumbers.Parse,
+// IsValidNumber, and Format giving the number back as written. It returns
+// the country calling code, and whether the mobile is valid.
+func libphonenumberMobile(mobile string) (int, bool) {
+	if !mobileShape.MatchString(mobile) {
+		return 0, false
+	}
+	n, err := phonenumbers.Parse("+"+mobile, "")
+	if err != nil || !phonenumbers.IsValidNumber(n) || phonenumbers.Format(n, phonenumbers.E164) != "+"+mobile {
+		return 0, false
+	}
+	return int(n.GetCountryCode()), true
+}
+
+// sameMobileVerdict fails unless ValidMobile answers as libphonenumber
+// does on mobile: valid or not (code 1003 on mobile), with the same
+// country calling code.
+func sameMobileVerdict(t *testing.T, mobile string) {
+	t.Helper()
+	wantCC, valid := libphonenumberMobile(mobile)
+	cc, err := sms.ValidMobile(mobile)
+	var se *sms.Error
+	switch {
+	case valid && (err != nil || cc != wantCC):
+		t.Fatalf("ValidMobile(%q) = %d, %v; libphonenumber: valid, country code %d", mobile, cc, err, wantCC)
+	case !valid && (!errors.As(err, &se) || se.Code != sms.CodeInvalidMobile || se.Field != "mobile"):
+		t.Fatalf("ValidMobile(%q) = %d, %v; libphonenumber: invalid (want code %d on mobile)", mobile, cc, err, sms.CodeInvalidMobile)
+	}
+}
+
+// FuzzValidMobile: ValidMobile answers as libphonenumber on any string and
+// on the number made of a country calling code and a national number
+// zero-padded to width digits (real-looking numbers of every calling
+// code).
+func FuzzValidMobile(f *testing.F) {
+	for _, s := range []string{"254712345678", "4407911123456", "3758102450911", "375291234567", "12025550123", "10000000000", "8613800138000", "390612345678", "0712345678"} {
+		f.Add(s, uint16(0), uint64(0), uint8(0))
+	}
+	f.Add("", uint16(254), uint64(712345678), uint8(9))
+	f.Add("", uint16(39), uint64(612345678), uint8(10))
+	f.Fuzz(func(t *testing.T, s string, cc uint16, national uint64, width uint8) {
+		sameMobileVerdict(t, s)
+		n := strconv.FormatUint(national, 10)
+		if w := int(width % 16); len(n) < w {
+			n = strings.Repeat("0", w-len(n)) + n
+		}
+		sameMobileVerdict(t, strconv.Itoa(int(cc%1000))+n)
+	})
+}
+
+// TestValidMobileEveryCallingCode compares ValidMobile with libphonenumber
+// on random national numbers of every length after every calling code
+// from 1 to 999, and on each example number libphonenumber has for a
+// territory.
+func TestValidMobileEveryCallingCode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 2026))
+	for cc := 1; cc <= 999; cc++ {
+		prefix := strconv.Itoa(cc)
+		for range 10 {
+			b := []byte(prefix)
+			for range 1 + rng.IntN(15-len(prefix)) {
+				b = append(b, byte('0'+rng.IntN(10)))
+			}
+			sameMobileVerdict(t, string(b))
+		}
+	}
+	valid := 0
+	for r := range phonenumbers.GetSupportedRegions() {
+		for _, typ := range []phonenumbers.PhoneNumberType{phonenumbers.MOBILE, phonenumbers.FIXED_LINE} {
+			if n := phonenumbers.GetExampleNumberForType(r, typ); n != nil {
+				s := strconv.Itoa(int(n.GetCountryCode())) + phonenumbers.GetNationalSignificantNumber(n)
+				sameMobileVerdict(t, s)
+				if _, err := sms.ValidMobile(s); err == nil {
+					valid++
+				}
+			}
+		}
+	}
+	if valid < 300 {
+		t.Errorf("only %d example numbers are valid mobiles; want most of them", valid)
+	}
+}
+
+// BenchmarkValidMobile compares ValidMobile with the libphonenumber-only
+// check on the Kenyan mobile numbers of internal/bench.
+func BenchmarkValidMobile(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		f    func(string) bool
+	}{
+		{"libphonenumber", func(s string) bool { _, ok := libphonenumberMobile(s); return ok }},
+		{"ValidMobile", func(s string) bool { _, err := sms.ValidMobile(s); return err == nil }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				s := "2547" + strconv.Itoa(i/10_000_000%3) + strconv.Itoa(10_000_000 + i%10_000_000)[1:]
+				if !bc.f(s) {
+					b.Fatalf("%s refused", s)
+				}
+			}
+		})
+	}
 }

@@ -52,7 +52,6 @@ import (
 	_ "time/tzdata" // account time zones work on hosts without a zoneinfo database
 	"unicode/utf8"
 
-	"github.com/nyaruka/phonenumbers"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/textcheck"
@@ -255,11 +254,14 @@ func ValidMobile(mobile string) (countryCode int, err error) {
 	if !mobileRe.MatchString(mobile) {
 		return 0, NewError(CodeInvalidMobile, "mobile", "must be in international format, 7 to 15 digits only, country code first, no plus sign or leading zero, for example 254712345678 (got %q)", clip(mobile))
 	}
-	n, perr := phonenumbers.Parse("+"+mobile, "")
-	if perr != nil || !phonenumbers.IsValidNumber(n) || phonenumbers.Format(n, phonenumbers.E164) != "+"+mobile {
+	// The same verdict as libphonenumber's (phonenumbers.Parse,
+	// IsValidNumber, and Format giving the number back as written),
+	// mostly without its general-purpose parser (see NormalizePhone).
+	e164 := "+" + mobile
+	if _, err := messaging.NormalizePhone(e164); err != nil {
 		return 0, NewError(CodeInvalidMobile, "mobile", "%s is not a valid phone number for its country code", mobile)
 	}
-	return int(n.GetCountryCode()), nil
+	return messaging.CountryCallingCode(e164), nil
 }
 
 // ValidSender reports whether s has the shape of a sender id: 1 to 11
