@@ -197,6 +197,8 @@ func (h *Handler) table() []route {
 		{get, "/w/{ws}/developers", false, (*Handler).devPage},
 		{get, "/w/{ws}/developers/keys", false, (*Handler).devPage},
 		{post, "/w/{ws}/developers/keys", false, (*Handler).devCreateKey},
+		{get, "/w/{ws}/developers/keys/{id}", false, (*Handler).devKey},
+		{post, "/w/{ws}/developers/keys/{id}/edit", false, (*Handler).devEditKey},
 		{post, "/w/{ws}/developers/keys/{id}/revoke", false, (*Handler).devRevokeKey},
 		{get, "/w/{ws}/developers/webhooks", false, (*Handler).devPage},
 		{post, "/w/{ws}/developers/webhooks", false, (*Handler).devCreateEndpoint},

@@ -165,8 +165,7 @@ func (h *Handler) devCreateKey(w http.ResponseWriter, r *http.Request, req *requ
 	if v := strings.TrimSpace(f.Get("expires_at")); v != "" {
 		t, ok := devParseTime(v)
 		if !ok {
-			return refuse(&messaging.Error{Code: messaging.CodeValidation, Field: "expires_at",
-				Message: "expires_at: must be a date and time such as 2026-12-31T23:59 (UTC) (got " + quote(v) + ")"})
+			return refuse(devBadTime(v))
 		}
 		params.ExpiresAt = &t
 	}
@@ -178,10 +177,97 @@ func (h *Handler) devCreateKey(w http.ResponseWriter, r *http.Request, req *requ
 	return h.renderDev(w, r, req, p, http.StatusCreated)
 }
 
+// devKeyData is the page of one API key.
+type devKeyData struct {
+	Key    *messaging.APIKey
+	State  string
+	Scopes []devChoice
+}
+
+// devKey shows an API key with the form changing its scopes and expiry
+// (none for a revoked key).
+func (h *Handler) devKey(w http.ResponseWriter, r *http.Request, req *request) error {
+	k, err := h.svc.GetAPIKey(req.ctx, req.ws.ID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return h.renderKey(w, r, req, &page{}, k, http.StatusOK)
+}
+
+func (h *Handler) renderKey(w http.ResponseWriter, r *http.Request, req *request, p *page, k *messaging.APIKey, status int) error {
+	p.Title, p.Nav = "API key", "developers"
+	p.fill(h, req)
+	if p.Form == nil {
+		p.Form = url.Values{"scopes": k.Scopes}
+		if k.ExpiresAt != nil {
+			p.Form.Set("expires_at", k.ExpiresAt.UTC().Format(devTimeLayout))
+		}
+	}
+	p.Data = &devKeyData{Key: k, State: k.State(h.svc.Now()), Scopes: devScopes()}
+	h.render(w, r, status, "apikey", p)
+	return nil
+}
+
+// devEditKey replaces the scopes and the expiry of an API key
+// (Service.UpdateAPIKey) and goes back to the keys, or answers the key's
+// page with the library's refusal next to its field (422).
+func (h *Handler) devEditKey(w http.ResponseWriter, r *http.Request, req *request) error {
+	k, err := h.svc.GetAPIKey(req.ctx, req.ws.ID, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	f := r.PostForm
+	refuse := func(err error) error {
+		p := &page{Form: f}
+		if !p.fieldError(err) {
+			return err
+		}
+		return h.renderKey(w, r, req, p, k, http.StatusUnprocessableEntity)
+	}
+	params := &messaging.UpdateAPIKeyParams{WorkspaceID: req.ws.ID, ID: k.ID, Scopes: f["scopes"]}
+	if v := strings.TrimSpace(f.Get("expires_at")); v != "" {
+		t, ok := devParseTime(v)
+		if !ok {
+			return refuse(devBadTime(v))
+		}
+		params.ExpiresAt = &t
+	}
+	updated, err := h.svc.UpdateAPIKey(req.ctx, params)
+	if err != nil {
+		return refuse(err)
+	}
+	return h.keyDone(w, r, req, updated, "changed: its next request is judged by its new scopes and expiry.")
+}
+
+// keyDone tells what was done to the key k (the flash "API key <name>
+// <done>") and goes back to the keys.
+func (h *Handler) keyDone(w http.ResponseWriter, r *http.Request, req *request, k *messaging.APIKey, done string) error {
+	name := k.Name
+	if name == "" {
+		name = k.ID
+	}
+	h.flash(w, "API key "+name+" "+done)
+	http.Redirect(w, r, h.devURL(req, "#keys"), http.StatusSeeOther)
+	return nil
+}
+
+// devTimeLayout is the layout of an expiry shown in a form: a
+// datetime-local value, in UTC, to the second.
+const devTimeLayout = "2006-01-02T15:04:05"
+
+// devBadTime is the refusal of an expiry field that is no time.
+func devBadTime(v string) error {
+	return &messaging.Error{Code: messaging.CodeValidation, Field: "expires_at",
+		Message: "expires_at: must be a date and time such as 2026-12-31T23:59 (UTC) (got " + quote(v) + ")"}
+}
+
 // devParseTime reads the expiry field: a datetime-local value, in UTC, or
 // an RFC 3339 time.
 func devParseTime(v string) (time.Time, bool) {
-	for _, l := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339Nano} {
+	for _, l := range []string{"2006-01-02T15:04", devTimeLayout, time.RFC3339Nano} {
 		if t, err := time.ParseInLocation(l, v, time.UTC); err == nil {
 			return t, true
 		}
@@ -204,13 +290,7 @@ func (h *Handler) devRevokeKey(w http.ResponseWriter, r *http.Request, req *requ
 	if err != nil {
 		return err
 	}
-	name := k.Name
-	if name == "" {
-		name = k.ID
-	}
-	h.flash(w, "API key "+name+" revoked: requests made with it are refused from now on.")
-	http.Redirect(w, r, h.devURL(req, "#keys"), http.StatusSeeOther)
-	return nil
+	return h.keyDone(w, r, req, k, "revoked: requests made with it are refused from now on.")
 }
 
 // devURL is the path of the workspace's Developers page followed by rest.

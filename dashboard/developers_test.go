@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -646,5 +647,92 @@ func TestDevEveryEventDescribed(t *testing.T) {
 		if !strings.Contains(body, "<code>"+e+"</code> <span class=\"muted\">— ") {
 			t.Errorf("event %s is offered without a description", e)
 		}
+	}
+}
+
+// TestDevAPIKeyEdit: a key's page changes its scopes and expiry through
+// Service.UpdateAPIKey (audited), which the next Authenticate obeys;
+// refusals are shown next to their field at 422 and change nothing; a
+// revoked key offers no form; another workspace's key is not found.
+func TestDevAPIKeyEdit(t *testing.T) {
+	f := setup(t)
+	f.as = "acme"
+	exp := t0.Add(time.Hour)
+	k, key, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "billing", Scopes: []string{messaging.ScopeReadMessages}, ExpiresAt: &exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "/w/acme/developers/keys/" + k.ID
+	f.get("/w/acme/developers").wantContains(t, `href="/dashboard`+page+`"`)
+	r := f.get(page)
+	if r.status != http.StatusOK {
+		t.Fatalf("key page answered %d:\n%s", r.status, r.body)
+	}
+	r.wantContains(t, k.Prefix, `value="read:messages" checked`, `value="`+exp.UTC().Format("2006-01-02T15:04:05")+`"`, `action="/dashboard`+page+`/edit"`)
+	wantNoSecret(t, "the key page", r, key)
+
+	// Refusals change nothing.
+	for _, c := range []struct {
+		name, field, want string
+		form              url.Values
+	}{
+		{"no scope", "scopes", "must hold at least one scope", url.Values{}},
+		{"unknown scope", "scopes", "unknown scope", url.Values{"scopes": {"admin:all"}}},
+		{"expiry not a time", "expires", "must be a date and time", url.Values{"scopes": {"read:messages"}, "expires_at": {"soon"}}},
+	} {
+		r := f.post(page+"/edit", c.form)
+		m := regexp.MustCompile(`<p class="error" id="edit-` + c.field + `-err">([^<]*)</p>`).FindStringSubmatch(r.body)
+		if r.status != http.StatusUnprocessableEntity || m == nil || !strings.Contains(m[1], c.want) {
+			t.Errorf("%s: answered %d, error %q; want 422 with %q next to %s", c.name, r.status, m, c.want, c.field)
+		}
+	}
+	if got, err := f.svc.GetAPIKey(f.ctx, "acme", k.ID); err != nil || !slices.Equal(got.Scopes, []string{messaging.ScopeReadMessages}) || got.ExpiresAt == nil {
+		t.Errorf("after refused edits the key is %+v, %v; want it unchanged", got, err)
+	}
+
+	// New scopes and no expiry.
+	r = f.post(page+"/edit", url.Values{"scopes": {messaging.ScopeWriteMessages, messaging.ScopeReadMessages}, "expires_at": {""}})
+	if r.status != http.StatusSeeOther || r.location != "/dashboard/w/acme/developers#keys" {
+		t.Fatalf("edit answered %d to %q, want 303 to the keys:\n%s", r.status, r.location, r.body)
+	}
+	p, err := f.svc.Authenticate(f.ctx, key)
+	if err != nil || !slices.Equal(p.Scopes, []string{messaging.ScopeReadMessages, messaging.ScopeWriteMessages}) {
+		t.Errorf("after the edit the key authenticates as %+v, %v; want both message scopes", p, err)
+	}
+	if got, _ := f.svc.GetAPIKey(f.ctx, "acme", k.ID); got.ExpiresAt != nil {
+		t.Errorf("after clearing the expiry it is %v", got.ExpiresAt)
+	}
+	events, _, err := f.svc.AuditEvents(f.ctx, "acme", "", 10)
+	if err != nil || len(events) == 0 || events[0].Action != messaging.AuditKeyUpdated || events[0].Actor != "dashboard:ann" || events[0].Target != k.ID {
+		t.Errorf("latest audit event = %+v, %v; want the key updated by dashboard:ann", events, err)
+	}
+
+	// An expiry already passed expires the key now.
+	if r := f.post(page+"/edit", url.Values{"scopes": {"read:messages"}, "expires_at": {"2026-11-24T10:00:00"}}); r.status != http.StatusSeeOther {
+		t.Fatalf("edit with a past expiry answered %d:\n%s", r.status, r.body)
+	}
+	if _, err := f.svc.Authenticate(f.ctx, key); messaging.ErrorCode(err) != messaging.CodeInvalidAPIKey {
+		t.Errorf("Authenticate after a past expiry = %v, want invalid_api_key", err)
+	}
+
+	// A revoked key has no form; another workspace's key is not found.
+	if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.get(page); r.status != http.StatusOK || strings.Contains(r.body, "/edit") {
+		t.Errorf("revoked key page answered %d, with an edit form: %v", r.status, strings.Contains(r.body, "/edit"))
+	}
+	ok, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "other", Scopes: []string{messaging.ScopeReadMessages}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.get("/w/acme/developers/keys/" + ok.ID); r.status != http.StatusNotFound {
+		t.Errorf("another workspace's key through acme answered %d, want 404", r.status)
+	}
+	if r := f.post("/w/acme/developers/keys/"+ok.ID+"/edit", url.Values{"scopes": {"write:messages"}}); r.status != http.StatusNotFound {
+		t.Errorf("editing another workspace's key answered %d, want 404", r.status)
+	}
+	if got, _ := f.svc.GetAPIKey(f.ctx, "other", ok.ID); !slices.Equal(got.Scopes, []string{messaging.ScopeReadMessages}) {
+		t.Errorf("the other workspace's key has scopes %v", got.Scopes)
 	}
 }

@@ -62,7 +62,8 @@ func (s *dashServer) waitStatus(t *testing.T, key, id, status string) {
 
 // TestBrowserAPIKey: an API key created in Settings -> Developers is shown
 // once, works against /v1 (201), is not in the page once it is reloaded,
-// and once revoked in the page (after its confirmation) is refused (401).
+// is refused a scope it lost in its own page (403), and once revoked in
+// the page (after its confirmation) is refused (401).
 func TestBrowserAPIKey(t *testing.T) {
 	srv := startDashServer(t)
 	b := newBrowser(t, srv)
@@ -90,6 +91,19 @@ func TestBrowserAPIKey(t *testing.T) {
 	b.waitText("browser test key")
 	if h := b.html(); strings.Contains(h, key) {
 		t.Fatal("the developers page holds the key after it was created")
+	}
+
+	// Edited in its own page: once it has lost write:messages, its next
+	// send is refused (403).
+	b.submit("Edit browser test key")
+	b.waitText("Change its scopes and expiry")
+	b.check("write:messages", false)
+	b.check("read:messages", true)
+	b.screenshot("dashboard-apikey", false)
+	b.submit("Save changes")
+	b.waitText("browser test key changed")
+	if st, body := srv.sendText(t, key, "+14155550123", "after the edit"); st != http.StatusForbidden {
+		t.Fatalf("POST /v1/messages with the key without write:messages: %d %v, want 403", st, body)
 	}
 
 	b.submit("Revoke browser test key")
@@ -539,8 +553,13 @@ func TestBrowserPhone(t *testing.T) {
 	b.signIn()
 	b.do("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3)))
 	ws := "/dashboard/w/" + demoWS
+	st, body := srv.api(t, "POST", "/admin/v1/workspaces/"+demoWS+"/api-keys", "", map[string]any{"name": "phone", "scopes": []string{"read:messages"}})
+	keyID := field(body, "id")
+	if st != http.StatusCreated || keyID == "" {
+		t.Fatalf("creating an API key: %d %v", st, body)
+	}
 	for _, path := range []string{"/dashboard/sign-in", "/dashboard/workspaces", ws + "/overview", ws + "/messages", ws + "/contacts", ws + "/contacts/new",
-		ws + "/templates", ws + "/templates/new", ws + "/developers", ws + "/channels", ws + "/settings", "/dashboard/sms"} {
+		ws + "/templates", ws + "/templates/new", ws + "/developers", ws + "/developers/keys/" + keyID, ws + "/channels", ws + "/settings", "/dashboard/sms"} {
 		b.open(path)
 		w := result(b, "measure "+path, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, document.documentElement.clientWidth]`))
 		if w[0] > w[1] {
