@@ -266,3 +266,55 @@ func TestDispatchSpanContinuesTheAcceptTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookSpanContinuesTheMessageTrace: the delivery span of a
+// message's event is in the trace of the span that accepted the message,
+// a child of it with a link to it; a delivery about no message starts a
+// trace of its own.
+func TestWebhookSpanContinuesTheMessageTrace(t *testing.T) {
+	t.Parallel()
+	f := setupTelemetry(t, 200)
+	id := f.send(t, "+254712345678")
+	f.dispatch(t)
+	eps, err := f.svc.ListWebhookEndpoints(f.ctx, "acme")
+	if err != nil || len(eps) != 1 {
+		t.Fatalf("endpoints = %v, %v", eps, err)
+	}
+	if _, queued, err := f.svc.QueueWebhookEvent(f.ctx, "acme", eps[0].ID, "sms_1", "sms.delivery_report", map[string]string{"x": "y"}); err != nil || !queued {
+		t.Fatalf("QueueWebhookEvent = %v, %v", queued, err)
+	}
+	if _, err := f.svc.DeliverWebhooksDue(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	var accept sdktrace.ReadOnlySpan
+	var ofMessage, ofOther []sdktrace.ReadOnlySpan
+	for _, sp := range f.spans.Ended() {
+		switch sp.Name() {
+		case "messaging.accept":
+			accept = sp
+		case "messaging.webhook.deliver":
+			for _, kv := range sp.Attributes() {
+				if kv.Key == messaging.AttrMessageID && kv.Value.AsString() == id {
+					ofMessage = append(ofMessage, sp)
+				} else if kv.Key == messaging.AttrMessageID {
+					ofOther = append(ofOther, sp)
+				}
+			}
+		}
+	}
+	if accept == nil || len(ofMessage) == 0 || len(ofOther) != 1 {
+		t.Fatalf("accept span %v, %d deliveries of the message, %d of another subject; want 1, at least 1, 1", accept != nil, len(ofMessage), len(ofOther))
+	}
+	for _, sp := range ofMessage {
+		if sp.SpanContext().TraceID() != accept.SpanContext().TraceID() || sp.Parent().SpanID() != accept.SpanContext().SpanID() {
+			t.Errorf("delivery span: trace %s, parent %s; want the accept span's trace %s and the accept span %s",
+				sp.SpanContext().TraceID(), sp.Parent().SpanID(), accept.SpanContext().TraceID(), accept.SpanContext().SpanID())
+		}
+		if l := sp.Links(); len(l) != 1 || l[0].SpanContext.SpanID() != accept.SpanContext().SpanID() {
+			t.Errorf("delivery span links %v, want the accept span", l)
+		}
+	}
+	if sp := ofOther[0]; sp.Parent().IsValid() || len(sp.Links()) != 0 || sp.SpanContext().TraceID() == accept.SpanContext().TraceID() {
+		t.Errorf("the delivery about no message has parent %v and links %v; want a trace of its own", sp.Parent(), sp.Links())
+	}
+}

@@ -12,15 +12,18 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/workqueue"
@@ -369,10 +372,33 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 	return w
 }
 
+// startSpan starts the span of one delivery attempt of d, when tracing is
+// on. When d is about a message of the workspace whose accept stored a
+// trace context, the span is a child of the span that accepted the
+// message, with a link to it, as the message's dispatch is; otherwise (an
+// SMS delivery report, a test event, a failed read) it starts a trace of
+// its own.
+func (w *webhookSender) startSpan(ctx context.Context, d *WebhookDelivery) (context.Context, trace.Span) {
+	tel := w.svc.tel
+	if tel.tracer == nil {
+		return ctx, nil
+	}
+	opts := tel.spanClient
+	if d.MessageID != "" {
+		if m, err := w.svc.store.MessageGet(ctx, d.WorkspaceID, d.MessageID); err == nil {
+			if sc, ok := parseTraceParent(m.TraceParent); ok {
+				ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+				opts = append(slices.Clip(opts), trace.WithLinks(trace.Link{SpanContext: sc}))
+			}
+		}
+	}
+	return tel.tracer.Start(ctx, "messaging.webhook.deliver", opts...)
+}
+
 // deliver makes one attempt and records its outcome.
 func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	tel := w.svc.tel
-	ctx, span := tel.start(ctx, "messaging.webhook.deliver", tel.spanClient)
+	ctx, span := w.startSpan(ctx, d)
 	if recording(span) {
 		span.SetAttributes(AttrMessageID.String(d.MessageID), attribute.String("webhook.endpoint.id", d.EndpointID),
 			attribute.String("webhook.event.type", d.EventType), attribute.Int("messaging.attempt", d.Attempts))
