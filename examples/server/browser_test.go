@@ -121,32 +121,40 @@ func mayRunBrowserTests() bool {
 // or the first of chromium, chromium-browser and google-chrome on PATH, or
 // else what the project's install script (.ci/chromium) installs.
 func findOrInstallChromium() (string, error) {
-	if p := os.Getenv(browserEnvVar); p != "" {
+	return findOrInstall(browserEnvVar, []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}, "chromium")
+}
+
+// findOrInstall answers the path of a program the tests need: the
+// executable file that the environment variable envVar names, or the
+// first of names on PATH, or else what the project's install script
+// .ci/<script> prints (after installing it, or failing with the reason).
+func findOrInstall(envVar string, names []string, script string) (string, error) {
+	if p := os.Getenv(envVar); p != "" {
 		st, err := os.Stat(p)
 		if err != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
-			return "", fmt.Errorf("%s=%s is not an executable file", browserEnvVar, p)
+			return "", fmt.Errorf("%s=%s is not an executable file", envVar, p)
 		}
 		return p, nil
 	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+	for _, name := range names {
 		if p, err := exec.LookPath(name); err == nil {
 			return p, nil
 		}
 	}
-	script, err := filepath.Abs(filepath.Join("..", "..", ".ci", "chromium"))
+	path, err := filepath.Abs(filepath.Join("..", "..", ".ci", script))
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "No Chromium found: running %s to install it\n", script)
-	cmd := exec.Command(script)
+	fmt.Fprintf(os.Stderr, "None of %s found: running %s to install it\n", strings.Join(names, ", "), path)
+	cmd := exec.Command(path)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("none found (chromium, chromium-browser, google-chrome, %s), and %s failed: %v", browserEnvVar, script, err)
+		return "", fmt.Errorf("none found (%s, %s), and %s failed: %v", strings.Join(names, ", "), envVar, path, err)
 	}
 	p := strings.TrimSpace(out.String())
 	if p == "" {
-		return "", fmt.Errorf("%s named no browser", script)
+		return "", fmt.Errorf("%s named no program", path)
 	}
 	return p, nil
 }
