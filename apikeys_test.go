@@ -260,3 +260,23 @@ func TestAPIKeyState(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIKeyCloneIsDeep: a clone equals its key, and changing the clone's
+// hash, scopes or times never changes the key (the service's cache hands
+// out clones of the keys it keeps).
+func TestAPIKeyCloneIsDeep(t *testing.T) {
+	at := func(h int) *time.Time { v := t0.Add(time.Duration(h) * time.Hour); return &v }
+	k := &messaging.APIKey{ID: "key_1", WorkspaceID: "acme", Prefix: "p", Hash: []byte{1, 2}, Scopes: []string{"read:messages"},
+		ExpiresAt: at(1), RevokedAt: at(2), LastUsedAt: at(3), CreatedAt: t0}
+	c := k.Clone()
+	if d := cmp.Diff(k, c); d != "" {
+		t.Fatalf("clone differs (-key +clone):\n%s", d)
+	}
+	c.Hash[0], c.Scopes[0] = 9, "write:messages"
+	*c.ExpiresAt, *c.RevokedAt, *c.LastUsedAt = t0, t0, t0
+	want := &messaging.APIKey{ID: "key_1", WorkspaceID: "acme", Prefix: "p", Hash: []byte{1, 2}, Scopes: []string{"read:messages"},
+		ExpiresAt: at(1), RevokedAt: at(2), LastUsedAt: at(3), CreatedAt: t0}
+	if d := cmp.Diff(want, k); d != "" {
+		t.Errorf("changing the clone changed the key (-want +got):\n%s", d)
+	}
+}

@@ -194,10 +194,7 @@ func (c *cachingStore) ConnectionUpdate(ctx context.Context, p *ConnectionUpdate
 func cloneKeys(ks []*APIKey) []*APIKey {
 	out := make([]*APIKey, len(ks))
 	for i, k := range ks {
-		c := *k
-		c.Scopes = slices.Clone(k.Scopes)
-		c.Hash = slices.Clone(k.Hash)
-		out[i] = &c
+		out[i] = k.Clone()
 	}
 	return out
 }

@@ -77,6 +77,25 @@ type APIKey struct {
 	LastUsedAt *time.Time
 }
 
+// Clone returns a deep copy of k: changing the copy's scopes, hash or
+// times never changes k.
+func (k *APIKey) Clone() *APIKey {
+	c := *k
+	c.Hash = slices.Clone(k.Hash)
+	c.Scopes = slices.Clone(k.Scopes)
+	c.ExpiresAt, c.RevokedAt, c.LastUsedAt = clonePtr(k.ExpiresAt), clonePtr(k.RevokedAt), clonePtr(k.LastUsedAt)
+	return &c
+}
+
+// clonePtr returns a pointer to a copy of *p, or nil when p is nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
 // States of an API key (APIKey.State).
 const (
 	// KeyActive: the key authenticates requests.

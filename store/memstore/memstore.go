@@ -129,14 +129,6 @@ func copyTime(t *time.Time) *time.Time {
 	return &c
 }
 
-func copyKey(k *messaging.APIKey) *messaging.APIKey {
-	c := *k
-	c.Hash = slices.Clone(k.Hash)
-	c.Scopes = slices.Clone(k.Scopes)
-	c.ExpiresAt, c.RevokedAt, c.LastUsedAt = copyTime(k.ExpiresAt), copyTime(k.RevokedAt), copyTime(k.LastUsedAt)
-	return &c
-}
-
 func copyContact(ct *messaging.Contact) *messaging.Contact {
 	c := *ct
 	c.Tags = append([]string{}, ct.Tags...)
@@ -282,7 +274,7 @@ func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 			return messaging.ErrConflict
 		}
 	}
-	s.keys[k.ID] = copyKey(k)
+	s.keys[k.ID] = k.Clone()
 	return nil
 }
 
@@ -293,7 +285,7 @@ func (s *Store) APIKeysByPrefix(ctx context.Context, prefix string) ([]*messagin
 		return nil, err
 	}
 	defer unlock()
-	return copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.Prefix == prefix }, copyKey), nil
+	return copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.Prefix == prefix }, (*messaging.APIKey).Clone), nil
 }
 
 // APIKeyList implements messaging.Store.
@@ -303,7 +295,7 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 		return nil, err
 	}
 	defer unlock()
-	out := copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.WorkspaceID == workspaceID }, copyKey)
+	out := copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.WorkspaceID == workspaceID }, (*messaging.APIKey).Clone)
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
 			return out[i].CreatedAt.Before(out[j].CreatedAt)
