@@ -48,19 +48,22 @@ func FoldKeyword(text string) string {
 // ActiveOptOutKeywords returns the keywords that opt a sender out in
 // workspace w: its own list, or OptOutKeywords when it has none.
 func (w *WorkspaceInfo) ActiveOptOutKeywords() []string {
-	if len(w.OptOutKeywords) == 0 {
-		return OptOutKeywords()
-	}
-	return slices.Clone(w.OptOutKeywords)
+	return slices.Clone(activeKeywords(w.OptOutKeywords, OptOutKeywords))
 }
 
 // ActiveOptInKeywords returns the keywords that opt a sender back in in
 // workspace w: its own list, or OptInKeywords when it has none.
 func (w *WorkspaceInfo) ActiveOptInKeywords() []string {
-	if len(w.OptInKeywords) == 0 {
-		return OptInKeywords()
+	return slices.Clone(activeKeywords(w.OptInKeywords, OptInKeywords))
+}
+
+// activeKeywords returns own, a stored keyword list, or the defaults
+// when it is empty; the caller must not change the list returned.
+func activeKeywords(own []string, defaults func() []string) []string {
+	if len(own) == 0 {
+		return defaults()
 	}
-	return slices.Clone(w.OptInKeywords)
+	return own
 }
 
 // keywordList validates a keyword list given for field and returns it
@@ -99,8 +102,7 @@ func keywordList(field string, list []string) ([]string, error) {
 // of defaults, the opt-in list first), with the keyword's index when the
 // list is the workspace's own.
 func checkKeywordOverlap(out, in []string, outChanged, inChanged bool) error {
-	w := &WorkspaceInfo{OptOutKeywords: out, OptInKeywords: in}
-	activeOut, activeIn := w.ActiveOptOutKeywords(), w.ActiveOptInKeywords()
+	activeOut, activeIn := activeKeywords(out, OptOutKeywords), activeKeywords(in, OptInKeywords)
 	check := func(field string, list, other []string, own bool, otherName string) error {
 		for i, k := range list {
 			if !slices.Contains(other, k) {
@@ -208,12 +210,12 @@ func (d ContactEventData) MarshalJSON() ([]byte, error) {
 	}{fields(d), jsonTime(d.At)})
 }
 
-// keyword reports whether an inbound text is an opt-out or an opt-in
-// keyword of workspace w: the whole text, in any case, white space
-// ignored.
-func keyword(w *WorkspaceInfo, text string) (optOut, optIn bool) {
-	k := FoldKeyword(text)
-	return slices.Contains(w.ActiveOptOutKeywords(), k), slices.Contains(w.ActiveOptInKeywords(), k)
+// keyword reports whether an inbound text, folded (FoldKeyword: the whole
+// text, in any case, white space ignored), is an opt-out or an opt-in
+// keyword of workspace w.
+func keyword(w *WorkspaceInfo, folded string) (optOut, optIn bool) {
+	return slices.Contains(activeKeywords(w.OptOutKeywords, OptOutKeywords), folded),
+		slices.Contains(activeKeywords(w.OptInKeywords, OptInKeywords), folded)
 }
 
 // applyKeyword records the opt-out or opt-in an inbound message carries,
@@ -226,14 +228,15 @@ func (s *Service) applyKeyword(ctx context.Context, m *Message) error {
 	}
 	// No keyword is longer than MaxKeywordLen: a longer text needs no
 	// look-up of the workspace's lists.
-	if n := utf8.RuneCountInString(FoldKeyword(m.Text)); n == 0 || n > MaxKeywordLen {
+	folded := FoldKeyword(m.Text)
+	if n := utf8.RuneCountInString(folded); n == 0 || n > MaxKeywordLen {
 		return nil
 	}
 	w, err := s.store.WorkspaceGet(ctx, m.WorkspaceID)
 	if err != nil {
 		return wrapStoreError(err, "workspace", m.WorkspaceID)
 	}
-	out, in := keyword(w, m.Text)
+	out, in := keyword(w, folded)
 	if !out && !in {
 		return nil
 	}
