@@ -267,11 +267,7 @@ func (d *dispatcher) startSpan(ctx context.Context, m *Message) (context.Context
 	if tel.tracer == nil {
 		return ctx, nil
 	}
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
-	if sc, ok := parseTraceParent(m.TraceParent); ok {
-		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
-	}
+	ctx, opts := continueTrace(ctx, m.TraceParent, []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)})
 	ctx, span := tel.tracer.Start(ctx, "messaging.dispatch", opts...)
 	if span.IsRecording() {
 		span.SetAttributes(AttrMessageID.String(m.ID), AttrChannel.String(m.Channel), attribute.Int("messaging.attempt", m.Attempts))

@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"encoding/hex"
+	"slices"
 	"time"
 
 	"github.com/ujumbe/messaging/internal/queuegauges"
@@ -272,6 +273,18 @@ func traceParent(sc trace.SpanContext) string {
 	}
 	tid, sid := sc.TraceID(), sc.SpanID()
 	return "00-" + hex.EncodeToString(tid[:]) + "-" + hex.EncodeToString(sid[:]) + "-" + flags
+}
+
+// continueTrace makes a span started with ctx and opts continue the trace
+// of traceparent (a stored trace context, see traceParent): its remote
+// span becomes the parent, and a link to it is added to a copy of opts.
+// An empty or unreadable traceparent returns ctx and opts as they are.
+func continueTrace(ctx context.Context, traceparent string, opts []trace.SpanStartOption) (context.Context, []trace.SpanStartOption) {
+	sc, ok := parseTraceParent(traceparent)
+	if !ok {
+		return ctx, opts
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc), append(slices.Clip(opts), trace.WithLinks(trace.Link{SpanContext: sc}))
 }
 
 // parseTraceParent reads a traceparent written by traceParent; ok is false

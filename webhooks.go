@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -386,10 +385,7 @@ func (w *webhookSender) startSpan(ctx context.Context, d *WebhookDelivery) (cont
 	opts := tel.spanClient
 	if d.MessageID != "" {
 		if m, err := w.svc.store.MessageGet(ctx, d.WorkspaceID, d.MessageID); err == nil {
-			if sc, ok := parseTraceParent(m.TraceParent); ok {
-				ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-				opts = append(slices.Clip(opts), trace.WithLinks(trace.Link{SpanContext: sc}))
-			}
+			ctx, opts = continueTrace(ctx, m.TraceParent, opts)
 		}
 	}
 	return tel.tracer.Start(ctx, "messaging.webhook.deliver", opts...)
