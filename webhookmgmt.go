@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -366,7 +365,7 @@ func (s *Service) QueueWebhookEvent(ctx context.Context, workspaceID, endpointID
 // it: for a service built on this one whose store queues the event in the
 // transaction of its own write (as sms.Store.SMSReportSave does), so that
 // the write and its event are stored together or not at all. The store
-// must be this Service's (see UsesStore); call WebhooksQueued once it
+// must be this Service's (Store); call WebhooksQueued once it
 // queued the event. QueueWebhookEvent says who receives such an event.
 func (s *Service) WebhookEvent(workspaceID, subjectID, typ string, data any) (*EventRecord, error) {
 	raw, err := json.Marshal(data)
@@ -390,14 +389,3 @@ func (s *Service) WebhookEvent(workspaceID, subjectID, typ string, data any) (*E
 // by another service's write (see WebhookEvent), so that a started
 // Service delivers them now rather than at its next poll.
 func (s *Service) WebhooksQueued() { s.wakeWebhooks() }
-
-// UsesStore reports whether st is the store the Service was created on,
-// so that another service can tell whether its own store's transactions
-// are the Service's (see WebhookEvent).
-func (s *Service) UsesStore(st any) bool {
-	// Values of one uncomparable type would make == panic.
-	if st == nil || reflect.TypeOf(st) != reflect.TypeOf(s.raw) || !reflect.TypeOf(st).Comparable() {
-		return false
-	}
-	return st == any(s.raw)
-}

@@ -11,8 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
-	"github.com/ujumbe/messaging/provider/fakeprovider"
-	"github.com/ujumbe/messaging/store/memstore"
 )
 
 // hookEndpoint returns the only endpoint of the fixture.
@@ -335,44 +333,5 @@ func TestTestWebhookEndpoint(t *testing.T) {
 	res, err = strict.svc.TestWebhookEndpoint(strict.ctx, "acme", strict.endpoint(t).ID)
 	if err != nil || res.StatusCode != 0 || !strings.Contains(res.Error, "loopback") || strict.rcv.count() != 0 {
 		t.Errorf("test of a refused address: %+v, %v; want an answer with the guard's error and nothing sent", res, err)
-	}
-}
-
-// uncomparableStore is a store value that == cannot compare.
-type uncomparableStore struct {
-	*memstore.Store
-	tags []string
-}
-
-// TestUsesStore: true only for the very store value the Service was
-// created on; another store, a wrapper, nil or a value == cannot compare
-// (without panicking) are false.
-func TestUsesStore(t *testing.T) {
-	st := memstore.New()
-	svc, err := messaging.New(st, fakeprovider.New(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		name  string
-		store any
-		want  bool
-	}{
-		{"the same store", st, true},
-		{"another store", memstore.New(), false},
-		{"a wrapper", uncomparableStore{Store: st}, false},
-		{"nil", nil, false},
-	} {
-		if got := svc.UsesStore(c.store); got != c.want {
-			t.Errorf("%s: UsesStore = %v, want %v", c.name, got, c.want)
-		}
-	}
-	u := uncomparableStore{Store: st}
-	svc2, err := messaging.New(u, fakeprovider.New(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if svc2.UsesStore(u) {
-		t.Error("UsesStore of a store value == cannot compare = true, want false")
 	}
 }
