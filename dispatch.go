@@ -154,24 +154,18 @@ func (d *dispatcher) limiter(ws, channel string) *rate.Limiter {
 
 // process hands one claimed message to the provider and records the result.
 //
-// The message counts on the status batch (see statusBatch) from its claim
-// until its status change joins the batch or process ends, except while
-// it waits for the provider or its pacing: held tells whether it counts.
+// The message counts on the status batch (its statusHold, see
+// statusBatch) from the start of process until its status change joins
+// the batch or process ends, except while it waits for the provider or
+// its pacing.
 func (d *dispatcher) process(ctx context.Context, m *Message) {
 	// The hold starts here, not at the claim: a claimed message may wait
 	// for a worker that waits for the batch (DispatchDue claims more
 	// than it has workers).
-	d.statuses.hold(1)
-	held := true
-	let := func() {
-		if held {
-			held = false
-			d.statuses.release()
-		}
-	}
-	defer let()
+	hold := d.statuses.holdOne()
+	defer hold.release()
 	if l := d.limiter(m.WorkspaceID, m.Channel); l != nil {
-		let()
+		hold.release()
 		if err := l.Wait(ctx); err != nil {
 			return // cancelled: the lease runs out and the message is claimed again
 		}
@@ -194,10 +188,9 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		pspan.SetAttributes(AttrMessageID.String(m.ID), AttrChannel.String(m.Channel))
 	}
 	started := d.svc.now()
-	let()
+	hold.release()
 	rcpt, err := d.svc.provider.Send(sctx, m)
-	d.statuses.hold(1)
-	held = true
+	hold.resume()
 	endSpan(pspan, err)
 	cancel()
 	if ctx.Err() != nil {
@@ -209,7 +202,7 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	// cancellation, and retried until the lease ends (m.DueAt of a claimed
 	// message): the lease is what keeps the message from a second send.
 	set := func(ctx context.Context, p *MessageStatusParams) (*Message, bool, error) {
-		return d.statuses.update(ctx, p, &held)
+		return d.statuses.update(ctx, p, hold)
 	}
 	record := func(what string, write func(context.Context) error) {
 		_ = d.queue.Record(ctx, &workqueue.Outcome{What: what, LeaseEnd: m.DueAt, Write: write, Permanent: permanent, LogArgs: []any{"message_id", m.ID}})
@@ -227,7 +220,7 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	}
 	// Only a sent message's change is worth the batch's wait: the
 	// others may do I/O first (the credentials refused, a release).
-	let()
+	hold.release()
 	var se *SendError
 	if !errors.As(err, &se) {
 		se = &SendError{Code: "unreachable", Text: "The channel provider could not be reached", Retryable: true}

@@ -52,35 +52,59 @@ type statusRes struct {
 	err     error
 }
 
-// hold counts n more messages on their way to a status change.
-func (b *statusBatch) hold(n int) {
-	b.mu.Lock()
-	b.busy += n
-	b.mu.Unlock()
+// statusHold is one message's count in a statusBatch's busy: it counts
+// while the message is on its way to a status change (see statusBatch).
+// Only the message's worker uses it.
+type statusHold struct {
+	b    *statusBatch
+	held bool
 }
 
-// release counts one message fewer on its way to a status change.
-func (b *statusBatch) release() {
-	b.mu.Lock()
-	b.busy--
-	b.flushLocked()
-	b.mu.Unlock()
+// holdOne counts one more message on its way to a status change and
+// returns its hold.
+func (b *statusBatch) holdOne() *statusHold {
+	h := &statusHold{b: b}
+	h.resume()
+	return h
+}
+
+// resume counts the message again, after a wait (the provider, pacing)
+// during which it did not count.
+func (h *statusHold) resume() {
+	if h.held {
+		return
+	}
+	h.held = true
+	h.b.mu.Lock()
+	h.b.busy++
+	h.b.mu.Unlock()
+}
+
+// release stops counting the message, if it counts.
+func (h *statusHold) release() {
+	if !h.held {
+		return
+	}
+	h.held = false
+	h.b.mu.Lock()
+	h.b.busy--
+	h.b.flushLocked()
+	h.b.mu.Unlock()
 }
 
 // update makes the change p in the next batch and returns its outcome,
 // as Store.MessageUpdateStatus would (not found is the error
-// ErrNotFound). *held tells whether the message still counts as on its
-// way (see hold): it stops counting once its change is waiting. A ctx
-// done before the change went into a write withdraws it.
-func (b *statusBatch) update(ctx context.Context, p *MessageStatusParams, held *bool) (*Message, bool, error) {
+// ErrNotFound). The message's hold stops counting once its change is
+// waiting. A ctx done before the change went into a write withdraws it.
+func (b *statusBatch) update(ctx context.Context, p *MessageStatusParams, h *statusHold) (*Message, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
 	r := &statusReq{ctx: ctx, p: p, done: make(chan statusRes, 1)}
 	b.mu.Lock()
 	b.pending = append(b.pending, r)
-	if *held {
-		*held = false
+	if h.held {
+		h.held = false
 		b.busy--
 	}
 	b.flushLocked()

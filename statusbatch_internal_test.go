@@ -1,0 +1,102 @@
+package messaging
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// batchCountingStore answers MessageUpdateStatuses, counting its calls
+// and the changes of each; it implements nothing else.
+type batchCountingStore struct {
+	Store
+	writes atomic.Int32
+	sizes  chan int
+}
+
+func (s *batchCountingStore) MessageUpdateStatuses(_ context.Context, ps []*MessageStatusParams) ([]MessageStatusResult, error) {
+	s.writes.Add(1)
+	s.sizes <- len(ps)
+	out := make([]MessageStatusResult, len(ps))
+	for i, p := range ps {
+		out[i] = MessageStatusResult{Message: &Message{ID: p.ID, Status: p.To}, Changed: true}
+	}
+	return out, nil
+}
+
+// TestStatusBatchWaitsForHeldMessages: a change waits while another
+// message is held on its way to its own; both go in one write when the
+// other joins; and a held message that leaves without a change (release)
+// lets the waiting change be written, so a batch never waits for a
+// message that will bring none.
+func TestStatusBatchWaitsForHeldMessages(t *testing.T) {
+	st := &batchCountingStore{sizes: make(chan int, 10)}
+	b := &statusBatch{store: st}
+	ctx := context.Background()
+	update := func(id string, h *statusHold) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := b.update(ctx, &MessageStatusParams{ID: id, To: StatusSent}, h)
+			done <- err
+		}()
+		return done
+	}
+	wait := func(what string, done <-chan error) {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the change was never written", what)
+		}
+	}
+	waiting := func(n int) {
+		t.Helper()
+		for range 1000 {
+			b.mu.Lock()
+			k := len(b.pending)
+			b.mu.Unlock()
+			if k == n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Fatalf("%d changes never waited in the batch", n)
+	}
+
+	// Two held messages: the first change waits for the second.
+	h1, h2 := b.holdOne(), b.holdOne()
+	d1 := update("msg_1", h1)
+	waiting(1)
+	if n := st.writes.Load(); n != 0 {
+		t.Fatalf("%d writes while a message was still held, want 0", n)
+	}
+	d2 := update("msg_2", h2)
+	wait("msg_1", d1)
+	wait("msg_2", d2)
+	if size := <-st.sizes; size != 2 || st.writes.Load() != 1 {
+		t.Errorf("first write held %d changes in %d writes, want 2 in 1", size, st.writes.Load())
+	}
+
+	// The other held message leaves without a change: the waiting one is
+	// written at once.
+	h3, h4 := b.holdOne(), b.holdOne()
+	d3 := update("msg_3", h3)
+	waiting(1)
+	h4.release()
+	wait("msg_3", d3)
+	if size := <-st.sizes; size != 1 {
+		t.Errorf("second write held %d changes, want 1", size)
+	}
+	// A hold released twice counts once.
+	h4.release()
+	b.mu.Lock()
+	busy := b.busy
+	b.mu.Unlock()
+	if busy != 0 {
+		t.Errorf("busy = %d after every message left, want 0", busy)
+	}
+}
