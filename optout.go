@@ -96,6 +96,19 @@ func keywordList(field string, list []string) ([]string, error) {
 	return out, nil
 }
 
+// optionalKeywordList is keywordList for a list that may be absent: nil
+// (no change) gives nil, anything else a pointer to the checked list.
+func optionalKeywordList(field string, list *[]string) (*[]string, error) {
+	if list == nil {
+		return nil, nil
+	}
+	out, err := keywordList(field, *list)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // checkKeywordOverlap refuses a keyword that is in both the opt-out list
 // out and the opt-in list in (stored forms: nil is the defaults). The
 // error names a list that changed (the caller's own list before a list

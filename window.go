@@ -69,19 +69,12 @@ func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *Worksp
 		}
 		up.OutsideWindow = &policy
 	}
-	for _, l := range []struct {
-		field string
-		in    *[]string
-		out   **[]string
-	}{{"opt_out_keywords", p.OptOutKeywords, &up.OptOutKeywords}, {"opt_in_keywords", p.OptInKeywords, &up.OptInKeywords}} {
-		if l.in == nil {
-			continue
-		}
-		list, err := keywordList(l.field, *l.in)
-		if err != nil {
-			return nil, err
-		}
-		*l.out = &list
+	var err error
+	if up.OptOutKeywords, err = optionalKeywordList("opt_out_keywords", p.OptOutKeywords); err != nil {
+		return nil, err
+	}
+	if up.OptInKeywords, err = optionalKeywordList("opt_in_keywords", p.OptInKeywords); err != nil {
+		return nil, err
 	}
 	if badID(id) {
 		return nil, notFound("workspace", id)

@@ -135,7 +135,8 @@ func (q *Queue[T]) Notify() {
 // in flight.
 //
 // It claims when at least RefillAt workers are free (or all are), at most
-// as many items as the free workers take and BatchSize; after a claim
+// as many items as the free workers take and BatchSize (BatchSize with
+// ClaimAhead, holding what no worker is free for); after a claim
 // that returned items it claims again, otherwise it waits for Notify or
 // PollInterval. After a failed claim, or a Work that returned an error, it
 // waits a backoff (0.25 s doubling to 10 s, +-20 %, through Sleep, cut
