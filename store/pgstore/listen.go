@@ -6,6 +6,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/jackc/pgx/v5"
+	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
 // cacheChannel is the LISTEN channel of the notices sent by the triggers
@@ -38,12 +39,8 @@ func (s *Store) ListenChanges(ctx context.Context, changed func()) error {
 		if listened {
 			b.Reset()
 		}
-		t := time.NewTimer(b.NextBackOff())
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := workqueue.RealSleep(ctx, b.NextBackOff()); err != nil {
+			return err
 		}
 	}
 }
