@@ -263,10 +263,10 @@ func (s *Store) contactList(ctx context.Context, p *messaging.ContactListParams,
 			version = -1 // no workspace: no contacts, nothing kept
 		}
 		key := searchKey{p.WorkspaceID, p.Search, p.PhoneDigits}
-		kept, ok := s.counts.get(key, version)
-		n := kept.listed
-		total = kept.total
-		if !ok {
+		var n int
+		if kept, ok := s.counts.get(key, version); ok {
+			n, total = kept.listed, kept.total
+		} else {
 			if err := tx.QueryRowContext(ctx, countSQL(ts), args...).Scan(&total, &n); err != nil {
 				return err
 			}
