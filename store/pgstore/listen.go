@@ -6,11 +6,13 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/jackc/pgx/v5"
+	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
 // cacheChannel is the LISTEN channel of the notices sent by the triggers
-// of migration 0023 when an API key, a workspace, its channels or a
-// channel connection changes; the payload is the schema.
+// of migrations 0023 and 0024 when an API key, a workspace, its channels
+// or a channel connection changes (a key's LastUsedAt alone excepted); the
+// payload is the schema.
 const cacheChannel = "messaging_cache"
 
 // listenerName is the application_name of ListenChanges' connection, as
@@ -21,7 +23,8 @@ const listenerName = "messaging change listener"
 // a connection of its own (outside the pool, with the pool's settings):
 // changed is called once each change to an API key, a workspace, its
 // channels or a channel connection of the store's schema commits, made
-// by any instance. It is also called after every (re)connection, since
+// by any instance; the record of a key's use (APIKeyTouch, which sets
+// LastUsedAt only) is no such change and calls nothing. It is also called after every (re)connection, since
 // notices sent while no connection listened are lost. A lost connection
 // is retried with an exponential backoff (100 ms to 5 s). It returns
 // ctx's error once ctx is done.
@@ -36,12 +39,8 @@ func (s *Store) ListenChanges(ctx context.Context, changed func()) error {
 		if listened {
 			b.Reset()
 		}
-		t := time.NewTimer(b.NextBackOff())
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := workqueue.RealSleep(ctx, b.NextBackOff()); err != nil {
+			return err
 		}
 	}
 }

@@ -224,26 +224,37 @@ func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageSta
 	// has deliveries to queue.
 	err = s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		before, after, changed, err = setStatus(ctx, tx, p, false)
-		if err != nil {
-			return err
-		}
-		if !changed {
-			before, err = scanMessage(tx.QueryRow(ctx, qMessageByWSID, p.ID, p.WorkspaceID))
-			after = before
-			return err // no row: not found
-		}
-		if p.Event == nil {
-			return nil
-		}
-		ev := p.Event
-		err = queueEvent(ctx, tx, ev)
-		return err
+		before, after, changed, err = updateStatusTx(ctx, tx, p)
+		return err // no row: not found
 	})
 	if err != nil {
 		return nil, nil, false, err
 	}
 	return before, after, changed, nil
+}
+
+// updateStatusTx makes the change p in tx: the status update (setStatus)
+// and, when it changed the message, the deliveries of p.Event. When it
+// changed nothing, before and after are the message as it is, and the
+// error is pgx.ErrNoRows when there is none.
+func updateStatusTx(ctx context.Context, tx pgx.Tx, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
+	before, after, changed, err = setStatus(ctx, tx, p, false)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if !changed {
+		before, err = scanMessage(tx.QueryRow(ctx, qMessageByWSID, p.ID, p.WorkspaceID))
+		if err != nil {
+			return nil, nil, false, err
+		}
+		return before, before, false, nil
+	}
+	if p.Event != nil {
+		if err := queueEvent(ctx, tx, p.Event); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	return before, after, true, nil
 }
 
 // queueEvent queues ev's deliveries in tx (qQueueEvent).
@@ -260,28 +271,15 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.Messa
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		out = make([]messaging.MessageStatusResult, len(ps))
 		for i, p := range ps {
-			_, after, changed, err := setStatus(ctx, tx, p, false)
+			_, after, changed, err := updateStatusTx(ctx, tx, p)
+			if errors.Is(err, pgx.ErrNoRows) {
+				out[i] = messaging.MessageStatusResult{Err: messaging.ErrNotFound}
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			if !changed {
-				after, err = scanMessage(tx.QueryRow(ctx, qMessageByWSID, p.ID, p.WorkspaceID))
-				if errors.Is(err, pgx.ErrNoRows) {
-					out[i] = messaging.MessageStatusResult{Err: messaging.ErrNotFound}
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				out[i] = messaging.MessageStatusResult{Message: after}
-				continue
-			}
-			out[i] = messaging.MessageStatusResult{Message: after, Changed: true}
-			if ev := p.Event; ev != nil {
-				if err := queueEvent(ctx, tx, ev); err != nil {
-					return err
-				}
-			}
+			out[i] = messaging.MessageStatusResult{Message: after, Changed: changed}
 		}
 		return nil
 	})

@@ -959,3 +959,67 @@ func TestTwoInstancesSeeChangesByNotice(t *testing.T) {
 	flushed("reconnecting")
 	revokeSeen(1)
 }
+
+// TestKeyTouchSendsNoNotice: recording a key's use (APIKeyTouch, about once
+// a minute per active key and instance) must not empty every instance's
+// cache, while a revocation must. Notices are delivered in the order their
+// transactions committed, so once the revocation's notice arrived, one
+// sent by the touch before it would have too.
+func TestKeyTouchSendsNoNotice(t *testing.T) {
+	st := fresh(t)
+	ctx := context.Background()
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if err := st.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "acme", Name: "Acme", CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	k := &messaging.APIKey{ID: "key1", WorkspaceID: "acme", Prefix: "pfx1", Hash: []byte("hash1"), CreatedAt: at}
+	if err := st.APIKeyCreate(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	var notices atomic.Int64
+	got := make(chan struct{}, 1)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- st.ListenChanges(runCtx, func() {
+			notices.Add(1)
+			select {
+			case got <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no call of changed within 10 s", what)
+		}
+	}
+	wait("listening") // the call made once the connection listens
+	notices.Store(0)
+
+	touched := at.Add(time.Minute)
+	if err := st.APIKeyTouch(ctx, &messaging.APIKeyTouchParams{WorkspaceID: "acme", ID: k.ID, At: touched}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := st.APIKeysByPrefix(ctx, k.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 || keys[0].LastUsedAt == nil || !keys[0].LastUsedAt.Equal(touched) {
+		t.Fatalf("after the touch: keys %v, want one last used at %v", keys, touched)
+	}
+	if err := st.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "acme", ID: k.ID, At: touched}); err != nil {
+		t.Fatal(err)
+	}
+	wait("the revocation's notice")
+	if n := notices.Load(); n != 1 {
+		t.Errorf("notices after a touch and a revocation: %d, want 1 (the revocation's)", n)
+	}
+}

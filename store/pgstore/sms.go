@@ -408,7 +408,11 @@ func (s *Store) SMSMessageByGatewayID(ctx context.Context, gatewayMessageID stri
 
 // SMSReportSave implements sms.Store. The update leaves a row whose stored
 // report is final alone (in the same statement, under the row's lock); a
-// row it did not change is told from a missing one by reading it.
+// row it did not change is told from a missing one by reading it. Only a
+// save with a push is a transaction (the event is queued with the
+// report); without one, the update and the read are two autocommit
+// statements, which spares a delivery report BEGIN's and COMMIT's round
+// trips.
 func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (pushed bool, err error) {
 	ctx = writeCtx(ctx)
 	r := p.Report
@@ -417,9 +421,9 @@ func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (pus
 		v := ts(r.Time)
 		t = &v
 	}
-	err = s.tx(ctx, func(tx pgx.Tx) error {
+	save := func(q querier) error {
 		pushed = false // a retried transaction starts over
-		tag, err := tx.Exec(ctx, `UPDATE sms_messages SET dlr_status = $1, dlr_description = $2, dlr_network_id = $3, dlr_time = $4
+		tag, err := q.Exec(ctx, `UPDATE sms_messages SET dlr_status = $1, dlr_description = $2, dlr_network_id = $3, dlr_time = $4
 			WHERE number = $5 AND partner_id = $6 AND (dlr_description IS NULL OR dlr_description <> ALL($7))`,
 			r.Status, r.Description, r.NetworkID, t, p.Number, p.PartnerID, sms.FinalDeliveryStates())
 		if err != nil {
@@ -427,13 +431,18 @@ func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (pus
 		}
 		if tag.RowsAffected() > 0 {
 			if p.Push != nil {
-				pushed, err = queueEndpointEvent(ctx, tx, p.Push)
+				pushed, err = queueEndpointEvent(ctx, q, p.Push)
 			}
 			return err
 		}
 		var one int
-		return tx.QueryRow(ctx, `SELECT 1 FROM sms_messages WHERE number = $1 AND partner_id = $2`, p.Number, p.PartnerID).Scan(&one)
-	})
+		return q.QueryRow(ctx, `SELECT 1 FROM sms_messages WHERE number = $1 AND partner_id = $2`, p.Number, p.PartnerID).Scan(&one)
+	}
+	if p.Push == nil {
+		err = interpretError(save(s.pool))
+	} else {
+		err = s.tx(ctx, func(tx pgx.Tx) error { return save(tx) })
+	}
 	if err != nil {
 		return false, err
 	}

@@ -32,13 +32,14 @@ func scanContact(sc scanner) (*messaging.Contact, error) {
 	return &c, nil
 }
 
-// encodeTags returns the stored form of a contact's tags, which are never
-// NULL: nil is stored as [].
-func encodeTags(tags []string) (string, error) {
-	if tags == nil {
-		tags = []string{}
+// encodeStrings returns the stored form of a list of strings in a column
+// that is never NULL (a contact's tags, a workspace's keywords): nil is
+// stored as [].
+func encodeStrings(list []string) (string, error) {
+	if list == nil {
+		list = []string{}
 	}
-	s, err := storedjson.EncodeStrings(tags)
+	s, err := storedjson.EncodeStrings(list)
 	if err != nil {
 		return "", err
 	}
@@ -49,7 +50,7 @@ func encodeTags(tags []string) (string, error) {
 // not exist; ErrConflict if the id, or the phone or email key within the
 // workspace, is taken.
 func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
-	tags, err := encodeTags(c.Tags)
+	tags, err := encodeStrings(c.Tags)
 	if err != nil {
 		return interpretError(err)
 	}
@@ -81,7 +82,7 @@ func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messag
 // life.
 func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
 	c := p.Contact
-	tags, err := encodeTags(c.Tags)
+	tags, err := encodeStrings(c.Tags)
 	if err != nil {
 		return interpretError(err)
 	}
@@ -262,10 +263,10 @@ func (s *Store) contactList(ctx context.Context, p *messaging.ContactListParams,
 			version = -1 // no workspace: no contacts, nothing kept
 		}
 		key := searchKey{p.WorkspaceID, p.Search, p.PhoneDigits}
-		kept, ok := s.counts.get(key, version)
-		n := kept.listed
-		total = kept.total
-		if !ok {
+		var n int
+		if kept, ok := s.counts.get(key, version); ok {
+			n, total = kept.listed, kept.total
+		} else {
 			if err := tx.QueryRowContext(ctx, countSQL(ts), args...).Scan(&total, &n); err != nil {
 				return err
 			}

@@ -162,25 +162,11 @@ var hotWrites = []string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qM
 func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
 	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		before, err = scanMessage(s.rowTx(ctx, tx, qMessageByWSID, p.ID, p.WorkspaceID))
-		if err != nil {
+		before, after, changed, err = s.readSetStatus(ctx, tx, p)
+		if err != nil || !changed || p.Event == nil {
 			return err // sql.ErrNoRows: not found
 		}
-		// The writer is serialized, so the status read above is the one
-		// the update sees: check p.From here and update by that status.
-		if !slices.Contains(p.From, before.Status) {
-			after = before
-			return nil
-		}
-		after, err = s.setStatusFrom(ctx, tx, p, before.Status)
-		if err != nil {
-			return err
-		}
-		changed = true
-		if p.Event != nil {
-			return s.queueEvent(ctx, tx, p.Event)
-		}
-		return nil
+		return s.queueEvent(ctx, tx, p.Event)
 	})
 	if err != nil {
 		return nil, nil, false, err
@@ -237,9 +223,8 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.Messa
 // message after it (as it is when its status is not in p.From).
 // sql.ErrNoRows: the message does not exist.
 func (s *Store) setStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
-	update := func(from string) (*messaging.Message, error) { return s.setStatusFrom(ctx, tx, p, from) }
 	if len(p.From) == 1 {
-		after, err := update(p.From[0])
+		after, err := s.setStatusFrom(ctx, tx, p, p.From[0])
 		if err == nil {
 			return after, true, nil
 		}
@@ -247,17 +232,31 @@ func (s *Store) setStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageS
 			return nil, false, err
 		}
 	}
-	cur, err := scanMessage(s.rowTx(ctx, tx, qMessageByWSID, p.ID, p.WorkspaceID))
+	// When that UPDATE did not apply, the status readSetStatus reads is
+	// not p.From[0] (the writer is serialized): it does not update again.
+	_, after, changed, err := s.readSetStatus(ctx, tx, p)
+	return after, changed, err
+}
+
+// readSetStatus reads the message and, when its status is in p.From, makes
+// the change p from that status in tx, without its event. It returns the
+// message before and after the change (the same message when its status
+// is not in p.From). sql.ErrNoRows: the message does not exist.
+func (s *Store) readSetStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
+	before, err = scanMessage(s.rowTx(ctx, tx, qMessageByWSID, p.ID, p.WorkspaceID))
 	if err != nil {
-		return nil, false, err // sql.ErrNoRows: not found
+		return nil, nil, false, err
 	}
 	// The writer is serialized, so the status read above is the one the
-	// update sees.
-	if len(p.From) == 1 || !slices.Contains(p.From, cur.Status) {
-		return cur, false, nil
+	// update sees: check p.From here and update by that status.
+	if !slices.Contains(p.From, before.Status) {
+		return before, before, false, nil
 	}
-	after, err := update(cur.Status)
-	return after, err == nil, err
+	after, err = s.setStatusFrom(ctx, tx, p, before.Status)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return before, after, true, nil
 }
 
 // setStatusFrom applies the change p to the message if its status is

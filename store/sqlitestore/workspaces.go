@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,10 +13,18 @@ import (
 
 // WorkspaceCreate implements messaging.Store.
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
+	out, err := encodeStrings(w.OptOutKeywords)
+	if err != nil {
+		return interpretError(err)
+	}
+	in, err := encodeStrings(w.OptInKeywords)
+	if err != nil {
+		return interpretError(err)
+	}
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window, opt_out_keywords, opt_in_keywords)
 			VALUES (?, ?, ?, ?, ?, ?)`,
-			w.ID, w.Name, fmtTime(w.CreatedAt), w.OutsideWindow, encodeKeywords(w.OptOutKeywords), encodeKeywords(w.OptInKeywords)); err != nil {
+			w.ID, w.Name, fmtTime(w.CreatedAt), w.OutsideWindow, out, in); err != nil {
 			return err
 		}
 		for _, c := range w.Channels {
@@ -102,24 +109,31 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 
 // WorkspaceSetSettings implements messaging.Store.
 func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
+	// A NULL argument keeps the column: the setting is not changed.
+	setOut, err := encodeSetting(p.OptOutKeywords)
+	if err != nil {
+		return interpretError(err)
+	}
+	setIn, err := encodeSetting(p.OptInKeywords)
+	if err != nil {
+		return interpretError(err)
+	}
+	q := `UPDATE workspaces SET outside_window = coalesce(?, outside_window),
+		opt_out_keywords = coalesce(?, opt_out_keywords), opt_in_keywords = coalesce(?, opt_in_keywords) WHERE id = ?`
+	args := []any{p.OutsideWindow, setOut, setIn, p.WorkspaceID}
+	if p.Expect != nil {
+		out, err := encodeStrings(p.Expect.OptOut)
+		if err != nil {
+			return interpretError(err)
+		}
+		in, err := encodeStrings(p.Expect.OptIn)
+		if err != nil {
+			return interpretError(err)
+		}
+		q += ` AND opt_out_keywords = ? AND opt_in_keywords = ?`
+		args = append(args, out, in)
+	}
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// A NULL argument keeps the column: the setting is not changed.
-		var out, in *string
-		if p.OptOutKeywords != nil {
-			e := encodeKeywords(*p.OptOutKeywords)
-			out = &e
-		}
-		if p.OptInKeywords != nil {
-			e := encodeKeywords(*p.OptInKeywords)
-			in = &e
-		}
-		q := `UPDATE workspaces SET outside_window = coalesce(?, outside_window),
-			opt_out_keywords = coalesce(?, opt_out_keywords), opt_in_keywords = coalesce(?, opt_in_keywords) WHERE id = ?`
-		args := []any{p.OutsideWindow, out, in, p.WorkspaceID}
-		if p.Expect != nil {
-			q += ` AND opt_out_keywords = ? AND opt_in_keywords = ?`
-			args = append(args, encodeKeywords(p.Expect.OptOut), encodeKeywords(p.Expect.OptIn))
-		}
 		n, err := affected(tx.ExecContext(ctx, q, args...))
 		if err != nil || n == 1 {
 			return err
@@ -132,33 +146,33 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 	})
 }
 
-// encodeKeywords returns a keyword list as stored: a JSON array, "[]" for
-// the defaults.
-func encodeKeywords(list []string) string {
-	if len(list) == 0 {
-		return "[]"
+// encodeSetting returns the stored form of a keyword list to set, nil
+// (keep the column) for nil.
+func encodeSetting(list *[]string) (*string, error) {
+	if list == nil {
+		return nil, nil
 	}
-	b, _ := json.Marshal(list) // a []string always encodes
-	return string(b)
+	e, err := encodeStrings(*list)
+	return &e, err
 }
 
-// storedKeywords scans a keyword list stored by encodeKeywords; "[]" is
+// storedKeywords scans a keyword list stored by encodeStrings; "[]" is
 // nil (the defaults).
 type storedKeywords struct{ list *[]string }
 
 // Scan implements sql.Scanner.
 func (k storedKeywords) Scan(v any) error {
-	var b []byte
+	var s string
 	switch v := v.(type) {
 	case string:
-		b = []byte(v)
+		s = v
 	case []byte:
-		b = v
+		s = string(v) // a copy: the driver may reuse v
 	default:
 		return fmt.Errorf("keywords: unexpected %T", v)
 	}
-	var list []string
-	if err := json.Unmarshal(b, &list); err != nil {
+	list, err := storedjson.DecodeStrings(&s)
+	if err != nil {
 		return fmt.Errorf("keywords: %w", err)
 	}
 	*k.list = nil

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,16 +101,18 @@ func testMessageUpdateStatuses(t *testing.T, s messaging.Store) {
 
 	// The events of the changes made, and only those, were queued for
 	// the endpoint of a.
-	ds, err := s.WebhookDeliveryList(ctx, &messaging.WebhookDeliveryListParams{WorkspaceID: "a", EndpointID: "we_1", Limit: 100})
-	if err != nil {
-		t.Fatal(err)
+	// One delivery each: a duplicate fails.
+	ds := listDeliveries(t, s, "a", "we_1", 0, 100)
+	queued := eventIDs(ds)
+	slices.Sort(queued)
+	if d := cmp.Diff([]string{"we_1/evt_1", "we_1/evt_1b", "we_1/evt_2"}, queued); d != "" {
+		t.Errorf("queued deliveries of we_1, endpoint/event (-want +got):\n%s", d)
 	}
-	events := map[string]string{}
+	messageOf := map[string]string{"evt_1": "msg_1", "evt_1b": "msg_1", "evt_2": "msg_2"}
 	for _, d := range ds {
-		events[d.EventID] = d.MessageID
-	}
-	if d := cmp.Diff(map[string]string{"evt_1": "msg_1", "evt_1b": "msg_1", "evt_2": "msg_2"}, events); d != "" {
-		t.Errorf("queued deliveries of we_1, event -> message (-want +got):\n%s", d)
+		if d.MessageID != messageOf[d.EventID] {
+			t.Errorf("delivery of %s: message %q, want %q", d.EventID, d.MessageID, messageOf[d.EventID])
+		}
 	}
 
 	// A batch that fails stores none of its changes.
