@@ -65,7 +65,7 @@ func devEventTypes() []devChoice {
 		case messaging.EventContactOptedOut:
 			about = "a recipient replied STOP (or another opt-out keyword) on a channel"
 		case messaging.EventContactOptedIn:
-			about = "a recipient replied START, or the operator cleared their opt-out"
+			about = "a recipient replied START (or another opt-in keyword), or the operator cleared their opt-out"
 		case messaging.EventWebhookTest:
 			about = "the test event sent from this page"
 		}
