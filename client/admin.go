@@ -181,8 +181,10 @@ type LedgerPage struct {
 	NextCursor string         `json:"next_cursor"`
 }
 
-// call makes an operator request: GET is retryable, and a POST when
-// retryable (a top-up, whose reference makes it idempotent).
+// call makes an operator request: GET is retryable, and another method
+// when retryable is set (the caller says it is safe to repeat: a PATCH or
+// a PUT setting what it names, a POST whose repeat changes nothing, a
+// top-up with a reference).
 func (c *AdminClient) call(ctx context.Context, method, path string, query url.Values, body, out any, retryable bool) (*response, error) {
 	if ctx == nil {
 		return nil, errors.New("client: a nil context")

@@ -19,15 +19,32 @@ import (
 
 const operatorToken = "op_test_token_0123456789abcdef"
 
-// TestAdmin calls every operator route through AdminClient, and decodes
-// the refusals of a wrong token and of unknown records.
-func TestAdmin(t *testing.T) {
+// setupAdmin is setup with operatorToken as the operator token, and an
+// AdminClient calling with it.
+func setupAdmin(t *testing.T) (*env, *client.AdminClient) {
+	t.Helper()
 	e := setup(t, func(o *httpapi.Options) { o.OperatorToken = operatorToken })
-	ctx := context.Background()
 	a, err := client.NewAdmin(e.srv.URL, operatorToken, e.options(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, a
+}
+
+// wantNotFound fails the test unless err is the API's not_found: a
+// *client.Error of status 404 that matches messaging.ErrNotFound.
+func wantNotFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) {
+		t.Errorf("%s: %v", what, err)
+	}
+}
+
+// TestAdmin calls every operator route through AdminClient, and decodes
+// the refusals of a wrong token and of unknown records.
+func TestAdmin(t *testing.T) {
+	e, a := setupAdmin(t)
+	ctx := context.Background()
 	ws, err := a.CreateWorkspace(ctx, &client.WorkspaceCreateParams{ID: "ws_new", Name: "New"})
 	if err != nil || ws.ID != "ws_new" || ws.Name != "New" {
 		t.Fatalf("create: %+v %v", ws, err)
@@ -92,13 +109,9 @@ func TestAdmin(t *testing.T) {
 	}
 
 	_, err = a.GetWorkspace(ctx, "ws_nope")
-	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) {
-		t.Errorf("unknown workspace: %v", err)
-	}
+	wantNotFound(t, "unknown workspace", err)
 	_, err = a.GetSMSAccount(ctx, "nope")
-	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound {
-		t.Errorf("unknown account: %v", err)
-	}
+	wantNotFound(t, "unknown account", err)
 	wrong, err := client.NewAdmin(e.srv.URL, "not-the-token-0123456789", e.options(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -118,12 +131,8 @@ func TestAdmin(t *testing.T) {
 // and verifying the sms.delivery_report event it receives), and decodes
 // the refusals of bad values and unknown records.
 func TestAdminSettings(t *testing.T) {
-	e := setup(t, func(o *httpapi.Options) { o.OperatorToken = operatorToken })
+	e, a := setupAdmin(t)
 	ctx := context.Background()
-	a, err := client.NewAdmin(e.srv.URL, operatorToken, e.options(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if ws, err := a.CreateWorkspace(ctx, &client.WorkspaceCreateParams{ID: "ws_strict", OutsideWindow: "reject"}); err != nil || ws.OutsideWindow != "reject" {
 		t.Errorf("create with reject: %+v %v", ws, err)
 	}
@@ -156,9 +165,7 @@ func TestAdminSettings(t *testing.T) {
 		t.Errorf("a bad outside_window: %v", err)
 	}
 	_, err = a.UpdateWorkspace(ctx, "ws_nope", &client.WorkspaceUpdateParams{OutsideWindow: "reject"})
-	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) {
-		t.Errorf("update an unknown workspace: %v", err)
-	}
+	wantNotFound(t, "update an unknown workspace", err)
 	if _, err := a.UpdateWorkspace(ctx, e.A.ID, nil); err == nil {
 		t.Error("update without params: no error")
 	}
@@ -168,9 +175,7 @@ func TestAdminSettings(t *testing.T) {
 
 	// The SMS callback: none yet, then set with a generated secret.
 	_, err = a.GetSMSCallback(ctx, smsPartner)
-	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) {
-		t.Errorf("no callback yet: %v", err)
-	}
+	wantNotFound(t, "no callback yet", err)
 	url := e.hooksURL + "/sms"
 	cb, err := a.SetSMSCallback(ctx, smsPartner, &client.SMSCallbackParams{URL: url})
 	if err != nil || cb.PartnerID != smsPartner || cb.URL != url || !strings.HasPrefix(cb.Secret, "whsec_") {
@@ -185,13 +190,9 @@ func TestAdminSettings(t *testing.T) {
 		t.Errorf("a bad URL: %v", err)
 	}
 	_, err = a.SetSMSCallback(ctx, "nope", &client.SMSCallbackParams{URL: url})
-	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) {
-		t.Errorf("callback of an unknown account: %v", err)
-	}
+	wantNotFound(t, "callback of an unknown account", err)
 	_, err = a.GetSMSCallback(ctx, "nope")
-	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound {
-		t.Errorf("callback of an unknown account: %v", err)
-	}
+	wantNotFound(t, "callback of an unknown account", err)
 	if _, err := a.SetSMSCallback(ctx, smsPartner, nil); err == nil {
 		t.Error("set callback without params: no error")
 	}
@@ -242,12 +243,8 @@ func TestAdminSettings(t *testing.T) {
 // restores the defaults with an empty list, and decodes the refusal of a
 // bad list naming the keyword's field.
 func TestAdminKeywords(t *testing.T) {
-	e := setup(t, func(o *httpapi.Options) { o.OperatorToken = operatorToken })
+	_, a := setupAdmin(t)
 	ctx := context.Background()
-	a, err := client.NewAdmin(e.srv.URL, operatorToken, e.options(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ws, err := a.CreateWorkspace(ctx, &client.WorkspaceCreateParams{ID: "ws_kw", OutsideWindow: "reject", OptOutKeywords: []string{"halt", "basta ya"}})
 	if err != nil {
 		t.Fatal(err)

@@ -61,17 +61,7 @@ func New(baseURL, apiKey string, opts *Options) (*Client, error) {
 // (when out is not nil). GET, PUT and DELETE are retryable; a POST is when
 // retryable is set (it carries an idempotency key).
 func (c *Client) call(ctx context.Context, method, path string, query url.Values, body, out any, retryable bool) (*response, error) {
-	if ctx == nil {
-		return nil, errors.New("client: a nil context")
-	}
-	switch method {
-	case http.MethodGet, http.MethodPut, http.MethodDelete:
-		retryable = true
-	}
-	resp, err := c.t.do(ctx, &request{
-		method: method, path: path, query: query, body: body, header: http.Header{"X-Api-Key": {c.key}},
-		retryable: retryable, decodeError: envelopeError,
-	})
+	resp, err := c.do(ctx, &request{method: method, path: path, query: query, body: body, retryable: retryable})
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +71,21 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 		}
 	}
 	return resp, nil
+}
+
+// do makes req, a request of the Messaging API, with the key's header and
+// the API's error envelope. GET, PUT and DELETE are retryable; another
+// method is when req.retryable is set.
+func (c *Client) do(ctx context.Context, req *request) (*response, error) {
+	if ctx == nil {
+		return nil, errors.New("client: a nil context")
+	}
+	switch req.method {
+	case http.MethodGet, http.MethodPut, http.MethodDelete:
+		req.retryable = true
+	}
+	req.header, req.decodeError = http.Header{"X-Api-Key": {c.key}}, envelopeError
+	return c.t.do(ctx, req)
 }
 
 // pathf formats a path whose arguments are path segments: each is escaped

@@ -29,7 +29,8 @@ const (
 	// (Event.MessageReceived).
 	EventMessageReceived = messaging.EventMessageReceived
 	// EventContactOptedOut and EventContactOptedIn: a recipient opted
-	// out of a channel (replied STOP) or back in (Event.Contact).
+	// out of a channel (replied an opt-out keyword, STOP by default) or
+	// back in (Event.Contact).
 	EventContactOptedOut = messaging.EventContactOptedOut
 	EventContactOptedIn  = messaging.EventContactOptedIn
 	// EventWebhookTest: a test delivery (Event.WebhookTest).

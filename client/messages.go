@@ -158,13 +158,7 @@ func (s *Messages) Media(ctx context.Context, id string) (*Media, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ctx == nil {
-		return nil, errors.New("client: a nil context")
-	}
-	resp, err := s.c.t.do(ctx, &request{
-		method: http.MethodGet, path: path, header: http.Header{"X-Api-Key": {s.c.key}},
-		retryable: true, decodeError: envelopeError, stream: true, accept: "*/*",
-	})
+	resp, err := s.c.do(ctx, &request{method: http.MethodGet, path: path, stream: true, accept: "*/*"})
 	if err != nil {
 		return nil, err
 	}

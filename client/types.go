@@ -137,8 +137,8 @@ type Contact struct {
 	Website string `json:"website"`
 	Notes   string `json:"notes"`
 	// OptedOut maps each channel the contact's phone opted out of (by
-	// replying STOP) to when it did; sends to it there are refused with
-	// recipient_opted_out.
+	// replying an opt-out keyword, STOP by default) to when it did; sends
+	// to it there are refused with recipient_opted_out.
 	OptedOut map[string]time.Time `json:"opted_out"`
 }
 

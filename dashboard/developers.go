@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
 )
@@ -64,7 +65,7 @@ func devEventTypes() []devChoice {
 		case messaging.EventContactOptedOut:
 			about = "a recipient replied STOP (or another opt-out keyword) on a channel"
 		case messaging.EventContactOptedIn:
-			about = "a recipient replied START, or the operator cleared their opt-out"
+			about = "a recipient replied START (or another opt-in keyword), or the operator cleared their opt-out"
 		case messaging.EventWebhookTest:
 			about = "the test event sent from this page"
 		}
@@ -162,13 +163,11 @@ func (h *Handler) devCreateKey(w http.ResponseWriter, r *http.Request, req *requ
 		}
 		return h.renderDev(w, r, req, p, http.StatusUnprocessableEntity)
 	}
-	if v := strings.TrimSpace(f.Get("expires_at")); v != "" {
-		t, ok := devParseTime(v)
-		if !ok {
-			return refuse(devBadTime(v))
-		}
-		params.ExpiresAt = &t
+	exp, err := devExpiry(f)
+	if err != nil {
+		return refuse(err)
 	}
+	params.ExpiresAt = exp
 	k, plain, err := h.svc.CreateAPIKey(req.ctx, params)
 	if err != nil {
 		return refuse(err)
@@ -210,10 +209,16 @@ func (h *Handler) renderKey(w http.ResponseWriter, r *http.Request, req *request
 
 // devEditKey replaces the scopes and the expiry of an API key
 // (Service.UpdateAPIKey) and goes back to the keys, or answers the key's
-// page with the library's refusal next to its field (422).
+// page with the library's refusal next to its field (422). A key of
+// another workspace is not found, by UpdateAPIKey or by the read of the
+// key a refusal shows, and changes nothing.
 func (h *Handler) devEditKey(w http.ResponseWriter, r *http.Request, req *request) error {
-	k, err := h.svc.GetAPIKey(req.ctx, req.ws.ID, r.PathValue("id"))
-	if err != nil {
+	id := r.PathValue("id")
+	if !utf8.ValidString(id) || strings.ContainsRune(id, 0) {
+		// No store keeps such an id, and PostgreSQL fails on one where the
+		// others find nothing: GetAPIKey answers it not found without
+		// asking the store.
+		_, err := h.svc.GetAPIKey(req.ctx, req.ws.ID, id)
 		return err
 	}
 	if err := r.ParseForm(); err != nil {
@@ -225,17 +230,17 @@ func (h *Handler) devEditKey(w http.ResponseWriter, r *http.Request, req *reques
 		if !p.fieldError(err) {
 			return err
 		}
+		k, kerr := h.svc.GetAPIKey(req.ctx, req.ws.ID, id)
+		if kerr != nil {
+			return kerr
+		}
 		return h.renderKey(w, r, req, p, k, http.StatusUnprocessableEntity)
 	}
-	params := &messaging.UpdateAPIKeyParams{WorkspaceID: req.ws.ID, ID: k.ID, Scopes: f["scopes"]}
-	if v := strings.TrimSpace(f.Get("expires_at")); v != "" {
-		t, ok := devParseTime(v)
-		if !ok {
-			return refuse(devBadTime(v))
-		}
-		params.ExpiresAt = &t
+	exp, err := devExpiry(f)
+	if err != nil {
+		return refuse(err)
 	}
-	updated, err := h.svc.UpdateAPIKey(req.ctx, params)
+	updated, err := h.svc.UpdateAPIKey(req.ctx, &messaging.UpdateAPIKeyParams{WorkspaceID: req.ws.ID, ID: id, Scopes: f["scopes"], ExpiresAt: exp})
 	if err != nil {
 		return refuse(err)
 	}
@@ -262,6 +267,20 @@ const devTimeLayout = "2006-01-02T15:04:05"
 func devBadTime(v string) error {
 	return &messaging.Error{Code: messaging.CodeValidation, Field: "expires_at",
 		Message: "expires_at: must be a date and time such as 2026-12-31T23:59 (UTC) (got " + quote(v) + ")"}
+}
+
+// devExpiry reads the expiry field of the form f: nil when it is empty
+// (the key never expires), devBadTime's refusal when it is no time.
+func devExpiry(f url.Values) (*time.Time, error) {
+	v := strings.TrimSpace(f.Get("expires_at"))
+	if v == "" {
+		return nil, nil
+	}
+	t, ok := devParseTime(v)
+	if !ok {
+		return nil, devBadTime(v)
+	}
+	return &t, nil
 }
 
 // devParseTime reads the expiry field: a datetime-local value, in UTC, or

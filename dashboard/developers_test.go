@@ -729,8 +729,15 @@ func TestDevAPIKeyEdit(t *testing.T) {
 	if r := f.get("/w/acme/developers/keys/" + ok.ID); r.status != http.StatusNotFound {
 		t.Errorf("another workspace's key through acme answered %d, want 404", r.status)
 	}
-	if r := f.post("/w/acme/developers/keys/"+ok.ID+"/edit", url.Values{"scopes": {"write:messages"}}); r.status != http.StatusNotFound {
-		t.Errorf("editing another workspace's key answered %d, want 404", r.status)
+	// Not found whether the edit would be stored or refused.
+	for _, form := range []url.Values{
+		{"scopes": {"write:messages"}},
+		{},
+		{"scopes": {"write:messages"}, "expires_at": {"soon"}},
+	} {
+		if r := f.post("/w/acme/developers/keys/"+ok.ID+"/edit", form); r.status != http.StatusNotFound {
+			t.Errorf("editing another workspace's key with %v answered %d, want 404", form, r.status)
+		}
 	}
 	if got, _ := f.svc.GetAPIKey(f.ctx, "other", ok.ID); !slices.Equal(got.Scopes, []string{messaging.ScopeReadMessages}) {
 		t.Errorf("the other workspace's key has scopes %v", got.Scopes)

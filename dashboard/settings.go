@@ -1,8 +1,8 @@
 package dashboard
 
 import (
+	"cmp"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/ujumbe/messaging"
@@ -34,20 +34,12 @@ func (h *Handler) settings(w http.ResponseWriter, r *http.Request, req *request)
 
 func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, req *request, p *page, status int) error {
 	p.Title, p.Nav = "Workspace settings", "settings"
-	// The page reads the stored settings, not the send path's cache.
-	ws, err := h.svc.GetWorkspace(req.ctx, req.ws.ID)
-	if err != nil {
-		return err
-	}
-	req.ws = ws
 	p.fill(h, req)
-	v := &settingsView{OutsideWindow: ws.OutsideWindow,
+	ws := req.ws
+	v := &settingsView{OutsideWindow: cmp.Or(ws.OutsideWindow, messaging.OutsideWindowProvider),
 		OptOut: strings.Join(ws.OptOutKeywords, ", "), OptIn: strings.Join(ws.OptInKeywords, ", "),
 		ActiveOptOut: strings.Join(ws.ActiveOptOutKeywords(), ", "), ActiveOptIn: strings.Join(ws.ActiveOptInKeywords(), ", "),
 		DefaultOptOut: strings.Join(messaging.OptOutKeywords(), ", "), DefaultOptIn: strings.Join(messaging.OptInKeywords(), ", ")}
-	if v.OutsideWindow == "" {
-		v.OutsideWindow = messaging.OutsideWindowProvider
-	}
 	if p.Form != nil {
 		v.OutsideWindow, v.OptOut, v.OptIn = p.Form.Get("outside_window"), p.Form.Get("opt_out_keywords"), p.Form.Get("opt_in_keywords")
 	}
@@ -67,7 +59,7 @@ func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, req *requ
 	out, in := keywordsOf(f.Get("opt_out_keywords")), keywordsOf(f.Get("opt_in_keywords"))
 	_, err := h.svc.SetWorkspaceSettings(req.ctx, req.ws.ID, &messaging.WorkspaceSettings{OutsideWindow: &policy, OptOutKeywords: &out, OptInKeywords: &in})
 	if err != nil {
-		p := &page{Form: url.Values{"outside_window": {policy}, "opt_out_keywords": {f.Get("opt_out_keywords")}, "opt_in_keywords": {f.Get("opt_in_keywords")}}}
+		p := &page{Form: f}
 		if messaging.ErrorCode(err) == messaging.CodeNotFound || !p.fieldError(err) {
 			return err
 		}

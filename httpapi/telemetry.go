@@ -40,7 +40,14 @@ type httpTelemetry struct {
 	serverSpan []trace.SpanStartOption
 
 	mu    sync.RWMutex
-	attrs map[routeKey][]metric.RecordOption
+	attrs map[routeKey]requestAttrs
+}
+
+// requestAttrs are the pre-built attributes of one routeKey: as the
+// duration's record option and as a span's attributes.
+type requestAttrs struct {
+	record []metric.RecordOption
+	span   []attribute.KeyValue
 }
 
 // routeKey identifies a set of request attributes.
@@ -53,7 +60,7 @@ func newHTTPTelemetry(mp metric.MeterProvider, tp trace.TracerProvider) *httpTel
 	if mp == nil {
 		mp = metricnoop.NewMeterProvider()
 	}
-	t := &httpTelemetry{attrs: map[routeKey][]metric.RecordOption{},
+	t := &httpTelemetry{attrs: map[routeKey]requestAttrs{},
 		serverSpan: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}}
 	if tp != nil {
 		t.tracer = tp.Tracer(InstrumentationName)
@@ -95,24 +102,25 @@ func routeOf(pattern string) string {
 	return pattern
 }
 
-// attributes returns the pre-built attributes of a request.
-func (t *httpTelemetry) attributes(method, route string, status int) []metric.RecordOption {
+// attributes returns the pre-built attributes of a request. The span's
+// list is shared: it is only read.
+func (t *httpTelemetry) attributes(method, route string, status int) requestAttrs {
 	k := routeKey{method, route, status}
 	t.mu.RLock()
-	opts, ok := t.attrs[k]
+	a, ok := t.attrs[k]
 	t.mu.RUnlock()
 	if ok {
-		return opts
+		return a
 	}
 	kv := []attribute.KeyValue{attribute.String("http.request.method", method), attribute.Int("http.response.status_code", status)}
 	if route != "" {
 		kv = append(kv, attribute.String("http.route", route))
 	}
-	opts = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kv...))}
+	a = requestAttrs{record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kv...))}, span: kv}
 	t.mu.Lock()
-	t.attrs[k] = opts
+	t.attrs[k] = a
 	t.mu.Unlock()
-	return opts
+	return a
 }
 
 // startRequest starts the span of a request when tracing is on, and
@@ -132,19 +140,17 @@ func (t *httpTelemetry) startRequest(r *http.Request) (context.Context, trace.Sp
 // ("METHOD route") and attributes.
 func (t *httpTelemetry) endRequest(ctx context.Context, span trace.Span, r *http.Request, status int, start time.Time) {
 	method, route := methodOf(r.Method), routeOf(r.Pattern)
-	t.duration.Record(ctx, time.Since(start).Seconds(), t.attributes(method, route, status)...)
+	a := t.attributes(method, route, status)
+	t.duration.Record(ctx, time.Since(start).Seconds(), a.record...)
 	if span == nil {
 		return
 	}
 	if span.IsRecording() {
-		// One SetAttributes call: each grows the span's attribute list.
 		if route != "" {
 			span.SetName(method + " " + route)
-			span.SetAttributes(attribute.String("http.route", route),
-				attribute.String("http.request.method", method), attribute.Int("http.response.status_code", status))
-		} else {
-			span.SetAttributes(attribute.String("http.request.method", method), attribute.Int("http.response.status_code", status))
 		}
+		// One SetAttributes call: each grows the span's attribute list.
+		span.SetAttributes(a.span...)
 		if status >= 500 {
 			span.SetStatus(codes.Error, http.StatusText(status))
 		}

@@ -274,15 +274,11 @@ func connect(ctx context.Context, svc *messaging.Service, cp *messaging.ConnectP
 }
 
 // applySettings sets the workspace's outside_window policy and keyword
-// lists when the file gives ones that differ from the stored ones, in one
-// call (nothing is stored if one is refused).
-func applySettings(ctx context.Context, svc *messaging.Service, log *slog.Logger, p string, ws *bootstrapWorkspace) error {
+// lists when the file gives ones that differ from the stored ones cur, in
+// one call (nothing is stored if one is refused).
+func applySettings(ctx context.Context, svc *messaging.Service, log *slog.Logger, p string, ws *bootstrapWorkspace, cur *messaging.WorkspaceInfo) error {
 	if ws.OutsideWindow == "" && ws.OptOutKeywords == nil && ws.OptInKeywords == nil {
 		return nil
-	}
-	cur, err := svc.GetWorkspace(ctx, ws.ID)
-	if err != nil {
-		return err
 	}
 	var set messaging.WorkspaceSettings
 	var changes [][2]string
@@ -348,14 +344,15 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 			return fmt.Errorf("%s.id: workspace %q appears twice", p, ws.ID)
 		}
 		seen[ws.ID] = true
-		if _, err := svc.GetWorkspace(ctx, ws.ID); messaging.ErrorCode(err) == messaging.CodeNotFound {
-			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: ws.ID, Name: ws.Name}); err != nil {
+		cur, err := svc.GetWorkspace(ctx, ws.ID)
+		if messaging.ErrorCode(err) == messaging.CodeNotFound {
+			if cur, err = svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: ws.ID, Name: ws.Name}); err != nil {
 				return pathError(p, err)
 			}
 		} else if err != nil {
 			return err
 		}
-		if err := applySettings(ctx, svc, log, p, &ws); err != nil {
+		if err := applySettings(ctx, svc, log, p, &ws, cur); err != nil {
 			return err
 		}
 		var chans []string

@@ -20,7 +20,8 @@
 //	memory    peak RSS of examples/server accepting and dispatching messages (-memory-messages)
 //	smsbulk   POST /sms/v1/messages/bulk of 20 vs 20 single sends
 //	telemetry POST /v1/messages with OpenTelemetry SDK metrics and traces on (not exported) vs off (no-op)
-//	messages  GET /v1/messages on a 1,000,000-message workspace: a page in the last tenth vs the first page, p50 and p99
+//	messages  GET /v1/messages on a 1,000,000-message workspace: a page in the last tenth vs the first page, p50 and p99;
+//	          and the first page of one recipient (to=), p99, whose goal is absolute (at most 10 ms)
 //
 // The 1,000,000-contact and 1,000,000-message databases are generated once (bulk insert) and cached
 // in -cache (default: the system temporary directory); it is generated
