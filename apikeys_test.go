@@ -2,6 +2,7 @@ package messaging_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/store/memstore"
 )
 
 // TestCreateAPIKeyRules: names, escalation, expiry.
@@ -278,5 +281,29 @@ func TestAPIKeyCloneIsDeep(t *testing.T) {
 		ExpiresAt: at(1), RevokedAt: at(2), LastUsedAt: at(3), CreatedAt: t0}
 	if d := cmp.Diff(want, k); d != "" {
 		t.Errorf("changing the clone changed the key (-want +got):\n%s", d)
+	}
+}
+
+// idRefusingStore fails every key update, as PostgreSQL does on an id
+// holding a NUL or invalid UTF-8 (SQLSTATE 22021).
+type idRefusingStore struct{ messaging.Store }
+
+func (idRefusingStore) APIKeyUpdate(context.Context, *messaging.APIKeyUpdateParams) error {
+	return errors.New("ERROR: invalid byte sequence for encoding \"UTF8\": 0x00 (SQLSTATE 22021)")
+}
+
+// TestUpdateAPIKeyRefusesBadIDsBeforeTheStore: an id no store can hold
+// (a NUL, invalid UTF-8) is not found, without asking the store, as
+// GetAPIKey and RevokeAPIKey answer it.
+func TestUpdateAPIKeyRefusesBadIDsBeforeTheStore(t *testing.T) {
+	svc, err := messaging.New(idRefusingStore{memstore.New()}, fakeprovider.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"key_\x00", "key_\xff"} {
+		_, err := svc.UpdateAPIKey(context.Background(), &messaging.UpdateAPIKeyParams{WorkspaceID: "acme", ID: id, Scopes: []string{messaging.ScopeReadMessages}})
+		if c := messaging.ErrorCode(err); c != messaging.CodeNotFound {
+			t.Errorf("UpdateAPIKey(%q) = %v (%s), want not_found", id, err, c)
+		}
 	}
 }

@@ -114,7 +114,8 @@ type ContactUpdateParams struct {
 	// setting only IfVersion sets nothing.
 	IfVersion int64
 	// OptedOut is refused whatever its value: only the recipient opts
-	// back in (by replying START), or the operator (Service.ClearOptOut).
+	// back in (by replying an opt-in keyword of the workspace, START by
+	// default), or the operator (Service.ClearOptOut).
 	OptedOut *bool
 }
 

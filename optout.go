@@ -352,7 +352,7 @@ type OptOut struct {
 // means. It is audited ("contact.opted_in", target "channel:to") and
 // announced with a contact.opted_in event. Only the operator may call it;
 // the workspace's API keys cannot (a recipient opts back in by replying
-// START).
+// an opt-in keyword of the workspace, START by default).
 func (s *Service) ClearOptOut(ctx context.Context, workspaceID, channel, to string) (*OptOut, error) {
 	if err := refuseUnstorable(&struct{ W, C, T string }{workspaceID, channel, to}); err != nil {
 		return nil, err

@@ -448,6 +448,9 @@ func (s *Service) UpdateAPIKey(ctx context.Context, p *UpdateAPIKeyParams) (*API
 	if p == nil {
 		return nil, validationError("body", "is required")
 	}
+	if badID(p.ID) {
+		return nil, notFound("api key", p.ID)
+	}
 	scopes, err := normalScopes(p.Scopes)
 	if err != nil {
 		return nil, err
