@@ -25,8 +25,8 @@ const maxCacheEntries = 4096
 
 // ChangeListener is implemented by a Store that several Services share
 // (instances behind a load balancer on one database) when it can tell each
-// of them at once that any of them changed an API key, a workspace, its
-// channels or a channel connection: pgstore does, with LISTEN/NOTIFY. A
+// of them at once that any of them changed an API key, a workspace or its
+// channels: pgstore does, with LISTEN/NOTIFY. A
 // started Service (Start) empties its cache on each notice, so such changes
 // made elsewhere are seen within milliseconds instead of Options.CacheTTL;
 // the TTL still bounds what a lost notice can cost.
@@ -45,7 +45,7 @@ type ChangeListener interface {
 //
 // The bound on staleness is the point of the design. A change made through
 // this Service (a key created, updated or revoked; a channel connected or
-// disconnected; a workspace's settings; a connection's credentials) empties
+// disconnected, ConnectionPut included; a workspace's settings) empties
 // the cache once the store has returned, whatever it returned, so this
 // Service sees its own changes at once. A change made elsewhere, by another
 // instance sharing a PostgreSQL database or another process on the same
@@ -179,16 +179,11 @@ func (c *cachingStore) WorkspaceSetChannel(ctx context.Context, p *ChannelParams
 	return c.Store.WorkspaceSetChannel(ctx, p)
 }
 
-// ConnectionPut implements Store.
+// ConnectionPut implements Store. It connects the channel, a change to the
+// workspace's channels. (ConnectionUpdate changes nothing cached.)
 func (c *cachingStore) ConnectionPut(ctx context.Context, p *ChannelConnection) error {
 	defer c.changed()
 	return c.Store.ConnectionPut(ctx, p)
-}
-
-// ConnectionUpdate implements Store.
-func (c *cachingStore) ConnectionUpdate(ctx context.Context, p *ConnectionUpdateParams) (bool, error) {
-	defer c.changed()
-	return c.Store.ConnectionUpdate(ctx, p)
 }
 
 func cloneKeys(ks []*APIKey) []*APIKey {

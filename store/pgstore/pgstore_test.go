@@ -960,12 +960,16 @@ func TestTwoInstancesSeeChangesByNotice(t *testing.T) {
 	revokeSeen(1)
 }
 
-// TestKeyTouchSendsNoNotice: recording a key's use (APIKeyTouch, about once
-// a minute per active key and instance) must not empty every instance's
-// cache, while a revocation must. Notices are delivered in the order their
-// transactions committed, so once the revocation's notice arrived, one
-// sent by the touch before it would have too.
-func TestKeyTouchSendsNoNotice(t *testing.T) {
+// TestOnlyCachedChangesSendNotices: recording a key's use (APIKeyTouch,
+// about once a minute per active key and instance) and a channel
+// connection's status and template sync (ConnectionUpdate, about hourly
+// per connection) change nothing a Service caches, so they must not send
+// the notice that empties every instance's cache; connecting a channel
+// (ConnectionPut) and revoking a key must. The test listens on a
+// connection of its own and, after each step, sends a marker notice of its
+// own: notices arrive in the order their transactions committed, so the
+// ones before the marker are exactly the step's.
+func TestOnlyCachedChangesSendNotices(t *testing.T) {
 	st := fresh(t)
 	ctx := context.Background()
 	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -976,33 +980,57 @@ func TestKeyTouchSendsNoNotice(t *testing.T) {
 	if err := st.APIKeyCreate(ctx, k); err != nil {
 		t.Fatal(err)
 	}
-	var notices atomic.Int64
-	got := make(chan struct{}, 1)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- st.ListenChanges(runCtx, func() {
-			notices.Add(1)
-			select {
-			case got <- struct{}{}:
-			default:
-			}
-		})
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	wait := func(what string) {
+	l, err := st.Pool().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	var schema string
+	if err := l.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Exec(ctx, "LISTEN messaging_cache"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = l.Exec(ctx, "UNLISTEN *") }() // the connection goes back to the pool
+	// notices returns the notices of the store's schema sent since the
+	// previous call.
+	notices := func(step string) int {
 		t.Helper()
-		select {
-		case <-got:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: no call of changed within 10 s", what)
+		if _, err := st.Pool().Exec(ctx, "SELECT pg_notify('messaging_cache', 'marker')"); err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		n := 0
+		for {
+			nt, err := l.Conn().WaitForNotification(wctx)
+			if err != nil {
+				t.Fatalf("%s: waiting for the marker: %v", step, err)
+			}
+			switch nt.Payload {
+			case "marker":
+				return n
+			case schema:
+				n++
+			}
 		}
 	}
-	wait("listening") // the call made once the connection listens
-	notices.Store(0)
+	want := func(step string, n int) {
+		t.Helper()
+		if got := notices(step); got != n {
+			t.Errorf("%s: %d notices, want %d", step, got, n)
+		}
+	}
+	want("listening", 0)
+
+	conn := &messaging.ChannelConnection{WorkspaceID: "acme", Channel: messaging.ChannelWhatsApp, AccountID: "100", WABAID: "W1",
+		DisplayPhoneNumber: "+254700000100", TokenSealed: []byte("sealed"), TokenHint: "ab12",
+		Status: messaging.ConnectionConnected, CreatedAt: at, UpdatedAt: at}
+	if err := st.ConnectionPut(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	want("connecting a channel", 1)
 
 	touched := at.Add(time.Minute)
 	if err := st.APIKeyTouch(ctx, &messaging.APIKeyTouchParams{WorkspaceID: "acme", ID: k.ID, At: touched}); err != nil {
@@ -1015,11 +1043,23 @@ func TestKeyTouchSendsNoNotice(t *testing.T) {
 	if len(keys) != 1 || keys[0].LastUsedAt == nil || !keys[0].LastUsedAt.Equal(touched) {
 		t.Fatalf("after the touch: keys %v, want one last used at %v", keys, touched)
 	}
+	want("recording the key's use", 0)
+
+	synced := at.Add(time.Hour)
+	for _, p := range []*messaging.ConnectionUpdateParams{
+		{SyncedAt: &synced},
+		{SyncError: "templates: 500 from the provider"},
+		{Status: messaging.ConnectionError, StatusReason: "token expired"},
+	} {
+		p.WorkspaceID, p.Channel, p.Generation, p.At = "acme", conn.Channel, conn.Generation, synced
+		if ok, err := st.ConnectionUpdate(ctx, p); err != nil || !ok {
+			t.Fatalf("ConnectionUpdate(%+v) = %v, %v; want true", p, ok, err)
+		}
+	}
+	want("three connection updates", 0)
+
 	if err := st.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "acme", ID: k.ID, At: touched}); err != nil {
 		t.Fatal(err)
 	}
-	wait("the revocation's notice")
-	if n := notices.Load(); n != 1 {
-		t.Errorf("notices after a touch and a revocation: %d, want 1 (the revocation's)", n)
-	}
+	want("revoking the key", 1)
 }
