@@ -121,7 +121,7 @@ func ensureWorkspace(ctx context.Context, svc *messaging.Service) error {
 
 // openRaw opens path with database/sql on one connection with the PRAGMAs
 // of sqlitestore's writer (WAL, synchronous=FULL, foreign keys, BEGIN
-// IMMEDIATE), and checks that they took effect.
+// IMMEDIATE, temporary files in memory), and checks that they took effect.
 func openRaw(ctx context.Context, path string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000&_foreign_keys=1&_journal_mode=WAL&_synchronous=FULL&_txlock=immediate")
 	if err != nil {
@@ -129,8 +129,12 @@ func openRaw(ctx context.Context, path string) (*sql.DB, error) {
 	}
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
+	if _, err := db.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	var mode string
-	var syncMode, fk int
+	var syncMode, fk, temp int
 	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -143,7 +147,11 @@ func openRaw(ctx context.Context, path string) (*sql.DB, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	if mode != "wal" || syncMode != 2 || fk != 1 {
+	if err := db.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&temp); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if mode != "wal" || syncMode != 2 || fk != 1 || temp != 2 {
 		_ = db.Close()
 		return nil, errors.New("raw connection: PRAGMAs differ from sqlitestore's")
 	}

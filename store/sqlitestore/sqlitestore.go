@@ -155,6 +155,19 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlitestore: migrate %s: %w", path, err)
 	}
+	// The writer keeps its temporary files in memory, chiefly the
+	// statement journal: in a transaction of several writes, SQLite saves
+	// each page a statement changes first so that a failed statement can be
+	// undone alone, and an insert of a message changes more pages than the
+	// 64 KiB it keeps in memory, so each batch created, wrote (two calls a
+	// page) and dropped a temporary file. These records serve only to undo
+	// a statement within its transaction; a crash is recovered from the
+	// WAL alone, so durability is unchanged. Set after the migrations, whose
+	// index builds may sort more than should be held in memory.
+	if _, err := w.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
 
 	rq := url.Values{}
 	rq.Set("_busy_timeout", busy)

@@ -107,6 +107,15 @@ func TestPragmas(t *testing.T) {
 	if fk != 1 || sync != 2 {
 		t.Errorf("writer: foreign_keys=%d synchronous=%d, want 1 and 2 (FULL)", fk, sync)
 	}
+	// The writer's statement journals stay in memory (a temporary file per
+	// batch otherwise: BenchmarkMessageCreate).
+	var temp int
+	if err := s.w.QueryRow("PRAGMA temp_store").Scan(&temp); err != nil {
+		t.Fatal(err)
+	}
+	if temp != 2 {
+		t.Errorf("writer: temp_store=%d, want 2 (MEMORY)", temp)
+	}
 	if _, err := s.r.Exec("CREATE TABLE nope (x)"); err == nil {
 		t.Error("a reader connection could write")
 	}
