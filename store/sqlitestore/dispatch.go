@@ -186,7 +186,11 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 		}
 	}
 	var e *messaging.WebhookEndpoint
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	write := s.writeTx
+	if p.Enabled != nil && !*p.Enabled {
+		write = s.writeLarge // may fail every pending delivery of the endpoint
+	}
+	err := write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var wasEnabled bool
 		if err := tx.QueryRowContext(ctx, `SELECT disabled_at IS NULL FROM webhook_endpoints WHERE id = ? AND workspace_id = ?`, p.ID, p.WorkspaceID).Scan(&wasEnabled); err != nil {
 			return err // no row: not found
@@ -209,9 +213,9 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 }
 
 // WebhookEndpointDelete implements messaging.Store. Its deliveries go with
-// it (ON DELETE CASCADE).
+// it (ON DELETE CASCADE), however many: a large write (writeLarge).
 func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
-	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.writeLarge(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return oneRow(tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = ? AND workspace_id = ?`, id, workspaceID))
 	})
 }
@@ -293,7 +297,11 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 // the newest p.Keep of the endpoint; the older are deleted here, through
 // the partial index webhook_deliveries_finished.
 func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
-	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	write := s.writeTx
+	if p.DisableEndpoint {
+		write = s.writeLarge // fails every pending delivery of the endpoint
+	}
+	return write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var endpoint string
 		err := tx.QueryRowContext(ctx, `SELECT endpoint_id FROM webhook_deliveries WHERE seq = ? AND state = 'pending' AND lease_owner = ?`,
 			p.ID, p.Owner).Scan(&endpoint)

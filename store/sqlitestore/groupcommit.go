@@ -31,6 +31,14 @@ import (
 // through a request without savepoint), every request that ran in it is
 // failed, none of them is committed, and the requests that had not run yet
 // run in a new transaction. Nothing of a batch ever runs in autocommit.
+//
+// The writer keeps its statement journals in memory (PRAGMA temp_store =
+// MEMORY, see Open): they hold the pages a statement or savepoint changes,
+// a few dozen for the writes of a batch. A write that may change an
+// unbounded number of rows (writeLarge: failing or deleting every pending
+// delivery of a webhook endpoint) runs in a transaction of its own with
+// its journal on disk, as SQLite keeps it by default, so that memory stays
+// bounded however large the backlog.
 
 // maxBatch bounds the requests committed together.
 const maxBatch = 128
@@ -62,8 +70,11 @@ type writeReq struct {
 	// nothing: a failed statement is undone by SQLite by itself, so fn
 	// needs no savepoint of its own.
 	single bool
-	state  atomic.Int32
-	done   chan error
+	// large is true when fn may change more pages than should be held in
+	// memory: it runs alone, with the writer's temporary files on disk.
+	large bool
+	state atomic.Int32
+	done  chan error
 }
 
 // writeTx runs fn in a write transaction, possibly shared with other
@@ -79,6 +90,13 @@ func (s *Store) writeTx(ctx context.Context, fn writeFn) error {
 // statement, whatever it reads: it runs without a savepoint.
 func (s *Store) writeOne(ctx context.Context, fn writeFn) error {
 	return s.write(ctx, &writeReq{ctx: ctx, fn: fn, single: true, done: make(chan error, 1)})
+}
+
+// writeLarge is writeTx for a fn that may change an unbounded number of
+// rows: it runs in a transaction of its own, with its statement journal on
+// disk rather than in memory.
+func (s *Store) writeLarge(ctx context.Context, fn writeFn) error {
+	return s.write(ctx, &writeReq{ctx: ctx, fn: fn, large: true, done: make(chan error, 1)})
 }
 
 // write queues req for the writer and waits for its outcome. A cancelled
@@ -109,12 +127,20 @@ func (s *Store) write(ctx context.Context, req *writeReq) error {
 // writer runs write requests until the store closes.
 func (s *Store) writer() {
 	defer close(s.writerDone)
+	var held *writeReq // a large request taken while collecting: the next batch
 	for {
-		var first *writeReq
-		select {
-		case first = <-s.writes:
-		case <-s.closing:
-			return
+		first := held
+		held = nil
+		if first == nil {
+			select {
+			case first = <-s.writes:
+			case <-s.closing:
+				return
+			}
+		}
+		if first.large {
+			s.runLarge(first)
+			continue
 		}
 		batch := []*writeReq{first}
 		// Let the goroutines that are ready to run (callers preparing
@@ -126,6 +152,10 @@ func (s *Store) writer() {
 		for len(batch) < maxBatch {
 			select {
 			case r := <-s.writes:
+				if r.large {
+					held = r
+					break collect
+				}
 				batch = append(batch, r)
 			default:
 				break collect
@@ -133,6 +163,26 @@ func (s *Store) writer() {
 		}
 		s.runBatch(batch)
 	}
+}
+
+// runLarge runs a large request (see writeLarge) in a transaction of its
+// own with the writer's temporary files on disk, then puts them back in
+// memory. SQLite refuses to change temp_store inside a transaction, so the
+// setting applies to the whole transaction; changing it makes SQLite
+// prepare the writer's statements again at their next use. Should the
+// request fail to move the journal to disk, it is failed with nothing
+// written; should the journal fail to come back to memory, the writer
+// only goes on with it on disk (slower, never wrong).
+func (s *Store) runLarge(r *writeReq) {
+	s.larges.Add(1)
+	if _, err := s.w.ExecContext(context.Background(), "PRAGMA temp_store = FILE"); err != nil {
+		if r.state.CompareAndSwap(reqQueued, reqRunning) {
+			r.done <- interpretError(err)
+		}
+		return
+	}
+	s.runBatch([]*writeReq{r})
+	_, _ = s.w.ExecContext(context.Background(), "PRAGMA temp_store = MEMORY")
 }
 
 // runBatch runs batch in one transaction (more than one when SQLite rolls

@@ -254,3 +254,120 @@ func TestCommitFailureFailsTheWholeBatch(t *testing.T) {
 		}
 	}
 }
+
+// A large write (writeLarge) runs in a transaction of its own with the
+// writer's temporary files on disk, even when it is handed over together
+// with other writes, which share a transaction with the journal in memory;
+// the writes after it have it in memory again. temp_store cannot change
+// inside a transaction, so the setting each write reads tells apart the
+// transactions too.
+func TestLargeWriteRunsAloneWithItsJournalOnDisk(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	const large = 2
+	var rec txRecorder
+	var mu sync.Mutex
+	temp := map[int]int{}
+	heldBatch(t, s, 5, func(i int) {
+		fn := rec.wrap(i, func(ctx context.Context, tx *sql.Tx) error {
+			var v int
+			if err := tx.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&v); err != nil {
+				return err
+			}
+			mu.Lock()
+			temp[i] = v
+			mu.Unlock()
+			return nil
+		})
+		write := s.writeTx
+		if i == large {
+			write = s.writeLarge
+		}
+		if err := write(context.Background(), fn); err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	})
+	for i, v := range temp {
+		want := 2 // MEMORY
+		if i == large {
+			want = 1 // FILE
+		}
+		if v != want {
+			t.Errorf("write %d (large %v) ran with temp_store=%d, want %d", i, i == large, v, want)
+		}
+	}
+	for j, tx := range rec.txs {
+		if j != large && tx == rec.txs[large] {
+			t.Errorf("the large write shared its transaction with write %d", j)
+		}
+	}
+	batched := false
+	for i := range 5 {
+		for j := range i {
+			batched = batched || (i != large && j != large && rec.txs[i] == rec.txs[j])
+		}
+	}
+	if !batched {
+		t.Fatalf("no two writes shared a transaction (%v): the batch was not formed", rec.txs)
+	}
+	var after int
+	if err := s.writeTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&after)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if after != 2 {
+		t.Errorf("a write after the large one: temp_store=%d, want 2 (MEMORY)", after)
+	}
+}
+
+// The writes that may change every pending delivery of a webhook endpoint
+// (disabling it by hand or on a 410, deleting it with its deliveries) are
+// large writes; other updates of an endpoint are not.
+func TestWebhookBacklogWritesAreLarge(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	ctx := context.Background()
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a", Name: "A", CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WebhookEndpointCreate(ctx, &messaging.WebhookEndpoint{ID: "we_1", WorkspaceID: "a", URL: "https://hooks.example/1",
+		SecretSealed: []byte("sealed"), CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	on, off, desc := true, false, "billing"
+	for _, c := range []struct {
+		name  string
+		large bool
+		call  func() error
+	}{
+		{"a new description", false, func() error {
+			_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Description: &desc, At: at})
+			return err
+		}},
+		{"disabling", true, func() error {
+			_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Enabled: &off, At: at})
+			return err
+		}},
+		{"enabling", false, func() error {
+			_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Enabled: &on, At: at})
+			return err
+		}},
+		{"a 410 that disables the endpoint", true, func() error {
+			err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: 1, Owner: "h", State: messaging.DeliveryFailed,
+				LastStatus: 410, DisableEndpoint: true, At: at})
+			if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) {
+				return nil // no such delivery: what matters is how it ran
+			}
+			return err
+		}},
+		{"deleting", true, func() error { return s.WebhookEndpointDelete(ctx, "a", "we_1") }},
+	} {
+		before := s.larges.Load()
+		if err := c.call(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := s.larges.Load() - before; got != map[bool]int64{true: 1}[c.large] {
+			t.Errorf("%s: %d large writes, want large=%v", c.name, got, c.large)
+		}
+	}
+}

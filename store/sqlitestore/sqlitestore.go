@@ -99,6 +99,8 @@ type Store struct {
 	// commits counts the writer's commits (BenchmarkMessageCreate reports
 	// the mean batch from it).
 	commits atomic.Int64
+	// larges counts the large writes run (writeLarge), for tests.
+	larges atomic.Int64
 	// stmts holds the hot writes prepared on the writer connection; it is
 	// read-only after Open.
 	stmts map[string]*sql.Stmt
@@ -163,7 +165,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	// page) and dropped a temporary file. These records serve only to undo
 	// a statement within its transaction; a crash is recovered from the
 	// WAL alone, so durability is unchanged. Set after the migrations, whose
-	// index builds may sort more than should be held in memory.
+	// index builds may sort more than should be held in memory; the writes
+	// that may change an unbounded number of rows run with it on disk
+	// (writeLarge).
 	if _, err := w.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
