@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // statusBatch gathers the dispatcher's status changes (queued -> sent,
@@ -153,8 +154,16 @@ func (b *statusBatch) flush(batch []*statusReq) {
 		ps[i] = r.p
 	}
 	// The write runs to its end whatever the callers do now (see
-	// update); it carries the first caller's values (tracing).
-	results, err := b.store.MessageUpdateStatuses(context.WithoutCancel(batch[0].ctx), ps)
+	// update); it carries the first caller's values (tracing), and the
+	// latest of their deadlines when every caller has one, so that a hung
+	// store fails the write as it would have failed each caller's own.
+	ctx := context.WithoutCancel(batch[0].ctx)
+	if dl, ok := latestDeadline(batch); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl)
+		defer cancel()
+	}
+	results, err := b.store.MessageUpdateStatuses(ctx, ps)
 	if err == nil && len(results) != len(batch) {
 		err = fmt.Errorf("messaging: the store returned %d results for %d status changes", len(results), len(batch))
 	}
@@ -169,4 +178,20 @@ func (b *statusBatch) flush(batch []*statusReq) {
 	b.flushing = false
 	b.flushLocked()
 	b.mu.Unlock()
+}
+
+// latestDeadline returns the latest deadline of the callers of batch, and
+// false when one of them has none.
+func latestDeadline(batch []*statusReq) (time.Time, bool) {
+	var latest time.Time
+	for _, r := range batch {
+		d, ok := r.ctx.Deadline()
+		if !ok {
+			return time.Time{}, false
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return latest, true
 }

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,5 +99,37 @@ func TestStatusBatchWaitsForHeldMessages(t *testing.T) {
 	b.mu.Unlock()
 	if busy != 0 {
 		t.Errorf("busy = %d after every message left, want 0", busy)
+	}
+}
+
+// hungStore's MessageUpdateStatuses returns only when its context ends.
+type hungStore struct{ Store }
+
+func (hungStore) MessageUpdateStatuses(ctx context.Context, _ []*MessageStatusParams) ([]MessageStatusResult, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestStatusBatchWriteKeepsTheCallersDeadline: a change taken into a write
+// waits for that write whatever its caller does, so the write must end by
+// the callers' deadline (the dispatcher gives each status write one): a
+// hung store then fails the change, as it failed a write of its own,
+// instead of holding the worker, and Close, for ever.
+func TestStatusBatchWriteKeepsTheCallersDeadline(t *testing.T) {
+	b := &statusBatch{store: hungStore{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := b.update(ctx, &MessageStatusParams{ID: "msg_1", To: StatusSent}, &statusHold{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("update on a hung store: %v, want the deadline exceeded", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("update on a hung store never returned: the write outlived its callers' deadline")
 	}
 }
