@@ -376,14 +376,16 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 // trace context, the span is a child of the span that accepted the
 // message, with a link to it, as the message's dispatch is; otherwise (an
 // SMS delivery report, a test event, a failed read) it starts a trace of
-// its own.
+// its own. Only a status change is about a message that can carry a trace
+// context (an outbound one: Messages.Send stores it), so no other event
+// reads its message.
 func (w *webhookSender) startSpan(ctx context.Context, d *WebhookDelivery) (context.Context, trace.Span) {
 	tel := w.svc.tel
 	if tel.tracer == nil {
 		return ctx, nil
 	}
 	opts := tel.spanClient
-	if d.MessageID != "" {
+	if d.MessageID != "" && d.EventType == EventMessageStatusUpdated {
 		if m, err := w.svc.store.MessageGet(ctx, d.WorkspaceID, d.MessageID); err == nil {
 			ctx, opts = continueTrace(ctx, m.TraceParent, opts)
 		}
