@@ -226,22 +226,14 @@ func (s *Service) TestWebhookEndpoint(ctx context.Context, workspaceID, id strin
 	if err != nil {
 		return nil, err
 	}
-	evID, now := NewID("evt"), s.now()
-	payload, err := json.Marshal(struct {
-		ID        string   `json:"id"`
-		Type      string   `json:"type"`
-		CreatedAt jsonTime `json:"created_at"`
-		Data      struct {
-			EndpointID string `json:"endpoint_id"`
-		} `json:"data"`
-	}{ID: evID, Type: EventWebhookTest, CreatedAt: jsonTime(now), Data: struct {
+	ev, err := s.WebhookEvent(workspaceID, "", EventWebhookTest, struct {
 		EndpointID string `json:"endpoint_id"`
-	}{e.ID}})
+	}{e.ID})
 	if err != nil {
 		return nil, err
 	}
-	status, err := w.post(ctx, e.URL, evID, payload, keys)
-	res := &WebhookTestResult{StatusCode: status, Latency: s.now().Sub(now)}
+	status, err := w.post(ctx, e.URL, ev.ID, ev.Payload, keys)
+	res := &WebhookTestResult{StatusCode: status, Latency: s.now().Sub(ev.CreatedAt)}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -372,18 +364,22 @@ func (s *Service) WebhookEvent(workspaceID, subjectID, typ string, data any) (*E
 	if err != nil {
 		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
 	}
-	evID, now := NewID("evt"), s.now()
-	payload, err := json.Marshal(struct {
-		ID        string          `json:"id"`
-		Type      string          `json:"type"`
-		CreatedAt jsonTime        `json:"created_at"`
-		Data      json.RawMessage `json:"data"`
-	}{evID, typ, jsonTime(now), raw})
+	ev := &Event{ID: NewID("evt"), Type: typ, CreatedAt: s.now(), WorkspaceID: workspaceID, MessageID: subjectID, Data: rawEventData(raw)}
+	rec, err := ev.record()
 	if err != nil {
 		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
 	}
-	return &EventRecord{ID: evID, WorkspaceID: workspaceID, MessageID: subjectID, Type: typ, Payload: payload, CreatedAt: now}, nil
+	return rec, nil
 }
+
+// rawEventData is the data of an event already in its JSON form
+// (WebhookEvent), written as it is in the event's envelope.
+type rawEventData json.RawMessage
+
+func (rawEventData) eventData() {}
+
+// MarshalJSON implements json.Marshaler.
+func (d rawEventData) MarshalJSON() ([]byte, error) { return d, nil }
 
 // WebhooksQueued tells the Service that events were queued in its store
 // by another service's write (see WebhookEvent), so that a started
