@@ -2,7 +2,6 @@ package messaging
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,14 +134,14 @@ func (c *cachingStore) APIKeysByPrefix(ctx context.Context, prefix string) ([]*A
 // WorkspaceGet implements Store from the cache.
 func (c *cachingStore) WorkspaceGet(ctx context.Context, id string) (*WorkspaceInfo, error) {
 	if w, ok := lookup(c, c.workspaces, id); ok {
-		return cloneWorkspace(w), nil
+		return w.Clone(), nil
 	}
 	gen, at := c.gen.Load(), c.now()
 	w, err := c.Store.WorkspaceGet(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	put(c, c.workspaces, id, cloneWorkspace(w), gen, at)
+	put(c, c.workspaces, id, w.Clone(), gen, at)
 	return w, nil
 }
 
@@ -192,14 +191,6 @@ func cloneKeys(ks []*APIKey) []*APIKey {
 		out[i] = k.Clone()
 	}
 	return out
-}
-
-func cloneWorkspace(w *WorkspaceInfo) *WorkspaceInfo {
-	c := *w
-	c.Channels = slices.Clone(w.Channels)
-	c.OptOutKeywords = slices.Clone(w.OptOutKeywords)
-	c.OptInKeywords = slices.Clone(w.OptInKeywords)
-	return &c
 }
 
 // listenChanges empties the cache on each notice of the store's

@@ -87,6 +87,16 @@ func (k *APIKey) Clone() *APIKey {
 	return &c
 }
 
+// Clone returns a deep copy of w: changing the copy's lists never changes
+// w.
+func (w *WorkspaceInfo) Clone() *WorkspaceInfo {
+	c := *w
+	c.Channels = slices.Clone(w.Channels)
+	c.OptOutKeywords = slices.Clone(w.OptOutKeywords)
+	c.OptInKeywords = slices.Clone(w.OptInKeywords)
+	return &c
+}
+
 // clonePtr returns a pointer to a copy of *p, or nil when p is nil.
 func clonePtr[T any](p *T) *T {
 	if p == nil {

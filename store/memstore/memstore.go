@@ -105,11 +105,20 @@ func (s *Store) rlock(ctx context.Context) (unlock func(), err error) {
 // Close does nothing; it exists to satisfy messaging.Store.
 func (s *Store) Close() error { return nil }
 
+// copyWorkspace returns a deep copy of w as the store keeps and returns
+// it: Channels never nil, an empty keyword list nil (the defaults).
 func copyWorkspace(w *messaging.WorkspaceInfo) *messaging.WorkspaceInfo {
-	c := *w
-	c.Channels = append([]string{}, w.Channels...)
-	c.OptOutKeywords, c.OptInKeywords = keywords(w.OptOutKeywords), keywords(w.OptInKeywords)
-	return &c
+	c := w.Clone()
+	if c.Channels == nil {
+		c.Channels = []string{}
+	}
+	if len(c.OptOutKeywords) == 0 {
+		c.OptOutKeywords = nil
+	}
+	if len(c.OptInKeywords) == 0 {
+		c.OptInKeywords = nil
+	}
+	return c
 }
 
 // keywords returns a copy of a keyword list, nil when it is empty (the
