@@ -19,6 +19,16 @@ const (
 	OutsideWindowReject = "reject"
 )
 
+// ActiveOutsideWindow returns the policy in force in workspace w for
+// free-form sends outside the customer-service window: its own, or
+// OutsideWindowProvider, the default, when it has none.
+func (w *WorkspaceInfo) ActiveOutsideWindow() string {
+	if w.OutsideWindow == "" {
+		return OutsideWindowProvider
+	}
+	return w.OutsideWindow
+}
+
 // outsideWindowPolicy validates a policy and returns its stored form:
 // empty for the default.
 func outsideWindowPolicy(p string) (string, error) {

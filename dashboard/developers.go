@@ -157,7 +157,7 @@ func (h *Handler) devCreateKey(w http.ResponseWriter, r *http.Request, req *requ
 	params := &messaging.CreateAPIKeyParams{WorkspaceID: req.ws.ID, Name: strings.TrimSpace(f.Get("name")), Scopes: f["scopes"]}
 	refuse := func(err error) error {
 		p := &page{Form: f}
-		if !p.fieldError(err) {
+		if messaging.ErrorCode(err) == messaging.CodeNotFound || !p.fieldError(err) {
 			return err
 		}
 		return h.renderDev(w, r, req, p, http.StatusUnprocessableEntity)
@@ -209,8 +209,7 @@ func (h *Handler) renderKey(w http.ResponseWriter, r *http.Request, req *request
 // devEditKey replaces the scopes and the expiry of an API key
 // (Service.UpdateAPIKey) and goes back to the keys, or answers the key's
 // page with the library's refusal next to its field (422). A key of
-// another workspace is not found, by UpdateAPIKey or by the read of the
-// key a refusal shows, and changes nothing.
+// another workspace is not found (404) and changes nothing.
 func (h *Handler) devEditKey(w http.ResponseWriter, r *http.Request, req *request) error {
 	id := r.PathValue("id")
 	if err := r.ParseForm(); err != nil {

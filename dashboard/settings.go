@@ -1,9 +1,10 @@
 package dashboard
 
 import (
-	"cmp"
+	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ujumbe/messaging"
 )
@@ -17,8 +18,13 @@ import (
 
 // settingsView is the settings page's data.
 type settingsView struct {
-	// OutsideWindow is the policy in force (never empty).
+	// OutsideWindow is the selected policy: the one in force, or the
+	// refused form's value.
 	OutsideWindow string
+	// Policies are the choices of the policy select.
+	Policies []policyChoice
+	// WindowHours is the length of the customer-service window.
+	WindowHours int
 	// OptOut and OptIn are the values of the keyword inputs: the
 	// workspace's own lists, comma-separated (empty: the defaults).
 	OptOut, OptIn string
@@ -26,6 +32,18 @@ type settingsView struct {
 	ActiveOptOut, ActiveOptIn string
 	// DefaultOptOut and DefaultOptIn are the library's defaults.
 	DefaultOptOut, DefaultOptIn string
+}
+
+// policyChoice is one choice of the outside-window policy select.
+type policyChoice struct{ Value, Label string }
+
+// policyChoices returns the library's outside-window policies, in the
+// order the page offers them.
+func policyChoices() []policyChoice {
+	return []policyChoice{
+		{messaging.OutsideWindowProvider, "Provider refuses"},
+		{messaging.OutsideWindowReject, "Refused here"},
+	}
 }
 
 func (h *Handler) settings(w http.ResponseWriter, r *http.Request, req *request) error {
@@ -36,8 +54,9 @@ func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, req *re
 	p.Title, p.Nav = "Workspace settings", "settings"
 	p.fill(h, req)
 	ws := req.ws
-	v := &settingsView{OutsideWindow: cmp.Or(ws.OutsideWindow, messaging.OutsideWindowProvider),
-		OptOut: strings.Join(ws.OptOutKeywords, ", "), OptIn: strings.Join(ws.OptInKeywords, ", "),
+	v := &settingsView{OutsideWindow: ws.ActiveOutsideWindow(), Policies: policyChoices(),
+		WindowHours: int(messaging.CustomerServiceWindow / time.Hour),
+		OptOut:      strings.Join(ws.OptOutKeywords, ", "), OptIn: strings.Join(ws.OptInKeywords, ", "),
 		ActiveOptOut: strings.Join(ws.ActiveOptOutKeywords(), ", "), ActiveOptIn: strings.Join(ws.ActiveOptInKeywords(), ", "),
 		DefaultOptOut: strings.Join(messaging.OptOutKeywords(), ", "), DefaultOptIn: strings.Join(messaging.OptInKeywords(), ", ")}
 	if p.Form != nil {
@@ -59,17 +78,19 @@ func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, req *requ
 	out, in := keywordsOf(f.Get("opt_out_keywords")), keywordsOf(f.Get("opt_in_keywords"))
 	_, err := h.svc.SetWorkspaceSettings(req.ctx, req.ws.ID, &messaging.WorkspaceSettings{OutsideWindow: &policy, OptOutKeywords: &out, OptInKeywords: &in})
 	if err != nil {
+		// "opt_out_keywords[2]" is shown by the list's input; the message
+		// names the keyword.
+		var e *messaging.Error
+		if errors.As(err, &e) {
+			if i := strings.IndexByte(e.Field, '['); i > 0 {
+				whole := *e
+				whole.Field = e.Field[:i]
+				err = &whole
+			}
+		}
 		p := &page{Form: f}
 		if messaging.ErrorCode(err) == messaging.CodeNotFound || !p.fieldError(err) {
 			return err
-		}
-		// "opt_out_keywords[2]" is shown by the list's input; the message
-		// names the keyword.
-		for field, msg := range p.Errors {
-			if i := strings.IndexByte(field, '['); i > 0 {
-				delete(p.Errors, field)
-				p.Errors[field[:i]] = msg
-			}
 		}
 		return h.renderSettings(w, r, req, p, http.StatusUnprocessableEntity)
 	}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -204,7 +203,7 @@ func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
 		ch = []string{}
 	}
 	return workspaceJSON{ID: w.ID, Name: w.Name, Channels: ch, CreatedAt: timestamp(w.CreatedAt),
-		OutsideWindow:  cmp.Or(w.OutsideWindow, messaging.OutsideWindowProvider),
+		OutsideWindow:  w.ActiveOutsideWindow(),
 		OptOutKeywords: w.ActiveOptOutKeywords(), OptInKeywords: w.ActiveOptInKeywords()}
 }
 

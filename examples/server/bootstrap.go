@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -282,7 +281,7 @@ func applySettings(ctx context.Context, svc *messaging.Service, log *slog.Logger
 	}
 	var set messaging.WorkspaceSettings
 	var changes [][2]string
-	stored := cmp.Or(cur.OutsideWindow, messaging.OutsideWindowProvider)
+	stored := cur.ActiveOutsideWindow()
 	if ws.OutsideWindow != "" && stored != ws.OutsideWindow {
 		set.OutsideWindow = &ws.OutsideWindow
 		changes = append(changes, [2]string{p + ".outside_window", fmt.Sprintf("%s (was %s)", ws.OutsideWindow, stored)})
