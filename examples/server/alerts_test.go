@@ -18,7 +18,7 @@ import (
 // installs Debian's prometheus package; the test fails rather than skips
 // without it.
 func TestAlertRules(t *testing.T) {
-	promtool, err := findOrInstall("MESSAGING_PROMTOOL", []string{"promtool"}, "promtool")
+	promtool, err := findOrInstall("promtool")
 	if err != nil {
 		t.Fatalf("promtool: %v", err)
 	}

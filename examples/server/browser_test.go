@@ -117,40 +117,25 @@ func mayRunBrowserTests() bool {
 	return false
 }
 
-// findOrInstallChromium answers the path of a Chromium: MESSAGING_CHROMIUM,
-// or the first of chromium, chromium-browser and google-chrome on PATH, or
-// else what the project's install script (.ci/chromium) installs.
-func findOrInstallChromium() (string, error) {
-	return findOrInstall(browserEnvVar, []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}, "chromium")
-}
+// findOrInstallChromium answers the path of a Chromium, as .ci/chromium
+// finds or installs it (MESSAGING_CHROMIUM, then chromium,
+// chromium-browser or google-chrome on PATH, then Debian's package).
+func findOrInstallChromium() (string, error) { return findOrInstall("chromium") }
 
-// findOrInstall answers the path of a program the tests need: the
-// executable file that the environment variable envVar names, or the
-// first of names on PATH, or else what the project's install script
-// .ci/<script> prints (after installing it, or failing with the reason).
-func findOrInstall(envVar string, names []string, script string) (string, error) {
-	if p := os.Getenv(envVar); p != "" {
-		st, err := os.Stat(p)
-		if err != nil || st.IsDir() || st.Mode().Perm()&0o111 == 0 {
-			return "", fmt.Errorf("%s=%s is not an executable file", envVar, p)
-		}
-		return p, nil
-	}
-	for _, name := range names {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
+// findOrInstall answers the path of a program the tests need, as the
+// project's script .ci/<script> finds it (its environment variable, then
+// PATH) or installs it, so that the tests and .ci/run look for it the
+// same way; the script fails with the reason when it cannot.
+func findOrInstall(script string) (string, error) {
 	path, err := filepath.Abs(filepath.Join("..", "..", ".ci", script))
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "None of %s found: running %s to install it\n", strings.Join(names, ", "), path)
 	cmd := exec.Command(path)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("none found (%s, %s), and %s failed: %v", strings.Join(names, ", "), envVar, path, err)
+		return "", fmt.Errorf("%s: %v", path, err)
 	}
 	p := strings.TrimSpace(out.String())
 	if p == "" {
