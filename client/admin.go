@@ -186,9 +186,6 @@ type LedgerPage struct {
 // a PUT setting what it names, a POST whose repeat changes nothing, a
 // top-up with a reference).
 func (c *AdminClient) call(ctx context.Context, method, path string, query url.Values, body, out any, retryable bool) (*response, error) {
-	if ctx == nil {
-		return nil, errors.New("client: a nil context")
-	}
 	resp, err := c.t.do(ctx, &request{
 		method: method, path: path, query: query, body: body, header: http.Header{"Authorization": {"Bearer " + c.token}},
 		retryable: retryable || method == http.MethodGet, decodeError: envelopeError,

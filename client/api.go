@@ -77,9 +77,6 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 // the API's error envelope. GET, PUT and DELETE are retryable; another
 // method is when req.retryable is set.
 func (c *Client) do(ctx context.Context, req *request) (*response, error) {
-	if ctx == nil {
-		return nil, errors.New("client: a nil context")
-	}
 	switch req.method {
 	case http.MethodGet, http.MethodPut, http.MethodDelete:
 		req.retryable = true

@@ -185,6 +185,9 @@ const maxResponse = 16 << 20
 // do sends req, retrying per the policy, and returns the first successful
 // (2xx) answer or the last error.
 func (t *transport) do(ctx context.Context, req *request) (*response, error) {
+	if ctx == nil {
+		return nil, errors.New("client: a nil context")
+	}
 	var payload []byte
 	if req.body != nil {
 		b, err := json.Marshal(req.body)

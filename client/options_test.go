@@ -43,3 +43,35 @@ func TestOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestNilContextIsRefused: every client answers a nil context with an
+// error, without a request and without a panic.
+func TestNilContextIsRefused(t *testing.T) {
+	var rt countingTransport
+	opts := &client.Options{HTTPClient: &http.Client{Transport: &rt}}
+	c, err := client.New("http://127.0.0.1:1", "mk_test", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := client.NewAdmin("http://127.0.0.1:1", "op_test", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smsc, err := client.NewSMS("http://127.0.0.1:1", "1234", "key", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilCtx context.Context
+	for name, call := range map[string]func() error{
+		"Messages.Get": func() error { _, err := c.Messages.Get(nilCtx, "msg_1"); return err },
+		"GetWorkspace": func() error { _, err := admin.GetWorkspace(nilCtx, "acme"); return err },
+		"SMS Balance":  func() error { _, err := smsc.Balance(nilCtx); return err },
+	} {
+		if err := call(); err == nil || err.Error() != "client: a nil context" {
+			t.Errorf("%s with a nil context: %v, want client: a nil context", name, err)
+		}
+	}
+	if n := rt.n.Load(); n != 0 {
+		t.Errorf("%d requests made with a nil context, want none", n)
+	}
+}

@@ -182,9 +182,6 @@ func (c *SMSClient) creds(apiKey, partnerID string) (string, string) {
 // A request with an idempotency key is retried, and so are the read-only
 // ones (readOnly); a send without a key is not.
 func (c *SMSClient) call(ctx context.Context, path, key string, readOnly bool, body any, out any) (*response, error) {
-	if ctx == nil {
-		return nil, errors.New("client: a nil context")
-	}
 	req := &request{method: http.MethodPost, path: path, body: body, retryable: readOnly || key != "", decodeError: smsAnswerError}
 	if key != "" {
 		req.header = http.Header{"Idempotency-Key": {key}}
