@@ -110,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	verbose := fs.Bool("v", false, "log progress to stderr")
 	contacts := fs.Int("contacts", 0, "contacts in the search workspace (default 1,000,000; 20,000 with -short)")
 	messages := fs.Int("messages", 0, "messages in the message-list workspace (default 1,000,000; 20,000 with -short)")
-	memMsgs := fs.Int("memory-messages", 0, "messages the server accepts and dispatches in the memory figure (default 100,000, to stay within 5 minutes; the goal, peak <= 64 MiB, is set at 1,000,000, about 13 minutes; 5,000 with -short)")
+	memMsgs := fs.Int("memory-messages", 0, "messages the server accepts and dispatches in the memory figure (default 100,000, to stay within 5 minutes; the goal, peak <= 64 MiB, is set at 1,000,000, about 10 minutes on 2 cores; 5,000 with -short)")
 	side := fs.String("side", "", `measure only the "product" or the "baseline" side of paired figures (for profiling)`)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	blockProfile := fs.String("blockprofile", "", "write a profile of blocking (channels, locks, I/O waits) to this file")

@@ -26,7 +26,7 @@ import (
 // delivered and read); a 33rd client searches contacts and reads deep pages
 // all along. The figure is the peak resident set (VmHWM) of the server
 // process, whose goal is 64 MiB at 1,000,000 messages (-memory-messages
-// 1000000, about 13 minutes on 2 cores; the default, 100,000, keeps the suite short
+// 1000000, about 10 minutes on 2 cores; the default, 100,000, keeps the suite short
 // and is held to the same goal), and, as the measure of flatness, the
 // highest resident set while the first quarter of the messages was
 // accepted (the warm-up) against the peak of the whole run: 1.0 means no
