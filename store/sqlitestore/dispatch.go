@@ -177,6 +177,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 	if p.Description != nil {
 		sets, args = append(sets, "description = ?"), append(args, *p.Description)
 	}
+	disabling := p.Enabled != nil && !*p.Enabled
 	if p.Enabled != nil {
 		if *p.Enabled {
 			sets = append(sets, "disabled_at = NULL", "disabled_reason = ''")
@@ -187,7 +188,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 	}
 	var e *messaging.WebhookEndpoint
 	write := s.writeTx
-	if p.Enabled != nil && !*p.Enabled {
+	if disabling {
 		write = s.writeLarge // may fail every pending delivery of the endpoint
 	}
 	err := write(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -201,7 +202,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 		if err != nil {
 			return err
 		}
-		if wasEnabled && p.Enabled != nil && !*p.Enabled {
+		if wasEnabled && disabling {
 			_, err = tx.ExecContext(ctx, qFailPending, fmtTime(p.At), p.ID)
 		}
 		return err

@@ -167,12 +167,13 @@ func (s *Store) writer() {
 
 // runLarge runs a large request (see writeLarge) in a transaction of its
 // own with the writer's temporary files on disk, then puts them back in
-// memory. SQLite refuses to change temp_store inside a transaction, so the
-// setting applies to the whole transaction; changing it makes SQLite
-// prepare the writer's statements again at their next use. Should the
-// request fail to move the journal to disk, it is failed with nothing
-// written; should the journal fail to come back to memory, the writer
-// only goes on with it on disk (slower, never wrong).
+// memory. SQLite fixes where a transaction's statement journal lives when
+// the transaction begins writing, so the setting is changed between
+// transactions. Should the request fail to move the journal to disk (a
+// defence: nothing is known to make that PRAGMA fail between
+// transactions), it is failed with nothing written; should the journal
+// fail to come back to memory, the writer only goes on with it on disk
+// (slower, never wrong).
 func (s *Store) runLarge(r *writeReq) {
 	s.larges.Add(1)
 	if _, err := s.w.ExecContext(context.Background(), "PRAGMA temp_store = FILE"); err != nil {

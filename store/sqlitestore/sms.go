@@ -465,7 +465,6 @@ func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (pus
 	q := `UPDATE sms_messages SET dlr_status = ?, dlr_description = ?, dlr_network_id = ?, dlr_time = ?
 			WHERE number = ? AND partner_id = ? AND (dlr_description IS NULL OR dlr_description NOT IN (?` + strings.Repeat(", ?", len(finals)-1) + `))`
 	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		pushed = false // a retried request starts over
 		n, err := affected(tx.ExecContext(ctx, q, args...))
 		if err != nil {
 			return err
