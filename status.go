@@ -85,22 +85,23 @@ const maxStatusAttempts = 5
 // message as it is and the change is decided again on it. Subscribers get
 // the event once the store has committed the change.
 func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, before *Message) (bool, error) {
-	return s.recordStatusVia(ctx, u, before, nil)
+	return s.recordStatusVia(ctx, u, before, s.setStatus)
+}
+
+// setStatus makes one status change with Store.MessageUpdateStatus (a
+// setStatusFunc).
+func (s *Service) setStatus(ctx context.Context, p *MessageStatusParams) (*Message, bool, error) {
+	_, after, changed, err := s.store.MessageUpdateStatus(ctx, p)
+	return after, changed, err
 }
 
 // setStatusFunc makes one status change in the store, as
 // Store.MessageUpdateStatus does, returning the message after it.
 type setStatusFunc func(ctx context.Context, p *MessageStatusParams) (after *Message, changed bool, err error)
 
-// recordStatusVia is recordStatus making the change through set (nil:
-// Store.MessageUpdateStatus); the dispatcher's batch of changes is one.
+// recordStatusVia is recordStatus making the change through set
+// (Service.setStatus, or the dispatcher's batch of changes).
 func (s *Service) recordStatusVia(ctx context.Context, u *StatusUpdate, before *Message, set setStatusFunc) (bool, error) {
-	if set == nil {
-		set = func(ctx context.Context, p *MessageStatusParams) (*Message, bool, error) {
-			_, after, changed, err := s.store.MessageUpdateStatus(ctx, p)
-			return after, changed, err
-		}
-	}
 	if err := refuseUnstorable(u); err != nil {
 		return false, err
 	}

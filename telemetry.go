@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"time"
 
@@ -133,10 +134,8 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	t.hookDeliveries = counter(MetricWebhookDeliveries, "{attempt}", "Webhook delivery attempts, by outcome: delivered, retried, dropped (attempts exhausted), endpoint_disabled (410 Gone).")
 	t.hookLag = histogram(MetricWebhookLag, "Time from an event being queued for an endpoint to its delivery.")
 	t.hooksDisabled = counter(MetricWebhookEndpointsDisabled, "{endpoint}", "Webhook endpoints disabled, by reason: gone (answered 410) or operator.")
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	err := queuegauges.Register(m, &queuegauges.Queue{
 		Depth:     queuegauges.Gauge{Name: MetricQueueDepth, Description: "Queued outbound messages: due, waiting for a retry, or being handed to the provider."},

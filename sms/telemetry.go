@@ -2,6 +2,7 @@ package sms
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -71,10 +72,8 @@ func newSMSTelemetry(s *SMS, mp metric.MeterProvider, tp trace.TracerProvider) (
 	var err error
 	t.debited, err = m.Float64Counter(MetricCreditDebited, metric.WithUnit("{credit}"), metric.WithDescription("Credit debited for accepted SMS, by account."))
 	errs = append(errs, err)
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	err = queuegauges.Register(m, &queuegauges.Queue{
 		Depth:     queuegauges.Gauge{Name: MetricQueueDepth, Description: "SMS not handed to the gateway yet: scheduled, queued or being handed over."},
