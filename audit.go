@@ -21,6 +21,16 @@ const (
 	AuditTemplateDeleted     = "template.deleted"
 	AuditChannelConnected    = "channel.connected"
 	AuditChannelDisconnected = "channel.disconnected"
+	// AuditChannelVerified: the provider proved a connection that was
+	// not verified (actor: the service's check, or who asked for it).
+	AuditChannelVerified = "channel.verified"
+	// AuditChannelRefused: the provider refused a stored connection's
+	// credentials, or another workspace holds its account.
+	AuditChannelRefused = "channel.refused"
+	// AuditChannelSuperseded: another workspace proved control of the
+	// connection's account; the connection is in error
+	// (ReasonSuperseded). The actor is "provider".
+	AuditChannelSuperseded = "channel.superseded"
 	AuditWebhookCreated      = "webhook.created"
 	AuditWebhookUpdated      = "webhook.updated"
 	AuditWebhookDeleted      = "webhook.deleted"

@@ -11,12 +11,22 @@ import (
 
 // Connection states.
 const (
-	// ConnectionConnected: the credentials are in use.
+	// ConnectionConnected: the provider proved that the credentials
+	// control the account (VerifiedAt), and they are in use.
 	ConnectionConnected = "connected"
+	// ConnectionPending ("pending_verification"): the credentials are
+	// stored but the provider has not yet proved that they control the
+	// account (it could not be reached when they were put). The
+	// connection reserves nothing, receives nothing and sends nothing; the
+	// service verifies it again until the provider answers.
+	ConnectionPending = "pending_verification"
 	// ConnectionError: the provider refused the credentials (for example
-	// Meta's code 190, an invalid or expired token); StatusReason says
-	// why. Sends are still handed to the provider, which refuses them,
-	// until the credentials are replaced.
+	// Meta's code 190, an invalid or expired token), or another
+	// workspace proved control of the account (ReasonSuperseded);
+	// StatusReason says why. A connection in error that was verified
+	// before (VerifiedAt set) keeps its account: inbound events still
+	// reach it, and sends are still handed to the provider, which refuses
+	// them, until the credentials are replaced.
 	ConnectionError = "error"
 	// ConnectionDisconnected: the channel was disconnected; the record is
 	// kept as history.
@@ -45,10 +55,16 @@ type ChannelConnection struct {
 	TokenSealed []byte
 	// TokenHint is the last 4 characters of the access token.
 	TokenHint string
-	// Status is ConnectionConnected, ConnectionError or
-	// ConnectionDisconnected; StatusReason explains an error.
+	// Status is ConnectionConnected, ConnectionPending, ConnectionError
+	// or ConnectionDisconnected; StatusReason explains an error or a
+	// pending verification.
 	Status       string
 	StatusReason string
+	// VerifiedAt is when the provider last proved that these credentials
+	// (this Generation) control the account; nil until it has. Only a
+	// connection that Holds its account reserves it and receives its
+	// inbound events.
+	VerifiedAt *time.Time
 	// Generation counts the times credentials were put; a verdict on old
 	// credentials does not mark new ones.
 	Generation int64
@@ -59,6 +75,17 @@ type ChannelConnection struct {
 	TemplateSyncError string
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+}
+
+// ReasonSuperseded is the StatusReason of a connection in error because
+// another workspace proved control of its account.
+const ReasonSuperseded = "another workspace proved control of this account with the provider"
+
+// Holds reports whether the connection holds its account: it is not
+// disconnected and the provider proved its credentials. At most one
+// connection holds a channel's account id (and a WABA id).
+func (c *ChannelConnection) Holds() bool {
+	return c.Status != ConnectionDisconnected && c.VerifiedAt != nil
 }
 
 // LogValue logs the connection without its sealed token.
@@ -153,10 +180,22 @@ func validateConnect(p *ConnectParams) (display string, err error) {
 const tokenPurpose = "channel-access-token"
 
 // Connect stores a workspace's credentials for a channel (sealed with
-// Options.SecretKey) and connects the channel; connecting again replaces
-// the credentials and clears an error state. It returns the connection,
-// whose token only shows its last 4 characters (TokenHint). Another
-// workspace's live connection of the same account (or WABA) is a conflict.
+// Options.SecretKey) after asking the provider (a ConnectionVerifier)
+// whether they control the account: for WhatsApp that the token reads
+// the phone number among the WABA's, for Messenger and Instagram that it
+// reads the page or account. The connection is then connected and holds
+// the account (VerifiedAt); a provider's refusal is a validation error
+// naming the credential at fault, and nothing is stored; a provider that
+// cannot be reached leaves it ConnectionPending, verified again by the
+// service's checks (Options.ConnectionChecks) until it answers. Connecting
+// again replaces the credentials and verifies them again. Another
+// workspace's connected, verified connection of the same account (or
+// WABA) is a conflict; another workspace's unverified claim, or one in
+// error, never blocks a verified connection: it is superseded (error,
+// ReasonSuperseded), audited and announced to its workspace. The
+// returned connection's token only shows its last 4 characters
+// (TokenHint). A provider that is not a ConnectionVerifier cannot connect
+// with credentials (channel_unavailable).
 func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnection, error) {
 	if p == nil {
 		return nil, validationError("body", "is required")
@@ -168,27 +207,74 @@ func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnec
 	if err != nil {
 		return nil, err
 	}
+	v, ok := s.provider.(ConnectionVerifier)
+	if !ok {
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
+			Message: "channel: the channel provider cannot verify credentials, so no connection with credentials can be made"}
+	}
 	sealed, err := s.sealFor(tokenPurpose, []byte(p.AccessToken))
 	if err != nil {
 		return nil, err
 	}
+	snd := &ChannelSender{WorkspaceID: p.WorkspaceID, Channel: p.Channel, AccountID: p.AccountID, WABAID: p.WABAID, AccessToken: p.AccessToken}
+	acct, verr := s.verifyWith(ctx, v, snd)
 	now := s.now()
 	c := &ChannelConnection{
 		WorkspaceID: p.WorkspaceID, Channel: p.Channel, AccountID: p.AccountID, WABAID: p.WABAID,
 		DisplayPhoneNumber: display, TokenSealed: sealed, TokenHint: p.AccessToken[len(p.AccessToken)-4:],
-		Status: ConnectionConnected, CreatedAt: now, UpdatedAt: now,
+		Status: ConnectionPending, CreatedAt: now, UpdatedAt: now,
 	}
-	if err := s.store.ConnectionPut(ctx, c); err != nil {
+	var refused *VerificationError
+	switch {
+	case errors.As(verr, &refused):
+		return nil, &Error{Code: CodeValidation, Field: refused.Field,
+			Message: fmt.Sprintf("%s: the channel provider refused the credentials: %s", refused.Field, FailureReason(refused.Code, refused.Text)), Err: verr}
+	case verr != nil:
+		c.StatusReason = "the channel provider could not be reached to verify the credentials (" + providerReason(verr) + "); they are verified again shortly"
+	default:
+		if acct != nil && acct.DisplayPhoneNumber != "" {
+			if display != "" && display != acct.DisplayPhoneNumber {
+				return nil, validationError("display_phone_number", "is %s, but the channel provider reports the number as %s", display, acct.DisplayPhoneNumber)
+			}
+			c.DisplayPhoneNumber = acct.DisplayPhoneNumber
+		}
+		c.Status, c.VerifiedAt = ConnectionConnected, &now
+	}
+	var before map[[2]string]string
+	if c.Holds() {
+		before = s.claimants(ctx, c)
+	}
+	superseded, err := s.store.ConnectionPut(ctx, c)
+	if err != nil {
 		if errors.Is(err, ErrConflict) {
-			return nil, &Error{Code: CodeConflict, Field: accountField(p.Channel), Message: fmt.Sprintf("%s: the account is connected to another workspace; disconnect it there first", accountField(p.Channel)), Err: err}
+			f := s.conflictField(ctx, c)
+			return nil, &Error{Code: CodeConflict, Field: f, Message: fmt.Sprintf("%s: the account is connected to another workspace, which proved control of it; disconnect it there first", f), Err: err}
 		}
 		return nil, wrapStoreError(err, "workspace", p.WorkspaceID)
 	}
 	s.audit(ctx, p.WorkspaceID, AuditChannelConnected, p.Channel)
+	s.supersede(ctx, superseded, before)
 	// c is the connection as stored (ConnectionPut set its generation and
 	// first CreatedAt); the token is not handed back.
 	c.TokenSealed = nil
 	return c, nil
+}
+
+// conflictField names the field of c that another workspace's verified
+// connection holds: the account id, else the WABA id.
+func (s *Service) conflictField(ctx context.Context, c *ChannelConnection) string {
+	list, err := s.store.ConnectionList(ctx, &ConnectionListParams{Channel: c.Channel, AccountID: c.AccountID})
+	if err == nil {
+		for _, o := range list {
+			if o.WorkspaceID != c.WorkspaceID && o.Holds() {
+				return accountField(c.Channel)
+			}
+		}
+	}
+	if c.WABAID != "" {
+		return "waba_id"
+	}
+	return accountField(c.Channel)
 }
 
 // Connection returns the connection of a workspace on a channel (without
@@ -222,9 +308,16 @@ func (s *Service) Connections(ctx context.Context, workspaceID string) ([]*Chann
 // ChannelSender is the service's SenderLookup (handed to providers that
 // are SenderUsers): the workspace's live connection on channel with its
 // token unsealed; nil when the channel is connected without credentials;
-// ErrNotFound when it is not connected.
+// ErrNotFound when it is not connected. A connection the provider has not
+// verified (ConnectionPending, or in error without ever being verified)
+// is a retryable *SendError with code CodeUnverified: nothing is sent
+// with credentials that were not proven.
 func (s *Service) ChannelSender(ctx context.Context, workspaceID, channel string) (*ChannelSender, error) {
 	c, err := s.store.ConnectionGet(ctx, workspaceID, channel)
+	if err == nil && c.Status != ConnectionDisconnected && c.VerifiedAt == nil {
+		return nil, &SendError{Code: CodeUnverified, Retryable: true,
+			Text: fmt.Sprintf("the %s connection's credentials are not verified with the provider yet", channel)}
+	}
 	if err == nil && c.Status != ConnectionDisconnected {
 		tok, err := s.unsealFor(tokenPurpose, c.TokenSealed)
 		if err != nil {
@@ -246,29 +339,15 @@ func (s *Service) ChannelSender(ctx context.Context, workspaceID, channel string
 	return nil, ErrNotFound
 }
 
-// CheckConnection asks the provider (when it is a ConnectionChecker)
-// whether the connection's credentials work and records the verdict: the
-// connection becomes connected, or error with the provider's reason. It
-// returns the connection. A provider that cannot check leaves it as it is.
-func (s *Service) CheckConnection(ctx context.Context, workspaceID, channel string) (*ChannelConnection, error) {
-	cc, ok := s.provider.(ConnectionChecker)
-	snd, err := s.ChannelSender(ctx, workspaceID, channel)
-	if err != nil {
-		return nil, wrapStoreError(err, "connection", channel)
+// senderError is the error of a ChannelSender lookup for channel: a
+// connection the provider has not verified is channel_unavailable; a
+// store error is wrapped as such.
+func senderError(err error, channel string) error {
+	var se *SendError
+	if errors.As(err, &se) && se.Code == CodeUnverified {
+		return &Error{Code: CodeChannelUnavailable, Field: "channel", Message: "channel: " + se.Text, Err: err}
 	}
-	if ok && snd != nil {
-		err := cc.CheckConnection(ctx, snd)
-		var se *SendError
-		switch {
-		case err == nil:
-			s.setConnectionState(ctx, snd, ConnectionConnected, "")
-		case errors.As(err, &se) && se.Credentials:
-			s.setConnectionState(ctx, snd, ConnectionError, FailureReason(se.Code, se.Text))
-		default:
-			return nil, &Error{Code: CodeServiceUnavailable, Message: "the channel provider could not check the connection; try again later", Err: err}
-		}
-	}
-	return s.Connection(ctx, workspaceID, channel)
+	return wrapStoreError(err, "connection", channel)
 }
 
 // setConnectionState records a verdict on the credentials snd was read

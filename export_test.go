@@ -26,3 +26,11 @@ func TemplateSyncOptionsOf(s *Service) TemplateSyncOptions { return s.syncOpts }
 // ValidE164Fast exposes NormalizePhone's fast path: true only when
 // libphonenumber certainly accepts the number as written.
 var ValidE164Fast = validE164Fast
+
+// CheckConnections runs one pass of the service's periodic connection
+// checks (Options.ConnectionChecks) now.
+func CheckConnections(ctx context.Context, s *Service) {
+	if v, ok := s.provider.(ConnectionVerifier); ok {
+		s.checkConnections(ctx, v)
+	}
+}

@@ -102,7 +102,7 @@ func TestConnectSealsTheToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &messaging.ChannelConnection{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234567890", WABAID: "9876543210",
-		DisplayPhoneNumber: "+254700000000", TokenHint: "ABCD", Status: messaging.ConnectionConnected, Generation: 1, CreatedAt: t0, UpdatedAt: t0}
+		DisplayPhoneNumber: "+254700000000", TokenHint: "ABCD", Status: messaging.ConnectionConnected, VerifiedAt: &t0, Generation: 1, CreatedAt: t0, UpdatedAt: t0}
 	if d := cmp.Diff(want, c); d != "" {
 		t.Errorf("Connect (-want +got):\n%s", d)
 	}
@@ -129,8 +129,9 @@ func TestConnectSealsTheToken(t *testing.T) {
 	// Another workspace cannot take the same number or WABA.
 	_, err = f.svc.Connect(f.ctx, waConnect("other", "1234567890", "555", "EAAGtoken2"))
 	wantError(t, err, messaging.CodeConflict, "phone_number_id")
+	// A WABA clash names waba_id.
 	_, err = f.svc.Connect(f.ctx, waConnect("other", "777", "9876543210", "EAAGtoken2"))
-	wantError(t, err, messaging.CodeConflict, "phone_number_id")
+	wantError(t, err, messaging.CodeConflict, "waba_id")
 	// Reconnecting replaces the credentials.
 	f.clock.Advance(time.Minute)
 	c2, err := f.svc.Connect(f.ctx, waConnect("acme", "1234567890", "9876543210", "EAAGnewtoken-WXYZ"))
@@ -171,6 +172,7 @@ func TestConnectNeedsSecretKey(t *testing.T) {
 // tokenRefuser refuses every send with Meta's 190 (expired token) and
 // records the senders it was handed.
 type tokenRefuser struct {
+	verifies
 	mu      sync.Mutex
 	lookup  messaging.SenderLookup
 	senders []*messaging.ChannelSender

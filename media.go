@@ -69,7 +69,7 @@ func (m *Messages) Media(ctx context.Context, id string) (*Media, error) {
 		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
 			Message: fmt.Sprintf("the media of message %s cannot be fetched: channel %s is not connected", id, msg.Channel)}
 	case err != nil:
-		return nil, wrapStoreError(err, "connection", msg.Channel)
+		return nil, senderError(err, msg.Channel)
 	}
 	started := m.svc.now()
 	media, err := mf.FetchMedia(ctx, snd, msg.Content.Media.ProviderMediaID, m.svc.maxMedia)

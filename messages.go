@@ -319,6 +319,10 @@ func (s *Service) requireChannel(ctx context.Context, ws, channel string) (*Work
 			return w, nil
 		}
 	}
+	if c, err := s.store.ConnectionGet(ctx, ws, channel); err == nil && c.Status != ConnectionDisconnected && !c.Holds() {
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
+			Message: fmt.Sprintf("channel: the %s connection of this workspace is %s: the provider has not verified its credentials (%s)", channel, c.Status, c.StatusReason)}
+	}
 	return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
 		Message: fmt.Sprintf("channel: %s is not connected in this workspace", channel)}
 }

@@ -91,6 +91,9 @@ type Options struct {
 	// TemplateSync configures the refresh of the cached template list
 	// (see Service.SyncTemplates).
 	TemplateSync TemplateSyncOptions
+	// ConnectionChecks configure the verification of stored channel
+	// connections with the provider (see Service.VerifyConnection).
+	ConnectionChecks ConnectionCheckOptions
 	// PendingReportRetention is how long a provider's status report about
 	// a provider message id that no message carries yet is kept, waiting
 	// for the dispatcher to record that id (Meta may report a message
@@ -143,6 +146,8 @@ type Service struct {
 	retention time.Duration
 	// syncOpts is Options.TemplateSync with its defaults.
 	syncOpts TemplateSyncOptions
+	// checkOpts is Options.ConnectionChecks with its defaults.
+	checkOpts ConnectionCheckOptions
 	// sleep is Options.Sleep with its default.
 	sleep func(ctx context.Context, d time.Duration) error
 	// owner names this service in leases held in the store.
@@ -193,6 +198,12 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	}
 	defaults.Positive(&s.syncOpts.Lease, DefaultTemplateSyncLease)
 	defaults.Positive(&s.syncOpts.ResubmitAfter, time.Minute)
+	s.checkOpts = o.ConnectionChecks
+	if s.checkOpts.Every == 0 {
+		s.checkOpts.Every = DefaultConnectionCheckEvery
+	}
+	defaults.Positive(&s.checkOpts.Recheck, DefaultConnectionRecheck)
+	defaults.Positive(&s.checkOpts.Timeout, DefaultVerifyTimeout)
 	s.sleep = o.Sleep
 	if s.sleep == nil {
 		s.sleep = workqueue.RealSleep
@@ -351,9 +362,10 @@ func (s *Service) Start(ctx context.Context) error {
 	go func() {
 		defer close(s.done)
 		var wg sync.WaitGroup
-		wg.Add(4)
+		wg.Add(5)
 		go func() { defer wg.Done(); s.listenChanges(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.runTemplateSync(ctx, s.stop) }()
+		go func() { defer wg.Done(); s.runConnectionChecks(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.dispatch.queue.Run(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.hooks.queue.Run(ctx, s.stop) }()
 		wg.Wait()

@@ -136,11 +136,3 @@ type TemplateLister interface {
 	// pages).
 	ListTemplates(ctx context.Context, s *ChannelSender) ([]*ProviderTemplate, error)
 }
-
-// ConnectionChecker is an optional capability of a Provider that can check
-// a connection's credentials (Meta: read the account with the token).
-// It returns nil when they work, a *SendError with Credentials set when
-// the provider refuses them, and any other error when it could not tell.
-type ConnectionChecker interface {
-	CheckConnection(ctx context.Context, s *ChannelSender) error
-}

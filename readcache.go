@@ -178,11 +178,19 @@ func (c *cachingStore) WorkspaceSetChannel(ctx context.Context, p *ChannelParams
 	return c.Store.WorkspaceSetChannel(ctx, p)
 }
 
-// ConnectionPut implements Store. It connects the channel, a change to the
-// workspace's channels. (ConnectionUpdate changes nothing cached.)
-func (c *cachingStore) ConnectionPut(ctx context.Context, p *ChannelConnection) error {
+// ConnectionPut implements Store. It connects or disconnects channels, a
+// change to workspaces' channels. (ConnectionUpdate changes nothing
+// cached.)
+func (c *cachingStore) ConnectionPut(ctx context.Context, p *ChannelConnection) ([]*ChannelConnection, error) {
 	defer c.changed()
 	return c.Store.ConnectionPut(ctx, p)
+}
+
+// ConnectionVerified implements Store. It connects and disconnects
+// channels, a change to workspaces' channels.
+func (c *cachingStore) ConnectionVerified(ctx context.Context, p *ConnectionVerifiedParams) ([]*ChannelConnection, error) {
+	defer c.changed()
+	return c.Store.ConnectionVerified(ctx, p)
 }
 
 func cloneKeys(ks []*APIKey) []*APIKey {

@@ -106,15 +106,37 @@ type Store interface {
 
 	// ConnectionPut stores c as the connection of c.WorkspaceID on
 	// c.Channel, replacing an earlier one (credentials, state, sync
-	// outcome; CreatedAt of the earlier one is kept), and connects the
-	// channel (as WorkspaceSetChannel does), in one transaction. It sets
-	// c.Generation to one more than the replaced connection's (1 for the
-	// first) and c.CreatedAt to the kept CreatedAt, so that c is the
-	// connection as stored.
-	// ErrNotFound if the workspace does not exist; ErrConflict if a
-	// connection of another workspace that is not disconnected has the
-	// same Channel and AccountID, or (both non-empty) the same WABAID.
-	ConnectionPut(ctx context.Context, c *ChannelConnection) error
+	// outcome; CreatedAt of the earlier one is kept), in one transaction.
+	// It sets c.Generation to one more than the replaced connection's (1
+	// for the first) and c.CreatedAt to the kept CreatedAt, so that c is
+	// the connection as stored.
+	// When c holds its account (c.Holds()), the put claims it, as
+	// ConnectionVerified does: ErrConflict (nothing stored) if a
+	// connected connection of another workspace holds the same Channel
+	// and AccountID or (both non-empty) the same WABAID; else every other
+	// workspace's connection of that account or WABA that is not
+	// disconnected is superseded and returned. The channel is connected
+	// (as WorkspaceSetChannel does) when c holds its account, and
+	// disconnected when it does not (a connection not yet verified sends
+	// nothing).
+	// ErrNotFound if the workspace does not exist.
+	ConnectionPut(ctx context.Context, c *ChannelConnection) (superseded []*ChannelConnection, err error)
+	// ConnectionVerified records that the provider proved the credentials
+	// of the connection of p.WorkspaceID on p.Channel whose Generation is
+	// p.Generation: it becomes ConnectionConnected with an empty
+	// StatusReason, VerifiedAt and UpdatedAt p.At and (when non-empty)
+	// p.DisplayPhoneNumber, and its channel is connected. It claims the
+	// account: ErrConflict (nothing changed) if a connected connection of
+	// another workspace holds the same Channel and AccountID or (both
+	// non-empty) the same WABAID; else every other workspace's
+	// connection of that account or WABA that is not disconnected (nor
+	// superseded already: in error with ReasonSuperseded and no
+	// VerifiedAt) is superseded (ConnectionError, StatusReason ReasonSuperseded,
+	// VerifiedAt nil, UpdatedAt p.At, its channel disconnected) and
+	// returned as stored after the change. ErrNotFound if there is no
+	// connection; ErrStale if its Generation is not p.Generation or it is
+	// disconnected.
+	ConnectionVerified(ctx context.Context, p *ConnectionVerifiedParams) (superseded []*ChannelConnection, err error)
 	// ConnectionGet returns the connection of a workspace on a channel, in
 	// any state. ErrNotFound if the channel was never connected with
 	// credentials.
@@ -742,6 +764,18 @@ type ConnectionListParams struct {
 	AccountID   string
 	WABAID      string
 	Status      string
+}
+
+// ConnectionVerifiedParams are the arguments of Store.ConnectionVerified.
+type ConnectionVerifiedParams struct {
+	WorkspaceID string
+	Channel     string
+	// Generation is the Generation the connection must still have.
+	Generation int64
+	// DisplayPhoneNumber, when non-empty, is the number as the provider
+	// reported it.
+	DisplayPhoneNumber string
+	At                 time.Time
 }
 
 // ConnectionUpdateParams are the arguments of Store.ConnectionUpdate.

@@ -16,6 +16,7 @@ import (
 // nothing. Submissions are answered PENDING with the next id, or with
 // submitErr.
 type listingProvider struct {
+	verifies
 	mu        sync.Mutex
 	list      []*messaging.ProviderTemplate
 	listErr   error

@@ -192,15 +192,16 @@ func (s *Service) findProviderTemplate(ctx context.Context, ws, providerID, name
 }
 
 // WorkspaceForAccount returns the workspace whose connection on channel
-// (not disconnected) has account as its account id (phone-number id, page
+// holds account as its account id (ChannelConnection.Holds: not
+// disconnected, and verified by the provider) (phone-number id, page
 // id, Instagram account id). not_found when there is none: an event for
 // an unknown account is never applied to another workspace.
 func (s *Service) WorkspaceForAccount(ctx context.Context, channel, account string) (string, error) {
 	return s.workspaceFor(ctx, &ConnectionListParams{Channel: channel, AccountID: account}, account)
 }
 
-// WorkspaceForWABA returns the workspace whose WhatsApp connection (not
-// disconnected) has the WhatsApp Business Account id waba; not_found when
+// WorkspaceForWABA returns the workspace whose WhatsApp connection holds
+// the WhatsApp Business Account id waba (not disconnected, verified); not_found when
 // there is none.
 func (s *Service) WorkspaceForWABA(ctx context.Context, waba string) (string, error) {
 	return s.workspaceFor(ctx, &ConnectionListParams{Channel: ChannelWhatsApp, WABAID: waba}, waba)
@@ -215,7 +216,9 @@ func (s *Service) workspaceFor(ctx context.Context, p *ConnectionListParams, id 
 		return "", wrapStoreError(err, "connection", "")
 	}
 	for _, c := range list {
-		if c.Status != ConnectionDisconnected {
+		// Only a connection the provider verified receives the account's
+		// events: an unverified claim never reads another's messages.
+		if c.Holds() {
 			return c.WorkspaceID, nil
 		}
 	}

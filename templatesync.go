@@ -116,7 +116,7 @@ func (s *Service) deleteAtProvider(ctx context.Context, t *Template) error {
 		return nil // nothing at a provider to delete
 	}
 	if err != nil {
-		return wrapStoreError(err, "connection", ChannelWhatsApp)
+		return senderError(err, ChannelWhatsApp)
 	}
 	started := s.now()
 	err = tm.DeleteTemplate(ctx, snd, t)
@@ -159,7 +159,7 @@ func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*Templ
 	snd, err := s.ChannelSender(ctx, workspaceID, ChannelWhatsApp)
 	if err != nil || snd == nil || snd.WABAID == "" {
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			return nil, wrapStoreError(err, "connection", ChannelWhatsApp)
+			return nil, senderError(err, ChannelWhatsApp)
 		}
 		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Message: "channel: whatsapp has no connection with a WABA id to sync templates from"}
 	}

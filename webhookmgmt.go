@@ -38,7 +38,7 @@ const (
 // WebhookEventTypes returns the event types a webhook endpoint can
 // subscribe to (WebhookEndpointParams.Events).
 func WebhookEventTypes() []string {
-	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventWebhookTest}
+	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventChannelStatusUpdated, EventWebhookTest}
 }
 
 // MaxWebhookDescription is the most characters of a webhook endpoint's

@@ -55,6 +55,18 @@
 // report itself and applies it when the id is recorded.) Run calls Flush
 // periodically, for long-running servers.
 //
+// # Verifying connections
+//
+// VerifyConnection (messaging.ConnectionVerifier) answers as Meta would
+// for the given account and token, with no network: a token that begins
+// with "deny_" is refused as Meta's 190 "Invalid OAuth access token"; a
+// token that begins with "unreachable_" cannot be verified (an error that
+// tells nothing, as an outage would; the connection stays pending); an
+// account named in Options.Accounts (or SetAccountToken) is proven only by
+// its token there, any other is refused naming the account's field; any
+// other token proves the account. Channels connected without credentials
+// are never verified and send as before.
+//
 // # Inbound messages
 //
 // Receive simulates a contact writing to the workspace: the message goes
@@ -181,6 +193,12 @@ type Options struct {
 	// Logger receives Run's flush errors and dropped reports. Default:
 	// discard.
 	Logger *slog.Logger
+	// Accounts, when it names an account id (a phone-number, page or
+	// Instagram account id), is the only access token that proves that
+	// account (VerifyConnection); the default (nil, or an account it does
+	// not name) accepts any token but those VerifyConnection always
+	// refuses (see "Verifying connections" in the package comment).
+	Accounts map[string]string
 	// KeepSent bounds the accepted messages Sent returns to the latest
 	// KeepSent. Default 0: every one, which suits tests; a long-running
 	// server should set a bound (or a negative value: none), since each is
@@ -243,6 +261,8 @@ type Provider struct {
 	// template review events (templates.go).
 	tplSeq    int
 	tplEvents []templateEvent
+	// accounts is Options.Accounts with SetAccountToken's changes.
+	accounts map[string]string
 }
 
 // New returns a Provider with default Options: it accepts every well-formed
@@ -258,7 +278,11 @@ func NewWithOptions(opts *Options) *Provider {
 	o.TemplateIDPrefix = cmp.Or(o.TemplateIDPrefix, "fake-tpl-")
 	defaults.Positive(&o.FlushInterval, defaultFlushInterval)
 	defaults.Positive(&o.RetryFor, defaultRetryFor)
-	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{}), unknown: map[string]bool{}}
+	accounts := map[string]string{}
+	for k, v := range o.Accounts {
+		accounts[k] = v
+	}
+	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{}), unknown: map[string]bool{}, accounts: accounts}
 }
 
 // SetSink sets the Sink that Flush applies status reports to.

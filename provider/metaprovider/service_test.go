@@ -24,6 +24,7 @@ func TestServiceSendsWithTheConnection(t *testing.T) {
 	t.Parallel()
 	mock := metatest.New()
 	defer mock.Close()
+	mock.AddPhoneNumber(wabaID, phoneID, "+1 555-010-0100", connTok)
 	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: mock.URL()})
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +104,7 @@ func TestServiceFetchesInboundMedia(t *testing.T) {
 	t.Parallel()
 	mock := metatest.New()
 	defer mock.Close()
+	mock.AddPhoneNumber(wabaID, phoneID, "+1 555-010-0100", connTok)
 	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: mock.URL()})
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +153,8 @@ func TestServiceFetchesInboundMedia(t *testing.T) {
 		}
 		paths = append(paths, r.Method+" "+r.Path)
 	}
-	if d := cmp.Diff([]string{"GET /v21.0/1479537139650973", "GET /v21.0/mock_media/1479537139650973/download"}, paths); d != "" {
+	// The first request is Connect's verification of the credentials.
+	if d := cmp.Diff([]string{"GET /v21.0/" + wabaID + "/phone_numbers", "GET /v21.0/1479537139650973", "GET /v21.0/mock_media/1479537139650973/download"}, paths); d != "" {
 		t.Errorf("Graph requests (-want +got):\n%s", d)
 	}
 

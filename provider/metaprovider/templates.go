@@ -14,10 +14,10 @@ import (
 )
 
 var (
-	_ messaging.SenderUser        = (*Provider)(nil)
-	_ messaging.TemplateManager   = (*Provider)(nil)
-	_ messaging.TemplateLister    = (*Provider)(nil)
-	_ messaging.ConnectionChecker = (*Provider)(nil)
+	_ messaging.SenderUser         = (*Provider)(nil)
+	_ messaging.TemplateManager    = (*Provider)(nil)
+	_ messaging.TemplateLister     = (*Provider)(nil)
+	_ messaging.ConnectionVerifier = (*Provider)(nil)
 )
 
 // Examples submitted with a template, which Meta requires for every
@@ -315,19 +315,4 @@ func (p *Provider) ListTemplates(ctx context.Context, s *messaging.ChannelSender
 func (p *Provider) sameHost(rawURL string) bool {
 	u, err := url.Parse(rawURL)
 	return err == nil && u.Scheme == p.baseURL.Scheme && strings.EqualFold(u.Host, p.baseURL.Host)
-}
-
-// CheckConnection implements messaging.ConnectionChecker: it reads the
-// sender's account (GET /{account-id}?fields=id) with its token. A 2xx
-// answer is nil; code 190 is a SendError with Credentials set.
-func (p *Provider) CheckConnection(ctx context.Context, s *messaging.ChannelSender) error {
-	if s == nil || s.AccountID == "" || s.AccessToken == "" {
-		channel := messaging.ChannelWhatsApp
-		if s != nil && s.Channel != "" {
-			channel = s.Channel
-		}
-		return notConfigured(channel)
-	}
-	_, _, err := p.do(ctx, http.MethodGet, p.base+url.PathEscape(s.AccountID)+"?fields=id", s.AccessToken, nil)
-	return err
 }

@@ -59,6 +59,7 @@ func mockProvider(t *testing.T) (*metaprovider.Provider, *metatest.Server) {
 		t.Fatal(err)
 	}
 	p.UseSenders(connections)
+	mock.AddPhoneNumber(wabaID, phoneID, "+1 555-010-0100", connTok)
 	return p, mock
 }
 
@@ -159,7 +160,7 @@ func TestNoSenderIsNotConfigured(t *testing.T) {
 			_, err := p.ListTemplates(ctx, s)
 			return err
 		},
-		"CheckConnection": func(s *messaging.ChannelSender) error { return p.CheckConnection(ctx, s) },
+		"VerifyConnection": func(s *messaging.ChannelSender) error { _, err := p.VerifyConnection(ctx, s); return err },
 	}
 	noToken := conn()
 	noToken.AccessToken = ""
@@ -191,12 +192,12 @@ func TestExpiredToken(t *testing.T) {
 	wantCredentials(t, "SubmitTemplate", err, connTok)
 	err = p.DeleteTemplate(ctx, conn(), &messaging.Template{Name: "hello"})
 	wantCredentials(t, "DeleteTemplate", err, connTok)
-	err = p.CheckConnection(ctx, conn())
-	wantCredentials(t, "CheckConnection", err, connTok)
+	_, err = p.VerifyConnection(ctx, conn())
+	wantCredentials(t, "VerifyConnection", err, connTok)
 
 	mock.SetTokenValid(connTok, true)
-	if err := p.CheckConnection(ctx, conn()); err != nil {
-		t.Errorf("CheckConnection with a valid token: %v", err)
+	if _, err := p.VerifyConnection(ctx, conn()); err != nil {
+		t.Errorf("VerifyConnection with a valid token: %v", err)
 	}
 }
 
@@ -540,18 +541,65 @@ func TestDeleteTemplateAnswers(t *testing.T) {
 	}
 }
 
-func TestCheckConnection(t *testing.T) {
+// TestVerifyConnection: each channel's credentials are proven with a read
+// only the account's token can make, and each refusal names the field at
+// fault; a Graph API that cannot answer tells nothing.
+func TestVerifyConnection(t *testing.T) {
 	t.Parallel()
 	p, mock := mockProvider(t)
-	if err := p.CheckConnection(t.Context(), conn()); err != nil {
-		t.Fatal(err)
+	mock.AddPhoneNumber(wabaID, "106540352242923", "+1 555-010-0101", connTok)
+	mock.AddPhoneNumber("999000", "777000", "+1 555-010-0777", otherTok)
+	mock.AddPage("5550001", "EAAGpage-token")
+	mock.AddInstagramAccount("1784000", "EAAGig-token")
+	snd := func(channel, account, waba, tok string) *messaging.ChannelSender {
+		return &messaging.ChannelSender{WorkspaceID: "ws_1", Channel: channel, AccountID: account, WABAID: waba, AccessToken: tok}
+	}
+	for _, c := range []struct {
+		label     string
+		s         *messaging.ChannelSender
+		wantField string // "" for verified
+		display   string
+	}{
+		{"whatsapp: the WABA's number with its token", conn(), "", "+15550100100"},
+		{"whatsapp: another number of the WABA", snd("whatsapp", "106540352242923", wabaID, connTok), "", "+15550100101"},
+		{"whatsapp: a number of another WABA", snd("whatsapp", "777000", wabaID, connTok), "phone_number_id", ""},
+		{"whatsapp: the owner's ids with another token", snd("whatsapp", phoneID, wabaID, "EAAGanything"), "waba_id", ""},
+		{"whatsapp: another WABA's token", snd("whatsapp", phoneID, wabaID, otherTok), "waba_id", ""},
+		{"messenger: the page's token", snd("messenger", "5550001", "", "EAAGpage-token"), "", ""},
+		{"messenger: a user token reads no page", snd("messenger", "5550001", "", "EAAGanything"), "page_id", ""},
+		{"messenger: another page's token", snd("messenger", "5550002", "", "EAAGpage-token"), "page_id", ""},
+		{"instagram: the account's token", snd("instagram", "1784000", "", "EAAGig-token"), "", ""},
+		{"instagram: another token", snd("instagram", "1784000", "", "EAAGanything"), "instagram_account_id", ""},
+	} {
+		acct, err := p.VerifyConnection(t.Context(), c.s)
+		var ve *messaging.VerificationError
+		switch {
+		case c.wantField == "" && (err != nil || acct == nil || acct.DisplayPhoneNumber != c.display):
+			t.Errorf("%s: %+v, %v; want verified with display %q", c.label, acct, err, c.display)
+		case c.wantField != "" && (!errors.As(err, &ve) || ve.Field != c.wantField):
+			t.Errorf("%s: %+v, %v; want a VerificationError naming %s", c.label, acct, err, c.wantField)
+		}
 	}
 	r := mock.Requests()[0]
-	if r.Method != "GET" || r.Path != "/v21.0/"+phoneID || r.Query.Get("fields") != "id" || r.Authorization != "Bearer "+connTok {
-		t.Errorf("request = %s %s?%s (Authorization %q), want GET /v21.0/%s?fields=id with the token", r.Method, r.Path, r.Query.Encode(), r.Authorization, phoneID)
+	if r.Method != "GET" || r.Path != "/v21.0/"+wabaID+"/phone_numbers" || r.Authorization != "Bearer "+connTok {
+		t.Errorf("request = %s %s (Authorization %q), want GET /v21.0/%s/phone_numbers with the token", r.Method, r.Path, r.Authorization, wabaID)
 	}
 	mock.ExpireToken(connTok)
-	wantCredentials(t, "CheckConnection", p.CheckConnection(t.Context(), conn()), connTok)
+	_, err := p.VerifyConnection(t.Context(), conn())
+	wantCredentials(t, "VerifyConnection", err, connTok)
+	var ve *messaging.VerificationError
+	if errors.As(err, &ve) {
+		t.Errorf("an expired token: %v; want the Credentials SendError, which the service reads as access_token", err)
+	}
+
+	// A Graph API that cannot answer tells nothing (not a refusal).
+	down, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := down.VerifyConnection(t.Context(), conn()); err == nil || errors.As(err, &ve) {
+		t.Errorf("unreachable Graph API: %v; want an error that is not a VerificationError", err)
+	}
 }
 
 func TestTemplateManagerConformance(t *testing.T) {

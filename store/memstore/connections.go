@@ -22,22 +22,53 @@ func copyConnection(c *messaging.ChannelConnection) *messaging.ChannelConnection
 	d := *c
 	d.TokenSealed = slices.Clone(c.TokenSealed)
 	d.TemplatesSyncedAt = copyTime(c.TemplatesSyncedAt)
+	d.VerifiedAt = copyTime(c.VerifiedAt)
 	return &d
 }
 
-// connectionClash reports whether a connection of another workspace that is
-// not disconnected has c's channel and account id or (both non-empty) c's
-// WABA id. s.mu is held.
-func (s *Store) connectionClash(c *messaging.ChannelConnection) bool {
+// claim makes c the holder of its account: ErrConflict if a connected
+// connection of another workspace holds c's channel and account id or
+// (both non-empty) c's WABA id; else every other workspace's connection
+// of that account or WABA that is not disconnected (nor superseded
+// already) is superseded at at.
+// It returns copies of the superseded. s.mu is held.
+func (s *Store) claim(c *messaging.ChannelConnection, at time.Time) ([]*messaging.ChannelConnection, error) {
+	var losers []*messaging.ChannelConnection
 	for _, o := range s.connections {
 		if o.WorkspaceID == c.WorkspaceID || o.Status == messaging.ConnectionDisconnected {
 			continue
 		}
-		if (o.Channel == c.Channel && o.AccountID == c.AccountID) || (c.WABAID != "" && o.WABAID == c.WABAID) {
-			return true
+		if !(o.Channel == c.Channel && o.AccountID == c.AccountID) && !(c.WABAID != "" && o.WABAID == c.WABAID) {
+			continue
 		}
+		if o.Status == messaging.ConnectionConnected && o.Holds() {
+			return nil, messaging.ErrConflict
+		}
+		if !o.Holds() && o.Status == messaging.ConnectionError && o.StatusReason == messaging.ReasonSuperseded {
+			continue // superseded already
+		}
+		losers = append(losers, o)
 	}
-	return false
+	out := make([]*messaging.ChannelConnection, 0, len(losers))
+	for _, o := range losers {
+		o.Status, o.StatusReason, o.VerifiedAt, o.UpdatedAt = messaging.ConnectionError, messaging.ReasonSuperseded, nil, at
+		if w, ok := s.workspaces[o.WorkspaceID]; ok {
+			setChannel(w, o.Channel, false)
+		}
+		out = append(out, copyConnection(o))
+	}
+	sortConnections(out)
+	return out, nil
+}
+
+// sortConnections orders connections by workspace, then channel.
+func sortConnections(cs []*messaging.ChannelConnection) {
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].WorkspaceID != cs[j].WorkspaceID {
+			return cs[i].WorkspaceID < cs[j].WorkspaceID
+		}
+		return cs[i].Channel < cs[j].Channel
+	})
 }
 
 // setChannel connects or disconnects a channel of w; s.mu is held.
@@ -93,18 +124,21 @@ func (s *Store) TemplateDelete(ctx context.Context, workspaceID, id string) erro
 
 // ConnectionPut implements messaging.Store. It sets c.Generation, and
 // c.CreatedAt to the replaced connection's, as stored.
-func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) error {
+func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) ([]*messaging.ChannelConnection, error) {
 	unlock, err := s.lock(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
 	w, ok := s.workspaces[c.WorkspaceID]
 	if !ok {
-		return messaging.ErrNotFound
+		return nil, messaging.ErrNotFound
 	}
-	if s.connectionClash(c) {
-		return messaging.ErrConflict
+	var superseded []*messaging.ChannelConnection
+	if c.Holds() {
+		if superseded, err = s.claim(c, c.UpdatedAt); err != nil {
+			return nil, err
+		}
 	}
 	k := connKey{c.WorkspaceID, c.Channel}
 	gen, created := int64(1), c.CreatedAt
@@ -113,8 +147,37 @@ func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnectio
 	}
 	c.Generation, c.CreatedAt = gen, created
 	s.connections[k] = copyConnection(c)
-	setChannel(w, c.Channel, true)
-	return nil
+	setChannel(w, c.Channel, c.Holds())
+	return superseded, nil
+}
+
+// ConnectionVerified implements messaging.Store.
+func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
+	if !ok {
+		return nil, messaging.ErrNotFound
+	}
+	if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected {
+		return nil, messaging.ErrStale
+	}
+	superseded, err := s.claim(c, p.At)
+	if err != nil {
+		return nil, err
+	}
+	at := p.At
+	c.Status, c.StatusReason, c.VerifiedAt, c.UpdatedAt = messaging.ConnectionConnected, "", &at, p.At
+	if p.DisplayPhoneNumber != "" {
+		c.DisplayPhoneNumber = p.DisplayPhoneNumber
+	}
+	if w, ok := s.workspaces[c.WorkspaceID]; ok {
+		setChannel(w, c.Channel, true)
+	}
+	return superseded, nil
 }
 
 // ConnectionGet implements messaging.Store.
@@ -146,12 +209,7 @@ func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListP
 			out = append(out, copyConnection(c))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].WorkspaceID != out[j].WorkspaceID {
-			return out[i].WorkspaceID < out[j].WorkspaceID
-		}
-		return out[i].Channel < out[j].Channel
-	})
+	sortConnections(out)
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -10,72 +11,160 @@ import (
 )
 
 const connectionCols = `workspace_id, channel, account_id, waba_id, display_phone_number, token_sealed, token_hint,
-	status, status_reason, generation, templates_synced_at, template_sync_error, created_at, updated_at`
+	status, status_reason, generation, templates_synced_at, template_sync_error, created_at, updated_at, verified_at`
 
 func scanConnection(row pgx.Row) (*messaging.ChannelConnection, error) {
 	var c messaging.ChannelConnection
-	var synced *int64
+	var synced, verified *int64
 	var created, updated int64
 	if err := row.Scan(&c.WorkspaceID, &c.Channel, &c.AccountID, &c.WABAID, &c.DisplayPhoneNumber, &c.TokenSealed, &c.TokenHint,
-		&c.Status, &c.StatusReason, &c.Generation, &synced, &c.TemplateSyncError, &created, &updated); err != nil {
+		&c.Status, &c.StatusReason, &c.Generation, &synced, &c.TemplateSyncError, &created, &updated, &verified); err != nil {
 		return nil, err
 	}
-	c.TemplatesSyncedAt, c.CreatedAt, c.UpdatedAt = fromTSPtr(synced), fromTS(created), fromTS(updated)
+	c.TemplatesSyncedAt, c.CreatedAt, c.UpdatedAt, c.VerifiedAt = fromTSPtr(synced), fromTS(created), fromTS(updated), fromTSPtr(verified)
 	return &c, nil
+}
+
+// lockConnections takes the transaction-scoped advisory lock that
+// serialises the writes that claim accounts in a schema, so that the
+// check of another workspace's WABA id and the write are atomic across
+// instances (the channel and account id are also guarded by a unique
+// index).
+func lockConnections(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('messaging.channel_connections:' || current_schema(), 0))`)
+	return err
+}
+
+// claim makes the connection c (of which only the workspace, channel,
+// account and WABA ids are read) the holder of its account at at, in tx
+// (under lockConnections): ErrConflict if a connected connection of
+// another workspace holds it; else every other workspace's connection of
+// that account or WABA that is not disconnected (nor superseded already)
+// is superseded (and its
+// channel disconnected). It returns them as stored after the change.
+func claim(ctx context.Context, tx pgx.Tx, c *messaging.ChannelConnection, at int64) ([]*messaging.ChannelConnection, error) {
+	const others = ` workspace_id <> $1 AND status <> 'disconnected' AND ((channel = $2 AND account_id = $3) OR ($4 <> '' AND waba_id = $4))`
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM channel_connections WHERE`+others+` AND status = $5 AND verified_at IS NOT NULL LIMIT 1`,
+		c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, messaging.ConnectionConnected).Scan(&one)
+	if err == nil {
+		return nil, messaging.ErrConflict
+	}
+	if err != pgx.ErrNoRows {
+		return nil, err
+	}
+	losers, err := queryAll(ctx, tx, scanConnection, `UPDATE channel_connections SET status = $5, status_reason = $6, verified_at = NULL, updated_at = $7
+		WHERE`+others+` AND NOT (status = $5 AND status_reason = $6 AND verified_at IS NULL) RETURNING `+connectionCols, c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, messaging.ConnectionError, messaging.ReasonSuperseded, at)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range losers {
+		if _, err := tx.Exec(ctx, `DELETE FROM workspace_channels WHERE workspace_id = $1 AND channel = $2`, o.WorkspaceID, o.Channel); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(losers, func(a, b *messaging.ChannelConnection) int {
+		return cmp.Or(cmp.Compare(a.WorkspaceID, b.WorkspaceID), cmp.Compare(a.Channel, b.Channel))
+	})
+	return losers, nil
+}
+
+// setFlag connects (on) or disconnects the channel of a workspace, in tx;
+// connected_at is at when it was not connected.
+func setFlag(ctx context.Context, tx pgx.Tx, workspaceID, channel string, on bool, at int64) error {
+	var err error
+	if on {
+		_, err = tx.Exec(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
+			VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, workspaceID, channel, at)
+	} else {
+		_, err = tx.Exec(ctx, `DELETE FROM workspace_channels WHERE workspace_id = $1 AND channel = $2`, workspaceID, channel)
+	}
+	return err
 }
 
 // ConnectionPut implements messaging.Store. It sets c.Generation, and
 // c.CreatedAt to the replaced connection's, as stored. The puts of a schema
-// are serialised by a transaction-scoped advisory lock, so that the check
-// of another workspace's WABA id and the write are atomic across
-// instances; the channel and account id are also guarded by a unique
-// index. The channel's connected_at is c.UpdatedAt when it was not
-// connected.
-func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) error {
+// are serialised by lockConnections. The channel's connected_at is
+// c.UpdatedAt when it was not connected.
+func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) ([]*messaging.ChannelConnection, error) {
 	ctx = writeCtx(ctx)
 	var token []byte
 	if c.TokenSealed != nil {
 		token = slices.Clone(c.TokenSealed)
 	}
 	var gen, created int64
+	var superseded []*messaging.ChannelConnection
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('messaging.channel_connections:' || current_schema(), 0))`); err != nil {
+		superseded = nil
+		if err := lockConnections(ctx, tx); err != nil {
 			return err
 		}
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM workspaces WHERE id = $1`, c.WorkspaceID).Scan(&one); err != nil {
 			return err
 		}
-		err := tx.QueryRow(ctx, `SELECT 1 FROM channel_connections
-			WHERE workspace_id <> $1 AND status <> $2 AND ((channel = $3 AND account_id = $4) OR ($5 <> '' AND waba_id = $5)) LIMIT 1`,
-			c.WorkspaceID, messaging.ConnectionDisconnected, c.Channel, c.AccountID, c.WABAID).Scan(&one)
-		if err == nil {
-			return messaging.ErrConflict
-		}
-		if err != pgx.ErrNoRows {
-			return err
+		if c.Holds() {
+			var err error
+			if superseded, err = claim(ctx, tx, c, ts(c.UpdatedAt)); err != nil {
+				return err
+			}
 		}
 		if err := tx.QueryRow(ctx, `INSERT INTO channel_connections (`+connectionCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $12, $13)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $12, $13, $14)
 			ON CONFLICT (workspace_id, channel) DO UPDATE SET account_id = excluded.account_id, waba_id = excluded.waba_id,
 				display_phone_number = excluded.display_phone_number, token_sealed = excluded.token_sealed,
 				token_hint = excluded.token_hint, status = excluded.status, status_reason = excluded.status_reason,
 				generation = channel_connections.generation + 1, templates_synced_at = excluded.templates_synced_at,
-				template_sync_error = excluded.template_sync_error, updated_at = excluded.updated_at
+				template_sync_error = excluded.template_sync_error, updated_at = excluded.updated_at,
+				verified_at = excluded.verified_at
 			RETURNING generation, created_at`,
 			c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, c.DisplayPhoneNumber, token, c.TokenHint,
-			c.Status, c.StatusReason, tsPtr(c.TemplatesSyncedAt), c.TemplateSyncError, ts(c.CreatedAt), ts(c.UpdatedAt)).Scan(&gen, &created); err != nil {
+			c.Status, c.StatusReason, tsPtr(c.TemplatesSyncedAt), c.TemplateSyncError, ts(c.CreatedAt), ts(c.UpdatedAt),
+			tsPtr(c.VerifiedAt)).Scan(&gen, &created); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
-			VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, c.WorkspaceID, c.Channel, ts(c.UpdatedAt))
-		return err
+		return setFlag(ctx, tx, c.WorkspaceID, c.Channel, c.Holds(), ts(c.UpdatedAt))
 	})
 	if err != nil {
-		return err // interpreted by s.tx
+		return nil, err // interpreted by s.tx
 	}
 	c.Generation, c.CreatedAt = gen, fromTS(created)
-	return nil
+	return superseded, nil
+}
+
+// ConnectionVerified implements messaging.Store. It is serialised with
+// ConnectionPut by lockConnections.
+func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
+	ctx = writeCtx(ctx)
+	var superseded []*messaging.ChannelConnection
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		superseded = nil
+		if err := lockConnections(ctx, tx); err != nil {
+			return err
+		}
+		c, err := scanConnection(tx.QueryRow(ctx, `SELECT `+connectionCols+` FROM channel_connections
+			WHERE workspace_id = $1 AND channel = $2 FOR UPDATE`, p.WorkspaceID, p.Channel))
+		if err != nil {
+			return err
+		}
+		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected {
+			return messaging.ErrStale
+		}
+		at := ts(p.At)
+		if superseded, err = claim(ctx, tx, c, at); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE channel_connections SET status = $3, status_reason = '', verified_at = $4, updated_at = $4,
+			display_phone_number = CASE WHEN $5 <> '' THEN $5 ELSE display_phone_number END
+			WHERE workspace_id = $1 AND channel = $2`, p.WorkspaceID, p.Channel, messaging.ConnectionConnected, at, p.DisplayPhoneNumber); err != nil {
+			return err
+		}
+		return setFlag(ctx, tx, p.WorkspaceID, p.Channel, true, at)
+	})
+	if err != nil {
+		return nil, err // interpreted by s.tx
+	}
+	return superseded, nil
 }
 
 // ConnectionGet implements messaging.Store.

@@ -1026,8 +1026,8 @@ func TestOnlyCachedChangesSendNotices(t *testing.T) {
 
 	conn := &messaging.ChannelConnection{WorkspaceID: "acme", Channel: messaging.ChannelWhatsApp, AccountID: "100", WABAID: "W1",
 		DisplayPhoneNumber: "+254700000100", TokenSealed: []byte("sealed"), TokenHint: "ab12",
-		Status: messaging.ConnectionConnected, CreatedAt: at, UpdatedAt: at}
-	if err := st.ConnectionPut(ctx, conn); err != nil {
+		Status: messaging.ConnectionConnected, VerifiedAt: &at, CreatedAt: at, UpdatedAt: at}
+	if _, err := st.ConnectionPut(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	want("connecting a channel", 1)

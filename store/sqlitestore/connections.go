@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"slices"
@@ -9,13 +10,13 @@ import (
 )
 
 const connectionCols = `workspace_id, channel, account_id, waba_id, display_phone_number, token_sealed, token_hint,
-	status, status_reason, generation, templates_synced_at, template_sync_error, created_at, updated_at`
+	status, status_reason, generation, templates_synced_at, template_sync_error, created_at, updated_at, verified_at`
 
 func scanConnection(sc scanner) (*messaging.ChannelConnection, error) {
 	var c messaging.ChannelConnection
 	if err := sc.Scan(&c.WorkspaceID, &c.Channel, &c.AccountID, &c.WABAID, &c.DisplayPhoneNumber, &c.TokenSealed, &c.TokenHint,
 		&c.Status, &c.StatusReason, &c.Generation, storedTimePtr{&c.TemplatesSyncedAt}, &c.TemplateSyncError,
-		storedTime{&c.CreatedAt}, storedTime{&c.UpdatedAt}); err != nil {
+		storedTime{&c.CreatedAt}, storedTime{&c.UpdatedAt}, storedTimePtr{&c.VerifiedAt}); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -29,61 +30,143 @@ func disconnectConnection(ctx context.Context, tx *sql.Tx, p *messaging.ChannelP
 	return err
 }
 
+// claim makes the connection c (of which only the workspace, channel,
+// account and WABA ids are read) the holder of its account at at, in tx:
+// ErrConflict if a connected connection of another workspace holds it;
+// else every other workspace's connection of that account or WABA that is
+// not disconnected (nor superseded already) is superseded (and its
+// channel disconnected). It
+// returns them as stored after the change.
+func claim(ctx context.Context, tx *sql.Tx, c *messaging.ChannelConnection, at string) ([]*messaging.ChannelConnection, error) {
+	const others = ` FROM channel_connections WHERE workspace_id <> ? AND status <> 'disconnected'
+		AND ((channel = ? AND account_id = ?) OR (? <> '' AND waba_id = ?))`
+	args := []any{c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, c.WABAID}
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1`+others+` AND status = ? AND verified_at IS NOT NULL LIMIT 1`,
+		append(args, messaging.ConnectionConnected)...).Scan(&one)
+	if err == nil {
+		return nil, messaging.ErrConflict
+	}
+	if err != sql.ErrNoRows {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `UPDATE channel_connections SET status = ?, status_reason = ?, verified_at = NULL, updated_at = ?
+		WHERE (workspace_id, channel) IN (SELECT workspace_id, channel`+others+`
+			AND NOT (status = ? AND status_reason = ? AND verified_at IS NULL)) RETURNING `+connectionCols,
+		append(append([]any{messaging.ConnectionError, messaging.ReasonSuperseded, at}, args...), messaging.ConnectionError, messaging.ReasonSuperseded)...)
+	losers, err := collect(rows, err, scanConnection)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range losers {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM workspace_channels WHERE workspace_id = ? AND channel = ?`, o.WorkspaceID, o.Channel); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(losers, func(a, b *messaging.ChannelConnection) int {
+		return cmp.Or(cmp.Compare(a.WorkspaceID, b.WorkspaceID), cmp.Compare(a.Channel, b.Channel))
+	})
+	return losers, nil
+}
+
+// setFlag connects (on) or disconnects the channel of a workspace, in tx;
+// connected_at is at when it was not connected.
+func setFlag(ctx context.Context, tx *sql.Tx, workspaceID, channel string, on bool, at string) error {
+	var err error
+	if on {
+		_, err = tx.ExecContext(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
+			VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, workspaceID, channel, at)
+	} else {
+		_, err = tx.ExecContext(ctx, `DELETE FROM workspace_channels WHERE workspace_id = ? AND channel = ?`, workspaceID, channel)
+	}
+	return err
+}
+
 // ConnectionPut implements messaging.Store. It sets c.Generation, and
 // c.CreatedAt to the replaced connection's, as stored. The channel's
 // connected_at is c.UpdatedAt when it was not connected.
-func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) error {
+func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) ([]*messaging.ChannelConnection, error) {
 	var token any
 	if c.TokenSealed != nil {
 		token = slices.Clone(c.TokenSealed)
 	}
 	var gen int64
 	var created string
+	var superseded []*messaging.ChannelConnection
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		superseded = nil
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM workspaces WHERE id = ?`, c.WorkspaceID).Scan(&one); err != nil {
 			return err
 		}
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM channel_connections
-			WHERE workspace_id <> ? AND status <> ? AND ((channel = ? AND account_id = ?) OR (? <> '' AND waba_id = ?)) LIMIT 1`,
-			c.WorkspaceID, messaging.ConnectionDisconnected, c.Channel, c.AccountID, c.WABAID, c.WABAID).Scan(&one)
-		if err == nil {
-			return messaging.ErrConflict
-		}
-		if err != sql.ErrNoRows {
-			return err
+		if c.Holds() {
+			var err error
+			if superseded, err = claim(ctx, tx, c, fmtTime(c.UpdatedAt)); err != nil {
+				return err
+			}
 		}
 		gen, created = 0, fmtTime(c.CreatedAt)
-		err = tx.QueryRowContext(ctx, `SELECT generation, created_at FROM channel_connections WHERE workspace_id = ? AND channel = ?`,
+		err := tx.QueryRowContext(ctx, `SELECT generation, created_at FROM channel_connections WHERE workspace_id = ? AND channel = ?`,
 			c.WorkspaceID, c.Channel).Scan(&gen, &created)
 		if err != nil && err != sql.ErrNoRows {
 			return err
 		}
 		gen++
 		if _, err := tx.ExecContext(ctx, `INSERT INTO channel_connections (`+connectionCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, channel) DO UPDATE SET account_id = excluded.account_id, waba_id = excluded.waba_id,
 				display_phone_number = excluded.display_phone_number, token_sealed = excluded.token_sealed,
 				token_hint = excluded.token_hint, status = excluded.status, status_reason = excluded.status_reason,
 				generation = excluded.generation, templates_synced_at = excluded.templates_synced_at,
-				template_sync_error = excluded.template_sync_error, updated_at = excluded.updated_at`,
+				template_sync_error = excluded.template_sync_error, updated_at = excluded.updated_at,
+				verified_at = excluded.verified_at`,
 			c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, c.DisplayPhoneNumber, token, c.TokenHint,
-			c.Status, c.StatusReason, gen, fmtTimePtr(c.TemplatesSyncedAt), c.TemplateSyncError, created, fmtTime(c.UpdatedAt)); err != nil {
+			c.Status, c.StatusReason, gen, fmtTimePtr(c.TemplatesSyncedAt), c.TemplateSyncError, created, fmtTime(c.UpdatedAt),
+			fmtTimePtr(c.VerifiedAt)); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
-			VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, c.WorkspaceID, c.Channel, fmtTime(c.UpdatedAt))
-		return err
+		return setFlag(ctx, tx, c.WorkspaceID, c.Channel, c.Holds(), fmtTime(c.UpdatedAt))
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	createdAt, err := parseTime(created)
 	if err != nil {
-		return interpretError(err)
+		return nil, interpretError(err)
 	}
 	c.Generation, c.CreatedAt = gen, createdAt
-	return nil
+	return superseded, nil
+}
+
+// ConnectionVerified implements messaging.Store.
+func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
+	var superseded []*messaging.ChannelConnection
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		superseded = nil
+		c, err := scanConnection(tx.QueryRowContext(ctx, `SELECT `+connectionCols+` FROM channel_connections
+			WHERE workspace_id = ? AND channel = ?`, p.WorkspaceID, p.Channel))
+		if err != nil {
+			return err
+		}
+		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected {
+			return messaging.ErrStale
+		}
+		at := fmtTime(p.At)
+		if superseded, err = claim(ctx, tx, c, at); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE channel_connections SET status = ?, status_reason = '', verified_at = ?, updated_at = ?,
+			display_phone_number = CASE WHEN ? <> '' THEN ? ELSE display_phone_number END
+			WHERE workspace_id = ? AND channel = ?`, messaging.ConnectionConnected, at, at, p.DisplayPhoneNumber, p.DisplayPhoneNumber,
+			p.WorkspaceID, p.Channel); err != nil {
+			return err
+		}
+		return setFlag(ctx, tx, p.WorkspaceID, p.Channel, true, at)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return superseded, nil
 }
 
 // ConnectionGet implements messaging.Store.

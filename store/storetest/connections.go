@@ -13,8 +13,8 @@ import (
 
 // connection returns a connection of ws on channel with every field set.
 func connection(ws, channel, account, waba string, sec int) *messaging.ChannelConnection {
-	synced := at(sec + 1)
-	return &messaging.ChannelConnection{WorkspaceID: ws, Channel: channel, AccountID: account, WABAID: waba,
+	synced, verified := at(sec+1), at(sec)
+	return &messaging.ChannelConnection{VerifiedAt: &verified, WorkspaceID: ws, Channel: channel, AccountID: account, WABAID: waba,
 		DisplayPhoneNumber: "+2547000" + account, TokenSealed: []byte("sealed-" + ws + "-" + channel), TokenHint: "ab" + account,
 		Status: messaging.ConnectionConnected, StatusReason: "fine", Generation: 42, TemplatesSyncedAt: &synced,
 		TemplateSyncError: "last sync", CreatedAt: at(sec), UpdatedAt: at(sec)}
@@ -22,9 +22,15 @@ func connection(ws, channel, account, waba string, sec int) *messaging.ChannelCo
 
 func mustPut(t *testing.T, s messaging.Store, c *messaging.ChannelConnection) {
 	t.Helper()
-	if err := s.ConnectionPut(context.Background(), c); err != nil {
+	if _, err := s.ConnectionPut(context.Background(), c); err != nil {
 		t.Fatalf("ConnectionPut(%s/%s): %v", c.WorkspaceID, c.Channel, err)
 	}
+}
+
+// putErr is the error of s.ConnectionPut(ctx, c).
+func putErr(ctx context.Context, s messaging.Store, c *messaging.ChannelConnection) error {
+	_, err := s.ConnectionPut(ctx, c)
+	return err
 }
 
 func mustConnection(t *testing.T, s messaging.Store, ws, channel string) *messaging.ChannelConnection {
@@ -69,7 +75,7 @@ func testConnections(t *testing.T, s messaging.Store) {
 
 	_, err := s.ConnectionGet(ctx, "a", "whatsapp")
 	wantErr(t, "connection never put", err, messaging.ErrNotFound)
-	wantErr(t, "connection of a missing workspace", s.ConnectionPut(ctx, connection("zz", "whatsapp", "100", "W0", 1)), messaging.ErrNotFound)
+	wantErr(t, "connection of a missing workspace", putErr(ctx, s, connection("zz", "whatsapp", "100", "W0", 1)), messaging.ErrNotFound)
 	if cs, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{}); err != nil || len(cs) != 0 {
 		t.Fatalf("ConnectionList after a put for a missing workspace: %v, %v; want none", cs, err)
 	}
@@ -117,8 +123,8 @@ func testConnections(t *testing.T, s messaging.Store) {
 
 	// Another workspace's live account or WABA id is refused, and nothing
 	// of the refused put is stored.
-	wantErr(t, "another workspace's account id", s.ConnectionPut(ctx, connection("c", "whatsapp", "112", "W9", 5)), messaging.ErrConflict)
-	wantErr(t, "another workspace's WABA id", s.ConnectionPut(ctx, connection("c", "whatsapp", "999", "W1", 5)), messaging.ErrConflict)
+	wantErr(t, "another workspace's account id", putErr(ctx, s, connection("c", "whatsapp", "112", "W9", 5)), messaging.ErrConflict)
+	wantErr(t, "another workspace's WABA id", putErr(ctx, s, connection("c", "whatsapp", "999", "W1", 5)), messaging.ErrConflict)
 	_, err = s.ConnectionGet(ctx, "c", "whatsapp")
 	wantErr(t, "refused connection", err, messaging.ErrNotFound)
 	wantChannels(t, s, "c")
@@ -191,7 +197,7 @@ func testConnections(t *testing.T, s messaging.Store) {
 	// b's disconnected account and WABA id are free for c; b cannot take
 	// them back while c holds them.
 	mustPut(t, s, connection("c", "whatsapp", "221", "W2", 61))
-	wantErr(t, "reconnecting an account another workspace took", s.ConnectionPut(ctx, connection("b", "whatsapp", "221", "W2", 62)), messaging.ErrConflict)
+	wantErr(t, "reconnecting an account another workspace took", putErr(ctx, s, connection("b", "whatsapp", "221", "W2", 62)), messaging.ErrConflict)
 	got = mustConnection(t, s, "b", "whatsapp")
 	if got.Status != messaging.ConnectionDisconnected || got.Generation != 1 {
 		t.Errorf("refused reconnection changed the connection: %+v", got)
@@ -283,7 +289,7 @@ func testConnectionPutConcurrent(t *testing.T, s messaging.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.ConnectionPut(context.Background(), connection(fmt.Sprintf("w%d", i), "whatsapp", fmt.Sprint(500+i), "WSAME", i))
+			errs[i] = putErr(context.Background(), s, connection(fmt.Sprintf("w%d", i), "whatsapp", fmt.Sprint(500+i), "WSAME", i))
 		}()
 	}
 	wg.Wait()
@@ -457,4 +463,114 @@ func testLeaseConcurrent(t *testing.T, s messaging.Store) {
 			t.Errorf("round %d: %d owners hold the lease, want 1", round, won)
 		}
 	}
+}
+
+// testConnectionClaims: a connection the provider has not verified claims
+// nothing and sends nothing; a verified one takes its account from every
+// unverified claim or connection in error, which are superseded and
+// returned; a connected, verified one is never taken; ConnectionVerified
+// applies only to the generation it names.
+func testConnectionClaims(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	for _, ws := range []string{"a", "b", "c", "d"} {
+		mustWorkspace(t, s, ws)
+	}
+	pending := func(ws, account, waba string, sec int) *messaging.ChannelConnection {
+		c := connection(ws, "whatsapp", account, waba, sec)
+		c.Status, c.StatusReason, c.VerifiedAt = messaging.ConnectionPending, "provider unreachable", nil
+		return c
+	}
+	// Two unverified claims of one account: neither reserves it, neither
+	// connects its channel.
+	for _, c := range []*messaging.ChannelConnection{pending("a", "700", "W7", 1), pending("b", "700", "W7", 2)} {
+		if sup, err := s.ConnectionPut(ctx, c); err != nil || len(sup) != 0 {
+			t.Fatalf("unverified put of %s: superseded %v, %v; want none, nil", c.WorkspaceID, sup, err)
+		}
+	}
+	wantChannels(t, s, "a")
+	wantChannels(t, s, "b")
+
+	// c proves control: it takes the account, a and b are superseded.
+	sup, err := s.ConnectionPut(ctx, connection("c", "whatsapp", "700", "W7", 3))
+	if err != nil {
+		t.Fatalf("verified put: %v", err)
+	}
+	wantA, wantB := pending("a", "700", "W7", 1), pending("b", "700", "W7", 2)
+	for _, w := range []*messaging.ChannelConnection{wantA, wantB} {
+		w.Generation, w.Status, w.StatusReason, w.UpdatedAt = 1, messaging.ConnectionError, messaging.ReasonSuperseded, at(3)
+	}
+	if d := cmp.Diff([]*messaging.ChannelConnection{wantA, wantB}, sup); d != "" {
+		t.Errorf("superseded by the verified put (-want +got):\n%s", d)
+	}
+	wantConnection(t, s, "superseded a", wantA)
+	wantConnection(t, s, "superseded b", wantB)
+	wantChannels(t, s, "c", "whatsapp")
+
+	// a's credentials are proven later: c holds the account, connected,
+	// so a's verification is a conflict and changes nothing.
+	_, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "a", Channel: "whatsapp", Generation: 1, At: at(4)})
+	wantErr(t, "verifying an account another workspace holds", err, messaging.ErrConflict)
+	wantConnection(t, s, "a after the refused verification", wantA)
+	wantChannels(t, s, "a")
+	// The WABA is held too: another account of it is refused.
+	wantErr(t, "verified put of a held WABA", putErr(ctx, s, connection("d", "whatsapp", "701", "W7", 4)), messaging.ErrConflict)
+	_, err = s.ConnectionGet(ctx, "d", "whatsapp")
+	wantErr(t, "the refused put stored nothing", err, messaging.ErrNotFound)
+
+	// A verification names its generation and a live connection.
+	_, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 2, At: at(5)})
+	wantErr(t, "verifying another generation", err, messaging.ErrStale)
+	_, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "d", Channel: "messenger", Generation: 1, At: at(5)})
+	wantErr(t, "verifying a missing connection", err, messaging.ErrNotFound)
+
+	// c's token is refused (error): it keeps the account until another
+	// workspace proves control; b's verification then takes it, with the
+	// provider's display number, and supersedes c (a, superseded already,
+	// is left as it is).
+	if ok, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "c", Channel: "whatsapp", Generation: 1,
+		Status: messaging.ConnectionError, StatusReason: "[190] expired", At: at(6)}); !ok || err != nil {
+		t.Fatalf("ConnectionUpdate of c: %v, %v", ok, err)
+	}
+	if ws, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{Channel: "whatsapp", AccountID: "700"}); err != nil || len(holders(ws)) != 1 || holders(ws)[0] != "c" {
+		t.Errorf("holders after c's error: %v, %v; want [c]", holders(ws), err)
+	}
+	sup, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+		DisplayPhoneNumber: "+254700000999", At: at(7)})
+	if err != nil {
+		t.Fatalf("ConnectionVerified of b: %v", err)
+	}
+	wantC := connection("c", "whatsapp", "700", "W7", 3)
+	wantC.Generation, wantC.Status, wantC.StatusReason, wantC.VerifiedAt, wantC.UpdatedAt = 1, messaging.ConnectionError, messaging.ReasonSuperseded, nil, at(7)
+	if d := cmp.Diff([]*messaging.ChannelConnection{wantC}, sup); d != "" {
+		t.Errorf("superseded by b's verification (-want +got):\n%s", d)
+	}
+	verified := at(7)
+	wantB.Status, wantB.StatusReason, wantB.VerifiedAt, wantB.UpdatedAt, wantB.DisplayPhoneNumber = messaging.ConnectionConnected, "", &verified, at(7), "+254700000999"
+	wantConnection(t, s, "b after its verification", wantB)
+	wantConnection(t, s, "a left as it was", wantA)
+	wantChannels(t, s, "b", "whatsapp")
+	wantChannels(t, s, "c")
+	if ws, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{Channel: "whatsapp", AccountID: "700"}); err != nil || len(holders(ws)) != 1 || holders(ws)[0] != "b" {
+		t.Errorf("holders after b's verification: %v, %v; want [b]", holders(ws), err)
+	}
+	// Verifying the holder again keeps it and supersedes nothing.
+	if sup, err := s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1, At: at(8)}); err != nil || len(sup) != 0 {
+		t.Errorf("verifying the holder again: %v, %v; want none, nil", sup, err)
+	}
+	// An unverified put replaces b's proven credentials: b no longer holds
+	// the account and its channel stops sending.
+	mustPut(t, s, pending("b", "700", "W7", 9))
+	wantChannels(t, s, "b")
+}
+
+// holders are the workspaces of the connections in cs that hold their
+// account.
+func holders(cs []*messaging.ChannelConnection) []string {
+	var out []string
+	for _, c := range cs {
+		if c.Holds() {
+			out = append(out, c.WorkspaceID)
+		}
+	}
+	return out
 }

@@ -217,10 +217,10 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		}},
 		{"TemplateDelete", func(ctx context.Context) error { return s.TemplateDelete(ctx, "a", "tpl_1") }},
 		{"ConnectionPut", func(ctx context.Context) error {
-			return s.ConnectionPut(ctx, connection("a", "messenger", "P1", "", 3))
+			return putErr(ctx, s, connection("a", "messenger", "P1", "", 3))
 		}},
 		{"ConnectionPut (replace)", func(ctx context.Context) error {
-			return s.ConnectionPut(ctx, connection("a", "whatsapp", "112", "W2", 3))
+			return putErr(ctx, s, connection("a", "whatsapp", "112", "W2", 3))
 		}},
 		{"ConnectionGet", func(ctx context.Context) error { _, err := s.ConnectionGet(ctx, "a", "whatsapp"); return err }},
 		{"ConnectionList", func(ctx context.Context) error {

@@ -50,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"WebhookSeqGrows", testWebhookSeqGrows},
 		{"ConnectionUpdate", testConnectionUpdate},
 		{"ConnectionPutConcurrent", testConnectionPutConcurrent},
+		{"ConnectionClaims", testConnectionClaims},
 		{"Leases", testLeases},
 		{"LeaseConcurrent", testLeaseConcurrent},
 		{"Messages", testMessages},

@@ -21,6 +21,15 @@
 //     deletes every language of name, or the one template hsm_id names;
 //     none is Graph's error 100 with subcode 2593002 ("Message template
 //     not found"); answers {"success": true}.
+//   - GET /{version}/{waba-id}/phone_numbers: the WABA's numbers added with
+//     AddPhoneNumber, {"data": [{"id", "display_phone_number"}]}, to a
+//     token AddPhoneNumber named; any other token, or an unknown WABA, is
+//     Graph's error 100 with subcode 33 (the object cannot be loaded).
+//   - GET /{version}/me: the page of a page token added with AddPage,
+//     {"id", "name"}; any other token reads a user, never a page.
+//   - GET /{version}/{instagram-account-id} of an account added with
+//     AddInstagramAccount: {"id", "username"} to its tokens, error 100
+//     subcode 33 to any other.
 //   - GET /{version}/{id}?fields=id: {"id"}; for a media id added with
 //     AddMedia, Graph's media URL lookup: {"messaging_product", "url",
 //     "mime_type", "sha256", "file_size", "id"}, the url being
@@ -100,6 +109,94 @@ type Server struct {
 	msgSeq int
 	// media holds the media of AddMedia by id.
 	media map[string]mockMedia
+	// numbers holds the phone numbers of each WABA, wabaTokens the
+	// tokens that may read a WABA (AddPhoneNumber).
+	numbers    map[string][]phoneNumber
+	wabaTokens map[string]map[string]bool
+	// pages maps a page token to its page (AddPage).
+	pages map[string]string
+	// igTokens holds the tokens that may read each Instagram account.
+	igTokens map[string]map[string]bool
+}
+
+// phoneNumber is a WhatsApp number of a WABA.
+type phoneNumber struct{ id, display string }
+
+// AddPhoneNumber adds the phone number id (shown as display, for example
+// "+1 555-010-0100") to the numbers of waba, and lets each of tokens read
+// the WABA's numbers.
+func (s *Server) AddPhoneNumber(waba, id, display string, tokens ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.numbers[waba] = append(s.numbers[waba], phoneNumber{id, display})
+	if s.wabaTokens[waba] == nil {
+		s.wabaTokens[waba] = map[string]bool{}
+	}
+	for _, t := range tokens {
+		s.wabaTokens[waba][t] = true
+	}
+}
+
+// AddPage makes token a page access token of page: GET /me with it
+// answers the page.
+func (s *Server) AddPage(page, token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pages[token] = page
+}
+
+// AddInstagramAccount lets each of tokens read the Instagram account id.
+func (s *Server) AddInstagramAccount(id string, tokens ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.igTokens[id] == nil {
+		s.igTokens[id] = map[string]bool{}
+	}
+	for _, t := range tokens {
+		s.igTokens[id][t] = true
+	}
+}
+
+// cannotLoad answers Graph's error for an object the token cannot read.
+func cannotLoad(w http.ResponseWriter, id string) {
+	graphError(w, http.StatusBadRequest, 100, 33, "GraphMethodException",
+		"Unsupported get request. Object with ID '"+id+"' does not exist, cannot be loaded due to missing permissions, or does not support this operation.")
+}
+
+// bearer is the token of r.
+func bearer(r *http.Request) string {
+	t, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return t
+}
+
+// phoneNumbers answers the phone numbers of a WABA to its tokens.
+func (s *Server) phoneNumbers(w http.ResponseWriter, r *http.Request) {
+	waba := r.PathValue("waba")
+	s.mu.Lock()
+	ok := s.wabaTokens[waba][bearer(r)]
+	nums := slices.Clone(s.numbers[waba])
+	s.mu.Unlock()
+	if !ok {
+		cannotLoad(w, waba)
+		return
+	}
+	data := []map[string]string{}
+	for _, n := range nums {
+		data = append(data, map[string]string{"id": n.id, "display_phone_number": n.display})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": data})
+}
+
+// me answers the page of a page token, else a user.
+func (s *Server) me(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	page, ok := s.pages[bearer(r)]
+	s.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusOK, map[string]string{"id": "100000000000001", "name": "Mock User"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"id": page, "name": "Mock Page " + page})
 }
 
 // mockMedia is media the Server serves.
@@ -118,12 +215,15 @@ func (s *Server) AddMedia(id, mimeType string, data []byte) {
 
 // New starts a Server on a local address. Close it when done.
 func New() *Server {
-	s := &Server{expired: map[string]bool{}, templates: map[string][]*template{}, pageSize: DefaultPageSize, media: map[string]mockMedia{}}
+	s := &Server{expired: map[string]bool{}, templates: map[string][]*template{}, pageSize: DefaultPageSize, media: map[string]mockMedia{},
+		numbers: map[string][]phoneNumber{}, wabaTokens: map[string]map[string]bool{}, pages: map[string]string{}, igTokens: map[string]map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /{version}/{id}/messages", s.messages)
 	mux.HandleFunc("POST /{version}/{waba}/message_templates", s.createTemplate)
 	mux.HandleFunc("GET /{version}/{waba}/message_templates", s.listTemplates)
 	mux.HandleFunc("DELETE /{version}/{waba}/message_templates", s.deleteTemplate)
+	mux.HandleFunc("GET /{version}/{waba}/phone_numbers", s.phoneNumbers)
+	mux.HandleFunc("GET /{version}/me", s.me)
 	mux.HandleFunc("GET /{version}/{id}", s.node)
 	mux.HandleFunc("GET /{version}/mock_media/{id}/download", s.download)
 	s.mux = mux
@@ -457,8 +557,17 @@ func (s *Server) node(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	s.mu.Lock()
 	m, ok := s.media[id]
+	igTokens, ig := s.igTokens[id]
+	mayRead := igTokens[bearer(r)]
 	s.mu.Unlock()
-	if !ok {
+	switch {
+	case ig && !mayRead:
+		cannotLoad(w, id)
+		return
+	case ig:
+		writeJSON(w, http.StatusOK, map[string]string{"id": id, "username": "mock_" + id})
+		return
+	case !ok:
 		writeJSON(w, http.StatusOK, map[string]string{"id": id})
 		return
 	}

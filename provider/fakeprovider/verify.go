@@ -1,0 +1,64 @@
+package fakeprovider
+
+import (
+	"context"
+	"crypto/subtle"
+
+	"github.com/ujumbe/messaging"
+)
+
+var _ messaging.ConnectionVerifier = (*Provider)(nil)
+
+// Token prefixes VerifyConnection answers specially.
+const (
+	// DenyTokenPrefix starts a token VerifyConnection refuses (Meta's 190).
+	DenyTokenPrefix = "deny_"
+	// UnreachableTokenPrefix starts a token VerifyConnection cannot
+	// verify, as if the provider were down.
+	UnreachableTokenPrefix = "unreachable_"
+)
+
+// SetAccountToken makes token the only access token that proves account
+// (empty: any token proves it again), as Options.Accounts does.
+func (p *Provider) SetAccountToken(account, token string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if token == "" {
+		delete(p.accounts, account)
+		return
+	}
+	p.accounts[account] = token
+}
+
+// VerifyConnection implements messaging.ConnectionVerifier; see
+// "Verifying connections" in the package comment.
+func (p *Provider) VerifyConnection(ctx context.Context, s *messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s == nil || s.AccountID == "" || s.AccessToken == "" {
+		return nil, &messaging.VerificationError{Field: "access_token", Code: "190", Text: "An access token is required"}
+	}
+	switch {
+	case hasPrefix(s.AccessToken, DenyTokenPrefix):
+		return nil, &messaging.SendError{Code: "190", Text: "Invalid OAuth access token - Cannot parse access token", Credentials: true}
+	case hasPrefix(s.AccessToken, UnreachableTokenPrefix):
+		return nil, &messaging.SendError{Code: "unreachable", Text: "The channel provider could not be reached", Retryable: true}
+	}
+	p.mu.Lock()
+	want, named := p.accounts[s.AccountID]
+	p.mu.Unlock()
+	if named && subtle.ConstantTimeCompare([]byte(want), []byte(s.AccessToken)) != 1 {
+		field := map[string]string{messaging.ChannelWhatsApp: "phone_number_id", messaging.ChannelMessenger: "page_id",
+			messaging.ChannelInstagram: "instagram_account_id"}[s.Channel]
+		return nil, &messaging.VerificationError{Field: field, Code: "100",
+			Text: "Unsupported get request. Object with ID '" + s.AccountID + "' does not exist, cannot be loaded due to missing permissions, or does not support this operation (subcode 33)"}
+	}
+	return &messaging.VerifiedAccount{}, nil
+}
+
+// hasPrefix reports whether the token tok begins with prefix, comparing in
+// constant time as every comparison of a secret is.
+func hasPrefix(tok, prefix string) bool {
+	return len(tok) >= len(prefix) && subtle.ConstantTimeCompare([]byte(tok[:len(prefix)]), []byte(prefix)) == 1
+}

@@ -1,0 +1,358 @@
+package messaging
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ujumbe/messaging/internal/workqueue"
+)
+
+// ConnectionVerifier is an optional capability of a Provider that proves
+// that a connection's credentials control its account: for WhatsApp, that
+// the access token reads the phone number among the numbers of the given
+// WhatsApp Business Account; for Messenger, that the token is the page's;
+// for Instagram, that the token reads the account. Service.Connect needs
+// it: a provider that cannot verify cannot be connected with credentials.
+type ConnectionVerifier interface {
+	// VerifyConnection returns what the provider knows of the account
+	// when s.AccessToken controls s.AccountID (and s.WABAID); a
+	// *VerificationError (or a *SendError with Credentials set, read as
+	// a refusal of the access token) when the provider answers that it
+	// does not; any other error when it could not tell (unreachable, a
+	// 5xx, a rate limit).
+	VerifyConnection(ctx context.Context, s *ChannelSender) (*VerifiedAccount, error)
+}
+
+// VerifiedAccount is what a provider reports of an account it verified.
+type VerifiedAccount struct {
+	// DisplayPhoneNumber is the WhatsApp number in E.164 as the provider
+	// knows it; empty when it does not say (or on other channels).
+	DisplayPhoneNumber string
+}
+
+// VerificationError is a provider's answer that credentials do not control
+// an account.
+type VerificationError struct {
+	// Field names the credential at fault, as the management API names
+	// it: "access_token", "waba_id", "phone_number_id", "page_id" or
+	// "instagram_account_id".
+	Field string
+	// Code and Text are the provider's error code and text (Code may be
+	// empty when the provider answered without an error, for example a
+	// WABA that does not list the number).
+	Code string
+	Text string
+}
+
+// Error implements the error interface.
+func (e *VerificationError) Error() string {
+	return fmt.Sprintf("messaging: the provider refused %s: %s", e.Field, FailureReason(e.Code, e.Text))
+}
+
+// CodeUnverified is the code of the retryable SendError a send through a
+// connection the provider has not verified fails with (see
+// Service.ChannelSender).
+const CodeUnverified = "pending_verification"
+
+// EventChannelStatusUpdated is announced to a workspace when the provider's
+// verdict changes the state of one of its channel connections: verified
+// (connected), refused (error, with the provider's reason), or superseded
+// by another workspace that proved control of the account. Its Data is a
+// ChannelEventData.
+const EventChannelStatusUpdated = "channel.status_updated"
+
+// ChannelEventData is the payload of a channel.status_updated event.
+type ChannelEventData struct {
+	Channel   string `json:"channel"`
+	AccountID string `json:"account_id"`
+	// Status is the connection's new status, PreviousStatus the one
+	// before; Reason says why it is in error or pending.
+	Status         string    `json:"status"`
+	PreviousStatus string    `json:"previous_status"`
+	Reason         string    `json:"reason,omitempty"`
+	At             time.Time `json:"at"`
+}
+
+func (ChannelEventData) eventData() {}
+
+// MarshalJSON implements json.Marshaler: At is written with FormatTime.
+func (d ChannelEventData) MarshalJSON() ([]byte, error) {
+	type fields ChannelEventData
+	return json.Marshal(struct {
+		fields
+		At jsonTime `json:"at"`
+	}{fields(d), jsonTime(d.At)})
+}
+
+// ConnectionCheckOptions configure the service's verification of stored
+// connections with the provider (when it is a ConnectionVerifier).
+type ConnectionCheckOptions struct {
+	// Every is how often Start's loop looks for connections to verify:
+	// every connection not yet verified (pending, or in error without a
+	// proof) at each pass, and every verified one whose last proof is
+	// older than Recheck. Zero means DefaultConnectionCheckEvery;
+	// negative turns the loop off (Service.VerifyConnection still works
+	// on demand).
+	Every time.Duration
+	// Recheck is the age of a proof after which a verified connection
+	// is verified again, so that a revoked token shows as error. Zero
+	// means DefaultConnectionRecheck.
+	Recheck time.Duration
+	// Timeout bounds one verification's call to the provider. Zero
+	// means DefaultVerifyTimeout.
+	Timeout time.Duration
+}
+
+// Defaults of ConnectionCheckOptions.
+const (
+	DefaultConnectionCheckEvery = time.Minute
+	DefaultConnectionRecheck    = 6 * time.Hour
+	DefaultVerifyTimeout        = 20 * time.Second
+)
+
+// providerReason is the text of a provider error for a status reason.
+func providerReason(err error) string {
+	var se *SendError
+	if errors.As(err, &se) {
+		return FailureReason(se.Code, se.Text)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the provider did not answer in time"
+	}
+	return "the provider could not be reached"
+}
+
+// verifyWith asks v to verify snd within the verification timeout. A
+// refusal is returned as a *VerificationError (a SendError with
+// Credentials set becomes one naming access_token); other errors are
+// returned as they are (the provider could not tell).
+func (s *Service) verifyWith(ctx context.Context, v ConnectionVerifier, snd *ChannelSender) (*VerifiedAccount, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.checkOpts.Timeout)
+	defer cancel()
+	acct, err := v.VerifyConnection(ctx, snd)
+	var se *SendError
+	if err != nil && errors.As(err, &se) && se.Credentials {
+		return nil, &VerificationError{Field: "access_token", Code: se.Code, Text: se.Text}
+	}
+	if err == nil && acct != nil && acct.DisplayPhoneNumber != "" {
+		// A number the provider writes in another form is not refused:
+		// it is only kept when it is E.164.
+		if n, nerr := NormalizePhone(acct.DisplayPhoneNumber); nerr == nil {
+			acct = &VerifiedAccount{DisplayPhoneNumber: n}
+		} else {
+			acct = &VerifiedAccount{}
+		}
+	}
+	return acct, err
+}
+
+// VerifyConnection asks the provider now whether the workspace's
+// connection on channel holds its account, records the verdict (as the
+// service's periodic checks do) and returns the connection. A provider
+// that could not tell is service_unavailable and changes nothing.
+func (s *Service) VerifyConnection(ctx context.Context, workspaceID, channel string) (*ChannelConnection, error) {
+	if err := validateChannel(channel); err != nil {
+		return nil, err
+	}
+	v, ok := s.provider.(ConnectionVerifier)
+	if !ok {
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Message: "channel: the channel provider cannot verify credentials"}
+	}
+	c, err := s.store.ConnectionGet(ctx, workspaceID, channel)
+	if err != nil {
+		return nil, wrapStoreError(err, "connection", channel)
+	}
+	if c.Status == ConnectionDisconnected {
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Message: fmt.Sprintf("channel: %s is disconnected; connect it with credentials", channel)}
+	}
+	if err := s.verifyStored(ctx, v, c); err != nil {
+		return nil, &Error{Code: CodeServiceUnavailable, Message: "the channel provider could not verify the connection (" + providerReason(err) + "); try again later", Err: err}
+	}
+	return s.Connection(ctx, workspaceID, channel)
+}
+
+// verifyStored verifies the stored connection c with the provider and
+// records the verdict: a proof makes it connected (or, when another
+// workspace holds the account, error); a refusal makes it error with the
+// provider's reason. Each change of status is audited and announced. It
+// returns the error of a provider that could not tell.
+func (s *Service) verifyStored(ctx context.Context, v ConnectionVerifier, c *ChannelConnection) error {
+	tok, err := s.unsealFor(tokenPurpose, c.TokenSealed)
+	if err != nil {
+		return fmt.Errorf("messaging: the access token of %s/%s cannot be unsealed (was Options.SecretKey changed?): %w", c.WorkspaceID, c.Channel, err)
+	}
+	snd := &ChannelSender{WorkspaceID: c.WorkspaceID, Channel: c.Channel, AccountID: c.AccountID, WABAID: c.WABAID,
+		AccessToken: string(tok), Generation: c.Generation}
+	acct, verr := s.verifyWith(ctx, v, snd)
+	var refused *VerificationError
+	switch {
+	case errors.As(verr, &refused):
+		s.connectionVerdict(ctx, c, ConnectionError, FailureReason(refused.Code, refused.Text))
+		return nil
+	case verr != nil:
+		return verr
+	}
+	p := &ConnectionVerifiedParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel, Generation: c.Generation, At: s.now()}
+	if acct != nil {
+		p.DisplayPhoneNumber = acct.DisplayPhoneNumber
+	}
+	before := s.claimants(ctx, c)
+	superseded, err := s.store.ConnectionVerified(ctx, p)
+	switch {
+	case errors.Is(err, ErrConflict):
+		s.connectionVerdict(ctx, c, ConnectionError, "the account is connected to another workspace, which proved control of it")
+		return nil
+	case errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound):
+		return nil // credentials replaced or disconnected meanwhile
+	case err != nil:
+		return err
+	}
+	if c.Status != ConnectionConnected {
+		s.audit(ctx, c.WorkspaceID, AuditChannelVerified, c.Channel)
+		s.announceChannel(ctx, c, c.Status, ConnectionConnected, "")
+	}
+	s.supersede(ctx, superseded, before)
+	return nil
+}
+
+// connectionVerdict records status and reason on c (its generation) and,
+// when that changes its status or reason, audits and announces it.
+func (s *Service) connectionVerdict(ctx context.Context, c *ChannelConnection, status, reason string) {
+	if c.Status == status && c.StatusReason == reason {
+		return
+	}
+	ok, err := s.store.ConnectionUpdate(ctx, &ConnectionUpdateParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel,
+		Generation: c.Generation, Status: status, StatusReason: reason, At: s.now()})
+	if err != nil {
+		s.log.ErrorContext(ctx, "recording a connection's verification failed", "workspace", c.WorkspaceID, "channel", c.Channel, "err", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	s.log.WarnContext(ctx, "the provider did not verify a connection", "workspace", c.WorkspaceID, "channel", c.Channel, "reason", reason)
+	if c.Status != status {
+		s.audit(ctx, c.WorkspaceID, AuditChannelRefused, c.Channel)
+		s.announceChannel(ctx, c, c.Status, status, reason)
+	}
+}
+
+// claimants returns the status of every other workspace's connection that
+// a claim of c's account (or WABA) may supersede, by workspace and
+// channel, read before the claim so that its announcement says what
+// each was. A failed read leaves the statuses unknown (empty).
+func (s *Service) claimants(ctx context.Context, c *ChannelConnection) map[[2]string]string {
+	out := map[[2]string]string{}
+	ps := []*ConnectionListParams{{Channel: c.Channel, AccountID: c.AccountID}}
+	if c.WABAID != "" {
+		ps = append(ps, &ConnectionListParams{WABAID: c.WABAID})
+	}
+	for _, p := range ps {
+		list, err := s.store.ConnectionList(ctx, p)
+		if err != nil {
+			continue
+		}
+		for _, o := range list {
+			if o.WorkspaceID != c.WorkspaceID {
+				out[[2]string{o.WorkspaceID, o.Channel}] = o.Status
+			}
+		}
+	}
+	return out
+}
+
+// supersede audits and announces, in its own workspace, each connection a
+// verified connection of another workspace superseded; before holds their
+// statuses before (claimants).
+func (s *Service) supersede(ctx context.Context, superseded []*ChannelConnection, before map[[2]string]string) {
+	for _, o := range superseded {
+		s.log.WarnContext(ctx, "a connection was superseded by another workspace's verified one", "workspace", o.WorkspaceID, "channel", o.Channel, "account_id", o.AccountID)
+		s.audit(WithActor(ctx, "provider"), o.WorkspaceID, AuditChannelSuperseded, o.Channel)
+		s.announceChannel(ctx, o, before[[2]string{o.WorkspaceID, o.Channel}], ConnectionError, ReasonSuperseded)
+	}
+}
+
+// announceChannel queues a channel.status_updated event (c's status went
+// from prev to status, for reason) for every enabled endpoint of c's
+// workspace that subscribes to it, and publishes it to in-process
+// subscribers.
+func (s *Service) announceChannel(ctx context.Context, c *ChannelConnection, prev, status, reason string) {
+	ctx = context.WithoutCancel(ctx)
+	ev := &Event{ID: NewID("evt"), Type: EventChannelStatusUpdated, CreatedAt: s.now(), WorkspaceID: c.WorkspaceID,
+		Data: ChannelEventData{Channel: c.Channel, AccountID: c.AccountID, Status: status, PreviousStatus: prev, Reason: reason, At: s.now()}}
+	rec, err := ev.record()
+	if err == nil {
+		var eps []*WebhookEndpoint
+		eps, err = s.store.WebhookEndpointList(ctx, c.WorkspaceID)
+		for _, e := range eps {
+			if err != nil {
+				break
+			}
+			if e.DisabledAt == nil && (len(e.Events) == 0 || containsString(e.Events, EventChannelStatusUpdated)) {
+				_, err = s.store.WebhookQueueEvent(ctx, &WebhookQueueParams{EndpointID: e.ID, Event: rec})
+			}
+		}
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "announcing a connection's change failed", "workspace", c.WorkspaceID, "channel", c.Channel, "err", err)
+	}
+	s.wakeWebhooks()
+	s.events.publish(ctx, ev)
+}
+
+func containsString(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// checkConnections verifies, once, every stored connection that is due:
+// the unverified ones and those whose proof is older than Recheck. One
+// instance at a time does it (a lease in the store).
+func (s *Service) checkConnections(ctx context.Context, v ConnectionVerifier) {
+	now := s.now()
+	held, err := s.store.LeaseAcquire(ctx, &LeaseParams{Name: "connection-check", Owner: s.owner, Now: now, Until: now.Add(max(s.checkOpts.Every, time.Minute))})
+	if err != nil || !held {
+		return
+	}
+	list, err := s.store.ConnectionList(ctx, &ConnectionListParams{})
+	if err != nil {
+		s.log.ErrorContext(ctx, "connection checks: listing connections failed", "err", err)
+		return
+	}
+	for _, c := range list {
+		if ctx.Err() != nil {
+			return
+		}
+		due := c.Status != ConnectionDisconnected && (c.VerifiedAt == nil || !c.VerifiedAt.After(now.Add(-s.checkOpts.Recheck)))
+		if !due {
+			continue
+		}
+		if err := s.verifyStored(ctx, v, c); err != nil {
+			s.log.WarnContext(ctx, "connection check: the provider could not tell", "workspace", c.WorkspaceID, "channel", c.Channel, "err", providerReason(err))
+		}
+	}
+}
+
+// runConnectionChecks checks connections at start and then every Every
+// (when positive) until stop.
+func (s *Service) runConnectionChecks(ctx context.Context, stop <-chan struct{}) {
+	v, ok := s.provider.(ConnectionVerifier)
+	if !ok || s.checkOpts.Every < 0 {
+		return
+	}
+	ctx, cancel := workqueue.UntilStopped(ctx, stop)
+	defer cancel()
+	for {
+		s.checkConnections(ctx, v)
+		if err := s.sleep(ctx, s.checkOpts.Every); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package messaging_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
+)
+
+// switchProvider is the fake provider whose verification answers what
+// verify says (the fake's own when verify is nil), and counts the calls.
+type switchProvider struct {
+	*fakeprovider.Provider
+	mu     sync.Mutex
+	verify func(s *messaging.ChannelSender) (*messaging.VerifiedAccount, error)
+	calls  int
+}
+
+func (p *switchProvider) set(verify func(s *messaging.ChannelSender) (*messaging.VerifiedAccount, error)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.verify = verify
+}
+
+func (p *switchProvider) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls
+}
+
+func (p *switchProvider) VerifyConnection(ctx context.Context, s *messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
+	p.mu.Lock()
+	p.calls++
+	v := p.verify
+	p.mu.Unlock()
+	if v != nil {
+		return v(s)
+	}
+	return p.Provider.VerifyConnection(ctx, s)
+}
+
+var errDown = &messaging.SendError{Code: "unreachable", Text: "The channel provider could not be reached", Retryable: true}
+
+func down(*messaging.ChannelSender) (*messaging.VerifiedAccount, error) { return nil, errDown }
+
+// auditActions are the actions of ws's audit events, oldest first.
+func auditActions(t *testing.T, f *lifeFixture, ws string) []string {
+	t.Helper()
+	events, _, err := f.svc.AuditEvents(f.ctx, ws, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(events) - 1; i >= 0; i-- {
+		out = append(out, events[i].Action)
+	}
+	return out
+}
+
+// channelEvents are the channel.status_updated events published, as
+// "workspace status reason".
+func channelEvents(l *eventLog) []messaging.ChannelEventData {
+	var out []messaging.ChannelEventData
+	for _, e := range l.take() {
+		if e.Type == messaging.EventChannelStatusUpdated {
+			out = append(out, e.Data.(messaging.ChannelEventData))
+		}
+	}
+	return out
+}
+
+// TestSquatterCannotConnectAnotherBusinessAccount: a workspace that names
+// another business's phone-number id and WABA with a token that does not
+// control them is refused, with the provider's answer and nothing stored;
+// the owner connects, and inbound events of the account reach the owner.
+func TestSquatterCannotConnectAnotherBusinessAccount(t *testing.T) {
+	t.Parallel()
+	prov := fakeprovider.NewWithOptions(&fakeprovider.Options{Accounts: map[string]string{"1234": "EAAGowner-token"}})
+	f := newLifeFixture(t, prov)
+
+	_, err := f.svc.Connect(f.ctx, waConnect("other", "1234", "5555", "EAAGanything"))
+	e := wantError(t, err, messaging.CodeValidation, "phone_number_id")
+	if want := "phone_number_id: the channel provider refused the credentials: [100] Unsupported get request"; len(e.Message) < len(want) || e.Message[:len(want)] != want {
+		t.Errorf("message %q, want it to start %q", e.Message, want)
+	}
+	if _, err := f.svc.Connection(f.ctx, "other", messaging.ChannelWhatsApp); messaging.ErrorCode(err) != messaging.CodeNotFound {
+		t.Errorf("the refused connection: %v, want not_found (nothing stored)", err)
+	}
+	_, err = f.svc.Connect(f.ctx, waConnect("other", "1234", "5555", "deny_revoked-token"))
+	wantError(t, err, messaging.CodeValidation, "access_token")
+
+	c, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGowner-token"))
+	if err != nil {
+		t.Fatalf("the owner's connect: %v", err)
+	}
+	if c.Status != messaging.ConnectionConnected || c.VerifiedAt == nil || !c.VerifiedAt.Equal(t0) {
+		t.Errorf("owner's connection: status %s, verified %v; want connected, verified at %v", c.Status, c.VerifiedAt, t0)
+	}
+	if ws, err := f.svc.WorkspaceForAccount(f.ctx, messaging.ChannelWhatsApp, "1234"); err != nil || ws != "acme" {
+		t.Errorf("WorkspaceForAccount = %q, %v; want acme", ws, err)
+	}
+	// The squatter still cannot take it, with a valid token of its own:
+	// the account is held (409 naming the account; a WABA clash names
+	// waba_id).
+	prov.SetAccountToken("1234", "")
+	_, err = f.svc.Connect(f.ctx, waConnect("other", "1234", "7777", "EAAGother-token"))
+	wantError(t, err, messaging.CodeConflict, "phone_number_id")
+	_, err = f.svc.Connect(f.ctx, waConnect("other", "9999", "5555", "EAAGother-token"))
+	wantError(t, err, messaging.CodeConflict, "waba_id")
+	if ws, err := f.svc.WorkspaceForWABA(f.ctx, "5555"); err != nil || ws != "acme" {
+		t.Errorf("WorkspaceForWABA = %q, %v; want acme", ws, err)
+	}
+}
+
+// TestUnverifiedClaimNeverBlocksTheOwner: a connection the provider could
+// not verify is pending: it sends nothing, receives nothing and reserves
+// nothing; the owner's verified connection supersedes it, and the loser's
+// workspace gets an audit event and a channel.status_updated event.
+func TestUnverifiedClaimNeverBlocksTheOwner(t *testing.T) {
+	t.Parallel()
+	prov := &switchProvider{Provider: fakeprovider.New()}
+	f := newLifeFixture(t, prov)
+	events := &eventLog{}
+	t.Cleanup(f.svc.Subscribe(events.add))
+
+	prov.set(down)
+	c, err := f.svc.Connect(f.ctx, waConnect("other", "1234", "5555", "EAAGsquatter"))
+	if err != nil {
+		t.Fatalf("connect while the provider is down: %v", err)
+	}
+	if c.Status != messaging.ConnectionPending || c.VerifiedAt != nil || c.StatusReason == "" {
+		t.Errorf("connection = %s (%q), verified %v; want pending_verification with a reason, unverified", c.Status, c.StatusReason, c.VerifiedAt)
+	}
+	_, err = f.svc.Workspace("other").Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"})
+	wantError(t, err, messaging.CodeChannelUnavailable, "channel")
+	if _, err := f.svc.WorkspaceForAccount(f.ctx, messaging.ChannelWhatsApp, "1234"); messaging.ErrorCode(err) != messaging.CodeNotFound {
+		t.Errorf("WorkspaceForAccount of an unverified claim: %v, want not_found", err)
+	}
+	var se *messaging.SendError
+	if _, err := f.svc.ChannelSender(f.ctx, "other", "whatsapp"); !errors.As(err, &se) || se.Code != messaging.CodeUnverified || !se.Retryable {
+		t.Errorf("ChannelSender of an unverified connection: %v; want a retryable %s SendError", err, messaging.CodeUnverified)
+	}
+
+	prov.set(nil)
+	f.clock.Advance(time.Minute)
+	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGowner")); err != nil {
+		t.Fatalf("the owner's connect: %v", err)
+	}
+	if ws, err := f.svc.WorkspaceForAccount(f.ctx, messaging.ChannelWhatsApp, "1234"); err != nil || ws != "acme" {
+		t.Errorf("WorkspaceForAccount = %q, %v; want acme", ws, err)
+	}
+	lost, err := f.svc.Connection(f.ctx, "other", "whatsapp")
+	if err != nil || lost.Status != messaging.ConnectionError || lost.StatusReason != messaging.ReasonSuperseded {
+		t.Errorf("the squatter's connection = %+v, %v; want error, %q", lost, err, messaging.ReasonSuperseded)
+	}
+	if got := auditActions(t, f, "other"); len(got) == 0 || got[len(got)-1] != messaging.AuditChannelSuperseded {
+		t.Errorf("other's audit = %v; want it to end with %s", got, messaging.AuditChannelSuperseded)
+	}
+	got := channelEvents(events)
+	if len(got) != 1 || got[0].Status != messaging.ConnectionError || got[0].PreviousStatus != messaging.ConnectionPending ||
+		got[0].Reason != messaging.ReasonSuperseded || got[0].AccountID != "1234" {
+		t.Errorf("channel events = %+v; want one: pending -> error, superseded", got)
+	}
+	// Its later verification cannot take the account back.
+	if c, err := f.svc.VerifyConnection(f.ctx, "other", "whatsapp"); err != nil || c.Status != messaging.ConnectionError || c.Holds() {
+		t.Errorf("verifying the superseded claim: %+v, %v; want error, not holding", c, err)
+	}
+}
+
+// TestConnectionChecks: the periodic checks verify a pending connection
+// once the provider answers, leave a verified one alone until its proof is
+// older than Recheck, and then mark a revoked token as error with the
+// provider's reason.
+func TestConnectionChecks(t *testing.T) {
+	t.Parallel()
+	prov := &switchProvider{Provider: fakeprovider.New()}
+	f := newLifeFixture(t, prov)
+	events := &eventLog{}
+	t.Cleanup(f.svc.Subscribe(events.add))
+	ws := f.svc.Workspace("acme")
+	send := func() error {
+		_, err := ws.Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"})
+		return err
+	}
+
+	prov.set(down)
+	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
+		t.Fatal(err)
+	}
+	messaging.CheckConnections(f.ctx, f.svc)
+	if c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp"); c.Status != messaging.ConnectionPending {
+		t.Errorf("after a check while the provider is down: %s, want pending_verification", c.Status)
+	}
+	if err := send(); messaging.ErrorCode(err) != messaging.CodeChannelUnavailable {
+		t.Errorf("send through a pending connection: %v, want channel_unavailable", err)
+	}
+
+	prov.set(func(*messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
+		return &messaging.VerifiedAccount{DisplayPhoneNumber: "+254700111222"}, nil
+	})
+	f.clock.Advance(time.Minute)
+	messaging.CheckConnections(f.ctx, f.svc)
+	c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp")
+	if c.Status != messaging.ConnectionConnected || c.DisplayPhoneNumber != "+254700111222" || c.VerifiedAt == nil || !c.VerifiedAt.Equal(f.clock.Now()) {
+		t.Errorf("after the provider answered: %+v; want connected with the provider's number, verified now", c)
+	}
+	if err := send(); err != nil {
+		t.Errorf("send through the verified connection: %v", err)
+	}
+	if got := channelEvents(events); len(got) != 1 || got[0].Status != messaging.ConnectionConnected || got[0].PreviousStatus != messaging.ConnectionPending {
+		t.Errorf("channel events = %+v; want pending -> connected", got)
+	}
+
+	// Not due: a proof younger than Recheck is not asked again.
+	calls := prov.count()
+	f.clock.Advance(messaging.DefaultConnectionRecheck - time.Minute)
+	messaging.CheckConnections(f.ctx, f.svc)
+	if prov.count() != calls {
+		t.Errorf("a check before Recheck asked the provider %d times, want 0", prov.count()-calls)
+	}
+	// Due: the token was revoked.
+	prov.set(func(*messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
+		return nil, &messaging.SendError{Code: "190", Text: "Error validating access token: The user has not authorized application", Credentials: true}
+	})
+	f.clock.Advance(2 * time.Minute)
+	messaging.CheckConnections(f.ctx, f.svc)
+	c, _ = f.svc.Connection(f.ctx, "acme", "whatsapp")
+	if c.Status != messaging.ConnectionError || c.StatusReason != "[190] Error validating access token: The user has not authorized application" || !c.Holds() {
+		t.Errorf("after the revoked token's check: %+v; want error with the provider's reason, still holding the account", c)
+	}
+	if got := channelEvents(events); len(got) != 1 || got[0].Status != messaging.ConnectionError || got[0].Reason != c.StatusReason {
+		t.Errorf("channel events = %+v; want connected -> error", got)
+	}
+	if got := auditActions(t, f, "acme"); len(got) < 2 || got[len(got)-1] != messaging.AuditChannelRefused {
+		t.Errorf("acme's audit = %v; want it to end with %s", got, messaging.AuditChannelRefused)
+	}
+}
+
+// TestConnectNeedsAVerifier: a provider that cannot verify credentials
+// cannot connect with them.
+func TestConnectNeedsAVerifier(t *testing.T) {
+	t.Parallel()
+	f := newLifeFixture(t, &plainProvider{})
+	_, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1"))
+	wantError(t, err, messaging.CodeChannelUnavailable, "channel")
+	if _, err := f.svc.Connection(f.ctx, "acme", messaging.ChannelWhatsApp); messaging.ErrorCode(err) != messaging.CodeNotFound {
+		t.Errorf("connection after the refusal: %v, want not_found", err)
+	}
+}
+
+// plainProvider sends and can do nothing else.
+type plainProvider struct{}
+
+func (plainProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
+	return &messaging.SendReceipt{ProviderMessageID: "p1"}, nil
+}
