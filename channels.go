@@ -13,7 +13,7 @@ import (
 // connection record. It never holds the access token, only its hint.
 type ChannelState struct {
 	Channel string
-	// Status is ConnectionConnected, ConnectionError or
+	// Status is ConnectionConnected, ConnectionPending, ConnectionError or
 	// ConnectionDisconnected. A channel connected without credentials (the
 	// flag only, as providers without per-workspace senders need) is
 	// connected with an empty AccountID.
@@ -27,7 +27,8 @@ type ChannelState struct {
 	DisplayPhoneNumber string
 	// TokenHint is the last 4 characters of the access token.
 	TokenHint string
-	// Error is why the provider refused the credentials (Status error).
+	// Error is why the provider refused the credentials (Status error),
+	// or why they are not verified yet (Status pending_verification).
 	Error string
 	// ConnectedAt is when the workspace first connected the channel with
 	// credentials (kept when they are replaced); nil without credentials
@@ -43,7 +44,7 @@ func stateOf(channel string, flag bool, c *ChannelConnection) *ChannelState {
 	case c != nil && c.Status != ConnectionDisconnected:
 		at := c.CreatedAt
 		st.Status, st.AccountID, st.DisplayPhoneNumber, st.TokenHint, st.ConnectedAt = c.Status, c.AccountID, c.DisplayPhoneNumber, c.TokenHint, &at
-		if c.Status == ConnectionError {
+		if c.Status == ConnectionError || c.Status == ConnectionPending {
 			st.Error = c.StatusReason
 		}
 	case flag:

@@ -1,0 +1,129 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/httpapi"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/provider/metaprovider"
+	"github.com/ujumbe/messaging/provider/metaprovider/metatest"
+	"github.com/ujumbe/messaging/store/memstore"
+)
+
+// TestSquatterCannotReadAnotherBusinessMessages is the squatting attack
+// end to end through the REST surface and the Meta receiver, with the fake
+// provider and with metaprovider against a Graph API on loopback: a
+// workspace that names another business's phone-number id and WABA with a
+// token of its own is refused and stored nothing; the owner connects; the
+// customer's inbound message, signed by Meta for that number, reaches the
+// owner and never the squatter.
+func TestSquatterCannotReadAnotherBusinessMessages(t *testing.T) {
+	t.Parallel()
+	const (
+		pnid     = "106540352242922"
+		waba     = "102290129340398"
+		ownerTok = "EAAGowner-token-1234"
+	)
+	for _, c := range []struct {
+		name      string
+		provider  func(t *testing.T) messaging.Provider
+		wantField string
+	}{
+		{"fakeprovider", func(*testing.T) messaging.Provider {
+			return fakeprovider.NewWithOptions(&fakeprovider.Options{Accounts: map[string]string{pnid: ownerTok}})
+		}, "phone_number_id"},
+		{"metaprovider", func(t *testing.T) messaging.Provider {
+			graph := metatest.New()
+			t.Cleanup(graph.Close)
+			graph.AddPhoneNumber(waba, pnid, "+254 700 100200", ownerTok)
+			p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: graph.URL(), HTTPClient: graph.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, "waba_id"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+			svc, err := messaging.New(memstore.New(), c.provider(t), &messaging.Options{Clock: func() time.Time { return now },
+				SecretKey: bytes.Repeat([]byte{3}, 32)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := map[string]string{}
+			for _, ws := range []string{"owner", "squatter"} {
+				if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: ws, Name: ws}); err != nil {
+					t.Fatal(err)
+				}
+				_, plain, err := svc.CreateAPIKey(t.Context(), &messaging.CreateAPIKeyParams{WorkspaceID: ws, Scopes: messaging.AllScopes()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys[ws] = plain
+			}
+			h := httpapi.New(svc, &httpapi.Options{Clock: func() time.Time { return now },
+				Meta: &httpapi.MetaWebhook{VerifyToken: metaVerify, AppSecret: metaSecret}})
+			call := func(method, path, ws, body string) (int, map[string]any) {
+				t.Helper()
+				r := httptest.NewRequest(method, path, strings.NewReader(body))
+				r.Header.Set("X-API-Key", keys[ws])
+				if body != "" {
+					r.Header.Set("Content-Type", "application/json")
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				var out map[string]any
+				_ = json.Unmarshal(w.Body.Bytes(), &out)
+				return w.Code, out
+			}
+			put := func(ws, tok string) (int, map[string]any) {
+				return call("PUT", "/v1/channels/whatsapp", ws, fmt.Sprintf(`{"phone_number_id":%q,"waba_id":%q,"access_token":%q}`, pnid, waba, tok))
+			}
+
+			code, body := put("squatter", "EAAGanything-5678")
+			errObj, _ := body["error"].(map[string]any)
+			if code != http.StatusBadRequest || errObj["code"] != "validation_error" || errObj["field"] != c.wantField {
+				t.Fatalf("squatter's PUT = %d %v; want 400 validation_error naming %s", code, body, c.wantField)
+			}
+			if _, body := call("GET", "/v1/channels", "squatter", ""); strings.Contains(fmt.Sprint(body), pnid) {
+				t.Errorf("the squatter's channels show the refused account: %v", body)
+			}
+			if code, body := put("owner", ownerTok); code != http.StatusOK || body["status"] != "connected" {
+				t.Fatalf("owner's PUT = %d %v; want 200 connected", code, body)
+			}
+			if code, _ := put("squatter", "EAAGanything-5678"); code/100 != 4 {
+				t.Errorf("squatter's PUT after the owner's = %d, want a 4xx", code)
+			}
+
+			inbound := fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":%q,"changes":[{"value":{
+				"messaging_product":"whatsapp","metadata":{"display_phone_number":"254700100200","phone_number_id":%q},
+				"contacts":[{"profile":{"name":"Amina"},"wa_id":"254712345678"}],
+				"messages":[{"from":"254712345678","id":"wamid.SECRET1","timestamp":"1772355600","type":"text","text":{"body":"my account number is 4411"}}]},
+				"field":"messages"}]}]}`, waba, pnid)
+			r := httptest.NewRequest("POST", "/webhooks/meta", strings.NewReader(inbound))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("X-Hub-Signature-256", metaSign(metaSecret, inbound))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				t.Fatalf("Meta's notification = %d %s", w.Code, w.Body)
+			}
+			for ws, want := range map[string]int{"owner": 1, "squatter": 0} {
+				_, body := call("GET", "/v1/messages?direction=inbound", ws, "")
+				data, _ := body["data"].([]any)
+				if len(data) != want {
+					t.Errorf("%s's inbound messages = %v; want %d", ws, body, want)
+				}
+			}
+		})
+	}
+}
