@@ -33,6 +33,9 @@ const (
 	// back in (Event.Contact).
 	EventContactOptedOut = messaging.EventContactOptedOut
 	EventContactOptedIn  = messaging.EventContactOptedIn
+	// EventChannelStatusUpdated: the provider's verdict changed a channel
+	// connection's state (Event.Channel).
+	EventChannelStatusUpdated = messaging.EventChannelStatusUpdated
 	// EventWebhookTest: a test delivery (Event.WebhookTest).
 	EventWebhookTest = messaging.EventWebhookTest
 )
@@ -58,6 +61,8 @@ type Event struct {
 	MessageReceived *messaging.MessageEventData `json:"-"`
 	// Contact is the data of contact.opted_out and contact.opted_in.
 	Contact *messaging.ContactEventData `json:"-"`
+	// Channel is the data of channel.status_updated.
+	Channel *messaging.ChannelEventData `json:"-"`
 	// WebhookTest is the data of webhook.test.
 	WebhookTest *WebhookTestData `json:"-"`
 }
@@ -85,6 +90,9 @@ func ParseEvent(body []byte) (*Event, error) {
 	case EventContactOptedOut, EventContactOptedIn:
 		e.Contact = &messaging.ContactEventData{}
 		dst = e.Contact
+	case EventChannelStatusUpdated:
+		e.Channel = &messaging.ChannelEventData{}
+		dst = e.Channel
 	case EventWebhookTest:
 		e.WebhookTest = &WebhookTestData{}
 		dst = e.WebhookTest
@@ -109,5 +117,5 @@ func ParseWebhook(secret string, h http.Header, body []byte, now time.Time) (*Ev
 // WebhookEventTypes returns the event types ParseEvent decodes into typed
 // data: every type the service delivers.
 func WebhookEventTypes() []string {
-	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventWebhookTest}
+	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventChannelStatusUpdated, EventWebhookTest}
 }

@@ -65,6 +65,8 @@ func devEventTypes() []devChoice {
 			about = "a recipient replied STOP (or another opt-out keyword) on a channel"
 		case messaging.EventContactOptedIn:
 			about = "a recipient replied START (or another opt-in keyword), or the operator cleared their opt-out"
+		case messaging.EventChannelStatusUpdated:
+			about = "the provider verified a channel's credentials, refused them, or another workspace proved control of its account"
 		case messaging.EventWebhookTest:
 			about = "the test event sent from this page"
 		}

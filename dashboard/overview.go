@@ -96,7 +96,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request)
 		return err
 	}
 	for _, c := range conns {
-		if c.Status == messaging.ConnectionError {
+		if c.Status == messaging.ConnectionError || c.Status == messaging.ConnectionPending {
 			d.ChannelErrors = append(d.ChannelErrors, c)
 		}
 	}
