@@ -61,7 +61,7 @@ func opSetup(t *testing.T, opts ...func(*httpapi.Options)) *opEnv {
 }
 
 // opCall makes a request with the given headers ("op" means the operator
-// token, "key" acme's API key) and returns the status, the headers and
+// token, "key" acme's API key, "op+key" both) and returns the status, the headers and
 // the decoded body.
 func (e *opEnv) opCall(t *testing.T, method, path, auth, body string) (int, http.Header, map[string]any, string) {
 	t.Helper()
@@ -78,6 +78,9 @@ func (e *opEnv) opCall(t *testing.T, method, path, auth, body string) (int, http
 	case "op":
 		req.Header.Set("Authorization", "Bearer "+opToken)
 	case "key":
+		req.Header.Set("X-API-Key", e.acmeKy)
+	case "op+key":
+		req.Header.Set("Authorization", "Bearer "+opToken)
 		req.Header.Set("X-API-Key", e.acmeKy)
 	case "":
 	default:
@@ -110,7 +113,7 @@ func opExpect(t *testing.T, what string, status int, v map[string]any, wantStatu
 
 // TestOperatorAuth: without a configured token every operator route is
 // absent (404); with one, a missing, malformed or wrong token and an API
-// key are 401 unauthorized, charged to the client address; the operator
+// key (even beside the right token) are 401 unauthorized, charged to the client address; the operator
 // token does not open a workspace route.
 func TestOperatorAuth(t *testing.T) {
 	t.Parallel()
@@ -129,6 +132,7 @@ func TestOperatorAuth(t *testing.T) {
 	for _, tc := range []struct{ name, auth string }{
 		{"no token", ""},
 		{"API key", "key"},
+		{"API key beside the operator token", "op+key"},
 		{"wrong token", "Bearer " + opToken + "x"},
 		{"token prefix", "Bearer " + opToken[:10]},
 		{"basic scheme", "Basic " + opToken},
