@@ -142,6 +142,41 @@ func TestAuthenticationWorkHidesWhichPartnersExist(t *testing.T) {
 	}
 }
 
+// TestCheckCredentials: the answer of Authenticate's first step, with one
+// read of the key hash and none of the rest of the account, whether the
+// key matches or not.
+func TestCheckCredentials(t *testing.T) {
+	t.Parallel()
+	e := setup(t, nil)
+	e.store.accountReads()
+	cases := []struct {
+		partnerID, key string
+		code           int
+		field          string
+		reads          []string
+	}{
+		{partner, apikey, sms.CodeSuccess, "", []string{"SMSAccountKey"}},
+		{partner, apikey + "x", sms.CodeInvalidCredentials, "", []string{"SMSAccountKey"}},
+		{"5678", apikey, sms.CodeInvalidCredentials, "", []string{"SMSAccountKey"}},
+		{"", apikey, sms.CodeNoPartnerID, "partnerID", nil},
+		{partner, "", sms.CodeNoAPIKey, "apikey", nil},
+	}
+	for _, c := range cases {
+		err := e.svc.CheckCredentials(e.ctx, c.partnerID, c.key)
+		what := "CheckCredentials(" + c.partnerID + ", " + c.key + ")"
+		if c.code == sms.CodeSuccess {
+			if err != nil {
+				t.Errorf("%s: %v", what, err)
+			}
+		} else {
+			wantCode(t, what, err, c.code, c.field)
+		}
+		if d := cmp.Diff(c.reads, e.store.accountReads()); d != "" {
+			t.Errorf("%s: account reads (-want +got):\n%s", what, d)
+		}
+	}
+}
+
 func TestSendAcceptsAndDebits(t *testing.T) {
 	t.Parallel()
 	e := setup(t, nil)
