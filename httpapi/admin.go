@@ -346,6 +346,13 @@ func creditField(field string, raw json.RawMessage, required bool) (sms.Credit, 
 	return c, nil
 }
 
+// given reports whether a JSON member was sent with a value (not absent,
+// not null).
+func given(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s != "" && s != "null"
+}
+
 // smsAccountRequest is the body of POST /admin/v1/sms/accounts.
 type smsAccountRequest struct {
 	PartnerID      string          `json:"partnerID"`
@@ -391,6 +398,13 @@ func (h *Handler) opCreateSMSAccount(w http.ResponseWriter, r *http.Request) err
 	cost, err := creditField("cost_per_segment", body.CostPerSegment, false)
 	if err != nil {
 		return err
+	}
+	if given(body.CostPerSegment) {
+		// An explicit 0 is refused, not taken for the default that an
+		// absent cost gets.
+		if err := sms.CheckCostPerSegment(cost); err != nil {
+			return operatorError(err)
+		}
 	}
 	a, key, err := h.sms.CreateAccount(r.Context(), &sms.CreateAccountParams{PartnerID: body.PartnerID, APIKey: body.APIKey,
 		Senders: body.Shortcodes, Credit: credit, TimeZone: body.TimeZone, CostPerSegment: cost})

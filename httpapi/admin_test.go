@@ -277,10 +277,25 @@ func TestOperatorSMSAccounts(t *testing.T) {
 		{"negative credit", `{"partnerID":"p3","credit":-1}`, "validation_error", "credit"},
 		{"bad zone", `{"partnerID":"p3","timezone":"Mars/Olympus"}`, "validation_error", "timezone"},
 		{"bad cost", `{"partnerID":"p3","cost_per_segment":"x"}`, "validation_error", "cost_per_segment"},
+		{"zero cost", `{"partnerID":"p3","cost_per_segment":0}`, "validation_error", "cost_per_segment"},
+		{"zero cost as a string", `{"partnerID":"p3","cost_per_segment":"0.00"}`, "validation_error", "cost_per_segment"},
 		{"unknown field", `{"partnerID":"p3","owner":"x"}`, "validation_error", "owner"},
 	} {
 		st, _, v, _ := e.opCall(t, "POST", "/admin/v1/sms/accounts", "op", tc.body)
 		opExpect(t, tc.name, st, v, map[string]int{"conflict": 409, "validation_error": 400}[tc.code], tc.code, tc.field)
+	}
+
+	// The refusals stored nothing; an explicit 0 says why; a null cost is
+	// the default.
+	st, _, v, _ = e.opCall(t, "GET", "/admin/v1/sms/accounts/p3", "op", "")
+	opExpect(t, "get a refused account", st, v, 404, "not_found", "")
+	st, _, v, _ = e.opCall(t, "POST", "/admin/v1/sms/accounts", "op", `{"partnerID":"p3","cost_per_segment":"0"}`)
+	if msg, _ := v["error"].(map[string]any)["message"].(string); st != 400 || !strings.Contains(msg, "from 0.01") {
+		t.Errorf("zero cost: %d %q", st, msg)
+	}
+	st, _, v, _ = e.opCall(t, "POST", "/admin/v1/sms/accounts", "op", `{"partnerID":"p4","cost_per_segment":null}`)
+	if opExpect(t, "null cost", st, v, 201, "", ""); v["cost_per_segment"] != "1.00" {
+		t.Errorf("null cost: %v", v)
 	}
 
 	st, _, v, raw = e.opCall(t, "GET", "/admin/v1/sms/accounts/p1", "op", "")

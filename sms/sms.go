@@ -301,7 +301,10 @@ type CreateAccountParams struct {
 	Credit Credit
 	// TimeZone is an IANA name; default "UTC".
 	TimeZone string
-	// CostPerSegment is what one SMS part costs; 0 means Credits(1).
+	// CostPerSegment is what one SMS part costs, checked by
+	// CheckCostPerSegment; 0 (the zero value) means Credits(1). A
+	// surface that can tell an explicit 0 from an absent value refuses
+	// the 0 with CheckCostPerSegment before calling CreateAccount.
 	CostPerSegment Credit
 }
 
@@ -344,8 +347,8 @@ func (s *SMS) CreateAccount(ctx context.Context, p *CreateAccountParams) (*Accou
 	if cost == 0 {
 		cost = Credits(1)
 	}
-	if cost < 0 || cost > MaxCredit {
-		return nil, "", NewError(CodeUnsupportedDataType, "cost_per_segment", "must be from 0.01 to %s", MaxCredit)
+	if err := CheckCostPerSegment(cost); err != nil {
+		return nil, "", err
 	}
 	senders := slices.Clone(p.Senders)
 	slices.Sort(senders)
@@ -418,11 +421,21 @@ func (s *SMS) SetTimeZone(ctx context.Context, partnerID, tz string) error {
 	return nil
 }
 
-// SetCostPerSegment sets what one SMS part costs an account, for the sends
-// that follow.
-func (s *SMS) SetCostPerSegment(ctx context.Context, partnerID string, cost Credit) error {
+// CheckCostPerSegment is the rule of a cost per SMS part: from 0.01 to
+// MaxCredit. 0 is refused (CodeUnsupportedDataType naming
+// "cost_per_segment"): an account never sends for free by mistake.
+func CheckCostPerSegment(cost Credit) error {
 	if cost <= 0 || cost > MaxCredit {
-		return NewError(CodeUnsupportedDataType, "cost_per_segment", "must be from 0.01 to %s", MaxCredit)
+		return NewError(CodeUnsupportedDataType, "cost_per_segment", "must be from 0.01 to %s (got %s)", MaxCredit, cost)
+	}
+	return nil
+}
+
+// SetCostPerSegment sets what one SMS part costs an account, for the sends
+// that follow (see CheckCostPerSegment).
+func (s *SMS) SetCostPerSegment(ctx context.Context, partnerID string, cost Credit) error {
+	if err := CheckCostPerSegment(cost); err != nil {
+		return err
 	}
 	_, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, CostPerSegment: &cost, At: s.now()})
 	if err != nil {

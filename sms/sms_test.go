@@ -555,6 +555,22 @@ func TestAccounts(t *testing.T) {
 		_, _, err := e.svc.CreateAccount(e.ctx, tc.p)
 		wantCode(t, tc.name, err, tc.code, tc.field)
 	}
+	// A cost per part is from 0.01: 0 is refused with the text that says
+	// so, by the rule and by SetCostPerSegment; CreateAccount's zero value
+	// is the default, 1.
+	for _, c := range []sms.Credit{0, -1, sms.MaxCredit + 1} {
+		err := sms.CheckCostPerSegment(c)
+		wantCode(t, "cost "+c.String(), err, sms.CodeUnsupportedDataType, "cost_per_segment")
+		if err != nil && !strings.Contains(err.Error(), "from 0.01") {
+			t.Errorf("cost %s: %v does not say the rule", c, err)
+		}
+		wantCode(t, "SetCostPerSegment "+c.String(), e.svc.SetCostPerSegment(e.ctx, "gen", c), sms.CodeUnsupportedDataType, "cost_per_segment")
+	}
+	for _, c := range []sms.Credit{1, sms.MaxCredit} {
+		if err := sms.CheckCostPerSegment(c); err != nil {
+			t.Errorf("cost %s: %v", c, err)
+		}
+	}
 	if _, err := e.svc.TopUp(e.ctx, "gen", 0); sms.AsError(err).Code != sms.CodeUnsupportedDataType {
 		t.Errorf("top-up of 0: %v", err)
 	}
