@@ -307,3 +307,104 @@ func TestUpdateAPIKeyRefusesBadIDsBeforeTheStore(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyCannotOutliveOrOutrankItsMaker: a key that expires can only make
+// or edit keys that expire no later; a key can revoke or edit only keys
+// whose scopes it holds; the operator (no principal) keeps every right.
+func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	hour, later := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	_, plain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "short",
+		Scopes: []string{messaging.ScopeManageKeys, messaging.ScopeWriteMessages}, ExpiresAt: &hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, err := f.svc.Authenticate(f.ctx, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if short.ExpiresAt == nil || !short.ExpiresAt.Equal(hour) {
+		t.Fatalf("Principal.ExpiresAt = %v, want %v", short.ExpiresAt, hour)
+	}
+	strong, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "all", Scopes: messaging.AllScopes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(exp *time.Time) error {
+		before := f.store.counts()
+		_, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "child",
+			Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: exp, Creator: short})
+		if err != nil && f.store.counts() != before {
+			t.Errorf("a refused key was stored")
+		}
+		return err
+	}
+	for _, exp := range []*time.Time{nil, &later} {
+		e := wantError(t, create(exp), messaging.CodeForbidden, "expires_at")
+		if e != nil && !strings.Contains(e.Message, messaging.FormatTime(hour)) {
+			t.Errorf("message %q does not name the creator's expiry", e.Message)
+		}
+	}
+	if err := create(&hour); err != nil {
+		t.Errorf("a child expiring with its parent: %v", err)
+	}
+
+	// Revoking a stronger key is refused, and the key stays active.
+	e := wantError(t, second(f.svc.RevokeAPIKeyAs(f.ctx, short, "acme", strong.ID)), messaging.CodeForbidden, "scopes")
+	if e != nil && !strings.Contains(e.Message, strong.ID) {
+		t.Errorf("message %q does not name the key", e.Message)
+	}
+	if k, _ := f.svc.GetAPIKey(f.ctx, "acme", strong.ID); k == nil || k.RevokedAt != nil {
+		t.Errorf("the stronger key was revoked: %+v", k)
+	}
+	// Editing: a stronger key, raising scopes, or extending expiry.
+	weak, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "weak",
+		Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits := []struct {
+		name   string
+		p      messaging.UpdateAPIKeyParams
+		field  string
+		wantOK bool
+	}{
+		{"a stronger key", messaging.UpdateAPIKeyParams{ID: strong.ID, Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &hour}, "scopes", false},
+		{"raising scopes", messaging.UpdateAPIKeyParams{ID: weak.ID, Scopes: []string{messaging.ScopeWriteContacts}, ExpiresAt: &hour}, "scopes", false},
+		{"removing the expiry", messaging.UpdateAPIKeyParams{ID: weak.ID, Scopes: []string{messaging.ScopeWriteMessages}}, "expires_at", false},
+		{"extending the expiry", messaging.UpdateAPIKeyParams{ID: weak.ID, Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &later}, "expires_at", false},
+		{"within its rights", messaging.UpdateAPIKeyParams{ID: weak.ID, Scopes: []string{messaging.ScopeWriteMessages, messaging.ScopeManageKeys}, ExpiresAt: &hour}, "", true},
+	}
+	for _, c := range edits {
+		p := c.p
+		p.WorkspaceID, p.Editor = "acme", short
+		before, _ := f.svc.GetAPIKey(f.ctx, "acme", p.ID)
+		_, err := f.svc.UpdateAPIKey(f.ctx, &p)
+		if c.wantOK {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		wantError(t, err, messaging.CodeForbidden, c.field)
+		if after, _ := f.svc.GetAPIKey(f.ctx, "acme", p.ID); !cmp.Equal(before, after) {
+			t.Errorf("%s: the refused edit changed the key:\n%s", c.name, cmp.Diff(before, after))
+		}
+	}
+	// A key of the same or narrower scopes may be revoked, itself too.
+	if _, err := f.svc.RevokeAPIKeyAs(f.ctx, short, "acme", weak.ID); err != nil {
+		t.Errorf("revoking a weaker key: %v", err)
+	}
+	if _, err := f.svc.RevokeAPIKeyAs(f.ctx, short, "acme", short.KeyID); err != nil {
+		t.Errorf("revoking itself: %v", err)
+	}
+	// Another workspace's key is not found, and the operator keeps every right.
+	wantError(t, second(f.svc.RevokeAPIKeyAs(f.ctx, &messaging.Principal{WorkspaceID: "other", Scopes: messaging.AllScopes()}, "acme", strong.ID)), messaging.CodeNotFound, "")
+	if _, err := f.svc.UpdateAPIKey(f.ctx, &messaging.UpdateAPIKeyParams{WorkspaceID: "acme", ID: strong.ID, Scopes: messaging.AllScopes()}); err != nil {
+		t.Errorf("operator edit: %v", err)
+	}
+	if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", strong.ID); err != nil {
+		t.Errorf("operator revoke: %v", err)
+	}
+}

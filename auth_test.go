@@ -143,7 +143,7 @@ func TestAuthenticate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Authenticate: %v", err)
 	}
-	want := &messaging.Principal{WorkspaceID: "acme", KeyID: k.ID, Scopes: []string{"read:messages", "write:messages"}}
+	want := &messaging.Principal{WorkspaceID: "acme", KeyID: k.ID, Scopes: []string{"read:messages", "write:messages"}, ExpiresAt: &expires}
 	if d := cmp.Diff(want, p); d != "" {
 		t.Errorf("Principal (-want +got):\n%s", d)
 	}

@@ -144,11 +144,15 @@ func KeyLookupID(key string) string {
 	return hex.EncodeToString(sum[:])[:KeyPrefixLen]
 }
 
-// Principal is an authenticated API key: its workspace and scopes.
+// Principal is an authenticated API key: its workspace, scopes and
+// expiry.
 type Principal struct {
 	WorkspaceID string
 	KeyID       string
 	Scopes      []string
+	// ExpiresAt is when the key stops working; nil means never. A key
+	// the principal creates or edits may not outlive it.
+	ExpiresAt *time.Time
 }
 
 // HasScope reports whether the principal holds scope.
@@ -326,9 +330,11 @@ type CreateAPIKeyParams struct {
 	// bootstrap files): 20 to 128 visible ASCII characters.
 	Key string
 	// Creator is the key making the request, when a key creates a key
-	// (the management API): every requested scope must be one it holds,
-	// so no key can mint a key stronger than itself. Nil means the
-	// operator or a Go caller, which may grant any scope.
+	// (the management API): every requested scope must be one it holds
+	// and, when the Creator expires, ExpiresAt must be set and no later
+	// than the Creator's, so no key can mint a key stronger or longer
+	// lived than itself. Nil means the operator, the dashboard or a Go
+	// caller, which may grant any scope and any expiry.
 	Creator *Principal
 }
 
@@ -336,7 +342,9 @@ type CreateAPIKeyParams struct {
 // The plaintext is returned only here; the store keeps a SHA-256 hash.
 // Generated keys look like "mk_<8 chars>_<43 chars>" and carry 304 random
 // bits. A scope the Creator does not hold is refused with CodeForbidden
-// (Field "scopes", the message names the scope).
+// (Field "scopes", the message names the scope); so is an expiry later
+// than the Creator's, or none when the Creator expires (Field
+// "expires_at").
 func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*APIKey, string, error) {
 	if err := refuseUnstorable(p); err != nil {
 		return nil, "", err
@@ -355,11 +363,8 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 		if p.Creator.WorkspaceID != p.WorkspaceID {
 			return nil, "", notFound("workspace", p.WorkspaceID)
 		}
-		for _, sc := range scopes {
-			if !p.Creator.HasScope(sc) {
-				return nil, "", &Error{Code: CodeForbidden, Field: "scopes",
-					Message: fmt.Sprintf("scopes: the API key making the request lacks the scope %s, so it cannot grant it", sc)}
-			}
+		if err := p.Creator.mayGrant(scopes, p.ExpiresAt); err != nil {
+			return nil, "", err
 		}
 	}
 	if p.ExpiresAt != nil && !p.ExpiresAt.After(s.now()) {
@@ -390,6 +395,48 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 	}
 	s.audit(ctx, p.WorkspaceID, AuditKeyCreated, k.ID)
 	return k, key, nil
+}
+
+// mayGrant returns nil when the principal may give a key these scopes and
+// this expiry (nil: never expires): every scope is one it holds, and the
+// key expires no later than the principal. Otherwise a forbidden error
+// naming the field.
+func (p *Principal) mayGrant(scopes []string, expiresAt *time.Time) error {
+	for _, sc := range scopes {
+		if !p.HasScope(sc) {
+			return &Error{Code: CodeForbidden, Field: "scopes",
+				Message: fmt.Sprintf("scopes: the API key making the request lacks the scope %s, so it cannot grant it", sc)}
+		}
+	}
+	if p.ExpiresAt == nil {
+		return nil
+	}
+	if expiresAt == nil {
+		return &Error{Code: CodeForbidden, Field: "expires_at",
+			Message: fmt.Sprintf("expires_at: the API key making the request expires at %s, so the key must expire too, at or before then", FormatTime(*p.ExpiresAt))}
+	}
+	if expiresAt.After(*p.ExpiresAt) {
+		return &Error{Code: CodeForbidden, Field: "expires_at",
+			Message: fmt.Sprintf("expires_at: %s is after %s, when the API key making the request expires; a key cannot outlive the key that made it", FormatTime(*expiresAt), FormatTime(*p.ExpiresAt))}
+	}
+	return nil
+}
+
+// mayManage returns nil when the principal may revoke or edit the key k:
+// k is of its workspace (else not found) and holds no scope the
+// principal lacks (else forbidden naming "scopes"), so a key cannot act
+// on a stronger one.
+func (p *Principal) mayManage(k *APIKey, verb string) error {
+	if k.WorkspaceID != p.WorkspaceID {
+		return notFound("api key", k.ID)
+	}
+	for _, sc := range k.Scopes {
+		if !p.HasScope(sc) {
+			return &Error{Code: CodeForbidden, Field: "scopes",
+				Message: fmt.Sprintf("scopes: the key %s holds the scope %s, which the API key making the request lacks, so it cannot %s it", k.ID, sc, verb)}
+		}
+	}
+	return nil
 }
 
 // checkKeyName checks the name of a new key: at most MaxAPIKeyName
@@ -448,12 +495,20 @@ type UpdateAPIKeyParams struct {
 	Scopes []string
 	// ExpiresAt replaces the key's expiry; nil means it never expires.
 	ExpiresAt *time.Time
+	// Editor is the key making the request, when a key edits a key: the
+	// edited key must hold no scope the Editor lacks, and the new scopes
+	// and expiry obey the rules of CreateAPIKeyParams.Creator. Nil means
+	// the operator, the dashboard or a Go caller, which may set anything.
+	Editor *Principal
 }
 
 // UpdateAPIKey replaces the scopes and the expiry of a key of the
 // workspace. The next request made with the key is judged by them: a key
 // whose new ExpiresAt has passed is refused as expired, a scope it lost is
-// forbidden. A revoked key stays revoked: revocation is final.
+// forbidden. A revoked key stays revoked: revocation is final. With an
+// Editor, a key stronger than it, or new scopes or an expiry it could
+// not grant, are refused with CodeForbidden naming "scopes" or
+// "expires_at".
 func (s *Service) UpdateAPIKey(ctx context.Context, p *UpdateAPIKeyParams) (*APIKey, error) {
 	if p == nil {
 		return nil, validationError("body", "is required")
@@ -464,6 +519,21 @@ func (s *Service) UpdateAPIKey(ctx context.Context, p *UpdateAPIKeyParams) (*API
 	scopes, err := normalScopes(p.Scopes)
 	if err != nil {
 		return nil, err
+	}
+	if p.Editor != nil {
+		if p.Editor.WorkspaceID != p.WorkspaceID {
+			return nil, notFound("api key", p.ID)
+		}
+		old, err := s.GetAPIKey(ctx, p.WorkspaceID, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Editor.mayManage(old, "edit"); err != nil {
+			return nil, err
+		}
+		if err := p.Editor.mayGrant(scopes, p.ExpiresAt); err != nil {
+			return nil, err
+		}
 	}
 	up := &APIKeyUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, Scopes: scopes, ExpiresAt: utcPtr(p.ExpiresAt)}
 	if err := s.store.APIKeyUpdate(ctx, up); err != nil {
@@ -508,10 +578,32 @@ func WellFormedKey(key string) bool {
 // RevokeAPIKey revokes a key of the workspace and returns its record.
 // Revoking twice is not an error (the first RevokedAt stays). Revocation
 // is final and immediate: nothing makes a revoked key work again, and the
-// next Authenticate with it fails, even when the key revoked itself.
+// next Authenticate with it fails, even when the key revoked itself. It
+// acts for the operator, the dashboard or a Go caller: see
+// RevokeAPIKeyAs for a key acting.
 func (s *Service) RevokeAPIKey(ctx context.Context, workspaceID, keyID string) (*APIKey, error) {
+	return s.RevokeAPIKeyAs(ctx, nil, workspaceID, keyID)
+}
+
+// RevokeAPIKeyAs is RevokeAPIKey made by the key by (the management API;
+// nil acts as RevokeAPIKey): a key may revoke only keys of its workspace
+// that hold no scope it lacks, itself included. A stronger key is
+// refused with CodeForbidden naming "scopes" and stays active.
+func (s *Service) RevokeAPIKeyAs(ctx context.Context, by *Principal, workspaceID, keyID string) (*APIKey, error) {
 	if badID(keyID) {
 		return nil, notFound("api key", keyID)
+	}
+	if by != nil {
+		if by.WorkspaceID != workspaceID {
+			return nil, notFound("api key", keyID)
+		}
+		k, err := s.GetAPIKey(ctx, workspaceID, keyID)
+		if err != nil {
+			return nil, err
+		}
+		if err := by.mayManage(k, "revoke"); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.store.APIKeyRevoke(ctx, &APIKeyRevokeParams{WorkspaceID: workspaceID, ID: keyID, At: s.now()}); err != nil {
 		return nil, wrapStoreError(err, "api key", keyID)
@@ -557,7 +649,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 		return nil, errInvalidKey
 	}
 	s.touches.touch(found, now)
-	return &Principal{WorkspaceID: found.WorkspaceID, KeyID: found.ID, Scopes: slices.Clone(found.Scopes)}, nil
+	return &Principal{WorkspaceID: found.WorkspaceID, KeyID: found.ID, Scopes: slices.Clone(found.Scopes), ExpiresAt: utcPtr(found.ExpiresAt)}, nil
 }
 
 func (k *APIKey) String() string { return fmt.Sprintf("APIKey(%s, %s)", k.ID, k.Prefix) }

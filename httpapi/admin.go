@@ -94,7 +94,9 @@ func (h *Handler) mountOperator(withSMS bool) {
 func isOperator(rt Route) bool { return strings.HasPrefix(rt.Pattern, "/admin/") }
 
 // authorizeOperator checks the operator token of a request to an operator
-// route and applies the route's rate limit (per client address). A refused
+// route and applies the route's rate limit (per client address). A
+// request carrying an X-API-Key is refused, whatever its Authorization. A
+// refused
 // request spends a token of the client address's "unauthenticated"
 // bucket. The token is compared as a SHA-256, in constant time.
 func (h *Handler) authorizeOperator(w http.ResponseWriter, r *http.Request, rt Route) error {
@@ -104,11 +106,14 @@ func (h *Handler) authorizeOperator(w http.ResponseWriter, r *http.Request, rt R
 		}
 		return &apiError{code: messaging.CodeUnauthorized, status: http.StatusUnauthorized, message: msg}
 	}
+	// An X-API-Key is refused even beside a valid operator token: a
+	// client that mixes the two is misconfigured, and a workspace key must
+	// never ride along on an operator call.
+	if len(r.Header[hdrAPIKey]) > 0 {
+		return refuse("an API key does not open the operator routes: send the operator token as Authorization: Bearer <token>, without X-API-Key")
+	}
 	vals := r.Header.Values("Authorization")
 	if len(vals) == 0 {
-		if len(r.Header[hdrAPIKey]) > 0 {
-			return refuse("an API key does not open the operator routes: send the operator token as Authorization: Bearer <token>")
-		}
 		return refuse("missing operator token: send the header Authorization: Bearer <token>")
 	}
 	scheme, tok, ok := strings.Cut(vals[0], " ")
@@ -341,6 +346,13 @@ func creditField(field string, raw json.RawMessage, required bool) (sms.Credit, 
 	return c, nil
 }
 
+// given reports whether a JSON member was sent with a value (not absent,
+// not null).
+func given(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s != "" && s != "null"
+}
+
 // smsAccountRequest is the body of POST /admin/v1/sms/accounts.
 type smsAccountRequest struct {
 	PartnerID      string          `json:"partnerID"`
@@ -386,6 +398,13 @@ func (h *Handler) opCreateSMSAccount(w http.ResponseWriter, r *http.Request) err
 	cost, err := creditField("cost_per_segment", body.CostPerSegment, false)
 	if err != nil {
 		return err
+	}
+	if given(body.CostPerSegment) {
+		// An explicit 0 is refused, not taken for the default that an
+		// absent cost gets.
+		if err := sms.CheckCostPerSegment(cost); err != nil {
+			return operatorError(err)
+		}
 	}
 	a, key, err := h.sms.CreateAccount(r.Context(), &sms.CreateAccountParams{PartnerID: body.PartnerID, APIKey: body.APIKey,
 		Senders: body.Shortcodes, Credit: credit, TimeZone: body.TimeZone, CostPerSegment: cost})

@@ -61,7 +61,7 @@ func opSetup(t *testing.T, opts ...func(*httpapi.Options)) *opEnv {
 }
 
 // opCall makes a request with the given headers ("op" means the operator
-// token, "key" acme's API key) and returns the status, the headers and
+// token, "key" acme's API key, "op+key" both) and returns the status, the headers and
 // the decoded body.
 func (e *opEnv) opCall(t *testing.T, method, path, auth, body string) (int, http.Header, map[string]any, string) {
 	t.Helper()
@@ -78,6 +78,9 @@ func (e *opEnv) opCall(t *testing.T, method, path, auth, body string) (int, http
 	case "op":
 		req.Header.Set("Authorization", "Bearer "+opToken)
 	case "key":
+		req.Header.Set("X-API-Key", e.acmeKy)
+	case "op+key":
+		req.Header.Set("Authorization", "Bearer "+opToken)
 		req.Header.Set("X-API-Key", e.acmeKy)
 	case "":
 	default:
@@ -110,7 +113,7 @@ func opExpect(t *testing.T, what string, status int, v map[string]any, wantStatu
 
 // TestOperatorAuth: without a configured token every operator route is
 // absent (404); with one, a missing, malformed or wrong token and an API
-// key are 401 unauthorized, charged to the client address; the operator
+// key (even beside the right token) are 401 unauthorized, charged to the client address; the operator
 // token does not open a workspace route.
 func TestOperatorAuth(t *testing.T) {
 	t.Parallel()
@@ -129,6 +132,7 @@ func TestOperatorAuth(t *testing.T) {
 	for _, tc := range []struct{ name, auth string }{
 		{"no token", ""},
 		{"API key", "key"},
+		{"API key beside the operator token", "op+key"},
 		{"wrong token", "Bearer " + opToken + "x"},
 		{"token prefix", "Bearer " + opToken[:10]},
 		{"basic scheme", "Basic " + opToken},
@@ -273,10 +277,25 @@ func TestOperatorSMSAccounts(t *testing.T) {
 		{"negative credit", `{"partnerID":"p3","credit":-1}`, "validation_error", "credit"},
 		{"bad zone", `{"partnerID":"p3","timezone":"Mars/Olympus"}`, "validation_error", "timezone"},
 		{"bad cost", `{"partnerID":"p3","cost_per_segment":"x"}`, "validation_error", "cost_per_segment"},
+		{"zero cost", `{"partnerID":"p3","cost_per_segment":0}`, "validation_error", "cost_per_segment"},
+		{"zero cost as a string", `{"partnerID":"p3","cost_per_segment":"0.00"}`, "validation_error", "cost_per_segment"},
 		{"unknown field", `{"partnerID":"p3","owner":"x"}`, "validation_error", "owner"},
 	} {
 		st, _, v, _ := e.opCall(t, "POST", "/admin/v1/sms/accounts", "op", tc.body)
 		opExpect(t, tc.name, st, v, map[string]int{"conflict": 409, "validation_error": 400}[tc.code], tc.code, tc.field)
+	}
+
+	// The refusals stored nothing; an explicit 0 says why; a null cost is
+	// the default.
+	st, _, v, _ = e.opCall(t, "GET", "/admin/v1/sms/accounts/p3", "op", "")
+	opExpect(t, "get a refused account", st, v, 404, "not_found", "")
+	st, _, v, _ = e.opCall(t, "POST", "/admin/v1/sms/accounts", "op", `{"partnerID":"p3","cost_per_segment":"0"}`)
+	if msg, _ := v["error"].(map[string]any)["message"].(string); st != 400 || !strings.Contains(msg, "from 0.01") {
+		t.Errorf("zero cost: %d %q", st, msg)
+	}
+	st, _, v, _ = e.opCall(t, "POST", "/admin/v1/sms/accounts", "op", `{"partnerID":"p4","cost_per_segment":null}`)
+	if opExpect(t, "null cost", st, v, 201, "", ""); v["cost_per_segment"] != "1.00" {
+		t.Errorf("null cost: %v", v)
 	}
 
 	st, _, v, raw = e.opCall(t, "GET", "/admin/v1/sms/accounts/p1", "op", "")

@@ -112,12 +112,13 @@ func (h *Handler) getAPIKey(w http.ResponseWriter, r *http.Request, p *messaging
 }
 
 // revokeAPIKey revokes a key of the caller's workspace, the caller's own
-// key included, and answers the revoked record.
+// key included, and answers the revoked record. The library refuses a key
+// holding a scope the caller lacks.
 func (h *Handler) revokeAPIKey(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	k, err := h.svc.RevokeAPIKey(r.Context(), p.WorkspaceID, r.PathValue("id"))
+	k, err := h.svc.RevokeAPIKeyAs(r.Context(), p, p.WorkspaceID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -290,3 +290,32 @@ func TestAuditEventsPaging(t *testing.T) {
 		expect(t, e.call(t, "GET", "/v1/audit-events?"+q.query, "A", nil), 400, "validation_error", q.field)
 	}
 }
+
+// TestAPIKeyChildBounds: a key that expires cannot create a key that
+// never expires or expires later (403 naming expires_at), and a
+// manage:keys-only key cannot revoke the workspace's all-scope key (403
+// naming scopes; the key keeps working).
+func TestAPIKeyChildBounds(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	hour := t0.Add(time.Hour)
+	_, short, err := e.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: e.A.ID, Name: "short",
+		Scopes: []string{messaging.ScopeManageKeys}, ExpiresAt: &hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{
+		`{"name":"child","scopes":["manage:keys"]}`,
+		`{"name":"child","scopes":["manage:keys"],"expires_at":"` + t0.Add(2*time.Hour).Format(time.RFC3339) + `"}`,
+	} {
+		r := e.call(t, "POST", "/v1/api-keys", "raw:"+short, body)
+		expect(t, r, 403, "forbidden", "expires_at")
+	}
+	r := e.call(t, "POST", "/v1/api-keys", "raw:"+short, `{"name":"child","scopes":["manage:keys"],"expires_at":"`+hour.Format(time.RFC3339)+`"}`)
+	expect(t, r, 201, "", "")
+
+	r = e.call(t, "DELETE", "/v1/api-keys/"+e.A.FullID, "A.only:manage:keys", nil)
+	expect(t, r, 403, "forbidden", "scopes")
+	expect(t, e.call(t, "GET", "/v1/api-keys", "A", nil), 200, "", "")
+}

@@ -46,6 +46,7 @@ func TestSMSStatusOfErrors(t *testing.T) {
 		{"low credit", sms.NewError(sms.CodeLowCredit, "message", ""), 402},
 		{"unknown message", sms.NewError(sms.CodeNotFound, "messageID", ""), 404},
 		{"idempotency key reused", sms.NewError(sms.CodeIdempotencyConflict, "Idempotency-Key", ""), 409},
+		{"rate limited", sms.NewError(sms.CodeRateLimited, "partnerID", ""), 429},
 		{"an unknown error", errors.New("disk on fire"), 500},
 		{"an unknown error as an *sms.Error", sms.AsError(errors.New("disk on fire")), 500},
 		{"the store unavailable", sms.AsError(fmt.Errorf("dial: %w", messaging.ErrUnavailable)), 503},

@@ -144,7 +144,7 @@ func FuzzV1Body(f *testing.F) {
 // smsStatusOf is the HTTP status of each SMS response code (README, SMS
 // API). 1010 may also be 404, 405 or 413; 1005 is never expected.
 var smsStatusOf = map[int]int{200: 200, 1001: 400, 1003: 400, 1004: 402, 1006: 401, 1008: 200, 1009: 400,
-	1010: 400, 1012: 400, 4091: 401, 4092: 401, 4093: 404, 4094: 409}
+	1010: 400, 1012: 400, 4091: 401, 4092: 401, 4093: 404, 4094: 409, 4095: 429}
 
 // FuzzSMSBody sends an arbitrary body to every SMS route (route picks
 // it). The answer is always a flat JSON object whose response-code is

@@ -69,9 +69,10 @@ const (
 // Options configure the handler. A nil *Options means all defaults.
 type Options struct {
 	// RateLimits overrides the default per-minute limit of routes, keyed by
-	// Route.Name() ("POST /v1/messages"), plus the key "unauthenticated" for
-	// requests without a valid key. Routes not in the map keep their
-	// default (see Routes).
+	// Route.Name() ("POST /v1/messages"; the SMS routes' names are the keys
+	// of SMSRateLimits, limited per account), plus the key
+	// "unauthenticated" for requests without a valid key. Routes not in
+	// the map keep their default (see Routes); 0 turns a route's limit off.
 	RateLimits map[string]int
 	// DisableRateLimits turns every rate limit off (for load tests).
 	DisableRateLimits bool
@@ -195,6 +196,9 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	}
 	for _, rt := range OperatorRoutes() {
 		h.limits[rt.Name()] = rt.PerMinute
+	}
+	for name, n := range SMSRateLimits() {
+		h.limits[name] = n
 	}
 	for k, v := range o.RateLimits {
 		h.limits[k] = v

@@ -16,8 +16,9 @@ import (
 )
 
 // Limiter decides whether a request may go on under a rate limit. key names
-// a token bucket ("ws:<workspace>:<route>", or "ip:<address>" for requests
-// without a valid key); the bucket holds at most perMinute tokens and
+// a token bucket ("ws:<workspace>:<route>", "sms:<partnerID>:<route>" for
+// the SMS API, or "ip:<address>" for requests without valid credentials);
+// the bucket holds at most perMinute tokens and
 // refills at perMinute tokens a minute.
 //
 // The default (Options.Limiter nil) keeps the buckets in the process, so

@@ -203,7 +203,10 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 		_, f.Only[s] = key([]string{s}, nil)
 		_, f.Without[s] = key(slices.DeleteFunc(messaging.AllScopes(), func(x string) bool { return x == s }), nil)
 	}
-	rk, plain := key(messaging.AllScopes(), nil)
+	// The revoked key holds manage:keys alone, so that any key that may
+	// manage keys may revoke it again (a key revokes only keys whose
+	// scopes it holds).
+	rk, plain := key([]string{messaging.ScopeManageKeys}, nil)
 	_, err = e.svc.RevokeAPIKey(ctx, id, rk.ID)
 	must(err)
 	f.Revoked, f.RevokedID = plain, rk.ID

@@ -18,8 +18,9 @@ import (
 )
 
 // The SMS API (/sms/v1) is mounted by New when Options.SMS is set. Its
-// credentials travel in the JSON body, so it has no header authentication,
-// scopes or rate limits of its own. Every answer, success or error, is a
+// credentials travel in the JSON body, so it has no header authentication
+// or scopes. Its rate limits are per account and route, like /v1's per
+// workspace and route (see SMSRateLimits and smsAdmit). Every answer, success or error, is a
 // flat JSON object carrying "response-code" and "response-description"
 // (never the /v1 error envelope), and X-Correlation-ID like every response.
 //
@@ -40,20 +41,96 @@ import (
 // header given more than once, or malformed, is 1009.
 
 // smsEndpoint is a row of the route table of the SMS API: a path, which
-// accepts POST only, and its handler.
+// accepts POST only, its handler and its default rate limit per account.
 type smsEndpoint struct {
-	path  string
-	serve func(h *Handler, w http.ResponseWriter, r *http.Request, svc *sms.SMS) error
+	path      string
+	serve     func(h *Handler, w http.ResponseWriter, r *http.Request, svc *sms.SMS) error
+	perMinute int
 }
 
 // smsEndpoints is the route table of the SMS API.
 func smsEndpoints() []smsEndpoint {
 	return []smsEndpoint{
-		{"/sms/v1/messages", (*Handler).smsSend},
-		{"/sms/v1/messages/bulk", (*Handler).smsBulk},
-		{"/sms/v1/messages/delivery-report", (*Handler).smsReport},
-		{"/sms/v1/account/balance", (*Handler).smsBalance},
+		{"/sms/v1/messages", (*Handler).smsSend, 300},
+		{"/sms/v1/messages/bulk", (*Handler).smsBulk, 60},
+		{"/sms/v1/messages/delivery-report", (*Handler).smsReport, 600},
+		{"/sms/v1/account/balance", (*Handler).smsBalance, 60},
 	}
+}
+
+// SMSRateLimits returns the default per-minute rate limit of each SMS
+// route, per account (partnerID), keyed by its name ("POST
+// /sms/v1/messages"); the names are keys of Options.RateLimits too.
+func SMSRateLimits() map[string]int {
+	out := map[string]int{}
+	for _, ep := range smsEndpoints() {
+		out[smsRouteName(ep.path)] = ep.perMinute
+	}
+	return out
+}
+
+// smsRouteName is the name of the SMS route at path, as in Route.Name.
+func smsRouteName(path string) string { return http.MethodPost + " " + path }
+
+// smsAdmit charges a request of the SMS route named route to the rate
+// limits before it is served. Each distinct pair of creds (partnerID,
+// apikey) whose credentials hold spends a token of its account's bucket
+// for the route; when one is empty the request is refused with
+// sms.CodeRateLimited (HTTP 429, Retry-After). Credentials that fail
+// spend, once per request, a token of the client address's
+// "unauthenticated" bucket (the one /v1's refused keys spend), which
+// slows apikey guessing. With single, the first failing pair's error
+// (what the service would answer) is returned at once; a bulk leaves it
+// to each item's answer.
+func (h *Handler) smsAdmit(w http.ResponseWriter, r *http.Request, svc *sms.SMS, route string, single bool, creds ...[2]string) error {
+	if h.noLimits {
+		return nil
+	}
+	ctx := r.Context()
+	seen := map[[2]string]bool{}
+	var failed error
+	var ok []string
+	for _, c := range creds {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		err := svc.CheckCredentials(ctx, c[0], c[1])
+		switch {
+		case err == nil:
+			ok = append(ok, c[0])
+		case sms.AsError(err).Code == sms.CodeSystemError:
+			return err
+		case failed == nil:
+			failed = err
+		}
+	}
+	if failed != nil {
+		if err := h.limit(ctx, w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
+			return smsRateError(w, err, "", "this client address", "the API with failing credentials", h.limits["unauthenticated"])
+		}
+		if single {
+			return failed
+		}
+	}
+	for _, partner := range ok {
+		if err := h.limit(ctx, w, "sms:"+partner+":"+route, h.limits[route]); err != nil {
+			return smsRateError(w, err, "partnerID", "account "+strconv.Quote(partner), route, h.limits[route])
+		}
+	}
+	return nil
+}
+
+// smsRateError turns the rate-limit refusal of limit into the SMS API's
+// 4095: who made more than perMinute requests a minute to what, and the
+// seconds to wait (the Retry-After limit set). Other errors pass.
+func smsRateError(w http.ResponseWriter, err error, field, who, what string, perMinute int) error {
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.code != messaging.CodeRateLimitExceeded {
+		return err
+	}
+	return sms.NewError(sms.CodeRateLimited, field, "%s made more than %d requests a minute to %s; retry after %s s",
+		who, perMinute, what, w.Header().Get("Retry-After"))
 }
 
 // SMSRoutes lists the paths of the SMS API; each accepts POST only.
@@ -129,7 +206,7 @@ func (e *smsRefusal) Unwrap() error { return e.err }
 // smsStatus returns the HTTP status an error of the SMS API is answered
 // with: an smsRefusal's own, else its code's: 400 for bad input, 401 for
 // credentials, 402 for low credit, 404 for unknown ids, 409 for a reused
-// idempotency key, 500 for a system error (503 when it wraps
+// idempotency key, 429 for a rate limit, 500 for a system error (503 when it wraps
 // messaging.ErrUnavailable: the store is away for a moment, retry), and
 // 200 for CodeSuccess and CodeNoDeliveryReport (a report that is not there
 // yet is not a failed request; poll again).
@@ -150,6 +227,8 @@ func smsStatus(err error) int {
 		return http.StatusNotFound
 	case sms.CodeIdempotencyConflict:
 		return http.StatusConflict
+	case sms.CodeRateLimited:
+		return http.StatusTooManyRequests
 	case sms.CodeSystemError:
 		if errors.Is(e, messaging.ErrUnavailable) {
 			return http.StatusServiceUnavailable
@@ -368,6 +447,9 @@ func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 		return err
 	}
 	return smsServe(h, w, r, func(req *smsSendRequest) (any, bool, error) {
+		if err := h.smsAdmit(w, r, svc, smsRouteName("/sms/v1/messages"), true, [2]string{string(req.PartnerID), req.APIKey}); err != nil {
+			return nil, false, err
+		}
 		res, err := svc.Send(r.Context(), &sms.SendParams{
 			APIKey: req.APIKey, PartnerID: string(req.PartnerID), Mobile: string(req.Mobile), Message: req.Message,
 			Shortcode: req.Shortcode, TimeToSend: string(req.TimeToSend), PassType: req.PassType, IdempotencyKey: key,
@@ -422,13 +504,17 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 		return err
 	}
 	return smsServe(h, w, r, func(req *smsBulkRequest) (any, bool, error) {
-		return bulkAnswer(r.Context(), svc, req, key)
+		return bulkAnswer(r.Context(), svc, req, key, func(creds [][2]string) error {
+			return h.smsAdmit(w, r, svc, smsRouteName("/sms/v1/messages/bulk"), false, creds...)
+		})
 	}, "smslist")
 }
 
 // bulkAnswer sends the items of req, under the idempotency key key, and
-// returns the answer and whether it repeats an earlier request's.
-func bulkAnswer(ctx context.Context, svc *sms.SMS, req *smsBulkRequest, key string) (*smsBulkResponse, bool, error) {
+// returns the answer and whether it repeats an earlier request's. admit
+// is given the credentials of the readable items before anything is sent;
+// its error refuses the whole request.
+func bulkAnswer(ctx context.Context, svc *sms.SMS, req *smsBulkRequest, key string, admit func([][2]string) error) (*smsBulkResponse, bool, error) {
 	n := len(req.SMSList)
 	if n == 0 || n > sms.MaxBulk {
 		return nil, false, sms.NewError(sms.CodeTooManyMessages, "smslist", "must hold 1 to %d messages (got %d)", sms.MaxBulk, n)
@@ -461,6 +547,15 @@ func bulkAnswer(ctx context.Context, svc *sms.SMS, req *smsBulkRequest, key stri
 			PartnerID: string(it.PartnerID), APIKey: it.APIKey, PassType: it.PassType, ClientSMSID: clientRef(it.ClientSMSID),
 			Mobile: string(it.Mobile), Message: it.Message, Shortcode: it.Shortcode, TimeToSend: string(it.TimeToSend),
 		}
+	}
+	var creds [][2]string
+	for _, it := range items {
+		if it.Err == nil {
+			creds = append(creds, [2]string{it.PartnerID, it.APIKey})
+		}
+	}
+	if err := admit(creds); err != nil {
+		return nil, false, err
 	}
 	res, err := svc.Bulk(ctx, &sms.BulkParams{Items: items, IdempotencyKey: key})
 	if err != nil {
@@ -568,6 +663,9 @@ type smsReportResponse struct {
 
 func (h *Handler) smsReport(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
 	return smsServe(h, w, r, func(req *smsReportRequest) (any, bool, error) {
+		if err := h.smsAdmit(w, r, svc, smsRouteName("/sms/v1/messages/delivery-report"), true, [2]string{string(req.PartnerID), req.APIKey}); err != nil {
+			return nil, false, err
+		}
 		rep, err := svc.DeliveryReport(r.Context(), &sms.ReportParams{APIKey: req.APIKey, PartnerID: string(req.PartnerID), MessageID: string(req.MessageID)})
 		if err != nil {
 			return nil, false, err
@@ -600,6 +698,9 @@ type smsBalanceResponse struct {
 
 func (h *Handler) smsBalance(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
 	return smsServe(h, w, r, func(req *smsBalanceRequest) (any, bool, error) {
+		if err := h.smsAdmit(w, r, svc, smsRouteName("/sms/v1/account/balance"), true, [2]string{string(req.PartnerID), req.APIKey}); err != nil {
+			return nil, false, err
+		}
 		b, err := svc.Balance(r.Context(), string(req.PartnerID), req.APIKey)
 		if err != nil {
 			return nil, false, err

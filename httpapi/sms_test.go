@@ -59,8 +59,9 @@ type smsEnv struct {
 
 // smsSetup serves the SMS API on a memstore with the fake gateway
 // (reports 10 s after the hand-over), the clock at 10:00 UTC (13:00 in
-// Nairobi), and account 1234 (100 credits, sender ACME, Africa/Nairobi).
-func smsSetup(t testing.TB) *smsEnv {
+// Nairobi), and account 1234 (100 credits, sender ACME, Africa/Nairobi);
+// opts change the handler's options.
+func smsSetup(t testing.TB, opts ...func(*httpapi.Options)) *smsEnv {
 	t.Helper()
 	clk := &smsClock{t: time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}
 	st := memstore.New()
@@ -80,7 +81,11 @@ func smsSetup(t testing.TB) *smsEnv {
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &buf, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := httpapi.New(svc, &httpapi.Options{SMS: s, Logger: log, Clock: clk.Now})
+	o := &httpapi.Options{SMS: s, Logger: log, Clock: clk.Now}
+	for _, f := range opts {
+		f(o)
+	}
+	h := httpapi.New(svc, o)
 	return &smsEnv{h: h, svc: s, clk: clk, log: &buf, mu: &mu}
 }
 

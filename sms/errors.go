@@ -47,6 +47,12 @@ const (
 	// CodeIdempotencyConflict: the Idempotency-Key was used by the account
 	// in the last IdempotencyRetention with a different request.
 	CodeIdempotencyConflict = 4094
+	// CodeRateLimited: the account (or, for requests whose credentials
+	// fail, the client address) made more requests to the route in the
+	// last minute than its rate limit allows; retry after the seconds the
+	// Retry-After header gives. The service itself never returns it: the
+	// REST layer (package httpapi) does.
+	CodeRateLimited = 4095
 )
 
 // CodeText returns the standard response-description of a response code
@@ -81,6 +87,8 @@ func CodeText(code int) string {
 		return "Details Not Found"
 	case CodeIdempotencyConflict:
 		return "Idempotency key reused with a different request"
+	case CodeRateLimited:
+		return "Rate limit exceeded"
 	}
 	return ""
 }

@@ -301,7 +301,10 @@ type CreateAccountParams struct {
 	Credit Credit
 	// TimeZone is an IANA name; default "UTC".
 	TimeZone string
-	// CostPerSegment is what one SMS part costs; 0 means Credits(1).
+	// CostPerSegment is what one SMS part costs, checked by
+	// CheckCostPerSegment; 0 (the zero value) means Credits(1). A
+	// surface that can tell an explicit 0 from an absent value refuses
+	// the 0 with CheckCostPerSegment before calling CreateAccount.
 	CostPerSegment Credit
 }
 
@@ -344,8 +347,8 @@ func (s *SMS) CreateAccount(ctx context.Context, p *CreateAccountParams) (*Accou
 	if cost == 0 {
 		cost = Credits(1)
 	}
-	if cost < 0 || cost > MaxCredit {
-		return nil, "", NewError(CodeUnsupportedDataType, "cost_per_segment", "must be from 0.01 to %s", MaxCredit)
+	if err := CheckCostPerSegment(cost); err != nil {
+		return nil, "", err
 	}
 	senders := slices.Clone(p.Senders)
 	slices.Sort(senders)
@@ -418,11 +421,21 @@ func (s *SMS) SetTimeZone(ctx context.Context, partnerID, tz string) error {
 	return nil
 }
 
-// SetCostPerSegment sets what one SMS part costs an account, for the sends
-// that follow.
-func (s *SMS) SetCostPerSegment(ctx context.Context, partnerID string, cost Credit) error {
+// CheckCostPerSegment is the rule of a cost per SMS part: from 0.01 to
+// MaxCredit. 0 is refused (CodeUnsupportedDataType naming
+// "cost_per_segment"): an account never sends for free by mistake.
+func CheckCostPerSegment(cost Credit) error {
 	if cost <= 0 || cost > MaxCredit {
-		return NewError(CodeUnsupportedDataType, "cost_per_segment", "must be from 0.01 to %s", MaxCredit)
+		return NewError(CodeUnsupportedDataType, "cost_per_segment", "must be from 0.01 to %s (got %s)", MaxCredit, cost)
+	}
+	return nil
+}
+
+// SetCostPerSegment sets what one SMS part costs an account, for the sends
+// that follow (see CheckCostPerSegment).
+func (s *SMS) SetCostPerSegment(ctx context.Context, partnerID string, cost Credit) error {
+	if err := CheckCostPerSegment(cost); err != nil {
+		return err
 	}
 	_, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, CostPerSegment: &cost, At: s.now()})
 	if err != nil {
@@ -565,28 +578,9 @@ func (s *SMS) Ledger(ctx context.Context, partnerID, cursor string, limit int) (
 // hash when the account does not exist. The rest of the account (its
 // senders included) is read only once the key matched.
 func (s *SMS) Authenticate(ctx context.Context, partnerID, apikey string) (*Account, error) {
-	if partnerID == "" {
-		return nil, NewError(CodeNoPartnerID, "partnerID", "is required")
-	}
-	if apikey == "" {
-		return nil, NewError(CodeNoAPIKey, "apikey", "is required")
-	}
-	if err := unstorable("partnerID", partnerID, "apikey", apikey); err != nil {
+	sum, err := s.checkKey(ctx, partnerID, apikey)
+	if err != nil {
 		return nil, err
-	}
-	sum := hashKey(apikey)
-	want, found := s.dummyHash[:], false
-	if partnerIDRe.MatchString(partnerID) {
-		h, err := s.store.SMSAccountKey(ctx, partnerID)
-		switch {
-		case err == nil:
-			want, found = h, true
-		case !errors.Is(err, messaging.ErrNotFound):
-			return nil, systemError(err)
-		}
-	}
-	if subtle.ConstantTimeCompare(sum[:], want) != 1 || !found {
-		return nil, errCredentials()
 	}
 	a, err := s.store.SMSAccountGet(ctx, partnerID)
 	if errors.Is(err, messaging.ErrNotFound) {
@@ -599,6 +593,47 @@ func (s *SMS) Authenticate(ctx context.Context, partnerID, apikey string) (*Acco
 		return nil, errCredentials() // the key was replaced in between
 	}
 	return a, nil
+}
+
+// CheckCredentials returns nil when partnerID and apikey match an account,
+// else the error Authenticate gives, after the same work as its first
+// step (one read of the key hash, a constant-time comparison) and
+// without reading the account. The REST layer uses it to charge a
+// request to its account's rate limit before serving it.
+func (s *SMS) CheckCredentials(ctx context.Context, partnerID, apikey string) error {
+	_, err := s.checkKey(ctx, partnerID, apikey)
+	return err
+}
+
+// checkKey is the first step of Authenticate: it checks the presence of
+// partnerID and apikey, then the key against the account's key hash, and
+// returns the key's SHA-256.
+func (s *SMS) checkKey(ctx context.Context, partnerID, apikey string) ([32]byte, error) {
+	var none [32]byte
+	if partnerID == "" {
+		return none, NewError(CodeNoPartnerID, "partnerID", "is required")
+	}
+	if apikey == "" {
+		return none, NewError(CodeNoAPIKey, "apikey", "is required")
+	}
+	if err := unstorable("partnerID", partnerID, "apikey", apikey); err != nil {
+		return none, err
+	}
+	sum := hashKey(apikey)
+	want, found := s.dummyHash[:], false
+	if partnerIDRe.MatchString(partnerID) {
+		h, err := s.store.SMSAccountKey(ctx, partnerID)
+		switch {
+		case err == nil:
+			want, found = h, true
+		case !errors.Is(err, messaging.ErrNotFound):
+			return none, systemError(err)
+		}
+	}
+	if subtle.ConstantTimeCompare(sum[:], want) != 1 || !found {
+		return none, errCredentials()
+	}
+	return sum, nil
 }
 
 // SendParams are the fields of POST /sms/v1/messages.

@@ -142,6 +142,41 @@ func TestAuthenticationWorkHidesWhichPartnersExist(t *testing.T) {
 	}
 }
 
+// TestCheckCredentials: the answer of Authenticate's first step, with one
+// read of the key hash and none of the rest of the account, whether the
+// key matches or not.
+func TestCheckCredentials(t *testing.T) {
+	t.Parallel()
+	e := setup(t, nil)
+	e.store.accountReads()
+	cases := []struct {
+		partnerID, key string
+		code           int
+		field          string
+		reads          []string
+	}{
+		{partner, apikey, sms.CodeSuccess, "", []string{"SMSAccountKey"}},
+		{partner, apikey + "x", sms.CodeInvalidCredentials, "", []string{"SMSAccountKey"}},
+		{"5678", apikey, sms.CodeInvalidCredentials, "", []string{"SMSAccountKey"}},
+		{"", apikey, sms.CodeNoPartnerID, "partnerID", nil},
+		{partner, "", sms.CodeNoAPIKey, "apikey", nil},
+	}
+	for _, c := range cases {
+		err := e.svc.CheckCredentials(e.ctx, c.partnerID, c.key)
+		what := "CheckCredentials(" + c.partnerID + ", " + c.key + ")"
+		if c.code == sms.CodeSuccess {
+			if err != nil {
+				t.Errorf("%s: %v", what, err)
+			}
+		} else {
+			wantCode(t, what, err, c.code, c.field)
+		}
+		if d := cmp.Diff(c.reads, e.store.accountReads()); d != "" {
+			t.Errorf("%s: account reads (-want +got):\n%s", what, d)
+		}
+	}
+}
+
 func TestSendAcceptsAndDebits(t *testing.T) {
 	t.Parallel()
 	e := setup(t, nil)
@@ -519,6 +554,22 @@ func TestAccounts(t *testing.T) {
 	} {
 		_, _, err := e.svc.CreateAccount(e.ctx, tc.p)
 		wantCode(t, tc.name, err, tc.code, tc.field)
+	}
+	// A cost per part is from 0.01: 0 is refused with the text that says
+	// so, by the rule and by SetCostPerSegment; CreateAccount's zero value
+	// is the default, 1.
+	for _, c := range []sms.Credit{0, -1, sms.MaxCredit + 1} {
+		err := sms.CheckCostPerSegment(c)
+		wantCode(t, "cost "+c.String(), err, sms.CodeUnsupportedDataType, "cost_per_segment")
+		if err != nil && !strings.Contains(err.Error(), "from 0.01") {
+			t.Errorf("cost %s: %v does not say the rule", c, err)
+		}
+		wantCode(t, "SetCostPerSegment "+c.String(), e.svc.SetCostPerSegment(e.ctx, "gen", c), sms.CodeUnsupportedDataType, "cost_per_segment")
+	}
+	for _, c := range []sms.Credit{1, sms.MaxCredit} {
+		if err := sms.CheckCostPerSegment(c); err != nil {
+			t.Errorf("cost %s: %v", c, err)
+		}
 	}
 	if _, err := e.svc.TopUp(e.ctx, "gen", 0); sms.AsError(err).Code != sms.CodeUnsupportedDataType {
 		t.Errorf("top-up of 0: %v", err)
