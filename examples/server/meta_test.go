@@ -100,6 +100,9 @@ func templateNames(t *testing.T, base string) []string {
 func TestServerOnMeta(t *testing.T) {
 	graph := metatest.New()
 	t.Cleanup(graph.Close)
+	// The bootstrap's credentials control the number: Connect verifies
+	// them with the Graph API.
+	graph.AddPhoneNumber(metaWABA, metaPhoneID, "+254 700 000000", metaToken)
 	graph.AddTemplate(metaWABA, messaging.ProviderTemplate{Name: "made_in_manager", Language: "en", Category: "MARKETING", Status: "APPROVED",
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Big sale"}}})
 	dir := t.TempDir()

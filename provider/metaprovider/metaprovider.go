@@ -36,7 +36,8 @@
 // DeleteTemplate: DELETE by name, and hsm_id for one language),
 // messaging.TemplateLister (ListTemplates: GET
 // /{waba-id}/message_templates, every page) and
-// messaging.ConnectionChecker (CheckConnection: GET /{account-id}?fields=id).
+// messaging.ConnectionVerifier (VerifyConnection: reads only the
+// account's token can make; see its doc).
 // They take the sender as a *messaging.ChannelSender. Package metatest is
 // a mock of these Graph endpoints for tests.
 //
