@@ -124,7 +124,7 @@ func New(svc *messaging.Service, opts *Options) (*Handler, error) {
 	h := &Handler{svc: svc, sms: o.SMS, prefix: o.Prefix, auth: o.Authenticate, signIn: o.SignIn,
 		signTo: o.SignInURL, log: o.Logger, pages: pg, mux: http.NewServeMux()}
 	if o.SignIn != nil {
-		if err := o.SignIn.init(); err != nil {
+		if err := o.SignIn.init(svc.Now()); err != nil {
 			return nil, err
 		}
 		h.auth = h.sessionViewer

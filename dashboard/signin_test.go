@@ -2,9 +2,11 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -127,18 +129,144 @@ func TestSignOutEndsTheSessionOnTheServer(t *testing.T) {
 	}
 }
 
-// TestSignInAttemptsLimited: guessing is slowed down: past the burst,
-// attempts are refused without checking the secret.
-func TestSignInAttemptsLimited(t *testing.T) {
-	srv, _ := signInFixture(t)
-	limited := false
-	for range 25 {
-		if res := browserLike(t, srv, "POST", "/dashboard/sign-in", url.Values{"secret": {"guess"}}); res.StatusCode == http.StatusTooManyRequests {
-			limited = true
-			break
+// signInHandler is the dashboard of signInFixture as a handler, so that
+// tests can set each request's RemoteAddr, with the given sign-in limits.
+func signInHandler(t *testing.T, si *dashboard.SignIn) (http.Handler, *testclock.Clock) {
+	t.Helper()
+	clock := testclock.New(t0)
+	store := memstore.New()
+	t.Cleanup(func() { _ = store.Close() })
+	svc, err := messaging.New(store, fakeprovider.New(), &messaging.Options{Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	si.Check = func(_ context.Context, secret string) (*dashboard.Viewer, error) {
+		if secret == "right-secret" {
+			return &dashboard.Viewer{Name: "operator", Operator: true}, nil
+		}
+		return nil, nil
+	}
+	dash, err := dashboard.New(svc, &dashboard.Options{SignIn: si})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dash, clock
+}
+
+// postSignIn posts secret to the sign-in form from remote (host:port),
+// with X-Forwarded-For xff when not empty, and returns the status.
+func postSignIn(h http.Handler, remote, xff, secret string) int {
+	req := httptest.NewRequest("POST", "/dashboard/sign-in", strings.NewReader(url.Values{"secret": {secret}}.Encode()))
+	req.RemoteAddr = remote
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// TestSignInAttemptsLimitedPerAddress: past its 10 failures a minute an
+// address is refused without the secret being checked (even the right
+// one), until the minute has refilled its bucket on the service clock;
+// another address is not affected.
+func TestSignInAttemptsLimitedPerAddress(t *testing.T) {
+	h, clock := signInHandler(t, &dashboard.SignIn{})
+	for i := range 10 {
+		if got := postSignIn(h, "198.51.100.7:4000", "", "guess"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong secret #%d: %d; want 401 (checked)", i+1, got)
 		}
 	}
-	if !limited {
-		t.Error("25 wrong sign-ins in a row were all checked; want 429 past the burst of 20")
+	if got := postSignIn(h, "198.51.100.7:4001", "", "right-secret"); got != http.StatusTooManyRequests {
+		t.Fatalf("11th attempt from the address: %d; want 429, unchecked", got)
+	}
+	if got := postSignIn(h, "198.51.100.8:4000", "", "right-secret"); got != http.StatusSeeOther {
+		t.Fatalf("right secret from another address: %d; want 303", got)
+	}
+	clock.Advance(6 * time.Second) // one failure's worth of the bucket
+	if got := postSignIn(h, "198.51.100.7:4000", "", "right-secret"); got != http.StatusSeeOther {
+		t.Fatalf("right secret from the limited address after 6 s: %d; want 303", got)
+	}
+}
+
+// TestSignInCorrectNeverCounted: correct sign-ins, however many, spend
+// nothing: 40 in one minute from one address all pass, and that address
+// may still fail 10 times before it is limited.
+func TestSignInCorrectNeverCounted(t *testing.T) {
+	h, _ := signInHandler(t, &dashboard.SignIn{})
+	for i := range 40 {
+		if got := postSignIn(h, "198.51.100.7:4000", "", "right-secret"); got != http.StatusSeeOther {
+			t.Fatalf("right secret #%d: %d; want 303", i+1, got)
+		}
+	}
+	for i := range 10 {
+		if got := postSignIn(h, "198.51.100.7:4000", "", "guess"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong secret #%d after the correct ones: %d; want 401", i+1, got)
+		}
+	}
+}
+
+// TestSignInFloodDoesNotLockOutOperator: 100 addresses post 20 wrong
+// secrets each in the same minute, spending every per-address and the
+// global budget; the operator's sign-in from an address of its own still
+// passes, and an address that failed in the flood is refused unchecked
+// while the global budget is spent, even with tokens of its own left.
+func TestSignInFloodDoesNotLockOutOperator(t *testing.T) {
+	h, _ := signInHandler(t, &dashboard.SignIn{})
+	checked := 0
+	for round := range 20 {
+		for a := range 100 {
+			switch postSignIn(h, fmt.Sprintf("203.0.113.%d:5%03d", a, round), "", "guess") {
+			case http.StatusUnauthorized:
+				checked++
+			case http.StatusTooManyRequests:
+			default:
+				t.Fatal("a wrong secret answered neither 401 nor 429")
+			}
+		}
+	}
+	if checked != 200 {
+		t.Errorf("the flood had %d secrets checked; want 200, the global cap", checked)
+	}
+	if got := postSignIn(h, "192.0.2.10:443", "", "right-secret"); got != http.StatusSeeOther {
+		t.Fatalf("the operator's sign-in during the flood: %d; want 303", got)
+	}
+	// 203.0.113.99 failed twice (rounds 0 and 1) before the global cap was
+	// spent: it has 8 tokens of its own but failed within the minute.
+	if got := postSignIn(h, "203.0.113.99:6000", "", "right-secret"); got != http.StatusTooManyRequests {
+		t.Errorf("a flooding address with tokens left, global cap spent: %d; want 429", got)
+	}
+}
+
+// TestSignInBehindTrustedProxy: behind a trusted proxy each client is
+// limited under its own X-Forwarded-For address, so one client's guesses
+// do not lock out another coming through the same proxy; without
+// TrustedProxies the header is ignored, and a client cannot escape its
+// limit by writing addresses into it.
+func TestSignInBehindTrustedProxy(t *testing.T) {
+	h, _ := signInHandler(t, &dashboard.SignIn{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	for i := range 10 {
+		// A client's forged left-most entry is ignored: the proxy appended
+		// the real peer, 198.51.100.7.
+		forged := fmt.Sprintf("192.0.2.%d, 198.51.100.7", i)
+		if got := postSignIn(h, "10.1.2.3:80", forged, "guess"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong secret #%d: %d; want 401", i+1, got)
+		}
+	}
+	if got := postSignIn(h, "10.1.2.3:80", "192.0.2.200, 198.51.100.7", "guess"); got != http.StatusTooManyRequests {
+		t.Fatalf("11th from 198.51.100.7 with a new forged entry: %d; want 429", got)
+	}
+	if got := postSignIn(h, "10.1.2.3:80", "198.51.100.8", "right-secret"); got != http.StatusSeeOther {
+		t.Fatalf("another client through the same proxy: %d; want 303", got)
+	}
+
+	plain, _ := signInHandler(t, &dashboard.SignIn{})
+	for i := range 10 {
+		postSignIn(plain, "198.51.100.7:80", fmt.Sprintf("192.0.2.%d", i), "guess")
+	}
+	if got := postSignIn(plain, "198.51.100.7:80", "192.0.2.250", "guess"); got != http.StatusTooManyRequests {
+		t.Fatalf("untrusted peer varying X-Forwarded-For: %d; want 429 (header ignored)", got)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"strings"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/dashboard"
@@ -64,11 +66,35 @@ func (s *operatorSignIn) check(_ context.Context, secret string) (*dashboard.Vie
 	return &dashboard.Viewer{Name: "operator", Operator: true}, nil
 }
 
-// withDashboard serves the dashboard at dashboardPrefix beside api.
-func withDashboard(api http.Handler, svc *messaging.Service, smsSvc *sms.SMS, signIn *operatorSignIn, log *slog.Logger) (http.Handler, error) {
+// parseTrustedProxies reads -trusted-proxies: comma-separated CIDR
+// prefixes or single addresses of the reverse proxies in front of the
+// server. Empty: none.
+func parseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("-trusted-proxies: %q is neither a CIDR prefix (10.0.0.0/8) nor an address", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+// withDashboard serves the dashboard at dashboardPrefix beside api. The
+// sign-in limits count clients behind proxies by X-Forwarded-For.
+func withDashboard(api http.Handler, svc *messaging.Service, smsSvc *sms.SMS, signIn *operatorSignIn, proxies []netip.Prefix, log *slog.Logger) (http.Handler, error) {
 	dash, err := dashboard.New(svc, &dashboard.Options{
 		Prefix: dashboardPrefix,
-		SignIn: &dashboard.SignIn{Check: signIn.check},
+		SignIn: &dashboard.SignIn{Check: signIn.check, TrustedProxies: proxies},
 		SMS:    smsSvc,
 		Logger: log,
 	})

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,24 @@ func TestOperatorSignIn(t *testing.T) {
 		if _, err := newOperatorSignIn("op_token-123", bad); err == nil {
 			t.Errorf("password of %d characters accepted", len(bad))
 		}
+	}
+}
+
+// TestParseTrustedProxies: -trusted-proxies takes prefixes and single
+// addresses, comma-separated, and names what it refuses.
+func TestParseTrustedProxies(t *testing.T) {
+	got, err := parseTrustedProxies(" 10.0.0.0/8, 192.0.2.7 ,fd00::/8,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32"), netip.MustParsePrefix("fd00::/8")}
+	if !slices.Equal(got, want) {
+		t.Errorf("parseTrustedProxies = %v; want %v", got, want)
+	}
+	if got, err := parseTrustedProxies(""); err != nil || len(got) != 0 {
+		t.Errorf("empty: %v, %v; want none", got, err)
+	}
+	if _, err := parseTrustedProxies("10.0.0.0/8,proxy.internal"); err == nil || !strings.Contains(err.Error(), "proxy.internal") {
+		t.Errorf("a host name: %v; want an error naming it", err)
 	}
 }
