@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -88,7 +89,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Errorf("token %q, id %q: want mds_ and 43 characters, and ses_...", token, s.ID)
 	}
 	want := &messaging.Session{ID: s.ID, Subject: "amina@acme.example", Workspaces: []string{"acme", "other"},
-		CreatedAt: t0, ExpiresAt: t0.Add(messaging.DefaultSessionTTL)}
+		SMSAccounts: []string{}, CreatedAt: t0, ExpiresAt: t0.Add(messaging.DefaultSessionTTL)}
 	if d := cmp.Diff(want, s); d != "" {
 		t.Errorf("StartSession (-want +got):\n%s", d)
 	}
@@ -125,6 +126,34 @@ func TestSessionLifecycle(t *testing.T) {
 	wantUnauthorized(t, "ended, on another instance", got, err)
 	if err := other.EndSession(f.ctx, "not a token"); err != nil {
 		t.Fatalf("EndSession of a malformed token: %v", err)
+	}
+}
+
+// TestSessionSMSAccounts: a session may name SMS accounts besides, or
+// instead of, workspaces; they come back sorted, without duplicates, on
+// every instance.
+func TestSessionSMSAccounts(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	other := f.instance(t, f.store, nil)
+	token, s, err := f.svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "sms clerk", SMSAccounts: []string{"5678", "1234", "5678"}})
+	if err != nil {
+		t.Fatalf("a session with SMS accounts and no workspace: %v", err)
+	}
+	want := &messaging.Session{ID: s.ID, Subject: "sms clerk", Workspaces: []string{}, SMSAccounts: []string{"1234", "5678"},
+		CreatedAt: t0, ExpiresAt: t0.Add(messaging.DefaultSessionTTL)}
+	got, err := other.Session(f.ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*messaging.Session{s, got} {
+		if d := cmp.Diff(want, s); d != "" {
+			t.Errorf("session (-want +got):\n%s", d)
+		}
+	}
+	_, s, err = f.svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "both", Workspaces: []string{"acme"}, SMSAccounts: []string{"1234"}})
+	if err != nil || !slices.Equal(s.SMSAccounts, []string{"1234"}) || !slices.Equal(s.Workspaces, []string{"acme"}) {
+		t.Fatalf("a session with both: %+v, %v", s, err)
 	}
 }
 
@@ -258,6 +287,9 @@ func TestStartSessionRules(t *testing.T) {
 		{"subject not UTF-8", "subject", "UTF-8", &messaging.SessionParams{Subject: "ami\xffna", Workspaces: ws}},
 		{"no workspaces", "workspaces", "at least one", &messaging.SessionParams{Subject: "amina"}},
 		{"operator with workspaces", "workspaces", "operator", &messaging.SessionParams{Subject: "op", Operator: true, Workspaces: ws}},
+		{"operator with SMS accounts", "sms_accounts", "operator", &messaging.SessionParams{Subject: "op", Operator: true, SMSAccounts: []string{"1234"}}},
+		{"too many SMS accounts", "sms_accounts", "at most 100", &messaging.SessionParams{Subject: "amina", SMSAccounts: tooMany}},
+		{"bad SMS account id", "sms_accounts[1]", "partner id", &messaging.SessionParams{Subject: "amina", SMSAccounts: []string{"1234", "../x"}}},
 		{"too many workspaces", "workspaces", "at most 100", &messaging.SessionParams{Subject: "amina", Workspaces: tooMany}},
 		{"bad workspace id", "workspaces[1]", "workspace id", &messaging.SessionParams{Subject: "amina", Workspaces: []string{"acme", "a b"}}},
 		{"empty workspace id", "workspaces[0]", "workspace id", &messaging.SessionParams{Subject: "amina", Workspaces: []string{""}}},

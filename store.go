@@ -318,11 +318,12 @@ type Store interface {
 
 	// SessionCreate stores s, a signed-in dashboard session, under its
 	// Hash (the hex SHA-256 of its token; the token itself never reaches
-	// the store). A nil Workspaces is stored as empty. ErrConflict if a
-	// session with the same Hash or ID exists.
+	// the store). A nil Workspaces or SMSAccounts is stored as empty.
+	// ErrConflict if a session with the same Hash or ID exists.
 	SessionCreate(ctx context.Context, s *StoredSession) error
 	// SessionGet returns the session stored under hash, expired or not
-	// (the Service enforces expiry), with a non-nil Workspaces.
+	// (the Service enforces expiry), with a non-nil Workspaces and
+	// SMSAccounts.
 	// ErrNotFound if there is none.
 	SessionGet(ctx context.Context, hash string) (*StoredSession, error)
 	// SessionDelete deletes the session stored under hash. Deleting a

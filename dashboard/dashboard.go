@@ -304,11 +304,16 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, req *request, err
 	}
 }
 
-// home sends the viewer to their workspace, or to the list when they may
-// see several (or none).
+// home sends the viewer to their workspace, to the SMS accounts when
+// they have those and no workspace, or to the list when they may see
+// several workspaces (or none).
 func (h *Handler) home(w http.ResponseWriter, r *http.Request, req *request) error {
 	if !req.viewer.Operator && len(req.viewer.Workspaces) == 1 {
 		http.Redirect(w, r, h.prefix+"w/"+req.viewer.Workspaces[0]+"/", http.StatusSeeOther)
+		return nil
+	}
+	if !req.viewer.Operator && len(req.viewer.Workspaces) == 0 && len(req.viewer.SMSAccounts) > 0 && h.sms != nil {
+		http.Redirect(w, r, h.prefix+"sms", http.StatusSeeOther)
 		return nil
 	}
 	http.Redirect(w, r, h.prefix+"workspaces", http.StatusSeeOther)

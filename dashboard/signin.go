@@ -89,7 +89,7 @@ func (h *Handler) sessionViewer(r *http.Request) (*Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Viewer{Name: s.Subject, Operator: s.Operator, Workspaces: s.Workspaces}, nil
+	return &Viewer{Name: s.Subject, Operator: s.Operator, Workspaces: s.Workspaces, SMSAccounts: s.SMSAccounts}, nil
 }
 
 func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +134,15 @@ func (h *Handler) signInSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	attempt.refund()
 	token, s, err := h.svc.StartSession(r.Context(), &messaging.SessionParams{
-		Subject: v.Name, Operator: v.Operator, Workspaces: v.Workspaces, TTL: h.signIn.TTL})
+		Subject: v.Name, Operator: v.Operator, Workspaces: v.Workspaces, SMSAccounts: v.SMSAccounts, TTL: h.signIn.TTL})
+	if messaging.ErrorCode(err) == messaging.CodeValidation {
+		// Check signed in a viewer no session can hold (no workspace and
+		// no SMS account, a bad id): the embedder's mistake, not the
+		// visitor's, but not a failure of ours either.
+		h.log.ErrorContext(r.Context(), "dashboard: SignIn.Check returned a viewer no session can hold", "err", err)
+		h.renderStatus(w, r, http.StatusForbidden, p, "You are signed in to nothing this dashboard shows. Ask the operator for access.")
+		return
+	}
 	if err != nil {
 		h.log.ErrorContext(r.Context(), "dashboard: starting a session failed", "err", err)
 		h.renderStatus(w, r, http.StatusInternalServerError, p, "Signing in failed on our side. Try again.")

@@ -16,6 +16,8 @@ import (
 	"github.com/ujumbe/messaging/dashboard"
 	"github.com/ujumbe/messaging/internal/testclock"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/sms/fakegateway"
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
@@ -268,5 +270,63 @@ func TestSignInBehindTrustedProxy(t *testing.T) {
 	}
 	if got := postSignIn(plain, "198.51.100.7:80", "192.0.2.250", "guess"); got != http.StatusTooManyRequests {
 		t.Fatalf("untrusted peer varying X-Forwarded-For: %d; want 429 (header ignored)", got)
+	}
+}
+
+// TestSignInViewerWithSMSAccountsOnly: Check may sign in a viewer who
+// sees SMS accounts and no workspace; the session keeps the accounts, so
+// the home page leads to them and the viewer opens account 1234 but not
+// 5678 nor any workspace.
+func TestSignInViewerWithSMSAccountsOnly(t *testing.T) {
+	clock := testclock.New(t0)
+	store := memstore.New()
+	t.Cleanup(func() { _ = store.Close() })
+	svc, err := messaging.New(store, fakeprovider.New(), &messaging.Options{Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme Ltd"}); err != nil {
+		t.Fatal(err)
+	}
+	smsSvc, err := sms.New(store, fakegateway.New(&fakegateway.Options{Clock: clock.Now}), &sms.Options{Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"1234", "5678"} {
+		if _, _, err := smsSvc.CreateAccount(context.Background(), &sms.CreateAccountParams{PartnerID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dash, err := dashboard.New(svc, &dashboard.Options{SMS: smsSvc, SignIn: &dashboard.SignIn{
+		Check: func(_ context.Context, secret string) (*dashboard.Viewer, error) {
+			if secret == "clerk-secret" {
+				return &dashboard.Viewer{Name: "clerk", SMSAccounts: []string{"1234"}}, nil
+			}
+			return nil, nil
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(dash)
+	t.Cleanup(srv.Close)
+
+	res := browserLike(t, srv, "POST", "/dashboard/sign-in", url.Values{"secret": {"clerk-secret"}})
+	c := sessionOf(res)
+	if res.StatusCode != http.StatusSeeOther || c == nil {
+		t.Fatalf("sign-in of a viewer with SMS accounts only: %d, cookie %v; want 303 and a session", res.StatusCode, c)
+	}
+	if res := browserLike(t, srv, "GET", "/dashboard/", nil, c); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard/sms" {
+		t.Errorf("home: %d to %q; want 303 to /dashboard/sms", res.StatusCode, res.Header.Get("Location"))
+	}
+	for path, want := range map[string]int{
+		"/dashboard/sms":             http.StatusOK,
+		"/dashboard/sms/1234":        http.StatusOK,
+		"/dashboard/sms/5678":        http.StatusNotFound,
+		"/dashboard/w/acme/overview": http.StatusNotFound,
+		"/dashboard/workspaces":      http.StatusOK,
+	} {
+		if res := browserLike(t, srv, "GET", path, nil, c); res.StatusCode != want {
+			t.Errorf("GET %s in the session: %d; want %d", path, res.StatusCode, want)
+		}
 	}
 }

@@ -8,10 +8,11 @@ import (
 )
 
 // copySession returns a copy of st that shares nothing with it, with a
-// non-nil Workspaces.
+// non-nil Workspaces and SMSAccounts.
 func copySession(st *messaging.StoredSession) *messaging.StoredSession {
 	c := *st
 	c.Workspaces = append([]string{}, st.Workspaces...)
+	c.SMSAccounts = append([]string{}, st.SMSAccounts...)
 	return &c
 }
 

@@ -6,7 +6,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-const sessionCols = `hash, id, subject, operator, workspaces, created_at, expires_at`
+const sessionCols = `hash, id, subject, operator, workspaces, sms_accounts, created_at, expires_at`
 
 // qSessionSweep deletes up to $2 sessions that expired before $1, earliest
 // first, walking sessions_expires. Rows another instance's sweep holds are
@@ -18,8 +18,8 @@ const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
 // SessionCreate implements messaging.Store.
 func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
 	ctx = writeCtx(ctx)
-	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		st.Hash, st.ID, st.Subject, st.Operator, nonNil(st.Workspaces), ts(st.CreatedAt), ts(st.ExpiresAt))
+	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		st.Hash, st.ID, st.Subject, st.Operator, nonNil(st.Workspaces), nonNil(st.SMSAccounts), ts(st.CreatedAt), ts(st.ExpiresAt))
 	return interpretError(err)
 }
 
@@ -28,12 +28,12 @@ func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredS
 	var st messaging.StoredSession
 	var created, expires int64
 	err := s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE hash = $1`, hash).Scan(
-		&st.Hash, &st.ID, &st.Subject, &st.Operator, &st.Workspaces, &created, &expires)
+		&st.Hash, &st.ID, &st.Subject, &st.Operator, &st.Workspaces, &st.SMSAccounts, &created, &expires)
 	if err != nil {
 		return nil, interpretError(err)
 	}
 	st.CreatedAt, st.ExpiresAt = fromTS(created), fromTS(expires)
-	st.Workspaces = nonNil(st.Workspaces)
+	st.Workspaces, st.SMSAccounts = nonNil(st.Workspaces), nonNil(st.SMSAccounts)
 	return &st, nil
 }
 

@@ -29,7 +29,7 @@ func mustSession(t *testing.T, s messaging.Store, st *messaging.StoredSession) {
 }
 
 // testSessions: a session round-trips by its hash (times to the
-// nanosecond, its workspaces in order, none as empty), only the exact
+// nanosecond, its workspaces and SMS accounts in order, none as empty), only the exact
 // hash finds it, a hash or id is never taken twice, and a deleted
 // session is gone while deleting again is not an error.
 func testSessions(t *testing.T, s messaging.Store) {
@@ -43,12 +43,15 @@ func testSessions(t *testing.T, s messaging.Store) {
 		storedSession(2, 7200, many...),
 		storedSession(3, 60),
 	}
+	cases[0].SMSAccounts = []string{"5678", "1234"}
+	cases[1].SMSAccounts = []string{} // stored empty, read empty
 	cases[2].Operator = true
 	cases[2].Subject = "opérateur ✓"
 	for _, st := range cases {
 		mustSession(t, s, st)
 	}
 	cases[2].Workspaces = []string{} // stored nil, read empty
+	cases[2].SMSAccounts = []string{}
 	for _, want := range cases {
 		got, err := s.SessionGet(ctx, want.Hash)
 		if err != nil {
