@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -96,7 +97,18 @@ type SessionParams struct {
 	// TTL is the session's lifetime, MinSessionTTL to MaxSessionTTL.
 	// Default (0): DefaultSessionTTL.
 	TTL time.Duration
+	// Binding binds the session to the secret that signed the subject in:
+	// an opaque string naming that secret, such as a keyed hash of it (not
+	// the secret itself). Session then accepts the session only while its
+	// caller presents the same binding, so a session ends when the secret
+	// that opened it is replaced. The store keeps only an HMAC-SHA256 of
+	// it keyed by the session's token. At most MaxSessionBinding bytes.
+	// Empty: the session is not bound.
+	Binding string
 }
+
+// MaxSessionBinding is the longest SessionParams.Binding, in bytes.
+const MaxSessionBinding = 1024
 
 // StartSession signs a subject in: it stores a new session and returns it
 // with its token, a random 32-byte secret ("mds_" and 43 base64url
@@ -132,6 +144,9 @@ func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *
 		Session: Session{ID: NewID("ses"), Subject: p.Subject, Operator: p.Operator, Workspaces: workspaces,
 			SMSAccounts: smsAccounts, CreatedAt: now, ExpiresAt: now.Add(ttl)},
 		Hash: sessionHash(token),
+	}
+	if p.Binding != "" {
+		st.Binding = sessionBinding(token, p.Binding)
 	}
 	if err := s.store.SessionCreate(ctx, st); err != nil {
 		return "", nil, wrapStoreError(err, "session", st.ID)
@@ -183,6 +198,9 @@ func (p *SessionParams) validate() (time.Duration, []string, []string, error) {
 	if ttl == 0 {
 		ttl = DefaultSessionTTL
 	}
+	if len(p.Binding) > MaxSessionBinding {
+		return 0, nil, nil, validationError("binding", "must be at most %d bytes (got %d)", MaxSessionBinding, len(p.Binding))
+	}
 	if ttl < MinSessionTTL || ttl > MaxSessionTTL {
 		return 0, nil, nil, validationError("ttl", "must be 1 minute to 30 days, or 0 for the default of 12 hours (got %s)", p.TTL)
 	}
@@ -201,7 +219,13 @@ func sortedUnique(ids []string) []string {
 // ended or expired token gives CodeUnauthorized (the message does not say
 // which). Expiry is checked here, against the service clock, on every
 // call, so a client cannot extend a session.
-func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
+//
+// bindings are the SessionParams.Binding values of the secrets that sign
+// in now: a session started with a Binding is accepted only when it is
+// among them, and one started without only when none are given. A
+// session refused for its binding (the secret that opened it was
+// replaced) is also deleted, and gives CodeUnauthorized too.
+func (s *Service) Session(ctx context.Context, token string, bindings ...string) (*Session, error) {
 	if !wellFormedSessionToken(token) {
 		return nil, errSession()
 	}
@@ -219,7 +243,37 @@ func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
 	if subtle.ConstantTimeCompare([]byte(st.Hash), []byte(hash)) != 1 || !s.now().Before(st.ExpiresAt) {
 		return nil, errSession()
 	}
+	if !bindingMatches(token, st.Binding, bindings) {
+		if err := s.store.SessionDelete(context.WithoutCancel(ctx), hash); err != nil {
+			s.log.ErrorContext(ctx, "deleting a session whose secret was replaced failed", "session", st.ID, "err", err)
+		}
+		return nil, errSession()
+	}
 	return st.Session.clone(), nil
+}
+
+// bindingMatches reports whether a session whose stored binding is stored
+// (empty: unbound) is accepted when the current secrets' bindings are
+// bindings. Each is compared in constant time.
+func bindingMatches(token, stored string, bindings []string) bool {
+	if stored == "" {
+		return len(bindings) == 0
+	}
+	ok := 0
+	for _, b := range bindings {
+		ok |= subtle.ConstantTimeCompare([]byte(sessionBinding(token, b)), []byte(stored))
+	}
+	return ok == 1
+}
+
+// sessionBinding returns the stored form of a session's binding: the hex
+// HMAC-SHA256 of binding keyed by the session's token, so that a copy of
+// the store neither reveals the binding nor lets it be tested without a
+// live token.
+func sessionBinding(token, binding string) string {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte(binding))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // EndSession signs a session out: its token stops working at once, on
@@ -230,6 +284,20 @@ func (s *Service) EndSession(ctx context.Context, token string) error {
 		return nil
 	}
 	return wrapStoreError(s.store.SessionDelete(ctx, sessionHash(token)), "session", "")
+}
+
+// EndAllSessions signs everyone out ("sign out everywhere"): every
+// session, live or expired, is deleted, so every token stops working at
+// once on every Service sharing the store. It returns how many sessions
+// it deleted. Whoever may call it is the caller's decision (the operator,
+// in httpapi and the dashboard).
+func (s *Service) EndAllSessions(ctx context.Context) (int, error) {
+	n, err := s.store.SessionDeleteAll(ctx)
+	if err != nil {
+		return 0, wrapStoreError(err, "session", "")
+	}
+	s.log.InfoContext(ctx, "every dashboard session ended", "sessions", n, "actor", ActorFrom(ctx))
+	return n, nil
 }
 
 // errSession is the error of a token that proves no live session.

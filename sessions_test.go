@@ -324,3 +324,86 @@ func TestStartSessionRules(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionBinding: a session started with a Binding is accepted only
+// while its caller presents that binding among the current ones; once it
+// is not (the secret that opened it was replaced) the session is refused
+// and deleted, so restoring the binding does not bring it back. An
+// unbound session is refused when bindings are presented. The store
+// never sees the binding itself.
+func TestSessionBinding(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	rec := &sessionStore{Store: f.store}
+	svc := f.instance(t, rec, nil)
+	other := f.instance(t, f.store, nil)
+	const b1 = "token:6f1c0c3a"
+	token, _, err := svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true, Binding: b1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := rec.created[0]; st.Binding == "" || strings.Contains(st.Binding, b1) || len(st.Binding) != 64 {
+		t.Errorf("stored binding %q: want a 64-digit keyed hash, not the binding", st.Binding)
+	}
+	for _, current := range [][]string{{b1}, {"password:77", b1}} {
+		if _, err := other.Session(f.ctx, token, current...); err != nil {
+			t.Fatalf("Session with current bindings %q: %v", current, err)
+		}
+	}
+	got, err := other.Session(f.ctx, token, "token:replaced")
+	wantUnauthorized(t, "the secret that opened it replaced", got, err)
+	got, err = other.Session(f.ctx, token, b1)
+	wantUnauthorized(t, "the old binding back after the refusal (deleted)", got, err)
+	if _, err := f.store.SessionGet(f.ctx, rec.created[0].Hash); !errors.Is(err, messaging.ErrNotFound) {
+		t.Errorf("the refused session is still stored: %v", err)
+	}
+
+	token, _, err = svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true, Binding: b1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = other.Session(f.ctx, token)
+	wantUnauthorized(t, "a bound session read without bindings", got, err)
+
+	token, _, err = svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = other.Session(f.ctx, token, b1)
+	wantUnauthorized(t, "an unbound session read with bindings", got, err)
+
+	_, _, err = svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true, Binding: strings.Repeat("x", messaging.MaxSessionBinding+1)})
+	wantError(t, err, messaging.CodeValidation, "binding")
+}
+
+// TestEndAllSessions: signing out everywhere ends every session, on every
+// instance, and says how many.
+func TestEndAllSessions(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	other := f.instance(t, f.store, nil)
+	var tokens []string
+	for _, p := range []*messaging.SessionParams{
+		{Subject: "operator", Operator: true, Binding: "b"},
+		{Subject: "amina", Workspaces: []string{"acme"}},
+	} {
+		token, _, err := f.svc.StartSession(f.ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, token)
+	}
+	for i, token := range tokens {
+		if _, err := f.svc.Session(f.ctx, token, [][]string{{"b"}, nil}[i]...); err != nil {
+			t.Fatalf("session %d before EndAllSessions: %v", i, err)
+		}
+	}
+	n, err := other.EndAllSessions(f.ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("EndAllSessions = %d, %v; want 2", n, err)
+	}
+	for i, token := range tokens {
+		got, err := f.svc.Session(f.ctx, token, [][]string{{"b"}, nil}[i]...)
+		wantUnauthorized(t, fmt.Sprintf("session %d after EndAllSessions", i), got, err)
+	}
+}

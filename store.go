@@ -333,6 +333,9 @@ type Store interface {
 	// before p.Before, and returns how many it deleted. Sessions expiring
 	// at or after p.Before are kept.
 	SessionSweep(ctx context.Context, p *SessionSweepParams) (int, error)
+	// SessionDeleteAll deletes every session, expired or not, and returns
+	// how many it deleted.
+	SessionDeleteAll(ctx context.Context) (int, error)
 	// Ping answers a trivial query within ctx and reports an error when
 	// the store cannot serve: its database does not answer, or its schema
 	// is not at the version this code migrates to (another program
@@ -349,6 +352,9 @@ type StoredSession struct {
 	Session
 	// Hash is the lower-case hex SHA-256 of the session's token.
 	Hash string
+	// Binding is the stored form of SessionParams.Binding (an HMAC of it
+	// keyed by the token, hex); empty for a session that is not bound.
+	Binding string
 }
 
 // SessionSweepParams are the arguments of Store.SessionSweep.

@@ -54,6 +54,11 @@ type Viewer struct {
 	// SMSAccounts are the partner ids of the SMS accounts a viewer who is
 	// not an operator may see.
 	SMSAccounts []string
+	// SessionBinding, set by SignIn.Check, names the secret that signed
+	// the viewer in (a keyed hash of it, never the secret): the session
+	// is bound to it and ends once SignIn.Bindings no longer lists it.
+	// Ignored with Authenticate, and when SignIn.Bindings is nil.
+	SessionBinding string
 }
 
 // mayView reports whether v may see workspace id.
@@ -178,6 +183,8 @@ func (h *Handler) routes() {
 		h.mux.HandleFunc("GET "+h.prefix+"sign-in", h.signInForm)
 		h.mux.HandleFunc("POST "+h.prefix+"sign-in", h.signInSubmit)
 		h.mux.HandleFunc("POST "+h.prefix+"sign-out", h.signOut)
+		h.mux.HandleFunc("POST "+h.prefix+"sign-out-everywhere",
+			h.wrap(route{http.MethodPost, "/sign-out-everywhere", true, (*Handler).signOutEverywhere}))
 	}
 	for _, rt := range h.table() {
 		h.mux.HandleFunc(rt.method+" "+h.prefix+strings.TrimPrefix(rt.path, "/"), h.wrap(rt))

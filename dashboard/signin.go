@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -46,6 +47,12 @@ type SignIn struct {
 	// entry that is not itself a trusted proxy. Default: none, so the
 	// header is ignored (a client could write anything in it).
 	TrustedProxies []netip.Prefix
+	// Bindings, when set, binds each session to the secret that opened
+	// it: it returns the SessionBinding values of the secrets that sign
+	// in now (those Check sets), and a session whose secret is no longer
+	// among them (the token file was replaced, the password changed) is
+	// refused and deleted. Nil: sessions are not bound.
+	Bindings func() []string
 
 	limiter *signInLimiter
 }
@@ -75,6 +82,23 @@ func (s *SignIn) init(now time.Time) error {
 	return nil
 }
 
+// bindings are the bindings of the secrets that sign in now (none when
+// sessions are not bound).
+func (s *SignIn) bindings() []string {
+	if s.Bindings == nil {
+		return nil
+	}
+	return s.Bindings()
+}
+
+// bindingOf is the binding of a new session of v.
+func (s *SignIn) bindingOf(v *Viewer) string {
+	if s.Bindings == nil {
+		return ""
+	}
+	return v.SessionBinding
+}
+
 // sessionViewer is Authenticate for SignIn: the viewer of the session
 // named by the cookie, nil when there is none or it ended.
 func (h *Handler) sessionViewer(r *http.Request) (*Viewer, error) {
@@ -82,7 +106,7 @@ func (h *Handler) sessionViewer(r *http.Request) (*Viewer, error) {
 	if err != nil || c.Value == "" {
 		return nil, nil
 	}
-	s, err := h.svc.Session(r.Context(), c.Value)
+	s, err := h.svc.Session(r.Context(), c.Value, h.signIn.bindings()...)
 	if messaging.ErrorCode(err) == messaging.CodeUnauthorized {
 		return nil, nil
 	}
@@ -134,7 +158,8 @@ func (h *Handler) signInSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	attempt.refund()
 	token, s, err := h.svc.StartSession(r.Context(), &messaging.SessionParams{
-		Subject: v.Name, Operator: v.Operator, Workspaces: v.Workspaces, SMSAccounts: v.SMSAccounts, TTL: h.signIn.TTL})
+		Subject: v.Name, Operator: v.Operator, Workspaces: v.Workspaces, SMSAccounts: v.SMSAccounts, TTL: h.signIn.TTL,
+		Binding: h.signIn.bindingOf(v)})
 	if messaging.ErrorCode(err) == messaging.CodeValidation {
 		// Check signed in a viewer no session can hold (no workspace and
 		// no SMS account, a bad id): the embedder's mistake, not the
@@ -166,4 +191,18 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 		SameSite: http.SameSiteLaxMode, Secure: h.signIn.Secure || r.TLS != nil})
 	h.flash(w, "You are signed out.")
 	http.Redirect(w, r, h.prefix+"sign-in", http.StatusSeeOther)
+}
+
+// signOutEverywhere ends every dashboard session, the viewer's own too
+// (operator only): Service.EndAllSessions.
+func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request, req *request) error {
+	n, err := h.svc.EndAllSessions(req.ctx)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: h.prefix, MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: h.signIn.Secure || r.TLS != nil})
+	h.flash(w, fmt.Sprintf("Every session ended (%d), yours too. Sign in again.", n))
+	http.Redirect(w, r, h.prefix+"sign-in", http.StatusSeeOther)
+	return nil
 }

@@ -330,3 +330,115 @@ func TestSignInViewerWithSMSAccountsOnly(t *testing.T) {
 		}
 	}
 }
+
+// boundFixture serves a dashboard whose sessions are bound to the secret
+// that opened them: "secret-1" or, later, its replacement, in *current
+// (signing in the operator), and "viewer-secret" (signing in a viewer of
+// acme). Each secret's binding is "b:" and the secret, for the test only.
+func boundFixture(t *testing.T, current *string) *httptest.Server {
+	t.Helper()
+	svc, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{Clock: testclock.New(t0).Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme Ltd"}); err != nil {
+		t.Fatal(err)
+	}
+	dash, err := dashboard.New(svc, &dashboard.Options{SignIn: &dashboard.SignIn{
+		Check: func(_ context.Context, secret string) (*dashboard.Viewer, error) {
+			switch secret {
+			case *current:
+				return &dashboard.Viewer{Name: "operator", Operator: true, SessionBinding: "b:" + secret}, nil
+			case "viewer-secret":
+				return &dashboard.Viewer{Name: "ann", Workspaces: []string{"acme"}, SessionBinding: "b:" + secret}, nil
+			}
+			return nil, nil
+		},
+		Bindings: func() []string { return []string{"b:" + *current, "b:viewer-secret"} },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(dash)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func signInAs(t *testing.T, srv *httptest.Server, secret string) *http.Cookie {
+	t.Helper()
+	c := sessionOf(browserLike(t, srv, "POST", "/dashboard/sign-in", url.Values{"secret": {secret}}))
+	if c == nil {
+		t.Fatalf("signing in with %q gave no session", secret)
+	}
+	return c
+}
+
+// TestSessionEndsWhenSecretReplaced: a session opened with the operator
+// secret stops working once that secret is replaced, and does not come
+// back if the old secret is restored (it was deleted); a session opened
+// with another secret that still signs in keeps working.
+func TestSessionEndsWhenSecretReplaced(t *testing.T) {
+	current := "secret-1"
+	srv := boundFixture(t, &current)
+	op, viewer := signInAs(t, srv, "secret-1"), signInAs(t, srv, "viewer-secret")
+	if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil, op); res.StatusCode != http.StatusOK {
+		t.Fatalf("overview with the session: %d; want 200", res.StatusCode)
+	}
+	current = "secret-2"
+	if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil, op); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard/sign-in" {
+		t.Fatalf("after the secret was replaced: %d to %q; want 303 to the sign-in form", res.StatusCode, res.Header.Get("Location"))
+	}
+	current = "secret-1"
+	if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil, op); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("old secret restored: %d; want 303 (the session was deleted)", res.StatusCode)
+	}
+	if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil, viewer); res.StatusCode != http.StatusOK {
+		t.Errorf("a session of a secret still in use: %d; want 200", res.StatusCode)
+	}
+}
+
+// TestSignOutEverywhere: the operator's button ends every session, its
+// own too; a viewer who is not an operator cannot, and neither can a form
+// posted from another site.
+func TestSignOutEverywhere(t *testing.T) {
+	current := "secret-1"
+	srv := boundFixture(t, &current)
+	op, op2, viewer := signInAs(t, srv, "secret-1"), signInAs(t, srv, "secret-1"), signInAs(t, srv, "viewer-secret")
+
+	req, _ := http.NewRequest("GET", srv.URL+"/dashboard/workspaces", nil)
+	req.AddCookie(op)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), `action="/dashboard/sign-out-everywhere"`) {
+		t.Error("the operator's page has no Sign out everywhere form")
+	}
+
+	if res := browserLike(t, srv, "POST", "/dashboard/sign-out-everywhere", url.Values{}, viewer); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a viewer who is not an operator: %d; want 403", res.StatusCode)
+	}
+	cross, _ := http.NewRequest("POST", srv.URL+"/dashboard/sign-out-everywhere", strings.NewReader(""))
+	cross.Header.Set("Sec-Fetch-Site", "cross-site")
+	cross.AddCookie(op)
+	if res, err := http.DefaultClient.Do(cross); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Errorf("posted from another site: %v, %v; want 403", res.StatusCode, err)
+	}
+	for _, c := range []*http.Cookie{op, op2, viewer} {
+		if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil, c); res.StatusCode != http.StatusOK {
+			t.Fatalf("before signing out everywhere: %d; want 200", res.StatusCode)
+		}
+	}
+
+	res = browserLike(t, srv, "POST", "/dashboard/sign-out-everywhere", url.Values{}, op)
+	if cleared := sessionOf(res); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard/sign-in" || cleared == nil || cleared.MaxAge >= 0 {
+		t.Fatalf("sign out everywhere: %d to %q, cookie %+v; want 303 to sign in and the cookie cleared", res.StatusCode, res.Header.Get("Location"), cleared)
+	}
+	for i, c := range []*http.Cookie{op, op2, viewer} {
+		if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil, c); res.StatusCode != http.StatusSeeOther {
+			t.Errorf("session %d after signing out everywhere: %d; want 303 to sign in", i, res.StatusCode)
+		}
+	}
+}

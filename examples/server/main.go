@@ -351,7 +351,7 @@ func run(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s http://%s/admin/v1/workspaces -H 'Authorization: Bearer %s'\nDashboard: http://%s%s (sign in with the operator token)\n\n",
 			*adminTokenFile, adminToken, *addr, adminToken, *addr, dashboardPrefix)
 	}
-	signIn, err := newOperatorSignIn(adminToken, *dashPassword)
+	signIn, err := newOperatorSignIn(adminToken, *dashPassword, secretKey)
 	if err != nil {
 		return err
 	}

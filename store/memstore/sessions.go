@@ -81,3 +81,16 @@ func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParam
 	}
 	return len(expired), nil
 }
+
+// SessionDeleteAll implements messaging.Store.
+func (s *Store) SessionDeleteAll(ctx context.Context) (int, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	n := len(s.sessions)
+	clear(s.sessions)
+	clear(s.sessionIDs)
+	return n, nil
+}

@@ -8,7 +8,7 @@ import (
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-const sessionCols = `hash, id, subject, operator, workspaces, sms_accounts, created_at, expires_at`
+const sessionCols = `hash, id, subject, operator, workspaces, sms_accounts, binding, created_at, expires_at`
 
 // qSessionGet finds a session by the hash of its token: a hot read (see
 // hotReads), made on every dashboard request.
@@ -30,8 +30,8 @@ func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) 
 		return interpretError(err)
 	}
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			st.Hash, st.ID, st.Subject, st.Operator, workspaces, smsAccounts, fmtTime(st.CreatedAt), fmtTime(st.ExpiresAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			st.Hash, st.ID, st.Subject, st.Operator, workspaces, smsAccounts, st.Binding, fmtTime(st.CreatedAt), fmtTime(st.ExpiresAt))
 		return err
 	})
 }
@@ -41,7 +41,7 @@ func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredS
 	var st messaging.StoredSession
 	var workspaces, smsAccounts *string
 	err := s.queryRow(ctx, qSessionGet, hash).Scan(&st.Hash, &st.ID, &st.Subject, &st.Operator, &workspaces, &smsAccounts,
-		storedTime{&st.CreatedAt}, storedTime{&st.ExpiresAt})
+		&st.Binding, storedTime{&st.CreatedAt}, storedTime{&st.ExpiresAt})
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -73,6 +73,20 @@ func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParam
 	var n int64
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, qSessionSweep, fmtTime(p.Before), max(p.Limit, 0))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// SessionDeleteAll implements messaging.Store.
+func (s *Store) SessionDeleteAll(ctx context.Context) (int, error) {
+	var n int64
+	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions`)
 		if err != nil {
 			return err
 		}
