@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -9,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -30,7 +32,11 @@ type Session struct {
 	// Workspaces are the ids of the workspaces the subject may see when it
 	// is not Operator, sorted, without duplicates; empty for an operator.
 	Workspaces []string
-	CreatedAt  time.Time
+	// SMSAccounts are the partner ids of the SMS accounts the subject may
+	// see when it is not Operator, sorted, without duplicates; empty for
+	// an operator.
+	SMSAccounts []string
+	CreatedAt   time.Time
 	// ExpiresAt is when the session stops working, whatever the client
 	// holding it does.
 	ExpiresAt time.Time
@@ -50,7 +56,13 @@ const (
 	MaxSessionSubject = 100
 	// MaxSessionWorkspaces is the most workspace ids of one session.
 	MaxSessionWorkspaces = 100
+	// MaxSessionSMSAccounts is the most SMS account ids of one session.
+	MaxSessionSMSAccounts = 100
 )
+
+// smsPartnerIDRe is the shape of an SMS account's partner id (package
+// sms accepts no other).
+var smsPartnerIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // sessionTokenPrefix starts every session token; 43 base64url characters
 // (32 random bytes) follow it.
@@ -69,17 +81,34 @@ type SessionParams struct {
 	// Subject is who signs in: 1 to MaxSessionSubject characters, no
 	// control characters, no surrounding white space. Required.
 	Subject string
-	// Operator lets the session see every workspace; Workspaces must then
-	// be empty.
+	// Operator lets the session see every workspace and SMS account;
+	// Workspaces and SMSAccounts must then be empty.
 	Operator bool
 	// Workspaces are the ids of the workspaces a non-operator session may
-	// see: 1 to MaxSessionWorkspaces ids of existing workspaces
-	// (duplicates are dropped).
+	// see: up to MaxSessionWorkspaces ids of existing workspaces
+	// (duplicates are dropped). A non-operator session names at least one
+	// workspace or SMS account.
 	Workspaces []string
+	// SMSAccounts are the partner ids of the SMS accounts a non-operator
+	// session may see: up to MaxSessionSMSAccounts ids (duplicates are
+	// dropped). Their existence is not checked here (the accounts live in
+	// package sms); a dashboard skips those that do not exist.
+	SMSAccounts []string
 	// TTL is the session's lifetime, MinSessionTTL to MaxSessionTTL.
 	// Default (0): DefaultSessionTTL.
 	TTL time.Duration
+	// Binding binds the session to the secret that signed the subject in:
+	// an opaque string naming that secret, such as a keyed hash of it (not
+	// the secret itself). Session then accepts the session only while its
+	// caller presents the same binding, so a session ends when the secret
+	// that opened it is replaced. The store keeps only an HMAC-SHA256 of
+	// it keyed by the session's token. At most MaxSessionBinding bytes.
+	// Empty: the session is not bound.
+	Binding string
 }
+
+// MaxSessionBinding is the longest SessionParams.Binding, in bytes.
+const MaxSessionBinding = 1024
 
 // StartSession signs a subject in: it stores a new session and returns it
 // with its token, a random 32-byte secret ("mds_" and 43 base64url
@@ -94,13 +123,13 @@ func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *
 	if p == nil {
 		return "", nil, validationError("body", "is required")
 	}
-	ttl, workspaces, err := p.validate()
+	ttl, workspaces, smsAccounts, err := p.validate()
 	if err != nil {
 		return "", nil, err
 	}
-	for i, id := range workspaces {
+	for _, id := range workspaces {
 		if _, err := s.store.WorkspaceGet(ctx, id); errors.Is(err, ErrNotFound) {
-			return "", nil, validationError(fmt.Sprintf("workspaces[%d]", i), "workspace %q does not exist", id)
+			return "", nil, validationError(fmt.Sprintf("workspaces[%d]", slices.Index(p.Workspaces, id)), "workspace %q does not exist", id)
 		} else if err != nil {
 			return "", nil, wrapStoreError(err, "workspace", id)
 		}
@@ -113,8 +142,11 @@ func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *
 	now := s.now()
 	st := &StoredSession{
 		Session: Session{ID: NewID("ses"), Subject: p.Subject, Operator: p.Operator, Workspaces: workspaces,
-			CreatedAt: now, ExpiresAt: now.Add(ttl)},
+			SMSAccounts: smsAccounts, CreatedAt: now, ExpiresAt: now.Add(ttl)},
 		Hash: sessionHash(token),
+	}
+	if p.Binding != "" {
+		st.Binding = sessionBinding(token, p.Binding)
 	}
 	if err := s.store.SessionCreate(ctx, st); err != nil {
 		return "", nil, wrapStoreError(err, "session", st.ID)
@@ -125,50 +157,75 @@ func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *
 	return token, st.Session.clone(), nil
 }
 
-// validate checks p and returns its lifetime and its workspaces, sorted
-// and without duplicates (empty, not nil, for an operator).
-func (p *SessionParams) validate() (time.Duration, []string, error) {
+// validate checks p and returns its lifetime, its workspaces and its SMS
+// accounts, sorted and without duplicates (empty, not nil, for an
+// operator).
+func (p *SessionParams) validate() (time.Duration, []string, []string, error) {
 	switch {
 	case p.Subject == "":
-		return 0, nil, validationError("subject", "is required: 1 to %d characters", MaxSessionSubject)
+		return 0, nil, nil, validationError("subject", "is required: 1 to %d characters", MaxSessionSubject)
 	case strings.TrimSpace(p.Subject) != p.Subject:
-		return 0, nil, validationError("subject", "must not start or end with white space")
+		return 0, nil, nil, validationError("subject", "must not start or end with white space")
 	case strings.IndexFunc(p.Subject, unicode.IsControl) >= 0:
-		return 0, nil, validationError("subject", "must not hold control characters")
+		return 0, nil, nil, validationError("subject", "must not hold control characters")
 	}
 	if err := checkLen("subject", p.Subject, MaxSessionSubject); err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	switch {
 	case p.Operator && len(p.Workspaces) > 0:
-		return 0, nil, validationError("workspaces", "must be empty for an operator session, which sees every workspace")
-	case !p.Operator && len(p.Workspaces) == 0:
-		return 0, nil, validationError("workspaces", "must hold at least one workspace id unless the session is an operator's")
+		return 0, nil, nil, validationError("workspaces", "must be empty for an operator session, which sees every workspace")
+	case p.Operator && len(p.SMSAccounts) > 0:
+		return 0, nil, nil, validationError("sms_accounts", "must be empty for an operator session, which sees every SMS account")
+	case !p.Operator && len(p.Workspaces) == 0 && len(p.SMSAccounts) == 0:
+		return 0, nil, nil, validationError("workspaces", "must hold at least one workspace id, or sms_accounts one SMS account id, unless the session is an operator's")
 	case len(p.Workspaces) > MaxSessionWorkspaces:
-		return 0, nil, validationError("workspaces", "must hold at most %d workspace ids (got %d)", MaxSessionWorkspaces, len(p.Workspaces))
+		return 0, nil, nil, validationError("workspaces", "must hold at most %d workspace ids (got %d)", MaxSessionWorkspaces, len(p.Workspaces))
+	case len(p.SMSAccounts) > MaxSessionSMSAccounts:
+		return 0, nil, nil, validationError("sms_accounts", "must hold at most %d SMS account ids (got %d)", MaxSessionSMSAccounts, len(p.SMSAccounts))
 	}
 	for i, id := range p.Workspaces {
 		if !workspaceIDRe.MatchString(id) {
-			return 0, nil, validationError(fmt.Sprintf("workspaces[%d]", i), "must be a workspace id: 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
+			return 0, nil, nil, validationError(fmt.Sprintf("workspaces[%d]", i), "must be a workspace id: 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
+		}
+	}
+	for i, id := range p.SMSAccounts {
+		if !smsPartnerIDRe.MatchString(id) {
+			return 0, nil, nil, validationError(fmt.Sprintf("sms_accounts[%d]", i), "must be an SMS account's partner id: 1 to 64 letters, digits, '_' or '-'")
 		}
 	}
 	ttl := p.TTL
 	if ttl == 0 {
 		ttl = DefaultSessionTTL
 	}
-	if ttl < MinSessionTTL || ttl > MaxSessionTTL {
-		return 0, nil, validationError("ttl", "must be 1 minute to 30 days, or 0 for the default of 12 hours (got %s)", p.TTL)
+	if len(p.Binding) > MaxSessionBinding {
+		return 0, nil, nil, validationError("binding", "must be at most %d bytes (got %d)", MaxSessionBinding, len(p.Binding))
 	}
-	ws := append([]string{}, p.Workspaces...)
-	slices.Sort(ws)
-	return ttl, slices.Compact(ws), nil
+	if ttl < MinSessionTTL || ttl > MaxSessionTTL {
+		return 0, nil, nil, validationError("ttl", "must be 1 minute to 30 days, or 0 for the default of 12 hours (got %s)", p.TTL)
+	}
+	return ttl, sortedUnique(p.Workspaces), sortedUnique(p.SMSAccounts), nil
+}
+
+// sortedUnique returns a sorted copy of ids without duplicates, empty
+// (not nil) when there are none.
+func sortedUnique(ids []string) []string {
+	out := append([]string{}, ids...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Session returns the session a token proves. An unknown, malformed,
 // ended or expired token gives CodeUnauthorized (the message does not say
 // which). Expiry is checked here, against the service clock, on every
 // call, so a client cannot extend a session.
-func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
+//
+// bindings are the SessionParams.Binding values of the secrets that sign
+// in now: a session started with a Binding is accepted only when it is
+// among them, and one started without only when none are given. A
+// session refused for its binding (the secret that opened it was
+// replaced) is also deleted, and gives CodeUnauthorized too.
+func (s *Service) Session(ctx context.Context, token string, bindings ...string) (*Session, error) {
 	if !wellFormedSessionToken(token) {
 		return nil, errSession()
 	}
@@ -186,7 +243,37 @@ func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
 	if subtle.ConstantTimeCompare([]byte(st.Hash), []byte(hash)) != 1 || !s.now().Before(st.ExpiresAt) {
 		return nil, errSession()
 	}
+	if !bindingMatches(token, st.Binding, bindings) {
+		if err := s.store.SessionDelete(context.WithoutCancel(ctx), hash); err != nil {
+			s.log.ErrorContext(ctx, "deleting a session whose secret was replaced failed", "session", st.ID, "err", err)
+		}
+		return nil, errSession()
+	}
 	return st.Session.clone(), nil
+}
+
+// bindingMatches reports whether a session whose stored binding is stored
+// (empty: unbound) is accepted when the current secrets' bindings are
+// bindings. Each is compared in constant time.
+func bindingMatches(token, stored string, bindings []string) bool {
+	if stored == "" {
+		return len(bindings) == 0
+	}
+	ok := 0
+	for _, b := range bindings {
+		ok |= subtle.ConstantTimeCompare([]byte(sessionBinding(token, b)), []byte(stored))
+	}
+	return ok == 1
+}
+
+// sessionBinding returns the stored form of a session's binding: the hex
+// HMAC-SHA256 of binding keyed by the session's token, so that a copy of
+// the store neither reveals the binding nor lets it be tested without a
+// live token.
+func sessionBinding(token, binding string) string {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte(binding))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // EndSession signs a session out: its token stops working at once, on
@@ -197,6 +284,20 @@ func (s *Service) EndSession(ctx context.Context, token string) error {
 		return nil
 	}
 	return wrapStoreError(s.store.SessionDelete(ctx, sessionHash(token)), "session", "")
+}
+
+// EndAllSessions signs everyone out ("sign out everywhere"): every
+// session, live or expired, is deleted, so every token stops working at
+// once on every Service sharing the store. It returns how many sessions
+// it deleted. Whoever may call it is the caller's decision (the operator,
+// in httpapi and the dashboard).
+func (s *Service) EndAllSessions(ctx context.Context) (int, error) {
+	n, err := s.store.SessionDeleteAll(ctx)
+	if err != nil {
+		return 0, wrapStoreError(err, "session", "")
+	}
+	s.log.InfoContext(ctx, "every dashboard session ended", "sessions", n, "actor", ActorFrom(ctx))
+	return n, nil
 }
 
 // errSession is the error of a token that proves no live session.
@@ -225,5 +326,6 @@ func sessionHash(token string) string {
 // clone returns a copy of se that shares nothing with it.
 func (se Session) clone() *Session {
 	se.Workspaces = append([]string{}, se.Workspaces...)
+	se.SMSAccounts = append([]string{}, se.SMSAccounts...)
 	return &se
 }

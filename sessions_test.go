@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -88,7 +89,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Errorf("token %q, id %q: want mds_ and 43 characters, and ses_...", token, s.ID)
 	}
 	want := &messaging.Session{ID: s.ID, Subject: "amina@acme.example", Workspaces: []string{"acme", "other"},
-		CreatedAt: t0, ExpiresAt: t0.Add(messaging.DefaultSessionTTL)}
+		SMSAccounts: []string{}, CreatedAt: t0, ExpiresAt: t0.Add(messaging.DefaultSessionTTL)}
 	if d := cmp.Diff(want, s); d != "" {
 		t.Errorf("StartSession (-want +got):\n%s", d)
 	}
@@ -125,6 +126,34 @@ func TestSessionLifecycle(t *testing.T) {
 	wantUnauthorized(t, "ended, on another instance", got, err)
 	if err := other.EndSession(f.ctx, "not a token"); err != nil {
 		t.Fatalf("EndSession of a malformed token: %v", err)
+	}
+}
+
+// TestSessionSMSAccounts: a session may name SMS accounts besides, or
+// instead of, workspaces; they come back sorted, without duplicates, on
+// every instance.
+func TestSessionSMSAccounts(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	other := f.instance(t, f.store, nil)
+	token, s, err := f.svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "sms clerk", SMSAccounts: []string{"5678", "1234", "5678"}})
+	if err != nil {
+		t.Fatalf("a session with SMS accounts and no workspace: %v", err)
+	}
+	want := &messaging.Session{ID: s.ID, Subject: "sms clerk", Workspaces: []string{}, SMSAccounts: []string{"1234", "5678"},
+		CreatedAt: t0, ExpiresAt: t0.Add(messaging.DefaultSessionTTL)}
+	got, err := other.Session(f.ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*messaging.Session{s, got} {
+		if d := cmp.Diff(want, s); d != "" {
+			t.Errorf("session (-want +got):\n%s", d)
+		}
+	}
+	_, s, err = f.svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "both", Workspaces: []string{"acme"}, SMSAccounts: []string{"1234"}})
+	if err != nil || !slices.Equal(s.SMSAccounts, []string{"1234"}) || !slices.Equal(s.Workspaces, []string{"acme"}) {
+		t.Fatalf("a session with both: %+v, %v", s, err)
 	}
 }
 
@@ -258,6 +287,9 @@ func TestStartSessionRules(t *testing.T) {
 		{"subject not UTF-8", "subject", "UTF-8", &messaging.SessionParams{Subject: "ami\xffna", Workspaces: ws}},
 		{"no workspaces", "workspaces", "at least one", &messaging.SessionParams{Subject: "amina"}},
 		{"operator with workspaces", "workspaces", "operator", &messaging.SessionParams{Subject: "op", Operator: true, Workspaces: ws}},
+		{"operator with SMS accounts", "sms_accounts", "operator", &messaging.SessionParams{Subject: "op", Operator: true, SMSAccounts: []string{"1234"}}},
+		{"too many SMS accounts", "sms_accounts", "at most 100", &messaging.SessionParams{Subject: "amina", SMSAccounts: tooMany}},
+		{"bad SMS account id", "sms_accounts[1]", "partner id", &messaging.SessionParams{Subject: "amina", SMSAccounts: []string{"1234", "../x"}}},
 		{"too many workspaces", "workspaces", "at most 100", &messaging.SessionParams{Subject: "amina", Workspaces: tooMany}},
 		{"bad workspace id", "workspaces[1]", "workspace id", &messaging.SessionParams{Subject: "amina", Workspaces: []string{"acme", "a b"}}},
 		{"empty workspace id", "workspaces[0]", "workspace id", &messaging.SessionParams{Subject: "amina", Workspaces: []string{""}}},
@@ -290,5 +322,88 @@ func TestStartSessionRules(t *testing.T) {
 		if got := s.ExpiresAt.Sub(s.CreatedAt); got != p.TTL {
 			t.Errorf("lifetime %s, want %s", got, p.TTL)
 		}
+	}
+}
+
+// TestSessionBinding: a session started with a Binding is accepted only
+// while its caller presents that binding among the current ones; once it
+// is not (the secret that opened it was replaced) the session is refused
+// and deleted, so restoring the binding does not bring it back. An
+// unbound session is refused when bindings are presented. The store
+// never sees the binding itself.
+func TestSessionBinding(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	rec := &sessionStore{Store: f.store}
+	svc := f.instance(t, rec, nil)
+	other := f.instance(t, f.store, nil)
+	const b1 = "token:6f1c0c3a"
+	token, _, err := svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true, Binding: b1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := rec.created[0]; st.Binding == "" || strings.Contains(st.Binding, b1) || len(st.Binding) != 64 {
+		t.Errorf("stored binding %q: want a 64-digit keyed hash, not the binding", st.Binding)
+	}
+	for _, current := range [][]string{{b1}, {"password:77", b1}} {
+		if _, err := other.Session(f.ctx, token, current...); err != nil {
+			t.Fatalf("Session with current bindings %q: %v", current, err)
+		}
+	}
+	got, err := other.Session(f.ctx, token, "token:replaced")
+	wantUnauthorized(t, "the secret that opened it replaced", got, err)
+	got, err = other.Session(f.ctx, token, b1)
+	wantUnauthorized(t, "the old binding back after the refusal (deleted)", got, err)
+	if _, err := f.store.SessionGet(f.ctx, rec.created[0].Hash); !errors.Is(err, messaging.ErrNotFound) {
+		t.Errorf("the refused session is still stored: %v", err)
+	}
+
+	token, _, err = svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true, Binding: b1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = other.Session(f.ctx, token)
+	wantUnauthorized(t, "a bound session read without bindings", got, err)
+
+	token, _, err = svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = other.Session(f.ctx, token, b1)
+	wantUnauthorized(t, "an unbound session read with bindings", got, err)
+
+	_, _, err = svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true, Binding: strings.Repeat("x", messaging.MaxSessionBinding+1)})
+	wantError(t, err, messaging.CodeValidation, "binding")
+}
+
+// TestEndAllSessions: signing out everywhere ends every session, on every
+// instance, and says how many.
+func TestEndAllSessions(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	other := f.instance(t, f.store, nil)
+	var tokens []string
+	for _, p := range []*messaging.SessionParams{
+		{Subject: "operator", Operator: true, Binding: "b"},
+		{Subject: "amina", Workspaces: []string{"acme"}},
+	} {
+		token, _, err := f.svc.StartSession(f.ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, token)
+	}
+	for i, token := range tokens {
+		if _, err := f.svc.Session(f.ctx, token, [][]string{{"b"}, nil}[i]...); err != nil {
+			t.Fatalf("session %d before EndAllSessions: %v", i, err)
+		}
+	}
+	n, err := other.EndAllSessions(f.ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("EndAllSessions = %d, %v; want 2", n, err)
+	}
+	for i, token := range tokens {
+		got, err := f.svc.Session(f.ctx, token, [][]string{{"b"}, nil}[i]...)
+		wantUnauthorized(t, fmt.Sprintf("session %d after EndAllSessions", i), got, err)
 	}
 }

@@ -340,11 +340,12 @@ type Store interface {
 
 	// SessionCreate stores s, a signed-in dashboard session, under its
 	// Hash (the hex SHA-256 of its token; the token itself never reaches
-	// the store). A nil Workspaces is stored as empty. ErrConflict if a
-	// session with the same Hash or ID exists.
+	// the store). A nil Workspaces or SMSAccounts is stored as empty.
+	// ErrConflict if a session with the same Hash or ID exists.
 	SessionCreate(ctx context.Context, s *StoredSession) error
 	// SessionGet returns the session stored under hash, expired or not
-	// (the Service enforces expiry), with a non-nil Workspaces.
+	// (the Service enforces expiry), with a non-nil Workspaces and
+	// SMSAccounts.
 	// ErrNotFound if there is none.
 	SessionGet(ctx context.Context, hash string) (*StoredSession, error)
 	// SessionDelete deletes the session stored under hash. Deleting a
@@ -354,6 +355,9 @@ type Store interface {
 	// before p.Before, and returns how many it deleted. Sessions expiring
 	// at or after p.Before are kept.
 	SessionSweep(ctx context.Context, p *SessionSweepParams) (int, error)
+	// SessionDeleteAll deletes every session, expired or not, and returns
+	// how many it deleted.
+	SessionDeleteAll(ctx context.Context) (int, error)
 	// Ping answers a trivial query within ctx and reports an error when
 	// the store cannot serve: its database does not answer, or its schema
 	// is not at the version this code migrates to (another program
@@ -370,6 +374,9 @@ type StoredSession struct {
 	Session
 	// Hash is the lower-case hex SHA-256 of the session's token.
 	Hash string
+	// Binding is the stored form of SessionParams.Binding (an HMAC of it
+	// keyed by the token, hex); empty for a session that is not bound.
+	Binding string
 }
 
 // SessionSweepParams are the arguments of Store.SessionSweep.

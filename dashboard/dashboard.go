@@ -54,6 +54,11 @@ type Viewer struct {
 	// SMSAccounts are the partner ids of the SMS accounts a viewer who is
 	// not an operator may see.
 	SMSAccounts []string
+	// SessionBinding, set by SignIn.Check, names the secret that signed
+	// the viewer in (a keyed hash of it, never the secret): the session
+	// is bound to it and ends once SignIn.Bindings no longer lists it.
+	// Ignored with Authenticate, and when SignIn.Bindings is nil.
+	SessionBinding string
 }
 
 // mayView reports whether v may see workspace id.
@@ -124,7 +129,7 @@ func New(svc *messaging.Service, opts *Options) (*Handler, error) {
 	h := &Handler{svc: svc, sms: o.SMS, prefix: o.Prefix, auth: o.Authenticate, signIn: o.SignIn,
 		signTo: o.SignInURL, log: o.Logger, pages: pg, mux: http.NewServeMux()}
 	if o.SignIn != nil {
-		if err := o.SignIn.init(); err != nil {
+		if err := o.SignIn.init(svc.Now()); err != nil {
 			return nil, err
 		}
 		h.auth = h.sessionViewer
@@ -178,6 +183,8 @@ func (h *Handler) routes() {
 		h.mux.HandleFunc("GET "+h.prefix+"sign-in", h.signInForm)
 		h.mux.HandleFunc("POST "+h.prefix+"sign-in", h.signInSubmit)
 		h.mux.HandleFunc("POST "+h.prefix+"sign-out", h.signOut)
+		h.mux.HandleFunc("POST "+h.prefix+"sign-out-everywhere",
+			h.wrap(route{http.MethodPost, "/sign-out-everywhere", true, (*Handler).signOutEverywhere}))
 	}
 	for _, rt := range h.table() {
 		h.mux.HandleFunc(rt.method+" "+h.prefix+strings.TrimPrefix(rt.path, "/"), h.wrap(rt))
@@ -304,11 +311,16 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, req *request, err
 	}
 }
 
-// home sends the viewer to their workspace, or to the list when they may
-// see several (or none).
+// home sends the viewer to their workspace, to the SMS accounts when
+// they have those and no workspace, or to the list when they may see
+// several workspaces (or none).
 func (h *Handler) home(w http.ResponseWriter, r *http.Request, req *request) error {
 	if !req.viewer.Operator && len(req.viewer.Workspaces) == 1 {
 		http.Redirect(w, r, h.prefix+"w/"+req.viewer.Workspaces[0]+"/", http.StatusSeeOther)
+		return nil
+	}
+	if !req.viewer.Operator && len(req.viewer.Workspaces) == 0 && len(req.viewer.SMSAccounts) > 0 && h.sms != nil {
+		http.Redirect(w, r, h.prefix+"sms", http.StatusSeeOther)
 		return nil
 	}
 	http.Redirect(w, r, h.prefix+"workspaces", http.StatusSeeOther)

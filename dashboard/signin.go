@@ -3,11 +3,13 @@ package dashboard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/ujumbe/messaging"
-	"golang.org/x/time/rate"
 )
 
 // SignIn is the dashboard's own sign-in, for programs without a login of
@@ -28,17 +30,37 @@ type SignIn struct {
 	// Secure marks the cookie Secure even on plain HTTP requests (behind
 	// a proxy that ends TLS).
 	Secure bool
-	// Attempts limits sign-in attempts, across all visitors: at most this
-	// many a minute, in bursts of as many. Default: 20.
+	// Attempts is how many failed sign-ins one client address may make a
+	// minute, in bursts of as many; past them its attempts are answered
+	// 429 without checking the secret until the bucket refills. A correct
+	// sign-in is never counted. Default: 10.
 	Attempts int
+	// GlobalAttempts is how many failed sign-ins all addresses together
+	// may make a minute. Once they are spent, an address that failed
+	// within the last minute is refused unchecked, while an address with
+	// no recent failure is still checked: guesses from elsewhere never
+	// lock out the operator. Default: 200.
+	GlobalAttempts int
+	// TrustedProxies are the reverse proxies in front of the dashboard.
+	// The client address the limits count is the connection's peer; when
+	// that peer is in TrustedProxies, it is the right-most X-Forwarded-For
+	// entry that is not itself a trusted proxy. Default: none, so the
+	// header is ignored (a client could write anything in it).
+	TrustedProxies []netip.Prefix
+	// Bindings, when set, binds each session to the secret that opened
+	// it: it returns the SessionBinding values of the secrets that sign
+	// in now (those Check sets), and a session whose secret is no longer
+	// among them (the token file was replaced, the password changed) is
+	// refused and deleted. Nil: sessions are not bound.
+	Bindings func() []string
 
-	limiter *rate.Limiter
+	limiter *signInLimiter
 }
 
 // sessionCookie holds the session token.
 const sessionCookie = "dashboard_session"
 
-func (s *SignIn) init() error {
+func (s *SignIn) init(now time.Time) error {
 	if s.Check == nil {
 		return errors.New("dashboard: SignIn.Check is nil")
 	}
@@ -46,10 +68,35 @@ func (s *SignIn) init() error {
 		s.TTL = 12 * time.Hour
 	}
 	if s.Attempts <= 0 {
-		s.Attempts = 20
+		s.Attempts = defaultAttempts
 	}
-	s.limiter = rate.NewLimiter(rate.Limit(float64(s.Attempts)/60), s.Attempts)
+	if s.GlobalAttempts <= 0 {
+		s.GlobalAttempts = defaultGlobalAttempts
+	}
+	for _, p := range s.TrustedProxies {
+		if !p.IsValid() {
+			return errors.New("dashboard: SignIn.TrustedProxies holds an invalid prefix")
+		}
+	}
+	s.limiter = newSignInLimiter(s.Attempts, s.GlobalAttempts, now)
 	return nil
+}
+
+// bindings are the bindings of the secrets that sign in now (none when
+// sessions are not bound).
+func (s *SignIn) bindings() []string {
+	if s.Bindings == nil {
+		return nil
+	}
+	return s.Bindings()
+}
+
+// bindingOf is the binding of a new session of v.
+func (s *SignIn) bindingOf(v *Viewer) string {
+	if s.Bindings == nil {
+		return ""
+	}
+	return v.SessionBinding
 }
 
 // sessionViewer is Authenticate for SignIn: the viewer of the session
@@ -59,14 +106,14 @@ func (h *Handler) sessionViewer(r *http.Request) (*Viewer, error) {
 	if err != nil || c.Value == "" {
 		return nil, nil
 	}
-	s, err := h.svc.Session(r.Context(), c.Value)
+	s, err := h.svc.Session(r.Context(), c.Value, h.signIn.bindings()...)
 	if messaging.ErrorCode(err) == messaging.CodeUnauthorized {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &Viewer{Name: s.Subject, Operator: s.Operator, Workspaces: s.Workspaces}, nil
+	return &Viewer{Name: s.Subject, Operator: s.Operator, Workspaces: s.Workspaces, SMSAccounts: s.SMSAccounts}, nil
 }
 
 func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
@@ -79,7 +126,9 @@ func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) signInSubmit(w http.ResponseWriter, r *http.Request) {
 	p := &page{Title: "Sign in", Prefix: h.prefix}
-	if !h.signIn.limiter.Allow() {
+	attempt, wait := h.signIn.limiter.begin(clientAddr(r, h.signIn.TrustedProxies), h.svc.Now())
+	if attempt == nil {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
 		p.Problem = "Too many sign-in attempts. Wait a minute and try again."
 		h.render(w, r, http.StatusTooManyRequests, "signin", p)
 		return
@@ -89,23 +138,36 @@ func (h *Handler) signInSubmit(w http.ResponseWriter, r *http.Request) {
 		secret = r.PostForm.Get("secret")
 	}
 	if secret == "" {
+		attempt.refund()
 		p.Errors = map[string]string{"secret": "Enter the operator token or the dashboard password."}
 		h.render(w, r, http.StatusUnprocessableEntity, "signin", p)
 		return
 	}
 	v, err := h.signIn.Check(r.Context(), secret)
 	if err != nil {
+		attempt.refund()
 		h.log.ErrorContext(r.Context(), "dashboard: checking a sign-in failed", "err", err)
 		h.renderStatus(w, r, http.StatusInternalServerError, p, "Signing in failed on our side. Try again.")
 		return
 	}
 	if v == nil {
+		attempt.failed(h.svc.Now())
 		p.Errors = map[string]string{"secret": "That is not the operator token or the dashboard password."}
 		h.render(w, r, http.StatusUnauthorized, "signin", p)
 		return
 	}
+	attempt.refund()
 	token, s, err := h.svc.StartSession(r.Context(), &messaging.SessionParams{
-		Subject: v.Name, Operator: v.Operator, Workspaces: v.Workspaces, TTL: h.signIn.TTL})
+		Subject: v.Name, Operator: v.Operator, Workspaces: v.Workspaces, SMSAccounts: v.SMSAccounts, TTL: h.signIn.TTL,
+		Binding: h.signIn.bindingOf(v)})
+	if messaging.ErrorCode(err) == messaging.CodeValidation {
+		// Check signed in a viewer no session can hold (no workspace and
+		// no SMS account, a bad id): the embedder's mistake, not the
+		// visitor's, but not a failure of ours either.
+		h.log.ErrorContext(r.Context(), "dashboard: SignIn.Check returned a viewer no session can hold", "err", err)
+		h.renderStatus(w, r, http.StatusForbidden, p, "You are signed in to nothing this dashboard shows. Ask the operator for access.")
+		return
+	}
 	if err != nil {
 		h.log.ErrorContext(r.Context(), "dashboard: starting a session failed", "err", err)
 		h.renderStatus(w, r, http.StatusInternalServerError, p, "Signing in failed on our side. Try again.")
@@ -129,4 +191,18 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 		SameSite: http.SameSiteLaxMode, Secure: h.signIn.Secure || r.TLS != nil})
 	h.flash(w, "You are signed out.")
 	http.Redirect(w, r, h.prefix+"sign-in", http.StatusSeeOther)
+}
+
+// signOutEverywhere ends every dashboard session, the viewer's own too
+// (operator only): Service.EndAllSessions.
+func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request, req *request) error {
+	n, err := h.svc.EndAllSessions(req.ctx)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: h.prefix, MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: h.signIn.Secure || r.TLS != nil})
+	h.flash(w, fmt.Sprintf("Every session ended (%d), yours too. Sign in again.", n))
+	http.Redirect(w, r, h.prefix+"sign-in", http.StatusSeeOther)
+	return nil
 }

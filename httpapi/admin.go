@@ -37,7 +37,7 @@ type operatorEndpoint struct {
 
 // operatorEndpoints is the route table of the operator surface.
 func operatorEndpoints() []operatorEndpoint {
-	get, post, patch, put := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut
+	get, post, patch, put, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete
 	return []operatorEndpoint{
 		{Route{post, "/admin/v1/workspaces", nil, 60}, (*Handler).opCreateWorkspace, false},
 		{Route{get, "/admin/v1/workspaces", nil, 60}, (*Handler).opListWorkspaces, false},
@@ -45,6 +45,7 @@ func operatorEndpoints() []operatorEndpoint {
 		{Route{patch, "/admin/v1/workspaces/{id}", nil, 30}, (*Handler).opUpdateWorkspace, false},
 		{Route{post, "/admin/v1/workspaces/{id}/api-keys", nil, 30}, (*Handler).opCreateAPIKey, false},
 		{Route{post, "/admin/v1/workspaces/{id}/opt-ins", nil, 30}, (*Handler).opClearOptOut, false},
+		{Route{del, "/admin/v1/sessions", nil, 10}, (*Handler).opEndAllSessions, false},
 		{Route{post, "/admin/v1/sms/accounts", nil, 30}, (*Handler).opCreateSMSAccount, true},
 		{Route{get, "/admin/v1/sms/accounts/{partnerID}", nil, 120}, (*Handler).opGetSMSAccount, true},
 		{Route{post, "/admin/v1/sms/accounts/{partnerID}/senders", nil, 30}, (*Handler).opApproveSender, true},
@@ -321,6 +322,26 @@ func (h *Handler) opClearOptOut(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, optInJSON{Channel: o.Channel, To: o.To, OptedOut: o.OptedOut, Changed: o.Changed})
+	return nil
+}
+
+// sessionsEndedJSON is the answer of DELETE /admin/v1/sessions.
+type sessionsEndedJSON struct {
+	// Ended is how many sessions were ended.
+	Ended int `json:"ended"`
+}
+
+// opEndAllSessions signs everyone out of the dashboard ("sign out
+// everywhere"): Service.EndAllSessions.
+func (h *Handler) opEndAllSessions(w http.ResponseWriter, r *http.Request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	n, err := h.svc.EndAllSessions(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sessionsEndedJSON{Ended: n})
 	return nil
 }
 

@@ -368,3 +368,38 @@ func TestOperatorRoutesWithoutSMS(t *testing.T) {
 	st, _, v, _ = e.opCall(t, "GET", "/admin/v1/workspaces/acme", "op", "")
 	opExpect(t, "workspace route", st, v, 200, "", "")
 }
+
+// TestOperatorEndAllSessions: DELETE /admin/v1/sessions ends every
+// dashboard session and says how many; an API key cannot, and a query is
+// refused.
+func TestOperatorEndAllSessions(t *testing.T) {
+	e := opSetup(t)
+	ctx := context.Background()
+	var tokens []string
+	for _, p := range []*messaging.SessionParams{{Subject: "operator", Operator: true}, {Subject: "ann", Workspaces: []string{"acme"}}} {
+		token, _, err := e.svc.StartSession(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, token)
+	}
+	st, _, v, _ := e.opCall(t, "DELETE", "/admin/v1/sessions", "key", "")
+	opExpect(t, "with an API key", st, v, http.StatusUnauthorized, "unauthorized", "")
+	st, _, v, _ = e.opCall(t, "DELETE", "/admin/v1/sessions?subject=ann", "op", "")
+	opExpect(t, "with a query", st, v, http.StatusBadRequest, "validation_error", "subject")
+	for _, token := range tokens {
+		if _, err := e.svc.Session(ctx, token); err != nil {
+			t.Fatalf("a refused request ended a session: %v", err)
+		}
+	}
+	st, _, v, _ = e.opCall(t, "DELETE", "/admin/v1/sessions", "op", "")
+	opExpect(t, "sign out everywhere", st, v, http.StatusOK, "", "")
+	if v["ended"] != float64(2) {
+		t.Errorf("answer %v; want ended 2", v)
+	}
+	for i, token := range tokens {
+		if _, err := e.svc.Session(ctx, token); messaging.ErrorCode(err) != messaging.CodeUnauthorized {
+			t.Errorf("session %d after DELETE /admin/v1/sessions: %v; want unauthorized", i, err)
+		}
+	}
+}

@@ -1507,6 +1507,10 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "webhook delete without scope", method: "DELETE", path: "/v1/webhooks/${hook}", key: "readContacts", status: 403, code: "forbidden"},
 		{name: "webhooks PUT", method: "PUT", path: "/v1/webhooks/${hook}", key: "full", body: `{}`, status: 405, code: "method_not_allowed"},
 
+		// Sign out everywhere.
+		{name: "end all sessions", method: "DELETE", path: "/admin/v1/sessions", header: opH, status: 200},
+		{name: "end all sessions with a query", method: "DELETE", path: "/admin/v1/sessions?all=1", header: opH, status: 400, code: "validation_error"},
+
 		// Paths the document does not have.
 		{name: "unknown path", method: "GET", path: "/v1/nope", key: "full", status: 404, code: "not_found"},
 		{name: "root", method: "GET", path: "/", status: 404, code: "not_found"},
@@ -1530,7 +1534,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	// Every operator route is rate limited, and refuses a missing token.
 	for _, rt := range httpapi.OperatorRoutes() {
 		path := strings.NewReplacer("{id}", "acme", "{partnerID}", "p-oa").Replace(rt.Pattern)
-		body := map[bool]string{true: "{}"}[rt.Method != "GET"]
+		body := map[bool]string{true: "{}"}[rt.Method != "GET" && rt.Method != "DELETE"]
 		for i, st := range []int{0, 429} {
 			cases = append(cases, oaCase{name: fmt.Sprintf("%s rate limit %d", rt.Name(), i+1), server: "limited",
 				method: rt.Method, path: path, header: opH, body: body, status: st, code: "rate_limit_exceeded"})

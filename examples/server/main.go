@@ -149,6 +149,7 @@ func run(ctx context.Context, args []string) error {
 	metaVersion := fs.String("meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
 	reviewAfter := fs.Duration("fake-review-after", envDuration("MESSAGING_FAKE_REVIEW_AFTER", 2*time.Second), "the fake provider approves a submitted template after this long (names starting reject_ are rejected) (env MESSAGING_FAKE_REVIEW_AFTER)")
 	dashPassword := fs.String("dashboard-password", env("MESSAGING_DASHBOARD_PASSWORD", ""), "a password (12 to 72 characters) that signs in to the dashboard besides the operator token; kept only as a bcrypt hash (env MESSAGING_DASHBOARD_PASSWORD)")
+	trustedProxies := fs.String("trusted-proxies", env("MESSAGING_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes or addresses of the reverse proxies in front of the server: from a peer among them, the dashboard's sign-in limits take the client address from X-Forwarded-For (the right-most entry not a trusted proxy); default none, the header is ignored (env MESSAGING_TRUSTED_PROXIES)")
 	fakeInbound := fs.Bool("fake-inbound", envBool("MESSAGING_FAKE_INBOUND", false), "for local testing only: serve POST "+fakeInboundPath+" (operator token), which makes the fake provider report a message from a contact (env MESSAGING_FAKE_INBOUND)")
 	syncEvery := fs.Duration("template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", messaging.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
 	gwc := &smsGatewayConfig{partnerID: os.Getenv("MESSAGING_ADVANTA_PARTNER_ID"), apikey: os.Getenv("MESSAGING_ADVANTA_APIKEY"),
@@ -350,11 +351,15 @@ func run(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s http://%s/admin/v1/workspaces -H 'Authorization: Bearer %s'\nDashboard: http://%s%s (sign in with the operator token)\n\n",
 			*adminTokenFile, adminToken, *addr, adminToken, *addr, dashboardPrefix)
 	}
-	signIn, err := newOperatorSignIn(adminToken, *dashPassword)
+	signIn, err := newOperatorSignIn(adminToken, *dashPassword, secretKey)
 	if err != nil {
 		return err
 	}
-	handler, err := withDashboard(httpapi.New(svc, apiOpts), svc, smsSvc, signIn, log)
+	proxies, err := parseTrustedProxies(*trustedProxies)
+	if err != nil {
+		return err
+	}
+	handler, err := withDashboard(httpapi.New(svc, apiOpts), svc, smsSvc, signIn, proxies, log)
 	if err != nil {
 		return err
 	}

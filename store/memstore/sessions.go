@@ -8,10 +8,11 @@ import (
 )
 
 // copySession returns a copy of st that shares nothing with it, with a
-// non-nil Workspaces.
+// non-nil Workspaces and SMSAccounts.
 func copySession(st *messaging.StoredSession) *messaging.StoredSession {
 	c := *st
 	c.Workspaces = append([]string{}, st.Workspaces...)
+	c.SMSAccounts = append([]string{}, st.SMSAccounts...)
 	return &c
 }
 
@@ -79,4 +80,17 @@ func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParam
 		delete(s.sessionIDs, st.ID)
 	}
 	return len(expired), nil
+}
+
+// SessionDeleteAll implements messaging.Store.
+func (s *Store) SessionDeleteAll(ctx context.Context) (int, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	n := len(s.sessions)
+	clear(s.sessions)
+	clear(s.sessionIDs)
+	return n, nil
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-const sessionCols = `hash, id, subject, operator, workspaces, created_at, expires_at`
+const sessionCols = `hash, id, subject, operator, workspaces, sms_accounts, binding, created_at, expires_at`
 
 // qSessionSweep deletes up to $2 sessions that expired before $1, earliest
 // first, walking sessions_expires. Rows another instance's sweep holds are
@@ -18,8 +18,8 @@ const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
 // SessionCreate implements messaging.Store.
 func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
 	ctx = writeCtx(ctx)
-	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		st.Hash, st.ID, st.Subject, st.Operator, nonNil(st.Workspaces), ts(st.CreatedAt), ts(st.ExpiresAt))
+	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		st.Hash, st.ID, st.Subject, st.Operator, nonNil(st.Workspaces), nonNil(st.SMSAccounts), st.Binding, ts(st.CreatedAt), ts(st.ExpiresAt))
 	return interpretError(err)
 }
 
@@ -28,12 +28,12 @@ func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredS
 	var st messaging.StoredSession
 	var created, expires int64
 	err := s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE hash = $1`, hash).Scan(
-		&st.Hash, &st.ID, &st.Subject, &st.Operator, &st.Workspaces, &created, &expires)
+		&st.Hash, &st.ID, &st.Subject, &st.Operator, &st.Workspaces, &st.SMSAccounts, &st.Binding, &created, &expires)
 	if err != nil {
 		return nil, interpretError(err)
 	}
 	st.CreatedAt, st.ExpiresAt = fromTS(created), fromTS(expires)
-	st.Workspaces = nonNil(st.Workspaces)
+	st.Workspaces, st.SMSAccounts = nonNil(st.Workspaces), nonNil(st.SMSAccounts)
 	return &st, nil
 }
 
@@ -46,6 +46,15 @@ func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 // SessionSweep implements messaging.Store (see qSessionSweep).
 func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
 	tag, err := s.pool.Exec(writeCtx(ctx), qSessionSweep, ts(p.Before), max(p.Limit, 0))
+	if err != nil {
+		return 0, interpretError(err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// SessionDeleteAll implements messaging.Store.
+func (s *Store) SessionDeleteAll(ctx context.Context) (int, error) {
+	tag, err := s.pool.Exec(writeCtx(ctx), `DELETE FROM sessions`)
 	if err != nil {
 		return 0, interpretError(err)
 	}

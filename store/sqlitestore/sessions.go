@@ -8,7 +8,7 @@ import (
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-const sessionCols = `hash, id, subject, operator, workspaces, created_at, expires_at`
+const sessionCols = `hash, id, subject, operator, workspaces, sms_accounts, binding, created_at, expires_at`
 
 // qSessionGet finds a session by the hash of its token: a hot read (see
 // hotReads), made on every dashboard request.
@@ -21,17 +21,17 @@ const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
 
 // SessionCreate implements messaging.Store.
 func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
-	ws := st.Workspaces
-	if ws == nil {
-		ws = []string{}
+	workspaces, err := storedjson.EncodeStrings(append([]string{}, st.Workspaces...))
+	if err != nil {
+		return interpretError(err)
 	}
-	workspaces, err := storedjson.EncodeStrings(ws)
+	smsAccounts, err := storedjson.EncodeStrings(append([]string{}, st.SMSAccounts...))
 	if err != nil {
 		return interpretError(err)
 	}
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			st.Hash, st.ID, st.Subject, st.Operator, workspaces, fmtTime(st.CreatedAt), fmtTime(st.ExpiresAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			st.Hash, st.ID, st.Subject, st.Operator, workspaces, smsAccounts, st.Binding, fmtTime(st.CreatedAt), fmtTime(st.ExpiresAt))
 		return err
 	})
 }
@@ -39,17 +39,23 @@ func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) 
 // SessionGet implements messaging.Store.
 func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredSession, error) {
 	var st messaging.StoredSession
-	var workspaces *string
-	err := s.queryRow(ctx, qSessionGet, hash).Scan(&st.Hash, &st.ID, &st.Subject, &st.Operator, &workspaces,
-		storedTime{&st.CreatedAt}, storedTime{&st.ExpiresAt})
+	var workspaces, smsAccounts *string
+	err := s.queryRow(ctx, qSessionGet, hash).Scan(&st.Hash, &st.ID, &st.Subject, &st.Operator, &workspaces, &smsAccounts,
+		&st.Binding, storedTime{&st.CreatedAt}, storedTime{&st.ExpiresAt})
 	if err != nil {
 		return nil, interpretError(err)
 	}
 	if st.Workspaces, err = storedjson.DecodeStrings(workspaces); err != nil {
 		return nil, interpretError(err)
 	}
+	if st.SMSAccounts, err = storedjson.DecodeStrings(smsAccounts); err != nil {
+		return nil, interpretError(err)
+	}
 	if st.Workspaces == nil {
 		st.Workspaces = []string{}
+	}
+	if st.SMSAccounts == nil {
+		st.SMSAccounts = []string{}
 	}
 	return &st, nil
 }
@@ -67,6 +73,20 @@ func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParam
 	var n int64
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, qSessionSweep, fmtTime(p.Before), max(p.Limit, 0))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// SessionDeleteAll implements messaging.Store.
+func (s *Store) SessionDeleteAll(ctx context.Context) (int, error) {
+	var n int64
+	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM sessions`)
 		if err != nil {
 			return err
 		}

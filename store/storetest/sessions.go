@@ -29,7 +29,8 @@ func mustSession(t *testing.T, s messaging.Store, st *messaging.StoredSession) {
 }
 
 // testSessions: a session round-trips by its hash (times to the
-// nanosecond, its workspaces in order, none as empty), only the exact
+// nanosecond, its workspaces and SMS accounts in order, none as empty,
+// its binding or none), only the exact
 // hash finds it, a hash or id is never taken twice, and a deleted
 // session is gone while deleting again is not an error.
 func testSessions(t *testing.T, s messaging.Store) {
@@ -43,12 +44,16 @@ func testSessions(t *testing.T, s messaging.Store) {
 		storedSession(2, 7200, many...),
 		storedSession(3, 60),
 	}
+	cases[0].SMSAccounts = []string{"5678", "1234"}
+	cases[0].Binding = strings.Repeat("5e", 32)
+	cases[1].SMSAccounts = []string{} // stored empty, read empty
 	cases[2].Operator = true
 	cases[2].Subject = "opérateur ✓"
 	for _, st := range cases {
 		mustSession(t, s, st)
 	}
 	cases[2].Workspaces = []string{} // stored nil, read empty
+	cases[2].SMSAccounts = []string{}
 	for _, want := range cases {
 		got, err := s.SessionGet(ctx, want.Hash)
 		if err != nil {
@@ -124,4 +129,24 @@ func testSessionSweep(t *testing.T, s messaging.Store) {
 		t.Errorf("after a full sweep, sessions expiring at or after Before stay (-want +got):\n%s", d)
 	}
 	sweep(10, 0)
+}
+
+// testSessionDeleteAll: deleting every session takes them all, expired or
+// not, says how many, and leaves the store usable; with none it deletes 0.
+func testSessionDeleteAll(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	for n, sec := range []int{-10, 60, 3600} {
+		mustSession(t, s, storedSession(n+1, sec, "acme"))
+	}
+	if n, err := s.SessionDeleteAll(ctx); err != nil || n != 3 {
+		t.Fatalf("SessionDeleteAll = %d, %v; want 3", n, err)
+	}
+	for n := 1; n <= 3; n++ {
+		_, err := s.SessionGet(ctx, sessionHash(n))
+		wantErr(t, fmt.Sprintf("session %d after SessionDeleteAll", n), err, messaging.ErrNotFound)
+	}
+	if n, err := s.SessionDeleteAll(ctx); err != nil || n != 0 {
+		t.Fatalf("SessionDeleteAll of none = %d, %v; want 0", n, err)
+	}
+	mustSession(t, s, storedSession(1, 60))
 }

@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"AuditEvents", testAuditEvents},
 		{"Sessions", testSessions},
 		{"SessionSweep", testSessionSweep},
+		{"SessionDeleteAll", testSessionDeleteAll},
 		{"APIKeyListOrder", testAPIKeyListOrder},
 		{"WebhookSeqGrows", testWebhookSeqGrows},
 		{"ConnectionUpdate", testConnectionUpdate},

@@ -1,0 +1,4 @@
+-- A dashboard session names the SMS accounts its subject may see besides
+-- its workspaces (see messaging.Session.SMSAccounts): a JSON array, empty
+-- for the sessions started before.
+ALTER TABLE sessions ADD COLUMN sms_accounts TEXT NOT NULL DEFAULT '[]';
