@@ -512,22 +512,36 @@ func (c *SendComponent) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = SendComponent(raw.plain)
-	c.Index = nil
-	idx := bytes.TrimSpace(raw.Index)
+	n, err := ParseButtonIndex(raw.Index)
+	if err != nil {
+		return err
+	}
+	c.Index = n
+	return nil
+}
+
+// ParseButtonIndex returns the button index that the raw JSON value of a
+// send component's "index" member holds: a number or, as Meta's
+// documentation writes it, a string of digits ("0"). An absent or null
+// value is nil; anything else is a validation_error naming
+// components.index. It is the one rule for the member, which
+// SendComponent's UnmarshalJSON and the REST surface's decoder both apply;
+// the range (0 to 9) is checked with the rest of the components at send.
+func ParseButtonIndex(raw json.RawMessage) (*int, error) {
+	idx := bytes.TrimSpace(raw)
 	if len(idx) == 0 || string(idx) == "null" {
-		return nil
+		return nil, nil
 	}
 	if idx[0] == '"' {
 		var s string
 		if err := json.Unmarshal(idx, &s); err != nil || !allDigits(s, 2) {
-			return validationError("components.index", "must be a number or a string of digits (got %s)", idx)
+			return nil, validationError("components.index", "must be a number or a string of digits (got %s)", idx)
 		}
 		idx = []byte(s)
 	}
 	var n int
 	if err := json.Unmarshal(idx, &n); err != nil {
-		return validationError("components.index", "must be a number or a string of digits (got %s)", idx)
+		return nil, validationError("components.index", "must be a number or a string of digits (got %s)", idx)
 	}
-	c.Index = &n
-	return nil
+	return &n, nil
 }
