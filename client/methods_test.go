@@ -490,7 +490,9 @@ func cmpSorted() cmp.Option {
 }
 
 // TestInboundContent: Messages.Get decodes an inbound message's content
-// members (a location replying to a message, an unsupported type) and its window_expires_at; an outbound message has none of them.
+// members (a location replying to a message, an unsupported type), its
+// sender (from) and its window_expires_at; an outbound message has none of
+// them.
 func TestInboundContent(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
@@ -508,7 +510,7 @@ func TestInboundContent(t *testing.T) {
 	}
 	window := t0.Add(24 * time.Hour)
 	want := &client.Message{MessageID: loc.ID, ConversationID: e.A.Message.ConversationID, Channel: "whatsapp", Direction: "inbound",
-		Status: "delivered", Type: "location", Location: &client.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Office"},
+		From: e.A.Contact.Phone, Status: "delivered", Type: "location", Location: &client.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Office"},
 		Context:         &client.ReplyContext{ProviderMessageID: "wamid.elsewhere"},
 		WindowExpiresAt: &window, CreatedAt: t0, UpdatedAt: t0}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -524,7 +526,7 @@ func TestInboundContent(t *testing.T) {
 		t.Errorf("unsupported: %+v %v", got, err)
 	}
 	out, err := c.Messages.Get(ctx, e.A.Message.MessageID)
-	if err != nil || out.WindowExpiresAt != nil || out.Context != nil || out.Text != "" {
+	if err != nil || out.WindowExpiresAt != nil || out.Context != nil || out.Text != "" || out.From != "" {
 		t.Errorf("outbound: %+v %v, want no inbound members", out, err)
 	}
 }
