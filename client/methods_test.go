@@ -293,8 +293,10 @@ func methods(e *env) []method {
 			if err != nil {
 				return "", err
 			}
-			return p.Data[0].ID + " " + p.Data[0].EventType, nil
-		}, want: e.A.Delivery + " message.status_updated"},
+			// Webhooks.Test, run before, is listed first, marked test.
+			first, last := p.Data[0], p.Data[len(p.Data)-1]
+			return fmt.Sprintf("%s test=%t, %s %s test=%t", first.EventType, first.Test, last.ID, last.EventType, last.Test), nil
+		}, want: "webhook.test test=true, " + e.A.Delivery + " message.status_updated test=false"},
 		{name: "Webhooks.Redeliver", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
 			d, err := c.Webhooks.Redeliver(ctx, f.Hook.ID, f.Delivery)
 			if err != nil {

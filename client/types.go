@@ -293,6 +293,8 @@ type WebhookDelivery struct {
 	LastAttemptAt  *time.Time `json:"last_attempt_at"`
 	DeliveredAt    *time.Time `json:"delivered_at"`
 	CreatedAt      time.Time  `json:"created_at"`
+	// Test marks the record of a test event (Webhooks.Test).
+	Test bool `json:"test"`
 }
 
 // WebhookDeliveryPage is a page of GET /v1/webhooks/{id}/deliveries
