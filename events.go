@@ -118,7 +118,7 @@ func (d MessageEventData) MarshalJSON() ([]byte, error) {
 // receivedEvent builds the message.received event of an inbound message.
 func receivedEvent(m *Message, now time.Time) *Event {
 	d := MessageEventData{
-		MessageID: m.ID, ConversationID: m.ConversationID, Channel: m.Channel, From: m.To,
+		MessageID: m.ID, ConversationID: m.ConversationID, Channel: m.Channel, From: m.From(),
 		Type: m.Type, Text: m.Text, MediaURL: m.MediaURL, Caption: m.Caption, CreatedAt: m.CreatedAt,
 	}
 	if m.Content != nil {

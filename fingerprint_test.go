@@ -15,7 +15,15 @@ import (
 func TestRequestHashIsFrozen(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	f.mustTemplate(t, f.acme, approved("order_update", body("Order {{1}} is on its way")))
+	// The sends are checked against the template before they are stored,
+	// so the pinned requests go to two templates of the same name and
+	// language (not part of the hash), each fitting its sends: acme's
+	// has every kind of part, other's a body and a quick reply.
+	f.mustTemplate(t, f.acme, approved("order_update", messaging.TemplateComponent{Type: "HEADER", Format: "DOCUMENT"},
+		body("Order {{1}} is on its way"), buttons(messaging.TemplateButton{Type: "COPY_CODE", Example: "SAVE10"},
+			quickReply("Yes"), urlButton("https://shop.example.com/{{1}}"))))
+	f.mustTemplate(t, f.other, approved("order_update", header("Your order"), body("Order {{1}} is on its way"), buttons(quickReply("Yes"))))
+	onOther := map[string]bool{"template in the default language": true, "template with an empty and a missing parameter list": true}
 	sends := []struct {
 		name string
 		send func(key string) error
@@ -37,7 +45,7 @@ func TestRequestHashIsFrozen(t *testing.T) {
 			return err
 		}, "0913d922e81dcf04b7a4e5370a08acf44aeb83e84bd6fae4ae220db531399132"},
 		{"template in the default language", func(key string) error {
-			_, err := f.acme.Messages.SendTemplate(f.ctx, &messaging.SendTemplateParams{To: "+254712345678", TemplateName: "order_update",
+			_, err := f.other.Messages.SendTemplate(f.ctx, &messaging.SendTemplateParams{To: "+254712345678", TemplateName: "order_update",
 				IdempotencyKey: key, Components: []messaging.SendComponent{{Type: "body", Parameters: []messaging.SendParameter{{Type: "text", Text: "A-1"}}}}})
 			return err
 		}, "72ab3e6272f8d4e4f7856d58d82a912f99c0b3db3402d13aa0bc7a505e9f7ee6"},
@@ -53,7 +61,7 @@ func TestRequestHashIsFrozen(t *testing.T) {
 			return err
 		}, "7d8898dccc2c2dfa0751dfc6660a2285068fa42d2560eba9622648cf22713cd5"},
 		{"template with an empty and a missing parameter list", func(key string) error {
-			_, err := f.acme.Messages.SendTemplate(f.ctx, &messaging.SendTemplateParams{To: "+254712345678", TemplateName: "order_update", Language: "en",
+			_, err := f.other.Messages.SendTemplate(f.ctx, &messaging.SendTemplateParams{To: "+254712345678", TemplateName: "order_update", Language: "en",
 				IdempotencyKey: key, Components: []messaging.SendComponent{
 					{Type: "header", Parameters: []messaging.SendParameter{}},
 					{Type: "body", Parameters: []messaging.SendParameter{{Type: "text", Text: "A-1"}}},
@@ -72,7 +80,11 @@ func TestRequestHashIsFrozen(t *testing.T) {
 		if err := tc.send(key); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		m, err := f.store.MessageGetByIdempotencyKey(f.ctx, "acme", key)
+		ws := "acme"
+		if onOther[tc.name] {
+			ws = "other"
+		}
+		m, err := f.store.MessageGetByIdempotencyKey(f.ctx, ws, key)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

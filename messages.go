@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -434,9 +433,13 @@ func validateSendComponents(cs []SendComponent) error {
 // otherwise the error is template_not_found. Components are required when
 // the template's header or body has variables, and a header component with
 // the media link is required when its header is IMAGE, VIDEO or DOCUMENT.
-// Parameter counts and button parameters are checked by the channel
-// provider, whose verdict arrives asynchronously in failure_reason (for
-// example "[131008] Required parameter is missing"), as in the spec.
+// Each component sent must hold as many parameters as its part of the
+// template takes (one per variable of the header or body; one for a
+// dynamic URL, COPY_CODE or QUICK_REPLY button), or the send is a
+// validation_error naming the component and nothing is queued. A missing
+// button component is left to the channel provider, whose verdict arrives
+// asynchronously in failure_reason ("[131008] Required parameter is
+// missing"), as in the spec.
 func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*SendResult, error) {
 	if p == nil {
 		return nil, validationError("body", "is required")
@@ -475,8 +478,10 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 }
 
 // checkTemplate checks a template send against the workspace's template:
-// it must be approved with exactly this name and language, and the send
-// must carry the components the template cannot do without.
+// it must be approved with exactly this name and language, the send must
+// carry the header and body components the template cannot do without,
+// and each component it carries must hold as many parameters as the
+// template's part takes (see templateSlots).
 func (m *Messages) checkTemplate(ctx context.Context, msg *Message) error {
 	t, err := m.svc.store.TemplateGetByName(ctx, &TemplateGetByNameParams{WorkspaceID: m.ws, Name: msg.TemplateName, Language: msg.Language})
 	if err != nil && ErrorCode(err) != CodeNotFound {
@@ -485,20 +490,128 @@ func (m *Messages) checkTemplate(ctx context.Context, msg *Message) error {
 	if err != nil || t.Status != TemplateApproved {
 		return &Error{Code: CodeTemplateNotFound, Field: "template_name", Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", msg.TemplateName, msg.Language)}
 	}
-	has := func(typ string) bool {
-		return slices.ContainsFunc(msg.Components, func(c SendComponent) bool { return c.Type == typ && len(c.Parameters) > 0 })
+	return checkTemplateParams(t, msg.Components)
+}
+
+// templateSlot is a part of a template that a send component fills: its
+// header, its body or one of its buttons.
+type templateSlot struct {
+	// what names the part in errors: "body", "header", "button 0".
+	what string
+	// subType is the sub_type of a button's component.
+	subType string
+	// params is how many parameters the part takes; -1 when the
+	// template's text does not say (a variable this service cannot read).
+	params int
+	// optional is set when none is accepted too (a quick reply's payload).
+	optional bool
+	// required is set when the send must carry the part's component:
+	// a header or body with variables, a media header. A missing button
+	// component is left to the provider, as the spec says (131008).
+	required bool
+	// media is the format of a media header (IMAGE, VIDEO, DOCUMENT).
+	media string
+}
+
+// templateSlots returns the parts of t a send may fill, by the key of
+// their component ("header", "body", "button 0" to "button 9"). A header
+// or body takes one parameter per variable; a media header one (the link);
+// a dynamic URL button and a COPY_CODE button one; a QUICK_REPLY button
+// its payload or none; a static URL or PHONE_NUMBER button none.
+func templateSlots(t *Template) map[string]templateSlot {
+	slots := map[string]templateSlot{"header": {what: "header"}, "body": {what: "body"}}
+	vars := func(text string) int {
+		v, err := TemplateVariables("text", text)
+		if err != nil {
+			return -1
+		}
+		return len(v)
 	}
 	for _, c := range t.Components {
-		switch {
-		case c.Type == "HEADER" && (c.Format == "IMAGE" || c.Format == "VIDEO" || c.Format == "DOCUMENT") && !has("header"):
-			return validationError("components", "template %q has a %s header: a header component with the media link is required", t.Name, c.Format)
-		case (c.Type == "HEADER" || c.Type == "BODY") && len(msg.Components) == 0:
-			if vars, _ := TemplateVariables("text", c.Text); len(vars) > 0 {
-				return validationError("components", "template %q has variables: components with their parameters are required", t.Name)
+		switch c.Type {
+		case "HEADER":
+			switch c.Format {
+			case "IMAGE", "VIDEO", "DOCUMENT":
+				slots["header"] = templateSlot{what: "header", params: 1, required: true, media: c.Format}
+			default:
+				n := vars(c.Text)
+				slots["header"] = templateSlot{what: "header", params: n, required: n > 0}
+			}
+		case "BODY":
+			n := vars(c.Text)
+			slots["body"] = templateSlot{what: "body", params: n, required: n > 0}
+		case "BUTTONS":
+			for i, b := range c.Buttons {
+				what := fmt.Sprintf("button %d", i)
+				sl := templateSlot{what: what}
+				switch {
+				case b.Type == "URL":
+					sl.subType = "url"
+					if strings.HasSuffix(b.URL, "{{1}}") {
+						sl.params = 1
+					}
+				case b.Type == "COPY_CODE":
+					sl.subType, sl.params = "copy_code", 1
+				case b.Type == "QUICK_REPLY":
+					sl.subType, sl.params, sl.optional = "quick_reply", 1, true
+				}
+				slots[what] = sl
 			}
 		}
 	}
+	return slots
+}
+
+// checkTemplateParams checks the components cs of a send of t: one per
+// part at most, each of a part t has, with as many parameters as the part
+// takes, and every required part present. The errors name the component
+// (components[1].parameters) or, for a missing one, components.
+func checkTemplateParams(t *Template, cs []SendComponent) error {
+	slots := templateSlots(t)
+	seen := map[string]int{}
+	for i, c := range cs {
+		f := fmt.Sprintf("components[%d]", i)
+		key := c.Type
+		if c.Type == "button" && c.Index != nil {
+			key = fmt.Sprintf("button %d", *c.Index)
+		}
+		if j, dup := seen[key]; dup {
+			return validationError(f, "repeats the %s of components[%d]: one component per part of the template", key, j)
+		}
+		seen[key] = i
+		sl, ok := slots[key]
+		switch {
+		case !ok:
+			return validationError(f+".index", "template %q has no %s", t.Name, key)
+		case sl.subType != "" && c.SubType != sl.subType:
+			return validationError(f+".sub_type", "template %q's %s is a %s button: sub_type must be %s (got %q)", t.Name, key, sl.subType, sl.subType, c.SubType)
+		case sl.params >= 0 && len(c.Parameters) != sl.params && !(sl.optional && len(c.Parameters) == 0):
+			return validationError(f+".parameters", "template %q's %s takes %s: %d given", t.Name, key, paramCount(sl), len(c.Parameters))
+		}
+	}
+	for _, key := range []string{"header", "body"} {
+		sl := slots[key]
+		if _, sent := seen[key]; !sent && sl.required {
+			if sl.media != "" {
+				return validationError("components", "template %q has a %s header: a header component with the media link is required", t.Name, sl.media)
+			}
+			return validationError("components", "template %q's %s takes %s: a %s component with them is required", t.Name, key, paramCount(sl), key)
+		}
+	}
 	return nil
+}
+
+// paramCount describes the parameters slot sl takes ("2 parameters").
+func paramCount(sl templateSlot) string {
+	switch {
+	case sl.media != "":
+		return "1 parameter (the " + strings.ToLower(sl.media) + " link)"
+	case sl.optional:
+		return "at most 1 parameter"
+	case sl.params == 1:
+		return "1 parameter"
+	}
+	return fmt.Sprintf("%d parameters", sl.params)
 }
 
 // UnmarshalJSON decodes a send component, accepting a button's index as a
@@ -516,22 +629,36 @@ func (c *SendComponent) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = SendComponent(raw.plain)
-	c.Index = nil
-	idx := bytes.TrimSpace(raw.Index)
+	n, err := ParseButtonIndex(raw.Index)
+	if err != nil {
+		return err
+	}
+	c.Index = n
+	return nil
+}
+
+// ParseButtonIndex returns the button index that the raw JSON value of a
+// send component's "index" member holds: a number or, as Meta's
+// documentation writes it, a string of digits ("0"). An absent or null
+// value is nil; anything else is a validation_error naming
+// components.index. It is the one rule for the member, which
+// SendComponent's UnmarshalJSON and the REST surface's decoder both apply;
+// the range (0 to 9) is checked with the rest of the components at send.
+func ParseButtonIndex(raw json.RawMessage) (*int, error) {
+	idx := bytes.TrimSpace(raw)
 	if len(idx) == 0 || string(idx) == "null" {
-		return nil
+		return nil, nil
 	}
 	if idx[0] == '"' {
 		var s string
 		if err := json.Unmarshal(idx, &s); err != nil || !allDigits(s, 2) {
-			return validationError("components.index", "must be a number or a string of digits (got %s)", idx)
+			return nil, validationError("components.index", "must be a number or a string of digits (got %s)", idx)
 		}
 		idx = []byte(s)
 	}
 	var n int
 	if err := json.Unmarshal(idx, &n); err != nil {
-		return validationError("components.index", "must be a number or a string of digits (got %s)", idx)
+		return nil, validationError("components.index", "must be a number or a string of digits (got %s)", idx)
 	}
-	c.Index = &n
-	return nil
+	return &n, nil
 }

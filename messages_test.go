@@ -1,6 +1,7 @@
 package messaging_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -526,5 +527,52 @@ func TestErrorHelpers(t *testing.T) {
 	}
 	if got := messaging.ErrorCode(errors.New("boom")); got != messaging.CodeInternal {
 		t.Errorf("ErrorCode(plain error) = %s, want internal_error", got)
+	}
+}
+
+// TestParseButtonIndex: a button's index is a number or, as Meta's
+// examples write it, a string of digits; SendComponent's UnmarshalJSON
+// applies the same rule.
+func TestParseButtonIndex(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw     string
+		want    int  // when ok and not nil
+		null    bool // absent or null
+		wantErr bool
+	}{
+		{raw: `0`, want: 0},
+		{raw: `"0"`, want: 0},
+		{raw: ` "9" `, want: 9},
+		{raw: `2`, want: 2},
+		{raw: ``, null: true},
+		{raw: `null`, null: true},
+		{raw: `"first"`, wantErr: true},
+		{raw: `""`, wantErr: true},
+		{raw: `"-1"`, wantErr: true},
+		{raw: `"100"`, wantErr: true},
+		{raw: `1.5`, wantErr: true},
+		{raw: `true`, wantErr: true},
+		{raw: `{}`, wantErr: true},
+	}
+	for _, tc := range tests {
+		got, err := messaging.ParseButtonIndex(json.RawMessage(tc.raw))
+		switch {
+		case tc.wantErr:
+			var me *messaging.Error
+			if !errors.As(err, &me) || me.Code != messaging.CodeValidation || me.Field != "components.index" {
+				t.Errorf("ParseButtonIndex(%s) = %v, %v; want a validation_error on components.index", tc.raw, got, err)
+			}
+		case err != nil:
+			t.Errorf("ParseButtonIndex(%s): %v", tc.raw, err)
+		case tc.null != (got == nil):
+			t.Errorf("ParseButtonIndex(%s) = %v; want nil: %v", tc.raw, got, tc.null)
+		case got != nil && *got != tc.want:
+			t.Errorf("ParseButtonIndex(%s) = %d; want %d", tc.raw, *got, tc.want)
+		}
+	}
+	var c messaging.SendComponent
+	if err := json.Unmarshal([]byte(`{"type":"button","sub_type":"url","index":"0","parameters":[{"type":"text","text":"A-1"}]}`), &c); err != nil || c.Index == nil || *c.Index != 0 {
+		t.Errorf(`SendComponent with "index": "0" = %+v, %v; want index 0`, c, err)
 	}
 }

@@ -259,7 +259,9 @@ func (s *Service) Workspace(id string) *Workspace {
 	}
 }
 
-// Message is a message record.
+// Message is a message record. To is the conversation's peer: the
+// recipient of an outbound message, the sender of an inbound one (see
+// From).
 type Message struct {
 	ID             string          `json:"message_id"`
 	WorkspaceID    string          `json:"-"`

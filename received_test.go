@@ -183,3 +183,39 @@ func TestMessageReceivedCarriesContent(t *testing.T) {
 		t.Errorf("data.type = %v", got.Data["type"])
 	}
 }
+
+// TestMessageFrom: an inbound message's From is its sender, the value the
+// message.received event carries as from (E.164 on WhatsApp, the scoped id
+// on Instagram); an outbound message has none.
+func TestMessageFrom(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	var fromEvent []string
+	f.svc.Subscribe(func(_ context.Context, e *messaging.Event) {
+		if d, ok := e.Data.(messaging.MessageEventData); ok {
+			fromEvent = append(fromEvent, d.From)
+		}
+	})
+	wa, err := f.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "254712345678",
+		ProviderMessageID: "wamid.from", Type: "text", Text: "Habari"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ig, err := f.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "instagram", From: "ig_user_9",
+		ProviderMessageID: "ig.from", Type: "text", Text: "Hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := f.mustSend(t, f.acme, textMsg("+254712345678"))
+	sent, err := f.acme.Messages.Get(ctx, out.MessageID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wa.From() != "+254712345678" || ig.From() != "ig_user_9" || sent.From() != "" {
+		t.Errorf("From: whatsapp %q, instagram %q, outbound %q; want +254712345678, ig_user_9 and none", wa.From(), ig.From(), sent.From())
+	}
+	if d := cmp.Diff([]string{"+254712345678", "ig_user_9"}, fromEvent); d != "" {
+		t.Errorf("message.received from (-want +got):\n%s", d)
+	}
+}

@@ -317,6 +317,15 @@ type Store interface {
 	// LeaseOwner and a DueAt after p.Now: an attempt is under way);
 	// ErrNotFound if there is no such delivery.
 	WebhookRedeliver(ctx context.Context, p *WebhookRedeliverParams) (*WebhookDelivery, error)
+	// WebhookRecordTest records a test event sent to an endpoint of the
+	// workspace (Service.TestWebhookEndpoint) as a finished delivery of
+	// it, whether the endpoint is enabled or not: Test set, p.State
+	// (DeliveryDelivered or DeliveryFailed), one attempt at p.At
+	// (DeliveredAt p.At when delivered), the event's payload kept for a
+	// redelivery. It is listed and pruned like any finished delivery (the
+	// endpoint's p.Keep newest are kept). It returns the delivery (without
+	// URL, secrets or payload). ErrNotFound if there is no such endpoint.
+	WebhookRecordTest(ctx context.Context, p *WebhookRecordTestParams) (*WebhookDelivery, error)
 
 	// SuppressionSet records p.Suppression as the opt-out state of its
 	// recipient on its channel, unless the stored state of that
@@ -620,6 +629,8 @@ type WebhookDelivery struct {
 	// DeliveredAt is when a delivered delivery reached its endpoint.
 	DeliveredAt *time.Time
 	CreatedAt   time.Time
+	// Test marks the record of a test event (Store.WebhookRecordTest).
+	Test bool
 }
 
 // WebhookQueueParams are the arguments of Store.WebhookQueueEvent.
@@ -660,6 +671,22 @@ type WebhookDeliveryListParams struct {
 	// Before bounds the Seq of the deliveries returned; 0: no bound.
 	Before int64
 	Limit  int
+}
+
+// WebhookRecordTestParams are the arguments of Store.WebhookRecordTest.
+type WebhookRecordTestParams struct {
+	EndpointID string
+	// Event is the webhook.test event sent, of the endpoint's workspace.
+	Event *EventRecord
+	// State is DeliveryDelivered or DeliveryFailed.
+	State      string
+	LastStatus int
+	LastError  string
+	// At is when the answer (or its absence) was recorded.
+	At time.Time
+	// Keep is how many finished deliveries of the endpoint are kept (the
+	// newest); at least 1.
+	Keep int
 }
 
 // WebhookRedeliverParams are the arguments of Store.WebhookRedeliver.

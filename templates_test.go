@@ -494,6 +494,12 @@ func TestSendTemplateBadInputs(t *testing.T) {
 		field string
 	}
 	bodyComp := []messaging.SendComponent{{Type: "body", Parameters: textParams("Jane")}}
+	// appt sends appointment_reminder (two body variables, a dynamic URL
+	// button and a quick reply) with cs.
+	appt := func(cs ...messaging.SendComponent) *messaging.SendTemplateParams {
+		return &messaging.SendTemplateParams{To: kenya, TemplateName: "appointment_reminder", Components: cs}
+	}
+	apptBody := messaging.SendComponent{Type: "body", Parameters: textParams("Amina", "Monday")}
 	tests := []tcase{
 		{"nil params", nil, messaging.CodeValidation, "body"},
 		{"missing to", &messaging.SendTemplateParams{TemplateName: "plain"}, messaging.CodeValidation, "to"},
@@ -539,7 +545,24 @@ func TestSendTemplateBadInputs(t *testing.T) {
 		{"document header without components", &messaging.SendTemplateParams{To: kenya, TemplateName: "invoice"}, messaging.CodeValidation, "components"},
 		{"document header with body only", &messaging.SendTemplateParams{To: kenya, TemplateName: "invoice", Components: bodyComp}, messaging.CodeValidation, "components"},
 		{"document header with empty header", &messaging.SendTemplateParams{To: kenya, TemplateName: "invoice",
-			Components: append([]messaging.SendComponent{{Type: "header", Parameters: []messaging.SendParameter{}}}, bodyComp...)}, messaging.CodeValidation, "components"},
+			Components: append([]messaging.SendComponent{{Type: "header", Parameters: []messaging.SendParameter{}}}, bodyComp...)}, messaging.CodeValidation, "components[0].parameters"},
+		// Parameter counts against the template's variables (issue 33).
+		{"one parameter for two variables", appt(messaging.SendComponent{Type: "body", Parameters: textParams("Amina")}), messaging.CodeValidation, "components[0].parameters"},
+		{"three parameters for two variables", appt(messaging.SendComponent{Type: "body", Parameters: textParams("Amina", "Monday", "extra")}), messaging.CodeValidation, "components[0].parameters"},
+		{"empty body for two variables", appt(messaging.SendComponent{Type: "body", Parameters: []messaging.SendParameter{}}), messaging.CodeValidation, "components[0].parameters"},
+		{"header only, body has variables", appt(messaging.SendComponent{Type: "header", Parameters: []messaging.SendParameter{}}), messaging.CodeValidation, "components"},
+		{"header parameter, template has no header", appt(messaging.SendComponent{Type: "header", Parameters: textParams("x")}, apptBody), messaging.CodeValidation, "components[0].parameters"},
+		{"body parameter, body has no variable", &messaging.SendTemplateParams{To: kenya, TemplateName: "plain", Components: bodyComp}, messaging.CodeValidation, "components[0].parameters"},
+		{"header variable, body parameter too", &messaging.SendTemplateParams{To: kenya, TemplateName: "header_var", Components: []messaging.SendComponent{
+			{Type: "header", Parameters: textParams("A-1")}, {Type: "body", Parameters: textParams("x")}}}, messaging.CodeValidation, "components[1].parameters"},
+		{"two body components", appt(apptBody, apptBody), messaging.CodeValidation, "components[1]"},
+		{"dynamic URL button without its parameter", appt(apptBody, messaging.SendComponent{Type: "button", SubType: "url", Index: intPtr(0), Parameters: []messaging.SendParameter{}}), messaging.CodeValidation, "components[1].parameters"},
+		{"URL button with two parameters", appt(apptBody, messaging.SendComponent{Type: "button", SubType: "url", Index: intPtr(0), Parameters: textParams("a", "b")}), messaging.CodeValidation, "components[1].parameters"},
+		{"quick reply with two payloads", appt(apptBody, messaging.SendComponent{Type: "button", SubType: "quick_reply", Index: intPtr(1),
+			Parameters: []messaging.SendParameter{{Type: "payload", Payload: "a"}, {Type: "payload", Payload: "b"}}}), messaging.CodeValidation, "components[1].parameters"},
+		{"button the template lacks", appt(apptBody, messaging.SendComponent{Type: "button", SubType: "quick_reply", Index: intPtr(2)}), messaging.CodeValidation, "components[1].index"},
+		{"button of another kind", appt(apptBody, messaging.SendComponent{Type: "button", SubType: "copy_code", Index: intPtr(0),
+			Parameters: []messaging.SendParameter{{Type: "coupon_code", CouponCode: "SAVE10"}}}), messaging.CodeValidation, "components[1].sub_type"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -549,6 +572,7 @@ func TestSendTemplateBadInputs(t *testing.T) {
 			f.mustTemplate(t, f.acme, approved("hello_name", body("Hello {{1}}")))
 			f.mustTemplate(t, f.acme, approved("header_var", header("Order {{1}}"), body("Shipped.")))
 			f.mustTemplate(t, f.acme, approved("invoice", mediaHeader("DOCUMENT"), body("Invoice {{1}}")))
+			f.mustTemplate(t, f.acme, apptTemplate())
 			us := approved("us_only", body("Howdy"))
 			us.Language = "en_US"
 			f.mustTemplate(t, f.acme, us)
@@ -568,6 +592,42 @@ func TestSendTemplateBadInputs(t *testing.T) {
 				t.Errorf("messages stored = %d, want 0", c.Messages)
 			}
 		})
+	}
+}
+
+// apptTemplate is appointment_reminder: two body variables, a URL button
+// with a dynamic suffix and a quick reply.
+func apptTemplate() *messaging.TemplateCreateParams {
+	return approved("appointment_reminder", body("Hi {{1}}, your appointment is on {{2}}."),
+		buttons(urlButton("https://clinic.example.com/visit/{{1}}"), quickReply("Cancel")))
+}
+
+// TestSendTemplateParameterCounts: sends whose components hold as many
+// parameters as the template's parts take are accepted, a quick reply with
+// or without its payload; a missing button component is left to the
+// provider (spec: 131008 in failure_reason), so it is accepted too.
+func TestSendTemplateParameterCounts(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.mustTemplate(t, f.acme, apptTemplate())
+	f.mustTemplate(t, f.acme, approved("invoice", mediaHeader("DOCUMENT"), body("Invoice {{1}}")))
+	body := messaging.SendComponent{Type: "body", Parameters: textParams("Amina", "Monday")}
+	url := messaging.SendComponent{Type: "button", SubType: "url", Index: intPtr(0), Parameters: textParams("V-7")}
+	for name, p := range map[string]*messaging.SendTemplateParams{
+		"body and URL button": {TemplateName: "appointment_reminder", Components: []messaging.SendComponent{body, url}},
+		"quick reply with its payload": {TemplateName: "appointment_reminder", Components: []messaging.SendComponent{body, url,
+			{Type: "button", SubType: "quick_reply", Index: intPtr(1), Parameters: []messaging.SendParameter{{Type: "payload", Payload: "cancel-7"}}}}},
+		"quick reply without payload": {TemplateName: "appointment_reminder", Components: []messaging.SendComponent{body, url,
+			{Type: "button", SubType: "quick_reply", Index: intPtr(1)}}},
+		"URL button component missing": {TemplateName: "appointment_reminder", Components: []messaging.SendComponent{body}},
+		"document header and body": {TemplateName: "invoice", Components: []messaging.SendComponent{
+			{Type: "header", Parameters: []messaging.SendParameter{{Type: "document", Link: "https://example.com/i.pdf"}}},
+			{Type: "body", Parameters: textParams("INV-1")}}},
+	} {
+		p.To = kenya
+		if _, err := f.acme.Messages.SendTemplate(f.ctx, p); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 

@@ -214,8 +214,11 @@ type WebhookTestResult struct {
 // workspace now, signed and guarded like every delivery and bounded by
 // WebhookOptions.Timeout, and returns the receiver's answer. It is sent
 // whether the endpoint is enabled or not and whatever events it
-// subscribes to, and is neither stored nor retried. An endpoint that does
-// not answer is a result with Error, not an error.
+// subscribes to, and is not retried. It is recorded as a finished delivery
+// of the endpoint marked Test (delivered on a 2xx answer, failed
+// otherwise), listed by ListWebhookDeliveries with the others and pruned
+// like them (see Store.WebhookRecordTest). An endpoint that does not
+// answer is a result with Error, not an error.
 func (s *Service) TestWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookTestResult, error) {
 	e, err := s.GetWebhookEndpoint(ctx, workspaceID, id)
 	if err != nil {
@@ -233,12 +236,25 @@ func (s *Service) TestWebhookEndpoint(ctx context.Context, workspaceID, id strin
 		return nil, err
 	}
 	status, err := w.post(ctx, e.URL, ev.ID, ev.Payload, keys)
-	res := &WebhookTestResult{StatusCode: status, Latency: s.now().Sub(ev.CreatedAt)}
+	at := s.now()
+	res := &WebhookTestResult{StatusCode: status, Latency: at.Sub(ev.CreatedAt)}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		res.Error = err.Error()
+	}
+	rec := &WebhookRecordTestParams{EndpointID: e.ID, Event: ev, State: DeliveryDelivered, LastStatus: status, At: at, Keep: w.opts.KeepFinished}
+	switch {
+	case err != nil:
+		rec.State, rec.LastError = DeliveryFailed, truncateError(err.Error())
+	case status < 200 || status > 299:
+		rec.State, rec.LastError = DeliveryFailed, "endpoint answered "+strconv.Itoa(status)
+	}
+	// An endpoint deleted while its test was under way has no history to
+	// keep it in: the answer stands.
+	if _, err := s.store.WebhookRecordTest(ctx, rec); err != nil && ErrorCode(err) != CodeNotFound {
+		return nil, wrapStoreError(err, "webhook endpoint", id)
 	}
 	return res, nil
 }

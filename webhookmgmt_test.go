@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ujumbe/messaging"
 )
 
@@ -283,7 +284,8 @@ func TestListWebhookDeliveries(t *testing.T) {
 
 // TestTestWebhookEndpoint: a signed webhook.test event is sent now, and the
 // receiver's status and the latency on the service's clock are returned;
-// an address the guard refuses is an answer with an error.
+// an address the guard refuses is an answer with an error. Each test is
+// listed in the endpoint's deliveries, marked Test, delivered or failed.
 func TestTestWebhookEndpoint(t *testing.T) {
 	t.Parallel()
 	f := setupHooks(t, true)
@@ -322,8 +324,16 @@ func TestTestWebhookEndpoint(t *testing.T) {
 	if err := json.Unmarshal(body, &ev); err != nil || ev.Type != messaging.EventWebhookTest || ev.Data.EndpointID != e.ID || ev.ID != got.Header.Get("webhook-id") {
 		t.Errorf("test event %s (%v)", body, err)
 	}
-	if ds, _, _ := f.svc.ListWebhookDeliveries(f.ctx, "acme", e.ID, "", 0); len(ds) != 0 {
-		t.Errorf("the test event was stored as a delivery: %+v", ds)
+	ds, _, err := f.svc.ListWebhookDeliveries(f.ctx, "acme", e.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := f.clock.Now()
+	want := []*messaging.WebhookDelivery{{EndpointID: e.ID, WorkspaceID: "acme", EventID: ev.ID, EventType: messaging.EventWebhookTest,
+		State: messaging.DeliveryDelivered, Attempts: 1, DueAt: answered, LastStatus: 202, LastAttemptAt: &answered, DeliveredAt: &answered,
+		CreatedAt: sentAt, Test: true}}
+	if d := cmp.Diff(want, ds, cmpopts.IgnoreFields(messaging.WebhookDelivery{}, "ID", "Seq")); d != "" {
+		t.Errorf("deliveries after a test (-want +got):\n%s", d)
 	}
 	if _, err := f.svc.TestWebhookEndpoint(f.ctx, "nope", e.ID); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("test in another workspace: %v, want not_found", err)
@@ -333,5 +343,9 @@ func TestTestWebhookEndpoint(t *testing.T) {
 	res, err = strict.svc.TestWebhookEndpoint(strict.ctx, "acme", strict.endpoint(t).ID)
 	if err != nil || res.StatusCode != 0 || !strings.Contains(res.Error, "loopback") || strict.rcv.count() != 0 {
 		t.Errorf("test of a refused address: %+v, %v; want an answer with the guard's error and nothing sent", res, err)
+	}
+	ds, _, err = strict.svc.ListWebhookDeliveries(strict.ctx, "acme", strict.endpoint(t).ID, "", 0)
+	if err != nil || len(ds) != 1 || !ds[0].Test || ds[0].State != messaging.DeliveryFailed || ds[0].LastError != res.Error || ds[0].DeliveredAt != nil {
+		t.Errorf("deliveries after a refused test = %+v, %v; want one failed test with the guard's error", ds, err)
 	}
 }

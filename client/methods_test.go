@@ -293,8 +293,10 @@ func methods(e *env) []method {
 			if err != nil {
 				return "", err
 			}
-			return p.Data[0].ID + " " + p.Data[0].EventType, nil
-		}, want: e.A.Delivery + " message.status_updated"},
+			// Webhooks.Test, run before, is listed first, marked test.
+			first, last := p.Data[0], p.Data[len(p.Data)-1]
+			return fmt.Sprintf("%s test=%t, %s %s test=%t", first.EventType, first.Test, last.ID, last.EventType, last.Test), nil
+		}, want: "webhook.test test=true, " + e.A.Delivery + " message.status_updated test=false"},
 		{name: "Webhooks.Redeliver", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
 			d, err := c.Webhooks.Redeliver(ctx, f.Hook.ID, f.Delivery)
 			if err != nil {
@@ -490,7 +492,9 @@ func cmpSorted() cmp.Option {
 }
 
 // TestInboundContent: Messages.Get decodes an inbound message's content
-// members (a location replying to a message, an unsupported type) and its window_expires_at; an outbound message has none of them.
+// members (a location replying to a message, an unsupported type), its
+// sender (from) and its window_expires_at; an outbound message has none of
+// them.
 func TestInboundContent(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
@@ -508,7 +512,7 @@ func TestInboundContent(t *testing.T) {
 	}
 	window := t0.Add(24 * time.Hour)
 	want := &client.Message{MessageID: loc.ID, ConversationID: e.A.Message.ConversationID, Channel: "whatsapp", Direction: "inbound",
-		Status: "delivered", Type: "location", Location: &client.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Office"},
+		From: e.A.Contact.Phone, Status: "delivered", Type: "location", Location: &client.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Office"},
 		Context:         &client.ReplyContext{ProviderMessageID: "wamid.elsewhere"},
 		WindowExpiresAt: &window, CreatedAt: t0, UpdatedAt: t0}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -524,7 +528,7 @@ func TestInboundContent(t *testing.T) {
 		t.Errorf("unsupported: %+v %v", got, err)
 	}
 	out, err := c.Messages.Get(ctx, e.A.Message.MessageID)
-	if err != nil || out.WindowExpiresAt != nil || out.Context != nil || out.Text != "" {
+	if err != nil || out.WindowExpiresAt != nil || out.Context != nil || out.Text != "" || out.From != "" {
 		t.Errorf("outbound: %+v %v, want no inbound members", out, err)
 	}
 }

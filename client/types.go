@@ -18,8 +18,12 @@ type Message struct {
 	MessageID      string `json:"message_id"`
 	ConversationID string `json:"conversation_id"`
 	Channel        string `json:"channel"`
-	// Direction is "outbound" for sent messages.
+	// Direction is "outbound" for sent messages, "inbound" for received
+	// ones.
 	Direction string `json:"direction"`
+	// From is, on inbound messages only, the sender: an E.164 number on
+	// WhatsApp, the channel's scoped user id on Instagram and Messenger.
+	From string `json:"from,omitempty"`
 	// Status is queued, sent, delivered, read or failed.
 	Status string `json:"status"`
 	// FailureReason is "[<provider_code>] <text>" when Status is failed.
@@ -289,6 +293,8 @@ type WebhookDelivery struct {
 	LastAttemptAt  *time.Time `json:"last_attempt_at"`
 	DeliveredAt    *time.Time `json:"delivered_at"`
 	CreatedAt      time.Time  `json:"created_at"`
+	// Test marks the record of a test event (Webhooks.Test).
+	Test bool `json:"test"`
 }
 
 // WebhookDeliveryPage is a page of GET /v1/webhooks/{id}/deliveries

@@ -68,7 +68,8 @@ func (s *Webhooks) RotateSecret(ctx context.Context, id string) (*WebhookSecret,
 }
 
 // Test sends a webhook.test event to an endpoint now (POST
-// /v1/webhooks/{id}/test) and returns the receiver's answer.
+// /v1/webhooks/{id}/test) and returns the receiver's answer. The test is
+// recorded in the endpoint's deliveries (Deliveries), marked Test.
 func (s *Webhooks) Test(ctx context.Context, id string) (*WebhookTestResult, error) {
 	path, err := pathf("/v1/webhooks/%s/test", id)
 	if err != nil {

@@ -302,7 +302,8 @@ func TestDevEndpointSecrets(t *testing.T) {
 }
 
 // TestDevEndpointTest: the test event's outcome is shown: the receiver's
-// status code, or why there was no answer.
+// status code, or why there was no answer; each test is in the delivery
+// log, marked test, delivered or failed.
 func TestDevEndpointTest(t *testing.T) {
 	f := setupDev(t)
 	rcv := newDevReceiver(t, http.StatusNoContent)
@@ -311,7 +312,8 @@ func TestDevEndpointTest(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("test answered %d:\n%s", r.status, r.body)
 	}
-	r.wantContains(t, `class="notice test-result"`, "answered the test event with HTTP <strong>204</strong>")
+	r.wantContains(t, `class="notice test-result"`, "answered the test event with HTTP <strong>204</strong>",
+		`<code>webhook.test</code> <span class="badge">test</span>`, `<span class="badge st-delivered">delivered</span>`)
 	wantNoSecret(t, "the test's answer", r, secret)
 	if rcv.count() != 1 {
 		t.Fatalf("the receiver got %d requests, want 1", rcv.count())
@@ -328,7 +330,8 @@ func TestDevEndpointTest(t *testing.T) {
 	rcv.status = http.StatusInternalServerError
 	rcv.mu.Unlock()
 	r = f.post("/w/acme/developers/webhooks/"+id+"/test", nil)
-	r.wantContains(t, `class="problem test-result"`, "HTTP <strong>500</strong>", "A receiver should answer 2xx")
+	r.wantContains(t, `class="problem test-result"`, "HTTP <strong>500</strong>", "A receiver should answer 2xx",
+		`<span class="badge st-failed">failed</span>`)
 
 	rcv.srv.Close()
 	r = f.post("/w/acme/developers/webhooks/"+id+"/test", nil)

@@ -71,3 +71,46 @@ func TestInboundContentShown(t *testing.T) {
 		}
 	}
 }
+
+// TestInboundSender: every inbound message resource, from GET
+// /v1/messages/{id} and from the list, carries from (E.164 on WhatsApp,
+// the scoped user id on Messenger); outbound ones carry none.
+func TestInboundSender(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	wa, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "ws_a", Channel: "whatsapp", From: "254712345678",
+		ProviderMessageID: "wamid.from", Type: "text", Text: "Habari"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "ws_a", Channel: "messenger", From: "psid_7731",
+		ProviderMessageID: "mid.from", Type: "text", Text: "Hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{wa.ID: "+254712345678", fb.ID: "psid_7731"}
+	for id, from := range want {
+		r := e.do(t, request{method: "GET", path: "/v1/messages/" + id, key: e.A.Full})
+		if got := r.object(t); got["from"] != from {
+			t.Errorf("GET /v1/messages/%s from = %v; want %q: %s", id, got["from"], from, r.body)
+		}
+	}
+	r := e.do(t, request{method: "GET", path: "/v1/messages?direction=inbound", key: e.A.Full})
+	var page struct {
+		Data []map[string]any `json:"data"`
+	}
+	decodeInto(t, r.body, &page)
+	if len(page.Data) != 2 {
+		t.Fatalf("inbound list = %s", r.body)
+	}
+	for _, m := range page.Data {
+		if id, _ := m["message_id"].(string); m["from"] != want[id] {
+			t.Errorf("listed %s from = %v; want %q", id, m["from"], want[id])
+		}
+	}
+	r = e.do(t, request{method: "GET", path: "/v1/messages/" + e.A.Message.MessageID, key: e.A.Full})
+	if _, ok := r.object(t)["from"]; ok {
+		t.Errorf("outbound message shows from: %s", r.body)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 )
 
@@ -331,6 +332,29 @@ func TestTemplateSend(t *testing.T) {
 		s.name, s.wantStatus, s.wantCode, s.wantField = name, status, code, field
 		return s
 	}
+	// withTemplate is row, run on A with the approved English template
+	// name of components cs.
+	withTemplate := func(tplName string, cs []messaging.TemplateComponent) func(name, body string, status int, code, field string) scenario {
+		return func(name, body string, status int, code, field string) scenario {
+			s := row(name, body, status, code, field)
+			s.before = func(t *testing.T, e *env) {
+				t.Helper()
+				_, err := e.svc.Workspace(e.A.ID).Templates.Create(context.Background(), &messaging.TemplateCreateParams{
+					Name: tplName, Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved, Components: cs})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			return s
+		}
+	}
+	// trackRow runs on a template whose URL button has a dynamic suffix.
+	trackRow := withTemplate("track_order", []messaging.TemplateComponent{
+		{Type: "BODY", Text: "Your order has shipped."},
+		{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "URL", Text: "Track", URL: "https://shop.example.com/track/{{1}}"}}},
+	})
+	// apptRow runs on appointment_reminder, two body variables.
+	apptRow := withTemplate("appointment_reminder", []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}, your appointment is on {{2}}."}})
 	runScenarios(t, []scenario{
 		row("unknown name", `{"to":"+254712345678","template_name":"nope","language":"en"}`, 404, "template_not_found", "template_name"),
 		row("en_US template sent as en", `{"to":"+254712345678","template_name":"welcome","language":"en"}`, 404, "template_not_found", "template_name"),
@@ -349,6 +373,14 @@ func TestTemplateSend(t *testing.T) {
 		row("to not E.164", `{"to":"254712345678","template_name":"welcome","language":"en_US"}`, 400, "validation_error", "to"),
 		row("scoped id as to", `{"to":"psid_1","template_name":"welcome","language":"en_US"}`, 400, "validation_error", "to"),
 		row("BCP-47 hyphen", `{"to":"+254712345678","template_name":"welcome","language":"en-US"}`, 400, "validation_error", "language"),
+		trackRow("button index as Meta's string \"0\"", `{"to":"+254712345678","template_name":"track_order","language":"en","components":[{"type":"button","sub_type":"url","index":"0","parameters":[{"type":"text","text":"A-42"}]}]}`, 201, "", ""),
+		trackRow("button index as a number", `{"to":"+254712345678","template_name":"track_order","language":"en","components":[{"type":"button","sub_type":"url","index":0,"parameters":[{"type":"text","text":"A-42"}]}]}`, 201, "", ""),
+		trackRow("button index as a word", `{"to":"+254712345678","template_name":"track_order","language":"en","components":[{"type":"button","sub_type":"url","index":"zero","parameters":[{"type":"text","text":"A-42"}]}]}`, 400, "validation_error", "components.index"),
+		trackRow("button index a string out of range", `{"to":"+254712345678","template_name":"track_order","language":"en","components":[{"type":"button","sub_type":"url","index":"12","parameters":[{"type":"text","text":"A-42"}]}]}`, 400, "validation_error", "components[0].index"),
+		apptRow("two variables, two parameters", `{"to":"+254712345678","template_name":"appointment_reminder","components":[{"type":"body","parameters":[{"type":"text","text":"Amina"},{"type":"text","text":"Monday"}]}]}`, 201, "", ""),
+		apptRow("two variables, one parameter", `{"to":"+254712345678","template_name":"appointment_reminder","components":[{"type":"body","parameters":[{"type":"text","text":"Amina"}]}]}`, 400, "validation_error", "components[0].parameters"),
+		apptRow("two variables, three parameters", `{"to":"+254712345678","template_name":"appointment_reminder","components":[{"type":"body","parameters":[{"type":"text","text":"a"},{"type":"text","text":"b"},{"type":"text","text":"c"}]}]}`, 400, "validation_error", "components[0].parameters"),
+		trackRow("URL button without its parameter", `{"to":"+254712345678","template_name":"track_order","language":"en","components":[{"type":"button","sub_type":"url","index":"0","parameters":[]}]}`, 400, "validation_error", "components[0].parameters"),
 		row("unknown parameter type", `{"to":"+254712345678","template_name":"karibu","language":"sw","components":[{"type":"body","parameters":[{"type":"sticker"}]}]}`, 400, "validation_error", ""),
 	})
 }

@@ -74,17 +74,23 @@ type sendTemplateRequest struct {
 }
 
 func (q *sendTemplateRequest) params() (*messaging.SendTemplateParams, error) {
+	cs, err := sendComponents(q.Components)
+	if err != nil {
+		return nil, err
+	}
 	return &messaging.SendTemplateParams{
 		To: q.To, TemplateName: q.TemplateName, Language: q.Language,
-		Components: sendComponents(q.Components), IdempotencyKey: q.IdempotencyKey,
+		Components: cs, IdempotencyKey: q.IdempotencyKey,
 	}, nil
 }
 
-// sendComponent is a component of a template send.
+// sendComponent is a component of a template send. Index is kept raw:
+// the library's rule (messaging.ParseButtonIndex) reads it, so a number
+// and Meta's string of digits ("0") are accepted here as in the library.
 type sendComponent struct {
 	Type       string          `json:"type"`
 	SubType    string          `json:"sub_type"`
-	Index      *int            `json:"index"`
+	Index      json.RawMessage `json:"index"`
 	Parameters []sendParameter `json:"parameters"`
 }
 
@@ -99,14 +105,18 @@ type sendParameter struct {
 }
 
 // sendComponents returns the library's form of cs; nil stays nil and empty
-// lists stay empty.
-func sendComponents(cs []sendComponent) []messaging.SendComponent {
+// lists stay empty. An index the library refuses is its validation error.
+func sendComponents(cs []sendComponent) ([]messaging.SendComponent, error) {
 	if cs == nil {
-		return nil
+		return nil, nil
 	}
 	out := make([]messaging.SendComponent, len(cs))
 	for i, c := range cs {
-		out[i] = messaging.SendComponent{Type: c.Type, SubType: c.SubType, Index: c.Index}
+		idx, err := messaging.ParseButtonIndex(c.Index)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = messaging.SendComponent{Type: c.Type, SubType: c.SubType, Index: idx}
 		if c.Parameters != nil {
 			out[i].Parameters = make([]messaging.SendParameter, len(c.Parameters))
 		}
@@ -114,7 +124,7 @@ func sendComponents(cs []sendComponent) []messaging.SendComponent {
 			out[i].Parameters[j] = messaging.SendParameter(p)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // contactCreateRequest is the body of POST /v1/contacts.

@@ -21,9 +21,12 @@ type messageJSON struct {
 	ConversationID string `json:"conversation_id"`
 	Channel        string `json:"channel"`
 	Direction      string `json:"direction"`
-	Status         string `json:"status"`
-	FailureReason  string `json:"failure_reason,omitempty"`
-	Type           string `json:"type"`
+	// From is the sender of an inbound message (messaging.Message.From);
+	// outbound messages have none.
+	From          string `json:"from,omitempty"`
+	Status        string `json:"status"`
+	FailureReason string `json:"failure_reason,omitempty"`
+	Type          string `json:"type"`
 	// Text is the text of an inbound message (a text, or the title of a
 	// reply); outbound messages keep the status form.
 	Text string `json:"text,omitempty"`
@@ -45,7 +48,7 @@ func messageView(m *messaging.Message) messageJSON {
 		CreatedAt: timestamp(m.CreatedAt), UpdatedAt: timestamp(m.UpdatedAt),
 	}
 	if m.Direction == messaging.DirectionInbound {
-		v.Text, v.InboundContent = m.Text, m.Content
+		v.From, v.Text, v.InboundContent = m.From(), m.Text, m.Content
 		v.WindowExpiresAt = optTimestamp(m.WindowExpiresAt())
 	}
 	return v

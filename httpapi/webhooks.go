@@ -85,11 +85,14 @@ type deliveryJSON struct {
 	LastAttemptAt  *timestamp `json:"last_attempt_at"`
 	DeliveredAt    *timestamp `json:"delivered_at"`
 	CreatedAt      timestamp  `json:"created_at"`
+	// Test marks the record of POST /v1/webhooks/{id}/test.
+	Test bool `json:"test"`
 }
 
 func deliveryView(d *messaging.WebhookDelivery) deliveryJSON {
 	v := deliveryJSON{ID: messaging.WebhookDeliveryID(d), EventID: d.EventID, EventType: d.EventType, State: d.State, Attempts: d.Attempts,
-		LastError: d.LastError, LastAttemptAt: timePtr(d.LastAttemptAt), DeliveredAt: timePtr(d.DeliveredAt), CreatedAt: timestamp(d.CreatedAt)}
+		LastError: d.LastError, LastAttemptAt: timePtr(d.LastAttemptAt), DeliveredAt: timePtr(d.DeliveredAt), CreatedAt: timestamp(d.CreatedAt),
+		Test: d.Test}
 	if d.LastStatus != 0 {
 		st := d.LastStatus
 		v.LastStatusCode = &st

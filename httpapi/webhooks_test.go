@@ -122,7 +122,8 @@ func TestWebhookBadInput(t *testing.T) {
 }
 
 // TestWebhookRoutes: a session on the routes: list, get, change, test,
-// deliveries, redeliver, delete; B's ids are not found with A's key.
+// deliveries (the test among them, marked test), redeliver, delete; B's
+// ids are not found with A's key.
 func TestWebhookRoutes(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -157,12 +158,16 @@ func TestWebhookRoutes(t *testing.T) {
 		Data       []map[string]any `json:"data"`
 		NextCursor *string          `json:"next_cursor"`
 	}
-	if err := json.Unmarshal(r.body, &page); err != nil || len(page.Data) != 1 || page.NextCursor != nil {
-		t.Fatalf("deliveries %s", r.body)
+	if err := json.Unmarshal(r.body, &page); err != nil || len(page.Data) != 2 || page.NextCursor != nil {
+		t.Fatalf("deliveries %s; want the test and the fixture's", r.body)
 	}
-	d := page.Data[0]
-	if d["id"] != e.A.Delivery || d["event_type"] != "message.status_updated" || d["state"] != "failed" || d["last_error"] != "endpoint disabled" {
-		t.Errorf("delivery %v; want the fixture's, failed when the endpoint was disabled", d)
+	if d := page.Data[0]; d["test"] != true || d["event_type"] != "webhook.test" || d["state"] != "failed" || d["last_status_code"] != 500.0 ||
+		d["last_error"] != "endpoint answered 500" || d["attempts"] != 1.0 {
+		t.Errorf("test delivery %v; want test: true, failed with the receiver's 500", d)
+	}
+	d := page.Data[1]
+	if d["id"] != e.A.Delivery || d["event_type"] != "message.status_updated" || d["state"] != "failed" || d["last_error"] != "endpoint disabled" || d["test"] != false {
+		t.Errorf("delivery %v; want the fixture's, failed when the endpoint was disabled, test: false", d)
 	}
 	r = e.call(t, "POST", hook+"/deliveries/"+e.A.Delivery+"/redeliver", "A", nil)
 	expect(t, r, 202, "", "")

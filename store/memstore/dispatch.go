@@ -426,6 +426,31 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeli
 	return s.copyDelivery(d, false), nil
 }
 
+// WebhookRecordTest implements messaging.Store.
+func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ev := p.Event
+	if s.endpointOf(ev.WorkspaceID, p.EndpointID) == nil {
+		return nil, messaging.ErrNotFound
+	}
+	s.seq++
+	d := &messaging.WebhookDelivery{
+		ID: s.seq, EndpointID: p.EndpointID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
+		Seq: s.seq, Payload: slices.Clone(ev.Payload), State: p.State, Attempts: 1, DueAt: p.At,
+		LastStatus: p.LastStatus, LastError: p.LastError, LastAttemptAt: copyTime(&p.At), CreatedAt: ev.CreatedAt, Test: true,
+	}
+	if p.State == messaging.DeliveryDelivered {
+		d.DeliveredAt = copyTime(&p.At)
+	}
+	s.deliveries = append(s.deliveries, d)
+	s.prune(p.EndpointID, max(p.Keep, 1)) // d is the newest: kept
+	return s.copyDelivery(d, false), nil
+}
+
 // MessageGetByIdempotencyKey implements messaging.Store.
 func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*messaging.Message, error) {
 	unlock, err := s.rlock(ctx)

@@ -446,7 +446,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 // deliveryCols are the columns of a delivery in scanDelivery's order,
 // with the payload; a listing reads NULL in its place.
 const deliveryCols = `w.seq, w.endpoint_id, w.workspace_id, w.message_id, w.event_id, w.event_type, w.payload, w.state, w.attempts,
-	w.due_at, w.lease_owner, w.last_status, w.last_error, w.last_attempt_at, w.delivered_at, w.created_at`
+	w.due_at, w.lease_owner, w.last_status, w.last_error, w.last_attempt_at, w.delivered_at, w.created_at, w.test`
 
 var listDeliveryCols = strings.Replace(deliveryCols, "w.payload", "NULL::bytea", 1)
 
@@ -483,7 +483,7 @@ func deliveryDest(d *messaging.WebhookDelivery) ([]any, func()) {
 	var due, created int64
 	var lastAttempt, delivered *int64
 	return []any{&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.EventType, &d.Payload, &d.State,
-			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &lastAttempt, &delivered, &created}, func() {
+			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &lastAttempt, &delivered, &created, &d.Test}, func() {
 			d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
 			d.LastAttemptAt, d.DeliveredAt = fromTSPtr(lastAttempt), fromTSPtr(delivered)
 		}
@@ -603,6 +603,39 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeli
 		}
 		d, err = scanDelivery(tx.QueryRow(ctx, `UPDATE webhook_deliveries w SET state = 'pending', due_at = $2, lease_owner = '', delivered_at = NULL
 			WHERE w.seq = $1 RETURNING `+listDeliveryCols, p.ID, ts(p.Now)))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// WebhookRecordTest implements messaging.Store: the finished delivery's
+// INSERT and WebhookRecord's prune, in one transaction.
+func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
+	ctx = writeCtx(ctx)
+	ev := p.Event
+	var delivered *time.Time
+	if p.State == messaging.DeliveryDelivered {
+		delivered = &p.At
+	}
+	var d *messaging.WebhookDelivery
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		d, err = scanDelivery(tx.QueryRow(ctx, `INSERT INTO webhook_deliveries AS w
+			(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, attempts, due_at, last_status, last_error,
+			last_attempt_at, delivered_at, created_at, test)
+			SELECT id, workspace_id, $3, $4, $5, $6, $7, 1, $8, $9, $10, $8, $11, $12, true FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2
+			RETURNING `+listDeliveryCols,
+			p.EndpointID, ev.WorkspaceID, ev.MessageID, ev.ID, ev.Type, ev.Payload, p.State, ts(p.At), p.LastStatus, p.LastError,
+			tsPtr(delivered), ts(ev.CreatedAt)))
+		if err != nil {
+			return err // no row: no such endpoint
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' AND seq <= (
+			SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET $2)`,
+			p.EndpointID, max(p.Keep, 1))
 		return err
 	})
 	if err != nil {

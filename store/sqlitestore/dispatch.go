@@ -224,7 +224,7 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 // deliveryCols are the columns scanDelivery reads, with the payload; a
 // listing reads NULL in its place.
 const deliveryCols = `seq, endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, attempts, due_at, lease_owner,
-	last_status, last_error, last_attempt_at, delivered_at, created_at`
+	last_status, last_error, last_attempt_at, delivered_at, created_at, test`
 
 var listDeliveryCols = strings.Replace(deliveryCols, "payload", "NULL", 1)
 
@@ -234,7 +234,7 @@ func scanDelivery(sc scanner) (*messaging.WebhookDelivery, error) {
 	var d messaging.WebhookDelivery
 	if err := sc.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.EventType, &d.Payload, &d.State,
 		&d.Attempts, storedTime{&d.DueAt}, &d.LeaseOwner, &d.LastStatus, &d.LastError, storedTimePtr{&d.LastAttemptAt},
-		storedTimePtr{&d.DeliveredAt}, storedTime{&d.CreatedAt}); err != nil {
+		storedTimePtr{&d.DeliveredAt}, storedTime{&d.CreatedAt}, &d.Test); err != nil {
 		return nil, err
 	}
 	d.ID = d.Seq
@@ -387,6 +387,38 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeli
 	})
 	if err != nil {
 		return nil, err
+	}
+	return d, nil
+}
+
+// WebhookRecordTest implements messaging.Store: one INSERT of the
+// finished delivery and the prune of WebhookRecord, in one transaction.
+func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
+	var d *messaging.WebhookDelivery
+	ev := p.Event
+	var delivered *time.Time
+	if p.State == messaging.DeliveryDelivered {
+		delivered = &p.At
+	}
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		d, err = scanDelivery(tx.QueryRowContext(ctx, `INSERT INTO webhook_deliveries
+			(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, attempts, due_at, last_status, last_error,
+			last_attempt_at, delivered_at, created_at, test)
+			SELECT id, workspace_id, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, 1 FROM webhook_endpoints WHERE id = ? AND workspace_id = ?
+			RETURNING `+listDeliveryCols,
+			ev.MessageID, ev.ID, ev.Type, ev.Payload, p.State, fmtTime(p.At), p.LastStatus, p.LastError,
+			fmtTime(p.At), fmtTimePtr(delivered), fmtTime(ev.CreatedAt), p.EndpointID, ev.WorkspaceID))
+		if err != nil {
+			return err // no row: no such endpoint
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' AND seq <= (
+			SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
+			p.EndpointID, p.EndpointID, max(p.Keep, 1))
+		return err
+	})
+	if err != nil {
+		return nil, interpretError(err)
 	}
 	return d, nil
 }

@@ -79,6 +79,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"WebhookEndpointManage", testWebhookEndpointManage},
 		{"WebhookEventFilter", testWebhookEventFilter},
 		{"WebhookDeliveryHistory", testWebhookDeliveryHistory},
+		{"WebhookRecordTest", testWebhookRecordTest},
 		{"PendingReports", testPendingReports},
 		{"PendingReportExpiry", testPendingReportExpiry},
 		{"PendingReportLimit", testPendingReportLimit},

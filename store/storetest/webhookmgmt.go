@@ -318,3 +318,94 @@ func testWebhookDeliveryHistory(t *testing.T, s messaging.Store) {
 		}
 	}
 }
+
+// testWebhookRecordTest: a test event is recorded as a finished delivery
+// of its endpoint, marked Test (other deliveries are not), delivered or
+// failed with its one attempt, whether the endpoint is enabled or not; it
+// is listed with the others, never claimed unless redelivered (then with
+// its payload), and pruned like them; an endpoint of another workspace or
+// none is ErrNotFound.
+func testWebhookRecordTest(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	mustWorkspace(t, s, "b")
+	if err := s.WebhookEndpointCreate(ctx, endpoint("a", "we_1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.MessageCreate(ctx, queuedMessage("a", "msg_1", at(0))); err != nil {
+		t.Fatal(err)
+	}
+	statusChange(t, s, "a", "msg_1", "queued", "sent", "evt_1", 10)
+	testEvent := func(id string, sec int) *messaging.EventRecord {
+		return &messaging.EventRecord{ID: id, WorkspaceID: "a", Type: messaging.EventWebhookTest, Payload: []byte(`{"id":"` + id + `"}`), CreatedAt: at(sec)}
+	}
+	record := func(ws, endpointID, id string, sec int, state string, status int, lastErr string, keep int) (*messaging.WebhookDelivery, error) {
+		ev := testEvent(id, sec)
+		ev.WorkspaceID = ws
+		return s.WebhookRecordTest(ctx, &messaging.WebhookRecordTestParams{EndpointID: endpointID, Event: ev, State: state,
+			LastStatus: status, LastError: lastErr, At: at(sec + 1), Keep: keep})
+	}
+	ok, err := record("a", "we_1", "evt_t1", 20, messaging.DeliveryDelivered, 200, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &messaging.WebhookDelivery{ID: ok.Seq, Seq: ok.Seq, EndpointID: "we_1", WorkspaceID: "a", EventID: "evt_t1", EventType: messaging.EventWebhookTest,
+		State: messaging.DeliveryDelivered, Attempts: 1, DueAt: at(21), LastStatus: 200, LastAttemptAt: tp(21), DeliveredAt: tp(21), CreatedAt: at(20), Test: true}
+	if d := cmp.Diff(want, ok); d != "" {
+		t.Errorf("recorded test delivery (-want +got):\n%s", d)
+	}
+	off := false
+	if _, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Enabled: &off, At: at(25)}); err != nil {
+		t.Fatal(err)
+	}
+	failed, err := record("a", "we_1", "evt_t2", 30, messaging.DeliveryFailed, 0, "connection refused", 10)
+	if err != nil {
+		t.Fatalf("record a test of a disabled endpoint: %v", err)
+	}
+	if failed.State != messaging.DeliveryFailed || failed.DeliveredAt != nil || failed.LastError != "connection refused" || !failed.Test || failed.Seq <= ok.Seq {
+		t.Errorf("failed test delivery = %+v; want failed, not delivered, its error, Test, after the first", failed)
+	}
+	list := listDeliveries(t, s, "a", "we_1", 0, 10)
+	if d := cmp.Diff([]string{"we_1/evt_t2", "we_1/evt_t1", "we_1/evt_1"}, eventIDs(list)); d != "" {
+		t.Fatalf("deliveries with the tests (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(want, list[1]); d != "" {
+		t.Errorf("listed test delivery (-want +got):\n%s", d)
+	}
+	if list[2].Test {
+		t.Errorf("an event's delivery is listed as a test: %+v", list[2])
+	}
+	for _, tc := range []struct{ ws, endpoint string }{{"b", "we_1"}, {"a", "we_9"}} {
+		_, err := record(tc.ws, tc.endpoint, "evt_tx", 40, messaging.DeliveryDelivered, 200, "", 10)
+		wantErr(t, "record a test of "+tc.ws+"/"+tc.endpoint, err, messaging.ErrNotFound)
+	}
+	on := true
+	if _, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Enabled: &on}); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing is claimable: the tests are finished, and disabling the
+	// endpoint failed evt_1.
+	if ds := claimAll(t, s, "h1", at(50)); len(ds) != 0 {
+		t.Errorf("claim = %v; want none", eventIDs(ds))
+	}
+	if _, err := s.WebhookRedeliver(ctx, &messaging.WebhookRedeliverParams{WorkspaceID: "a", EndpointID: "we_1", ID: ok.ID, Now: at(60)}); err != nil {
+		t.Fatal(err)
+	}
+	ds := claimAll(t, s, "h2", at(60))
+	if len(ds) != 1 || ds[0].EventID != "evt_t1" || string(ds[0].Payload) != `{"id":"evt_t1"}` || !ds[0].Test || ds[0].Attempts != 2 {
+		t.Errorf("claim after redelivering a test = %+v; want evt_t1 with its payload, Test, second attempt", ds)
+	}
+	// Keep 1: the newest finished delivery alone is kept.
+	if _, err := record("a", "we_1", "evt_t3", 70, messaging.DeliveryDelivered, 204, "", 1); err != nil {
+		t.Fatal(err)
+	}
+	var finished []string
+	for _, d := range listDeliveries(t, s, "a", "we_1", 0, 10) {
+		if d.State != messaging.DeliveryPending {
+			finished = append(finished, d.EventID)
+		}
+	}
+	if d := cmp.Diff([]string{"evt_t3"}, finished); d != "" {
+		t.Errorf("finished deliveries after a test recorded with Keep 1 (-want +got):\n%s", d)
+	}
+}
