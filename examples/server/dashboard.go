@@ -51,6 +51,9 @@ func newOperatorSignIn(token, password string) (*operatorSignIn, error) {
 	return s, nil
 }
 
+// setToken makes token the operator token s accepts.
+func (s *operatorSignIn) setToken(token string) { s.token = sha256.Sum256([]byte(token)) }
+
 // check implements dashboard.SignIn.Check.
 func (s *operatorSignIn) check(_ context.Context, secret string) (*dashboard.Viewer, error) {
 	sum := sha256.Sum256([]byte(secret))
@@ -64,13 +67,16 @@ func (s *operatorSignIn) check(_ context.Context, secret string) (*dashboard.Vie
 	return &dashboard.Viewer{Name: "operator", Operator: true}, nil
 }
 
-// withDashboard serves the dashboard at dashboardPrefix beside api.
-func withDashboard(api http.Handler, svc *messaging.Service, smsSvc *sms.SMS, signIn *operatorSignIn, log *slog.Logger) (http.Handler, error) {
+// withDashboard serves the dashboard at dashboardPrefix beside api. Its
+// cookies are Secure when secureCookies is set (clients reach the server
+// over HTTPS), and on every request that came over TLS.
+func withDashboard(api http.Handler, svc *messaging.Service, smsSvc *sms.SMS, signIn *operatorSignIn, secureCookies bool, log *slog.Logger) (http.Handler, error) {
 	dash, err := dashboard.New(svc, &dashboard.Options{
-		Prefix: dashboardPrefix,
-		SignIn: &dashboard.SignIn{Check: signIn.check},
-		SMS:    smsSvc,
-		Logger: log,
+		Prefix:        dashboardPrefix,
+		SignIn:        &dashboard.SignIn{Check: signIn.check},
+		SMS:           smsSvc,
+		Logger:        log,
+		SecureCookies: secureCookies,
 	})
 	if err != nil {
 		return nil, err
