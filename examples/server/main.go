@@ -19,7 +19,8 @@
 //	                                 default <db>.admin-token, or messaging.admin-token with PostgreSQL; created
 //	                                 (mode 600) with a random token printed once when missing; refused when its
 //	                                 group or others may read it
-//	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses (default true)
+//	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses, for local testing
+//	                                 only (default false: any workspace could reach this host's loopback services)
 //	-tls-cert, -tls-key MESSAGING_TLS_CERT, MESSAGING_TLS_KEY  serve HTTPS (TLS 1.2 or later) with this PEM
 //	                                 certificate and key (both or neither; the key file mode 600)
 //	-public-url MESSAGING_PUBLIC_URL  the URL clients reach the server at, e.g. https://messaging.example.com behind
@@ -149,7 +150,7 @@ func run(ctx context.Context, args []string) error {
 	limits := fs.String("rate-limits", env("MESSAGING_RATE_LIMITS", ""), `"off" or a JSON file of per-minute limits by route (env MESSAGING_RATE_LIMITS)`)
 	keyFile := fs.String("secret-key-file", env("MESSAGING_SECRET_KEY_FILE", ""), "file holding the 32-byte hex key that encrypts webhook secrets; created if missing (default: the -db path + \".key\") (env MESSAGING_SECRET_KEY_FILE)")
 	adminTokenFile := fs.String("admin-token-file", env("MESSAGING_ADMIN_TOKEN_FILE", ""), "file (mode 600) holding the operator token of the /admin/v1 routes; created with a random token, printed once, if missing (default: the -db path + \".admin-token\", or messaging.admin-token with PostgreSQL) (env MESSAGING_ADMIN_TOKEN_FILE)")
-	loopback := fs.Bool("webhooks-loopback", envBool("MESSAGING_WEBHOOKS_LOOPBACK", true), "let webhooks reach loopback addresses, for local testing; -webhooks-loopback=false forbids it (env MESSAGING_WEBHOOKS_LOOPBACK)")
+	loopback := fs.Bool("webhooks-loopback", envBool("MESSAGING_WEBHOOKS_LOOPBACK", false), "let webhooks (and their test deliveries) reach loopback addresses, for local testing only: any workspace could then reach this host's loopback services (env MESSAGING_WEBHOOKS_LOOPBACK)")
 	tlsCertFile := fs.String("tls-cert", env("MESSAGING_TLS_CERT", ""), "PEM certificate (chain) the server serves HTTPS with, together with -tls-key (env MESSAGING_TLS_CERT)")
 	tlsKeyFile := fs.String("tls-key", env("MESSAGING_TLS_KEY", ""), "PEM private key of -tls-cert, mode 600 (env MESSAGING_TLS_KEY)")
 	publicURL := fs.String("public-url", env("MESSAGING_PUBLIC_URL", ""), "the URL clients reach the server at, e.g. https://messaging.example.com behind a proxy ending TLS; https makes the dashboard's cookies Secure (default: http://, or https:// with -tls-cert, and the -addr) (env MESSAGING_PUBLIC_URL)")
@@ -414,7 +415,7 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("bootstrap refused, nothing applied: %w", err)
 		}
 		log.Info("bootstrap applied", "file", *bootstrap, "workspaces", len(boot.Workspaces), "sms_accounts", len(boot.SMSAccounts))
-	} else if err := demo(ctx, svc, base); err != nil {
+	} else if err := demo(ctx, svc, base, *loopback); err != nil {
 		return err
 	}
 
@@ -579,8 +580,9 @@ func envDuration(name string, def time.Duration) time.Duration {
 }
 
 // demo creates the demo workspace on first start and prints its key and
-// a curl command against base, the server's URL.
-func demo(ctx context.Context, svc *messaging.Service, base string) error {
+// a curl command against base, the server's URL; loopback says whether
+// webhooks may reach loopback addresses.
+func demo(ctx context.Context, svc *messaging.Service, base string, loopback bool) error {
 	const id = "demo"
 	if _, err := svc.GetWorkspace(ctx, id); err == nil {
 		fmt.Fprintf(os.Stderr, "demo workspace %q exists; its API key was printed on first start (delete the database file to start over)\n", id)
@@ -631,6 +633,12 @@ Try:
     -d '{"channel":"whatsapp","to":"+14155550123","type":"text","text":"Hello!"}'
 
 `, id, key, base, key)
+	if !loopback {
+		fmt.Fprint(os.Stderr, `Webhooks to loopback addresses (http://127.0.0.1:...) are refused. To receive them on this
+machine for local testing, restart with -webhooks-loopback (or MESSAGING_WEBHOOKS_LOOPBACK=true).
+
+`)
+	}
 	return nil
 }
 

@@ -61,6 +61,11 @@ func TestRefusedStartCreatesNothing(t *testing.T) {
 			writeMode(t, p, badBootstrap, 0o600)
 			return []string{"-bootstrap", p, "-webhooks-loopback"}
 		}, "bootstrap refused, nothing applied: workspaces[0].templates[0].name"},
+		{"loopback webhook in bootstrap without -webhooks-loopback", func(t *testing.T, dir string) []string {
+			p := filepath.Join(dir, "boot.json")
+			writeMode(t, p, goodBootstrap, 0o600)
+			return []string{"-bootstrap", p}
+		}, "workspaces[0].webhooks[0].url"},
 		{"short dashboard password", func(*testing.T, string) []string { return []string{"-dashboard-password", "short"} },
 			"-dashboard-password: must be at least 12 characters"},
 		{"tls cert without key", func(t *testing.T, dir string) []string {

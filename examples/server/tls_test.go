@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"net"
@@ -217,6 +218,39 @@ func TestPublicBase(t *testing.T) {
 		}
 		if !strings.HasPrefix(got, tc.want) && !(strings.HasPrefix(tc.want, "error: ") && strings.Contains(got, strings.TrimPrefix(tc.want, "error: "))) {
 			t.Errorf("publicBase(%q, tls %v) = %q; want %q", tc.public, tc.tls, got, tc.want)
+		}
+	}
+}
+
+// TestWebhooksLoopbackOffByDefault: started without -webhooks-loopback,
+// the server refuses a webhook endpoint on a loopback address (so no
+// workspace can reach the host's loopback services through it, nor
+// through its test deliveries); with the flag it takes it.
+func TestWebhooksLoopbackOffByDefault(t *testing.T) {
+	const key = "acme_live_0123456789abcdef0123456789abcdef"
+	boot := filepath.Join(t.TempDir(), "bootstrap.json")
+	writeMode(t, boot, `{"workspaces": [{"id": "acme", "name": "Acme", "channels": ["whatsapp"],
+	  "api_keys": [{"key": "`+key+`", "scopes": ["manage:webhooks"]}]}]}`, 0o600)
+	client := &http.Client{Transport: &http.Transport{}}
+	for _, tc := range []struct {
+		flags []string
+		want  int
+	}{{nil, 400}, {[]string{"-webhooks-loopback"}, 201}} {
+		addr := runServer(t, "http", client, append([]string{"-db", filepath.Join(t.TempDir(), "x.db"), "-bootstrap", boot}, tc.flags...)...)
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/webhooks", strings.NewReader(`{"url": "http://127.0.0.1:9/hook", "events": ["message.status_updated"]}`))
+		req.Header.Set("X-API-Key", key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error struct{ Code, Field string } `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want || (tc.want == 400 && (body.Error.Code != "validation_error" || body.Error.Field != "url")) {
+			t.Errorf("flags %q: %d %+v; want %d", tc.flags, resp.StatusCode, body.Error, tc.want)
 		}
 	}
 }
