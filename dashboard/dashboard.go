@@ -85,6 +85,11 @@ type Options struct {
 	SMS *sms.SMS
 	// Logger receives the dashboard's errors. Default: discard.
 	Logger *slog.Logger
+	// SecureCookies marks every cookie the dashboard sets Secure, also on
+	// plain HTTP requests: set it when browsers reach the dashboard over
+	// HTTPS ended by a proxy. Requests that came over TLS get Secure
+	// session cookies regardless.
+	SecureCookies bool
 }
 
 // Handler is the dashboard. Create it with New.
@@ -99,6 +104,9 @@ type Handler struct {
 	pages  *pages
 	mux    *http.ServeMux
 	guard  http.Handler
+
+	// secureCookies is Options.SecureCookies (or SignIn.Secure).
+	secureCookies bool
 }
 
 // New returns the dashboard of svc.
@@ -127,7 +135,8 @@ func New(svc *messaging.Service, opts *Options) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{svc: svc, sms: o.SMS, prefix: o.Prefix, auth: o.Authenticate, signIn: o.SignIn,
-		signTo: o.SignInURL, log: o.Logger, pages: pg, mux: http.NewServeMux()}
+		signTo: o.SignInURL, log: o.Logger, pages: pg, mux: http.NewServeMux(),
+		secureCookies: o.SecureCookies || (o.SignIn != nil && o.SignIn.Secure)}
 	if o.SignIn != nil {
 		if err := o.SignIn.init(svc.Now()); err != nil {
 			return nil, err

@@ -170,10 +170,19 @@ func (h *Handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 // flashCookie carries a one-time notice across the redirect after a form.
 const flashCookie = "dashboard_notice"
 
+// setCookie sets c with the attributes of every dashboard cookie: scoped
+// to the prefix, HttpOnly, SameSite=Lax, and Secure when
+// Options.SecureCookies is set or r came over TLS (r may be nil: the
+// option alone decides).
+func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) {
+	c.Path, c.HttpOnly, c.SameSite = h.prefix, true, http.SameSiteLaxMode
+	c.Secure = h.secureCookies || (r != nil && r.TLS != nil)
+	http.SetCookie(w, c)
+}
+
 // flash sets the notice shown by the next page.
 func (h *Handler) flash(w http.ResponseWriter, msg string) {
-	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: url.QueryEscape(msg), Path: h.prefix,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
+	h.setCookie(w, nil, &http.Cookie{Name: flashCookie, Value: url.QueryEscape(msg), MaxAge: 60})
 }
 
 // takeFlash returns and clears the notice of the previous form.
@@ -182,7 +191,7 @@ func (h *Handler) takeFlash(w http.ResponseWriter, r *http.Request) string {
 	if err != nil {
 		return ""
 	}
-	http.SetCookie(w, &http.Cookie{Name: flashCookie, Path: h.prefix, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	h.setCookie(w, r, &http.Cookie{Name: flashCookie, MaxAge: -1})
 	msg, err := url.QueryUnescape(c.Value)
 	if err != nil || len(msg) > 300 {
 		return ""

@@ -20,15 +20,17 @@ import (
 // expiry.
 //
 // The cookie is HttpOnly, SameSite=Lax, scoped to the dashboard's prefix,
-// and Secure when the request came over TLS (or when Secure is set).
+// and Secure when the request came over TLS or Options.SecureCookies is
+// set.
 type SignIn struct {
 	// Check answers who secret signs in: nil (and nil error) refuses it.
 	// It must compare secrets in constant time.
 	Check func(ctx context.Context, secret string) (*Viewer, error)
 	// TTL is how long a session lasts. Default: 12 hours.
 	TTL time.Duration
-	// Secure marks the cookie Secure even on plain HTTP requests (behind
-	// a proxy that ends TLS).
+	// Secure has the effect of Options.SecureCookies.
+	//
+	// Deprecated: set Options.SecureCookies.
 	Secure bool
 	// Attempts is how many failed sign-ins one client address may make a
 	// minute, in bursts of as many; past them its attempts are answered
@@ -173,8 +175,7 @@ func (h *Handler) signInSubmit(w http.ResponseWriter, r *http.Request) {
 		h.renderStatus(w, r, http.StatusInternalServerError, p, "Signing in failed on our side. Try again.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: h.prefix, HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: h.signIn.Secure || r.TLS != nil,
+	h.setCookie(w, r, &http.Cookie{Name: sessionCookie, Value: token,
 		Expires: s.ExpiresAt, MaxAge: int(s.ExpiresAt.Sub(h.svc.Now()).Seconds())})
 	http.Redirect(w, r, h.prefix, http.StatusSeeOther)
 }
@@ -187,8 +188,7 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: h.prefix, MaxAge: -1, HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: h.signIn.Secure || r.TLS != nil})
+	h.setCookie(w, r, &http.Cookie{Name: sessionCookie, MaxAge: -1})
 	h.flash(w, "You are signed out.")
 	http.Redirect(w, r, h.prefix+"sign-in", http.StatusSeeOther)
 }

@@ -11,6 +11,19 @@ import (
 	"testing"
 )
 
+// loadOrCreateAdminToken opens and creates the token file at path, as a
+// start does.
+func loadOrCreateAdminToken(path string) (token string, created bool, err error) {
+	pf, err := openAdminToken(path)
+	if err != nil {
+		return "", false, err
+	}
+	if created, err = pf.create(); err != nil {
+		return "", false, err
+	}
+	return adminToken(pf), created, nil
+}
+
 // TestLoadOrCreateAdminToken: a missing file is created with mode 0600 and
 // a random token, reported created; the next call reads the same token,
 // not created; a file its group or others may read, an empty file and a

@@ -143,18 +143,26 @@ func pathError(path string, err error) error {
 // status, webhook secret). Records f does not name are left as they are.
 func applyBootstrap(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *slog.Logger) error {
 	loopback, private := svc.WebhookAddressPolicy()
-	dry, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32),
-		Webhooks: messaging.WebhookOptions{AllowLoopback: loopback, AllowPrivate: private}})
-	if err != nil {
-		return err
-	}
-	if err := apply(ctx, dry, f, nil); err != nil {
+	if err := dryApply(ctx, f, loopback, private); err != nil {
 		return err
 	}
 	if err := checkExisting(ctx, svc, f); err != nil {
 		return err
 	}
 	return apply(ctx, svc, f, log)
+}
+
+// dryApply applies f's workspaces to an empty in-memory service with the
+// given webhook address policy, reporting the first invalid element with
+// its JSON path. It needs no store, so the server runs it before it
+// creates any file.
+func dryApply(ctx context.Context, f *bootstrapFile, loopback, private bool) error {
+	dry, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32),
+		Webhooks: messaging.WebhookOptions{AllowLoopback: loopback, AllowPrivate: private}})
+	if err != nil {
+		return err
+	}
+	return apply(ctx, dry, f, nil)
 }
 
 // checkExisting refuses f when it asks for a change to svc's records that

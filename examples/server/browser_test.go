@@ -169,7 +169,8 @@ func startDashServer(t *testing.T, extra ...string) *dashServer {
 	addr := l.Addr().String()
 	l.Close()
 	db := filepath.Join(dir, "dash.db")
-	args := append([]string{"-addr", addr, "-db", db, "-rate-limits", "off",
+	// The test receivers listen on loopback.
+	args := append([]string{"-addr", addr, "-db", db, "-rate-limits", "off", "-webhooks-loopback",
 		"-fake-review-after", "1s", "-fake-delivered-after", "300ms", "-fake-read-after", "300ms"}, extra...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

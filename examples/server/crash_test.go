@@ -394,7 +394,7 @@ func TestCrashRestart(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	args := []string{"-db", db, "-bootstrap", bootstrap, "-rate-limits", "off", "-lease", "2s",
+	args := []string{"-db", db, "-bootstrap", bootstrap, "-rate-limits", "off", "-lease", "2s", "-webhooks-loopback",
 		"-fake-delivered-after", "200ms", "-fake-read-after", "200ms"}
 
 	start := time.Now()

@@ -35,16 +35,18 @@ const minDashboardPassword = 12
 type operatorSignIn struct {
 	token    [sha256.Size]byte
 	password []byte // bcrypt hash; nil when no password was set
+	// plain is the password until setToken has made its binding.
+	plain string
 	// tokenBinding and passwordBinding are the session bindings of the
 	// token and the password ("" when no password was set).
 	tokenBinding, passwordBinding string
 }
 
 // newOperatorSignIn keeps the digest of token and the bcrypt hash of
-// password (empty: no password sign-in), and the session bindings of
-// both, keyed by key (the server's secret key).
-func newOperatorSignIn(token, password string, key []byte) (*operatorSignIn, error) {
-	s := &operatorSignIn{token: sha256.Sum256([]byte(token)), tokenBinding: secretBinding(key, "operator-token", token)}
+// password (empty: no password sign-in). setToken must then give the
+// secret key the session bindings are keyed by.
+func newOperatorSignIn(token, password string) (*operatorSignIn, error) {
+	s := &operatorSignIn{token: sha256.Sum256([]byte(token)), plain: password}
 	if password == "" {
 		return s, nil
 	}
@@ -59,8 +61,20 @@ func newOperatorSignIn(token, password string, key []byte) (*operatorSignIn, err
 		return nil, err
 	}
 	s.password = h
-	s.passwordBinding = secretBinding(key, "dashboard-password", password)
 	return s, nil
+}
+
+// setToken makes token the operator token s accepts (the token of a file
+// another instance may have created meanwhile), and sets the session
+// bindings of the token and the password, keyed by key (the server's
+// secret key). The password in clear is then forgotten.
+func (s *operatorSignIn) setToken(token string, key []byte) {
+	s.token = sha256.Sum256([]byte(token))
+	s.tokenBinding = secretBinding(key, "operator-token", token)
+	if s.password != nil {
+		s.passwordBinding = secretBinding(key, "dashboard-password", s.plain)
+	}
+	s.plain = ""
 }
 
 // secretBinding is the session binding of a sign-in secret of the given
@@ -118,13 +132,16 @@ func parseTrustedProxies(s string) ([]netip.Prefix, error) {
 }
 
 // withDashboard serves the dashboard at dashboardPrefix beside api. The
-// sign-in limits count clients behind proxies by X-Forwarded-For.
-func withDashboard(api http.Handler, svc *messaging.Service, smsSvc *sms.SMS, signIn *operatorSignIn, proxies []netip.Prefix, log *slog.Logger) (http.Handler, error) {
+// sign-in limits count clients behind proxies by X-Forwarded-For. Its
+// cookies are Secure when secureCookies is set (clients reach the server
+// over HTTPS), and on every request that came over TLS.
+func withDashboard(api http.Handler, svc *messaging.Service, smsSvc *sms.SMS, signIn *operatorSignIn, proxies []netip.Prefix, secureCookies bool, log *slog.Logger) (http.Handler, error) {
 	dash, err := dashboard.New(svc, &dashboard.Options{
-		Prefix: dashboardPrefix,
-		SignIn: &dashboard.SignIn{Check: signIn.check, Bindings: signIn.bindings, TrustedProxies: proxies},
-		SMS:    smsSvc,
-		Logger: log,
+		Prefix:        dashboardPrefix,
+		SignIn:        &dashboard.SignIn{Check: signIn.check, Bindings: signIn.bindings, TrustedProxies: proxies},
+		SMS:           smsSvc,
+		Logger:        log,
+		SecureCookies: secureCookies,
 	})
 	if err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ import (
 // in the operator; anything else, including a password near the right
 // one, is refused; a short password is refused at start.
 func TestOperatorSignIn(t *testing.T) {
-	s, err := newOperatorSignIn("op_token-123", "correct horse battery", testKey)
+	s, err := testSignIn("op_token-123", "correct horse battery")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestOperatorSignIn(t *testing.T) {
 	if string(s.password) == "correct horse battery" || !strings.HasPrefix(string(s.password), "$2") {
 		t.Errorf("the password is kept as %q; want a bcrypt hash", s.password)
 	}
-	noPassword, err := newOperatorSignIn("op_token-123", "", testKey)
+	noPassword, err := testSignIn("op_token-123", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestOperatorSignIn(t *testing.T) {
 		t.Error("an empty secret signed in when no password is set")
 	}
 	for _, bad := range []string{"short", strings.Repeat("y", 73)} {
-		if _, err := newOperatorSignIn("op_token-123", bad, testKey); err == nil {
+		if _, err := testSignIn("op_token-123", bad); err == nil {
 			t.Errorf("password of %d characters accepted", len(bad))
 		}
 	}
@@ -88,7 +88,7 @@ func TestDashboardSessionEndsWithReplacedToken(t *testing.T) {
 	}
 	const t1, t2, pw = "op_first-token-0123456789", "op_second-token-0123456789", "correct horse battery"
 	serve := func(token string) http.Handler {
-		signIn, err := newOperatorSignIn(token, pw, testKey)
+		signIn, err := testSignIn(token, pw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestDashboardSessionEndsWithReplacedToken(t *testing.T) {
 				t.Fatalf("binding %q holds a secret", b)
 			}
 		}
-		h, err := withDashboard(http.NotFoundHandler(), svc, nil, signIn, nil, slog.New(slog.DiscardHandler))
+		h, err := withDashboard(http.NotFoundHandler(), svc, nil, signIn, nil, false, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,4 +141,13 @@ func TestDashboardSessionEndsWithReplacedToken(t *testing.T) {
 	if got := do(restarted, "GET", "/dashboard/workspaces", "", byPassword).Code; got != http.StatusOK {
 		t.Errorf("the password session after a restart with the same password: %d; want 200", got)
 	}
+}
+
+// testSignIn is newOperatorSignIn with its bindings keyed by testKey.
+func testSignIn(token, password string) (*operatorSignIn, error) {
+	s, err := newOperatorSignIn(token, password)
+	if err == nil {
+		s.setToken(token, testKey)
+	}
+	return s, err
 }

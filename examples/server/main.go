@@ -12,13 +12,20 @@
 //	-bootstrap  MESSAGING_BOOTSTRAP  JSON file of workspaces, keys and templates: what it says of the records
 //	                                 it names holds after start (see README); refused whole if it cannot
 //	-rate-limits MESSAGING_RATE_LIMITS  "off", or a JSON file {"POST /v1/messages": 600, ...} of per-minute limits
-//	-secret-key-file MESSAGING_SECRET_KEY_FILE  key encrypting webhook secrets (default <db>.key, or messaging.key
-//	                                 with PostgreSQL, created if missing; every instance needs the same key)
+//	-secret-key-file MESSAGING_SECRET_KEY_FILE  key sealing channel tokens and webhook secrets (default <db>.key,
+//	                                 or messaging.key with PostgreSQL; created (mode 600) if missing; refused when
+//	                                 its group or others may read it; every instance needs the same key)
 //	-admin-token-file MESSAGING_ADMIN_TOKEN_FILE  the operator token opening /admin/v1 (Authorization: Bearer);
 //	                                 default <db>.admin-token, or messaging.admin-token with PostgreSQL; created
 //	                                 (mode 600) with a random token printed once when missing; refused when its
 //	                                 group or others may read it
-//	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses (default true)
+//	-webhooks-loopback MESSAGING_WEBHOOKS_LOOPBACK  let webhooks reach loopback addresses, for local testing
+//	                                 only (default false: any workspace could reach this host's loopback services)
+//	-tls-cert, -tls-key MESSAGING_TLS_CERT, MESSAGING_TLS_KEY  serve HTTPS (TLS 1.2 or later) with this PEM
+//	                                 certificate and key (both or neither; the key file mode 600)
+//	-public-url MESSAGING_PUBLIC_URL  the URL clients reach the server at, e.g. https://messaging.example.com behind
+//	                                 a proxy ending TLS (default http://<addr>, https:// with -tls-cert); when it
+//	                                 is https the dashboard's cookies are Secure
 //	-provider   MESSAGING_PROVIDER   "fake" (default: a simulator) or "meta": sends go through Meta's Graph API with
 //	                                 the credentials of each workspace's channel connections (bootstrap file)
 //	-meta-base-url MESSAGING_META_BASE_URL  the Graph API's address (default https://graph.facebook.com)
@@ -63,6 +70,10 @@
 // With no -bootstrap and an empty database it creates a demo workspace and
 // prints its API key and a ready curl command.
 //
+// Every flag, file (and its mode), the bootstrap file and the listen
+// address are checked before anything is created: a refused start leaves
+// no key file, token file or database behind.
+//
 // The SMS API (/sms/v1) runs on the same database; its accounts come from
 // the bootstrap file's sms_accounts. It hands messages to the fake SMS
 // gateway (delivery reports 5 s after the hand-over), or to an
@@ -92,14 +103,15 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -138,7 +150,10 @@ func run(ctx context.Context, args []string) error {
 	limits := fs.String("rate-limits", env("MESSAGING_RATE_LIMITS", ""), `"off" or a JSON file of per-minute limits by route (env MESSAGING_RATE_LIMITS)`)
 	keyFile := fs.String("secret-key-file", env("MESSAGING_SECRET_KEY_FILE", ""), "file holding the 32-byte hex key that encrypts webhook secrets; created if missing (default: the -db path + \".key\") (env MESSAGING_SECRET_KEY_FILE)")
 	adminTokenFile := fs.String("admin-token-file", env("MESSAGING_ADMIN_TOKEN_FILE", ""), "file (mode 600) holding the operator token of the /admin/v1 routes; created with a random token, printed once, if missing (default: the -db path + \".admin-token\", or messaging.admin-token with PostgreSQL) (env MESSAGING_ADMIN_TOKEN_FILE)")
-	loopback := fs.Bool("webhooks-loopback", envBool("MESSAGING_WEBHOOKS_LOOPBACK", true), "let webhooks reach loopback addresses, for local testing; -webhooks-loopback=false forbids it (env MESSAGING_WEBHOOKS_LOOPBACK)")
+	loopback := fs.Bool("webhooks-loopback", envBool("MESSAGING_WEBHOOKS_LOOPBACK", false), "let webhooks (and their test deliveries) reach loopback addresses, for local testing only: any workspace could then reach this host's loopback services (env MESSAGING_WEBHOOKS_LOOPBACK)")
+	tlsCertFile := fs.String("tls-cert", env("MESSAGING_TLS_CERT", ""), "PEM certificate (chain) the server serves HTTPS with, together with -tls-key (env MESSAGING_TLS_CERT)")
+	tlsKeyFile := fs.String("tls-key", env("MESSAGING_TLS_KEY", ""), "PEM private key of -tls-cert, mode 600 (env MESSAGING_TLS_KEY)")
+	publicURL := fs.String("public-url", env("MESSAGING_PUBLIC_URL", ""), "the URL clients reach the server at, e.g. https://messaging.example.com behind a proxy ending TLS; https makes the dashboard's cookies Secure (default: http://, or https:// with -tls-cert, and the -addr) (env MESSAGING_PUBLIC_URL)")
 	deliveredAfter := fs.Duration("fake-delivered-after", envDuration("MESSAGING_FAKE_DELIVERED_AFTER", time.Second), "the fake provider reports a sent message delivered after this long (env MESSAGING_FAKE_DELIVERED_AFTER)")
 	readAfter := fs.Duration("fake-read-after", envDuration("MESSAGING_FAKE_READ_AFTER", 2*time.Second), "then read after this long (env MESSAGING_FAKE_READ_AFTER)")
 	lease := fs.Duration("lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
@@ -171,6 +186,11 @@ func run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// Every check comes first: flags, files and their modes, the bootstrap
+	// file, the listen address. Nothing is created (the secret key file, the
+	// operator token file, the database) until all have passed, and what
+	// this start created is removed again if it is refused later, before
+	// it serves.
 	var log *slog.Logger
 	switch *logFormat {
 	case "text":
@@ -183,17 +203,14 @@ func run(ctx context.Context, args []string) error {
 	if *drainDelay < 0 {
 		return fmt.Errorf("-drain-delay: must not be negative (got %s)", *drainDelay)
 	}
-	tel, err := startTelemetry(ctx, tc, log)
+	tlsCert, err := loadTLS(*tlsCertFile, *tlsKeyFile)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := tel.shutdown(sctx); err != nil {
-			log.Warn("flushing metrics and traces failed", "err", err)
-		}
-	}()
+	base, err := publicBase(*publicURL, *addr, tlsCert != nil)
+	if err != nil {
+		return err
+	}
 	metaSecret := os.Getenv("MESSAGING_META_APP_SECRET")
 	switch *providerKind {
 	case "fake":
@@ -207,20 +224,12 @@ func run(ctx context.Context, args []string) error {
 	if *fakeInbound && *providerKind != "fake" {
 		return errors.New("-fake-inbound needs -provider fake")
 	}
-	smsOpts := &sms.Options{Logger: log, MeterProvider: tel.mp, TracerProvider: tel.tp}
+	smsOpts := &sms.Options{Logger: log}
 	smsGW, err := openSMSGateway(gwc, smsOpts, log)
 	if err != nil {
 		return err
 	}
-
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	apiOpts := &httpapi.Options{Logger: log, MeterProvider: tel.mp, TracerProvider: tel.tp}
-	if tel.tp != nil {
-		// A caller's traceparent header continues its trace.
-		apiOpts.Propagator = propagation.TraceContext{}
-	}
+	apiOpts := &httpapi.Options{Logger: log}
 	switch *limits {
 	case "":
 	case "off":
@@ -234,60 +243,7 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s: %w", *limits, err)
 		}
 	}
-
-	if *keyFile == "" && isPostgresURL(*dbPath) {
-		*keyFile = "messaging.key"
-	} else if *keyFile == "" {
-		*keyFile = *dbPath + ".key"
-	}
-	secretKey, err := loadOrCreateKey(*keyFile)
-	if err != nil {
-		return err
-	}
-	if *adminTokenFile == "" && isPostgresURL(*dbPath) {
-		*adminTokenFile = "messaging.admin-token"
-	} else if *adminTokenFile == "" {
-		*adminTokenFile = *dbPath + ".admin-token"
-	}
-	adminToken, adminCreated, err := loadOrCreateAdminToken(*adminTokenFile)
-	if err != nil {
-		return err
-	}
-	apiOpts.OperatorToken = adminToken
-	store, err := openStore(ctx, *dbPath, apiOpts)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	var (
-		prov messaging.Provider
-		fake *fakeprovider.Provider
-	)
-	if *providerKind == "meta" {
-		mp, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: *metaBaseURL, Version: *metaVersion})
-		if err != nil {
-			return err
-		}
-		prov = mp
-	} else {
-		fake = fakeprovider.NewWithOptions(&fakeprovider.Options{
-			DeliveredAfter: *deliveredAfter, ReadAfter: *readAfter, ReviewAfter: *reviewAfter, Logger: log,
-			IDPrefix:         fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
-			TemplateIDPrefix: fmt.Sprintf("fake-tpl-%d-", time.Now().UnixNano()),
-			// The server never asks what was sent. It applies reports of
-			// many messages at once, and when they cannot keep up with the
-			// dispatcher, sends wait rather than reports pile up in memory:
-			// 10,000 reports waiting are about 5 MiB, and still let the
-			// simulator take 1,500 to 2,000 sends a second here (the
-			// rate at which this server applies their reports).
-			KeepSent: -1, FlushWorkers: 32, MaxPending: 10_000,
-			Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
-				return store.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
-			},
-		})
-		prov = fake
-	}
-	svcOpts := &messaging.Options{Logger: log, SecretKey: secretKey, MeterProvider: tel.mp, TracerProvider: tel.tp,
+	svcOpts := &messaging.Options{Logger: log,
 		Webhooks:     messaging.WebhookOptions{AllowLoopback: *loopback},
 		TemplateSync: messaging.TemplateSyncOptions{Every: *syncEvery}}
 	svcOpts.Dispatch.Workers = *dispatchWorkers
@@ -307,6 +263,139 @@ func run(ctx context.Context, args []string) error {
 		svcOpts.Webhooks.Lease, svcOpts.Webhooks.Timeout = *lease, min(*lease/2, 15*time.Second)
 		smsOpts.Lease = *lease
 	}
+	if metaSecret != "" {
+		accounts, err := parseAccounts(os.Getenv("MESSAGING_META_ACCOUNTS"))
+		if err != nil {
+			return err
+		}
+		apiOpts.Meta = &httpapi.MetaWebhook{AppSecret: metaSecret, VerifyToken: os.Getenv("MESSAGING_META_VERIFY_TOKEN"), Accounts: accounts}
+	}
+	var prov messaging.Provider
+	if *providerKind == "meta" {
+		mp, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: *metaBaseURL, Version: *metaVersion})
+		if err != nil {
+			return err
+		}
+		prov = mp
+	}
+	if *keyFile == "" && isPostgresURL(*dbPath) {
+		*keyFile = "messaging.key"
+	} else if *keyFile == "" {
+		*keyFile = *dbPath + ".key"
+	}
+	keyPF, err := openSecretKey(*keyFile)
+	if err != nil {
+		return err
+	}
+	if *adminTokenFile == "" && isPostgresURL(*dbPath) {
+		*adminTokenFile = "messaging.admin-token"
+	} else if *adminTokenFile == "" {
+		*adminTokenFile = *dbPath + ".admin-token"
+	}
+	tokenPF, err := openAdminToken(*adminTokenFile)
+	if err != nil {
+		return err
+	}
+	signIn, err := newOperatorSignIn(adminToken(tokenPF), *dashPassword)
+	if err != nil {
+		return err
+	}
+	proxies, err := parseTrustedProxies(*trustedProxies)
+	if err != nil {
+		return err
+	}
+	var boot *bootstrapFile
+	if *bootstrap != "" {
+		if boot, err = loadBootstrap(*bootstrap); err != nil {
+			return fmt.Errorf("bootstrap refused: %w", err)
+		}
+		if err := validateBootstrap(ctx, boot, *loopback, false); err != nil {
+			return fmt.Errorf("bootstrap refused, nothing applied: %w", err)
+		}
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	tel, err := startTelemetry(ctx, tc, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.shutdown(sctx); err != nil {
+			log.Warn("flushing metrics and traces failed", "err", err)
+		}
+	}()
+	smsOpts.MeterProvider, smsOpts.TracerProvider = tel.mp, tel.tp
+	apiOpts.MeterProvider, apiOpts.TracerProvider = tel.mp, tel.tp
+	svcOpts.MeterProvider, svcOpts.TracerProvider = tel.mp, tel.tp
+	if tel.tp != nil {
+		// A caller's traceparent header continues its trace.
+		apiOpts.Propagator = propagation.TraceContext{}
+	}
+
+	// Every check has passed: create what is missing. Until the server
+	// serves, a refusal removes what this start created.
+	var created createdFiles
+	serving := false
+	defer func() {
+		if !serving {
+			created.remove(log)
+		}
+	}()
+	for _, pf := range []*secretFile{keyPF, tokenPF} {
+		ok, err := pf.create()
+		if err != nil {
+			return err
+		}
+		if ok {
+			created.add(pf.path)
+		}
+	}
+	secretKeyBytes, err := secretKey(keyPF.body)
+	if err != nil {
+		return err
+	}
+	svcOpts.SecretKey = secretKeyBytes
+	adminTok := adminToken(tokenPF)
+	apiOpts.OperatorToken = adminTok
+	adminCreated := created.has(tokenPF.path)
+	if !isPostgresURL(*dbPath) {
+		if _, err := os.Stat(*dbPath); errors.Is(err, os.ErrNotExist) {
+			created.add(*dbPath, *dbPath+"-wal", *dbPath+"-shm", *dbPath+"-journal")
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	store, err := openStore(ctx, *dbPath, apiOpts)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	var fake *fakeprovider.Provider
+	if prov == nil {
+		fake = fakeprovider.NewWithOptions(&fakeprovider.Options{
+			DeliveredAfter: *deliveredAfter, ReadAfter: *readAfter, ReviewAfter: *reviewAfter, Logger: log,
+			IDPrefix:         fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
+			TemplateIDPrefix: fmt.Sprintf("fake-tpl-%d-", time.Now().UnixNano()),
+			// The server never asks what was sent. It applies reports of
+			// many messages at once, and when they cannot keep up with the
+			// dispatcher, sends wait rather than reports pile up in memory:
+			// 10,000 reports waiting are about 5 MiB, and still let the
+			// simulator take 1,500 to 2,000 sends a second here (the
+			// rate at which this server applies their reports).
+			KeepSent: -1, FlushWorkers: 32, MaxPending: 10_000,
+			Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
+				return store.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
+			},
+		})
+		prov = fake
+	}
 	svc, err := messaging.New(store, prov, svcOpts)
 	if err != nil {
 		return err
@@ -325,48 +414,35 @@ func run(ctx context.Context, args []string) error {
 	apiOpts.SMS, apiOpts.SMSCallback = smsSvc, smsGW.callback
 	health := httpapi.NewHealth(svc, &httpapi.HealthOptions{SMS: smsSvc, Logger: log})
 	apiOpts.Health = health
-	if secret := metaSecret; secret != "" {
-		accounts, err := parseAccounts(os.Getenv("MESSAGING_META_ACCOUNTS"))
-		if err != nil {
-			return err
-		}
-		apiOpts.Meta = &httpapi.MetaWebhook{AppSecret: secret, VerifyToken: os.Getenv("MESSAGING_META_VERIFY_TOKEN"), Accounts: accounts}
-	}
 
-	if *bootstrap != "" {
-		f, err := loadBootstrap(*bootstrap)
-		if err != nil {
-			return fmt.Errorf("bootstrap refused: %w", err)
-		}
-		if err := applyAll(ctx, svc, smsSvc, f, log); err != nil {
+	if boot != nil {
+		if err := applyAll(ctx, svc, smsSvc, boot, log); err != nil {
 			return fmt.Errorf("bootstrap refused, nothing applied: %w", err)
 		}
-		log.Info("bootstrap applied", "file", *bootstrap, "workspaces", len(f.Workspaces), "sms_accounts", len(f.SMSAccounts))
-	} else if err := demo(ctx, svc, *addr); err != nil {
+		log.Info("bootstrap applied", "file", *bootstrap, "workspaces", len(boot.Workspaces), "sms_accounts", len(boot.SMSAccounts))
+	} else if err := demo(ctx, svc, base, *loopback); err != nil {
 		return err
 	}
 
 	if adminCreated {
 		// Printed once, like the demo key, never logged.
-		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s http://%s/admin/v1/workspaces -H 'Authorization: Bearer %s'\nDashboard: http://%s%s (sign in with the operator token)\n\n",
-			*adminTokenFile, adminToken, *addr, adminToken, *addr, dashboardPrefix)
+		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s %s/admin/v1/workspaces -H 'Authorization: Bearer %s'\nDashboard: %s%s (sign in with the operator token)\n\n",
+			*adminTokenFile, adminTok, base, adminTok, base, dashboardPrefix)
 	}
-	signIn, err := newOperatorSignIn(adminToken, *dashPassword, secretKey)
-	if err != nil {
-		return err
-	}
-	proxies, err := parseTrustedProxies(*trustedProxies)
-	if err != nil {
-		return err
-	}
-	handler, err := withDashboard(httpapi.New(svc, apiOpts), svc, smsSvc, signIn, proxies, log)
+	// The token of a file another instance created meanwhile, and the
+	// sessions' bindings under the secret key.
+	signIn.setToken(adminTok, secretKeyBytes)
+	// The dashboard's cookies are Secure when clients reach the server
+	// over HTTPS: it serves TLS, or the public URL says https.
+	secureCookies := strings.HasPrefix(base, "https://")
+	handler, err := withDashboard(httpapi.New(svc, apiOpts), svc, smsSvc, signIn, proxies, secureCookies, log)
 	if err != nil {
 		return err
 	}
 	if *fakeInbound {
 		mux := http.NewServeMux()
 		mux.Handle("/", handler)
-		mux.Handle("POST "+fakeInboundPath, fakeInboundHandler(fake, adminToken))
+		mux.Handle("POST "+fakeInboundPath, fakeInboundHandler(fake, adminTok))
 		handler = mux
 		log.Warn("fake inbound route enabled, for local testing only", "route", "POST "+fakeInboundPath)
 	}
@@ -378,6 +454,9 @@ func run(ctx context.Context, args []string) error {
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+	}
+	if tlsCert != nil {
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*tlsCert}}
 	}
 	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRun()
@@ -391,7 +470,14 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	serving = true
+	go func() {
+		if tlsCert != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
 	// The token file's path only: the token is never logged.
 	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath), "provider", *providerKind, "operator_token_file", *adminTokenFile, "dashboard", dashboardPrefix)
 	smsArgs := []any{"gateway", smsGW.label}
@@ -499,32 +585,10 @@ func envDuration(name string, def time.Duration) time.Duration {
 	return def
 }
 
-// loadOrCreateKey reads a 32-byte hex key from path, creating the file with
-// a random key (mode 0600) if it does not exist.
-func loadOrCreateKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		key := make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
-			return nil, fmt.Errorf("creating secret key file: %w", err)
-		}
-		return key, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(key) != 32 {
-		return nil, fmt.Errorf("%s: must hold 64 hex digits (a 32-byte key)", path)
-	}
-	return key, nil
-}
-
-// demo creates the demo workspace on first start and prints its key.
-func demo(ctx context.Context, svc *messaging.Service, addr string) error {
+// demo creates the demo workspace on first start and prints its key and
+// a curl command against base, the server's URL; loopback says whether
+// webhooks may reach loopback addresses.
+func demo(ctx context.Context, svc *messaging.Service, base string, loopback bool) error {
 	const id = "demo"
 	if _, err := svc.GetWorkspace(ctx, id); err == nil {
 		fmt.Fprintf(os.Stderr, "demo workspace %q exists; its API key was printed on first start (delete the database file to start over)\n", id)
@@ -570,10 +634,89 @@ and "appointment_reminder", submitted for review (listed once approved).
 API key (shown once): %s
 
 Try:
-  curl -s -X POST http://%s/v1/messages \
+  curl -s -X POST %s/v1/messages \
     -H 'X-API-Key: %s' -H 'Content-Type: application/json' \
     -d '{"channel":"whatsapp","to":"+14155550123","type":"text","text":"Hello!"}'
 
-`, id, key, addr, key)
+`, id, key, base, key)
+	if !loopback {
+		fmt.Fprint(os.Stderr, `Webhooks to loopback addresses (http://127.0.0.1:...) are refused. To receive them on this
+machine for local testing, restart with -webhooks-loopback (or MESSAGING_WEBHOOKS_LOOPBACK=true).
+
+`)
+	}
 	return nil
+}
+
+// loadTLS loads the certificate and key of -tls-cert and -tls-key: both
+// or neither (nil: plain HTTP). The key file is refused when its group or
+// others may read it, like every secret file of the server.
+func loadTLS(certFile, keyFile string) (*tls.Certificate, error) {
+	switch {
+	case certFile == "" && keyFile == "":
+		return nil, nil
+	case keyFile == "":
+		return nil, errors.New("-tls-cert needs -tls-key (both or neither)")
+	case certFile == "":
+		return nil, errors.New("-tls-key needs -tls-cert (both or neither)")
+	}
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("-tls-cert: %w", err)
+	}
+	keyPEM, err := readPrivateFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("-tls-key: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		// The error names the PEM blocks at fault, never the key.
+		return nil, fmt.Errorf("-tls-cert, -tls-key: %s and %s are not a PEM certificate and its private key: %w", certFile, keyFile, err)
+	}
+	return &cert, nil
+}
+
+// publicBase returns the URL clients reach the server at, without a
+// trailing slash: -public-url when set (an absolute http or https URL
+// without query or fragment), else http:// or, serving TLS, https://
+// followed by addr.
+func publicBase(public, addr string, servesTLS bool) (string, error) {
+	if public == "" {
+		if servesTLS {
+			return "https://" + addr, nil
+		}
+		return "http://" + addr, nil
+	}
+	u, err := url.Parse(public)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("-public-url: must be an absolute http:// or https:// URL without credentials, query or fragment, e.g. https://messaging.example.com (got %q)", public)
+	}
+	if servesTLS && u.Scheme != "https" {
+		return "", fmt.Errorf("-public-url: the server serves TLS (-tls-cert), so the URL must be https:// (got %q)", public)
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
+}
+
+// createdFiles are the files a start created, removed again when the
+// start is refused before the server serves.
+type createdFiles []string
+
+func (c *createdFiles) add(paths ...string) { *c = append(*c, paths...) }
+
+func (c createdFiles) has(path string) bool {
+	for _, p := range c {
+		if p == path {
+			return true
+		}
+	}
+	return false
+}
+
+// remove deletes the files, newest first.
+func (c createdFiles) remove(log *slog.Logger) {
+	for i := len(c) - 1; i >= 0; i-- {
+		if err := os.Remove(c[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			log.Warn("removing a file of the refused start failed", "file", c[i], "err", err)
+		}
+	}
 }

@@ -77,17 +77,7 @@ func checkSMSBootstrap(ctx context.Context, svc *messaging.Service, live *sms.SM
 	// The callbacks are checked against a dry messaging service with the
 	// live one's address policy.
 	loopback, private := svc.WebhookAddressPolicy()
-	st := memstore.New()
-	dryMsg, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32),
-		Webhooks: messaging.WebhookOptions{AllowLoopback: loopback, AllowPrivate: private}})
-	if err != nil {
-		return err
-	}
-	dry, err := sms.New(st, fakegateway.New(nil), &sms.Options{Callbacks: &sms.CallbackOptions{Service: dryMsg, WorkspaceID: smsCallbackWorkspace}})
-	if err != nil {
-		return err
-	}
-	if err := applySMSBootstrap(ctx, dry, f.SMSAccounts); err != nil {
+	if err := dryApplySMS(ctx, f, loopback, private); err != nil {
 		return err
 	}
 	for i, a := range f.SMSAccounts {
@@ -127,6 +117,36 @@ func checkExistingKey(ctx context.Context, s *sms.SMS, a bootstrapSMSAccount) er
 		return fmt.Errorf("differs from the key of the existing account %q; the bootstrap file does not change keys", id)
 	}
 	return nil
+}
+
+// dryApplySMS applies f's sms_accounts to an empty in-memory SMS service
+// whose callbacks go to a dry messaging service with the given webhook
+// address policy. It needs no store.
+func dryApplySMS(ctx context.Context, f *bootstrapFile, loopback, private bool) error {
+	st := memstore.New()
+	dryMsg, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32),
+		Webhooks: messaging.WebhookOptions{AllowLoopback: loopback, AllowPrivate: private}})
+	if err != nil {
+		return err
+	}
+	dry, err := sms.New(st, fakegateway.New(nil), &sms.Options{Callbacks: &sms.CallbackOptions{Service: dryMsg, WorkspaceID: smsCallbackWorkspace}})
+	if err != nil {
+		return err
+	}
+	return applySMSBootstrap(ctx, dry, f.SMSAccounts)
+}
+
+// validateBootstrap checks f as applyAll would before it reads any
+// record: every element is applied to empty in-memory services. The
+// server runs it before creating any file.
+func validateBootstrap(ctx context.Context, f *bootstrapFile, loopback, private bool) error {
+	// Only memory is touched: the check runs to its end even when ctx is
+	// cancelled.
+	ctx = messaging.WithActor(context.WithoutCancel(ctx), "bootstrap")
+	if err := dryApplySMS(ctx, f, loopback, private); err != nil {
+		return err
+	}
+	return dryApply(ctx, f, loopback, private)
 }
 
 // applySMSBootstrap creates the accounts that do not exist, with their

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -136,19 +135,6 @@ func openSMSGateway(c *smsGatewayConfig, o *sms.Options, log *slog.Logger) (*sms
 		out.callback = &httpapi.SMSCallback{Path: c.callbackPath, Secret: secret, Parse: gw.ParseDeliveryReport}
 	}
 	return out, nil
-}
-
-// readPrivateFile reads a file holding a secret, refusing one that its
-// group or others may read.
-func readPrivateFile(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if mode := st.Mode().Perm(); mode&0o077 != 0 {
-		return nil, fmt.Errorf("%s holds a secret but its mode is %04o, readable by others: chmod 600 %s", path, mode, path)
-	}
-	return os.ReadFile(path)
 }
 
 // readCredentials reads the upstream's partner id and apikey from a JSON

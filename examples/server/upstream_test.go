@@ -68,7 +68,7 @@ func newUpstreamRun(t *testing.T, bin string, credit sms.Credit) *upstreamRun {
 // and extra flags.
 func (r *upstreamRun) start(t *testing.T, extra ...string) *server {
 	t.Helper()
-	args := append([]string{"-db", filepath.Join(r.dir, "sms.db"), "-bootstrap", r.bootstrap, "-rate-limits", "off", "-lease", "2s",
+	args := append([]string{"-db", filepath.Join(r.dir, "sms.db"), "-bootstrap", r.bootstrap, "-rate-limits", "off", "-lease", "2s", "-webhooks-loopback",
 		"-sms-gateway", "advanta", "-advanta-base-url", r.upURL, "-advanta-credentials-file", r.creds,
 		"-sms-callback-secret-file", r.secret, "-advanta-timezone", "Africa/Nairobi"}, extra...)
 	return startServer(t, r.bin, r.addr, args...)
