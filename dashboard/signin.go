@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/clientaddr"
 )
 
 // SignIn is the dashboard's own sign-in, for programs without a login of
@@ -128,7 +129,7 @@ func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) signInSubmit(w http.ResponseWriter, r *http.Request) {
 	p := &page{Title: "Sign in", Prefix: h.prefix}
-	attempt, wait := h.signIn.limiter.begin(clientAddr(r, h.signIn.TrustedProxies), h.svc.Now())
+	attempt, wait := h.signIn.limiter.begin(clientaddr.Of(r, h.signIn.TrustedProxies), h.svc.Now())
 	if attempt == nil {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
 		p.Problem = "Too many sign-in attempts. Wait a minute and try again."

@@ -1,9 +1,6 @@
 package dashboard
 
 import (
-	"net/http"
-	"net/netip"
-	"strings"
 	"sync"
 	"time"
 )
@@ -160,60 +157,4 @@ func (l *signInLimiter) makeRoom(now time.Time) {
 	if len(l.byAddr) >= l.maxAddrs {
 		delete(l.byAddr, oldest)
 	}
-}
-
-// clientAddr is the address the sign-in limit counts a request under:
-// the connection's peer, or, when the peer is one of trusted (a reverse
-// proxy), the right-most X-Forwarded-For entry that is not itself a
-// trusted proxy (as nginx's realip with real_ip_recursive). Entries a
-// client wrote to the left of it are never believed. An IPv6 address
-// counts as its /64, the block one subscriber usually holds.
-func clientAddr(r *http.Request, trusted []netip.Prefix) string {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	addr := ap.Addr().Unmap().WithZone("")
-	if trusts(trusted, addr) {
-		var hops []string
-		for _, v := range r.Header.Values("X-Forwarded-For") {
-			hops = append(hops, strings.Split(v, ",")...)
-		}
-		for i := len(hops) - 1; i >= 0; i-- {
-			a, ok := parseHop(strings.TrimSpace(hops[i]))
-			if !ok {
-				break // not an address: the last hop believed stands
-			}
-			addr = a
-			if !trusts(trusted, addr) {
-				break
-			}
-		}
-	}
-	if addr.Is6() {
-		p, _ := addr.Prefix(64)
-		return p.String()
-	}
-	return addr.String()
-}
-
-// parseHop reads an X-Forwarded-For entry: an address, with or without a
-// port.
-func parseHop(s string) (netip.Addr, bool) {
-	if a, err := netip.ParseAddr(s); err == nil {
-		return a.Unmap().WithZone(""), true
-	}
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap().WithZone(""), true
-	}
-	return netip.Addr{}, false
-}
-
-func trusts(trusted []netip.Prefix, a netip.Addr) bool {
-	for _, p := range trusted {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
 }

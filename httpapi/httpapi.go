@@ -38,8 +38,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,8 +89,16 @@ type Options struct {
 	// Clock returns the current time, for rate limiting. Default: the
 	// service's clock.
 	Clock func() time.Time
-	// TrustProxy makes the client address of unauthenticated rate limits
-	// come from the first X-Forwarded-For entry. Default false.
+	// TrustedProxies are the reverse proxies in front of the handler
+	// (CIDR prefixes): from a peer among them, the client address of
+	// unauthenticated rate limits is the right-most X-Forwarded-For entry
+	// that is not itself a trusted proxy, so a client cannot choose it by
+	// writing the header. Default none: the header is ignored.
+	TrustedProxies []netip.Prefix
+	// TrustProxy trusts the connection's peer as the one reverse proxy in
+	// front of the handler, whatever its address: the client address is
+	// the right-most X-Forwarded-For entry (the one the proxy appended).
+	// Default false.
 	TrustProxy bool
 	// SMS, when set, is served as the SMS API under /sms/v1 (see sms.go).
 	// Default nil: the SMS routes are absent.
@@ -145,6 +155,7 @@ type Handler struct {
 	limits     map[string]int
 	noLimits   bool
 	trustProxy bool
+	proxies    []netip.Prefix
 	limiter    Limiter
 	// sms is Options.SMS; opHash is the SHA-256 of Options.OperatorToken,
 	// nil without one.
@@ -166,7 +177,7 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	h := &Handler{
 		svc: svc, mux: http.NewServeMux(), log: defaults.Logger(o.Logger), now: o.Clock,
 		docsURL: cmp.Or(o.DocsURL, DefaultDocsURL), maxBody: o.MaxBodyBytes, limits: map[string]int{"unauthenticated": DefaultPublicPerMinute},
-		noLimits: o.DisableRateLimits, trustProxy: o.TrustProxy, limiter: o.Limiter,
+		noLimits: o.DisableRateLimits, trustProxy: o.TrustProxy, proxies: slices.Clone(o.TrustedProxies), limiter: o.Limiter,
 	}
 	if h.limiter == nil {
 		h.limiter = &limiterSet{}

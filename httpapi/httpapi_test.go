@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -874,8 +875,9 @@ func (s *syncBuffer) String() string {
 }
 
 // TestRateLimitClientAddress: unauthenticated requests are limited per
-// client address; X-Forwarded-For counts only with TrustProxy, so it cannot
-// be spoofed to escape the limit otherwise. 404 and 405 answers count too.
+// client address; X-Forwarded-For counts only from a trusted proxy
+// (TrustProxy, TrustedProxies), and only its right-most untrusted entry,
+// so it cannot be spoofed to escape the limit. 404 and 405 answers count too.
 func TestRateLimitClientAddress(t *testing.T) {
 	t.Parallel()
 	t.Run("untrusted", func(t *testing.T) {
@@ -890,16 +892,32 @@ func TestRateLimitClientAddress(t *testing.T) {
 	})
 	t.Run("trusted", func(t *testing.T) {
 		t.Parallel()
+		// The peer is the one proxy: the right-most entry, which it
+		// appended, counts; entries a client wrote to its left do not.
 		e := setup(t, func(o *httpapi.Options) {
 			o.RateLimits = map[string]int{"unauthenticated": 1}
 			o.TrustProxy = true
 		})
-		for _, ip := range []string{"203.0.113.1", "203.0.113.2, 10.0.0.1", " 203.0.113.3 "} {
+		for _, ip := range []string{"203.0.113.1", "6.6.6.6, 203.0.113.2", " 203.0.113.3 "} {
 			expect(t, e.do(t, request{method: "GET", path: "/v1/contacts", headers: hdr("X-Forwarded-For", ip)}), 401, "unauthorized", "")
 		}
 		expect(t, e.do(t, request{method: "GET", path: "/v1/contacts", headers: hdr("X-Forwarded-For", "203.0.113.2")}), 429, "rate_limit_exceeded", "")
+		// A forged left entry does not buy a fresh limit.
+		expect(t, e.do(t, request{method: "GET", path: "/v1/contacts", headers: hdr("X-Forwarded-For", "198.51.100.99, 203.0.113.1")}), 429, "rate_limit_exceeded", "")
 		// Without the header the connection's address counts.
 		expect(t, e.do(t, request{method: "GET", path: "/v1/contacts"}), 401, "unauthorized", "")
 		expect(t, e.do(t, request{method: "GET", path: "/v1/contacts"}), 429, "rate_limit_exceeded", "")
+	})
+	t.Run("trusted proxies", func(t *testing.T) {
+		t.Parallel()
+		// A chain of trusted proxies (the peer 192.0.2.10, then 10/8): the
+		// right-most entry that is not a trusted proxy counts.
+		e := setup(t, func(o *httpapi.Options) {
+			o.RateLimits = map[string]int{"unauthenticated": 1}
+			o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("192.0.2.10/32"), netip.MustParsePrefix("10.0.0.0/8")}
+		})
+		expect(t, e.do(t, request{method: "GET", path: "/v1/contacts", headers: hdr("X-Forwarded-For", "6.6.6.6, 203.0.113.2, 10.0.0.1")}), 401, "unauthorized", "")
+		expect(t, e.do(t, request{method: "GET", path: "/v1/contacts", headers: hdr("X-Forwarded-For", "7.7.7.7, 203.0.113.2")}), 429, "rate_limit_exceeded", "")
+		expect(t, e.do(t, request{method: "GET", path: "/v1/contacts", headers: hdr("X-Forwarded-For", "203.0.113.3")}), 401, "unauthorized", "")
 	})
 }

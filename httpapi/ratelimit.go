@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/clientaddr"
 	"golang.org/x/time/rate"
 )
 
@@ -93,18 +92,14 @@ func (s *limiterSet) Take(_ context.Context, key string, perMinute int, now time
 	return ok, remaining, wait, nil
 }
 
-// clientAddr returns the address unauthenticated requests are limited by.
+// clientAddr returns the address unauthenticated requests are limited by
+// (see Options.TrustedProxies and TrustProxy).
 func (h *Handler) clientAddr(r *http.Request) string {
+	trusted := h.proxies
 	if h.trustProxy {
-		if f := r.Header.Get("X-Forwarded-For"); f != "" {
-			return strings.TrimSpace(strings.Split(f, ",")[0])
-		}
+		trusted = append(clientaddr.Peer(r), trusted...)
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+	return clientaddr.Of(r, trusted)
 }
 
 // limit applies the rate limit of key and sets the X-RateLimit headers.

@@ -164,7 +164,7 @@ func run(ctx context.Context, args []string) error {
 	metaVersion := fs.String("meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
 	reviewAfter := fs.Duration("fake-review-after", envDuration("MESSAGING_FAKE_REVIEW_AFTER", 2*time.Second), "the fake provider approves a submitted template after this long (names starting reject_ are rejected) (env MESSAGING_FAKE_REVIEW_AFTER)")
 	dashPassword := fs.String("dashboard-password", env("MESSAGING_DASHBOARD_PASSWORD", ""), "a password (12 to 72 characters) that signs in to the dashboard besides the operator token; kept only as a bcrypt hash (env MESSAGING_DASHBOARD_PASSWORD)")
-	trustedProxies := fs.String("trusted-proxies", env("MESSAGING_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes or addresses of the reverse proxies in front of the server: from a peer among them, the dashboard's sign-in limits take the client address from X-Forwarded-For (the right-most entry not a trusted proxy); default none, the header is ignored (env MESSAGING_TRUSTED_PROXIES)")
+	trustedProxies := fs.String("trusted-proxies", env("MESSAGING_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes or addresses of the reverse proxies in front of the server: from a peer among them, the dashboard's sign-in limits and the API's limits of unauthenticated requests take the client address from X-Forwarded-For (the right-most entry not a trusted proxy); default none, the header is ignored (env MESSAGING_TRUSTED_PROXIES)")
 	fakeInbound := fs.Bool("fake-inbound", envBool("MESSAGING_FAKE_INBOUND", false), "for local testing only: serve POST "+fakeInboundPath+" (operator token), which makes the fake provider report a message from a contact (env MESSAGING_FAKE_INBOUND)")
 	syncEvery := fs.Duration("template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", messaging.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
 	gwc := &smsGatewayConfig{partnerID: os.Getenv("MESSAGING_ADVANTA_PARTNER_ID"), apikey: os.Getenv("MESSAGING_ADVANTA_APIKEY"),
@@ -304,6 +304,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	apiOpts.TrustedProxies = proxies
 	var boot *bootstrapFile
 	if *bootstrap != "" {
 		if boot, err = loadBootstrap(*bootstrap); err != nil {
