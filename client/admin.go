@@ -279,6 +279,19 @@ func (c *AdminClient) ClearOptOut(ctx context.Context, workspaceID string, p *Op
 	return orNil(&out, err)
 }
 
+// EndAllSessions ends every dashboard session ("sign out everywhere":
+// DELETE /admin/v1/sessions) and returns how many it ended. Repeating it is
+// safe.
+func (c *AdminClient) EndAllSessions(ctx context.Context) (int, error) {
+	var out struct {
+		Ended int `json:"ended"`
+	}
+	if _, err := c.call(ctx, http.MethodDelete, "/admin/v1/sessions", nil, nil, &out, true); err != nil {
+		return 0, err
+	}
+	return out.Ended, nil
+}
+
 // CreateSMSAccount creates an SMS account (POST /admin/v1/sms/accounts).
 func (c *AdminClient) CreateSMSAccount(ctx context.Context, p *SMSAccountCreateParams) (*SMSAccount, error) {
 	var out SMSAccount

@@ -45,6 +45,17 @@ func wantNotFound(t *testing.T, what string, err error) {
 func TestAdmin(t *testing.T) {
 	e, a := setupAdmin(t)
 	ctx := context.Background()
+	for range 2 {
+		if _, _, err := e.svc.StartSession(ctx, &messaging.SessionParams{Subject: "operator", Operator: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := a.EndAllSessions(ctx); err != nil || n != 2 {
+		t.Errorf("EndAllSessions = %d, %v; want 2", n, err)
+	}
+	if n, err := a.EndAllSessions(ctx); err != nil || n != 0 {
+		t.Errorf("EndAllSessions again = %d, %v; want 0", n, err)
+	}
 	ws, err := a.CreateWorkspace(ctx, &client.WorkspaceCreateParams{ID: "ws_new", Name: "New"})
 	if err != nil || ws.ID != "ws_new" || ws.Name != "New" {
 		t.Fatalf("create: %+v %v", ws, err)

@@ -70,6 +70,7 @@ func TestEveryRoute(t *testing.T) {
 	_, _ = a.CreateSMSAccount(ctx, &client.SMSAccountCreateParams{})
 	_, _ = a.GetSMSAccount(ctx, smsPartner)
 	_, _ = a.ApproveSender(ctx, smsPartner, "SHOP")
+	_, _ = a.EndAllSessions(ctx)
 	_, _ = a.TopUp(ctx, smsPartner, sms.Credits(1), "INV-9")
 	_, _ = a.Ledger(ctx, smsPartner, nil)
 	_, _ = a.SetSMSCallback(ctx, smsPartner, &client.SMSCallbackParams{})
