@@ -187,7 +187,9 @@ const tokenPurpose = "channel-access-token"
 // the account (VerifiedAt); a provider's refusal is a validation error
 // naming the credential at fault, and nothing is stored; a provider that
 // cannot be reached leaves it ConnectionPending, verified again by the
-// service's checks (Options.ConnectionChecks) until it answers. Connecting
+// service's checks (Options.ConnectionChecks) until it answers, unless the
+// workspace's current connection on the channel holds its account: that
+// one is kept, and the answer is service_unavailable. Connecting
 // again replaces the credentials and verifies them again. Another
 // workspace's connected, verified connection of the same account (or
 // WABA) is a conflict; another workspace's unverified claim, or one in
@@ -230,6 +232,12 @@ func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnec
 		return nil, &Error{Code: CodeValidation, Field: refused.Field,
 			Message: fmt.Sprintf("%s: the channel provider refused the credentials: %s", refused.Field, FailureReason(refused.Code, refused.Text)), Err: verr}
 	case verr != nil:
+		// A working connection is never replaced by credentials whose
+		// verdict is unknown: it is kept, and the caller tries again.
+		if cur, err := s.store.ConnectionGet(ctx, p.WorkspaceID, p.Channel); err == nil && cur.Holds() {
+			return nil, &Error{Code: CodeServiceUnavailable,
+				Message: "the channel provider could not be reached to verify the new credentials (" + providerReason(verr) + "); the current connection is kept: try again later", Err: verr}
+		}
 		c.StatusReason = "the channel provider could not be reached to verify the credentials (" + providerReason(verr) + "); they are verified again shortly"
 	default:
 		if acct != nil && acct.DisplayPhoneNumber != "" {
@@ -266,7 +274,7 @@ func (s *Service) conflictField(ctx context.Context, c *ChannelConnection) strin
 	list, err := s.store.ConnectionList(ctx, &ConnectionListParams{Channel: c.Channel, AccountID: c.AccountID})
 	if err == nil {
 		for _, o := range list {
-			if o.WorkspaceID != c.WorkspaceID && o.Holds() {
+			if o.WorkspaceID != c.WorkspaceID && o.Status == ConnectionConnected && o.Holds() {
 				return accountField(c.Channel)
 			}
 		}
@@ -309,14 +317,19 @@ func (s *Service) Connections(ctx context.Context, workspaceID string) ([]*Chann
 // are SenderUsers): the workspace's live connection on channel with its
 // token unsealed; nil when the channel is connected without credentials;
 // ErrNotFound when it is not connected. A connection the provider has not
-// verified (ConnectionPending, or in error without ever being verified)
-// is a retryable *SendError with code CodeUnverified: nothing is sent
-// with credentials that were not proven.
+// verified is a *SendError with code CodeUnverified, retryable while it is
+// ConnectionPending, permanent when it is in error (refused, or superseded
+// by another workspace): nothing is sent with credentials that were not
+// proven.
 func (s *Service) ChannelSender(ctx context.Context, workspaceID, channel string) (*ChannelSender, error) {
 	c, err := s.store.ConnectionGet(ctx, workspaceID, channel)
 	if err == nil && c.Status != ConnectionDisconnected && c.VerifiedAt == nil {
-		return nil, &SendError{Code: CodeUnverified, Retryable: true,
-			Text: fmt.Sprintf("the %s connection's credentials are not verified with the provider yet", channel)}
+		if c.Status == ConnectionPending {
+			return nil, &SendError{Code: CodeUnverified, Retryable: true,
+				Text: fmt.Sprintf("the %s connection's credentials are not verified with the provider yet", channel)}
+		}
+		// Refused, or superseded by another workspace: waiting cannot help.
+		return nil, &SendError{Code: CodeUnverified, Text: fmt.Sprintf("the %s connection does not hold its account: %s", channel, c.StatusReason)}
 	}
 	if err == nil && c.Status != ConnectionDisconnected {
 		tok, err := s.unsealFor(tokenPurpose, c.TokenSealed)

@@ -319,8 +319,12 @@ func (s *Service) requireChannel(ctx context.Context, ws, channel string) (*Work
 		}
 	}
 	if c, err := s.store.ConnectionGet(ctx, ws, channel); err == nil && c.Status != ConnectionDisconnected && !c.Holds() {
+		why := "the provider has not verified its credentials yet"
+		if c.Status == ConnectionError {
+			why = "it does not hold its account"
+		}
 		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
-			Message: fmt.Sprintf("channel: the %s connection of this workspace is %s: the provider has not verified its credentials (%s)", channel, c.Status, c.StatusReason)}
+			Message: fmt.Sprintf("channel: the %s connection of this workspace is %s: %s (%s)", channel, c.Status, why, c.StatusReason)}
 	}
 	return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
 		Message: fmt.Sprintf("channel: %s is not connected in this workspace", channel)}

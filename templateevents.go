@@ -196,6 +196,9 @@ func (s *Service) findProviderTemplate(ctx context.Context, ws, providerID, name
 // disconnected, and verified by the provider) (phone-number id, page
 // id, Instagram account id). not_found when there is none: an event for
 // an unknown account is never applied to another workspace.
+// service_unavailable when the only claims of the account are pending
+// verification, so that a receiver asks the provider to deliver the event
+// again rather than drop it.
 func (s *Service) WorkspaceForAccount(ctx context.Context, channel, account string) (string, error) {
 	return s.workspaceFor(ctx, &ConnectionListParams{Channel: channel, AccountID: account}, account)
 }
@@ -215,12 +218,19 @@ func (s *Service) workspaceFor(ctx context.Context, p *ConnectionListParams, id 
 	if err != nil {
 		return "", wrapStoreError(err, "connection", "")
 	}
+	pending := false
 	for _, c := range list {
 		// Only a connection the provider verified receives the account's
 		// events: an unverified claim never reads another's messages.
 		if c.Holds() {
 			return c.WorkspaceID, nil
 		}
+		pending = pending || c.Status == ConnectionPending
+	}
+	if pending {
+		// A claim waits for the provider's verdict: the event is neither
+		// applied nor dropped; the provider is asked to deliver it again.
+		return "", &Error{Code: CodeServiceUnavailable, Message: fmt.Sprintf("account %s: its connection is pending verification with the provider; retry later", id)}
 	}
 	return "", notFound("account", id)
 }

@@ -284,7 +284,8 @@ func sameTemplate(a, b *Template) bool {
 		})
 }
 
-// syncAll syncs every live WhatsApp connection with a WABA id; failures
+// syncAll syncs every WhatsApp connection that holds its account and has a
+// WABA id; failures
 // are logged (and recorded on the connection by SyncTemplates).
 func (s *Service) syncAll(ctx context.Context) {
 	list, err := s.store.ConnectionList(ctx, &ConnectionListParams{Channel: ChannelWhatsApp})
@@ -296,8 +297,8 @@ func (s *Service) syncAll(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if c.Status == ConnectionDisconnected || c.WABAID == "" {
-			continue
+		if !c.Holds() || c.WABAID == "" {
+			continue // only the WABA's verified holder syncs it
 		}
 		if res, err := s.SyncTemplates(ctx, c.WorkspaceID); err == nil {
 			s.log.InfoContext(ctx, "templates synced", "workspace", c.WorkspaceID, "listed", res.Listed,

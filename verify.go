@@ -91,9 +91,9 @@ func (d ChannelEventData) MarshalJSON() ([]byte, error) {
 // connections with the provider (when it is a ConnectionVerifier).
 type ConnectionCheckOptions struct {
 	// Every is how often Start's loop looks for connections to verify:
-	// every connection not yet verified (pending, or in error without a
-	// proof) at each pass, and every verified one whose last proof is
-	// older than Recheck. Zero means DefaultConnectionCheckEvery;
+	// every pending connection at each pass, every verified one whose
+	// last proof is older than Recheck, and one in error without a proof
+	// (refused, superseded) when it has not changed for Recheck. Zero means DefaultConnectionCheckEvery;
 	// negative turns the loop off (Service.VerifyConnection still works
 	// on demand).
 	Every time.Duration
@@ -169,16 +169,27 @@ func (s *Service) VerifyConnection(ctx context.Context, workspaceID, channel str
 		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Message: fmt.Sprintf("channel: %s is disconnected; connect it with credentials", channel)}
 	}
 	if err := s.verifyStored(ctx, v, c); err != nil {
-		return nil, &Error{Code: CodeServiceUnavailable, Message: "the channel provider could not verify the connection (" + providerReason(err) + "); try again later", Err: err}
+		var u *unknownVerdict
+		if errors.As(err, &u) {
+			return nil, &Error{Code: CodeServiceUnavailable, Message: "the channel provider could not verify the connection (" + providerReason(u.err) + "); try again later", Err: err}
+		}
+		return nil, wrapStoreError(err, "connection", channel)
 	}
 	return s.Connection(ctx, workspaceID, channel)
 }
+
+// unknownVerdict is verifyStored's error when the provider could not tell.
+type unknownVerdict struct{ err error }
+
+func (u *unknownVerdict) Error() string { return "the provider could not tell: " + u.err.Error() }
+func (u *unknownVerdict) Unwrap() error { return u.err }
 
 // verifyStored verifies the stored connection c with the provider and
 // records the verdict: a proof makes it connected (or, when another
 // workspace holds the account, error); a refusal makes it error with the
 // provider's reason. Each change of status is audited and announced. It
-// returns the error of a provider that could not tell.
+// returns an *unknownVerdict when the provider could not tell, and the
+// error of the store or of the token's unsealing as it is.
 func (s *Service) verifyStored(ctx context.Context, v ConnectionVerifier, c *ChannelConnection) error {
 	tok, err := s.unsealFor(tokenPurpose, c.TokenSealed)
 	if err != nil {
@@ -193,7 +204,7 @@ func (s *Service) verifyStored(ctx context.Context, v ConnectionVerifier, c *Cha
 		s.connectionVerdict(ctx, c, ConnectionError, FailureReason(refused.Code, refused.Text))
 		return nil
 	case verr != nil:
-		return verr
+		return &unknownVerdict{verr}
 	}
 	p := &ConnectionVerifiedParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel, Generation: c.Generation, At: s.now()}
 	if acct != nil {
@@ -210,11 +221,18 @@ func (s *Service) verifyStored(ctx context.Context, v ConnectionVerifier, c *Cha
 	case err != nil:
 		return err
 	}
+	s.supersede(ctx, superseded, before)
 	if c.Status != ConnectionConnected {
 		s.audit(ctx, c.WorkspaceID, AuditChannelVerified, c.Channel)
 		s.announceChannel(ctx, c, c.Status, ConnectionConnected, "")
+		// The account's templates are synchronised now rather than at the
+		// next hourly pass.
+		if _, ok := s.provider.(TemplateLister); ok && c.Channel == ChannelWhatsApp && c.WABAID != "" {
+			if _, err := s.SyncTemplates(ctx, c.WorkspaceID); err != nil {
+				s.log.WarnContext(ctx, "template sync after a connection's verification failed", "workspace", c.WorkspaceID, "err", err)
+			}
+		}
 	}
-	s.supersede(ctx, superseded, before)
 	return nil
 }
 
@@ -317,8 +335,15 @@ func containsString(list []string, v string) bool {
 // instance at a time does it (a lease in the store).
 func (s *Service) checkConnections(ctx context.Context, v ConnectionVerifier) {
 	now := s.now()
-	held, err := s.store.LeaseAcquire(ctx, &LeaseParams{Name: "connection-check", Owner: s.owner, Now: now, Until: now.Add(max(s.checkOpts.Every, time.Minute))})
-	if err != nil || !held {
+	// The lease covers one verification and is renewed before each, so
+	// that a long pass is never run by two instances at once.
+	take := func() bool {
+		t := s.now()
+		held, err := s.store.LeaseAcquire(ctx, &LeaseParams{Name: "connection-check", Owner: s.owner, Now: t,
+			Until: t.Add(max(s.checkOpts.Every, time.Minute) + s.checkOpts.Timeout)})
+		return err == nil && held
+	}
+	if !take() {
 		return
 	}
 	list, err := s.store.ConnectionList(ctx, &ConnectionListParams{})
@@ -326,18 +351,38 @@ func (s *Service) checkConnections(ctx context.Context, v ConnectionVerifier) {
 		s.log.ErrorContext(ctx, "connection checks: listing connections failed", "err", err)
 		return
 	}
+	old := now.Add(-s.checkOpts.Recheck)
 	for _, c := range list {
 		if ctx.Err() != nil {
 			return
 		}
-		due := c.Status != ConnectionDisconnected && (c.VerifiedAt == nil || !c.VerifiedAt.After(now.Add(-s.checkOpts.Recheck)))
-		if !due {
+		if !connectionDue(c, old) {
 			continue
 		}
+		if !take() {
+			return
+		}
 		if err := s.verifyStored(ctx, v, c); err != nil {
-			s.log.WarnContext(ctx, "connection check: the provider could not tell", "workspace", c.WorkspaceID, "channel", c.Channel, "err", providerReason(err))
+			s.log.WarnContext(ctx, "connection check failed", "workspace", c.WorkspaceID, "channel", c.Channel, "err", err)
 		}
 	}
+}
+
+// connectionDue reports whether the periodic checks verify c now, when
+// proofs older than old are stale: a pending connection at every pass; a
+// verified one when its proof is stale; one in error without a proof
+// (refused, or superseded) when it has not changed since old, since only
+// new credentials usually help it.
+func connectionDue(c *ChannelConnection, old time.Time) bool {
+	switch {
+	case c.Status == ConnectionDisconnected:
+		return false
+	case c.Status == ConnectionPending:
+		return true
+	case c.VerifiedAt != nil:
+		return !c.VerifiedAt.After(old)
+	}
+	return !c.UpdatedAt.After(old)
 }
 
 // runConnectionChecks checks connections at start and then every Every

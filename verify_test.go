@@ -137,8 +137,10 @@ func TestUnverifiedClaimNeverBlocksTheOwner(t *testing.T) {
 	}
 	_, err = f.svc.Workspace("other").Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"})
 	wantError(t, err, messaging.CodeChannelUnavailable, "channel")
-	if _, err := f.svc.WorkspaceForAccount(f.ctx, messaging.ChannelWhatsApp, "1234"); messaging.ErrorCode(err) != messaging.CodeNotFound {
-		t.Errorf("WorkspaceForAccount of an unverified claim: %v, want not_found", err)
+	// Its inbound events are not routed, nor dropped: the receiver asks
+	// the provider to deliver them again.
+	if ws, err := f.svc.WorkspaceForAccount(f.ctx, messaging.ChannelWhatsApp, "1234"); messaging.ErrorCode(err) != messaging.CodeServiceUnavailable {
+		t.Errorf("WorkspaceForAccount of a pending claim: %q, %v; want service_unavailable", ws, err)
 	}
 	var se *messaging.SendError
 	if _, err := f.svc.ChannelSender(f.ctx, "other", "whatsapp"); !errors.As(err, &se) || se.Code != messaging.CodeUnverified || !se.Retryable {
@@ -164,6 +166,10 @@ func TestUnverifiedClaimNeverBlocksTheOwner(t *testing.T) {
 	if len(got) != 1 || got[0].Status != messaging.ConnectionError || got[0].PreviousStatus != messaging.ConnectionPending ||
 		got[0].Reason != messaging.ReasonSuperseded || got[0].AccountID != "1234" {
 		t.Errorf("channel events = %+v; want one: pending -> error, superseded", got)
+	}
+	// Superseded, it sends nothing, and waiting does not help.
+	if _, err := f.svc.ChannelSender(f.ctx, "other", "whatsapp"); !errors.As(err, &se) || se.Code != messaging.CodeUnverified || se.Retryable {
+		t.Errorf("ChannelSender of a superseded connection: %v; want a permanent %s SendError", err, messaging.CodeUnverified)
 	}
 	// Its later verification cannot take the account back.
 	if c, err := f.svc.VerifyConnection(f.ctx, "other", "whatsapp"); err != nil || c.Status != messaging.ConnectionError || c.Holds() {
@@ -257,4 +263,58 @@ type plainProvider struct{}
 
 func (plainProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
 	return &messaging.SendReceipt{ProviderMessageID: "p1"}, nil
+}
+
+// TestHolderKeepsItsConnectionWhenTheProviderIsDown: new credentials that
+// the provider cannot verify never replace a connection that holds its
+// account: the answer is service_unavailable and the channel keeps
+// sending with the proven credentials.
+func TestHolderKeepsItsConnectionWhenTheProviderIsDown(t *testing.T) {
+	t.Parallel()
+	prov := &switchProvider{Provider: fakeprovider.New()}
+	f := newLifeFixture(t, prov)
+	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGproven-1")); err != nil {
+		t.Fatal(err)
+	}
+	prov.set(down)
+	_, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGrotated-2"))
+	wantError(t, err, messaging.CodeServiceUnavailable, "")
+	c, err := f.svc.Connection(f.ctx, "acme", "whatsapp")
+	if err != nil || c.Status != messaging.ConnectionConnected || c.TokenHint != "en-1" || !c.Holds() {
+		t.Errorf("connection after the unverifiable replacement = %+v, %v; want the proven one, connected", c, err)
+	}
+	if _, err := f.svc.Workspace("acme").Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {
+		t.Errorf("send after the unverifiable replacement: %v", err)
+	}
+}
+
+// TestRefusedConnectionsAreNotAskedEveryPass: a connection in error
+// without a proof (refused, superseded) is verified again only after
+// Recheck without a change, not at every pass.
+func TestRefusedConnectionsAreNotAskedEveryPass(t *testing.T) {
+	t.Parallel()
+	prov := &switchProvider{Provider: fakeprovider.New()}
+	f := newLifeFixture(t, prov)
+	prov.set(down)
+	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
+		t.Fatal(err)
+	}
+	prov.set(func(*messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
+		return nil, &messaging.VerificationError{Field: "waba_id", Code: "100", Text: "cannot be loaded"}
+	})
+	messaging.CheckConnections(f.ctx, f.svc)
+	if c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp"); c.Status != messaging.ConnectionError || c.StatusReason != "[100] cannot be loaded" {
+		t.Fatalf("after the refusal: %s %q; want error [100] cannot be loaded", c.Status, c.StatusReason)
+	}
+	calls := prov.count()
+	f.clock.Advance(time.Hour)
+	messaging.CheckConnections(f.ctx, f.svc)
+	if prov.count() != calls {
+		t.Errorf("a pass an hour after the refusal asked the provider %d times, want 0", prov.count()-calls)
+	}
+	f.clock.Advance(messaging.DefaultConnectionRecheck)
+	messaging.CheckConnections(f.ctx, f.svc)
+	if prov.count() != calls+1 {
+		t.Errorf("a pass after Recheck asked the provider %d times, want 1", prov.count()-calls)
+	}
 }

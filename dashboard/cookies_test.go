@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,8 +58,13 @@ func TestSecureCookies(t *testing.T) {
 		}
 		signedIn := post("/dashboard/sign-in", url.Values{"secret": {"right-secret"}})
 		signedOut := post("/dashboard/sign-out", url.Values{}, signedIn...)
+		again := post("/dashboard/sign-in", url.Values{"secret": {"right-secret"}})
+		everywhere := post("/dashboard/sign-out-everywhere", url.Values{}, again...)
+		if len(everywhere) == 0 {
+			t.Fatal("sign out everywhere set no cookie")
+		}
 		names := map[string]bool{}
-		for _, c := range append(signedIn, signedOut...) {
+		for _, c := range slices.Concat(signedIn, signedOut, again, everywhere) {
 			names[c.Name] = true
 			if c.Secure != secure {
 				t.Errorf("SecureCookies %v: cookie %s is Secure %v over plain HTTP", secure, c.Name, c.Secure)

@@ -201,8 +201,7 @@ func (h *Handler) signOutEverywhere(w http.ResponseWriter, r *http.Request, req 
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: h.prefix, MaxAge: -1, HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: h.signIn.Secure || r.TLS != nil})
+	h.setCookie(w, r, &http.Cookie{Name: sessionCookie, MaxAge: -1})
 	h.flash(w, fmt.Sprintf("Every session ended (%d), yours too. Sign in again.", n))
 	http.Redirect(w, r, h.prefix+"sign-in", http.StatusSeeOther)
 	return nil

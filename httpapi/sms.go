@@ -90,6 +90,7 @@ func (h *Handler) smsAdmit(w http.ResponseWriter, r *http.Request, svc *sms.SMS,
 	seen := map[[2]string]bool{}
 	var failed error
 	var ok []string
+	fails := 0
 	for _, c := range creds {
 		if seen[c] {
 			continue
@@ -101,17 +102,22 @@ func (h *Handler) smsAdmit(w http.ResponseWriter, r *http.Request, svc *sms.SMS,
 			ok = append(ok, c[0])
 		case sms.AsError(err).Code == sms.CodeSystemError:
 			return err
-		case failed == nil:
-			failed = err
+		default:
+			fails++
+			if failed == nil {
+				failed = err
+			}
 		}
 	}
-	if failed != nil {
+	// Each failing pair of credentials is a guess: a bulk of twenty pairs
+	// spends twenty of the address's unauthenticated requests, not one.
+	for range fails {
 		if err := h.limit(ctx, w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
 			return smsRateError(w, err, "", "this client address", "the API with failing credentials", h.limits["unauthenticated"])
 		}
-		if single {
-			return failed
-		}
+	}
+	if failed != nil && single {
+		return failed
 	}
 	for _, partner := range ok {
 		if err := h.limit(ctx, w, "sms:"+partner+":"+route, h.limits[route]); err != nil {

@@ -84,6 +84,20 @@ func TestSMSRateLimitPerAccount(t *testing.T) {
 	if r := e.post(t, "/sms/v1/account/balance", smsBody("apikey", otherKey, "partnerID", other)); r.status != 200 {
 		t.Errorf("the right key after the address's refusals: %d %s", r.status, r.raw)
 	}
+
+	// A bulk of several failing keys spends one of the address's requests
+	// per key: two guesses in one bulk spend the bucket of 2.
+	e.clk.Add(time.Minute)
+	guess := func(k string) string {
+		return `{"partnerID":"1234","apikey":"` + k + `","mobile":"254712345678","message":"Hi","shortcode":"ACME"}`
+	}
+	if r := e.post(t, "/sms/v1/messages/bulk", `{"count":2,"smslist":[`+guess("x"+smsKey)+`,`+guess("y"+smsKey)+`]}`); r.status != 200 {
+		t.Fatalf("bulk of two guesses: %d %s", r.status, r.raw)
+	}
+	r = e.post(t, "/sms/v1/account/balance", smsBody("apikey", "z"+smsKey, "partnerID", other))
+	if r.status != 429 || r.code() != sms.CodeRateLimited {
+		t.Errorf("a guess after a bulk of two guesses: %d %s; want 429", r.status, r.raw)
+	}
 }
 
 // TestSMSRateLimitsDefaultAndOff: by default the balance route allows

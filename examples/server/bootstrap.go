@@ -259,11 +259,14 @@ func sameScopes(stored, file []string) bool {
 }
 
 // connect applies an object channel entry: it connects the channel with
-// its credentials unless the workspace's live connection already has
-// exactly these (the token compared in constant time).
+// its credentials unless the workspace's connection already holds the
+// account with exactly these (the token compared in constant time). The
+// provider's verdict is not the file's: credentials the provider refuses,
+// or cannot verify while the workspace's proven connection is kept, are
+// logged as errors and leave the channel as it was; the start goes on.
 func connect(ctx context.Context, svc *messaging.Service, cp *messaging.ConnectParams, path string, log *slog.Logger) error {
 	cur, err := svc.Connection(ctx, cp.WorkspaceID, cp.Channel)
-	if err == nil && cur.Status == messaging.ConnectionConnected && cur.AccountID == cp.AccountID && cur.WABAID == cp.WABAID {
+	if err == nil && cur.Holds() && cur.AccountID == cp.AccountID && cur.WABAID == cp.WABAID {
 		snd, err := svc.ChannelSender(ctx, cp.WorkspaceID, cp.Channel)
 		if err != nil {
 			return err
@@ -272,11 +275,20 @@ func connect(ctx context.Context, svc *messaging.Service, cp *messaging.ConnectP
 			return nil
 		}
 	}
-	if _, err := svc.Connect(ctx, cp); err != nil {
+	c, err := svc.Connect(ctx, cp)
+	if err != nil {
+		var ve *messaging.VerificationError
+		if errors.As(err, &ve) || messaging.ErrorCode(err) == messaging.CodeServiceUnavailable {
+			if log != nil {
+				log.Error("bootstrap: the channel provider did not verify a channel's credentials; the channel is left as it was",
+					"path", path, "err", err.Error())
+			}
+			return nil
+		}
 		return pathError(path, err)
 	}
 	// The token is never logged: only its last 4 characters.
-	logChange(log, path, fmt.Sprintf("%s connected to account %s (token …%s)", cp.Channel, cp.AccountID, cp.AccessToken[len(cp.AccessToken)-4:]))
+	logChange(log, path, fmt.Sprintf("%s connected to account %s (token …%s): %s", cp.Channel, cp.AccountID, cp.AccessToken[len(cp.AccessToken)-4:], c.Status))
 	return nil
 }
 

@@ -83,6 +83,36 @@ func TestBootstrapChannelObjects(t *testing.T) {
 	}
 }
 
+// TestBootstrapProviderRefusalIsNotFatal: credentials the provider refuses
+// (the fake provider refuses deny_ tokens) are logged as an error and leave
+// the channel as it was; the rest of the file applies and the start goes
+// on, since a provider's verdict is not a mistake in the file.
+func TestBootstrapProviderRefusalIsNotFatal(t *testing.T) {
+	ctx := context.Background()
+	svc, _ := newService(t)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	f, err := loadBootstrap(writeFile(t, strings.Replace(channelsBootstrap, "EAAGsecretTokenWXYZ", "deny_expiredTokenWXYZ", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := applyBootstrap(ctx, svc, f, log); err != nil {
+		t.Fatalf("applyBootstrap: %v; want the start to go on", err)
+	}
+	if _, err := svc.Connection(ctx, "acme", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
+		t.Errorf("the refused whatsapp connection: %v; want none stored", err)
+	}
+	if snd, err := svc.ChannelSender(ctx, "acme", "messenger"); err != nil || snd.AccountID != "5550001" {
+		t.Errorf("messenger sender = %v, %v; want the file's other channel connected", snd, err)
+	}
+	if !strings.Contains(logs.String(), "did not verify") || !strings.Contains(logs.String(), "workspaces[0].channels[1]") {
+		t.Errorf("log does not name the refused entry:\n%s", logs.String())
+	}
+	if strings.Contains(logs.String(), "expiredToken") {
+		t.Errorf("the bootstrap logged a token:\n%s", logs.String())
+	}
+}
+
 func TestBootstrapRefusesBadCredentials(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {

@@ -378,6 +378,12 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
+	if !created.has(*dbPath) {
+		// A database that outlives this start (PostgreSQL, or a file that
+		// was there) may soon hold secrets sealed with the key: the key and
+		// token files are kept from now on, whatever happens.
+		created = nil
+	}
 	var fake *fakeprovider.Provider
 	if prov == nil {
 		fake = fakeprovider.NewWithOptions(&fakeprovider.Options{

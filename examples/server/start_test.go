@@ -8,6 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/store/sqlitestore"
 )
 
 // listDir returns the names in dir, sorted.
@@ -112,5 +116,39 @@ func writeMode(t *testing.T, path, body string, mode os.FileMode) {
 	}
 	if err := os.Chmod(path, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRefusedStartKeepsTheKeyOfADatabaseThatStays: once a database that
+// outlives the start (here one a first start made) is open, a start
+// refused afterwards (a bootstrap that renames the workspace) keeps the
+// secret key file it created, since secrets may already be sealed with it.
+func TestRefusedStartKeepsTheKeyOfADatabaseThatStays(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	// The database of an earlier start, with the workspace acme.
+	st, err := sqlitestore.Open(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := messaging.New(st, fakeprovider.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme Ltd"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	renamed := filepath.Join(dir, "renamed.json")
+	writeMode(t, renamed, strings.Replace(goodBootstrap, `"Acme Ltd"`, `"Acme Two"`, 1), 0o600)
+	key := filepath.Join(dir, "second.key")
+	err = run(ctx, []string{"-db", db, "-addr", "127.0.0.1:0", "-bootstrap", renamed, "-webhooks-loopback", "-secret-key-file", key})
+	if err == nil || !strings.Contains(err.Error(), "workspaces[0].name") {
+		t.Fatalf("second start: %v; want the bootstrap refused naming workspaces[0].name", err)
+	}
+	if _, err := os.Stat(key); err != nil {
+		t.Errorf("the key file the refused start created beside the existing database: %v; want it kept", err)
 	}
 }
