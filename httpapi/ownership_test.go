@@ -127,3 +127,37 @@ func TestSquatterCannotReadAnotherBusinessMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestInboundForAPendingClaimIsRetried: Meta's notification for an account
+// whose only claim waits for the provider's verdict is neither applied nor
+// dropped: the receiver answers an error, so that Meta delivers it again.
+func TestInboundForAPendingClaimIsRetried(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	svc, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{Clock: func() time.Time { return now },
+		SecretKey: bytes.Repeat([]byte{3}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: "owner", Name: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := svc.Connect(t.Context(), &messaging.ConnectParams{WorkspaceID: "owner", Channel: "whatsapp", AccountID: "106540352242922",
+		WABAID: "102290129340398", AccessToken: fakeprovider.UnreachableTokenPrefix + "token-1234"})
+	if err != nil || c.Status != messaging.ConnectionPending {
+		t.Fatalf("connect while the provider is down: %+v, %v; want pending_verification", c, err)
+	}
+	h := httpapi.New(svc, &httpapi.Options{Clock: func() time.Time { return now }, Meta: &httpapi.MetaWebhook{VerifyToken: metaVerify, AppSecret: metaSecret}})
+	inbound := `{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{
+		"messaging_product":"whatsapp","metadata":{"display_phone_number":"254700100200","phone_number_id":"106540352242922"},
+		"messages":[{"from":"254712345678","id":"wamid.WAIT1","timestamp":"1772355600","type":"text","text":{"body":"hello"}}]},
+		"field":"messages"}]}]}`
+	r := httptest.NewRequest("POST", "/webhooks/meta", strings.NewReader(inbound))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("X-Hub-Signature-256", metaSign(metaSecret, inbound))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code/100 != 5 {
+		t.Errorf("Meta's notification for a pending claim = %d %s; want a 5xx so that Meta retries", w.Code, w.Body)
+	}
+}
