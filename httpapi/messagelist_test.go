@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/store/memstore"
 	"github.com/ujumbe/messaging/store/sqlitestore"
 )
