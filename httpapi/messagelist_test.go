@@ -41,7 +41,7 @@ func TestListMessagesPagingUnderInserts(t *testing.T) {
 			// The inserts run while the pages are read, so a slow machine
 			// may page through more than GET /v1/messages' 60 a minute: the
 			// limits are not what this test is about.
-			e := setupOn(t, store, nil, func(o *httpapi.Options) { o.DisableRateLimits = true })
+			e := setupOn(t, store, nil, func(o *httpapi.Options) { o.RateLimits = map[string]int{"GET /v1/messages": 100000} })
 			ctx := context.Background()
 			msgs := e.svc.Workspace("ws_a").Messages
 			send := func(i int) string {
