@@ -134,8 +134,8 @@ type Store interface {
 	// VerifiedAt) is superseded (ConnectionError, StatusReason ReasonSuperseded,
 	// VerifiedAt nil, UpdatedAt p.At, its channel disconnected) and
 	// returned as stored after the change. ErrNotFound if there is no
-	// connection; ErrStale if its Generation is not p.Generation or it is
-	// disconnected.
+	// connection; ErrStale if its Generation is not p.Generation, it is
+	// disconnected, or p.FromStatus is set and is not its status.
 	ConnectionVerified(ctx context.Context, p *ConnectionVerifiedParams) (superseded []*ChannelConnection, err error)
 	// ConnectionGet returns the connection of a workspace on a channel, in
 	// any state. ErrNotFound if the channel was never connected with
@@ -809,7 +809,11 @@ type ConnectionVerifiedParams struct {
 	// DisplayPhoneNumber, when non-empty, is the number as the provider
 	// reported it.
 	DisplayPhoneNumber string
-	At                 time.Time
+	// FromStatus, when non-empty, is the status the connection must still
+	// have (else ErrStale), so that two verifications of one state
+	// announce one change.
+	FromStatus string
+	At         time.Time
 }
 
 // ConnectionUpdateParams are the arguments of Store.ConnectionUpdate.
@@ -822,6 +826,12 @@ type ConnectionUpdateParams struct {
 	// connection's.
 	Status       string
 	StatusReason string
+	// FromStatus and FromReason, when FromStatus is non-empty, are the
+	// status and reason the connection must still have: a verdict read
+	// from an older state changes nothing, so that two verifications of
+	// one state announce one change.
+	FromStatus string
+	FromReason string
 	// SyncedAt, when non-nil, is a successful template sync: it becomes
 	// TemplatesSyncedAt and clears TemplateSyncError.
 	SyncedAt *time.Time

@@ -206,7 +206,7 @@ func (s *Service) verifyStored(ctx context.Context, v ConnectionVerifier, c *Cha
 	case verr != nil:
 		return &unknownVerdict{verr}
 	}
-	p := &ConnectionVerifiedParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel, Generation: c.Generation, At: s.now()}
+	p := &ConnectionVerifiedParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel, Generation: c.Generation, FromStatus: c.Status, At: s.now()}
 	if acct != nil {
 		p.DisplayPhoneNumber = acct.DisplayPhoneNumber
 	}
@@ -243,7 +243,7 @@ func (s *Service) connectionVerdict(ctx context.Context, c *ChannelConnection, s
 		return
 	}
 	ok, err := s.store.ConnectionUpdate(ctx, &ConnectionUpdateParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel,
-		Generation: c.Generation, Status: status, StatusReason: reason, At: s.now()})
+		Generation: c.Generation, Status: status, StatusReason: reason, FromStatus: c.Status, FromReason: c.StatusReason, At: s.now()})
 	if err != nil {
 		s.log.ErrorContext(ctx, "recording a connection's verification failed", "workspace", c.WorkspaceID, "channel", c.Channel, "err", err)
 		return

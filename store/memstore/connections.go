@@ -162,7 +162,7 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionV
 	if !ok {
 		return nil, messaging.ErrNotFound
 	}
-	if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected {
+	if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
 		return nil, messaging.ErrStale
 	}
 	superseded, err := s.claim(c, p.At)
@@ -221,7 +221,8 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 	}
 	defer unlock()
 	c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
-	if !ok || c.Generation != p.Generation || (p.Status != "" && c.Status == messaging.ConnectionDisconnected) {
+	if !ok || c.Generation != p.Generation || (p.Status != "" && c.Status == messaging.ConnectionDisconnected) ||
+		(p.FromStatus != "" && (c.Status != p.FromStatus || c.StatusReason != p.FromReason)) {
 		// A verdict on credentials never revives a disconnected
 		// connection.
 		return false, nil

@@ -147,7 +147,7 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionV
 		if err != nil {
 			return err
 		}
-		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected {
+		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
 			return messaging.ErrStale
 		}
 		at := ts(p.At)
@@ -215,6 +215,10 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 	}
 	if p.SyncError != "" || p.SyncedAt != nil {
 		add("template_sync_error", p.SyncError)
+	}
+	if p.FromStatus != "" {
+		args = append(args, p.FromStatus, p.FromReason)
+		live += ` AND status = $` + strconv.Itoa(len(args)-1) + ` AND status_reason = $` + strconv.Itoa(len(args))
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE channel_connections SET `+set+`
 		WHERE workspace_id = $1 AND channel = $2 AND generation = $3`+live, args...)

@@ -148,7 +148,7 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionV
 		if err != nil {
 			return err
 		}
-		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected {
+		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
 			return messaging.ErrStale
 		}
 		at := fmtTime(p.At)
@@ -216,6 +216,10 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 		args = append(args, p.SyncError)
 	}
 	args = append(args, p.WorkspaceID, p.Channel, p.Generation)
+	if p.FromStatus != "" {
+		live += ` AND status = ? AND status_reason = ?`
+		args = append(args, p.FromStatus, p.FromReason)
+	}
 	var n int64
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error

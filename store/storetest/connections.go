@@ -553,8 +553,23 @@ func testConnectionClaims(t *testing.T, s messaging.Store) {
 	if ws, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{Channel: "whatsapp", AccountID: "700"}); err != nil || len(holders(ws)) != 1 || holders(ws)[0] != "b" {
 		t.Errorf("holders after b's verification: %v, %v; want [b]", holders(ws), err)
 	}
+	// A verdict read from another state changes nothing: ConnectionUpdate
+	// and ConnectionVerified name the status (and reason) they expect.
+	if ok, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+		Status: messaging.ConnectionError, StatusReason: "late", FromStatus: messaging.ConnectionPending, FromReason: "provider unreachable", At: at(8)}); ok || err != nil {
+		t.Errorf("ConnectionUpdate from a status b no longer has: %v, %v; want false, nil", ok, err)
+	}
+	if ok, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+		Status: messaging.ConnectionError, StatusReason: "late", FromStatus: messaging.ConnectionConnected, FromReason: "other", At: at(8)}); ok || err != nil {
+		t.Errorf("ConnectionUpdate from a reason b no longer has: %v, %v; want false, nil", ok, err)
+	}
+	_, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+		FromStatus: messaging.ConnectionPending, At: at(8)})
+	wantErr(t, "ConnectionVerified from a status b no longer has", err, messaging.ErrStale)
+	wantConnection(t, s, "b after verdicts on an older state", wantB)
 	// Verifying the holder again keeps it and supersedes nothing.
-	if sup, err := s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1, At: at(8)}); err != nil || len(sup) != 0 {
+	if sup, err := s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+		FromStatus: messaging.ConnectionConnected, At: at(8)}); err != nil || len(sup) != 0 {
 		t.Errorf("verifying the holder again: %v, %v; want none, nil", sup, err)
 	}
 	// An unverified put replaces b's proven credentials: b no longer holds
