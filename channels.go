@@ -132,6 +132,25 @@ func (s *Service) PutChannel(ctx context.Context, workspaceID, channel string, c
 	return stateOf(channel, true, c), nil
 }
 
+// VerifyChannel asks the provider now whether the workspace's connection on
+// channel holds its account, records the verdict (see VerifyConnection) and
+// returns the channel's state. An unknown channel, or one never connected
+// with credentials, is not_found.
+func (s *Service) VerifyChannel(ctx context.Context, workspaceID, channel string) (*ChannelState, error) {
+	if err := channelByPath(channel); err != nil {
+		return nil, err
+	}
+	c, err := s.VerifyConnection(ctx, workspaceID, channel)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.GetWorkspace(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return stateOf(channel, slices.Contains(w.Channels, channel), c), nil
+}
+
 // RemoveChannel disconnects channel in a workspace (see
 // DisconnectChannel; the connection record is kept as history) and
 // returns its state, disconnected. Disconnecting a disconnected channel

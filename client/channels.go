@@ -40,3 +40,16 @@ func (s *Channels) Delete(ctx context.Context, channel string) (*Channel, error)
 	}
 	return send[Channel](ctx, s.c, http.MethodDelete, path, nil, true)
 }
+
+// Verify asks the channel provider now whether channel's stored
+// credentials control its account, and returns the channel with the
+// verdict recorded (POST /v1/channels/{channel}/verify): connected,
+// or error with the provider's reason. A provider that cannot answer is a
+// 503 *Error. Repeating it is safe.
+func (s *Channels) Verify(ctx context.Context, channel string) (*Channel, error) {
+	path, err := pathf("/v1/channels/%s/verify", channel)
+	if err != nil {
+		return nil, err
+	}
+	return send[Channel](ctx, s.c, http.MethodPost, path, nil, true)
+}

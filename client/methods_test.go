@@ -167,6 +167,16 @@ func methods(e *env) []method {
 			}
 			return ch.Status + " " + *ch.CredentialHint, nil
 		}, want: "connected Lm3b"},
+		{name: "Channels.Verify", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
+			ch, err := c.Channels.Verify(ctx, "whatsapp")
+			if err != nil {
+				return "", err
+			}
+			if ch.SenderID == nil || *ch.SenderID != "1055"+strconv.Itoa(len(f.ID)) {
+				return "", fmt.Errorf("sender %v, want the account Put connected", ch.SenderID)
+			}
+			return ch.Status, nil
+		}, want: "connected"},
 		{name: "Channels.Delete", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
 			ch, err := c.Channels.Delete(ctx, "messenger")
 			if err != nil {

@@ -172,6 +172,18 @@ func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, p *messagin
 	return nil
 }
 
+func (h *Handler) verifyChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	if err := h.decodeEmpty(w, r); err != nil {
+		return err
+	}
+	st, err := h.svc.VerifyChannel(r.Context(), p.WorkspaceID, r.PathValue("channel"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, channelView(st))
+	return nil
+}
+
 func (h *Handler) deleteChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	if err := noQuery(r); err != nil {
 		return err

@@ -225,14 +225,15 @@ func TestScopesOfSpec(t *testing.T) {
 		"DELETE /v1/api-keys/{id}":            {"manage:keys"},
 		"GET /v1/audit-events":                {"manage:keys"},
 		// The management routes of issue 14.
-		"POST /v1/templates":             {"manage:templates"},
-		"PATCH /v1/templates/{id}":       {"manage:templates"},
-		"DELETE /v1/templates/{id}":      {"manage:templates"},
-		"POST /v1/templates/{id}/submit": {"manage:templates"},
-		"POST /v1/templates/sync":        {"manage:templates"},
-		"GET /v1/channels":               {"manage:channels"},
-		"PUT /v1/channels/{channel}":     {"manage:channels"},
-		"DELETE /v1/channels/{channel}":  {"manage:channels"},
+		"POST /v1/templates":                 {"manage:templates"},
+		"PATCH /v1/templates/{id}":           {"manage:templates"},
+		"DELETE /v1/templates/{id}":          {"manage:templates"},
+		"POST /v1/templates/{id}/submit":     {"manage:templates"},
+		"POST /v1/templates/sync":            {"manage:templates"},
+		"GET /v1/channels":                   {"manage:channels"},
+		"PUT /v1/channels/{channel}":         {"manage:channels"},
+		"DELETE /v1/channels/{channel}":      {"manage:channels"},
+		"POST /v1/channels/{channel}/verify": {"manage:channels"},
 		// Webhook management (issue 14): manage:webhooks covers reading
 		// and changing.
 		"GET /v1/webhooks":                                          {"manage:webhooks"},
@@ -469,14 +470,15 @@ func TestRateLimitDefaults(t *testing.T) {
 		"GET /v1/templates":           30,
 		"GET /v1/templates/{id}":      60,
 		// Management routes (issue 14).
-		"POST /v1/templates":             30,
-		"PATCH /v1/templates/{id}":       30,
-		"DELETE /v1/templates/{id}":      30,
-		"POST /v1/templates/{id}/submit": 30,
-		"POST /v1/templates/sync":        6,
-		"GET /v1/channels":               60,
-		"PUT /v1/channels/{channel}":     10,
-		"DELETE /v1/channels/{channel}":  10,
+		"POST /v1/templates":                 30,
+		"PATCH /v1/templates/{id}":           30,
+		"DELETE /v1/templates/{id}":          30,
+		"POST /v1/templates/{id}/submit":     30,
+		"POST /v1/templates/sync":            6,
+		"GET /v1/channels":                   60,
+		"PUT /v1/channels/{channel}":         10,
+		"DELETE /v1/channels/{channel}":      10,
+		"POST /v1/channels/{channel}/verify": 10,
 	}
 	e := setup(t)
 	for _, rt := range scopedRoutes() {

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -159,5 +160,71 @@ func TestInboundForAPendingClaimIsRetried(t *testing.T) {
 	h.ServeHTTP(w, r)
 	if w.Code/100 != 5 {
 		t.Errorf("Meta's notification for a pending claim = %d %s; want a 5xx so that Meta retries", w.Code, w.Body)
+	}
+}
+
+// verdictProvider is the fake provider whose verification answers verdict.
+type verdictProvider struct {
+	*fakeprovider.Provider
+	verdict func() error
+}
+
+func (p *verdictProvider) VerifyConnection(context.Context, *messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
+	if err := p.verdict(); err != nil {
+		return nil, err
+	}
+	return &messaging.VerifiedAccount{}, nil
+}
+
+// TestVerifyChannelRoute: POST /v1/channels/{channel}/verify asks the
+// provider now: 503 while it cannot tell (nothing changes), then the
+// channel connected once it proves the credentials, and error with the
+// provider's reason once it refuses them.
+func TestVerifyChannelRoute(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	var verdict error = &messaging.SendError{Code: "unreachable", Text: "down", Retryable: true}
+	prov := &verdictProvider{Provider: fakeprovider.New(), verdict: func() error { return verdict }}
+	svc, err := messaging.New(memstore.New(), prov, &messaging.Options{Clock: func() time.Time { return now }, SecretKey: bytes.Repeat([]byte{3}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: "owner", Name: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := svc.CreateAPIKey(t.Context(), &messaging.CreateAPIKeyParams{WorkspaceID: "owner", Scopes: messaging.AllScopes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httpapi.New(svc, &httpapi.Options{Clock: func() time.Time { return now }})
+	call := func(method, path, body string) (int, map[string]any) {
+		t.Helper()
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Header.Set("X-API-Key", key)
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var out map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &out)
+		return w.Code, out
+	}
+	if code, body := call("PUT", "/v1/channels/messenger", `{"page_id":"5550001","access_token":"EAAGpage-token-1"}`); code != 200 || body["status"] != "pending_verification" {
+		t.Fatalf("PUT while the provider is down = %d %v; want 200 pending_verification", code, body)
+	}
+	if code, body := call("POST", "/v1/channels/messenger/verify", ""); code != 503 {
+		t.Errorf("verify while the provider is down = %d %v; want 503", code, body)
+	}
+	verdict = nil
+	if code, body := call("POST", "/v1/channels/messenger/verify", ""); code != 200 || body["status"] != "connected" || body["error"] != nil {
+		t.Errorf("verify once the provider answers = %d %v; want 200 connected", code, body)
+	}
+	verdict = &messaging.SendError{Code: "190", Text: "Error validating access token", Credentials: true}
+	if code, body := call("POST", "/v1/channels/messenger/verify", "{}"); code != 200 || body["status"] != "error" || body["error"] != "[190] Error validating access token" {
+		t.Errorf("verify of a revoked token = %d %v; want 200 error with the provider's reason", code, body)
+	}
+	if code, _ := call("POST", "/v1/channels/whatsapp/verify", ""); code != 404 {
+		t.Errorf("verify of a channel without credentials = %d, want 404", code)
 	}
 }

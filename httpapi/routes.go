@@ -73,6 +73,7 @@ func endpoints() []endpoint {
 		{Route{get, "/v1/channels", []string{manageChans}, 60}, (*Handler).listChannels},
 		{Route{put, "/v1/channels/{channel}", []string{manageChans}, 10}, (*Handler).putChannel},
 		{Route{del, "/v1/channels/{channel}", []string{manageChans}, 10}, (*Handler).deleteChannel},
+		{Route{post, "/v1/channels/{channel}/verify", []string{manageChans}, 10}, (*Handler).verifyChannel},
 		{Route{get, "/v1/contacts", []string{readContacts}, 60}, (*Handler).listContacts},
 		{Route{post, "/v1/contacts", []string{writeContacts}, 30}, (*Handler).createContact},
 		{Route{get, "/v1/contacts/{id}", []string{readContacts}, 120}, (*Handler).getContact},

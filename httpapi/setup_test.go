@@ -190,6 +190,14 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	}
 	_, err := e.svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Workspace " + id, Channels: messaging.Channels()})
 	must(err)
+	// Messenger is connected with credentials, which POST
+	// /v1/channels/{channel}/verify verifies again.
+	page := "3000003"
+	if id != "ws_a" {
+		page = "4000004"
+	}
+	_, err = e.svc.Connect(ctx, &messaging.ConnectParams{WorkspaceID: id, Channel: messaging.ChannelMessenger, AccountID: page, AccessToken: channelToken})
+	must(err)
 	f := &wsFixture{ID: id, Only: map[string]string{}, Without: map[string]string{}}
 	key := func(scopes []string, exp *time.Time) (*messaging.APIKey, string) {
 		t.Helper()
@@ -619,8 +627,11 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 		id = f.Hook.ID
 	}
 	channel := "whatsapp"
-	if rt.Method == "DELETE" {
+	switch {
+	case rt.Method == "DELETE":
 		channel = "instagram" // whatsapp stays connected for the sends
+	case rt.Name() == "POST /v1/channels/{channel}/verify":
+		channel = "messenger" // connected with credentials by the setup
 	}
 	return strings.NewReplacer("{id}", id, "{channel}", channel, "{delivery_id}", f.Delivery).Replace(rt.Pattern)
 }
@@ -653,6 +664,9 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 		rq.body = `{}`
 		return rq, 200
 	case "DELETE /v1/templates/{id}", "GET /v1/channels", "DELETE /v1/channels/{channel}":
+		return rq, 200
+	case "POST /v1/channels/{channel}/verify":
+		rq.body = `{}`
 		return rq, 200
 	case "POST /v1/templates/sync":
 		// fakeprovider does not list templates: the sync's answer in

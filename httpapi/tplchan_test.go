@@ -244,9 +244,15 @@ func TestChannelRoutes(t *testing.T) {
 	flagOnly := func(ch string) map[string]any {
 		return map[string]any{"channel": ch, "status": "connected", "sender_id": nil, "display": nil, "credential_hint": nil, "error": nil, "connected_at": nil}
 	}
+	// The setup connects messenger with credentials (page 3000003 in A,
+	// 4000004 in B).
+	setupMessenger := func(page string) map[string]any {
+		return map[string]any{"channel": "messenger", "status": "connected", "sender_id": page, "display": nil,
+			"credential_hint": channelToken[len(channelToken)-4:], "error": nil, "connected_at": ts0}
+	}
 	r := e.call(t, "GET", "/v1/channels", "A", nil)
 	expect(t, r, 200, "", "")
-	if d := cmp.Diff([]any{flagOnly("whatsapp"), flagOnly("instagram"), flagOnly("messenger")}, r.array(t)); d != "" {
+	if d := cmp.Diff([]any{flagOnly("whatsapp"), flagOnly("instagram"), setupMessenger("3000003")}, r.array(t)); d != "" {
 		t.Errorf("GET (-want +got):\n%s", d)
 	}
 	const token = "EAAGroutesSecretToken0042"
@@ -266,7 +272,7 @@ func TestChannelRoutes(t *testing.T) {
 	}
 	// B sees none of A's credentials.
 	r = e.call(t, "GET", "/v1/channels", "B", nil)
-	if d := cmp.Diff([]any{flagOnly("whatsapp"), flagOnly("instagram"), flagOnly("messenger")}, r.array(t)); d != "" {
+	if d := cmp.Diff([]any{flagOnly("whatsapp"), flagOnly("instagram"), setupMessenger("4000004")}, r.array(t)); d != "" {
 		t.Errorf("B's channels (-want +got):\n%s", d)
 	}
 	// B cannot take A's account.
@@ -314,8 +320,9 @@ func TestChannelBadInput(t *testing.T) {
 		expect(t, e.call(t, "PUT", "/v1/channels/"+c.channel, "A", c.body), c.status, c.code, c.field)
 	}
 	expect(t, e.call(t, "DELETE", "/v1/channels/sms", "A", nil), 404, "not_found", "")
-	if list, _ := e.svc.Connections(context.Background(), e.A.ID); len(list) != 0 {
-		t.Errorf("refused PUTs stored %d connections", len(list))
+	// The setup's messenger connection is the only one.
+	if list, _ := e.svc.Connections(context.Background(), e.A.ID); len(list) != 1 || list[0].Channel != "messenger" || list[0].AccountID != "3000003" {
+		t.Errorf("refused PUTs stored connections: %v", list)
 	}
 }
 
