@@ -134,7 +134,30 @@ func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		return h.renderChannels(w, r, req, p, channel, http.StatusUnprocessableEntity)
 	}
-	h.flash(w, "Channel "+st.Channel+" connected (token ending in "+st.TokenHint+").")
+	if st.Status == messaging.ConnectionPending {
+		h.flash(w, "Channel "+st.Channel+" saved (token ending in "+st.TokenHint+") but not verified yet: "+st.Error+".")
+	} else {
+		h.flash(w, "Channel "+st.Channel+" connected (token ending in "+st.TokenHint+"), verified with the provider.")
+	}
+	http.Redirect(w, r, h.prefix+"w/"+req.ws.ID+"/channels", http.StatusSeeOther)
+	return nil
+}
+
+// verifyChannel asks the provider now whether the channel's stored
+// credentials control its account, through Service.VerifyChannel (the
+// rules of POST /v1/channels/{channel}/verify), and says the verdict.
+func (h *Handler) verifyChannel(w http.ResponseWriter, r *http.Request, req *request) error {
+	st, err := h.svc.VerifyChannel(req.ctx, req.ws.ID, r.PathValue("channel"))
+	switch {
+	case messaging.ErrorCode(err) == messaging.CodeServiceUnavailable:
+		h.flash(w, "Not verified: "+asError(err).Message+".")
+	case err != nil:
+		return err
+	case st.Status == messaging.ConnectionConnected:
+		h.flash(w, "Channel "+st.Channel+" verified with the provider: connected.")
+	default:
+		h.flash(w, "Channel "+st.Channel+" is "+st.Status+": "+st.Error+".")
+	}
 	http.Redirect(w, r, h.prefix+"w/"+req.ws.ID+"/channels", http.StatusSeeOther)
 	return nil
 }

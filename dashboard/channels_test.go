@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
 )
 
 // token is the access token the channel tests connect with.
@@ -149,4 +150,34 @@ func TestChannelsOtherWorkspace(t *testing.T) {
 	if _, err := f.svc.Connection(f.ctx, "other", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("other's channel was connected: %v", err)
 	}
+}
+
+// TestChannelVerifyNow: "Verify now" asks the provider through
+// Service.VerifyChannel: a pending connection becomes connected once the
+// provider answers, and one whose token the provider refuses shows the
+// reason.
+func TestChannelVerifyNow(t *testing.T) {
+	f := setup(t)
+	f.post("/w/acme/channels/messenger", url.Values{"page_id": {"5550001"}, "access_token": {fakeprovider.UnreachableTokenPrefix + token}})
+	page := f.get("/w/acme/channels")
+	page.wantContains(t, `<span class="badge st-pending_verification">pending_verification</span>`, "Verify messenger now")
+	r := f.post("/w/acme/channels/messenger/verify", nil)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("verify answered %d:\n%s", r.status, r.body)
+	}
+	if st, err := f.svc.Connection(f.ctx, "acme", "messenger"); err != nil || st.Status != messaging.ConnectionPending {
+		t.Errorf("after a verification the provider could not answer: %+v, %v; want pending_verification", st, err)
+	}
+
+	f.post("/w/acme/channels/messenger", url.Values{"page_id": {"5550001"}, "access_token": {token}})
+	f.get("/w/acme/channels").wantContains(t, `<span class="badge st-connected">connected</span>`)
+	f.prov.SetAccountToken("5550001", "EAAGanother-token")
+	if r := f.post("/w/acme/channels/messenger/verify", nil); r.status != http.StatusSeeOther {
+		t.Fatalf("verify answered %d:\n%s", r.status, r.body)
+	}
+	st, err := f.svc.Connection(f.ctx, "acme", "messenger")
+	if err != nil || st.Status != messaging.ConnectionError {
+		t.Fatalf("after a refused verification: %+v, %v; want error", st, err)
+	}
+	f.get("/w/acme/channels").wantContains(t, `<span class="badge st-error">error</span>`, "The provider refused the credentials:</strong> [100] Unsupported get request")
 }

@@ -253,6 +253,7 @@ func (h *Handler) table() []route {
 		{get, "/w/{ws}/channels", false, (*Handler).channels},
 		{post, "/w/{ws}/channels/{channel}", false, (*Handler).putChannel},
 		{post, "/w/{ws}/channels/{channel}/disconnect", false, (*Handler).disconnectChannel},
+		{post, "/w/{ws}/channels/{channel}/verify", false, (*Handler).verifyChannel},
 		// Settings -> Workspace (settings.go): operators change them.
 		{get, "/w/{ws}/settings", false, (*Handler).settings},
 		{post, "/w/{ws}/settings", true, (*Handler).saveSettings},
