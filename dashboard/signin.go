@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
@@ -94,6 +95,21 @@ func (s *SignIn) bindings() []string {
 	return s.Bindings()
 }
 
+// bound reports whether v's session binding is among the current ones
+// (compared in constant time), or no bindings are used.
+func (s *SignIn) bound(v *Viewer) bool {
+	if s.Bindings == nil {
+		return true
+	}
+	ok := false
+	for _, b := range s.Bindings() {
+		if subtle.ConstantTimeCompare([]byte(b), []byte(v.SessionBinding)) == 1 && v.SessionBinding != "" {
+			ok = true
+		}
+	}
+	return ok
+}
+
 // bindingOf is the binding of a new session of v.
 func (s *SignIn) bindingOf(v *Viewer) string {
 	if s.Bindings == nil {
@@ -160,6 +176,13 @@ func (h *Handler) signInSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	attempt.refund()
+	if !h.signIn.bound(v) {
+		// Check named a secret Bindings does not list: the session would
+		// be refused at once, a sign-in loop. The embedder's mistake.
+		h.log.ErrorContext(r.Context(), "dashboard: SignIn.Check returned a viewer whose SessionBinding is not among SignIn.Bindings(); no session is started")
+		h.renderStatus(w, r, http.StatusInternalServerError, p, "Signing in failed on our side: the dashboard's sign-in is misconfigured.")
+		return
+	}
 	token, s, err := h.svc.StartSession(r.Context(), &messaging.SessionParams{
 		Subject: v.Name, Operator: v.Operator, Workspaces: v.Workspaces, SMSAccounts: v.SMSAccounts, TTL: h.signIn.TTL,
 		Binding: h.signIn.bindingOf(v)})

@@ -351,6 +351,9 @@ func boundFixture(t *testing.T, current *string) *httptest.Server {
 				return &dashboard.Viewer{Name: "operator", Operator: true, SessionBinding: "b:" + secret}, nil
 			case "viewer-secret":
 				return &dashboard.Viewer{Name: "ann", Workspaces: []string{"acme"}, SessionBinding: "b:" + secret}, nil
+			case "unlisted-secret":
+				// An embedder's mistake: a binding Bindings does not list.
+				return &dashboard.Viewer{Name: "bob", Workspaces: []string{"acme"}, SessionBinding: "b:" + secret}, nil
 			}
 			return nil, nil
 		},
@@ -440,5 +443,18 @@ func TestSignOutEverywhere(t *testing.T) {
 		if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil, c); res.StatusCode != http.StatusSeeOther {
 			t.Errorf("session %d after signing out everywhere: %d; want 303 to sign in", i, res.StatusCode)
 		}
+	}
+}
+
+// TestSignInRefusesAnUnlistedBinding: a viewer whose session binding is not
+// among SignIn.Bindings (the embedder's mistake) gets no session, which
+// would be refused at once (a silent sign-in loop), but a 500 saying the
+// sign-in is misconfigured.
+func TestSignInRefusesAnUnlistedBinding(t *testing.T) {
+	current := "secret-1"
+	srv := boundFixture(t, &current)
+	res := browserLike(t, srv, "POST", "/dashboard/sign-in", url.Values{"secret": {"unlisted-secret"}})
+	if res.StatusCode != http.StatusInternalServerError || sessionOf(res) != nil {
+		t.Errorf("sign-in with an unlisted binding: %d, session %v; want 500 and none", res.StatusCode, sessionOf(res))
 	}
 }
