@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ujumbe/messaging/internal/workqueue"
@@ -309,7 +310,7 @@ func (s *Service) announceChannel(ctx context.Context, c *ChannelConnection, pre
 			if err != nil {
 				break
 			}
-			if e.DisabledAt == nil && (len(e.Events) == 0 || containsString(e.Events, EventChannelStatusUpdated)) {
+			if e.DisabledAt == nil && (len(e.Events) == 0 || slices.Contains(e.Events, EventChannelStatusUpdated)) {
 				_, err = s.store.WebhookQueueEvent(ctx, &WebhookQueueParams{EndpointID: e.ID, Event: rec})
 			}
 		}
@@ -319,15 +320,6 @@ func (s *Service) announceChannel(ctx context.Context, c *ChannelConnection, pre
 	}
 	s.wakeWebhooks()
 	s.events.publish(ctx, ev)
-}
-
-func containsString(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // checkConnections verifies, once, every stored connection that is due:

@@ -54,38 +54,8 @@ func TestSquatterCannotReadAnotherBusinessMessages(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-			svc, err := messaging.New(memstore.New(), c.provider(t), &messaging.Options{Clock: func() time.Time { return now },
-				SecretKey: bytes.Repeat([]byte{3}, 32)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			keys := map[string]string{}
-			for _, ws := range []string{"owner", "squatter"} {
-				if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: ws, Name: ws}); err != nil {
-					t.Fatal(err)
-				}
-				_, plain, err := svc.CreateAPIKey(t.Context(), &messaging.CreateAPIKeyParams{WorkspaceID: ws, Scopes: messaging.AllScopes()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				keys[ws] = plain
-			}
-			h := httpapi.New(svc, &httpapi.Options{Clock: func() time.Time { return now },
-				Meta: &httpapi.MetaWebhook{VerifyToken: metaVerify, AppSecret: metaSecret}})
-			call := func(method, path, ws, body string) (int, map[string]any) {
-				t.Helper()
-				r := httptest.NewRequest(method, path, strings.NewReader(body))
-				r.Header.Set("X-API-Key", keys[ws])
-				if body != "" {
-					r.Header.Set("Content-Type", "application/json")
-				}
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, r)
-				var out map[string]any
-				_ = json.Unmarshal(w.Body.Bytes(), &out)
-				return w.Code, out
-			}
+			e := ownershipSetup(t, c.provider(t), "owner", "squatter")
+			call := e.call
 			put := func(ws, tok string) (int, map[string]any) {
 				return call("PUT", "/v1/channels/whatsapp", ws, fmt.Sprintf(`{"phone_number_id":%q,"waba_id":%q,"access_token":%q}`, pnid, waba, tok))
 			}
@@ -110,12 +80,7 @@ func TestSquatterCannotReadAnotherBusinessMessages(t *testing.T) {
 				"contacts":[{"profile":{"name":"Amina"},"wa_id":"254712345678"}],
 				"messages":[{"from":"254712345678","id":"wamid.SECRET1","timestamp":"1772355600","type":"text","text":{"body":"my account number is 4411"}}]},
 				"field":"messages"}]}]}`, waba, pnid)
-			r := httptest.NewRequest("POST", "/webhooks/meta", strings.NewReader(inbound))
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set("X-Hub-Signature-256", metaSign(metaSecret, inbound))
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
-			if w.Code != http.StatusOK {
+			if w := e.metaPost(inbound); w.Code != http.StatusOK {
 				t.Fatalf("Meta's notification = %d %s", w.Code, w.Body)
 			}
 			for ws, want := range map[string]int{"owner": 1, "squatter": 0} {
@@ -134,30 +99,17 @@ func TestSquatterCannotReadAnotherBusinessMessages(t *testing.T) {
 // dropped: the receiver answers an error, so that Meta delivers it again.
 func TestInboundForAPendingClaimIsRetried(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	svc, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{Clock: func() time.Time { return now },
-		SecretKey: bytes.Repeat([]byte{3}, 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: "owner", Name: "owner"}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := svc.Connect(t.Context(), &messaging.ConnectParams{WorkspaceID: "owner", Channel: "whatsapp", AccountID: "106540352242922",
+	e := ownershipSetup(t, fakeprovider.New(), "owner")
+	c, err := e.svc.Connect(t.Context(), &messaging.ConnectParams{WorkspaceID: "owner", Channel: "whatsapp", AccountID: "106540352242922",
 		WABAID: "102290129340398", AccessToken: fakeprovider.UnreachableTokenPrefix + "token-1234"})
 	if err != nil || c.Status != messaging.ConnectionPending {
 		t.Fatalf("connect while the provider is down: %+v, %v; want pending_verification", c, err)
 	}
-	h := httpapi.New(svc, &httpapi.Options{Clock: func() time.Time { return now }, Meta: &httpapi.MetaWebhook{VerifyToken: metaVerify, AppSecret: metaSecret}})
 	inbound := `{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{
 		"messaging_product":"whatsapp","metadata":{"display_phone_number":"254700100200","phone_number_id":"106540352242922"},
 		"messages":[{"from":"254712345678","id":"wamid.WAIT1","timestamp":"1772355600","type":"text","text":{"body":"hello"}}]},
 		"field":"messages"}]}]}`
-	r := httptest.NewRequest("POST", "/webhooks/meta", strings.NewReader(inbound))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("X-Hub-Signature-256", metaSign(metaSecret, inbound))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
+	w := e.metaPost(inbound)
 	if w.Code/100 != 5 {
 		t.Errorf("Meta's notification for a pending claim = %d %s; want a 5xx so that Meta retries", w.Code, w.Body)
 	}
@@ -182,34 +134,10 @@ func (p *verdictProvider) VerifyConnection(context.Context, *messaging.ChannelSe
 // provider's reason once it refuses them.
 func TestVerifyChannelRoute(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	var verdict error = &messaging.SendError{Code: "unreachable", Text: "down", Retryable: true}
 	prov := &verdictProvider{Provider: fakeprovider.New(), verdict: func() error { return verdict }}
-	svc, err := messaging.New(memstore.New(), prov, &messaging.Options{Clock: func() time.Time { return now }, SecretKey: bytes.Repeat([]byte{3}, 32)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: "owner", Name: "owner"}); err != nil {
-		t.Fatal(err)
-	}
-	_, key, err := svc.CreateAPIKey(t.Context(), &messaging.CreateAPIKeyParams{WorkspaceID: "owner", Scopes: messaging.AllScopes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := httpapi.New(svc, &httpapi.Options{Clock: func() time.Time { return now }})
-	call := func(method, path, body string) (int, map[string]any) {
-		t.Helper()
-		r := httptest.NewRequest(method, path, strings.NewReader(body))
-		r.Header.Set("X-API-Key", key)
-		if body != "" {
-			r.Header.Set("Content-Type", "application/json")
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		var out map[string]any
-		_ = json.Unmarshal(w.Body.Bytes(), &out)
-		return w.Code, out
-	}
+	e := ownershipSetup(t, prov, "owner")
+	call := func(method, path, body string) (int, map[string]any) { return e.call(method, path, "owner", body) }
 	if code, body := call("PUT", "/v1/channels/messenger", `{"page_id":"5550001","access_token":"EAAGpage-token-1"}`); code != 200 || body["status"] != "pending_verification" {
 		t.Fatalf("PUT while the provider is down = %d %v; want 200 pending_verification", code, body)
 	}
@@ -227,4 +155,62 @@ func TestVerifyChannelRoute(t *testing.T) {
 	if code, _ := call("POST", "/v1/channels/whatsapp/verify", ""); code != 404 {
 		t.Errorf("verify of a channel without credentials = %d, want 404", code)
 	}
+}
+
+// ownershipEnv is a service on memstore over a provider, with the Meta
+// receiver mounted and an all-scope key for each of its workspaces.
+type ownershipEnv struct {
+	t    *testing.T
+	svc  *messaging.Service
+	h    http.Handler
+	keys map[string]string
+}
+
+func ownershipSetup(t *testing.T, prov messaging.Provider, workspaces ...string) *ownershipEnv {
+	t.Helper()
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	svc, err := messaging.New(memstore.New(), prov, &messaging.Options{Clock: func() time.Time { return now },
+		SecretKey: bytes.Repeat([]byte{3}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &ownershipEnv{t: t, svc: svc, keys: map[string]string{}}
+	for _, ws := range workspaces {
+		if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: ws, Name: ws}); err != nil {
+			t.Fatal(err)
+		}
+		_, plain, err := svc.CreateAPIKey(t.Context(), &messaging.CreateAPIKeyParams{WorkspaceID: ws, Scopes: messaging.AllScopes()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.keys[ws] = plain
+	}
+	e.h = httpapi.New(svc, &httpapi.Options{Clock: func() time.Time { return now },
+		Meta: &httpapi.MetaWebhook{VerifyToken: metaVerify, AppSecret: metaSecret}})
+	return e
+}
+
+// call makes a request with ws's key and decodes the JSON answer.
+func (e *ownershipEnv) call(method, path, ws, body string) (int, map[string]any) {
+	e.t.Helper()
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	r.Header.Set("X-API-Key", e.keys[ws])
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	var out map[string]any
+	_ = json.Unmarshal(w.Body.Bytes(), &out)
+	return w.Code, out
+}
+
+// metaPost posts Meta's notification body, signed with the app secret.
+func (e *ownershipEnv) metaPost(body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest("POST", "/webhooks/meta", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("X-Hub-Signature-256", metaSign(metaSecret, body))
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	return w
 }

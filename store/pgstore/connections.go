@@ -59,7 +59,7 @@ func claim(ctx context.Context, tx pgx.Tx, c *messaging.ChannelConnection, at in
 		return nil, err
 	}
 	for _, o := range losers {
-		if _, err := tx.Exec(ctx, `DELETE FROM workspace_channels WHERE workspace_id = $1 AND channel = $2`, o.WorkspaceID, o.Channel); err != nil {
+		if err := setFlag(ctx, tx, o.WorkspaceID, o.Channel, false, 0); err != nil {
 			return nil, err
 		}
 	}

@@ -59,7 +59,7 @@ func claim(ctx context.Context, tx *sql.Tx, c *messaging.ChannelConnection, at s
 		return nil, err
 	}
 	for _, o := range losers {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM workspace_channels WHERE workspace_id = ? AND channel = ?`, o.WorkspaceID, o.Channel); err != nil {
+		if err := setFlag(ctx, tx, o.WorkspaceID, o.Channel, false, ""); err != nil {
 			return nil, err
 		}
 	}

@@ -189,16 +189,9 @@ func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelPar
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM workspaces WHERE id = ?`, p.WorkspaceID).Scan(&one); err != nil {
 			return err
 		}
-		var err error
-		if p.Connected {
-			_, err = tx.ExecContext(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
-				VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, p.WorkspaceID, p.Channel, fmtTime(p.At))
-		} else {
-			_, err = tx.ExecContext(ctx, `DELETE FROM workspace_channels WHERE workspace_id = ? AND channel = ?`,
-				p.WorkspaceID, p.Channel)
-			if err == nil {
-				err = disconnectConnection(ctx, tx, p)
-			}
+		err := setFlag(ctx, tx, p.WorkspaceID, p.Channel, p.Connected, fmtTime(p.At))
+		if err == nil && !p.Connected {
+			err = disconnectConnection(ctx, tx, p)
 		}
 		return err
 	})
