@@ -39,6 +39,20 @@ type SendError struct {
 	// invalid or expired). The service marks the connection
 	// ConnectionError with Text as the reason.
 	Credentials bool
+	// Throttled reports that the provider refused the send because the
+	// sender (the phone number, page, account or upstream account) is over
+	// its throughput (HTTP 429, Meta's 130429 and 80007), not because of
+	// this message: the dispatcher pauses every send of that sender for
+	// RetryAfter (at least DispatchOptions.InitialBackoff) instead of
+	// backing off this message alone.
+	Throttled bool
+	// Unknown reports that the request may have reached the provider and
+	// no answer came (a timeout or a connection lost after the request was
+	// written): the outcome is unknown, and the message is not sent again
+	// before the provider confirms it or the confirmation window ends (see
+	// DispatchOptions.ConfirmWindow). The dispatcher also treats a Send
+	// that ends with its context's deadline as unknown.
+	Unknown bool
 }
 
 // Error implements the error interface.

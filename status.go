@@ -204,6 +204,16 @@ type ProviderStatus struct {
 	// Code and Text describe a failure.
 	Code string
 	Text string
+	// WorkspaceID and MessageID, when both are set, are the workspace
+	// that received the report (its connected account) and the service's
+	// own message id as the provider echoed it back (WhatsApp's
+	// biz_opaque_callback_data, Messenger's and Instagram's message
+	// metadata). They correlate a report with a send whose answer was
+	// never recorded: a message of that workspace with this id and no
+	// provider message id yet is confirmed sent with ProviderMessageID,
+	// with no second request.
+	WorkspaceID string
+	MessageID   string
 }
 
 // Bounds of the reports kept for provider message ids not known yet.
