@@ -302,6 +302,15 @@ type Message struct {
 	// LastError is the error of the last failed attempt, kept while the
 	// message waits for a retry.
 	LastError string `json:"-"`
+	// UnconfirmedSince, when set, is the start of a hand-over to the
+	// provider whose outcome is not recorded: the message may have been
+	// sent. The claim that begins a hand-over sets it (when it is not set
+	// already), so a process that dies mid-send leaves the mark behind; a
+	// recorded outcome (a status change, a release after a refusal)
+	// clears it. A later claim of a marked message does not send it before
+	// the provider confirms it or the confirmation window ends (see
+	// DispatchOptions.ConfirmWindow).
+	UnconfirmedSince *time.Time `json:"-"`
 	// History is every change of Status after the message was stored,
 	// oldest first (see Store.MessageUpdateStatus).
 	History []StatusChange `json:"-"`
@@ -330,6 +339,10 @@ func (m *Message) Clone() *Message {
 	}
 	c.History = slices.Clone(m.History)
 	c.Content = m.Content.Clone()
+	if m.UnconfirmedSince != nil {
+		t := *m.UnconfirmedSince
+		c.UnconfirmedSince = &t
+	}
 	return &c
 }
 

@@ -200,14 +200,16 @@ type Store interface {
 
 	// MessageClaim leases up to p.Limit queued messages whose DueAt is at
 	// or before p.Now, oldest DueAt first: each gets LeaseOwner p.Owner,
-	// DueAt p.Now+p.Lease and Attempts+1, atomically, so two claimers never
-	// hold the same message. It must use an index on the due queued
+	// DueAt p.Now+p.Lease, Attempts+1 and, when it has none,
+	// UnconfirmedSince p.Now (the claim marks the message possibly sent),
+	// atomically, so two claimers never hold the same message. It must use an index on the due queued
 	// messages (never scan sent ones).
 	MessageClaim(ctx context.Context, p *MessageClaimParams) ([]*Message, error)
 	// MessageRelease puts a claimed message back for a later attempt: if
 	// it is still queued and leased by p.Owner, DueAt becomes p.DueAt,
-	// LastError p.LastError and LeaseOwner empty. It reports whether the
-	// message was released.
+	// LastError p.LastError, LeaseOwner empty and UnconfirmedSince
+	// p.Unconfirmed (nil clears it). It reports whether the message was
+	// released.
 	MessageRelease(ctx context.Context, p *MessageReleaseParams) (bool, error)
 	// MessageGetByProviderID returns the message with this provider
 	// message id, in any workspace.
@@ -489,6 +491,11 @@ type MessageReleaseParams struct {
 	Owner       string
 	DueAt       time.Time
 	LastError   string
+	// Unconfirmed is the message's UnconfirmedSince after the release:
+	// nil when the outcome of its hand-over is known (the provider refused
+	// it, or it was not handed over), else the start of the hand-over
+	// whose outcome is unknown.
+	Unconfirmed *time.Time
 }
 
 // EventRecord is an event as stored for webhook delivery: its payload is
@@ -864,7 +871,8 @@ type MessageStatusParams struct {
 	To          string
 	// FailureReason is set when To is StatusFailed.
 	FailureReason string
-	// ProviderMessageID, when non-empty, is recorded on the message.
+	// ProviderMessageID, when non-empty, is recorded on the message. The
+	// change also clears the message's UnconfirmedSince and LeaseOwner.
 	ProviderMessageID string
 	At                time.Time
 	// Event, when non-nil, is the event of the change: when the status

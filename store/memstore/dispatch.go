@@ -52,6 +52,10 @@ func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParam
 	return leaseFirst(s.dueQueued(p.Now), p.Limit, func(m *messaging.Message) *messaging.Message {
 		m.LeaseOwner, m.DueAt = p.Owner, p.Now.Add(p.Lease)
 		m.Attempts++
+		if m.UnconfirmedSince == nil {
+			now := p.Now
+			m.UnconfirmedSince = &now
+		}
 		return m.Clone()
 	}), nil
 }
@@ -70,7 +74,7 @@ func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseP
 	if m.Status != messaging.StatusQueued || m.LeaseOwner != p.Owner {
 		return false, nil
 	}
-	m.DueAt, m.LastError, m.LeaseOwner = p.DueAt, p.LastError, ""
+	m.DueAt, m.LastError, m.LeaseOwner, m.UnconfirmedSince = p.DueAt, p.LastError, "", copyTime(p.Unconfirmed)
 	return true, nil
 }
 

@@ -673,7 +673,7 @@ func (s *Store) setStatus(p *messaging.MessageStatusParams) (*messaging.Message,
 	if !slices.Contains(p.From, m.Status) {
 		return before, m.Clone(), false, nil
 	}
-	m.Status, m.UpdatedAt, m.LeaseOwner = p.To, p.At, ""
+	m.Status, m.UpdatedAt, m.LeaseOwner, m.UnconfirmedSince = p.To, p.At, "", nil
 	m.History = append(m.History, messaging.StatusChange{Status: p.To, At: p.At.UTC()})
 	if p.FailureReason != "" {
 		m.FailureReason = p.FailureReason

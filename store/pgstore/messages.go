@@ -22,7 +22,7 @@ const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient
 	due_at, lease_owner, attempts, last_error, trace_parent, content`
 
 // messageCols are the columns of a message, in scanMessage's order.
-const messageCols = messageInsertCols + `, history`
+const messageCols = messageInsertCols + `, history, unconfirmed_since`
 
 // Statements of the hot path (send, claim, status change). pgx prepares
 // and caches them per connection.
@@ -46,7 +46,8 @@ var (
 			ORDER BY due_at, id
 			LIMIT $2
 			FOR UPDATE SKIP LOCKED)
-		UPDATE messages SET lease_owner = $3, due_at = $4, attempts = attempts + 1
+		UPDATE messages SET lease_owner = $3, due_at = $4, attempts = attempts + 1,
+			unconfirmed_since = COALESCE(unconfirmed_since, $1)
 		FROM c WHERE id = c.claim_id
 		RETURNING ` + messageCols
 	// qMessageSetStatus changes the status of a message whose status is in
@@ -57,7 +58,7 @@ var (
 	qMessageSetStatus = `UPDATE messages m SET status = $3,
 			failure_reason = CASE WHEN $4 <> '' THEN $4 ELSE m.failure_reason END,
 			provider_message_id = CASE WHEN $5 <> '' THEN $5 ELSE m.provider_message_id END,
-			updated_at = $6, lease_owner = '', history = m.history || $9
+			updated_at = $6, lease_owner = '', unconfirmed_since = NULL, history = m.history || $9
 		FROM (SELECT ` + messageCols + ` FROM messages WHERE id = $1 AND workspace_id = $2 FOR UPDATE) old
 		WHERE m.id = old.id AND old.status = ANY($7::text[])
 			AND NOT ($8 AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = $2 AND e.disabled_at IS NULL))
@@ -98,17 +99,18 @@ func queueEndpointEvent(ctx context.Context, q querier, p *messaging.WebhookQueu
 func messageDest(m *messaging.Message) ([]any, func() error) {
 	var comps, content *string
 	var created, updated, due int64
+	var unconfirmed *int64
 	var history string
 	dest := []any{&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history}
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history, &unconfirmed}
 	return dest, func() error {
 		var err, herr, cerr error
 		m.Components, err = storedjson.DecodeSendComponents(comps)
 		m.Content, cerr = storedjson.DecodeInboundContent(content)
 		m.History, herr = statushistory.Decode(history)
-		m.CreatedAt, m.UpdatedAt, m.DueAt = fromTS(created), fromTS(updated), fromTS(due)
+		m.CreatedAt, m.UpdatedAt, m.DueAt, m.UnconfirmedSince = fromTS(created), fromTS(updated), fromTS(due), fromTSPtr(unconfirmed)
 		return errors.Join(err, cerr, herr)
 	}
 }
@@ -304,11 +306,11 @@ func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseP
 	ctx = writeCtx(ctx)
 	var released bool
 	err := s.pool.QueryRow(ctx, `WITH u AS (
-			UPDATE messages SET due_at = $3, last_error = $4, lease_owner = ''
+			UPDATE messages SET due_at = $3, last_error = $4, lease_owner = '', unconfirmed_since = $6
 			WHERE id = $1 AND workspace_id = $2 AND status = 'queued' AND lease_owner = $5
 			RETURNING 1)
 		SELECT EXISTS (SELECT 1 FROM u) FROM messages WHERE id = $1 AND workspace_id = $2`,
-		p.ID, p.WorkspaceID, ts(p.DueAt), p.LastError, p.Owner).Scan(&released)
+		p.ID, p.WorkspaceID, ts(p.DueAt), p.LastError, p.Owner, tsPtr(p.Unconfirmed)).Scan(&released)
 	if err != nil {
 		return false, interpretError(err)
 	}

@@ -19,7 +19,7 @@ const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient
 	due_at, lease_owner, attempts, last_error, trace_parent, content`
 
 // messageCols are the columns of a message, in scanMessage's order.
-const messageCols = messageInsertCols + `, history`
+const messageCols = messageInsertCols + `, history, unconfirmed_since`
 
 // messageInsertArgs are the arguments of qMessageInsert for m, its
 // components and content in their stored JSON forms.
@@ -45,7 +45,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history); err != nil {
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history, storedTimePtr{&m.UnconfirmedSince}); err != nil {
 		return nil, err
 	}
 	var err error
@@ -121,13 +121,14 @@ var (
 	qMessageByIdem       = `SELECT ` + messageCols + ` FROM messages WHERE workspace_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
 	qMessageByProviderID = `SELECT ` + messageCols + ` FROM messages
 			WHERE provider_message_id = ? AND provider_message_id <> '' LIMIT 1`
-	qMessageClaim = `UPDATE messages SET lease_owner = ?, due_at = ?, attempts = attempts + 1
-			WHERE id IN (SELECT id FROM messages WHERE status = 'queued' AND due_at <= ? ORDER BY due_at, id LIMIT ?)
+	qMessageClaim = `UPDATE messages SET lease_owner = ?1, due_at = ?2, attempts = attempts + 1,
+				unconfirmed_since = COALESCE(unconfirmed_since, ?3)
+			WHERE id IN (SELECT id FROM messages WHERE status = 'queued' AND due_at <= ?3 ORDER BY due_at, id LIMIT ?4)
 			RETURNING ` + messageCols
 	qMessageSetStatus = `UPDATE messages SET status = ?,
 			failure_reason = CASE WHEN ? <> '' THEN ? ELSE failure_reason END,
 			provider_message_id = CASE WHEN ? <> '' THEN ? ELSE provider_message_id END,
-			updated_at = ?, lease_owner = '', history = history || ?
+			updated_at = ?, lease_owner = '', unconfirmed_since = NULL, history = history || ?
 			WHERE id = ? AND workspace_id = ? AND status = ?
 			RETURNING ` + messageCols
 	// qQueueEvent queues an event for the enabled endpoints of its

@@ -113,6 +113,80 @@ func testMessageClaim(t *testing.T, s messaging.Store) {
 	wantErr(t, "empty provider id", err, messaging.ErrNotFound)
 }
 
+// testMessageUnconfirmed checks the possibly-sent mark: the claim that
+// begins a hand-over sets UnconfirmedSince when it is not set, a later
+// claim keeps the first mark, a release sets it as told, and a status
+// change clears it.
+func testMessageUnconfirmed(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	for _, id := range []string{"msg_u1", "msg_u2"} {
+		if _, _, err := s.MessageCreate(ctx, queuedMessage("a", id, at(1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unconfirmed := func(id string) *time.Time {
+		t.Helper()
+		m, err := s.MessageGet(ctx, "a", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.UnconfirmedSince
+	}
+	wantMark := func(what string, got *time.Time, want time.Time) {
+		t.Helper()
+		if got == nil || !got.Equal(want) {
+			t.Errorf("%s: UnconfirmedSince = %v, want %v", what, got, want)
+		}
+	}
+	if got := unconfirmed("msg_u1"); got != nil {
+		t.Errorf("a new message is marked unconfirmed since %v", got)
+	}
+	claimed, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w1", Now: at(10), Lease: time.Minute, Limit: 10})
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claim: %d, %v", len(claimed), err)
+	}
+	for _, m := range claimed {
+		wantMark("the claimed copy of "+m.ID, m.UnconfirmedSince, at(10))
+		wantMark("the stored "+m.ID, unconfirmed(m.ID), at(10))
+	}
+	// The lease runs out with no outcome recorded: the next claim keeps the
+	// first mark, so it knows the message may have been sent.
+	claimed, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w2", Now: at(80), Lease: time.Minute, Limit: 10})
+	if len(claimed) != 2 {
+		t.Fatalf("claim after the lease: %d messages", len(claimed))
+	}
+	for _, m := range claimed {
+		wantMark("claimed again "+m.ID, m.UnconfirmedSince, at(10))
+	}
+	// A release waiting for confirmation keeps a mark; one after a refusal
+	// clears it.
+	mark := at(10)
+	if ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u1", Owner: "w2", DueAt: at(310), Unconfirmed: &mark}); err != nil || !ok {
+		t.Fatalf("release keeping the mark: %v, %v", ok, err)
+	}
+	wantMark("released unconfirmed", unconfirmed("msg_u1"), at(10))
+	if ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u2", Owner: "w2", DueAt: at(90), LastError: "[131000] x"}); err != nil || !ok {
+		t.Fatalf("release clearing the mark: %v, %v", ok, err)
+	}
+	if got := unconfirmed("msg_u2"); got != nil {
+		t.Errorf("released after a refusal: UnconfirmedSince = %v, want none", got)
+	}
+	claimed, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w3", Now: at(90), Lease: time.Minute, Limit: 10})
+	if len(claimed) != 1 || claimed[0].ID != "msg_u2" {
+		t.Fatalf("claim at 90: %v", claimIDs(claimed))
+	}
+	wantMark("a fresh hand-over after a refusal", claimed[0].UnconfirmedSince, at(90))
+	// Recording the outcome clears the mark.
+	_, after, changed, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_u2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.u2", At: at(91)})
+	if err != nil || !changed {
+		t.Fatalf("sent: %v %v", changed, err)
+	}
+	if after.UnconfirmedSince != nil || unconfirmed("msg_u2") != nil {
+		t.Errorf("sent, UnconfirmedSince = %v / %v, want none", after.UnconfirmedSince, unconfirmed("msg_u2"))
+	}
+}
+
 func testMessageClaimConcurrent(t *testing.T, s messaging.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")

@@ -69,6 +69,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"ContactsByPhone", testContactsByPhone},
 		{"MessageClaim", testMessageClaim},
 		{"MessageClaimConcurrent", testMessageClaimConcurrent},
+		{"MessageUnconfirmed", testMessageUnconfirmed},
 		{"MessageQueueStats", testMessageQueueStats},
 		{"TraceParentRoundTrip", testTraceParentRoundTrip},
 		{"Ping", testPing},
