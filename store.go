@@ -496,6 +496,10 @@ type MessageReleaseParams struct {
 	// it, or it was not handed over), else the start of the hand-over
 	// whose outcome is unknown.
 	Unconfirmed *time.Time
+	// Untried reports that the claim being released handed nothing over
+	// (the message waited for its sender or for a confirmation): the
+	// claim's Attempts+1 is taken back.
+	Untried bool
 }
 
 // EventRecord is an event as stored for webhook delivery: its payload is

@@ -29,6 +29,7 @@ const (
 	MetricSentToDelivered          = "messaging.messages.sent_to_delivered.duration"
 	MetricProviderErrors           = "messaging.provider.errors"
 	MetricDispatchRetries          = "messaging.dispatch.retries"
+	MetricDispatchUnconfirmed      = "messaging.dispatch.unconfirmed"
 	MetricQueueDepth               = "messaging.dispatch.queue.depth"
 	MetricQueueDue                 = "messaging.dispatch.queue.due"
 	MetricQueueOldestAge           = "messaging.dispatch.queue.oldest_age"
@@ -57,6 +58,28 @@ const (
 	WebhookOutcomeRetried          = "retried"
 	WebhookOutcomeDropped          = "dropped"
 	WebhookOutcomeEndpointDisabled = "endpoint_disabled"
+)
+
+// Outcomes of sends whose outcome was unknown (attribute outcome of
+// messaging.dispatch.unconfirmed).
+const (
+	// UnconfirmedOutcomeUnknown counts hand-overs whose outcome became
+	// unknown (a timeout or a lost answer): the message waits for
+	// confirmation.
+	UnconfirmedOutcomeUnknown = "unknown"
+	// UnconfirmedOutcomeConfirmed counts such messages confirmed sent by a
+	// correlated provider report, with no second request.
+	UnconfirmedOutcomeConfirmed = "confirmed"
+	// UnconfirmedOutcomeResent counts those sent again after the window
+	// (workspace policy resend).
+	UnconfirmedOutcomeResent = "resent"
+	// UnconfirmedOutcomeFailed counts those failed after the window
+	// (workspace policy fail).
+	UnconfirmedOutcomeFailed = "failed"
+	// UnconfirmedOutcomeLate counts correlated reports that arrived after
+	// the message was resent or failed: recorded in the log, never applied
+	// as a second message.
+	UnconfirmedOutcomeLate = "late"
 )
 
 // latencyBuckets returns the bucket boundaries, in seconds, of the
@@ -91,6 +114,7 @@ type telemetry struct {
 	toDelivered     metric.Float64Histogram
 	providerErrors  metric.Int64Counter
 	retries         metric.Int64Counter
+	unconfirmed     metric.Int64Counter
 	hookDeliveries  metric.Int64Counter
 	hookLag         metric.Float64Histogram
 	hooksDisabled   metric.Int64Counter
@@ -131,6 +155,7 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	t.toDelivered = histogram(MetricSentToDelivered, "Time from a message's sent to its delivered report, by channel.")
 	t.providerErrors = counter(MetricProviderErrors, "{error}", "Sends refused or failed by the channel provider, by channel and provider error code.")
 	t.retries = counter(MetricDispatchRetries, "{retry}", "Sends put back in the queue for a later attempt after a retryable provider error, by channel.")
+	t.unconfirmed = counter(MetricDispatchUnconfirmed, "{message}", "Sends whose outcome was unknown, by channel and outcome: unknown (waiting for confirmation), confirmed (by a correlated report), resent or failed (after the confirmation window), late (a confirmation after the resend or failure).")
 	t.hookDeliveries = counter(MetricWebhookDeliveries, "{attempt}", "Webhook delivery attempts, by outcome: delivered, retried, dropped (attempts exhausted), endpoint_disabled (410 Gone).")
 	t.hookLag = histogram(MetricWebhookLag, "Time from an event being queued for an endpoint to its delivery.")
 	t.hooksDisabled = counter(MetricWebhookEndpointsDisabled, "{endpoint}", "Webhook endpoints disabled, by reason: gone (answered 410) or operator.")
@@ -216,6 +241,12 @@ func (t *telemetry) statusChanged(ctx context.Context, before *Message, status s
 		// else changes a message that left the queue.
 		t.toDelivered.Record(ctx, now.Sub(before.UpdatedAt).Seconds(), t.channel(before.Channel).rec...)
 	}
+}
+
+// unconfirmedSend records an outcome of a send whose outcome was unknown
+// (UnconfirmedOutcomeUnknown and the others).
+func (t *telemetry) unconfirmedSend(ctx context.Context, channel, outcome string) {
+	t.unconfirmed.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(AttrChannel.String(channel), AttrOutcome.String(outcome))))
 }
 
 // providerError records a provider's refusal of a send.

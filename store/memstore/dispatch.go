@@ -75,6 +75,9 @@ func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseP
 		return false, nil
 	}
 	m.DueAt, m.LastError, m.LeaseOwner, m.UnconfirmedSince = p.DueAt, p.LastError, "", copyTime(p.Unconfirmed)
+	if p.Untried && m.Attempts > 0 {
+		m.Attempts--
+	}
 	return true, nil
 }
 

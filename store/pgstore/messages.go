@@ -306,11 +306,12 @@ func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseP
 	ctx = writeCtx(ctx)
 	var released bool
 	err := s.pool.QueryRow(ctx, `WITH u AS (
-			UPDATE messages SET due_at = $3, last_error = $4, lease_owner = '', unconfirmed_since = $6
+			UPDATE messages SET due_at = $3, last_error = $4, lease_owner = '', unconfirmed_since = $6,
+				attempts = CASE WHEN $7 AND attempts > 0 THEN attempts - 1 ELSE attempts END
 			WHERE id = $1 AND workspace_id = $2 AND status = 'queued' AND lease_owner = $5
 			RETURNING 1)
 		SELECT EXISTS (SELECT 1 FROM u) FROM messages WHERE id = $1 AND workspace_id = $2`,
-		p.ID, p.WorkspaceID, ts(p.DueAt), p.LastError, p.Owner, tsPtr(p.Unconfirmed)).Scan(&released)
+		p.ID, p.WorkspaceID, ts(p.DueAt), p.LastError, p.Owner, tsPtr(p.Unconfirmed), p.Untried).Scan(&released)
 	if err != nil {
 		return false, interpretError(err)
 	}

@@ -29,9 +29,10 @@ func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParam
 func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
 	var released bool
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, err := affected(tx.ExecContext(ctx, `UPDATE messages SET due_at = ?, last_error = ?, lease_owner = '', unconfirmed_since = ?
+		n, err := affected(tx.ExecContext(ctx, `UPDATE messages SET due_at = ?, last_error = ?, lease_owner = '', unconfirmed_since = ?,
+				attempts = CASE WHEN ? AND attempts > 0 THEN attempts - 1 ELSE attempts END
 			WHERE id = ? AND workspace_id = ? AND status = 'queued' AND lease_owner = ?`,
-			fmtTime(p.DueAt), p.LastError, fmtTimePtr(p.Unconfirmed), p.ID, p.WorkspaceID, p.Owner))
+			fmtTime(p.DueAt), p.LastError, fmtTimePtr(p.Unconfirmed), p.Untried, p.ID, p.WorkspaceID, p.Owner))
 		if err != nil {
 			return err
 		}

@@ -166,6 +166,9 @@ func testMessageUnconfirmed(t *testing.T, s messaging.Store) {
 		t.Fatalf("release keeping the mark: %v, %v", ok, err)
 	}
 	wantMark("released unconfirmed", unconfirmed("msg_u1"), at(10))
+	if m, _ := s.MessageGet(ctx, "a", "msg_u1"); m.Attempts != 2 {
+		t.Errorf("released without Untried: attempts %d, want the two claims", m.Attempts)
+	}
 	if ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u2", Owner: "w2", DueAt: at(90), LastError: "[131000] x"}); err != nil || !ok {
 		t.Fatalf("release clearing the mark: %v, %v", ok, err)
 	}
@@ -177,6 +180,17 @@ func testMessageUnconfirmed(t *testing.T, s messaging.Store) {
 		t.Fatalf("claim at 90: %v", claimIDs(claimed))
 	}
 	wantMark("a fresh hand-over after a refusal", claimed[0].UnconfirmedSince, at(90))
+	// A claim that handed nothing over gives its attempt back.
+	if ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u2", Owner: "w3", DueAt: at(90), Untried: true}); err != nil || !ok {
+		t.Fatalf("untried release: %v, %v", ok, err)
+	}
+	if m, _ := s.MessageGet(ctx, "a", "msg_u2"); m.Attempts != 2 || m.UnconfirmedSince != nil {
+		t.Errorf("after an untried release: attempts %d (want 2, the third claim taken back), mark %v", m.Attempts, m.UnconfirmedSince)
+	}
+	claimed, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w3", Now: at(90), Lease: time.Minute, Limit: 10})
+	if len(claimed) != 1 || claimed[0].Attempts != 3 {
+		t.Fatalf("claim again at 90: %v", claimed)
+	}
 	// Recording the outcome clears the mark.
 	_, after, changed, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_u2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.u2", At: at(91)})
 	if err != nil || !changed {
