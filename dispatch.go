@@ -51,6 +51,26 @@ type DispatchOptions struct {
 	// Default 80, WhatsApp's default throughput per phone number; negative
 	// means unlimited.
 	PerSenderRate float64
+	// SenderInFlight is the most sends in flight at once for one sender,
+	// so that a sender whose provider hangs cannot hold every worker. A
+	// worker with a message of a sender at its bound waits up to
+	// SenderBusyDelay (in real time) for one of its sends to end; if none
+	// does, the message goes back to the queue, untried, for
+	// SenderBusyDelay, and the worker takes other work. Default
+	// Workers - Workers/4 (at least 1).
+	SenderInFlight int
+	// SenderBusyDelay is how long a worker waits for a busy sender, and
+	// how long the message then waits in the queue. Default 1 s.
+	SenderBusyDelay time.Duration
+	// ConfirmWindow is how long a message whose send outcome is unknown
+	// (the provider may have taken it and no answer was recorded: a
+	// timeout, a lost connection, a process that died or a lease that ran
+	// out after the claim) waits for the provider to confirm it before
+	// the workspace's policy (WorkspaceInfo.ActiveUnconfirmedSends)
+	// resends or fails it. A provider report that carries the message's
+	// id (see ProviderStatus.MessageID) confirms it with no second
+	// request. Default 5 min.
+	ConfirmWindow time.Duration
 }
 
 func (o *DispatchOptions) withDefaults() DispatchOptions {
@@ -70,8 +90,17 @@ func (o *DispatchOptions) withDefaults() DispatchOptions {
 	if d.PerSenderRate == 0 {
 		d.PerSenderRate = 80
 	}
+	defaults.Positive(&d.SenderInFlight, max(1, d.Workers-d.Workers/4))
+	defaults.Positive(&d.SenderBusyDelay, time.Second)
+	defaults.Positive(&d.ConfirmWindow, 5*time.Minute)
 	return d
 }
+
+// ProviderCodeUnconfirmed is the code in the failure_reason of a message
+// failed because the provider never confirmed a send whose outcome was
+// unknown, under the workspace policy UnconfirmedFail:
+// "[unconfirmed] The provider did not confirm the send within 5m0s; ...".
+const ProviderCodeUnconfirmed = "unconfirmed"
 
 // dispatcher claims due queued messages under a lease and hands them to the
 // provider with a bounded pool of workers (see package internal/workqueue
@@ -99,6 +128,17 @@ type dispatcher struct {
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
+	// senders holds, per sender (workspace and channel), the sends in
+	// flight and the end of a pause the provider asked for; like
+	// limiters, one entry per sender ever seen.
+	senders map[string]*senderState
+}
+
+// senderState is what the dispatcher knows of one sender's provider.
+type senderState struct {
+	// slots holds a value per send in flight (capacity SenderInFlight).
+	slots       chan struct{}
+	pausedUntil time.Time
 }
 
 // newDispatcher returns the dispatcher of s; sleep (nil: a timer) waits
@@ -107,7 +147,7 @@ func newDispatcher(s *Service, o DispatchOptions, sleep workqueue.Sleep) *dispat
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	d := &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]), limiters: map[string]*rate.Limiter{},
-		statuses: &statusBatch{store: s.store}}
+		senders: map[string]*senderState{}, statuses: &statusBatch{store: s.store}}
 	d.retry = workqueue.Exponential(d.opts.InitialBackoff, d.opts.MaxBackoff, 0.2, d.opts.MaxAttempts)
 	d.queue = workqueue.New(workqueue.Config[*Message]{
 		Name: "dispatcher", Workers: d.opts.Workers, BatchSize: d.opts.BatchSize, PollInterval: d.opts.PollInterval,
@@ -158,23 +198,63 @@ func (d *dispatcher) limiter(ws, channel string) *rate.Limiter {
 // statusBatch) from the start of process until its status change joins
 // the batch or process ends, except while it waits for the provider or
 // its pacing.
+//
+// The claim marked the message possibly sent (Message.UnconfirmedSince).
+// A mark older than this claim means that an earlier hand-over's outcome
+// is unknown: the message is then not sent before the provider confirms
+// it or the confirmation window ends (see unconfirmed). Every path that
+// hands nothing over puts the message back untried, clearing the mark; an
+// answer of the provider records the outcome, which clears it too; only an
+// unknown outcome keeps it.
 func (d *dispatcher) process(ctx context.Context, m *Message) {
 	// The hold starts here, not at the claim: a claimed message may wait
 	// for a worker that waits for the batch (DispatchDue claims more
 	// than it has workers).
 	hold := d.statuses.holdOne()
 	defer hold.release()
+	claimedAt := m.DueAt.Add(-d.opts.Lease) // the claim set DueAt to its time plus the lease
+	if m.UnconfirmedSince != nil && m.UnconfirmedSince.Before(claimedAt) {
+		hold.release()
+		d.unconfirmed(ctx, m)
+		return
+	}
+	sender := m.WorkspaceID + "\x00" + m.Channel
+	if until := d.paused(sender); until.After(d.svc.now()) {
+		hold.release()
+		d.putBack(ctx, m, until)
+		return
+	}
 	if l := d.limiter(m.WorkspaceID, m.Channel); l != nil {
 		hold.release()
 		if err := l.Wait(ctx); err != nil {
-			return // cancelled: the lease runs out and the message is claimed again
+			// Cancelled, or the context's deadline comes before the
+			// sender's next turn: nothing was handed over.
+			due := d.svc.now()
+			if ctx.Err() == nil {
+				due = due.Add(time.Duration(float64(time.Second) / d.opts.PerSenderRate))
+			}
+			d.putBack(ctx, m, due)
+			return
 		}
 	}
-	if d.svc.now().Add(d.opts.SendTimeout).After(m.DueAt) {
+	now := d.svc.now()
+	if now.Add(d.opts.SendTimeout).After(m.DueAt) {
 		// What is left of the lease (m.DueAt of a claimed message) would
 		// not cover a send: it waited for a worker or for pacing too long.
-		// It is not sent now, so that it cannot be sent twice once the
-		// lease lets another claim take it; that claim sends it.
+		// It goes back untried rather than be sent while another claim
+		// may take it once the lease ends.
+		hold.release()
+		d.putBack(ctx, m, now)
+		return
+	}
+	if until := d.paused(sender); until.After(now) {
+		hold.release() // the sender was paused while this one waited
+		d.putBack(ctx, m, until)
+		return
+	}
+	if !d.enter(ctx, sender) {
+		hold.release()
+		d.putBack(ctx, m, now.Add(d.opts.SenderBusyDelay))
 		return
 	}
 	tel := d.svc.tel
@@ -191,11 +271,12 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	hold.release()
 	rcpt, err := d.svc.provider.Send(sctx, m)
 	hold.resume()
+	d.leave(sender)
 	endSpan(pspan, err)
 	cancel()
 	if ctx.Err() != nil {
-		// The dispatcher was killed mid-send: record nothing; the message
-		// is claimed again when its lease ends.
+		// The dispatcher was killed mid-send: record nothing. The mark
+		// stays, so the claim after the lease waits for a confirmation.
 		return
 	}
 	// Results are recorded even while stopping, without the caller's
@@ -226,14 +307,34 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		se = &SendError{Code: "unreachable", Text: "The channel provider could not be reached", Retryable: true}
 		if errors.Is(err, context.DeadlineExceeded) {
 			se.Text = "The channel provider did not answer in time"
+			se.Unknown = true
 		}
 	}
 	spanErr = se
 	tel.providerError(ctx, m.Channel, se.Code)
+	if se.Unknown {
+		// The provider may have taken it: keep the claim's mark and wait
+		// for its confirmation (a report carrying the message's id).
+		mark := *m.UnconfirmedSince
+		tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeUnknown)
+		d.svc.log.WarnContext(ctx, "dispatcher: the outcome of a send is unknown; waiting for the provider to confirm it",
+			"message_id", m.ID, "channel", m.Channel, "error", FailureReason(se.Code, se.Text), "confirm_by", mark.Add(d.opts.ConfirmWindow))
+		record("the unknown outcome", func(rctx context.Context) error {
+			_, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
+				WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: mark.Add(d.opts.ConfirmWindow),
+				LastError: FailureReason(se.Code, se.Text), Unconfirmed: &mark,
+			})
+			return rerr
+		})
+		return
+	}
 	if se.Credentials {
 		d.svc.credentialsRefused(context.WithoutCancel(ctx), m.WorkspaceID, m.Channel, se, started)
 	}
-	now := d.svc.now()
+	now = d.svc.now()
+	if se.Throttled {
+		d.pause(sender, now.Add(max(se.RetryAfter, d.opts.InitialBackoff)))
+	}
 	if delay, more := d.retry.After(m.Attempts); se.Retryable && more && now.Sub(m.CreatedAt) < d.opts.MaxAge {
 		delay = max(delay, se.RetryAfter)
 		tel.retries.Add(ctx, 1, tel.channel(m.Channel).add...)
@@ -249,6 +350,133 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		_, uerr := d.svc.recordStatusVia(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text}, m, set)
 		return uerr
 	})
+}
+
+// putBack releases a claimed message that was not handed over, to be due
+// at due: its claim's attempt is taken back and its mark cleared. A
+// failed release is left to the lease; the mark then makes the next claim
+// wait for a confirmation window, which is safe, only slower.
+func (d *dispatcher) putBack(ctx context.Context, m *Message, due time.Time) {
+	_, err := d.svc.store.MessageRelease(context.WithoutCancel(ctx), &MessageReleaseParams{
+		WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: due, LastError: m.LastError, Untried: true,
+	})
+	if err != nil {
+		d.svc.log.WarnContext(ctx, "dispatcher: putting back a message that was not sent failed; it waits for its lease",
+			"message_id", m.ID, "err", err)
+	}
+}
+
+// unconfirmed handles a claimed message whose earlier hand-over has an
+// unknown outcome (m.UnconfirmedSince before this claim). Within the
+// confirmation window it waits, untried, for the window's end (a
+// correlated report confirms it meanwhile: see ApplyProviderStatus).
+// After the window the workspace's policy decides: UnconfirmedFail fails
+// it with the reason [unconfirmed]; UnconfirmedResend puts it back due now
+// with the mark cleared, so the next claim hands it over afresh (and marks
+// it again).
+func (d *dispatcher) unconfirmed(ctx context.Context, m *Message) {
+	mark := *m.UnconfirmedSince
+	end := mark.Add(d.opts.ConfirmWindow)
+	now := d.svc.now()
+	if now.Before(end) {
+		_, err := d.svc.store.MessageRelease(context.WithoutCancel(ctx), &MessageReleaseParams{
+			WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: end, LastError: m.LastError, Unconfirmed: &mark, Untried: true,
+		})
+		if err != nil {
+			d.svc.log.WarnContext(ctx, "dispatcher: putting back a message that waits for confirmation failed; it waits for its lease",
+				"message_id", m.ID, "err", err)
+		}
+		return
+	}
+	policy := UnconfirmedResend
+	if w, err := d.svc.store.WorkspaceGet(ctx, m.WorkspaceID); err == nil {
+		policy = w.ActiveUnconfirmedSends()
+	} else {
+		// The send waits for the lease; the next claim reads the policy again.
+		d.svc.log.WarnContext(ctx, "dispatcher: reading the workspace's policy for unconfirmed sends failed", "message_id", m.ID, "err", err)
+		return
+	}
+	// A resend is an attempt like any other: none is left when the
+	// hand-overs so far (this claim's is not one) used them all up.
+	if _, more := d.retry.After(m.Attempts - 1); !more || now.Sub(m.CreatedAt) >= d.opts.MaxAge {
+		policy = UnconfirmedFail
+	}
+	tel := d.svc.tel
+	if policy == UnconfirmedFail {
+		tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeFailed)
+		text := "The provider did not confirm the send within " + d.opts.ConfirmWindow.String() + "; it may or may not have reached the recipient"
+		_ = d.queue.Record(ctx, &workqueue.Outcome{What: "the unconfirmed failure", LeaseEnd: m.DueAt, Permanent: permanent, LogArgs: []any{"message_id", m.ID},
+			Write: func(rctx context.Context) error {
+				_, err := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: ProviderCodeUnconfirmed, ProviderText: text}, m)
+				return err
+			}})
+		return
+	}
+	tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeResent)
+	d.svc.log.WarnContext(ctx, "dispatcher: the provider did not confirm a send within the confirmation window; sending it again",
+		"message_id", m.ID, "channel", m.Channel, "unconfirmed_since", mark)
+	d.putBack(ctx, m, now)
+}
+
+// paused returns the end of the pause of sender the provider asked for
+// (zero when none).
+func (d *dispatcher) paused(sender string) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st := d.senders[sender]; st != nil {
+		return st.pausedUntil
+	}
+	return time.Time{}
+}
+
+// pause pauses every send of sender until until (a later pause wins).
+func (d *dispatcher) pause(sender string, until time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.state(sender)
+	if until.After(st.pausedUntil) {
+		st.pausedUntil = until
+	}
+}
+
+// enter counts a send of sender in flight, waiting up to
+// SenderBusyDelay while SenderInFlight are; false when none ended.
+func (d *dispatcher) enter(ctx context.Context, sender string) bool {
+	d.mu.Lock()
+	slots := d.state(sender).slots
+	d.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(d.opts.SenderBusyDelay)
+	defer t.Stop()
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// leave ends a send of sender counted by enter.
+func (d *dispatcher) leave(sender string) {
+	d.mu.Lock()
+	slots := d.senders[sender].slots
+	d.mu.Unlock()
+	<-slots
+}
+
+// state returns the state of sender, made when missing. Callers hold d.mu.
+func (d *dispatcher) state(sender string) *senderState {
+	st := d.senders[sender]
+	if st == nil {
+		st = &senderState{slots: make(chan struct{}, d.opts.SenderInFlight)}
+		d.senders[sender] = st
+	}
+	return st
 }
 
 // startSpan starts the span of one dispatch of m, when tracing is on: a

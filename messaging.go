@@ -297,7 +297,9 @@ type Message struct {
 	// LeaseOwner names the dispatcher worker holding the message while it
 	// is being handed to the provider; empty when none.
 	LeaseOwner string `json:"-"`
-	// Attempts counts the hand-overs to the provider started so far.
+	// Attempts counts the hand-overs to the provider started so far (and
+	// the claim that fails a message whose outcome stayed unknown through
+	// its confirmation window).
 	Attempts int `json:"-"`
 	// LastError is the error of the last failed attempt, kept while the
 	// message waits for a retry.

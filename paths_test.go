@@ -298,7 +298,9 @@ func TestDeleteWebhookEndpoint(t *testing.T) {
 // store recovers. The failing claim first returns the rows it claimed (the
 // worst a store can do); under Start it claims nothing, so that no lease
 // has to run out (a clock jump past the lease of a message in flight would
-// rightly send it again).
+// rightly send it again). The rows of the first failing claim carry the
+// claim's possibly-sent mark, so they go out once the confirmation window
+// has passed.
 func TestDispatchClaimFailure(t *testing.T) {
 	t.Parallel()
 	f := setupStoreFaults(t, 0)
@@ -326,6 +328,7 @@ func TestDispatchClaimFailure(t *testing.T) {
 		t.Errorf("%d back-off log lines; want at least 3", got)
 	}
 	f.store.set(func(s *faultyStore) { s.failClaims = false })
+	f.clock.Advance(5 * time.Minute) // the confirmation window of the marks the first claim left
 	waitFor(t, "every message sent after the store recovered", func() bool {
 		for _, id := range ids {
 			m, err := f.store.MessageGet(f.ctx, "acme", id)

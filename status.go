@@ -260,7 +260,60 @@ func (s *Service) ApplyProviderStatus(ctx context.Context, p *ProviderStatus) (b
 	if !errors.Is(err, ErrNotFound) {
 		return false, wrapStoreError(err, "provider message", p.ProviderMessageID)
 	}
+	if p.WorkspaceID != "" && p.MessageID != "" {
+		if changed, handled, err := s.confirmSend(ctx, p); handled {
+			return changed, err
+		}
+	}
 	return s.keepReport(ctx, p)
+}
+
+// confirmSend applies a report of a provider message id no message
+// carries yet, correlated by the message id the provider echoed
+// (p.MessageID in workspace p.WorkspaceID). handled is false when no
+// outbound message of that workspace has that id: the report is then kept
+// by its provider id as any other.
+//
+// A message with no provider message id is one whose send was never
+// answered, or whose answer was never recorded (a timeout, a crash): the
+// report confirms that send, so the message moves to the reported status
+// with the provider's id, and nothing is sent again. A message that
+// already carries another provider id was sent again (or failed) after
+// its confirmation window: the report is of the earlier hand-over, which
+// is logged and counted (UnconfirmedOutcomeLate), never applied as a
+// second message.
+func (s *Service) confirmSend(ctx context.Context, p *ProviderStatus) (changed, handled bool, err error) {
+	if err := checkStatus(p.Status, p.Code); err != nil {
+		return false, true, err
+	}
+	m, err := s.store.MessageGet(ctx, p.WorkspaceID, p.MessageID)
+	if errors.Is(err, ErrNotFound) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, true, wrapStoreError(err, "message", p.MessageID)
+	}
+	if m.Direction != DirectionOutbound {
+		return false, false, nil
+	}
+	if m.ProviderMessageID != "" || m.Status == StatusFailed {
+		s.tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeLate)
+		s.log.WarnContext(ctx, "a provider confirmed an earlier hand-over of a message that was sent again or failed since; the report is not applied",
+			"message_id", m.ID, "status", m.Status, "provider_message_id", m.ProviderMessageID,
+			"reported_provider_message_id", p.ProviderMessageID, "reported_status", p.Status)
+		return false, true, nil
+	}
+	changed, err = s.recordStatus(ctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: p.Status,
+		ProviderCode: p.Code, ProviderText: p.Text, ProviderMessageID: p.ProviderMessageID}, m)
+	if err != nil {
+		return false, true, err
+	}
+	if changed && m.Status == StatusQueued {
+		s.tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeConfirmed)
+		s.log.InfoContext(ctx, "a provider report confirmed a send whose answer was not recorded",
+			"message_id", m.ID, "provider_message_id", p.ProviderMessageID, "status", p.Status)
+	}
+	return changed, true, nil
 }
 
 // keepReport keeps a valid report of a provider message id that no message

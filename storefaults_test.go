@@ -295,7 +295,8 @@ func checkBackoff(t *testing.T, what string, claims int, sl *sleeper, logged int
 // the rows it claimed, as a claim whose commit failed once did) hands none
 // of them to the provider, and the dispatcher backs off instead of
 // claiming again at once. When claims work again, each message is sent
-// once.
+// once: after the confirmation window, since the failed claims marked the
+// rows they took possibly sent.
 func TestFailedClaimHandsNothingOver(t *testing.T) {
 	t.Parallel()
 	f := setupStoreFaults(t, time.Minute)
@@ -310,6 +311,13 @@ func TestFailedClaimHandsNothingOver(t *testing.T) {
 
 	f.store.set(func(s *faultyStore) { s.failClaims = false })
 	f.clock.Advance(2 * time.Minute) // the memstore leases of the failed claims end
+	if _, err := f.svc.DispatchDue(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.providerCalls(ids); n != 0 {
+		t.Errorf("the provider got %d messages within the confirmation window of the failed claims; want 0", n)
+	}
+	f.clock.Advance(5 * time.Minute)
 	if _, err := f.svc.DispatchDue(f.ctx); err != nil {
 		t.Fatal(err)
 	}

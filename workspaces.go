@@ -53,7 +53,11 @@ type WorkspaceInfo struct {
 	// OptInKeywords are the workspace's opt-in keywords, folded; empty
 	// means the defaults (OptInKeywords). See ActiveOptInKeywords.
 	OptInKeywords []string
-	CreatedAt     time.Time
+	// UnconfirmedSends is what a send whose outcome stayed unknown
+	// through the confirmation window gets: UnconfirmedResend (stored as
+	// empty, the default) or UnconfirmedFail.
+	UnconfirmedSends string
+	CreatedAt        time.Time
 }
 
 // APIKey is a stored API key. The plaintext is never stored, not even in

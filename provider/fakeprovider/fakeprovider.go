@@ -41,7 +41,19 @@
 // send, then read Options.ReadAfter after that. A recipient whose E.164
 // number ends in 0000 is accepted by Send but then reported failed with
 // 131026 "Message undeliverable" (at the time delivered would have come), as
-// Meta does through its status webhook.
+// Meta does through its status webhook. Every report carries the message's
+// workspace and id (messaging.ProviderStatus.WorkspaceID and MessageID), as
+// Meta echoes biz_opaque_callback_data, so that a report confirms a send
+// whose answer the service never recorded.
+//
+// # Accepted, then no answer
+//
+// A recipient whose number ends in 0408, and the next n sends after
+// HangNext(n), are accepted (recorded, their reports scheduled) and then
+// not answered: Send waits until its context ends and returns the
+// context's error, as a provider that took the message and answered after
+// the caller's timeout. The service then waits for the report to confirm
+// the send rather than send it again.
 //
 // Reports are never sent from inside Send and never by a timer of their
 // own: the fake keeps a schedule of pending reports, each with a due time,
@@ -135,6 +147,8 @@ const (
 const (
 	// undeliverableSuffix ends the numbers whose messages fail with 131026.
 	undeliverableSuffix = "0000"
+	// hangSuffix ends the numbers whose sends are accepted and not answered.
+	hangSuffix = "0408"
 	// serviceWindow is WhatsApp's customer service window.
 	serviceWindow        = 24 * time.Hour
 	defaultIDPrefix      = "wamid.fake."
@@ -251,6 +265,7 @@ type Provider struct {
 	pending  []Report
 	nextSeq  uint64
 	failNext []error
+	hangNext int
 	inbound  map[string]time.Time // workspace + "\x00" + number -> last inbound
 	inSeq    int                  // numbers the inbound messages of Receive
 	drained  chan struct{}        // closed, and replaced, when Flush takes reports off pending
@@ -301,6 +316,15 @@ func (p *Provider) FailNext(errs ...error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.failNext = append(p.failNext, errs...)
+}
+
+// HangNext makes the next n sends that the provider accepts go unanswered:
+// each is recorded and its reports scheduled, and then Send waits until
+// its context ends and returns the context's error.
+func (p *Provider) HangNext(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hangNext += n
 }
 
 // Inbound tells the provider that from wrote to the workspace at time at,
@@ -394,16 +418,30 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 	}
 	now := p.opts.Clock()
 
+	id, hang, err := p.accept(m, now)
+	if err != nil {
+		return nil, err
+	}
+	if hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return &messaging.SendReceipt{ProviderMessageID: id}, nil
+}
+
+// accept records an accepted send of m at now and schedules its reports;
+// hang reports that the send is not to be answered.
+func (p *Provider) accept(m *messaging.Message, now time.Time) (id string, hang bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.opts.CustomerServiceWindow && m.Channel == messaging.ChannelWhatsApp && m.Type != messaging.TypeTemplate {
 		last, ok := p.inbound[m.WorkspaceID+"\x00"+m.To]
 		if !ok || now.Sub(last) >= serviceWindow {
-			return nil, refuse(CodeReengagement, TextReengagement)
+			return "", false, refuse(CodeReengagement, TextReengagement)
 		}
 	}
 	p.seq++
-	id := fmt.Sprintf("%s%06d", p.opts.IDPrefix, p.seq)
+	id = fmt.Sprintf("%s%06d", p.opts.IDPrefix, p.seq)
 	if k := p.opts.KeepSent; k >= 0 {
 		p.sent = append(p.sent, m.Clone())
 		if k > 0 && len(p.sent) >= 2*k {
@@ -413,17 +451,26 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 	}
 
 	d, r := p.opts.DeliveredAfter, p.opts.ReadAfter
+	report := func(status string) messaging.ProviderStatus {
+		return messaging.ProviderStatus{ProviderMessageID: id, Status: status, WorkspaceID: m.WorkspaceID, MessageID: m.ID}
+	}
 	switch {
 	case strings.HasPrefix(m.To, "+") && strings.HasSuffix(m.To, undeliverableSuffix):
-		p.schedule(now.Add(max(d, 0)), messaging.ProviderStatus{ProviderMessageID: id, Status: messaging.StatusFailed,
-			Code: CodeUndeliverable, Text: TextUndeliverable})
+		st := report(messaging.StatusFailed)
+		st.Code, st.Text = CodeUndeliverable, TextUndeliverable
+		p.schedule(now.Add(max(d, 0)), st)
 	case d >= 0:
-		p.schedule(now.Add(d), messaging.ProviderStatus{ProviderMessageID: id, Status: messaging.StatusDelivered})
+		p.schedule(now.Add(d), report(messaging.StatusDelivered))
 		if r >= 0 {
-			p.schedule(now.Add(d+r), messaging.ProviderStatus{ProviderMessageID: id, Status: messaging.StatusRead})
+			p.schedule(now.Add(d+r), report(messaging.StatusRead))
 		}
 	}
-	return &messaging.SendReceipt{ProviderMessageID: id}, nil
+	hang = strings.HasSuffix(m.To, hangSuffix)
+	if !hang && p.hangNext > 0 {
+		p.hangNext--
+		hang = true
+	}
+	return id, hang, nil
 }
 
 // waitForRoom waits while Options.MaxPending reports are scheduled, after

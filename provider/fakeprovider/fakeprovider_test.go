@@ -40,7 +40,10 @@ type sink struct {
 	mu      sync.Mutex
 	known   map[string]bool
 	applied []messaging.ProviderStatus
-	fail    error
+	// correlated holds "<workspace>/<message id>" of each applied report:
+	// applied keeps the rest, so that tables of reports stay short.
+	correlated []string
+	fail       error
 	notify  chan struct{} // signalled after each applied report, if not nil
 }
 
@@ -55,7 +58,10 @@ func (s *sink) ApplyProviderStatus(_ context.Context, p *messaging.ProviderStatu
 	if !s.known[p.ProviderMessageID] {
 		return false, &messaging.Error{Code: messaging.CodeNotFound, Message: "provider message not found"}
 	}
-	s.applied = append(s.applied, *p)
+	r := *p
+	s.correlated = append(s.correlated, r.WorkspaceID+"/"+r.MessageID)
+	r.WorkspaceID, r.MessageID = "", ""
+	s.applied = append(s.applied, r)
 	if s.notify != nil {
 		select {
 		case s.notify <- struct{}{}:
@@ -506,8 +512,10 @@ func TestRunFlushes(t *testing.T) {
 }
 
 // TestWithService runs the fake against a real Service on memstore: the
-// reports applied before the message is recorded as sent are kept by the
-// Service, and move it to delivered and read when sent is recorded.
+// reports, which carry the message's id, confirm the send before the
+// dispatcher records it (as after a send whose answer was lost): the
+// message moves to delivered and read with the provider's id, and the
+// dispatcher's sent changes nothing after.
 func TestWithService(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -535,20 +543,16 @@ func TestWithService(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Advance(time.Hour)
-	flush(t, p, 2) // not recorded yet: the Service keeps them
-	if got, err := svc.Workspace("ws_1").Messages.Get(ctx, m.ID); err != nil || got.Status != messaging.StatusQueued {
-		t.Fatalf("before sent is recorded: %v, %v; want queued", got, err)
-	}
-	if _, err := svc.UpdateStatus(ctx, &messaging.StatusUpdate{WorkspaceID: "ws_1", MessageID: m.ID, Status: "sent", ProviderMessageID: r.ProviderMessageID}); err != nil {
-		t.Fatal(err)
-	}
-	flush(t, p, 0)
+	flush(t, p, 2) // applied at once, by the message id the reports carry
 	got, err := svc.Workspace("ws_1").Messages.Get(ctx, m.ID)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || got.Status != messaging.StatusRead {
+		t.Fatalf("after the reports: %v, %v; want read", got, err)
 	}
-	if got.Status != messaging.StatusRead {
-		t.Errorf("status = %s, want read", got.Status)
+	if raw, _ := store.MessageGet(ctx, "ws_1", m.ID); raw.ProviderMessageID != r.ProviderMessageID {
+		t.Errorf("provider message id %q, want %q", raw.ProviderMessageID, r.ProviderMessageID)
+	}
+	if changed, err := svc.UpdateStatus(ctx, &messaging.StatusUpdate{WorkspaceID: "ws_1", MessageID: m.ID, Status: "sent", ProviderMessageID: r.ProviderMessageID}); err != nil || changed {
+		t.Errorf("the dispatcher's sent after the reports: changed %v, %v; want no change", changed, err)
 	}
 }
 
@@ -747,4 +751,62 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// TestReportsCarryTheMessageID: every report names the workspace and the
+// message it is about, as Meta echoes biz_opaque_callback_data.
+func TestReportsCarryTheMessageID(t *testing.T) {
+	t.Parallel()
+	c := testclock.New(t0)
+	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now})
+	s := &sink{known: map[string]bool{}}
+	p.SetSink(s)
+	for _, m := range []*messaging.Message{
+		{ID: "msg_a", WorkspaceID: "ws_1", Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"},
+		{ID: "msg_b", WorkspaceID: "ws_2", Channel: "whatsapp", To: "+254712340000", Type: "text", Text: "hi"},
+	} {
+		r, err := p.Send(t.Context(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.known[r.ProviderMessageID] = true
+	}
+	flush(t, p, 3)
+	if d := cmp.Diff([]string{"ws_1/msg_a", "ws_1/msg_a", "ws_2/msg_b"}, s.correlated); d != "" {
+		t.Errorf("correlation of the reports (-want +got):\n%s", d)
+	}
+}
+
+// TestHang: a send to a number ending in 0408, and the sends after
+// HangNext, are accepted (recorded, reported) and not answered until the
+// caller's context ends.
+func TestHang(t *testing.T) {
+	t.Parallel()
+	c := testclock.New(t0)
+	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now})
+	s := &sink{known: map[string]bool{}}
+	p.SetSink(s)
+	send := func(id, to string) error {
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+		defer cancel()
+		_, err := p.Send(ctx, &messaging.Message{ID: id, WorkspaceID: "ws_1", Channel: "whatsapp", To: to, Type: "text", Text: "hi"})
+		return err
+	}
+	p.HangNext(1)
+	if err := send("msg_1", "+254712345678"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("after HangNext(1): %v, want the context's deadline", err)
+	}
+	if err := send("msg_2", "+254712345678"); err != nil {
+		t.Errorf("the send after: %v, want it answered", err)
+	}
+	if err := send("msg_3", "+254712340408"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("to a number ending in 0408: %v, want the context's deadline", err)
+	}
+	var ids []string
+	for _, m := range p.Sent() {
+		ids = append(ids, m.ID)
+	}
+	if d := cmp.Diff([]string{"msg_1", "msg_2", "msg_3"}, ids); d != "" {
+		t.Errorf("accepted sends (-want +got):\n%s", d)
+	}
 }
