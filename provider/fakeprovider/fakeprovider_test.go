@@ -44,7 +44,7 @@ type sink struct {
 	// applied keeps the rest, so that tables of reports stay short.
 	correlated []string
 	fail       error
-	notify  chan struct{} // signalled after each applied report, if not nil
+	notify     chan struct{} // signalled after each applied report, if not nil
 }
 
 func (s *sink) ApplyProviderStatus(_ context.Context, p *messaging.ProviderStatus) (bool, error) {
