@@ -1,11 +1,13 @@
 package metaprovider
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"strings"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/textcheck"
 )
 
 // result counts what a notification did; it is the body of the answer.
@@ -23,12 +25,14 @@ type notification struct {
 	log    *slog.Logger
 	res    result
 	failed error
+	// workspaces holds the accounts' workspaces found so far ("": none).
+	workspaces map[string]string
 }
 
 // apply applies every item of p. It returns an error only when the service
 // itself failed, so that Meta retries the notification.
 func (rc *Receiver) apply(ctx context.Context, log *slog.Logger, p *webhookPayload) (*result, error) {
-	n := &notification{rc: rc, log: log}
+	n := &notification{rc: rc, log: log, workspaces: map[string]string{}}
 	channel := channelOf(p.Object)
 	if channel == "" {
 		n.ignore(ctx, "a notification of an unknown object")
@@ -65,7 +69,9 @@ func channelOf(object string) string {
 
 // change applies a WhatsApp change of the entry entryID: a template event
 // of its WhatsApp Business Account (the entry's id), or its status reports
-// and then its inbound messages to the change's phone-number id.
+// and then its inbound messages to the change's phone-number id. A status
+// report carrying biz_opaque_callback_data is correlated with our message
+// of that id in the phone number's workspace.
 func (n *notification) change(ctx context.Context, channel, entryID string, c *webhookChange) {
 	switch {
 	case c.Field == "" || c.Field == "messages":
@@ -76,22 +82,36 @@ func (n *notification) change(ctx context.Context, channel, entryID string, c *w
 		n.ignore(ctx, "a change of an unsupported field", "field", c.Field)
 		return
 	}
+	account := c.Value.Metadata.PhoneNumberID
 	for _, s := range c.Value.Statuses {
-		code, text := "", ""
+		p := &messaging.ProviderStatus{ProviderMessageID: s.ID, Status: s.Status}
 		if s.Status == messaging.StatusFailed {
-			code, text = failure(s.Errors)
+			p.Code, p.Text = failure(s.Errors)
 		}
-		n.status(ctx, s.ID, s.Status, code, text)
+		if id := s.BizOpaqueCallbackData; correlated(id) && s.ID != "" {
+			ws, err := n.workspaceOf(ctx, channel, account)
+			if err != nil {
+				n.outcome(ctx, err, "routing of a status report", "account", account, "provider_message_id", s.ID)
+				continue
+			}
+			// An unknown account leaves the report uncorrelated: it
+			// still applies to a message that carries its id.
+			if ws != "" {
+				p.WorkspaceID, p.MessageID = ws, id
+			}
+		}
+		n.status(ctx, p)
 	}
 	for i := range c.Value.Messages {
 		m := &c.Value.Messages[i]
-		n.inbound(ctx, waInboundMessage(m), c.Value.Metadata.PhoneNumberID)
+		n.inbound(ctx, waInboundMessage(m), account)
 	}
 }
 
 // event applies a Messenger or Instagram event of an entry: an inbound
 // message to its recipient (or, without one, to the entry's account), a
-// delivery receipt or a read receipt. Echoes of sent messages are ignored.
+// delivery receipt, a read receipt, or the echo of a message the account
+// sent (see echo).
 func (n *notification) event(ctx context.Context, channel, entryID string, m *messagingEvent) {
 	account := m.Recipient.ID
 	if account == "" {
@@ -99,18 +119,72 @@ func (n *notification) event(ctx context.Context, channel, entryID string, m *me
 	}
 	switch {
 	case m.Message != nil && m.Message.IsEcho:
-		n.ignore(ctx, "an echo of a sent message", "provider_message_id", m.Message.Mid)
+		n.echo(ctx, channel, cmp.Or(m.Sender.ID, entryID), m.Message.Mid, m.Message.Metadata)
 	case m.Message != nil:
 		n.inbound(ctx, sendAPIInbound(channel, m.Sender.ID, m.Message.Mid, m.Message.Text, m.Message.Attachments), account)
 	case m.Delivery != nil:
 		for _, mid := range m.Delivery.Mids {
-			n.status(ctx, mid, messaging.StatusDelivered, "", "")
+			n.status(ctx, &messaging.ProviderStatus{ProviderMessageID: mid, Status: messaging.StatusDelivered})
 		}
 	case m.Read != nil && m.Read.Mid != "":
-		n.status(ctx, m.Read.Mid, messaging.StatusRead, "", "")
+		n.status(ctx, &messaging.ProviderStatus{ProviderMessageID: m.Read.Mid, Status: messaging.StatusRead})
 	default:
 		n.ignore(ctx, "a messaging event the service does not handle")
 	}
+}
+
+// echo applies the echo of message mid sent by account: with metadata
+// (our message id, which every send carries) it is the status sent of mid,
+// correlated with our message of that id in the account's workspace, so
+// that it confirms a send whose answer never came. The metadata is
+// trusted as correlation only: nothing of the echo is recorded as
+// content. An echo without usable metadata (a message another app or the
+// inbox sent), or of an account no workspace has, is ignored.
+func (n *notification) echo(ctx context.Context, channel, account, mid, metadata string) {
+	if !correlated(metadata) {
+		n.ignore(ctx, "an echo of a sent message", "provider_message_id", mid)
+		return
+	}
+	ws, err := n.workspaceOf(ctx, channel, account)
+	switch {
+	case err != nil:
+		n.outcome(ctx, err, "routing of an echo", "account", account, "provider_message_id", mid)
+	case ws == "":
+		n.ignore(ctx, "an echo from an unknown account", "account", account, "provider_message_id", mid)
+	default:
+		n.status(ctx, &messaging.ProviderStatus{ProviderMessageID: mid, Status: messaging.StatusSent, WorkspaceID: ws, MessageID: metadata})
+	}
+}
+
+// correlated reports whether id, echoed by Meta, can be our message id:
+// not empty, no longer than a send carries, and text a store keeps.
+func correlated(id string) bool {
+	return id != "" && len(id) <= maxCorrelation && textcheck.Find(id) == nil
+}
+
+// workspaceOf returns the workspace of account on channel: the one
+// ReceiverOptions.Accounts gives, else the one whose connection on the
+// channel has the account (Service.WorkspaceForAccount); "" when neither
+// knows it. The error is a failure of the service.
+func (n *notification) workspaceOf(ctx context.Context, channel, account string) (string, error) {
+	if account == "" {
+		return "", nil
+	}
+	if ws, ok := n.rc.accounts[account]; ok {
+		return ws, nil
+	}
+	if ws, ok := n.workspaces[account]; ok {
+		return ws, nil
+	}
+	ws, err := n.rc.svc.WorkspaceForAccount(ctx, channel, account)
+	switch {
+	case messaging.ErrorCode(err) == messaging.CodeNotFound:
+		ws = ""
+	case err != nil:
+		return "", err
+	}
+	n.workspaces[account] = ws
+	return ws, nil
 }
 
 // Fields of WhatsApp changes carrying template events.
@@ -145,9 +219,9 @@ func (n *notification) template(ctx context.Context, waba, field string, v *webh
 	}
 }
 
-// status applies a status report of provider message id through
-// Service.ApplyProviderStatus.
-func (n *notification) status(ctx context.Context, id, st, code, text string) {
+// status applies the status report p through Service.ApplyProviderStatus.
+func (n *notification) status(ctx context.Context, p *messaging.ProviderStatus) {
+	id, st := p.ProviderMessageID, p.Status
 	if id == "" {
 		n.ignore(ctx, "a status without id")
 		return
@@ -158,8 +232,12 @@ func (n *notification) status(ctx context.Context, id, st, code, text string) {
 		n.ignore(ctx, "a status the service does not track", "provider_message_id", id, "status", st)
 		return
 	}
-	_, err := n.rc.svc.ApplyProviderStatus(ctx, &messaging.ProviderStatus{ProviderMessageID: id, Status: st, Code: code, Text: text})
-	if n.outcome(ctx, err, "status", "provider_message_id", id, "status", st) {
+	args := []any{"provider_message_id", id, "status", st}
+	if p.MessageID != "" {
+		args = append(args, "workspace", p.WorkspaceID, "message_id", p.MessageID)
+	}
+	_, err := n.rc.svc.ApplyProviderStatus(ctx, p)
+	if n.outcome(ctx, err, "status", args...) {
 		n.res.Statuses++
 	}
 }
@@ -169,24 +247,17 @@ func (n *notification) status(ctx context.Context, id, st, code, text string) {
 // the one whose connection on the channel has the account
 // (Service.WorkspaceForAccount).
 func (n *notification) inbound(ctx context.Context, in *messaging.InboundMessage, account string) {
-	ws, ok := n.rc.accounts[account]
-	if !ok && account != "" {
-		var err error
-		ws, err = n.rc.svc.WorkspaceForAccount(ctx, in.Channel, account)
-		switch {
-		case err == nil:
-			ok = true
-		case messaging.ErrorCode(err) != messaging.CodeNotFound:
-			n.outcome(ctx, err, "routing of an inbound message", "account", account, "provider_message_id", in.ProviderMessageID)
-			return
-		}
+	ws, err := n.workspaceOf(ctx, in.Channel, account)
+	if err != nil {
+		n.outcome(ctx, err, "routing of an inbound message", "account", account, "provider_message_id", in.ProviderMessageID)
+		return
 	}
-	if !ok || account == "" {
+	if ws == "" {
 		n.ignore(ctx, "an inbound message to an unknown account", "account", account, "provider_message_id", in.ProviderMessageID)
 		return
 	}
 	in.WorkspaceID = ws
-	_, err := n.rc.svc.RecordInbound(ctx, in)
+	_, err = n.rc.svc.RecordInbound(ctx, in)
 	if n.outcome(ctx, err, "inbound message", "workspace", ws, "provider_message_id", in.ProviderMessageID) {
 		n.res.Messages++
 	}

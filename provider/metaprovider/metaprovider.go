@@ -10,7 +10,11 @@
 // where the type allows them) and templates (name, language code and
 // components: header, body and button components with sub_type and index,
 // media header parameters as {type: document, document: {link, filename}}).
-// The provider message id is messages[0].id of the answer.
+// The provider message id is messages[0].id of the answer. Every send
+// carries the service's message id as biz_opaque_callback_data, which Meta
+// echoes in the message's status webhooks: the Receiver hands it on, so
+// that a report confirms a send whose answer never came (see
+// messaging.ProviderStatus.MessageID).
 //
 // Messenger and Instagram messages are posted to
 // {BaseURL}/{Version}/{page-id or ig-user-id}/messages with recipient {id}
@@ -18,7 +22,9 @@
 // attachment {type, payload {url}}; a document is sent as a file
 // attachment. Attachments carry no caption or filename on these channels, so
 // those fields are not sent. Messenger messages are sent with
-// messaging_type RESPONSE. The provider message id is message_id.
+// messaging_type RESPONSE. The provider message id is message_id. Every
+// send carries the service's message id as message.metadata, which Meta
+// echoes in the message_echoes webhook.
 //
 // The sender (phone-number id, page id or Instagram account id) and its
 // access token come from the workspace's channel connection: messaging.New
@@ -47,7 +53,14 @@
 // followed by ": " and the details when there are details. They are
 // retryable for network failures, HTTP 5xx and 429, and for the codes of
 // rate limits and temporary failures (see RetryableCode), with RetryAfter
-// from the Retry-After header; every other error is permanent. Code 190
+// from the Retry-After header; every other error is permanent. HTTP 429 and
+// the codes of a sender's throughput (see ThrottlingCode) are also
+// Throttled, so that the dispatcher pauses the sender rather than the
+// message; the pair rate limit of one recipient (131056) is not. A request
+// that may have reached Meta without an answer being read (a timeout, a
+// connection lost once the request was written, a 2xx answer cut short) is
+// a retryable CodeOutcomeUnknown with Unknown set; a failure to connect is
+// CodeNetwork, never Unknown: nothing reached Meta. Code 190
 // (CodeCredentialsRefused: the access token is invalid or expired, any subcode)
 // is permanent with Credentials set, whatever the HTTP status, so that the
 // service marks the connection as refused.
@@ -63,11 +76,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ujumbe/messaging"
@@ -99,6 +114,10 @@ const (
 	CodeInvalidMessage = "100"
 	// CodeNetwork: the Graph API could not be reached. Retryable.
 	CodeNetwork = "network_error"
+	// CodeOutcomeUnknown: the request was written to the Graph API and
+	// no answer was read (a timeout, a lost connection). Meta may have
+	// sent the message: the SendError is Retryable with Unknown set.
+	CodeOutcomeUnknown = "outcome_unknown"
 	// CodeInvalidResponse: Graph answered success without a message id
 	// (or a template id), or a template list that never ends.
 	CodeInvalidResponse = "invalid_response"
@@ -312,15 +331,20 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 // do makes one Graph API request with token as bearer token and body (when
 // not nil) as JSON, and returns the answer's body and status when it is
 // 2xx. A non-2xx answer is mapped by sendError (its body and status are
-// returned too); a network failure is a
-// retryable CodeNetwork SendError (with the token redacted); a cancelled
-// context is returned wrapped.
+// returned too). A failure before the request was written (no connection:
+// DNS, refused, TLS) is a retryable CodeNetwork SendError; a failure after
+// it (a timeout, a lost connection, a 2xx answer cut short) is a
+// retryable CodeOutcomeUnknown SendError with Unknown set, as Meta may
+// have acted on the request. Texts have the token redacted. A context
+// that ends is returned wrapped, together with the CodeOutcomeUnknown
+// SendError when the request was written.
 func (p *Provider) do(ctx context.Context, method, rawURL, token string, body []byte) ([]byte, int, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, rawURL, rd)
+	var w written
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, w.trace()), method, rawURL, rd)
 	if err != nil {
 		return nil, 0, permanent(CodeSenderNotConfigured, "the sender id does not form a valid URL")
 	}
@@ -331,14 +355,16 @@ func (p *Provider) do(ctx context.Context, method, rawURL, token string, body []
 	req.Header.Set("Accept", "application/json")
 	resp, err := p.client.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, 0, fmt.Errorf("metaprovider: %w", ctx.Err())
-		}
-		return nil, 0, &messaging.SendError{Code: CodeNetwork, Text: "could not reach the Graph API: " + redact(err.Error(), token), Retryable: true}
+		return nil, 0, failed(ctx, w.mayHaveArrived(), "no answer from the Graph API", "could not reach the Graph API", err, token)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil && resp.StatusCode/100 != 2 {
+	if err != nil {
+		if resp.StatusCode/100 == 2 {
+			// Meta accepted the request; its answer, with the
+			// message id, is lost.
+			return nil, 0, failed(ctx, true, "the Graph API's answer was cut short", "", err, token)
+		}
 		if ctx.Err() != nil {
 			return nil, 0, fmt.Errorf("metaprovider: %w", ctx.Err())
 		}
@@ -350,6 +376,62 @@ func (p *Provider) do(ctx context.Context, method, rawURL, token string, body []
 		return raw, resp.StatusCode, se
 	}
 	return raw, resp.StatusCode, nil
+}
+
+// failed is the error of a request that got no (complete) answer: when
+// it may have reached Meta (arrived), a retryable CodeOutcomeUnknown
+// SendError with Unknown set, saying unknown; else a retryable CodeNetwork
+// one saying unreachable. A context that ended is wrapped alongside, or
+// alone when the request did not arrive.
+func failed(ctx context.Context, arrived bool, unknown, unreachable string, err error, token string) error {
+	var se *messaging.SendError
+	if arrived {
+		se = &messaging.SendError{Code: CodeOutcomeUnknown, Text: unknown + ": " + redact(err.Error(), token) +
+			"; Meta may have accepted the request", Retryable: true, Unknown: true}
+	}
+	switch {
+	case ctx.Err() != nil && se != nil:
+		return fmt.Errorf("metaprovider: %w: %w", ctx.Err(), se)
+	case ctx.Err() != nil:
+		return fmt.Errorf("metaprovider: %w", ctx.Err())
+	case se != nil:
+		return se
+	}
+	return &messaging.SendError{Code: CodeNetwork, Text: unreachable + ": " + redact(err.Error(), token), Retryable: true}
+}
+
+// States of a request's last attempt, as its client trace saw it.
+const (
+	notConnected int32 = iota // no connection yet: nothing reached Meta
+	connected                 // a connection, the request being written
+	wroteAll                  // the whole request written
+	writeFailed               // the write failed: Meta got an incomplete request
+)
+
+// written follows whether a request was written, through its client
+// trace. The transport may make several attempts (a new connection after
+// a reused one was found closed); the last one counts.
+type written struct{ state atomic.Int32 }
+
+func (w *written) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { w.state.Store(connected) },
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err != nil {
+				w.state.Store(writeFailed)
+			} else {
+				w.state.Store(wroteAll)
+			}
+		},
+	}
+}
+
+// mayHaveArrived reports whether the request may have reached Meta: it was
+// written, or its write had begun without failing (a transport that gives
+// up on a deadline may not have reported the write yet).
+func (w *written) mayHaveArrived() bool {
+	s := w.state.Load()
+	return s == connected || s == wroteAll
 }
 
 // redact removes the token from s, should an error ever quote it.
@@ -381,6 +463,24 @@ func RetryableCode(code int) bool {
 	}
 	return false
 }
+
+// ThrottlingCode reports whether a Graph error code denotes a sender over
+// its throughput rather than a fault of the message: the app, user, page
+// or WhatsApp Business Account request limits (4, 17, 32, 613, 80007) and
+// the Cloud API's throughput of a phone number (130429). Such errors are
+// Throttled. The pair rate limit of one recipient (131056) is not: other
+// recipients can still be sent to.
+func ThrottlingCode(code int) bool {
+	switch code {
+	case 4, 17, 32, 613, 80007, 130429:
+		return true
+	}
+	return false
+}
+
+// codePairRateLimit is Graph's error code for too many messages to one
+// recipient: retryable, but not a throttle of the sender.
+const codePairRateLimit = 131056
 
 var codePrefixRe = regexp.MustCompile(`^\(#[0-9]+\)\s*`)
 
@@ -421,18 +521,20 @@ func (p *Provider) sendError(status int, h http.Header, body []byte) *messaging.
 		if g.Code == 0 {
 			code = strconv.Itoa(status)
 		}
-		se = &messaging.SendError{Code: code, Text: text, Retryable: retryable || RetryableCode(g.Code)}
+		se = &messaging.SendError{Code: code, Text: text, Retryable: retryable || RetryableCode(g.Code),
+			Throttled: ThrottlingCode(g.Code) || (status == http.StatusTooManyRequests && g.Code != codePairRateLimit)}
 		if g.Code == CodeCredentialsRefused {
 			// The token is invalid or expired: sending again with it
 			// cannot succeed, whatever the HTTP status.
-			se.Retryable, se.Credentials = false, true
+			se.Retryable, se.Credentials, se.Throttled = false, true, false
 		}
 	} else {
 		text := http.StatusText(status)
 		if text == "" {
 			text = "HTTP status " + strconv.Itoa(status)
 		}
-		se = &messaging.SendError{Code: strconv.Itoa(status), Text: text, Retryable: retryable}
+		se = &messaging.SendError{Code: strconv.Itoa(status), Text: text, Retryable: retryable,
+			Throttled: status == http.StatusTooManyRequests}
 	}
 	if se.Retryable {
 		se.RetryAfter = retryAfter(h.Get("Retry-After"), p.now())
@@ -491,6 +593,9 @@ type (
 		Document         *waMedia    `json:"document,omitempty"`
 		Audio            *waMedia    `json:"audio,omitempty"`
 		Template         *waTemplate `json:"template,omitempty"`
+		// BizOpaqueCallbackData is the service's message id, echoed in
+		// the message's status webhooks.
+		BizOpaqueCallbackData string `json:"biz_opaque_callback_data,omitempty"`
 	}
 	waText struct {
 		PreviewURL bool   `json:"preview_url"`
@@ -526,6 +631,20 @@ type (
 	}
 )
 
+// maxCorrelation is the longest correlation Meta keeps:
+// biz_opaque_callback_data holds 512 characters (Send API metadata 1000).
+const maxCorrelation = 512
+
+// correlation is the correlation a send of m carries: its message id, or
+// nothing when it has none or one too long for Meta (the send is then not
+// correlated, rather than refused).
+func correlation(m *messaging.Message) string {
+	if len(m.ID) > maxCorrelation {
+		return ""
+	}
+	return m.ID
+}
+
 func invalid(format string, args ...any) *messaging.SendError {
 	return permanent(CodeInvalidMessage, "Invalid parameter: "+fmt.Sprintf(format, args...))
 }
@@ -534,7 +653,8 @@ func whatsAppPayload(m *messaging.Message) (*waMessage, error) {
 	if m.To == "" {
 		return nil, invalid("the recipient is required")
 	}
-	w := &waMessage{MessagingProduct: "whatsapp", RecipientType: "individual", To: m.To, Type: m.Type}
+	w := &waMessage{MessagingProduct: "whatsapp", RecipientType: "individual", To: m.To, Type: m.Type,
+		BizOpaqueCallbackData: correlation(m)}
 	media := &waMedia{Link: m.MediaURL}
 	switch m.Type {
 	case messaging.TypeText:
@@ -600,6 +720,9 @@ type (
 	fbBody struct {
 		Text       string        `json:"text,omitempty"`
 		Attachment *fbAttachment `json:"attachment,omitempty"`
+		// Metadata is the service's message id, echoed in the
+		// message_echoes webhook.
+		Metadata string `json:"metadata,omitempty"`
 	}
 	fbAttachment struct {
 		Type    string    `json:"type"`
@@ -611,7 +734,7 @@ type (
 )
 
 func sendAPIPayload(m *messaging.Message) (*fbMessage, error) {
-	f := &fbMessage{}
+	f := &fbMessage{Message: fbBody{Metadata: correlation(m)}}
 	switch {
 	case m.To == "":
 		return nil, invalid("the recipient is required")

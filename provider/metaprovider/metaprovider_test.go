@@ -151,6 +151,10 @@ func cases() []providertest.Case {
 	igVideo.MediaURL = "https://example.com/v.mp4"
 	fbTemplate := msg("messenger", "6543210987654321", "template")
 	fbTemplate.TemplateName, fbTemplate.Language = "promo", "en"
+	uncorrelated := *textMsg
+	uncorrelated.ID = ""
+	fbUncorrelated := *fbText
+	fbUncorrelated.ID = strings.Repeat("x", 513) // longer than Meta keeps
 	inWS := func(ws string) *messaging.Message {
 		m := *textMsg
 		m.WorkspaceID = ws
@@ -166,18 +170,18 @@ func cases() []providertest.Case {
 
 	return []providertest.Case{
 		{Label: "whatsapp text", Msg: textMsg, MockResponses: ok("wamid.HBgLMjU0NzEyMzQ1Njc4FQIAERgSQUJD"),
-			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"text","text":{"preview_url":false,"body":"Hello https://example.com"}}`),
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","biz_opaque_callback_data":"msg_1","recipient_type":"individual","to":"+254712345678","type":"text","text":{"preview_url":false,"body":"Hello https://example.com"}}`),
 			ExpectedExtID:    "wamid.HBgLMjU0NzEyMzQ1Njc4FQIAERgSQUJD"},
 		{Label: "whatsapp image with caption", Msg: image, MockResponses: ok("wamid.img"), ExpectedExtID: "wamid.img",
-			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"image","image":{"link":"https://example.com/a.jpg","caption":"Look"}}`)},
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","biz_opaque_callback_data":"msg_1","recipient_type":"individual","to":"+254712345678","type":"image","image":{"link":"https://example.com/a.jpg","caption":"Look"}}`)},
 		{Label: "whatsapp video with caption", Msg: video, MockResponses: ok("wamid.vid"),
-			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"video","video":{"link":"https://example.com/a.mp4","caption":"Watch"}}`)},
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","biz_opaque_callback_data":"msg_1","recipient_type":"individual","to":"+254712345678","type":"video","video":{"link":"https://example.com/a.mp4","caption":"Watch"}}`)},
 		{Label: "whatsapp document with caption and filename", Msg: doc, MockResponses: ok("wamid.doc"),
-			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"document","document":{"link":"https://example.com/a.pdf","caption":"Read","filename":"a.pdf"}}`)},
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","biz_opaque_callback_data":"msg_1","recipient_type":"individual","to":"+254712345678","type":"document","document":{"link":"https://example.com/a.pdf","caption":"Read","filename":"a.pdf"}}`)},
 		{Label: "whatsapp audio", Msg: audio, MockResponses: ok("wamid.aud"),
-			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"audio","audio":{"link":"https://example.com/a.ogg"}}`)},
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","biz_opaque_callback_data":"msg_1","recipient_type":"individual","to":"+254712345678","type":"audio","audio":{"link":"https://example.com/a.ogg"}}`)},
 		{Label: "template with header, body and buttons", Msg: full, MockResponses: ok("wamid.tpl"), ExpectedExtID: "wamid.tpl",
-			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"template","template":{
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","biz_opaque_callback_data":"msg_1","recipient_type":"individual","to":"+254712345678","type":"template","template":{
 				"name":"promo","language":{"code":"en_US"},"components":[
 				{"type":"header","parameters":[{"type":"text","text":"Amina"}]},
 				{"type":"body","parameters":[{"type":"text","text":"SUMMER"},{"type":"text","text":"Friday"}]},
@@ -185,30 +189,35 @@ func cases() []providertest.Case {
 				{"type":"button","sub_type":"quick_reply","index":"1","parameters":[{"type":"payload","payload":"STOP"}]},
 				{"type":"button","sub_type":"copy_code","index":"2","parameters":[{"type":"coupon_code","coupon_code":"SUMMER25"}]}]}}`)},
 		{Label: "template with document header", Msg: media, MockResponses: ok("wamid.inv"),
-			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"template","template":{
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","biz_opaque_callback_data":"msg_1","recipient_type":"individual","to":"+254712345678","type":"template","template":{
 				"name":"invoice","language":{"code":"sw"},"components":[
 				{"type":"header","parameters":[{"type":"document","document":{"link":"https://example.com/inv.pdf","filename":"inv.pdf"}}]}]}}`)},
 		{Label: "template with image header", Msg: imageHeader, MockResponses: ok("wamid.photo"),
-			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"template","template":{
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","biz_opaque_callback_data":"msg_1","recipient_type":"individual","to":"+254712345678","type":"template","template":{
 				"name":"photo","language":{"code":"en"},"components":[
 				{"type":"header","parameters":[{"type":"image","image":{"link":"https://example.com/p.jpg"}}]}]}}`)},
 		{Label: "template without components", Msg: tpl("hello_world", "en_US"), MockResponses: ok("wamid.hw"),
-			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"template","template":{"name":"hello_world","language":{"code":"en_US"}}}`)},
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","biz_opaque_callback_data":"msg_1","recipient_type":"individual","to":"+254712345678","type":"template","template":{"name":"hello_world","language":{"code":"en_US"}}}`)},
 		{Label: "messenger text", Msg: fbText, ExpectedExtID: "m_AG5Hz2Uq7tuwNEhXfYYKj8mJEM_QPpz5jdCK48PnKAjSdjfipqxqMvK8ma6AC8fplwlqLP_5cgXIbu7I3rBN0P",
 			MockResponses:    []providertest.MockResponse{{Body: `{"recipient_id":"6543210987654321","message_id":"m_AG5Hz2Uq7tuwNEhXfYYKj8mJEM_QPpz5jdCK48PnKAjSdjfipqxqMvK8ma6AC8fplwlqLP_5cgXIbu7I3rBN0P"}`}},
-			ExpectedRequests: post(fbPath, `{"recipient":{"id":"6543210987654321"},"messaging_type":"RESPONSE","message":{"text":"Hi"}}`)},
+			ExpectedRequests: post(fbPath, `{"recipient":{"id":"6543210987654321"},"messaging_type":"RESPONSE","message":{"metadata":"msg_1","text":"Hi"}}`)},
 		{Label: "messenger to a phone number", Msg: fbPhone,
 			MockResponses:    []providertest.MockResponse{{Body: `{"recipient_id":"6543210987654321","message_id":"m_phone"}`}},
-			ExpectedRequests: post(fbPath, `{"recipient":{"phone_number":"+254712345678"},"messaging_type":"RESPONSE","message":{"text":"Hi"}}`)},
+			ExpectedRequests: post(fbPath, `{"recipient":{"phone_number":"+254712345678"},"messaging_type":"RESPONSE","message":{"metadata":"msg_1","text":"Hi"}}`)},
 		{Label: "messenger document is a file attachment without caption", Msg: fbDoc,
 			MockResponses:    []providertest.MockResponse{{Body: `{"recipient_id":"6543210987654321","message_id":"m_file"}`}},
-			ExpectedRequests: post(fbPath, `{"recipient":{"id":"6543210987654321"},"messaging_type":"RESPONSE","message":{"attachment":{"type":"file","payload":{"url":"https://example.com/a.pdf"}}}}`)},
+			ExpectedRequests: post(fbPath, `{"recipient":{"id":"6543210987654321"},"messaging_type":"RESPONSE","message":{"metadata":"msg_1","attachment":{"type":"file","payload":{"url":"https://example.com/a.pdf"}}}}`)},
 		{Label: "instagram text", Msg: igText, ExpectedExtID: "aWdfZAG1faXRlbToxOklHTWVzc2FnZAUlEOjE3ODQxNDA1ODIy",
 			MockResponses:    []providertest.MockResponse{{Body: `{"recipient_id":"17841400000000001","message_id":"aWdfZAG1faXRlbToxOklHTWVzc2FnZAUlEOjE3ODQxNDA1ODIy"}`}},
-			ExpectedRequests: post(igPath, `{"recipient":{"id":"17841400000000001"},"message":{"text":"Hi"}}`)},
+			ExpectedRequests: post(igPath, `{"recipient":{"id":"17841400000000001"},"message":{"metadata":"msg_1","text":"Hi"}}`)},
 		{Label: "instagram video", Msg: igVideo,
 			MockResponses:    []providertest.MockResponse{{Body: `{"recipient_id":"17841400000000001","message_id":"aWdf_video"}`}},
-			ExpectedRequests: post(igPath, `{"recipient":{"id":"17841400000000001"},"message":{"attachment":{"type":"video","payload":{"url":"https://example.com/v.mp4"}}}}`)},
+			ExpectedRequests: post(igPath, `{"recipient":{"id":"17841400000000001"},"message":{"metadata":"msg_1","attachment":{"type":"video","payload":{"url":"https://example.com/v.mp4"}}}}`)},
+		{Label: "whatsapp without a message id is not correlated", Msg: &uncorrelated, MockResponses: ok("wamid.nocorr"),
+			ExpectedRequests: post(waPath, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"+254712345678","type":"text","text":{"preview_url":false,"body":"Hello https://example.com"}}`)},
+		{Label: "messenger with a message id too long for meta is not correlated", Msg: &fbUncorrelated,
+			MockResponses:    []providertest.MockResponse{{Body: `{"recipient_id":"6543210987654321","message_id":"m_nocorr"}`}},
+			ExpectedRequests: post(fbPath, `{"recipient":{"id":"6543210987654321"},"messaging_type":"RESPONSE","message":{"text":"Hi"}}`)},
 
 		// Graph errors.
 		{Label: "131026 undeliverable is permanent with details", Msg: textMsg,

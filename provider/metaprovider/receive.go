@@ -2,6 +2,7 @@ package metaprovider
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -94,8 +95,17 @@ type ReceiverOptions struct {
 // (entry[].changes[].value.statuses[]: sent, delivered, read, failed with
 // errors[]) through Service.ApplyProviderStatus, and Messenger delivery
 // receipts (delivery.mids) and Instagram read receipts (read.mid) likewise;
-// it records inbound messages (WhatsApp value.messages[] of every type,
-// with their content: media ids, location, contacts, replies, reactions,
+// a status report carrying biz_opaque_callback_data (our message id, sent
+// with every message) is applied with that id as ProviderStatus.MessageID
+// and the workspace of the receiving phone-number id as WorkspaceID, so
+// that it confirms a send whose answer never came. A Messenger or
+// Instagram echo of a sent message (is_echo) carrying metadata (our
+// message id likewise) is applied as the status sent of its mid,
+// correlated the same way with the workspace of the sending page or
+// account; the echo is trusted as correlation only, never recorded as a
+// message, and an echo without metadata (a message sent by another app or
+// from the inbox) is ignored. It records inbound messages (WhatsApp
+// value.messages[] of every type, with their content: media ids, location, contacts, replies, reactions,
 // the quoted message; an unknown type as unsupported with its raw type;
 // Messenger and Instagram entry[].messaging[].message) through
 // Service.RecordInbound in
@@ -123,7 +133,7 @@ type ReceiverOptions struct {
 // inbound messages are recorded once). A body that is not a JSON object
 // is 400, one over MaxBodyBytes 413, another method 405.
 type Receiver struct {
-	svc      *messaging.Service
+	svc      service
 	token    string
 	secret   []byte
 	accounts map[string]string
@@ -133,6 +143,14 @@ type Receiver struct {
 }
 
 var _ http.Handler = (*Receiver)(nil)
+
+// service is what the Receiver uses of *messaging.Service.
+type service interface {
+	ApplyProviderStatus(ctx context.Context, p *messaging.ProviderStatus) (bool, error)
+	ApplyTemplateEvent(ctx context.Context, ev *messaging.TemplateEvent) (*messaging.Template, error)
+	WorkspaceForAccount(ctx context.Context, channel, account string) (string, error)
+	RecordInbound(ctx context.Context, in *messaging.InboundMessage) (*messaging.Message, error)
+}
 
 // NewReceiver returns a Receiver applying notifications to svc. An empty
 // AppSecret is logged as a warning: every notification will be refused.

@@ -44,6 +44,9 @@ type (
 		ID     string         `json:"id"`
 		Status string         `json:"status"`
 		Errors []webhookError `json:"errors"`
+		// BizOpaqueCallbackData is the send's biz_opaque_callback_data:
+		// our message id, when the send was ours.
+		BizOpaqueCallbackData string `json:"biz_opaque_callback_data"`
 	}
 	webhookError struct {
 		Code      numberOrString `json:"code"`
@@ -148,6 +151,9 @@ type (
 			Text        string         `json:"text"`
 			IsEcho      bool           `json:"is_echo"`
 			Attachments []fbAttachment `json:"attachments"`
+			// Metadata, on an echo, is the send's message.metadata:
+			// our message id, when the send was ours.
+			Metadata string `json:"metadata"`
 		} `json:"message"`
 		Delivery *struct {
 			Mids []string `json:"mids"`

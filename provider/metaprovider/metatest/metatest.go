@@ -36,6 +36,14 @@
 //     GET /{version}/mock_media/{id}/download on the Server, which answers the
 //     bytes with their Content-Type (with a token, like Meta's download).
 //
+// A send is accepted as it arrives: it is numbered and kept (Sends) with
+// its correlation (biz_opaque_callback_data, or message.metadata on the
+// Send API). SetSendDelay makes the answer wait, or never come (NoAnswer),
+// as when Meta accepts a message and the answer is lost; StatusWebhook
+// and EchoWebhook build the notifications Meta then posts about the send,
+// carrying the correlation, and PostWebhook posts one, signed, to a
+// receiver.
+//
 // Every request needs "Authorization: Bearer <token>"; any non-empty token
 // is valid until ExpireToken (or SetTokenValid false) makes it answer
 // Graph's expired-token error (code 190, subcode 463, HTTP 401). A missing
@@ -61,6 +69,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ujumbe/messaging"
 )
@@ -117,6 +126,13 @@ type Server struct {
 	pages map[string]string
 	// igTokens holds the tokens that may read each Instagram account.
 	igTokens map[string]map[string]bool
+	// sends are the sends accepted, in order; sendDelay is how long
+	// their answers wait (NoAnswer: forever).
+	sends     []Send
+	sendDelay time.Duration
+	// closed is closed by Close, releasing the answers that wait.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 // phoneNumber is a WhatsApp number of a WABA.
@@ -215,7 +231,7 @@ func (s *Server) AddMedia(id, mimeType string, data []byte) {
 
 // New starts a Server on a local address. Close it when done.
 func New() *Server {
-	s := &Server{expired: map[string]bool{}, templates: map[string][]*template{}, pageSize: DefaultPageSize, media: map[string]mockMedia{},
+	s := &Server{closed: make(chan struct{}), expired: map[string]bool{}, templates: map[string][]*template{}, pageSize: DefaultPageSize, media: map[string]mockMedia{},
 		numbers: map[string][]phoneNumber{}, wabaTokens: map[string]map[string]bool{}, pages: map[string]string{}, igTokens: map[string]map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /{version}/{id}/messages", s.messages)
@@ -238,8 +254,12 @@ func (s *Server) URL() string { return s.srv.URL }
 // Client returns an HTTP client for the Server.
 func (s *Server) Client() *http.Client { return s.srv.Client() }
 
-// Close shuts the Server down.
-func (s *Server) Close() { s.srv.Close() }
+// Close shuts the Server down, first releasing the answers that wait
+// (SetSendDelay), which then answer nothing.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closed) })
+	s.srv.Close()
+}
 
 // Requests returns a copy of the requests received so far, in order.
 func (s *Server) Requests() []Request {
@@ -415,39 +435,77 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // whatsapp, else the Send API's.
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	var m struct {
-		MessagingProduct string `json:"messaging_product"`
-		To               string `json:"to"`
-		Recipient        struct {
+		MessagingProduct      string `json:"messaging_product"`
+		To                    string `json:"to"`
+		BizOpaqueCallbackData string `json:"biz_opaque_callback_data"`
+		Recipient             struct {
 			ID          string `json:"id"`
 			PhoneNumber string `json:"phone_number"`
 		} `json:"recipient"`
+		Message struct {
+			Text     string `json:"text"`
+			Metadata string `json:"metadata"`
+		} `json:"message"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
 		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) Invalid parameter: the body is not JSON")
 		return
 	}
-	s.mu.Lock()
-	s.msgSeq++
-	n := s.msgSeq
-	s.mu.Unlock()
-	if m.MessagingProduct == "whatsapp" {
-		if m.To == "" {
-			graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter to is required.")
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"messaging_product": "whatsapp",
-			"contacts":          []map[string]string{{"input": m.To, "wa_id": strings.TrimPrefix(m.To, "+")}},
-			"messages":          []map[string]string{{"id": fmt.Sprintf("wamid.mock.%d", n)}},
-		})
-		return
-	}
+	wa := m.MessagingProduct == "whatsapp"
 	to := cmp.Or(m.Recipient.ID, m.Recipient.PhoneNumber)
-	if to == "" {
+	switch {
+	case wa && m.To == "":
+		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter to is required.")
+		return
+	case !wa && to == "":
 		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter recipient is required")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"recipient_id": to, "message_id": fmt.Sprintf("m_mock.%d", n)})
+	s.mu.Lock()
+	s.msgSeq++
+	n := s.msgSeq
+	send := Send{WhatsApp: wa, AccountID: r.PathValue("id"), To: to, Correlation: m.Message.Metadata,
+		ProviderMessageID: fmt.Sprintf("m_mock.%d", n), Text: m.Message.Text}
+	if wa {
+		send.To, send.Correlation, send.ProviderMessageID = m.To, m.BizOpaqueCallbackData, fmt.Sprintf("wamid.mock.%d", n)
+	}
+	s.sends = append(s.sends, send)
+	delay := s.sendDelay
+	s.mu.Unlock()
+	if !s.wait(r, delay) {
+		return
+	}
+	if wa {
+		writeJSON(w, http.StatusOK, map[string]any{
+			"messaging_product": "whatsapp",
+			"contacts":          []map[string]string{{"input": m.To, "wa_id": strings.TrimPrefix(m.To, "+")}},
+			"messages":          []map[string]string{{"id": send.ProviderMessageID}},
+		})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"recipient_id": to, "message_id": send.ProviderMessageID})
+}
+
+// wait waits delay before the answer of an accepted send (NoAnswer:
+// forever), and reports whether to answer: not when the client left or
+// the Server is closing first.
+func (s *Server) wait(r *http.Request, delay time.Duration) bool {
+	if delay == 0 {
+		return true
+	}
+	var timeout <-chan time.Time
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-timeout:
+		return true
+	case <-r.Context().Done():
+	case <-s.closed:
+	}
+	return false
 }
 
 // createTemplate creates a template from Meta's create request.

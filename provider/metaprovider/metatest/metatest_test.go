@@ -1,12 +1,18 @@
 package metatest_test
 
 import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -137,4 +143,125 @@ func TestServerConcurrentUse(t *testing.T) {
 	if n := len(s.Templates("55")); n != 8 {
 		t.Errorf("%d templates, want 8", n)
 	}
+}
+
+// TestServerSendsAndWebhooks: a send is accepted with its correlation
+// even when its answer never comes, and the notifications about it carry
+// the correlation.
+func TestServerSendsAndWebhooks(t *testing.T) {
+	t.Parallel()
+	s := metatest.New()
+	defer s.Close()
+	s.AddPhoneNumber("55", "1234", "+1 555-010-0100", "tok")
+	s.AddInstagramAccount("IG_1", "tok")
+	s.SetSendDelay(metatest.NoAnswer)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", s.URL()+"/v21.0/1234/messages",
+		strings.NewReader(`{"messaging_product":"whatsapp","to":"+254712345678","type":"text","text":{"body":"hi"},"biz_opaque_callback_data":"msg_A"}`))
+	req.Header.Set("Authorization", "Bearer tok")
+	if resp, err := s.Client().Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("NoAnswer answered %d", resp.StatusCode)
+	}
+	s.SetSendDelay(0)
+	if status, ans := call(t, s, "POST", "/v21.0/PAGE_1/messages", "tok", `{"recipient":{"id":"6543"},"message":{"text":"hi","metadata":"msg_B"}}`); status != 200 || ans["message_id"] != "m_mock.2" {
+		t.Fatalf("Send API answer = %d %v", status, ans)
+	}
+	if status, _ := call(t, s, "POST", "/v21.0/IG_1/messages", "tok", `{"recipient":{"id":"IGSID"},"message":{"text":"yo"}}`); status != 200 {
+		t.Fatalf("Instagram answer = %d", status)
+	}
+	want := []metatest.Send{
+		{WhatsApp: true, AccountID: "1234", To: "+254712345678", ProviderMessageID: "wamid.mock.1", Correlation: "msg_A"},
+		{AccountID: "PAGE_1", To: "6543", ProviderMessageID: "m_mock.2", Correlation: "msg_B", Text: "hi"},
+		{AccountID: "IG_1", To: "IGSID", ProviderMessageID: "m_mock.3", Text: "yo"},
+	}
+	if diff := cmp.Diff(want, s.Sends()); diff != "" {
+		t.Errorf("Sends (-want +got):\n%s", diff)
+	}
+
+	status, err := s.StatusWebhook("wamid.mock.1", "delivered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wa struct {
+		Object string `json:"object"`
+		Entry  []struct {
+			ID      string `json:"id"`
+			Changes []struct {
+				Field string `json:"field"`
+				Value struct {
+					Metadata struct {
+						PhoneNumberID string `json:"phone_number_id"`
+					} `json:"metadata"`
+					Statuses []map[string]any `json:"statuses"`
+				} `json:"value"`
+			} `json:"changes"`
+		} `json:"entry"`
+	}
+	if err := json.Unmarshal(status, &wa); err != nil || wa.Object != "whatsapp_business_account" || len(wa.Entry) != 1 || wa.Entry[0].ID != "55" ||
+		len(wa.Entry[0].Changes) != 1 || wa.Entry[0].Changes[0].Value.Metadata.PhoneNumberID != "1234" {
+		t.Fatalf("StatusWebhook = %s (%v)", status, err)
+	}
+	st := wa.Entry[0].Changes[0].Value.Statuses
+	if len(st) != 1 || st[0]["id"] != "wamid.mock.1" || st[0]["status"] != "delivered" || st[0]["biz_opaque_callback_data"] != "msg_A" {
+		t.Errorf("statuses = %v", st)
+	}
+
+	for pid, object := range map[string]string{"m_mock.2": "page", "m_mock.3": "instagram"} {
+		echo, err := s.EchoWebhook(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fb struct {
+			Object string `json:"object"`
+			Entry  []struct {
+				Messaging []struct {
+					Sender  struct{ ID string }
+					Message map[string]any `json:"message"`
+				} `json:"messaging"`
+			} `json:"entry"`
+		}
+		if err := json.Unmarshal(echo, &fb); err != nil || fb.Object != object || len(fb.Entry) != 1 || len(fb.Entry[0].Messaging) != 1 {
+			t.Fatalf("EchoWebhook(%s) = %s (%v)", pid, echo, err)
+		}
+		m := fb.Entry[0].Messaging[0].Message
+		if m["mid"] != pid || m["is_echo"] != true {
+			t.Errorf("echo of %s = %v", pid, m)
+		}
+		if md, has := m["metadata"]; (pid == "m_mock.2") != has || (has && md != "msg_B") {
+			t.Errorf("echo of %s: metadata = %v", pid, md)
+		}
+	}
+	if _, err := s.StatusWebhook("m_mock.2", "delivered"); err == nil {
+		t.Error("StatusWebhook of a Send API message succeeded")
+	}
+	if _, err := s.EchoWebhook("wamid.mock.1"); err == nil {
+		t.Error("EchoWebhook of a WhatsApp message succeeded")
+	}
+	if _, err := s.StatusWebhook("wamid.nope", "sent"); err == nil {
+		t.Error("StatusWebhook of an unknown send succeeded")
+	}
+
+	// PostWebhook signs as Meta does.
+	var gotSig string
+	var gotBody []byte
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotSig, gotBody = r.Header.Get("X-Hub-Signature-256"), must(io.ReadAll(r.Body))
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer rcv.Close()
+	code, _, err := metatest.PostWebhook(t.Context(), rcv.URL, "secret", status)
+	mac := hmac.New(sha256.New, []byte("secret"))
+	mac.Write(status)
+	if err != nil || code != http.StatusAccepted || string(gotBody) != string(status) || gotSig != "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+		t.Errorf("PostWebhook = %d, %v; signature %q", code, err, gotSig)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
