@@ -1,0 +1,2 @@
+-- Placeholder (drop at merge).
+SELECT 1;
