@@ -1,2 +1,0 @@
--- Placeholder (drop at merge).
-SELECT 1;
