@@ -21,7 +21,7 @@ const DefaultSMSCallbackPath = "/sms/v1/callbacks/delivery"
 // SMSCallback configures the route receiving delivery reports the SMS
 // upstream gateway pushes to a callback URL, set as Options.SMSCallback
 // (with Options.SMS). Each report is read by Parse and applied with
-// sms.SMS.ApplyGatewayReport.
+// sms.SMS.ApplyUpstreamReport.
 //
 // The upstream's report format carries no signature, so the route
 // authenticates with a secret the operator sets: either the query
@@ -48,12 +48,13 @@ type SMSCallback struct {
 	// Secret authenticates the upstream. Empty: the route is not mounted
 	// (a request to it gets the SMS API's 404).
 	Secret string
-	// Parse reads a pushed report's body and returns the upstream's
-	// message id and the report; its error text is sent back in the 400
+	// Parse reads a pushed report's body and returns the report (the
+	// upstream's message id, the client reference when the report carries
+	// one, and the report); its error text is sent back in the 400
 	// answer. For an Advanta-compatible upstream it is the gateway's
 	// ParseDeliveryReport (sms/advantagateway). Nil: the route is not
 	// mounted.
-	Parse func(body []byte) (gatewayMessageID string, r *sms.Report, err error)
+	Parse func(body []byte) (*sms.UpstreamReport, error)
 }
 
 // mountSMSCallback mounts the delivery-report callback route of svc.
@@ -88,11 +89,12 @@ func (h *Handler) smsCallback(w http.ResponseWriter, r *http.Request, svc *sms.S
 		return &smsRefusal{status: http.StatusUnauthorized, err: sms.NewError(sms.CodeInvalidCredentials, "token",
 			"the callback URL's token, or an X-Signature header sha256=HEX (the HMAC-SHA256 of the body), is missing or wrong")}
 	}
-	id, rep, err := cfg.Parse(body)
+	ur, err := cfg.Parse(body)
 	if err != nil {
 		return sms.NewError(sms.CodeUnsupportedRequest, "body", "%s", err.Error())
 	}
-	switch err := svc.ApplyGatewayReport(r.Context(), id, rep); {
+	id, rep := ur.GatewayMessageID, ur.Report
+	switch err := svc.ApplyUpstreamReport(r.Context(), ur); {
 	case errors.Is(err, sms.ErrUnknownGatewayMessage):
 		h.log.InfoContext(r.Context(), "sms callback: delivery report for a message id the upstream never gave", "gateway_message_id", clipped(id),
 			"description", rep.Description, "correlation_id", correlationID(r))

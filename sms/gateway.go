@@ -13,9 +13,16 @@ import (
 // Advanta-compatible upstream).
 type Gateway interface {
 	// Send hands msgs (at most the scheduler's batch size, 20 by default)
-	// to the upstream and returns one result per message, in order. An
-	// error for the whole call (the upstream could not be reached) means
-	// nothing is known to be accepted: every message is retried.
+	// to the upstream and returns one result per message, in order, each
+	// message carrying its Number as the upstream's client reference
+	// (clientsmsid), so that the upstream's reports can be matched to it
+	// even when its answer is lost. An error for the whole call, or for
+	// one message, that wraps ErrUnknownOutcome (or a context error: the
+	// call timed out or was cancelled) means the request may have reached
+	// the upstream and its answer is unknown: the scheduler waits for a
+	// report carrying the reference before it hands the message over
+	// again (see Options.ConfirmWindow). Any other error means the
+	// upstream did not accept the message.
 	Send(ctx context.Context, msgs []*GatewayMessage) ([]GatewayResult, error)
 	// DeliveryReport returns the upstream's delivery report of a message
 	// it accepted, by the id it gave. ErrNoReport when it has none yet.
@@ -27,12 +34,11 @@ type Gateway interface {
 // GatewayMessage is one SMS handed to a Gateway.
 type GatewayMessage struct {
 	// Reference is the service's message id (Message.ID). A gateway that
-	// can drop duplicates uses it as the idempotency key: a message can be
-	// handed over twice if the process dies between the upstream's answer
-	// and recording it.
+	// can drop duplicates uses it as the idempotency key.
 	Reference string
 	// Number is the service's provider message id (Message.Number), sent
-	// upstream as the client reference where the upstream takes one.
+	// upstream as the client reference (clientsmsid): the upstream's
+	// reports that carry it confirm a hand-over whose answer was lost.
 	Number int64
 	// Mobile is the recipient, international format, digits only.
 	Mobile string
@@ -62,6 +68,12 @@ type GatewayError struct {
 	Retryable bool
 	// RetryAfter, when positive, is the wait the upstream asked for.
 	RetryAfter time.Duration
+	// Throttled reports that the upstream asks the service's account to
+	// slow down (HTTP 429, or the upstream's throttling code): the
+	// scheduler pauses every hand-over for RetryAfter (or
+	// Options.RetryBackoff when it is not given), not only this
+	// message's.
+	Throttled bool
 }
 
 // Error implements the error interface.
@@ -78,6 +90,20 @@ func Retryable(err error) bool {
 		return ge.Retryable
 	}
 	return true
+}
+
+// ErrUnknownOutcome is wrapped by a Gateway's error when the request may
+// have reached the upstream and its answer is unknown: a timeout or a
+// lost connection after the request was written, an answer that could
+// not be read, an accepted message without the upstream's id. See
+// UnknownOutcome.
+var ErrUnknownOutcome = errors.New("sms: the upstream may have accepted the message; its answer is unknown")
+
+// UnknownOutcome reports whether err, the error of a hand-over, leaves
+// its outcome unknown: it wraps ErrUnknownOutcome, context.Canceled or
+// context.DeadlineExceeded.
+func UnknownOutcome(err error) bool {
+	return errors.Is(err, ErrUnknownOutcome) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 // ErrNoReport is returned by Gateway.DeliveryReport when the upstream has no

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
+	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/workqueue"
@@ -17,12 +19,18 @@ import (
 // an immediate send. It runs until ctx is done or Close is called. Starting
 // a started scheduler is an error.
 //
-// Delivery is at least once: a message is claimed under a lease (one
-// claimer at a time), handed to the gateway, and its outcome recorded. Only a
-// process that dies after the gateway accepted a message and before the
-// outcome is committed (a window of one store write) leaves it to be
-// claimed again when its lease ends, and so handed over twice; the gateway
-// gets the same Reference both times.
+// A message is claimed under a lease (one claimer at a time) and the claim
+// durably marks it as possibly handed over (Message.UnconfirmedSince); it
+// is handed to the gateway with its Number as the upstream's client
+// reference, and its outcome recorded: accepted (the upstream's id),
+// refused (the upstream's code), or unknown (the call timed out or lost
+// its connection after the request was written, the process died, the
+// lease ran out). A message whose outcome is unknown is not handed over
+// again before Options.ConfirmWindow has passed since the claim that may
+// have handed it over; a report of the upstream carrying its reference
+// confirms it meanwhile (ApplyUpstreamReport), and without one
+// Options.UnconfirmedPolicy decides. A throttling answer of the upstream
+// (GatewayError.Throttled) pauses every hand-over for the time it asks.
 func (s *SMS) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -88,7 +96,16 @@ func (s *SMS) newQueue() *workqueue.Queue[*Message] {
 				return nil, nil // paused below the credit floor: nothing claimed
 			}
 			now := s.now()
-			msgs, err := s.store.SMSClaimDue(ctx, &ClaimParams{Now: now, LeaseUntil: now.Add(s.opts.Lease), Token: messaging.NewID("claim"), Limit: limit})
+			if s.handover.paused(now) {
+				return nil, nil // the upstream throttled the account: nothing claimed
+			}
+			token := messaging.NewID("claim")
+			s.handover.claimed(token, now)
+			msgs, err := s.store.SMSClaimDue(ctx, &ClaimParams{Now: now, LeaseUntil: now.Add(s.opts.Lease), Token: token, Limit: limit,
+				RenewMarksBefore: now.Add(-s.opts.ConfirmWindow)})
+			if err != nil || len(msgs) == 0 {
+				s.handover.take(token)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("claim: %w", err)
 			}
@@ -101,66 +118,114 @@ func (s *SMS) newQueue() *workqueue.Queue[*Message] {
 func (s *SMS) wakeScheduler() { s.queue.Notify() }
 
 // RunDue hands every message due now to the gateway, in batches of
-// Options.BatchSize, and returns how many it handed over (accepted or not):
+// Options.BatchSize, and returns how many it claimed (handed over,
+// accepted or not, or put back to wait for the confirmation window of an
+// earlier hand-over whose outcome is unknown):
 // the scheduler's work done once, for tests with an injected clock or to
 // drive the scheduler from elsewhere instead of Start.
 func (s *SMS) RunDue(ctx context.Context) (int, error) { return s.queue.RunDue(ctx) }
+
+// handoverState is what the scheduler keeps in memory between a claim
+// and its hand-over: the time of each claim not delivered yet, and the
+// pause the upstream asked for by throttling the service's account.
+type handoverState struct {
+	mu sync.Mutex
+	// claimedAt is the Now of each claim, by token, until it is delivered.
+	claimedAt map[string]time.Time
+	// pausedUntil: nothing is claimed before it.
+	pausedUntil time.Time
+}
+
+// claimed remembers that the claim token was made at now.
+func (h *handoverState) claimed(token string, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.claimedAt == nil {
+		h.claimedAt = map[string]time.Time{}
+	}
+	h.claimedAt[token] = now
+}
+
+// take returns and forgets the time of the claim token (ok false when it
+// is not known).
+func (h *handoverState) take(token string) (at time.Time, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	at, ok = h.claimedAt[token]
+	delete(h.claimedAt, token)
+	return at, ok
+}
+
+// pause holds every hand-over back until until (a later pause wins).
+func (h *handoverState) pause(until time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if until.After(h.pausedUntil) {
+		h.pausedUntil = until
+	}
+}
+
+// paused reports whether hand-overs are paused at now.
+func (h *handoverState) paused(now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return now.Before(h.pausedUntil)
+}
 
 // deliver hands the messages of one claim to the gateway in one call and
 // records each outcome. A failed write of the outcomes is retried until it
 // succeeds or the claim's lease (the DueAt of a claimed message) ends:
 // until then nobody else hands the messages over again.
+//
+// A message an earlier claim marked as possibly handed over (its
+// UnconfirmedSince before this claim) is not handed over while its
+// confirmation window runs: it is put back, its mark kept, until the
+// window's end. When the window ended (the claim renewed the mark),
+// Options.UnconfirmedPolicy decides: resend it, or fail it. A hand-over
+// whose outcome is unknown keeps the mark the claim set and waits for the
+// window likewise.
 func (s *SMS) deliver(ctx context.Context, msgs []*Message) error {
 	token, leaseUntil := msgs[0].ClaimToken, msgs[0].DueAt
-	gms := make([]*GatewayMessage, len(msgs))
-	for i, m := range msgs {
-		gms[i] = &GatewayMessage{Reference: m.ID, Number: m.Number, Mobile: m.Mobile, Text: m.Text, Sender: m.Sender}
-	}
-	gctx, cancel := context.WithTimeout(ctx, s.opts.Lease/2)
-	gctx, span := s.tel.start(gctx, "sms.gateway.send")
-	if recording(span) {
-		span.SetAttributes(attribute.Int("sms.messages", len(gms)))
-	}
-	results, callErr := s.gw.Send(gctx, gms)
-	endSpan(span, callErr)
-	cancel()
-	if callErr == nil && len(results) != len(msgs) {
-		callErr = fmt.Errorf("gateway returned %d results for %d messages", len(results), len(msgs))
+	window := s.opts.ConfirmWindow
+	claimedAt, ok := s.handover.take(token)
+	if !ok {
+		// Not claimed by this scheduler's Claim: take the earliest time
+		// the claim can have been made, so that no window is cut short.
+		claimedAt = leaseUntil.Add(-s.opts.Lease)
 	}
 	now := s.now()
 	cs := make([]*Completion, len(msgs))
-	counts := map[string]int{}
+	var send []int
 	for i, m := range msgs {
-		err := callErr
-		if err == nil {
-			err = results[i].Err
-		}
-		if err == nil && results[i].MessageID == "" {
-			// Never sent without the upstream's id: its reports could not
-			// be matched, so the hand-over is retried.
-			err = errors.New("the gateway accepted the message without giving its id")
-		}
-		if s.credit.on() && lowCreditRefusal(err) {
-			s.checkCreditSoon()
-		}
 		c := &Completion{Number: m.Number, Token: token, At: now}
-		delay, more := s.retryDelay(m.Attempts, err)
-		switch {
-		case err == nil:
-			c.Status, c.GatewayMessageID, c.NetworkID = StatusSent, results[i].MessageID, results[i].NetworkID
-			if c.NetworkID == "" {
-				c.NetworkID = m.NetworkID
-			}
-		case Retryable(err) && more:
-			c.Status, c.RetryAt, c.FailureReason = StatusQueued, now.Add(delay), failureReason(err)
-		default:
-			c.Status, c.FailureReason = StatusFailed, failureReason(err)
-		}
 		cs[i] = c
-		counts[c.Status]++
-		s.log.DebugContext(ctx, "sms: handed to gateway", "number", m.Number, "attempt", m.Attempts, "status", c.Status, "reason", c.FailureReason)
+		prev := m.UnconfirmedSince
+		switch {
+		case prev == nil:
+			send = append(send, i)
+		case prev.After(claimedAt.Add(-window)):
+			// The window of an earlier hand-over runs: the claim kept
+			// its mark.
+			c.Status, c.RetryAt, c.Unconfirmed = StatusQueued, prev.Add(window), true
+			c.FailureReason = "hand-over outcome unknown: waiting for the upstream's report"
+			s.log.InfoContext(ctx, "sms: not handed over again: an earlier hand-over's outcome is unknown", "number", m.Number,
+				"unconfirmed_since", *prev, "until", c.RetryAt)
+		case s.opts.UnconfirmedPolicy == UnconfirmedFail || m.Attempts > s.opts.MaxAttempts:
+			c.Status, c.FailureReason = StatusFailed, ReasonUnconfirmed
+			s.log.WarnContext(ctx, "sms: failed: its hand-over was never confirmed", "number", m.Number, "unconfirmed_since", *prev)
+		default:
+			s.log.WarnContext(ctx, "sms: handed over once more: its earlier hand-over was never confirmed", "number", m.Number, "unconfirmed_since", *prev)
+			send = append(send, i)
+		}
 	}
-	s.log.InfoContext(ctx, "sms: batch handed to gateway", "messages", len(msgs),
+	if len(send) > 0 {
+		s.handOver(ctx, msgs, send, cs, claimedAt.Add(window))
+	}
+	counts := map[string]int{}
+	for _, c := range cs {
+		counts[c.Status]++
+	}
+	s.log.InfoContext(ctx, "sms: batch handed to gateway", "messages", len(msgs), "handed_over", len(send),
 		"sent", counts[StatusSent], "retry", counts[StatusQueued], "failed", counts[StatusFailed])
 	var errs []error
 	err := s.queue.Record(ctx, &workqueue.Outcome{What: "outcomes", LeaseEnd: leaseUntil, LogArgs: []any{"messages", len(cs)},
@@ -178,16 +243,89 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message) error {
 			continue
 		}
 		a := s.tel.account(msgs[i].PartnerID)
-		switch cs[i].Status {
-		case StatusSent:
+		switch {
+		case cs[i].Status == StatusSent:
 			s.tel.sent.Add(ctx, 1, a...)
-		case StatusQueued:
+		case cs[i].Status == StatusQueued && cs[i].Unconfirmed:
+		case cs[i].Status == StatusQueued:
 			s.tel.retries.Add(ctx, 1, a...)
-		case StatusFailed:
+		case cs[i].Status == StatusFailed:
 			s.tel.failed.Add(ctx, 1, a...)
 		}
 	}
 	return nil
+}
+
+// handOver hands the messages msgs[send[...]] to the gateway in one call
+// and sets their completions in cs. windowEnd is the end of the
+// confirmation window of this claim's mark: a message whose outcome is
+// unknown is put back until then, its mark kept.
+func (s *SMS) handOver(ctx context.Context, msgs []*Message, send []int, cs []*Completion, windowEnd time.Time) {
+	gms := make([]*GatewayMessage, len(send))
+	for j, i := range send {
+		m := msgs[i]
+		gms[j] = &GatewayMessage{Reference: m.ID, Number: m.Number, Mobile: m.Mobile, Text: m.Text, Sender: m.Sender}
+	}
+	gctx, cancel := context.WithTimeout(ctx, s.opts.Lease/2)
+	gctx, span := s.tel.start(gctx, "sms.gateway.send")
+	if recording(span) {
+		span.SetAttributes(attribute.Int("sms.messages", len(gms)))
+	}
+	results, callErr := s.gw.Send(gctx, gms)
+	endSpan(span, callErr)
+	cancel()
+	if callErr == nil && len(results) != len(gms) {
+		callErr = fmt.Errorf("%w: the gateway returned %d results for %d messages", ErrUnknownOutcome, len(results), len(gms))
+	}
+	now := s.now()
+	for j, i := range send {
+		m, c := msgs[i], cs[i]
+		c.At = now
+		err := callErr
+		if err == nil {
+			err = results[j].Err
+		}
+		if err == nil && results[j].MessageID == "" {
+			// Never sent without the upstream's id, and never handed over
+			// again before the window: it may have been accepted.
+			err = fmt.Errorf("%w: the gateway accepted the message without giving its id", ErrUnknownOutcome)
+		}
+		if s.credit.on() && lowCreditRefusal(err) {
+			s.checkCreditSoon()
+		}
+		var ge *GatewayError
+		throttled := errors.As(err, &ge) && ge.Throttled
+		var pauseEnd time.Time
+		if throttled {
+			wait := ge.RetryAfter
+			if wait <= 0 {
+				wait = s.opts.RetryBackoff
+			}
+			pauseEnd = now.Add(wait)
+			s.handover.pause(pauseEnd)
+		}
+		delay, more := s.retryDelay(m.Attempts, err)
+		switch {
+		case err == nil:
+			c.Status, c.GatewayMessageID, c.NetworkID = StatusSent, results[j].MessageID, results[j].NetworkID
+			if c.NetworkID == "" {
+				c.NetworkID = m.NetworkID
+			}
+		case UnknownOutcome(err):
+			c.Status, c.RetryAt, c.Unconfirmed = StatusQueued, windowEnd, true
+			c.FailureReason = "hand-over outcome unknown: " + failureReason(err)
+			s.tel.unconfirmed.Add(ctx, 1, s.tel.account(m.PartnerID)...)
+		case throttled && more:
+			// The whole hand-over pauses: the message goes out when the
+			// pause ends, not on a backoff of its own.
+			c.Status, c.RetryAt, c.FailureReason = StatusQueued, pauseEnd, failureReason(err)
+		case Retryable(err) && more:
+			c.Status, c.RetryAt, c.FailureReason = StatusQueued, now.Add(delay), failureReason(err)
+		default:
+			c.Status, c.FailureReason = StatusFailed, failureReason(err)
+		}
+		s.log.DebugContext(ctx, "sms: handed to gateway", "number", m.Number, "attempt", m.Attempts, "status", c.Status, "reason", c.FailureReason)
+	}
 }
 
 // retryDelay returns the wait before the next attempt after attempt

@@ -168,8 +168,10 @@ func TestGatewayResultCountMismatchRetriesBatch(t *testing.T) {
 			if err != nil || n != 2 {
 				t.Fatalf("RunDue: %d, %v; want 2, nil", n, err)
 			}
-			reason := "gateway returned " + strconv.Itoa(tc.results) + " results for 2 messages"
-			want := msgState{Status: sms.StatusQueued, FailureReason: reason, Attempts: 1, DueAt: base.Add(10 * time.Second)}
+			// The answer cannot be read: the outcome is unknown, so the
+			// messages wait for the confirmation window.
+			reason := "hand-over outcome unknown: " + sms.ErrUnknownOutcome.Error() + ": the gateway returned " + strconv.Itoa(tc.results) + " results for 2 messages"
+			want := msgState{Status: sms.StatusQueued, FailureReason: reason, Attempts: 1, DueAt: base.Add(sms.DefaultConfirmWindow)}
 			for _, num := range nums {
 				if d := cmp.Diff(want, p.state(t, num)); d != "" {
 					t.Errorf("message %d after a batch of 2 got %d results (-want +got):\n%s", num, tc.results, d)
@@ -183,11 +185,11 @@ func TestGatewayResultCountMismatchRetriesBatch(t *testing.T) {
 			}
 
 			broken = false
-			p.clk.Add(10 * time.Second)
+			p.clk.Add(sms.DefaultConfirmWindow)
 			if n, err := p.svc.RunDue(p.ctx); err != nil || n != 2 {
 				t.Fatalf("RunDue at the retry: %d, %v; want 2, nil", n, err)
 			}
-			want = msgState{Status: sms.StatusSent, Attempts: 2, DueAt: base.Add(10*time.Second + sms.DefaultLease), Sent: true}
+			want = msgState{Status: sms.StatusSent, Attempts: 2, DueAt: base.Add(sms.DefaultConfirmWindow + sms.DefaultLease), Sent: true}
 			for _, num := range nums {
 				if d := cmp.Diff(want, p.state(t, num)); d != "" {
 					t.Errorf("message %d after the retry (-want +got):\n%s", num, d)
@@ -262,14 +264,23 @@ func TestOutcomeWriteFailingUntilLeaseEnd(t *testing.T) {
 		t.Errorf("gateway Send called %d times before the lease ended; want 1", sends)
 	}
 
-	// At the lease's end they are claimed again, handed over with the
-	// same References, and recorded.
+	// At the lease's end they are claimed again but not handed over: the
+	// first hand-over's outcome was never recorded, so its confirmation
+	// window runs. After it they are handed over once more with the same
+	// References (the default policy), and recorded.
 	st.mu.Lock()
 	st.fails = 0
 	st.mu.Unlock()
 	p.clk.Add(time.Nanosecond)
 	if n, err := p.svc.RunDue(p.ctx); n != 2 || err != nil {
-		t.Fatalf("RunDue at the lease's end: %d, %v; want 2, nil", n, err)
+		t.Fatalf("RunDue at the lease's end: %d, %v; want 2 claimed, nil", n, err)
+	}
+	if sends, _ := gw.counts(); sends != 1 {
+		t.Errorf("gateway Send called %d times in the confirmation window; want 1", sends)
+	}
+	p.clk.Add(base.Add(sms.DefaultConfirmWindow).Sub(p.clk.Now()))
+	if n, err := p.svc.RunDue(p.ctx); n != 2 || err != nil {
+		t.Fatalf("RunDue at the window's end: %d, %v; want 2, nil", n, err)
 	}
 	gw.mu.Lock()
 	refs := gw.refs
@@ -277,7 +288,7 @@ func TestOutcomeWriteFailingUntilLeaseEnd(t *testing.T) {
 	if len(refs) != 2 || !cmp.Equal(refs[0], refs[1]) {
 		t.Errorf("References handed over %q; want the same batch twice", refs)
 	}
-	want = msgState{Status: sms.StatusSent, Attempts: 2, DueAt: leaseEnd.Add(sms.DefaultLease), Sent: true}
+	want = msgState{Status: sms.StatusSent, Attempts: 3, DueAt: base.Add(sms.DefaultConfirmWindow + sms.DefaultLease), Sent: true}
 	for _, num := range nums {
 		if d := cmp.Diff(want, p.state(t, num)); d != "" {
 			t.Errorf("message %d after the second hand-over (-want +got):\n%s", num, d)

@@ -70,9 +70,25 @@ const (
 	DefaultMaxAttempts  = 8
 	DefaultRetryBackoff = 10 * time.Second
 	DefaultMaxSegments  = 10
+	// DefaultConfirmWindow is the default of Options.ConfirmWindow.
+	DefaultConfirmWindow = 5 * time.Minute
 	// MaxRetryBackoff caps the wait between two attempts.
 	MaxRetryBackoff = 15 * time.Minute
 )
+
+// Policies for a hand-over whose outcome stayed unknown (see
+// Options.UnconfirmedPolicy).
+const (
+	// UnconfirmedResend hands the message over once more.
+	UnconfirmedResend = "resend"
+	// UnconfirmedFail fails the message with ReasonUnconfirmed and refunds
+	// its credit, as for a refusal of the gateway.
+	UnconfirmedFail = "fail"
+)
+
+// ReasonUnconfirmed is the FailureReason of a message failed by the
+// UnconfirmedFail policy.
+const ReasonUnconfirmed = "hand-over outcome unknown: the upstream neither answered nor reported the message within the confirmation window"
 
 // Options configure an SMS. A nil *Options means all defaults.
 type Options struct {
@@ -105,6 +121,21 @@ type Options struct {
 	// MaxSegments is the most parts a message may take. Default 10 (1,530
 	// GSM-7 characters or 670 UCS-2 code units).
 	MaxSegments int
+	// ConfirmWindow is how long a message whose hand-over outcome is
+	// unknown (the gateway call timed out or lost its connection after
+	// the request was written, the process died, the claim's lease ran
+	// out) waits, from the claim that may have handed it over, for a
+	// report of the upstream carrying its reference (ApplyUpstreamReport)
+	// before UnconfirmedPolicy decides. Meanwhile it is never handed
+	// over again and its public state does not change. Default 5 minutes.
+	ConfirmWindow time.Duration
+	// UnconfirmedPolicy decides what becomes of a message whose
+	// hand-over outcome is still unknown when its ConfirmWindow ends:
+	// UnconfirmedResend (the default, "") hands it over once more;
+	// UnconfirmedFail fails it with ReasonUnconfirmed and refunds its
+	// credit. A resend beyond MaxAttempts claims fails it as
+	// UnconfirmedFail does.
+	UnconfirmedPolicy string
 	// UpstreamCreditFloor, when positive, turns on the credit guard: the
 	// scheduler reads the service's own credit at the upstream
 	// (Gateway.Balance) before its first claim, every
@@ -153,6 +184,9 @@ type SMS struct {
 	credit creditGuard
 	// tel holds the metric instruments and the tracer.
 	tel *smsTelemetry
+	// handover holds the scheduler's claim times and its pause after the
+	// upstream throttled the account (see scheduler.go).
+	handover handoverState
 
 	mu        sync.Mutex
 	running   bool
@@ -183,6 +217,14 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 	defaults.Positive(&o.MaxAttempts, DefaultMaxAttempts)
 	defaults.Positive(&o.RetryBackoff, DefaultRetryBackoff)
 	defaults.Positive(&o.MaxSegments, DefaultMaxSegments)
+	defaults.Positive(&o.ConfirmWindow, DefaultConfirmWindow)
+	switch o.UnconfirmedPolicy {
+	case "":
+		o.UnconfirmedPolicy = UnconfirmedResend
+	case UnconfirmedResend, UnconfirmedFail:
+	default:
+		return nil, fmt.Errorf("sms: New: Options.UnconfirmedPolicy must be %q or %q (got %q)", UnconfirmedResend, UnconfirmedFail, clip(o.UnconfirmedPolicy))
+	}
 	clock := o.Clock
 	s := &SMS{
 		store: store, gw: gw, now: func() time.Time { return clock().UTC() }, log: o.Logger, opts: o,

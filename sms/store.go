@@ -78,6 +78,14 @@ type Message struct {
 	NetworkID        string
 	// FailureReason tells why the last attempt failed.
 	FailureReason string
+	// UnconfirmedSince is the mark of a hand-over whose outcome is
+	// unknown: when a claim marked the message as possibly handed over
+	// (SMSClaimDue sets it on a message that has none), kept while the
+	// upstream's answer is unknown, cleared when an outcome is recorded
+	// or the scheduler releases the message without handing it over. Nil
+	// when there is none. In the messages SMSClaimDue returns it is the
+	// mark as it was before that claim.
+	UnconfirmedSince *time.Time
 	// Report is the last delivery report, nil when there is none.
 	Report    *Report
 	SentAt    *time.Time
@@ -186,6 +194,14 @@ type Store interface {
 	// p.Token and one more attempt, atomically, so that concurrent claimers
 	// never get the same message. A sending message whose lease ran out is
 	// claimed again. It uses an index on the due time.
+	//
+	// The claim durably marks each claimed message as possibly handed
+	// over: UnconfirmedSince is set to p.Now when it is nil, or when it
+	// is at or before p.RenewMarksBefore (a mark whose confirmation
+	// window ended); an other mark is kept. Each returned message carries
+	// the mark as it was before the claim (nil: no earlier claim may have
+	// handed it over without its outcome being recorded), everything
+	// else as stored after the claim.
 	SMSClaimDue(ctx context.Context, p *ClaimParams) ([]*Message, error)
 	// SMSQueueStats describes the scheduler's queue at p.Now: the
 	// messages not handed over yet (scheduled, queued or sending), how
@@ -196,8 +212,21 @@ type Store interface {
 	SMSQueueStats(ctx context.Context, p *QueueStatsParams) (*QueueStats, error)
 	// SMSComplete records the outcomes of claimed messages in one
 	// transaction. An outcome whose message is no longer sending under its
-	// token gets messaging.ErrStale in its slot and changes nothing.
+	// token gets messaging.ErrStale in its slot and changes nothing. Each
+	// outcome clears the message's UnconfirmedSince, except a queued one
+	// with Unconfirmed set, which keeps it.
 	SMSComplete(ctx context.Context, cs []*Completion) ([]error, error)
+	// SMSConfirm records the hand-over of the message p.Number (whatever
+	// its account), whose outcome was unknown, as accepted by the
+	// upstream under p.GatewayMessageID, in one atomic step: when the
+	// message has an UnconfirmedSince mark and is queued or sending, it
+	// becomes sent as SMSComplete records StatusSent (GatewayMessageID,
+	// NetworkID when p.NetworkID is not empty, SentAt p.At, the failure
+	// reason and the claim token cleared) and its mark is cleared; it
+	// returns the message after the change and true. Otherwise it changes
+	// nothing and returns the message as stored and false. ErrNotFound
+	// when there is no message p.Number.
+	SMSConfirm(ctx context.Context, p *ConfirmParams) (m *Message, confirmed bool, err error)
 	// SMSReportSave stores p.Report as the delivery report of message
 	// p.Number of the account p.PartnerID, unless the stored report is
 	// final (its Description is one of FinalDeliveryStates): a final
@@ -370,6 +399,19 @@ type ClaimParams struct {
 	LeaseUntil time.Time
 	Token      string
 	Limit      int
+	// RenewMarksBefore: a claimed message's UnconfirmedSince at or
+	// before it is replaced by Now (zero: no mark is replaced).
+	RenewMarksBefore time.Time
+}
+
+// ConfirmParams are the arguments of Store.SMSConfirm.
+type ConfirmParams struct {
+	Number           int64
+	GatewayMessageID string
+	// NetworkID, when not empty, replaces the message's network id.
+	NetworkID string
+	// At is the message's SentAt and UpdatedAt.
+	At time.Time
 }
 
 // Completion is the outcome of one claimed message, for Store.SMSComplete.
@@ -386,7 +428,12 @@ type Completion struct {
 	NetworkID        string
 	RetryAt          time.Time
 	FailureReason    string
-	At               time.Time
+	// Unconfirmed, with StatusQueued, keeps the message's UnconfirmedSince
+	// mark: its hand-over's outcome is unknown, or it waits for the
+	// confirmation window of an earlier one. Every other outcome clears
+	// the mark.
+	Unconfirmed bool
+	At          time.Time
 }
 
 // QueueStatsParams are the arguments of Store.SMSQueueStats.

@@ -21,15 +21,25 @@ const InstrumentationName = "github.com/ujumbe/messaging/sms"
 // account (the partner id): never a mobile number, a message text or a
 // key.
 const (
-	MetricAccepted       = "messaging.sms.messages.accepted"
-	MetricSent           = "messaging.sms.messages.sent"
-	MetricFailed         = "messaging.sms.messages.failed"
-	MetricRetries        = "messaging.sms.retries"
-	MetricSegments       = "messaging.sms.segments"
-	MetricCreditDebited  = "messaging.sms.credit.debited"
-	MetricQueueDepth     = "messaging.sms.queue.depth"
-	MetricQueueDue       = "messaging.sms.queue.due"
-	MetricQueueOldestAge = "messaging.sms.queue.oldest_age"
+	MetricAccepted      = "messaging.sms.messages.accepted"
+	MetricSent          = "messaging.sms.messages.sent"
+	MetricFailed        = "messaging.sms.messages.failed"
+	MetricRetries       = "messaging.sms.retries"
+	MetricSegments      = "messaging.sms.segments"
+	MetricCreditDebited = "messaging.sms.credit.debited"
+	// MetricUnconfirmed counts hand-overs whose outcome was unknown
+	// (see Options.ConfirmWindow).
+	MetricUnconfirmed = "messaging.sms.handovers.unconfirmed"
+	// MetricConfirmed counts unknown hand-overs a report of the upstream
+	// confirmed (see ApplyUpstreamReport).
+	MetricConfirmed = "messaging.sms.handovers.confirmed"
+	// MetricLateConfirmations counts reports of the upstream that carry
+	// a message's reference but came after its outcome was recorded
+	// otherwise (resent, or failed): logged, never applied.
+	MetricLateConfirmations = "messaging.sms.handovers.late_confirmations"
+	MetricQueueDepth        = "messaging.sms.queue.depth"
+	MetricQueueDue          = "messaging.sms.queue.due"
+	MetricQueueOldestAge    = "messaging.sms.queue.oldest_age"
 )
 
 // AttrAccount is the attribute naming the account (partner id).
@@ -44,6 +54,10 @@ type smsTelemetry struct {
 	retries  metric.Int64Counter
 	segments metric.Int64Counter
 	debited  metric.Float64Counter
+
+	unconfirmed metric.Int64Counter
+	confirmed   metric.Int64Counter
+	late        metric.Int64Counter
 
 	mu       sync.RWMutex
 	accounts map[string][]metric.AddOption
@@ -69,6 +83,9 @@ func newSMSTelemetry(s *SMS, mp metric.MeterProvider, tp trace.TracerProvider) (
 	t.failed = counter(MetricFailed, "{message}", "SMS that failed for good (refused, or retries exhausted), by account.")
 	t.retries = counter(MetricRetries, "{message}", "SMS put back for a later attempt after a retryable gateway error, by account.")
 	t.segments = counter(MetricSegments, "{segment}", "SMS parts of the accepted messages, by account.")
+	t.unconfirmed = counter(MetricUnconfirmed, "{message}", "SMS hand-overs whose outcome was unknown (timeout, lost connection, lost answer), by account.")
+	t.confirmed = counter(MetricConfirmed, "{message}", "SMS hand-overs of unknown outcome confirmed by a report of the upstream, by account.")
+	t.late = counter(MetricLateConfirmations, "{report}", "Reports of the upstream carrying an SMS reference after its outcome was recorded otherwise (resent or failed): not applied, by account.")
 	var err error
 	t.debited, err = m.Float64Counter(MetricCreditDebited, metric.WithUnit("{credit}"), metric.WithDescription("Credit debited for accepted SMS, by account."))
 	errs = append(errs, err)

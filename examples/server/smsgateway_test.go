@@ -120,8 +120,8 @@ func TestOpenSMSGateway(t *testing.T) {
 		t.Errorf("credit guard options %+v", o)
 	}
 	// The parser reads times in the upstream's zone.
-	_, r, err := g.callback.Parse([]byte(`{"messageID":"1","deliveryStatus":32,"timestamp":"2026-03-04 13:00:00"}`))
-	if err != nil || !r.Time.Equal(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)) {
-		t.Errorf("parsed %+v, %v; want 10:00 UTC", r, err)
+	ur, err := g.callback.Parse([]byte(`{"messageID":"1","deliveryStatus":32,"timestamp":"2026-03-04 13:00:00"}`))
+	if err != nil || !ur.Report.Time.Equal(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("parsed %+v, %v; want 10:00 UTC", ur, err)
 	}
 }

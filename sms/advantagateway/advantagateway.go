@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -106,16 +107,6 @@ const (
 	PathGetBalance = "/api/services/getbalance/"
 )
 
-// sendRequest is the body of sendsms.
-type sendRequest struct {
-	APIKey    string `json:"apikey"`
-	PartnerID string `json:"partnerID"`
-	Message   string `json:"message"`
-	Shortcode string `json:"shortcode"`
-	Mobile    string `json:"mobile"`
-	PassType  string `json:"pass_type"`
-}
-
 // bulkItem is an item of sendbulk.
 type bulkItem struct {
 	PartnerID   string `json:"partnerID"`
@@ -181,9 +172,14 @@ type answer struct {
 	Credit              flexText `json:"credit"`
 }
 
+// errUnreadable is wrapped by post's error for a 2xx answer it could not
+// read.
+var errUnreadable = errors.New("the answer could not be read")
+
 // post sends body to path and decodes the answer. A transport failure, or
 // an HTTP status that is not 2xx and carries no response-code, is an error
-// (a *sms.GatewayError for HTTP statuses).
+// (a *sms.GatewayError for HTTP statuses; one wrapping errUnreadable for a
+// 2xx answer that could not be read).
 func (g *Gateway) post(ctx context.Context, path string, body any) (*answer, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -203,7 +199,7 @@ func (g *Gateway) post(ctx context.Context, path string, body any) (*answer, err
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return nil, fmt.Errorf("advantagateway: %s: reading the answer: %w", path, err)
+		return nil, fmt.Errorf("advantagateway: %s: reading the answer: %w: %w", path, errUnreadable, err)
 	}
 	var a answer
 	decodeErr := json.Unmarshal(raw, &a)
@@ -214,14 +210,14 @@ func (g *Gateway) post(ctx context.Context, path string, body any) (*answer, err
 		return nil, httpError(resp)
 	}
 	if decodeErr != nil {
-		return nil, fmt.Errorf("advantagateway: %s: answer is not the expected JSON: %w", path, decodeErr)
+		return nil, fmt.Errorf("advantagateway: %s: answer is not the expected JSON: %w: %w", path, errUnreadable, decodeErr)
 	}
 	return &a, nil
 }
 
 // httpError maps a non-2xx answer without a response code.
 func httpError(resp *http.Response) *sms.GatewayError {
-	e := &sms.GatewayError{Code: resp.StatusCode, Description: "HTTP " + resp.Status}
+	e := &sms.GatewayError{Code: resp.StatusCode, Description: "HTTP " + resp.Status, Throttled: resp.StatusCode == http.StatusTooManyRequests}
 	switch {
 	case resp.StatusCode >= 500, resp.StatusCode == 401, resp.StatusCode == 403, resp.StatusCode == 408, resp.StatusCode == 429:
 		e.Retryable = true
@@ -242,6 +238,8 @@ func codeError(code int, desc string) *sms.GatewayError {
 		e.Retryable = true
 	case 4090:
 		e.Retryable, e.RetryAfter = true, 5*time.Minute
+	case sms.CodeRateLimited:
+		e.Retryable, e.Throttled = true, true
 	}
 	if e.Description == "" {
 		e.Description = sms.CodeText(code)
@@ -249,9 +247,10 @@ func codeError(code int, desc string) *sms.GatewayError {
 	return e
 }
 
-// Send implements sms.Gateway: one message goes through sendsms, more
-// through sendbulk in chunks of MaxBulk. An answer for the whole request
-// (a flat response-code) applies to each of its messages.
+// Send implements sms.Gateway: the messages go through sendbulk in chunks
+// of MaxBulk (one message too), each with its Number as clientsmsid. An
+// answer for the whole request (a flat response-code) applies to each of
+// its messages.
 func (g *Gateway) Send(ctx context.Context, msgs []*sms.GatewayMessage) ([]sms.GatewayResult, error) {
 	out := make([]sms.GatewayResult, 0, len(msgs))
 	for start := 0; start < len(msgs); start += MaxBulk {
@@ -273,29 +272,37 @@ func (g *Gateway) Send(ctx context.Context, msgs []*sms.GatewayMessage) ([]sms.G
 	return out, nil
 }
 
-func (g *Gateway) sendChunk(ctx context.Context, msgs []*sms.GatewayMessage) ([]sms.GatewayResult, error) {
-	var a *answer
-	var err error
-	path := PathSendBulk
-	if len(msgs) == 1 {
-		path = PathSendSMS
-		m := msgs[0]
-		a, err = g.post(ctx, path, sendRequest{APIKey: g.apikey, PartnerID: g.partnerID, Message: m.Text, Shortcode: m.Sender, Mobile: m.Mobile, PassType: "plain"})
-	} else {
-		req := bulkRequest{Count: len(msgs), SMSList: make([]bulkItem, len(msgs))}
-		for i, m := range msgs {
-			req.SMSList[i] = bulkItem{PartnerID: g.partnerID, APIKey: g.apikey, PassType: "plain", ClientSMSID: m.Number,
-				Mobile: m.Mobile, Message: m.Text, Shortcode: m.Sender}
-		}
-		a, err = g.post(ctx, path, req)
+// sendError classifies the error of a send request: unless the request
+// cannot have reached the upstream (it could not connect) or the
+// upstream answered (an HTTP status), its outcome is unknown.
+func sendError(err error) error {
+	var ge *sms.GatewayError
+	var op *net.OpError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &ge) && !errors.Is(err, errUnreadable):
+		return err
+	case errors.As(err, &dns), errors.As(err, &op) && op.Op == "dial":
+		return err
 	}
+	return fmt.Errorf("%w: %w", sms.ErrUnknownOutcome, err)
+}
+
+func (g *Gateway) sendChunk(ctx context.Context, msgs []*sms.GatewayMessage) ([]sms.GatewayResult, error) {
+	path := PathSendBulk
+	req := bulkRequest{Count: len(msgs), SMSList: make([]bulkItem, len(msgs))}
+	for i, m := range msgs {
+		req.SMSList[i] = bulkItem{PartnerID: g.partnerID, APIKey: g.apikey, PassType: "plain", ClientSMSID: m.Number,
+			Mobile: m.Mobile, Message: m.Text, Shortcode: m.Sender}
+	}
+	a, err := g.post(ctx, path, req)
 	if err != nil {
-		return nil, err
+		return nil, sendError(err)
 	}
 	if len(a.Responses) == 0 {
 		code := a.ResponseCode.code()
 		if code == 0 || code == 200 {
-			return nil, fmt.Errorf("advantagateway: %s: answer has no responses", path)
+			return nil, fmt.Errorf("%w: advantagateway: %s: answer has no responses", sms.ErrUnknownOutcome, path)
 		}
 		return nil, codeError(code, a.ResponseDescription)
 	}
@@ -314,7 +321,7 @@ func (g *Gateway) sendChunk(ctx context.Context, msgs []*sms.GatewayMessage) ([]
 			j = i
 		}
 		if j >= len(a.Responses) {
-			out[i].Err = fmt.Errorf("advantagateway: %s: no answer for message %d", path, m.Number)
+			out[i].Err = fmt.Errorf("%w: advantagateway: %s: no answer for message %d", sms.ErrUnknownOutcome, path, m.Number)
 			continue
 		}
 		r := a.Responses[j]
@@ -323,7 +330,7 @@ func (g *Gateway) sendChunk(ctx context.Context, msgs []*sms.GatewayMessage) ([]
 			continue
 		}
 		if r.MessageID == "" {
-			out[i].Err = fmt.Errorf("advantagateway: %s: accepted message %d has no messageid", path, m.Number)
+			out[i].Err = fmt.Errorf("%w: advantagateway: %s: accepted message %d has no messageid", sms.ErrUnknownOutcome, path, m.Number)
 			continue
 		}
 		out[i].MessageID, out[i].NetworkID = string(r.MessageID), string(r.NetworkID)

@@ -126,7 +126,6 @@ func reduce(rs []sms.GatewayResult) []result {
 
 func TestSend(t *testing.T) {
 	t.Parallel()
-	sendsmsBody := map[string]any{"apikey": key, "partnerID": partner, "message": "Hello", "shortcode": "ACME", "mobile": "254712345678", "pass_type": "plain"}
 	item := func(n float64, mobile string) map[string]any {
 		return map[string]any{"apikey": key, "partnerID": partner, "pass_type": "plain", "clientsmsid": n, "mobile": mobile, "message": "Hello", "shortcode": "ACME"}
 	}
@@ -140,10 +139,10 @@ func TestSend(t *testing.T) {
 		callErr, callRetryable bool
 	}{
 		{
-			label:    "one message through sendsms",
+			label:    "one message through sendbulk, with its clientsmsid",
 			msgs:     []*sms.GatewayMessage{msg(1, "254712345678")},
 			mock:     []mockResponse{{200, nil, `{"responses":[{"response-code":200,"response-description":"Success","mobile":254712345678,"messageid":8290842,"networkid":"1"}]}`}},
-			requests: []recorded{{advantagateway.PathSendSMS, sendsmsBody}},
+			requests: []recorded{{advantagateway.PathSendBulk, map[string]any{"count": 1.0, "smslist": []any{item(1, "254712345678")}}}},
 			want:     []result{{ID: "8290842", Network: "1"}},
 		},
 		{

@@ -36,17 +36,25 @@ type pushedReport struct {
 	Timestamp    *string `json:"timestamp"`
 	DeliveryTime *string `json:"delivery-time"`
 
+	// ClientSMSID is the client reference of the message (the service's
+	// message number), which this service's upstream adds to its reports;
+	// the spec's report has none.
+	ClientSMSID *flexText `json:"clientsmsid"`
+
 	// A report in getdlr's answer shape carries these too.
 	ResponseCode        *flexText `json:"response-code"`
 	ResponseDescription *string   `json:"response-description"`
 }
 
 // ParseDeliveryReport reads a delivery report the upstream pushed to the
-// service's callback URL (the request body) and returns the upstream's
-// message id and the report. The body is one JSON object with these
-// members, each in camel case or with hyphens as in getdlr's answer:
+// service's callback URL (the request body) and returns it: the
+// upstream's message id, the client reference and the report. The body
+// is one JSON object with these members, each in camel case or with
+// hyphens as in getdlr's answer:
 //
 //	messageID | messageid | message-id               the upstream's message id (required)
+//	clientsmsid                                      optional: the clientsmsid the message was handed over with
+//	                                                 (the service's message number); it confirms a hand-over whose answer was lost
 //	deliveryStatus | delivery-status                 the delivery-status number, e.g. 32
 //	deliveryDescription | delivery-description       e.g. DeliveredToTerminal
 //	deliveryTAT | delivery-tat                       time taken (read, not kept: the service counts from its hand-over)
@@ -60,50 +68,61 @@ type pushedReport struct {
 // timestamp in another layout is an error naming the member; the error
 // never quotes more than 40 characters of a value. A description missing
 // is the status's (see sms.DeliveryDescription), else Unknown.
-func (g *Gateway) ParseDeliveryReport(body []byte) (gatewayMessageID string, r *sms.Report, err error) {
+func (g *Gateway) ParseDeliveryReport(body []byte) (*sms.UpstreamReport, error) {
+	id, ref, r, err := g.parseDeliveryReport(body)
+	if err != nil {
+		return nil, err
+	}
+	return &sms.UpstreamReport{GatewayMessageID: id, ClientRef: ref, Report: r}, nil
+}
+
+func (g *Gateway) parseDeliveryReport(body []byte) (gatewayMessageID, clientRef string, r *sms.Report, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	var p pushedReport
 	if err := dec.Decode(&p); err != nil {
-		return "", nil, fmt.Errorf("the body is not a delivery report: %s", decodeText(err))
+		return "", "", nil, fmt.Errorf("the body is not a delivery report: %s", decodeText(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return "", nil, errors.New("the body is not a delivery report: data after the JSON object")
+		return "", "", nil, errors.New("the body is not a delivery report: data after the JSON object")
 	}
 	id, err := oneOf("messageID", p.MessageID, p.MessageIDLow, p.MessageIDDash)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	if id == nil || strings.TrimSpace(string(*id)) == "" {
-		return "", nil, errors.New("messageID is required: the upstream's message id")
+		return "", "", nil, errors.New("messageID is required: the upstream's message id")
 	}
 	status, err := oneOf("deliveryStatus", p.DeliveryStatus, p.DeliveryStatusDash)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	desc, err := oneOf("deliveryDescription", p.DeliveryDescription, p.DeliveryDescriptionDash)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	network, err := oneOf("deliveryNetworkID", p.DeliveryNetworkID, p.DeliveryNetworkIDDash)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	if _, err := oneOf("deliveryTAT", p.DeliveryTAT, p.DeliveryTATDash); err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	at, err := oneOf("timestamp", p.Timestamp, p.DeliveryTime)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	if p.ResponseCode != nil && p.ResponseCode.code() != 200 {
-		return "", nil, fmt.Errorf("response-code %q is not 200: not a delivery report", clipText(string(*p.ResponseCode)))
+		return "", "", nil, fmt.Errorf("response-code %q is not 200: not a delivery report", clipText(string(*p.ResponseCode)))
 	}
 	r, err = g.report(deref(status), strings.TrimSpace(deref(desc)), deref(network), strings.TrimSpace(deref(at)), true)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
-	return strings.TrimSpace(string(*id)), r, nil
+	if p.ClientSMSID != nil {
+		clientRef = strings.TrimSpace(string(*p.ClientSMSID))
+	}
+	return strings.TrimSpace(string(*id)), clientRef, r, nil
 }
 
 // oneOf returns the one spelling of a field that was given, nil for none,

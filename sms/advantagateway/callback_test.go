@@ -22,6 +22,7 @@ func TestParseDeliveryReport(t *testing.T) {
 		label string
 		body  string
 		id    string
+		ref   string
 		want  *sms.Report
 		// errHas: the body is refused with an error containing it.
 		errHas string
@@ -30,6 +31,11 @@ func TestParseDeliveryReport(t *testing.T) {
 			label: "camel case, numbers as numbers",
 			body:  `{"messageID":8290842,"deliveryStatus":32,"deliveryDescription":"DeliveredToTerminal","deliveryTAT":"6s","deliveryNetworkID":1,"timestamp":"2020-02-16 10:15:13"}`,
 			id:    "8290842", want: &sms.Report{Status: 32, Description: sms.DeliveredToTerminal, NetworkID: "1", Time: at},
+		},
+		{
+			label: "with the clientsmsid, as a number",
+			body:  `{"messageID":"8290843","clientsmsid":42,"deliveryStatus":2,"deliveryDescription":"SentToNetwork"}`,
+			id:    "8290843", ref: "42", want: &sms.Report{Status: 2, Description: sms.DeliverySentToNetwork},
 		},
 		{
 			label: "hyphens, as getdlr answers, numbers as strings",
@@ -69,20 +75,20 @@ func TestParseDeliveryReport(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.label, func(t *testing.T) {
 			t.Parallel()
-			id, r, err := g.ParseDeliveryReport([]byte(tc.body))
+			ur, err := g.ParseDeliveryReport([]byte(tc.body))
 			if tc.errHas != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
-					t.Fatalf("ParseDeliveryReport(%s) = %q, %+v, %v; want an error with %q", tc.body, id, r, err, tc.errHas)
+					t.Fatalf("ParseDeliveryReport(%s) = %+v, %v; want an error with %q", tc.body, ur, err, tc.errHas)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatalf("ParseDeliveryReport(%s): %v", tc.body, err)
 			}
-			if id != tc.id {
-				t.Errorf("id %q, want %q", id, tc.id)
+			if ur.GatewayMessageID != tc.id || ur.ClientRef != tc.ref {
+				t.Errorf("id %q ref %q, want %q and %q", ur.GatewayMessageID, ur.ClientRef, tc.id, tc.ref)
 			}
-			if d := cmp.Diff(tc.want, r); d != "" {
+			if d := cmp.Diff(tc.want, ur.Report); d != "" {
 				t.Errorf("report (-want +got):\n%s", d)
 			}
 		})

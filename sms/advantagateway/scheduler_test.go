@@ -33,6 +33,7 @@ type schedEnv struct {
 	ctx   context.Context
 	clk   *schedClock
 	up    *advantatest.Upstream
+	gw    *advantagateway.Gateway
 	store *memstore.Store
 	svc   *sms.SMS
 }
@@ -52,6 +53,7 @@ func schedSetup(t testing.TB, credit sms.Credit, o sms.Options) *schedEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.gw = g
 	o.Clock = e.clk.Now
 	if o.Lease == 0 {
 		o.Lease = 400 * time.Millisecond // the gateway call times out after 200 ms
@@ -90,8 +92,11 @@ func (e *schedEnv) message(t testing.TB, r *sms.SendResult) *sms.Message {
 
 // TestSchedulerRetriesBadUpstreamAnswers: an upstream answering HTML, a
 // 200 without responses, a 503 or nothing at all leaves each message
-// queued for a retry, never sent without an upstream id; the retry goes
-// through once the upstream answers properly.
+// queued, never sent without an upstream id. A 503 is a refusal: the
+// retry follows the backoff. An answer that may hide an acceptance (a 200
+// that cannot be read, no answer) leaves the outcome unknown: the message
+// keeps its mark and waits for the confirmation window before it goes
+// again. The retry goes through once the upstream answers properly.
 func TestSchedulerRetriesBadUpstreamAnswers(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -99,34 +104,43 @@ func TestSchedulerRetriesBadUpstreamAnswers(t *testing.T) {
 		failure advantatest.Failure
 		n       int
 		reason  string
+		unknown bool
 	}{
-		{"HTML to sendsms", advantatest.FailHTML, 1, "not the expected JSON"},
-		{"HTML to sendbulk", advantatest.FailHTML, 3, "not the expected JSON"},
-		{"200 without responses to sendsms", advantatest.FailNoResponses, 1, "has no responses"},
-		{"200 without responses to sendbulk", advantatest.FailNoResponses, 2, "has no responses"},
-		{"503 HTML", advantatest.FailUnavailable, 2, "[503]"},
-		{"no answer", advantatest.FailHang, 1, "deadline exceeded"},
+		{"HTML to one message", advantatest.FailHTML, 1, "not the expected JSON", true},
+		{"HTML to a bulk", advantatest.FailHTML, 3, "not the expected JSON", true},
+		{"200 without responses to one message", advantatest.FailNoResponses, 1, "has no responses", true},
+		{"200 without responses to a bulk", advantatest.FailNoResponses, 2, "has no responses", true},
+		{"503 HTML", advantatest.FailUnavailable, 2, "[503]", false},
+		{"no answer", advantatest.FailHang, 1, "deadline exceeded", true},
 	} {
 		t.Run(tc.label, func(t *testing.T) {
 			t.Parallel()
 			e := schedSetup(t, sms.Credits(10), sms.Options{})
-			path := advantagateway.PathSendBulk
-			if tc.n == 1 {
-				path = advantagateway.PathSendSMS
-			}
-			e.up.Fail(path, tc.failure)
+			e.up.Fail(advantagateway.PathSendBulk, tc.failure)
 			res := e.send(t, tc.n)
 			if _, err := e.svc.RunDue(e.ctx); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range res {
 				m := e.message(t, r)
-				if m.Status != sms.StatusQueued || m.GatewayMessageID != "" || m.Attempts != 1 || !strings.Contains(m.FailureReason, tc.reason) {
-					t.Errorf("after the bad answer: %s, gateway id %q, %d attempts, reason %q; want queued without an id, reason with %q",
-						m.Status, m.GatewayMessageID, m.Attempts, m.FailureReason, tc.reason)
+				if m.Status != sms.StatusQueued || m.GatewayMessageID != "" || m.Attempts != 1 || !strings.Contains(m.FailureReason, tc.reason) ||
+					(m.UnconfirmedSince != nil) != tc.unknown {
+					t.Errorf("after the bad answer: %s, gateway id %q, %d attempts, reason %q, mark %v; want queued without an id, reason with %q, marked %v",
+						m.Status, m.GatewayMessageID, m.Attempts, m.FailureReason, m.UnconfirmedSince, tc.reason, tc.unknown)
 				}
 			}
-			e.clk.Add(time.Minute)
+			wait := time.Minute
+			if tc.unknown {
+				e.clk.Add(time.Minute)
+				if _, err := e.svc.RunDue(e.ctx); err != nil {
+					t.Fatal(err)
+				}
+				if got := e.up.Requests(advantagateway.PathSendBulk); got != 1 {
+					t.Fatalf("in the confirmation window: %d sendbulk requests, want 1", got)
+				}
+				wait = sms.DefaultConfirmWindow - time.Minute
+			}
+			e.clk.Add(wait)
 			if n, err := e.svc.RunDue(e.ctx); err != nil || n != tc.n {
 				t.Fatalf("retry: RunDue = %d, %v", n, err)
 			}
@@ -144,6 +158,55 @@ func TestSchedulerRetriesBadUpstreamAnswers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSchedulerHungBulkConfirmedByPushedReport: an upstream that accepts
+// a bulk and never answers is not handed it again within the
+// confirmation window; its pushed reports, carrying the clientsmsid,
+// record the messages as sent under the ids it gave, and it never sees
+// them twice.
+func TestSchedulerHungBulkConfirmedByPushedReport(t *testing.T) {
+	t.Parallel()
+	e := schedSetup(t, sms.Credits(10), sms.Options{})
+	e.up.Fail(advantagateway.PathSendBulk, advantatest.FailAcceptHang)
+	res := e.send(t, 3)
+	if _, err := e.svc.RunDue(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Add(4 * time.Minute)
+	if _, err := e.svc.RunDue(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	up := e.up.Messages()
+	if len(up) != 3 || e.up.Requests(advantagateway.PathSendBulk) != 1 {
+		t.Fatalf("the upstream got %d messages in %d requests; want 3 in 1", len(up), e.up.Requests(advantagateway.PathSendBulk))
+	}
+	for _, m := range up {
+		body := e.up.ReportBody(m.MessageID, &sms.Report{Status: 32, Description: sms.DeliveredToTerminal})
+		ur, err := e.gw.ParseDeliveryReport(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.svc.ApplyUpstreamReport(e.ctx, ur); err != nil {
+			t.Fatalf("ApplyUpstreamReport(%s): %v", body, err)
+		}
+	}
+	for i, r := range res {
+		m := e.message(t, r)
+		if m.Status != sms.StatusSent || m.GatewayMessageID != up[i].MessageID || m.Report == nil || !m.Report.Delivered() {
+			t.Errorf("message %s after its report: %s under %q, report %+v; want sent under %s, delivered", r.ProviderMessageID, m.Status, m.GatewayMessageID, m.Report, up[i].MessageID)
+		}
+	}
+	e.clk.Add(time.Hour)
+	if _, err := e.svc.RunDue(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(e.up.Messages()); got != 3 {
+		t.Errorf("the upstream got %d messages in all, want 3", got)
+	}
+	if c := e.up.Credit(); c != sms.Credits(7) {
+		t.Errorf("upstream credit %s, want 7.00 (charged once each)", c)
 	}
 }
 

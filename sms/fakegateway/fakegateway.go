@@ -10,7 +10,13 @@
 //
 // Message ids look like "fk-<unix milliseconds>-<D or A>-<sequence>". A
 // message handed over twice with the same Reference gets the same id and is
-// recorded once, as an upstream with idempotency would do.
+// recorded once in Sent, as an upstream with idempotency would do; Given
+// lists every hand-over, repeats included.
+//
+// Options.Hang makes it accept a call's messages and then not answer
+// until the call's context ends, as an upstream whose answer is lost;
+// Unanswered returns the reports it would push for them, each carrying
+// the message's client reference (its Number) and the id it gave.
 package fakegateway
 
 import (
@@ -40,6 +46,11 @@ type Options struct {
 	// message's result (a *sms.GatewayError, or any error for a retryable
 	// failure) and the message is not recorded.
 	Fail func(m *sms.GatewayMessage) error
+	// Hang, when set, is asked about each call's messages; when it says
+	// true for one of them, the call accepts the messages as usual and
+	// then never answers: it waits until its context ends and returns the
+	// context's error. Default nil: every call answers.
+	Hang func(m *sms.GatewayMessage) bool
 }
 
 // Gateway is the fake gateway. It is safe for concurrent use.
@@ -49,7 +60,11 @@ type Gateway struct {
 	seq   int64
 	calls int
 	sent  []sms.GatewayMessage
+	given []sms.GatewayMessage
 	byRef map[string]string
+	// unanswered are the reports of the messages accepted by calls that
+	// did not answer, in order.
+	unanswered []*sms.UpstreamReport
 }
 
 // New returns a Gateway.
@@ -64,11 +79,25 @@ func (g *Gateway) Send(ctx context.Context, msgs []*sms.GatewayMessage) ([]sms.G
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	out, hang := g.accept(msgs)
+	if hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return out, nil
+}
+
+// accept records msgs and answers them; hang reports whether Options.Hang
+// asked for the call not to be answered.
+func (g *Gateway) accept(msgs []*sms.GatewayMessage) (out []sms.GatewayResult, hang bool) {
 	now := g.o.Clock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.calls++
-	out := make([]sms.GatewayResult, len(msgs))
+	for _, m := range msgs {
+		hang = hang || (g.o.Hang != nil && g.o.Hang(m))
+	}
+	out = make([]sms.GatewayResult, len(msgs))
 	for i, m := range msgs {
 		if g.o.Fail != nil {
 			if err := g.o.Fail(m); err != nil {
@@ -76,6 +105,7 @@ func (g *Gateway) Send(ctx context.Context, msgs []*sms.GatewayMessage) ([]sms.G
 				continue
 			}
 		}
+		g.given = append(g.given, *m)
 		if id, ok := g.byRef[m.Reference]; ok && m.Reference != "" {
 			out[i].MessageID = id
 			continue
@@ -92,7 +122,40 @@ func (g *Gateway) Send(ctx context.Context, msgs []*sms.GatewayMessage) ([]sms.G
 		g.sent = append(g.sent, *m)
 		out[i].MessageID = id
 	}
-	return out, nil
+	if hang {
+		for i, m := range msgs {
+			if out[i].Err == nil {
+				g.unanswered = append(g.unanswered, &sms.UpstreamReport{GatewayMessageID: out[i].MessageID,
+					ClientRef: strconv.FormatInt(m.Number, 10), Report: &sms.Report{Status: sms.DeliveryStatus(sms.DeliverySentToNetwork),
+						Description: sms.DeliverySentToNetwork, Time: now}})
+			}
+		}
+	}
+	return out, hang
+}
+
+// Given returns copies of every message handed over so far, in order,
+// repeats of a Reference included.
+func (g *Gateway) Given() []sms.GatewayMessage {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]sms.GatewayMessage{}, g.given...)
+}
+
+// Unanswered returns the reports the upstream would push for the
+// messages it accepted in calls it did not answer (see Options.Hang): a
+// SentToNetwork report at the hand-over time, carrying the id it gave and
+// the message's Number as the client reference, in order.
+func (g *Gateway) Unanswered() []*sms.UpstreamReport {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*sms.UpstreamReport, len(g.unanswered))
+	for i, r := range g.unanswered {
+		c, rep := *r, *r.Report
+		c.Report = &rep
+		out[i] = &c
+	}
+	return out
 }
 
 // DeliveryReport implements sms.Gateway. An id this package did not make is

@@ -52,3 +52,30 @@ func TestDeterministicReports(t *testing.T) {
 		t.Errorf("Send with a canceled context: %v", err)
 	}
 }
+
+// TestHangAcceptsAndReportsWithTheReference: a call Options.Hang picks
+// accepts its messages, answers nothing until its context ends, and
+// leaves a report per message carrying the id it gave and the message's
+// Number as the client reference; Given lists every hand-over.
+func TestHangAcceptsAndReportsWithTheReference(t *testing.T) {
+	now := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	g := fakegateway.New(&fakegateway.Options{Clock: func() time.Time { return now },
+		Hang: func(m *sms.GatewayMessage) bool { return m.Text == "hang" }})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	res, err := g.Send(ctx, []*sms.GatewayMessage{{Reference: "a", Number: 41, Mobile: "254712345678", Text: "hang"}, {Reference: "b", Number: 42, Mobile: "254712345679", Text: "x"}})
+	if !errors.Is(err, context.DeadlineExceeded) || res != nil {
+		t.Fatalf("hung call: %v, %v; want the context's error and no results", res, err)
+	}
+	reps := g.Unanswered()
+	if len(reps) != 2 || reps[0].ClientRef != "41" || reps[1].ClientRef != "42" || reps[0].GatewayMessageID == "" ||
+		reps[0].GatewayMessageID == reps[1].GatewayMessageID || reps[0].Report.Description != sms.DeliverySentToNetwork {
+		t.Fatalf("unanswered reports %+v", reps)
+	}
+	if _, err := g.Send(context.Background(), []*sms.GatewayMessage{{Reference: "b", Number: 42, Mobile: "254712345679", Text: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if given, sent := len(g.Given()), len(g.Sent()); given != 3 || sent != 2 {
+		t.Errorf("given %d, sent %d; want 3 hand-overs of 2 messages", given, sent)
+	}
+}

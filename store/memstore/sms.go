@@ -71,6 +71,7 @@ func copySMS(m *sms.Message) *sms.Message {
 		c.Report = &r
 	}
 	c.SentAt = copyTime(m.SentAt)
+	c.UnconfirmedSince = copyTime(m.UnconfirmedSince)
 	return &c
 }
 
@@ -398,10 +399,17 @@ func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Mes
 			return due[i].Number < due[j].Number
 		})
 		out = leaseFirst(due, p.Limit, func(m *sms.Message) *sms.Message {
+			prev := copyTime(m.UnconfirmedSince)
 			m.Status, m.DueAt, m.ClaimToken = sms.StatusSending, p.LeaseUntil, p.Token
 			m.Attempts++
 			m.UpdatedAt = p.Now
-			return copySMS(m)
+			if m.UnconfirmedSince == nil || !m.UnconfirmedSince.After(p.RenewMarksBefore) {
+				now := p.Now
+				m.UnconfirmedSince = &now
+			}
+			c := copySMS(m)
+			c.UnconfirmedSince = prev
+			return c
 		})
 		return nil
 	})
@@ -420,6 +428,9 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 				continue
 			}
 			m.ClaimToken, m.UpdatedAt = "", c.At
+			if c.Status != sms.StatusQueued || !c.Unconfirmed {
+				m.UnconfirmedSince = nil
+			}
 			switch c.Status {
 			case sms.StatusSent:
 				m.Status, m.GatewayMessageID, m.NetworkID, m.FailureReason = sms.StatusSent, c.GatewayMessageID, c.NetworkID, ""
@@ -445,6 +456,38 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 		return nil, err
 	}
 	return errs, nil
+}
+
+// SMSConfirm implements sms.Store.
+func (s *Store) SMSConfirm(ctx context.Context, p *sms.ConfirmParams) (*sms.Message, bool, error) {
+	var out *sms.Message
+	var confirmed bool
+	d := &s.sms
+	err := d.do(ctx, func() error {
+		m, ok := d.messages[p.Number]
+		if !ok {
+			return messaging.ErrNotFound
+		}
+		if m.UnconfirmedSince != nil && (m.Status == sms.StatusQueued || m.Status == sms.StatusSending) {
+			confirmed = true
+			at := p.At
+			m.Status, m.GatewayMessageID, m.FailureReason, m.ClaimToken = sms.StatusSent, p.GatewayMessageID, "", ""
+			if p.NetworkID != "" {
+				m.NetworkID = p.NetworkID
+			}
+			m.SentAt, m.UpdatedAt, m.UnconfirmedSince = &at, p.At, nil
+			delete(d.pending, m.Number)
+			if p.GatewayMessageID != "" && d.byGateway[p.GatewayMessageID] < m.Number {
+				d.byGateway[p.GatewayMessageID] = m.Number
+			}
+		}
+		out = copySMS(m)
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, confirmed, nil
 }
 
 // SMSMessageByGatewayID implements sms.Store.

@@ -228,7 +228,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 		args               []any
 	}{
 		{"message claim", pgstore.QMessageClaim, "messages_due", []any{int64(1), 16, "w", lease}},
-		{"sms claim", pgstore.QSMSClaim, "sms_messages_due", []any{int64(1), 20, lease, "t"}},
+		{"sms claim", pgstore.QSMSClaim, "sms_messages_due", []any{int64(1), 20, lease, "t", int64(0)}},
 		{"webhook claim", pgstore.QWebhookClaim, "webhook_deliveries_due", []any{int64(1), 16, "w", lease}},
 	} {
 		plan := explain(t, s, tc.query, tc.args...)

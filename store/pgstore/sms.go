@@ -199,21 +199,38 @@ func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.Ledg
 
 const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, encoding, segments, cost, status, due_at,
 	attempts, claim_token, gateway_message_id, network_id, failure_reason,
-	dlr_status, dlr_description, dlr_network_id, dlr_time, sent_at, created_at, updated_at`
+	dlr_status, dlr_description, dlr_network_id, dlr_time, sent_at, created_at, updated_at, unconfirmed_since`
 
-func scanSMS(row pgx.Row) (*sms.Message, error) {
+func scanSMS(row pgx.Row) (*sms.Message, error) { return scanSMSWith(row) }
+
+// scanClaimedSMS scans a message SMSClaimDue returns: smsCols and the mark
+// before the claim, which replaces the stored one.
+func scanClaimedSMS(row pgx.Row) (*sms.Message, error) {
+	var prev *int64
+	m, err := scanSMSWith(row, &prev)
+	if err != nil {
+		return nil, err
+	}
+	m.UnconfirmedSince = fromTSPtr(prev)
+	return m, nil
+}
+
+// scanSMSWith scans smsCols and then extra.
+func scanSMSWith(row pgx.Row, extra ...any) (*sms.Message, error) {
 	var m sms.Message
 	var cost, due, created, updated int64
 	var dlrStatus *int32
 	var dlrDesc, dlrNet *string
-	var dlrTime, sent *int64
-	if err := row.Scan(&m.Number, &m.ID, &m.PartnerID, &m.Mobile, &m.Text, &m.Sender, &m.ClientSMSID, &m.Encoding, &m.Segments,
+	var dlrTime, sent, unconfirmed *int64
+	dest := []any{&m.Number, &m.ID, &m.PartnerID, &m.Mobile, &m.Text, &m.Sender, &m.ClientSMSID, &m.Encoding, &m.Segments,
 		&cost, &m.Status, &due, &m.Attempts, &m.ClaimToken, &m.GatewayMessageID, &m.NetworkID, &m.FailureReason,
-		&dlrStatus, &dlrDesc, &dlrNet, &dlrTime, &sent, &created, &updated); err != nil {
+		&dlrStatus, &dlrDesc, &dlrNet, &dlrTime, &sent, &created, &updated, &unconfirmed}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
 	m.Cost = sms.Credit(cost)
 	m.DueAt, m.CreatedAt, m.UpdatedAt, m.SentAt = fromTS(due), fromTS(created), fromTS(updated), fromTSPtr(sent)
+	m.UnconfirmedSince = fromTSPtr(unconfirmed)
 	if dlrDesc != nil {
 		r := &sms.Report{Description: *dlrDesc}
 		if dlrStatus != nil {
@@ -315,14 +332,15 @@ func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int6
 // sms_messages_due, skipping rows another claimer has locked, leased in the
 // same statement.
 const qSMSClaim = `WITH c AS (
-			SELECT number AS claim_number FROM sms_messages
+			SELECT number AS claim_number, unconfirmed_since AS prev_unconfirmed FROM sms_messages
 			WHERE status IN ('scheduled', 'queued', 'sending') AND due_at <= $1
 			ORDER BY due_at, number
 			LIMIT $2
 			FOR UPDATE SKIP LOCKED)
-		UPDATE sms_messages SET status = 'sending', due_at = $3, claim_token = $4, attempts = attempts + 1, updated_at = $1
+		UPDATE sms_messages SET status = 'sending', due_at = $3, claim_token = $4, attempts = attempts + 1, updated_at = $1,
+			unconfirmed_since = CASE WHEN unconfirmed_since IS NULL OR unconfirmed_since <= $5 THEN $1 ELSE unconfirmed_since END
 		FROM c WHERE number = c.claim_number
-		RETURNING ` + smsCols
+		RETURNING ` + smsCols + `, c.prev_unconfirmed`
 
 // SMSClaimDue implements sms.Store: one statement that picks the oldest due
 // messages through the partial index sms_messages_due with FOR UPDATE SKIP
@@ -330,7 +348,7 @@ const qSMSClaim = `WITH c AS (
 // processes never get the same message.
 func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
 	ctx = writeCtx(ctx)
-	out, err := queryAll(ctx, s.pool, scanSMS, qSMSClaim, ts(p.Now), p.Limit, ts(p.LeaseUntil), p.Token)
+	out, err := queryAll(ctx, s.pool, scanClaimedSMS, qSMSClaim, ts(p.Now), p.Limit, ts(p.LeaseUntil), p.Token, ts(p.RenewMarksBefore))
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -352,19 +370,21 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 			case sms.StatusSent:
 				err = tx.QueryRow(ctx, `WITH u AS (
 						UPDATE sms_messages SET status = 'sent', gateway_message_id = $1, network_id = $2,
-							failure_reason = '', claim_token = '', sent_at = $3, updated_at = $3
+							failure_reason = '', claim_token = '', sent_at = $3, updated_at = $3, unconfirmed_since = NULL
 						WHERE number = $4 AND status = 'sending' AND claim_token = $5 RETURNING 1)
 					SELECT count(*) FROM u`,
 					c.GatewayMessageID, c.NetworkID, ts(c.At), c.Number, c.Token).Scan(&n)
 			case sms.StatusQueued:
 				err = tx.QueryRow(ctx, `WITH u AS (
-						UPDATE sms_messages SET status = 'queued', due_at = $1, failure_reason = $2, claim_token = '', updated_at = $3
+						UPDATE sms_messages SET status = 'queued', due_at = $1, failure_reason = $2, claim_token = '', updated_at = $3,
+							unconfirmed_since = CASE WHEN $6 THEN unconfirmed_since END
 						WHERE number = $4 AND status = 'sending' AND claim_token = $5 RETURNING 1)
 					SELECT count(*) FROM u`,
-					ts(c.RetryAt), c.FailureReason, ts(c.At), c.Number, c.Token).Scan(&n)
+					ts(c.RetryAt), c.FailureReason, ts(c.At), c.Number, c.Token, c.Unconfirmed).Scan(&n)
 			default:
 				err = tx.QueryRow(ctx, `WITH u AS (
-						UPDATE sms_messages SET status = 'failed', failure_reason = $1, claim_token = '', updated_at = $2
+						UPDATE sms_messages SET status = 'failed', failure_reason = $1, claim_token = '', updated_at = $2,
+							unconfirmed_since = NULL
 						WHERE number = $3 AND status = 'sending' AND claim_token = $4
 						RETURNING partner_id, cost),
 					r AS (
@@ -390,6 +410,28 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 		return nil, err
 	}
 	return errs, nil
+}
+
+// SMSConfirm implements sms.Store: one conditional update, then a read of
+// the message when it changed nothing.
+func (s *Store) SMSConfirm(ctx context.Context, p *sms.ConfirmParams) (*sms.Message, bool, error) {
+	ctx = writeCtx(ctx)
+	m, err := scanSMS(s.pool.QueryRow(ctx, `UPDATE sms_messages SET status = 'sent', gateway_message_id = $2,
+			network_id = CASE WHEN $3 = '' THEN network_id ELSE $3 END,
+			failure_reason = '', claim_token = '', sent_at = $4, updated_at = $4, unconfirmed_since = NULL
+		WHERE number = $1 AND unconfirmed_since IS NOT NULL AND status IN ('queued', 'sending')
+		RETURNING `+smsCols, p.Number, p.GatewayMessageID, p.NetworkID, ts(p.At)))
+	if err == nil {
+		return m, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, interpretError(err)
+	}
+	m, err = scanSMS(s.pool.QueryRow(ctx, `SELECT `+smsCols+` FROM sms_messages WHERE number = $1`, p.Number))
+	if err != nil {
+		return nil, false, interpretError(err)
+	}
+	return m, false, nil
 }
 
 // SMSMessageByGatewayID implements sms.Store, through the index

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -209,7 +210,7 @@ func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.Ledg
 
 const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, encoding, segments, cost, status, due_at,
 	attempts, claim_token, gateway_message_id, network_id, failure_reason,
-	dlr_status, dlr_description, dlr_network_id, dlr_time, sent_at, created_at, updated_at`
+	dlr_status, dlr_description, dlr_network_id, dlr_time, sent_at, created_at, updated_at, unconfirmed_since`
 
 func scanSMS(sc scanner) (*sms.Message, error) {
 	var m sms.Message
@@ -219,7 +220,8 @@ func scanSMS(sc scanner) (*sms.Message, error) {
 	var dlrTime *time.Time
 	if err := sc.Scan(&m.Number, &m.ID, &m.PartnerID, &m.Mobile, &m.Text, &m.Sender, &m.ClientSMSID, &m.Encoding, &m.Segments,
 		&cost, &m.Status, storedTime{&m.DueAt}, &m.Attempts, &m.ClaimToken, &m.GatewayMessageID, &m.NetworkID, &m.FailureReason,
-		&dlrStatus, &dlrDesc, &dlrNet, storedTimePtr{&dlrTime}, storedTimePtr{&m.SentAt}, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt}); err != nil {
+		&dlrStatus, &dlrDesc, &dlrNet, storedTimePtr{&dlrTime}, storedTimePtr{&m.SentAt}, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
+		storedTimePtr{&m.UnconfirmedSince}); err != nil {
 		return nil, err
 	}
 	m.Cost = sms.Credit(cost)
@@ -351,24 +353,62 @@ func (s *Store) SMSMessageList(ctx context.Context, p *sms.MessageListParams) ([
 	return collect(rows, err, scanSMS)
 }
 
-// qSMSClaim claims the due messages (see SMSClaimDue); its arguments are
-// the lease end, the claim token, now, now and the limit.
+// qSMSClaimPick picks the due messages to claim (see SMSClaimDue) and
+// their marks; its arguments are now and the limit.
+const qSMSClaimPick = `SELECT number, unconfirmed_since FROM sms_messages INDEXED BY sms_messages_due
+			WHERE status IN ('scheduled', 'queued', 'sending') AND due_at <= ?
+			ORDER BY due_at, number LIMIT ?`
+
+// qSMSClaim claims the picked messages; its arguments are the lease end,
+// the claim token, now, now, the mark renewal bound, then the numbers.
 const qSMSClaim = `UPDATE sms_messages
-			SET status = 'sending', due_at = ?, claim_token = ?, attempts = attempts + 1, updated_at = ?
-			WHERE number IN (
-				SELECT number FROM sms_messages INDEXED BY sms_messages_due
-				WHERE status IN ('scheduled', 'queued', 'sending') AND due_at <= ?
-				ORDER BY due_at, number LIMIT ?)
+			SET status = 'sending', due_at = ?, claim_token = ?, attempts = attempts + 1, updated_at = ?,
+				unconfirmed_since = CASE WHEN unconfirmed_since IS NULL OR unconfirmed_since <= ? THEN ? ELSE unconfirmed_since END
+			WHERE number IN (%s)
 			RETURNING ` + smsCols
 
-// SMSClaimDue implements sms.Store: one UPDATE ... RETURNING whose
-// candidates come from the partial index sms_messages_due, in the writer's
-// transaction, so two claimers never get the same message.
+// SMSClaimDue implements sms.Store: in the writer's transaction, so two
+// claimers never get the same message, a SELECT of the candidates (with
+// their marks as they were) through the partial index sms_messages_due,
+// and one UPDATE ... RETURNING of them.
 func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Message, error) {
 	var out []*sms.Message
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, qSMSClaim, fmtTime(p.LeaseUntil), p.Token, fmtTime(p.Now), fmtTime(p.Now), p.Limit)
+		rows, err := tx.QueryContext(ctx, qSMSClaimPick, fmtTime(p.Now), p.Limit)
+		if err != nil {
+			return err
+		}
+		prev := map[int64]*time.Time{}
+		var args []any
+		renew := ""
+		if !p.RenewMarksBefore.IsZero() {
+			renew = fmtTime(p.RenewMarksBefore)
+		}
+		args = append(args, fmtTime(p.LeaseUntil), p.Token, fmtTime(p.Now), renew, fmtTime(p.Now))
+		for rows.Next() {
+			var n int64
+			var mark *time.Time
+			if err := rows.Scan(&n, storedTimePtr{&mark}); err != nil {
+				rows.Close()
+				return err
+			}
+			prev[n] = mark
+			args = append(args, n)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(prev) == 0 {
+			return nil
+		}
+		rows, err = tx.QueryContext(ctx, fmt.Sprintf(qSMSClaim, placeholders(len(prev))), args...)
 		out, err = collect(rows, err, scanSMS)
+		for _, m := range out {
+			m.UnconfirmedSince = prev[m.Number]
+		}
 		return err
 	})
 	if err != nil {
@@ -388,17 +428,17 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 			switch c.Status {
 			case sms.StatusSent:
 				res, err = tx.ExecContext(ctx, `UPDATE sms_messages SET status = 'sent', gateway_message_id = ?, network_id = ?,
-					failure_reason = '', claim_token = '', sent_at = ?, updated_at = ?
+					failure_reason = '', claim_token = '', sent_at = ?, updated_at = ?, unconfirmed_since = NULL
 					WHERE number = ? AND status = 'sending' AND claim_token = ?`,
 					c.GatewayMessageID, c.NetworkID, fmtTime(c.At), fmtTime(c.At), c.Number, c.Token)
 			case sms.StatusQueued:
 				res, err = tx.ExecContext(ctx, `UPDATE sms_messages SET status = 'queued', due_at = ?, failure_reason = ?,
-					claim_token = '', updated_at = ?
+					claim_token = '', updated_at = ?, unconfirmed_since = CASE WHEN ? THEN unconfirmed_since END
 					WHERE number = ? AND status = 'sending' AND claim_token = ?`,
-					fmtTime(c.RetryAt), c.FailureReason, fmtTime(c.At), c.Number, c.Token)
+					fmtTime(c.RetryAt), c.FailureReason, fmtTime(c.At), c.Unconfirmed, c.Number, c.Token)
 			default:
 				res, err = tx.ExecContext(ctx, `UPDATE sms_messages SET status = 'failed', failure_reason = ?,
-					claim_token = '', updated_at = ?
+					claim_token = '', updated_at = ?, unconfirmed_since = NULL
 					WHERE number = ? AND status = 'sending' AND claim_token = ?`,
 					c.FailureReason, fmtTime(c.At), c.Number, c.Token)
 			}
@@ -431,6 +471,33 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 		return nil, err
 	}
 	return errs, nil
+}
+
+// SMSConfirm implements sms.Store: a conditional update and, when it
+// changed nothing, a read, in the writer's transaction.
+func (s *Store) SMSConfirm(ctx context.Context, p *sms.ConfirmParams) (*sms.Message, bool, error) {
+	var out *sms.Message
+	var confirmed bool
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		m, err := scanSMS(tx.QueryRowContext(ctx, `UPDATE sms_messages SET status = 'sent', gateway_message_id = ?,
+				network_id = CASE WHEN ? = '' THEN network_id ELSE ? END,
+				failure_reason = '', claim_token = '', sent_at = ?, updated_at = ?, unconfirmed_since = NULL
+			WHERE number = ? AND unconfirmed_since IS NOT NULL AND status IN ('queued', 'sending')
+			RETURNING `+smsCols, p.GatewayMessageID, p.NetworkID, p.NetworkID, fmtTime(p.At), fmtTime(p.At), p.Number))
+		if err == nil {
+			out, confirmed = m, true
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		out, err = scanSMS(tx.QueryRowContext(ctx, `SELECT `+smsCols+` FROM sms_messages WHERE number = ?`, p.Number))
+		return interpretError(err)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, confirmed, nil
 }
 
 // SMSMessageByGatewayID implements sms.Store, through the index

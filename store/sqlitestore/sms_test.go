@@ -17,10 +17,10 @@ func TestSMSConformance(t *testing.T) {
 
 // TestSMSClaimUsesDueIndex proves the claim walks the partial index on the
 // due time in order instead of scanning, or sorting, every message ever
-// sent. It explains the claim SMSClaimDue runs, not a copy of it.
+// sent. It explains the pick SMSClaimDue runs, not a copy of it.
 func TestSMSClaimUsesDueIndex(t *testing.T) {
 	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
-	plan := explain(t, s, qSMSClaim, "2026-lease", "token", "2026", "2026", 20)
+	plan := explain(t, s, qSMSClaimPick, "2026", 20)
 	t.Logf("claim plan:\n%s", plan)
 	if !strings.Contains(plan, "sms_messages_due") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Errorf("the claim does not walk sms_messages_due in order:\n%s", plan)

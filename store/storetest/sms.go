@@ -31,6 +31,8 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"QueueStats", testSMSQueueStats},
 		{"ConcurrentClaimersOneEach", testSMSConcurrentClaimers},
 		{"Complete", testSMSComplete},
+		{"ClaimMarksUnconfirmed", testSMSClaimMarksUnconfirmed},
+		{"ConfirmUnknownHandOver", testSMSConfirm},
 		{"Reports", testSMSReports},
 		{"ReportPushQueuedWithTheReport", testSMSReportPush},
 		{"MessageByGatewayID", testSMSMessageByGatewayID},

@@ -3,7 +3,8 @@
 // an http.Handler answering the four endpoints (sendsms, sendbulk, getdlr,
 // getbalance) in the upstream's shapes, keeping the service's credit at
 // the upstream, recording every message it is given, and failing on
-// demand (an HTML page, a 200 without responses, no answer at all).
+// demand (an HTML page, a 200 without responses, no answer at all, or
+// accepting the messages and then not answering).
 //
 //	up := advantatest.New(&advantatest.Options{PartnerID: "9876", APIKey: key, Credit: sms.Credits(100)})
 //	srv := httptest.NewServer(up)
@@ -79,6 +80,11 @@ const (
 	FailHang
 	// FailUnavailable answers 503 with an HTML page.
 	FailUnavailable
+	// FailAcceptHang accepts the request's messages (sendsms, sendbulk)
+	// as usual, keeping them, and then never answers: it waits until the
+	// client gives up. ReportBody gives the report it would later push
+	// for each.
+	FailAcceptHang
 )
 
 // Upstream is the mock upstream. Serve it with httptest.NewServer or any
@@ -222,6 +228,15 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case FailHang:
 		<-r.Context().Done()
 		return
+	case FailAcceptHang:
+		var req map[string]any
+		if json.Unmarshal(body, &req) == nil {
+			u.mu.Lock()
+			u.sendAll(r.URL.Path, req)
+			u.mu.Unlock()
+		}
+		<-r.Context().Done()
+		return
 	case FailUnavailable:
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -236,16 +251,8 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	switch r.URL.Path {
-	case advantagateway.PathSendSMS:
-		answer(w, http.StatusOK, map[string]any{"responses": []any{u.send(r.URL.Path, req)}})
-	case advantagateway.PathSendBulk:
-		list, _ := req["smslist"].([]any)
-		rs := []any{}
-		for _, it := range list {
-			item, _ := it.(map[string]any)
-			rs = append(rs, u.send(r.URL.Path, item))
-		}
-		answer(w, http.StatusOK, map[string]any{"responses": rs})
+	case advantagateway.PathSendSMS, advantagateway.PathSendBulk:
+		answer(w, http.StatusOK, map[string]any{"responses": u.sendAll(r.URL.Path, req)})
 	case advantagateway.PathGetDLR:
 		if !u.authentic(req) {
 			answer(w, http.StatusUnauthorized, map[string]any{"response-code": 1006, "response-description": "Invalid credentials"})
@@ -275,6 +282,44 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		answer(w, http.StatusNotFound, map[string]any{"response-code": 1010, "response-description": "Unsupported request type"})
 	}
+}
+
+// sendAll answers the messages of a sendsms or sendbulk request; called
+// under u.mu.
+func (u *Upstream) sendAll(path string, req map[string]any) []any {
+	if path == advantagateway.PathSendSMS {
+		return []any{u.send(path, req)}
+	}
+	list, _ := req["smslist"].([]any)
+	rs := []any{}
+	for _, it := range list {
+		item, _ := it.(map[string]any)
+		rs = append(rs, u.send(path, item))
+	}
+	return rs
+}
+
+// ReportBody returns the delivery report the upstream pushes to the
+// service's callback URL for the message it accepted as messageID: the
+// report's members in camel case (see advantagateway.ParseDeliveryReport)
+// and the clientsmsid the message came with, when it had one.
+func (u *Upstream) ReportBody(messageID string, r *sms.Report) []byte {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	b := map[string]any{"messageID": messageID, "deliveryStatus": r.Status, "deliveryDescription": r.Description}
+	if r.NetworkID != "" {
+		b["deliveryNetworkID"] = r.NetworkID
+	}
+	if !r.Time.IsZero() {
+		b["timestamp"] = r.Time.In(u.o.Location).Format("2006-01-02 15:04:05")
+	}
+	for _, m := range u.messages {
+		if m.MessageID == messageID && m.ClientSMSID != "" {
+			b["clientsmsid"] = m.ClientSMSID
+		}
+	}
+	out, _ := json.Marshal(b)
+	return out
 }
 
 // send answers one message of sendsms or sendbulk; called under u.mu.

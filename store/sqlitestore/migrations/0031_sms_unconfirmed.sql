@@ -1,0 +1,4 @@
+-- The mark of a hand-over whose outcome is unknown (sms.Message.UnconfirmedSince):
+-- set by the claim (SMSClaimDue), cleared when an outcome is recorded;
+-- a time as the other columns store it, NULL when none.
+ALTER TABLE sms_messages ADD COLUMN unconfirmed_since TEXT;
