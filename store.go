@@ -904,6 +904,9 @@ type WorkspaceSettingsParams struct {
 	// OutsideWindow, when non-nil, is "" (the default policy, provider) or
 	// OutsideWindowReject.
 	OutsideWindow *string
+	// UnconfirmedSends, when non-nil, is "" (the default policy, resend)
+	// or UnconfirmedFail.
+	UnconfirmedSends *string
 	// OptOutKeywords, when non-nil, replace the workspace's opt-out
 	// keywords (WorkspaceInfo.OptOutKeywords; empty: the defaults).
 	OptOutKeywords *[]string

@@ -51,6 +51,12 @@ type WorkspaceSettings struct {
 	// messaging windows, are all CustomerServiceWindow after the
 	// recipient's last message). Template sends are never affected.
 	OutsideWindow *string
+	// UnconfirmedSends is UnconfirmedResend (or empty, the same) or
+	// UnconfirmedFail: what becomes of a message whose send outcome is
+	// unknown (the provider may have taken it, and no answer was
+	// recorded) when the dispatcher's confirmation window ends with no
+	// confirmation from the provider.
+	UnconfirmedSends *string
 	// OptOutKeywords replace the workspace's opt-out keywords; an empty
 	// list restores the defaults (OptOutKeywords). The rules are those of
 	// CreateWorkspaceParams.OptOutKeywords, and no keyword may be an
@@ -68,8 +74,8 @@ func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *Worksp
 	if err := refuseUnstorable(p); err != nil {
 		return nil, err
 	}
-	if p == nil || (p.OutsideWindow == nil && p.OptOutKeywords == nil && p.OptInKeywords == nil) {
-		return nil, validationError("body", "must give at least one setting: outside_window, opt_out_keywords or opt_in_keywords")
+	if p == nil || (p.OutsideWindow == nil && p.UnconfirmedSends == nil && p.OptOutKeywords == nil && p.OptInKeywords == nil) {
+		return nil, validationError("body", "must give at least one setting: outside_window, unconfirmed_sends, opt_out_keywords or opt_in_keywords")
 	}
 	up := &WorkspaceSettingsParams{WorkspaceID: id}
 	if p.OutsideWindow != nil {
@@ -78,6 +84,13 @@ func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *Worksp
 			return nil, err
 		}
 		up.OutsideWindow = &policy
+	}
+	if p.UnconfirmedSends != nil {
+		policy, err := unconfirmedSendsPolicy(*p.UnconfirmedSends)
+		if err != nil {
+			return nil, err
+		}
+		up.UnconfirmedSends = &policy
 	}
 	var err error
 	if up.OptOutKeywords, err = optionalKeywordList("opt_out_keywords", p.OptOutKeywords); err != nil {

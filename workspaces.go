@@ -46,6 +46,11 @@ type WorkspaceInfo struct {
 	// window gets: OutsideWindowProvider (stored as empty, the default) or
 	// OutsideWindowReject.
 	OutsideWindow string
+	// UnconfirmedSends is what becomes of a message whose send outcome
+	// stayed unknown through the dispatcher's confirmation window:
+	// UnconfirmedResend (stored as empty, the default) or UnconfirmedFail.
+	// See ActiveUnconfirmedSends.
+	UnconfirmedSends string
 	// OptOutKeywords are the workspace's opt-out keywords, folded
 	// (FoldKeyword); empty means the defaults (OptOutKeywords). See
 	// ActiveOptOutKeywords.
@@ -53,11 +58,7 @@ type WorkspaceInfo struct {
 	// OptInKeywords are the workspace's opt-in keywords, folded; empty
 	// means the defaults (OptInKeywords). See ActiveOptInKeywords.
 	OptInKeywords []string
-	// UnconfirmedSends is what a send whose outcome stayed unknown
-	// through the confirmation window gets: UnconfirmedResend (stored as
-	// empty, the default) or UnconfirmedFail.
-	UnconfirmedSends string
-	CreatedAt        time.Time
+	CreatedAt     time.Time
 }
 
 // APIKey is a stored API key. The plaintext is never stored, not even in
@@ -185,6 +186,9 @@ type CreateWorkspaceParams struct {
 	// the customer-service window (see WorkspaceSettings); empty is
 	// OutsideWindowProvider.
 	OutsideWindow string
+	// UnconfirmedSends is the workspace's policy for a send whose outcome
+	// stays unknown (see WorkspaceSettings); empty is UnconfirmedResend.
+	UnconfirmedSends string
 	// OptOutKeywords replace the default opt-out keywords (OptOutKeywords)
 	// of the workspace; empty keeps the defaults. Each keyword holds 1 to
 	// MaxKeywordLen characters once folded (FoldKeyword: case and white
@@ -223,6 +227,10 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	if err != nil {
 		return nil, err
 	}
+	unconfirmed, err := unconfirmedSendsPolicy(p.UnconfirmedSends)
+	if err != nil {
+		return nil, err
+	}
 	optOut, err := keywordList("opt_out_keywords", p.OptOutKeywords)
 	if err != nil {
 		return nil, err
@@ -237,8 +245,8 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	chans := slices.Clone(p.Channels)
 	slices.Sort(chans)
 	chans = slices.Compact(chans)
-	w := &WorkspaceInfo{ID: id, Name: p.Name, Channels: chans, OutsideWindow: policy, OptOutKeywords: optOut, OptInKeywords: optIn,
-		CreatedAt: s.now()}
+	w := &WorkspaceInfo{ID: id, Name: p.Name, Channels: chans, OutsideWindow: policy, UnconfirmedSends: unconfirmed,
+		OptOutKeywords: optOut, OptInKeywords: optIn, CreatedAt: s.now()}
 	if err := s.store.WorkspaceCreate(ctx, w); err != nil {
 		return nil, wrapStoreError(err, "workspace", id)
 	}

@@ -46,6 +46,13 @@ type Workspace struct {
 	// and the provider fails it) or "reject" (refused at once with 422
 	// outside_customer_service_window). Templates are never affected.
 	OutsideWindow string `json:"outside_window"`
+	// UnconfirmedSends is what becomes of a message whose send outcome is
+	// unknown (the provider may have taken it, and no answer was
+	// recorded) when the confirmation window ends with no confirmation
+	// from the provider: "resend" (the default: sent once more, so the
+	// recipient may get it twice) or "fail" (it fails with a
+	// failure_reason starting "[unconfirmed]").
+	UnconfirmedSends string `json:"unconfirmed_sends"`
 	// OptOutKeywords are the keywords in effect that opt a sender out (an
 	// inbound text that is exactly one, ignoring case and white space):
 	// the workspace's own, folded (upper case, no white space), or the
@@ -58,11 +65,13 @@ type Workspace struct {
 
 // WorkspaceCreateParams is the body of POST /admin/v1/workspaces (schema
 // WorkspaceCreate): an empty ID is generated, an empty OutsideWindow is
-// "provider", empty keyword lists are the defaults.
+// "provider", an empty UnconfirmedSends is "resend", empty keyword lists
+// are the defaults.
 type WorkspaceCreateParams struct {
-	ID            string `json:"id,omitempty"`
-	Name          string `json:"name,omitempty"`
-	OutsideWindow string `json:"outside_window,omitempty"`
+	ID               string `json:"id,omitempty"`
+	Name             string `json:"name,omitempty"`
+	OutsideWindow    string `json:"outside_window,omitempty"`
+	UnconfirmedSends string `json:"unconfirmed_sends,omitempty"`
 	// OptOutKeywords and OptInKeywords replace the default keyword lists:
 	// each keyword 1 to 32 characters once case and white space are
 	// folded, no duplicates, none in both lists, at most 50 per list (a
@@ -77,6 +86,8 @@ type WorkspaceCreateParams struct {
 type WorkspaceUpdateParams struct {
 	// OutsideWindow is "provider" or "reject"; empty leaves the policy.
 	OutsideWindow string `json:"outside_window,omitempty"`
+	// UnconfirmedSends is "resend" or "fail"; empty leaves the policy.
+	UnconfirmedSends string `json:"unconfirmed_sends,omitempty"`
 	// OptOutKeywords, when non-nil, replaces the opt-out keywords (the
 	// rules of WorkspaceCreateParams); a pointer to an empty, non-nil
 	// slice (&[]string{}) restores the defaults.

@@ -10,7 +10,8 @@ import (
 )
 
 // Settings -> Workspace: what a free-form send outside the
-// customer-service window gets, and the opt-out and opt-in keywords, as
+// customer-service window gets, what becomes of a send whose outcome stays
+// unknown, and the opt-out and opt-in keywords, as
 // PATCH /admin/v1/workspaces/{id} sets them (Service.SetWorkspaceSettings,
 // with its rules and messages). Every viewer of the workspace sees them;
 // only an operator may change them, as only the operator token may through
@@ -23,6 +24,11 @@ type settingsView struct {
 	OutsideWindow string
 	// Policies are the choices of the policy select.
 	Policies []policyChoice
+	// UnconfirmedSends is the selected policy for sends whose outcome
+	// stays unknown: the one in force, or the refused form's value.
+	UnconfirmedSends string
+	// UnconfirmedPolicies are the choices of its select.
+	UnconfirmedPolicies []policyChoice
 	// WindowHours is the length of the customer-service window.
 	WindowHours int
 	// OptOut and OptIn are the values of the keyword inputs: the
@@ -34,7 +40,7 @@ type settingsView struct {
 	DefaultOptOut, DefaultOptIn string
 }
 
-// policyChoice is one choice of the outside-window policy select.
+// policyChoice is one choice of a policy select.
 type policyChoice struct{ Value, Label string }
 
 // policyChoices returns the library's outside-window policies, in the
@@ -43,6 +49,15 @@ func policyChoices() []policyChoice {
 	return []policyChoice{
 		{messaging.OutsideWindowProvider, "Provider refuses"},
 		{messaging.OutsideWindowReject, "Refused here"},
+	}
+}
+
+// unconfirmedChoices returns the library's policies for sends whose
+// outcome stays unknown, in the order the page offers them.
+func unconfirmedChoices() []policyChoice {
+	return []policyChoice{
+		{messaging.UnconfirmedResend, "Send again"},
+		{messaging.UnconfirmedFail, "Fail the message"},
 	}
 }
 
@@ -55,20 +70,25 @@ func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, req *re
 	p.fill(h, req)
 	ws := req.ws
 	v := &settingsView{OutsideWindow: ws.ActiveOutsideWindow(), Policies: policyChoices(),
+		UnconfirmedSends: ws.ActiveUnconfirmedSends(), UnconfirmedPolicies: unconfirmedChoices(),
 		WindowHours: int(messaging.CustomerServiceWindow / time.Hour),
 		OptOut:      strings.Join(ws.OptOutKeywords, ", "), OptIn: strings.Join(ws.OptInKeywords, ", "),
 		ActiveOptOut: strings.Join(ws.ActiveOptOutKeywords(), ", "), ActiveOptIn: strings.Join(ws.ActiveOptInKeywords(), ", "),
 		DefaultOptOut: strings.Join(messaging.OptOutKeywords(), ", "), DefaultOptIn: strings.Join(messaging.OptInKeywords(), ", ")}
 	if p.Form != nil {
 		v.OutsideWindow, v.OptOut, v.OptIn = p.Form.Get("outside_window"), p.Form.Get("opt_out_keywords"), p.Form.Get("opt_in_keywords")
+		if p.Form.Has("unconfirmed_sends") {
+			v.UnconfirmedSends = p.Form.Get("unconfirmed_sends")
+		}
 	}
 	p.Data = v
 	h.render(w, r, status, "settings", p)
 	return nil
 }
 
-// saveSettings stores the form's three settings at once; a refused one
-// stores nothing and is shown by its field.
+// saveSettings stores the form's settings at once; a refused one stores
+// nothing and is shown by its field. A form without unconfirmed_sends
+// (one a page of an earlier version rendered) leaves that setting.
 func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, req *request) error {
 	if err := r.ParseForm(); err != nil {
 		return err
@@ -76,7 +96,12 @@ func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, req *requ
 	f := r.PostForm
 	policy := f.Get("outside_window")
 	out, in := keywordsOf(f.Get("opt_out_keywords")), keywordsOf(f.Get("opt_in_keywords"))
-	_, err := h.svc.SetWorkspaceSettings(req.ctx, req.ws.ID, &messaging.WorkspaceSettings{OutsideWindow: &policy, OptOutKeywords: &out, OptInKeywords: &in})
+	set := &messaging.WorkspaceSettings{OutsideWindow: &policy, OptOutKeywords: &out, OptInKeywords: &in}
+	if f.Has("unconfirmed_sends") {
+		unconfirmed := f.Get("unconfirmed_sends")
+		set.UnconfirmedSends = &unconfirmed
+	}
+	_, err := h.svc.SetWorkspaceSettings(req.ctx, req.ws.ID, set)
 	if err != nil {
 		// "opt_out_keywords[2]" is shown by the list's input; the message
 		// names the keyword.

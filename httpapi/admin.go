@@ -196,6 +196,8 @@ type workspaceJSON struct {
 	Channels []string `json:"channels"`
 	// OutsideWindow is provider or reject.
 	OutsideWindow string `json:"outside_window"`
+	// UnconfirmedSends is resend or fail.
+	UnconfirmedSends string `json:"unconfirmed_sends"`
 	// OptOutKeywords and OptInKeywords are the keywords in effect: the
 	// workspace's own, or the defaults.
 	OptOutKeywords []string  `json:"opt_out_keywords"`
@@ -209,15 +211,16 @@ func workspaceView(w *messaging.WorkspaceInfo) workspaceJSON {
 		ch = []string{}
 	}
 	return workspaceJSON{ID: w.ID, Name: w.Name, Channels: ch, CreatedAt: timestamp(w.CreatedAt),
-		OutsideWindow:  w.ActiveOutsideWindow(),
+		OutsideWindow: w.ActiveOutsideWindow(), UnconfirmedSends: w.ActiveUnconfirmedSends(),
 		OptOutKeywords: w.ActiveOptOutKeywords(), OptInKeywords: w.ActiveOptInKeywords()}
 }
 
 // workspaceCreateRequest is the body of POST /admin/v1/workspaces.
 type workspaceCreateRequest struct {
-	ID            string `json:"id"`
-	Name          string `json:"name"`
-	OutsideWindow string `json:"outside_window"`
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	OutsideWindow    string `json:"outside_window"`
+	UnconfirmedSends string `json:"unconfirmed_sends"`
 	// OptOutKeywords and OptInKeywords replace the defaults; absent or
 	// empty keeps them.
 	OptOutKeywords []string `json:"opt_out_keywords"`
@@ -228,9 +231,10 @@ type workspaceCreateRequest struct {
 // an absent (or null) member leaves its setting; an empty keyword list
 // restores the defaults.
 type workspaceUpdateRequest struct {
-	OutsideWindow  *string   `json:"outside_window"`
-	OptOutKeywords *[]string `json:"opt_out_keywords"`
-	OptInKeywords  *[]string `json:"opt_in_keywords"`
+	OutsideWindow    *string   `json:"outside_window"`
+	UnconfirmedSends *string   `json:"unconfirmed_sends"`
+	OptOutKeywords   *[]string `json:"opt_out_keywords"`
+	OptInKeywords    *[]string `json:"opt_in_keywords"`
 }
 
 func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request) error {
@@ -239,7 +243,7 @@ func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	ws, err := h.svc.SetWorkspaceSettings(r.Context(), r.PathValue("id"), &messaging.WorkspaceSettings{OutsideWindow: body.OutsideWindow,
-		OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords})
+		UnconfirmedSends: body.UnconfirmedSends, OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords})
 	if err != nil {
 		return err
 	}
@@ -253,7 +257,7 @@ func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	ws, err := h.svc.CreateWorkspace(r.Context(), &messaging.CreateWorkspaceParams{ID: body.ID, Name: body.Name, OutsideWindow: body.OutsideWindow,
-		OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords})
+		UnconfirmedSends: body.UnconfirmedSends, OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords})
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,10 @@ type bootstrapWorkspace struct {
 	// OutsideWindow, when given, is the workspace's policy for free-form
 	// sends outside the customer-service window: "provider" or "reject".
 	OutsideWindow string `json:"outside_window,omitempty"`
+	// UnconfirmedSends, when given, is the workspace's policy for a send
+	// whose outcome stays unknown through the confirmation window:
+	// "resend" or "fail".
+	UnconfirmedSends string `json:"unconfirmed_sends,omitempty"`
 	// OptOutKeywords and OptInKeywords, when given, replace the
 	// workspace's opt-out and opt-in keywords; an empty list restores the
 	// defaults, and an absent one leaves the stored list.
@@ -292,11 +296,11 @@ func connect(ctx context.Context, svc *messaging.Service, cp *messaging.ConnectP
 	return nil
 }
 
-// applySettings sets the workspace's outside_window policy and keyword
-// lists when the file gives ones that differ from the stored ones cur, in
+// applySettings sets the workspace's outside_window and unconfirmed_sends
+// policies and keyword lists when the file gives ones that differ from the stored ones cur, in
 // one call (nothing is stored if one is refused).
 func applySettings(ctx context.Context, svc *messaging.Service, log *slog.Logger, p string, ws *bootstrapWorkspace, cur *messaging.WorkspaceInfo) error {
-	if ws.OutsideWindow == "" && ws.OptOutKeywords == nil && ws.OptInKeywords == nil {
+	if ws.OutsideWindow == "" && ws.UnconfirmedSends == "" && ws.OptOutKeywords == nil && ws.OptInKeywords == nil {
 		return nil
 	}
 	var set messaging.WorkspaceSettings
@@ -305,6 +309,10 @@ func applySettings(ctx context.Context, svc *messaging.Service, log *slog.Logger
 	if ws.OutsideWindow != "" && stored != ws.OutsideWindow {
 		set.OutsideWindow = &ws.OutsideWindow
 		changes = append(changes, [2]string{p + ".outside_window", fmt.Sprintf("%s (was %s)", ws.OutsideWindow, stored)})
+	}
+	if was := cur.ActiveUnconfirmedSends(); ws.UnconfirmedSends != "" && was != ws.UnconfirmedSends {
+		set.UnconfirmedSends = &ws.UnconfirmedSends
+		changes = append(changes, [2]string{p + ".unconfirmed_sends", fmt.Sprintf("%s (was %s)", ws.UnconfirmedSends, was)})
 	}
 	for _, l := range []struct {
 		field    string

@@ -274,6 +274,46 @@ func TestBootstrapOutsideWindow(t *testing.T) {
 	}
 }
 
+// TestBootstrapUnconfirmedSends: unconfirmed_sends in the file sets the
+// workspace's policy at creation and on a later start, a file without it
+// leaves the policy alone, and an unknown policy refuses the file naming
+// its JSON path.
+func TestBootstrapUnconfirmedSends(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db.sqlite")
+	clock := testclock.New(time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC))
+	policy := func(s *bootServer) string {
+		t.Helper()
+		w, err := s.svc.GetWorkspace(context.Background(), "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.UnconfirmedSends
+	}
+	file := func(extra string) string {
+		return `{"workspaces": [{"id": "acme", "name": "Acme", "channels": ["whatsapp"]` + extra + `, "api_keys": [` + liveLine + `]}]}`
+	}
+	for _, c := range []struct {
+		extra, want string
+	}{
+		{`, "unconfirmed_sends": "fail"`, "fail"},
+		{``, "fail"},
+		{`, "outside_window": "reject"`, "fail"},
+		{`, "unconfirmed_sends": "resend"`, ""},
+	} {
+		s, err := start(t, db, clock, file(c.extra))
+		if err != nil {
+			t.Fatalf("%s: %v", c.extra, err)
+		}
+		if got := policy(s); got != c.want {
+			t.Errorf("file with %q: policy %q, want %q", c.extra, got, c.want)
+		}
+	}
+	if _, err := start(t, db, clock, file(`, "unconfirmed_sends": "twice"`)); err == nil || !strings.Contains(err.Error(), "workspaces[0]") ||
+		!strings.Contains(err.Error(), "unconfirmed_sends") {
+		t.Errorf("unknown policy: err = %v; want one naming workspaces[0] and unconfirmed_sends", err)
+	}
+}
+
 // TestBootstrapKeywords: opt_out_keywords and opt_in_keywords in the file
 // replace the workspace's lists (stored folded), a file without them
 // leaves the lists alone, an empty list restores the defaults, and a bad

@@ -241,6 +241,9 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 	if p.OutsideWindow != nil {
 		w.OutsideWindow = *p.OutsideWindow
 	}
+	if p.UnconfirmedSends != nil {
+		w.UnconfirmedSends = *p.UnconfirmedSends
+	}
 	if p.OptOutKeywords != nil {
 		w.OptOutKeywords = keywords(*p.OptOutKeywords)
 	}

@@ -12,9 +12,9 @@ import (
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
 	ctx = writeCtx(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window, opt_out_keywords, opt_in_keywords)
-			VALUES ($1, $2, $3, $4, $5, $6)`,
-			w.ID, w.Name, ts(w.CreatedAt), w.OutsideWindow, nonNil(w.OptOutKeywords), nonNil(w.OptInKeywords)); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window, unconfirmed_sends, opt_out_keywords, opt_in_keywords)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			w.ID, w.Name, ts(w.CreatedAt), w.OutsideWindow, w.UnconfirmedSends, nonNil(w.OptOutKeywords), nonNil(w.OptInKeywords)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO workspace_channels (workspace_id, channel, connected_at)
@@ -31,8 +31,8 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 	var created int64
 	err := s.pool.QueryRow(ctx, `SELECT id, name, created_at,
 			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}'), outside_window,
-			opt_out_keywords, opt_in_keywords
-		FROM workspaces w WHERE id = $1`, id).Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow, &w.OptOutKeywords, &w.OptInKeywords)
+			unconfirmed_sends, opt_out_keywords, opt_in_keywords
+		FROM workspaces w WHERE id = $1`, id).Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow, &w.UnconfirmedSends, &w.OptOutKeywords, &w.OptInKeywords)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -57,7 +57,7 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 	out, err := queryAll(ctx, s.pool, func(row pgx.Row) (*messaging.WorkspaceInfo, error) {
 		var w messaging.WorkspaceInfo
 		var created int64
-		if err := row.Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow, &w.OptOutKeywords, &w.OptInKeywords); err != nil {
+		if err := row.Scan(&w.ID, &w.Name, &created, &w.Channels, &w.OutsideWindow, &w.UnconfirmedSends, &w.OptOutKeywords, &w.OptInKeywords); err != nil {
 			return nil, err
 		}
 		w.CreatedAt = fromTS(created)
@@ -66,7 +66,7 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 		return &w, nil
 	}, `SELECT id, name, created_at,
 			coalesce((SELECT array_agg(channel ORDER BY channel) FROM workspace_channels WHERE workspace_id = w.id), '{}'), outside_window,
-			opt_out_keywords, opt_in_keywords
+			unconfirmed_sends, opt_out_keywords, opt_in_keywords
 		FROM workspaces w WHERE id > $1 ORDER BY id LIMIT $2`, p.After, p.Limit)
 	return out, interpretError(err)
 }
@@ -82,11 +82,11 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 	if p.OptInKeywords != nil {
 		in = nonNil(*p.OptInKeywords)
 	}
-	q := `UPDATE workspaces SET outside_window = coalesce($2, outside_window),
+	q := `UPDATE workspaces SET outside_window = coalesce($2, outside_window), unconfirmed_sends = coalesce($5, unconfirmed_sends),
 		opt_out_keywords = coalesce($3::text[], opt_out_keywords), opt_in_keywords = coalesce($4::text[], opt_in_keywords) WHERE id = $1`
-	args := []any{p.WorkspaceID, p.OutsideWindow, out, in}
+	args := []any{p.WorkspaceID, p.OutsideWindow, out, in, p.UnconfirmedSends}
 	if p.Expect != nil {
-		q += ` AND opt_out_keywords = $5::text[] AND opt_in_keywords = $6::text[]`
+		q += ` AND opt_out_keywords = $6::text[] AND opt_in_keywords = $7::text[]`
 		args = append(args, nonNil(p.Expect.OptOut), nonNil(p.Expect.OptIn))
 	}
 	tag, err := s.pool.Exec(ctx, q, args...)

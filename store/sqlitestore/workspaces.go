@@ -22,9 +22,9 @@ func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo)
 		return interpretError(err)
 	}
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window, opt_out_keywords, opt_in_keywords)
-			VALUES (?, ?, ?, ?, ?, ?)`,
-			w.ID, w.Name, fmtTime(w.CreatedAt), w.OutsideWindow, out, in); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, name, created_at, outside_window, unconfirmed_sends, opt_out_keywords, opt_in_keywords)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			w.ID, w.Name, fmtTime(w.CreatedAt), w.OutsideWindow, w.UnconfirmedSends, out, in); err != nil {
 			return err
 		}
 		for _, c := range w.Channels {
@@ -40,7 +40,7 @@ func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo)
 // qWorkspaceGet reads a workspace with its channels, one row per channel
 // (one row with a NULL channel when none is connected), in one statement.
 // The channels are sorted in Go: a sort in SQL costs more than the query.
-const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, w.outside_window, w.opt_out_keywords, w.opt_in_keywords, c.channel
+const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, w.outside_window, w.unconfirmed_sends, w.opt_out_keywords, w.opt_in_keywords, c.channel
 	FROM workspaces AS w
 	LEFT JOIN workspace_channels AS c ON c.workspace_id = w.id
 	WHERE w.id = ?`
@@ -62,10 +62,10 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 		var channel sql.NullString
 		if w == nil {
 			w = &messaging.WorkspaceInfo{Channels: []string{}}
-			err = rows.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &w.OutsideWindow,
+			err = rows.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &w.OutsideWindow, &w.UnconfirmedSends,
 				storedKeywords{&w.OptOutKeywords}, storedKeywords{&w.OptInKeywords}, &channel)
 		} else {
-			err = rows.Scan(&skip, &skip, &skip, &skip, &skip, &skip, &channel)
+			err = rows.Scan(&skip, &skip, &skip, &skip, &skip, &skip, &skip, &channel)
 		}
 		if err != nil {
 			return nil, interpretError(err)
@@ -87,13 +87,13 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 // WorkspaceList implements messaging.Store: ids compare bytewise (the
 // BINARY collation).
 func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
-	rows, err := s.query(ctx, `SELECT w.id, w.name, w.created_at, w.outside_window, w.opt_out_keywords, w.opt_in_keywords,
+	rows, err := s.query(ctx, `SELECT w.id, w.name, w.created_at, w.outside_window, w.unconfirmed_sends, w.opt_out_keywords, w.opt_in_keywords,
 			coalesce((SELECT group_concat(channel, ',') FROM (SELECT channel FROM workspace_channels WHERE workspace_id = w.id ORDER BY channel)), '')
 		FROM workspaces AS w WHERE w.id > ? ORDER BY w.id LIMIT ?`, p.After, p.Limit)
 	out, err := collect(rows, err, func(sc scanner) (*messaging.WorkspaceInfo, error) {
 		var w messaging.WorkspaceInfo
 		var chans string
-		if err := sc.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &w.OutsideWindow,
+		if err := sc.Scan(&w.ID, &w.Name, storedTime{&w.CreatedAt}, &w.OutsideWindow, &w.UnconfirmedSends,
 			storedKeywords{&w.OptOutKeywords}, storedKeywords{&w.OptInKeywords}, &chans); err != nil {
 			return nil, err
 		}
@@ -118,9 +118,9 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 	if err != nil {
 		return interpretError(err)
 	}
-	q := `UPDATE workspaces SET outside_window = coalesce(?, outside_window),
+	q := `UPDATE workspaces SET outside_window = coalesce(?, outside_window), unconfirmed_sends = coalesce(?, unconfirmed_sends),
 		opt_out_keywords = coalesce(?, opt_out_keywords), opt_in_keywords = coalesce(?, opt_in_keywords) WHERE id = ?`
-	args := []any{p.OutsideWindow, setOut, setIn, p.WorkspaceID}
+	args := []any{p.OutsideWindow, p.UnconfirmedSends, setOut, setIn, p.WorkspaceID}
 	if p.Expect != nil {
 		out, err := encodeStrings(p.Expect.OptOut)
 		if err != nil {

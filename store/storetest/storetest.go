@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"Workspaces", testWorkspaces},
 		{"WorkspaceList", testWorkspaceList},
 		{"WorkspaceSettings", testWorkspaceSettings},
+		{"WorkspaceUnconfirmedSends", testWorkspaceUnconfirmedSends},
 		{"APIKeys", testAPIKeys},
 		{"APIKeyTouch", testAPIKeyTouch},
 		{"ContactRoundTrip", testContactRoundTrip},
