@@ -320,3 +320,29 @@ func TestHangingSenderLeavesWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUnknownOutcomeFailsUnderPolicyFail: with the workspace policy fail,
+// a send whose outcome stays unknown through the window fails with
+// [unconfirmed] and is not sent again.
+func TestUnknownOutcomeFailsUnderPolicyFail(t *testing.T) {
+	t.Parallel()
+	f := setupHang(t, memstore.New())
+	fail := messaging.UnconfirmedFail
+	if _, err := f.svc.SetWorkspaceSettings(f.ctx, "acme", &messaging.WorkspaceSettings{UnconfirmedSends: &fail}); err != nil {
+		t.Fatal(err)
+	}
+	f.prov.HangNext(1)
+	id := f.send(t)
+	f.dispatch(t)
+	f.clock.Advance(testConfirmWindow)
+	f.dispatch(t)
+	m := f.stored(t, id)
+	want := "[" + messaging.ProviderCodeUnconfirmed + "] The provider did not confirm the send within 5m0s; it may or may not have reached the recipient"
+	if n := f.requests(id); n != 1 || m.Status != messaging.StatusFailed || m.FailureReason != want {
+		t.Fatalf("after the window: %d requests, %s %q; want 1, failed %q", n, m.Status, m.FailureReason, want)
+	}
+	// A confirmation after the failure is not applied.
+	if changed, err := f.report(t, id, 1, messaging.StatusDelivered); err != nil || changed {
+		t.Errorf("a late confirmation: %v, %v; want not applied", changed, err)
+	}
+}
