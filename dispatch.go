@@ -106,13 +106,14 @@ const ProviderCodeUnconfirmed = "unconfirmed"
 // provider with a bounded pool of workers (see package internal/workqueue
 // for the loop and the pacing).
 //
-// Delivery to the provider is at least once: a message is marked sent right
-// after the provider accepted it. A failed write of that outcome is retried
-// until it succeeds or the message's lease runs out, so a message is handed
-// over again only when the process dies between the provider's answer and
-// that write, or when the store refuses the write for the whole rest of the
-// lease. A claim that fails hands over nothing, and the next claim waits a
-// backoff.
+// Nothing accepted is lost, and a message is not handed over twice within
+// the confirmation window: the claim marks each message possibly sent, a
+// recorded answer clears the mark, and a claim that finds an older mark
+// (an unknown outcome: a timeout after the request, a process that died, a
+// sent write the store refused for the rest of the lease) waits for the
+// provider's correlated report until the window ends (see process and
+// unconfirmed). A claim that fails hands nothing over, and the next claim
+// waits a backoff.
 type dispatcher struct {
 	svc   *Service
 	opts  DispatchOptions
