@@ -40,6 +40,10 @@
 //	-lease      MESSAGING_LEASE      how long claimed work belongs to the process (default 60s); after a crash it is picked up again once this has passed
 //	-dispatch-rate MESSAGING_DISPATCH_RATE  messages a second handed to the provider per sender (workspace and channel); default 80, "off" for load tests
 //	-dispatch-workers MESSAGING_DISPATCH_WORKERS  sends in flight at once (default 8)
+//	-confirm-window MESSAGING_CONFIRM_WINDOW  how long a send whose outcome is unknown (a timeout, a lost
+//	                                 connection, a process killed after the hand-over) waits for the provider's
+//	                                 report before it is resent once (default 5m); a report carrying the message id
+//	                                 confirms it with no second request
 //	-dashboard-password MESSAGING_DASHBOARD_PASSWORD  a password (12 to 72 characters) signing in to the
 //	                                 dashboard at /dashboard/, besides the operator token; kept as a bcrypt hash
 //
@@ -159,6 +163,7 @@ func run(ctx context.Context, args []string) error {
 	lease := fs.Duration("lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
 	dispatchRate := fs.String("dispatch-rate", env("MESSAGING_DISPATCH_RATE", ""), `messages a second the dispatcher hands to the provider per sender (a workspace's channel): a number, or "off" for no pacing in load tests (default 80, WhatsApp's default throughput) (env MESSAGING_DISPATCH_RATE)`)
 	dispatchWorkers := fs.Int("dispatch-workers", envInt("MESSAGING_DISPATCH_WORKERS", 0), "sends to the provider in flight at once (default 8) (env MESSAGING_DISPATCH_WORKERS)")
+	confirmWindow := fs.String("confirm-window", env("MESSAGING_CONFIRM_WINDOW", ""), "how long a send whose outcome is unknown (a timeout, a lost connection, a process killed after the hand-over) waits for the provider's report, which confirms it, before it is resent once: a Go duration such as 5m (default 5m) (env MESSAGING_CONFIRM_WINDOW)")
 	providerKind := fs.String("provider", env("MESSAGING_PROVIDER", "fake"), `the channel provider: "fake" (a simulator) or "meta" (Meta's Graph API, with the credentials of each workspace's channel connections) (env MESSAGING_PROVIDER)`)
 	metaBaseURL := fs.String("meta-base-url", env("MESSAGING_META_BASE_URL", metaprovider.DefaultBaseURL), "the Graph API's address, with -provider meta (env MESSAGING_META_BASE_URL)")
 	metaVersion := fs.String("meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
@@ -247,6 +252,13 @@ func run(ctx context.Context, args []string) error {
 		Webhooks:     messaging.WebhookOptions{AllowLoopback: *loopback},
 		TemplateSync: messaging.TemplateSyncOptions{Every: *syncEvery}}
 	svcOpts.Dispatch.Workers = *dispatchWorkers
+	if *confirmWindow != "" {
+		w, err := time.ParseDuration(*confirmWindow)
+		if err != nil || w < 0 {
+			return fmt.Errorf("-confirm-window: %q is not a duration of 0 or more, such as 5m (0: the default, 5m)", *confirmWindow)
+		}
+		svcOpts.Dispatch.ConfirmWindow = w
+	}
 	switch *dispatchRate {
 	case "":
 	case "off":

@@ -50,6 +50,12 @@ func TestRefusedStartCreatesNothing(t *testing.T) {
 	}{
 		{"bad flag value", func(*testing.T, string) []string { return []string{"-dispatch-rate", "fast"} },
 			`-dispatch-rate: "fast" is neither`},
+		{"bad confirm window", func(*testing.T, string) []string { return []string{"-confirm-window", "5 minutes"} },
+			`-confirm-window: "5 minutes" is not a duration`},
+		{"negative confirm window from the environment", func(t *testing.T, _ string) []string {
+			t.Setenv("MESSAGING_CONFIRM_WINDOW", "-1s")
+			return nil
+		}, `-confirm-window: "-1s" is not a duration`},
 		{"unknown provider", func(*testing.T, string) []string { return []string{"-provider", "telegram"} },
 			"-provider: must be fake or meta"},
 		{"world-readable token file", func(t *testing.T, dir string) []string {
