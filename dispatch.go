@@ -316,15 +316,19 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	if se.Unknown {
 		// The provider may have taken it: keep the claim's mark and wait
 		// for its confirmation (a report carrying the message's id).
+		// (When a correlated report confirmed it meanwhile, the message is
+		// no longer queued and the release changes nothing.)
 		mark := *m.UnconfirmedSince
 		tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeUnknown)
-		d.svc.log.WarnContext(ctx, "dispatcher: the outcome of a send is unknown; waiting for the provider to confirm it",
-			"message_id", m.ID, "channel", m.Channel, "error", FailureReason(se.Code, se.Text), "confirm_by", mark.Add(d.opts.ConfirmWindow))
 		record("the unknown outcome", func(rctx context.Context) error {
-			_, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
+			released, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
 				WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: mark.Add(d.opts.ConfirmWindow),
 				LastError: FailureReason(se.Code, se.Text), Unconfirmed: &mark,
 			})
+			if released {
+				d.svc.log.WarnContext(ctx, "dispatcher: the outcome of a send is unknown; waiting for the provider to confirm it",
+					"message_id", m.ID, "channel", m.Channel, "error", FailureReason(se.Code, se.Text), "confirm_by", mark.Add(d.opts.ConfirmWindow))
+			}
 			return rerr
 		})
 		return

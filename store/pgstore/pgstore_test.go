@@ -512,14 +512,16 @@ func (p *pairedProvider) Send(ctx context.Context, m *messaging.Message) (*messa
 // TestInstanceDiesMidBatch kills one instance while its sends are blocked
 // (its Start context is cancelled and its pool closed); the other instance
 // takes the leased messages over once the lease ends, on a clock shared by
-// both, and sends each of them once.
+// both: the claim's marks make it wait for the confirmation window (A's
+// sends may have reached the provider), and then it sends each of them
+// once.
 func TestInstanceDiesMidBatch(t *testing.T) {
 	url := testURL(t)
 	schema := newSchema(t, url)
 	const n = 10
 	clock := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	opts := messaging.DispatchOptions{Workers: n, BatchSize: n, PollInterval: 5 * time.Millisecond, PerSenderRate: -1,
-		Lease: 2 * time.Minute, SendTimeout: time.Minute}
+		Lease: 2 * time.Minute, SendTimeout: time.Minute, SenderInFlight: n}
 	stA, stB := open(t, url, schema, 4), open(t, url, schema, 4)
 	provA, provB := newCountingProvider("a", true), newCountingProvider("b", false)
 	svcA := newService(t, stA, provA, clock.Now, opts)
@@ -560,6 +562,19 @@ func TestInstanceDiesMidBatch(t *testing.T) {
 	}
 
 	clock.Advance(opts.Lease + time.Second)
+	waitFor(t, 30*time.Second, "B to put A's messages back until the confirmation window ends", func() bool {
+		for _, id := range ids {
+			m, err := stB.MessageGet(context.Background(), "acme", id)
+			if err != nil || m.LeaseOwner != "" || m.UnconfirmedSince == nil || !m.DueAt.After(clock.Now()) {
+				return false
+			}
+		}
+		return true
+	})
+	if c := provB.counts(); len(c) != 0 {
+		t.Fatalf("B sent %d messages within the confirmation window", len(c))
+	}
+	clock.Advance(5 * time.Minute)
 	waitFor(t, 30*time.Second, "B to send A's messages", func() bool { return statusCounts(t, stB)["sent"] == n })
 	if err := svcB.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -573,6 +588,8 @@ func TestInstanceDiesMidBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Attempts: A's claim and B's send; B's claims that only waited for
+		// the window were taken back.
 		if m.Status != messaging.StatusSent || m.Attempts != 2 || m.ProviderMessageID != "b."+id {
 			t.Errorf("message %s: status %s, attempts %d, provider id %q; want sent by B on the second attempt", id, m.Status, m.Attempts, m.ProviderMessageID)
 		}
