@@ -219,7 +219,10 @@ func setupStoreFaults(t *testing.T, until time.Duration) *storeFaultFixture {
 	srv := httptest.NewServer(f.hooks)
 	t.Cleanup(srv.Close)
 	svc, err := messaging.New(f.store, f.prov, &messaging.Options{Clock: clock.Now, Sleep: f.sleep.sleep, Logger: slog.New(f.logs),
-		SecretKey: make([]byte, 32), Dispatch: messaging.DispatchOptions{PerSenderRate: -1, Lease: time.Minute},
+		// The sleeper moves the clock by every back-off, days in a test
+		// whose claims fail for a few seconds: MaxAge must not expire the
+		// messages meanwhile.
+		SecretKey: make([]byte, 32), Dispatch: messaging.DispatchOptions{PerSenderRate: -1, Lease: time.Minute, MaxAge: 365 * 24 * time.Hour},
 		Webhooks: messaging.WebhookOptions{AllowLoopback: true}})
 	if err != nil {
 		t.Fatal(err)
