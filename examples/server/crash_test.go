@@ -394,7 +394,10 @@ func TestCrashRestart(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	args := []string{"-db", db, "-bootstrap", bootstrap, "-rate-limits", "off", "-lease", "2s", "-webhooks-loopback",
+	// The messages the killed process had claimed may have reached its
+	// (in-memory, dead) fake provider, whose reports die with it: they
+	// wait for the confirmation window, then go out once more.
+	args := []string{"-db", db, "-bootstrap", bootstrap, "-rate-limits", "off", "-lease", "2s", "-confirm-window", "3s", "-webhooks-loopback",
 		"-fake-delivered-after", "200ms", "-fake-read-after", "200ms"}
 
 	start := time.Now()

@@ -163,7 +163,7 @@ func run(ctx context.Context, args []string) error {
 	lease := fs.Duration("lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
 	dispatchRate := fs.String("dispatch-rate", env("MESSAGING_DISPATCH_RATE", ""), `messages a second the dispatcher hands to the provider per sender (a workspace's channel): a number, or "off" for no pacing in load tests (default 80, WhatsApp's default throughput) (env MESSAGING_DISPATCH_RATE)`)
 	dispatchWorkers := fs.Int("dispatch-workers", envInt("MESSAGING_DISPATCH_WORKERS", 0), "sends to the provider in flight at once (default 8) (env MESSAGING_DISPATCH_WORKERS)")
-	confirmWindow := fs.String("confirm-window", env("MESSAGING_CONFIRM_WINDOW", ""), "how long a send whose outcome is unknown (a timeout, a lost connection, a process killed after the hand-over) waits for the provider's report, which confirms it, before it is resent once: a Go duration such as 5m (default 5m) (env MESSAGING_CONFIRM_WINDOW)")
+	confirmWindow := fs.String("confirm-window", env("MESSAGING_CONFIRM_WINDOW", ""), "how long a send or SMS hand-over whose outcome is unknown (a timeout, a lost connection, a process killed after the hand-over) waits for the provider's or upstream's report, which confirms it, before it is resent once: a Go duration such as 5m (default 5m) (env MESSAGING_CONFIRM_WINDOW)")
 	providerKind := fs.String("provider", env("MESSAGING_PROVIDER", "fake"), `the channel provider: "fake" (a simulator) or "meta" (Meta's Graph API, with the credentials of each workspace's channel connections) (env MESSAGING_PROVIDER)`)
 	metaBaseURL := fs.String("meta-base-url", env("MESSAGING_META_BASE_URL", metaprovider.DefaultBaseURL), "the Graph API's address, with -provider meta (env MESSAGING_META_BASE_URL)")
 	metaVersion := fs.String("meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
@@ -258,6 +258,7 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("-confirm-window: %q is not a duration of 0 or more, such as 5m (0: the default, 5m)", *confirmWindow)
 		}
 		svcOpts.Dispatch.ConfirmWindow = w
+		smsOpts.ConfirmWindow = w // the SMS hand-overs' window, the same rule
 	}
 	switch *dispatchRate {
 	case "":
