@@ -57,7 +57,8 @@ type DispatchOptions struct {
 	// SenderBusyDelay (in real time) for one of its sends to end; if none
 	// does, the message goes back to the queue, untried, for
 	// SenderBusyDelay, and the worker takes other work. Default
-	// Workers - Workers/4 (at least 1).
+	// Workers - max(1, Workers/8), at least 1: one worker in eight is left
+	// to the other senders.
 	SenderInFlight int
 	// SenderBusyDelay is how long a worker waits for a busy sender, and
 	// how long the message then waits in the queue. Default 1 s.
@@ -90,7 +91,7 @@ func (o *DispatchOptions) withDefaults() DispatchOptions {
 	if d.PerSenderRate == 0 {
 		d.PerSenderRate = 80
 	}
-	defaults.Positive(&d.SenderInFlight, max(1, d.Workers-d.Workers/4))
+	defaults.Positive(&d.SenderInFlight, max(1, d.Workers-max(1, d.Workers/8)))
 	defaults.Positive(&d.SenderBusyDelay, time.Second)
 	defaults.Positive(&d.ConfirmWindow, 5*time.Minute)
 	return d

@@ -24,7 +24,7 @@ func TestDispatchDefaults(t *testing.T) {
 	got := messaging.DispatchDefaults(messaging.DispatchOptions{})
 	want := messaging.DispatchOptions{Workers: 8, BatchSize: 32, SendTimeout: 30 * time.Second, Lease: 60 * time.Second,
 		PollInterval: 200 * time.Millisecond, MaxAttempts: 10, MaxAge: 24 * time.Hour, InitialBackoff: time.Second,
-		MaxBackoff: 10 * time.Minute, PerSenderRate: 80, SenderInFlight: 6, SenderBusyDelay: time.Second, ConfirmWindow: 5 * time.Minute}
+		MaxBackoff: 10 * time.Minute, PerSenderRate: 80, SenderInFlight: 7, SenderBusyDelay: time.Second, ConfirmWindow: 5 * time.Minute}
 	if d := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".PerSenderBurst" }, cmp.Ignore())); d != "" {
 		t.Errorf("defaults (-want +got):\n%s", d)
 	}
