@@ -319,7 +319,10 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		// for its confirmation (a report carrying the message's id).
 		// (When a correlated report confirmed it meanwhile, the message is
 		// no longer queued and the release changes nothing.)
-		mark := *m.UnconfirmedSince
+		mark := claimedAt // the claim's mark (a store that did not set it gets it here)
+		if m.UnconfirmedSince != nil {
+			mark = *m.UnconfirmedSince
+		}
 		tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeUnknown)
 		record("the unknown outcome", func(rctx context.Context) error {
 			released, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
