@@ -24,12 +24,14 @@ type DispatchOptions struct {
 	// BatchSize is the most messages claimed at once. A claim takes up to
 	// BatchSize messages even when fewer workers are free: those claimed
 	// ahead wait for a worker under their lease, and one whose lease no
-	// longer covers SendTimeout when a worker takes it is left to the next
-	// claim after the lease. Default 4 x Workers.
+	// longer covers SendTimeout when a worker takes it is put back, untried,
+	// for the next claim. Default 4 x Workers.
 	BatchSize int
 	// Lease is how long a claimed message belongs to this dispatcher. A
 	// message whose lease ran out (the process died mid-send) is claimed
-	// again. Default 60 s; it must exceed SendTimeout.
+	// again, and then waits for its confirmation window (see
+	// ConfirmWindow) before it is sent. Default 60 s; it must exceed
+	// SendTimeout.
 	Lease time.Duration
 	// SendTimeout bounds one Provider.Send. Default 30 s.
 	SendTimeout time.Duration
@@ -159,7 +161,8 @@ func newDispatcher(s *Service, o DispatchOptions, sleep workqueue.Sleep) *dispat
 		ClaimAhead: true,
 		Now:        s.now, Sleep: sleep, Logger: s.log,
 		// A failed write of a result is logged by process and never
-		// paces the claims: the message is claimed again after its lease.
+		// paces the claims: the message is claimed again after its lease
+		// (and waits for its confirmation window).
 		Work: func(ctx context.Context, m *Message) error { d.process(ctx, m); return nil },
 		Claim: func(ctx context.Context, limit int) ([]*Message, error) {
 			return s.store.MessageClaim(ctx, &MessageClaimParams{Owner: d.owner, Now: s.now(), Lease: d.opts.Lease, Limit: limit})
@@ -254,8 +257,8 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		d.putBack(ctx, m, until)
 		return
 	}
+	hold.release() // enter may wait for the sender; the batch must not
 	if !d.enter(ctx, sender) {
-		hold.release()
 		d.putBack(ctx, m, now.Add(d.opts.SenderBusyDelay))
 		return
 	}
@@ -292,7 +295,8 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	}
 	if err == nil {
 		if rcpt == nil || rcpt.ProviderMessageID == "" {
-			err = &SendError{Code: "invalid_response", Text: "the provider returned no message id", Retryable: true}
+			// Accepted without an id: the provider may have taken it.
+			err = &SendError{Code: "invalid_response", Text: "the provider returned no message id", Retryable: true, Unknown: true}
 		} else {
 			record("sent", func(rctx context.Context) error {
 				_, uerr := d.svc.recordStatusVia(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID}, m, set)
@@ -416,7 +420,13 @@ func (d *dispatcher) unconfirmed(ctx context.Context, m *Message) {
 		text := "The provider did not confirm the send within " + d.opts.ConfirmWindow.String() + "; it may or may not have reached the recipient"
 		_ = d.queue.Record(ctx, &workqueue.Outcome{What: "the unconfirmed failure", LeaseEnd: m.DueAt, Permanent: permanent, LogArgs: []any{"message_id", m.ID},
 			Write: func(rctx context.Context) error {
-				_, err := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: ProviderCodeUnconfirmed, ProviderText: text}, m)
+				// From queued only: a report that confirmed the send
+				// meanwhile wins over the failure.
+				_, err := d.svc.recordStatusVia(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed,
+					ProviderCode: ProviderCodeUnconfirmed, ProviderText: text}, m, fromQueuedOnly(d.svc.setStatus))
+				if errors.Is(err, errNoLongerQueued) {
+					return nil
+				}
 				return err
 			}})
 		return

@@ -332,7 +332,7 @@ func TestDispatchSurvivesKill(t *testing.T) {
 
 func TestDispatchStartCloseDrains(t *testing.T) {
 	t.Parallel()
-	f := setupDispatch(t, memstore.New(), messaging.DispatchOptions{Workers: 3, PollInterval: time.Millisecond})
+	f := setupDispatch(t, memstore.New(), messaging.DispatchOptions{Workers: 3, SenderInFlight: 3, PollInterval: time.Millisecond})
 	f.prov.started = make(chan string, 10)
 	f.prov.block = make(chan struct{})
 	ids := []string{f.send(t, "+254712345601"), f.send(t, "+254712345602"), f.send(t, "+254712345603")}

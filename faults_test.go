@@ -181,8 +181,11 @@ func TestProviderFaults(t *testing.T) {
 			wantStatus: "failed", wantReason: "[unconfirmed] The provider did not confirm the send within 5m0s; it may or may not have reached the recipient", wantRequests: 4, extraClaims: 1},
 		{name: "refused for good", script: []graphBehaviour{graphStatus(400, 131026, "Message undeliverable")},
 			wantStatus: "failed", wantReason: "[131026] Message undeliverable", wantRequests: 1},
+		// Accepted without an id: Meta may have taken it, so each answer
+		// waits for the confirmation window; none comes here.
 		{name: "accepted without a message id", script: []graphBehaviour{func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"messages":[]}`) }},
-			wantStatus: "failed", wantReason: "[" + metaprovider.CodeInvalidResponse + "] the Graph API answered 200 without a message id", wantRequests: 1},
+			lastError: "[" + metaprovider.CodeInvalidResponse + "] the Graph API answered 200 without a message id", firstRetry: 5 * time.Minute,
+			wantStatus: "failed", wantReason: "[unconfirmed] The provider did not confirm the send within 5m0s; it may or may not have reached the recipient", wantRequests: 4, extraClaims: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -268,6 +268,28 @@ func (s *Service) ApplyProviderStatus(ctx context.Context, p *ProviderStatus) (b
 	return s.keepReport(ctx, p)
 }
 
+// errNoLongerQueued stops a status change restricted to a change from
+// queued (see fromQueuedOnly) when the message moved meanwhile.
+var errNoLongerQueued = errors.New("messaging: the message is no longer queued")
+
+// fromQueuedOnly restricts set to changes from queued: when the message
+// moved meanwhile it returns errNoLongerQueued, rather than letting
+// recordStatusVia decide the change again on the message as it is now.
+func fromQueuedOnly(set setStatusFunc) setStatusFunc {
+	return func(ctx context.Context, p *MessageStatusParams) (*Message, bool, error) {
+		if !slices.Contains(p.From, StatusQueued) {
+			return nil, false, errNoLongerQueued
+		}
+		q := *p
+		q.From = []string{StatusQueued}
+		cur, changed, err := set(ctx, &q)
+		if err == nil && !changed {
+			return cur, false, errNoLongerQueued
+		}
+		return cur, changed, err
+	}
+}
+
 // confirmSend applies a report of a provider message id no message
 // carries yet, correlated by the message id the provider echoed
 // (p.MessageID in workspace p.WorkspaceID). handled is false when no
@@ -303,8 +325,15 @@ func (s *Service) confirmSend(ctx context.Context, p *ProviderStatus) (changed, 
 			"reported_provider_message_id", p.ProviderMessageID, "reported_status", p.Status)
 		return false, true, nil
 	}
-	changed, err = s.recordStatus(ctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: p.Status,
-		ProviderCode: p.Code, ProviderText: p.Text, ProviderMessageID: p.ProviderMessageID}, m)
+	// From queued only: a resend that recorded its own provider id
+	// meanwhile must not be overwritten by this earlier one.
+	changed, err = s.recordStatusVia(ctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: p.Status,
+		ProviderCode: p.Code, ProviderText: p.Text, ProviderMessageID: p.ProviderMessageID}, m, fromQueuedOnly(s.setStatus))
+	if errors.Is(err, errNoLongerQueued) {
+		// It moved meanwhile: decide again on it as it is now (the
+		// dispatcher recorded this same id, or another hand-over's).
+		return s.confirmSend(ctx, p)
+	}
 	if err != nil {
 		return false, true, err
 	}

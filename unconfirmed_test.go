@@ -346,3 +346,87 @@ func TestUnknownOutcomeFailsUnderPolicyFail(t *testing.T) {
 		t.Errorf("a late confirmation: %v, %v; want not applied", changed, err)
 	}
 }
+
+// readHookStore runs a hook once, after the first call of the wrapped method
+// it is set on, to change the store between a read and a write.
+type readHookStore struct {
+	messaging.Store
+	mu            sync.Mutex
+	onWorkspace   func()
+	onMessageRead func()
+}
+
+func (s *readHookStore) take(f *func()) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := *f
+	*f = nil
+	return h
+}
+
+func (s *readHookStore) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
+	w, err := s.Store.WorkspaceGet(ctx, id)
+	if h := s.take(&s.onWorkspace); h != nil {
+		h()
+	}
+	return w, err
+}
+
+func (s *readHookStore) MessageGet(ctx context.Context, ws, id string) (*messaging.Message, error) {
+	m, err := s.Store.MessageGet(ctx, ws, id)
+	if h := s.take(&s.onMessageRead); h != nil {
+		h()
+	}
+	return m, err
+}
+
+// TestConfirmationWinsOverTheUnconfirmedFailure: a report that confirms
+// the send just as the window ends (after the dispatcher read the message,
+// before it writes the failure) stays: the message is sent, not failed.
+func TestConfirmationWinsOverTheUnconfirmedFailure(t *testing.T) {
+	t.Parallel()
+	hs := &readHookStore{Store: memstore.New()}
+	f := setupHang(t, hs)
+	fail := messaging.UnconfirmedFail
+	if _, err := f.svc.SetWorkspaceSettings(f.ctx, "acme", &messaging.WorkspaceSettings{UnconfirmedSends: &fail}); err != nil {
+		t.Fatal(err)
+	}
+	f.prov.HangNext(1)
+	id := f.send(t)
+	f.dispatch(t)
+	f.clock.Advance(testConfirmWindow)
+	hs.mu.Lock()
+	hs.onWorkspace = func() { // the dispatcher reads the policy: the report lands
+		if _, err := f.report(t, id, 1, messaging.StatusSent); err != nil {
+			t.Error(err)
+		}
+	}
+	hs.mu.Unlock()
+	f.dispatch(t)
+	if m := f.stored(t, id); m.Status != messaging.StatusSent || m.ProviderMessageID != fakeID(1) {
+		t.Errorf("%s %q %q; want sent with %q", m.Status, m.FailureReason, m.ProviderMessageID, fakeID(1))
+	}
+}
+
+// TestLateConfirmationDoesNotReplaceTheResend: a report of the first send
+// that is read while the message is still queued, and written after the
+// resend recorded its own id, leaves the resend's id.
+func TestLateConfirmationDoesNotReplaceTheResend(t *testing.T) {
+	t.Parallel()
+	hs := &readHookStore{Store: memstore.New()}
+	f := setupHang(t, hs)
+	id := f.send(t)
+	hs.mu.Lock()
+	hs.onMessageRead = func() { // between the report's read and its write, the resend's answer
+		if _, err := f.svc.UpdateStatus(f.ctx, &messaging.StatusUpdate{WorkspaceID: "acme", MessageID: id, Status: messaging.StatusSent, ProviderMessageID: "wamid.resend"}); err != nil {
+			t.Error(err)
+		}
+	}
+	hs.mu.Unlock()
+	if changed, err := f.report(t, id, 1, messaging.StatusDelivered); err != nil || changed {
+		t.Errorf("the first send's report: %v, %v; want not applied", changed, err)
+	}
+	if m := f.stored(t, id); m.ProviderMessageID != "wamid.resend" || m.Status != messaging.StatusSent {
+		t.Errorf("%s %q; want sent with the resend's id", m.Status, m.ProviderMessageID)
+	}
+}

@@ -321,9 +321,10 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 		}
 	}
 	if id == "" {
-		// The message may have been accepted: retrying could deliver it
-		// twice, so the failure is permanent.
-		return nil, permanent(CodeInvalidResponse, fmt.Sprintf("the Graph API answered %d without a message id", status))
+		// The message may have been accepted: its outcome is unknown, and
+		// its status report (carrying our id) may still confirm it.
+		return nil, &messaging.SendError{Code: CodeInvalidResponse, Text: fmt.Sprintf("the Graph API answered %d without a message id", status),
+			Retryable: true, Unknown: true}
 	}
 	return &messaging.SendReceipt{ProviderMessageID: id}, nil
 }

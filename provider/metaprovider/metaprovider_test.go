@@ -164,6 +164,10 @@ func cases() []providertest.Case {
 		return []providertest.MockResponse{{Status: status, Body: graphError(code, message, details, subcode), Headers: headers}}
 	}
 	permanent := func(code, text string) *messaging.SendError { return &messaging.SendError{Code: code, Text: text} }
+	// unknown is a send Meta may have accepted with no id to show for it.
+	unknown := func(code string) *messaging.SendError {
+		return &messaging.SendError{Code: code, Retryable: true, Unknown: true}
+	}
 	retry := func(code string, after time.Duration) *messaging.SendError {
 		return &messaging.SendError{Code: code, Retryable: true, RetryAfter: after}
 	}
@@ -272,15 +276,15 @@ func cases() []providertest.Case {
 		{Label: "error_data as a string", Msg: textMsg,
 			MockResponses: []providertest.MockResponse{{Status: 400, Body: `{"error":{"message":"(#100) The parameter recipient is required.","type":"OAuthException","code":100,"error_data":"recipient missing","fbtrace_id":"X"}}`}},
 			ExpectedError: permanent("100", "The parameter recipient is required.: recipient missing")},
-		{Label: "200 without a message id is permanent", Msg: textMsg,
+		{Label: "200 without a message id is an unknown outcome", Msg: textMsg,
 			MockResponses: []providertest.MockResponse{{Status: 200, Body: `{"messaging_product":"whatsapp","messages":[]}`}},
-			ExpectedError: permanent(metaprovider.CodeInvalidResponse, "")},
-		{Label: "200 with a garbage body is permanent", Msg: textMsg,
+			ExpectedError: unknown(metaprovider.CodeInvalidResponse)},
+		{Label: "200 with a garbage body is an unknown outcome", Msg: textMsg,
 			MockResponses: []providertest.MockResponse{{Status: 200, Body: `<<<not json`}},
-			ExpectedError: permanent(metaprovider.CodeInvalidResponse, "")},
-		{Label: "messenger answer read as whatsapp has no id", Msg: textMsg,
+			ExpectedError: unknown(metaprovider.CodeInvalidResponse)},
+		{Label: "messenger answer read as whatsapp has no id: unknown", Msg: textMsg,
 			MockResponses: []providertest.MockResponse{{Status: 200, Body: `{"recipient_id":"1","message_id":"m_1"}`}},
-			ExpectedError: permanent(metaprovider.CodeInvalidResponse, "")},
+			ExpectedError: unknown(metaprovider.CodeInvalidResponse)},
 
 		// Refused before any request.
 		{Label: "template on messenger is refused locally", Msg: fbTemplate, ExpectedRequests: []providertest.ExpectedRequest{},

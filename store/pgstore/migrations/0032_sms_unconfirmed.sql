@@ -2,3 +2,6 @@
 -- set by the claim (SMSClaimDue), cleared when an outcome is recorded;
 -- Unix nanoseconds, NULL when none.
 ALTER TABLE sms_messages ADD COLUMN unconfirmed_since bigint;
+-- A message left sending by an earlier version may have been handed over:
+-- its lease end stands for the mark.
+UPDATE sms_messages SET unconfirmed_since = due_at WHERE status = 'sending';
