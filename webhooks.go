@@ -5,9 +5,7 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -26,6 +24,7 @@ import (
 
 	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/workqueue"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // WebhookOptions configure the delivery of events to webhook endpoints.
@@ -88,14 +87,8 @@ type WebhookEndpointParams struct {
 	Secret string
 }
 
-// secretBytes decodes a "whsec_<base64>" secret.
-func secretBytes(secret string) ([]byte, error) {
-	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil || !strings.HasPrefix(secret, "whsec_") || len(b) < 16 || len(b) > 64 {
-		return nil, errors.New("secret must be whsec_ followed by the base64 of 16 to 64 bytes")
-	}
-	return b, nil
-}
+// secretBytes decodes a "whsec_<base64>" secret (webhooksig.DecodeSecret).
+func secretBytes(secret string) ([]byte, error) { return webhooksig.DecodeSecret(secret) }
 
 // secretPurpose binds sealed webhook signing secrets to their use.
 const secretPurpose = "webhook-secret"
@@ -253,57 +246,27 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, workspaceID, id str
 }
 
 // SignWebhook returns the Standard Webhooks signature header value
-// ("v1,<base64 HMAC-SHA256 of id.timestamp.body>") for a payload.
+// ("v1,<base64 HMAC-SHA256 of id.timestamp.body>") for a payload. It is
+// webhooksig.Sign.
 func SignWebhook(secret, id string, timestamp time.Time, body []byte) (string, error) {
-	key, err := secretBytes(secret)
-	if err != nil {
-		return "", err
-	}
-	return "v1," + sign(key, id, timestamp.Unix(), body), nil
-}
-
-func sign(key []byte, id string, ts int64, body []byte) string {
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + strconv.FormatInt(ts, 10) + "."))
-	mac.Write(body)
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	return webhooksig.Sign(secret, id, timestamp, body)
 }
 
 // ErrWebhookSignature is returned by VerifyWebhook for a request that is
-// not signed with the secret, or is too old or too new.
-var ErrWebhookSignature = errors.New("messaging: webhook signature does not verify")
+// not signed with the secret, or is too old or too new. It is
+// webhooksig.ErrSignature.
+var ErrWebhookSignature = webhooksig.ErrSignature
 
 // VerifyWebhook checks a received webhook per the Standard Webhooks spec:
 // the headers webhook-id, webhook-timestamp and webhook-signature, the raw
 // body, and the endpoint's secret ("whsec_..."). The timestamp must be
 // within tolerance of now (5 minutes when tolerance is 0), against replays.
-// Signatures are compared in constant time. Receivers use it as:
+// Signatures are compared in constant time. It is webhooksig.Verify: a
+// receiver that needs nothing else imports that package alone.
 //
 //	err := messaging.VerifyWebhook(secret, r.Header, body, time.Now(), 0)
 func VerifyWebhook(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
-	key, err := secretBytes(secret)
-	if err != nil {
-		return err
-	}
-	if tolerance <= 0 {
-		tolerance = 5 * time.Minute
-	}
-	id, tsHeader, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	ts, err := strconv.ParseInt(tsHeader, 10, 64)
-	if id == "" || sigs == "" || err != nil {
-		return ErrWebhookSignature
-	}
-	if d := now.Sub(time.Unix(ts, 0)); d > tolerance || d < -tolerance {
-		return ErrWebhookSignature
-	}
-	want := []byte(sign(key, id, ts, body))
-	for _, s := range strings.Fields(sigs) {
-		v, sig, ok := strings.Cut(s, ",")
-		if ok && v == "v1" && subtle.ConstantTimeCompare([]byte(sig), want) == 1 {
-			return nil
-		}
-	}
-	return ErrWebhookSignature
+	return webhooksig.Verify(secret, h, body, now, tolerance)
 }
 
 // webhookSender delivers queued events to endpoints (see package
@@ -488,7 +451,7 @@ func (w *webhookSender) post(ctx context.Context, rawURL, eventID string, payloa
 	ts := w.svc.now().Unix()
 	sigs := make([]string, len(keys))
 	for i, k := range keys {
-		sigs[i] = "v1," + sign(k, eventID, ts, payload)
+		sigs[i] = "v1," + webhooksig.SignKey(k, eventID, ts, payload)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "ujumbe-messaging-webhooks/1")

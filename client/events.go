@@ -8,16 +8,19 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // VerifyWebhook checks a received webhook delivery: its headers
 // webhook-id, webhook-timestamp and webhook-signature (Standard Webhooks),
 // its raw body and the endpoint's secret ("whsec_..."). The timestamp must
 // be within tolerance of now (5 minutes when tolerance is 0). A delivery
-// that does not verify is messaging.ErrWebhookSignature. It is
-// messaging.VerifyWebhook, so a receiver needs no other package.
+// that does not verify is webhooksig.ErrSignature (also
+// messaging.ErrWebhookSignature). It is webhooksig.Verify; a receiver that
+// needs nothing else of the client imports package webhooksig alone, which
+// links only the standard library.
 func VerifyWebhook(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
-	return messaging.VerifyWebhook(secret, h, body, now, tolerance)
+	return webhooksig.Verify(secret, h, body, now, tolerance)
 }
 
 // The event types the service delivers to webhook endpoints.
