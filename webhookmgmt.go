@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -13,9 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
-// The management of webhook endpoints: reading, changing, disabling,
+// Webhook endpoints: creating, reading, changing, disabling, deleting,
 // rotating their secret, testing them, and the history of their
 // deliveries.
 //
@@ -401,3 +404,135 @@ func (d rawEventData) MarshalJSON() ([]byte, error) { return d, nil }
 // by another service's write (see WebhookEvent), so that a started
 // Service delivers them now rather than at its next poll.
 func (s *Service) WebhooksQueued() { s.wakeWebhooks() }
+
+// WebhookEndpointParams are the arguments of CreateWebhookEndpoint.
+type WebhookEndpointParams struct {
+	WorkspaceID string
+	// URL is an absolute http or https URL that the address guard allows
+	// (see WebhookOptions.AllowPrivate).
+	URL string
+	// Events are the event types the endpoint receives (see
+	// WebhookEventTypes); empty means every type.
+	Events []string
+	// Description is a note of at most MaxWebhookDescription characters.
+	Description string
+	// Secret is the signing secret, "whsec_" followed by the base64 of 24
+	// to 64 random bytes. Empty means generate one.
+	Secret string
+}
+
+// secretBytes decodes a "whsec_<base64>" secret (webhooksig.DecodeSecret).
+func secretBytes(secret string) ([]byte, error) { return webhooksig.DecodeSecret(secret) }
+
+// CreateWebhookEndpoint subscribes an endpoint of the workspace to its
+// events and returns it with its signing secret (in clear, only here). The
+// secret is stored encrypted with Options.SecretKey.
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointParams) (*WebhookEndpoint, string, error) {
+	if err := refuseUnstorable(p); err != nil {
+		return nil, "", err
+	}
+	if err := s.validateWebhookURL(p.URL); err != nil {
+		return nil, "", err
+	}
+	events, err := webhookEvents(p.Events)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkLen("description", p.Description, MaxWebhookDescription); err != nil {
+		return nil, "", err
+	}
+	secret := p.Secret
+	if secret == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, "", err
+		}
+		secret = "whsec_" + base64.StdEncoding.EncodeToString(b[:])
+	}
+	raw, err := secretBytes(secret)
+	if err != nil {
+		return nil, "", validationError("secret", "must be whsec_ followed by the base64 of 16 to 64 bytes")
+	}
+	sealed, err := s.seal(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	e := &WebhookEndpoint{ID: NewID("we"), WorkspaceID: p.WorkspaceID, URL: p.URL, Events: events, Description: p.Description,
+		SecretSealed: sealed, CreatedAt: s.now()}
+	if err := s.store.WebhookEndpointCreate(ctx, e); err != nil {
+		return nil, "", wrapStoreError(err, "workspace", p.WorkspaceID)
+	}
+	s.audit(ctx, p.WorkspaceID, AuditWebhookCreated, e.ID)
+	return e, secret, nil
+}
+
+// UpdateWebhookEndpointParams are the arguments of UpdateWebhookEndpoint.
+type UpdateWebhookEndpointParams struct {
+	WorkspaceID string
+	// ID is the endpoint's id (WebhookEndpoint.ID).
+	ID string
+	// Secret is the new signing secret: whsec_ and the base64 of 16 to 64
+	// bytes.
+	Secret string
+}
+
+// UpdateWebhookEndpoint gives an endpoint a new signing secret chosen by
+// the caller (a bootstrap file) and enables it again if it was disabled.
+// The previous secret stops signing at once (RotateWebhookSecret keeps it
+// for a day). Deliveries still pending for it are kept and signed with the
+// new secret.
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, p *UpdateWebhookEndpointParams) error {
+	if p == nil {
+		return validationError("body", "is required")
+	}
+	raw, err := secretBytes(p.Secret)
+	if err != nil {
+		return validationError("secret", "must be whsec_ followed by the base64 of 16 to 64 bytes")
+	}
+	sealed, err := s.seal(raw)
+	if err != nil {
+		return err
+	}
+	on := true
+	_, err = s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, SecretSealed: sealed, Enabled: &on, At: s.now()})
+	if err != nil {
+		return wrapStoreError(err, "webhook endpoint", p.ID)
+	}
+	s.audit(ctx, p.WorkspaceID, AuditWebhookRotated, p.ID)
+	return nil
+}
+
+// WebhookEndpointHasSecret reports whether secret is the signing secret of
+// e, comparing in constant time. A secret that is not well formed is not
+// e's.
+func (s *Service) WebhookEndpointHasSecret(e *WebhookEndpoint, secret string) (bool, error) {
+	raw, err := secretBytes(secret)
+	if err != nil {
+		return false, nil
+	}
+	cur, err := s.unseal(e.SecretSealed)
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare(raw, cur) == 1, nil
+}
+
+// ListWebhookEndpoints returns the endpoints of a workspace.
+func (s *Service) ListWebhookEndpoints(ctx context.Context, workspaceID string) ([]*WebhookEndpoint, error) {
+	es, err := s.store.WebhookEndpointList(ctx, workspaceID)
+	return es, wrapStoreError(err, "workspace", workspaceID)
+}
+
+// DeleteWebhookEndpoint removes an endpoint of the workspace and all its
+// deliveries, and returns it as it was.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error) {
+	e, err := s.GetWebhookEndpoint(ctx, workspaceID, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.WebhookEndpointDelete(ctx, workspaceID, id); err != nil {
+		return nil, wrapStoreError(err, "webhook endpoint", id)
+	}
+	s.audit(ctx, workspaceID, AuditWebhookDeleted, id)
+	return e, nil
+}
