@@ -1,7 +1,10 @@
 package sms
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -60,4 +63,170 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// Credit: cost per segment, top-ups, the ledger and the balance.
+
+// CheckCostPerSegment is the rule of a cost per SMS part: from 0.01 to
+// MaxCredit. 0 is refused (CodeUnsupportedDataType naming
+// "cost_per_segment"): an account never sends for free by mistake.
+func CheckCostPerSegment(cost Credit) error {
+	if cost <= 0 || cost > MaxCredit {
+		return NewError(CodeUnsupportedDataType, "cost_per_segment", "must be from 0.01 to %s (got %s)", MaxCredit, cost)
+	}
+	return nil
+}
+
+// SetCostPerSegment sets what one SMS part costs an account, for the sends
+// that follow (see CheckCostPerSegment).
+func (s *SMS) SetCostPerSegment(ctx context.Context, partnerID string, cost Credit) error {
+	if err := CheckCostPerSegment(cost); err != nil {
+		return err
+	}
+	_, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, CostPerSegment: &cost, At: s.now()})
+	if err != nil {
+		return s.accountError(err, partnerID)
+	}
+	return nil
+}
+
+// TopUp adds amount (positive) to an account's credit, recording it in the
+// account's ledger without a reference, and returns the new balance. A
+// top-up that would take the credit above MaxCredit is refused.
+func (s *SMS) TopUp(ctx context.Context, partnerID string, amount Credit) (Credit, error) {
+	if err := checkTopUpAmount(amount); err != nil {
+		return 0, err
+	}
+	e, _, err := s.creditAdd(ctx, &CreditAddParams{PartnerID: partnerID, Amount: amount})
+	if err != nil {
+		return 0, err
+	}
+	return e.Balance, nil
+}
+
+func checkTopUpAmount(amount Credit) error {
+	if amount <= 0 || amount > MaxCredit {
+		return NewError(CodeUnsupportedDataType, "amount", "must be from 0.01 to %s", MaxCredit)
+	}
+	return nil
+}
+
+// creditAdd calls Store.SMSCreditAdd with p (its Max and At set here) and
+// turns its errors into *Error.
+func (s *SMS) creditAdd(ctx context.Context, p *CreditAddParams) (e, prev *LedgerEntry, err error) {
+	p.Max, p.At = MaxCredit, s.now()
+	e, prev, err = s.store.SMSCreditAdd(ctx, p)
+	switch {
+	case errors.Is(err, ErrCreditOverflow):
+		ce := NewError(CodeUnsupportedDataType, "amount", "would take the credit above the maximum of %s", MaxCredit)
+		ce.Err = err
+		return nil, nil, ce
+	case err != nil:
+		return nil, nil, s.accountError(err, p.PartnerID)
+	}
+	return e, prev, nil
+}
+
+var referenceRe = regexp.MustCompile(`^[\x21-\x7e]{1,128}$`)
+
+// TopUpParams are the arguments of AddTopUp.
+type TopUpParams struct {
+	PartnerID string
+	// Amount is positive, at most MaxCredit.
+	Amount Credit
+	// Reference identifies the top-up (an invoice or payment number): 1
+	// to 128 visible ASCII characters, unique in the account.
+	Reference string
+}
+
+// TopUpResult is the outcome of AddTopUp.
+type TopUpResult struct {
+	// Entry is the top-up's ledger entry; its Balance is the credit just
+	// after it.
+	Entry *LedgerEntry
+	// Replayed is true when Entry is the top-up an earlier call made with
+	// the same reference: nothing was added this time.
+	Replayed bool
+}
+
+// AddTopUp adds p.Amount to an account's credit once per p.Reference: a
+// repeat with the same reference and amount adds nothing and returns the
+// first top-up (Replayed), so that an operator retrying after a lost
+// answer never credits twice. The same reference with another amount is
+// CodeIdempotencyConflict naming "reference"; a top-up that would take the
+// credit above MaxCredit is CodeUnsupportedDataType naming "amount".
+func (s *SMS) AddTopUp(ctx context.Context, p *TopUpParams) (*TopUpResult, error) {
+	if p == nil {
+		return nil, NewError(CodeUnsupportedDataType, "", "parameters are required")
+	}
+	if err := checkTopUpAmount(p.Amount); err != nil {
+		return nil, err
+	}
+	if !referenceRe.MatchString(p.Reference) {
+		return nil, NewError(CodeUnsupportedDataType, "reference", "must be 1 to 128 visible ASCII characters")
+	}
+	e, prev, err := s.creditAdd(ctx, &CreditAddParams{PartnerID: p.PartnerID, Amount: p.Amount, Reference: p.Reference})
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		if prev.Amount != p.Amount {
+			return nil, NewError(CodeIdempotencyConflict, "reference", "%q was used by a top-up of %s, not %s", clip(p.Reference), prev.Amount, p.Amount)
+		}
+		return &TopUpResult{Entry: prev, Replayed: true}, nil
+	}
+	return &TopUpResult{Entry: e}, nil
+}
+
+// MaxLedgerPage is the largest page of Ledger.
+const MaxLedgerPage = 100
+
+// Ledger returns a page of an account's ledger (top-ups, charges, refunds
+// and its opening credit), newest first: at most limit (1 to
+// MaxLedgerPage; 0 means 50) after the cursor (empty: from the newest).
+// next is the cursor of the following page, empty when there is none.
+func (s *SMS) Ledger(ctx context.Context, partnerID, cursor string, limit int) (entries []*LedgerEntry, next string, err error) {
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > MaxLedgerPage {
+		return nil, "", NewError(CodeUnsupportedDataType, "limit", "must be 1 to %d", MaxLedgerPage)
+	}
+	var before int64
+	if cursor != "" {
+		before, err = strconv.ParseInt(cursor, 10, 64)
+		if err != nil || before < 1 {
+			return nil, "", NewError(CodeUnsupportedDataType, "cursor", "is not a cursor this API returned")
+		}
+	}
+	if _, err := s.GetAccount(ctx, partnerID); err != nil {
+		return nil, "", err
+	}
+	list, err := s.store.SMSLedger(ctx, &LedgerParams{PartnerID: partnerID, Before: before, Limit: limit + 1})
+	if err != nil {
+		return nil, "", systemError(err)
+	}
+	if len(list) > limit {
+		list = list[:limit]
+		next = strconv.FormatInt(list[limit-1].Seq, 10)
+	}
+	if list == nil {
+		list = []*LedgerEntry{}
+	}
+	return list, next, nil
+}
+
+// BalanceResult is the answer of a balance request.
+type BalanceResult struct {
+	PartnerID string
+	Credit    Credit
+}
+
+// Balance returns the credit of the account.
+func (s *SMS) Balance(ctx context.Context, partnerID, apikey string) (*BalanceResult, error) {
+	a, err := s.Authenticate(ctx, partnerID, apikey)
+	if err != nil {
+		return nil, err
+	}
+	return &BalanceResult{PartnerID: a.PartnerID, Credit: a.Credit}, nil
 }
