@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/ujumbe/messaging/sms"
 )
 
 // AdminClient calls the operator routes (/admin/v1) of a server with the
@@ -339,7 +337,7 @@ func (c *AdminClient) ApproveSender(ctx context.Context, partnerID, shortcode st
 // /admin/v1/sms/accounts/{partnerID}/top-ups): the reference (an invoice
 // or payment number) makes the request safe to retry, and a repeat is
 // answered with the first entry, Replayed.
-func (c *AdminClient) TopUp(ctx context.Context, partnerID string, amount sms.Credit, reference string) (*LedgerEntry, error) {
+func (c *AdminClient) TopUp(ctx context.Context, partnerID string, amount Credit, reference string) (*LedgerEntry, error) {
 	path, err := pathf("/admin/v1/sms/accounts/%s/top-ups", partnerID)
 	if err != nil {
 		return nil, err

@@ -32,10 +32,10 @@ func setupAdmin(t *testing.T) (*env, *client.AdminClient) {
 }
 
 // wantNotFound fails the test unless err is the API's not_found: a
-// *client.Error of status 404 that matches messaging.ErrNotFound.
+// *client.Error of status 404 that matches client.CodeNotFound.
 func wantNotFound(t *testing.T, what string, err error) {
 	t.Helper()
-	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) {
+	if ce := apiError(t, err); ce.StatusCode != http.StatusNotFound || !errors.Is(err, &client.Error{Code: client.CodeNotFound}) {
 		t.Errorf("%s: %v", what, err)
 	}
 }
@@ -100,11 +100,11 @@ func TestAdmin(t *testing.T) {
 	if got, err := a.ApproveSender(ctx, "p2", "SHOP"); err != nil || len(got.Shortcodes) != 2 {
 		t.Errorf("approve: %+v %v", got, err)
 	}
-	top, err := a.TopUp(ctx, "p2", sms.Credits(10), "INV-1")
+	top, err := a.TopUp(ctx, "p2", client.Credits(10), "INV-1")
 	if err != nil || top.Balance != "15.00" || top.Replayed {
 		t.Fatalf("top-up: %+v %v", top, err)
 	}
-	again, err := a.TopUp(ctx, "p2", sms.Credits(10), "INV-1")
+	again, err := a.TopUp(ctx, "p2", client.Credits(10), "INV-1")
 	if err != nil || !again.Replayed || again.Seq != top.Seq {
 		t.Errorf("the same top-up again: %+v %v, want the first, replayed", again, err)
 	}
@@ -128,7 +128,7 @@ func TestAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = wrong.ListWorkspaces(ctx, nil)
-	if ce := apiError(t, err); ce.StatusCode != http.StatusUnauthorized || ce.Code != messaging.CodeUnauthorized {
+	if ce := apiError(t, err); ce.StatusCode != http.StatusUnauthorized || ce.Code != client.CodeUnauthorized {
 		t.Errorf("wrong token: %v", err)
 	}
 	if _, err := client.NewAdmin(e.srv.URL, "", nil); err == nil {
@@ -151,7 +151,7 @@ func TestAdminSettings(t *testing.T) {
 		t.Fatalf("A before: %+v %v, want the default provider", ws, err)
 	}
 	ca := e.client(t, e.A.Key, nil)
-	free := &messaging.SendParams{Channel: "whatsapp", To: e.A.Contact.Phone, Type: "text", Text: "hi"}
+	free := &client.SendParams{Channel: "whatsapp", To: e.A.Contact.Phone, Type: "text", Text: "hi"}
 	if _, err := ca.Messages.Send(ctx, free); err != nil {
 		t.Fatalf("free-form send under provider: %v", err)
 	}
@@ -163,8 +163,8 @@ func TestAdminSettings(t *testing.T) {
 		t.Errorf("A after: %+v %v", got, err)
 	}
 	_, err = ca.Messages.Send(ctx, free)
-	if ce := apiError(t, err); ce.StatusCode != http.StatusUnprocessableEntity || ce.Code != messaging.CodeOutsideWindow || ce.Field != "to" ||
-		!errors.Is(err, &messaging.Error{Code: messaging.CodeOutsideWindow}) {
+	if ce := apiError(t, err); ce.StatusCode != http.StatusUnprocessableEntity || ce.Code != client.CodeOutsideWindow || ce.Field != "to" ||
+		!errors.Is(err, &client.Error{Code: client.CodeOutsideWindow}) {
 		t.Errorf("free-form send under reject: %v, want 422 outside_customer_service_window on to", err)
 	}
 	// B is not changed by A's setting.
@@ -172,7 +172,7 @@ func TestAdminSettings(t *testing.T) {
 		t.Errorf("B after A's update: %+v %v", got, err)
 	}
 	_, err = a.UpdateWorkspace(ctx, e.A.ID, &client.WorkspaceUpdateParams{OutsideWindow: "sometimes"})
-	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != messaging.CodeValidation || ce.Field != "outside_window" {
+	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != client.CodeValidation || ce.Field != "outside_window" {
 		t.Errorf("a bad outside_window: %v", err)
 	}
 	_, err = a.UpdateWorkspace(ctx, "ws_nope", &client.WorkspaceUpdateParams{OutsideWindow: "reject"})
@@ -197,7 +197,7 @@ func TestAdminSettings(t *testing.T) {
 		t.Errorf("get callback: %+v %v, want the URL and no secret", got, err)
 	}
 	_, err = a.SetSMSCallback(ctx, smsPartner, &client.SMSCallbackParams{URL: "ftp://example.com/dlr"})
-	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != messaging.CodeValidation || ce.Field != "url" {
+	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != client.CodeValidation || ce.Field != "url" {
 		t.Errorf("a bad URL: %v", err)
 	}
 	_, err = a.SetSMSCallback(ctx, "nope", &client.SMSCallbackParams{URL: url})
@@ -214,7 +214,7 @@ func TestAdminSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, err := s.Send(ctx, &sms.SendParams{Mobile: "254712345678", Message: "Hello", Shortcode: "ACME"})
+	sent, err := s.Send(ctx, &client.SMSSendParams{Mobile: "254712345678", Message: "Hello", Shortcode: "ACME"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestAdminSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(11 * time.Second)
-	if _, err := s.DeliveryReport(ctx, &sms.ReportParams{MessageID: sent.ProviderMessageID}); err != nil {
+	if _, err := s.DeliveryReport(ctx, &client.SMSReportParams{MessageID: sent.ProviderMessageID}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.DeliverWebhooksDue(ctx); err != nil {
@@ -274,7 +274,7 @@ func TestAdminKeywords(t *testing.T) {
 		t.Errorf("outside_window = %q after an update of the keywords; want reject kept", ws.OutsideWindow)
 	}
 	_, err = a.UpdateWorkspace(ctx, "ws_kw", &client.WorkspaceUpdateParams{OptOutKeywords: &[]string{"A", "B", " a "}})
-	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != messaging.CodeValidation || ce.Field != "opt_out_keywords[2]" {
+	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != client.CodeValidation || ce.Field != "opt_out_keywords[2]" {
 		t.Errorf("a duplicate keyword: %v; want 400 naming opt_out_keywords[2]", err)
 	}
 }

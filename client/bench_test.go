@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/client"
 )
 
 // BenchmarkSend compares a send through the client (idempotency key,
@@ -20,7 +20,7 @@ func BenchmarkSend(b *testing.B) {
 	b.Run("client", func(b *testing.B) {
 		c := e.client(b, e.A.Key, nil)
 		for b.Loop() {
-			if _, err := c.Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "bench"}); err != nil {
+			if _, err := c.Messages.Send(ctx, &client.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "bench"}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -30,7 +30,7 @@ func BenchmarkSend(b *testing.B) {
 		n := 0
 		for b.Loop() {
 			n++
-			body, _ := json.Marshal(&messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "bench", IdempotencyKey: fmt.Sprint("k-", n)})
+			body, _ := json.Marshal(&client.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "bench", IdempotencyKey: fmt.Sprint("k-", n)})
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+"/v1/messages", bytes.NewReader(body))
 			req.Header.Set("X-API-Key", e.A.Key)
 			req.Header.Set("Content-Type", "application/json")
@@ -38,7 +38,7 @@ func BenchmarkSend(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var out messaging.SendResult
+			var out client.SendResult
 			err = json.NewDecoder(resp.Body).Decode(&out)
 			resp.Body.Close()
 			if err != nil || resp.StatusCode != http.StatusCreated {

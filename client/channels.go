@@ -3,9 +3,21 @@ package client
 import (
 	"context"
 	"net/http"
-
-	"github.com/ujumbe/messaging"
 )
+
+// ChannelCredentials is the body of PUT /v1/channels/{channel} (schema
+// ChannelCredentials): the ids of the channel's account and its access
+// token: PhoneNumberID, WABAID and (optionally) DisplayPhoneNumber for
+// whatsapp, PageID for messenger, InstagramAccountID for instagram, and
+// AccessToken always. A field of another channel is refused.
+type ChannelCredentials struct {
+	PhoneNumberID      string `json:"phone_number_id,omitempty"`
+	WABAID             string `json:"waba_id,omitempty"`
+	DisplayPhoneNumber string `json:"display_phone_number,omitempty"`
+	PageID             string `json:"page_id,omitempty"`
+	InstagramAccountID string `json:"instagram_account_id,omitempty"`
+	AccessToken        string `json:"access_token,omitempty"`
+}
 
 // Channels lists, connects and disconnects the channels of the workspace
 // (scope manage:channels).
@@ -23,7 +35,7 @@ func (s *Channels) List(ctx context.Context) ([]*Channel, error) {
 
 // Put connects channel ("whatsapp", "instagram", "messenger") with creds,
 // or replaces its credentials (PUT /v1/channels/{channel}).
-func (s *Channels) Put(ctx context.Context, channel string, creds *messaging.ChannelCredentials) (*Channel, error) {
+func (s *Channels) Put(ctx context.Context, channel string, creds *ChannelCredentials) (*Channel, error) {
 	path, err := pathf("/v1/channels/%s", channel)
 	if err != nil {
 		return nil, err

@@ -2,13 +2,12 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
-
-	"github.com/ujumbe/messaging"
 )
 
 // Contacts creates, lists, reads and updates the contacts of the
@@ -43,7 +42,7 @@ func (p *ContactListParams) query() url.Values {
 
 // Create creates a contact (POST /v1/contacts). A phone or email another
 // contact has is a conflict.
-func (s *Contacts) Create(ctx context.Context, p *messaging.ContactCreateParams) (*Contact, error) {
+func (s *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contact, error) {
 	return send[Contact](ctx, s.c, http.MethodPost, "/v1/contacts", p, false)
 }
 
@@ -96,20 +95,57 @@ func (s *Contacts) Get(ctx context.Context, id string) (*Contact, error) {
 
 // Update changes the fields p sets (PATCH /v1/contacts/{id}): a nil field
 // is left unchanged, a pointer to "" (or to an empty Tags) clears it.
-// p.IfVersion is not part of the REST API and must be 0. The answer is the
-// updated contact; a key without read:contacts gets a receipt, of which
-// only ID and UpdatedAt are set.
-func (s *Contacts) Update(ctx context.Context, id string, p *messaging.ContactUpdateParams) (*Contact, error) {
+// The answer is the updated contact; a key without read:contacts gets a
+// receipt, of which only ID and UpdatedAt are set.
+func (s *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParams) (*Contact, error) {
 	if p == nil {
 		return nil, errors.New("client: Contacts.Update needs params")
-	}
-	if p.IfVersion != 0 {
-		return nil, errors.New("client: IfVersion: is not part of the REST API; leave it 0")
 	}
 	path, err := pathf("/v1/contacts/%s", id)
 	if err != nil {
 		return nil, err
 	}
+	return send[Contact](ctx, s.c, http.MethodPatch, path, p, false)
+}
+
+// ContactCreateParams is the body of POST /v1/contacts (schema
+// ContactCreate): a first name and a phone (E.164) or an email are
+// required.
+type ContactCreateParams struct {
+	FirstName string   `json:"firstName"`
+	LastName  string   `json:"lastName,omitempty"`
+	Phone     string   `json:"phone,omitempty"`
+	Email     string   `json:"email,omitempty"`
+	Company   string   `json:"company,omitempty"`
+	JobTitle  string   `json:"jobTitle,omitempty"`
+	Website   string   `json:"website,omitempty"`
+	Notes     string   `json:"notes,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
+	Lifecycle string   `json:"lifecycle,omitempty"`
+}
+
+// ContactUpdateParams is the body of PATCH /v1/contacts/{id} (schema
+// ContactPatch): a nil field is left unchanged (and not sent), a pointer
+// to "" (or to an empty or nil Tags) clears it. The contact's opt-outs
+// are not changed this way: only the recipient opts back in, or the
+// operator (AdminClient).
+type ContactUpdateParams struct {
+	FirstName *string   `json:"firstName,omitempty"`
+	LastName  *string   `json:"lastName,omitempty"`
+	Phone     *string   `json:"phone,omitempty"`
+	Email     *string   `json:"email,omitempty"`
+	Company   *string   `json:"company,omitempty"`
+	JobTitle  *string   `json:"jobTitle,omitempty"`
+	Website   *string   `json:"website,omitempty"`
+	Notes     *string   `json:"notes,omitempty"`
+	Tags      *[]string `json:"tags,omitempty"`
+	Lifecycle *string   `json:"lifecycle,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler: an object of the members p
+// sets, in name order, with a Tags pointing to a nil slice written []
+// (clear the tags), never null.
+func (p ContactUpdateParams) MarshalJSON() ([]byte, error) {
 	body := map[string]any{}
 	for name, v := range map[string]*string{
 		"firstName": p.FirstName, "lastName": p.LastName, "phone": p.Phone, "email": p.Email, "company": p.Company,
@@ -126,5 +162,5 @@ func (s *Contacts) Update(ctx context.Context, id string, p *messaging.ContactUp
 		}
 		body["tags"] = tags
 	}
-	return send[Contact](ctx, s.c, http.MethodPatch, path, body, false)
+	return json.Marshal(body)
 }

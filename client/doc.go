@@ -2,10 +2,13 @@
 // httpapi: the workspace Messaging API under /v1 (Client) and the SMS API
 // under /sms/v1 (SMSClient), and the operator routes under /admin/v1
 // (AdminClient). It is for programs that call a deployed server;
-// programs that embed the library call it in-process instead, with the same
-// request types (messaging.SendParams, messaging.SendTemplateParams,
-// messaging.ContactCreateParams, ...), so switching between the two is a
-// small change.
+// programs that embed the library call it in-process instead. The client's
+// request and answer types (SendParams, SendTemplateParams,
+// ContactCreateParams, ...) have the JSON of the API's schemas and the
+// field names of the library's types of the same names, so switching
+// between the two is a small change. The package imports nothing of the
+// server library but package webhooksig (standard library only): a
+// program using the client links neither the server nor its dependencies.
 //
 // Each resource has a service on the Client, as in stripe-go and
 // twilio-go: c.Messages.Send, c.Templates.Get, c.Contacts.All, ... Every
@@ -14,12 +17,12 @@
 //
 // Errors of the API are *Error values carrying the error envelope (code,
 // message, statusCode, request_id, field) and the X-Correlation-ID header.
-// An *Error unwraps to the library's error, so errors.Is works with the
-// library's codes and sentinels:
+// Match one with errors.Is against an *Error carrying the code (the
+// client's own Code constants; the library's errors and sentinels, such as
+// messaging.ErrNotFound, do not match):
 //
-//	errors.Is(err, &messaging.Error{Code: messaging.CodeConflict})
-//	errors.Is(err, messaging.ErrNotFound)
-//	errors.Is(err, &sms.Error{Code: sms.CodeLowCredit})
+//	errors.Is(err, &client.Error{Code: client.CodeConflict})
+//	errors.Is(err, &client.Error{ResponseCode: client.SMSCodeLowCredit})
 //
 // Retries follow the spec's policy: 429, 5xx and network errors are
 // retried with exponential backoff starting at 1 second, doubling each

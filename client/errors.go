@@ -6,26 +6,75 @@ import (
 	"strconv"
 	"strings"
 	"time"
+)
 
-	"github.com/ujumbe/messaging"
-	"github.com/ujumbe/messaging/sms"
+// Code is a machine-readable error code of the Messaging API: the code
+// member of the error envelope.
+type Code string
+
+// The error codes of the Messaging API (see the API's error docs page).
+const (
+	// CodeUnauthorized: no API key (or, on the operator routes, no valid
+	// operator token). 401.
+	CodeUnauthorized Code = "unauthorized"
+	// CodeInvalidAPIKey: the API key is unknown, revoked, expired or
+	// malformed. 401.
+	CodeInvalidAPIKey Code = "invalid_api_key"
+	// CodeForbidden: the API key lacks a scope the endpoint needs. 403.
+	CodeForbidden Code = "forbidden"
+	// CodeNotFound: the resource does not exist in the key's workspace.
+	// 404.
+	CodeNotFound Code = "not_found"
+	// CodeConflict: a duplicate contact, an idempotency key reused with a
+	// different request, or a change conflicting with a record's state.
+	// 409.
+	CodeConflict Code = "conflict"
+	// CodeValidation: a field is missing or invalid; Error.Field names
+	// it. 400.
+	CodeValidation Code = "validation_error"
+	// CodeChannelUnavailable: the channel is not connected, or its
+	// connection does not hold its account. 422.
+	CodeChannelUnavailable Code = "channel_unavailable"
+	// CodeRecipientOptedOut: the recipient opted out of the channel. 422.
+	CodeRecipientOptedOut Code = "recipient_opted_out"
+	// CodeOutsideWindow: a free-form send outside the recipient's
+	// customer-service window, in a workspace that refuses them. 422.
+	CodeOutsideWindow Code = "outside_customer_service_window"
+	// CodeTemplateNotFound: no approved template has this name and
+	// language. 404.
+	CodeTemplateNotFound Code = "template_not_found"
+	// CodeRateLimitExceeded: too many requests; Error.RetryAfter says how
+	// long to wait. 429.
+	CodeRateLimitExceeded Code = "rate_limit_exceeded"
+	// CodeInternal: an unexpected server error. 500.
+	CodeInternal Code = "internal_error"
+	// CodeServiceUnavailable: the server's database (or, for media, the
+	// channel provider) is unavailable for a moment; a retry with the same
+	// idempotency key is safe. 503.
+	CodeServiceUnavailable Code = "service_unavailable"
+	// CodeMethodNotAllowed: the path does not accept the method. 405.
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	// CodePayloadTooLarge: the request body, or an inbound message's
+	// media, is over the server's limit. 413.
+	CodePayloadTooLarge Code = "payload_too_large"
 )
 
 // Error is an answer of the API with an error status. For the Messaging
 // API it carries the error envelope; for the SMS API the response-code and
-// response-description. It unwraps to the library's error
-// (*messaging.Error or *sms.Error), so errors.Is and errors.As work with the
-// library's codes:
+// response-description. errors.Is matches it against an *Error with the
+// same Code (Messaging API) or the same ResponseCode (SMS API):
 //
-//	errors.Is(err, &messaging.Error{Code: messaging.CodeNotFound})
-//	errors.Is(err, messaging.ErrConflict)
-//	errors.Is(err, &sms.Error{Code: sms.CodeInvalidMobile})
+//	errors.Is(err, &client.Error{Code: client.CodeNotFound})
+//	errors.Is(err, &client.Error{ResponseCode: client.SMSCodeInvalidMobile})
+//
+// and errors.As gives the *Error itself.
 type Error struct {
-	// StatusCode is the HTTP status of the answer.
+	// StatusCode is the HTTP status of the answer (200 for a refused item
+	// of an SMS bulk send, SMSBulkEntry.Err).
 	StatusCode int
-	// Code is the envelope's code, for example messaging.CodeValidation;
-	// empty for an SMS answer or an answer that was not an envelope.
-	Code messaging.Code
+	// Code is the envelope's code, for example CodeValidation; empty for
+	// an SMS answer or an answer that was not an envelope.
+	Code Code
 	// Message is the envelope's message, naming the field and the rule.
 	Message string
 	// RequestID is the envelope's request_id.
@@ -78,17 +127,21 @@ func (e *Error) requestID() string {
 	return e.CorrelationID
 }
 
-// Unwrap returns the library's form of the error: a *messaging.Error with
-// Code, Message and Field, or a *sms.Error with the response code and
-// description; nil when the answer carried neither.
-func (e *Error) Unwrap() error {
+// Is reports whether target is an *Error naming the same error: the same
+// Code when target has one, else the same ResponseCode when target has
+// one. A target with neither matches nothing; the other fields of target
+// are not compared.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
 	switch {
-	case e.Code != "":
-		return &messaging.Error{Code: e.Code, Message: e.Message, Field: e.Field}
-	case e.ResponseCode != 0:
-		return &sms.Error{Code: e.ResponseCode, Description: e.ResponseDescription}
+	case !ok:
+		return false
+	case t.Code != "":
+		return t.Code == e.Code
+	case t.ResponseCode != 0:
+		return t.ResponseCode == e.ResponseCode
 	}
-	return nil
+	return false
 }
 
 // Temporary reports whether a later attempt may succeed: 429, 5xx.
@@ -116,12 +169,12 @@ func envelopeError(resp *http.Response, body []byte) error {
 	e := newError(resp, body)
 	var env struct {
 		Error *struct {
-			Code       messaging.Code `json:"code"`
-			Message    string         `json:"message"`
-			StatusCode int            `json:"statusCode"`
-			RequestID  string         `json:"request_id"`
-			Docs       string         `json:"docs"`
-			Field      string         `json:"field"`
+			Code       Code   `json:"code"`
+			Message    string `json:"message"`
+			StatusCode int    `json:"statusCode"`
+			RequestID  string `json:"request_id"`
+			Docs       string `json:"docs"`
+			Field      string `json:"field"`
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &env) != nil || env.Error == nil || env.Error.Code == "" {

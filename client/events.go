@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/webhooksig"
 )
 
@@ -15,8 +14,7 @@ import (
 // webhook-id, webhook-timestamp and webhook-signature (Standard Webhooks),
 // its raw body and the endpoint's secret ("whsec_..."). The timestamp must
 // be within tolerance of now (5 minutes when tolerance is 0). A delivery
-// that does not verify is webhooksig.ErrSignature (also
-// messaging.ErrWebhookSignature). It is webhooksig.Verify; a receiver that
+// that does not verify is webhooksig.ErrSignature. It is webhooksig.Verify; a receiver that
 // needs nothing else of the client imports package webhooksig alone, which
 // links only the standard library.
 func VerifyWebhook(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
@@ -27,21 +25,88 @@ func VerifyWebhook(secret string, h http.Header, body []byte, now time.Time, tol
 const (
 	// EventMessageStatusUpdated: a message changed status
 	// (Event.StatusUpdated).
-	EventMessageStatusUpdated = messaging.EventMessageStatusUpdated
+	EventMessageStatusUpdated = "message.status_updated"
 	// EventMessageReceived: an inbound message was recorded
 	// (Event.MessageReceived).
-	EventMessageReceived = messaging.EventMessageReceived
+	EventMessageReceived = "message.received"
 	// EventContactOptedOut and EventContactOptedIn: a recipient opted
 	// out of a channel (replied an opt-out keyword, STOP by default) or
 	// back in (Event.Contact).
-	EventContactOptedOut = messaging.EventContactOptedOut
-	EventContactOptedIn  = messaging.EventContactOptedIn
+	EventContactOptedOut = "contact.opted_out"
+	EventContactOptedIn  = "contact.opted_in"
 	// EventChannelStatusUpdated: the provider's verdict changed a channel
 	// connection's state (Event.Channel).
-	EventChannelStatusUpdated = messaging.EventChannelStatusUpdated
+	EventChannelStatusUpdated = "channel.status_updated"
 	// EventWebhookTest: a test delivery (Event.WebhookTest).
-	EventWebhookTest = messaging.EventWebhookTest
+	EventWebhookTest = "webhook.test"
 )
+
+// StatusEventData is the data of a message.status_updated event.
+type StatusEventData struct {
+	MessageID      string `json:"message_id"`
+	ConversationID string `json:"conversation_id"`
+	Channel        string `json:"channel"`
+	To             string `json:"to"`
+	// Status is the message's new status, PreviousStatus the one before.
+	Status         string `json:"status"`
+	PreviousStatus string `json:"previous_status"`
+	// FailureReason is "[<provider_code>] <text>" when Status is failed.
+	FailureReason string    `json:"failure_reason,omitempty"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+// MessageEventData is the data of a message.received event.
+type MessageEventData struct {
+	MessageID      string `json:"message_id"`
+	ConversationID string `json:"conversation_id"`
+	Channel        string `json:"channel"`
+	// From is the sender: E.164 on WhatsApp, a scoped id elsewhere.
+	From     string `json:"from"`
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	MediaURL string `json:"media_url,omitempty"`
+	Caption  string `json:"caption,omitempty"`
+	// Media, Location, Contacts, Reply, Reaction, Context and RawType are
+	// the rich content of the message, as on Message: the member of its
+	// type, nil or empty on others.
+	Media    *InboundMedia     `json:"media,omitempty"`
+	Location *Location         `json:"location,omitempty"`
+	Contacts []SharedContact   `json:"contacts,omitempty"`
+	Reply    *InteractiveReply `json:"interactive,omitempty"`
+	Reaction *Reaction         `json:"reaction,omitempty"`
+	Context  *ReplyContext     `json:"context,omitempty"`
+	// RawType is the provider's type name of an unsupported message.
+	RawType   string    `json:"unsupported_type,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ContactEventData is the data of the contact.opted_out and
+// contact.opted_in events.
+type ContactEventData struct {
+	Channel string `json:"channel"`
+	// To is the recipient's address on the channel.
+	To string `json:"to"`
+	// ContactID is the contact whose phone is To, if any.
+	ContactID string `json:"contact_id,omitempty"`
+	OptedOut  bool   `json:"opted_out"`
+	// Source is "keyword" or "operator".
+	Source string `json:"source"`
+	// MessageID is the inbound message that carried the keyword.
+	MessageID string    `json:"message_id,omitempty"`
+	At        time.Time `json:"at"`
+}
+
+// ChannelEventData is the data of a channel.status_updated event.
+type ChannelEventData struct {
+	Channel   string `json:"channel"`
+	AccountID string `json:"account_id"`
+	// Status is the connection's new status, PreviousStatus the one
+	// before; Reason says why it is in error or pending.
+	Status         string    `json:"status"`
+	PreviousStatus string    `json:"previous_status"`
+	Reason         string    `json:"reason,omitempty"`
+	At             time.Time `json:"at"`
+}
 
 // WebhookTestData is the data of a webhook.test event.
 type WebhookTestData struct {
@@ -59,13 +124,13 @@ type Event struct {
 	Data json.RawMessage `json:"data"`
 
 	// StatusUpdated is the data of message.status_updated.
-	StatusUpdated *messaging.StatusEventData `json:"-"`
+	StatusUpdated *StatusEventData `json:"-"`
 	// MessageReceived is the data of message.received.
-	MessageReceived *messaging.MessageEventData `json:"-"`
+	MessageReceived *MessageEventData `json:"-"`
 	// Contact is the data of contact.opted_out and contact.opted_in.
-	Contact *messaging.ContactEventData `json:"-"`
+	Contact *ContactEventData `json:"-"`
 	// Channel is the data of channel.status_updated.
-	Channel *messaging.ChannelEventData `json:"-"`
+	Channel *ChannelEventData `json:"-"`
 	// WebhookTest is the data of webhook.test.
 	WebhookTest *WebhookTestData `json:"-"`
 }
@@ -85,16 +150,16 @@ func ParseEvent(body []byte) (*Event, error) {
 	var dst any
 	switch e.Type {
 	case EventMessageStatusUpdated:
-		e.StatusUpdated = &messaging.StatusEventData{}
+		e.StatusUpdated = &StatusEventData{}
 		dst = e.StatusUpdated
 	case EventMessageReceived:
-		e.MessageReceived = &messaging.MessageEventData{}
+		e.MessageReceived = &MessageEventData{}
 		dst = e.MessageReceived
 	case EventContactOptedOut, EventContactOptedIn:
-		e.Contact = &messaging.ContactEventData{}
+		e.Contact = &ContactEventData{}
 		dst = e.Contact
 	case EventChannelStatusUpdated:
-		e.Channel = &messaging.ChannelEventData{}
+		e.Channel = &ChannelEventData{}
 		dst = e.Channel
 	case EventWebhookTest:
 		e.WebhookTest = &WebhookTestData{}

@@ -110,21 +110,33 @@ func TestWebhookDeliveries(t *testing.T) {
 	}
 }
 
-// TestParseEvent decodes each event type the library marshals, and keeps
-// an unknown type's data raw.
+// TestParseEvent decodes each event type the library marshals into the
+// client's own data types, which write the library's JSON back byte for
+// byte (rich inbound content flattened alike), and keeps an unknown
+// type's data raw.
 func TestParseEvent(t *testing.T) {
-	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	// Milliseconds, as the library writes times: the bytes compare.
+	at := time.Date(2026, 3, 1, 9, 0, 0, 123e6, time.UTC)
 	for _, ev := range []*messaging.Event{
 		{ID: "evt_1", Type: messaging.EventMessageStatusUpdated, CreatedAt: at, Data: messaging.StatusEventData{
 			MessageID: "msg_1", ConversationID: "conv_1", Channel: "whatsapp", To: "+254712345678", Status: "failed",
 			PreviousStatus: "sent", FailureReason: "[131008] missing", UpdatedAt: at}},
 		{ID: "evt_2", Type: messaging.EventMessageReceived, CreatedAt: at, Data: messaging.MessageEventData{
 			MessageID: "msg_2", ConversationID: "conv_1", Channel: "whatsapp", From: "+254712345678", Type: "image",
-			MediaURL: "https://example.com/a.jpg", Caption: "look", CreatedAt: at}},
+			MediaURL: "https://example.com/a.jpg", Caption: "look", CreatedAt: at, InboundContent: messaging.InboundContent{
+				Media:    &messaging.InboundMedia{ProviderMediaID: "img-1", MimeType: "image/jpeg", Caption: "look"},
+				Location: &messaging.Location{Latitude: -1.5, Longitude: 36.8, Name: "Office"},
+				Contacts: []messaging.SharedContact{{FormattedName: "Amina", Phones: []messaging.ContactPhone{{Phone: "+254712345678", WaID: "254712345678"}}, Emails: []messaging.ContactEmail{{Email: "a@example.com"}}}},
+				Reply:    &messaging.InteractiveReply{Kind: messaging.ReplyButton, ID: "yes", Title: "Yes"},
+				Reaction: &messaging.Reaction{ProviderMessageID: "wamid.1", Emoji: "👍"},
+				Context:  &messaging.ReplyContext{MessageID: "msg_1", ProviderMessageID: "wamid.1"},
+				RawType:  "order"}}},
 		{ID: "evt_3", Type: messaging.EventContactOptedOut, CreatedAt: at, Data: messaging.ContactEventData{
 			Channel: "whatsapp", To: "+254712345678", ContactID: "ct_1", OptedOut: true, Source: "keyword", MessageID: "msg_3", At: at}},
 		{ID: "evt_4", Type: messaging.EventContactOptedIn, CreatedAt: at, Data: messaging.ContactEventData{
 			Channel: "whatsapp", To: "+254712345678", OptedOut: false, Source: "operator", At: at}},
+		{ID: "evt_5", Type: messaging.EventChannelStatusUpdated, CreatedAt: at, Data: messaging.ChannelEventData{
+			Channel: "whatsapp", AccountID: "1055", Status: "error", PreviousStatus: "connected", Reason: "token expired", At: at}},
 	} {
 		t.Run(ev.Type, func(t *testing.T) {
 			body, err := json.Marshal(ev)
@@ -143,9 +155,21 @@ func TestParseEvent(t *testing.T) {
 				data = *got.MessageReceived
 			case got.Contact != nil:
 				data = *got.Contact
+			case got.Channel != nil:
+				data = *got.Channel
+			default:
+				t.Fatalf("no typed data: %+v", got)
 			}
-			if diff := cmp.Diff(ev.Data, data); diff != "" || got.ID != ev.ID || !got.CreatedAt.Equal(at) {
-				t.Errorf("%s %v: data (-want +got):\n%s", got.ID, got.CreatedAt, diff)
+			want, err := json.Marshal(ev.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := json.Marshal(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), string(again)); diff != "" || got.ID != ev.ID || !got.CreatedAt.Equal(at) {
+				t.Errorf("%s %v: data JSON (-library +client):\n%s", got.ID, got.CreatedAt, diff)
 			}
 		})
 	}

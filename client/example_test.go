@@ -60,7 +60,7 @@ func ExampleMessages_Send() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	p := &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "Your order has shipped", IdempotencyKey: "order-1001-shipped"}
+	p := &client.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "Your order has shipped", IdempotencyKey: "order-1001-shipped"}
 	first, err := c.Messages.Send(ctx, p)
 	if err != nil {
 		log.Fatal(err)
@@ -74,7 +74,7 @@ func ExampleMessages_Send() {
 
 	// A refused send is a *client.Error; errors.Is matches the library's
 	// codes.
-	_, err = c.Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "0712", Type: "text", Text: "hi"})
+	_, err = c.Messages.Send(ctx, &client.SendParams{Channel: "whatsapp", To: "0712", Type: "text", Text: "hi"})
 	if ce, ok := err.(*client.Error); ok {
 		fmt.Println(ce.StatusCode, ce.Code, ce.Field)
 	}
@@ -125,7 +125,7 @@ func ExampleContacts_All() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, p := range []messaging.ContactCreateParams{
+	for _, p := range []client.ContactCreateParams{
 		{FirstName: "Amina", LastName: "Odhiambo", Phone: "+254712345678"},
 		{FirstName: "Baraka", Email: "baraka@example.com"},
 		{FirstName: "Chausiku", Phone: "+254722000111"},
@@ -239,13 +239,13 @@ func ExampleSMSClient_Send() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := c.Send(ctx, &sms.SendParams{Mobile: "254712345678", Message: "Your code is 4821", Shortcode: "ACME"})
+	res, err := c.Send(ctx, &client.SMSSendParams{Mobile: "254712345678", Message: "Your code is 4821", Shortcode: "ACME"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Status, res.Mobile)
 
-	bulk, err := c.Bulk(ctx, &sms.BulkParams{Items: []*sms.BulkItem{
+	bulk, err := c.Bulk(ctx, &client.SMSBulkParams{Items: []*client.SMSBulkItem{
 		{ClientSMSID: "1", Mobile: "254712345678", Message: "Hello", Shortcode: "ACME"},
 		{ClientSMSID: "2", Mobile: "12", Message: "Hello", Shortcode: "ACME"},
 	}})

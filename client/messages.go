@@ -10,9 +10,85 @@ import (
 	"net/url"
 	"strconv"
 	"time"
-
-	"github.com/ujumbe/messaging"
 )
+
+// SendParams is the body of POST /v1/messages (schema SendRequest): a
+// text, image, video, document or audio message to To on Channel.
+type SendParams struct {
+	// Channel is whatsapp, instagram or messenger.
+	Channel string `json:"channel"`
+	// To is the recipient: an E.164 number on WhatsApp, the channel's
+	// scoped user id on Instagram and Messenger.
+	To string `json:"to"`
+	// Type is text, image, video, document or audio.
+	Type string `json:"type"`
+	// Text is the text of a text message.
+	Text string `json:"text,omitempty"`
+	// MediaURL is the absolute http or https URL of a media message's
+	// media; Caption its caption and Filename a document's file name.
+	MediaURL string `json:"media_url,omitempty"`
+	Caption  string `json:"caption,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	// IdempotencyKey makes a retry safe; Messages.Send sets one when it is
+	// empty.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// SendTemplateParams is the body of POST /v1/messages/templates (schema
+// SendTemplateRequest): an approved template sent on whatsapp.
+type SendTemplateParams struct {
+	To           string `json:"to"`
+	TemplateName string `json:"template_name"`
+	// Language must equal the template's language exactly ("en" and
+	// "en_US" differ). Empty means "en".
+	Language string `json:"language"`
+	// Components carry the values of the template's variables, its media
+	// header's link and its dynamic buttons' parameters.
+	Components []SendComponent `json:"components,omitempty"`
+	// IdempotencyKey makes a retry safe; Messages.SendTemplate sets one
+	// when it is empty.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// SendComponent is a component of a template send (schema
+// SendComponent): Type header, body or button.
+type SendComponent struct {
+	Type string `json:"type"`
+	// SubType is a button component's kind: url, quick_reply or
+	// copy_code.
+	SubType string `json:"sub_type,omitempty"`
+	// Index is a button component's zero-based position among the
+	// template's buttons.
+	Index      *int            `json:"index,omitempty"`
+	Parameters []SendParameter `json:"parameters"`
+}
+
+// SendParameter is a parameter of a SendComponent (schema SendParameter):
+// Type text carries Text; image, video and document carry Link (and a
+// document Filename); coupon_code carries CouponCode; payload carries
+// Payload.
+type SendParameter struct {
+	Type       string `json:"type"`
+	Text       string `json:"text,omitempty"`
+	Link       string `json:"link,omitempty"`
+	Filename   string `json:"filename,omitempty"`
+	CouponCode string `json:"coupon_code,omitempty"`
+	Payload    string `json:"payload,omitempty"`
+}
+
+// SendResult is the answer of a send (schema SendResponse): the message,
+// queued.
+type SendResult struct {
+	MessageID      string `json:"message_id"`
+	ConversationID string `json:"conversation_id"`
+	Status         string `json:"status"`
+	Channel        string `json:"channel"`
+	To             string `json:"to"`
+	// Replayed is true when the server answered with the result of an
+	// earlier request with the same idempotency key (its
+	// Idempotent-Replayed header); no new message was created.
+	Replayed bool `json:"-"`
+}
 
 // Messages sends and reads the messages of the workspace.
 type Messages struct{ c *Client }
@@ -23,7 +99,7 @@ type Messages struct{ c *Client }
 // send never sends twice; p itself is not changed. Result.Replayed is true
 // when the server answered with the result of an earlier request with the
 // same key.
-func (s *Messages) Send(ctx context.Context, p *messaging.SendParams) (*messaging.SendResult, error) {
+func (s *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
 	if p == nil {
 		return nil, errors.New("client: Messages.Send needs params")
 	}
@@ -37,7 +113,7 @@ func (s *Messages) Send(ctx context.Context, p *messaging.SendParams) (*messagin
 // SendTemplate sends a template message (POST /v1/messages/templates),
 // with an idempotency key as Send does. A Template's SendExample is a
 // ready-to-use p once its To is set.
-func (s *Messages) SendTemplate(ctx context.Context, p *messaging.SendTemplateParams) (*messaging.SendResult, error) {
+func (s *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*SendResult, error) {
 	if p == nil {
 		return nil, errors.New("client: Messages.SendTemplate needs params")
 	}
@@ -48,8 +124,8 @@ func (s *Messages) SendTemplate(ctx context.Context, p *messaging.SendTemplatePa
 	return s.send(ctx, "/v1/messages/templates", &q)
 }
 
-func (s *Messages) send(ctx context.Context, path string, body any) (*messaging.SendResult, error) {
-	var out messaging.SendResult
+func (s *Messages) send(ctx context.Context, path string, body any) (*SendResult, error) {
+	var out SendResult
 	resp, err := s.c.call(ctx, http.MethodPost, path, nil, body, &out, true)
 	if err != nil {
 		return nil, err

@@ -45,15 +45,15 @@ func methods(e *env) []method {
 	}
 	return []method{
 		{name: "Messages.Send", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
-			r, err := c.Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: f.Contact.Phone, Type: "text", Text: "hi"})
+			r, err := c.Messages.Send(ctx, &client.SendParams{Channel: "whatsapp", To: f.Contact.Phone, Type: "text", Text: "hi"})
 			if err != nil {
 				return "", err
 			}
 			return r.Status + " " + r.To, nil
 		}, want: "queued +254712345678"},
 		{name: "Messages.SendTemplate", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
-			r, err := c.Messages.SendTemplate(ctx, &messaging.SendTemplateParams{To: f.Contact.Phone, TemplateName: "order_update", Language: "en",
-				Components: []messaging.SendComponent{{Type: "body", Parameters: []messaging.SendParameter{{Type: "text", Text: "Amina"}, {Type: "text", Text: "A-1"}}}}})
+			r, err := c.Messages.SendTemplate(ctx, &client.SendTemplateParams{To: f.Contact.Phone, TemplateName: "order_update", Language: "en",
+				Components: []client.SendComponent{{Type: "body", Parameters: []client.SendParameter{{Type: "text", Text: "Amina"}, {Type: "text", Text: "A-1"}}}}})
 			if err != nil {
 				return "", err
 			}
@@ -107,8 +107,8 @@ func methods(e *env) []method {
 			return tp.Status + " " + tp.SendExample.Components[0].Parameters[1].Text, nil
 		}, want: "approved A-1001"},
 		{name: "Templates.Create", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
-			tp, err := c.Templates.Create(ctx, &messaging.TemplateCreateParams{Name: "new_one", Category: messaging.CategoryUtility, Language: "en",
-				Components: []messaging.TemplateComponent{{Type: "BODY", Text: "New"}}})
+			tp, err := c.Templates.Create(ctx, &client.TemplateCreateParams{Name: "new_one", Category: messaging.CategoryUtility, Language: "en",
+				Components: []client.TemplateComponent{{Type: "BODY", Text: "New"}}})
 			if err != nil {
 				return "", err
 			}
@@ -120,7 +120,7 @@ func methods(e *env) []method {
 				return "", err
 			}
 			name := "renamed"
-			tp, err := c.Templates.Update(ctx, id, &messaging.TemplatePatch{Name: &name})
+			tp, err := c.Templates.Update(ctx, id, &client.TemplatePatch{Name: &name})
 			if err != nil {
 				return "", err
 			}
@@ -161,7 +161,7 @@ func methods(e *env) []method {
 			return l[0].Channel + " " + l[0].Status, nil
 		}, want: "whatsapp connected"},
 		{name: "Channels.Put", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
-			ch, err := c.Channels.Put(ctx, "whatsapp", &messaging.ChannelCredentials{PhoneNumberID: "1055" + strconv.Itoa(len(f.ID)), WABAID: "2077" + strconv.Itoa(len(f.ID)), AccessToken: "EAAGtestchanneltokenQ7w2Zr5Kx9Lm3b"})
+			ch, err := c.Channels.Put(ctx, "whatsapp", &client.ChannelCredentials{PhoneNumberID: "1055" + strconv.Itoa(len(f.ID)), WABAID: "2077" + strconv.Itoa(len(f.ID)), AccessToken: "EAAGtestchanneltokenQ7w2Zr5Kx9Lm3b"})
 			if err != nil {
 				return "", err
 			}
@@ -185,7 +185,7 @@ func methods(e *env) []method {
 			return ch.Status, nil
 		}, want: "disconnected"},
 		{name: "Contacts.Create", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
-			ct, err := c.Contacts.Create(ctx, &messaging.ContactCreateParams{FirstName: "Zawadi", Email: "zawadi@example.com"})
+			ct, err := c.Contacts.Create(ctx, &client.ContactCreateParams{FirstName: "Zawadi", Email: "zawadi@example.com"})
 			if err != nil {
 				return "", err
 			}
@@ -207,7 +207,7 @@ func methods(e *env) []method {
 		}, want: "Amina Odhiambo"},
 		{name: "Contacts.Update", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
 			company, last, tags := "Ujumbe", "", []string{"vip"}
-			ct, err := c.Contacts.Update(ctx, f.Contact.ID, &messaging.ContactUpdateParams{Company: &company, LastName: &last, Tags: &tags})
+			ct, err := c.Contacts.Update(ctx, f.Contact.ID, &client.ContactUpdateParams{Company: &company, LastName: &last, Tags: &tags})
 			if err != nil {
 				return "", err
 			}
@@ -367,7 +367,7 @@ func TestMethods(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			got, err := m.call(ctx, e.client(t, e.A.Key, nil), e.A)
 			if m.name == "Templates.Sync" {
-				if !errors.Is(err, &messaging.Error{Code: messaging.CodeConflict}) {
+				if !errors.Is(err, &client.Error{Code: client.CodeConflict}) {
 					t.Fatalf("Sync: %v, want a conflict", err)
 				}
 			} else if err != nil {
@@ -377,7 +377,7 @@ func TestMethods(t *testing.T) {
 			}
 
 			_, err = m.call(ctx, e.client(t, e.A.Revoked, nil), e.A)
-			if ce := apiError(t, err); ce.StatusCode != http.StatusUnauthorized || ce.Code != messaging.CodeInvalidAPIKey {
+			if ce := apiError(t, err); ce.StatusCode != http.StatusUnauthorized || ce.Code != client.CodeInvalidAPIKey {
 				t.Errorf("revoked key: %v, want 401 invalid_api_key", err)
 			}
 		})
@@ -400,7 +400,7 @@ func TestCrossWorkspace(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			_, err := m.call(ctx, cb, e.A)
 			ce := apiError(t, err)
-			if ce.StatusCode != http.StatusNotFound || !errors.Is(err, messaging.ErrNotFound) || !errors.Is(err, &messaging.Error{Code: messaging.CodeNotFound}) {
+			if ce.StatusCode != http.StatusNotFound || !errors.Is(err, &client.Error{Code: client.CodeNotFound}) || !errors.Is(err, &client.Error{Code: client.CodeNotFound}) {
 				t.Fatalf("B's key on A's record: %v, want 404 not_found", err)
 			}
 			if ce.CorrelationID == "" || ce.RequestID != ce.CorrelationID || ce.Docs == "" {
@@ -428,7 +428,7 @@ func TestPaging(t *testing.T) {
 	c := e.client(t, e.A.Key, nil)
 	want := []string{"Amina Odhiambo"}
 	for _, n := range []string{"Baraka", "Chausiku", "Daudi", "Eshe"} {
-		if _, err := c.Contacts.Create(ctx, &messaging.ContactCreateParams{FirstName: n, Email: strings.ToLower(n) + "@example.com"}); err != nil {
+		if _, err := c.Contacts.Create(ctx, &client.ContactCreateParams{FirstName: n, Email: strings.ToLower(n) + "@example.com"}); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, n)
@@ -455,7 +455,7 @@ func TestPaging(t *testing.T) {
 
 	ids := map[string]bool{e.A.Message.MessageID: true}
 	for range 4 {
-		r, err := c.Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "page me"})
+		r, err := c.Messages.Send(ctx, &client.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "page me"})
 		if err != nil {
 			t.Fatal(err)
 		}

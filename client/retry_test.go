@@ -16,7 +16,6 @@ import (
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
 	"github.com/ujumbe/messaging/internal/testclock"
-	"github.com/ujumbe/messaging/sms"
 )
 
 // fault is one scripted answer of the fault server.
@@ -265,11 +264,11 @@ func TestRetryOnlySafe(t *testing.T) {
 		for _, ft := range []fault{{status: 503}, {status: 429}, {drop: true}} {
 			f := newFaultServer(t, `{}`, ft, ft, ft)
 			c := retryClient(t, f.srv.URL, &sleeps{clock: testclock.New(t0)}, mid, nil)
-			if _, err := c.Contacts.Create(ctx, &messaging.ContactCreateParams{FirstName: "A", Email: "a@example.com"}); err == nil {
+			if _, err := c.Contacts.Create(ctx, &client.ContactCreateParams{FirstName: "A", Email: "a@example.com"}); err == nil {
 				t.Fatal("no error")
 			}
 			name := "x"
-			if _, err := c.Contacts.Update(ctx, "ct_1", &messaging.ContactUpdateParams{FirstName: &name}); err == nil {
+			if _, err := c.Contacts.Update(ctx, "ct_1", &client.ContactUpdateParams{FirstName: &name}); err == nil {
 				t.Fatal("no error")
 			}
 			if f.requests() != 2 {
@@ -292,12 +291,12 @@ func TestRetryOnlySafe(t *testing.T) {
 	t.Run("send keeps its key", func(t *testing.T) {
 		f := newFaultServer(t, `{"message_id":"msg_1","status":"queued"}`, fault{drop: true}, fault{status: 503}, fault{status: 429})
 		c := retryClient(t, f.srv.URL, &sleeps{clock: testclock.New(t0)}, mid, nil)
-		if _, err := c.Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {
+		if _, err := c.Messages.Send(ctx, &client.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {
 			t.Fatal(err)
 		}
 		var keys []string
 		for _, b := range f.bodies {
-			var p messaging.SendParams
+			var p client.SendParams
 			if err := json.Unmarshal([]byte(b), &p); err != nil {
 				t.Fatal(err)
 			}
@@ -307,15 +306,15 @@ func TestRetryOnlySafe(t *testing.T) {
 			t.Errorf("idempotency keys of the attempts: %q, want one UUID 4 times", keys)
 		}
 		// The next send gets a new key; the caller's key is kept.
-		if _, err := c.Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {
+		if _, err := c.Messages.Send(ctx, &client.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {
 			t.Fatal(err)
 		}
-		p := &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi", IdempotencyKey: "mine"}
+		p := &client.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi", IdempotencyKey: "mine"}
 		if _, err := c.Messages.Send(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		last := func(i int) string {
-			var p messaging.SendParams
+			var p client.SendParams
 			_ = json.Unmarshal([]byte(f.bodies[i]), &p)
 			return p.IdempotencyKey
 		}
@@ -330,7 +329,7 @@ func TestRetryOnlySafe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Send(ctx, &sms.SendParams{Mobile: "254712345678", Message: "x", Shortcode: "ACME"}); err != nil {
+		if _, err := c.Send(ctx, &client.SMSSendParams{Mobile: "254712345678", Message: "x", Shortcode: "ACME"}); err != nil {
 			t.Fatal(err)
 		}
 		if len(f.keys) != 3 || f.keys[0] == "" || f.keys[1] != f.keys[0] || f.keys[2] != f.keys[0] {
@@ -342,7 +341,7 @@ func TestRetryOnlySafe(t *testing.T) {
 		// A bulk naming two accounts gets no key and is not retried.
 		f = newFaultServer(t, `{"responses":[]}`, fault{status: 503}, fault{status: 503})
 		c, _ = client.NewSMS(f.srv.URL, smsPartner, smsKey, &client.Options{Sleep: sl.Sleep, Jitter: mid, Clock: sl.clock.Now})
-		_, err = c.Bulk(ctx, &sms.BulkParams{Items: []*sms.BulkItem{{Mobile: "254712345678"}, {PartnerID: "other", Mobile: "254712345678"}}})
+		_, err = c.Bulk(ctx, &client.SMSBulkParams{Items: []*client.SMSBulkItem{{Mobile: "254712345678"}, {PartnerID: "other", Mobile: "254712345678"}}})
 		if err == nil || f.requests() != 1 || f.keys[0] != "" {
 			t.Errorf("mixed bulk: %v after %d requests with key %q", err, f.requests(), f.keys[0])
 		}
@@ -384,7 +383,7 @@ func TestRetriedSendSendsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Messages.Send(context.Background(), &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "exactly once"})
+	res, err := c.Messages.Send(context.Background(), &client.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "exactly once"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +397,7 @@ func TestRetriedSendSendsOnce(t *testing.T) {
 	// Without the client's key the same faults would have sent twice:
 	// the retry would be a new request. The client does not retry a POST
 	// without a key, so it cannot: see TestRetryOnlySafe.
-	if errors.Is(err, messaging.ErrNotFound) {
+	if errors.Is(err, &client.Error{Code: client.CodeNotFound}) {
 		t.Fatal("not found")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging/client"
 	"github.com/ujumbe/messaging/httpapi"
-	"github.com/ujumbe/messaging/sms"
 )
 
 // routeRecorder is a RoundTripper that names the route of each request by
@@ -71,7 +70,7 @@ func TestEveryRoute(t *testing.T) {
 	_, _ = a.GetSMSAccount(ctx, smsPartner)
 	_, _ = a.ApproveSender(ctx, smsPartner, "SHOP")
 	_, _ = a.EndAllSessions(ctx)
-	_, _ = a.TopUp(ctx, smsPartner, sms.Credits(1), "INV-9")
+	_, _ = a.TopUp(ctx, smsPartner, client.Credits(1), "INV-9")
 	_, _ = a.Ledger(ctx, smsPartner, nil)
 	_, _ = a.SetSMSCallback(ctx, smsPartner, &client.SMSCallbackParams{})
 	_, _ = a.GetSMSCallback(ctx, smsPartner)
@@ -79,9 +78,9 @@ func TestEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = s.Send(ctx, &sms.SendParams{})
-	_, _ = s.Bulk(ctx, &sms.BulkParams{Items: []*sms.BulkItem{{}}})
-	_, _ = s.DeliveryReport(ctx, &sms.ReportParams{MessageID: "1"})
+	_, _ = s.Send(ctx, &client.SMSSendParams{})
+	_, _ = s.Bulk(ctx, &client.SMSBulkParams{Items: []*client.SMSBulkItem{{}}})
+	_, _ = s.DeliveryReport(ctx, &client.SMSReportParams{MessageID: "1"})
 	_, _ = s.Balance(ctx)
 
 	var want, got []string

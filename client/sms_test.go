@@ -22,7 +22,7 @@ func smsErr(t *testing.T, err error, status, code int) {
 	if ce.StatusCode != status || ce.ResponseCode != code || !strings.HasPrefix(ce.ResponseDescription, sms.CodeText(code)) {
 		t.Fatalf("%v: status %d code %d %q, want %d %d", err, ce.StatusCode, ce.ResponseCode, ce.ResponseDescription, status, code)
 	}
-	if !errors.Is(err, &sms.Error{Code: code}) || errors.Is(err, &sms.Error{Code: code + 1}) {
+	if !errors.Is(err, &client.Error{ResponseCode: code}) || errors.Is(err, &client.Error{ResponseCode: code + 1}) {
 		t.Errorf("errors.Is with sms code %d does not tell it apart", code)
 	}
 }
@@ -41,7 +41,7 @@ func TestSMS(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sent, err := c.Send(ctx, &sms.SendParams{Mobile: "254712345678", Message: "Hello", Shortcode: "ACME"})
+	sent, err := c.Send(ctx, &client.SMSSendParams{Mobile: "254712345678", Message: "Hello", Shortcode: "ACME"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestSMS(t *testing.T) {
 		t.Errorf("send: %+v", sent)
 	}
 	// The same request with the key the client gave the first: replayed.
-	again, err := c.Send(ctx, &sms.SendParams{Mobile: "254712345678", Message: "Hello", Shortcode: "ACME", IdempotencyKey: "key-1"})
+	again, err := c.Send(ctx, &client.SMSSendParams{Mobile: "254712345678", Message: "Hello", Shortcode: "ACME", IdempotencyKey: "key-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestSMS(t *testing.T) {
 		t.Errorf("the same key again: %+v, want the first answer replayed (%s)", again, sent.ID)
 	}
 
-	bulk, err := c.Bulk(ctx, &sms.BulkParams{Items: []*sms.BulkItem{
+	bulk, err := c.Bulk(ctx, &client.SMSBulkParams{Items: []*client.SMSBulkItem{
 		{ClientSMSID: "c1", Mobile: "254712345678", Message: "One", Shortcode: "ACME"},
 		{ClientSMSID: "c2", Mobile: "12", Message: "Two", Shortcode: "ACME"},
 		{ClientSMSID: "c3", Mobile: "254712345678", Message: "Three", Shortcode: "NOPE"},
@@ -69,51 +69,51 @@ func TestSMS(t *testing.T) {
 	for _, r := range bulk.Responses {
 		got = append(got, [3]any{r.ClientSMSID, r.ResponseCode, r.MessageID != 0})
 	}
-	want := [][3]any{{"c1", 200, true}, {"c2", sms.CodeInvalidMobile, false}, {"c3", sms.CodeInvalidSender, false}}
+	want := [][3]any{{"c1", 200, true}, {"c2", client.SMSCodeInvalidMobile, false}, {"c3", client.SMSCodeInvalidSender, false}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("bulk outcomes (-want +got):\n%s", diff)
 	}
-	if bulk.Responses[0].Err() != nil || !errors.Is(bulk.Responses[1].Err(), &sms.Error{Code: sms.CodeInvalidMobile}) {
+	if bulk.Responses[0].Err() != nil || !errors.Is(bulk.Responses[1].Err(), &client.Error{ResponseCode: client.SMSCodeInvalidMobile}) {
 		t.Errorf("item errors: %v, %v", bulk.Responses[0].Err(), bulk.Responses[1].Err())
 	}
 
 	// 3 credits: two sent, a two-part message is more than is left.
-	_, err = c.Send(ctx, &sms.SendParams{Mobile: "254712345678", Message: strings.Repeat("x", 200), Shortcode: "ACME"})
-	smsErr(t, err, http.StatusPaymentRequired, sms.CodeLowCredit)
-	_, err = c.Send(ctx, &sms.SendParams{Mobile: "0712", Message: "x", Shortcode: "ACME"})
-	smsErr(t, err, http.StatusBadRequest, sms.CodeInvalidMobile)
-	_, err = c.Send(ctx, &sms.SendParams{Mobile: "254712345678", Message: "x", Shortcode: "ACME", APIKey: "smsk_wrong_0123456789abcdefghij"})
-	smsErr(t, err, http.StatusUnauthorized, sms.CodeInvalidCredentials)
-	items := make([]*sms.BulkItem, sms.MaxBulk+1)
+	_, err = c.Send(ctx, &client.SMSSendParams{Mobile: "254712345678", Message: strings.Repeat("x", 200), Shortcode: "ACME"})
+	smsErr(t, err, http.StatusPaymentRequired, client.SMSCodeLowCredit)
+	_, err = c.Send(ctx, &client.SMSSendParams{Mobile: "0712", Message: "x", Shortcode: "ACME"})
+	smsErr(t, err, http.StatusBadRequest, client.SMSCodeInvalidMobile)
+	_, err = c.Send(ctx, &client.SMSSendParams{Mobile: "254712345678", Message: "x", Shortcode: "ACME", APIKey: "smsk_wrong_0123456789abcdefghij"})
+	smsErr(t, err, http.StatusUnauthorized, client.SMSCodeInvalidCredentials)
+	items := make([]*client.SMSBulkItem, client.SMSMaxBulk+1)
 	for i := range items {
-		items[i] = &sms.BulkItem{Mobile: "254712345678", Message: "x", Shortcode: "ACME"}
+		items[i] = &client.SMSBulkItem{Mobile: "254712345678", Message: "x", Shortcode: "ACME"}
 	}
-	_, err = c.Bulk(ctx, &sms.BulkParams{Items: items})
-	smsErr(t, err, http.StatusBadRequest, sms.CodeTooManyMessages)
+	_, err = c.Bulk(ctx, &client.SMSBulkParams{Items: items})
+	smsErr(t, err, http.StatusBadRequest, client.SMSCodeTooManyMessages)
 
 	// No report before the hand-over: 1008 answered with HTTP 200 is
 	// still an error.
-	_, err = c.DeliveryReport(ctx, &sms.ReportParams{MessageID: sent.ProviderMessageID})
-	smsErr(t, err, http.StatusOK, sms.CodeNoDeliveryReport)
+	_, err = c.DeliveryReport(ctx, &client.SMSReportParams{MessageID: sent.ProviderMessageID})
+	smsErr(t, err, http.StatusOK, client.SMSCodeNoDeliveryReport)
 	if _, err := e.sms.RunDue(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(11 * time.Second)
-	rep, err := c.DeliveryReport(ctx, &sms.ReportParams{MessageID: sent.ProviderMessageID})
+	rep, err := c.DeliveryReport(ctx, &client.SMSReportParams{MessageID: sent.ProviderMessageID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !rep.Delivered() || rep.MessageID != sent.ProviderMessageID {
 		t.Errorf("report: %+v, want delivered", rep)
 	}
-	_, err = c.DeliveryReport(ctx, &sms.ReportParams{MessageID: "999999"})
-	smsErr(t, err, http.StatusNotFound, sms.CodeNotFound)
+	_, err = c.DeliveryReport(ctx, &client.SMSReportParams{MessageID: "999999"})
+	smsErr(t, err, http.StatusNotFound, client.SMSCodeNotFound)
 
 	bal, err := c.Balance(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if amt, err := bal.Amount(); err != nil || amt != sms.Credits(1) || bal.PartnerID != smsPartner {
+	if amt, err := bal.Amount(); err != nil || amt != client.Credits(1) || bal.PartnerID != smsPartner {
 		t.Errorf("balance %+v: %v %v, want 1 credit", bal, amt, err)
 	}
 	wrong, err := client.NewSMS(e.srv.URL, smsPartner, "smsk_wrong_0123456789abcdefghij", opts)
@@ -121,5 +121,5 @@ func TestSMS(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = wrong.Balance(ctx)
-	smsErr(t, err, http.StatusUnauthorized, sms.CodeInvalidCredentials)
+	smsErr(t, err, http.StatusUnauthorized, client.SMSCodeInvalidCredentials)
 }

@@ -4,9 +4,63 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-
-	"github.com/ujumbe/messaging"
 )
+
+// TemplateComponent is a part of a template (schema TemplateComponent):
+// Type HEADER, BODY, FOOTER or BUTTONS.
+type TemplateComponent struct {
+	Type string `json:"type"`
+	// Format of a HEADER: TEXT, IMAGE, VIDEO or DOCUMENT.
+	Format string `json:"format,omitempty"`
+	// Text is the text; variables are written {{1}}, {{2}}, ...
+	Text string `json:"text,omitempty"`
+	// Buttons are the buttons of a BUTTONS component.
+	Buttons []TemplateButton `json:"buttons,omitempty"`
+	// Examples are sample values of the variables of a TEXT HEADER's or
+	// the BODY's text, one per variable in the order of their numbers.
+	Examples []string `json:"examples,omitempty"`
+}
+
+// TemplateButton is a button of a BUTTONS component (schema
+// TemplateButton): Type QUICK_REPLY, URL, PHONE_NUMBER or COPY_CODE.
+type TemplateButton struct {
+	Type        string `json:"type"`
+	Text        string `json:"text,omitempty"`
+	URL         string `json:"url,omitempty"`
+	PhoneNumber string `json:"phone_number,omitempty"`
+	// Example is a sample code for a COPY_CODE button.
+	Example string `json:"example,omitempty"`
+}
+
+// TemplateCreateParams is the body of POST /v1/templates (schema
+// TemplateCreate).
+type TemplateCreateParams struct {
+	Name string `json:"name"`
+	// Category is MARKETING, UTILITY or AUTHENTICATION.
+	Category   string              `json:"category"`
+	Language   string              `json:"language"`
+	Components []TemplateComponent `json:"components"`
+}
+
+// TemplatePatch is the body of PATCH /v1/templates/{id} (schema
+// TemplatePatch): nil fields are left unchanged.
+type TemplatePatch struct {
+	Name       *string              `json:"name,omitempty"`
+	Category   *string              `json:"category,omitempty"`
+	Language   *string              `json:"language,omitempty"`
+	Components *[]TemplateComponent `json:"components,omitempty"`
+}
+
+// TemplateSyncResult is the answer of Templates.Sync (schema
+// TemplateSyncResult): how many templates the provider listed, and how
+// many were created, updated, removed and resubmitted.
+type TemplateSyncResult struct {
+	Listed      int `json:"listed"`
+	Created     int `json:"created"`
+	Updated     int `json:"updated"`
+	Removed     int `json:"removed"`
+	Resubmitted int `json:"resubmitted"`
+}
 
 // Templates lists, reads and manages the templates of the workspace.
 type Templates struct{ c *Client }
@@ -47,15 +101,14 @@ func (s *Templates) Get(ctx context.Context, id string) (*Template, error) {
 }
 
 // Create creates a draft template (POST /v1/templates); submit it for
-// review with Submit. p.Status must be empty: the API creates drafts only
-// (a status is refused naming the field).
-func (s *Templates) Create(ctx context.Context, p *messaging.TemplateCreateParams) (*Template, error) {
+// review with Submit.
+func (s *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Template, error) {
 	return send[Template](ctx, s.c, http.MethodPost, "/v1/templates", p, false)
 }
 
 // Update changes the fields of a draft that p sets (PATCH
 // /v1/templates/{id}).
-func (s *Templates) Update(ctx context.Context, id string, p *messaging.TemplatePatch) (*Template, error) {
+func (s *Templates) Update(ctx context.Context, id string, p *TemplatePatch) (*Template, error) {
 	path, err := pathf("/v1/templates/%s", id)
 	if err != nil {
 		return nil, err
@@ -83,6 +136,6 @@ func (s *Templates) Submit(ctx context.Context, id string) (*Template, error) {
 
 // Sync refreshes the workspace's templates from the channel provider
 // (POST /v1/templates/sync).
-func (s *Templates) Sync(ctx context.Context) (*messaging.TemplateSyncResult, error) {
-	return send[messaging.TemplateSyncResult](ctx, s.c, http.MethodPost, "/v1/templates/sync", nil, false)
+func (s *Templates) Sync(ctx context.Context) (*TemplateSyncResult, error) {
+	return send[TemplateSyncResult](ctx, s.c, http.MethodPost, "/v1/templates/sync", nil, false)
 }

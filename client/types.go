@@ -2,15 +2,12 @@ package client
 
 import (
 	"time"
-
-	"github.com/ujumbe/messaging"
 )
 
-// The answers of the Messaging API whose JSON is the REST surface's own
-// (httpapi's views), mirroring the schemas of httpapi/openapi.json member
-// for member. Requests and answers whose JSON is that of a library type
-// (messaging.SendParams, messaging.SendResult, messaging.TemplateComponent,
-// ...) use the library type instead.
+// The answers of the Messaging API, mirroring the schemas of
+// httpapi/openapi.json member for member. The requests and the answers of
+// sends, templates, contacts and channels are beside their services
+// (messages.go, templates.go, contacts.go, channels.go).
 
 // Message is the status form of a message (schema Message), the answer
 // of GET /v1/messages/{id}.
@@ -57,31 +54,88 @@ type Message struct {
 	UpdatedAt       time.Time  `json:"updated_at"`
 }
 
-// The content of inbound messages has the library's own types: the wire
-// format is theirs (schemas InboundMedia, Location, SharedContact,
-// InteractiveReply, Reaction and ReplyContext).
-type (
-	// InboundMedia is the media of an inbound image, video, audio,
-	// document or sticker. The provider keeps the bytes: Messages.Media
-	// streams them.
-	InboundMedia = messaging.InboundMedia
-	// Location is a shared location.
-	Location = messaging.Location
-	// SharedContact is a contact card sent by a customer.
-	SharedContact = messaging.SharedContact
-	// ContactPhone is a phone number of a SharedContact.
-	ContactPhone = messaging.ContactPhone
-	// ContactEmail is an email address of a SharedContact.
-	ContactEmail = messaging.ContactEmail
-	// InteractiveReply is the customer's choice: a reply button or list
-	// row of an interactive message, or a template's quick-reply button.
-	InteractiveReply = messaging.InteractiveReply
-	// Reaction is an emoji reaction to a message; an empty Emoji removes
-	// the sender's reaction.
-	Reaction = messaging.Reaction
-	// ReplyContext is the message an inbound message replies to.
-	ReplyContext = messaging.ReplyContext
-)
+// InboundMedia is the media of an inbound image, video, audio, document
+// or sticker (schema InboundMedia). The provider keeps the bytes:
+// Messages.Media streams them.
+type InboundMedia struct {
+	// ProviderMediaID is the provider's id of the media (WhatsApp's media
+	// id).
+	ProviderMediaID string `json:"provider_media_id"`
+	MimeType        string `json:"mime_type,omitempty"`
+	// SHA256 is the provider's checksum of the media, when given.
+	SHA256   string `json:"sha256,omitempty"`
+	Caption  string `json:"caption,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	// Animated reports an animated sticker.
+	Animated bool `json:"animated,omitempty"`
+}
+
+// Location is a shared location (schema Location).
+type Location struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Name      string  `json:"name,omitempty"`
+	Address   string  `json:"address,omitempty"`
+	URL       string  `json:"url,omitempty"`
+}
+
+// SharedContact is a contact card sent by a customer (schema
+// SharedContact).
+type SharedContact struct {
+	FormattedName string         `json:"formatted_name,omitempty"`
+	FirstName     string         `json:"first_name,omitempty"`
+	LastName      string         `json:"last_name,omitempty"`
+	Organization  string         `json:"organization,omitempty"`
+	Phones        []ContactPhone `json:"phones,omitempty"`
+	Emails        []ContactEmail `json:"emails,omitempty"`
+}
+
+// ContactPhone is a phone number of a SharedContact.
+type ContactPhone struct {
+	Phone string `json:"phone,omitempty"`
+	// WaID is the WhatsApp id of the number, when it has one.
+	WaID string `json:"wa_id,omitempty"`
+	Type string `json:"type,omitempty"`
+}
+
+// ContactEmail is an email address of a SharedContact.
+type ContactEmail struct {
+	Email string `json:"email,omitempty"`
+	Type  string `json:"type,omitempty"`
+}
+
+// InteractiveReply is the customer's choice (schema InteractiveReply): a
+// reply button or list row of an interactive message, or a template's
+// quick-reply button.
+type InteractiveReply struct {
+	// Kind is button_reply, list_reply or quick_reply (the payload of a
+	// template's quick-reply button is its ID).
+	Kind        string `json:"type"`
+	ID          string `json:"id,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// Reaction is an emoji reaction to a message (schema Reaction); an empty
+// Emoji removes the sender's reaction.
+type Reaction struct {
+	// MessageID is the workspace's id of the message reacted to; empty
+	// when the provider id names no message of the workspace.
+	MessageID string `json:"message_id,omitempty"`
+	// ProviderMessageID is the provider's id of the message reacted to.
+	ProviderMessageID string `json:"provider_message_id"`
+	Emoji             string `json:"emoji"`
+}
+
+// ReplyContext is the message an inbound message replies to (schema
+// ReplyContext).
+type ReplyContext struct {
+	// MessageID is the workspace's id of the message replied to; empty
+	// when the provider id names no message of the workspace.
+	MessageID string `json:"message_id,omitempty"`
+	// ProviderMessageID is the provider's id of the message replied to.
+	ProviderMessageID string `json:"provider_message_id"`
+}
 
 // MessagePage is a page of GET /v1/messages and GET
 // /v1/conversations/{id}/messages (schema MessagePage). NextCursor is nil
@@ -157,15 +211,15 @@ type ContactPage struct {
 
 // Template is a template as listed and read (schema Template).
 type Template struct {
-	ID         string                        `json:"id"`
-	Name       string                        `json:"name"`
-	Category   string                        `json:"category"`
-	Language   string                        `json:"language"`
-	Status     string                        `json:"status"`
-	Components []messaging.TemplateComponent `json:"components"`
+	ID         string              `json:"id"`
+	Name       string              `json:"name"`
+	Category   string              `json:"category"`
+	Language   string              `json:"language"`
+	Status     string              `json:"status"`
+	Components []TemplateComponent `json:"components"`
 	// SendExample is a ready-to-use request of Messages.SendTemplate:
 	// set its To (and replace the example values) and send it.
-	SendExample *messaging.SendTemplateParams `json:"send_example"`
+	SendExample *SendTemplateParams `json:"send_example"`
 	// StatusReason, Quality and ProviderTemplateID: why a template was
 	// rejected, paused or disabled, the provider's quality rating and the
 	// provider's id; empty when not known.

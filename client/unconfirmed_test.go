@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
 )
 
@@ -37,7 +36,7 @@ func TestAdminUnconfirmedSends(t *testing.T) {
 		t.Errorf("create with fail: %+v %v", ws, err)
 	}
 	_, err = a.UpdateWorkspace(ctx, e.A.ID, &client.WorkspaceUpdateParams{UnconfirmedSends: "twice"})
-	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != messaging.CodeValidation || ce.Field != "unconfirmed_sends" ||
+	if ce := apiError(t, err); ce.StatusCode != http.StatusBadRequest || ce.Code != client.CodeValidation || ce.Field != "unconfirmed_sends" ||
 		!strings.Contains(ce.Message, "resend or fail") {
 		t.Errorf("a bad unconfirmed_sends: %v", err)
 	}
