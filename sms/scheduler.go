@@ -205,8 +205,9 @@ func (s *SMS) deliver(ctx context.Context, msgs []*Message) error {
 			send = append(send, i)
 		case prev.After(claimedAt.Add(-window)):
 			// The window of an earlier hand-over runs: the claim kept
-			// its mark.
-			c.Status, c.RetryAt, c.Unconfirmed = StatusQueued, prev.Add(window), true
+			// its mark, and hands nothing over (its attempt is taken
+			// back).
+			c.Status, c.RetryAt, c.Unconfirmed, c.Untried = StatusQueued, prev.Add(window), true, true
 			c.FailureReason = "hand-over outcome unknown: waiting for the upstream's report"
 			s.log.InfoContext(ctx, "sms: not handed over again: an earlier hand-over's outcome is unknown", "number", m.Number,
 				"unconfirmed_since", *prev, "until", c.RetryAt)

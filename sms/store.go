@@ -433,7 +433,11 @@ type Completion struct {
 	// confirmation window of an earlier one. Every other outcome clears
 	// the mark.
 	Unconfirmed bool
-	At          time.Time
+	// Untried, with StatusQueued, reports that the claim handed nothing
+	// over (the message waited for a confirmation window): the claim's
+	// Attempts+1 is taken back.
+	Untried bool
+	At      time.Time
 }
 
 // QueueStatsParams are the arguments of Store.SMSQueueStats.

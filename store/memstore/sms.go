@@ -442,6 +442,9 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 				}
 			case sms.StatusQueued:
 				m.Status, m.DueAt, m.FailureReason = sms.StatusQueued, c.RetryAt, c.FailureReason
+				if c.Untried && m.Attempts > 0 {
+					m.Attempts--
+				}
 			default:
 				m.Status, m.FailureReason = sms.StatusFailed, c.FailureReason
 				a := d.accounts[m.PartnerID]

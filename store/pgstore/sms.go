@@ -377,10 +377,11 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 			case sms.StatusQueued:
 				err = tx.QueryRow(ctx, `WITH u AS (
 						UPDATE sms_messages SET status = 'queued', due_at = $1, failure_reason = $2, claim_token = '', updated_at = $3,
-							unconfirmed_since = CASE WHEN $6 THEN unconfirmed_since END
+							unconfirmed_since = CASE WHEN $6 THEN unconfirmed_since END,
+							attempts = CASE WHEN $7 AND attempts > 0 THEN attempts - 1 ELSE attempts END
 						WHERE number = $4 AND status = 'sending' AND claim_token = $5 RETURNING 1)
 					SELECT count(*) FROM u`,
-					ts(c.RetryAt), c.FailureReason, ts(c.At), c.Number, c.Token, c.Unconfirmed).Scan(&n)
+					ts(c.RetryAt), c.FailureReason, ts(c.At), c.Number, c.Token, c.Unconfirmed, c.Untried).Scan(&n)
 			default:
 				err = tx.QueryRow(ctx, `WITH u AS (
 						UPDATE sms_messages SET status = 'failed', failure_reason = $1, claim_token = '', updated_at = $2,

@@ -433,9 +433,10 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 					c.GatewayMessageID, c.NetworkID, fmtTime(c.At), fmtTime(c.At), c.Number, c.Token)
 			case sms.StatusQueued:
 				res, err = tx.ExecContext(ctx, `UPDATE sms_messages SET status = 'queued', due_at = ?, failure_reason = ?,
-					claim_token = '', updated_at = ?, unconfirmed_since = CASE WHEN ? THEN unconfirmed_since END
+					claim_token = '', updated_at = ?, unconfirmed_since = CASE WHEN ? THEN unconfirmed_since END,
+					attempts = CASE WHEN ? AND attempts > 0 THEN attempts - 1 ELSE attempts END
 					WHERE number = ? AND status = 'sending' AND claim_token = ?`,
-					fmtTime(c.RetryAt), c.FailureReason, fmtTime(c.At), c.Unconfirmed, c.Number, c.Token)
+					fmtTime(c.RetryAt), c.FailureReason, fmtTime(c.At), c.Unconfirmed, c.Untried, c.Number, c.Token)
 			default:
 				res, err = tx.ExecContext(ctx, `UPDATE sms_messages SET status = 'failed', failure_reason = ?,
 					claim_token = '', updated_at = ?, unconfirmed_since = NULL

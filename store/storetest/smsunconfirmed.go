@@ -98,11 +98,17 @@ func testSMSClaimMarksUnconfirmed(t *testing.T, s sms.Store) {
 	check("second claim kept the mark", keep, ptr(at(1)))
 	check("second claim marked", release, ptr(at(10)))
 	errs, err = s.SMSComplete(ctx, []*sms.Completion{
-		{Number: keep, Token: "t2", Status: sms.StatusQueued, RetryAt: at(20), Unconfirmed: true, At: at(11)},
+		{Number: keep, Token: "t2", Status: sms.StatusQueued, RetryAt: at(20), Unconfirmed: true, Untried: true, At: at(11)},
 		{Number: release, Token: "t2", Status: sms.StatusQueued, RetryAt: at(20), Unconfirmed: true, At: at(11)},
 	})
 	if err != nil || errors.Join(errs...) != nil {
 		t.Fatalf("SMSComplete: %v %v", errs, err)
+	}
+	// A claim that handed nothing over (Untried) gives its attempt back.
+	for n, want := range map[int64]int{keep: 1, release: 2} {
+		if m, err := s.SMSMessageGet(ctx, "p1", n); err != nil || m.Attempts != want {
+			t.Errorf("after the second claim's outcome: message %d has %v attempts (%v), want %d", n, m.Attempts, err, want)
+		}
 	}
 
 	// A mark at or before RenewMarksBefore is replaced by Now; the claim
