@@ -664,4 +664,6 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 	return &Principal{WorkspaceID: found.WorkspaceID, KeyID: found.ID, Scopes: slices.Clone(found.Scopes), ExpiresAt: utcPtr(found.ExpiresAt)}, nil
 }
 
+// String names the key by its id and public prefix, never its hash, so
+// that a key printed or logged shows nothing secret.
 func (k *APIKey) String() string { return fmt.Sprintf("APIKey(%s, %s)", k.ID, k.Prefix) }
