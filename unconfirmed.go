@@ -1,5 +1,7 @@
 package messaging
 
+import "cmp"
+
 // Policies for a message whose send outcome is unknown (the provider may
 // have taken it, and no answer was recorded) once the dispatcher's
 // confirmation window ends with no confirmation from the provider
@@ -18,20 +20,11 @@ const (
 // send whose outcome stayed unknown through the confirmation window: its
 // own, or UnconfirmedResend, the default, when it has none.
 func (w *WorkspaceInfo) ActiveUnconfirmedSends() string {
-	if w.UnconfirmedSends == "" {
-		return UnconfirmedResend
-	}
-	return w.UnconfirmedSends
+	return cmp.Or(w.UnconfirmedSends, UnconfirmedResend)
 }
 
 // unconfirmedSendsPolicy validates a policy and returns its stored form:
 // empty for the default.
 func unconfirmedSendsPolicy(p string) (string, error) {
-	switch p {
-	case "", UnconfirmedResend:
-		return "", nil
-	case UnconfirmedFail:
-		return UnconfirmedFail, nil
-	}
-	return "", validationError("unconfirmed_sends", "must be %s or %s (got %q)", UnconfirmedResend, UnconfirmedFail, p)
+	return twoWayPolicy("unconfirmed_sends", p, UnconfirmedResend, UnconfirmedFail)
 }

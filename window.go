@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,22 +24,26 @@ const (
 // free-form sends outside the customer-service window: its own, or
 // OutsideWindowProvider, the default, when it has none.
 func (w *WorkspaceInfo) ActiveOutsideWindow() string {
-	if w.OutsideWindow == "" {
-		return OutsideWindowProvider
-	}
-	return w.OutsideWindow
+	return cmp.Or(w.OutsideWindow, OutsideWindowProvider)
 }
 
 // outsideWindowPolicy validates a policy and returns its stored form:
 // empty for the default.
 func outsideWindowPolicy(p string) (string, error) {
+	return twoWayPolicy("outside_window", p, OutsideWindowProvider, OutsideWindowReject)
+}
+
+// twoWayPolicy validates p, a workspace setting of field that is def (the
+// default, also as "") or other, and returns its stored form: empty for
+// the default.
+func twoWayPolicy(field, p, def, other string) (string, error) {
 	switch p {
-	case "", OutsideWindowProvider:
+	case "", def:
 		return "", nil
-	case OutsideWindowReject:
-		return OutsideWindowReject, nil
+	case other:
+		return other, nil
 	}
-	return "", validationError("outside_window", "must be %s or %s (got %q)", OutsideWindowProvider, OutsideWindowReject, p)
+	return "", validationError(field, "must be %s or %s (got %q)", def, other, p)
 }
 
 // WorkspaceSettings are the settings of a workspace an operator may
