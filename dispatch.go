@@ -130,18 +130,21 @@ type dispatcher struct {
 	// one store write.
 	statuses *statusBatch
 
-	mu       sync.Mutex
-	limiters map[string]*rate.Limiter
-	// senders holds, per sender (workspace and channel), the sends in
-	// flight and the end of a pause the provider asked for; like
-	// limiters, one entry per sender ever seen.
+	// mu guards senders and their pausedUntil.
+	mu sync.Mutex
+	// senders holds the state of each sender (a workspace's channel) ever
+	// seen.
 	senders map[string]*senderState
 }
 
-// senderState is what the dispatcher knows of one sender's provider.
+// senderState is what the dispatcher knows of one sender: its pacing, its
+// sends in flight and the end of a pause its provider asked for.
 type senderState struct {
+	// limiter paces its sends; nil when PerSenderRate is unlimited.
+	limiter *rate.Limiter
 	// slots holds a value per send in flight (capacity SenderInFlight).
-	slots       chan struct{}
+	slots chan struct{}
+	// pausedUntil is guarded by dispatcher.mu.
 	pausedUntil time.Time
 }
 
@@ -150,7 +153,7 @@ type senderState struct {
 func newDispatcher(s *Service, o DispatchOptions, sleep workqueue.Sleep) *dispatcher {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	d := &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]), limiters: map[string]*rate.Limiter{},
+	d := &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]),
 		senders: map[string]*senderState{}, statuses: &statusBatch{store: s.store}}
 	d.retry = workqueue.Exponential(d.opts.InitialBackoff, d.opts.MaxBackoff, 0.2, d.opts.MaxAttempts)
 	d.queue = workqueue.New(workqueue.Config[*Message]{
@@ -181,22 +184,6 @@ func permanent(err error) bool {
 	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) || errors.Is(err, ErrStale)
 }
 
-// limiter returns the pacing limiter of a sender, or nil when unlimited.
-func (d *dispatcher) limiter(ws, channel string) *rate.Limiter {
-	if d.opts.PerSenderRate < 0 {
-		return nil
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	k := ws + "\x00" + channel
-	l := d.limiters[k]
-	if l == nil {
-		l = rate.NewLimiter(rate.Limit(d.opts.PerSenderRate), max(1, int(d.opts.PerSenderRate)))
-		d.limiters[k] = l
-	}
-	return l
-}
-
 // process hands one claimed message to the provider and records the result.
 //
 // The message counts on the status batch (its statusHold, see
@@ -223,15 +210,15 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		d.unconfirmed(ctx, m)
 		return
 	}
-	sender := m.WorkspaceID + "\x00" + m.Channel
+	sender := d.sender(m.WorkspaceID, m.Channel)
 	if until := d.paused(sender); until.After(d.svc.now()) {
 		hold.release()
 		d.putBack(ctx, m, until)
 		return
 	}
-	if l := d.limiter(m.WorkspaceID, m.Channel); l != nil {
+	if sender.limiter != nil {
 		hold.release()
-		if err := l.Wait(ctx); err != nil {
+		if err := sender.limiter.Wait(ctx); err != nil {
 			// Cancelled, or the context's deadline comes before the
 			// sender's next turn: nothing was handed over.
 			due := d.svc.now()
@@ -437,42 +424,52 @@ func (d *dispatcher) unconfirmed(ctx context.Context, m *Message) {
 	d.putBack(ctx, m, now)
 }
 
-// paused returns the end of the pause of sender the provider asked for
-// (zero when none).
-func (d *dispatcher) paused(sender string) time.Time {
+// sender returns the state of the sender of workspace ws on channel,
+// made when missing.
+func (d *dispatcher) sender(ws, channel string) *senderState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if st := d.senders[sender]; st != nil {
-		return st.pausedUntil
+	k := ws + "\x00" + channel
+	st := d.senders[k]
+	if st == nil {
+		st = &senderState{slots: make(chan struct{}, d.opts.SenderInFlight)}
+		if d.opts.PerSenderRate >= 0 {
+			st.limiter = rate.NewLimiter(rate.Limit(d.opts.PerSenderRate), max(1, int(d.opts.PerSenderRate)))
+		}
+		d.senders[k] = st
 	}
-	return time.Time{}
+	return st
 }
 
-// pause pauses every send of sender until until (a later pause wins).
-func (d *dispatcher) pause(sender string, until time.Time) {
+// paused returns the end of the pause of st the provider asked for (zero
+// when none).
+func (d *dispatcher) paused(st *senderState) time.Time {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := d.state(sender)
+	return st.pausedUntil
+}
+
+// pause pauses every send of st until until (a later pause wins).
+func (d *dispatcher) pause(st *senderState, until time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if until.After(st.pausedUntil) {
 		st.pausedUntil = until
 	}
 }
 
-// enter counts a send of sender in flight, waiting up to
-// SenderBusyDelay while SenderInFlight are; false when none ended.
-func (d *dispatcher) enter(ctx context.Context, sender string) bool {
-	d.mu.Lock()
-	slots := d.state(sender).slots
-	d.mu.Unlock()
+// enter counts a send of st in flight, waiting up to SenderBusyDelay
+// while SenderInFlight are; false when none ended.
+func (d *dispatcher) enter(ctx context.Context, st *senderState) bool {
 	select {
-	case slots <- struct{}{}:
+	case st.slots <- struct{}{}:
 		return true
 	default:
 	}
 	t := time.NewTimer(d.opts.SenderBusyDelay)
 	defer t.Stop()
 	select {
-	case slots <- struct{}{}:
+	case st.slots <- struct{}{}:
 		return true
 	case <-t.C:
 	case <-ctx.Done():
@@ -480,23 +477,8 @@ func (d *dispatcher) enter(ctx context.Context, sender string) bool {
 	return false
 }
 
-// leave ends a send of sender counted by enter.
-func (d *dispatcher) leave(sender string) {
-	d.mu.Lock()
-	slots := d.senders[sender].slots
-	d.mu.Unlock()
-	<-slots
-}
-
-// state returns the state of sender, made when missing. Callers hold d.mu.
-func (d *dispatcher) state(sender string) *senderState {
-	st := d.senders[sender]
-	if st == nil {
-		st = &senderState{slots: make(chan struct{}, d.opts.SenderInFlight)}
-		d.senders[sender] = st
-	}
-	return st
-}
+// leave ends a send of st counted by enter.
+func (d *dispatcher) leave(st *senderState) { <-st.slots }
 
 // startSpan starts the span of one dispatch of m, when tracing is on: a
 // child of the span that accepted m (its stored trace context), with a
