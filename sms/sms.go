@@ -50,6 +50,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/callingcode"
 	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
@@ -308,7 +309,8 @@ func ValidMobile(mobile string) (countryCode int, err error) {
 	if _, err := messaging.NormalizePhone(e164); err != nil {
 		return 0, NewError(CodeInvalidMobile, "mobile", "%s is not a valid phone number for its country code", mobile)
 	}
-	return messaging.CountryCallingCode(e164), nil
+	cc, _ := callingcode.Of(mobile)
+	return cc, nil
 }
 
 // ValidSender reports whether s has the shape of a sender id: 1 to 11
