@@ -15,14 +15,19 @@ const EventDeliveryReport = "sms.delivery_report"
 
 // CallbackOptions let SMS accounts register a callback URL: each final
 // delivery report of the account's messages is then POSTed to it as an
-// EventDeliveryReport event through Service's webhook outbox, with its
-// Standard Webhooks signatures, retry schedule and address guard.
+// EventDeliveryReport event through the webhook outbox of Service (or
+// Outbox), with its Standard Webhooks signatures, retry schedule and
+// address guard.
 type CallbackOptions struct {
-	// Service delivers the events. When it was created on the very store
-	// value given to New, a report's push is queued in the transaction
-	// that stores the report; on another store (or a wrapper of the
-	// same), just after it, so that a crash in between loses that push.
+	// Service keeps the callbacks' webhook endpoints and, unless Outbox
+	// is set, queues and delivers their events.
 	Service *messaging.Service
+	// Outbox queues the events, in the store where Service keeps the
+	// endpoints (a wrapper of Service, for example). Default: Service.
+	// When it queues them in the store given to New (see OutboxStore), a
+	// report's push is queued in the transaction that stores the report;
+	// otherwise just after it, so that a crash in between loses that push.
+	Outbox Outbox
 	// WorkspaceID is the workspace of Service that holds the callbacks'
 	// webhook endpoints (one per account that registered a URL). The
 	// first SetCallback creates it when it does not exist; it should hold
@@ -173,18 +178,18 @@ func (s *SMS) reportPush(ctx context.Context, m *Message, old, nr *Report) (endp
 }
 
 // saveReport stores the report nr of m in place of old, with its push to
-// the account's callback when it has one (reportPush). When the callbacks'
-// Service is on the SMS store itself, the push is queued in the
+// the account's callback when it has one (reportPush). When the SMS store
+// keeps the callbacks' outbox (pushInTx), the push is queued in the
 // transaction that stores the report, by the save that replaces a report
 // that was not final: once, and never without the report. Otherwise it
-// is queued just after the report is stored, and a crash in between loses
-// it. A push that cannot be built or queued is logged; the report is kept.
+// is queued through the Outbox just after the report is stored, and a
+// crash in between loses it. A push that cannot be built or queued is logged; the report is kept.
 func (s *SMS) saveReport(ctx context.Context, m *Message, old, nr *Report) error {
 	p := &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: nr}
 	endpointID, data := s.reportPush(ctx, m, old, nr)
 	cb := s.opts.Callbacks
 	if endpointID != "" && s.pushInTx {
-		ev, err := cb.Service.WebhookEvent(cb.WorkspaceID, m.ID, EventDeliveryReport, data)
+		ev, err := s.outbox.WebhookEvent(cb.WorkspaceID, m.ID, EventDeliveryReport, data)
 		if err != nil {
 			s.log.WarnContext(ctx, "sms: delivery report not pushed: building the event failed", "number", m.Number, "err", err.Error())
 		} else {
@@ -197,9 +202,9 @@ func (s *SMS) saveReport(ctx context.Context, m *Message, old, nr *Report) error
 	}
 	switch {
 	case pushed:
-		cb.Service.WebhooksQueued()
+		s.outbox.WebhooksQueued()
 	case endpointID != "" && !s.pushInTx:
-		if _, _, err := cb.Service.QueueWebhookEvent(ctx, cb.WorkspaceID, endpointID, m.ID, EventDeliveryReport, data); err != nil {
+		if _, _, err := s.outbox.QueueWebhookEvent(ctx, cb.WorkspaceID, endpointID, m.ID, EventDeliveryReport, data); err != nil {
 			s.log.WarnContext(ctx, "sms: delivery report not pushed: queueing the event failed", "number", m.Number, "err", err.Error())
 		}
 	}

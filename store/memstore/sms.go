@@ -11,7 +11,12 @@ import (
 	"github.com/ujumbe/messaging/sms"
 )
 
-var _ sms.Store = (*Store)(nil)
+var _ sms.OutboxStore = (*Store)(nil)
+
+// SMSOutbox returns s: the SMS records and the webhook outbox are in the
+// same store, so a report's push is queued in its transaction (see
+// sms.OutboxStore).
+func (s *Store) SMSOutbox() messaging.Store { return s }
 
 // smsData is the SMS part of the store. Its zero value is ready to use.
 type smsData struct {

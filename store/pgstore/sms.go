@@ -12,7 +12,12 @@ import (
 	"github.com/ujumbe/messaging/sms"
 )
 
-var _ sms.Store = (*Store)(nil)
+var _ sms.OutboxStore = (*Store)(nil)
+
+// SMSOutbox returns s: the SMS records and the webhook outbox are in the
+// same store, so a report's push is queued in its transaction (see
+// sms.OutboxStore).
+func (s *Store) SMSOutbox() messaging.Store { return s }
 
 // SMSAccountCreate implements sms.Store.
 func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
