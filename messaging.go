@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -226,6 +227,28 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 
 // Store returns the store the service runs on.
 func (s *Service) Store() Store { return s.raw }
+
+// Ping checks that the service's store answers (Store.Ping) within ctx,
+// for readiness probes: nil, or the store's error, which wraps
+// ErrSchemaVersion when the database schema is not at the version this
+// library needs.
+func (s *Service) Ping(ctx context.Context) error { return s.raw.Ping(ctx) }
+
+// UsesStore reports whether the service runs on store: the very value
+// given to New, compared with == (false for a wrapper of it, and for
+// values of a type == cannot compare). A service built beside this one
+// on the same store, as sms.SMS is, may then write this service's records
+// in its own transactions.
+func (s *Service) UsesStore(store any) bool { return sameValue(any(s.raw), store) }
+
+// sameValue reports whether a and b are the same value of one comparable
+// type; false for nil and for values == cannot compare (it would panic).
+func sameValue(a, b any) bool {
+	if a == nil || reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
+		return false
+	}
+	return a == b
+}
 
 // Now returns the service clock's current time in UTC.
 func (s *Service) Now() time.Time { return s.now() }

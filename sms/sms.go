@@ -41,7 +41,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"log/slog"
-	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -231,7 +230,7 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 		s.credit.floor, s.credit.every, s.credit.pause = o.UpstreamCreditFloor, o.UpstreamCreditCheckEvery, o.PauseBelowFloor
 	}
 	if cb := o.Callbacks; cb != nil && cb.Service != nil {
-		s.pushInTx = sameStore(cb.Service.Store(), store)
+		s.pushInTx = cb.Service.UsesStore(store)
 	}
 	s.queue = s.newQueue()
 	tel, err := newSMSTelemetry(s, o.MeterProvider, o.TracerProvider)
@@ -280,15 +279,6 @@ var (
 	// numeric short code or long number of at most 15 digits.
 	senderRe = regexp.MustCompile(`^(?:[A-Za-z0-9][A-Za-z0-9 ._&-]{0,9}[A-Za-z0-9._&-]|[A-Za-z0-9]|[0-9]{1,15})$`)
 )
-
-// sameStore reports whether a and b are the same store value, false for
-// values of one type that == cannot compare (it would panic).
-func sameStore(a, b any) bool {
-	if a == nil || reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
-		return false
-	}
-	return a == b
-}
 
 // ValidMobile checks a recipient: international format, digits only, no
 // plus sign (for example 254712345678), a valid number for its country code
