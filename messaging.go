@@ -225,9 +225,6 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	return s, nil
 }
 
-// Store returns the store the service runs on.
-func (s *Service) Store() Store { return s.raw }
-
 // Ping checks that the service's store answers (Store.Ping) within ctx,
 // for readiness probes: nil, or the store's error, which wraps
 // ErrSchemaVersion when the database schema is not at the version this
@@ -268,6 +265,10 @@ type Workspace struct {
 	Templates *Templates
 	// Conversations lists conversations and their messages.
 	Conversations *Conversations
+	// Webhooks manages the webhook endpoints and their deliveries.
+	Webhooks *Webhooks
+	// APIKeys creates, lists, changes and revokes API keys.
+	APIKeys *APIKeys
 }
 
 // Workspace returns a handle on the workspace with the given id.
@@ -279,6 +280,8 @@ func (s *Service) Workspace(id string) *Workspace {
 		Templates: &Templates{svc: s, ws: id},
 
 		Conversations: &Conversations{svc: s, ws: id},
+		Webhooks:      &Webhooks{svc: s, ws: id},
+		APIKeys:       &APIKeys{svc: s, ws: id},
 	}
 }
 
