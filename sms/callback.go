@@ -90,18 +90,19 @@ func (s *SMS) SetCallback(ctx context.Context, partnerID, url, secret string) (*
 	if err := ensureCallbackWorkspace(ctx, cb); err != nil {
 		return nil, "", err
 	}
-	e, plain, err := cb.Service.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: cb.WorkspaceID, URL: url,
+	hooks := cb.Service.Workspace(cb.WorkspaceID).Webhooks
+	e, plain, err := hooks.Create(ctx, &messaging.WebhookCreateParams{URL: url,
 		Secret: secret, Description: "SMS delivery reports of account " + partnerID})
 	if err != nil {
 		return nil, "", err
 	}
 	id := e.ID
 	if _, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, CallbackEndpointID: &id, At: s.now()}); err != nil {
-		_, _ = cb.Service.DeleteWebhookEndpoint(context.WithoutCancel(ctx), cb.WorkspaceID, id)
+		_, _ = hooks.Delete(context.WithoutCancel(ctx), id)
 		return nil, "", callbackAccountError(err, partnerID)
 	}
 	if a.CallbackEndpointID != "" {
-		if _, err := cb.Service.DeleteWebhookEndpoint(ctx, cb.WorkspaceID, a.CallbackEndpointID); err != nil && messaging.ErrorCode(err) != messaging.CodeNotFound {
+		if _, err := hooks.Delete(ctx, a.CallbackEndpointID); err != nil && messaging.ErrorCode(err) != messaging.CodeNotFound {
 			s.log.WarnContext(ctx, "sms: the replaced callback endpoint could not be deleted", "partner_id", partnerID, "endpoint_id", a.CallbackEndpointID, "err", err.Error())
 		}
 	}
@@ -121,7 +122,7 @@ func (s *SMS) GetCallback(ctx context.Context, partnerID string) (*Callback, err
 	if a.CallbackEndpointID == "" {
 		return nil, nil
 	}
-	e, err := cb.Service.GetWebhookEndpoint(ctx, cb.WorkspaceID, a.CallbackEndpointID)
+	e, err := cb.Service.Workspace(cb.WorkspaceID).Webhooks.Get(ctx, a.CallbackEndpointID)
 	if messaging.ErrorCode(err) == messaging.CodeNotFound {
 		return nil, nil
 	}

@@ -34,8 +34,8 @@ type Outbox interface {
 //
 // SMS sets Push when the Store given to New is an OutboxStore and the
 // callbacks' Outbox queues its events in the same outbox: the Outbox has a
-// Store method (as *messaging.Service has) returning an OutboxStore with
-// the same SMSOutbox. Then a report and its push are stored together or
+// UsesStore method (as *messaging.Service has) that is true for its
+// SMSOutbox. Then a report and its push are stored together or
 // not at all. Otherwise SMS queues the push through the Outbox just after
 // the report is stored, and a crash in between loses it.
 type OutboxStore interface {
@@ -46,29 +46,26 @@ type OutboxStore interface {
 	SMSOutbox() messaging.Store
 }
 
-// outboxOnStore is an Outbox that names the store it queues its events
-// in, as *messaging.Service does.
-type outboxOnStore interface {
-	Store() messaging.Store
+// storeUser is an Outbox that tells whether it queues its events in a
+// given store, as *messaging.Service does (UsesStore).
+type storeUser interface {
+	UsesStore(store any) bool
 }
 
 var (
-	_ Outbox        = (*messaging.Service)(nil)
-	_ outboxOnStore = (*messaging.Service)(nil)
+	_ Outbox    = (*messaging.Service)(nil)
+	_ storeUser = (*messaging.Service)(nil)
 )
 
 // pushesInTx reports whether the push of a report may be queued in the
-// transaction that stores the report: whether store and the store of o
-// are OutboxStores keeping the same outbox (see OutboxStore).
+// transaction that stores the report: whether store is an OutboxStore
+// that is, or whose SMSOutbox is, the store o queues its events in (see
+// OutboxStore).
 func pushesInTx(store Store, o Outbox) bool {
 	ps, ok := store.(OutboxStore)
 	if !ok {
 		return false
 	}
-	on, ok := o.(outboxOnStore)
-	if !ok {
-		return false
-	}
-	theirs, ok := on.Store().(OutboxStore)
-	return ok && ps.SMSOutbox() == theirs.SMSOutbox()
+	u, ok := o.(storeUser)
+	return ok && (u.UsesStore(store) || u.UsesStore(ps.SMSOutbox()))
 }
