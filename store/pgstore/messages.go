@@ -3,23 +3,20 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 	"github.com/ujumbe/messaging/store/internal/statushistory"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
 // messageInsertCols are the columns MessageCreate writes; a new message's
 // history is empty (the column's default).
-const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
-	type, text, media_url, caption, filename, template_name, language, components,
-	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
-	due_at, lease_owner, attempts, last_error, trace_parent, content`
+const messageInsertCols = sqlrows.MessageInsertColumns
 
 // messageCols are the columns of a message, in scanMessage's order.
 const messageCols = messageInsertCols + `, history, unconfirmed_since`
@@ -115,23 +112,6 @@ func messageDest(m *messaging.Message) ([]any, func() error) {
 	}
 }
 
-// messageInsertArgs are the arguments of qMessageInsert for m, its
-// components and content in their stored JSON forms.
-func messageInsertArgs(m *messaging.Message) ([]any, error) {
-	comps, err := storedjson.EncodeSendComponents(m.Components)
-	if err != nil {
-		return nil, err
-	}
-	content, err := storedjson.EncodeInboundContent(m.Content)
-	if err != nil {
-		return nil, err
-	}
-	return []any{m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
-		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
-		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, ts(m.CreatedAt), ts(m.UpdatedAt),
-		ts(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent, content}, nil
-}
-
 func scanMessage(row pgx.Row) (*messaging.Message, error) {
 	var m messaging.Message
 	dest, finish := messageDest(&m)
@@ -149,7 +129,7 @@ func scanMessage(row pgx.Row) (*messaging.Message, error) {
 // ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
-	args, err := messageInsertArgs(m)
+	args, err := sqlrows.MessageInsertArgs(m, ts)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
@@ -533,14 +513,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		if err != nil {
 			return err
 		}
-		var delivered *time.Time
-		due := p.DueAt
-		switch p.State {
-		case messaging.DeliveryDelivered:
-			delivered, due = &p.At, p.At
-		case messaging.DeliveryFailed:
-			due = p.At
-		}
+		due, delivered := sqlrows.RecordTimes(p)
 		if _, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET state = $2, due_at = $3, lease_owner = '', last_status = $4, last_error = $5,
 			last_attempt_at = $6, delivered_at = $7 WHERE seq = $1`,
 			p.ID, p.State, ts(due), p.LastStatus, p.LastError, ts(p.At), tsPtr(delivered)); err != nil {
@@ -568,10 +541,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 // WebhookDeliveryList implements messaging.Store, through the index
 // webhook_deliveries_endpoint.
 func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
-	before := p.Before
-	if before <= 0 {
-		before = math.MaxInt64
-	}
+	before := sqlrows.Before(p.Before)
 	var out []*messaging.WebhookDelivery
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var one int
@@ -652,7 +622,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
 	m := p.Message
-	args, err := messageInsertArgs(m)
+	args, err := sqlrows.MessageInsertArgs(m, ts)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 var _ sms.Store = (*Store)(nil)
@@ -73,10 +74,7 @@ func scanAccount(row pgx.Row) (*sms.Account, error) {
 // SMSMessageList implements sms.Store. It walks the primary key (number)
 // down and keeps the account's messages.
 func (s *Store) SMSMessageList(ctx context.Context, p *sms.MessageListParams) ([]*sms.Message, error) {
-	before := p.Before
-	if before <= 0 {
-		before = 1<<63 - 1
-	}
+	before := sqlrows.Before(p.Before)
 	out, err := queryAll(ctx, s.pool, scanSMS, `SELECT `+smsCols+` FROM sms_messages
 		WHERE partner_id = $1 AND number < $2 ORDER BY number DESC LIMIT $3`, p.PartnerID, before, p.Limit)
 	return out, interpretError(err)
@@ -174,6 +172,14 @@ func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (e, pr
 	return e, prev, nil
 }
 
+// SMSLedger implements sms.Store, through the index sms_ledger_account.
+func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.LedgerEntry, error) {
+	before := sqlrows.Before(p.Before)
+	out, err := queryAll(ctx, s.pool, scanLedger, `SELECT `+ledgerCols+` FROM sms_ledger
+		WHERE partner_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, p.PartnerID, before, p.Limit)
+	return out, interpretError(err)
+}
+
 const ledgerCols = `seq, partner_id, kind, amount, balance, reference, message_number, at`
 
 func scanLedger(row pgx.Row) (*sms.LedgerEntry, error) {
@@ -184,17 +190,6 @@ func scanLedger(row pgx.Row) (*sms.LedgerEntry, error) {
 	}
 	e.Amount, e.Balance, e.At = sms.Credit(amount), sms.Credit(balance), fromTS(at)
 	return &e, nil
-}
-
-// SMSLedger implements sms.Store, through the index sms_ledger_account.
-func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.LedgerEntry, error) {
-	before := p.Before
-	if before <= 0 {
-		before = 1<<63 - 1
-	}
-	out, err := queryAll(ctx, s.pool, scanLedger, `SELECT `+ledgerCols+` FROM sms_ledger
-		WHERE partner_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, p.PartnerID, before, p.Limit)
-	return out, interpretError(err)
 }
 
 const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, encoding, segments, cost, status, due_at,

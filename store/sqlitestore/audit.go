@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 // AuditAppend implements messaging.Store: seq is SQLite's AUTOINCREMENT,
@@ -19,10 +20,7 @@ func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error 
 
 // AuditList implements messaging.Store.
 func (s *Store) AuditList(ctx context.Context, p *messaging.AuditListParams) ([]*messaging.AuditEvent, error) {
-	before := p.Before
-	if before <= 0 {
-		before = 1<<63 - 1
-	}
+	before := sqlrows.Before(p.Before)
 	rows, err := s.query(ctx, `SELECT seq, id, workspace_id, actor, action, target, at FROM audit_events
 		WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, p.WorkspaceID, before, p.Limit)
 	if err != nil {

@@ -3,11 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 // MessageClaim implements messaging.Store. The claim walks the partial
@@ -313,15 +313,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		if err != nil {
 			return err
 		}
-		var delivered *time.Time
-		due := p.DueAt
-		switch p.State {
-		case messaging.DeliveryDelivered:
-			delivered = &p.At
-			due = p.At
-		case messaging.DeliveryFailed:
-			due = p.At
-		}
+		due, delivered := sqlrows.RecordTimes(p)
 		if _, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, due_at = ?, lease_owner = '', last_status = ?, last_error = ?,
 			last_attempt_at = ?, delivered_at = ? WHERE seq = ?`,
 			p.State, fmtTime(due), p.LastStatus, p.LastError, fmtTime(p.At), fmtTimePtr(delivered), p.ID); err != nil {
@@ -349,10 +341,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 // WebhookDeliveryList implements messaging.Store, through the index
 // webhook_deliveries_endpoint.
 func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
-	before := p.Before
-	if before <= 0 {
-		before = math.MaxInt64
-	}
+	before := sqlrows.Before(p.Before)
 	var out []*messaging.WebhookDelivery
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
 		if err := exists(ctx, tx, "webhook_endpoints", p.WorkspaceID, p.EndpointID); err != nil {
