@@ -401,9 +401,9 @@ func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Mes
 
 // SMSComplete implements sms.Store.
 func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error, error) {
-	errs := make([]error, len(cs))
 	d := &s.sms
-	err := d.do(ctx, func() error {
+	return smsRead(ctx, d, func() ([]error, error) {
+		errs := make([]error, len(cs))
 		for i, c := range cs {
 			m, ok := d.messages[c.Number]
 			if !ok || m.Status != sms.StatusSending || m.ClaimToken != c.Token {
@@ -436,12 +436,8 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 				delete(d.pending, m.Number)
 			}
 		}
-		return nil
+		return errs, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return errs, nil
 }
 
 // SMSConfirm implements sms.Store.

@@ -317,10 +317,7 @@ func acceptTx(ctx context.Context, tx pgx.Tx, msgs []*sms.Message) ([]sms.Accept
 // SMSMessageGet implements sms.Store.
 func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int64) (*sms.Message, error) {
 	m, err := scanSMS(s.pool.QueryRow(ctx, `SELECT `+smsCols+` FROM sms_messages WHERE number = $1 AND partner_id = $2`, number, partnerID))
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return m, nil
+	return m, interpretError(err)
 }
 
 // qSMSClaim claims due SMS: the oldest due rows of the partial index

@@ -103,11 +103,9 @@ func (s *Store) SMSAcceptIdempotent(ctx context.Context, p *sms.AcceptIdempotent
 		if _, err := tx.Exec(ctx, qSMSIdemResults, rec.PartnerID, rec.Key, numbers, balances, refused); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, qSMSIdemPurge, ts(rec.CreatedAt), idemPurgeBatch); err != nil {
-			return err
-		}
 		res = out
-		return nil
+		_, err = tx.Exec(ctx, qSMSIdemPurge, ts(rec.CreatedAt), idemPurgeBatch)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
@@ -118,8 +116,5 @@ func (s *Store) SMSAcceptIdempotent(ctx context.Context, p *sms.AcceptIdempotent
 // SMSIdempotencyGet implements sms.Store.
 func (s *Store) SMSIdempotencyGet(ctx context.Context, p *sms.IdempotencyGetParams) (*sms.Idempotency, error) {
 	r, err := scanIdem(s.pool.QueryRow(ctx, qSMSIdemGet, p.PartnerID, p.Key, ts(p.Now)))
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return r, nil
+	return r, interpretError(err)
 }

@@ -23,17 +23,9 @@ func (s *Store) AuditList(ctx context.Context, p *messaging.AuditListParams) ([]
 	before := sqlrows.Before(p.Before)
 	rows, err := s.query(ctx, `SELECT seq, id, workspace_id, actor, action, target, at FROM audit_events
 		WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, p.WorkspaceID, before, p.Limit)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.AuditEvent
-	for rows.Next() {
+	out, err := collect(rows, err, func(sc scanner) (*messaging.AuditEvent, error) {
 		var e messaging.AuditEvent
-		if err := rows.Scan(&e.Seq, &e.ID, &e.WorkspaceID, &e.Actor, &e.Action, &e.Target, storedTime{&e.At}); err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, &e)
-	}
-	return out, interpretError(rows.Err())
+		return &e, sc.Scan(&e.Seq, &e.ID, &e.WorkspaceID, &e.Actor, &e.Action, &e.Target, storedTime{&e.At})
+	})
+	return out, interpretError(err)
 }

@@ -295,6 +295,11 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 	return out, nil
 }
 
+// qPruneFinished deletes the finished deliveries of an endpoint (the first
+// two arguments) beyond the newest few (the third).
+const qPruneFinished = `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' AND seq <= (
+	SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET ?)`
+
 // WebhookRecord implements messaging.Store. Finished deliveries are kept,
 // the newest p.Keep of the endpoint; the older are deleted here, through
 // the partial index webhook_deliveries_finished.
@@ -331,9 +336,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		if p.State == messaging.DeliveryPending {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' AND seq <= (
-			SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
-			endpoint, endpoint, max(p.Keep, 1))
+		_, err = tx.ExecContext(ctx, qPruneFinished, endpoint, endpoint, max(p.Keep, 1))
 		return err
 	})
 }
@@ -402,9 +405,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 		if err != nil {
 			return err // no row: no such endpoint
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' AND seq <= (
-			SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
-			p.EndpointID, p.EndpointID, max(p.Keep, 1))
+		_, err = tx.ExecContext(ctx, qPruneFinished, p.EndpointID, p.EndpointID, max(p.Keep, 1))
 		return err
 	})
 	if err != nil {

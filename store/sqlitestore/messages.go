@@ -12,12 +12,8 @@ import (
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-// messageInsertCols are the columns MessageCreate writes; a new message's
-// history is empty (the column's default).
-const messageInsertCols = sqlrows.MessageInsertColumns
-
 // messageCols are the columns of a message, in scanMessage's order.
-const messageCols = messageInsertCols + `, history, unconfirmed_since`
+const messageCols = sqlrows.MessageColumns
 
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
@@ -94,7 +90,7 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 
 // Hot statements of MessageCreate, MessageUpdateStatus and MessageClaim.
 var (
-	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
+	qMessageInsert = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
 	qMessageByID         = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`

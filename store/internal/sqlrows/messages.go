@@ -15,6 +15,10 @@ const MessageInsertColumns = `id, workspace_id, conversation_id, channel, recipi
 	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
 	due_at, lease_owner, attempts, last_error, trace_parent, content`
 
+// MessageColumns are the columns of a message: MessageInsertColumns, then
+// its status history and the time it has been unconfirmed since.
+const MessageColumns = MessageInsertColumns + `, history, unconfirmed_since`
+
 // MessageInsertArgs are the values of MessageInsertColumns for m: its
 // components and content in their stored JSON forms, its times as stamp
 // stores them.
