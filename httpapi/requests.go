@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -249,12 +248,8 @@ func (q *templatePatch) UnmarshalJSON(b []byte) error {
 		}
 	}
 	type plain templatePatch
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode((*plain)(q)); err != nil {
-		return decodeError(err)
-	}
-	return nil
+	_, err := decodeMembers(b, (*plain)(q), "body")
+	return err
 }
 
 func (q *templatePatch) params() (*messaging.TemplatePatch, error) {
