@@ -163,7 +163,7 @@ func validateContact(c *Contact) error {
 		{"company", c.Company, MaxCompanyLen}, {"jobTitle", c.JobTitle, MaxCompanyLen},
 		{"notes", c.Notes, MaxNotesLen},
 	} {
-		if err := checkLen(f.name, f.v, f.max); err != nil {
+		if err := checkLen(FieldPath(f.name), f.v, f.max); err != nil {
 			return err
 		}
 	}
@@ -179,7 +179,7 @@ func validateContact(c *Contact) error {
 		return validationError("email", "must be a valid email address such as name@example.com")
 	}
 	if c.Website != "" {
-		if err := validateHTTPURL("website", c.Website); err != nil {
+		if err := validateHTTPURL(FieldPath("website"), c.Website); err != nil {
 			return err
 		}
 	}
@@ -206,7 +206,7 @@ func normalizeTags(in []string) ([]string, error) {
 		if t == "" {
 			return nil, validationError("tags", "must not hold empty tags")
 		}
-		if err := checkLen("tags", t, MaxTagLen); err != nil {
+		if err := checkLen(FieldPath("tags"), t, MaxTagLen); err != nil {
 			return nil, err
 		}
 		if !slices.Contains(out, t) {
@@ -222,7 +222,7 @@ func (cs *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contac
 	if p == nil {
 		return nil, validationError("body", "is required")
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, contactCreateTexts); err != nil {
 		return nil, err
 	}
 	now := cs.svc.now()
@@ -258,7 +258,7 @@ func (cs *Contacts) storeError(ctx context.Context, err error, c *Contact) error
 			field = "phone"
 		}
 	}
-	return &Error{Code: CodeConflict, Field: field, Err: err,
+	return &Error{Code: CodeConflict, Field: field, Path: FieldPath(field), Err: err,
 		Message: fmt.Sprintf("%s: another contact of the workspace already has this %s", field, field)}
 }
 
@@ -313,7 +313,7 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 	if p.IfVersion < 0 {
 		return nil, validationError("version", "must be a positive version of the contact (got %d)", p.IfVersion)
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, contactUpdateTexts); err != nil {
 		return nil, err
 	}
 	if p.OptedOut != nil {
@@ -385,7 +385,7 @@ func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, er
 	if q != nil {
 		query = *q
 	}
-	if err := refuseUnstorable(&query); err != nil {
+	if err := new(texts).at(nil, "search", query.Search).result(); err != nil {
 		return nil, err
 	}
 	if query.Page == 0 {
@@ -400,7 +400,7 @@ func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, er
 	if query.Limit < 1 || query.Limit > MaxPageSize {
 		return nil, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
 	}
-	if err := checkLen("search", query.Search, MaxSearchLen); err != nil {
+	if err := checkLen(FieldPath("search"), query.Search, MaxSearchLen); err != nil {
 		return nil, err
 	}
 	search, digits := ContactSearchQuery(query.Search)

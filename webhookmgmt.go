@@ -76,7 +76,7 @@ func webhookEvents(events []string) ([]string, error) {
 // AllowPrivate). Other names are checked when a delivery connects, after
 // resolution.
 func (s *Service) validateWebhookURL(raw string) error {
-	if err := validateHTTPURL("url", raw); err != nil {
+	if err := validateHTTPURL(FieldPath("url"), raw); err != nil {
 		return err
 	}
 	u, _ := url.Parse(raw)
@@ -143,7 +143,7 @@ func (s *Service) EditWebhookEndpoint(ctx context.Context, p *EditWebhookEndpoin
 	if p == nil || (p.URL == nil && p.Events == nil && p.Description == nil && p.Enabled == nil) {
 		return nil, validationError("body", "must set at least one of url, events, description, enabled")
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, editWebhookEndpointTexts); err != nil {
 		return nil, err
 	}
 	up := &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, URL: p.URL, Description: p.Description, Enabled: p.Enabled, At: s.now()}
@@ -160,7 +160,7 @@ func (s *Service) EditWebhookEndpoint(ctx context.Context, p *EditWebhookEndpoin
 		up.Events = &events
 	}
 	if p.Description != nil {
-		if err := checkLen("description", *p.Description, MaxWebhookDescription); err != nil {
+		if err := checkLen(FieldPath("description"), *p.Description, MaxWebhookDescription); err != nil {
 			return nil, err
 		}
 	}
@@ -428,7 +428,7 @@ func secretBytes(secret string) ([]byte, error) { return webhooksig.DecodeSecret
 // events and returns it with its signing secret (in clear, only here). The
 // secret is stored encrypted with Options.SecretKey.
 func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointParams) (*WebhookEndpoint, string, error) {
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, webhookEndpointTexts); err != nil {
 		return nil, "", err
 	}
 	if err := s.validateWebhookURL(p.URL); err != nil {
@@ -438,7 +438,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointP
 	if err != nil {
 		return nil, "", err
 	}
-	if err := checkLen("description", p.Description, MaxWebhookDescription); err != nil {
+	if err := checkLen(FieldPath("description"), p.Description, MaxWebhookDescription); err != nil {
 		return nil, "", err
 	}
 	secret := p.Secret

@@ -203,7 +203,7 @@ type CreateWorkspaceParams struct {
 
 // CreateWorkspace creates a workspace.
 func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams) (*WorkspaceInfo, error) {
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, createWorkspaceTexts); err != nil {
 		return nil, err
 	}
 	if p == nil {
@@ -215,7 +215,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	} else if !workspaceIDRe.MatchString(id) {
 		return nil, validationError("id", "must be 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
 	}
-	if err := checkLen("name", p.Name, 200); err != nil {
+	if err := checkLen(FieldPath("name"), p.Name, 200); err != nil {
 		return nil, err
 	}
 	for _, c := range p.Channels {
@@ -358,7 +358,7 @@ type CreateAPIKeyParams struct {
 // than the Creator's, or none when the Creator expires (Field
 // "expires_at").
 func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*APIKey, string, error) {
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, createAPIKeyTexts); err != nil {
 		return nil, "", err
 	}
 	if p == nil {
@@ -416,7 +416,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*API
 func (p *Principal) mayGrant(scopes []string, expiresAt *time.Time) error {
 	for _, sc := range scopes {
 		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes",
+			return &Error{Code: CodeForbidden, Field: "scopes", Path: FieldPath("scopes"),
 				Message: fmt.Sprintf("scopes: the API key making the request lacks the scope %s, so it cannot grant it", sc)}
 		}
 	}
@@ -424,11 +424,11 @@ func (p *Principal) mayGrant(scopes []string, expiresAt *time.Time) error {
 		return nil
 	}
 	if expiresAt == nil {
-		return &Error{Code: CodeForbidden, Field: "expires_at",
+		return &Error{Code: CodeForbidden, Field: "expires_at", Path: FieldPath("expires_at"),
 			Message: fmt.Sprintf("expires_at: the API key making the request expires at %s, so the key must expire too, at or before then", FormatTime(*p.ExpiresAt))}
 	}
 	if expiresAt.After(*p.ExpiresAt) {
-		return &Error{Code: CodeForbidden, Field: "expires_at",
+		return &Error{Code: CodeForbidden, Field: "expires_at", Path: FieldPath("expires_at"),
 			Message: fmt.Sprintf("expires_at: %s is after %s, when the API key making the request expires; a key cannot outlive the key that made it", FormatTime(*expiresAt), FormatTime(*p.ExpiresAt))}
 	}
 	return nil
@@ -444,7 +444,7 @@ func (p *Principal) mayManage(k *APIKey, verb string) error {
 	}
 	for _, sc := range k.Scopes {
 		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes",
+			return &Error{Code: CodeForbidden, Field: "scopes", Path: FieldPath("scopes"),
 				Message: fmt.Sprintf("scopes: the key %s holds the scope %s, which the API key making the request lacks, so it cannot %s it", k.ID, sc, verb)}
 		}
 	}
@@ -461,7 +461,7 @@ func checkKeyName(name string, required bool) error {
 		}
 		return nil
 	}
-	if err := checkLen("name", name, MaxAPIKeyName); err != nil {
+	if err := checkLen(FieldPath("name"), name, MaxAPIKeyName); err != nil {
 		return err
 	}
 	if strings.TrimSpace(name) != name {
