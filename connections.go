@@ -97,19 +97,19 @@ func (c *ChannelConnection) LogValue() slog.Value {
 // ConnectParams are the arguments of Service.Connect: what the provider
 // needs to send for a workspace on a channel.
 type ConnectParams struct {
-	WorkspaceID string `json:"-"`
-	Channel     string `json:"channel"`
+	WorkspaceID string
+	Channel     string
 	// AccountID is the WhatsApp phone-number id ("phone_number_id"), the
 	// Facebook page id ("page_id") or the Instagram account id
 	// ("instagram_account_id"): digits.
-	AccountID string `json:"account_id"`
+	AccountID string
 	// WABAID is the WhatsApp Business Account id: digits, required on
 	// WhatsApp, refused on the other channels.
-	WABAID string `json:"waba_id,omitempty"`
+	WABAID string
 	// DisplayPhoneNumber is the WhatsApp number in E.164 (optional).
-	DisplayPhoneNumber string `json:"display_phone_number,omitempty"`
+	DisplayPhoneNumber string
 	// AccessToken is the provider's access token for the account.
-	AccessToken string `json:"access_token"`
+	AccessToken string
 }
 
 // MaxAccessToken is the longest access token accepted, in bytes.

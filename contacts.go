@@ -47,49 +47,50 @@ const (
 	MaxPage = 10_000_000
 )
 
-// Contact is a contact record. JSON names are those of the spec.
+// Contact is a contact record. Package httpapi writes it with the
+// spec's member names.
 type Contact struct {
-	ID          string `json:"id"`
-	WorkspaceID string `json:"-"`
-	FirstName   string `json:"firstName"`
-	LastName    string `json:"lastName"`
+	ID          string
+	WorkspaceID string
+	FirstName   string
+	LastName    string
 	// FullName is derived: FirstName and LastName joined by a space.
-	FullName string `json:"fullName"`
+	FullName string
 	// Phone is in E.164 format, or empty.
-	Phone string `json:"phone"`
+	Phone string
 	// Email is as given; EmailKey is its lower-cased form, used for
 	// deduplication and search.
-	Email     string   `json:"email"`
-	EmailKey  string   `json:"-"`
-	Company   string   `json:"company"`
-	JobTitle  string   `json:"jobTitle"`
-	Website   string   `json:"website"`
-	Notes     string   `json:"notes"`
-	Source    string   `json:"source"`
-	Tags      []string `json:"tags"`
-	Lifecycle string   `json:"lifecycle"`
+	Email     string
+	EmailKey  string
+	Company   string
+	JobTitle  string
+	Website   string
+	Notes     string
+	Source    string
+	Tags      []string
+	Lifecycle string
 	// OptedOut holds, for each channel on which the contact's phone opted
 	// out (replied STOP), when it did. The service fills it from the
 	// suppression list as it reads the contact; stores ignore it.
-	OptedOut map[string]time.Time `json:"-"`
+	OptedOut map[string]time.Time
 	// Version counts updates; it guards partial updates against lost writes.
-	Version   int64     `json:"-"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // ContactCreateParams are the fields accepted when creating a contact.
 type ContactCreateParams struct {
-	FirstName string   `json:"firstName"`
-	LastName  string   `json:"lastName,omitempty"`
-	Phone     string   `json:"phone,omitempty"`
-	Email     string   `json:"email,omitempty"`
-	Company   string   `json:"company,omitempty"`
-	JobTitle  string   `json:"jobTitle,omitempty"`
-	Website   string   `json:"website,omitempty"`
-	Notes     string   `json:"notes,omitempty"`
-	Tags      []string `json:"tags,omitempty"`
-	Lifecycle string   `json:"lifecycle,omitempty"`
+	FirstName string
+	LastName  string
+	Phone     string
+	Email     string
+	Company   string
+	JobTitle  string
+	Website   string
+	Notes     string
+	Tags      []string
+	Lifecycle string
 }
 
 // ContactUpdateParams is a partial update: a nil field is left unchanged, a
@@ -121,11 +122,11 @@ type ContactUpdateParams struct {
 
 // ContactPage is one page of a contact listing.
 type ContactPage struct {
-	Items      []*Contact `json:"items"`
-	Total      int        `json:"total"`
-	Page       int        `json:"page"`
-	Limit      int        `json:"limit"`
-	TotalPages int        `json:"totalPages"`
+	Items      []*Contact
+	Total      int
+	Page       int
+	Limit      int
+	TotalPages int
 }
 
 // ContactListParams select a page of contacts. Zero Page means 1; zero

@@ -16,26 +16,26 @@ import (
 // response, and whether the call replayed an earlier send with the same
 // idempotency key.
 type SendResult struct {
-	MessageID      string `json:"message_id"`
-	ConversationID string `json:"conversation_id"`
-	Status         string `json:"status"`
-	Channel        string `json:"channel"`
-	To             string `json:"to"`
+	MessageID      string
+	ConversationID string
+	Status         string
+	Channel        string
+	To             string
 	// Replayed is true when the result is that of an earlier request with
 	// the same idempotency key; no new message was created.
-	Replayed bool `json:"-"`
+	Replayed bool
 }
 
 // SendParams are the fields of a standard (non-template) send.
 type SendParams struct {
-	Channel        string `json:"channel"`
-	To             string `json:"to"`
-	Type           string `json:"type"`
-	Text           string `json:"text,omitempty"`
-	MediaURL       string `json:"media_url,omitempty"`
-	Caption        string `json:"caption,omitempty"`
-	Filename       string `json:"filename,omitempty"`
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Channel        string
+	To             string
+	Type           string
+	Text           string
+	MediaURL       string
+	Caption        string
+	Filename       string
+	IdempotencyKey string
 }
 
 // Messages sends and reads the messages of one workspace.

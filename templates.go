@@ -75,26 +75,26 @@ const (
 
 // Template is a message template.
 type Template struct {
-	ID          string              `json:"id"`
-	WorkspaceID string              `json:"-"`
-	Name        string              `json:"name"`
-	Category    string              `json:"category"`
-	Language    string              `json:"language"`
-	Status      string              `json:"status"`
-	Components  []TemplateComponent `json:"components"`
+	ID          string
+	WorkspaceID string
+	Name        string
+	Category    string
+	Language    string
+	Status      string
+	Components  []TemplateComponent
 	// StatusReason explains a rejection, pause or disablement.
-	StatusReason string `json:"status_reason,omitempty"`
+	StatusReason string
 	// Quality is the provider's quality rating of an approved template
 	// (GREEN, YELLOW, RED or UNKNOWN), when it reported one.
-	Quality string `json:"quality,omitempty"`
+	Quality string
 	// ProviderTemplateID is the channel provider's id of the template,
 	// once it was submitted (or listed by the provider).
-	ProviderTemplateID string    `json:"provider_template_id,omitempty"`
-	CreatedAt          time.Time `json:"created_at"`
-	UpdatedAt          time.Time `json:"updated_at"`
+	ProviderTemplateID string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 	// SendExample is a ready request for SendTemplate (POST
 	// /v1/messages/templates). It is derived, not stored.
-	SendExample *SendTemplateParams `json:"send_example,omitempty"`
+	SendExample *SendTemplateParams
 }
 
 // TemplateComponent is one part of a template: HEADER, BODY, FOOTER or
@@ -464,10 +464,10 @@ func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreatePar
 // is left unchanged. Every field of a template is required, so none can be
 // cleared.
 type TemplatePatch struct {
-	Name       *string              `json:"name,omitempty"`
-	Category   *string              `json:"category,omitempty"`
-	Language   *string              `json:"language,omitempty"`
-	Components *[]TemplateComponent `json:"components,omitempty"`
+	Name       *string
+	Category   *string
+	Language   *string
+	Components *[]TemplateComponent
 }
 
 // Patch changes the fields of a draft template that p sets and keeps the
@@ -609,7 +609,7 @@ type TemplateFilter struct {
 	// another state than approved needs ScopeManageTemplates besides
 	// ScopeReadTemplates (drafts and rejections are management data), and
 	// is forbidden otherwise. Nil means a trusted caller (Go code).
-	Caller *Principal `json:"-"`
+	Caller *Principal
 }
 
 // TemplateListScopes returns the scopes an API key needs to list the

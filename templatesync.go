@@ -135,11 +135,11 @@ func (s *Service) deleteAtProvider(ctx context.Context, t *Template) error {
 
 // TemplateSyncResult counts what a template sync changed.
 type TemplateSyncResult struct {
-	Listed      int `json:"listed"`
-	Created     int `json:"created"`
-	Updated     int `json:"updated"`
-	Removed     int `json:"removed"`
-	Resubmitted int `json:"resubmitted"`
+	Listed      int
+	Created     int
+	Updated     int
+	Removed     int
+	Resubmitted int
 }
 
 // SyncTemplates refreshes the workspace's cached templates from the

@@ -123,17 +123,17 @@ func (s *Service) GetWebhookEndpoint(ctx context.Context, workspaceID, id string
 // EditWebhookEndpointParams are the arguments of EditWebhookEndpoint. Nil
 // fields are left unchanged; at least one must be set.
 type EditWebhookEndpointParams struct {
-	WorkspaceID string `json:"-"`
-	ID          string `json:"-"`
+	WorkspaceID string
+	ID          string
 	// URL, as in WebhookEndpointParams.
-	URL *string `json:"url"`
+	URL *string
 	// Events, as in WebhookEndpointParams: empty means every type.
-	Events *[]string `json:"events"`
+	Events *[]string
 	// Description, as in WebhookEndpointParams; "" clears it.
-	Description *string `json:"description"`
+	Description *string
 	// Enabled enables or disables the endpoint (see the package's notes on
 	// webhook management above GetWebhookEndpoint).
-	Enabled *bool `json:"enabled"`
+	Enabled *bool
 }
 
 // EditWebhookEndpoint changes an endpoint of the workspace and returns it

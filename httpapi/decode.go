@@ -154,7 +154,6 @@ func (h *Handler) decodeEmpty(w http.ResponseWriter, r *http.Request) error {
 
 var (
 	unmarshalerType   = reflect.TypeFor[json.Unmarshaler]()
-	sendComponentType = reflect.TypeFor[messaging.SendComponent]()
 	templatePatchType = reflect.TypeFor[templatePatch]()
 )
 
@@ -242,11 +241,9 @@ func (s *nameScan) value(t reflect.Type) bool {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	// messaging.SendComponent's UnmarshalJSON only widens the type of
-	// "index" (a string of digits or a number), and templatePatch's only
-	// refuses null members; their member names are checked like any
-	// struct's.
-	if t != nil && t != sendComponentType && t != templatePatchType && reflect.PointerTo(t).Implements(unmarshalerType) {
+	// templatePatch's UnmarshalJSON only refuses null members; its member
+	// names are checked like any struct's.
+	if t != nil && t != templatePatchType && reflect.PointerTo(t).Implements(unmarshalerType) {
 		t = nil
 	}
 	s.space()
