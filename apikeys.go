@@ -60,7 +60,7 @@ func (ks *APIKeys) Create(ctx context.Context, p *KeyCreateParams) (*APIKey, str
 	if err := refuseUnstorableWorkspace(ks.ws); err != nil {
 		return nil, "", err
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, keyCreateTexts); err != nil {
 		return nil, "", err
 	}
 	if p == nil {
@@ -235,7 +235,7 @@ func (ks *APIKeys) RevokeAs(ctx context.Context, by *Principal, id string) (*API
 func (p *Principal) mayGrant(scopes []string, expiresAt *time.Time) error {
 	for _, sc := range scopes {
 		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes",
+			return &Error{Code: CodeForbidden, Field: "scopes", Path: FieldPath("scopes"),
 				Message: fmt.Sprintf("scopes: the API key making the request lacks the scope %s, so it cannot grant it", sc)}
 		}
 	}
@@ -243,11 +243,11 @@ func (p *Principal) mayGrant(scopes []string, expiresAt *time.Time) error {
 		return nil
 	}
 	if expiresAt == nil {
-		return &Error{Code: CodeForbidden, Field: "expires_at",
+		return &Error{Code: CodeForbidden, Field: "expires_at", Path: FieldPath("expires_at"),
 			Message: fmt.Sprintf("expires_at: the API key making the request expires at %s, so the key must expire too, at or before then", FormatTime(*p.ExpiresAt))}
 	}
 	if expiresAt.After(*p.ExpiresAt) {
-		return &Error{Code: CodeForbidden, Field: "expires_at",
+		return &Error{Code: CodeForbidden, Field: "expires_at", Path: FieldPath("expires_at"),
 			Message: fmt.Sprintf("expires_at: %s is after %s, when the API key making the request expires; a key cannot outlive the key that made it", FormatTime(*expiresAt), FormatTime(*p.ExpiresAt))}
 	}
 	return nil
@@ -263,7 +263,7 @@ func (p *Principal) mayManage(k *APIKey, verb string) error {
 	}
 	for _, sc := range k.Scopes {
 		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes",
+			return &Error{Code: CodeForbidden, Field: "scopes", Path: FieldPath("scopes"),
 				Message: fmt.Sprintf("scopes: the key %s holds the scope %s, which the API key making the request lacks, so it cannot %s it", k.ID, sc, verb)}
 		}
 	}
@@ -280,7 +280,7 @@ func checkKeyName(name string, required bool) error {
 		}
 		return nil
 	}
-	if err := checkLen("name", name, MaxAPIKeyName); err != nil {
+	if err := checkLen(FieldPath("name"), name, MaxAPIKeyName); err != nil {
 		return err
 	}
 	if strings.TrimSpace(name) != name {

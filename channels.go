@@ -82,12 +82,12 @@ func (s *Service) ChannelStates(ctx context.Context, workspaceID string) ([]*Cha
 // InstagramAccountID for instagram, and the AccessToken of each. A field
 // of another channel is refused.
 type ChannelCredentials struct {
-	PhoneNumberID      string `json:"phone_number_id,omitempty"`
-	WABAID             string `json:"waba_id,omitempty"`
-	DisplayPhoneNumber string `json:"display_phone_number,omitempty"`
-	PageID             string `json:"page_id,omitempty"`
-	InstagramAccountID string `json:"instagram_account_id,omitempty"`
-	AccessToken        string `json:"access_token,omitempty"`
+	PhoneNumberID      string
+	WABAID             string
+	DisplayPhoneNumber string
+	PageID             string
+	InstagramAccountID string
+	AccessToken        string
 }
 
 // channelByPath returns a not_found error when channel is not a channel:

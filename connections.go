@@ -97,19 +97,19 @@ func (c *ChannelConnection) LogValue() slog.Value {
 // ConnectParams are the arguments of Service.Connect: what the provider
 // needs to send for a workspace on a channel.
 type ConnectParams struct {
-	WorkspaceID string `json:"-"`
-	Channel     string `json:"channel"`
+	WorkspaceID string
+	Channel     string
 	// AccountID is the WhatsApp phone-number id ("phone_number_id"), the
 	// Facebook page id ("page_id") or the Instagram account id
 	// ("instagram_account_id"): digits.
-	AccountID string `json:"account_id"`
+	AccountID string
 	// WABAID is the WhatsApp Business Account id: digits, required on
 	// WhatsApp, refused on the other channels.
-	WABAID string `json:"waba_id,omitempty"`
+	WABAID string
 	// DisplayPhoneNumber is the WhatsApp number in E.164 (optional).
-	DisplayPhoneNumber string `json:"display_phone_number,omitempty"`
+	DisplayPhoneNumber string
 	// AccessToken is the provider's access token for the account.
-	AccessToken string `json:"access_token"`
+	AccessToken string
 }
 
 // MaxAccessToken is the longest access token accepted, in bytes.
@@ -202,7 +202,7 @@ func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnec
 	if p == nil {
 		return nil, validationError("body", "is required")
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, connectTexts); err != nil {
 		return nil, err
 	}
 	display, err := validateConnect(p)
@@ -211,7 +211,7 @@ func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnec
 	}
 	v, ok := s.provider.(ConnectionVerifier)
 	if !ok {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"),
 			Message: "channel: the channel provider cannot verify credentials, so no connection with credentials can be made"}
 	}
 	sealed, err := s.sealFor(tokenPurpose, []byte(p.AccessToken))
@@ -229,7 +229,7 @@ func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnec
 	var refused *VerificationError
 	switch {
 	case errors.As(verr, &refused):
-		return nil, &Error{Code: CodeValidation, Field: refused.Field,
+		return nil, &Error{Code: CodeValidation, Field: refused.Field, Path: FieldPath(refused.Field),
 			Message: fmt.Sprintf("%s: the channel provider refused the credentials: %s", refused.Field, FailureReason(refused.Code, refused.Text)), Err: verr}
 	case verr != nil:
 		// A working connection is never replaced by credentials whose
@@ -256,7 +256,7 @@ func (s *Service) Connect(ctx context.Context, p *ConnectParams) (*ChannelConnec
 	if err != nil {
 		if errors.Is(err, ErrConflict) {
 			f := s.conflictField(ctx, c)
-			return nil, &Error{Code: CodeConflict, Field: f, Message: fmt.Sprintf("%s: the account is connected to another workspace, which proved control of it; disconnect it there first", f), Err: err}
+			return nil, &Error{Code: CodeConflict, Field: f, Path: FieldPath(f), Message: fmt.Sprintf("%s: the account is connected to another workspace, which proved control of it; disconnect it there first", f), Err: err}
 		}
 		return nil, wrapStoreError(err, "workspace", p.WorkspaceID)
 	}
@@ -358,7 +358,7 @@ func (s *Service) ChannelSender(ctx context.Context, workspaceID, channel string
 func senderError(err error, channel string) error {
 	var se *SendError
 	if errors.As(err, &se) && se.Code == CodeUnverified {
-		return &Error{Code: CodeChannelUnavailable, Field: "channel", Message: "channel: " + se.Text, Err: err}
+		return &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Message: "channel: " + se.Text, Err: err}
 	}
 	return wrapStoreError(err, "connection", channel)
 }

@@ -47,49 +47,50 @@ const (
 	MaxPage = 10_000_000
 )
 
-// Contact is a contact record. JSON names are those of the spec.
+// Contact is a contact record. Package httpapi writes it with the
+// spec's member names.
 type Contact struct {
-	ID          string `json:"id"`
-	WorkspaceID string `json:"-"`
-	FirstName   string `json:"firstName"`
-	LastName    string `json:"lastName"`
+	ID          string
+	WorkspaceID string
+	FirstName   string
+	LastName    string
 	// FullName is derived: FirstName and LastName joined by a space.
-	FullName string `json:"fullName"`
+	FullName string
 	// Phone is in E.164 format, or empty.
-	Phone string `json:"phone"`
+	Phone string
 	// Email is as given; EmailKey is its lower-cased form, used for
 	// deduplication and search.
-	Email     string   `json:"email"`
-	EmailKey  string   `json:"-"`
-	Company   string   `json:"company"`
-	JobTitle  string   `json:"jobTitle"`
-	Website   string   `json:"website"`
-	Notes     string   `json:"notes"`
-	Source    string   `json:"source"`
-	Tags      []string `json:"tags"`
-	Lifecycle string   `json:"lifecycle"`
+	Email     string
+	EmailKey  string
+	Company   string
+	JobTitle  string
+	Website   string
+	Notes     string
+	Source    string
+	Tags      []string
+	Lifecycle string
 	// OptedOut holds, for each channel on which the contact's phone opted
 	// out (replied STOP), when it did. The service fills it from the
 	// suppression list as it reads the contact; stores ignore it.
-	OptedOut map[string]time.Time `json:"-"`
+	OptedOut map[string]time.Time
 	// Version counts updates; it guards partial updates against lost writes.
-	Version   int64     `json:"-"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // ContactCreateParams are the fields accepted when creating a contact.
 type ContactCreateParams struct {
-	FirstName string   `json:"firstName"`
-	LastName  string   `json:"lastName,omitempty"`
-	Phone     string   `json:"phone,omitempty"`
-	Email     string   `json:"email,omitempty"`
-	Company   string   `json:"company,omitempty"`
-	JobTitle  string   `json:"jobTitle,omitempty"`
-	Website   string   `json:"website,omitempty"`
-	Notes     string   `json:"notes,omitempty"`
-	Tags      []string `json:"tags,omitempty"`
-	Lifecycle string   `json:"lifecycle,omitempty"`
+	FirstName string
+	LastName  string
+	Phone     string
+	Email     string
+	Company   string
+	JobTitle  string
+	Website   string
+	Notes     string
+	Tags      []string
+	Lifecycle string
 }
 
 // ContactUpdateParams is a partial update: a nil field is left unchanged, a
@@ -121,11 +122,11 @@ type ContactUpdateParams struct {
 
 // ContactPage is one page of a contact listing.
 type ContactPage struct {
-	Items      []*Contact `json:"items"`
-	Total      int        `json:"total"`
-	Page       int        `json:"page"`
-	Limit      int        `json:"limit"`
-	TotalPages int        `json:"totalPages"`
+	Items      []*Contact
+	Total      int
+	Page       int
+	Limit      int
+	TotalPages int
 }
 
 // ContactListParams select a page of contacts. Zero Page means 1; zero
@@ -163,7 +164,7 @@ func validateContact(c *Contact) error {
 		{"company", c.Company, MaxCompanyLen}, {"jobTitle", c.JobTitle, MaxCompanyLen},
 		{"notes", c.Notes, MaxNotesLen},
 	} {
-		if err := checkLen(f.name, f.v, f.max); err != nil {
+		if err := checkLen(FieldPath(f.name), f.v, f.max); err != nil {
 			return err
 		}
 	}
@@ -179,7 +180,7 @@ func validateContact(c *Contact) error {
 		return validationError("email", "must be a valid email address such as name@example.com")
 	}
 	if c.Website != "" {
-		if err := validateHTTPURL("website", c.Website); err != nil {
+		if err := validateHTTPURL(FieldPath("website"), c.Website); err != nil {
 			return err
 		}
 	}
@@ -206,7 +207,7 @@ func normalizeTags(in []string) ([]string, error) {
 		if t == "" {
 			return nil, validationError("tags", "must not hold empty tags")
 		}
-		if err := checkLen("tags", t, MaxTagLen); err != nil {
+		if err := checkLen(FieldPath("tags"), t, MaxTagLen); err != nil {
 			return nil, err
 		}
 		if !slices.Contains(out, t) {
@@ -222,7 +223,7 @@ func (cs *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contac
 	if p == nil {
 		return nil, validationError("body", "is required")
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, contactCreateTexts); err != nil {
 		return nil, err
 	}
 	now := cs.svc.now()
@@ -258,7 +259,7 @@ func (cs *Contacts) storeError(ctx context.Context, err error, c *Contact) error
 			field = "phone"
 		}
 	}
-	return &Error{Code: CodeConflict, Field: field, Err: err,
+	return &Error{Code: CodeConflict, Field: field, Path: FieldPath(field), Err: err,
 		Message: fmt.Sprintf("%s: another contact of the workspace already has this %s", field, field)}
 }
 
@@ -313,7 +314,7 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 	if p.IfVersion < 0 {
 		return nil, validationError("version", "must be a positive version of the contact (got %d)", p.IfVersion)
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, contactUpdateTexts); err != nil {
 		return nil, err
 	}
 	if p.OptedOut != nil {
@@ -385,7 +386,7 @@ func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, er
 	if q != nil {
 		query = *q
 	}
-	if err := refuseUnstorable(&query); err != nil {
+	if err := new(texts).at(nil, "search", query.Search).result(); err != nil {
 		return nil, err
 	}
 	if query.Page == 0 {
@@ -400,7 +401,7 @@ func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, er
 	if query.Limit < 1 || query.Limit > MaxPageSize {
 		return nil, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
 	}
-	if err := checkLen("search", query.Search, MaxSearchLen); err != nil {
+	if err := checkLen(FieldPath("search"), query.Search, MaxSearchLen); err != nil {
 		return nil, err
 	}
 	search, digits := ContactSearchQuery(query.Search)

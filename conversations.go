@@ -96,7 +96,7 @@ func (cs *Conversations) List(ctx context.Context, q *ConversationQuery) (*Conve
 	if q != nil {
 		query = *q
 	}
-	if err := refuseUnstorable(&query); err != nil {
+	if err := new(texts).at(nil, "cursor", query.Cursor).result(); err != nil {
 		return nil, err
 	}
 	limit, err := pageSize(query.Limit)

@@ -42,8 +42,14 @@ type Error struct {
 	Code Code
 	// Message is a human-readable description naming the field and rule.
 	Message string
-	// Field is the request field at fault (JSON name), when there is one.
+	// Field is the request field at fault, when there is one, as the REST
+	// API names it: Path.String() when Path is set.
 	Field string
+	// Path is where Field is in the call's parameters, step by step
+	// (member names and list indexes), for a program that finds the field
+	// in its own form of them. Every error of this package that has a
+	// Field has its Path; an error made elsewhere may carry a Field alone.
+	Path Path
 	// Err is the underlying cause, if any. It is never shown to API callers.
 	Err error
 }
@@ -115,8 +121,22 @@ var (
 	ErrUnavailable = errors.New("messaging: store unavailable")
 )
 
+// validationError is the validation error of the top-level member field:
+// "<field>: <rule>".
 func validationError(field, format string, args ...any) *Error {
-	return &Error{Code: CodeValidation, Field: field, Message: field + ": " + fmt.Sprintf(format, args...)}
+	return fieldError(CodeValidation, FieldPath(field), format, args...)
+}
+
+// validationErrorAt is the validation error of the field at path.
+func validationErrorAt(path Path, format string, args ...any) *Error {
+	return fieldError(CodeValidation, path, format, args...)
+}
+
+// fieldError is the error of code about the field at path, its message
+// "<field>: <text>".
+func fieldError(code Code, path Path, format string, args ...any) *Error {
+	f := path.String()
+	return &Error{Code: code, Field: f, Path: path, Message: f + ": " + fmt.Sprintf(format, args...)}
 }
 
 func notFound(what, id string) *Error {

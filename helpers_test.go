@@ -154,6 +154,11 @@ func wantError(t *testing.T, err error, code messaging.Code, field string) *mess
 	if messaging.ErrorCode(err) != code {
 		t.Fatalf("ErrorCode(%v) = %s, want %s", err, messaging.ErrorCode(err), code)
 	}
+	// Every error of the library that names a field has its path, from
+	// which the field is rendered.
+	if got := e.Path.String(); got != e.Field {
+		t.Fatalf("error %q: Path %v renders %q, Field is %q", e.Error(), e.Path, got, e.Field)
+	}
 	return e
 }
 

@@ -41,7 +41,7 @@ type InboundMessage struct {
 // channel, and an opt-in keyword (ActiveOptInKeywords) back in, with a
 // contact.opted_out or contact.opted_in event.
 func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Message, error) {
-	if err := refuseUnstorable(in); err != nil {
+	if err := refuseUnstorable(in, inboundTexts); err != nil {
 		return nil, err
 	}
 	if err := validateChannel(in.Channel); err != nil {

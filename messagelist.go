@@ -57,7 +57,7 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 	if q != nil {
 		query = *q
 	}
-	if err := refuseUnstorable(&query); err != nil {
+	if err := refuseUnstorable(&query, messageQueryTexts); err != nil {
 		return nil, err
 	}
 	limit, err := pageSize(query.Limit)
@@ -76,10 +76,10 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 			return nil, err
 		}
 	}
-	if err := checkLen("to", query.To, maxRecipientLen); err != nil {
+	if err := checkLen(FieldPath("to"), query.To, maxRecipientLen); err != nil {
 		return nil, err
 	}
-	if err := checkLen("conversation_id", query.ConversationID, maxRecipientLen); err != nil {
+	if err := checkLen(FieldPath("conversation_id"), query.ConversationID, maxRecipientLen); err != nil {
 		return nil, err
 	}
 	if !query.CreatedAfter.IsZero() && !query.CreatedBefore.IsZero() && !query.CreatedAfter.Before(query.CreatedBefore) {

@@ -16,26 +16,26 @@ import (
 // response, and whether the call replayed an earlier send with the same
 // idempotency key.
 type SendResult struct {
-	MessageID      string `json:"message_id"`
-	ConversationID string `json:"conversation_id"`
-	Status         string `json:"status"`
-	Channel        string `json:"channel"`
-	To             string `json:"to"`
+	MessageID      string
+	ConversationID string
+	Status         string
+	Channel        string
+	To             string
 	// Replayed is true when the result is that of an earlier request with
 	// the same idempotency key; no new message was created.
-	Replayed bool `json:"-"`
+	Replayed bool
 }
 
 // SendParams are the fields of a standard (non-template) send.
 type SendParams struct {
-	Channel        string `json:"channel"`
-	To             string `json:"to"`
-	Type           string `json:"type"`
-	Text           string `json:"text,omitempty"`
-	MediaURL       string `json:"media_url,omitempty"`
-	Caption        string `json:"caption,omitempty"`
-	Filename       string `json:"filename,omitempty"`
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Channel        string
+	To             string
+	Type           string
+	Text           string
+	MediaURL       string
+	Caption        string
+	Filename       string
+	IdempotencyKey string
 }
 
 // Messages sends and reads the messages of one workspace.
@@ -86,14 +86,15 @@ func maxText(channel string) int {
 	return MaxTextWhatsApp
 }
 
-// validateHTTPURL checks that s is an absolute http or https URL.
-func validateHTTPURL(field, s string) error {
+// validateHTTPURL checks that s, the field at path, is an absolute http
+// or https URL.
+func validateHTTPURL(path Path, s string) error {
 	if len(s) > MaxURL {
-		return validationError(field, "must be at most %d characters", MaxURL)
+		return validationErrorAt(path, "must be at most %d characters", MaxURL)
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return validationError(field, "must be an absolute http or https URL")
+		return validationErrorAt(path, "must be an absolute http or https URL")
 	}
 	return nil
 }
@@ -110,11 +111,12 @@ func validateIdempotencyKey(k string) error {
 	return nil
 }
 
-// checkLen refuses a text longer than max characters. Its UTF-8 and NUL
-// are checked before, for every field of a write, by refuseUnstorable.
-func checkLen(field, s string, max int) error {
+// checkLen refuses a text, the field at path, longer than max characters.
+// Its UTF-8 and NUL are checked before, for every field of a write, by
+// refuseUnstorable.
+func checkLen(path Path, s string, max int) error {
 	if n := utf8.RuneCountInString(s); n > max {
-		return validationError(field, "must be at most %d characters (got %d)", max, n)
+		return validationErrorAt(path, "must be at most %d characters (got %d)", max, n)
 	}
 	return nil
 }
@@ -132,7 +134,7 @@ func (p *SendParams) validate() (to string, err error) {
 		if strings.TrimSpace(p.Text) == "" {
 			return "", validationError("text", "is required when type is text")
 		}
-		if err := checkLen("text", p.Text, maxText(p.Channel)); err != nil {
+		if err := checkLen(FieldPath("text"), p.Text, maxText(p.Channel)); err != nil {
 			return "", err
 		}
 		for f, v := range map[string]string{"media_url": p.MediaURL, "caption": p.Caption, "filename": p.Filename} {
@@ -144,7 +146,7 @@ func (p *SendParams) validate() (to string, err error) {
 		if p.MediaURL == "" {
 			return "", validationError("media_url", "is required when type is %s", p.Type)
 		}
-		if err := validateHTTPURL("media_url", p.MediaURL); err != nil {
+		if err := validateHTTPURL(FieldPath("media_url"), p.MediaURL); err != nil {
 			return "", err
 		}
 		if p.Text != "" {
@@ -154,7 +156,7 @@ func (p *SendParams) validate() (to string, err error) {
 			if p.Type != TypeImage && p.Type != TypeVideo {
 				return "", validationError("caption", "is only allowed for image or video")
 			}
-			if err := checkLen("caption", p.Caption, MaxCaption); err != nil {
+			if err := checkLen(FieldPath("caption"), p.Caption, MaxCaption); err != nil {
 				return "", err
 			}
 		}
@@ -162,7 +164,7 @@ func (p *SendParams) validate() (to string, err error) {
 			if p.Type != TypeDocument {
 				return "", validationError("filename", "is only allowed for document")
 			}
-			if err := checkLen("filename", p.Filename, MaxFilename); err != nil {
+			if err := checkLen(FieldPath("filename"), p.Filename, MaxFilename); err != nil {
 				return "", err
 			}
 			if strings.ContainsAny(p.Filename, "/\\") {
@@ -188,7 +190,7 @@ func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error)
 	if p == nil {
 		return nil, validationError("body", "is required")
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, sendTexts); err != nil {
 		return nil, err
 	}
 	to, err := p.validate()
@@ -281,7 +283,7 @@ func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) er
 // original result, or a conflict when the request differs.
 func (m *Messages) replayed(prev *Message, hash string) (*SendResult, error) {
 	if prev.RequestHash != hash {
-		return nil, &Error{Code: CodeConflict, Field: "idempotency_key",
+		return nil, &Error{Code: CodeConflict, Field: "idempotency_key", Path: FieldPath("idempotency_key"),
 			Message: "idempotency_key: was already used with a different request; use a new key for a new message"}
 	}
 	return sendResult(prev, true), nil
@@ -323,10 +325,10 @@ func (s *Service) requireChannel(ctx context.Context, ws, channel string) (*Work
 		if c.Status == ConnectionError {
 			why = "it does not hold its account"
 		}
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"),
 			Message: fmt.Sprintf("channel: the %s connection of this workspace is %s: %s (%s)", channel, c.Status, why, c.StatusReason)}
 	}
-	return nil, &Error{Code: CodeChannelUnavailable, Field: "channel",
+	return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"),
 		Message: fmt.Sprintf("channel: %s is not connected in this workspace", channel)}
 }
 
@@ -368,64 +370,64 @@ func validateSendComponents(cs []SendComponent) error {
 		return validationError("components", "must hold at most 20 components")
 	}
 	for i, c := range cs {
-		f := fmt.Sprintf("components[%d]", i)
+		f := FieldPath("components").Index(i)
 		switch c.Type {
 		case "header", "body":
 			if c.SubType != "" || c.Index != nil {
-				return validationError(f+".sub_type", "sub_type and index are only allowed on a button component")
+				return validationErrorAt(f.Member("sub_type"), "sub_type and index are only allowed on a button component")
 			}
 		case "button":
 			switch c.SubType {
 			case "url", "quick_reply", "copy_code":
 			default:
-				return validationError(f+".sub_type", "must be url, quick_reply or copy_code for a button (got %q)", c.SubType)
+				return validationErrorAt(f.Member("sub_type"), "must be url, quick_reply or copy_code for a button (got %q)", c.SubType)
 			}
 			if c.Index == nil || *c.Index < 0 || *c.Index > 9 {
-				return validationError(f+".index", "is required for a button: the button's position, 0 to 9")
+				return validationErrorAt(f.Member("index"), "is required for a button: the button's position, 0 to 9")
 			}
 		case "":
-			return validationError(f+".type", "is required")
+			return validationErrorAt(f.Member("type"), "is required")
 		default:
-			return validationError(f+".type", "must be header, body or button (got %q)", c.Type)
+			return validationErrorAt(f.Member("type"), "must be header, body or button (got %q)", c.Type)
 		}
 		if len(c.Parameters) > 100 {
-			return validationError(f+".parameters", "must hold at most 100 parameters")
+			return validationErrorAt(f.Member("parameters"), "must hold at most 100 parameters")
 		}
 		for j, p := range c.Parameters {
-			pf := fmt.Sprintf("%s.parameters[%d]", f, j)
+			pf := f.Member("parameters").Index(j)
 			switch p.Type {
 			case "text":
 				if p.Text == "" {
-					return validationError(pf+".text", "is required for a text parameter")
+					return validationErrorAt(pf.Member("text"), "is required for a text parameter")
 				}
-				if err := checkLen(pf+".text", p.Text, MaxParamText); err != nil {
+				if err := checkLen(pf.Member("text"), p.Text, MaxParamText); err != nil {
 					return err
 				}
 			case "image", "video", "document":
 				if c.Type != "header" {
-					return validationError(pf+".type", "%s parameters are only allowed in a header", p.Type)
+					return validationErrorAt(pf.Member("type"), "%s parameters are only allowed in a header", p.Type)
 				}
-				if err := validateHTTPURL(pf+".link", p.Link); err != nil {
+				if err := validateHTTPURL(pf.Member("link"), p.Link); err != nil {
 					return err
 				}
-				if p.Filename != "" && (p.Type != "document" || checkLen(pf+".filename", p.Filename, MaxFilename) != nil) {
-					return validationError(pf+".filename", "is only allowed for a document, at most %d characters", MaxFilename)
+				if p.Filename != "" && (p.Type != "document" || checkLen(pf.Member("filename"), p.Filename, MaxFilename) != nil) {
+					return validationErrorAt(pf.Member("filename"), "is only allowed for a document, at most %d characters", MaxFilename)
 				}
 			case "coupon_code":
 				if p.CouponCode == "" || len(p.CouponCode) > 15 {
-					return validationError(pf+".coupon_code", "is required: 1 to 15 characters")
+					return validationErrorAt(pf.Member("coupon_code"), "is required: 1 to 15 characters")
 				}
 			case "payload":
 				if p.Payload == "" {
-					return validationError(pf+".payload", "is required for a payload parameter")
+					return validationErrorAt(pf.Member("payload"), "is required for a payload parameter")
 				}
-				if err := checkLen(pf+".payload", p.Payload, 128); err != nil {
+				if err := checkLen(pf.Member("payload"), p.Payload, 128); err != nil {
 					return err
 				}
 			case "":
-				return validationError(pf+".type", "is required")
+				return validationErrorAt(pf.Member("type"), "is required")
 			default:
-				return validationError(pf+".type", "must be text, image, video, document, coupon_code or payload (got %q)", p.Type)
+				return validationErrorAt(pf.Member("type"), "must be text, image, video, document, coupon_code or payload (got %q)", p.Type)
 			}
 		}
 	}
@@ -448,7 +450,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 	if p == nil {
 		return nil, validationError("body", "is required")
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, sendTemplateTexts); err != nil {
 		return nil, err
 	}
 	to, err := validateRecipient(ChannelWhatsApp, p.To)
@@ -463,7 +465,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 		lang = "en"
 	}
 	if len(p.TemplateName) > MaxTemplateName || !templateNameRe.MatchString(p.TemplateName) {
-		return nil, &Error{Code: CodeTemplateNotFound, Field: "template_name", Message: fmt.Sprintf("template_name: no approved template %q in language %q", p.TemplateName, lang)}
+		return nil, &Error{Code: CodeTemplateNotFound, Field: "template_name", Path: FieldPath("template_name"), Message: fmt.Sprintf("template_name: no approved template %q in language %q", p.TemplateName, lang)}
 	}
 	if !languageRe.MatchString(lang) {
 		return nil, validationError("language", "must be a language code such as en, sw or en_US (got %q)", lang)
@@ -492,7 +494,7 @@ func (m *Messages) checkTemplate(ctx context.Context, msg *Message) error {
 		return wrapStoreError(err, "template", msg.TemplateName)
 	}
 	if err != nil || t.Status != TemplateApproved {
-		return &Error{Code: CodeTemplateNotFound, Field: "template_name", Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", msg.TemplateName, msg.Language)}
+		return &Error{Code: CodeTemplateNotFound, Field: "template_name", Path: FieldPath("template_name"), Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", msg.TemplateName, msg.Language)}
 	}
 	return checkTemplateParams(t, msg.Components)
 }
@@ -574,23 +576,23 @@ func checkTemplateParams(t *Template, cs []SendComponent) error {
 	slots := templateSlots(t)
 	seen := map[string]int{}
 	for i, c := range cs {
-		f := fmt.Sprintf("components[%d]", i)
+		f := FieldPath("components").Index(i)
 		key := c.Type
 		if c.Type == "button" && c.Index != nil {
 			key = fmt.Sprintf("button %d", *c.Index)
 		}
 		if j, dup := seen[key]; dup {
-			return validationError(f, "repeats the %s of components[%d]: one component per part of the template", key, j)
+			return validationErrorAt(f, "repeats the %s of components[%d]: one component per part of the template", key, j)
 		}
 		seen[key] = i
 		sl, ok := slots[key]
 		switch {
 		case !ok:
-			return validationError(f+".index", "template %q has no %s", t.Name, key)
+			return validationErrorAt(f.Member("index"), "template %q has no %s", t.Name, key)
 		case sl.subType != "" && c.SubType != sl.subType:
-			return validationError(f+".sub_type", "template %q's %s is a %s button: sub_type must be %s (got %q)", t.Name, key, sl.subType, sl.subType, c.SubType)
+			return validationErrorAt(f.Member("sub_type"), "template %q's %s is a %s button: sub_type must be %s (got %q)", t.Name, key, sl.subType, sl.subType, c.SubType)
 		case sl.params >= 0 && len(c.Parameters) != sl.params && !(sl.optional && len(c.Parameters) == 0):
-			return validationError(f+".parameters", "template %q's %s takes %s: %d given", t.Name, key, paramCount(sl), len(c.Parameters))
+			return validationErrorAt(f.Member("parameters"), "template %q's %s takes %s: %d given", t.Name, key, paramCount(sl), len(c.Parameters))
 		}
 	}
 	for _, key := range []string{"header", "body"} {
@@ -656,13 +658,13 @@ func ParseButtonIndex(raw json.RawMessage) (*int, error) {
 	if idx[0] == '"' {
 		var s string
 		if err := json.Unmarshal(idx, &s); err != nil || !allDigits(s, 2) {
-			return nil, validationError("components.index", "must be a number or a string of digits (got %s)", idx)
+			return nil, validationErrorAt(FieldPath("components").Member("index"), "must be a number or a string of digits (got %s)", idx)
 		}
 		idx = []byte(s)
 	}
 	var n int
 	if err := json.Unmarshal(idx, &n); err != nil {
-		return nil, validationError("components.index", "must be a number or a string of digits (got %s)", idx)
+		return nil, validationErrorAt(FieldPath("components").Member("index"), "must be a number or a string of digits (got %s)", idx)
 	}
 	return &n, nil
 }

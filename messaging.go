@@ -291,47 +291,47 @@ func (s *Service) Workspace(id string) *Workspace {
 // recipient of an outbound message, the sender of an inbound one (see
 // From).
 type Message struct {
-	ID             string          `json:"message_id"`
-	WorkspaceID    string          `json:"-"`
-	ConversationID string          `json:"conversation_id"`
-	Channel        string          `json:"channel"`
-	To             string          `json:"to"`
-	Direction      string          `json:"direction"`
-	Status         string          `json:"status"`
-	FailureReason  string          `json:"failure_reason,omitempty"`
-	Type           string          `json:"type"`
-	Text           string          `json:"text,omitempty"`
-	MediaURL       string          `json:"media_url,omitempty"`
-	Caption        string          `json:"caption,omitempty"`
-	Filename       string          `json:"filename,omitempty"`
-	TemplateName   string          `json:"template_name,omitempty"`
-	Language       string          `json:"language,omitempty"`
-	Components     []SendComponent `json:"components,omitempty"`
+	ID             string
+	WorkspaceID    string
+	ConversationID string
+	Channel        string
+	To             string
+	Direction      string
+	Status         string
+	FailureReason  string
+	Type           string
+	Text           string
+	MediaURL       string
+	Caption        string
+	Filename       string
+	TemplateName   string
+	Language       string
+	Components     []SendComponent
 	// Content is the rich content of an inbound message (media,
 	// location, contacts, reply, reaction, context); nil on outbound
 	// messages and on inbound texts that quote nothing.
-	Content *InboundContent `json:"content,omitempty"`
+	Content *InboundContent
 	// IdempotencyKey is the caller's key, empty when none was given.
-	IdempotencyKey string `json:"-"`
+	IdempotencyKey string
 	// RequestHash fingerprints the request that created the message, so a
 	// reused idempotency key with a different request is detected.
-	RequestHash string `json:"-"`
+	RequestHash string
 	// ProviderMessageID is the channel provider's id, once sent.
-	ProviderMessageID string `json:"-"`
+	ProviderMessageID string
 	// DueAt is when the dispatcher may next claim the message: its accept
 	// time, a retry time, or the end of the lease of the worker holding it.
 	// Only queued outbound messages are claimed.
-	DueAt time.Time `json:"-"`
+	DueAt time.Time
 	// LeaseOwner names the dispatcher worker holding the message while it
 	// is being handed to the provider; empty when none.
-	LeaseOwner string `json:"-"`
+	LeaseOwner string
 	// Attempts counts the hand-overs to the provider started so far (and
 	// the claim that fails a message whose outcome stayed unknown through
 	// its confirmation window).
-	Attempts int `json:"-"`
+	Attempts int
 	// LastError is the error of the last failed attempt, kept while the
 	// message waits for a retry.
-	LastError string `json:"-"`
+	LastError string
 	// UnconfirmedSince, when set, is the start of a hand-over to the
 	// provider whose outcome is not recorded: the message may have been
 	// sent. The claim that begins a hand-over sets it (when it is not set
@@ -340,16 +340,16 @@ type Message struct {
 	// clears it. A later claim of a marked message does not send it before
 	// the provider confirms it or the confirmation window ends (see
 	// DispatchOptions.ConfirmWindow).
-	UnconfirmedSince *time.Time `json:"-"`
+	UnconfirmedSince *time.Time
 	// History is every change of Status after the message was stored,
 	// oldest first (see Store.MessageUpdateStatus).
-	History []StatusChange `json:"-"`
+	History []StatusChange
 	// TraceParent is the W3C trace context (traceparent) of the span that
 	// accepted the message, so the dispatcher's span continues its trace;
 	// empty when no trace was recorded. It holds no personal data.
-	TraceParent string    `json:"-"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	TraceParent string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // Clone returns a deep copy of m: changing the copy's components or

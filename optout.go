@@ -3,7 +3,6 @@ package messaging
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -81,15 +80,15 @@ func keywordList(field string, list []string) ([]string, error) {
 	out := make([]string, len(list))
 	for i, k := range list {
 		f := FoldKeyword(k)
-		name := fmt.Sprintf("%s[%d]", field, i)
+		at := FieldPath(field).Index(i)
 		if n := utf8.RuneCountInString(f); n < 1 || n > MaxKeywordLen {
-			return nil, validationError(name, "must hold 1 to %d characters besides white space (got %d in %q)", MaxKeywordLen, n, k)
+			return nil, validationErrorAt(at, "must hold 1 to %d characters besides white space (got %d in %q)", MaxKeywordLen, n, k)
 		}
 		if strings.IndexFunc(f, unicode.IsControl) >= 0 {
-			return nil, validationError(name, "must not hold control characters")
+			return nil, validationErrorAt(at, "must not hold control characters")
 		}
 		if j := slices.Index(out[:i], f); j >= 0 {
-			return nil, validationError(name, "repeats %s[%d]: both are %s once case and white space are ignored", field, j, f)
+			return nil, validationErrorAt(at, "repeats %s[%d]: both are %s once case and white space are ignored", field, j, f)
 		}
 		out[i] = f
 	}
@@ -121,10 +120,11 @@ func checkKeywordOverlap(out, in []string, outChanged, inChanged bool) error {
 			if !slices.Contains(other, k) {
 				continue
 			}
+			at := FieldPath(field)
 			if own {
-				field = fmt.Sprintf("%s[%d]", field, i)
+				at = at.Index(i)
 			}
-			return validationError(field, "%s is also an %s keyword of the workspace: a keyword cannot both opt out and opt in", k, otherName)
+			return validationErrorAt(at, "%s is also an %s keyword of the workspace: a keyword cannot both opt out and opt in", k, otherName)
 		}
 		return nil
 	}
@@ -329,7 +329,7 @@ func (s *Service) refuseOptedOut(ctx context.Context, w *WorkspaceInfo, channel,
 		return err
 	}
 	if at, ok := opted[to][channel]; ok {
-		return &Error{Code: CodeRecipientOptedOut, Field: "to",
+		return &Error{Code: CodeRecipientOptedOut, Field: "to", Path: FieldPath("to"),
 			Message: "to: " + to + " opted out of " + channel + " messages at " + FormatTime(at) +
 				"; only the recipient can opt back in, by replying " + w.ActiveOptInKeywords()[0]}
 	}
@@ -354,7 +354,7 @@ type OptOut struct {
 // the workspace's API keys cannot (a recipient opts back in by replying
 // an opt-in keyword of the workspace, START by default).
 func (s *Service) ClearOptOut(ctx context.Context, workspaceID, channel, to string) (*OptOut, error) {
-	if err := refuseUnstorable(&struct{ W, C, T string }{workspaceID, channel, to}); err != nil {
+	if err := new(texts).at(nil, "workspaceID", workspaceID, "channel", channel, "to", to).result(); err != nil {
 		return nil, err
 	}
 	if err := validateChannel(channel); err != nil {

@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -117,7 +116,7 @@ const MaxSessionBinding = 1024
 // also deletes up to 100 expired sessions; a failure to do so is logged
 // and does not fail the call.
 func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *Session, error) {
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, sessionTexts); err != nil {
 		return "", nil, err
 	}
 	if p == nil {
@@ -129,7 +128,7 @@ func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *
 	}
 	for _, id := range workspaces {
 		if _, err := s.store.WorkspaceGet(ctx, id); errors.Is(err, ErrNotFound) {
-			return "", nil, validationError(fmt.Sprintf("workspaces[%d]", slices.Index(p.Workspaces, id)), "workspace %q does not exist", id)
+			return "", nil, validationErrorAt(FieldPath("workspaces").Index(slices.Index(p.Workspaces, id)), "workspace %q does not exist", id)
 		} else if err != nil {
 			return "", nil, wrapStoreError(err, "workspace", id)
 		}
@@ -169,7 +168,7 @@ func (p *SessionParams) validate() (time.Duration, []string, []string, error) {
 	case strings.IndexFunc(p.Subject, unicode.IsControl) >= 0:
 		return 0, nil, nil, validationError("subject", "must not hold control characters")
 	}
-	if err := checkLen("subject", p.Subject, MaxSessionSubject); err != nil {
+	if err := checkLen(FieldPath("subject"), p.Subject, MaxSessionSubject); err != nil {
 		return 0, nil, nil, err
 	}
 	switch {
@@ -186,12 +185,12 @@ func (p *SessionParams) validate() (time.Duration, []string, []string, error) {
 	}
 	for i, id := range p.Workspaces {
 		if !workspaceIDRe.MatchString(id) {
-			return 0, nil, nil, validationError(fmt.Sprintf("workspaces[%d]", i), "must be a workspace id: 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
+			return 0, nil, nil, validationErrorAt(FieldPath("workspaces").Index(i), "must be a workspace id: 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
 		}
 	}
 	for i, id := range p.SMSAccounts {
 		if !smsPartnerIDRe.MatchString(id) {
-			return 0, nil, nil, validationError(fmt.Sprintf("sms_accounts[%d]", i), "must be an SMS account's partner id: 1 to 64 letters, digits, '_' or '-'")
+			return 0, nil, nil, validationErrorAt(FieldPath("sms_accounts").Index(i), "must be an SMS account's partner id: 1 to 64 letters, digits, '_' or '-'")
 		}
 	}
 	ttl := p.TTL

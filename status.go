@@ -102,7 +102,7 @@ type setStatusFunc func(ctx context.Context, p *MessageStatusParams) (after *Mes
 // recordStatusVia is recordStatus making the change through set
 // (Service.setStatus, or the dispatcher's batch of changes).
 func (s *Service) recordStatusVia(ctx context.Context, u *StatusUpdate, before *Message, set setStatusFunc) (bool, error) {
-	if err := refuseUnstorable(u); err != nil {
+	if err := refuseUnstorable(u, statusUpdateTexts); err != nil {
 		return false, err
 	}
 	if err := checkStatus(u.Status, u.ProviderCode); err != nil {
@@ -244,7 +244,7 @@ const (
 // provider should deliver it again; an invalid report (an unknown status,
 // failed without code) is a validation_error.
 func (s *Service) ApplyProviderStatus(ctx context.Context, p *ProviderStatus) (bool, error) {
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, providerStatusTexts); err != nil {
 		return false, err
 	}
 	if p.ProviderMessageID == "" {

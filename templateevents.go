@@ -102,7 +102,7 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 	if ev == nil {
 		return nil, validationError("event", "is required")
 	}
-	if err := refuseUnstorable(ev); err != nil {
+	if err := refuseUnstorable(ev, templateEventTexts); err != nil {
 		return nil, err
 	}
 	state, ok := TemplateEventState(ev.Event)
@@ -121,7 +121,7 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 		return nil, err
 	}
 	if t.Status == TemplateDraft {
-		return nil, &Error{Code: CodeConflict, Field: "status", Message: "status: a draft template has not been submitted; the provider cannot review it"}
+		return nil, &Error{Code: CodeConflict, Field: "status", Path: FieldPath("status"), Message: "status: a draft template has not been submitted; the provider cannot review it"}
 	}
 	if state == templateGone {
 		if err := s.store.TemplateDelete(ctx, ws, t.ID); err != nil && !errors.Is(err, ErrNotFound) {
@@ -157,7 +157,7 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 	next.UpdatedAt = s.now()
 	if err := s.store.TemplateUpdate(ctx, &TemplateUpdateParams{Template: &next, From: []string{t.Status}}); err != nil {
 		if errors.Is(err, ErrStale) {
-			return nil, &Error{Code: CodeConflict, Field: "status", Message: "status: the template changed while the event was applied; apply it again", Err: err}
+			return nil, &Error{Code: CodeConflict, Field: "status", Path: FieldPath("status"), Message: "status: the template changed while the event was applied; apply it again", Err: err}
 		}
 		return nil, wrapStoreError(err, "template", t.ID)
 	}

@@ -75,26 +75,26 @@ const (
 
 // Template is a message template.
 type Template struct {
-	ID          string              `json:"id"`
-	WorkspaceID string              `json:"-"`
-	Name        string              `json:"name"`
-	Category    string              `json:"category"`
-	Language    string              `json:"language"`
-	Status      string              `json:"status"`
-	Components  []TemplateComponent `json:"components"`
+	ID          string
+	WorkspaceID string
+	Name        string
+	Category    string
+	Language    string
+	Status      string
+	Components  []TemplateComponent
 	// StatusReason explains a rejection, pause or disablement.
-	StatusReason string `json:"status_reason,omitempty"`
+	StatusReason string
 	// Quality is the provider's quality rating of an approved template
 	// (GREEN, YELLOW, RED or UNKNOWN), when it reported one.
-	Quality string `json:"quality,omitempty"`
+	Quality string
 	// ProviderTemplateID is the channel provider's id of the template,
 	// once it was submitted (or listed by the provider).
-	ProviderTemplateID string    `json:"provider_template_id,omitempty"`
-	CreatedAt          time.Time `json:"created_at"`
-	UpdatedAt          time.Time `json:"updated_at"`
+	ProviderTemplateID string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 	// SendExample is a ready request for SendTemplate (POST
 	// /v1/messages/templates). It is derived, not stored.
-	SendExample *SendTemplateParams `json:"send_example,omitempty"`
+	SendExample *SendTemplateParams
 }
 
 // TemplateComponent is one part of a template: HEADER, BODY, FOOTER or
@@ -146,27 +146,32 @@ var (
 // or a '{{' or '}}' is not part of a placeholder ("{{{1}}}", "}}{{"), which
 // would leave the number of variables open to interpretation.
 func TemplateVariables(field, text string) ([]int, error) {
+	return templateVariables(FieldPath(field), text)
+}
+
+// templateVariables is TemplateVariables of the text at path.
+func templateVariables(path Path, text string) ([]int, error) {
 	var seen []int
 	for rest := text; ; {
 		open, closing := strings.Index(rest, "{{"), strings.Index(rest, "}}")
 		if open < 0 {
 			if closing >= 0 {
-				return nil, validationError(field, "has an unbalanced '{{' or '}}'")
+				return nil, validationErrorAt(path, "has an unbalanced '{{' or '}}'")
 			}
 			break
 		}
 		if closing >= 0 && closing < open {
-			return nil, validationError(field, "has an unbalanced '{{' or '}}'")
+			return nil, validationErrorAt(path, "has an unbalanced '{{' or '}}'")
 		}
 		rest = rest[open+2:]
 		end := strings.Index(rest, "}}")
 		if end < 0 {
-			return nil, validationError(field, "has an unbalanced '{{' or '}}'")
+			return nil, validationErrorAt(path, "has an unbalanced '{{' or '}}'")
 		}
 		num := rest[:end]
 		n, err := strconv.Atoi(num)
 		if err != nil || n < 1 || num != strconv.Itoa(n) {
-			return nil, validationError(field, "variable %q must be written {{n}} with n a positive number", "{{"+num+"}}")
+			return nil, validationErrorAt(path, "variable %q must be written {{n}} with n a positive number", "{{"+num+"}}")
 		}
 		if !slices.Contains(seen, n) {
 			seen = append(seen, n)
@@ -177,7 +182,7 @@ func TemplateVariables(field, text string) ([]int, error) {
 	slices.Sort(sorted)
 	for i, n := range sorted {
 		if n != i+1 {
-			return nil, validationError(field, "variables must be numbered {{1}} to {{%d}} without gaps", len(sorted))
+			return nil, validationErrorAt(path, "variables must be numbered {{1}} to {{%d}} without gaps", len(sorted))
 		}
 	}
 	return seen, nil
@@ -193,7 +198,7 @@ func CheckTemplate(p *TemplateCreateParams) error {
 	if p == nil {
 		return validationError("body", "is required")
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, templateTexts); err != nil {
 		return err
 	}
 	return validateTemplate(p)
@@ -220,64 +225,19 @@ func validateTemplate(p *TemplateCreateParams) error {
 	}
 	seen := map[string]bool{}
 	for i, c := range p.Components {
-		f := fmt.Sprintf("components[%d]", i)
+		f := FieldPath("components").Index(i)
 		if seen[c.Type] {
-			return validationError(f+".type", "a template has at most one %s component", c.Type)
+			return validationErrorAt(f.Member("type"), "a template has at most one %s component", c.Type)
 		}
 		seen[c.Type] = true
 		if c.Type != "BUTTONS" && len(c.Buttons) > 0 {
-			return validationError(f+".buttons", "only a BUTTONS component has buttons")
+			return validationErrorAt(f.Member("buttons"), "only a BUTTONS component has buttons")
 		}
-		switch c.Type {
-		case "HEADER":
-			switch c.Format {
-			case "TEXT", "":
-				if c.Text == "" {
-					return validationError(f+".text", "is required for a TEXT header")
-				}
-				if err := checkLen(f+".text", c.Text, MaxTemplateHeader); err != nil {
-					return err
-				}
-				vars, err := TemplateVariables(f+".text", c.Text)
-				if err != nil {
-					return err
-				}
-				if len(vars) > 1 {
-					return validationError(f+".text", "a header holds at most one variable {{1}}")
-				}
-			case "IMAGE", "VIDEO", "DOCUMENT":
-				if c.Text != "" {
-					return validationError(f+".text", "is not allowed for a %s header", c.Format)
-				}
-			default:
-				return validationError(f+".format", "must be TEXT, IMAGE, VIDEO or DOCUMENT (got %q)", c.Format)
-			}
-		case "BODY":
-			if strings.TrimSpace(c.Text) == "" {
-				return validationError(f+".text", "is required for the BODY")
-			}
-			if err := checkLen(f+".text", c.Text, MaxTemplateBody); err != nil {
-				return err
-			}
-			if _, err := TemplateVariables(f+".text", c.Text); err != nil {
-				return err
-			}
-		case "FOOTER":
-			if err := checkLen(f+".text", c.Text, MaxTemplateFooter); err != nil {
-				return err
-			}
-			if c.Text == "" || strings.Contains(c.Text, "{{") {
-				return validationError(f+".text", "is required and holds no variables")
-			}
-		case "BUTTONS":
-			if err := validateButtons(f, c.Buttons); err != nil {
-				return err
-			}
-		default:
-			return validationError(f+".type", "must be HEADER, BODY, FOOTER or BUTTONS (got %q)", c.Type)
+		if err := checkComponent(f, c); err != nil {
+			return err
 		}
 		if c.Type != "HEADER" && c.Format != "" {
-			return validationError(f+".format", "is only allowed on a HEADER")
+			return validationErrorAt(f.Member("format"), "is only allowed on a HEADER")
 		}
 		if err := checkExamples(f, c); err != nil {
 			return err
@@ -289,44 +249,99 @@ func validateTemplate(p *TemplateCreateParams) error {
 	return nil
 }
 
+// checkComponent checks the rules of component c (at field f) of its
+// type: a header's format and text, the body's and the footer's text, the
+// buttons.
+func checkComponent(f Path, c TemplateComponent) error {
+	switch c.Type {
+	case "HEADER":
+		switch c.Format {
+		case "TEXT", "":
+			if c.Text == "" {
+				return validationErrorAt(f.Member("text"), "is required for a TEXT header")
+			}
+			if err := checkLen(f.Member("text"), c.Text, MaxTemplateHeader); err != nil {
+				return err
+			}
+			vars, err := templateVariables(f.Member("text"), c.Text)
+			if err != nil {
+				return err
+			}
+			if len(vars) > 1 {
+				return validationErrorAt(f.Member("text"), "a header holds at most one variable {{1}}")
+			}
+		case "IMAGE", "VIDEO", "DOCUMENT":
+			if c.Text != "" {
+				return validationErrorAt(f.Member("text"), "is not allowed for a %s header", c.Format)
+			}
+		default:
+			return validationErrorAt(f.Member("format"), "must be TEXT, IMAGE, VIDEO or DOCUMENT (got %q)", c.Format)
+		}
+	case "BODY":
+		if strings.TrimSpace(c.Text) == "" {
+			return validationErrorAt(f.Member("text"), "is required for the BODY")
+		}
+		if err := checkLen(f.Member("text"), c.Text, MaxTemplateBody); err != nil {
+			return err
+		}
+		if _, err := templateVariables(f.Member("text"), c.Text); err != nil {
+			return err
+		}
+	case "FOOTER":
+		if err := checkLen(f.Member("text"), c.Text, MaxTemplateFooter); err != nil {
+			return err
+		}
+		if c.Text == "" || strings.Contains(c.Text, "{{") {
+			return validationErrorAt(f.Member("text"), "is required and holds no variables")
+		}
+	case "BUTTONS":
+		if err := validateButtons(f, c.Buttons); err != nil {
+			return err
+		}
+	default:
+		return validationErrorAt(f.Member("type"), "must be HEADER, BODY, FOOTER or BUTTONS (got %q)", c.Type)
+	}
+	return nil
+}
+
 // checkExamples checks the Examples of component c (at field f): only a
 // TEXT HEADER or the BODY has them, one per variable, each a non-blank
 // text of at most MaxParamText bytes.
-func checkExamples(f string, c TemplateComponent) error {
+func checkExamples(f Path, c TemplateComponent) error {
 	if len(c.Examples) == 0 {
 		return nil
 	}
 	textual := c.Type == "BODY" || (c.Type == "HEADER" && (c.Format == "" || c.Format == "TEXT"))
 	if !textual {
-		return validationError(f+".examples", "only a TEXT HEADER or the BODY has examples")
+		return validationErrorAt(f.Member("examples"), "only a TEXT HEADER or the BODY has examples")
 	}
-	vars, _ := TemplateVariables(f+".text", c.Text) // checked above
+	vars, _ := templateVariables(f.Member("text"), c.Text) // checked above
 	if len(c.Examples) != len(vars) {
-		return validationError(f+".examples", "must hold one example per variable: %d, not %d", len(vars), len(c.Examples))
+		return validationErrorAt(f.Member("examples"), "must hold one example per variable: %d, not %d", len(vars), len(c.Examples))
 	}
 	for i, ex := range c.Examples {
 		if strings.TrimSpace(ex) == "" {
-			return validationError(fmt.Sprintf("%s.examples[%d]", f, i), "is required: a sample value of {{%d}}", i+1)
+			return validationErrorAt(f.Member("examples").Index(i), "is required: a sample value of {{%d}}", i+1)
 		}
-		if err := checkLen(fmt.Sprintf("%s.examples[%d]", f, i), ex, MaxParamText); err != nil {
+		if err := checkLen(f.Member("examples").Index(i), ex, MaxParamText); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func validateButtons(f string, bs []TemplateButton) error {
+func validateButtons(f Path, bs []TemplateButton) error {
 	if len(bs) == 0 {
-		return validationError(f+".buttons", "must hold at least one button")
+		return validationErrorAt(f.Member("buttons"), "must hold at least one button")
 	}
 	var qr, cta, code int
 	for j, b := range bs {
-		bf := fmt.Sprintf("%s.buttons[%d]", f, j)
+		bf := f.Member("buttons").Index(j)
 		if b.Type != "COPY_CODE" {
 			if b.Text == "" {
-				return validationError(bf+".text", "is required")
+				return validationErrorAt(bf.Member("text"), "is required")
 			}
-			if err := checkLen(bf+".text", b.Text, MaxButtonText); err != nil {
+			if err := checkLen(bf.Member("text"), b.Text, MaxButtonText); err != nil {
 				return err
 			}
 		}
@@ -337,32 +352,32 @@ func validateButtons(f string, bs []TemplateButton) error {
 			cta++
 			u := strings.TrimSuffix(b.URL, "{{1}}")
 			if strings.Contains(u, "{{") {
-				return validationError(bf+".url", "may hold one variable {{1}}, at the end only")
+				return validationErrorAt(bf.Member("url"), "may hold one variable {{1}}, at the end only")
 			}
-			if err := validateHTTPURL(bf+".url", u); err != nil {
+			if err := validateHTTPURL(bf.Member("url"), u); err != nil {
 				return err
 			}
 		case "PHONE_NUMBER":
 			cta++
 			if _, err := NormalizePhone(b.PhoneNumber); err != nil {
-				return validationError(bf+".phone_number", "must be in E.164 format")
+				return validationErrorAt(bf.Member("phone_number"), "must be in E.164 format")
 			}
 		case "COPY_CODE":
 			code++
 			if b.Example == "" || len(b.Example) > 15 {
-				return validationError(bf+".example", "is required: a sample code of 1 to 15 characters")
+				return validationErrorAt(bf.Member("example"), "is required: a sample code of 1 to 15 characters")
 			}
 		default:
-			return validationError(bf+".type", "must be QUICK_REPLY, URL, PHONE_NUMBER or COPY_CODE (got %q)", b.Type)
+			return validationErrorAt(bf.Member("type"), "must be QUICK_REPLY, URL, PHONE_NUMBER or COPY_CODE (got %q)", b.Type)
 		}
 	}
 	switch {
 	case qr > MaxQuickReplies:
-		return validationError(f+".buttons", "at most %d QUICK_REPLY buttons", MaxQuickReplies)
+		return validationErrorAt(f.Member("buttons"), "at most %d QUICK_REPLY buttons", MaxQuickReplies)
 	case cta > MaxCallToActions:
-		return validationError(f+".buttons", "at most %d call-to-action (URL, PHONE_NUMBER) buttons", MaxCallToActions)
+		return validationErrorAt(f.Member("buttons"), "at most %d call-to-action (URL, PHONE_NUMBER) buttons", MaxCallToActions)
 	case code > 1:
-		return validationError(f+".buttons", "at most 1 COPY_CODE button")
+		return validationErrorAt(f.Member("buttons"), "at most 1 COPY_CODE button")
 	}
 	return nil
 }
@@ -410,7 +425,7 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 }
 
 func nameTaken(name, lang string) *Error {
-	return &Error{Code: CodeConflict, Field: "name", Message: fmt.Sprintf("name: a template %q in language %q already exists; submit a correction under a new name", name, lang)}
+	return &Error{Code: CodeConflict, Field: "name", Path: FieldPath("name"), Message: fmt.Sprintf("name: a template %q in language %q already exists; submit a correction under a new name", name, lang)}
 }
 
 // Update replaces the content of a draft template (name, category,
@@ -449,10 +464,10 @@ func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreatePar
 // is left unchanged. Every field of a template is required, so none can be
 // cleared.
 type TemplatePatch struct {
-	Name       *string              `json:"name,omitempty"`
-	Category   *string              `json:"category,omitempty"`
-	Language   *string              `json:"language,omitempty"`
-	Components *[]TemplateComponent `json:"components,omitempty"`
+	Name       *string
+	Category   *string
+	Language   *string
+	Components *[]TemplateComponent
 }
 
 // Patch changes the fields of a draft template that p sets and keeps the
@@ -497,7 +512,7 @@ func (ts *Templates) notDraft(ctx context.Context, id, what string) error {
 }
 
 func notDraftError(status, what string) *Error {
-	return &Error{Code: CodeConflict, Field: "status", Message: fmt.Sprintf("status: the template is %s; only a draft can be %s", status, what)}
+	return &Error{Code: CodeConflict, Field: "status", Path: FieldPath("status"), Message: fmt.Sprintf("status: the template is %s; only a draft can be %s", status, what)}
 }
 
 // Submit submits a draft template for review: it becomes pending (stored
@@ -549,10 +564,7 @@ func (ts *Templates) Delete(ctx context.Context, id string) error {
 // SetStatus moves a template to a new review state, if the transition is
 // allowed (see the Template* constants); otherwise it is a conflict.
 func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (*Template, error) {
-	if err := refuseUnstorable(struct {
-		Status string `json:"status"`
-		Reason string `json:"reason"`
-	}{status, reason}); err != nil {
+	if err := new(texts).at(nil, "status", status, "reason", reason).result(); err != nil {
 		return nil, err
 	}
 	from := templateFrom(status)
@@ -571,7 +583,7 @@ func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (
 		if gerr != nil {
 			return nil, gerr
 		}
-		return nil, &Error{Code: CodeConflict, Field: "status", Message: fmt.Sprintf("status: a %s template cannot move to %s", cur.Status, status)}
+		return nil, &Error{Code: CodeConflict, Field: "status", Path: FieldPath("status"), Message: fmt.Sprintf("status: a %s template cannot move to %s", cur.Status, status)}
 	}
 	if err != nil {
 		return nil, wrapStoreError(err, "template", id)
@@ -597,7 +609,7 @@ type TemplateFilter struct {
 	// another state than approved needs ScopeManageTemplates besides
 	// ScopeReadTemplates (drafts and rejections are management data), and
 	// is forbidden otherwise. Nil means a trusted caller (Go code).
-	Caller *Principal `json:"-"`
+	Caller *Principal
 }
 
 // TemplateListScopes returns the scopes an API key needs to list the
@@ -622,7 +634,7 @@ func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, 
 	}
 	caller := filt.Caller
 	filt.Caller = nil
-	if err := refuseUnstorable(&filt); err != nil {
+	if err := refuseUnstorable(&filt, templateFilterTexts); err != nil {
 		return nil, err
 	}
 	status := filt.Status

@@ -128,18 +128,18 @@ func (s *Service) deleteAtProvider(ctx context.Context, t *Template) error {
 		if se.Credentials {
 			s.credentialsRefused(context.WithoutCancel(ctx), t.WorkspaceID, ChannelWhatsApp, se, started)
 		}
-		return &Error{Code: CodeConflict, Field: "template", Message: fmt.Sprintf("template: the channel provider refused to delete it: %s; it was kept", FailureReason(se.Code, se.Text)), Err: err}
+		return &Error{Code: CodeConflict, Field: "template", Path: FieldPath("template"), Message: fmt.Sprintf("template: the channel provider refused to delete it: %s; it was kept", FailureReason(se.Code, se.Text)), Err: err}
 	}
 	return &Error{Code: CodeServiceUnavailable, Message: "the channel provider could not be reached to delete the template; it was kept, try again later", Err: err}
 }
 
 // TemplateSyncResult counts what a template sync changed.
 type TemplateSyncResult struct {
-	Listed      int `json:"listed"`
-	Created     int `json:"created"`
-	Updated     int `json:"updated"`
-	Removed     int `json:"removed"`
-	Resubmitted int `json:"resubmitted"`
+	Listed      int
+	Created     int
+	Updated     int
+	Removed     int
+	Resubmitted int
 }
 
 // SyncTemplates refreshes the workspace's cached templates from the
@@ -154,14 +154,14 @@ type TemplateSyncResult struct {
 func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*TemplateSyncResult, error) {
 	tl, ok := s.provider.(TemplateLister)
 	if !ok {
-		return nil, &Error{Code: CodeConflict, Field: "provider", Message: "provider: the channel provider does not list templates"}
+		return nil, &Error{Code: CodeConflict, Field: "provider", Path: FieldPath("provider"), Message: "provider: the channel provider does not list templates"}
 	}
 	snd, err := s.ChannelSender(ctx, workspaceID, ChannelWhatsApp)
 	if err != nil || snd == nil || snd.WABAID == "" {
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, senderError(err, ChannelWhatsApp)
 		}
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Message: "channel: whatsapp has no connection with a WABA id to sync templates from"}
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Message: "channel: whatsapp has no connection with a WABA id to sync templates from"}
 	}
 	now := s.now()
 	held, err := s.store.LeaseAcquire(ctx, &LeaseParams{Name: "template-sync:" + snd.WABAID, Owner: s.owner, Now: now, Until: now.Add(s.syncOpts.Lease)})
@@ -169,7 +169,7 @@ func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*Templ
 		return nil, wrapStoreError(err, "lease", "")
 	}
 	if !held {
-		return nil, &Error{Code: CodeConflict, Field: "waba_id", Message: "waba_id: another instance is syncing this account's templates"}
+		return nil, &Error{Code: CodeConflict, Field: "waba_id", Path: FieldPath("waba_id"), Message: "waba_id: another instance is syncing this account's templates"}
 	}
 	defer func() {
 		// Release: the next scheduled sync of any instance may run.

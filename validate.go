@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/nyaruka/phonenumbers"
-
-	"github.com/ujumbe/messaging/internal/textcheck"
 )
 
 // NormalizePhone checks that s is a valid phone number in E.164 format
@@ -72,29 +70,3 @@ func ContactSearchQuery(q string) (search, phoneDigits string) {
 
 // PhoneDigits returns the digits of an E.164 phone number (without '+').
 func PhoneDigits(phone string) string { return strings.TrimPrefix(phone, "+") }
-
-// refuseUnstorable refuses text that no store can keep, a NUL character or bytes
-// that are not UTF-8, anywhere in the parameters v, with the validation
-// error of the field (its JSON path). Every write of the service runs it
-// first, so Go callers and REST callers meet the same rule on every store.
-func refuseUnstorable(v any) error {
-	if p := textcheck.Find(v); p != nil {
-		field := p.Field
-		if field == "" {
-			field = "body"
-		}
-		return validationError(field, "%s", p.Rule)
-	}
-	return nil
-}
-
-// refuseUnstorableWorkspace refuses, as refuseUnstorable, a workspace id
-// (of a handle) that no store keeps, naming the field workspaceID as the
-// params did when they carried the workspace.
-func refuseUnstorableWorkspace(ws string) error {
-	return refuseUnstorable(struct{ WorkspaceID string }{ws})
-}
-
-// badID reports whether an id cannot name any record (it holds text no
-// store keeps): such an id is not found, without asking the store.
-func badID(id string) bool { return textcheck.Find(id) != nil }

@@ -160,14 +160,14 @@ func (s *Service) VerifyConnection(ctx context.Context, workspaceID, channel str
 	}
 	v, ok := s.provider.(ConnectionVerifier)
 	if !ok {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Message: "channel: the channel provider cannot verify credentials"}
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Message: "channel: the channel provider cannot verify credentials"}
 	}
 	c, err := s.store.ConnectionGet(ctx, workspaceID, channel)
 	if err != nil {
 		return nil, wrapStoreError(err, "connection", channel)
 	}
 	if c.Status == ConnectionDisconnected {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Message: fmt.Sprintf("channel: %s is disconnected; connect it with credentials", channel)}
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Message: fmt.Sprintf("channel: %s is disconnected; connect it with credentials", channel)}
 	}
 	if err := s.verifyStored(ctx, v, c); err != nil {
 		var u *unknownVerdict

@@ -66,7 +66,7 @@ func webhookEvents(events []string) ([]string, error) {
 // AllowPrivate). Other names are checked when a delivery connects, after
 // resolution.
 func (s *Service) validateWebhookURL(raw string) error {
-	if err := validateHTTPURL("url", raw); err != nil {
+	if err := validateHTTPURL(FieldPath("url"), raw); err != nil {
 		return err
 	}
 	u, _ := url.Parse(raw)
@@ -242,7 +242,7 @@ func (wh *Webhooks) Create(ctx context.Context, p *WebhookCreateParams) (*Webhoo
 	if p == nil {
 		return nil, "", validationError("body", "is required")
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, webhookCreateTexts); err != nil {
 		return nil, "", err
 	}
 	s := wh.svc
@@ -253,7 +253,7 @@ func (wh *Webhooks) Create(ctx context.Context, p *WebhookCreateParams) (*Webhoo
 	if err != nil {
 		return nil, "", err
 	}
-	if err := checkLen("description", p.Description, MaxWebhookDescription); err != nil {
+	if err := checkLen(FieldPath("description"), p.Description, MaxWebhookDescription); err != nil {
 		return nil, "", err
 	}
 	secret := p.Secret
@@ -370,7 +370,7 @@ func (wh *Webhooks) updateParams(id string, p *WebhookUpdateParams) (*WebhookEnd
 			up.Enabled = &on
 		}
 	}
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, webhookUpdateTexts); err != nil {
 		return nil, err
 	}
 	if p.URL != nil {
@@ -386,7 +386,7 @@ func (wh *Webhooks) updateParams(id string, p *WebhookUpdateParams) (*WebhookEnd
 		up.Events = &events
 	}
 	if p.Description != nil {
-		if err := checkLen("description", *p.Description, MaxWebhookDescription); err != nil {
+		if err := checkLen(FieldPath("description"), *p.Description, MaxWebhookDescription); err != nil {
 			return nil, err
 		}
 	}

@@ -76,7 +76,7 @@ type WorkspaceSettings struct {
 // (at least one), audited as AuditWorkspaceUpdated, and returns the
 // workspace. Nothing is stored when a setting is refused.
 func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *WorkspaceSettings) (*WorkspaceInfo, error) {
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, workspaceSettingsTexts); err != nil {
 		return nil, err
 	}
 	if p == nil || (p.OutsideWindow == nil && p.UnconfirmedSends == nil && p.OptOutKeywords == nil && p.OptInKeywords == nil) {
@@ -171,7 +171,7 @@ func (m *Messages) refuseOutsideWindow(ctx context.Context, w *WorkspaceInfo, ms
 	if !ends.IsZero() {
 		why = "last wrote at " + FormatTime(convs[0].LastInboundAt) + "; the window closed at " + FormatTime(ends)
 	}
-	return &Error{Code: CodeOutsideWindow, Field: "to",
+	return &Error{Code: CodeOutsideWindow, Field: "to", Path: FieldPath("to"),
 		Message: fmt.Sprintf("to: %s is outside the %s customer-service window (%s): free-form messages are refused in this workspace; send an approved template (POST /v1/messages/templates) instead",
 			msg.To, msg.Channel, why)}
 }

@@ -199,7 +199,7 @@ type CreateWorkspaceParams struct {
 
 // CreateWorkspace creates a workspace.
 func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams) (*WorkspaceInfo, error) {
-	if err := refuseUnstorable(p); err != nil {
+	if err := refuseUnstorable(p, createWorkspaceTexts); err != nil {
 		return nil, err
 	}
 	if p == nil {
@@ -211,7 +211,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	} else if !workspaceIDRe.MatchString(id) {
 		return nil, validationError("id", "must be 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
 	}
-	if err := checkLen("name", p.Name, 200); err != nil {
+	if err := checkLen(FieldPath("name"), p.Name, 200); err != nil {
 		return nil, err
 	}
 	for _, c := range p.Channels {

@@ -258,7 +258,7 @@ const devTimeLayout = "2006-01-02T15:04:05"
 
 // devBadTime is the refusal of an expiry field that is no time.
 func devBadTime(v string) error {
-	return &messaging.Error{Code: messaging.CodeValidation, Field: "expires_at",
+	return &messaging.Error{Code: messaging.CodeValidation, Field: "expires_at", Path: messaging.FieldPath("expires_at"),
 		Message: "expires_at: must be a date and time such as 2026-12-31T23:59 (UTC) (got " + quote(v) + ")"}
 }
 

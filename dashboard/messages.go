@@ -44,7 +44,7 @@ func parseDatetimeLocal(field, s string) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, &messaging.Error{Code: messaging.CodeValidation, Field: field,
+	return time.Time{}, &messaging.Error{Code: messaging.CodeValidation, Field: field, Path: messaging.FieldPath(field),
 		Message: field + ": must be a date and time (UTC) such as 2026-11-24T10:30 (got \"" + clipText(s, 40) + "\")"}
 }
 

@@ -107,9 +107,10 @@ func (h *Handler) saveSettings(w http.ResponseWriter, r *http.Request, req *requ
 		// names the keyword.
 		var e *messaging.Error
 		if errors.As(err, &e) {
-			if i := strings.IndexByte(e.Field, '['); i > 0 {
+			if len(e.Path) > 1 {
 				whole := *e
-				whole.Field = e.Field[:i]
+				whole.Path = e.Path[:1]
+				whole.Field = whole.Path.String()
 				err = &whole
 			}
 		}

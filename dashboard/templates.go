@@ -82,7 +82,10 @@ type templateData struct {
 // testParam is one parameter of the "send a test" form: a parameter of
 // the send_example, by its place in it.
 type testParam struct {
-	Name, Label, Value, Field string
+	Name, Label, Value string
+	// Field is where the parameter is in the send
+	// (components[i].parameters[j].text), as the library's errors name it.
+	Field messaging.Path
 }
 
 func (h *Handler) template(w http.ResponseWriter, r *http.Request, req *request) error {
@@ -139,7 +142,8 @@ func testParams(ex *messaging.SendTemplateParams, form url.Values) []testParam {
 	var out []testParam
 	for ci, c := range ex.Components {
 		for pi, prm := range c.Parameters {
-			tp := testParam{Name: fmt.Sprintf("p_%d_%d", ci, pi), Field: fmt.Sprintf("components[%d].parameters[%d]", ci, pi)}
+			at := messaging.FieldPath("components").Index(ci).Member("parameters").Index(pi)
+			tp := testParam{Name: fmt.Sprintf("p_%d_%d", ci, pi)}
 			what := c.Type
 			if what != "" {
 				what = strings.ToUpper(what[:1]) + what[1:]
@@ -151,13 +155,13 @@ func testParams(ex *messaging.SendTemplateParams, form url.Values) []testParam {
 			case "text":
 				tp.Value = prm.Text
 				tp.Label = fmt.Sprintf("%s variable {{%d}}", what, pi+1)
-				tp.Field += ".text"
+				tp.Field = at.Member("text")
 			case "coupon_code":
 				tp.Value, tp.Label = prm.CouponCode, what+" code"
-				tp.Field += ".coupon_code"
+				tp.Field = at.Member("coupon_code")
 			case "image", "video", "document":
 				tp.Value, tp.Label = prm.Link, what+" "+prm.Type+" link"
-				tp.Field += ".link"
+				tp.Field = at.Member("link")
 			default:
 				continue
 			}
@@ -225,13 +229,13 @@ func sendProblem(p *page, err error, fields []testParam) bool {
 	}
 	field := ""
 	switch {
-	case e.Field == "to":
+	case e.Path.String() == "to":
 		field = "to"
-	case e.Field != "":
+	case len(e.Path) > 0:
 		// The parameter named, or the first of the component or list
 		// named ("components[0].parameters").
 		for _, f := range fields {
-			if f.Field == e.Field || strings.HasPrefix(f.Field, e.Field+".") || strings.HasPrefix(f.Field, e.Field+"[") {
+			if f.Field.HasPrefix(e.Path) {
 				field = f.Name
 				break
 			}
@@ -553,25 +557,40 @@ type formFields struct {
 	buttonRows []int
 }
 
-var componentFieldRe = regexp.MustCompile(`^components\[(\d+)\](?:\.(\w+)(?:\[(\d+)\](?:\.(\w+))?)?)?$`)
-
-// field returns the form field of the library's field name.
-func (ff *formFields) field(lib string) string {
-	switch lib {
-	case "name", "language", "category":
-		return lib
-	case "components":
+// field returns the form field of the library's field at path.
+func (ff *formFields) field(path messaging.Path) string {
+	switch name := path.Name(); {
+	case len(path) == 1 && (name == "name" || name == "language" || name == "category"):
+		return name
+	case len(path) == 1 && name == "components":
 		return "body"
-	}
-	m := componentFieldRe.FindStringSubmatch(lib)
-	if m == nil {
+	case name != "components" || len(path) < 2 || len(path) > 5 || path[1].Name != "" || path[1].Index >= len(ff.comps):
 		return ""
 	}
-	ci, _ := strconv.Atoi(m[1])
-	if ci >= len(ff.comps) {
+	// components[ci], then a member sub, an index n and a member leaf,
+	// each optional after the one before.
+	if (len(path) > 2 && path[2].Name == "") || (len(path) > 3 && path[3].Name != "") || (len(path) > 4 && path[4].Name == "") {
 		return ""
 	}
-	switch comp, sub := ff.comps[ci], m[2]; comp {
+	var sub, leaf string
+	n := -1
+	if len(path) > 2 {
+		sub = path[2].Name
+	}
+	if len(path) > 3 {
+		n = path[3].Index
+	}
+	if len(path) > 4 {
+		leaf = path[4].Name
+	}
+	return ff.componentField(ff.comps[path[1].Index], sub, n, leaf)
+}
+
+// componentField returns the form field of the member sub of the form's
+// component comp ("header", "body", "footer", "buttons"), of its element
+// n (-1 for none) and that element's member leaf.
+func (ff *formFields) componentField(comp, sub string, n int, leaf string) string {
+	switch comp {
 	case "header":
 		switch sub {
 		case "format":
@@ -582,31 +601,29 @@ func (ff *formFields) field(lib string) string {
 		return "header_text"
 	case "body":
 		if sub == "examples" {
-			if m[3] == "" {
+			if n < 0 {
 				return "body_examples"
 			}
-			n, _ := strconv.Atoi(m[3])
 			return "body_example_" + strconv.Itoa(n+1)
 		}
 		return comp
 	case "footer":
 		return comp
 	case "buttons":
-		if m[3] == "" {
+		if n < 0 {
 			return "buttons"
 		}
-		bi, _ := strconv.Atoi(m[3])
-		if bi >= len(ff.buttonRows) {
+		if n >= len(ff.buttonRows) {
 			return "buttons"
 		}
-		n := strconv.Itoa(ff.buttonRows[bi])
-		switch m[4] {
+		row := strconv.Itoa(ff.buttonRows[n])
+		switch leaf {
 		case "type":
-			return "button_type_" + n
+			return "button_type_" + row
 		case "text":
-			return "button_text_" + n
+			return "button_text_" + row
 		}
-		return "button_value_" + n
+		return "button_value_" + row
 	}
 	return ""
 }
@@ -620,7 +637,7 @@ func formError(p *page, err error, ff *formFields) bool {
 	if !errors.As(err, &e) {
 		return false
 	}
-	if e.Code == messaging.CodeConflict && e.Field == "name" {
+	if e.Code == messaging.CodeConflict && e.Path.String() == "name" {
 		// The name is taken: that is the name field's problem.
 		p.Errors = map[string]string{"name": e.Message}
 		return true
@@ -628,7 +645,7 @@ func formError(p *page, err error, ff *formFields) bool {
 	if e.Code != messaging.CodeValidation {
 		return p.fieldError(err)
 	}
-	if f := ff.field(e.Field); f != "" {
+	if f := ff.field(e.Path); f != "" {
 		p.Errors = map[string]string{f: e.Message}
 		return true
 	}

@@ -26,74 +26,6 @@ import (
 // routes (see messaging.WithActor).
 const ActorOperator = "operator"
 
-// operatorEndpoint is a row of the operator route table.
-type operatorEndpoint struct {
-	Route
-	serve func(h *Handler, w http.ResponseWriter, r *http.Request) error
-	// sms is set on the routes of SMS accounts, served only with
-	// Options.SMS.
-	sms bool
-}
-
-// operatorEndpoints is the route table of the operator surface.
-func operatorEndpoints() []operatorEndpoint {
-	get, post, patch, put, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete
-	return []operatorEndpoint{
-		{Route{post, "/admin/v1/workspaces", nil, 60}, (*Handler).opCreateWorkspace, false},
-		{Route{get, "/admin/v1/workspaces", nil, 60}, (*Handler).opListWorkspaces, false},
-		{Route{get, "/admin/v1/workspaces/{id}", nil, 120}, (*Handler).opGetWorkspace, false},
-		{Route{patch, "/admin/v1/workspaces/{id}", nil, 30}, (*Handler).opUpdateWorkspace, false},
-		{Route{post, "/admin/v1/workspaces/{id}/api-keys", nil, 30}, (*Handler).opCreateAPIKey, false},
-		{Route{post, "/admin/v1/workspaces/{id}/opt-ins", nil, 30}, (*Handler).opClearOptOut, false},
-		{Route{del, "/admin/v1/sessions", nil, 10}, (*Handler).opEndAllSessions, false},
-		{Route{post, "/admin/v1/sms/accounts", nil, 30}, (*Handler).opCreateSMSAccount, true},
-		{Route{get, "/admin/v1/sms/accounts/{partnerID}", nil, 120}, (*Handler).opGetSMSAccount, true},
-		{Route{post, "/admin/v1/sms/accounts/{partnerID}/senders", nil, 30}, (*Handler).opApproveSender, true},
-		{Route{post, "/admin/v1/sms/accounts/{partnerID}/top-ups", nil, 30}, (*Handler).opTopUp, true},
-		{Route{get, "/admin/v1/sms/accounts/{partnerID}/ledger", nil, 60}, (*Handler).opLedger, true},
-		{Route{put, "/admin/v1/sms/accounts/{partnerID}/callback", nil, 10}, (*Handler).opSetSMSCallback, true},
-		{Route{get, "/admin/v1/sms/accounts/{partnerID}/callback", nil, 60}, (*Handler).opGetSMSCallback, true},
-	}
-}
-
-// OperatorRoutes returns the operator routes with their default rate
-// limits (per client address; Scopes is nil: they take the operator
-// token, not an API key). Their names are keys of Options.RateLimits too.
-func OperatorRoutes() []Route {
-	eps := operatorEndpoints()
-	out := make([]Route, len(eps))
-	for i, ep := range eps {
-		out[i] = ep.Route
-	}
-	return out
-}
-
-// mountOperator registers the operator routes (those of SMS accounts only
-// when withSMS) on the handler's mux.
-func (h *Handler) mountOperator(withSMS bool) {
-	byPattern := map[string][]endpoint{}
-	var patterns []string
-	for _, op := range operatorEndpoints() {
-		if op.sms && !withSMS {
-			continue
-		}
-		serve := op.serve
-		ep := endpoint{Route: op.Route, serve: func(h *Handler, w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
-			return serve(h, w, r)
-		}}
-		if byPattern[op.Pattern] == nil {
-			patterns = append(patterns, op.Pattern)
-		}
-		byPattern[op.Pattern] = append(byPattern[op.Pattern], ep)
-	}
-	for _, p := range patterns {
-		h.mux.HandleFunc(p, h.servePattern(p, byPattern[p]))
-	}
-}
-
-// isOperator reports whether rt is an operator route.
-func isOperator(rt Route) bool { return strings.HasPrefix(rt.Pattern, "/admin/") }
-
 // authorizeOperator checks the operator token of a request to an operator
 // route and applies the route's rate limit (per client address). A
 // request carrying an X-API-Key is refused, whatever its Authorization. A
@@ -237,7 +169,7 @@ type workspaceUpdateRequest struct {
 	OptInKeywords    *[]string `json:"opt_in_keywords"`
 }
 
-func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	var body workspaceUpdateRequest
 	if err := h.decode(w, r, &body); err != nil {
 		return err
@@ -251,7 +183,7 @@ func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	var body workspaceCreateRequest
 	if err := h.decode(w, r, &body); err != nil {
 		return err
@@ -265,7 +197,7 @@ func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-func (h *Handler) opListWorkspaces(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opListWorkspaces(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	cursor, limit, err := pageQuery(r)
 	if err != nil {
 		return err
@@ -282,11 +214,11 @@ func (h *Handler) opListWorkspaces(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (h *Handler) opGetWorkspace(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opGetWorkspace(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	return getByID(w, r, h.svc.GetWorkspace, workspaceView)
 }
 
-func (h *Handler) opCreateAPIKey(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opCreateAPIKey(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	// The same body and answer as POST /v1/api-keys, with any scopes:
 	// the operator is no key, so there is no escalation to refuse.
 	params, err := decodeParams(h, w, r, &apiKeyCreateRequest{})
@@ -315,7 +247,7 @@ type optInJSON struct {
 	Changed  bool   `json:"changed"`
 }
 
-func (h *Handler) opClearOptOut(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opClearOptOut(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	var req optInRequest
 	if err := h.decode(w, r, &req); err != nil {
 		return err
@@ -336,7 +268,7 @@ type sessionsEndedJSON struct {
 
 // opEndAllSessions signs everyone out of the dashboard ("sign out
 // everywhere"): Service.EndAllSessions.
-func (h *Handler) opEndAllSessions(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opEndAllSessions(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	if _, err := query(r); err != nil {
 		return err
 	}
@@ -410,7 +342,7 @@ func smsAccountView(a *sms.Account) smsAccountJSON {
 		CostPerSegment: a.CostPerSegment.String(), CreatedAt: timestamp(a.CreatedAt), UpdatedAt: timestamp(a.UpdatedAt)}
 }
 
-func (h *Handler) opCreateSMSAccount(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opCreateSMSAccount(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	var body smsAccountRequest
 	if err := h.decode(w, r, &body); err != nil {
 		return err
@@ -443,7 +375,7 @@ func (h *Handler) opCreateSMSAccount(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-func (h *Handler) opGetSMSAccount(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opGetSMSAccount(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	return getByID(w, r, func(ctx context.Context, id string) (*sms.Account, error) {
 		a, err := h.sms.GetAccount(ctx, r.PathValue("partnerID"))
 		return a, operatorError(err)
@@ -466,7 +398,7 @@ type smsCallbackJSON struct {
 	Secret    string `json:"secret,omitempty"`
 }
 
-func (h *Handler) opSetSMSCallback(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opSetSMSCallback(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	var body smsCallbackRequest
 	if err := h.decode(w, r, &body); err != nil {
 		return err
@@ -479,7 +411,7 @@ func (h *Handler) opSetSMSCallback(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (h *Handler) opGetSMSCallback(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opGetSMSCallback(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
@@ -500,7 +432,7 @@ type senderRequest struct {
 	Shortcode string `json:"shortcode"`
 }
 
-func (h *Handler) opApproveSender(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opApproveSender(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	var body senderRequest
 	if err := h.decode(w, r, &body); err != nil {
 		return err
@@ -536,7 +468,7 @@ func ledgerView(e *sms.LedgerEntry) ledgerEntryJSON {
 		MessageID: e.MessageNumber, At: timestamp(e.At)}
 }
 
-func (h *Handler) opTopUp(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opTopUp(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	var body topUpRequest
 	if err := h.decode(w, r, &body); err != nil {
 		return err
@@ -556,7 +488,7 @@ func (h *Handler) opTopUp(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Handler) opLedger(w http.ResponseWriter, r *http.Request) error {
+func (h *Handler) opLedger(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	cursor, limit, err := pageQuery(r)
 	if err != nil {
 		return err

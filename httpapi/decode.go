@@ -17,61 +17,121 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// decode reads a JSON object body into v strictly: Content-Type must be
-// application/json, the body at most the size limit, valid UTF-8, one JSON
-// object with no unknown fields and the right types, and no NUL character
-// in any string (see text.go).
-func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	return h.decodeBody(w, r, v, true)
+// The one strict JSON decoder of the handler, for the bodies of /v1,
+// /admin/v1 and /sms/v1 and the items of an SMS bulk: readJSON reads a
+// body (no query, Content-Type application/json, at most the size limit,
+// valid UTF-8, a JSON object), decodeObject decodes an object (no unknown
+// members, the right JSON types, exactly one object, no NUL in any string;
+// with strict.exact, member names exactly the fields', as /v1 and
+// /admin/v1 want). Its refusals are *badJSON, which each API words as its
+// own error: decode for the error envelope, smsDecodeError for the SMS
+// API.
+
+// badJSON is a refusal of the strict decoder: the field at fault ("body"
+// for the whole document, else a member's path) and the rule it breaks.
+// dataType marks a value of the wrong JSON type or a string holding NUL,
+// which the SMS API answers with 1009 rather than 1010.
+type badJSON struct {
+	field, rule string
+	dataType    bool
 }
 
-// decodeBody is decode, with the NUL check of strings only when text is
-// set: the SMS decoder, reading the body raw, checks them itself.
-func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, text bool) error {
+// Error implements the error interface.
+func (e *badJSON) Error() string { return e.field + ": " + e.rule }
+
+// strict are the options of the strict decoder.
+type strict struct {
+	// exact refuses a member name that matches a field only in another
+	// case (the SMS API takes any case, as the gateways it is modelled on).
+	exact bool
+	// opaque names top-level members whose strings are not checked for
+	// NUL: they hold items decoded one by one later.
+	opaque []string
+}
+
+// decode reads the JSON object body of r into v strictly (see readJSON),
+// member names exactly the fields'; its refusals are validation errors
+// naming the field.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	err := h.readJSON(w, r, v, strict{exact: true})
+	if bj, ok := err.(*badJSON); ok {
+		return badRequest(bj.field, "%s", bj.rule)
+	}
+	return err
+}
+
+// readJSON reads the body of r, which must be one JSON object, into v
+// (see decodeObject): a query, a Content-Type other than
+// application/json, an empty body or one that is not UTF-8 are refused; a
+// body over the size limit is 413 (an *apiError).
+func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request, v any, o strict) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
 	ct := r.Header.Get("Content-Type")
 	mt, params, err := mime.ParseMediaType(ct)
 	if ct == "" || err != nil || mt != "application/json" || (params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
-		return badRequest("Content-Type", "must be application/json (got %q)", ct)
+		return &badJSON{field: "Content-Type", rule: fmt.Sprintf("must be application/json (got %q)", ct)}
 	}
 	body, err := h.readBody(w, r)
 	if err != nil {
 		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return badRequest("body", "is required: a JSON object")
+		return &badJSON{field: "body", rule: "is required: a JSON object"}
 	}
 	if !utf8.Valid(body) {
-		return badRequest("body", "must be valid UTF-8")
+		return &badJSON{field: "body", rule: "must be valid UTF-8"}
 	}
 	if t := bytes.TrimLeft(body, " \t\r\n"); t[0] != '{' {
-		return badRequest("body", "must be a JSON object")
+		return &badJSON{field: "body", rule: "must be a JSON object"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+	return h.decodeObject(body, v, "body", o)
+}
+
+// decodeObject decodes b, one JSON object named whole in errors ("body",
+// "smslist[3]"), into v: no unknown members, each of the right JSON type
+// (see decodeMembers), member names exactly the fields' with o.exact,
+// nothing after the object, and no NUL in a member name or string (but in
+// the members o.opaque names). b must be valid UTF-8.
+func (h *Handler) decodeObject(b []byte, v any, whole string, o strict) error {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return &badJSON{field: whole, rule: fmt.Sprintf("must be a JSON object (got a JSON %s)", jsonValueKind(t))}
+	}
+	dec, err := decodeMembers(b, v, whole)
+	if err != nil {
+		return err
 	}
 	// encoding/json matches member names case-insensitively ("Text" fills
 	// text); refuse any name that is not exactly a field's.
-	if f, found := h.inexactName(body[:dec.InputOffset()], reflect.TypeOf(v)); found {
-		return badRequest(f, "unknown field (field names are case-sensitive)")
+	if o.exact {
+		if f, found := h.inexactName(b[:dec.InputOffset()], reflect.TypeOf(v)); found {
+			return &badJSON{field: f, rule: "unknown field (field names are case-sensitive)"}
+		}
 	}
 	if dec.More() {
-		return badRequest("body", "must hold exactly one JSON object")
+		return &badJSON{field: whole, rule: "must hold exactly one JSON object"}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return badRequest("body", "must hold exactly one JSON object")
+		return &badJSON{field: whole, rule: "must hold exactly one JSON object"}
 	}
-	if !text {
-		return nil
-	}
-	if f := nulString(body); f != "" {
-		return badRequest(f, ruleNoNUL)
+	if f := nulString(b, o.opaque...); f != "" {
+		return &badJSON{field: f, rule: ruleNoNUL, dataType: true}
 	}
 	return nil
+}
+
+// decodeMembers decodes the JSON value at the start of b into v, refusing
+// unknown members (see decodeError), and returns the decoder, past the
+// value. It is the core of decodeObject, and of the UnmarshalJSON of the
+// request types that check their members first (templatePatch).
+func decodeMembers(b []byte, v any, whole string) (*json.Decoder, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return nil, decodeError(err, whole)
+	}
+	return dec, nil
 }
 
 // decodeEmpty reads the body of an action that takes no arguments: no body
@@ -94,7 +154,6 @@ func (h *Handler) decodeEmpty(w http.ResponseWriter, r *http.Request) error {
 
 var (
 	unmarshalerType   = reflect.TypeFor[json.Unmarshaler]()
-	sendComponentType = reflect.TypeFor[messaging.SendComponent]()
 	templatePatchType = reflect.TypeFor[templatePatch]()
 )
 
@@ -182,11 +241,9 @@ func (s *nameScan) value(t reflect.Type) bool {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	// messaging.SendComponent's UnmarshalJSON only widens the type of
-	// "index" (a string of digits or a number), and templatePatch's only
-	// refuses null members; their member names are checked like any
-	// struct's.
-	if t != nil && t != sendComponentType && t != templatePatchType && reflect.PointerTo(t).Implements(unmarshalerType) {
+	// templatePatch's UnmarshalJSON only refuses null members; its member
+	// names are checked like any struct's.
+	if t != nil && t != templatePatchType && reflect.PointerTo(t).Implements(unmarshalerType) {
 		t = nil
 	}
 	s.space()
@@ -266,32 +323,38 @@ func jsonFields(t reflect.Type, fields map[string]reflect.Type) {
 	}
 }
 
-// decodeError turns an encoding/json error into a validation error naming
-// the field.
-func decodeError(err error) error {
+// decodeError turns an encoding/json error of the value named whole into
+// the refusal naming the field. The errors of the request types' own
+// UnmarshalJSON (a *badJSON or a *messaging.Error) pass.
+func decodeError(err error, whole string) error {
+	var bj *badJSON
 	var me *messaging.Error
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
+	case errors.As(err, &bj):
+		return bj
 	case errors.As(err, &me):
 		return me
+	case errors.As(err, &te) && te.Field == "":
+		return &badJSON{field: whole, rule: fmt.Sprintf("must be a JSON object (got a JSON %s)", te.Value)}
 	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
-			field = "body"
+		want := jsonKind(te.Type.Kind().String())
+		if te.Type == flexStringType {
+			want = "a string or an integer number"
 		}
-		return badRequest(field, "must be %s (got a JSON %s)", jsonKind(te.Type.Kind().String()), te.Value)
+		return &badJSON{field: te.Field, rule: fmt.Sprintf("must be %s (got a JSON %s)", want, te.Value), dataType: true}
 	case errors.As(err, &se) && strings.Contains(se.Error(), "exceeded max depth"):
-		return badRequest("body", "JSON is nested too deeply (at byte %d)", se.Offset)
+		return &badJSON{field: whole, rule: fmt.Sprintf("JSON is nested too deeply (at byte %d)", se.Offset)}
 	case errors.As(err, &se):
-		return badRequest("body", "malformed JSON at byte %d", se.Offset)
+		return &badJSON{field: whole, rule: fmt.Sprintf("malformed JSON at byte %d", se.Offset)}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return badRequest("body", "malformed JSON: unexpected end")
+		return &badJSON{field: whole, rule: "malformed JSON: unexpected end"}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return badRequest(f, "unknown field")
+		return &badJSON{field: f, rule: "unknown field"}
 	}
-	return badRequest("body", "malformed JSON")
+	return &badJSON{field: whole, rule: "malformed JSON"}
 }
 
 func jsonKind(goKind string) string {

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
-
-	"github.com/ujumbe/messaging"
 )
 
 func TestInexactName(t *testing.T) {
@@ -22,20 +20,20 @@ func TestInexactName(t *testing.T) {
 		body string
 		want string
 	}{
-		{"exact", reflect.TypeFor[messaging.SendParams](), `{"channel":"whatsapp","to":"+254712345678","type":"text","text":"hi"}`, ""},
-		{"case differs", reflect.TypeFor[messaging.SendParams](), `{"channel":"whatsapp","Text":"hi"}`, "Text"},
-		{"escaped exact name", reflect.TypeFor[messaging.SendParams](), `{"\u0074ext":"hi"}`, ""},
-		{"escaped inexact name", reflect.TypeFor[messaging.SendParams](), `{"T\u0065xt":"hi"}`, "Text"},
-		{"braces and quotes in strings", reflect.TypeFor[messaging.SendParams](), `{"text":"a}\"{b[","Type":"x"}`, "Type"},
-		{"nested in an array", reflect.TypeFor[messaging.SendTemplateParams](),
+		{"exact", reflect.TypeFor[sendRequest](), `{"channel":"whatsapp","to":"+254712345678","type":"text","text":"hi"}`, ""},
+		{"case differs", reflect.TypeFor[sendRequest](), `{"channel":"whatsapp","Text":"hi"}`, "Text"},
+		{"escaped exact name", reflect.TypeFor[sendRequest](), `{"\u0074ext":"hi"}`, ""},
+		{"escaped inexact name", reflect.TypeFor[sendRequest](), `{"T\u0065xt":"hi"}`, "Text"},
+		{"braces and quotes in strings", reflect.TypeFor[sendRequest](), `{"text":"a}\"{b[","Type":"x"}`, "Type"},
+		{"nested in an array", reflect.TypeFor[sendTemplateRequest](),
 			`{"to":"+1","components":[{"type":"body","parameters":[{"type":"text","text":"A"},{"type":"text","Text":"B"}]}]}`, "Text"},
-		{"whitespace everywhere", reflect.TypeFor[messaging.SendParams](), " {\n\t\"text\" :\r \"hi\" , \"To\" : null }", "To"},
+		{"whitespace everywhere", reflect.TypeFor[sendRequest](), " {\n\t\"text\" :\r \"hi\" , \"To\" : null }", "To"},
 		{"maps and raw values take any name", reflect.TypeFor[withMap](), `{"meta":{"Any":1,"x":[{"Y":2}]},"raw":{"Z":true},"n":[1,2,-3.5e2]}`, ""},
 		{"after a map", reflect.TypeFor[withMap](), `{"meta":{"a":{}},"N":[]}`, "N"},
 		// An empty name that is no field's is found like any other, and
 		// the scan stops there instead of reading on from its colon.
-		{"empty name nested", reflect.TypeFor[messaging.SendTemplateParams](), `{"to":"+1","components":[{"":1,"type":"body"}],"Language":"en"}`, "\x00empty"},
-		{"empty name after an inexact one", reflect.TypeFor[messaging.SendTemplateParams](), `{"To":"+1","":2}`, "To"},
+		{"empty name nested", reflect.TypeFor[sendTemplateRequest](), `{"to":"+1","components":[{"":1,"type":"body"}],"Language":"en"}`, "\x00empty"},
+		{"empty name after an inexact one", reflect.TypeFor[sendTemplateRequest](), `{"To":"+1","":2}`, "To"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
 )
 
 // Codes of the REST surface beyond the library's: a request whose method
@@ -89,13 +90,56 @@ func badRequest(field, format string, args ...any) *messaging.Error {
 	return &messaging.Error{Code: messaging.CodeValidation, Field: field, Message: field + ": " + fmt.Sprintf(format, args...)}
 }
 
-// writeError is the one place that turns an error into a status and an
-// error envelope. Errors that are not *messaging.Error or *apiError become
-// 500 internal_error; their text is logged, never sent.
+// errorAnswer is what writeError sends for an error: the status, the
+// body, the Idempotent-Replayed mark of an SMS answer replayed, and the
+// cause to log: internal at error level (its text is never sent), or
+// unavailable, a store away for a moment, as a warning.
+type errorAnswer struct {
+	status      int
+	body        any
+	replayed    bool
+	internal    error
+	unavailable error
+}
+
+// writeError is the one place that turns an error into a status and a
+// JSON body: the SMS API's flat body (smsErrorAnswer) for a request of
+// the SMS API (see markSMS), the error envelope (envelopeAnswer) for any
+// other. An error that is neither API's own becomes 500 (internal_error,
+// or the SMS API's 1005); its text is logged, never sent. A 503 carries
+// Retry-After: 2, a 429 the Retry-After of its rate limit (1 if none).
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var a errorAnswer
+	if stateOf(r).sms {
+		a = smsErrorAnswer(err)
+	} else {
+		a = envelopeAnswer(err, correlationID(r), h.docsURL)
+	}
+	switch {
+	case a.internal != nil:
+		h.log.ErrorContext(r.Context(), "internal error", "correlation_id", correlationID(r), "path", r.URL.Path, "err", a.internal.Error())
+	case a.unavailable != nil:
+		h.log.WarnContext(r.Context(), "store unavailable", "correlation_id", correlationID(r), "path", r.URL.Path, "err", a.unavailable.Error())
+	}
+	if a.status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "1")
+	}
+	if a.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", retryAfterUnavailable)
+	}
+	if a.replayed {
+		w.Header().Set(headerReplayed, "true")
+	}
+	writeJSON(w, a.status, a.body)
+}
+
+// envelopeAnswer is the error envelope of err, for a request with the
+// correlation id requestID: an *apiError's own status, a *messaging.Error's
+// code's (see statusOf), and 500 internal_error for anything else.
+func envelopeAnswer(err error, requestID, docsURL string) errorAnswer {
 	var (
+		a       errorAnswer
 		code    messaging.Code
-		status  int
 		message string
 		field   string
 	)
@@ -103,24 +147,36 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	var me *messaging.Error
 	switch {
 	case errors.As(err, &ae):
-		code, status, message = ae.code, ae.status, ae.message
+		code, a.status, message = ae.code, ae.status, ae.message
 	case errors.As(err, &me) && me.Code != messaging.CodeInternal:
-		code, status, message, field = me.Code, statusOf(me.Code), me.Message, me.Field
+		code, a.status, message, field = me.Code, statusOf(me.Code), me.Message, me.Field
 	default:
-		code, status, message = messaging.CodeInternal, http.StatusInternalServerError, "an unexpected error occurred; retry later"
-		h.log.ErrorContext(r.Context(), "internal error", "correlation_id", correlationID(r), "path", r.URL.Path, "err", err.Error())
+		code, a.status, message = messaging.CodeInternal, http.StatusInternalServerError, "an unexpected error occurred; retry later"
+		a.internal = err
 	}
-	if status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", "1")
+	if a.status == http.StatusServiceUnavailable {
+		a.unavailable = err
 	}
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", retryAfterUnavailable)
-		h.log.WarnContext(r.Context(), "store unavailable", "correlation_id", correlationID(r), "path", r.URL.Path, "err", err.Error())
+	a.body = envelope{Error: envelopeError{
+		Code: code, Message: message, StatusCode: a.status, RequestID: requestID,
+		Docs: docsURL + string(code), Field: field,
+	}}
+	return a
+}
+
+// smsErrorAnswer is the SMS API's flat answer to err (see smsStatus): its
+// *sms.Error's code and description, 1005 for an error that is not one.
+func smsErrorAnswer(err error) errorAnswer {
+	e := sms.AsError(err)
+	a := errorAnswer{status: smsStatus(err), replayed: e.Replayed,
+		body: smsAnswer{ResponseCode: e.Code, ResponseDescription: e.Description}}
+	if e.Code == sms.CodeSystemError {
+		a.internal = err
+		if e.Err != nil {
+			a.internal = e.Err
+		}
 	}
-	writeJSON(w, status, envelope{Error: envelopeError{
-		Code: code, Message: message, StatusCode: status, RequestID: correlationID(r),
-		Docs: h.docsURL + string(code), Field: field,
-	}})
+	return a
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -35,7 +35,7 @@ func send[P any](h *Handler, w http.ResponseWriter, r *http.Request, body reques
 	if res.Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
-	writeJSON(w, http.StatusCreated, res)
+	writeJSON(w, http.StatusCreated, sendResultView(res))
 	return nil
 }
 
@@ -139,7 +139,7 @@ func (h *Handler) syncTemplates(w http.ResponseWriter, r *http.Request, p *messa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, res)
+	writeJSON(w, http.StatusAccepted, templateSyncJSON(*res))
 	return nil
 }
 

@@ -196,39 +196,21 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
-	byPattern := map[string][]endpoint{}
-	var patterns []string
-	for _, ep := range endpoints() {
-		h.limits[ep.Name()] = ep.PerMinute
-		if byPattern[ep.Pattern] == nil {
-			patterns = append(patterns, ep.Pattern)
-		}
-		byPattern[ep.Pattern] = append(byPattern[ep.Pattern], ep)
-	}
-	for _, rt := range OperatorRoutes() {
-		h.limits[rt.Name()] = rt.PerMinute
-	}
-	for name, n := range SMSRateLimits() {
-		h.limits[name] = n
-	}
-	for k, v := range o.RateLimits {
-		h.limits[k] = v
-	}
-	for _, p := range patterns {
-		h.mux.HandleFunc(p, h.servePattern(p, byPattern[p]))
-	}
-	h.mux.HandleFunc("/", h.notFound)
 	h.sms = o.SMS
 	if o.OperatorToken != "" {
 		sum := sha256.Sum256([]byte(o.OperatorToken))
 		h.opHash = sum[:]
-		h.mountOperator(o.SMS != nil)
 	}
-	if o.SMS != nil {
-		h.mountSMS(o.SMS)
-		if o.SMSCallback != nil {
-			h.mountSMSCallback(o.SMS, o.SMSCallback)
-		}
+	for _, ep := range endpoints() {
+		h.limits[ep.Name()] = ep.PerMinute
+	}
+	for k, v := range o.RateLimits {
+		h.limits[k] = v
+	}
+	h.mountRoutes()
+	h.mux.HandleFunc("/", h.notFound)
+	if o.SMS != nil && o.SMSCallback != nil {
+		h.mountSMSCallback(o.SMSCallback)
 	}
 	if o.Meta != nil {
 		h.mountMeta(o.Meta)
@@ -261,11 +243,29 @@ func cleanPath(p string) bool {
 
 type ctxKey struct{}
 
-// correlationID returns the request's correlation id.
-func correlationID(r *http.Request) string {
-	id, _ := r.Context().Value(ctxKey{}).(string)
-	return id
+// requestState is what the handler keeps of a request while serving it:
+// its correlation id, and whether it is a request of the SMS API, whose
+// errors writeError answers with flat bodies instead of the envelope.
+type requestState struct {
+	id  string
+	sms bool
 }
+
+// stateOf returns the state of r, empty for a request that ServeHTTP did
+// not start serving.
+func stateOf(r *http.Request) *requestState {
+	if st, ok := r.Context().Value(ctxKey{}).(*requestState); ok {
+		return st
+	}
+	return &requestState{}
+}
+
+// markSMS marks r as a request of the SMS API, from routing on: its
+// errors, a panic's included, are answered with flat bodies.
+func markSMS(r *http.Request) { stateOf(r).sms = true }
+
+// correlationID returns the request's correlation id.
+func correlationID(r *http.Request) string { return stateOf(r).id }
 
 var saneTokenRe = regexp.MustCompile(`^[A-Za-z0-9._:/+=-]{1,128}$`)
 
@@ -304,7 +304,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = "req_" + hex.EncodeToString(b[:])
 	}
 	ctx, span := h.tel.startRequest(r)
-	r = r.WithContext(context.WithValue(ctx, ctxKey{}, id))
+	r = r.WithContext(context.WithValue(ctx, ctxKey{}, &requestState{id: id}))
 	w.Header()[hdrCorrelationID] = []string{id}
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -11,8 +10,7 @@ import (
 
 // The request bodies of the REST surface, as the OpenAPI document defines
 // them. Each is decoded strictly (see decode) and turned into the
-// library's params; the JSON tags of the params types name fields in the
-// library's validation errors and are not the wire format of requests.
+// library's params, which have no JSON form of their own.
 
 // requestBody is a request body as decoded, which params turns into the
 // library's params P (or refuses).
@@ -94,14 +92,15 @@ type sendComponent struct {
 	Parameters []sendParameter `json:"parameters"`
 }
 
-// sendParameter is a parameter of a component of a template send.
+// sendParameter is a parameter of a component of a template send, as a
+// request gives it and a template's send_example shows it.
 type sendParameter struct {
 	Type       string `json:"type"`
-	Text       string `json:"text"`
-	Link       string `json:"link"`
-	Filename   string `json:"filename"`
-	CouponCode string `json:"coupon_code"`
-	Payload    string `json:"payload"`
+	Text       string `json:"text,omitempty"`
+	Link       string `json:"link,omitempty"`
+	Filename   string `json:"filename,omitempty"`
+	CouponCode string `json:"coupon_code,omitempty"`
+	Payload    string `json:"payload,omitempty"`
 }
 
 // sendComponents returns the library's form of cs; nil stays nil and empty
@@ -216,25 +215,25 @@ func (c *contactPatch) params() (*messaging.ContactUpdateParams, error) {
 // status: a template created through the API is a draft, submitted with
 // POST /v1/templates/{id}/submit (a "status" member is refused as unknown).
 type templateCreateRequest struct {
-	Name       string                        `json:"name"`
-	Category   string                        `json:"category"`
-	Language   string                        `json:"language"`
-	Components []messaging.TemplateComponent `json:"components"`
+	Name       string                  `json:"name"`
+	Category   string                  `json:"category"`
+	Language   string                  `json:"language"`
+	Components []templateComponentJSON `json:"components"`
 }
 
 func (q *templateCreateRequest) params() (*messaging.TemplateCreateParams, error) {
 	return &messaging.TemplateCreateParams{Name: q.Name, Category: q.Category, Language: q.Language,
-		Components: q.Components, Status: messaging.TemplateDraft}, nil
+		Components: templateComponentsParams(q.Components), Status: messaging.TemplateDraft}, nil
 }
 
 // templatePatch is the body of PATCH /v1/templates/{id}: the fields of
 // the draft to change; absent fields are left unchanged. null is refused,
 // as every field of a template is required.
 type templatePatch struct {
-	Name       *string                        `json:"name"`
-	Category   *string                        `json:"category"`
-	Language   *string                        `json:"language"`
-	Components *[]messaging.TemplateComponent `json:"components"`
+	Name       *string                  `json:"name"`
+	Category   *string                  `json:"category"`
+	Language   *string                  `json:"language"`
+	Components *[]templateComponentJSON `json:"components"`
 }
 
 // UnmarshalJSON decodes a patch, refusing null members by name.
@@ -249,17 +248,17 @@ func (q *templatePatch) UnmarshalJSON(b []byte) error {
 		}
 	}
 	type plain templatePatch
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode((*plain)(q)); err != nil {
-		return decodeError(err)
-	}
-	return nil
+	_, err := decodeMembers(b, (*plain)(q), "body")
+	return err
 }
 
 func (q *templatePatch) params() (*messaging.TemplatePatch, error) {
-	p := messaging.TemplatePatch(*q)
-	return &p, nil
+	p := &messaging.TemplatePatch{Name: q.Name, Category: q.Category, Language: q.Language}
+	if q.Components != nil {
+		cs := templateComponentsParams(*q.Components)
+		p.Components = &cs
+	}
+	return p, nil
 }
 
 // channelPut is the body of PUT /v1/channels/{channel}: the credentials

@@ -30,10 +30,10 @@ type messageJSON struct {
 	// Text is the text of an inbound message (a text, or the title of a
 	// reply); outbound messages keep the status form.
 	Text string `json:"text,omitempty"`
-	// InboundContent is the content of an inbound message (media,
+	// inboundContentJSON is the content of an inbound message (media,
 	// location, contacts, interactive, reaction, context,
 	// unsupported_type), its members inlined; nil for outbound ones.
-	*messaging.InboundContent
+	*inboundContentJSON
 	// WindowExpiresAt is, on inbound messages, the end of the
 	// customer-service window the message opened.
 	WindowExpiresAt *timestamp `json:"window_expires_at,omitempty"`
@@ -48,7 +48,7 @@ func messageView(m *messaging.Message) messageJSON {
 		CreatedAt: timestamp(m.CreatedAt), UpdatedAt: timestamp(m.UpdatedAt),
 	}
 	if m.Direction == messaging.DirectionInbound {
-		v.From, v.Text, v.InboundContent = m.From(), m.Text, m.Content
+		v.From, v.Text, v.inboundContentJSON = m.From(), m.Text, inboundContentView(m.Content)
 		v.WindowExpiresAt = optTimestamp(m.WindowExpiresAt())
 	}
 	return v
@@ -129,13 +129,13 @@ type contactPageJSON struct {
 
 // templateJSON is a template as listed and read.
 type templateJSON struct {
-	ID          string                        `json:"id"`
-	Name        string                        `json:"name"`
-	Category    string                        `json:"category"`
-	Language    string                        `json:"language"`
-	Status      string                        `json:"status"`
-	Components  []messaging.TemplateComponent `json:"components"`
-	SendExample *messaging.SendTemplateParams `json:"send_example"`
+	ID          string                  `json:"id"`
+	Name        string                  `json:"name"`
+	Category    string                  `json:"category"`
+	Language    string                  `json:"language"`
+	Status      string                  `json:"status"`
+	Components  []templateComponentJSON `json:"components"`
+	SendExample *sendTemplateJSON       `json:"send_example"`
 	// StatusReason, Quality and ProviderTemplateID extend the spec: why
 	// a template was rejected, paused or disabled, the provider's quality
 	// rating, and the provider's id.
@@ -147,13 +147,13 @@ type templateJSON struct {
 }
 
 func templateView(t *messaging.Template) templateJSON {
-	comps := t.Components
+	comps := templateComponentsView(t.Components)
 	if comps == nil {
-		comps = []messaging.TemplateComponent{}
+		comps = []templateComponentJSON{}
 	}
 	return templateJSON{
 		ID: t.ID, Name: t.Name, Category: t.Category, Language: t.Language, Status: t.Status,
-		Components: comps, SendExample: t.SendExample,
+		Components: comps, SendExample: sendExampleView(t.SendExample),
 		StatusReason: t.StatusReason, Quality: t.Quality, ProviderTemplateID: t.ProviderTemplateID,
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 	}
@@ -194,4 +194,105 @@ func channelView(c *messaging.ChannelState) channelJSON {
 		v.ConnectedAt = &at
 	}
 	return v
+}
+
+// sendResultJSON is the answer of a send (POST /v1/messages and POST
+// /v1/messages/templates).
+type sendResultJSON struct {
+	MessageID      string `json:"message_id"`
+	ConversationID string `json:"conversation_id"`
+	Status         string `json:"status"`
+	Channel        string `json:"channel"`
+	To             string `json:"to"`
+}
+
+func sendResultView(r *messaging.SendResult) sendResultJSON {
+	return sendResultJSON{MessageID: r.MessageID, ConversationID: r.ConversationID, Status: r.Status, Channel: r.Channel, To: r.To}
+}
+
+// templateSyncJSON is the answer of POST /v1/templates/sync: what the sync
+// changed.
+type templateSyncJSON struct {
+	Listed      int `json:"listed"`
+	Created     int `json:"created"`
+	Updated     int `json:"updated"`
+	Removed     int `json:"removed"`
+	Resubmitted int `json:"resubmitted"`
+}
+
+// templateComponentJSON is a component of a template, as the requests
+// give it and the answers show it.
+type templateComponentJSON struct {
+	Type     string               `json:"type"`
+	Format   string               `json:"format,omitempty"`
+	Text     string               `json:"text,omitempty"`
+	Buttons  []templateButtonJSON `json:"buttons,omitempty"`
+	Examples []string             `json:"examples,omitempty"`
+}
+
+// templateButtonJSON is a button of a template's BUTTONS component.
+type templateButtonJSON struct {
+	Type        string `json:"type"`
+	Text        string `json:"text,omitempty"`
+	URL         string `json:"url,omitempty"`
+	PhoneNumber string `json:"phone_number,omitempty"`
+	Example     string `json:"example,omitempty"`
+}
+
+// templateComponentsView returns the JSON form of cs; nil stays nil.
+func templateComponentsView(cs []messaging.TemplateComponent) []templateComponentJSON {
+	return convertList(cs, func(c messaging.TemplateComponent) templateComponentJSON {
+		return templateComponentJSON{Type: c.Type, Format: c.Format, Text: c.Text, Examples: c.Examples,
+			Buttons: convertList(c.Buttons, func(b messaging.TemplateButton) templateButtonJSON { return templateButtonJSON(b) })}
+	})
+}
+
+// templateComponentsParams returns the library's form of cs; nil stays
+// nil and empty lists stay empty.
+func templateComponentsParams(cs []templateComponentJSON) []messaging.TemplateComponent {
+	return convertList(cs, func(c templateComponentJSON) messaging.TemplateComponent {
+		return messaging.TemplateComponent{Type: c.Type, Format: c.Format, Text: c.Text, Examples: c.Examples,
+			Buttons: convertList(c.Buttons, func(b templateButtonJSON) messaging.TemplateButton { return messaging.TemplateButton(b) })}
+	})
+}
+
+// convertList returns f applied to each element of in, nil for nil.
+func convertList[In, Out any](in []In, f func(In) Out) []Out {
+	if in == nil {
+		return nil
+	}
+	out := make([]Out, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
+// sendTemplateJSON is the send_example of a template: a ready body of
+// POST /v1/messages/templates.
+type sendTemplateJSON struct {
+	To             string              `json:"to"`
+	TemplateName   string              `json:"template_name"`
+	Language       string              `json:"language"`
+	Components     []sendComponentJSON `json:"components,omitempty"`
+	IdempotencyKey string              `json:"idempotency_key,omitempty"`
+}
+
+// sendComponentJSON is a component of a send_example.
+type sendComponentJSON struct {
+	Type       string          `json:"type"`
+	SubType    string          `json:"sub_type,omitempty"`
+	Index      *int            `json:"index,omitempty"`
+	Parameters []sendParameter `json:"parameters"`
+}
+
+func sendExampleView(p *messaging.SendTemplateParams) *sendTemplateJSON {
+	if p == nil {
+		return nil
+	}
+	return &sendTemplateJSON{To: p.To, TemplateName: p.TemplateName, Language: p.Language, IdempotencyKey: p.IdempotencyKey,
+		Components: convertList(p.Components, func(c messaging.SendComponent) sendComponentJSON {
+			return sendComponentJSON{Type: c.Type, SubType: c.SubType, Index: c.Index,
+				Parameters: convertList(c.Parameters, func(q messaging.SendParameter) sendParameter { return sendParameter(q) })}
+		})}
 }

@@ -3,10 +3,12 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
 )
 
 // Route describes one endpoint of the REST surface.
@@ -25,86 +27,196 @@ type Route struct {
 // Name returns "METHOD pattern", the key of Options.RateLimits.
 func (r Route) Name() string { return r.Method + " " + r.Pattern }
 
-// handlerFunc serves a request of an authorized route: p is the caller's
-// principal, nil on public routes. The error it returns is answered by
-// writeError.
+// handlerFunc serves a request of a route: p is the caller's principal,
+// nil on every route but the authorized /v1 ones. The error it returns is
+// answered by writeError.
 type handlerFunc func(h *Handler, w http.ResponseWriter, r *http.Request, p *messaging.Principal) error
 
-// endpoint is a row of the route table: a route and its handler.
+// api is the surface a route belongs to: it decides how the route's
+// requests authenticate, whether it is served, and how its errors are
+// written.
+type api int
+
+const (
+	// apiWorkspace is /v1: an API key with the route's scopes (none on the
+	// public routes), rate limited per workspace.
+	apiWorkspace api = iota
+	// apiOperator is /admin/v1: the operator token (Options.OperatorToken),
+	// rate limited per route; apiOperatorSMS is served only with
+	// Options.SMS too.
+	apiOperator
+	apiOperatorSMS
+	// apiSMS is /sms/v1 (with Options.SMS): credentials in the body, rate
+	// limited per account (see smsAdmit), flat answers (see writeError).
+	apiSMS
+)
+
+// endpoint is a row of the route table: a route, its surface and its
+// handler.
 type endpoint struct {
 	Route
+	api   api
 	serve handlerFunc
 }
 
-// endpoints is the route table of the REST surface: each route with its
-// scopes, default rate limit and handler.
+// endpoints is the one route table of the handler: each route of /v1,
+// /admin/v1 and /sms/v1 with its scopes, default rate limit and handler.
+// manage:keys covers a workspace's keys and its audit events: both are the
+// operator-level view of a workspace (who may call it, and who changed
+// what), which a key that may mint keys can see anyway.
 func endpoints() []endpoint {
 	const (
-		readMessages  = messaging.ScopeReadMessages
-		writeMessages = messaging.ScopeWriteMessages
-		readTemplates = messaging.ScopeReadTemplates
-		readContacts  = messaging.ScopeReadContacts
-		writeContacts = messaging.ScopeWriteContacts
-		// manageKeys covers the workspace's keys and its audit events:
-		// both are the operator-level view of a workspace (who may call
-		// it, and who changed what), which a key that may mint keys can
-		// see anyway.
-		manageKeys  = messaging.ScopeManageKeys
-		manageTpl   = messaging.ScopeManageTemplates
-		manageChans = messaging.ScopeManageChannels
-		hooks       = messaging.ScopeManageWebhooks
+		readMsgs, writeMsgs = messaging.ScopeReadMessages, messaging.ScopeWriteMessages
+		readTpl, manageTpl  = messaging.ScopeReadTemplates, messaging.ScopeManageTemplates
+		readCts, writeCts   = messaging.ScopeReadContacts, messaging.ScopeWriteContacts
+		keys, chans, hooks  = messaging.ScopeManageKeys, messaging.ScopeManageChannels, messaging.ScopeManageWebhooks
+		ws, op, opSMS, smsA = apiWorkspace, apiOperator, apiOperatorSMS, apiSMS
 	)
 	get, post, patch, put, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete
+	s := func(scopes ...string) []string { return scopes }
 	return []endpoint{
-		{Route{post, "/v1/messages", []string{writeMessages}, 60}, (*Handler).sendMessage},
-		{Route{post, "/v1/messages/templates", []string{writeMessages, readTemplates}, 20}, (*Handler).sendTemplate},
-		{Route{get, "/v1/messages", []string{readMessages}, 60}, (*Handler).listMessages},
-		{Route{get, "/v1/messages/{id}", []string{readMessages}, 120}, (*Handler).getMessage},
-		{Route{get, "/v1/messages/{id}/media", []string{readMessages}, 60}, (*Handler).getMessageMedia},
-		{Route{get, "/v1/conversations", []string{readMessages}, 60}, (*Handler).listConversations},
-		{Route{get, "/v1/conversations/{id}/messages", []string{readMessages}, 60}, (*Handler).listConversationMessages},
-		{Route{get, "/v1/templates", []string{readTemplates}, 30}, (*Handler).listTemplates},
-		{Route{get, "/v1/templates/{id}", []string{readTemplates}, 60}, (*Handler).getTemplate},
-		{Route{post, "/v1/templates", []string{manageTpl}, 30}, (*Handler).createTemplate},
-		{Route{patch, "/v1/templates/{id}", []string{manageTpl}, 30}, (*Handler).updateTemplate},
-		{Route{del, "/v1/templates/{id}", []string{manageTpl}, 30}, (*Handler).deleteTemplate},
-		{Route{post, "/v1/templates/{id}/submit", []string{manageTpl}, 30}, (*Handler).submitTemplate},
-		{Route{post, "/v1/templates/sync", []string{manageTpl}, 6}, (*Handler).syncTemplates},
-		{Route{get, "/v1/channels", []string{manageChans}, 60}, (*Handler).listChannels},
-		{Route{put, "/v1/channels/{channel}", []string{manageChans}, 10}, (*Handler).putChannel},
-		{Route{del, "/v1/channels/{channel}", []string{manageChans}, 10}, (*Handler).deleteChannel},
-		{Route{post, "/v1/channels/{channel}/verify", []string{manageChans}, 10}, (*Handler).verifyChannel},
-		{Route{get, "/v1/contacts", []string{readContacts}, 60}, (*Handler).listContacts},
-		{Route{post, "/v1/contacts", []string{writeContacts}, 30}, (*Handler).createContact},
-		{Route{get, "/v1/contacts/{id}", []string{readContacts}, 120}, (*Handler).getContact},
-		{Route{patch, "/v1/contacts/{id}", []string{writeContacts}, 30}, (*Handler).updateContact},
-		{Route{get, "/v1/api-keys", []string{manageKeys}, 60}, (*Handler).listAPIKeys},
-		{Route{post, "/v1/api-keys", []string{manageKeys}, 20}, (*Handler).createAPIKey},
-		{Route{get, "/v1/api-keys/{id}", []string{manageKeys}, 60}, (*Handler).getAPIKey},
-		{Route{del, "/v1/api-keys/{id}", []string{manageKeys}, 10}, (*Handler).revokeAPIKey},
-		{Route{get, "/v1/audit-events", []string{manageKeys}, 30}, (*Handler).listAuditEvents},
-		{Route{get, "/v1/webhooks", []string{hooks}, 60}, (*Handler).listWebhooks},
-		{Route{post, "/v1/webhooks", []string{hooks}, 10}, (*Handler).createWebhook},
-		{Route{get, "/v1/webhooks/{id}", []string{hooks}, 60}, (*Handler).getWebhook},
-		{Route{patch, "/v1/webhooks/{id}", []string{hooks}, 20}, (*Handler).updateWebhook},
-		{Route{del, "/v1/webhooks/{id}", []string{hooks}, 10}, (*Handler).deleteWebhook},
-		{Route{post, "/v1/webhooks/{id}/rotate-secret", []string{hooks}, 10}, (*Handler).rotateWebhookSecret},
-		{Route{post, "/v1/webhooks/{id}/test", []string{hooks}, 10}, (*Handler).testWebhook},
-		{Route{get, "/v1/webhooks/{id}/deliveries", []string{hooks}, 60}, (*Handler).listWebhookDeliveries},
-		{Route{post, "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", []string{hooks}, 20}, (*Handler).redeliverWebhook},
-		{Route{get, "/v1/openapi.json", nil, DefaultPublicPerMinute}, (*Handler).serveOpenAPI},
-		{Route{get, "/v1/errors/{code}", nil, DefaultPublicPerMinute}, (*Handler).serveErrorDoc},
+		{Route{post, "/v1/messages", s(writeMsgs), 60}, ws, (*Handler).sendMessage},
+		{Route{post, "/v1/messages/templates", s(writeMsgs, readTpl), 20}, ws, (*Handler).sendTemplate},
+		{Route{get, "/v1/messages", s(readMsgs), 60}, ws, (*Handler).listMessages},
+		{Route{get, "/v1/messages/{id}", s(readMsgs), 120}, ws, (*Handler).getMessage},
+		{Route{get, "/v1/messages/{id}/media", s(readMsgs), 60}, ws, (*Handler).getMessageMedia},
+		{Route{get, "/v1/conversations", s(readMsgs), 60}, ws, (*Handler).listConversations},
+		{Route{get, "/v1/conversations/{id}/messages", s(readMsgs), 60}, ws, (*Handler).listConversationMessages},
+		{Route{get, "/v1/templates", s(readTpl), 30}, ws, (*Handler).listTemplates},
+		{Route{get, "/v1/templates/{id}", s(readTpl), 60}, ws, (*Handler).getTemplate},
+		{Route{post, "/v1/templates", s(manageTpl), 30}, ws, (*Handler).createTemplate},
+		{Route{patch, "/v1/templates/{id}", s(manageTpl), 30}, ws, (*Handler).updateTemplate},
+		{Route{del, "/v1/templates/{id}", s(manageTpl), 30}, ws, (*Handler).deleteTemplate},
+		{Route{post, "/v1/templates/{id}/submit", s(manageTpl), 30}, ws, (*Handler).submitTemplate},
+		{Route{post, "/v1/templates/sync", s(manageTpl), 6}, ws, (*Handler).syncTemplates},
+		{Route{get, "/v1/channels", s(chans), 60}, ws, (*Handler).listChannels},
+		{Route{put, "/v1/channels/{channel}", s(chans), 10}, ws, (*Handler).putChannel},
+		{Route{del, "/v1/channels/{channel}", s(chans), 10}, ws, (*Handler).deleteChannel},
+		{Route{post, "/v1/channels/{channel}/verify", s(chans), 10}, ws, (*Handler).verifyChannel},
+		{Route{get, "/v1/contacts", s(readCts), 60}, ws, (*Handler).listContacts},
+		{Route{post, "/v1/contacts", s(writeCts), 30}, ws, (*Handler).createContact},
+		{Route{get, "/v1/contacts/{id}", s(readCts), 120}, ws, (*Handler).getContact},
+		{Route{patch, "/v1/contacts/{id}", s(writeCts), 30}, ws, (*Handler).updateContact},
+		{Route{get, "/v1/api-keys", s(keys), 60}, ws, (*Handler).listAPIKeys},
+		{Route{post, "/v1/api-keys", s(keys), 20}, ws, (*Handler).createAPIKey},
+		{Route{get, "/v1/api-keys/{id}", s(keys), 60}, ws, (*Handler).getAPIKey},
+		{Route{del, "/v1/api-keys/{id}", s(keys), 10}, ws, (*Handler).revokeAPIKey},
+		{Route{get, "/v1/audit-events", s(keys), 30}, ws, (*Handler).listAuditEvents},
+		{Route{get, "/v1/webhooks", s(hooks), 60}, ws, (*Handler).listWebhooks},
+		{Route{post, "/v1/webhooks", s(hooks), 10}, ws, (*Handler).createWebhook},
+		{Route{get, "/v1/webhooks/{id}", s(hooks), 60}, ws, (*Handler).getWebhook},
+		{Route{patch, "/v1/webhooks/{id}", s(hooks), 20}, ws, (*Handler).updateWebhook},
+		{Route{del, "/v1/webhooks/{id}", s(hooks), 10}, ws, (*Handler).deleteWebhook},
+		{Route{post, "/v1/webhooks/{id}/rotate-secret", s(hooks), 10}, ws, (*Handler).rotateWebhookSecret},
+		{Route{post, "/v1/webhooks/{id}/test", s(hooks), 10}, ws, (*Handler).testWebhook},
+		{Route{get, "/v1/webhooks/{id}/deliveries", s(hooks), 60}, ws, (*Handler).listWebhookDeliveries},
+		{Route{post, "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", s(hooks), 20}, ws, (*Handler).redeliverWebhook},
+		{Route{get, "/v1/openapi.json", nil, DefaultPublicPerMinute}, ws, (*Handler).serveOpenAPI},
+		{Route{get, "/v1/errors/{code}", nil, DefaultPublicPerMinute}, ws, (*Handler).serveErrorDoc},
+		{Route{post, "/admin/v1/workspaces", nil, 60}, op, (*Handler).opCreateWorkspace},
+		{Route{get, "/admin/v1/workspaces", nil, 60}, op, (*Handler).opListWorkspaces},
+		{Route{get, "/admin/v1/workspaces/{id}", nil, 120}, op, (*Handler).opGetWorkspace},
+		{Route{patch, "/admin/v1/workspaces/{id}", nil, 30}, op, (*Handler).opUpdateWorkspace},
+		{Route{post, "/admin/v1/workspaces/{id}/api-keys", nil, 30}, op, (*Handler).opCreateAPIKey},
+		{Route{post, "/admin/v1/workspaces/{id}/opt-ins", nil, 30}, op, (*Handler).opClearOptOut},
+		{Route{del, "/admin/v1/sessions", nil, 10}, op, (*Handler).opEndAllSessions},
+		{Route{post, "/admin/v1/sms/accounts", nil, 30}, opSMS, (*Handler).opCreateSMSAccount},
+		{Route{get, "/admin/v1/sms/accounts/{partnerID}", nil, 120}, opSMS, (*Handler).opGetSMSAccount},
+		{Route{post, "/admin/v1/sms/accounts/{partnerID}/senders", nil, 30}, opSMS, (*Handler).opApproveSender},
+		{Route{post, "/admin/v1/sms/accounts/{partnerID}/top-ups", nil, 30}, opSMS, (*Handler).opTopUp},
+		{Route{get, "/admin/v1/sms/accounts/{partnerID}/ledger", nil, 60}, opSMS, (*Handler).opLedger},
+		{Route{put, "/admin/v1/sms/accounts/{partnerID}/callback", nil, 10}, opSMS, (*Handler).opSetSMSCallback},
+		{Route{get, "/admin/v1/sms/accounts/{partnerID}/callback", nil, 60}, opSMS, (*Handler).opGetSMSCallback},
+		{Route{post, "/sms/v1/messages", nil, 300}, smsA, (*Handler).smsSend},
+		{Route{post, "/sms/v1/messages/bulk", nil, 60}, smsA, (*Handler).smsBulk},
+		{Route{post, "/sms/v1/messages/delivery-report", nil, 600}, smsA, (*Handler).smsReport},
+		{Route{post, "/sms/v1/account/balance", nil, 60}, smsA, (*Handler).smsBalance},
 	}
 }
 
-// Routes returns every route with its scopes and default rate limit.
-func Routes() []Route {
-	eps := endpoints()
-	out := make([]Route, len(eps))
-	for i, ep := range eps {
-		out[i] = ep.Route
+// routesOf returns the routes of the table's rows that keep reports true
+// for, in the table's order.
+func routesOf(keep func(api) bool) []Route {
+	var out []Route
+	for _, ep := range endpoints() {
+		if keep(ep.api) {
+			out = append(out, ep.Route)
+		}
 	}
 	return out
+}
+
+// Routes returns every route of /v1 with its scopes and default rate
+// limit.
+func Routes() []Route { return routesOf(func(a api) bool { return a == apiWorkspace }) }
+
+// OperatorRoutes returns the operator routes with their default rate
+// limits (per client address; Scopes is nil: they take the operator
+// token, not an API key). Their names are keys of Options.RateLimits too.
+func OperatorRoutes() []Route {
+	return routesOf(func(a api) bool { return a == apiOperator || a == apiOperatorSMS })
+}
+
+// SMSRoutes lists the paths of the SMS API; each accepts POST only.
+func SMSRoutes() []string {
+	var paths []string
+	for _, rt := range routesOf(func(a api) bool { return a == apiSMS }) {
+		paths = append(paths, rt.Pattern)
+	}
+	return paths
+}
+
+// SMSRateLimits returns the default per-minute rate limit of each SMS
+// route, per account (partnerID), keyed by its name ("POST
+// /sms/v1/messages"); the names are keys of Options.RateLimits too.
+func SMSRateLimits() map[string]int {
+	out := map[string]int{}
+	for _, rt := range routesOf(func(a api) bool { return a == apiSMS }) {
+		out[rt.Name()] = rt.PerMinute
+	}
+	return out
+}
+
+// served reports whether the handler serves the routes of a: the
+// operator's with an operator token, the SMS API's and the operator's SMS
+// accounts with Options.SMS.
+func (h *Handler) served(a api) bool {
+	switch a {
+	case apiOperator:
+		return h.opHash != nil
+	case apiOperatorSMS:
+		return h.opHash != nil && h.sms != nil
+	case apiSMS:
+		return h.sms != nil
+	}
+	return true
+}
+
+// mountRoutes registers the routes the handler serves on its mux, each
+// pattern once, and with the SMS API the answer of its unknown paths.
+func (h *Handler) mountRoutes() {
+	byPattern := map[string][]endpoint{}
+	var patterns []string
+	for _, ep := range endpoints() {
+		if !h.served(ep.api) {
+			continue
+		}
+		if byPattern[ep.Pattern] == nil {
+			patterns = append(patterns, ep.Pattern)
+		}
+		byPattern[ep.Pattern] = append(byPattern[ep.Pattern], ep)
+	}
+	for _, p := range patterns {
+		h.mux.HandleFunc(p, h.servePattern(p, byPattern[p]))
+	}
+	if h.sms != nil {
+		h.mux.HandleFunc("/sms/v1/", func(w http.ResponseWriter, r *http.Request) {
+			markSMS(r)
+			h.writeError(w, r, &smsRefusal{status: http.StatusNotFound, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
+				Description: fmt.Sprintf("%s: no endpoint at %s; the endpoints are %s", sms.CodeText(sms.CodeUnsupportedRequest),
+					strconv.Quote(r.URL.Path), strings.Join(SMSRoutes(), ", "))}})
+		})
+	}
 }
 
 // servePattern returns the handler of the endpoints eps, which share the
@@ -116,6 +228,9 @@ func (h *Handler) servePattern(p string, eps []endpoint) http.HandlerFunc {
 		allow[i] = ep.Method
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
+		if eps[0].api == apiSMS {
+			markSMS(r)
+		}
 		for _, ep := range eps {
 			if r.Method == ep.Method || (r.Method == http.MethodHead && ep.Method == http.MethodGet) {
 				h.serveRoute(w, r, ep)
@@ -123,40 +238,50 @@ func (h *Handler) servePattern(p string, eps []endpoint) http.HandlerFunc {
 			}
 		}
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
-			h.writeError(w, r, err)
-			return
-		}
-		h.writeError(w, r, &apiError{code: CodeMethodNotAllowed, status: http.StatusMethodNotAllowed,
-			message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, p, strings.Join(allow, ", "))})
+		h.writeError(w, r, h.methodNotAllowed(w, r, p, eps[0].api, allow))
 	}
 }
 
-// serveRoute authenticates, rate limits, checks scopes and serves ep.
+// methodNotAllowed is the refusal of a method that the pattern p does not
+// accept: 405, with the SMS API's 1010 on its paths. Elsewhere it spends a
+// token of the client address's unauthenticated bucket first, and is the
+// rate limit's refusal when that is empty.
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request, p string, a api, allow []string) error {
+	if a == apiSMS {
+		return &smsRefusal{status: http.StatusMethodNotAllowed, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
+			Description: fmt.Sprintf("%s: method %s is not allowed on %s; use POST", sms.CodeText(sms.CodeUnsupportedRequest), r.Method, p)}}
+	}
+	if err := h.limit(r.Context(), w, "ip:"+h.clientAddr(r), h.limits["unauthenticated"]); err != nil {
+		return err
+	}
+	return &apiError{code: CodeMethodNotAllowed, status: http.StatusMethodNotAllowed,
+		message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, p, strings.Join(allow, ", "))}
+}
+
+// serveRoute authenticates the request as its surface does, rate limits
+// it, checks scopes and serves ep. The SMS API's requests carry their
+// credentials in the body: its handlers admit them (see smsAdmit).
 func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request, ep endpoint) {
-	if isOperator(ep.Route) {
-		err := h.authorizeOperator(w, r, ep.Route)
-		if err == nil {
+	var p *messaging.Principal
+	var err error
+	switch ep.api {
+	case apiOperator, apiOperatorSMS:
+		if err = h.authorizeOperator(w, r, ep.Route); err == nil {
 			err = checkOperatorPath(r)
 		}
-		if err == nil {
-			err = ep.serve(h, w, r.WithContext(messaging.WithActor(r.Context(), ActorOperator)), nil)
+		r = r.WithContext(messaging.WithActor(r.Context(), ActorOperator))
+	case apiWorkspace:
+		p, err = h.authorize(w, r, ep.Route)
+		if err == nil && ep.Scopes != nil {
+			err = checkPathID(r, ep.Route)
 		}
-		if err != nil {
-			h.writeError(w, r, err)
-		}
-		return
-	}
-	p, err := h.authorize(w, r, ep.Route)
-	if err == nil && ep.Scopes != nil {
-		err = checkPathID(r, ep.Route)
-	}
-	if err == nil {
 		if p != nil {
 			// Management changes made by the request are audited as
 			// made by its key.
 			r = r.WithContext(messaging.WithActor(r.Context(), p.KeyID))
 		}
+	}
+	if err == nil {
 		err = ep.serve(h, w, r, p)
 	}
 	if err != nil {

@@ -40,35 +40,6 @@ import (
 // status and same body, with the header Idempotent-Replayed: true. A
 // header given more than once, or malformed, is 1009.
 
-// smsEndpoint is a row of the route table of the SMS API: a path, which
-// accepts POST only, its handler and its default rate limit per account.
-type smsEndpoint struct {
-	path      string
-	serve     func(h *Handler, w http.ResponseWriter, r *http.Request, svc *sms.SMS) error
-	perMinute int
-}
-
-// smsEndpoints is the route table of the SMS API.
-func smsEndpoints() []smsEndpoint {
-	return []smsEndpoint{
-		{"/sms/v1/messages", (*Handler).smsSend, 300},
-		{"/sms/v1/messages/bulk", (*Handler).smsBulk, 60},
-		{"/sms/v1/messages/delivery-report", (*Handler).smsReport, 600},
-		{"/sms/v1/account/balance", (*Handler).smsBalance, 60},
-	}
-}
-
-// SMSRateLimits returns the default per-minute rate limit of each SMS
-// route, per account (partnerID), keyed by its name ("POST
-// /sms/v1/messages"); the names are keys of Options.RateLimits too.
-func SMSRateLimits() map[string]int {
-	out := map[string]int{}
-	for _, ep := range smsEndpoints() {
-		out[smsRouteName(ep.path)] = ep.perMinute
-	}
-	return out
-}
-
 // smsRouteName is the name of the SMS route at path, as in Route.Name.
 func smsRouteName(path string) string { return http.MethodPost + " " + path }
 
@@ -82,7 +53,7 @@ func smsRouteName(path string) string { return http.MethodPost + " " + path }
 // slows apikey guessing. With single, the first failing pair's error
 // (what the service would answer) is returned at once; a bulk leaves it
 // to each item's answer.
-func (h *Handler) smsAdmit(w http.ResponseWriter, r *http.Request, svc *sms.SMS, route string, single bool, creds ...[2]string) error {
+func (h *Handler) smsAdmit(w http.ResponseWriter, r *http.Request, route string, single bool, creds ...[2]string) error {
 	if h.noLimits {
 		return nil
 	}
@@ -96,7 +67,7 @@ func (h *Handler) smsAdmit(w http.ResponseWriter, r *http.Request, svc *sms.SMS,
 			continue
 		}
 		seen[c] = true
-		err := svc.CheckCredentials(ctx, c[0], c[1])
+		err := h.sms.CheckCredentials(ctx, c[0], c[1])
 		switch {
 		case err == nil:
 			ok = append(ok, c[0])
@@ -137,50 +108,6 @@ func smsRateError(w http.ResponseWriter, err error, field, who, what string, per
 	}
 	return sms.NewError(sms.CodeRateLimited, field, "%s made more than %d requests a minute to %s; retry after %s s",
 		who, perMinute, what, w.Header().Get("Retry-After"))
-}
-
-// SMSRoutes lists the paths of the SMS API; each accepts POST only.
-func SMSRoutes() []string {
-	var paths []string
-	for _, ep := range smsEndpoints() {
-		paths = append(paths, ep.path)
-	}
-	return paths
-}
-
-// mountSMS registers the SMS API of svc on the handler's mux.
-func (h *Handler) mountSMS(svc *sms.SMS) {
-	for _, ep := range smsEndpoints() {
-		h.mux.HandleFunc(ep.path, func(w http.ResponseWriter, r *http.Request) {
-			defer h.smsRecover(w, r)
-			if r.Method != http.MethodPost {
-				w.Header().Set("Allow", http.MethodPost)
-				h.writeSMSError(w, r, &smsRefusal{status: http.StatusMethodNotAllowed, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
-					Description: fmt.Sprintf("%s: method %s is not allowed on %s; use POST", sms.CodeText(sms.CodeUnsupportedRequest), r.Method, ep.path)}})
-				return
-			}
-			if err := ep.serve(h, w, r, svc); err != nil {
-				h.writeSMSError(w, r, err)
-			}
-		})
-	}
-	h.mux.HandleFunc("/sms/v1/", func(w http.ResponseWriter, r *http.Request) {
-		h.writeSMSError(w, r, &smsRefusal{status: http.StatusNotFound, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
-			Description: fmt.Sprintf("%s: no endpoint at %s; the endpoints are %s", sms.CodeText(sms.CodeUnsupportedRequest),
-				strconv.Quote(r.URL.Path), strings.Join(SMSRoutes(), ", "))}})
-	})
-}
-
-// smsRecover answers a panic in an SMS handler with a flat 1005 body.
-func (h *Handler) smsRecover(w http.ResponseWriter, r *http.Request) {
-	p := recover()
-	if p == nil {
-		return
-	}
-	if p == http.ErrAbortHandler {
-		panic(p)
-	}
-	h.writeSMSError(w, r, fmt.Errorf("panic: %v", p))
 }
 
 // smsAnswer is the response code and description that every answer of the
@@ -242,28 +169,6 @@ func smsStatus(err error) int {
 		return http.StatusInternalServerError
 	}
 	return http.StatusBadRequest
-}
-
-// writeSMSError is the one place that turns an error of the SMS API into a
-// status (see smsStatus) and a flat body. An error that is not an
-// *sms.Error is 1005 with status 500; its text is logged, never sent.
-func (h *Handler) writeSMSError(w http.ResponseWriter, r *http.Request, err error) {
-	e := sms.AsError(err)
-	if e.Code == sms.CodeSystemError {
-		cause := err
-		if e.Err != nil {
-			cause = e.Err
-		}
-		h.log.ErrorContext(r.Context(), "internal error", "correlation_id", correlationID(r), "path", r.URL.Path, "err", cause.Error())
-	}
-	status := smsStatus(err)
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", retryAfterUnavailable)
-	}
-	if e.Replayed {
-		w.Header().Set(headerReplayed, "true")
-	}
-	writeJSON(w, status, smsAnswer{ResponseCode: e.Code, ResponseDescription: e.Description})
 }
 
 // Idempotency headers: the key of an SMS send, and the mark of an answer
@@ -345,17 +250,14 @@ func jsonValueKind(b []byte) string {
 	return "number " + string(b)
 }
 
-// smsDecode reads the body strictly into v. Errors are *sms.Error: 1010 for
-// a request that is not one JSON object of the endpoint's members (413 over
-// the size limit), 1009 for a member of the wrong type or a string holding
-// NUL. The members named in items hold items decoded one by one later
-// (smslist), whose strings are not checked here.
+// smsDecode reads the body strictly into v (see readJSON; member names
+// in any case). Errors are *sms.Error (see smsDecodeError): 1010 for a
+// request that is not one JSON object of the endpoint's members (413
+// over the size limit), 1009 for a member of the wrong type or a string
+// holding NUL. The members named in items hold items decoded one by one
+// later (smslist), whose strings are not checked here.
 func (h *Handler) smsDecode(w http.ResponseWriter, r *http.Request, v any, items ...string) error {
-	var raw json.RawMessage
-	if err := h.decodeBody(w, r, &raw, false); err != nil {
-		return smsRequestError(err)
-	}
-	return smsUnmarshal(raw, v, "body", items...)
+	return smsDecodeError(h.readJSON(w, r, v, strict{opaque: items}))
 }
 
 // smsServe serves a request of the SMS API: the body decoded strictly into
@@ -378,54 +280,28 @@ func smsServe[Req any](h *Handler, w http.ResponseWriter, r *http.Request, answe
 	return nil
 }
 
-// smsRequestError turns an error of the shared body reader into 1010.
-func smsRequestError(err error) error {
-	text := sms.CodeText(sms.CodeUnsupportedRequest)
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return &smsRefusal{status: ae.status, err: &sms.Error{Code: sms.CodeUnsupportedRequest, Description: text + ": " + ae.message}}
+// smsDecodeError words a refusal of the strict decoder as the SMS API's:
+// 1009 for a value of the wrong type or holding NUL, 1010 for anything
+// else, with the status of its own for a body over the size limit.
+func smsDecodeError(err error) error {
+	if err == nil {
+		return nil
 	}
+	text := sms.CodeText(sms.CodeUnsupportedRequest)
+	var bj *badJSON
+	var ae *apiError
 	var me *messaging.Error
-	if errors.As(err, &me) {
+	switch {
+	case errors.As(err, &bj) && bj.dataType:
+		return sms.NewError(sms.CodeUnsupportedDataType, bj.field, "%s", bj.rule)
+	case errors.As(err, &bj):
+		return sms.NewError(sms.CodeUnsupportedRequest, bj.field, "%s", bj.rule)
+	case errors.As(err, &ae):
+		return &smsRefusal{status: ae.status, err: &sms.Error{Code: sms.CodeUnsupportedRequest, Description: text + ": " + ae.message}}
+	case errors.As(err, &me):
 		return &sms.Error{Code: sms.CodeUnsupportedRequest, Description: text + ": " + me.Message, Field: me.Field}
 	}
 	return sms.NewError(sms.CodeUnsupportedRequest, "body", "must be one JSON object")
-}
-
-// smsUnmarshal decodes one JSON object into v with no unknown members and
-// no NUL in any string but those of the members named in items; whole
-// names the object in errors ("body", "smslist[3]"). Anything but an
-// object (null included) is 1010.
-func smsUnmarshal(raw []byte, v any, whole string, items ...string) error {
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return sms.NewError(sms.CodeUnsupportedRequest, whole, "must be a JSON object (got a JSON %s)", jsonValueKind(t))
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if f := nulString(raw, items...); f != "" {
-			return sms.NewError(sms.CodeUnsupportedDataType, f, ruleNoNUL)
-		}
-		return nil
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		field := te.Field
-		if field == "" {
-			return sms.NewError(sms.CodeUnsupportedRequest, whole, "must be a JSON object (got a JSON %s)", te.Value)
-		}
-		want := jsonKind(te.Type.Kind().String())
-		if te.Type == flexStringType {
-			want = "a string or an integer number"
-		}
-		return sms.NewError(sms.CodeUnsupportedDataType, field, "must be %s (got a JSON %s)", want, te.Value)
-	}
-	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		f = strings.Trim(f, `"`)
-		return sms.NewError(sms.CodeUnsupportedRequest, f, "unknown field")
-	}
-	return sms.NewError(sms.CodeUnsupportedRequest, whole, "must be one JSON object")
 }
 
 // smsSendRequest is the body of POST /sms/v1/messages.
@@ -447,16 +323,16 @@ type smsSendResponse struct {
 	ProviderMessageID string `json:"providerMessageId"`
 }
 
-func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+func (h *Handler) smsSend(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	key, err := smsIdempotencyKey(r)
 	if err != nil {
 		return err
 	}
 	return smsServe(h, w, r, func(req *smsSendRequest) (any, bool, error) {
-		if err := h.smsAdmit(w, r, svc, smsRouteName("/sms/v1/messages"), true, [2]string{string(req.PartnerID), req.APIKey}); err != nil {
+		if err := h.smsAdmit(w, r, smsRouteName("/sms/v1/messages"), true, [2]string{string(req.PartnerID), req.APIKey}); err != nil {
 			return nil, false, err
 		}
-		res, err := svc.Send(r.Context(), &sms.SendParams{
+		res, err := h.sms.Send(r.Context(), &sms.SendParams{
 			APIKey: req.APIKey, PartnerID: string(req.PartnerID), Mobile: string(req.Mobile), Message: req.Message,
 			Shortcode: req.Shortcode, TimeToSend: string(req.TimeToSend), PassType: req.PassType, IdempotencyKey: key,
 		})
@@ -504,14 +380,14 @@ type smsBulkResponse struct {
 // number.
 const maxClientSMSID = 128
 
-func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	key, err := smsIdempotencyKey(r)
 	if err != nil {
 		return err
 	}
 	return smsServe(h, w, r, func(req *smsBulkRequest) (any, bool, error) {
-		return bulkAnswer(r.Context(), svc, req, key, func(creds [][2]string) error {
-			return h.smsAdmit(w, r, svc, smsRouteName("/sms/v1/messages/bulk"), false, creds...)
+		return h.bulkAnswer(r.Context(), req, key, func(creds [][2]string) error {
+			return h.smsAdmit(w, r, smsRouteName("/sms/v1/messages/bulk"), false, creds...)
 		})
 	}, "smslist")
 }
@@ -520,7 +396,7 @@ func (h *Handler) smsBulk(w http.ResponseWriter, r *http.Request, svc *sms.SMS) 
 // returns the answer and whether it repeats an earlier request's. admit
 // is given the credentials of the readable items before anything is sent;
 // its error refuses the whole request.
-func bulkAnswer(ctx context.Context, svc *sms.SMS, req *smsBulkRequest, key string, admit func([][2]string) error) (*smsBulkResponse, bool, error) {
+func (h *Handler) bulkAnswer(ctx context.Context, req *smsBulkRequest, key string, admit func([][2]string) error) (*smsBulkResponse, bool, error) {
 	n := len(req.SMSList)
 	if n == 0 || n > sms.MaxBulk {
 		return nil, false, sms.NewError(sms.CodeTooManyMessages, "smslist", "must hold 1 to %d messages (got %d)", sms.MaxBulk, n)
@@ -539,7 +415,7 @@ func bulkAnswer(ctx context.Context, svc *sms.SMS, req *smsBulkRequest, key stri
 	items := make([]*sms.BulkItem, n)
 	for i, raw := range req.SMSList {
 		var it smsBulkItem
-		err := smsUnmarshal(raw, &it, fmt.Sprintf("smslist[%d]", i))
+		err := smsDecodeError(h.decodeObject(raw, &it, fmt.Sprintf("smslist[%d]", i), strict{}))
 		if err == nil {
 			err = checkClientSMSID(it.ClientSMSID)
 		}
@@ -563,7 +439,7 @@ func bulkAnswer(ctx context.Context, svc *sms.SMS, req *smsBulkRequest, key stri
 	if err := admit(creds); err != nil {
 		return nil, false, err
 	}
-	res, err := svc.Bulk(ctx, &sms.BulkParams{Items: items, IdempotencyKey: key})
+	res, err := h.sms.Bulk(ctx, &sms.BulkParams{Items: items, IdempotencyKey: key})
 	if err != nil {
 		return nil, false, err
 	}
@@ -667,12 +543,12 @@ type smsReportResponse struct {
 	DeliveryTime        string `json:"delivery-time"`
 }
 
-func (h *Handler) smsReport(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+func (h *Handler) smsReport(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	return smsServe(h, w, r, func(req *smsReportRequest) (any, bool, error) {
-		if err := h.smsAdmit(w, r, svc, smsRouteName("/sms/v1/messages/delivery-report"), true, [2]string{string(req.PartnerID), req.APIKey}); err != nil {
+		if err := h.smsAdmit(w, r, smsRouteName("/sms/v1/messages/delivery-report"), true, [2]string{string(req.PartnerID), req.APIKey}); err != nil {
 			return nil, false, err
 		}
-		rep, err := svc.DeliveryReport(r.Context(), &sms.ReportParams{APIKey: req.APIKey, PartnerID: string(req.PartnerID), MessageID: string(req.MessageID)})
+		rep, err := h.sms.DeliveryReport(r.Context(), &sms.ReportParams{APIKey: req.APIKey, PartnerID: string(req.PartnerID), MessageID: string(req.MessageID)})
 		if err != nil {
 			return nil, false, err
 		}
@@ -702,12 +578,12 @@ type smsBalanceResponse struct {
 	PartnerID string `json:"partner-id"`
 }
 
-func (h *Handler) smsBalance(w http.ResponseWriter, r *http.Request, svc *sms.SMS) error {
+func (h *Handler) smsBalance(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
 	return smsServe(h, w, r, func(req *smsBalanceRequest) (any, bool, error) {
-		if err := h.smsAdmit(w, r, svc, smsRouteName("/sms/v1/account/balance"), true, [2]string{string(req.PartnerID), req.APIKey}); err != nil {
+		if err := h.smsAdmit(w, r, smsRouteName("/sms/v1/account/balance"), true, [2]string{string(req.PartnerID), req.APIKey}); err != nil {
 			return nil, false, err
 		}
-		b, err := svc.Balance(r.Context(), string(req.PartnerID), req.APIKey)
+		b, err := h.sms.Balance(r.Context(), string(req.PartnerID), req.APIKey)
 		if err != nil {
 			return nil, false, err
 		}

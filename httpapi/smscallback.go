@@ -57,21 +57,22 @@ type SMSCallback struct {
 	Parse func(body []byte) (*sms.UpstreamReport, error)
 }
 
-// mountSMSCallback mounts the delivery-report callback route of svc.
-func (h *Handler) mountSMSCallback(svc *sms.SMS, cfg *SMSCallback) {
+// mountSMSCallback mounts the delivery-report callback route of the SMS
+// API.
+func (h *Handler) mountSMSCallback(cfg *SMSCallback) {
 	if cfg.Secret == "" || cfg.Parse == nil {
 		return
 	}
 	h.mountOwnPath("sms callback", cfg.Path, DefaultSMSCallbackPath, func(w http.ResponseWriter, r *http.Request) {
-		defer h.smsRecover(w, r)
-		if err := h.smsCallback(w, r, svc, cfg); err != nil {
-			h.writeSMSError(w, r, err)
+		markSMS(r)
+		if err := h.smsCallback(w, r, cfg); err != nil {
+			h.writeError(w, r, err)
 		}
 	})
 }
 
 // smsCallback serves one pushed delivery report (see SMSCallback).
-func (h *Handler) smsCallback(w http.ResponseWriter, r *http.Request, svc *sms.SMS, cfg *SMSCallback) error {
+func (h *Handler) smsCallback(w http.ResponseWriter, r *http.Request, cfg *SMSCallback) error {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return &smsRefusal{status: http.StatusMethodNotAllowed, err: &sms.Error{Code: sms.CodeUnsupportedRequest,
@@ -94,7 +95,7 @@ func (h *Handler) smsCallback(w http.ResponseWriter, r *http.Request, svc *sms.S
 		return sms.NewError(sms.CodeUnsupportedRequest, "body", "%s", err.Error())
 	}
 	id, rep := ur.GatewayMessageID, ur.Report
-	switch err := svc.ApplyUpstreamReport(r.Context(), ur); {
+	switch err := h.sms.ApplyUpstreamReport(r.Context(), ur); {
 	case errors.Is(err, sms.ErrUnknownGatewayMessage):
 		h.log.InfoContext(r.Context(), "sms callback: delivery report for a message id the upstream never gave", "gateway_message_id", clipped(id),
 			"description", rep.Description, "correlation_id", correlationID(r))

@@ -72,8 +72,8 @@ const (
 // names and values, checked in that order.
 func unstorable(fields ...string) error {
 	for i := 0; i+1 < len(fields); i += 2 {
-		if p := textcheck.Find(fields[i+1]); p != nil {
-			return NewError(CodeUnsupportedDataType, fields[i], "%s", p.Rule)
+		if rule := textcheck.Rule(fields[i+1]); rule != "" {
+			return NewError(CodeUnsupportedDataType, fields[i], "%s", rule)
 		}
 	}
 	return nil

@@ -158,7 +158,7 @@ func bareAccept(w http.ResponseWriter, r *http.Request) {
 		fail(400, err.Error())
 		return
 	}
-	var p messaging.SendParams
+	var p sendBody
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
@@ -169,13 +169,34 @@ func bareAccept(w http.ResponseWriter, r *http.Request) {
 		fail(400, "trailing data")
 		return
 	}
-	res := messaging.SendResult{MessageID: messaging.NewID("msg"), ConversationID: messaging.ConversationID(benchWorkspace, p.Channel, p.To),
+	res := sendAnswer{MessageID: messaging.NewID("msg"), ConversationID: messaging.ConversationID(benchWorkspace, p.Channel, p.To),
 		Status: messaging.StatusQueued, Channel: p.Channel, To: p.To}
 	out, _ := json.Marshal(res)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)+1))
 	w.WriteHeader(http.StatusCreated)
 	_, _ = w.Write(append(out, '\n'))
+}
+
+// sendBody is a POST /v1/messages body as the baseline decodes it.
+type sendBody struct {
+	Channel        string `json:"channel"`
+	To             string `json:"to"`
+	Type           string `json:"type"`
+	Text           string `json:"text"`
+	MediaURL       string `json:"media_url"`
+	Caption        string `json:"caption"`
+	Filename       string `json:"filename"`
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// sendAnswer is the baseline's 201 body, the send response of the API.
+type sendAnswer struct {
+	MessageID      string `json:"message_id"`
+	ConversationID string `json:"conversation_id"`
+	Status         string `json:"status"`
+	Channel        string `json:"channel"`
+	To             string `json:"to"`
 }
 
 // sendMembers are the exact member names of a POST /v1/messages body.

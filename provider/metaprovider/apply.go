@@ -159,7 +159,7 @@ func (n *notification) echo(ctx context.Context, channel, account, mid, metadata
 // correlated reports whether id, echoed by Meta, can be our message id:
 // not empty, no longer than a send carries, and text a store keeps.
 func correlated(id string) bool {
-	return id != "" && len(id) <= maxCorrelation && textcheck.Find(id) == nil
+	return id != "" && len(id) <= maxCorrelation && textcheck.Rule(id) == ""
 }
 
 // workspaceOf returns the workspace of account on channel: the one

@@ -1,0 +1,105 @@
+package httpapi
+
+import "github.com/ujumbe/messaging"
+
+// inboundContentJSON is the content of an inbound message as GET
+// /v1/messages/{id} shows it, its members inlined in the message: the
+// media, location, shared contacts, interactive reply or reaction of its
+// type, the message it replies to, and the provider's name of an
+// unsupported type.
+type inboundContentJSON struct {
+	Media       *inboundMediaJSON     `json:"media,omitempty"`
+	Location    *locationJSON         `json:"location,omitempty"`
+	Contacts    []sharedContactJSON   `json:"contacts,omitempty"`
+	Interactive *interactiveReplyJSON `json:"interactive,omitempty"`
+	Reaction    *reactionJSON         `json:"reaction,omitempty"`
+	Context     *replyContextJSON     `json:"context,omitempty"`
+	RawType     string                `json:"unsupported_type,omitempty"`
+}
+
+type inboundMediaJSON struct {
+	ProviderMediaID string `json:"provider_media_id"`
+	MimeType        string `json:"mime_type,omitempty"`
+	SHA256          string `json:"sha256,omitempty"`
+	Caption         string `json:"caption,omitempty"`
+	Filename        string `json:"filename,omitempty"`
+	Animated        bool   `json:"animated,omitempty"`
+}
+
+type locationJSON struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Name      string  `json:"name,omitempty"`
+	Address   string  `json:"address,omitempty"`
+	URL       string  `json:"url,omitempty"`
+}
+
+type sharedContactJSON struct {
+	FormattedName string             `json:"formatted_name,omitempty"`
+	FirstName     string             `json:"first_name,omitempty"`
+	LastName      string             `json:"last_name,omitempty"`
+	Organization  string             `json:"organization,omitempty"`
+	Phones        []contactPhoneJSON `json:"phones,omitempty"`
+	Emails        []contactEmailJSON `json:"emails,omitempty"`
+}
+
+type contactPhoneJSON struct {
+	Phone string `json:"phone,omitempty"`
+	WaID  string `json:"wa_id,omitempty"`
+	Type  string `json:"type,omitempty"`
+}
+
+type contactEmailJSON struct {
+	Email string `json:"email,omitempty"`
+	Type  string `json:"type,omitempty"`
+}
+
+// interactiveReplyJSON is the customer's choice in an interactive message;
+// Kind is its type (button_reply, list_reply, quick_reply).
+type interactiveReplyJSON struct {
+	Kind        string `json:"type"`
+	ID          string `json:"id,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+type reactionJSON struct {
+	MessageID         string `json:"message_id,omitempty"`
+	ProviderMessageID string `json:"provider_message_id"`
+	Emoji             string `json:"emoji"`
+}
+
+type replyContextJSON struct {
+	MessageID         string `json:"message_id,omitempty"`
+	ProviderMessageID string `json:"provider_message_id"`
+}
+
+// converted returns f of *p, or nil when p is nil.
+func converted[In, Out any](p *In, f func(In) Out) *Out {
+	if p == nil {
+		return nil
+	}
+	v := f(*p)
+	return &v
+}
+
+// inboundContentView returns the JSON form of c, nil for nil.
+func inboundContentView(c *messaging.InboundContent) *inboundContentJSON {
+	if c == nil {
+		return nil
+	}
+	return &inboundContentJSON{
+		Media:       converted(c.Media, func(m messaging.InboundMedia) inboundMediaJSON { return inboundMediaJSON(m) }),
+		Location:    converted(c.Location, func(l messaging.Location) locationJSON { return locationJSON(l) }),
+		Interactive: converted(c.Reply, func(r messaging.InteractiveReply) interactiveReplyJSON { return interactiveReplyJSON(r) }),
+		Reaction:    converted(c.Reaction, func(r messaging.Reaction) reactionJSON { return reactionJSON(r) }),
+		Context:     converted(c.Context, func(r messaging.ReplyContext) replyContextJSON { return replyContextJSON(r) }),
+		RawType:     c.RawType,
+		Contacts: convertList(c.Contacts, func(sc messaging.SharedContact) sharedContactJSON {
+			return sharedContactJSON{FormattedName: sc.FormattedName, FirstName: sc.FirstName, LastName: sc.LastName,
+				Organization: sc.Organization,
+				Phones:       convertList(sc.Phones, func(p messaging.ContactPhone) contactPhoneJSON { return contactPhoneJSON(p) }),
+				Emails:       convertList(sc.Emails, func(e messaging.ContactEmail) contactEmailJSON { return contactEmailJSON(e) })}
+		}),
+	}
+}
