@@ -70,7 +70,7 @@ func testMessageQueueStats(t *testing.T, s messaging.Store) {
 		t.Errorf("after a claim (-want +got):\n%s", d)
 	}
 	// A message that leaves the queue is no longer counted.
-	if _, _, _, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
+	if _, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
 		From: []string{messaging.StatusQueued}, To: messaging.StatusSent, At: at(11)}); err != nil {
 		t.Fatal(err)
 	}
