@@ -155,6 +155,8 @@ func (s *Service) writeStatus(ctx context.Context, u *StatusUpdate, way statusWa
 		if err != nil {
 			s.log.Error("encoding event failed", "err", err)
 			rec = nil
+		} else {
+			rec.TraceParent = before.TraceParent // its deliveries continue the message's trace
 		}
 		cur, changed, err := s.statuses.update(ctx, &MessageStatusParams{
 			WorkspaceID: u.WorkspaceID, ID: u.MessageID, From: []string{before.Status}, To: u.Status,

@@ -509,6 +509,11 @@ type EventRecord struct {
 	Type        string
 	Payload     []byte
 	CreatedAt   time.Time
+	// TraceParent is the trace context (Message.TraceParent) of the
+	// message a status change is about, empty for other events and for a
+	// message accepted with no trace. Every delivery of the event keeps it
+	// (WebhookDelivery.TraceParent); it is not part of the payload.
+	TraceParent string
 }
 
 // PendingReport is a provider's status report kept by the store until the
@@ -640,6 +645,10 @@ type WebhookDelivery struct {
 	CreatedAt   time.Time
 	// Test marks the record of a test event (Store.WebhookRecordTest).
 	Test bool
+	// TraceParent is its event's EventRecord.TraceParent: the delivery
+	// continues the trace of the message it is about without reading the
+	// message.
+	TraceParent string
 }
 
 // WebhookQueueParams are the arguments of Store.WebhookQueueEvent.

@@ -251,7 +251,7 @@ func (s *Store) queueEvent(ev *messaging.EventRecord) {
 		s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
 			ID: s.seq, EndpointID: e.ID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
 			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
-			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt,
+			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt, TraceParent: ev.TraceParent,
 		})
 	}
 }
@@ -278,7 +278,7 @@ func (s *Store) queueEndpointEvent(p *messaging.WebhookQueueParams) bool {
 		s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
 			ID: s.seq, EndpointID: e.ID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
 			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
-			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt,
+			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt, TraceParent: ev.TraceParent,
 		})
 		return true
 	}
@@ -449,6 +449,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 		ID: s.seq, EndpointID: p.EndpointID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
 		Seq: s.seq, Payload: slices.Clone(ev.Payload), State: p.State, Attempts: 1, DueAt: p.At,
 		LastStatus: p.LastStatus, LastError: p.LastError, LastAttemptAt: copyTime(&p.At), CreatedAt: ev.CreatedAt, Test: true,
+		TraceParent: ev.TraceParent,
 	}
 	if p.State == messaging.DeliveryDelivered {
 		d.DeliveredAt = copyTime(&p.At)

@@ -66,8 +66,8 @@ var (
 	// qQueueEvent queues an event for the enabled endpoints of its
 	// workspace that subscribe to its type ($6).
 	qQueueEvent = `INSERT INTO webhook_deliveries
-			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type)
-		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $6 FROM webhook_endpoints
+			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type, trace_parent)
+		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $6, $7 FROM webhook_endpoints
 		WHERE workspace_id = $5 AND disabled_at IS NULL AND (cardinality(events) = 0 OR $6 = ANY(events))
 		ORDER BY created_at, id`
 )
@@ -84,10 +84,10 @@ func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueue
 func queueEndpointEvent(ctx context.Context, q querier, p *messaging.WebhookQueueParams) (queued bool, err error) {
 	ev := p.Event
 	tag, err := q.Exec(ctx, `INSERT INTO webhook_deliveries
-			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type)
-		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $5 FROM webhook_endpoints
+			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type, trace_parent)
+		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $5, $8 FROM webhook_endpoints
 		WHERE id = $6 AND workspace_id = $7 AND disabled_at IS NULL`,
-		ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.Type, p.EndpointID, ev.WorkspaceID)
+		ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.Type, p.EndpointID, ev.WorkspaceID, ev.TraceParent)
 	if err != nil {
 		return false, err
 	}
@@ -231,7 +231,7 @@ func updateStatusTx(ctx context.Context, tx pgx.Tx, p *messaging.MessageStatusPa
 
 // queueEvent queues ev's deliveries in tx (qQueueEvent).
 func queueEvent(ctx context.Context, tx pgx.Tx, ev *messaging.EventRecord) error {
-	_, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type)
+	_, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type, ev.TraceParent)
 	return err
 }
 
@@ -435,7 +435,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 // deliveryCols are the columns of a delivery in scanDelivery's order,
 // with the payload; a listing reads NULL in its place.
 const deliveryCols = `w.seq, w.endpoint_id, w.workspace_id, w.message_id, w.event_id, w.event_type, w.payload, w.state, w.attempts,
-	w.due_at, w.lease_owner, w.last_status, w.last_error, w.last_attempt_at, w.delivered_at, w.created_at, w.test`
+	w.due_at, w.lease_owner, w.last_status, w.last_error, w.last_attempt_at, w.delivered_at, w.created_at, w.test, w.trace_parent`
 
 var listDeliveryCols = strings.Replace(deliveryCols, "w.payload", "NULL::bytea", 1)
 
@@ -472,7 +472,7 @@ func deliveryDest(d *messaging.WebhookDelivery) ([]any, func()) {
 	var due, created int64
 	var lastAttempt, delivered *int64
 	return []any{&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.EventType, &d.Payload, &d.State,
-			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &lastAttempt, &delivered, &created, &d.Test}, func() {
+			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &lastAttempt, &delivered, &created, &d.Test, &d.TraceParent}, func() {
 			d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
 			d.LastAttemptAt, d.DeliveredAt = fromTSPtr(lastAttempt), fromTSPtr(delivered)
 		}
@@ -614,11 +614,11 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 		var err error
 		d, err = scanDelivery(tx.QueryRow(ctx, `INSERT INTO webhook_deliveries AS w
 			(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, attempts, due_at, last_status, last_error,
-			last_attempt_at, delivered_at, created_at, test)
-			SELECT id, workspace_id, $3, $4, $5, $6, $7, 1, $8, $9, $10, $8, $11, $12, true FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2
+			last_attempt_at, delivered_at, created_at, test, trace_parent)
+			SELECT id, workspace_id, $3, $4, $5, $6, $7, 1, $8, $9, $10, $8, $11, $12, true, $13 FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2
 			RETURNING `+listDeliveryCols,
 			p.EndpointID, ev.WorkspaceID, ev.MessageID, ev.ID, ev.Type, ev.Payload, p.State, ts(p.At), p.LastStatus, p.LastError,
-			tsPtr(delivered), ts(ev.CreatedAt)))
+			tsPtr(delivered), ts(ev.CreatedAt), ev.TraceParent))
 		if err != nil {
 			return err // no row: no such endpoint
 		}

@@ -134,8 +134,8 @@ var (
 	// qQueueEvent queues an event for the enabled endpoints of its
 	// workspace that subscribe to its type (events '' or holding it).
 	qQueueEvent = `INSERT INTO webhook_deliveries
-		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at)
-		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
+		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at, trace_parent)
+		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ?, ? FROM webhook_endpoints
 		WHERE workspace_id = ? AND disabled_at IS NULL
 			AND (events = '' OR ` + subscribes + `)
 		ORDER BY created_at, id`

@@ -73,6 +73,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageUnconfirmed", testMessageUnconfirmed},
 		{"MessageQueueStats", testMessageQueueStats},
 		{"TraceParentRoundTrip", testTraceParentRoundTrip},
+		{"DeliveryTraceParent", testDeliveryTraceParent},
 		{"Ping", testPing},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"CancellationTruth", testCancellationTruth},
