@@ -23,7 +23,9 @@ import (
 // batch never waits for a slow provider, only for workers that are
 // computing their outcome, and one write is in flight at a time: changes
 // that arrive meanwhile make the next batch. A change of no claimed
-// message (no hold) joins the batch as any other.
+// message (no hold) joins the batch as any other. So a status change must
+// never be asked from inside a store write of the batch (a store wrapper
+// calling back into the service): it would wait for that write.
 //
 // Each change is still a compare-and-set by its from-status and is
 // committed with its event; a caller returns only once the write holding
