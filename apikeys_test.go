@@ -23,26 +23,25 @@ func TestCreateAPIKeyRules(t *testing.T) {
 	past, now, future := t0.Add(-time.Second), t0, t0.Add(time.Hour)
 	cases := []struct {
 		name        string
-		p           messaging.CreateAPIKeyParams
+		p           messaging.KeyCreateParams
 		code        messaging.Code
 		field, text string
 	}{
-		{"creator without name", messaging.CreateAPIKeyParams{Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "required"},
-		{"name too long", messaging.CreateAPIKeyParams{Name: strings.Repeat("é", messaging.MaxAPIKeyName+1), Scopes: []string{"write:messages"}}, messaging.CodeValidation, "name", "100"},
-		{"name with a control character", messaging.CreateAPIKeyParams{Name: "a\tb", Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "control"},
-		{"name with surrounding space", messaging.CreateAPIKeyParams{Name: " ci", Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "white space"},
-		{"unknown scope", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:everything"}, Creator: creator}, messaging.CodeValidation, "scopes", "write:everything"},
-		{"escalation", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:messages", "write:contacts"}, Creator: creator}, messaging.CodeForbidden, "scopes", "write:contacts"},
-		{"expiry in the past", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:messages"}, ExpiresAt: &past}, messaging.CodeValidation, "expires_at", "future"},
-		{"expiry now", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:messages"}, ExpiresAt: &now, Creator: creator}, messaging.CodeValidation, "expires_at", "future"},
-		{"creator of another workspace", messaging.CreateAPIKeyParams{Name: "ci", Scopes: []string{"write:messages"},
+		{"creator without name", messaging.KeyCreateParams{Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "required"},
+		{"name too long", messaging.KeyCreateParams{Name: strings.Repeat("é", messaging.MaxAPIKeyName+1), Scopes: []string{"write:messages"}}, messaging.CodeValidation, "name", "100"},
+		{"name with a control character", messaging.KeyCreateParams{Name: "a\tb", Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "control"},
+		{"name with surrounding space", messaging.KeyCreateParams{Name: " ci", Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "white space"},
+		{"unknown scope", messaging.KeyCreateParams{Name: "ci", Scopes: []string{"write:everything"}, Creator: creator}, messaging.CodeValidation, "scopes", "write:everything"},
+		{"escalation", messaging.KeyCreateParams{Name: "ci", Scopes: []string{"write:messages", "write:contacts"}, Creator: creator}, messaging.CodeForbidden, "scopes", "write:contacts"},
+		{"expiry in the past", messaging.KeyCreateParams{Name: "ci", Scopes: []string{"write:messages"}, ExpiresAt: &past}, messaging.CodeValidation, "expires_at", "future"},
+		{"expiry now", messaging.KeyCreateParams{Name: "ci", Scopes: []string{"write:messages"}, ExpiresAt: &now, Creator: creator}, messaging.CodeValidation, "expires_at", "future"},
+		{"creator of another workspace", messaging.KeyCreateParams{Name: "ci", Scopes: []string{"write:messages"},
 			Creator: &messaging.Principal{WorkspaceID: "other", Scopes: messaging.AllScopes()}}, messaging.CodeNotFound, "", ""},
 	}
 	for _, c := range cases {
 		p := c.p
-		p.WorkspaceID = "acme"
 		before := f.store.counts()
-		_, plain, err := f.svc.CreateAPIKey(f.ctx, &p)
+		_, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &p)
 		e := wantError(t, err, c.code, c.field)
 		if e != nil && !strings.Contains(e.Message, c.text) {
 			t.Errorf("%s: message %q does not say %q", c.name, e.Message, c.text)
@@ -55,7 +54,7 @@ func TestCreateAPIKeyRules(t *testing.T) {
 	// characters and a future expiry; without a Creator any scope goes,
 	// and the name may be empty.
 	name := strings.Repeat("é", messaging.MaxAPIKeyName)
-	k, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: name,
+	k, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: name,
 		Scopes: []string{"write:messages", "read:messages"}, ExpiresAt: &future, Creator: creator})
 	if err != nil {
 		t.Fatalf("a key within the creator's scopes: %v", err)
@@ -63,18 +62,18 @@ func TestCreateAPIKeyRules(t *testing.T) {
 	if k.Name != name || k.LastUsedAt != nil {
 		t.Errorf("created key: name %q, last used %v", k.Name, k.LastUsedAt)
 	}
-	if _, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()}); err != nil {
+	if _, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()}); err != nil {
 		t.Errorf("an unnamed key with every scope from a Go caller: %v", err)
 	}
-	got, err := f.svc.GetAPIKey(f.ctx, "acme", k.ID)
+	got, err := f.svc.Workspace("acme").APIKeys.Get(f.ctx, k.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(k, got); d != "" {
-		t.Errorf("GetAPIKey (-created +got):\n%s", d)
+		t.Errorf("APIKeys.Get (-created +got):\n%s", d)
 	}
-	wantError(t, second(f.svc.GetAPIKey(f.ctx, "other", k.ID)), messaging.CodeNotFound, "")
-	wantError(t, second(f.svc.GetAPIKey(f.ctx, "acme", "key_missing")), messaging.CodeNotFound, "")
+	wantError(t, second(f.svc.Workspace("other").APIKeys.Get(f.ctx, k.ID)), messaging.CodeNotFound, "")
+	wantError(t, second(f.svc.Workspace("acme").APIKeys.Get(f.ctx, "key_missing")), messaging.CodeNotFound, "")
 }
 
 // TestRevokeAPIKeyReturnsRecord: the revoked record comes back, and the
@@ -82,7 +81,7 @@ func TestCreateAPIKeyRules(t *testing.T) {
 func TestRevokeAPIKeyReturnsRecord(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	k, plain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "self", Scopes: []string{messaging.ScopeManageKeys}})
+	k, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "self", Scopes: []string{messaging.ScopeManageKeys}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,12 +90,12 @@ func TestRevokeAPIKeyReturnsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.clock.Advance(time.Second)
-	rev, err := f.svc.RevokeAPIKey(messaging.WithActor(f.ctx, p.KeyID), p.WorkspaceID, p.KeyID)
+	rev, err := f.svc.Workspace(p.WorkspaceID).APIKeys.Revoke(messaging.WithActor(f.ctx, p.KeyID), p.KeyID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rev.ID != k.ID || rev.RevokedAt == nil || !rev.RevokedAt.Equal(t0.Add(time.Second)) || rev.Name != "self" {
-		t.Errorf("RevokeAPIKey answered %+v, want key %s revoked at %v", rev, k.ID, t0.Add(time.Second))
+		t.Errorf("APIKeys.Revoke answered %+v, want key %s revoked at %v", rev, k.ID, t0.Add(time.Second))
 	}
 	wantError(t, second(f.svc.Authenticate(f.ctx, plain)), messaging.CodeInvalidAPIKey, "")
 }
@@ -142,7 +141,7 @@ func TestLastUsedAt(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(name string) (*messaging.APIKey, string) {
-		k, plain, err := svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: name, Scopes: []string{"read:messages"}})
+		k, plain, err := svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: name, Scopes: []string{"read:messages"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +160,7 @@ func TestLastUsedAt(t *testing.T) {
 		if err := messaging.FlushKeyTouches(f.ctx, svc); err != nil {
 			t.Fatal(err)
 		}
-		k, err := svc.GetAPIKey(f.ctx, "acme", id)
+		k, err := svc.Workspace("acme").APIKeys.Get(f.ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,16 +293,16 @@ func (idRefusingStore) APIKeyUpdate(context.Context, *messaging.APIKeyUpdatePara
 
 // TestUpdateAPIKeyRefusesBadIDsBeforeTheStore: an id no store can hold
 // (a NUL, invalid UTF-8) is not found, without asking the store, as
-// GetAPIKey and RevokeAPIKey answer it.
+// APIKeys.Get and APIKeys.Revoke answer it.
 func TestUpdateAPIKeyRefusesBadIDsBeforeTheStore(t *testing.T) {
 	svc, err := messaging.New(idRefusingStore{memstore.New()}, fakeprovider.New(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"key_\x00", "key_\xff"} {
-		_, err := svc.UpdateAPIKey(context.Background(), &messaging.UpdateAPIKeyParams{WorkspaceID: "acme", ID: id, Scopes: []string{messaging.ScopeReadMessages}})
+		_, err := svc.Workspace("acme").APIKeys.Update(context.Background(), id, &messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeReadMessages}})
 		if c := messaging.ErrorCode(err); c != messaging.CodeNotFound {
-			t.Errorf("UpdateAPIKey(%q) = %v (%s), want not_found", id, err, c)
+			t.Errorf("APIKeys.Update(%q) = %v (%s), want not_found", id, err, c)
 		}
 	}
 }
@@ -315,7 +314,7 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	hour, later := t0.Add(time.Hour), t0.Add(2*time.Hour)
-	_, plain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "short",
+	_, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "short",
 		Scopes: []string{messaging.ScopeManageKeys, messaging.ScopeWriteMessages}, ExpiresAt: &hour})
 	if err != nil {
 		t.Fatal(err)
@@ -327,13 +326,13 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 	if short.ExpiresAt == nil || !short.ExpiresAt.Equal(hour) {
 		t.Fatalf("Principal.ExpiresAt = %v, want %v", short.ExpiresAt, hour)
 	}
-	strong, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "all", Scopes: messaging.AllScopes()})
+	strong, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "all", Scopes: messaging.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	create := func(exp *time.Time) error {
 		before := f.store.counts()
-		_, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "child",
+		_, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "child",
 			Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: exp, Creator: short})
 		if err != nil && f.store.counts() != before {
 			t.Errorf("a refused key was stored")
@@ -351,36 +350,37 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 	}
 
 	// Revoking a stronger key is refused, and the key stays active.
-	e := wantError(t, second(f.svc.RevokeAPIKeyAs(f.ctx, short, "acme", strong.ID)), messaging.CodeForbidden, "scopes")
+	e := wantError(t, second(f.svc.Workspace("acme").APIKeys.RevokeAs(f.ctx, short, strong.ID)), messaging.CodeForbidden, "scopes")
 	if e != nil && !strings.Contains(e.Message, strong.ID) {
 		t.Errorf("message %q does not name the key", e.Message)
 	}
-	if k, _ := f.svc.GetAPIKey(f.ctx, "acme", strong.ID); k == nil || k.RevokedAt != nil {
+	if k, _ := f.svc.Workspace("acme").APIKeys.Get(f.ctx, strong.ID); k == nil || k.RevokedAt != nil {
 		t.Errorf("the stronger key was revoked: %+v", k)
 	}
 	// Editing: a stronger key, raising scopes, or extending expiry.
-	weak, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "weak",
+	weak, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "weak",
 		Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	edits := []struct {
 		name   string
-		p      messaging.UpdateAPIKeyParams
+		id     string
+		p      messaging.KeyUpdateParams
 		field  string
 		wantOK bool
 	}{
-		{"a stronger key", messaging.UpdateAPIKeyParams{ID: strong.ID, Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &hour}, "scopes", false},
-		{"raising scopes", messaging.UpdateAPIKeyParams{ID: weak.ID, Scopes: []string{messaging.ScopeWriteContacts}, ExpiresAt: &hour}, "scopes", false},
-		{"removing the expiry", messaging.UpdateAPIKeyParams{ID: weak.ID, Scopes: []string{messaging.ScopeWriteMessages}}, "expires_at", false},
-		{"extending the expiry", messaging.UpdateAPIKeyParams{ID: weak.ID, Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &later}, "expires_at", false},
-		{"within its rights", messaging.UpdateAPIKeyParams{ID: weak.ID, Scopes: []string{messaging.ScopeWriteMessages, messaging.ScopeManageKeys}, ExpiresAt: &hour}, "", true},
+		{"a stronger key", strong.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &hour}, "scopes", false},
+		{"raising scopes", weak.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteContacts}, ExpiresAt: &hour}, "scopes", false},
+		{"removing the expiry", weak.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteMessages}}, "expires_at", false},
+		{"extending the expiry", weak.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &later}, "expires_at", false},
+		{"within its rights", weak.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteMessages, messaging.ScopeManageKeys}, ExpiresAt: &hour}, "", true},
 	}
 	for _, c := range edits {
 		p := c.p
-		p.WorkspaceID, p.Editor = "acme", short
-		before, _ := f.svc.GetAPIKey(f.ctx, "acme", p.ID)
-		_, err := f.svc.UpdateAPIKey(f.ctx, &p)
+		p.Editor = short
+		before, _ := f.svc.Workspace("acme").APIKeys.Get(f.ctx, c.id)
+		_, err := f.svc.Workspace("acme").APIKeys.Update(f.ctx, c.id, &p)
 		if c.wantOK {
 			if err != nil {
 				t.Errorf("%s: %v", c.name, err)
@@ -388,23 +388,23 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 			continue
 		}
 		wantError(t, err, messaging.CodeForbidden, c.field)
-		if after, _ := f.svc.GetAPIKey(f.ctx, "acme", p.ID); !cmp.Equal(before, after) {
+		if after, _ := f.svc.Workspace("acme").APIKeys.Get(f.ctx, c.id); !cmp.Equal(before, after) {
 			t.Errorf("%s: the refused edit changed the key:\n%s", c.name, cmp.Diff(before, after))
 		}
 	}
 	// A key of the same or narrower scopes may be revoked, itself too.
-	if _, err := f.svc.RevokeAPIKeyAs(f.ctx, short, "acme", weak.ID); err != nil {
+	if _, err := f.svc.Workspace("acme").APIKeys.RevokeAs(f.ctx, short, weak.ID); err != nil {
 		t.Errorf("revoking a weaker key: %v", err)
 	}
-	if _, err := f.svc.RevokeAPIKeyAs(f.ctx, short, "acme", short.KeyID); err != nil {
+	if _, err := f.svc.Workspace("acme").APIKeys.RevokeAs(f.ctx, short, short.KeyID); err != nil {
 		t.Errorf("revoking itself: %v", err)
 	}
 	// Another workspace's key is not found, and the operator keeps every right.
-	wantError(t, second(f.svc.RevokeAPIKeyAs(f.ctx, &messaging.Principal{WorkspaceID: "other", Scopes: messaging.AllScopes()}, "acme", strong.ID)), messaging.CodeNotFound, "")
-	if _, err := f.svc.UpdateAPIKey(f.ctx, &messaging.UpdateAPIKeyParams{WorkspaceID: "acme", ID: strong.ID, Scopes: messaging.AllScopes()}); err != nil {
+	wantError(t, second(f.svc.Workspace("acme").APIKeys.RevokeAs(f.ctx, &messaging.Principal{WorkspaceID: "other", Scopes: messaging.AllScopes()}, strong.ID)), messaging.CodeNotFound, "")
+	if _, err := f.svc.Workspace("acme").APIKeys.Update(f.ctx, strong.ID, &messaging.KeyUpdateParams{Scopes: messaging.AllScopes()}); err != nil {
 		t.Errorf("operator edit: %v", err)
 	}
-	if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", strong.ID); err != nil {
+	if _, err := f.svc.Workspace("acme").APIKeys.Revoke(f.ctx, strong.ID); err != nil {
 		t.Errorf("operator revoke: %v", err)
 	}
 }

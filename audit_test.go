@@ -13,11 +13,11 @@ func TestAuditRecordsManagementChanges(t *testing.T) {
 	t.Parallel()
 	f := newLifeFixture(t, fakeprovider.New())
 	ctx := messaging.WithActor(f.ctx, "key_admin")
-	k, plain, err := f.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{messaging.ScopeReadMessages}})
+	k, plain, err := f.svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{messaging.ScopeReadMessages}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.RevokeAPIKey(ctx, "acme", k.ID); err != nil {
+	if _, err := f.svc.Workspace("acme").APIKeys.Revoke(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.Connect(ctx, waConnect("acme", "1234", "99", "EAAGsecret-token")); err != nil {
@@ -31,12 +31,12 @@ func TestAuditRecordsManagementChanges(t *testing.T) {
 	if err := f.svc.Workspace("acme").Templates.Delete(ctx, tpl.ID); err != nil {
 		t.Fatal(err)
 	}
-	e, secret, err := f.svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: "https://example.com/hook"})
+	e, secret, err := f.svc.Workspace("acme").Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: "https://example.com/hook"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A change that fails is not recorded.
-	if _, err := f.svc.RevokeAPIKey(ctx, "acme", "key_missing"); err == nil {
+	if _, err := f.svc.Workspace("acme").APIKeys.Revoke(ctx, "key_missing"); err == nil {
 		t.Fatal("revoking a missing key succeeded")
 	}
 	events, next, err := f.svc.AuditEvents(f.ctx, "acme", "", 0)

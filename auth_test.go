@@ -85,28 +85,30 @@ func TestCreateAPIKeyBadInputs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		p     *messaging.CreateAPIKeyParams
+		ws    string
+		p     *messaging.KeyCreateParams
 		code  messaging.Code
 		field string
 	}{
-		{"no scopes", &messaging.CreateAPIKeyParams{WorkspaceID: "acme"}, messaging.CodeValidation, "scopes"},
-		{"empty scopes", &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{}}, messaging.CodeValidation, "scopes"},
-		{"unknown scope", &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages", "admin"}}, messaging.CodeValidation, "scopes"},
-		{"scope wrong case", &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"READ:messages"}}, messaging.CodeValidation, "scopes"},
-		{"write:templates is not a scope", &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"write:templates"}}, messaging.CodeValidation, "scopes"},
-		{"key of 19 chars", &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages"}, Key: strings.Repeat("k", 19)}, messaging.CodeValidation, "key"},
-		{"key of 129 chars", &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages"}, Key: strings.Repeat("k", 129)}, messaging.CodeValidation, "key"},
-		{"key with space", &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages"}, Key: "abcdefghij klmnopqrstuvwxyz"}, messaging.CodeValidation, "key"},
-		{"key with tab", &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages"}, Key: "abcdefghij\tklmnopqrstuvwxyz"}, messaging.CodeValidation, "key"},
-		{"key non-ASCII", &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages"}, Key: "abcdefghijklmnopqrstuvwxyzé"}, messaging.CodeValidation, "key"},
-		{"unknown workspace", &messaging.CreateAPIKeyParams{WorkspaceID: "ghost", Scopes: []string{"read:messages"}}, messaging.CodeNotFound, ""},
-		{"no workspace", &messaging.CreateAPIKeyParams{Scopes: []string{"read:messages"}}, messaging.CodeNotFound, ""},
+		{"no scopes", "acme", &messaging.KeyCreateParams{}, messaging.CodeValidation, "scopes"},
+		{"empty scopes", "acme", &messaging.KeyCreateParams{Scopes: []string{}}, messaging.CodeValidation, "scopes"},
+		{"unknown scope", "acme", &messaging.KeyCreateParams{Scopes: []string{"read:messages", "admin"}}, messaging.CodeValidation, "scopes"},
+		{"scope wrong case", "acme", &messaging.KeyCreateParams{Scopes: []string{"READ:messages"}}, messaging.CodeValidation, "scopes"},
+		{"write:templates is not a scope", "acme", &messaging.KeyCreateParams{Scopes: []string{"write:templates"}}, messaging.CodeValidation, "scopes"},
+		{"key of 19 chars", "acme", &messaging.KeyCreateParams{Scopes: []string{"read:messages"}, Key: strings.Repeat("k", 19)}, messaging.CodeValidation, "key"},
+		{"key of 129 chars", "acme", &messaging.KeyCreateParams{Scopes: []string{"read:messages"}, Key: strings.Repeat("k", 129)}, messaging.CodeValidation, "key"},
+		{"key with space", "acme", &messaging.KeyCreateParams{Scopes: []string{"read:messages"}, Key: "abcdefghij klmnopqrstuvwxyz"}, messaging.CodeValidation, "key"},
+		{"key with tab", "acme", &messaging.KeyCreateParams{Scopes: []string{"read:messages"}, Key: "abcdefghij\tklmnopqrstuvwxyz"}, messaging.CodeValidation, "key"},
+		{"key non-ASCII", "acme", &messaging.KeyCreateParams{Scopes: []string{"read:messages"}, Key: "abcdefghijklmnopqrstuvwxyzé"}, messaging.CodeValidation, "key"},
+		{"unknown workspace", "ghost", &messaging.KeyCreateParams{Scopes: []string{"read:messages"}}, messaging.CodeNotFound, ""},
+		{"no workspace", "", &messaging.KeyCreateParams{Scopes: []string{"read:messages"}}, messaging.CodeNotFound, ""},
+		{"workspace id with NUL", "ac\x00me", &messaging.KeyCreateParams{Scopes: []string{"read:messages"}}, messaging.CodeValidation, "workspaceID"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := setup(t)
-			k, plain, err := f.svc.CreateAPIKey(f.ctx, tc.p)
+			k, plain, err := f.svc.Workspace(tc.ws).APIKeys.Create(f.ctx, tc.p)
 			if k != nil || plain != "" {
 				t.Errorf("CreateAPIKey returned %+v, %q with an error", k, plain)
 			}
@@ -114,12 +116,12 @@ func TestCreateAPIKeyBadInputs(t *testing.T) {
 			if n := f.store.counts().Keys; n != 0 {
 				t.Errorf("keys stored = %d, want 0", n)
 			}
-			keys, err := f.svc.ListAPIKeys(f.ctx, "acme")
+			keys, err := f.svc.Workspace("acme").APIKeys.List(f.ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(keys) != 0 {
-				t.Errorf("ListAPIKeys = %d keys, want 0", len(keys))
+				t.Errorf("APIKeys.List = %d keys, want 0", len(keys))
 			}
 		})
 	}
@@ -131,7 +133,7 @@ func TestAuthenticate(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	expires := t0.Add(24 * time.Hour)
-	k, plain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme",
+	k, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{
 		Scopes: []string{"write:messages", "read:messages", "write:messages"}, ExpiresAt: &expires})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +154,7 @@ func TestAuthenticate(t *testing.T) {
 	}
 
 	// Another key of the workspace other.
-	_, otherPlain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "other", Scopes: messaging.AllScopes()})
+	_, otherPlain, err := f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func TestAuthenticateInvalidKeys(t *testing.T) {
 		{"good key truncated", func(_ *testing.T, _ *fixture, good string) string { return good[:len(good)-1] }},
 		{"good key upper-cased", func(_ *testing.T, _ *fixture, good string) string { return strings.ToUpper(good) }},
 		{"revoked", func(t *testing.T, f *fixture, _ string) string {
-			k, plain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages"}})
+			k, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: []string{"read:messages"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +207,7 @@ func TestAuthenticateInvalidKeys(t *testing.T) {
 				t.Fatalf("before revocation: %v", err)
 			}
 			for range 2 { // revoking twice is not an error
-				if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
+				if _, err := f.svc.Workspace("acme").APIKeys.Revoke(f.ctx, k.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -213,7 +215,7 @@ func TestAuthenticateInvalidKeys(t *testing.T) {
 		}},
 		{"expired", func(t *testing.T, f *fixture, _ string) string {
 			exp := t0.Add(time.Minute)
-			_, plain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages"}, ExpiresAt: &exp})
+			_, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: []string{"read:messages"}, ExpiresAt: &exp})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,11 +224,11 @@ func TestAuthenticateInvalidKeys(t *testing.T) {
 		}},
 		{"explicit key revoked", func(t *testing.T, f *fixture, _ string) string {
 			const key = "bootstrap-key-0123456789"
-			k, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages"}, Key: key})
+			k, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: []string{"read:messages"}, Key: key})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
+			if _, err := f.svc.Workspace("acme").APIKeys.Revoke(f.ctx, k.ID); err != nil {
 				t.Fatal(err)
 			}
 			return key
@@ -236,7 +238,7 @@ func TestAuthenticateInvalidKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := setup(t)
-			_, good, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()})
+			_, good, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +279,7 @@ func TestExplicitKeys(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			k, plain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: tc.ws, Scopes: []string{"read:contacts"}, Key: tc.key})
+			k, plain, err := f.svc.Workspace(tc.ws).APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: []string{"read:contacts"}, Key: tc.key})
 			if err != nil {
 				t.Fatalf("CreateAPIKey: %v", err)
 			}
@@ -300,7 +302,7 @@ func TestExplicitKeys(t *testing.T) {
 		t.Errorf("Authenticate(20-char key) = %+v, %v; want workspace acme", p, err)
 	}
 	// The same key twice is a conflict, even in another workspace.
-	_, _, err = f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "other", Scopes: []string{"read:contacts"}, Key: "abcdefghijklmnopqrst"})
+	_, _, err = f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: []string{"read:contacts"}, Key: "abcdefghijklmnopqrst"})
 	wantError(t, err, messaging.CodeConflict, "")
 }
 
@@ -310,18 +312,18 @@ func TestListAPIKeysNeverShowsPlaintext(t *testing.T) {
 	var plains []string
 	for i, key := range []string{"", "", "explicit-bootstrap-key-1234567890"} {
 		f.clock.Advance(time.Second)
-		_, plain, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{"read:messages"}, Key: key})
+		_, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: []string{"read:messages"}, Key: key})
 		if err != nil {
 			t.Fatalf("key %d: %v", i, err)
 		}
 		plains = append(plains, plain)
 	}
-	keys, err := f.svc.ListAPIKeys(f.ctx, "acme")
+	keys, err := f.svc.Workspace("acme").APIKeys.List(f.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(keys) != len(plains) {
-		t.Fatalf("ListAPIKeys = %d keys, want %d", len(keys), len(plains))
+		t.Fatalf("APIKeys.List = %d keys, want %d", len(keys), len(plains))
 	}
 	for i, k := range keys {
 		plain := plains[i] // oldest first
@@ -342,7 +344,7 @@ func TestListAPIKeysNeverShowsPlaintext(t *testing.T) {
 			t.Errorf("key %d: %+v", i, k)
 		}
 	}
-	others, err := f.svc.ListAPIKeys(f.ctx, "other")
+	others, err := f.svc.Workspace("other").APIKeys.List(f.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,16 +353,16 @@ func TestListAPIKeysNeverShowsPlaintext(t *testing.T) {
 	}
 
 	// Revoking needs the key's own workspace.
-	wantError(t, second(f.svc.RevokeAPIKey(f.ctx, "other", keys[0].ID)), messaging.CodeNotFound, "")
-	wantError(t, second(f.svc.RevokeAPIKey(f.ctx, "acme", "key_missing")), messaging.CodeNotFound, "")
+	wantError(t, second(f.svc.Workspace("other").APIKeys.Revoke(f.ctx, keys[0].ID)), messaging.CodeNotFound, "")
+	wantError(t, second(f.svc.Workspace("acme").APIKeys.Revoke(f.ctx, "key_missing")), messaging.CodeNotFound, "")
 	if _, err := f.svc.Authenticate(f.ctx, plains[0]); err != nil {
 		t.Errorf("key revoked from the wrong workspace stopped working: %v", err)
 	}
 	f.clock.Advance(time.Second)
-	if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", keys[0].ID); err != nil {
+	if _, err := f.svc.Workspace("acme").APIKeys.Revoke(f.ctx, keys[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	keys, err = f.svc.ListAPIKeys(f.ctx, "acme")
+	keys, err = f.svc.Workspace("acme").APIKeys.List(f.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestServiceTruncatesLastError(t *testing.T) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: "https://hooks.example/in"}); err != nil {
+	if _, _, err := svc.Workspace("acme").Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: "https://hooks.example/in"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Workspace("acme").Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {

@@ -88,9 +88,8 @@ func ExampleService_Authenticate() {
 	ctx := context.Background()
 	svc := newExampleService(ctx)
 
-	_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{
-		WorkspaceID: "acme",
-		Scopes:      []string{messaging.ScopeWriteMessages, messaging.ScopeReadMessages},
+	_, key, err := svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{
+		Scopes: []string{messaging.ScopeWriteMessages, messaging.ScopeReadMessages},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -405,7 +405,7 @@ func TestWebhookReceiverDown(t *testing.T) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: srv.URL + "/hooks"})
+	_, secret, err := svc.Workspace("acme").Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: srv.URL + "/hooks"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -228,8 +228,30 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	return s, nil
 }
 
-// Store returns the store the service runs on.
-func (s *Service) Store() Store { return s.raw }
+// Ping checks that the service's store answers (Store.Ping) within ctx,
+// for readiness probes: nil, or the store's error, which wraps
+// ErrSchemaVersion when the database schema is not at the version this
+// library needs.
+func (s *Service) Ping(ctx context.Context) error { return s.raw.Ping(ctx) }
+
+// UsesStore reports whether the service runs on store: the very value
+// given to New, compared with == (false for a wrapper of it, and for
+// values of a type == cannot compare). A service built beside this one
+// on the same store, as sms.SMS is, may then write this service's records
+// in its own transactions.
+func (s *Service) UsesStore(store any) (same bool) {
+	if store == nil {
+		return false
+	}
+	// == panics on two values of one type it cannot compare (a struct
+	// holding a slice): those are not known to be the same store.
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return any(s.raw) == store
+}
 
 // Now returns the service clock's current time in UTC.
 func (s *Service) Now() time.Time { return s.now() }
@@ -249,6 +271,10 @@ type Workspace struct {
 	Templates *Templates
 	// Conversations lists conversations and their messages.
 	Conversations *Conversations
+	// Webhooks manages the webhook endpoints and their deliveries.
+	Webhooks *Webhooks
+	// APIKeys creates, lists, changes and revokes API keys.
+	APIKeys *APIKeys
 }
 
 // Workspace returns a handle on the workspace with the given id.
@@ -260,6 +286,8 @@ func (s *Service) Workspace(id string) *Workspace {
 		Templates: &Templates{svc: s, ws: id},
 
 		Conversations: &Conversations{svc: s, ws: id},
+		Webhooks:      &Webhooks{svc: s, ws: id},
+		APIKeys:       &APIKeys{svc: s, ws: id},
 	}
 }
 

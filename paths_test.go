@@ -137,7 +137,7 @@ func TestWebhookTimeoutIsRetried(t *testing.T) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	_, secret, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: srv.URL + "/hook"})
+	_, secret, err := svc.Workspace("acme").Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: srv.URL + "/hook"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,13 +241,13 @@ func TestDeleteWebhookEndpoint(t *testing.T) {
 	other := &receiver{}
 	srv := httptest.NewServer(other)
 	t.Cleanup(srv.Close)
-	kept, _, err := f.svc.CreateWebhookEndpoint(f.ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: srv.URL + "/other"})
+	kept, _, err := f.svc.Workspace("acme").Webhooks.Create(f.ctx, &messaging.WebhookCreateParams{URL: srv.URL + "/other"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps, err := f.svc.ListWebhookEndpoints(f.ctx, "acme")
+	eps, err := f.svc.Workspace("acme").Webhooks.List(f.ctx)
 	if err != nil || len(eps) != 2 {
-		t.Fatalf("ListWebhookEndpoints = %d, %v; want 2", len(eps), err)
+		t.Fatalf("Webhooks.List = %d, %v; want 2", len(eps), err)
 	}
 	gone := eps[0].ID
 	if gone == kept.ID {
@@ -255,10 +255,10 @@ func TestDeleteWebhookEndpoint(t *testing.T) {
 	}
 	id := f.send(t, "+254712345678")
 	f.dispatch(t) // sent: one event for each endpoint
-	if _, err := f.svc.DeleteWebhookEndpoint(f.ctx, "acme", gone); err != nil {
+	if _, err := f.svc.Workspace("acme").Webhooks.Delete(f.ctx, gone); err != nil {
 		t.Fatal(err)
 	}
-	eps, err = f.svc.ListWebhookEndpoints(f.ctx, "acme")
+	eps, err = f.svc.Workspace("acme").Webhooks.List(f.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestDeleteWebhookEndpoint(t *testing.T) {
 	if n := f.rcv.count(); n != 0 {
 		t.Errorf("the deleted endpoint got %d requests; want 0", n)
 	}
-	if _, err := f.svc.DeleteWebhookEndpoint(f.ctx, "acme", gone); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := f.svc.Workspace("acme").Webhooks.Delete(f.ctx, gone); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("deleting it again: %v; want not_found", err)
 	}
 }

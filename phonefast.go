@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/nyaruka/phonenumbers"
+
+	"github.com/ujumbe/messaging/internal/callingcode"
 )
 
 // isE164Shape reports whether s is '+', a digit 1 to 9, then 6 to 14
@@ -73,7 +75,7 @@ var nationalPrefixes = sync.OnceValue(func() map[int][]*regexp.Regexp {
 // NormalizePhone with the libphonenumber-only check.
 func validE164Fast(s string) bool {
 	digits := s[1:]
-	cc, i := callingCode(digits)
+	cc, i := callingcode.Of(digits)
 	if cc == 0 {
 		return false
 	}
@@ -97,33 +99,4 @@ func validE164Fast(s string) bool {
 	code := int32(cc)
 	n := &phonenumbers.PhoneNumber{CountryCode: &code, NationalNumber: &nn}
 	return phonenumbers.IsValidNumber(n) && phonenumbers.Format(n, phonenumbers.E164) == s
-}
-
-// callingCode returns the country calling code that digits (a number
-// without its '+') starts with, as phonenumbers.Parse takes it: the
-// shortest prefix of 1 to 3 digits, shorter than digits, that
-// libphonenumber knows; and its length. 0, 0 when there is none.
-func callingCode(digits string) (cc, n int) {
-	for i := 1; i <= 3 && i < len(digits); i++ {
-		c, err := strconv.Atoi(digits[:i])
-		if err != nil {
-			return 0, 0
-		}
-		if len(phonenumbers.GetRegionCodesForCountryCode(c)) > 0 {
-			return c, i
-		}
-	}
-	return 0, 0
-}
-
-// CountryCallingCode returns the country calling code of e164, a number
-// NormalizePhone accepts ('+' and its digits): the prefix of 1 to 3
-// digits that phonenumbers.Parse takes for it. 0 for a string that starts
-// with no calling code libphonenumber knows.
-func CountryCallingCode(e164 string) int {
-	if len(e164) < 2 || e164[0] != '+' {
-		return 0
-	}
-	cc, _ := callingCode(e164[1:])
-	return cc
 }

@@ -62,7 +62,7 @@ func newTwoInstances(t *testing.T, ttl time.Duration) *twoInstances {
 
 func (f *twoInstances) key(t *testing.T) (*messaging.APIKey, string) {
 	t.Helper()
-	k, plain, err := f.a.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()})
+	k, plain, err := f.a.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestCacheKeyRevokedElsewhereStopsWithinTTL(t *testing.T) {
 	}
 
 	// Revoked through a: a sees it at once.
-	if _, err := f.a.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
+	if _, err := f.a.Workspace("acme").APIKeys.Revoke(f.ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, err := f.a.Authenticate(f.ctx, plain)
@@ -160,7 +160,7 @@ func TestCacheReadOverlappingRevocationIsNotKept(t *testing.T) {
 	}()
 	<-read // the key as it was before the revocation is in hand
 	f.store.hold.Store(nil)
-	if _, err := f.a.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
+	if _, err := f.a.Workspace("acme").APIKeys.Revoke(f.ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	close(release)

@@ -35,7 +35,7 @@ func BenchmarkSessionCheck(b *testing.B) {
 		if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme"}); err != nil {
 			b.Fatal(err)
 		}
-		_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{messaging.ScopeReadMessages}})
+		_, key, err := svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{messaging.ScopeReadMessages}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -318,7 +318,7 @@ type Store interface {
 	// ErrNotFound if there is no such delivery.
 	WebhookRedeliver(ctx context.Context, p *WebhookRedeliverParams) (*WebhookDelivery, error)
 	// WebhookRecordTest records a test event sent to an endpoint of the
-	// workspace (Service.TestWebhookEndpoint) as a finished delivery of
+	// workspace (Webhooks.Test) as a finished delivery of
 	// it, whether the endpoint is enabled or not: Test set, p.State
 	// (DeliveryDelivered or DeliveryFailed), one attempt at p.At
 	// (DeliveredAt p.At when delivered), the event's payload kept for a

@@ -215,7 +215,7 @@ func setupStoreFaults(t *testing.T, until time.Duration) *storeFaultFixture {
 	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.CreateWebhookEndpoint(f.ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: srv.URL + "/hooks"}); err != nil {
+	if _, _, err := svc.Workspace("acme").Webhooks.Create(f.ctx, &messaging.WebhookCreateParams{URL: srv.URL + "/hooks"}); err != nil {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")

@@ -292,7 +292,7 @@ func TestWebhookSpanContinuesTheMessageTrace(t *testing.T) {
 	f := setupTelemetry(t, 200)
 	id := f.send(t, "+254712345678")
 	f.dispatch(t)
-	eps, err := f.svc.ListWebhookEndpoints(f.ctx, "acme")
+	eps, err := f.svc.Workspace("acme").Webhooks.List(f.ctx)
 	if err != nil || len(eps) != 1 {
 		t.Fatalf("endpoints = %v, %v", eps, err)
 	}

@@ -88,6 +88,13 @@ func refuseUnstorable(v any) error {
 	return nil
 }
 
+// refuseUnstorableWorkspace refuses, as refuseUnstorable, a workspace id
+// (of a handle) that no store keeps, naming the field workspaceID as the
+// params did when they carried the workspace.
+func refuseUnstorableWorkspace(ws string) error {
+	return refuseUnstorable(struct{ WorkspaceID string }{ws})
+}
+
 // badID reports whether an id cannot name any record (it holds text no
 // store keeps): such an id is not found, without asking the store.
 func badID(id string) bool { return textcheck.Find(id) != nil }

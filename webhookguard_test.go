@@ -77,7 +77,7 @@ func createAnyWebhook(st messaging.Store, ws, rawURL string) (*messaging.Webhook
 	if err != nil {
 		return nil, "", err
 	}
-	return svc.CreateWebhookEndpoint(context.Background(), &messaging.WebhookEndpointParams{WorkspaceID: ws, URL: rawURL})
+	return svc.Workspace(ws).Webhooks.Create(context.Background(), &messaging.WebhookCreateParams{URL: rawURL})
 }
 
 const guardError = "webhook endpoint resolves to a loopback, private or link-local address"

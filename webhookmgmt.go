@@ -20,26 +20,16 @@ import (
 
 // Webhook endpoints: creating, reading, changing, disabling, deleting,
 // rotating their secret, testing them, and the history of their
-// deliveries.
-//
-// Enabled and disabled: an endpoint is disabled while its DisabledAt is
-// set, either because it answered 410 Gone (DisabledReason DisabledGone)
-// or because its operator disabled it (DisabledByOperator); the two are
-// one state with a reason. A disabled endpoint gets no new events, its
-// pending deliveries are failed ("endpoint disabled") and nothing of it is
-// claimed. Enabling it (EditWebhookEndpoint with Enabled true, or a new
-// secret from UpdateWebhookEndpoint) clears both fields, whatever the
-// reason; its failed deliveries stay failed until redelivered. Disabling a
-// disabled endpoint keeps its first DisabledAt and reason.
+// deliveries (see Webhooks).
 
 // Event types that webhook endpoints can subscribe to.
 const (
-	// EventWebhookTest is the type of the event TestWebhookEndpoint sends.
+	// EventWebhookTest is the type of the event Webhooks.Test sends.
 	EventWebhookTest = "webhook.test"
 )
 
 // WebhookEventTypes returns the event types a webhook endpoint can
-// subscribe to (WebhookEndpointParams.Events).
+// subscribe to (WebhookCreateParams.Events).
 func WebhookEventTypes() []string {
 	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventChannelStatusUpdated, EventWebhookTest}
 }
@@ -49,7 +39,7 @@ func WebhookEventTypes() []string {
 const MaxWebhookDescription = 500
 
 // WebhookSecretOverlap is how long the previous secret of an endpoint
-// keeps signing deliveries after RotateWebhookSecret, beside the new one.
+// keeps signing deliveries after Webhooks.RotateSecret, beside the new one.
 const WebhookSecretOverlap = 24 * time.Hour
 
 // webhookEvents validates and normalizes the event types of an endpoint:
@@ -111,97 +101,7 @@ func (s *Service) WebhookAddressPolicy() (allowLoopback, allowPrivate bool) {
 	return s.hooks.opts.AllowLoopback, s.hooks.opts.AllowPrivate
 }
 
-// GetWebhookEndpoint returns one endpoint of the workspace.
-func (s *Service) GetWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error) {
-	e, err := s.store.WebhookEndpointGet(ctx, workspaceID, id)
-	if err != nil {
-		return nil, wrapStoreError(err, "webhook endpoint", id)
-	}
-	return e, nil
-}
-
-// EditWebhookEndpointParams are the arguments of EditWebhookEndpoint. Nil
-// fields are left unchanged; at least one must be set.
-type EditWebhookEndpointParams struct {
-	WorkspaceID string `json:"-"`
-	ID          string `json:"-"`
-	// URL, as in WebhookEndpointParams.
-	URL *string `json:"url"`
-	// Events, as in WebhookEndpointParams: empty means every type.
-	Events *[]string `json:"events"`
-	// Description, as in WebhookEndpointParams; "" clears it.
-	Description *string `json:"description"`
-	// Enabled enables or disables the endpoint (see the package's notes on
-	// webhook management above GetWebhookEndpoint).
-	Enabled *bool `json:"enabled"`
-}
-
-// EditWebhookEndpoint changes an endpoint of the workspace and returns it
-// as changed. A new URL goes through the address guard as at creation.
-// Disabling fails its pending deliveries; enabling clears a 410 Gone too.
-func (s *Service) EditWebhookEndpoint(ctx context.Context, p *EditWebhookEndpointParams) (*WebhookEndpoint, error) {
-	if p == nil || (p.URL == nil && p.Events == nil && p.Description == nil && p.Enabled == nil) {
-		return nil, validationError("body", "must set at least one of url, events, description, enabled")
-	}
-	if err := refuseUnstorable(p); err != nil {
-		return nil, err
-	}
-	up := &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, URL: p.URL, Description: p.Description, Enabled: p.Enabled, At: s.now()}
-	if p.URL != nil {
-		if err := s.validateWebhookURL(*p.URL); err != nil {
-			return nil, err
-		}
-	}
-	if p.Events != nil {
-		events, err := webhookEvents(*p.Events)
-		if err != nil {
-			return nil, err
-		}
-		up.Events = &events
-	}
-	if p.Description != nil {
-		if err := checkLen("description", *p.Description, MaxWebhookDescription); err != nil {
-			return nil, err
-		}
-	}
-	e, err := s.store.WebhookEndpointUpdate(ctx, up)
-	if err != nil {
-		return nil, wrapStoreError(err, "webhook endpoint", p.ID)
-	}
-	if p.Enabled != nil && !*p.Enabled && e.DisabledAt != nil && e.DisabledAt.Equal(up.At) {
-		// Disabled by this call (disabling a disabled endpoint keeps its
-		// first DisabledAt).
-		s.tel.endpointDisabled(ctx, DisabledByOperator)
-	}
-	s.audit(ctx, p.WorkspaceID, AuditWebhookUpdated, p.ID)
-	return e, nil
-}
-
-// RotateWebhookSecret gives an endpoint of the workspace a new random
-// signing secret and returns it (in clear, only here) with the endpoint.
-// The replaced secret keeps signing beside the new one for
-// WebhookSecretOverlap: each delivery's webhook-signature header then holds
-// two signatures, so receivers can switch secrets without losing events.
-// A secret replaced earlier and still in its overlap stops signing.
-func (s *Service) RotateWebhookSecret(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, "", err
-	}
-	sealed, err := s.seal(b[:])
-	if err != nil {
-		return nil, "", err
-	}
-	until := s.now().Add(WebhookSecretOverlap)
-	e, err := s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: workspaceID, ID: id, SecretSealed: sealed, PreviousUntil: &until, At: s.now()})
-	if err != nil {
-		return nil, "", wrapStoreError(err, "webhook endpoint", id)
-	}
-	s.audit(ctx, workspaceID, AuditWebhookRotated, id)
-	return e, "whsec_" + base64.StdEncoding.EncodeToString(b[:]), nil
-}
-
-// WebhookTestResult is the outcome of TestWebhookEndpoint.
+// WebhookTestResult is the outcome of Webhooks.Test.
 type WebhookTestResult struct {
 	// StatusCode is the receiver's answer; 0 when there was none.
 	StatusCode int
@@ -213,136 +113,13 @@ type WebhookTestResult struct {
 	Error string
 }
 
-// TestWebhookEndpoint sends a webhook.test event to an endpoint of the
-// workspace now, signed and guarded like every delivery and bounded by
-// WebhookOptions.Timeout, and returns the receiver's answer. It is sent
-// whether the endpoint is enabled or not and whatever events it
-// subscribes to, and is not retried. It is recorded as a finished delivery
-// of the endpoint marked Test (delivered on a 2xx answer, failed
-// otherwise), listed by ListWebhookDeliveries with the others and pruned
-// like them (see Store.WebhookRecordTest). An endpoint that does not
-// answer is a result with Error, not an error.
-func (s *Service) TestWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookTestResult, error) {
-	e, err := s.GetWebhookEndpoint(ctx, workspaceID, id)
-	if err != nil {
-		return nil, err
-	}
-	w := s.hooks
-	keys, err := w.keys(e.SecretSealed, e.PreviousSecretSealed, e.PreviousSecretExpiresAt)
-	if err != nil {
-		return nil, err
-	}
-	ev, err := s.WebhookEvent(workspaceID, "", EventWebhookTest, struct {
-		EndpointID string `json:"endpoint_id"`
-	}{e.ID})
-	if err != nil {
-		return nil, err
-	}
-	status, err := w.post(ctx, e.URL, ev.ID, ev.Payload, keys)
-	at := s.now()
-	res := &WebhookTestResult{StatusCode: status, Latency: at.Sub(ev.CreatedAt)}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		res.Error = err.Error()
-	}
-	rec := &WebhookRecordTestParams{EndpointID: e.ID, Event: ev, State: DeliveryDelivered, LastStatus: status, At: at, Keep: w.opts.KeepFinished}
-	switch {
-	case err != nil:
-		rec.State, rec.LastError = DeliveryFailed, truncateError(err.Error())
-	case status < 200 || status > 299:
-		rec.State, rec.LastError = DeliveryFailed, "endpoint answered "+strconv.Itoa(status)
-	}
-	// An endpoint deleted while its test was under way has no history to
-	// keep it in: the answer stands.
-	if _, err := s.store.WebhookRecordTest(ctx, rec); err != nil && ErrorCode(err) != CodeNotFound {
-		return nil, wrapStoreError(err, "webhook endpoint", id)
-	}
-	return res, nil
-}
-
 // MaxWebhookDeliveryPage is the most deliveries of one page of
-// ListWebhookDeliveries.
+// Webhooks.Deliveries.
 const MaxWebhookDeliveryPage = 100
 
 // WebhookDeliveryID returns the id of a delivery in the API: "whd_"
 // followed by its Seq.
 func WebhookDeliveryID(d *WebhookDelivery) string { return "whd_" + strconv.FormatInt(d.Seq, 10) }
-
-// ListWebhookDeliveries returns the deliveries of an endpoint of the
-// workspace, newest first, limit at most (default 50, at most
-// MaxWebhookDeliveryPage), after the cursor a previous page returned, and
-// the cursor of the next page ("" on the last). Pending deliveries are
-// listed with the finished ones the store keeps: the newest
-// WebhookOptions.KeepFinished per endpoint.
-func (s *Service) ListWebhookDeliveries(ctx context.Context, workspaceID, endpointID, cursor string, limit int) (deliveries []*WebhookDelivery, next string, err error) {
-	if limit == 0 {
-		limit = 50
-	}
-	if limit < 1 || limit > MaxWebhookDeliveryPage {
-		return nil, "", validationError("limit", "must be 1 to %d", MaxWebhookDeliveryPage)
-	}
-	var before int64
-	if cursor != "" {
-		before, err = strconv.ParseInt(cursor, 10, 64)
-		if err != nil || before < 1 {
-			return nil, "", validationError("cursor", "is not a cursor this API returned")
-		}
-	}
-	list, err := s.store.WebhookDeliveryList(ctx, &WebhookDeliveryListParams{WorkspaceID: workspaceID, EndpointID: endpointID, Before: before, Limit: limit + 1})
-	if err != nil {
-		return nil, "", wrapStoreError(err, "webhook endpoint", endpointID)
-	}
-	if len(list) > limit {
-		list = list[:limit]
-		next = strconv.FormatInt(list[limit-1].Seq, 10)
-	}
-	if list == nil {
-		list = []*WebhookDelivery{}
-	}
-	return list, next, nil
-}
-
-// RedeliverWebhook queues a delivery of an endpoint of the workspace
-// (deliveryID as WebhookDeliveryID gives it) again as a new attempt due
-// now, whether it is pending, failed or delivered, and returns it. The
-// event keeps its id, so receivers that deduplicate by webhook-id see a
-// repeat. Attempts keep counting: a redelivered delivery that fails is
-// retried only while the schedule has attempts left (a delivery that had
-// failed for good gets this one attempt). A delivery whose attempt is
-// under way (leased) is a conflict, as is a delivery of a disabled
-// endpoint (enable it first).
-func (s *Service) RedeliverWebhook(ctx context.Context, workspaceID, endpointID, deliveryID string) (*WebhookDelivery, error) {
-	e, err := s.GetWebhookEndpoint(ctx, workspaceID, endpointID)
-	if err != nil {
-		return nil, err
-	}
-	seq, err := strconv.ParseInt(strings.TrimPrefix(deliveryID, "whd_"), 10, 64)
-	if err != nil || seq < 1 || !strings.HasPrefix(deliveryID, "whd_") {
-		return nil, notFound("webhook delivery", deliveryID)
-	}
-	if e.DisabledAt != nil {
-		// An unknown delivery is not found, even at a disabled endpoint.
-		ds, err := s.store.WebhookDeliveryList(ctx, &WebhookDeliveryListParams{WorkspaceID: workspaceID, EndpointID: endpointID, Before: seq + 1, Limit: 1})
-		if err != nil {
-			return nil, wrapStoreError(err, "webhook endpoint", endpointID)
-		}
-		if len(ds) == 0 || ds[0].Seq != seq {
-			return nil, notFound("webhook delivery", deliveryID)
-		}
-		return nil, &Error{Code: CodeConflict, Message: "webhook endpoint " + e.ID + " is disabled; enable it before redelivering"}
-	}
-	d, err := s.store.WebhookRedeliver(ctx, &WebhookRedeliverParams{WorkspaceID: workspaceID, EndpointID: endpointID, ID: seq, Now: s.now()})
-	if err != nil {
-		if errors.Is(err, ErrConflict) {
-			return nil, &Error{Code: CodeConflict, Message: "webhook delivery " + deliveryID + " is being attempted now; try again when the attempt ends", Err: err}
-		}
-		return nil, wrapStoreError(err, "webhook delivery", deliveryID)
-	}
-	s.wakeWebhooks()
-	return d, nil
-}
 
 // QueueWebhookEvent queues an event of type typ with data (marshalled as
 // JSON into the event's data member) for the one webhook endpoint
@@ -405,9 +182,43 @@ func (d rawEventData) MarshalJSON() ([]byte, error) { return d, nil }
 // Service delivers them now rather than at its next poll.
 func (s *Service) WebhooksQueued() { s.wakeWebhooks() }
 
-// WebhookEndpointParams are the arguments of CreateWebhookEndpoint.
-type WebhookEndpointParams struct {
-	WorkspaceID string
+// secretBytes decodes a "whsec_<base64>" secret (webhooksig.DecodeSecret).
+func secretBytes(secret string) ([]byte, error) { return webhooksig.DecodeSecret(secret) }
+
+// WebhookEndpointHasSecret reports whether secret is the signing secret of
+// e, comparing in constant time. A secret that is not well formed is not
+// e's.
+func (s *Service) WebhookEndpointHasSecret(e *WebhookEndpoint, secret string) (bool, error) {
+	raw, err := secretBytes(secret)
+	if err != nil {
+		return false, nil
+	}
+	cur, err := s.unseal(e.SecretSealed)
+	if err != nil {
+		return false, err
+	}
+	return subtle.ConstantTimeCompare(raw, cur) == 1, nil
+}
+
+// Webhooks manages the webhook endpoints of one workspace: an id of
+// another workspace's endpoint is not found.
+//
+// Enabled and disabled: an endpoint is disabled while its DisabledAt is
+// set, either because it answered 410 Gone (DisabledReason DisabledGone)
+// or because its operator disabled it (DisabledByOperator); the two are
+// one state with a reason. A disabled endpoint gets no new events, its
+// pending deliveries are failed ("endpoint disabled") and nothing of it is
+// claimed. Enabling it (Update with Enabled true, or with a new Secret)
+// clears both fields, whatever the reason; its failed deliveries stay
+// failed until redelivered. Disabling a disabled endpoint keeps its first
+// DisabledAt and reason.
+type Webhooks struct {
+	svc *Service
+	ws  string
+}
+
+// WebhookCreateParams are the arguments of Webhooks.Create.
+type WebhookCreateParams struct {
 	// URL is an absolute http or https URL that the address guard allows
 	// (see WebhookOptions.AllowPrivate).
 	URL string
@@ -421,16 +232,20 @@ type WebhookEndpointParams struct {
 	Secret string
 }
 
-// secretBytes decodes a "whsec_<base64>" secret (webhooksig.DecodeSecret).
-func secretBytes(secret string) ([]byte, error) { return webhooksig.DecodeSecret(secret) }
-
-// CreateWebhookEndpoint subscribes an endpoint of the workspace to its
-// events and returns it with its signing secret (in clear, only here). The
-// secret is stored encrypted with Options.SecretKey.
-func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointParams) (*WebhookEndpoint, string, error) {
+// Create subscribes an endpoint of the workspace to its events and
+// returns it with its signing secret (in clear, only here). The secret is
+// stored encrypted with Options.SecretKey.
+func (wh *Webhooks) Create(ctx context.Context, p *WebhookCreateParams) (*WebhookEndpoint, string, error) {
+	if err := refuseUnstorableWorkspace(wh.ws); err != nil {
+		return nil, "", err
+	}
+	if p == nil {
+		return nil, "", validationError("body", "is required")
+	}
 	if err := refuseUnstorable(p); err != nil {
 		return nil, "", err
 	}
+	s := wh.svc
 	if err := s.validateWebhookURL(p.URL); err != nil {
 		return nil, "", err
 	}
@@ -449,90 +264,295 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *WebhookEndpointP
 		}
 		secret = "whsec_" + base64.StdEncoding.EncodeToString(b[:])
 	}
-	raw, err := secretBytes(secret)
-	if err != nil {
-		return nil, "", validationError("secret", "must be whsec_ followed by the base64 of 16 to 64 bytes")
-	}
-	sealed, err := s.seal(raw)
+	sealed, err := s.sealWebhookSecret(secret)
 	if err != nil {
 		return nil, "", err
 	}
-	e := &WebhookEndpoint{ID: NewID("we"), WorkspaceID: p.WorkspaceID, URL: p.URL, Events: events, Description: p.Description,
+	e := &WebhookEndpoint{ID: NewID("we"), WorkspaceID: wh.ws, URL: p.URL, Events: events, Description: p.Description,
 		SecretSealed: sealed, CreatedAt: s.now()}
 	if err := s.store.WebhookEndpointCreate(ctx, e); err != nil {
-		return nil, "", wrapStoreError(err, "workspace", p.WorkspaceID)
+		return nil, "", wrapStoreError(err, "workspace", wh.ws)
 	}
-	s.audit(ctx, p.WorkspaceID, AuditWebhookCreated, e.ID)
+	s.audit(ctx, wh.ws, AuditWebhookCreated, e.ID)
 	return e, secret, nil
 }
 
-// UpdateWebhookEndpointParams are the arguments of UpdateWebhookEndpoint.
-type UpdateWebhookEndpointParams struct {
-	WorkspaceID string
-	// ID is the endpoint's id (WebhookEndpoint.ID).
-	ID string
-	// Secret is the new signing secret: whsec_ and the base64 of 16 to 64
-	// bytes.
-	Secret string
-}
-
-// UpdateWebhookEndpoint gives an endpoint a new signing secret chosen by
-// the caller (a bootstrap file) and enables it again if it was disabled.
-// The previous secret stops signing at once (RotateWebhookSecret keeps it
-// for a day). Deliveries still pending for it are kept and signed with the
-// new secret.
-func (s *Service) UpdateWebhookEndpoint(ctx context.Context, p *UpdateWebhookEndpointParams) error {
-	if p == nil {
-		return validationError("body", "is required")
-	}
-	raw, err := secretBytes(p.Secret)
-	if err != nil {
-		return validationError("secret", "must be whsec_ followed by the base64 of 16 to 64 bytes")
-	}
-	sealed, err := s.seal(raw)
-	if err != nil {
-		return err
-	}
-	on := true
-	_, err = s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, SecretSealed: sealed, Enabled: &on, At: s.now()})
-	if err != nil {
-		return wrapStoreError(err, "webhook endpoint", p.ID)
-	}
-	s.audit(ctx, p.WorkspaceID, AuditWebhookRotated, p.ID)
-	return nil
-}
-
-// WebhookEndpointHasSecret reports whether secret is the signing secret of
-// e, comparing in constant time. A secret that is not well formed is not
-// e's.
-func (s *Service) WebhookEndpointHasSecret(e *WebhookEndpoint, secret string) (bool, error) {
+// sealWebhookSecret decodes a "whsec_<base64>" secret and encrypts it
+// with Options.SecretKey for the store.
+func (s *Service) sealWebhookSecret(secret string) ([]byte, error) {
 	raw, err := secretBytes(secret)
 	if err != nil {
-		return false, nil
+		return nil, validationError("secret", "must be whsec_ followed by the base64 of 16 to 64 bytes")
 	}
-	cur, err := s.unseal(e.SecretSealed)
+	return s.seal(raw)
+}
+
+// Get returns one endpoint of the workspace.
+func (wh *Webhooks) Get(ctx context.Context, id string) (*WebhookEndpoint, error) {
+	e, err := wh.svc.store.WebhookEndpointGet(ctx, wh.ws, id)
 	if err != nil {
-		return false, err
+		return nil, wrapStoreError(err, "webhook endpoint", id)
 	}
-	return subtle.ConstantTimeCompare(raw, cur) == 1, nil
+	return e, nil
 }
 
-// ListWebhookEndpoints returns the endpoints of a workspace.
-func (s *Service) ListWebhookEndpoints(ctx context.Context, workspaceID string) ([]*WebhookEndpoint, error) {
-	es, err := s.store.WebhookEndpointList(ctx, workspaceID)
-	return es, wrapStoreError(err, "workspace", workspaceID)
+// List returns the endpoints of the workspace.
+func (wh *Webhooks) List(ctx context.Context) ([]*WebhookEndpoint, error) {
+	es, err := wh.svc.store.WebhookEndpointList(ctx, wh.ws)
+	return es, wrapStoreError(err, "workspace", wh.ws)
 }
 
-// DeleteWebhookEndpoint removes an endpoint of the workspace and all its
-// deliveries, and returns it as it was.
-func (s *Service) DeleteWebhookEndpoint(ctx context.Context, workspaceID, id string) (*WebhookEndpoint, error) {
-	e, err := s.GetWebhookEndpoint(ctx, workspaceID, id)
+// WebhookUpdateParams are the arguments of Webhooks.Update. Nil fields
+// are left unchanged; at least one must be set.
+type WebhookUpdateParams struct {
+	// URL, as in WebhookCreateParams.
+	URL *string
+	// Events, as in WebhookCreateParams: empty means every type.
+	Events *[]string
+	// Description, as in WebhookCreateParams; "" clears it.
+	Description *string
+	// Enabled enables or disables the endpoint (see Webhooks).
+	Enabled *bool
+	// Secret replaces the signing secret with one the caller chose (a
+	// bootstrap file): whsec_ and the base64 of 16 to 64 bytes. The
+	// previous secret stops signing at once (RotateSecret keeps it for
+	// WebhookSecretOverlap); deliveries still pending are kept and signed
+	// with the new one. Unless Enabled is false, setting it enables the
+	// endpoint too.
+	Secret *string
+}
+
+// Update changes an endpoint of the workspace and returns it as changed.
+// A new URL goes through the address guard as at creation. Disabling
+// fails its pending deliveries; enabling clears a 410 Gone too. The change
+// is audited as AuditWebhookUpdated, and a new Secret as
+// AuditWebhookRotated.
+func (wh *Webhooks) Update(ctx context.Context, id string, p *WebhookUpdateParams) (*WebhookEndpoint, error) {
+	if p == nil || (p.URL == nil && p.Events == nil && p.Description == nil && p.Enabled == nil && p.Secret == nil) {
+		return nil, validationError("body", "must set at least one of url, events, description, enabled")
+	}
+	s := wh.svc
+	up, err := wh.updateParams(id, p)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.WebhookEndpointDelete(ctx, workspaceID, id); err != nil {
+	e, err := s.store.WebhookEndpointUpdate(ctx, up)
+	if err != nil {
 		return nil, wrapStoreError(err, "webhook endpoint", id)
 	}
-	s.audit(ctx, workspaceID, AuditWebhookDeleted, id)
+	if p.Enabled != nil && !*p.Enabled && e.DisabledAt != nil && e.DisabledAt.Equal(up.At) {
+		// Disabled by this call (disabling a disabled endpoint keeps its
+		// first DisabledAt).
+		s.tel.endpointDisabled(ctx, DisabledByOperator)
+	}
+	if p.URL != nil || p.Events != nil || p.Description != nil || p.Enabled != nil {
+		s.audit(ctx, wh.ws, AuditWebhookUpdated, id)
+	}
+	if p.Secret != nil {
+		s.audit(ctx, wh.ws, AuditWebhookRotated, id)
+	}
 	return e, nil
+}
+
+// updateParams validates p and returns the store's update of the
+// endpoint id.
+func (wh *Webhooks) updateParams(id string, p *WebhookUpdateParams) (*WebhookEndpointUpdateParams, error) {
+	s := wh.svc
+	up := &WebhookEndpointUpdateParams{WorkspaceID: wh.ws, ID: id, URL: p.URL, Description: p.Description, Enabled: p.Enabled}
+	if p.Secret != nil {
+		sealed, err := s.sealWebhookSecret(*p.Secret)
+		if err != nil {
+			return nil, err
+		}
+		up.SecretSealed = sealed
+		if up.Enabled == nil {
+			on := true
+			up.Enabled = &on
+		}
+	}
+	if err := refuseUnstorable(p); err != nil {
+		return nil, err
+	}
+	if p.URL != nil {
+		if err := s.validateWebhookURL(*p.URL); err != nil {
+			return nil, err
+		}
+	}
+	if p.Events != nil {
+		events, err := webhookEvents(*p.Events)
+		if err != nil {
+			return nil, err
+		}
+		up.Events = &events
+	}
+	if p.Description != nil {
+		if err := checkLen("description", *p.Description, MaxWebhookDescription); err != nil {
+			return nil, err
+		}
+	}
+	up.At = s.now()
+	return up, nil
+}
+
+// Delete removes an endpoint of the workspace and all its deliveries,
+// and returns it as it was.
+func (wh *Webhooks) Delete(ctx context.Context, id string) (*WebhookEndpoint, error) {
+	e, err := wh.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := wh.svc.store.WebhookEndpointDelete(ctx, wh.ws, id); err != nil {
+		return nil, wrapStoreError(err, "webhook endpoint", id)
+	}
+	wh.svc.audit(ctx, wh.ws, AuditWebhookDeleted, id)
+	return e, nil
+}
+
+// RotateSecret gives an endpoint of the workspace a new random signing
+// secret and returns it (in clear, only here) with the endpoint. The
+// replaced secret keeps signing beside the new one for
+// WebhookSecretOverlap: each delivery's webhook-signature header then holds
+// two signatures, so receivers can switch secrets without losing events.
+// A secret replaced earlier and still in its overlap stops signing.
+func (wh *Webhooks) RotateSecret(ctx context.Context, id string) (*WebhookEndpoint, string, error) {
+	s := wh.svc
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, "", err
+	}
+	sealed, err := s.seal(b[:])
+	if err != nil {
+		return nil, "", err
+	}
+	until := s.now().Add(WebhookSecretOverlap)
+	e, err := s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: wh.ws, ID: id, SecretSealed: sealed, PreviousUntil: &until, At: s.now()})
+	if err != nil {
+		return nil, "", wrapStoreError(err, "webhook endpoint", id)
+	}
+	s.audit(ctx, wh.ws, AuditWebhookRotated, id)
+	return e, "whsec_" + base64.StdEncoding.EncodeToString(b[:]), nil
+}
+
+// Test sends a webhook.test event to an endpoint of the workspace now,
+// signed and guarded like every delivery and bounded by
+// WebhookOptions.Timeout, and returns the receiver's answer. It is sent
+// whether the endpoint is enabled or not and whatever events it
+// subscribes to, and is not retried. It is recorded as a finished delivery
+// of the endpoint marked Test (delivered on a 2xx answer, failed
+// otherwise), listed by Deliveries with the others and pruned like them
+// (see Store.WebhookRecordTest). An endpoint that does not answer is a
+// result with Error, not an error.
+func (wh *Webhooks) Test(ctx context.Context, id string) (*WebhookTestResult, error) {
+	e, err := wh.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s, w := wh.svc, wh.svc.hooks
+	keys, err := w.keys(e.SecretSealed, e.PreviousSecretSealed, e.PreviousSecretExpiresAt)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := s.WebhookEvent(wh.ws, "", EventWebhookTest, struct {
+		EndpointID string `json:"endpoint_id"`
+	}{e.ID})
+	if err != nil {
+		return nil, err
+	}
+	status, err := w.post(ctx, e.URL, ev.ID, ev.Payload, keys)
+	at := s.now()
+	res := &WebhookTestResult{StatusCode: status, Latency: at.Sub(ev.CreatedAt)}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		res.Error = err.Error()
+	}
+	rec := &WebhookRecordTestParams{EndpointID: e.ID, Event: ev, State: DeliveryDelivered, LastStatus: status, At: at, Keep: w.opts.KeepFinished}
+	switch {
+	case err != nil:
+		rec.State, rec.LastError = DeliveryFailed, truncateError(err.Error())
+	case status < 200 || status > 299:
+		rec.State, rec.LastError = DeliveryFailed, "endpoint answered "+strconv.Itoa(status)
+	}
+	// An endpoint deleted while its test was under way has no history to
+	// keep it in: the answer stands.
+	if _, err := s.store.WebhookRecordTest(ctx, rec); err != nil && ErrorCode(err) != CodeNotFound {
+		return nil, wrapStoreError(err, "webhook endpoint", id)
+	}
+	return res, nil
+}
+
+// Deliveries returns the deliveries of an endpoint of the workspace,
+// newest first, limit at most (default 50, at most
+// MaxWebhookDeliveryPage), after the cursor a previous page returned, and
+// the cursor of the next page ("" on the last). Pending deliveries are
+// listed with the finished ones the store keeps: the newest
+// WebhookOptions.KeepFinished per endpoint.
+func (wh *Webhooks) Deliveries(ctx context.Context, endpointID, cursor string, limit int) (deliveries []*WebhookDelivery, next string, err error) {
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > MaxWebhookDeliveryPage {
+		return nil, "", validationError("limit", "must be 1 to %d", MaxWebhookDeliveryPage)
+	}
+	var before int64
+	if cursor != "" {
+		before, err = strconv.ParseInt(cursor, 10, 64)
+		if err != nil || before < 1 {
+			return nil, "", validationError("cursor", "is not a cursor this API returned")
+		}
+	}
+	list, err := wh.svc.store.WebhookDeliveryList(ctx, &WebhookDeliveryListParams{WorkspaceID: wh.ws, EndpointID: endpointID, Before: before, Limit: limit + 1})
+	if err != nil {
+		return nil, "", wrapStoreError(err, "webhook endpoint", endpointID)
+	}
+	if len(list) > limit {
+		list = list[:limit]
+		next = strconv.FormatInt(list[limit-1].Seq, 10)
+	}
+	if list == nil {
+		list = []*WebhookDelivery{}
+	}
+	return list, next, nil
+}
+
+// Redeliver queues a delivery of an endpoint of the workspace (deliveryID
+// as WebhookDeliveryID gives it) again as a new attempt due now, whether
+// it is pending, failed or delivered, and returns it. The event keeps its
+// id, so receivers that deduplicate by webhook-id see a repeat. Attempts
+// keep counting: a redelivered delivery that fails is retried only while
+// the schedule has attempts left (a delivery that had failed for good
+// gets this one attempt). A delivery whose attempt is under way (leased)
+// is a conflict, as is a delivery of a disabled endpoint (enable it
+// first).
+func (wh *Webhooks) Redeliver(ctx context.Context, endpointID, deliveryID string) (*WebhookDelivery, error) {
+	e, err := wh.Get(ctx, endpointID)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := strconv.ParseInt(strings.TrimPrefix(deliveryID, "whd_"), 10, 64)
+	if err != nil || seq < 1 || !strings.HasPrefix(deliveryID, "whd_") {
+		return nil, notFound("webhook delivery", deliveryID)
+	}
+	s := wh.svc
+	if e.DisabledAt != nil {
+		// An unknown delivery is not found, even at a disabled endpoint.
+		ds, err := s.store.WebhookDeliveryList(ctx, &WebhookDeliveryListParams{WorkspaceID: wh.ws, EndpointID: endpointID, Before: seq + 1, Limit: 1})
+		if err != nil {
+			return nil, wrapStoreError(err, "webhook endpoint", endpointID)
+		}
+		if len(ds) == 0 || ds[0].Seq != seq {
+			return nil, notFound("webhook delivery", deliveryID)
+		}
+		return nil, &Error{Code: CodeConflict, Message: "webhook endpoint " + e.ID + " is disabled; enable it before redelivering"}
+	}
+	d, err := s.store.WebhookRedeliver(ctx, &WebhookRedeliverParams{WorkspaceID: wh.ws, EndpointID: endpointID, ID: seq, Now: s.now()})
+	if err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil, &Error{Code: CodeConflict, Message: "webhook delivery " + deliveryID + " is being attempted now; try again when the attempt ends", Err: err}
+		}
+		return nil, wrapStoreError(err, "webhook delivery", deliveryID)
+	}
+	s.wakeWebhooks()
+	return d, nil
 }

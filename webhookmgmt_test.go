@@ -17,9 +17,9 @@ import (
 // hookEndpoint returns the only endpoint of the fixture.
 func (f *hookFixture) endpoint(t *testing.T) *messaging.WebhookEndpoint {
 	t.Helper()
-	eps, err := f.svc.ListWebhookEndpoints(f.ctx, "acme")
+	eps, err := f.svc.Workspace("acme").Webhooks.List(f.ctx)
 	if err != nil || len(eps) != 1 {
-		t.Fatalf("ListWebhookEndpoints = %d, %v", len(eps), err)
+		t.Fatalf("Webhooks.List = %d, %v", len(eps), err)
 	}
 	return eps[0]
 }
@@ -39,7 +39,7 @@ func TestWebhookRotationOverlap(t *testing.T) {
 	t.Parallel()
 	f := setupHooks(t, true)
 	e := f.endpoint(t)
-	rotated, secret, err := f.svc.RotateWebhookSecret(f.ctx, "acme", e.ID)
+	rotated, secret, err := f.svc.Workspace("acme").Webhooks.RotateSecret(f.ctx, e.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +86,67 @@ func TestWebhookRotationOverlap(t *testing.T) {
 	}
 }
 
+// TestWebhookUpdateSecret: Update with a Secret the caller chose signs
+// with it alone at once (a rotation's previous secret stops too), enables
+// a disabled endpoint unless Enabled says false, and is audited as a
+// rotation (and as an update when other fields change); a malformed
+// secret is a validation error naming secret that changes nothing.
+func TestWebhookUpdateSecret(t *testing.T) {
+	t.Parallel()
+	f := setupHooks(t, true)
+	hooks := f.svc.Workspace("acme").Webhooks
+	e := f.endpoint(t)
+	off := false
+	if _, _, err := hooks.RotateSecret(f.ctx, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{Enabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	bad := "whsec_c2hvcnQ="
+	_, err := hooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{Secret: &bad})
+	wantError(t, err, messaging.CodeValidation, "secret")
+	if got := f.endpoint(t); got.DisabledAt == nil {
+		t.Error("a refused secret enabled the endpoint")
+	}
+	chosen := "whsec_" + strings.Repeat("QUJD", 8)
+	got, err := hooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{Secret: &chosen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DisabledAt != nil || got.DisabledReason != "" || got.PreviousSecretExpiresAt != nil {
+		t.Errorf("after a chosen secret: disabled %v (%q), previous secret until %v; want enabled, no previous secret", got.DisabledAt, got.DisabledReason, got.PreviousSecretExpiresAt)
+	}
+	f.statusEvent(t)
+	if n := f.deliver(t); n != 1 {
+		t.Fatalf("delivered %d", n)
+	}
+	h, body := f.rcv.got[0], f.rcv.bodies[0]
+	if sigs := strings.Fields(h.Get("webhook-signature")); len(sigs) != 1 {
+		t.Errorf("webhook-signature = %q, want one signature", h.Get("webhook-signature"))
+	}
+	if err := messaging.VerifyWebhook(chosen, h, body, f.clock.Now(), 0); err != nil {
+		t.Errorf("the chosen secret does not verify: %v", err)
+	}
+	desc := "kept off"
+	got, err = hooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{Secret: &chosen, Enabled: &off, Description: &desc})
+	if err != nil || got.DisabledAt == nil || got.Description != desc {
+		t.Fatalf("secret with enabled false: %+v, %v; want disabled, described", got, err)
+	}
+	evs, _, err := f.svc.AuditEvents(f.ctx, "acme", "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, ev := range evs[:4] {
+		actions = append(actions, ev.Action)
+	}
+	want := []string{messaging.AuditWebhookRotated, messaging.AuditWebhookUpdated, messaging.AuditWebhookRotated, messaging.AuditWebhookUpdated}
+	if d := cmp.Diff(want, actions); d != "" {
+		t.Errorf("audit, newest first (-want +got):\n%s", d)
+	}
+}
+
 // TestEditWebhookEndpoint: url, events, description and enabled change;
 // bad values are validation errors naming their field; another workspace's
 // endpoint is not found; the changes are audited as updates and the
@@ -102,39 +163,38 @@ func TestEditWebhookEndpoint(t *testing.T) {
 	no := false
 	for _, tc := range []struct {
 		name  string
-		p     messaging.EditWebhookEndpointParams
+		p     messaging.WebhookUpdateParams
 		field string
 		in    string
 	}{
-		{"nothing", messaging.EditWebhookEndpointParams{}, "body", ""},
-		{"unknown event", messaging.EditWebhookEndpointParams{Events: list("message.status_updated", "message.deleted")}, "events", "message.deleted"},
-		{"long description", messaging.EditWebhookEndpointParams{Description: str(strings.Repeat("é", 501))}, "description", "500"},
-		{"loopback url", messaging.EditWebhookEndpointParams{URL: str("http://127.0.0.1:8080/hook")}, "url", "loopback"},
-		{"localhost url", messaging.EditWebhookEndpointParams{URL: str("http://localhost/hook")}, "url", "loopback"},
-		{"private url", messaging.EditWebhookEndpointParams{URL: str("https://10.0.0.7/hook")}, "url", "private"},
-		{"metadata url", messaging.EditWebhookEndpointParams{URL: str("http://169.254.169.254/latest")}, "url", "private"},
-		{"ftp url", messaging.EditWebhookEndpointParams{URL: str("ftp://hooks.example/x")}, "url", "http"},
+		{"nothing", messaging.WebhookUpdateParams{}, "body", ""},
+		{"unknown event", messaging.WebhookUpdateParams{Events: list("message.status_updated", "message.deleted")}, "events", "message.deleted"},
+		{"long description", messaging.WebhookUpdateParams{Description: str(strings.Repeat("é", 501))}, "description", "500"},
+		{"loopback url", messaging.WebhookUpdateParams{URL: str("http://127.0.0.1:8080/hook")}, "url", "loopback"},
+		{"localhost url", messaging.WebhookUpdateParams{URL: str("http://localhost/hook")}, "url", "loopback"},
+		{"private url", messaging.WebhookUpdateParams{URL: str("https://10.0.0.7/hook")}, "url", "private"},
+		{"metadata url", messaging.WebhookUpdateParams{URL: str("http://169.254.169.254/latest")}, "url", "private"},
+		{"ftp url", messaging.WebhookUpdateParams{URL: str("ftp://hooks.example/x")}, "url", "http"},
 	} {
 		p := tc.p
-		p.WorkspaceID, p.ID = "acme", e.ID
-		_, err := f.svc.EditWebhookEndpoint(f.ctx, &p)
+		_, err := f.svc.Workspace("acme").Webhooks.Update(f.ctx, e.ID, &p)
 		var me *messaging.Error
 		if !errors.As(err, &me) || me.Code != messaging.CodeValidation || me.Field != tc.field || !strings.Contains(me.Message, tc.in) {
 			t.Errorf("%s: error %v; want a validation error on %s mentioning %q", tc.name, err, tc.field, tc.in)
 		}
 	}
-	_, err := f.svc.EditWebhookEndpoint(f.ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: "other", ID: e.ID, Enabled: &no})
+	_, err := f.svc.Workspace("other").Webhooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{Enabled: &no})
 	if messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("edit in another workspace: %v, want not_found", err)
 	}
-	if _, _, err := f.svc.RotateWebhookSecret(f.ctx, "other", e.ID); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, _, err := f.svc.Workspace("other").Webhooks.RotateSecret(f.ctx, e.ID); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("rotate in another workspace: %v, want not_found", err)
 	}
-	if _, err := f.svc.GetWebhookEndpoint(f.ctx, "other", e.ID); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := f.svc.Workspace("other").Webhooks.Get(f.ctx, e.ID); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("get in another workspace: %v, want not_found", err)
 	}
 
-	got, err := f.svc.EditWebhookEndpoint(f.ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: "acme", ID: e.ID,
+	got, err := f.svc.Workspace("acme").Webhooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{
 		URL: str("https://hooks.example/v2"), Events: list("webhook.test", "message.status_updated", "webhook.test"), Description: str("orders"), Enabled: &no})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +205,7 @@ func TestEditWebhookEndpoint(t *testing.T) {
 	if d := cmp.Diff(&want, got); d != "" {
 		t.Errorf("edited endpoint (-want +got):\n%s", d)
 	}
-	if _, _, err := f.svc.RotateWebhookSecret(f.ctx, "acme", e.ID); err != nil {
+	if _, _, err := f.svc.Workspace("acme").Webhooks.RotateSecret(f.ctx, e.ID); err != nil {
 		t.Fatal(err)
 	}
 	evs, _, err := f.svc.AuditEvents(f.ctx, "acme", "", 10)
@@ -174,26 +234,26 @@ func TestWebhookDisabledAndFiltered(t *testing.T) {
 	e := f.endpoint(t)
 	off, on := false, true
 	f.statusEvent(t) // queued before the endpoint is disabled
-	if _, err := f.svc.EditWebhookEndpoint(f.ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: "acme", ID: e.ID, Enabled: &off}); err != nil {
+	if _, err := f.svc.Workspace("acme").Webhooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{Enabled: &off}); err != nil {
 		t.Fatal(err)
 	}
 	f.statusEvent(t)
 	if n := f.deliver(t); n != 0 || f.rcv.count() != 0 {
 		t.Fatalf("a disabled endpoint got %d deliveries", n)
 	}
-	ds, _, err := f.svc.ListWebhookDeliveries(f.ctx, "acme", e.ID, "", 0)
+	ds, _, err := f.svc.Workspace("acme").Webhooks.Deliveries(f.ctx, e.ID, "", 0)
 	if err != nil || len(ds) != 1 || ds[0].State != messaging.DeliveryFailed || ds[0].LastError != "endpoint disabled" {
 		t.Fatalf("deliveries of the disabled endpoint = %+v, %v; want the one queued before, failed", ds, err)
 	}
-	_, err = f.svc.RedeliverWebhook(f.ctx, "acme", e.ID, messaging.WebhookDeliveryID(ds[0]))
+	_, err = f.svc.Workspace("acme").Webhooks.Redeliver(f.ctx, e.ID, messaging.WebhookDeliveryID(ds[0]))
 	if messaging.ErrorCode(err) != messaging.CodeConflict {
 		t.Errorf("redeliver to a disabled endpoint: %v, want conflict", err)
 	}
-	if _, err := f.svc.RedeliverWebhook(f.ctx, "acme", e.ID, "whd_999999"); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := f.svc.Workspace("acme").Webhooks.Redeliver(f.ctx, e.ID, "whd_999999"); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("redeliver an unknown delivery of a disabled endpoint: %v, want not_found", err)
 	}
 	list := []string{messaging.EventWebhookTest}
-	if _, err := f.svc.EditWebhookEndpoint(f.ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: "acme", ID: e.ID, Enabled: &on, Events: &list}); err != nil {
+	if _, err := f.svc.Workspace("acme").Webhooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{Enabled: &on, Events: &list}); err != nil {
 		t.Fatal(err)
 	}
 	f.statusEvent(t)
@@ -201,7 +261,7 @@ func TestWebhookDisabledAndFiltered(t *testing.T) {
 		t.Errorf("an endpoint subscribed to webhook.test only got %d status events", n)
 	}
 	list = nil
-	if _, err := f.svc.EditWebhookEndpoint(f.ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: "acme", ID: e.ID, Events: &list}); err != nil {
+	if _, err := f.svc.Workspace("acme").Webhooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{Events: &list}); err != nil {
 		t.Fatal(err)
 	}
 	f.statusEvent(t)
@@ -209,7 +269,7 @@ func TestWebhookDisabledAndFiltered(t *testing.T) {
 		t.Errorf("enabled for every event: %d delivered, want 1", n)
 	}
 	// The failed delivery is redelivered now that the endpoint is enabled.
-	d, err := f.svc.RedeliverWebhook(f.ctx, "acme", e.ID, messaging.WebhookDeliveryID(ds[0]))
+	d, err := f.svc.Workspace("acme").Webhooks.Redeliver(f.ctx, e.ID, messaging.WebhookDeliveryID(ds[0]))
 	if err != nil || d.State != messaging.DeliveryPending || !d.DueAt.Equal(f.clock.Now()) {
 		t.Fatalf("redeliver: %+v, %v; want pending, due now", d, err)
 	}
@@ -217,7 +277,7 @@ func TestWebhookDisabledAndFiltered(t *testing.T) {
 		t.Errorf("redelivered: %d attempted, %d received; want 1 and 2", n, f.rcv.count())
 	}
 	for _, id := range []string{"whd_x", "42", "whd_999999", ""} {
-		if _, err := f.svc.RedeliverWebhook(f.ctx, "acme", e.ID, id); messaging.ErrorCode(err) != messaging.CodeNotFound {
+		if _, err := f.svc.Workspace("acme").Webhooks.Redeliver(f.ctx, e.ID, id); messaging.ErrorCode(err) != messaging.CodeNotFound {
 			t.Errorf("redeliver %q: %v, want not_found", id, err)
 		}
 	}
@@ -236,7 +296,7 @@ func TestListWebhookDeliveries(t *testing.T) {
 	var all []*messaging.WebhookDelivery
 	cursor := ""
 	for range 5 {
-		page, next, err := f.svc.ListWebhookDeliveries(f.ctx, "acme", e.ID, cursor, 2)
+		page, next, err := f.svc.Workspace("acme").Webhooks.Deliveries(f.ctx, e.ID, cursor, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,13 +331,13 @@ func TestListWebhookDeliveries(t *testing.T) {
 		limit  int
 		field  string
 	}{{"abc", 10, "cursor"}, {"-1", 10, "cursor"}, {"", 101, "limit"}, {"", -1, "limit"}} {
-		_, _, err := f.svc.ListWebhookDeliveries(f.ctx, "acme", e.ID, tc.cursor, tc.limit)
+		_, _, err := f.svc.Workspace("acme").Webhooks.Deliveries(f.ctx, e.ID, tc.cursor, tc.limit)
 		var me *messaging.Error
 		if !errors.As(err, &me) || me.Field != tc.field {
 			t.Errorf("cursor %q limit %d: %v; want a validation error on %s", tc.cursor, tc.limit, err, tc.field)
 		}
 	}
-	if _, _, err := f.svc.ListWebhookDeliveries(f.ctx, "nope", e.ID, "", 0); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, _, err := f.svc.Workspace("nope").Webhooks.Deliveries(f.ctx, e.ID, "", 0); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("list in another workspace: %v, want not_found", err)
 	}
 }
@@ -301,11 +361,11 @@ func TestTestWebhookEndpoint(t *testing.T) {
 	t.Cleanup(srv.Close)
 	e := f.endpoint(t)
 	url := srv.URL + "/test"
-	if _, err := f.svc.EditWebhookEndpoint(f.ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: "acme", ID: e.ID, URL: &url}); err != nil {
+	if _, err := f.svc.Workspace("acme").Webhooks.Update(f.ctx, e.ID, &messaging.WebhookUpdateParams{URL: &url}); err != nil {
 		t.Fatal(err)
 	}
 	sentAt := f.clock.Now()
-	res, err := f.svc.TestWebhookEndpoint(f.ctx, "acme", e.ID)
+	res, err := f.svc.Workspace("acme").Webhooks.Test(f.ctx, e.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +384,7 @@ func TestTestWebhookEndpoint(t *testing.T) {
 	if err := json.Unmarshal(body, &ev); err != nil || ev.Type != messaging.EventWebhookTest || ev.Data.EndpointID != e.ID || ev.ID != got.Header.Get("webhook-id") {
 		t.Errorf("test event %s (%v)", body, err)
 	}
-	ds, _, err := f.svc.ListWebhookDeliveries(f.ctx, "acme", e.ID, "", 0)
+	ds, _, err := f.svc.Workspace("acme").Webhooks.Deliveries(f.ctx, e.ID, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,16 +395,16 @@ func TestTestWebhookEndpoint(t *testing.T) {
 	if d := cmp.Diff(want, ds, cmpopts.IgnoreFields(messaging.WebhookDelivery{}, "ID", "Seq")); d != "" {
 		t.Errorf("deliveries after a test (-want +got):\n%s", d)
 	}
-	if _, err := f.svc.TestWebhookEndpoint(f.ctx, "nope", e.ID); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := f.svc.Workspace("nope").Webhooks.Test(f.ctx, e.ID); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("test in another workspace: %v, want not_found", err)
 	}
 
 	strict := setupHooks(t, false) // its endpoint is on loopback
-	res, err = strict.svc.TestWebhookEndpoint(strict.ctx, "acme", strict.endpoint(t).ID)
+	res, err = strict.svc.Workspace("acme").Webhooks.Test(strict.ctx, strict.endpoint(t).ID)
 	if err != nil || res.StatusCode != 0 || !strings.Contains(res.Error, "loopback") || strict.rcv.count() != 0 {
 		t.Errorf("test of a refused address: %+v, %v; want an answer with the guard's error and nothing sent", res, err)
 	}
-	ds, _, err = strict.svc.ListWebhookDeliveries(strict.ctx, "acme", strict.endpoint(t).ID, "", 0)
+	ds, _, err = strict.svc.Workspace("acme").Webhooks.Deliveries(strict.ctx, strict.endpoint(t).ID, "", 0)
 	if err != nil || len(ds) != 1 || !ds[0].Test || ds[0].State != messaging.DeliveryFailed || ds[0].LastError != res.Error || ds[0].DeliveredAt != nil {
 		t.Errorf("deliveries after a refused test = %+v, %v; want one failed test with the guard's error", ds, err)
 	}

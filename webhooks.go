@@ -56,8 +56,8 @@ type WebhookOptions struct {
 	// and enforces AllowPrivate.
 	Client *http.Client
 	// KeepFinished is how many finished (delivered or failed) deliveries
-	// are kept per endpoint, the newest, for ListWebhookDeliveries and
-	// RedeliverWebhook; older ones are deleted as new ones finish.
+	// are kept per endpoint, the newest, for Webhooks.Deliveries and
+	// Webhooks.Redeliver; older ones are deleted as new ones finish.
 	// Default 500.
 	KeepFinished int
 }

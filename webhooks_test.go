@@ -271,7 +271,7 @@ func TestWebhookGoneDisablesEndpoint(t *testing.T) {
 	if n := f.deliver(t); n != 2 {
 		t.Fatalf("attempted %d, want 2", n)
 	}
-	eps, _ := f.svc.ListWebhookEndpoints(f.ctx, "acme")
+	eps, _ := f.svc.Workspace("acme").Webhooks.List(f.ctx)
 	if len(eps) != 1 || eps[0].DisabledAt == nil {
 		t.Fatalf("after 410 the endpoint is %+v, want disabled", eps)
 	}
@@ -317,31 +317,31 @@ func TestWebhookEndpointValidation(t *testing.T) {
 	f := setupHooks(t, true)
 	for _, tc := range []struct {
 		name  string
-		p     messaging.WebhookEndpointParams
+		p     messaging.WebhookCreateParams
 		field string
 	}{
-		{"relative url", messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: "/hook"}, "url"},
-		{"ftp url", messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: "ftp://x.example/hook"}, "url"},
-		{"secret without prefix", messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: "https://x.example", Secret: "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "secret"},
-		{"short secret", messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: "https://x.example", Secret: "whsec_c2hvcnQ="}, "secret"},
+		{"relative url", messaging.WebhookCreateParams{URL: "/hook"}, "url"},
+		{"ftp url", messaging.WebhookCreateParams{URL: "ftp://x.example/hook"}, "url"},
+		{"secret without prefix", messaging.WebhookCreateParams{URL: "https://x.example", Secret: "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "secret"},
+		{"short secret", messaging.WebhookCreateParams{URL: "https://x.example", Secret: "whsec_c2hvcnQ="}, "secret"},
 	} {
-		_, _, err := f.svc.CreateWebhookEndpoint(f.ctx, &tc.p)
+		_, _, err := f.svc.Workspace("acme").Webhooks.Create(f.ctx, &tc.p)
 		var e *messaging.Error
 		if !errors.As(err, &e) || e.Code != messaging.CodeValidation || e.Field != tc.field {
 			t.Errorf("%s: error %v, want validation_error on %s", tc.name, err, tc.field)
 		}
 	}
-	_, _, err := f.svc.CreateWebhookEndpoint(f.ctx, &messaging.WebhookEndpointParams{WorkspaceID: "nope", URL: "https://x.example"})
+	_, _, err := f.svc.Workspace("nope").Webhooks.Create(f.ctx, &messaging.WebhookCreateParams{URL: "https://x.example"})
 	if messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("endpoint of a missing workspace: %v", err)
 	}
 	// The secret is stored sealed, never in clear.
-	eps, _ := f.svc.ListWebhookEndpoints(f.ctx, "acme")
+	eps, _ := f.svc.Workspace("acme").Webhooks.List(f.ctx)
 	if strings.Contains(string(eps[0].SecretSealed), strings.TrimPrefix(f.secret, "whsec_")) {
 		t.Error("the webhook secret is stored in clear")
 	}
 	noKey, _ := messaging.New(memstore.New(), f.prov, nil)
-	if _, _, err := noKey.CreateWebhookEndpoint(f.ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: "https://x.example"}); err == nil {
+	if _, _, err := noKey.Workspace("acme").Webhooks.Create(f.ctx, &messaging.WebhookCreateParams{URL: "https://x.example"}); err == nil {
 		t.Error("created an endpoint without a SecretKey to seal its secret")
 	}
 }

@@ -2,17 +2,13 @@ package messaging
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
-	"unicode"
 )
 
 // Scopes of API keys.
@@ -325,170 +321,6 @@ func (s *Service) setChannel(ctx context.Context, ws, channel string, on bool) e
 	return nil
 }
 
-// CreateAPIKeyParams are the arguments of CreateAPIKey.
-type CreateAPIKeyParams struct {
-	WorkspaceID string
-	// Name tells the key apart in lists: at most MaxAPIKeyName characters,
-	// without control characters or surrounding white space. It is
-	// required when Creator is set (a key made through the management
-	// API); bootstrap files and Go callers may leave it empty.
-	Name string
-	// Scopes granted to the key; at least one.
-	Scopes []string
-	// ExpiresAt, when set, is when the key stops working; it must be after
-	// the service clock's now.
-	ExpiresAt *time.Time
-	// Key, when set, is used as the key instead of a generated one (for
-	// bootstrap files): 20 to 128 visible ASCII characters.
-	Key string
-	// Creator is the key making the request, when a key creates a key
-	// (the management API): every requested scope must be one it holds
-	// and, when the Creator expires, ExpiresAt must be set and no later
-	// than the Creator's, so no key can mint a key stronger or longer
-	// lived than itself. Nil means the operator, the dashboard or a Go
-	// caller, which may grant any scope and any expiry.
-	Creator *Principal
-}
-
-// CreateAPIKey creates an API key and returns its record and its plaintext.
-// The plaintext is returned only here; the store keeps a SHA-256 hash.
-// Generated keys look like "mk_<8 chars>_<43 chars>" and carry 304 random
-// bits. A scope the Creator does not hold is refused with CodeForbidden
-// (Field "scopes", the message names the scope); so is an expiry later
-// than the Creator's, or none when the Creator expires (Field
-// "expires_at").
-func (s *Service) CreateAPIKey(ctx context.Context, p *CreateAPIKeyParams) (*APIKey, string, error) {
-	if err := refuseUnstorable(p); err != nil {
-		return nil, "", err
-	}
-	if p == nil {
-		return nil, "", validationError("body", "is required")
-	}
-	if err := checkKeyName(p.Name, p.Creator != nil); err != nil {
-		return nil, "", err
-	}
-	scopes, err := normalScopes(p.Scopes)
-	if err != nil {
-		return nil, "", err
-	}
-	if p.Creator != nil {
-		if p.Creator.WorkspaceID != p.WorkspaceID {
-			return nil, "", notFound("workspace", p.WorkspaceID)
-		}
-		if err := p.Creator.mayGrant(scopes, p.ExpiresAt); err != nil {
-			return nil, "", err
-		}
-	}
-	if p.ExpiresAt != nil && !p.ExpiresAt.After(s.now()) {
-		return nil, "", validationError("expires_at", "must be in the future (got %s)", FormatTime(*p.ExpiresAt))
-	}
-	key := p.Key
-	if key == "" {
-		var pub [6]byte
-		var sec [32]byte
-		if _, err := rand.Read(pub[:]); err != nil {
-			return nil, "", &Error{Code: CodeInternal, Message: "internal error", Err: err}
-		}
-		_, _ = rand.Read(sec[:])
-		key = "mk_" + base64.RawURLEncoding.EncodeToString(pub[:])[:8] + "_" + base64.RawURLEncoding.EncodeToString(sec[:])
-	} else if !WellFormedKey(key) {
-		return nil, "", validationError("key", "must be 20 to 128 visible ASCII characters")
-	}
-	if _, err := s.GetWorkspace(ctx, p.WorkspaceID); err != nil {
-		return nil, "", err
-	}
-	sum := sha256.Sum256([]byte(key))
-	k := &APIKey{
-		ID: NewID("key"), WorkspaceID: p.WorkspaceID, Name: p.Name, Prefix: KeyLookupID(key), Hash: sum[:],
-		Scopes: scopes, ExpiresAt: utcPtr(p.ExpiresAt), CreatedAt: s.now(),
-	}
-	if err := s.store.APIKeyCreate(ctx, k); err != nil {
-		return nil, "", wrapStoreError(err, "api key", k.ID)
-	}
-	s.audit(ctx, p.WorkspaceID, AuditKeyCreated, k.ID)
-	return k, key, nil
-}
-
-// mayGrant returns nil when the principal may give a key these scopes and
-// this expiry (nil: never expires): every scope is one it holds, and the
-// key expires no later than the principal. Otherwise a forbidden error
-// naming the field.
-func (p *Principal) mayGrant(scopes []string, expiresAt *time.Time) error {
-	for _, sc := range scopes {
-		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes",
-				Message: fmt.Sprintf("scopes: the API key making the request lacks the scope %s, so it cannot grant it", sc)}
-		}
-	}
-	if p.ExpiresAt == nil {
-		return nil
-	}
-	if expiresAt == nil {
-		return &Error{Code: CodeForbidden, Field: "expires_at",
-			Message: fmt.Sprintf("expires_at: the API key making the request expires at %s, so the key must expire too, at or before then", FormatTime(*p.ExpiresAt))}
-	}
-	if expiresAt.After(*p.ExpiresAt) {
-		return &Error{Code: CodeForbidden, Field: "expires_at",
-			Message: fmt.Sprintf("expires_at: %s is after %s, when the API key making the request expires; a key cannot outlive the key that made it", FormatTime(*expiresAt), FormatTime(*p.ExpiresAt))}
-	}
-	return nil
-}
-
-// mayManage returns nil when the principal may revoke or edit the key k:
-// k is of its workspace (else not found) and holds no scope the
-// principal lacks (else forbidden naming "scopes"), so a key cannot act
-// on a stronger one.
-func (p *Principal) mayManage(k *APIKey, verb string) error {
-	if k.WorkspaceID != p.WorkspaceID {
-		return notFound("api key", k.ID)
-	}
-	for _, sc := range k.Scopes {
-		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes",
-				Message: fmt.Sprintf("scopes: the key %s holds the scope %s, which the API key making the request lacks, so it cannot %s it", k.ID, sc, verb)}
-		}
-	}
-	return nil
-}
-
-// checkKeyName checks the name of a new key: at most MaxAPIKeyName
-// characters, no control characters, no surrounding white space, and not
-// empty when required.
-func checkKeyName(name string, required bool) error {
-	if name == "" {
-		if required {
-			return validationError("name", "is required: 1 to %d characters", MaxAPIKeyName)
-		}
-		return nil
-	}
-	if err := checkLen("name", name, MaxAPIKeyName); err != nil {
-		return err
-	}
-	if strings.TrimSpace(name) != name {
-		return validationError("name", "must not start or end with white space")
-	}
-	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return validationError("name", "must not hold control characters")
-	}
-	return nil
-}
-
-// normalScopes checks scopes (at least one, each known) and returns them
-// sorted, without duplicates.
-func normalScopes(scopes []string) ([]string, error) {
-	if len(scopes) == 0 {
-		return nil, validationError("scopes", "must hold at least one scope")
-	}
-	for _, sc := range scopes {
-		if !slices.Contains(AllScopes(), sc) {
-			return nil, validationError("scopes", "unknown scope %q; allowed: %s", sc, strings.Join(AllScopes(), ", "))
-		}
-	}
-	out := slices.Clone(scopes)
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
 // utcPtr returns a copy of *t in UTC, or nil.
 func utcPtr(t *time.Time) *time.Time {
 	if t == nil {
@@ -496,81 +328,6 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
-}
-
-// UpdateAPIKeyParams are the arguments of UpdateAPIKey.
-type UpdateAPIKeyParams struct {
-	WorkspaceID string
-	// ID is the key's id (APIKey.ID).
-	ID string
-	// Scopes replace the key's scopes; at least one.
-	Scopes []string
-	// ExpiresAt replaces the key's expiry; nil means it never expires.
-	ExpiresAt *time.Time
-	// Editor is the key making the request, when a key edits a key: the
-	// edited key must hold no scope the Editor lacks, and the new scopes
-	// and expiry obey the rules of CreateAPIKeyParams.Creator. Nil means
-	// the operator, the dashboard or a Go caller, which may set anything.
-	Editor *Principal
-}
-
-// UpdateAPIKey replaces the scopes and the expiry of a key of the
-// workspace. The next request made with the key is judged by them: a key
-// whose new ExpiresAt has passed is refused as expired, a scope it lost is
-// forbidden. A revoked key stays revoked: revocation is final. With an
-// Editor, a key stronger than it, or new scopes or an expiry it could
-// not grant, are refused with CodeForbidden naming "scopes" or
-// "expires_at".
-func (s *Service) UpdateAPIKey(ctx context.Context, p *UpdateAPIKeyParams) (*APIKey, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if badID(p.ID) {
-		return nil, notFound("api key", p.ID)
-	}
-	scopes, err := normalScopes(p.Scopes)
-	if err != nil {
-		return nil, err
-	}
-	if p.Editor != nil {
-		if p.Editor.WorkspaceID != p.WorkspaceID {
-			return nil, notFound("api key", p.ID)
-		}
-		old, err := s.GetAPIKey(ctx, p.WorkspaceID, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.Editor.mayManage(old, "edit"); err != nil {
-			return nil, err
-		}
-		if err := p.Editor.mayGrant(scopes, p.ExpiresAt); err != nil {
-			return nil, err
-		}
-	}
-	up := &APIKeyUpdateParams{WorkspaceID: p.WorkspaceID, ID: p.ID, Scopes: scopes, ExpiresAt: utcPtr(p.ExpiresAt)}
-	if err := s.store.APIKeyUpdate(ctx, up); err != nil {
-		return nil, wrapStoreError(err, "api key", p.ID)
-	}
-	s.audit(ctx, p.WorkspaceID, AuditKeyUpdated, p.ID)
-	return s.GetAPIKey(ctx, p.WorkspaceID, p.ID)
-}
-
-// GetAPIKey returns the record of a key of the workspace (never its
-// plaintext). A key of another workspace is not found.
-func (s *Service) GetAPIKey(ctx context.Context, workspaceID, keyID string) (*APIKey, error) {
-	if badID(keyID) {
-		return nil, notFound("api key", keyID)
-	}
-	keys, err := s.ListAPIKeys(ctx, workspaceID)
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range keys {
-		if k.ID == keyID {
-			return k, nil
-		}
-	}
-	return nil, notFound("api key", keyID)
 }
 
 // WellFormedKey reports whether key has the shape of an API key: 20 to 128
@@ -585,49 +342,6 @@ func WellFormedKey(key string) bool {
 		}
 	}
 	return true
-}
-
-// RevokeAPIKey revokes a key of the workspace and returns its record.
-// Revoking twice is not an error (the first RevokedAt stays). Revocation
-// is final and immediate: nothing makes a revoked key work again, and the
-// next Authenticate with it fails, even when the key revoked itself. It
-// acts for the operator, the dashboard or a Go caller: see
-// RevokeAPIKeyAs for a key acting.
-func (s *Service) RevokeAPIKey(ctx context.Context, workspaceID, keyID string) (*APIKey, error) {
-	return s.RevokeAPIKeyAs(ctx, nil, workspaceID, keyID)
-}
-
-// RevokeAPIKeyAs is RevokeAPIKey made by the key by (the management API;
-// nil acts as RevokeAPIKey): a key may revoke only keys of its workspace
-// that hold no scope it lacks, itself included. A stronger key is
-// refused with CodeForbidden naming "scopes" and stays active.
-func (s *Service) RevokeAPIKeyAs(ctx context.Context, by *Principal, workspaceID, keyID string) (*APIKey, error) {
-	if badID(keyID) {
-		return nil, notFound("api key", keyID)
-	}
-	if by != nil {
-		if by.WorkspaceID != workspaceID {
-			return nil, notFound("api key", keyID)
-		}
-		k, err := s.GetAPIKey(ctx, workspaceID, keyID)
-		if err != nil {
-			return nil, err
-		}
-		if err := by.mayManage(k, "revoke"); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.store.APIKeyRevoke(ctx, &APIKeyRevokeParams{WorkspaceID: workspaceID, ID: keyID, At: s.now()}); err != nil {
-		return nil, wrapStoreError(err, "api key", keyID)
-	}
-	s.audit(ctx, workspaceID, AuditKeyRevoked, keyID)
-	return s.GetAPIKey(ctx, workspaceID, keyID)
-}
-
-// ListAPIKeys returns the key records of a workspace (never plaintexts).
-func (s *Service) ListAPIKeys(ctx context.Context, workspaceID string) ([]*APIKey, error) {
-	ks, err := s.store.APIKeyList(ctx, workspaceID)
-	return ks, wrapStoreError(err, "workspace", workspaceID)
 }
 
 var errInvalidKey = &Error{Code: CodeInvalidAPIKey, Message: "the API key is invalid, revoked or expired"}

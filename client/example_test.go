@@ -39,7 +39,7 @@ func demoServer() (url, key string, stop func()) {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	_, key, err = svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()})
+	_, key, err = svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 	if err != nil {
 		log.Fatal(err)
 	}

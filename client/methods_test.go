@@ -235,7 +235,7 @@ func methods(e *env) []method {
 			return k.Name, nil
 		}, want: "full"},
 		{name: "APIKeys.Revoke", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
-			k, _, err := e.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: f.ID, Name: "to revoke", Scopes: []string{messaging.ScopeReadMessages}})
+			k, _, err := e.svc.Workspace(f.ID).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "to revoke", Scopes: []string{messaging.ScopeReadMessages}})
 			if err != nil {
 				return "", err
 			}
@@ -412,10 +412,10 @@ func TestCrossWorkspace(t *testing.T) {
 		t.Errorf("only %d methods address a record", n)
 	}
 	// Nothing of A changed.
-	if _, err := e.svc.GetWebhookEndpoint(ctx, e.A.ID, e.A.Hook.ID); err != nil {
+	if _, err := e.svc.Workspace(e.A.ID).Webhooks.Get(ctx, e.A.Hook.ID); err != nil {
 		t.Errorf("A's webhook after B's calls: %v", err)
 	}
-	k, err := e.svc.GetAPIKey(ctx, e.A.ID, e.A.KeyID)
+	k, err := e.svc.Workspace(e.A.ID).APIKeys.Get(ctx, e.A.KeyID)
 	if err != nil || k.RevokedAt != nil {
 		t.Errorf("A's key after B's calls: %v, revoked %v", err, k.RevokedAt)
 	}

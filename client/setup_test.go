@@ -164,16 +164,16 @@ func (e *env) workspace(t testing.TB, id, phone, hookURL string) *fixture {
 	_, err := e.svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Workspace " + id, Channels: messaging.Channels()})
 	must(err)
 	f := &fixture{ID: id, Only: map[string]string{}}
-	k, plain, err := e.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Name: "full", Scopes: messaging.AllScopes()})
+	k, plain, err := e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "full", Scopes: messaging.AllScopes()})
 	must(err)
 	f.Key, f.KeyID = plain, k.ID
 	for _, s := range messaging.AllScopes() {
-		_, f.Only[s], err = e.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Name: "only " + s, Scopes: []string{s}})
+		_, f.Only[s], err = e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "only " + s, Scopes: []string{s}})
 		must(err)
 	}
-	rk, plain, err := e.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Name: "revoked", Scopes: messaging.AllScopes()})
+	rk, plain, err := e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "revoked", Scopes: messaging.AllScopes()})
 	must(err)
-	_, err = e.svc.RevokeAPIKey(ctx, id, rk.ID)
+	_, err = e.svc.Workspace(id).APIKeys.Revoke(ctx, rk.ID)
 	must(err)
 	f.Revoked = plain
 	f.Template, err = e.svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{
@@ -185,11 +185,11 @@ func (e *env) workspace(t testing.TB, id, phone, hookURL string) *fixture {
 	must(err)
 	f.Message, err = e.svc.Workspace(id).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: phone, Type: "text", Text: "hello from " + id})
 	must(err)
-	f.Hook, f.HookSecret, err = e.svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: id, URL: hookURL})
+	f.Hook, f.HookSecret, err = e.svc.Workspace(id).Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: hookURL})
 	must(err)
 	_, err = e.svc.UpdateStatus(ctx, &messaging.StatusUpdate{WorkspaceID: id, MessageID: f.Message.MessageID, Status: messaging.StatusSent})
 	must(err)
-	ds, _, err := e.svc.ListWebhookDeliveries(ctx, id, f.Hook.ID, "", 1)
+	ds, _, err := e.svc.Workspace(id).Webhooks.Deliveries(ctx, f.Hook.ID, "", 1)
 	must(err)
 	if len(ds) != 1 {
 		t.Fatalf("setup %s: %d webhook deliveries, want 1", id, len(ds))

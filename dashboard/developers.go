@@ -124,11 +124,11 @@ func (h *Handler) devPage(w http.ResponseWriter, r *http.Request, req *request) 
 func (h *Handler) renderDev(w http.ResponseWriter, r *http.Request, req *request, p *page, status int) error {
 	p.Title, p.Nav = "Developers", "developers"
 	p.fill(h, req)
-	keys, err := h.svc.ListAPIKeys(req.ctx, req.ws.ID)
+	keys, err := req.svc.APIKeys.List(req.ctx)
 	if err != nil {
 		return err
 	}
-	endpoints, err := h.svc.ListWebhookEndpoints(req.ctx, req.ws.ID)
+	endpoints, err := req.svc.Webhooks.List(req.ctx)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (h *Handler) devCreateKey(w http.ResponseWriter, r *http.Request, req *requ
 		return err
 	}
 	f := r.PostForm
-	params := &messaging.CreateAPIKeyParams{WorkspaceID: req.ws.ID, Name: strings.TrimSpace(f.Get("name")), Scopes: f["scopes"]}
+	params := &messaging.KeyCreateParams{Name: strings.TrimSpace(f.Get("name")), Scopes: f["scopes"]}
 	refuse := func(err error) error {
 		p := &page{Form: f}
 		if messaging.ErrorCode(err) == messaging.CodeNotFound || !p.fieldError(err) {
@@ -169,7 +169,7 @@ func (h *Handler) devCreateKey(w http.ResponseWriter, r *http.Request, req *requ
 		return refuse(err)
 	}
 	params.ExpiresAt = exp
-	k, plain, err := h.svc.CreateAPIKey(req.ctx, params)
+	k, plain, err := req.svc.APIKeys.Create(req.ctx, params)
 	if err != nil {
 		return refuse(err)
 	}
@@ -187,7 +187,7 @@ type devKeyData struct {
 // devKey shows an API key with the form changing its scopes and expiry
 // (none for a revoked key).
 func (h *Handler) devKey(w http.ResponseWriter, r *http.Request, req *request) error {
-	k, err := h.svc.GetAPIKey(req.ctx, req.ws.ID, r.PathValue("id"))
+	k, err := req.svc.APIKeys.Get(req.ctx, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func (h *Handler) renderKey(w http.ResponseWriter, r *http.Request, req *request
 }
 
 // devEditKey replaces the scopes and the expiry of an API key
-// (Service.UpdateAPIKey) and goes back to the keys, or answers the key's
+// (APIKeys.Update) and goes back to the keys, or answers the key's
 // page with the library's refusal next to its field (422). A key of
 // another workspace is not found (404) and changes nothing.
 func (h *Handler) devEditKey(w http.ResponseWriter, r *http.Request, req *request) error {
@@ -223,7 +223,7 @@ func (h *Handler) devEditKey(w http.ResponseWriter, r *http.Request, req *reques
 		if !p.fieldError(err) {
 			return err
 		}
-		k, kerr := h.svc.GetAPIKey(req.ctx, req.ws.ID, id)
+		k, kerr := req.svc.APIKeys.Get(req.ctx, id)
 		if kerr != nil {
 			return kerr
 		}
@@ -233,7 +233,7 @@ func (h *Handler) devEditKey(w http.ResponseWriter, r *http.Request, req *reques
 	if err != nil {
 		return refuse(err)
 	}
-	updated, err := h.svc.UpdateAPIKey(req.ctx, &messaging.UpdateAPIKeyParams{WorkspaceID: req.ws.ID, ID: id, Scopes: f["scopes"], ExpiresAt: exp})
+	updated, err := req.svc.APIKeys.Update(req.ctx, id, &messaging.KeyUpdateParams{Scopes: f["scopes"], ExpiresAt: exp})
 	if err != nil {
 		return refuse(err)
 	}
@@ -298,7 +298,7 @@ func quote(v string) string {
 // devRevokeKey revokes a key of the workspace; the library refuses it at
 // once from then on.
 func (h *Handler) devRevokeKey(w http.ResponseWriter, r *http.Request, req *request) error {
-	k, err := h.svc.RevokeAPIKey(req.ctx, req.ws.ID, r.PathValue("id"))
+	k, err := req.svc.APIKeys.Revoke(req.ctx, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func (h *Handler) devCreateEndpoint(w http.ResponseWriter, r *http.Request, req 
 		return err
 	}
 	f := r.PostForm
-	e, secret, err := h.svc.CreateWebhookEndpoint(req.ctx, &messaging.WebhookEndpointParams{WorkspaceID: req.ws.ID,
+	e, secret, err := req.svc.Webhooks.Create(req.ctx, &messaging.WebhookCreateParams{
 		URL: strings.TrimSpace(f.Get("url")), Events: f["events"], Description: strings.TrimSpace(f.Get("description"))})
 	if err != nil {
 		p := &page{Form: f}

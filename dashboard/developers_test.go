@@ -170,7 +170,7 @@ func TestDevAPIKeyExpiry(t *testing.T) {
 		t.Fatalf("create key answered %d:\n%s", r.status, r.body)
 	}
 	key := shownSecret(t, r)
-	keys, err := f.svc.ListAPIKeys(f.ctx, "acme")
+	keys, err := f.svc.Workspace("acme").APIKeys.List(f.ctx)
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("keys = %v, %v", keys, err)
 	}
@@ -227,7 +227,7 @@ func TestDevAPIKeyValidation(t *testing.T) {
 			t.Errorf("%s: a key is shown", tt.name)
 		}
 	}
-	if keys, err := f.svc.ListAPIKeys(f.ctx, "acme"); err != nil || len(keys) != 0 {
+	if keys, err := f.svc.Workspace("acme").APIKeys.List(f.ctx); err != nil || len(keys) != 0 {
 		t.Errorf("refused forms stored %d keys (%v)", len(keys), err)
 	}
 	// The form keeps what was typed.
@@ -244,7 +244,7 @@ func devCreateEndpoint(t *testing.T, f *fixture, form url.Values) (id, secret st
 		t.Fatalf("create endpoint answered %d, want 201:\n%s", r.status, r.body)
 	}
 	secret = shownSecret(t, r)
-	eps, err := f.svc.ListWebhookEndpoints(f.ctx, "acme")
+	eps, err := f.svc.Workspace("acme").Webhooks.List(f.ctx)
 	if err != nil || len(eps) == 0 {
 		t.Fatalf("endpoints = %v, %v", eps, err)
 	}
@@ -268,7 +268,7 @@ func TestDevEndpointSecrets(t *testing.T) {
 	rcv := newDevReceiver(t, http.StatusOK)
 	id, secret := devCreateEndpoint(t, f, url.Values{"url": {rcv.srv.URL + "/hook"}, "events": {messaging.EventMessageStatusUpdated},
 		"description": {"Order updates"}})
-	e, err := f.svc.GetWebhookEndpoint(f.ctx, "acme", id)
+	e, err := f.svc.Workspace("acme").Webhooks.Get(f.ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestDevEndpointSecrets(t *testing.T) {
 		t.Fatal("rotation showed the old secret")
 	}
 	r.wantContains(t, "The previous secret keeps signing deliveries, beside the new one, for 24 hours (until 2026-11-25 10:30:00 UTC)")
-	e, _ = f.svc.GetWebhookEndpoint(f.ctx, "acme", id)
+	e, _ = f.svc.Workspace("acme").Webhooks.Get(f.ctx, id)
 	if ok, err := f.svc.WebhookEndpointHasSecret(e, rotated); err != nil || !ok {
 		t.Errorf("the rotated secret shown is not the endpoint's: %v, %v", ok, err)
 	}
@@ -365,7 +365,7 @@ func TestDevDeliveryLog(t *testing.T) {
 	if n, err := f.svc.DeliverWebhooksDue(f.ctx); err != nil || n != 1 {
 		t.Fatalf("DeliverWebhooksDue = %d, %v", n, err)
 	}
-	ds, _, err := f.svc.ListWebhookDeliveries(f.ctx, "acme", id, "", 10)
+	ds, _, err := f.svc.Workspace("acme").Webhooks.Deliveries(f.ctx, id, "", 10)
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("deliveries = %v, %v", ds, err)
 	}
@@ -378,7 +378,7 @@ func TestDevDeliveryLog(t *testing.T) {
 	if r.status != http.StatusSeeOther || r.location != "/dashboard/w/acme/developers/webhooks/"+id {
 		t.Fatalf("redeliver answered %d to %q, want 303 to the endpoint", r.status, r.location)
 	}
-	ds, _, _ = f.svc.ListWebhookDeliveries(f.ctx, "acme", id, "", 10)
+	ds, _, _ = f.svc.Workspace("acme").Webhooks.Deliveries(f.ctx, id, "", 10)
 	if len(ds) != 1 || ds[0].State != messaging.DeliveryPending {
 		t.Fatalf("after redeliver the delivery is %+v, want pending", ds)
 	}
@@ -394,7 +394,7 @@ func TestDevDeliveryLog(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("disable answered %d:\n%s", r.status, r.body)
 	}
-	if e, _ := f.svc.GetWebhookEndpoint(f.ctx, "acme", id); e.DisabledAt == nil || e.DisabledReason != messaging.DisabledByOperator {
+	if e, _ := f.svc.Workspace("acme").Webhooks.Get(f.ctx, id); e.DisabledAt == nil || e.DisabledReason != messaging.DisabledByOperator {
 		t.Fatalf("after disable the endpoint is %+v", e)
 	}
 	f.get("/w/acme/developers").wantContains(t, "badge st-disabled", "disabled by hand")
@@ -406,7 +406,7 @@ func TestDevDeliveryLog(t *testing.T) {
 	if r := f.post("/w/acme/developers/webhooks/"+id+"/enabled", url.Values{"enabled": {"true"}}); r.status != http.StatusSeeOther {
 		t.Fatalf("enable answered %d", r.status)
 	}
-	if e, _ := f.svc.GetWebhookEndpoint(f.ctx, "acme", id); e.DisabledAt != nil {
+	if e, _ := f.svc.Workspace("acme").Webhooks.Get(f.ctx, id); e.DisabledAt != nil {
 		t.Errorf("after enable the endpoint is disabled: %+v", e)
 	}
 	if r := f.post("/w/acme/developers/webhooks/"+id+"/deliveries/whd_999/redeliver", nil); r.status != http.StatusNotFound {
@@ -422,7 +422,7 @@ func TestDevDeliveryLogPaging(t *testing.T) {
 	rcv := newDevReceiver(t, http.StatusOK)
 	id, _ := devCreateEndpoint(t, f, url.Values{"url": {rcv.srv.URL + "/hook"}})
 	devStatusEvents(t, f, 27)
-	all, _, err := f.svc.ListWebhookDeliveries(f.ctx, "acme", id, "", 100)
+	all, _, err := f.svc.Workspace("acme").Webhooks.Deliveries(f.ctx, id, "", 100)
 	if err != nil || len(all) != 27 {
 		t.Fatalf("deliveries = %d, %v", len(all), err)
 	}
@@ -485,7 +485,7 @@ func TestDevEndpointValidation(t *testing.T) {
 			t.Errorf("%s: a secret is shown", tt.name)
 		}
 	}
-	if eps, err := f.svc.ListWebhookEndpoints(f.ctx, "acme"); err != nil || len(eps) != 0 {
+	if eps, err := f.svc.Workspace("acme").Webhooks.List(f.ctx); err != nil || len(eps) != 0 {
 		t.Errorf("refused forms stored %d endpoints (%v)", len(eps), err)
 	}
 }
@@ -495,7 +495,7 @@ func TestDevEndpointValidation(t *testing.T) {
 // removes it.
 func TestDevEditAndDeleteEndpoint(t *testing.T) {
 	f := setupDev(t)
-	e, _, err := f.svc.CreateWebhookEndpoint(f.ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: "https://example.com/a"})
+	e, _, err := f.svc.Workspace("acme").Webhooks.Create(f.ctx, &messaging.WebhookCreateParams{URL: "https://example.com/a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,14 +505,14 @@ func TestDevEditAndDeleteEndpoint(t *testing.T) {
 		t.Fatalf("edit with a private URL answered %d", r.status)
 	}
 	r.wantContains(t, `id="edit-url-err"`, "private", `value="http://10.1.2.3/b"`)
-	if got, _ := f.svc.GetWebhookEndpoint(f.ctx, "acme", e.ID); got.URL != "https://example.com/a" || got.Description != "" {
+	if got, _ := f.svc.Workspace("acme").Webhooks.Get(f.ctx, e.ID); got.URL != "https://example.com/a" || got.Description != "" {
 		t.Errorf("a refused edit changed the endpoint: %+v", got)
 	}
 	r = f.post(base+"/edit", url.Values{"url": {"https://example.com/b"}, "description": {"changed"}, "events": {messaging.EventWebhookTest}})
 	if r.status != http.StatusSeeOther || r.location != "/dashboard"+base {
 		t.Fatalf("edit answered %d to %q", r.status, r.location)
 	}
-	got, _ := f.svc.GetWebhookEndpoint(f.ctx, "acme", e.ID)
+	got, _ := f.svc.Workspace("acme").Webhooks.Get(f.ctx, e.ID)
 	if diff := cmp.Diff([]string{messaging.EventWebhookTest}, got.Events); got.URL != "https://example.com/b" || got.Description != "changed" || diff != "" {
 		t.Errorf("edited endpoint %+v, events (-want +got):\n%s", got, diff)
 	}
@@ -522,8 +522,8 @@ func TestDevEditAndDeleteEndpoint(t *testing.T) {
 	if r.status != http.StatusSeeOther || r.location != "/dashboard/w/acme/developers#webhooks" {
 		t.Fatalf("delete answered %d to %q", r.status, r.location)
 	}
-	if _, err := f.svc.GetWebhookEndpoint(f.ctx, "acme", e.ID); messaging.ErrorCode(err) != messaging.CodeNotFound {
-		t.Errorf("after delete GetWebhookEndpoint = %v, want not found", err)
+	if _, err := f.svc.Workspace("acme").Webhooks.Get(f.ctx, e.ID); messaging.ErrorCode(err) != messaging.CodeNotFound {
+		t.Errorf("after delete Webhooks.Get = %v, want not found", err)
 	}
 	if r := f.get(base); r.status != http.StatusNotFound {
 		t.Errorf("a deleted endpoint's page answered %d, want 404", r.status)
@@ -536,11 +536,11 @@ func TestDevEditAndDeleteEndpoint(t *testing.T) {
 func TestDevOtherWorkspace(t *testing.T) {
 	f := setupDev(t)
 	rcv := newDevReceiver(t, http.StatusOK)
-	k, key, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "other", Name: "theirs", Scopes: []string{messaging.ScopeReadMessages}})
+	k, key, err := f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "theirs", Scopes: []string{messaging.ScopeReadMessages}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _, err := f.svc.CreateWebhookEndpoint(f.ctx, &messaging.WebhookEndpointParams{WorkspaceID: "other", URL: rcv.srv.URL + "/theirs"})
+	e, _, err := f.svc.Workspace("other").Webhooks.Create(f.ctx, &messaging.WebhookCreateParams{URL: rcv.srv.URL + "/theirs"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,7 +565,7 @@ func TestDevOtherWorkspace(t *testing.T) {
 	if _, err := f.svc.Authenticate(f.ctx, key); err != nil {
 		t.Errorf("another workspace's key stopped working: %v", err)
 	}
-	got, err := f.svc.GetWebhookEndpoint(f.ctx, "other", e.ID)
+	got, err := f.svc.Workspace("other").Webhooks.Get(f.ctx, e.ID)
 	if err != nil || got.URL != e.URL || got.DisabledAt != nil || got.PreviousSecretExpiresAt != nil {
 		t.Errorf("another workspace's endpoint changed: %+v, %v", got, err)
 	}
@@ -626,7 +626,7 @@ func TestDevSecretsNotLogged(t *testing.T) {
 // refused and the key keeps working.
 func TestDevCrossOriginRevokeRefused(t *testing.T) {
 	f := setup(t)
-	k, key, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "k", Scopes: []string{messaging.ScopeReadMessages}})
+	k, key, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "k", Scopes: []string{messaging.ScopeReadMessages}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -654,14 +654,14 @@ func TestDevEveryEventDescribed(t *testing.T) {
 }
 
 // TestDevAPIKeyEdit: a key's page changes its scopes and expiry through
-// Service.UpdateAPIKey (audited), which the next Authenticate obeys;
+// APIKeys.Update (audited), which the next Authenticate obeys;
 // refusals are shown next to their field at 422 and change nothing; a
 // revoked key offers no form; another workspace's key is not found.
 func TestDevAPIKeyEdit(t *testing.T) {
 	f := setup(t)
 	f.as = "acme"
 	exp := t0.Add(time.Hour)
-	k, key, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Name: "billing", Scopes: []string{messaging.ScopeReadMessages}, ExpiresAt: &exp})
+	k, key, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "billing", Scopes: []string{messaging.ScopeReadMessages}, ExpiresAt: &exp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -689,7 +689,7 @@ func TestDevAPIKeyEdit(t *testing.T) {
 			t.Errorf("%s: answered %d, error %q; want 422 with %q next to %s", c.name, r.status, m, c.want, c.field)
 		}
 	}
-	if got, err := f.svc.GetAPIKey(f.ctx, "acme", k.ID); err != nil || !slices.Equal(got.Scopes, []string{messaging.ScopeReadMessages}) || got.ExpiresAt == nil {
+	if got, err := f.svc.Workspace("acme").APIKeys.Get(f.ctx, k.ID); err != nil || !slices.Equal(got.Scopes, []string{messaging.ScopeReadMessages}) || got.ExpiresAt == nil {
 		t.Errorf("after refused edits the key is %+v, %v; want it unchanged", got, err)
 	}
 
@@ -702,7 +702,7 @@ func TestDevAPIKeyEdit(t *testing.T) {
 	if err != nil || !slices.Equal(p.Scopes, []string{messaging.ScopeReadMessages, messaging.ScopeWriteMessages}) {
 		t.Errorf("after the edit the key authenticates as %+v, %v; want both message scopes", p, err)
 	}
-	if got, _ := f.svc.GetAPIKey(f.ctx, "acme", k.ID); got.ExpiresAt != nil {
+	if got, _ := f.svc.Workspace("acme").APIKeys.Get(f.ctx, k.ID); got.ExpiresAt != nil {
 		t.Errorf("after clearing the expiry it is %v", got.ExpiresAt)
 	}
 	events, _, err := f.svc.AuditEvents(f.ctx, "acme", "", 10)
@@ -719,13 +719,13 @@ func TestDevAPIKeyEdit(t *testing.T) {
 	}
 
 	// A revoked key has no form; another workspace's key is not found.
-	if _, err := f.svc.RevokeAPIKey(f.ctx, "acme", k.ID); err != nil {
+	if _, err := f.svc.Workspace("acme").APIKeys.Revoke(f.ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.get(page); r.status != http.StatusOK || strings.Contains(r.body, "/edit") {
 		t.Errorf("revoked key page answered %d, with an edit form: %v", r.status, strings.Contains(r.body, "/edit"))
 	}
-	ok, _, err := f.svc.CreateAPIKey(f.ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "other", Scopes: []string{messaging.ScopeReadMessages}})
+	ok, _, err := f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: []string{messaging.ScopeReadMessages}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -742,7 +742,7 @@ func TestDevAPIKeyEdit(t *testing.T) {
 			t.Errorf("editing another workspace's key with %v answered %d, want 404", form, r.status)
 		}
 	}
-	if got, _ := f.svc.GetAPIKey(f.ctx, "other", ok.ID); !slices.Equal(got.Scopes, []string{messaging.ScopeReadMessages}) {
+	if got, _ := f.svc.Workspace("other").APIKeys.Get(f.ctx, ok.ID); !slices.Equal(got.Scopes, []string{messaging.ScopeReadMessages}) {
 		t.Errorf("the other workspace's key has scopes %v", got.Scopes)
 	}
 }

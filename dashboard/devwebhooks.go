@@ -56,7 +56,7 @@ func (h *Handler) endpointURL(req *request, id string) string {
 // devEndpoint shows an endpoint of the workspace; another workspace's is
 // not found.
 func (h *Handler) devEndpoint(w http.ResponseWriter, r *http.Request, req *request) error {
-	e, err := h.svc.GetWebhookEndpoint(req.ctx, req.ws.ID, r.PathValue("id"))
+	e, err := req.svc.Webhooks.Get(req.ctx, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (h *Handler) devEndpoint(w http.ResponseWriter, r *http.Request, req *reque
 func (h *Handler) renderEndpoint(w http.ResponseWriter, r *http.Request, req *request, p *page, e *messaging.WebhookEndpoint, d *devEndpointData, status int) error {
 	p.Title, p.Nav = "Webhook endpoint", "developers"
 	p.fill(h, req)
-	list, next, err := h.svc.ListWebhookDeliveries(req.ctx, req.ws.ID, e.ID, d.Cursor, devDeliveryPage)
+	list, next, err := req.svc.Webhooks.Deliveries(req.ctx, e.ID, d.Cursor, devDeliveryPage)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (h *Handler) devEndpointAction(w http.ResponseWriter, r *http.Request, req 
 		return err
 	}
 	id := r.PathValue("id")
-	e, err := h.svc.GetWebhookEndpoint(req.ctx, req.ws.ID, id)
+	e, err := req.svc.Webhooks.Get(req.ctx, id)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (h *Handler) devEditEndpoint(w http.ResponseWriter, r *http.Request, req *r
 		if events == nil {
 			events = []string{}
 		}
-		_, err := h.svc.EditWebhookEndpoint(req.ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: req.ws.ID, ID: id,
+		_, err := req.svc.Webhooks.Update(req.ctx, id, &messaging.WebhookUpdateParams{
 			URL: &u, Events: &events, Description: &desc})
 		return "Webhook endpoint saved.", err
 	})
@@ -147,7 +147,7 @@ func (h *Handler) devSetEndpointEnabled(w http.ResponseWriter, r *http.Request, 
 		if err != nil {
 			return "", &messaging.Error{Code: messaging.CodeValidation, Message: "enabled: must be true or false"}
 		}
-		if _, err := h.svc.EditWebhookEndpoint(req.ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: req.ws.ID, ID: id, Enabled: &on}); err != nil {
+		if _, err := req.svc.Webhooks.Update(req.ctx, id, &messaging.WebhookUpdateParams{Enabled: &on}); err != nil {
 			return "", err
 		}
 		if on {
@@ -160,7 +160,7 @@ func (h *Handler) devSetEndpointEnabled(w http.ResponseWriter, r *http.Request, 
 // devRedeliver queues a delivery of the endpoint again.
 func (h *Handler) devRedeliver(w http.ResponseWriter, r *http.Request, req *request) error {
 	return h.devEndpointAction(w, r, req, func(id string) (string, error) {
-		d, err := h.svc.RedeliverWebhook(req.ctx, req.ws.ID, id, r.PathValue("delivery"))
+		d, err := req.svc.Webhooks.Redeliver(req.ctx, id, r.PathValue("delivery"))
 		if err != nil {
 			return "", err
 		}
@@ -171,7 +171,7 @@ func (h *Handler) devRedeliver(w http.ResponseWriter, r *http.Request, req *requ
 // devRotateSecret gives an endpoint a new signing secret and answers its
 // page showing the secret this once.
 func (h *Handler) devRotateSecret(w http.ResponseWriter, r *http.Request, req *request) error {
-	e, secret, err := h.svc.RotateWebhookSecret(req.ctx, req.ws.ID, r.PathValue("id"))
+	e, secret, err := req.svc.Webhooks.RotateSecret(req.ctx, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -182,11 +182,11 @@ func (h *Handler) devRotateSecret(w http.ResponseWriter, r *http.Request, req *r
 // answers its page with the receiver's answer.
 func (h *Handler) devTestEndpoint(w http.ResponseWriter, r *http.Request, req *request) error {
 	id := r.PathValue("id")
-	res, err := h.svc.TestWebhookEndpoint(req.ctx, req.ws.ID, id)
+	res, err := req.svc.Webhooks.Test(req.ctx, id)
 	if err != nil {
 		return err
 	}
-	e, err := h.svc.GetWebhookEndpoint(req.ctx, req.ws.ID, id)
+	e, err := req.svc.Webhooks.Get(req.ctx, id)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (h *Handler) devTestEndpoint(w http.ResponseWriter, r *http.Request, req *r
 
 // devDeleteEndpoint deletes an endpoint and its deliveries.
 func (h *Handler) devDeleteEndpoint(w http.ResponseWriter, r *http.Request, req *request) error {
-	e, err := h.svc.DeleteWebhookEndpoint(req.ctx, req.ws.ID, r.PathValue("id"))
+	e, err := req.svc.Webhooks.Delete(req.ctx, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request)
 	for _, s := range chartStatuses {
 		d.Totals = append(d.Totals, statusTotal{s, totals[s]})
 	}
-	endpoints, err := h.svc.ListWebhookEndpoints(req.ctx, req.ws.ID)
+	endpoints, err := req.svc.Webhooks.List(req.ctx)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request)
 			d.Failing = append(d.Failing, failingEndpoint{e, "disabled (" + e.DisabledReason + ")"})
 			continue
 		}
-		last, _, err := h.svc.ListWebhookDeliveries(req.ctx, req.ws.ID, e.ID, "", 1)
+		last, _, err := req.svc.Webhooks.Deliveries(req.ctx, e.ID, "", 1)
 		if err != nil {
 			return err
 		}

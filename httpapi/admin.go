@@ -293,8 +293,7 @@ func (h *Handler) opCreateAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	params.WorkspaceID = r.PathValue("id")
-	k, plain, err := h.svc.CreateAPIKey(r.Context(), params)
+	k, plain, err := h.svc.Workspace(r.PathValue("id")).APIKeys.Create(r.Context(), params)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func opSetup(t *testing.T, opts ...func(*httpapi.Options)) *opEnv {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, e.acmeKy, err = svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()}); err != nil {
+	if _, e.acmeKy, err = svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()}); err != nil {
 		t.Fatal(err)
 	}
 	o := &httpapi.Options{Clock: clk.Now, SMS: e.sms, Logger: log, OperatorToken: opToken}

@@ -61,8 +61,8 @@ type apiKeyCreateRequest struct {
 	ExpiresAt *string  `json:"expires_at"`
 }
 
-func (q *apiKeyCreateRequest) params() (*messaging.CreateAPIKeyParams, error) {
-	p := &messaging.CreateAPIKeyParams{Name: q.Name, Scopes: q.Scopes}
+func (q *apiKeyCreateRequest) params() (*messaging.KeyCreateParams, error) {
+	p := &messaging.KeyCreateParams{Name: q.Name, Scopes: q.Scopes}
 	if q.ExpiresAt != nil {
 		t, err := time.Parse(time.RFC3339Nano, *q.ExpiresAt)
 		if err != nil {
@@ -77,7 +77,7 @@ func (h *Handler) listAPIKeys(w http.ResponseWriter, r *http.Request, p *messagi
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	keys, err := h.svc.ListAPIKeys(r.Context(), p.WorkspaceID)
+	keys, err := h.svc.Workspace(p.WorkspaceID).APIKeys.List(r.Context())
 	if err != nil {
 		return err
 	}
@@ -96,8 +96,8 @@ func (h *Handler) createAPIKey(w http.ResponseWriter, r *http.Request, p *messag
 	if err != nil {
 		return err
 	}
-	params.WorkspaceID, params.Creator = p.WorkspaceID, p
-	k, plain, err := h.svc.CreateAPIKey(r.Context(), params)
+	params.Creator = p
+	k, plain, err := h.svc.Workspace(p.WorkspaceID).APIKeys.Create(r.Context(), params)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (h *Handler) createAPIKey(w http.ResponseWriter, r *http.Request, p *messag
 
 func (h *Handler) getAPIKey(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	return getByID(w, r, func(ctx context.Context, id string) (*messaging.APIKey, error) {
-		return h.svc.GetAPIKey(ctx, p.WorkspaceID, id)
+		return h.svc.Workspace(p.WorkspaceID).APIKeys.Get(ctx, id)
 	}, apiKeyView)
 }
 
@@ -118,7 +118,7 @@ func (h *Handler) revokeAPIKey(w http.ResponseWriter, r *http.Request, p *messag
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	k, err := h.svc.RevokeAPIKeyAs(r.Context(), p, p.WorkspaceID, r.PathValue("id"))
+	k, err := h.svc.Workspace(p.WorkspaceID).APIKeys.RevokeAs(r.Context(), p, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

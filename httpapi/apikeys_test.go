@@ -188,7 +188,7 @@ func TestAPIKeyCreateRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := setup(t)
-			before, err := e.svc.ListAPIKeys(context.Background(), e.A.ID)
+			before, err := e.svc.Workspace(e.A.ID).APIKeys.List(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestAPIKeyCreateRefused(t *testing.T) {
 			if !strings.Contains(r.env.Error.Message, c.says) {
 				t.Errorf("message %q does not say %q", r.env.Error.Message, c.says)
 			}
-			after, err := e.svc.ListAPIKeys(context.Background(), e.A.ID)
+			after, err := e.svc.Workspace(e.A.ID).APIKeys.List(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +234,7 @@ func TestAPIKeysOfOtherWorkspace(t *testing.T) {
 		expect(t, r, 404, "not_found", "")
 	}
 	expect(t, e.call(t, "GET", "/v1/api-keys/"+e.A.FullID, "A", nil), 200, "", "")
-	k, err := e.svc.GetAPIKey(context.Background(), e.A.ID, e.A.FullID)
+	k, err := e.svc.Workspace(e.A.ID).APIKeys.Get(context.Background(), e.A.FullID)
 	if err != nil || k.RevokedAt != nil {
 		t.Errorf("A's key after B's DELETE: %+v, %v", k, err)
 	}
@@ -300,7 +300,7 @@ func TestAPIKeyChildBounds(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	hour := t0.Add(time.Hour)
-	_, short, err := e.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: e.A.ID, Name: "short",
+	_, short, err := e.svc.Workspace(e.A.ID).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "short",
 		Scopes: []string{messaging.ScopeManageKeys}, ExpiresAt: &hour})
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func ExampleNew() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: []string{messaging.ScopeWriteMessages}})
+	_, key, err := svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{messaging.ScopeWriteMessages}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -286,7 +286,7 @@ func searchHandler(t testing.TB, store messaging.Store) (http.Handler, string) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_search", Channels: messaging.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "ws_search", Scopes: messaging.AllScopes()})
+	_, key, err := svc.Workspace("ws_search").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func (h *Health) Ready(ctx context.Context) *Readiness {
 		out.Checks["draining"] = "ok"
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
-	err := h.svc.Store().Ping(ctx)
+	err := h.svc.Ping(ctx)
 	cancel()
 	switch {
 	case err == nil:

@@ -102,7 +102,7 @@ func TestAuthExpiryFollowsClock(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	exp := t0.Add(time.Hour)
-	_, key, err := e.svc.CreateAPIKey(context.Background(), &messaging.CreateAPIKeyParams{WorkspaceID: e.A.ID, Scopes: messaging.AllScopes(), ExpiresAt: &exp})
+	_, key, err := e.svc.Workspace(e.A.ID).APIKeys.Create(context.Background(), &messaging.KeyCreateParams{Scopes: messaging.AllScopes(), ExpiresAt: &exp})
 	if err != nil {
 		t.Fatal(err)
 	}

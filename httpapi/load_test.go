@@ -142,7 +142,7 @@ func TestLoad(t *testing.T) {
 		if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Channels: messaging.Channels()}); err != nil {
 			t.Fatal(err)
 		}
-		if _, keys[w], err = svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Scopes: messaging.AllScopes()}); err != nil {
+		if _, keys[w], err = svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{Name: "order_update", Category: messaging.CategoryUtility,

@@ -766,7 +766,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	_, err = svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "narrow", Name: "Narrow", Channels: []string{messaging.ChannelMessenger}})
 	must(err)
 	key := func(name, ws string, scopes ...string) *messaging.APIKey {
-		k, plain, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: ws, Scopes: scopes})
+		k, plain, err := svc.Workspace(ws).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: scopes})
 		must(err)
 		e.vars[name] = plain
 		return k
@@ -778,7 +778,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	key("readTemplates", "acme", messaging.ScopeReadTemplates)
 	key("narrow", "narrow", messaging.AllScopes()...)
 	revoked := key("revoked", "acme", messaging.AllScopes()...)
-	_, err = svc.RevokeAPIKey(ctx, "acme", revoked.ID)
+	_, err = svc.Workspace("acme").APIKeys.Revoke(ctx, revoked.ID)
 	must(err)
 	e.vars["revoked_id"] = revoked.ID
 	key("manageKeys", "acme", messaging.ScopeManageKeys, messaging.ScopeWriteMessages)
@@ -815,7 +815,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
 	t.Cleanup(rcv.Close)
 	hook := func(ws, name string) string {
-		ep, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: ws, URL: rcv.URL + "/" + name})
+		ep, _, err := svc.Workspace(ws).Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: rcv.URL + "/" + name})
 		must(err)
 		e.vars[name] = ep.ID
 		return ep.ID
@@ -837,7 +837,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	_, err = svc.DeliverWebhooksDue(ctx)
 	must(err)
 	for name, id := range map[string]string{"delivery": e.vars["hook"], "delivery_off": off} {
-		ds, _, err := svc.ListWebhookDeliveries(ctx, "acme", id, "", 1)
+		ds, _, err := svc.Workspace("acme").Webhooks.Deliveries(ctx, id, "", 1)
 		must(err)
 		if len(ds) == 0 {
 			t.Fatal("no webhook delivery to redeliver")
@@ -845,7 +845,7 @@ func oaSetup(t *testing.T) *oaEnv {
 		e.vars[name] = messaging.WebhookDeliveryID(ds[0])
 	}
 	disabled := false
-	_, err = svc.EditWebhookEndpoint(ctx, &messaging.EditWebhookEndpointParams{WorkspaceID: "acme", ID: off, Enabled: &disabled})
+	_, err = svc.Workspace("acme").Webhooks.Update(ctx, off, &messaging.WebhookUpdateParams{Enabled: &disabled})
 	must(err)
 	in, err := svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "+254712345678",
 		ProviderMessageID: "wamid.oa.in", Type: "document", Content: &messaging.InboundContent{
@@ -874,7 +874,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	must(err)
 	_, err = fsvc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()})
 	must(err)
-	_, plain, err := fsvc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()})
+	_, plain, err := fsvc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 	must(err)
 	e.vars["failing"] = plain
 	e.failing = httptest.NewServer(httpapi.New(fsvc, nil))
@@ -890,7 +890,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	for _, ws := range []string{"acme", "bare"} {
 		_, err = lsvc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: ws})
 		must(err)
-		_, plain, err := lsvc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: ws, Scopes: messaging.AllScopes()})
+		_, plain, err := lsvc.Workspace(ws).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 		must(err)
 		e.vars["lister_"+ws] = plain
 	}

@@ -179,7 +179,7 @@ func ownershipSetup(t *testing.T, prov messaging.Provider, workspaces ...string)
 		if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: ws, Name: ws}); err != nil {
 			t.Fatal(err)
 		}
-		_, plain, err := svc.CreateAPIKey(t.Context(), &messaging.CreateAPIKeyParams{WorkspaceID: ws, Scopes: messaging.AllScopes()})
+		_, plain, err := svc.Workspace(ws).APIKeys.Create(t.Context(), &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -135,7 +135,7 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 	e.h = httpapi.New(e.svc, o)
 
 	explicit := "acme_live_0123456789abcdef0123456789abcdef"
-	if _, _, err := e.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: e.A.ID, Scopes: messaging.AllScopes(), Key: explicit}); err != nil {
+	if _, _, err := e.svc.Workspace(e.A.ID).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes(), Key: explicit}); err != nil {
 		t.Fatal(err)
 	}
 	rcv := &hookCounter{}
@@ -144,7 +144,7 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 	rawSecret := make([]byte, 32)
 	_, _ = rand.Read(rawSecret)
 	hookSecret := "whsec_" + base64.StdEncoding.EncodeToString(rawSecret)
-	if _, _, err := e.svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: e.A.ID, URL: hook.URL + "/hook", Secret: hookSecret}); err != nil {
+	if _, _, err := e.svc.Workspace(e.A.ID).Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: hook.URL + "/hook", Secret: hookSecret}); err != nil {
 		t.Fatal(err)
 	}
 

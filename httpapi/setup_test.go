@@ -201,7 +201,7 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	f := &wsFixture{ID: id, Only: map[string]string{}, Without: map[string]string{}}
 	key := func(scopes []string, exp *time.Time) (*messaging.APIKey, string) {
 		t.Helper()
-		k, plain, err := e.svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Scopes: scopes, ExpiresAt: exp})
+		k, plain, err := e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: scopes, ExpiresAt: exp})
 		must(err)
 		return k, plain
 	}
@@ -215,14 +215,14 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	// manage keys may revoke it again (a key revokes only keys whose
 	// scopes it holds).
 	rk, plain := key([]string{messaging.ScopeManageKeys}, nil)
-	_, err = e.svc.RevokeAPIKey(ctx, id, rk.ID)
+	_, err = e.svc.Workspace(id).APIKeys.Revoke(ctx, rk.ID)
 	must(err)
 	f.Revoked, f.RevokedID = plain, rk.ID
 	// A key cannot be created expired: it is created live, then its
 	// expiry is moved into the past.
 	future, past := t0.Add(time.Hour), t0.Add(-time.Hour)
 	ek, expired := key(messaging.AllScopes(), &future)
-	_, err = e.svc.UpdateAPIKey(ctx, &messaging.UpdateAPIKeyParams{WorkspaceID: id, ID: ek.ID, Scopes: messaging.AllScopes(), ExpiresAt: &past})
+	_, err = e.svc.Workspace(id).APIKeys.Update(ctx, ek.ID, &messaging.KeyUpdateParams{Scopes: messaging.AllScopes(), ExpiresAt: &past})
 	must(err)
 	f.Expired = expired
 
@@ -284,17 +284,17 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	n := 0
 	f.NewHook = func() string {
 		n++
-		h, _, err := e.svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: id, URL: fmt.Sprintf("%s/%s/%d", e.hookURL, id, n)})
+		h, _, err := e.svc.Workspace(id).Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: fmt.Sprintf("%s/%s/%d", e.hookURL, id, n)})
 		must(err)
 		return h.ID
 	}
-	f.Hook, err = e.svc.GetWebhookEndpoint(ctx, id, f.NewHook())
+	f.Hook, err = e.svc.Workspace(id).Webhooks.Get(ctx, f.NewHook())
 	must(err)
 	hm, err := e.svc.Workspace(id).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "an event for " + id})
 	must(err)
 	_, err = e.svc.UpdateStatus(ctx, &messaging.StatusUpdate{WorkspaceID: id, MessageID: hm.MessageID, Status: messaging.StatusRead})
 	must(err)
-	ds, _, err := e.svc.ListWebhookDeliveries(ctx, id, f.Hook.ID, "", 1)
+	ds, _, err := e.svc.Workspace(id).Webhooks.Deliveries(ctx, f.Hook.ID, "", 1)
 	must(err)
 	if len(ds) != 1 {
 		t.Fatalf("setup %s: %d webhook deliveries, want 1", id, len(ds))

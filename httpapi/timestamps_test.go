@@ -30,7 +30,7 @@ func TestWebhookAndAPITimestampsAgree(t *testing.T) {
 	t.Cleanup(rcv.Close)
 	e := setupOn(t, memstore.New(), &messaging.Options{SecretKey: make([]byte, 32),
 		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowLoopback: true}})
-	if _, _, err := e.svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: e.A.ID, URL: rcv.URL + "/hook"}); err != nil {
+	if _, _, err := e.svc.Workspace(e.A.ID).Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: rcv.URL + "/hook"}); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(1500*time.Millisecond + 188088780) // ...:01.688088780Z

@@ -214,7 +214,7 @@ func TestTemplateSync(t *testing.T) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "w"}); err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "w", Scopes: messaging.AllScopes()})
+	_, key, err := svc.Workspace("w").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,8 +117,8 @@ type webhookCreateRequest struct {
 	Description string   `json:"description"`
 }
 
-func (q *webhookCreateRequest) params() (*messaging.WebhookEndpointParams, error) {
-	return &messaging.WebhookEndpointParams{URL: q.URL, Events: q.Events, Description: q.Description}, nil
+func (q *webhookCreateRequest) params() (*messaging.WebhookCreateParams, error) {
+	return &messaging.WebhookCreateParams{URL: q.URL, Events: q.Events, Description: q.Description}, nil
 }
 
 // webhookPatch is the body of PATCH /v1/webhooks/{id}: the fields present
@@ -130,8 +130,8 @@ type webhookPatch struct {
 	Enabled     *bool     `json:"enabled"`
 }
 
-func (q *webhookPatch) params() (*messaging.EditWebhookEndpointParams, error) {
-	return &messaging.EditWebhookEndpointParams{URL: q.URL, Events: q.Events, Description: q.Description, Enabled: q.Enabled}, nil
+func (q *webhookPatch) params() (*messaging.WebhookUpdateParams, error) {
+	return &messaging.WebhookUpdateParams{URL: q.URL, Events: q.Events, Description: q.Description, Enabled: q.Enabled}, nil
 }
 
 // noBody refuses a request body other than none or an empty JSON object,
@@ -155,7 +155,7 @@ func (h *Handler) listWebhooks(w http.ResponseWriter, r *http.Request, p *messag
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	list, err := h.svc.ListWebhookEndpoints(r.Context(), p.WorkspaceID)
+	list, err := h.svc.Workspace(p.WorkspaceID).Webhooks.List(r.Context())
 	if err != nil {
 		return err
 	}
@@ -174,8 +174,7 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, p *messa
 	if err != nil {
 		return err
 	}
-	params.WorkspaceID = p.WorkspaceID
-	e, secret, err := h.svc.CreateWebhookEndpoint(r.Context(), params)
+	e, secret, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Create(r.Context(), params)
 	if err != nil {
 		return err
 	}
@@ -185,7 +184,7 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, p *messa
 
 func (h *Handler) getWebhook(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	return getByID(w, r, func(ctx context.Context, id string) (*messaging.WebhookEndpoint, error) {
-		return h.svc.GetWebhookEndpoint(ctx, p.WorkspaceID, id)
+		return h.svc.Workspace(p.WorkspaceID).Webhooks.Get(ctx, id)
 	}, webhookView)
 }
 
@@ -194,8 +193,7 @@ func (h *Handler) updateWebhook(w http.ResponseWriter, r *http.Request, p *messa
 	if err != nil {
 		return err
 	}
-	params.WorkspaceID, params.ID = p.WorkspaceID, r.PathValue("id")
-	e, err := h.svc.EditWebhookEndpoint(r.Context(), params)
+	e, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Update(r.Context(), r.PathValue("id"), params)
 	if err != nil {
 		return err
 	}
@@ -207,7 +205,7 @@ func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request, p *messa
 	if err := h.noBody(w, r); err != nil {
 		return err
 	}
-	e, err := h.svc.DeleteWebhookEndpoint(r.Context(), p.WorkspaceID, r.PathValue("id"))
+	e, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Delete(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -219,7 +217,7 @@ func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p 
 	if err := h.noBody(w, r); err != nil {
 		return err
 	}
-	e, secret, err := h.svc.RotateWebhookSecret(r.Context(), p.WorkspaceID, r.PathValue("id"))
+	e, secret, err := h.svc.Workspace(p.WorkspaceID).Webhooks.RotateSecret(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -231,7 +229,7 @@ func (h *Handler) testWebhook(w http.ResponseWriter, r *http.Request, p *messagi
 	if err := h.noBody(w, r); err != nil {
 		return err
 	}
-	res, err := h.svc.TestWebhookEndpoint(r.Context(), p.WorkspaceID, r.PathValue("id"))
+	res, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Test(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -254,7 +252,7 @@ func (h *Handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, 
 			return badRequest("limit", "must be an integer from 1 to %d (got %q)", messaging.MaxWebhookDeliveryPage, v)
 		}
 	}
-	list, next, err := h.svc.ListWebhookDeliveries(r.Context(), p.WorkspaceID, r.PathValue("id"), q["cursor"], limit)
+	list, next, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Deliveries(r.Context(), r.PathValue("id"), q["cursor"], limit)
 	if err != nil {
 		return err
 	}
@@ -273,7 +271,7 @@ func (h *Handler) redeliverWebhook(w http.ResponseWriter, r *http.Request, p *me
 	if err := h.noBody(w, r); err != nil {
 		return err
 	}
-	d, err := h.svc.RedeliverWebhook(r.Context(), p.WorkspaceID, r.PathValue("id"), r.PathValue("delivery_id"))
+	d, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Redeliver(r.Context(), r.PathValue("id"), r.PathValue("delivery_id"))
 	if err != nil {
 		return err
 	}

@@ -194,7 +194,7 @@ func TestWebhookRoutes(t *testing.T) {
 		}
 		expect(t, e.call(t, rq.method, rq.path, "A", body), 404, "not_found", "")
 	}
-	if b, err := e.svc.GetWebhookEndpoint(context.Background(), e.B.ID, e.B.Hook.ID); err != nil || b.DisabledAt != nil {
+	if b, err := e.svc.Workspace(e.B.ID).Webhooks.Get(context.Background(), e.B.Hook.ID); err != nil || b.DisabledAt != nil {
 		t.Errorf("B's endpoint after A's attempts: %+v, %v", b, err)
 	}
 

@@ -101,26 +101,7 @@ func (s *SMS) Bulk(ctx context.Context, p *BulkParams) (*BulkResponse, error) {
 			return nil, err
 		}
 	}
-	type authResult struct {
-		a   *Account
-		err error
-	}
-	auth := map[[2]string]authResult{}
-	var account *Account // the account of the key, once an item authenticated
-	for _, it := range items {
-		if it == nil || it.Err != nil {
-			continue
-		}
-		k := [2]string{it.PartnerID, it.APIKey}
-		if _, ok := auth[k]; ok {
-			continue
-		}
-		a, err := s.Authenticate(ctx, it.PartnerID, it.APIKey)
-		auth[k] = authResult{a, err}
-		if err == nil && account == nil {
-			account = a
-		}
-	}
+	auth, account := s.authenticateBulk(ctx, items)
 	var hash []byte
 	if key != "" && account != nil {
 		hash = bulkHash(items)
@@ -132,6 +113,50 @@ func (s *SMS) Bulk(ctx context.Context, p *BulkParams) (*BulkResponse, error) {
 			return replayBulk(rec, hash)
 		}
 	}
+	ans, msgs := s.prepareBulk(items, auth)
+	if len(msgs) == 0 {
+		return &BulkResponse{Results: ans.bulkResults(nil)}, nil
+	}
+	// A message was prepared, so an item authenticated: account is set.
+	return s.acceptBulk(ctx, account.PartnerID, key, hash, ans, msgs)
+}
+
+// bulkAuth is the outcome of authenticating one (partnerID, apikey) of a
+// bulk request.
+type bulkAuth struct {
+	a   *Account
+	err error
+}
+
+// authenticateBulk authenticates each distinct (partnerID, apikey) of the
+// items that could be read, once, in order. It returns the outcomes by
+// pair and the account of the first item that authenticated (nil when
+// none did).
+func (s *SMS) authenticateBulk(ctx context.Context, items []*BulkItem) (map[[2]string]bulkAuth, *Account) {
+	auth := map[[2]string]bulkAuth{}
+	var account *Account
+	for _, it := range items {
+		if it == nil || it.Err != nil {
+			continue
+		}
+		k := [2]string{it.PartnerID, it.APIKey}
+		if _, ok := auth[k]; ok {
+			continue
+		}
+		a, err := s.Authenticate(ctx, it.PartnerID, it.APIKey)
+		auth[k] = bulkAuth{a, err}
+		if err == nil && account == nil {
+			account = a
+		}
+	}
+	return auth, account
+}
+
+// prepareBulk validates each item with the outcome of its authentication:
+// it returns the answer, holding a refusal for each refused item and a
+// pending result for each other, and the messages of the pending items,
+// in order.
+func (s *SMS) prepareBulk(items []*BulkItem, auth map[[2]string]bulkAuth) (*answer, []*Message) {
 	ans := &answer{Items: make([]answerItem, len(items))}
 	var msgs []*Message
 	for i, it := range items {
@@ -157,11 +182,15 @@ func (s *SMS) Bulk(ctx context.Context, p *BulkParams) (*BulkResponse, error) {
 		msgs = append(msgs, m)
 		ans.Items[i] = pendingItem(len(msgs), ar.a, m)
 	}
-	if len(msgs) == 0 {
-		return &BulkResponse{Results: ans.bulkResults(nil)}, nil
-	}
-	// A message was prepared, so an item authenticated: account is set.
-	res, prev, err := s.accept(ctx, account.PartnerID, key, hash, ans, msgs)
+	return ans, msgs
+}
+
+// acceptBulk debits and stores msgs, the pending items of ans, for the
+// account partnerID (with the idempotency key and the request's hash, when
+// key is set), wakes the scheduler when one of them is due now, and
+// answers. A store failure refuses every pending item with it.
+func (s *SMS) acceptBulk(ctx context.Context, partnerID, key string, hash []byte, ans *answer, msgs []*Message) (*BulkResponse, error) {
+	res, prev, err := s.accept(ctx, partnerID, key, hash, ans, msgs)
 	if err != nil {
 		// Nothing was stored: the items handed to the store get 1005.
 		s.log.ErrorContext(ctx, "sms: bulk accept failed", "err", err.Error())

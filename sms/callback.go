@@ -15,14 +15,19 @@ const EventDeliveryReport = "sms.delivery_report"
 
 // CallbackOptions let SMS accounts register a callback URL: each final
 // delivery report of the account's messages is then POSTed to it as an
-// EventDeliveryReport event through Service's webhook outbox, with its
-// Standard Webhooks signatures, retry schedule and address guard.
+// EventDeliveryReport event through the webhook outbox of Service (or
+// Outbox), with its Standard Webhooks signatures, retry schedule and
+// address guard.
 type CallbackOptions struct {
-	// Service delivers the events. When it was created on the very store
-	// value given to New, a report's push is queued in the transaction
-	// that stores the report; on another store (or a wrapper of the
-	// same), just after it, so that a crash in between loses that push.
+	// Service keeps the callbacks' webhook endpoints and, unless Outbox
+	// is set, queues and delivers their events.
 	Service *messaging.Service
+	// Outbox queues the events, in the store where Service keeps the
+	// endpoints (a wrapper of Service, for example). Default: Service.
+	// When it queues them in the store given to New (see OutboxStore), a
+	// report's push is queued in the transaction that stores the report;
+	// otherwise just after it, so that a crash in between loses that push.
+	Outbox Outbox
 	// WorkspaceID is the workspace of Service that holds the callbacks'
 	// webhook endpoints (one per account that registered a URL). The
 	// first SetCallback creates it when it does not exist; it should hold
@@ -85,18 +90,19 @@ func (s *SMS) SetCallback(ctx context.Context, partnerID, url, secret string) (*
 	if err := ensureCallbackWorkspace(ctx, cb); err != nil {
 		return nil, "", err
 	}
-	e, plain, err := cb.Service.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: cb.WorkspaceID, URL: url,
+	hooks := cb.Service.Workspace(cb.WorkspaceID).Webhooks
+	e, plain, err := hooks.Create(ctx, &messaging.WebhookCreateParams{URL: url,
 		Secret: secret, Description: "SMS delivery reports of account " + partnerID})
 	if err != nil {
 		return nil, "", err
 	}
 	id := e.ID
 	if _, err := s.store.SMSAccountUpdate(ctx, &AccountUpdate{PartnerID: partnerID, CallbackEndpointID: &id, At: s.now()}); err != nil {
-		_, _ = cb.Service.DeleteWebhookEndpoint(context.WithoutCancel(ctx), cb.WorkspaceID, id)
+		_, _ = hooks.Delete(context.WithoutCancel(ctx), id)
 		return nil, "", callbackAccountError(err, partnerID)
 	}
 	if a.CallbackEndpointID != "" {
-		if _, err := cb.Service.DeleteWebhookEndpoint(ctx, cb.WorkspaceID, a.CallbackEndpointID); err != nil && messaging.ErrorCode(err) != messaging.CodeNotFound {
+		if _, err := hooks.Delete(ctx, a.CallbackEndpointID); err != nil && messaging.ErrorCode(err) != messaging.CodeNotFound {
 			s.log.WarnContext(ctx, "sms: the replaced callback endpoint could not be deleted", "partner_id", partnerID, "endpoint_id", a.CallbackEndpointID, "err", err.Error())
 		}
 	}
@@ -116,7 +122,7 @@ func (s *SMS) GetCallback(ctx context.Context, partnerID string) (*Callback, err
 	if a.CallbackEndpointID == "" {
 		return nil, nil
 	}
-	e, err := cb.Service.GetWebhookEndpoint(ctx, cb.WorkspaceID, a.CallbackEndpointID)
+	e, err := cb.Service.Workspace(cb.WorkspaceID).Webhooks.Get(ctx, a.CallbackEndpointID)
 	if messaging.ErrorCode(err) == messaging.CodeNotFound {
 		return nil, nil
 	}
@@ -173,18 +179,18 @@ func (s *SMS) reportPush(ctx context.Context, m *Message, old, nr *Report) (endp
 }
 
 // saveReport stores the report nr of m in place of old, with its push to
-// the account's callback when it has one (reportPush). When the callbacks'
-// Service is on the SMS store itself, the push is queued in the
+// the account's callback when it has one (reportPush). When the SMS store
+// keeps the callbacks' outbox (pushInTx), the push is queued in the
 // transaction that stores the report, by the save that replaces a report
 // that was not final: once, and never without the report. Otherwise it
-// is queued just after the report is stored, and a crash in between loses
-// it. A push that cannot be built or queued is logged; the report is kept.
+// is queued through the Outbox just after the report is stored, and a
+// crash in between loses it. A push that cannot be built or queued is logged; the report is kept.
 func (s *SMS) saveReport(ctx context.Context, m *Message, old, nr *Report) error {
 	p := &ReportSaveParams{PartnerID: m.PartnerID, Number: m.Number, Report: nr}
 	endpointID, data := s.reportPush(ctx, m, old, nr)
 	cb := s.opts.Callbacks
 	if endpointID != "" && s.pushInTx {
-		ev, err := cb.Service.WebhookEvent(cb.WorkspaceID, m.ID, EventDeliveryReport, data)
+		ev, err := s.outbox.WebhookEvent(cb.WorkspaceID, m.ID, EventDeliveryReport, data)
 		if err != nil {
 			s.log.WarnContext(ctx, "sms: delivery report not pushed: building the event failed", "number", m.Number, "err", err.Error())
 		} else {
@@ -197,9 +203,9 @@ func (s *SMS) saveReport(ctx context.Context, m *Message, old, nr *Report) error
 	}
 	switch {
 	case pushed:
-		cb.Service.WebhooksQueued()
+		s.outbox.WebhooksQueued()
 	case endpointID != "" && !s.pushInTx:
-		if _, _, err := cb.Service.QueueWebhookEvent(ctx, cb.WorkspaceID, endpointID, m.ID, EventDeliveryReport, data); err != nil {
+		if _, _, err := s.outbox.QueueWebhookEvent(ctx, cb.WorkspaceID, endpointID, m.ID, EventDeliveryReport, data); err != nil {
 			s.log.WarnContext(ctx, "sms: delivery report not pushed: queueing the event failed", "number", m.Number, "err", err.Error())
 		}
 	}

@@ -61,18 +61,23 @@ func verifySignature(secret string, h http.Header, body []byte) bool {
 // service without callbacks are refused. With the callbacks' Service on
 // the SMS store itself, each push is queued by the save that stores its
 // report (Store.SMSReportSave); otherwise (the store given to New is a
-// wrapper) by a write of its own just after it.
+// wrapper, or the Outbox names no store) by a write of its own, through
+// the Outbox, just after it.
 func TestCallbackReceivesFinalReports(t *testing.T) {
 	t.Parallel()
-	for name, direct := range map[string]bool{"the Service's store": true, "a wrapper": false} {
+	for name, c := range map[string]struct{ direct, outbox bool }{
+		"the Service's store": {direct: true},
+		"a wrapper":           {},
+		"an Outbox":           {direct: true, outbox: true},
+	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			testCallbackReceivesFinalReports(t, direct)
+			testCallbackReceivesFinalReports(t, c.direct, c.outbox)
 		})
 	}
 }
 
-func testCallbackReceivesFinalReports(t *testing.T, direct bool) {
+func testCallbackReceivesFinalReports(t *testing.T, direct, withOutbox bool) {
 	var mu sync.Mutex
 	var got []received
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -94,8 +99,13 @@ func testCallbackReceivesFinalReports(t *testing.T, direct bool) {
 	if _, err := msvc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "sms-callbacks", Name: "SMS callbacks"}); err != nil {
 		t.Fatal(err)
 	}
+	cbo := &sms.CallbackOptions{Service: msvc, WorkspaceID: "sms-callbacks"}
+	outbox := &recordingOutbox{Outbox: msvc}
+	if withOutbox {
+		cbo.Outbox = outbox
+	}
 	e := setup(t, &setupOpts{store: st, direct: direct, gw: &fakegateway.Options{Delay: time.Hour},
-		sms: &sms.Options{Callbacks: &sms.CallbackOptions{Service: msvc, WorkspaceID: "sms-callbacks"}}})
+		sms: &sms.Options{Callbacks: cbo}})
 
 	for name, c := range map[string]struct {
 		partner, url string
@@ -188,12 +198,27 @@ func testCallbackReceivesFinalReports(t *testing.T, direct bool) {
 		t.Errorf("events (one per final report) (-want +got):\n%s", d)
 	}
 	wantWith, wantQueued := int32(0), int32(2)
-	if direct {
+	if direct && !withOutbox {
 		wantWith, wantQueued = 2, 0
 	}
 	if w, q := st.withPush.Load(), st.queued.Load(); w != wantWith || q != wantQueued {
 		t.Errorf("report saves with a push %d, events queued on their own %d; want %d, %d", w, q, wantWith, wantQueued)
 	}
+	if withOutbox && outbox.queued.Load() != 2 {
+		t.Errorf("events queued through the Outbox %d, want 2", outbox.queued.Load())
+	}
+}
+
+// recordingOutbox is an Outbox that counts the events queued through it.
+// It names no store, so a report's push never goes with the report.
+type recordingOutbox struct {
+	sms.Outbox
+	queued atomic.Int32
+}
+
+func (o *recordingOutbox) QueueWebhookEvent(ctx context.Context, ws, endpointID, subjectID, typ string, data any) (string, bool, error) {
+	o.queued.Add(1)
+	return o.Outbox.QueueWebhookEvent(ctx, ws, endpointID, subjectID, typ, data)
 }
 
 // pushRecorder is a memstore that counts the report saves carrying a push

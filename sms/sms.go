@@ -41,7 +41,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"log/slog"
-	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -50,6 +49,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/callingcode"
 	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
@@ -190,8 +190,12 @@ type SMS struct {
 	cancel    context.CancelFunc
 	zones     map[string]*time.Location
 	dummyHash [sha256.Size]byte
-	// pushInTx is true when the callbacks' Service is on store itself:
-	// a report's push is then queued in the report's transaction.
+	// outbox queues the callbacks' events (CallbackOptions.Outbox, or
+	// Service); nil without callbacks.
+	outbox Outbox
+	// pushInTx is true when store keeps the outbox's events itself: a
+	// report's push is then queued in the report's transaction (see
+	// OutboxStore).
 	pushInTx bool
 }
 
@@ -231,7 +235,11 @@ func New(store Store, gw Gateway, opts *Options) (*SMS, error) {
 		s.credit.floor, s.credit.every, s.credit.pause = o.UpstreamCreditFloor, o.UpstreamCreditCheckEvery, o.PauseBelowFloor
 	}
 	if cb := o.Callbacks; cb != nil && cb.Service != nil {
-		s.pushInTx = sameStore(cb.Service.Store(), store)
+		s.outbox = cb.Outbox
+		if s.outbox == nil {
+			s.outbox = cb.Service
+		}
+		s.pushInTx = pushesInTx(store, s.outbox)
 	}
 	s.queue = s.newQueue()
 	tel, err := newSMSTelemetry(s, o.MeterProvider, o.TracerProvider)
@@ -281,15 +289,6 @@ var (
 	senderRe = regexp.MustCompile(`^(?:[A-Za-z0-9][A-Za-z0-9 ._&-]{0,9}[A-Za-z0-9._&-]|[A-Za-z0-9]|[0-9]{1,15})$`)
 )
 
-// sameStore reports whether a and b are the same store value, false for
-// values of one type that == cannot compare (it would panic).
-func sameStore(a, b any) bool {
-	if a == nil || reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.TypeOf(a).Comparable() {
-		return false
-	}
-	return a == b
-}
-
 // ValidMobile checks a recipient: international format, digits only, no
 // plus sign (for example 254712345678), a valid number for its country code
 // according to libphonenumber's metadata. It returns the country calling
@@ -308,7 +307,8 @@ func ValidMobile(mobile string) (countryCode int, err error) {
 	if _, err := messaging.NormalizePhone(e164); err != nil {
 		return 0, NewError(CodeInvalidMobile, "mobile", "%s is not a valid phone number for its country code", mobile)
 	}
-	return messaging.CountryCallingCode(e164), nil
+	cc, _ := callingcode.Of(mobile)
+	return cc, nil
 }
 
 // ValidSender reports whether s has the shape of a sender id: 1 to 11

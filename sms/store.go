@@ -234,9 +234,10 @@ type Store interface {
 	// returns nil. The check and the write are one atomic step.
 	// ErrNotFound if the account has no such message.
 	//
-	// When p.Push is set and the report is stored, p.Push.Event is queued
-	// in the same transaction for the webhook endpoint p.Push.EndpointID
-	// of the workspace p.Push.Event.WorkspaceID, as
+	// When p.Push is set (SMS sets it only on an OutboxStore, see there)
+	// and the report is stored, p.Push.Event is queued in the same
+	// transaction for the webhook endpoint p.Push.EndpointID of the
+	// workspace p.Push.Event.WorkspaceID, as
 	// messaging.Store.WebhookQueueEvent queues one (nothing when the
 	// endpoint does not exist or is disabled); pushed tells whether it
 	// was. So the report and its push are stored together or not at all,
@@ -358,7 +359,7 @@ type ReportSaveParams struct {
 	Number    int64
 	Report    *Report
 	// Push, when set, is the event queued with the report (see
-	// Store.SMSReportSave).
+	// Store.SMSReportSave); it is set only for an OutboxStore.
 	Push *messaging.WebhookQueueParams
 }
 

@@ -145,15 +145,20 @@ func pathError(path string, err error) error {
 // applies f to svc: new records are created, and the records f names take
 // every field f gives them (key scopes, expiry and revocation, template
 // status, webhook secret). Records f does not name are left as they are.
-func applyBootstrap(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *slog.Logger) error {
+// st is the store svc runs on (the one given to messaging.New), where the
+// existing keys and templates are looked up.
+func applyBootstrap(ctx context.Context, svc *messaging.Service, st messaging.Store, f *bootstrapFile, log *slog.Logger) error {
+	if !svc.UsesStore(st) {
+		return errors.New("bootstrap: the store is not the one the service runs on")
+	}
 	loopback, private := svc.WebhookAddressPolicy()
 	if err := dryApply(ctx, f, loopback, private); err != nil {
 		return err
 	}
-	if err := checkExisting(ctx, svc, f); err != nil {
+	if err := checkExisting(ctx, svc, st, f); err != nil {
 		return err
 	}
-	return apply(ctx, svc, f, log)
+	return apply(ctx, svc, st, f, log)
 }
 
 // dryApply applies f's workspaces to an empty in-memory service with the
@@ -161,17 +166,19 @@ func applyBootstrap(ctx context.Context, svc *messaging.Service, f *bootstrapFil
 // its JSON path. It needs no store, so the server runs it before it
 // creates any file.
 func dryApply(ctx context.Context, f *bootstrapFile, loopback, private bool) error {
-	dry, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32),
+	st := memstore.New()
+	dry, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: make([]byte, 32),
 		Webhooks: messaging.WebhookOptions{AllowLoopback: loopback, AllowPrivate: private}})
 	if err != nil {
 		return err
 	}
-	return apply(ctx, dry, f, nil)
+	return apply(ctx, dry, st, f, nil)
 }
 
 // checkExisting refuses f when it asks for a change to svc's records that
-// the library's rules do not allow. It changes nothing.
-func checkExisting(ctx context.Context, svc *messaging.Service, f *bootstrapFile) error {
+// the library's rules do not allow, reading its keys and templates in st
+// (svc's store). It changes nothing.
+func checkExisting(ctx context.Context, svc *messaging.Service, st messaging.Store, f *bootstrapFile) error {
 	for i, ws := range f.Workspaces {
 		p := fmt.Sprintf("workspaces[%d]", i)
 		cur, err := svc.GetWorkspace(ctx, ws.ID)
@@ -185,7 +192,7 @@ func checkExisting(ctx context.Context, svc *messaging.Service, f *bootstrapFile
 		}
 		for j, k := range ws.APIKeys {
 			kp := fmt.Sprintf("%s.api_keys[%d]", p, j)
-			existing, err := findKey(ctx, svc, k.Key)
+			existing, err := findKey(ctx, st, k.Key)
 			if err != nil {
 				return err
 			}
@@ -202,7 +209,7 @@ func checkExisting(ctx context.Context, svc *messaging.Service, f *bootstrapFile
 		}
 		for j, t := range ws.Templates {
 			tp := fmt.Sprintf("%s.templates[%d]", p, j)
-			existing, err := svc.Store().TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
+			existing, err := st.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
 			if errors.Is(err, messaging.ErrNotFound) {
 				continue
 			} else if err != nil {
@@ -230,9 +237,9 @@ func sameComponents(a, b []messaging.TemplateComponent) bool {
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
-// findKey returns the stored key whose plaintext is key, or nil.
-func findKey(ctx context.Context, svc *messaging.Service, key string) (*messaging.APIKey, error) {
-	cands, err := svc.Store().APIKeysByPrefix(ctx, messaging.KeyLookupID(key))
+// findKey returns the key of st whose plaintext is key, or nil.
+func findKey(ctx context.Context, st messaging.Store, key string) (*messaging.APIKey, error) {
+	cands, err := st.APIKeysByPrefix(ctx, messaging.KeyLookupID(key))
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +367,7 @@ func logChange(log *slog.Logger, path, what string) {
 	}
 }
 
-func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *slog.Logger) error {
+func apply(ctx context.Context, svc *messaging.Service, st messaging.Store, f *bootstrapFile, log *slog.Logger) error {
 	seen := map[string]bool{}
 	for i, ws := range f.Workspaces {
 		p := fmt.Sprintf("workspaces[%d]", i)
@@ -406,105 +413,138 @@ func apply(ctx context.Context, svc *messaging.Service, f *bootstrapFile, log *s
 				}
 			}
 		}
-		keys := map[string]bool{}
-		for j, k := range ws.APIKeys {
-			kp := fmt.Sprintf("%s.api_keys[%d]", p, j)
-			if !messaging.WellFormedKey(k.Key) {
-				return fmt.Errorf("%s.key: must be 20 to 128 visible ASCII characters", kp)
+		if err := applyKeys(ctx, svc, st, p, &ws, log); err != nil {
+			return err
+		}
+		if err := applyTemplates(ctx, svc, st, p, &ws, log); err != nil {
+			return err
+		}
+		if err := applyWebhooks(ctx, svc, p, &ws, log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyKeys makes the API keys of the workspace ws (at JSON path p) what
+// the file says: new keys are created, and existing ones (found in st)
+// take the file's scopes, expiry and revocation.
+func applyKeys(ctx context.Context, svc *messaging.Service, st messaging.Store, p string, ws *bootstrapWorkspace, log *slog.Logger) error {
+	keys := svc.Workspace(ws.ID).APIKeys
+	seen := map[string]bool{}
+	for j, k := range ws.APIKeys {
+		kp := fmt.Sprintf("%s.api_keys[%d]", p, j)
+		if !messaging.WellFormedKey(k.Key) {
+			return fmt.Errorf("%s.key: must be 20 to 128 visible ASCII characters", kp)
+		}
+		if seen[k.Key] {
+			return fmt.Errorf("%s.key: appears twice", kp)
+		}
+		seen[k.Key] = true
+		existing, err := findKey(ctx, st, k.Key)
+		if err != nil {
+			return err
+		}
+		if existing == nil && k.ExpiresAt != nil && !k.ExpiresAt.After(svc.Now()) {
+			// A key that has expired already could never authenticate:
+			// not creating it is the same (APIKeys.Create refuses a past
+			// expiry). A later file with a future expiry creates it.
+			logChange(log, kp, "skipped a new key whose expires_at has passed")
+			continue
+		}
+		if existing == nil {
+			existing, _, err = keys.Create(ctx, &messaging.KeyCreateParams{Scopes: k.Scopes, ExpiresAt: k.ExpiresAt, Key: k.Key})
+			if err != nil {
+				return pathError(kp, err)
 			}
-			if keys[k.Key] {
-				return fmt.Errorf("%s.key: appears twice", kp)
+		} else if !sameScopes(existing.Scopes, k.Scopes) || !sameExpiry(existing.ExpiresAt, k.ExpiresAt) {
+			if _, err := keys.Update(ctx, existing.ID, &messaging.KeyUpdateParams{Scopes: k.Scopes, ExpiresAt: k.ExpiresAt}); err != nil {
+				return pathError(kp, err)
 			}
-			keys[k.Key] = true
-			existing, err := findKey(ctx, svc, k.Key)
+			logChange(log, kp, "scopes and expiry of key "+existing.ID)
+		}
+		if k.Revoked && existing.RevokedAt == nil {
+			if _, err := keys.Revoke(ctx, existing.ID); err != nil {
+				return pathError(kp, err)
+			}
+			logChange(log, kp, "revoked key "+existing.ID)
+		}
+	}
+	return nil
+}
+
+// applyTemplates creates the templates of the workspace ws (at JSON path
+// p) that do not exist, and moves the existing ones (found in st) to the
+// status the file gives, submitting those without one.
+func applyTemplates(ctx context.Context, svc *messaging.Service, st messaging.Store, p string, ws *bootstrapWorkspace, log *slog.Logger) error {
+	tpls := svc.Workspace(ws.ID).Templates
+	for j, t := range ws.Templates {
+		tp := fmt.Sprintf("%s.templates[%d]", p, j)
+		_, err := tpls.Create(ctx, &t)
+		if messaging.ErrorCode(err) == messaging.CodeConflict {
+			existing, err := st.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
 			if err != nil {
 				return err
 			}
-			if existing == nil && k.ExpiresAt != nil && !k.ExpiresAt.After(svc.Now()) {
-				// A key that has expired already could never authenticate:
-				// not creating it is the same (CreateAPIKey refuses a past
-				// expiry). A later file with a future expiry creates it.
-				logChange(log, kp, "skipped a new key whose expires_at has passed")
+			if t.Status == "" && existing.Status == messaging.TemplateDraft {
+				// A template without status is submitted at start.
+				if _, err := tpls.Submit(ctx, existing.ID); err != nil {
+					return pathError(tp, err)
+				}
+				logChange(log, tp, "template "+existing.ID+" submitted for review")
 				continue
 			}
-			if existing == nil {
-				existing, _, err = svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: ws.ID, Scopes: k.Scopes, ExpiresAt: k.ExpiresAt, Key: k.Key})
-				if err != nil {
-					return pathError(kp, err)
+			if t.Status != "" && t.Status != existing.Status {
+				if _, err := tpls.SetStatus(ctx, existing.ID, t.Status, ""); err != nil {
+					return pathError(tp, err)
 				}
-			} else if !sameScopes(existing.Scopes, k.Scopes) || !sameExpiry(existing.ExpiresAt, k.ExpiresAt) {
-				if _, err := svc.UpdateAPIKey(ctx, &messaging.UpdateAPIKeyParams{WorkspaceID: ws.ID, ID: existing.ID, Scopes: k.Scopes, ExpiresAt: k.ExpiresAt}); err != nil {
-					return pathError(kp, err)
-				}
-				logChange(log, kp, "scopes and expiry of key "+existing.ID)
+				logChange(log, tp, fmt.Sprintf("template %s moved from %s to %s", existing.ID, existing.Status, t.Status))
 			}
-			if k.Revoked && existing.RevokedAt == nil {
-				if _, err := svc.RevokeAPIKey(ctx, ws.ID, existing.ID); err != nil {
-					return pathError(kp, err)
-				}
-				logChange(log, kp, "revoked key "+existing.ID)
-			}
+			continue
 		}
-		tpls := svc.Workspace(ws.ID).Templates
-		for j, t := range ws.Templates {
-			tp := fmt.Sprintf("%s.templates[%d]", p, j)
-			_, err := tpls.Create(ctx, &t)
-			if messaging.ErrorCode(err) == messaging.CodeConflict {
-				existing, err := svc.Store().TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
-				if err != nil {
-					return err
-				}
-				if t.Status == "" && existing.Status == messaging.TemplateDraft {
-					// A template without status is submitted at start.
-					if _, err := tpls.Submit(ctx, existing.ID); err != nil {
-						return pathError(tp, err)
-					}
-					logChange(log, tp, "template "+existing.ID+" submitted for review")
-					continue
-				}
-				if t.Status != "" && t.Status != existing.Status {
-					if _, err := tpls.SetStatus(ctx, existing.ID, t.Status, ""); err != nil {
-						return pathError(tp, err)
-					}
-					logChange(log, tp, fmt.Sprintf("template %s moved from %s to %s", existing.ID, existing.Status, t.Status))
-				}
-				continue
-			}
-			if err != nil {
-				return pathError(tp, err)
-			}
+		if err != nil {
+			return pathError(tp, err)
 		}
-		if len(ws.Webhooks) > 0 {
-			existing, err := svc.ListWebhookEndpoints(ctx, ws.ID)
-			if err != nil {
-				return err
-			}
-			for j, h := range ws.Webhooks {
-				hp := fmt.Sprintf("%s.webhooks[%d]", p, j)
-				if h.Secret == "" {
-					return fmt.Errorf("%s.secret: is required", hp)
-				}
-				i := slices.IndexFunc(existing, func(e *messaging.WebhookEndpoint) bool { return e.URL == h.URL })
-				if i < 0 {
-					if _, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: ws.ID, URL: h.URL, Secret: h.Secret}); err != nil {
-						return pathError(hp, err)
-					}
-					continue
-				}
-				e := existing[i]
-				same, err := svc.WebhookEndpointHasSecret(e, h.Secret)
-				if err != nil {
-					return err
-				}
-				if same && e.DisabledAt == nil {
-					continue
-				}
-				if err := svc.UpdateWebhookEndpoint(ctx, &messaging.UpdateWebhookEndpointParams{WorkspaceID: ws.ID, ID: e.ID, Secret: h.Secret}); err != nil {
-					return pathError(hp, err)
-				}
-				logChange(log, hp, "secret of webhook endpoint "+e.ID+" set, endpoint enabled")
-			}
+	}
+	return nil
+}
+
+// applyWebhooks creates the webhook endpoints of the workspace ws (at JSON
+// path p) that do not exist, and gives the existing ones (same URL) the
+// file's secret, enabled.
+func applyWebhooks(ctx context.Context, svc *messaging.Service, p string, ws *bootstrapWorkspace, log *slog.Logger) error {
+	if len(ws.Webhooks) == 0 {
+		return nil
+	}
+	hooks := svc.Workspace(ws.ID).Webhooks
+	existing, err := hooks.List(ctx)
+	if err != nil {
+		return err
+	}
+	for j, h := range ws.Webhooks {
+		hp := fmt.Sprintf("%s.webhooks[%d]", p, j)
+		if h.Secret == "" {
+			return fmt.Errorf("%s.secret: is required", hp)
 		}
+		i := slices.IndexFunc(existing, func(e *messaging.WebhookEndpoint) bool { return e.URL == h.URL })
+		if i < 0 {
+			if _, _, err := hooks.Create(ctx, &messaging.WebhookCreateParams{URL: h.URL, Secret: h.Secret}); err != nil {
+				return pathError(hp, err)
+			}
+			continue
+		}
+		e := existing[i]
+		same, err := svc.WebhookEndpointHasSecret(e, h.Secret)
+		if err != nil {
+			return err
+		}
+		if same && e.DisabledAt == nil {
+			continue
+		}
+		if _, err := hooks.Update(ctx, e.ID, &messaging.WebhookUpdateParams{Secret: &h.Secret}); err != nil {
+			return pathError(hp, err)
+		}
+		logChange(log, hp, "secret of webhook endpoint "+e.ID+" set, endpoint enabled")
 	}
 	return nil
 }

@@ -64,24 +64,24 @@ type snapshot struct {
 	Webhooks  []string
 }
 
-func snap(t *testing.T, svc *messaging.Service) snapshot {
+func snap(t *testing.T, svc *messaging.Service, st messaging.Store) snapshot {
 	t.Helper()
 	ctx := context.Background()
 	ws, err := svc.GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, _ := svc.ListAPIKeys(ctx, "acme")
+	keys, _ := svc.Workspace("acme").APIKeys.List(ctx)
 	var s snapshot
 	s.Channels = ws.Channels
 	for _, k := range keys {
 		s.Keys = append(s.Keys, k.ID+" "+k.Prefix+" revoked="+boolStr(k.RevokedAt != nil))
 	}
-	hooks, _ := svc.ListWebhookEndpoints(ctx, "acme")
+	hooks, _ := svc.Workspace("acme").Webhooks.List(ctx)
 	for _, h := range hooks {
 		s.Webhooks = append(s.Webhooks, h.ID+" "+h.URL)
 	}
-	tpls, _ := svc.Store().TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
+	tpls, _ := st.TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
 	for _, tp := range tpls {
 		s.Templates = append(s.Templates, tp.ID+" "+tp.Name+" "+tp.Status)
 	}
@@ -97,19 +97,19 @@ func boolStr(b bool) string {
 
 func TestBootstrapAppliesIdempotently(t *testing.T) {
 	ctx := context.Background()
-	svc, _ := newService(t)
+	svc, st := newService(t)
 	f, err := loadBootstrap(writeFile(t, goodBootstrap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyBootstrap(ctx, svc, f, nil); err != nil {
+	if err := applyBootstrap(ctx, svc, st, f, nil); err != nil {
 		t.Fatalf("first apply: %v", err)
 	}
-	first := snap(t, svc)
-	if err := applyBootstrap(ctx, svc, f, nil); err != nil {
+	first := snap(t, svc, st)
+	if err := applyBootstrap(ctx, svc, st, f, nil); err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
-	if d := cmp.Diff(first, snap(t, svc)); d != "" {
+	if d := cmp.Diff(first, snap(t, svc, st)); d != "" {
 		t.Errorf("second apply changed the store (-first +second):\n%s", d)
 	}
 	// The key whose expires_at has passed is not created: it could never
@@ -162,10 +162,10 @@ func TestBootstrapRefusesBadFileAndAppliesNothing(t *testing.T) {
 			`unknown field "nmae"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc, _ := newService(t)
+			svc, st := newService(t)
 			f, err := loadBootstrap(writeFile(t, tc.body))
 			if err == nil {
-				err = applyBootstrap(ctx, svc, f, nil)
+				err = applyBootstrap(ctx, svc, st, f, nil)
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
@@ -179,18 +179,18 @@ func TestBootstrapRefusesBadFileAndAppliesNothing(t *testing.T) {
 
 func TestBootstrapRefusesKeyOfAnotherWorkspace(t *testing.T) {
 	ctx := context.Background()
-	svc, _ := newService(t)
+	svc, st := newService(t)
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "other"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "other", Scopes: []string{"read:contacts"}, Key: "acme_live_0123456789abcdef0123456789abcdef"}); err != nil {
+	if _, _, err := svc.Workspace("other").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{"read:contacts"}, Key: "acme_live_0123456789abcdef0123456789abcdef"}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := loadBootstrap(writeFile(t, goodBootstrap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = applyBootstrap(ctx, svc, f, nil)
+	err = applyBootstrap(ctx, svc, st, f, nil)
 	if err == nil || !strings.Contains(err.Error(), "workspaces[0].api_keys[0].key: already belongs to another workspace") {
 		t.Fatalf("error %v", err)
 	}

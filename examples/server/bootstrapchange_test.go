@@ -29,6 +29,7 @@ const (
 // its REST handler, and the outcome of applying the bootstrap file.
 type bootServer struct {
 	svc *messaging.Service
+	st  messaging.Store
 	h   http.Handler
 }
 
@@ -51,8 +52,8 @@ func start(t *testing.T, db string, clock *testclock.Clock, body string) (*bootS
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = applyBootstrap(ctx, svc, f, nil)
-	return &bootServer{svc: svc, h: httpapi.New(svc, &httpapi.Options{Clock: clock.Now})}, err
+	err = applyBootstrap(ctx, svc, st, f, nil)
+	return &bootServer{svc: svc, st: st, h: httpapi.New(svc, &httpapi.Options{Clock: clock.Now})}, err
 }
 
 // call serves one request with key and returns its status and error code.
@@ -86,7 +87,7 @@ var textSend = map[string]any{"channel": "whatsapp", "to": "+254712345678", "typ
 // templateSend is the send_example of the bootstrap file's template.
 func templateSend(t *testing.T, s *bootServer) *messaging.SendTemplateParams {
 	t.Helper()
-	tpl, err := s.svc.Store().TemplateGetByName(context.Background(), &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "order_shipped", Language: "en"})
+	tpl, err := s.st.TemplateGetByName(context.Background(), &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "order_shipped", Language: "en"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestBootstrapChangesApplyOnRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("restart with a new webhook secret: %v", err)
 	}
-	hooks, err := s.svc.ListWebhookEndpoints(context.Background(), "acme")
+	hooks, err := s.svc.Workspace("acme").Webhooks.List(context.Background())
 	if err != nil || len(hooks) != 1 {
 		t.Fatalf("endpoints %v, %v", hooks, err)
 	}
@@ -211,12 +212,12 @@ func TestBootstrapRefusesForbiddenChangeWhole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := snap(t, s.svc)
+			before := snap(t, s.svc, s.st)
 			s, err = start(t, db, clock, tc.second)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
 			}
-			if after := snap(t, s.svc); !equalSnap(before, after) {
+			if after := snap(t, s.svc, s.st); !equalSnap(before, after) {
 				t.Errorf("a refused file changed the store:\nbefore %+v\nafter  %+v", before, after)
 			}
 			if code, ec := s.call(t, "POST", "/v1/messages", liveKey, textSend); code != 201 {

@@ -19,14 +19,14 @@ const channelsBootstrap = `{"workspaces":[{"id":"acme","name":"Acme Ltd",
 
 func TestBootstrapChannelObjects(t *testing.T) {
 	ctx := context.Background()
-	svc, _ := newService(t)
+	svc, st := newService(t)
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	f, err := loadBootstrap(writeFile(t, channelsBootstrap))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyBootstrap(ctx, svc, f, log); err != nil {
+	if err := applyBootstrap(ctx, svc, st, f, log); err != nil {
 		t.Fatal(err)
 	}
 	w, _ := svc.GetWorkspace(ctx, "acme")
@@ -45,18 +45,18 @@ func TestBootstrapChannelObjects(t *testing.T) {
 	}
 	c, _ := svc.Connection(ctx, "acme", "whatsapp")
 	ts := svc.Workspace("acme").Templates
-	sub, err := svc.Store().TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "submitted_at_start", Language: "en"})
+	sub, err := st.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "submitted_at_start", Language: "en"})
 	if err != nil || sub.Status != messaging.TemplatePending || sub.ProviderTemplateID == "" {
 		t.Errorf("template without status = %+v, %v; want submitted (pending, with the provider's id)", sub, err)
 	}
-	draft, err := svc.Store().TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "still_a_draft", Language: "en"})
+	draft, err := st.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "still_a_draft", Language: "en"})
 	if err != nil || draft.Status != messaging.TemplateDraft {
 		t.Errorf("draft = %+v, %v", draft, err)
 	}
 
 	// Applying the same file again changes nothing: same credentials, no
 	// reconnect.
-	if err := applyBootstrap(ctx, svc, f, log); err != nil {
+	if err := applyBootstrap(ctx, svc, st, f, log); err != nil {
 		t.Fatal(err)
 	}
 	if c2, _ := svc.Connection(ctx, "acme", "whatsapp"); c2.Generation != c.Generation {
@@ -67,7 +67,7 @@ func TestBootstrapChannelObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyBootstrap(ctx, svc, f2, log); err != nil {
+	if err := applyBootstrap(ctx, svc, st, f2, log); err != nil {
 		t.Fatal(err)
 	}
 	if c2, _ := svc.Connection(ctx, "acme", "whatsapp"); c2.Generation != c.Generation+1 || c2.TokenHint != "JKLM" {
@@ -89,14 +89,14 @@ func TestBootstrapChannelObjects(t *testing.T) {
 // on, since a provider's verdict is not a mistake in the file.
 func TestBootstrapProviderRefusalIsNotFatal(t *testing.T) {
 	ctx := context.Background()
-	svc, _ := newService(t)
+	svc, st := newService(t)
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	f, err := loadBootstrap(writeFile(t, strings.Replace(channelsBootstrap, "EAAGsecretTokenWXYZ", "deny_expiredTokenWXYZ", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyBootstrap(ctx, svc, f, log); err != nil {
+	if err := applyBootstrap(ctx, svc, st, f, log); err != nil {
 		t.Fatalf("applyBootstrap: %v; want the start to go on", err)
 	}
 	if _, err := svc.Connection(ctx, "acme", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
@@ -127,14 +127,14 @@ func TestBootstrapRefusesBadCredentials(t *testing.T) {
 		{"unknown channel object", `{"channel":"messenger","page_id"`, `{"channel":"telegram","page_id"`, "workspaces[0].channels[2].channel: must be one of"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc, _ := newService(t)
+			svc, st := newService(t)
 			body := strings.Replace(channelsBootstrap, tc.from, tc.to, 1)
 			if body == channelsBootstrap {
 				t.Fatalf("the case changes nothing")
 			}
 			f, err := loadBootstrap(writeFile(t, body))
 			if err == nil {
-				err = applyBootstrap(ctx, svc, f, nil)
+				err = applyBootstrap(ctx, svc, st, f, nil)
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)

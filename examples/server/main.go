@@ -436,7 +436,7 @@ func run(ctx context.Context, args []string) error {
 	apiOpts.Health = health
 
 	if boot != nil {
-		if err := applyAll(ctx, svc, smsSvc, boot, log); err != nil {
+		if err := applyAll(ctx, svc, store, smsSvc, boot, log); err != nil {
 			return fmt.Errorf("bootstrap refused, nothing applied: %w", err)
 		}
 		log.Info("bootstrap applied", "file", *bootstrap, "workspaces", len(boot.Workspaces), "sms_accounts", len(boot.SMSAccounts))
@@ -623,7 +623,7 @@ func demo(ctx context.Context, svc *messaging.Service, base string, loopback boo
 	} else if err != nil {
 		return err
 	}
-	_, key, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: id, Name: "demo", Scopes: messaging.AllScopes()})
+	_, key, err := svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "demo", Scopes: messaging.AllScopes()})
 	if err != nil {
 		return err
 	}

@@ -56,15 +56,16 @@ func (p *partnerIDValue) UnmarshalJSON(b []byte) error {
 // applyAll applies a bootstrap file to the messaging service and the SMS
 // service: the sms_accounts are first checked (on an empty in-memory SMS
 // service and against the live accounts), then the workspaces are applied
-// (see applyBootstrap), then the sms_accounts. A file with any error is
-// refused before anything is applied.
-func applyAll(ctx context.Context, svc *messaging.Service, smsSvc *sms.SMS, f *bootstrapFile, log *slog.Logger) error {
+// (see applyBootstrap; st is the store svc runs on), then the
+// sms_accounts. A file with any error is refused before anything is
+// applied.
+func applyAll(ctx context.Context, svc *messaging.Service, st messaging.Store, smsSvc *sms.SMS, f *bootstrapFile, log *slog.Logger) error {
 	// Its changes are audited as the bootstrap's.
 	ctx = messaging.WithActor(ctx, "bootstrap")
 	if err := checkSMSBootstrap(ctx, svc, smsSvc, f); err != nil {
 		return err
 	}
-	if err := applyBootstrap(ctx, svc, f, log); err != nil {
+	if err := applyBootstrap(ctx, svc, st, f, log); err != nil {
 		return err
 	}
 	return applySMSBootstrap(ctx, smsSvc, f.SMSAccounts)

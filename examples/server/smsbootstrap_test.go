@@ -33,7 +33,7 @@ func TestBootstrapSMSAccountsApplyIdempotently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyAll(ctx, svc, s, f, nil); err != nil {
+	if err := applyAll(ctx, svc, st, s, f, nil); err != nil {
 		t.Fatalf("first apply: %v", err)
 	}
 	a, err := s.GetAccount(ctx, "1234")
@@ -65,7 +65,7 @@ func TestBootstrapSMSAccountsApplyIdempotently(t *testing.T) {
 	if _, err := s.Send(ctx, &sms.SendParams{APIKey: smsKey, PartnerID: "1234", Mobile: "254712345678", Message: "hi", Shortcode: "ACME"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyAll(ctx, svc, s, f, nil); err != nil {
+	if err := applyAll(ctx, svc, st, s, f, nil); err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
 	a, _ = s.GetAccount(ctx, "1234")
@@ -77,7 +77,7 @@ func TestBootstrapSMSAccountsApplyIdempotently(t *testing.T) {
 	// the existing account.
 	f.SMSAccounts[1].Shortcodes = append(f.SMSAccounts[1].Shortcodes, "BETA")
 	f.SMSAccounts[1].TimeZone = "UTC"
-	if err := applyAll(ctx, svc, s, f, nil); err != nil {
+	if err := applyAll(ctx, svc, st, s, f, nil); err != nil {
 		t.Fatalf("third apply: %v", err)
 	}
 	a, _ = s.GetAccount(ctx, "1234")
@@ -112,7 +112,7 @@ func TestBootstrapSMSAccountsRefusedAndNothingApplied(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			err = applyAll(context.Background(), svc, s, f, nil)
+			err = applyAll(context.Background(), svc, st, s, f, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("apply error %v, want %q", err, tc.wantErr)
 			}
@@ -137,7 +137,7 @@ func TestBootstrapSMSRefusesAnotherKeyForAnExistingAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = applyAll(ctx, svc, s, f, nil)
+	err = applyAll(ctx, svc, st, s, f, nil)
 	if err == nil || !strings.Contains(err.Error(), "sms_accounts[0].apikey: differs from the key of the existing account") {
 		t.Fatalf("apply error %v", err)
 	}
@@ -174,7 +174,7 @@ func TestBootstrapSMSExistingAccountTakesTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyAll(ctx, svc, s, f, nil); err != nil {
+	if err := applyAll(ctx, svc, st, s, f, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err = loadBootstrap(writeFile(t, goodBootstrap))
@@ -182,7 +182,7 @@ func TestBootstrapSMSExistingAccountTakesTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.SMSAccounts[0].TimeZone = ""
-	if err := applyAll(ctx, svc, s, f, nil); err != nil {
+	if err := applyAll(ctx, svc, st, s, f, nil); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := s.GetAccount(ctx, "1234")
@@ -192,7 +192,7 @@ func TestBootstrapSMSExistingAccountTakesTheFile(t *testing.T) {
 
 	f.SMSAccounts[0].Shortcodes = []string{"OTHER"}
 	f.SMSAccounts[0].TimeZone = "Africa/Nairobi"
-	err = applyAll(ctx, svc, s, f, nil)
+	err = applyAll(ctx, svc, st, s, f, nil)
 	if want := `sms_accounts[0].shortcodes: misses "ACME"`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want %q", err, want)
 	}
@@ -227,7 +227,7 @@ func TestBootstrapSMSCallback(t *testing.T) {
 		{`, "callback_url": "ftp://hooks.example.com/sms", "callback_secret": "` + secret + `"`, "sms_accounts[0].callback_url: "},
 		{`, "callback_url": "https://hooks.example.com/sms", "callback_secret": "nope"`, "sms_accounts[0].callback_secret: "},
 	} {
-		err := applyAll(ctx, svc, s, file(c.extra), nil)
+		err := applyAll(ctx, svc, st, s, file(c.extra), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
 			t.Errorf("%s: err = %v; want %q...", c.extra, err, c.wantErr)
 		}
@@ -237,7 +237,7 @@ func TestBootstrapSMSCallback(t *testing.T) {
 	}
 	endpoints := func() []string {
 		t.Helper()
-		list, err := svc.ListWebhookEndpoints(ctx, smsCallbackWorkspace)
+		list, err := svc.Workspace(smsCallbackWorkspace).Webhooks.List(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func TestBootstrapSMSCallback(t *testing.T) {
 		return urls
 	}
 	for _, u := range []string{"https://hooks.example.com/sms", "https://hooks.example.com/sms", "https://hooks.example.com/v2"} {
-		if err := applyAll(ctx, svc, s, file(`, "callback_url": "`+u+`", "callback_secret": "`+secret+`"`), nil); err != nil {
+		if err := applyAll(ctx, svc, st, s, file(`, "callback_url": "`+u+`", "callback_secret": "`+secret+`"`), nil); err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
 		if d := cmp.Diff([]string{u}, endpoints()); d != "" {

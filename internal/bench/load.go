@@ -115,7 +115,7 @@ func ensureWorkspace(ctx context.Context, svc *messaging.Service) error {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: benchWorkspace, Name: "Bench", Channels: messaging.Channels()}); err != nil {
 		return err
 	}
-	_, _, err := svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: benchWorkspace, Scopes: messaging.AllScopes(), Key: benchKey})
+	_, _, err := svc.Workspace(benchWorkspace).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes(), Key: benchKey})
 	return err
 }
 

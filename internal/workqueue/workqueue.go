@@ -145,11 +145,12 @@ func (q *Queue[T]) Notify() {
 func (q *Queue[T]) Run(ctx context.Context, stop <-chan struct{}) {
 	sctx, cancel := UntilStopped(ctx, stop) // what the waits listen to
 	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	sem := make(chan struct{}, q.c.Workers) // a token per work in flight
-	freed := make(chan struct{}, 1)         // a work finished
-	failed := make(chan error, 1)           // a work returned an error
+	w := &workers{
+		sem:    make(chan struct{}, q.c.Workers), // a token per work in flight
+		freed:  make(chan struct{}, 1),
+		failed: make(chan error, 1),
+	}
+	defer w.wg.Wait()
 	poll := time.NewTimer(q.c.PollInterval)
 	defer poll.Stop()
 	pace := newPacer(Exponential(claimInitial, claimMax, jitter, 0))
@@ -164,7 +165,7 @@ func (q *Queue[T]) Run(ctx context.Context, stop <-chan struct{}) {
 			return
 		case <-stop:
 			return
-		case err := <-failed:
+		case err := <-w.failed:
 			if !backOff("work", err) {
 				return
 			}
@@ -173,10 +174,10 @@ func (q *Queue[T]) Run(ctx context.Context, stop <-chan struct{}) {
 		}
 		// Claim when at least RefillAt workers are free (or all are idle),
 		// so that claims come in batches: each claim is a store write.
-		free := q.c.Workers - len(sem)
-		if free < q.c.RefillAt && len(sem) > 0 {
+		free := q.c.Workers - len(w.sem)
+		if free < q.c.RefillAt && len(w.sem) > 0 {
 			select {
-			case <-freed:
+			case <-w.freed:
 				continue
 			case <-ctx.Done():
 				return
@@ -198,40 +199,64 @@ func (q *Queue[T]) Run(ctx context.Context, stop <-chan struct{}) {
 		if n := pace.succeeded(); n > 0 {
 			q.c.Logger.InfoContext(ctx, q.c.Name+": claims succeed again", "failures", n)
 		}
-		for chunk := range slices.Chunk(items, q.perWork) {
-			select {
-			case sem <- struct{}{}: // a free worker (at once, unless claimed ahead)
-			case <-ctx.Done():
-				return // what was not started is left to its lease
-			}
-			wg.Go(func() {
-				if err := q.work(ctx, chunk); err != nil {
-					select {
-					case failed <- err:
-					default:
-					}
-				}
-				<-sem
+		if !q.start(ctx, w, items) {
+			return // what was not started is left to its lease
+		}
+		if len(items) == 0 && !q.idle(ctx, stop, poll) {
+			return
+		}
+	}
+}
+
+// workers is the pool of a Run's work in flight.
+type workers struct {
+	wg     sync.WaitGroup
+	sem    chan struct{} // a token per work in flight
+	freed  chan struct{} // a work finished
+	failed chan error    // a work returned an error
+}
+
+// start works items, a call of work per chunk, each as a worker of w is
+// free (at once, unless claimed ahead); false when ctx is done before
+// every chunk started.
+func (q *Queue[T]) start(ctx context.Context, w *workers, items []T) bool {
+	for chunk := range slices.Chunk(items, q.perWork) {
+		select {
+		case w.sem <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		w.wg.Go(func() {
+			if err := q.work(ctx, chunk); err != nil {
 				select {
-				case freed <- struct{}{}:
+				case w.failed <- err:
 				default:
 				}
-			})
-		}
-		if len(items) > 0 {
-			continue
-		}
-		poll.Reset(q.c.PollInterval)
-		select {
-		case <-ctx.Done():
-			return
-		case <-stop:
-			return
-		case <-q.wake:
-		case <-poll.C:
-		}
-		poll.Stop()
+			}
+			<-w.sem
+			select {
+			case w.freed <- struct{}{}:
+			default:
+			}
+		})
 	}
+	return true
+}
+
+// idle waits for Notify or the next poll; false when ctx is done or stop
+// is closed first.
+func (q *Queue[T]) idle(ctx context.Context, stop <-chan struct{}, poll *time.Timer) bool {
+	poll.Reset(q.c.PollInterval)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-stop:
+		return false
+	case <-q.wake:
+	case <-poll.C:
+	}
+	poll.Stop()
+	return true
 }
 
 // RunDue does the work once: it claims BatchSize items due now, works

@@ -614,6 +614,16 @@ func (p *Provider) checkTemplate(ctx context.Context, m *messaging.Message) erro
 	default:
 		return refuse(CodeTemplateNotFound, TextTemplateNotFound)
 	}
+	if err := checkTextParams(t, m); err != nil {
+		return err
+	}
+	return checkButtonParams(t, m)
+}
+
+// checkTextParams checks the header and body parameters of the template
+// send m against t: one per variable of a text header and of the body, one
+// media link of the header's format for a media header.
+func checkTextParams(t *messaging.Template, m *messaging.Message) error {
 	count := func(typ string) (n int) {
 		for _, c := range m.Components {
 			if c.Type == typ {
@@ -624,7 +634,6 @@ func (p *Provider) checkTemplate(ctx context.Context, m *messaging.Message) erro
 	}
 	var header *messaging.TemplateComponent
 	bodyVars, headerVars := 0, 0
-	var buttons []messaging.TemplateButton
 	for i := range t.Components {
 		c := &t.Components[i]
 		switch c.Type {
@@ -635,8 +644,6 @@ func (p *Provider) checkTemplate(ctx context.Context, m *messaging.Message) erro
 			}
 		case "BODY":
 			bodyVars = countVars(c.Text)
-		case "BUTTONS":
-			buttons = c.Buttons
 		}
 	}
 	mediaHeader := header != nil && header.Format != "" && header.Format != "TEXT"
@@ -646,23 +653,37 @@ func (p *Provider) checkTemplate(ctx context.Context, m *messaging.Message) erro
 	if count("body") != bodyVars {
 		return refuse(CodeParamCount, TextParamCount)
 	}
-	if mediaHeader {
-		var ps []messaging.SendParameter
-		for _, c := range m.Components {
-			if c.Type == "header" {
-				ps = append(ps, c.Parameters...)
-			}
-		}
-		switch {
-		case len(ps) == 0:
-			return refuse(CodeParamMissing, TextParamMissing)
-		case len(ps) > 1:
-			return refuse(CodeParamCount, TextParamCount)
-		case ps[0].Type != strings.ToLower(header.Format) || ps[0].Link == "":
-			return refuse(CodeParamFormat, TextParamFormat)
+	if !mediaHeader {
+		return nil
+	}
+	var ps []messaging.SendParameter
+	for _, c := range m.Components {
+		if c.Type == "header" {
+			ps = append(ps, c.Parameters...)
 		}
 	}
-	// Button components: each must name a button of the right kind.
+	switch {
+	case len(ps) == 0:
+		return refuse(CodeParamMissing, TextParamMissing)
+	case len(ps) > 1:
+		return refuse(CodeParamCount, TextParamCount)
+	case ps[0].Type != strings.ToLower(header.Format) || ps[0].Link == "":
+		return refuse(CodeParamFormat, TextParamFormat)
+	}
+	return nil
+}
+
+// checkButtonParams checks the button components of the template send m
+// against t's buttons: each must name a button of the right kind, and a
+// URL button with a variable and a copy-code button need their one
+// parameter.
+func checkButtonParams(t *messaging.Template, m *messaging.Message) error {
+	var buttons []messaging.TemplateButton
+	for _, c := range t.Components {
+		if c.Type == "BUTTONS" {
+			buttons = c.Buttons
+		}
+	}
 	given := map[int]messaging.SendComponent{}
 	for _, c := range m.Components {
 		if c.Type != "button" {

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -83,173 +84,140 @@ func setChannel(w *messaging.WorkspaceInfo, channel string, connected bool) {
 
 // TemplateUpdate implements messaging.Store.
 func (s *Store) TemplateUpdate(ctx context.Context, p *messaging.TemplateUpdateParams) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	n := p.Template
-	t, ok := s.templates[n.ID]
-	if !ok || t.WorkspaceID != n.WorkspaceID {
-		return messaging.ErrNotFound
-	}
-	if !slices.Contains(p.From, t.Status) {
-		return messaging.ErrStale
-	}
-	for _, o := range s.templates {
-		if o.ID != n.ID && o.WorkspaceID == n.WorkspaceID && o.Name == n.Name && o.Language == n.Language {
-			return messaging.ErrConflict
+	return s.update(ctx, func() error {
+		n := p.Template
+		t, ok := s.templateOf(n.WorkspaceID, n.ID)
+		if !ok {
+			return messaging.ErrNotFound
 		}
-	}
-	c := copyTemplate(n)
-	c.WorkspaceID, c.CreatedAt = t.WorkspaceID, t.CreatedAt
-	s.templates[n.ID] = c
-	return nil
+		if !slices.Contains(p.From, t.Status) {
+			return messaging.ErrStale
+		}
+		for _, o := range s.templates {
+			if o.ID != n.ID && o.WorkspaceID == n.WorkspaceID && o.Name == n.Name && o.Language == n.Language {
+				return messaging.ErrConflict
+			}
+		}
+		c := copyTemplate(n)
+		c.WorkspaceID, c.CreatedAt = t.WorkspaceID, t.CreatedAt
+		s.templates[n.ID] = c
+		return nil
+	})
 }
 
 // TemplateDelete implements messaging.Store.
 func (s *Store) TemplateDelete(ctx context.Context, workspaceID, id string) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	t, ok := s.templates[id]
-	if !ok || t.WorkspaceID != workspaceID {
-		return messaging.ErrNotFound
-	}
-	delete(s.templates, id)
-	return nil
+	return s.update(ctx, func() error {
+		if _, ok := s.templateOf(workspaceID, id); !ok {
+			return messaging.ErrNotFound
+		}
+		delete(s.templates, id)
+		return nil
+	})
 }
 
 // ConnectionPut implements messaging.Store. It sets c.Generation, and
 // c.CreatedAt to the replaced connection's, as stored.
 func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) ([]*messaging.ChannelConnection, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	w, ok := s.workspaces[c.WorkspaceID]
-	if !ok {
-		return nil, messaging.ErrNotFound
-	}
-	var superseded []*messaging.ChannelConnection
-	if c.Holds() {
-		if superseded, err = s.claim(c, c.UpdatedAt); err != nil {
-			return nil, err
+	return write(ctx, s, func() ([]*messaging.ChannelConnection, error) {
+		w, ok := s.workspaces[c.WorkspaceID]
+		if !ok {
+			return nil, messaging.ErrNotFound
 		}
-	}
-	k := connKey{c.WorkspaceID, c.Channel}
-	gen, created := int64(1), c.CreatedAt
-	if old, ok := s.connections[k]; ok {
-		gen, created = old.Generation+1, old.CreatedAt
-	}
-	c.Generation, c.CreatedAt = gen, created
-	s.connections[k] = copyConnection(c)
-	setChannel(w, c.Channel, c.Holds())
-	return superseded, nil
+		var superseded []*messaging.ChannelConnection
+		if c.Holds() {
+			var err error
+			if superseded, err = s.claim(c, c.UpdatedAt); err != nil {
+				return nil, err
+			}
+		}
+		k := connKey{c.WorkspaceID, c.Channel}
+		gen, created := int64(1), c.CreatedAt
+		if old, ok := s.connections[k]; ok {
+			gen, created = old.Generation+1, old.CreatedAt
+		}
+		c.Generation, c.CreatedAt = gen, created
+		s.connections[k] = copyConnection(c)
+		setChannel(w, c.Channel, c.Holds())
+		return superseded, nil
+	})
 }
 
 // ConnectionVerified implements messaging.Store.
 func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
-	if !ok {
-		return nil, messaging.ErrNotFound
-	}
-	if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
-		return nil, messaging.ErrStale
-	}
-	superseded, err := s.claim(c, p.At)
-	if err != nil {
-		return nil, err
-	}
-	at := p.At
-	c.Status, c.StatusReason, c.VerifiedAt, c.UpdatedAt = messaging.ConnectionConnected, "", &at, p.At
-	if p.DisplayPhoneNumber != "" {
-		c.DisplayPhoneNumber = p.DisplayPhoneNumber
-	}
-	if w, ok := s.workspaces[c.WorkspaceID]; ok {
-		setChannel(w, c.Channel, true)
-	}
-	return superseded, nil
+	return write(ctx, s, func() ([]*messaging.ChannelConnection, error) {
+		c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
+		if !ok {
+			return nil, messaging.ErrNotFound
+		}
+		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
+			return nil, messaging.ErrStale
+		}
+		superseded, err := s.claim(c, p.At)
+		if err != nil {
+			return nil, err
+		}
+		at := p.At
+		c.Status, c.StatusReason, c.VerifiedAt, c.UpdatedAt = messaging.ConnectionConnected, "", &at, p.At
+		if p.DisplayPhoneNumber != "" {
+			c.DisplayPhoneNumber = p.DisplayPhoneNumber
+		}
+		if w, ok := s.workspaces[c.WorkspaceID]; ok {
+			setChannel(w, c.Channel, true)
+		}
+		return superseded, nil
+	})
 }
 
 // ConnectionGet implements messaging.Store.
 func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) (*messaging.ChannelConnection, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	c, ok := s.connections[connKey{workspaceID, channel}]
-	if !ok {
-		return nil, messaging.ErrNotFound
-	}
-	return copyConnection(c), nil
+	return get(ctx, s, entry(s.connections, connKey{workspaceID, channel}), copyConnection)
 }
 
 // ConnectionList implements messaging.Store.
 func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	match := func(want, got string) bool { return want == "" || want == got }
-	var out []*messaging.ChannelConnection
-	for _, c := range s.connections {
-		if match(p.WorkspaceID, c.WorkspaceID) && match(p.Channel, c.Channel) && match(p.AccountID, c.AccountID) &&
-			match(p.WABAID, c.WABAID) && match(p.Status, c.Status) {
-			out = append(out, copyConnection(c))
-		}
-	}
-	sortConnections(out)
-	return out, nil
+	return read(ctx, s, func() ([]*messaging.ChannelConnection, error) {
+		match := func(want, got string) bool { return want == "" || want == got }
+		out := copiesOf(maps.Values(s.connections), func(c *messaging.ChannelConnection) bool {
+			return match(p.WorkspaceID, c.WorkspaceID) && match(p.Channel, c.Channel) && match(p.AccountID, c.AccountID) &&
+				match(p.WABAID, c.WABAID) && match(p.Status, c.Status)
+		}, copyConnection)
+		sortConnections(out)
+		return out, nil
+	})
 }
 
 // ConnectionUpdate implements messaging.Store.
 func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpdateParams) (bool, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
-	if !ok || c.Generation != p.Generation || (p.Status != "" && c.Status == messaging.ConnectionDisconnected) ||
-		(p.FromStatus != "" && (c.Status != p.FromStatus || c.StatusReason != p.FromReason)) {
-		// A verdict on credentials never revives a disconnected
-		// connection.
-		return false, nil
-	}
-	if p.Status != "" {
-		c.Status, c.StatusReason = p.Status, p.StatusReason
-	}
-	if p.SyncedAt != nil {
-		c.TemplatesSyncedAt, c.TemplateSyncError = copyTime(p.SyncedAt), ""
-	}
-	if p.SyncError != "" {
-		c.TemplateSyncError = p.SyncError
-	}
-	c.UpdatedAt = p.At
-	return true, nil
+	return write(ctx, s, func() (bool, error) {
+		c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
+		if !ok || c.Generation != p.Generation || (p.Status != "" && c.Status == messaging.ConnectionDisconnected) ||
+			(p.FromStatus != "" && (c.Status != p.FromStatus || c.StatusReason != p.FromReason)) {
+			// A verdict on credentials never revives a disconnected
+			// connection.
+			return false, nil
+		}
+		if p.Status != "" {
+			c.Status, c.StatusReason = p.Status, p.StatusReason
+		}
+		if p.SyncedAt != nil {
+			c.TemplatesSyncedAt, c.TemplateSyncError = copyTime(p.SyncedAt), ""
+		}
+		if p.SyncError != "" {
+			c.TemplateSyncError = p.SyncError
+		}
+		c.UpdatedAt = p.At
+		return true, nil
+	})
 }
 
 // LeaseAcquire implements messaging.Store.
 func (s *Store) LeaseAcquire(ctx context.Context, p *messaging.LeaseParams) (bool, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	if l, ok := s.leases[p.Name]; ok && l.owner != p.Owner && l.until.After(p.Now) {
-		return false, nil
-	}
-	s.leases[p.Name] = lease{owner: p.Owner, until: p.Until}
-	return true, nil
+	return write(ctx, s, func() (bool, error) {
+		if l, ok := s.leases[p.Name]; ok && l.owner != p.Owner && l.until.After(p.Now) {
+			return false, nil
+		}
+		s.leases[p.Name] = lease{owner: p.Owner, until: p.Until}
+		return true, nil
+	})
 }

@@ -44,55 +44,40 @@ func leaseFirst[T any](due []T, limit int, lease func(T) T) []T {
 
 // MessageClaim implements messaging.Store.
 func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	return leaseFirst(s.dueQueued(p.Now), p.Limit, func(m *messaging.Message) *messaging.Message {
-		m.LeaseOwner, m.DueAt = p.Owner, p.Now.Add(p.Lease)
-		m.Attempts++
-		if m.UnconfirmedSince == nil {
-			now := p.Now
-			m.UnconfirmedSince = &now
-		}
-		return m.Clone()
-	}), nil
+	return write(ctx, s, func() ([]*messaging.Message, error) {
+		return leaseFirst(s.dueQueued(p.Now), p.Limit, func(m *messaging.Message) *messaging.Message {
+			m.LeaseOwner, m.DueAt = p.Owner, p.Now.Add(p.Lease)
+			m.Attempts++
+			if m.UnconfirmedSince == nil {
+				now := p.Now
+				m.UnconfirmedSince = &now
+			}
+			return m.Clone()
+		}), nil
+	})
 }
 
 // MessageRelease implements messaging.Store.
 func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	m, ok := s.messages[p.ID]
-	if !ok || m.WorkspaceID != p.WorkspaceID {
-		return false, messaging.ErrNotFound
-	}
-	if m.Status != messaging.StatusQueued || m.LeaseOwner != p.Owner {
-		return false, nil
-	}
-	m.DueAt, m.LastError, m.LeaseOwner, m.UnconfirmedSince = p.DueAt, p.LastError, "", copyTime(p.Unconfirmed)
-	if p.Untried && m.Attempts > 0 {
-		m.Attempts--
-	}
-	return true, nil
+	return write(ctx, s, func() (bool, error) {
+		m, ok := s.messageOf(p.WorkspaceID, p.ID)
+		if !ok {
+			return false, messaging.ErrNotFound
+		}
+		if m.Status != messaging.StatusQueued || m.LeaseOwner != p.Owner {
+			return false, nil
+		}
+		m.DueAt, m.LastError, m.LeaseOwner, m.UnconfirmedSince = p.DueAt, p.LastError, "", copyTime(p.Unconfirmed)
+		if p.Untried && m.Attempts > 0 {
+			m.Attempts--
+		}
+		return true, nil
+	})
 }
 
 // MessageGetByProviderID implements messaging.Store.
 func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messaging.Message, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	m, ok := s.byProviderID[id]
-	if !ok {
-		return nil, messaging.ErrNotFound
-	}
-	return m.Clone(), nil
+	return get(ctx, s, entry(s.byProviderID, id), (*messaging.Message).Clone)
 }
 
 func copyEndpoint(e *messaging.WebhookEndpoint) *messaging.WebhookEndpoint {
@@ -107,25 +92,18 @@ func copyEndpoint(e *messaging.WebhookEndpoint) *messaging.WebhookEndpoint {
 
 // WebhookEndpointCreate implements messaging.Store.
 func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if _, ok := s.workspaces[e.WorkspaceID]; !ok {
-		return messaging.ErrNotFound
-	}
-	for _, o := range s.endpoints {
-		if o.ID == e.ID {
-			return messaging.ErrConflict
+	return s.update(ctx, func() error {
+		clash := func(o *messaging.WebhookEndpoint) bool { return o.ID == e.ID }
+		if err := checkNew(s, e.WorkspaceID, slices.Values(s.endpoints), clash); err != nil {
+			return err
 		}
-	}
-	c := copyEndpoint(e)
-	if len(c.Events) == 0 {
-		c.Events = nil
-	}
-	s.endpoints = append(s.endpoints, c)
-	return nil
+		c := copyEndpoint(e)
+		if len(c.Events) == 0 {
+			c.Events = nil
+		}
+		s.endpoints = append(s.endpoints, c)
+		return nil
+	})
 }
 
 // endpointOf returns the endpoint id of the workspace, or nil. Callers
@@ -141,87 +119,72 @@ func (s *Store) endpointOf(workspaceID, id string) *messaging.WebhookEndpoint {
 
 // WebhookEndpointGet implements messaging.Store.
 func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) (*messaging.WebhookEndpoint, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	e := s.endpointOf(workspaceID, id)
-	if e == nil {
-		return nil, messaging.ErrNotFound
-	}
-	return copyEndpoint(e), nil
+	return get(ctx, s, func() (*messaging.WebhookEndpoint, bool) {
+		e := s.endpointOf(workspaceID, id)
+		return e, e != nil
+	}, copyEndpoint)
 }
 
 // WebhookEndpointList implements messaging.Store.
 func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	return copiesOf(slices.Values(s.endpoints), func(e *messaging.WebhookEndpoint) bool { return e.WorkspaceID == workspaceID }, copyEndpoint), nil
+	return read(ctx, s, func() ([]*messaging.WebhookEndpoint, error) {
+		return copiesOf(slices.Values(s.endpoints), func(e *messaging.WebhookEndpoint) bool { return e.WorkspaceID == workspaceID }, copyEndpoint), nil
+	})
 }
 
 // WebhookEndpointDelete implements messaging.Store.
 func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == id && e.WorkspaceID == workspaceID })
-	if i < 0 {
-		return messaging.ErrNotFound
-	}
-	s.endpoints = slices.Delete(s.endpoints, i, i+1)
-	s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.EndpointID == id })
-	return nil
+	return s.update(ctx, func() error {
+		i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == id && e.WorkspaceID == workspaceID })
+		if i < 0 {
+			return messaging.ErrNotFound
+		}
+		s.endpoints = slices.Delete(s.endpoints, i, i+1)
+		s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.EndpointID == id })
+		return nil
+	})
 }
 
 // WebhookEndpointUpdate implements messaging.Store.
 func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == p.ID && e.WorkspaceID == p.WorkspaceID })
-	if i < 0 {
-		return nil, messaging.ErrNotFound
-	}
-	e := copyEndpoint(s.endpoints[i])
-	if p.SecretSealed != nil {
-		e.PreviousSecretSealed, e.PreviousSecretExpiresAt = nil, nil
-		if p.PreviousUntil != nil {
-			e.PreviousSecretSealed, e.PreviousSecretExpiresAt = e.SecretSealed, copyTime(p.PreviousUntil)
+	return write(ctx, s, func() (*messaging.WebhookEndpoint, error) {
+		i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == p.ID && e.WorkspaceID == p.WorkspaceID })
+		if i < 0 {
+			return nil, messaging.ErrNotFound
 		}
-		e.SecretSealed = slices.Clone(p.SecretSealed)
-	}
-	if p.URL != nil {
-		e.URL = *p.URL
-	}
-	if p.Events != nil {
-		e.Events = slices.Clone(*p.Events)
-		if len(e.Events) == 0 {
-			e.Events = nil
+		e := copyEndpoint(s.endpoints[i])
+		if p.SecretSealed != nil {
+			e.PreviousSecretSealed, e.PreviousSecretExpiresAt = nil, nil
+			if p.PreviousUntil != nil {
+				e.PreviousSecretSealed, e.PreviousSecretExpiresAt = e.SecretSealed, copyTime(p.PreviousUntil)
+			}
+			e.SecretSealed = slices.Clone(p.SecretSealed)
 		}
-	}
-	if p.Description != nil {
-		e.Description = *p.Description
-	}
-	if p.Enabled != nil {
-		switch {
-		case *p.Enabled:
-			e.DisabledAt, e.DisabledReason = nil, ""
-		case e.DisabledAt == nil:
-			at := p.At
-			e.DisabledAt, e.DisabledReason = &at, messaging.DisabledByOperator
-			s.failPending(e.ID, p.At)
+		if p.URL != nil {
+			e.URL = *p.URL
 		}
-	}
-	s.endpoints[i] = e
-	return copyEndpoint(e), nil
+		if p.Events != nil {
+			e.Events = slices.Clone(*p.Events)
+			if len(e.Events) == 0 {
+				e.Events = nil
+			}
+		}
+		if p.Description != nil {
+			e.Description = *p.Description
+		}
+		if p.Enabled != nil {
+			switch {
+			case *p.Enabled:
+				e.DisabledAt, e.DisabledReason = nil, ""
+			case e.DisabledAt == nil:
+				at := p.At
+				e.DisabledAt, e.DisabledReason = &at, messaging.DisabledByOperator
+				s.failPending(e.ID, p.At)
+			}
+		}
+		s.endpoints[i] = e
+		return copyEndpoint(e), nil
+	})
 }
 
 // failPending fails the pending deliveries of an endpoint being disabled.
@@ -244,45 +207,37 @@ func subscribes(e *messaging.WebhookEndpoint, typ string) bool {
 // subscribe to its type. Callers hold s.mu.
 func (s *Store) queueEvent(ev *messaging.EventRecord) {
 	for _, e := range s.endpoints {
-		if e.WorkspaceID != ev.WorkspaceID || e.DisabledAt != nil || !subscribes(e, ev.Type) {
-			continue
+		if e.WorkspaceID == ev.WorkspaceID && e.DisabledAt == nil && subscribes(e, ev.Type) {
+			s.queueDelivery(e.ID, ev)
 		}
-		s.seq++
-		s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
-			ID: s.seq, EndpointID: e.ID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
-			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
-			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt, TraceParent: ev.TraceParent,
-		})
 	}
+}
+
+// queueDelivery appends a pending delivery of ev to the endpoint
+// endpointID, with the next Seq. Callers hold s.mu.
+func (s *Store) queueDelivery(endpointID string, ev *messaging.EventRecord) {
+	s.seq++
+	s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
+		ID: s.seq, EndpointID: endpointID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
+		Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
+		DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt, TraceParent: ev.TraceParent,
+	})
 }
 
 // WebhookQueueEvent implements messaging.Store.
 func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	return s.queueEndpointEvent(p), nil
+	return write(ctx, s, func() (bool, error) { return s.queueEndpointEvent(p), nil })
 }
 
 // queueEndpointEvent queues p.Event for the one endpoint p.EndpointID,
 // unless it does not exist or is disabled (false). s.mu is held.
 func (s *Store) queueEndpointEvent(p *messaging.WebhookQueueParams) bool {
-	ev := p.Event
-	for _, e := range s.endpoints {
-		if e.ID != p.EndpointID || e.WorkspaceID != ev.WorkspaceID || e.DisabledAt != nil {
-			continue
-		}
-		s.seq++
-		s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
-			ID: s.seq, EndpointID: e.ID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
-			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
-			DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt, TraceParent: ev.TraceParent,
-		})
-		return true
+	e := s.endpointOf(p.Event.WorkspaceID, p.EndpointID)
+	if e == nil || e.DisabledAt != nil {
+		return false
 	}
-	return false
+	s.queueDelivery(e.ID, p.Event)
+	return true
 }
 
 // copyDelivery returns a copy of d; with endpoint, completed with its
@@ -305,76 +260,76 @@ func (s *Store) copyDelivery(d *messaging.WebhookDelivery, endpoint bool) *messa
 	return &c
 }
 
+// listedDelivery is copyDelivery as a delivery is listed: without its
+// payload.
+func (s *Store) listedDelivery(d *messaging.WebhookDelivery) *messaging.WebhookDelivery {
+	return s.copyDelivery(d, false)
+}
+
 // WebhookClaim implements messaging.Store.
 func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	disabled := map[string]bool{}
-	for _, e := range s.endpoints {
-		disabled[e.ID] = e.DisabledAt != nil
-	}
-	// The first pending delivery of each (endpoint, message) is the only
-	// claimable one; deliveries are kept in Seq order.
-	first := map[[2]string]bool{}
-	var due []*messaging.WebhookDelivery
-	for _, d := range s.deliveries {
-		if d.State != messaging.DeliveryPending {
-			continue
+	return write(ctx, s, func() ([]*messaging.WebhookDelivery, error) {
+		disabled := map[string]bool{}
+		for _, e := range s.endpoints {
+			disabled[e.ID] = e.DisabledAt != nil
 		}
-		k := [2]string{d.EndpointID, d.MessageID}
-		if first[k] {
-			continue
+		// The first pending delivery of each (endpoint, message) is the
+		// only claimable one; deliveries are kept in Seq order.
+		first := map[[2]string]bool{}
+		var due []*messaging.WebhookDelivery
+		for _, d := range s.deliveries {
+			if d.State != messaging.DeliveryPending {
+				continue
+			}
+			k := [2]string{d.EndpointID, d.MessageID}
+			if first[k] {
+				continue
+			}
+			first[k] = true
+			if !d.DueAt.After(p.Now) && !disabled[d.EndpointID] {
+				due = append(due, d)
+			}
 		}
-		first[k] = true
-		if !d.DueAt.After(p.Now) && !disabled[d.EndpointID] {
-			due = append(due, d)
-		}
-	}
-	sort.SliceStable(due, func(i, j int) bool { return due[i].DueAt.Before(due[j].DueAt) })
-	return leaseFirst(due, p.Limit, func(d *messaging.WebhookDelivery) *messaging.WebhookDelivery {
-		d.LeaseOwner, d.DueAt = p.Owner, p.Now.Add(p.Lease)
-		d.Attempts++
-		return s.copyDelivery(d, true)
-	}), nil
+		sort.SliceStable(due, func(i, j int) bool { return due[i].DueAt.Before(due[j].DueAt) })
+		return leaseFirst(due, p.Limit, func(d *messaging.WebhookDelivery) *messaging.WebhookDelivery {
+			d.LeaseOwner, d.DueAt = p.Owner, p.Now.Add(p.Lease)
+			d.Attempts++
+			return s.copyDelivery(d, true)
+		}), nil
+	})
 }
 
 // WebhookRecord implements messaging.Store.
 func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.ID == p.ID })
-	if i < 0 {
-		return nil // pruned or gone with its endpoint: not ours any more
-	}
-	d := s.deliveries[i]
-	if d.State != messaging.DeliveryPending || d.LeaseOwner != p.Owner {
-		return nil
-	}
-	d.State, d.LastStatus, d.LastError, d.LeaseOwner = p.State, p.LastStatus, p.LastError, ""
-	d.LastAttemptAt = copyTime(&p.At)
-	switch p.State {
-	case messaging.DeliveryPending:
-		d.DueAt = p.DueAt
-	case messaging.DeliveryDelivered:
-		d.DeliveredAt = copyTime(&p.At)
-	}
-	if p.DisableEndpoint {
-		for _, e := range s.endpoints {
-			if e.ID == d.EndpointID && e.DisabledAt == nil {
-				at := p.At
-				e.DisabledAt, e.DisabledReason = &at, messaging.DisabledGone
-			}
+	return s.update(ctx, func() error {
+		i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.ID == p.ID })
+		if i < 0 {
+			return nil // pruned or gone with its endpoint: not ours any more
 		}
-		s.failPending(d.EndpointID, p.At)
-	}
-	s.prune(d.EndpointID, max(p.Keep, 1))
-	return nil
+		d := s.deliveries[i]
+		if d.State != messaging.DeliveryPending || d.LeaseOwner != p.Owner {
+			return nil
+		}
+		d.State, d.LastStatus, d.LastError, d.LeaseOwner = p.State, p.LastStatus, p.LastError, ""
+		d.LastAttemptAt = copyTime(&p.At)
+		switch p.State {
+		case messaging.DeliveryPending:
+			d.DueAt = p.DueAt
+		case messaging.DeliveryDelivered:
+			d.DeliveredAt = copyTime(&p.At)
+		}
+		if p.DisableEndpoint {
+			for _, e := range s.endpoints {
+				if e.ID == d.EndpointID && e.DisabledAt == nil {
+					at := p.At
+					e.DisabledAt, e.DisabledReason = &at, messaging.DisabledGone
+				}
+			}
+			s.failPending(d.EndpointID, p.At)
+		}
+		s.prune(d.EndpointID, max(p.Keep, 1))
+		return nil
+	})
 }
 
 // prune deletes the finished deliveries of an endpoint beyond its keep
@@ -394,109 +349,80 @@ func (s *Store) prune(endpointID string, keep int) {
 
 // WebhookDeliveryList implements messaging.Store.
 func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if s.endpointOf(p.WorkspaceID, p.EndpointID) == nil {
-		return nil, messaging.ErrNotFound
-	}
-	var out []*messaging.WebhookDelivery
-	for i := len(s.deliveries) - 1; i >= 0 && len(out) < p.Limit; i-- {
-		d := s.deliveries[i]
-		if d.EndpointID == p.EndpointID && (p.Before == 0 || d.Seq < p.Before) {
-			out = append(out, s.copyDelivery(d, false))
+	return read(ctx, s, func() ([]*messaging.WebhookDelivery, error) {
+		if s.endpointOf(p.WorkspaceID, p.EndpointID) == nil {
+			return nil, messaging.ErrNotFound
 		}
-	}
-	return out, nil
+		return newestPage(s.deliveries, p.Limit, func(d *messaging.WebhookDelivery) bool {
+			return d.EndpointID == p.EndpointID && (p.Before == 0 || d.Seq < p.Before)
+		}, s.listedDelivery), nil
+	})
 }
 
 // WebhookRedeliver implements messaging.Store.
 func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool {
-		return d.ID == p.ID && d.EndpointID == p.EndpointID && d.WorkspaceID == p.WorkspaceID
+	return write(ctx, s, func() (*messaging.WebhookDelivery, error) {
+		i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool {
+			return d.ID == p.ID && d.EndpointID == p.EndpointID && d.WorkspaceID == p.WorkspaceID
+		})
+		if i < 0 || s.endpointOf(p.WorkspaceID, p.EndpointID) == nil {
+			return nil, messaging.ErrNotFound
+		}
+		d := s.deliveries[i]
+		if d.State == messaging.DeliveryPending && d.LeaseOwner != "" && d.DueAt.After(p.Now) {
+			return nil, messaging.ErrConflict
+		}
+		d.State, d.DueAt, d.LeaseOwner, d.DeliveredAt = messaging.DeliveryPending, p.Now, "", nil
+		return s.listedDelivery(d), nil
 	})
-	if i < 0 || s.endpointOf(p.WorkspaceID, p.EndpointID) == nil {
-		return nil, messaging.ErrNotFound
-	}
-	d := s.deliveries[i]
-	if d.State == messaging.DeliveryPending && d.LeaseOwner != "" && d.DueAt.After(p.Now) {
-		return nil, messaging.ErrConflict
-	}
-	d.State, d.DueAt, d.LeaseOwner, d.DeliveredAt = messaging.DeliveryPending, p.Now, "", nil
-	return s.copyDelivery(d, false), nil
 }
 
 // WebhookRecordTest implements messaging.Store.
 func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	ev := p.Event
-	if s.endpointOf(ev.WorkspaceID, p.EndpointID) == nil {
-		return nil, messaging.ErrNotFound
-	}
-	s.seq++
-	d := &messaging.WebhookDelivery{
-		ID: s.seq, EndpointID: p.EndpointID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
-		Seq: s.seq, Payload: slices.Clone(ev.Payload), State: p.State, Attempts: 1, DueAt: p.At,
-		LastStatus: p.LastStatus, LastError: p.LastError, LastAttemptAt: copyTime(&p.At), CreatedAt: ev.CreatedAt, Test: true,
-		TraceParent: ev.TraceParent,
-	}
-	if p.State == messaging.DeliveryDelivered {
-		d.DeliveredAt = copyTime(&p.At)
-	}
-	s.deliveries = append(s.deliveries, d)
-	s.prune(p.EndpointID, max(p.Keep, 1)) // d is the newest: kept
-	return s.copyDelivery(d, false), nil
+	return write(ctx, s, func() (*messaging.WebhookDelivery, error) {
+		ev := p.Event
+		if s.endpointOf(ev.WorkspaceID, p.EndpointID) == nil {
+			return nil, messaging.ErrNotFound
+		}
+		s.seq++
+		d := &messaging.WebhookDelivery{
+			ID: s.seq, EndpointID: p.EndpointID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
+			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: p.State, Attempts: 1, DueAt: p.At,
+			LastStatus: p.LastStatus, LastError: p.LastError, LastAttemptAt: copyTime(&p.At), CreatedAt: ev.CreatedAt, Test: true,
+			TraceParent: ev.TraceParent,
+		}
+		if p.State == messaging.DeliveryDelivered {
+			d.DeliveredAt = copyTime(&p.At)
+		}
+		s.deliveries = append(s.deliveries, d)
+		s.prune(p.EndpointID, max(p.Keep, 1)) // d is the newest: kept
+		return s.listedDelivery(d), nil
+	})
 }
 
 // MessageGetByIdempotencyKey implements messaging.Store.
 func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*messaging.Message, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	m, ok := s.idem[[2]string{workspaceID, key}]
-	if !ok || key == "" {
-		return nil, messaging.ErrNotFound
-	}
-	return m.Clone(), nil
+	return get(ctx, s, func() (*messaging.Message, bool) {
+		m, ok := s.idem[[2]string{workspaceID, key}]
+		return m, ok && key != ""
+	}, (*messaging.Message).Clone)
 }
 
 // MessageQueueStats implements messaging.Store. It walks s.queued, which
 // holds only the queued messages.
 func (s *Store) MessageQueueStats(ctx context.Context, p *messaging.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	st := &messaging.MessageQueueStats{}
-	for _, m := range s.queued {
-		if p.WorkspaceID != "" && m.WorkspaceID != p.WorkspaceID {
-			continue
+	return read(ctx, s, func() (*messaging.MessageQueueStats, error) {
+		dues := func(yield func(time.Time) bool) {
+			for _, m := range s.queued {
+				if (p.WorkspaceID == "" || m.WorkspaceID == p.WorkspaceID) && !yield(m.DueAt) {
+					return
+				}
+			}
 		}
-		st.Queued++
-		if m.DueAt.After(p.Now) {
-			continue
-		}
-		st.Due++
-		if st.OldestDueAt == nil || m.DueAt.Before(*st.OldestDueAt) {
-			t := m.DueAt.UTC()
-			st.OldestDueAt = &t
-		}
-	}
-	return st, nil
+		st := &messaging.MessageQueueStats{}
+		st.Queued, st.Due, st.OldestDueAt = dueStats(dues, p.Now)
+		return st, nil
+	})
 }
 
 // Ping implements messaging.Store: an in-memory store always answers,

@@ -15,9 +15,13 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
 )
 
-var _ messaging.Store = (*Store)(nil)
+var (
+	_ messaging.Store = (*Store)(nil)
+	_ sms.Store       = (*Store)(nil)
+)
 
 // Store is an in-memory messaging.Store. The zero value is not usable; call
 // New.
@@ -102,6 +106,144 @@ func (s *Store) rlock(ctx context.Context) (unlock func(), err error) {
 	return s.mu.RUnlock, nil
 }
 
+// read runs fn under the read lock (rlock), unless ctx is done: then it
+// returns ctx's error and fn does not run.
+func read[T any](ctx context.Context, s *Store, fn func() (T, error)) (T, error) {
+	return locked(ctx, s.rlock, fn)
+}
+
+// write is read for a method that changes the store: fn runs under the
+// write lock (lock).
+func write[T any](ctx context.Context, s *Store, fn func() (T, error)) (T, error) {
+	return locked(ctx, s.lock, fn)
+}
+
+// update is write for a method that returns only an error.
+func (s *Store) update(ctx context.Context, fn func() error) error {
+	_, err := write(ctx, s, func() (struct{}, error) { return struct{}{}, fn() })
+	return err
+}
+
+// locked runs fn holding what lock takes, unless it returns an error.
+func locked[T any](ctx context.Context, lock func(context.Context) (func(), error), fn func() (T, error)) (T, error) {
+	unlock, err := lock(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer unlock()
+	return fn()
+}
+
+// get is a getter: under the read lock, a copy (by clone) of the record
+// find finds, or messaging.ErrNotFound when it finds none.
+func get[T any](ctx context.Context, s *Store, find func() (T, bool), clone func(T) T) (T, error) {
+	return read(ctx, s, func() (T, error) {
+		v, ok := find()
+		if !ok {
+			var zero T
+			return zero, messaging.ErrNotFound
+		}
+		return clone(v), nil
+	})
+}
+
+// entry is a find for get: all[k]. The maps of a Store are made once, by
+// New, so all may be read before the lock is taken.
+func entry[K comparable, V any](all map[K]V, k K) func() (V, bool) {
+	return func() (V, bool) {
+		v, ok := all[k]
+		return v, ok
+	}
+}
+
+// inWorkspace returns all[id] and whether it is there and belongs to the
+// workspace ws, as workspaceOf tells.
+func inWorkspace[T any](all map[string]T, ws, id string, workspaceOf func(T) string) (T, bool) {
+	v, ok := all[id]
+	return v, ok && workspaceOf(v) == ws
+}
+
+// checkNew returns messaging.ErrNotFound when the workspace ws does not
+// exist, and messaging.ErrConflict when clash reports a stored record
+// that a new one would clash with: the checks of a create. s.mu is held.
+func checkNew[T any](s *Store, ws string, stored iter.Seq[T], clash func(T) bool) error {
+	if _, ok := s.workspaces[ws]; !ok {
+		return messaging.ErrNotFound
+	}
+	for o := range stored {
+		if clash(o) {
+			return messaging.ErrConflict
+		}
+	}
+	return nil
+}
+
+// newestPage returns copies (by clone) of the records of all, which holds
+// them oldest first, that keep accepts: the newest first, limit at most.
+func newestPage[T any](all []T, limit int, keep func(T) bool, clone func(T) T) []T {
+	var out []T
+	for i := len(all) - 1; i >= 0 && len(out) < limit; i-- {
+		if keep(all[i]) {
+			out = append(out, clone(all[i]))
+		}
+	}
+	return out
+}
+
+// insert stores v as all[k], or returns messaging.ErrConflict when all
+// holds k already.
+func insert[K comparable, V any](all map[K]V, k K, v V) error {
+	if _, ok := all[k]; ok {
+		return messaging.ErrConflict
+	}
+	all[k] = v
+	return nil
+}
+
+// sortedUnique sorts list in place and returns it without repeats.
+func sortedUnique(list []string) []string {
+	slices.Sort(list)
+	return slices.Compact(list)
+}
+
+// keysAfter returns the keys of all above after, in order, limit at most:
+// a page of a list by id.
+func keysAfter[V any](all map[string]V, after string, limit int) []string {
+	var ids []string
+	for id := range all {
+		if id > after {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids[:min(len(ids), max(limit, 0))]
+}
+
+// shallowCopy returns a copy of *v: the clone of a record that holds no
+// slice, map or pointer.
+func shallowCopy[T any](v *T) *T {
+	c := *v
+	return &c
+}
+
+// dueStats counts the due times of a queue: how many there are, how many
+// are due at now, and the oldest of those (UTC; nil when none is due).
+func dueStats(dues iter.Seq[time.Time], now time.Time) (n, due int64, oldest *time.Time) {
+	for at := range dues {
+		n++
+		if at.After(now) {
+			continue
+		}
+		due++
+		if oldest == nil || at.Before(*oldest) {
+			t := at.UTC()
+			oldest = &t
+		}
+	}
+	return n, due, oldest
+}
+
 // Close does nothing; it exists to satisfy messaging.Store.
 func (s *Store) Close() error { return nil }
 
@@ -174,202 +316,146 @@ func copiesOf[T any](all iter.Seq[T], keep func(T) bool, clone func(T) T) []T {
 
 // WorkspaceCreate implements messaging.Store.
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if _, ok := s.workspaces[w.ID]; ok {
-		return messaging.ErrConflict
-	}
-	c := copyWorkspace(w)
-	slices.Sort(c.Channels)
-	c.Channels = slices.Compact(c.Channels)
-	s.workspaces[w.ID] = c
-	return nil
+	return s.update(ctx, func() error {
+		c := copyWorkspace(w)
+		c.Channels = sortedUnique(c.Channels)
+		return insert(s.workspaces, w.ID, c)
+	})
 }
 
 // WorkspaceGet implements messaging.Store.
 func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	w, ok := s.workspaces[id]
-	if !ok {
-		return nil, messaging.ErrNotFound
-	}
-	return copyWorkspace(w), nil
+	return get(ctx, s, entry(s.workspaces, id), copyWorkspace)
 }
 
 // WorkspaceList implements messaging.Store.
 func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	var ids []string
-	for id := range s.workspaces {
-		if id > p.After {
-			ids = append(ids, id)
+	return read(ctx, s, func() ([]*messaging.WorkspaceInfo, error) {
+		ids := keysAfter(s.workspaces, p.After, p.Limit)
+		out := make([]*messaging.WorkspaceInfo, 0, len(ids))
+		for _, id := range ids {
+			out = append(out, copyWorkspace(s.workspaces[id]))
 		}
-	}
-	slices.Sort(ids)
-	out := make([]*messaging.WorkspaceInfo, 0, min(len(ids), p.Limit))
-	for _, id := range ids[:min(len(ids), p.Limit)] {
-		out = append(out, copyWorkspace(s.workspaces[id]))
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // WorkspaceSetSettings implements messaging.Store.
 func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	w, ok := s.workspaces[p.WorkspaceID]
-	if !ok {
-		return messaging.ErrNotFound
-	}
-	if p.Expect != nil && (!slices.Equal(w.OptOutKeywords, p.Expect.OptOut) || !slices.Equal(w.OptInKeywords, p.Expect.OptIn)) {
-		return messaging.ErrConflict // the lists changed since the caller read them
-	}
-	if p.OutsideWindow != nil {
-		w.OutsideWindow = *p.OutsideWindow
-	}
-	if p.UnconfirmedSends != nil {
-		w.UnconfirmedSends = *p.UnconfirmedSends
-	}
-	if p.OptOutKeywords != nil {
-		w.OptOutKeywords = keywords(*p.OptOutKeywords)
-	}
-	if p.OptInKeywords != nil {
-		w.OptInKeywords = keywords(*p.OptInKeywords)
-	}
-	return nil
+	return s.update(ctx, func() error {
+		w, ok := s.workspaces[p.WorkspaceID]
+		if !ok {
+			return messaging.ErrNotFound
+		}
+		if p.Expect != nil && (!slices.Equal(w.OptOutKeywords, p.Expect.OptOut) || !slices.Equal(w.OptInKeywords, p.Expect.OptIn)) {
+			return messaging.ErrConflict // the lists changed since the caller read them
+		}
+		if p.OutsideWindow != nil {
+			w.OutsideWindow = *p.OutsideWindow
+		}
+		if p.UnconfirmedSends != nil {
+			w.UnconfirmedSends = *p.UnconfirmedSends
+		}
+		if p.OptOutKeywords != nil {
+			w.OptOutKeywords = keywords(*p.OptOutKeywords)
+		}
+		if p.OptInKeywords != nil {
+			w.OptInKeywords = keywords(*p.OptInKeywords)
+		}
+		return nil
+	})
 }
 
 // WorkspaceSetChannel implements messaging.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	w, ok := s.workspaces[p.WorkspaceID]
-	if !ok {
-		return messaging.ErrNotFound
-	}
-	setChannel(w, p.Channel, p.Connected)
-	if c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]; ok && !p.Connected {
-		c.Status, c.UpdatedAt = messaging.ConnectionDisconnected, p.At
-	}
-	return nil
+	return s.update(ctx, func() error {
+		w, ok := s.workspaces[p.WorkspaceID]
+		if !ok {
+			return messaging.ErrNotFound
+		}
+		setChannel(w, p.Channel, p.Connected)
+		if c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]; ok && !p.Connected {
+			c.Status, c.UpdatedAt = messaging.ConnectionDisconnected, p.At
+		}
+		return nil
+	})
 }
 
 // APIKeyCreate implements messaging.Store.
 func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if _, ok := s.workspaces[k.WorkspaceID]; !ok {
-		return messaging.ErrNotFound
-	}
-	for _, o := range s.keys {
-		if o.ID == k.ID || slices.Equal(o.Hash, k.Hash) {
-			return messaging.ErrConflict
+	return s.update(ctx, func() error {
+		clash := func(o *messaging.APIKey) bool { return o.ID == k.ID || slices.Equal(o.Hash, k.Hash) }
+		if err := checkNew(s, k.WorkspaceID, maps.Values(s.keys), clash); err != nil {
+			return err
 		}
-	}
-	s.keys[k.ID] = k.Clone()
-	return nil
+		s.keys[k.ID] = k.Clone()
+		return nil
+	})
 }
 
 // APIKeysByPrefix implements messaging.Store.
 func (s *Store) APIKeysByPrefix(ctx context.Context, prefix string) ([]*messaging.APIKey, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	return copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.Prefix == prefix }, (*messaging.APIKey).Clone), nil
+	return read(ctx, s, func() ([]*messaging.APIKey, error) {
+		return copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.Prefix == prefix }, (*messaging.APIKey).Clone), nil
+	})
 }
 
 // APIKeyList implements messaging.Store.
 func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messaging.APIKey, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	out := copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.WorkspaceID == workspaceID }, (*messaging.APIKey).Clone)
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
-			return out[i].CreatedAt.Before(out[j].CreatedAt)
-		}
-		return out[i].ID < out[j].ID
+	return read(ctx, s, func() ([]*messaging.APIKey, error) {
+		out := copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.WorkspaceID == workspaceID }, (*messaging.APIKey).Clone)
+		sort.Slice(out, func(i, j int) bool {
+			if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+				return out[i].CreatedAt.Before(out[j].CreatedAt)
+			}
+			return out[i].ID < out[j].ID
+		})
+		return out, nil
 	})
-	return out, nil
 }
 
 // keyOf returns the key id of the workspace ws. s.mu is held.
 func (s *Store) keyOf(ws, id string) (*messaging.APIKey, bool) {
-	k, ok := s.keys[id]
-	return k, ok && k.WorkspaceID == ws
+	return inWorkspace(s.keys, ws, id, func(k *messaging.APIKey) string { return k.WorkspaceID })
+}
+
+// withKey runs fn on the key id of the workspace ws under the write lock,
+// unless ctx is done; missing is the error when there is no such key.
+func (s *Store) withKey(ctx context.Context, ws, id string, missing error, fn func(k *messaging.APIKey)) error {
+	return s.update(ctx, func() error {
+		k, ok := s.keyOf(ws, id)
+		if !ok {
+			return missing
+		}
+		fn(k)
+		return nil
+	})
 }
 
 // APIKeyRevoke implements messaging.Store.
 func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	k, ok := s.keyOf(p.WorkspaceID, p.ID)
-	if !ok {
-		return messaging.ErrNotFound
-	}
-	if k.RevokedAt == nil {
-		k.RevokedAt = copyTime(&p.At)
-	}
-	return nil
+	return s.withKey(ctx, p.WorkspaceID, p.ID, messaging.ErrNotFound, func(k *messaging.APIKey) {
+		if k.RevokedAt == nil {
+			k.RevokedAt = copyTime(&p.At)
+		}
+	})
 }
 
 // APIKeyUpdate implements messaging.Store.
 func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	k, ok := s.keyOf(p.WorkspaceID, p.ID)
-	if !ok {
-		return messaging.ErrNotFound
-	}
-	k.Scopes, k.ExpiresAt = slices.Clone(p.Scopes), copyTime(p.ExpiresAt)
-	return nil
+	return s.withKey(ctx, p.WorkspaceID, p.ID, messaging.ErrNotFound, func(k *messaging.APIKey) {
+		k.Scopes, k.ExpiresAt = slices.Clone(p.Scopes), copyTime(p.ExpiresAt)
+	})
 }
 
-// APIKeyTouch implements messaging.Store.
+// APIKeyTouch implements messaging.Store: a key that is not there is not
+// an error.
 func (s *Store) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	k, ok := s.keyOf(p.WorkspaceID, p.ID)
-	if !ok {
-		return nil
-	}
-	if k.LastUsedAt == nil || k.LastUsedAt.Before(p.At) {
-		k.LastUsedAt = copyTime(&p.At)
-	}
-	return nil
+	return s.withKey(ctx, p.WorkspaceID, p.ID, nil, func(k *messaging.APIKey) {
+		if k.LastUsedAt == nil || k.LastUsedAt.Before(p.At) {
+			k.LastUsedAt = copyTime(&p.At)
+		}
+	})
 }
 
 // contactClash reports whether another contact of the workspace has c's
@@ -386,61 +472,50 @@ func (s *Store) contactClash(c *messaging.Contact) bool {
 	return false
 }
 
+// contactOf returns the contact id of the workspace ws. s.mu is held.
+func (s *Store) contactOf(ws, id string) (*messaging.Contact, bool) {
+	return inWorkspace(s.contacts, ws, id, func(c *messaging.Contact) string { return c.WorkspaceID })
+}
+
 // ContactCreate implements messaging.Store.
 func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if _, ok := s.workspaces[c.WorkspaceID]; !ok {
-		return messaging.ErrNotFound
-	}
-	if _, ok := s.contacts[c.ID]; ok || s.contactClash(c) {
-		return messaging.ErrConflict
-	}
-	cp := copyContact(c)
-	s.contacts[c.ID] = cp
-	s.contactList[c.WorkspaceID] = append(s.contactList[c.WorkspaceID], cp)
-	return nil
+	return s.update(ctx, func() error {
+		if _, ok := s.workspaces[c.WorkspaceID]; !ok {
+			return messaging.ErrNotFound
+		}
+		if _, ok := s.contacts[c.ID]; ok || s.contactClash(c) {
+			return messaging.ErrConflict
+		}
+		cp := copyContact(c)
+		s.contacts[c.ID] = cp
+		s.contactList[c.WorkspaceID] = append(s.contactList[c.WorkspaceID], cp)
+		return nil
+	})
 }
 
 // ContactGet implements messaging.Store.
 func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	c, ok := s.contacts[id]
-	if !ok || c.WorkspaceID != workspaceID {
-		return nil, messaging.ErrNotFound
-	}
-	return copyContact(c), nil
+	return get(ctx, s, func() (*messaging.Contact, bool) { return s.contactOf(workspaceID, id) }, copyContact)
 }
 
 // ContactUpdate implements messaging.Store.
 func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	c := p.Contact
-	cur, ok := s.contacts[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return messaging.ErrNotFound
-	}
-	if cur.Version != p.PrevVersion {
-		return messaging.ErrStale
-	}
-	if s.contactClash(c) {
-		return messaging.ErrConflict
-	}
-	createdAt, source := cur.CreatedAt, cur.Source
-	*cur = *copyContact(c)
-	cur.CreatedAt, cur.Source = createdAt, source
-	return nil
+	return s.update(ctx, func() error {
+		c := p.Contact
+		cur, ok := s.contactOf(c.WorkspaceID, c.ID)
+		switch {
+		case !ok:
+			return messaging.ErrNotFound
+		case cur.Version != p.PrevVersion:
+			return messaging.ErrStale
+		case s.contactClash(c):
+			return messaging.ErrConflict
+		}
+		createdAt, source := cur.CreatedAt, cur.Source
+		*cur = *copyContact(c)
+		cur.CreatedAt, cur.Source = createdAt, source
+		return nil
+	})
 }
 
 func hasPrefixFold(s, prefix string) bool {
@@ -483,94 +558,76 @@ func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams)
 	return out, total, nil
 }
 
+// templateOf returns the template id of the workspace ws. s.mu is held.
+func (s *Store) templateOf(ws, id string) (*messaging.Template, bool) {
+	return inWorkspace(s.templates, ws, id, func(t *messaging.Template) string { return t.WorkspaceID })
+}
+
 // TemplateCreate implements messaging.Store.
 func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if _, ok := s.workspaces[t.WorkspaceID]; !ok {
-		return messaging.ErrNotFound
-	}
-	for _, o := range s.templates {
-		if o.ID == t.ID || (o.WorkspaceID == t.WorkspaceID && o.Name == t.Name && o.Language == t.Language) {
-			return messaging.ErrConflict
+	return s.update(ctx, func() error {
+		clash := func(o *messaging.Template) bool {
+			return o.ID == t.ID || (o.WorkspaceID == t.WorkspaceID && o.Name == t.Name && o.Language == t.Language)
 		}
-	}
-	s.templates[t.ID] = copyTemplate(t)
-	return nil
+		if err := checkNew(s, t.WorkspaceID, maps.Values(s.templates), clash); err != nil {
+			return err
+		}
+		s.templates[t.ID] = copyTemplate(t)
+		return nil
+	})
 }
 
 // TemplateGet implements messaging.Store.
 func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messaging.Template, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	t, ok := s.templates[id]
-	if !ok || t.WorkspaceID != workspaceID {
-		return nil, messaging.ErrNotFound
-	}
-	return copyTemplate(t), nil
+	return get(ctx, s, func() (*messaging.Template, bool) { return s.templateOf(workspaceID, id) }, copyTemplate)
 }
 
 // TemplateGetByName implements messaging.Store.
 func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	for _, t := range s.templates {
-		if t.WorkspaceID == p.WorkspaceID && t.Name == p.Name && t.Language == p.Language {
-			return copyTemplate(t), nil
+	return get(ctx, s, func() (*messaging.Template, bool) {
+		for _, t := range s.templates {
+			if t.WorkspaceID == p.WorkspaceID && t.Name == p.Name && t.Language == p.Language {
+				return t, true
+			}
 		}
-	}
-	return nil, messaging.ErrNotFound
+		return nil, false
+	}, copyTemplate)
 }
 
 // TemplateList implements messaging.Store.
 func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	out := copiesOf(maps.Values(s.templates), func(t *messaging.Template) bool {
-		return t.WorkspaceID == p.WorkspaceID && (p.Status == "" || t.Status == p.Status) &&
-			(p.Category == "" || t.Category == p.Category) && (p.Language == "" || t.Language == p.Language)
-	}, copyTemplate)
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		if a.Language != b.Language {
-			return a.Language < b.Language
-		}
-		return a.ID < b.ID
+	return read(ctx, s, func() ([]*messaging.Template, error) {
+		out := copiesOf(maps.Values(s.templates), func(t *messaging.Template) bool {
+			return t.WorkspaceID == p.WorkspaceID && (p.Status == "" || t.Status == p.Status) &&
+				(p.Category == "" || t.Category == p.Category) && (p.Language == "" || t.Language == p.Language)
+		}, copyTemplate)
+		sort.Slice(out, func(i, j int) bool {
+			a, b := out[i], out[j]
+			if a.Name != b.Name {
+				return a.Name < b.Name
+			}
+			if a.Language != b.Language {
+				return a.Language < b.Language
+			}
+			return a.ID < b.ID
+		})
+		return out, nil
 	})
-	return out, nil
 }
 
 // TemplateSetStatus implements messaging.Store.
 func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	t, ok := s.templates[p.ID]
-	if !ok || t.WorkspaceID != p.WorkspaceID {
-		return nil, messaging.ErrNotFound
-	}
-	if !slices.Contains(p.From, t.Status) {
-		return nil, messaging.ErrStale
-	}
-	t.Status, t.StatusReason, t.UpdatedAt = p.To, p.Reason, p.At
-	return copyTemplate(t), nil
+	return write(ctx, s, func() (*messaging.Template, error) {
+		t, ok := s.templateOf(p.WorkspaceID, p.ID)
+		if !ok {
+			return nil, messaging.ErrNotFound
+		}
+		if !slices.Contains(p.From, t.Status) {
+			return nil, messaging.ErrStale
+		}
+		t.Status, t.StatusReason, t.UpdatedAt = p.To, p.Reason, p.At
+		return copyTemplate(t), nil
+	})
 }
 
 // MessageCreate implements messaging.Store.
@@ -626,41 +683,34 @@ func (s *Store) createMessage(m *messaging.Message) (*messaging.Message, bool, e
 	return cp.Clone(), true, nil
 }
 
+// messageOf returns the message id of the workspace ws. s.mu is held.
+func (s *Store) messageOf(ws, id string) (*messaging.Message, bool) {
+	return inWorkspace(s.messages, ws, id, func(m *messaging.Message) string { return m.WorkspaceID })
+}
+
 // MessageGet implements messaging.Store.
 func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messaging.Message, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	m, ok := s.messages[id]
-	if !ok || m.WorkspaceID != workspaceID {
-		return nil, messaging.ErrNotFound
-	}
-	return m.Clone(), nil
+	return get(ctx, s, func() (*messaging.Message, bool) { return s.messageOf(workspaceID, id) }, (*messaging.Message).Clone)
 }
 
 // MessageUpdateStatuses implements messaging.Store: every change under
 // one hold of the lock.
 func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	out := make([]messaging.MessageStatusResult, len(ps))
-	for i, p := range ps {
-		after, changed, err := s.setStatus(p)
-		out[i] = messaging.MessageStatusResult{Message: after, Changed: changed, Err: err}
-	}
-	return out, nil
+	return write(ctx, s, func() ([]messaging.MessageStatusResult, error) {
+		out := make([]messaging.MessageStatusResult, len(ps))
+		for i, p := range ps {
+			after, changed, err := s.setStatus(p)
+			out[i] = messaging.MessageStatusResult{Message: after, Changed: changed, Err: err}
+		}
+		return out, nil
+	})
 }
 
 // setStatus makes one change of MessageUpdateStatuses under the lock and
 // returns the message after it.
 func (s *Store) setStatus(p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
-	m, ok := s.messages[p.ID]
-	if !ok || m.WorkspaceID != p.WorkspaceID {
+	m, ok := s.messageOf(p.WorkspaceID, p.ID)
+	if !ok {
 		return nil, false, messaging.ErrNotFound
 	}
 	if !slices.Contains(p.From, m.Status) {

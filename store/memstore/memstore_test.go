@@ -4,10 +4,15 @@ import (
 	"testing"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/memstore"
 	"github.com/ujumbe/messaging/store/storetest"
 )
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) messaging.Store { return memstore.New() })
+}
+
+func TestSMSConformance(t *testing.T) {
+	storetest.RunSMS(t, func(t *testing.T) sms.Store { return memstore.New() })
 }

@@ -13,25 +13,22 @@ import (
 // messages and sorts the matches: memstore has no index, so a page costs
 // time in proportion to the workspace's messages.
 func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams) ([]*messaging.Message, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	var out []*messaging.Message
-	for _, m := range s.wsMessages[p.WorkspaceID] {
-		if listed(m, p) {
-			out = append(out, m)
+	return read(ctx, s, func() ([]*messaging.Message, error) {
+		var out []*messaging.Message
+		for _, m := range s.wsMessages[p.WorkspaceID] {
+			if listed(m, p) {
+				out = append(out, m)
+			}
 		}
-	}
-	slices.SortFunc(out, newestFirst)
-	if len(out) > p.Limit {
-		out = out[:p.Limit]
-	}
-	for i, m := range out {
-		out[i] = m.Clone()
-	}
-	return out, nil
+		slices.SortFunc(out, newestFirst)
+		if len(out) > p.Limit {
+			out = out[:p.Limit]
+		}
+		for i, m := range out {
+			out[i] = m.Clone()
+		}
+		return out, nil
+	})
 }
 
 // newestFirst orders messages by CreatedAt, then ID, both descending.
@@ -65,27 +62,24 @@ func listed(m *messaging.Message, p *messaging.MessageListParams) bool {
 
 // MessageHourlyCounts implements messaging.Store.
 func (s *Store) MessageHourlyCounts(ctx context.Context, p *messaging.MessageCountParams) ([]*messaging.MessageCount, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	type key struct {
-		hour   int64
-		status string
-	}
-	counts := map[key]int{}
-	for _, m := range s.wsMessages[p.WorkspaceID] {
-		if !m.CreatedAt.Before(p.Since) {
-			counts[key{m.CreatedAt.UTC().Truncate(time.Hour).Unix(), m.Status}]++
+	return read(ctx, s, func() ([]*messaging.MessageCount, error) {
+		type key struct {
+			hour   int64
+			status string
 		}
-	}
-	out := make([]*messaging.MessageCount, 0, len(counts))
-	for k, n := range counts {
-		out = append(out, &messaging.MessageCount{Hour: time.Unix(k.hour, 0).UTC(), Status: k.status, Count: n})
-	}
-	slices.SortFunc(out, func(a, b *messaging.MessageCount) int {
-		return cmp.Or(a.Hour.Compare(b.Hour), cmp.Compare(a.Status, b.Status))
+		counts := map[key]int{}
+		for _, m := range s.wsMessages[p.WorkspaceID] {
+			if !m.CreatedAt.Before(p.Since) {
+				counts[key{m.CreatedAt.UTC().Truncate(time.Hour).Unix(), m.Status}]++
+			}
+		}
+		out := make([]*messaging.MessageCount, 0, len(counts))
+		for k, n := range counts {
+			out = append(out, &messaging.MessageCount{Hour: time.Unix(k.hour, 0).UTC(), Status: k.status, Count: n})
+		}
+		slices.SortFunc(out, func(a, b *messaging.MessageCount) int {
+			return cmp.Or(a.Hour.Compare(b.Hour), cmp.Compare(a.Status, b.Status))
+		})
+		return out, nil
 	})
-	return out, nil
 }

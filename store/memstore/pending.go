@@ -58,51 +58,38 @@ func (p *pendingReports) sweep(notBefore time.Time) {
 
 // PendingReportSave implements messaging.Store.
 func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	pr := &s.pending
-	if pr.byID == nil {
-		pr.byID = map[string][]*messaging.PendingReport{}
-	}
-	pr.sweep(p.NotBefore)
-	id := p.Report.ProviderMessageID
-	// The id's expired reports go too (the order slice lets go of them
-	// when the sweep reaches them).
-	if rs := slices.DeleteFunc(pr.byID[id], func(r *messaging.PendingReport) bool { return r.ReceivedAt.Before(p.NotBefore) }); len(rs) > 0 {
-		pr.byID[id] = rs
-	} else {
-		delete(pr.byID, id)
-	}
-	if len(pr.byID[id]) >= p.Limit {
-		return false, nil
-	}
-	pr.seq++
-	p.Report.Seq = pr.seq
-	c := *p.Report
-	c.ReceivedAt = c.ReceivedAt.UTC()
-	pr.byID[id] = append(pr.byID[id], &c)
-	pr.order = append(pr.order, &c)
-	return true, nil
+	return write(ctx, s, func() (bool, error) {
+		pr := &s.pending
+		if pr.byID == nil {
+			pr.byID = map[string][]*messaging.PendingReport{}
+		}
+		pr.sweep(p.NotBefore)
+		id := p.Report.ProviderMessageID
+		// The id's expired reports go too (the order slice lets go of them
+		// when the sweep reaches them).
+		if rs := slices.DeleteFunc(pr.byID[id], func(r *messaging.PendingReport) bool { return r.ReceivedAt.Before(p.NotBefore) }); len(rs) > 0 {
+			pr.byID[id] = rs
+		} else {
+			delete(pr.byID, id)
+		}
+		if len(pr.byID[id]) >= p.Limit {
+			return false, nil
+		}
+		pr.seq++
+		p.Report.Seq = pr.seq
+		c := *p.Report
+		c.ReceivedAt = c.ReceivedAt.UTC()
+		pr.byID[id] = append(pr.byID[id], &c)
+		pr.order = append(pr.order, &c)
+		return true, nil
+	})
 }
 
 // PendingReportTake implements messaging.Store.
 func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	rs := s.pending.byID[p.ProviderMessageID]
-	delete(s.pending.byID, p.ProviderMessageID)
-	var out []*messaging.PendingReport
-	for _, r := range rs {
-		if !r.ReceivedAt.Before(p.NotBefore) {
-			c := *r
-			out = append(out, &c)
-		}
-	}
-	return out, nil
+	return write(ctx, s, func() ([]*messaging.PendingReport, error) {
+		rs := s.pending.byID[p.ProviderMessageID]
+		delete(s.pending.byID, p.ProviderMessageID)
+		return copiesOf(slices.Values(rs), func(r *messaging.PendingReport) bool { return !r.ReceivedAt.Before(p.NotBefore) }, shallowCopy), nil
+	})
 }

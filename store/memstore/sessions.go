@@ -18,79 +18,58 @@ func copySession(st *messaging.StoredSession) *messaging.StoredSession {
 
 // SessionCreate implements messaging.Store.
 func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if _, ok := s.sessions[st.Hash]; ok || s.sessionIDs[st.ID] {
-		return messaging.ErrConflict
-	}
-	s.sessions[st.Hash] = copySession(st)
-	s.sessionIDs[st.ID] = true
-	return nil
+	return s.update(ctx, func() error {
+		if _, ok := s.sessions[st.Hash]; ok || s.sessionIDs[st.ID] {
+			return messaging.ErrConflict
+		}
+		s.sessions[st.Hash] = copySession(st)
+		s.sessionIDs[st.ID] = true
+		return nil
+	})
 }
 
 // SessionGet implements messaging.Store.
 func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredSession, error) {
-	unlock, err := s.rlock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	st, ok := s.sessions[hash]
-	if !ok {
-		return nil, messaging.ErrNotFound
-	}
-	return copySession(st), nil
+	return get(ctx, s, entry(s.sessions, hash), copySession)
 }
 
 // SessionDelete implements messaging.Store.
 func (s *Store) SessionDelete(ctx context.Context, hash string) error {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if st, ok := s.sessions[hash]; ok {
-		delete(s.sessions, hash)
-		delete(s.sessionIDs, st.ID)
-	}
-	return nil
+	return s.update(ctx, func() error {
+		if st, ok := s.sessions[hash]; ok {
+			delete(s.sessions, hash)
+			delete(s.sessionIDs, st.ID)
+		}
+		return nil
+	})
 }
 
 // SessionSweep implements messaging.Store: the sessions that expired
 // first go first.
 func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	var expired []*messaging.StoredSession
-	for _, st := range s.sessions {
-		if st.ExpiresAt.Before(p.Before) {
-			expired = append(expired, st)
+	return write(ctx, s, func() (int, error) {
+		var expired []*messaging.StoredSession
+		for _, st := range s.sessions {
+			if st.ExpiresAt.Before(p.Before) {
+				expired = append(expired, st)
+			}
 		}
-	}
-	sort.Slice(expired, func(i, j int) bool { return expired[i].ExpiresAt.Before(expired[j].ExpiresAt) })
-	expired = expired[:min(len(expired), max(p.Limit, 0))]
-	for _, st := range expired {
-		delete(s.sessions, st.Hash)
-		delete(s.sessionIDs, st.ID)
-	}
-	return len(expired), nil
+		sort.Slice(expired, func(i, j int) bool { return expired[i].ExpiresAt.Before(expired[j].ExpiresAt) })
+		expired = expired[:min(len(expired), max(p.Limit, 0))]
+		for _, st := range expired {
+			delete(s.sessions, st.Hash)
+			delete(s.sessionIDs, st.ID)
+		}
+		return len(expired), nil
+	})
 }
 
 // SessionDeleteAll implements messaging.Store.
 func (s *Store) SessionDeleteAll(ctx context.Context) (int, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	n := len(s.sessions)
-	clear(s.sessions)
-	clear(s.sessionIDs)
-	return n, nil
+	return write(ctx, s, func() (int, error) {
+		n := len(s.sessions)
+		clear(s.sessions)
+		clear(s.sessionIDs)
+		return n, nil
+	})
 }

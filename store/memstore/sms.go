@@ -11,7 +11,12 @@ import (
 	"github.com/ujumbe/messaging/sms"
 )
 
-var _ sms.Store = (*Store)(nil)
+var _ sms.OutboxStore = (*Store)(nil)
+
+// SMSOutbox returns s: the SMS records and the webhook outbox are in the
+// same store, so a report's push is queued in its transaction (see
+// sms.OutboxStore).
+func (s *Store) SMSOutbox() messaging.Store { return s }
 
 // smsData is the SMS part of the store. Its zero value is ready to use.
 type smsData struct {
@@ -91,6 +96,18 @@ func (d *smsData) do(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
+// smsRead is smsData.do for a method that returns a value: fn runs under
+// the SMS lock, unless ctx is done.
+func smsRead[T any](ctx context.Context, d *smsData, fn func() (T, error)) (T, error) {
+	var out T
+	err := d.do(ctx, func() error {
+		var err error
+		out, err = fn()
+		return err
+	})
+	return out, err
+}
+
 // withAccount runs fn on the account partnerID under the SMS lock, unless
 // ctx is done; messaging.ErrNotFound when there is no such account.
 func (d *smsData) withAccount(ctx context.Context, partnerID string, fn func(a *sms.Account)) error {
@@ -122,13 +139,11 @@ func (d *smsData) withMessage(ctx context.Context, partnerID string, number int6
 func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
 	d := &s.sms
 	return d.do(ctx, func() error {
-		if _, ok := d.accounts[a.PartnerID]; ok {
-			return messaging.ErrConflict
-		}
 		c := copyAccount(a)
-		slices.Sort(c.Senders)
-		c.Senders = slices.Compact(c.Senders)
-		d.accounts[a.PartnerID] = c
+		c.Senders = sortedUnique(c.Senders)
+		if err := insert(d.accounts, a.PartnerID, c); err != nil {
+			return err
+		}
 		if c.Credit != 0 {
 			d.record(&sms.LedgerEntry{PartnerID: c.PartnerID, Kind: sms.LedgerOpening, Amount: c.Credit, Balance: c.Credit, At: c.CreatedAt})
 		}
@@ -145,19 +160,12 @@ func (d *smsData) record(e *sms.LedgerEntry) *sms.LedgerEntry {
 
 // SMSLedger implements sms.Store.
 func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.LedgerEntry, error) {
-	var out []*sms.LedgerEntry
 	d := &s.sms
-	err := d.do(ctx, func() error {
-		for i := len(d.ledger) - 1; i >= 0 && len(out) < p.Limit; i-- {
-			e := d.ledger[i]
-			if e.PartnerID == p.PartnerID && (p.Before == 0 || e.Seq < p.Before) {
-				c := *e
-				out = append(out, &c)
-			}
-		}
-		return nil
+	return smsRead(ctx, d, func() ([]*sms.LedgerEntry, error) {
+		return newestPage(d.ledger, p.Limit, func(e *sms.LedgerEntry) bool {
+			return e.PartnerID == p.PartnerID && (p.Before == 0 || e.Seq < p.Before)
+		}, shallowCopy), nil
 	})
-	return out, err
 }
 
 // SMSAccountList implements sms.Store.
@@ -165,14 +173,7 @@ func (s *Store) SMSAccountList(ctx context.Context, p *sms.AccountListParams) ([
 	var out []*sms.Account
 	d := &s.sms
 	err := d.do(ctx, func() error {
-		ids := make([]string, 0, len(d.accounts))
-		for id := range d.accounts {
-			if id > p.After {
-				ids = append(ids, id)
-			}
-		}
-		slices.Sort(ids)
-		for _, id := range ids[:min(len(ids), max(p.Limit, 0))] {
+		for _, id := range keysAfter(d.accounts, p.After, p.Limit) {
 			out = append(out, copyAccount(d.accounts[id]))
 		}
 		return nil
@@ -219,9 +220,7 @@ func (s *Store) SMSAccountUpdate(ctx context.Context, p *sms.AccountUpdate) (*sm
 	var out *sms.Account
 	err := s.sms.withAccount(ctx, p.PartnerID, func(a *sms.Account) {
 		if len(p.AddSenders) > 0 {
-			senders := append(slices.Clone(a.Senders), p.AddSenders...)
-			slices.Sort(senders)
-			a.Senders = slices.Compact(senders)
+			a.Senders = sortedUnique(append(slices.Clone(a.Senders), p.AddSenders...))
 		}
 		if p.TimeZone != nil {
 			a.TimeZone = *p.TimeZone
@@ -274,14 +273,8 @@ func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (e, pr
 // SMSAccept implements sms.Store: the debits and inserts of a call happen
 // under one lock, so they are atomic together.
 func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
-	var out []sms.AcceptResult
 	d := &s.sms
-	err := d.do(ctx, func() error {
-		var err error
-		out, err = d.accept(msgs)
-		return err
-	})
-	return out, err
+	return smsRead(ctx, d, func() ([]sms.AcceptResult, error) { return d.accept(msgs) })
 }
 
 // accept debits and inserts msgs. d.mu must be held.
@@ -361,17 +354,14 @@ func (d *smsData) sweepIdem(now time.Time) {
 
 // SMSIdempotencyGet implements sms.Store.
 func (s *Store) SMSIdempotencyGet(ctx context.Context, p *sms.IdempotencyGetParams) (*sms.Idempotency, error) {
-	var out *sms.Idempotency
 	d := &s.sms
-	err := d.do(ctx, func() error {
+	return smsRead(ctx, d, func() (*sms.Idempotency, error) {
 		r, ok := d.idem[idemKey{p.PartnerID, p.Key}]
 		if !ok || !r.ExpiresAt.After(p.Now) {
-			return messaging.ErrNotFound
+			return nil, messaging.ErrNotFound
 		}
-		out = copyIdem(r)
-		return nil
+		return copyIdem(r), nil
 	})
-	return out, err
 }
 
 // SMSMessageGet implements sms.Store.
@@ -418,9 +408,9 @@ func (s *Store) SMSClaimDue(ctx context.Context, p *sms.ClaimParams) ([]*sms.Mes
 
 // SMSComplete implements sms.Store.
 func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error, error) {
-	errs := make([]error, len(cs))
 	d := &s.sms
-	err := d.do(ctx, func() error {
+	return smsRead(ctx, d, func() ([]error, error) {
+		errs := make([]error, len(cs))
 		for i, c := range cs {
 			m, ok := d.messages[c.Number]
 			if !ok || m.Status != sms.StatusSending || m.ClaimToken != c.Token {
@@ -453,12 +443,8 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 				delete(d.pending, m.Number)
 			}
 		}
-		return nil
+		return errs, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return errs, nil
 }
 
 // SMSConfirm implements sms.Store.
@@ -495,17 +481,14 @@ func (s *Store) SMSConfirm(ctx context.Context, p *sms.ConfirmParams) (*sms.Mess
 
 // SMSMessageByGatewayID implements sms.Store.
 func (s *Store) SMSMessageByGatewayID(ctx context.Context, gatewayMessageID string) (*sms.Message, error) {
-	var out *sms.Message
 	d := &s.sms
-	err := d.do(ctx, func() error {
+	return smsRead(ctx, d, func() (*sms.Message, error) {
 		n, ok := d.byGateway[gatewayMessageID]
 		if !ok || gatewayMessageID == "" {
-			return messaging.ErrNotFound
+			return nil, messaging.ErrNotFound
 		}
-		out = copySMS(d.messages[n])
-		return nil
+		return copySMS(d.messages[n]), nil
 	})
-	return out, err
 }
 
 // SMSReportSave implements sms.Store. A stored final report is kept.
@@ -534,25 +517,17 @@ func (s *Store) SMSReportSave(ctx context.Context, p *sms.ReportSaveParams) (pus
 
 // SMSQueueStats implements sms.Store. It walks the pending messages only.
 func (s *Store) SMSQueueStats(ctx context.Context, p *sms.QueueStatsParams) (*sms.QueueStats, error) {
-	st := &sms.QueueStats{}
 	d := &s.sms
-	err := d.do(ctx, func() error {
-		for n := range d.pending {
-			m := d.messages[n]
-			st.Pending++
-			if m.DueAt.After(p.Now) {
-				continue
-			}
-			st.Due++
-			if st.OldestDueAt == nil || m.DueAt.Before(*st.OldestDueAt) {
-				t := m.DueAt.UTC()
-				st.OldestDueAt = &t
+	return smsRead(ctx, d, func() (*sms.QueueStats, error) {
+		dues := func(yield func(time.Time) bool) {
+			for n := range d.pending {
+				if !yield(d.messages[n].DueAt) {
+					return
+				}
 			}
 		}
-		return nil
+		st := &sms.QueueStats{}
+		st.Pending, st.Due, st.OldestDueAt = dueStats(dues, p.Now)
+		return st, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
 }

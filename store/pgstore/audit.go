@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 // AuditAppend implements messaging.Store: seq comes from a sequence, so
@@ -18,10 +19,7 @@ func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error 
 
 // AuditList implements messaging.Store.
 func (s *Store) AuditList(ctx context.Context, p *messaging.AuditListParams) ([]*messaging.AuditEvent, error) {
-	before := p.Before
-	if before <= 0 {
-		before = 1<<63 - 1
-	}
+	before := sqlrows.Before(p.Before)
 	rows, err := s.pool.Query(ctx, `SELECT seq, id, workspace_id, actor, action, target, at FROM audit_events
 		WHERE workspace_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, p.WorkspaceID, before, p.Limit)
 	if err != nil {

@@ -45,10 +45,7 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 // ContactGet implements messaging.Store.
 func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
 	c, err := scanContact(s.pool.QueryRow(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return c, nil
+	return c, interpretError(err)
 }
 
 // ContactUpdate implements messaging.Store. Every field is replaced except

@@ -3,31 +3,24 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 	"github.com/ujumbe/messaging/store/internal/statushistory"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-// messageInsertCols are the columns MessageCreate writes; a new message's
-// history is empty (the column's default).
-const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
-	type, text, media_url, caption, filename, template_name, language, components,
-	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
-	due_at, lease_owner, attempts, last_error, trace_parent, content`
-
 // messageCols are the columns of a message, in scanMessage's order.
-const messageCols = messageInsertCols + `, history, unconfirmed_since`
+const messageCols = sqlrows.MessageColumns
 
 // Statements of the hot path (send, claim, status change). pgx prepares
 // and caches them per connection.
 var (
-	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
+	qMessageInsert = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
 			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
 		ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING
@@ -115,23 +108,6 @@ func messageDest(m *messaging.Message) ([]any, func() error) {
 	}
 }
 
-// messageInsertArgs are the arguments of qMessageInsert for m, its
-// components and content in their stored JSON forms.
-func messageInsertArgs(m *messaging.Message) ([]any, error) {
-	comps, err := storedjson.EncodeSendComponents(m.Components)
-	if err != nil {
-		return nil, err
-	}
-	content, err := storedjson.EncodeInboundContent(m.Content)
-	if err != nil {
-		return nil, err
-	}
-	return []any{m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
-		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
-		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, ts(m.CreatedAt), ts(m.UpdatedAt),
-		ts(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent, content}, nil
-}
-
 func scanMessage(row pgx.Row) (*messaging.Message, error) {
 	var m messaging.Message
 	dest, finish := messageDest(&m)
@@ -149,7 +125,7 @@ func scanMessage(row pgx.Row) (*messaging.Message, error) {
 // ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
-	args, err := messageInsertArgs(m)
+	args, err := sqlrows.MessageInsertArgs(m, ts)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
@@ -221,16 +197,18 @@ func updateStatusTx(ctx context.Context, tx pgx.Tx, p *messaging.MessageStatusPa
 		}
 		return cur, false, nil
 	}
-	if p.Event != nil {
-		if err := queueEvent(ctx, tx, p.Event); err != nil {
-			return nil, false, err
-		}
+	if err := queueEvent(ctx, tx, p.Event); err != nil {
+		return nil, false, err
 	}
 	return after, true, nil
 }
 
-// queueEvent queues ev's deliveries in tx (qQueueEvent).
+// queueEvent queues ev's deliveries in tx (qQueueEvent); a nil ev queues
+// nothing.
 func queueEvent(ctx context.Context, tx pgx.Tx, ev *messaging.EventRecord) error {
+	if ev == nil {
+		return nil
+	}
 	_, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type, ev.TraceParent)
 	return err
 }
@@ -344,10 +322,7 @@ func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookE
 // WebhookEndpointGet implements messaging.Store.
 func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) (*messaging.WebhookEndpoint, error) {
 	e, err := scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return e, nil
+	return e, interpretError(err)
 }
 
 // WebhookEndpointList implements messaging.Store.
@@ -503,6 +478,11 @@ func scanClaimed(row pgx.Row) (*messaging.WebhookDelivery, error) {
 	return &d, nil
 }
 
+// qPruneFinished deletes the finished deliveries of the endpoint $1 beyond
+// the newest $2.
+const qPruneFinished = `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' AND seq <= (
+	SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET $2)`
+
 // WebhookRecord implements messaging.Store. Finished deliveries are kept,
 // the newest p.Keep of the endpoint; the older are deleted here, through
 // the partial index webhook_deliveries_finished. A record by a worker
@@ -519,14 +499,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		if err != nil {
 			return err
 		}
-		var delivered *time.Time
-		due := p.DueAt
-		switch p.State {
-		case messaging.DeliveryDelivered:
-			delivered, due = &p.At, p.At
-		case messaging.DeliveryFailed:
-			due = p.At
-		}
+		due, delivered := sqlrows.RecordTimes(p)
 		if _, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET state = $2, due_at = $3, lease_owner = '', last_status = $4, last_error = $5,
 			last_attempt_at = $6, delivered_at = $7 WHERE seq = $1`,
 			p.ID, p.State, ts(due), p.LastStatus, p.LastError, ts(p.At), tsPtr(delivered)); err != nil {
@@ -544,9 +517,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		if p.State == messaging.DeliveryPending {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' AND seq <= (
-			SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET $2)`,
-			endpoint, max(p.Keep, 1))
+		_, err = tx.Exec(ctx, qPruneFinished, endpoint, max(p.Keep, 1))
 		return err
 	})
 }
@@ -554,50 +525,34 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 // WebhookDeliveryList implements messaging.Store, through the index
 // webhook_deliveries_endpoint.
 func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
-	before := p.Before
-	if before <= 0 {
-		before = math.MaxInt64
-	}
-	var out []*messaging.WebhookDelivery
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	before := sqlrows.Before(p.Before)
+	return txValue(ctx, s, func(tx pgx.Tx) ([]*messaging.WebhookDelivery, error) {
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2`, p.EndpointID, p.WorkspaceID).Scan(&one); err != nil {
-			return err // no row: not found
+			return nil, err // no row: not found
 		}
-		var err error
-		out, err = queryAll(ctx, tx, scanDelivery, `SELECT `+listDeliveryCols+` FROM webhook_deliveries w
+		return queryAll(ctx, tx, scanDelivery, `SELECT `+listDeliveryCols+` FROM webhook_deliveries w
 			WHERE w.endpoint_id = $1 AND w.seq < $2 ORDER BY w.seq DESC LIMIT $3`, p.EndpointID, before, p.Limit)
-		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // WebhookRedeliver implements messaging.Store: the delivery's row is
 // locked, checked and updated in one transaction.
 func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
 	ctx = writeCtx(ctx)
-	var d *messaging.WebhookDelivery
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	return txValue(ctx, s, func(tx pgx.Tx) (*messaging.WebhookDelivery, error) {
 		var leased bool
 		err := tx.QueryRow(ctx, `SELECT state = 'pending' AND lease_owner <> '' AND due_at > $4 FROM webhook_deliveries
 			WHERE seq = $1 AND endpoint_id = $2 AND workspace_id = $3 FOR UPDATE`, p.ID, p.EndpointID, p.WorkspaceID, ts(p.Now)).Scan(&leased)
 		if err != nil {
-			return err // no row: not found
+			return nil, err // no row: not found
 		}
 		if leased {
-			return messaging.ErrConflict
+			return nil, messaging.ErrConflict
 		}
-		d, err = scanDelivery(tx.QueryRow(ctx, `UPDATE webhook_deliveries w SET state = 'pending', due_at = $2, lease_owner = '', delivered_at = NULL
+		return scanDelivery(tx.QueryRow(ctx, `UPDATE webhook_deliveries w SET state = 'pending', due_at = $2, lease_owner = '', delivered_at = NULL
 			WHERE w.seq = $1 RETURNING `+listDeliveryCols, p.ID, ts(p.Now)))
-		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
 }
 
 // WebhookRecordTest implements messaging.Store: the finished delivery's
@@ -609,10 +564,8 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 	if p.State == messaging.DeliveryDelivered {
 		delivered = &p.At
 	}
-	var d *messaging.WebhookDelivery
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var err error
-		d, err = scanDelivery(tx.QueryRow(ctx, `INSERT INTO webhook_deliveries AS w
+	return txValue(ctx, s, func(tx pgx.Tx) (*messaging.WebhookDelivery, error) {
+		d, err := scanDelivery(tx.QueryRow(ctx, `INSERT INTO webhook_deliveries AS w
 			(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, attempts, due_at, last_status, last_error,
 			last_attempt_at, delivered_at, created_at, test, trace_parent)
 			SELECT id, workspace_id, $3, $4, $5, $6, $7, 1, $8, $9, $10, $8, $11, $12, true, $13 FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2
@@ -620,17 +573,11 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 			p.EndpointID, ev.WorkspaceID, ev.MessageID, ev.ID, ev.Type, ev.Payload, p.State, ts(p.At), p.LastStatus, p.LastError,
 			tsPtr(delivered), ts(ev.CreatedAt), ev.TraceParent))
 		if err != nil {
-			return err // no row: no such endpoint
+			return nil, err // no row: no such endpoint
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' AND seq <= (
-			SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET $2)`,
-			p.EndpointID, max(p.Keep, 1))
-		return err
+		_, err = tx.Exec(ctx, qPruneFinished, p.EndpointID, max(p.Keep, 1))
+		return d, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
 }
 
 // MessageReceive implements messaging.Store: MessageCreate's insert and,
@@ -638,7 +585,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
 	m := p.Message
-	args, err := messageInsertArgs(m)
+	args, err := sqlrows.MessageInsertArgs(m, ts)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
@@ -656,10 +603,7 @@ func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveP
 			return err
 		}
 		created = true
-		if ev := p.Event; ev != nil {
-			err = queueEvent(ctx, tx, ev)
-		}
-		return err
+		return queueEvent(ctx, tx, p.Event)
 	})
 	if err != nil {
 		return nil, false, interpretError(err)

@@ -318,6 +318,22 @@ func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	}
 }
 
+// txValue is tx for a function that returns a value: fn's, once its
+// transaction committed.
+func txValue[T any](ctx context.Context, s *Store, fn func(tx pgx.Tx) (T, error)) (T, error) {
+	var out T
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}
+
 // writeCtx returns the context a write runs under. A caller's cancellation
 // counts only until the write starts: a cancelled ctx is returned as it is,
 // so the write fails before anything reaches the database; otherwise the

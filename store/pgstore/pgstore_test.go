@@ -684,7 +684,7 @@ func TestRateLimitAcrossServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			var err error
-			if _, key, err = svc.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()}); err != nil {
+			if _, key, err = svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -863,7 +863,7 @@ func TestTwoInstancesSeeRevocationWithinCacheTTL(t *testing.T) {
 	if _, err := a.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	k, plain, err := a.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()})
+	k, plain, err := a.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -878,7 +878,7 @@ func TestTwoInstancesSeeRevocationWithinCacheTTL(t *testing.T) {
 	if err := send(b); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.RevokeAPIKey(ctx, "acme", k.ID); err != nil {
+	if _, err := a.Workspace("acme").APIKeys.Revoke(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.DisconnectChannel(ctx, "acme", messaging.ChannelWhatsApp); err != nil {
@@ -929,7 +929,7 @@ func TestTwoInstancesSeeChangesByNotice(t *testing.T) {
 	keys := make([]*messaging.APIKey, 2)
 	plains := make([]string, 2)
 	for i := range keys {
-		k, plain, err := a.CreateAPIKey(ctx, &messaging.CreateAPIKeyParams{WorkspaceID: "acme", Scopes: messaging.AllScopes()})
+		k, plain, err := a.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -950,7 +950,7 @@ func TestTwoInstancesSeeChangesByNotice(t *testing.T) {
 		if _, err := b.Authenticate(ctx, plains[i]); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.RevokeAPIKey(ctx, "acme", keys[i].ID); err != nil {
+		if _, err := a.Workspace("acme").APIKeys.Revoke(ctx, keys[i].ID); err != nil {
 			t.Fatal(err)
 		}
 		flushed("the revocation's notice")

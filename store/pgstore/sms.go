@@ -10,9 +10,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
-var _ sms.Store = (*Store)(nil)
+var _ sms.OutboxStore = (*Store)(nil)
+
+// SMSOutbox returns s: the SMS records and the webhook outbox are in the
+// same store, so a report's push is queued in its transaction (see
+// sms.OutboxStore).
+func (s *Store) SMSOutbox() messaging.Store { return s }
 
 // SMSAccountCreate implements sms.Store.
 func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
@@ -73,10 +79,7 @@ func scanAccount(row pgx.Row) (*sms.Account, error) {
 // SMSMessageList implements sms.Store. It walks the primary key (number)
 // down and keeps the account's messages.
 func (s *Store) SMSMessageList(ctx context.Context, p *sms.MessageListParams) ([]*sms.Message, error) {
-	before := p.Before
-	if before <= 0 {
-		before = 1<<63 - 1
-	}
+	before := sqlrows.Before(p.Before)
 	out, err := queryAll(ctx, s.pool, scanSMS, `SELECT `+smsCols+` FROM sms_messages
 		WHERE partner_id = $1 AND number < $2 ORDER BY number DESC LIMIT $3`, p.PartnerID, before, p.Limit)
 	return out, interpretError(err)
@@ -174,6 +177,14 @@ func (s *Store) SMSCreditAdd(ctx context.Context, p *sms.CreditAddParams) (e, pr
 	return e, prev, nil
 }
 
+// SMSLedger implements sms.Store, through the index sms_ledger_account.
+func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.LedgerEntry, error) {
+	before := sqlrows.Before(p.Before)
+	out, err := queryAll(ctx, s.pool, scanLedger, `SELECT `+ledgerCols+` FROM sms_ledger
+		WHERE partner_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, p.PartnerID, before, p.Limit)
+	return out, interpretError(err)
+}
+
 const ledgerCols = `seq, partner_id, kind, amount, balance, reference, message_number, at`
 
 func scanLedger(row pgx.Row) (*sms.LedgerEntry, error) {
@@ -184,17 +195,6 @@ func scanLedger(row pgx.Row) (*sms.LedgerEntry, error) {
 	}
 	e.Amount, e.Balance, e.At = sms.Credit(amount), sms.Credit(balance), fromTS(at)
 	return &e, nil
-}
-
-// SMSLedger implements sms.Store, through the index sms_ledger_account.
-func (s *Store) SMSLedger(ctx context.Context, p *sms.LedgerParams) ([]*sms.LedgerEntry, error) {
-	before := p.Before
-	if before <= 0 {
-		before = 1<<63 - 1
-	}
-	out, err := queryAll(ctx, s.pool, scanLedger, `SELECT `+ledgerCols+` FROM sms_ledger
-		WHERE partner_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, p.PartnerID, before, p.Limit)
-	return out, interpretError(err)
 }
 
 const smsCols = `number, id, partner_id, mobile, text, sender, client_sms_id, encoding, segments, cost, status, due_at,
@@ -322,10 +322,7 @@ func acceptTx(ctx context.Context, tx pgx.Tx, msgs []*sms.Message) ([]sms.Accept
 // SMSMessageGet implements sms.Store.
 func (s *Store) SMSMessageGet(ctx context.Context, partnerID string, number int64) (*sms.Message, error) {
 	m, err := scanSMS(s.pool.QueryRow(ctx, `SELECT `+smsCols+` FROM sms_messages WHERE number = $1 AND partner_id = $2`, number, partnerID))
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return m, nil
+	return m, interpretError(err)
 }
 
 // qSMSClaim claims due SMS: the oldest due rows of the partial index

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 // SMS idempotency records (table sms_idempotency). SMSAcceptIdempotent
@@ -55,13 +56,11 @@ func scanIdem(row pgx.Row) (*sms.Idempotency, error) {
 	if len(balances) != len(numbers) || len(refused) != len(numbers) {
 		return nil, fmt.Errorf("idempotency key %q: %d numbers, %d balances, %d refusals", r.Key, len(numbers), len(balances), len(refused))
 	}
-	r.Results = make([]sms.AcceptResult, len(numbers))
+	stored := make([]sqlrows.AcceptResult, len(numbers))
 	for i := range numbers {
-		r.Results[i] = sms.AcceptResult{Number: numbers[i], Balance: sms.Credit(balances[i])}
-		if refused[i] {
-			r.Results[i].Err = sms.ErrInsufficientCredit
-		}
+		stored[i] = sqlrows.AcceptResult{Number: numbers[i], Balance: balances[i], Refused: refused[i]}
 	}
+	r.Results = sqlrows.LoadResults(stored)
 	r.CreatedAt, r.ExpiresAt = fromTS(created), fromTS(expires)
 	return &r, nil
 }
@@ -91,27 +90,22 @@ func (s *Store) SMSAcceptIdempotent(ctx context.Context, p *sms.AcceptIdempotent
 		if err != nil {
 			return err
 		}
+		stored, err := sqlrows.StoreResults(out)
+		if err != nil {
+			return err
+		}
 		numbers := make([]int64, len(out))
 		balances := make([]int64, len(out))
 		refused := make([]bool, len(out))
-		for i, r := range out {
-			switch {
-			case r.Err == nil:
-			case errors.Is(r.Err, sms.ErrInsufficientCredit):
-				refused[i] = true
-			default:
-				return fmt.Errorf("result %d: unexpected error %w", i, r.Err)
-			}
-			numbers[i], balances[i] = r.Number, int64(r.Balance)
+		for i, r := range stored {
+			numbers[i], balances[i], refused[i] = r.Number, r.Balance, r.Refused
 		}
 		if _, err := tx.Exec(ctx, qSMSIdemResults, rec.PartnerID, rec.Key, numbers, balances, refused); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, qSMSIdemPurge, ts(rec.CreatedAt), idemPurgeBatch); err != nil {
-			return err
-		}
 		res = out
-		return nil
+		_, err = tx.Exec(ctx, qSMSIdemPurge, ts(rec.CreatedAt), idemPurgeBatch)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
@@ -122,8 +116,5 @@ func (s *Store) SMSAcceptIdempotent(ctx context.Context, p *sms.AcceptIdempotent
 // SMSIdempotencyGet implements sms.Store.
 func (s *Store) SMSIdempotencyGet(ctx context.Context, p *sms.IdempotencyGetParams) (*sms.Idempotency, error) {
 	r, err := scanIdem(s.pool.QueryRow(ctx, qSMSIdemGet, p.PartnerID, p.Key, ts(p.Now)))
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return r, nil
+	return r, interpretError(err)
 }

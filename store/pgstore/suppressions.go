@@ -35,10 +35,7 @@ func (s *Store) SuppressionSet(ctx context.Context, p *messaging.SuppressionSetP
 			return err
 		}
 		changed = true
-		if ev := p.Event; ev != nil {
-			err = queueEvent(ctx, tx, ev)
-		}
-		return err
+		return queueEvent(ctx, tx, p.Event)
 	})
 	if err != nil {
 		return false, interpretError(err)

@@ -48,10 +48,7 @@ func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error
 
 func (s *Store) templateWhere(ctx context.Context, where string, args ...any) (*messaging.Template, error) {
 	t, err := scanTemplate(s.pool.QueryRow(ctx, `SELECT `+templateCols+` FROM templates WHERE `+where, args...))
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return t, nil
+	return t, interpretError(err)
 }
 
 // TemplateGet implements messaging.Store.

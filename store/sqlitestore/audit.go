@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 // AuditAppend implements messaging.Store: seq is SQLite's AUTOINCREMENT,
@@ -19,23 +20,12 @@ func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error 
 
 // AuditList implements messaging.Store.
 func (s *Store) AuditList(ctx context.Context, p *messaging.AuditListParams) ([]*messaging.AuditEvent, error) {
-	before := p.Before
-	if before <= 0 {
-		before = 1<<63 - 1
-	}
+	before := sqlrows.Before(p.Before)
 	rows, err := s.query(ctx, `SELECT seq, id, workspace_id, actor, action, target, at FROM audit_events
 		WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, p.WorkspaceID, before, p.Limit)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.AuditEvent
-	for rows.Next() {
+	out, err := collect(rows, err, func(sc scanner) (*messaging.AuditEvent, error) {
 		var e messaging.AuditEvent
-		if err := rows.Scan(&e.Seq, &e.ID, &e.WorkspaceID, &e.Actor, &e.Action, &e.Target, storedTime{&e.At}); err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, &e)
-	}
-	return out, interpretError(rows.Err())
+		return &e, sc.Scan(&e.Seq, &e.ID, &e.WorkspaceID, &e.Actor, &e.Action, &e.Target, storedTime{&e.At})
+	})
+	return out, interpretError(err)
 }

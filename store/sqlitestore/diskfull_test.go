@@ -98,7 +98,7 @@ func TestDiskFullSendsEachMessageOnce(t *testing.T) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: hookSrv.URL}); err != nil {
+	if _, _, err := svc.Workspace("acme").Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: hookSrv.URL}); err != nil {
 		t.Fatal(err)
 	}
 	ws := svc.Workspace("acme")

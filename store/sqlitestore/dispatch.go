@@ -3,11 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 // MessageClaim implements messaging.Store. The claim walks the partial
@@ -296,6 +296,11 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 	return out, nil
 }
 
+// qPruneFinished deletes the finished deliveries of an endpoint (the first
+// two arguments) beyond the newest few (the third).
+const qPruneFinished = `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' AND seq <= (
+	SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET ?)`
+
 // WebhookRecord implements messaging.Store. Finished deliveries are kept,
 // the newest p.Keep of the endpoint; the older are deleted here, through
 // the partial index webhook_deliveries_finished.
@@ -314,15 +319,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		if err != nil {
 			return err
 		}
-		var delivered *time.Time
-		due := p.DueAt
-		switch p.State {
-		case messaging.DeliveryDelivered:
-			delivered = &p.At
-			due = p.At
-		case messaging.DeliveryFailed:
-			due = p.At
-		}
+		due, delivered := sqlrows.RecordTimes(p)
 		if _, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, due_at = ?, lease_owner = '', last_status = ?, last_error = ?,
 			last_attempt_at = ?, delivered_at = ? WHERE seq = ?`,
 			p.State, fmtTime(due), p.LastStatus, p.LastError, fmtTime(p.At), fmtTimePtr(delivered), p.ID); err != nil {
@@ -340,9 +337,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		if p.State == messaging.DeliveryPending {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' AND seq <= (
-			SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
-			endpoint, endpoint, max(p.Keep, 1))
+		_, err = tx.ExecContext(ctx, qPruneFinished, endpoint, endpoint, max(p.Keep, 1))
 		return err
 	})
 }
@@ -350,10 +345,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 // WebhookDeliveryList implements messaging.Store, through the index
 // webhook_deliveries_endpoint.
 func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
-	before := p.Before
-	if before <= 0 {
-		before = math.MaxInt64
-	}
+	before := sqlrows.Before(p.Before)
 	var out []*messaging.WebhookDelivery
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
 		if err := exists(ctx, tx, "webhook_endpoints", p.WorkspaceID, p.EndpointID); err != nil {
@@ -414,9 +406,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 		if err != nil {
 			return err // no row: no such endpoint
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' AND seq <= (
-			SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET ?)`,
-			p.EndpointID, p.EndpointID, max(p.Keep, 1))
+		_, err = tx.ExecContext(ctx, qPruneFinished, p.EndpointID, p.EndpointID, max(p.Keep, 1))
 		return err
 	})
 	if err != nil {

@@ -203,32 +203,22 @@ func (s *Store) runBatch(batch []*writeReq) {
 // (another process holding its lock), callers may still give up.
 func (s *Store) runTx(todo []*writeReq) (rest []*writeReq) {
 	bg := context.Background()
-	take := func(r *writeReq) bool {
-		return r.state.Load() == reqRunning || r.state.CompareAndSwap(reqQueued, reqRunning)
-	}
-	fail := func(rs []*writeReq, err error) {
-		for _, r := range rs {
-			if take(r) {
-				r.done <- interpretError(err)
-			}
-		}
-	}
 	conn, err := s.w.Conn(bg)
 	if err != nil {
-		fail(todo, err)
+		failReqs(todo, err)
 		return nil
 	}
 	defer conn.Close()
 	tx, err := conn.BeginTx(bg, nil)
 	if err != nil {
-		fail(todo, err)
+		failReqs(todo, err)
 		return nil
 	}
 	// The requests still wanted; the others' callers gave up before they
 	// ran.
 	taken := todo[:0:0]
 	for _, r := range todo {
-		if take(r) {
+		if takeReq(r) {
 			taken = append(taken, r)
 		}
 	}
@@ -266,6 +256,30 @@ func (s *Store) runTx(todo []*writeReq) (rest []*writeReq) {
 			return todo[i+1:]
 		}
 	}
+	s.commitTx(conn, tx, todo, results)
+	return nil
+}
+
+// takeReq marks r running unless its caller gave up first, and reports
+// whether r is the writer's to run and to report.
+func takeReq(r *writeReq) bool {
+	return r.state.Load() == reqRunning || r.state.CompareAndSwap(reqQueued, reqRunning)
+}
+
+// failReqs reports err to each request of rs the writer can take.
+func failReqs(rs []*writeReq, err error) {
+	for _, r := range rs {
+		if takeReq(r) {
+			r.done <- interpretError(err)
+		}
+	}
+}
+
+// commitTx commits tx, the transaction in which the requests of todo ran on
+// the writer's conn, and reports each request's outcome: results[i], or,
+// for a request that succeeded, messaging.ErrUnavailable when the commit
+// failed.
+func (s *Store) commitTx(conn *sql.Conn, tx *sql.Tx, todo []*writeReq, results []error) {
 	commitErr := tx.Commit()
 	s.commits.Add(1)
 	if errors.Is(commitErr, sql.ErrTxDone) {
@@ -275,7 +289,7 @@ func (s *Store) runTx(todo []*writeReq) (rest []*writeReq) {
 		// A failed COMMIT may leave the transaction open (SQLITE_BUSY):
 		// roll it back so that nothing of it is committed later.
 		if open, err := inTx(conn); err != nil || open {
-			_, _ = conn.ExecContext(bg, "ROLLBACK")
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
 		}
 	}
 	for i, r := range todo {
@@ -288,7 +302,6 @@ func (s *Store) runTx(todo []*writeReq) (rest []*writeReq) {
 		}
 		r.done <- interpretError(err)
 	}
-	return nil
 }
 
 // inTx reports whether the writer connection conn is inside a transaction

@@ -7,36 +7,13 @@ import (
 	"slices"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 	"github.com/ujumbe/messaging/store/internal/statushistory"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-// messageInsertCols are the columns MessageCreate writes; a new message's
-// history is empty (the column's default).
-const messageInsertCols = `id, workspace_id, conversation_id, channel, recipient, direction, status, failure_reason,
-	type, text, media_url, caption, filename, template_name, language, components,
-	idempotency_key, request_hash, provider_message_id, created_at, updated_at,
-	due_at, lease_owner, attempts, last_error, trace_parent, content`
-
 // messageCols are the columns of a message, in scanMessage's order.
-const messageCols = messageInsertCols + `, history, unconfirmed_since`
-
-// messageInsertArgs are the arguments of qMessageInsert for m, its
-// components and content in their stored JSON forms.
-func messageInsertArgs(m *messaging.Message) ([]any, error) {
-	comps, err := storedjson.EncodeSendComponents(m.Components)
-	if err != nil {
-		return nil, err
-	}
-	content, err := storedjson.EncodeInboundContent(m.Content)
-	if err != nil {
-		return nil, err
-	}
-	return []any{m.ID, m.WorkspaceID, m.ConversationID, m.Channel, m.To, m.Direction, m.Status, m.FailureReason,
-		m.Type, m.Text, m.MediaURL, m.Caption, m.Filename, m.TemplateName, m.Language, comps,
-		m.IdempotencyKey, m.RequestHash, m.ProviderMessageID, fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt),
-		fmtTime(m.DueAt), m.LeaseOwner, m.Attempts, m.LastError, m.TraceParent, content}, nil
-}
+const messageCols = sqlrows.MessageColumns
 
 func scanMessage(sc scanner) (*messaging.Message, error) {
 	var m messaging.Message
@@ -73,7 +50,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 // the stored message is m. ErrNotFound if the
 // workspace does not exist; ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
-	args, err := messageInsertArgs(m)
+	args, err := sqlrows.MessageInsertArgs(m, fmtTime)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
@@ -113,7 +90,7 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 
 // Hot statements of MessageCreate, MessageUpdateStatuses and MessageClaim.
 var (
-	qMessageInsert = `INSERT INTO messages (` + messageInsertCols + `)
+	qMessageInsert = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
 	qMessageByID         = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`
@@ -254,7 +231,7 @@ func (s *Store) setStatusFrom(ctx context.Context, tx *sql.Tx, p *messaging.Mess
 // when it inserts, the event's deliveries, in one write transaction.
 func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
 	m := p.Message
-	args, err := messageInsertArgs(m)
+	args, err := sqlrows.MessageInsertArgs(m, fmtTime)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}

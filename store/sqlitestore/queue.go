@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
@@ -28,18 +29,28 @@ func (s *Store) MessageQueueStats(ctx context.Context, p *messaging.MessageQueue
 		row = s.r.QueryRowContext(ctx, qQueueStatsWS, fmtTime(p.Now), p.WorkspaceID)
 	}
 	st := &messaging.MessageQueueStats{}
-	var oldest sql.NullString
-	if err := row.Scan(&st.Queued, &st.Due, &oldest); err != nil {
+	var err error
+	if st.OldestDueAt, err = scanQueueStats(row, &st.Queued, &st.Due); err != nil {
 		return nil, interpretError(err)
 	}
-	if oldest.Valid && oldest.String != "" {
-		t, err := parseTime(oldest.String)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		st.OldestDueAt = &t
-	}
 	return st, nil
+}
+
+// scanQueueStats scans a row of queue figures into n (the records) and due
+// (those due), and returns the oldest due time, nil when none is due.
+func scanQueueStats(row *sql.Row, n, due *int64) (*time.Time, error) {
+	var oldest sql.NullString
+	if err := row.Scan(n, due, &oldest); err != nil {
+		return nil, err
+	}
+	if !oldest.Valid || oldest.String == "" {
+		return nil, nil
+	}
+	t, err := parseTime(oldest.String)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // Ping implements messaging.Store: it reads the schema version through a
@@ -63,16 +74,9 @@ const qSMSQueueStats = `SELECT COUNT(*), COALESCE(SUM(due_at <= ?1), 0), MIN(CAS
 // SMSQueueStats implements sms.Store.
 func (s *Store) SMSQueueStats(ctx context.Context, p *sms.QueueStatsParams) (*sms.QueueStats, error) {
 	st := &sms.QueueStats{}
-	var oldest sql.NullString
-	if err := s.r.QueryRowContext(ctx, qSMSQueueStats, fmtTime(p.Now)).Scan(&st.Pending, &st.Due, &oldest); err != nil {
+	var err error
+	if st.OldestDueAt, err = scanQueueStats(s.r.QueryRowContext(ctx, qSMSQueueStats, fmtTime(p.Now)), &st.Pending, &st.Due); err != nil {
 		return nil, interpretError(err)
-	}
-	if oldest.Valid && oldest.String != "" {
-		t, err := parseTime(oldest.String)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		st.OldestDueAt = &t
 	}
 	return st, nil
 }

@@ -13,9 +13,15 @@ import (
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
-var _ sms.Store = (*Store)(nil)
+var _ sms.OutboxStore = (*Store)(nil)
+
+// SMSOutbox returns s: the SMS records and the webhook outbox are in the
+// same store, so a report's push is queued in its transaction (see
+// sms.OutboxStore).
+func (s *Store) SMSOutbox() messaging.Store { return s }
 
 // SMSAccountCreate implements sms.Store.
 func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
@@ -345,10 +351,7 @@ var qSMSMessageList = `SELECT ` + smsCols + ` FROM sms_messages INDEXED BY sms_m
 
 // SMSMessageList implements sms.Store.
 func (s *Store) SMSMessageList(ctx context.Context, p *sms.MessageListParams) ([]*sms.Message, error) {
-	before := p.Before
-	if before <= 0 {
-		before = math.MaxInt64
-	}
+	before := sqlrows.Before(p.Before)
 	rows, err := s.r.QueryContext(ctx, qSMSMessageList, p.PartnerID, before, p.Limit)
 	return collect(rows, err, scanSMS)
 }

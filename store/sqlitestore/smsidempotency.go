@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/ujumbe/messaging/sms"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 // SMS idempotency records (table sms_idempotency). A record is written by
@@ -35,24 +36,12 @@ const (
 // at most: more than it adds, so expired records never pile up.
 const idemPurgeBatch = 8
 
-// storedResult is the stored form of an sms.AcceptResult.
-type storedResult struct {
-	Number  int64 `json:"n"`
-	Balance int64 `json:"b"`
-	Refused bool  `json:"r,omitempty"`
-}
-
+// encodeResults returns the stored form of res: the JSON array of their
+// sqlrows.AcceptResult forms.
 func encodeResults(res []sms.AcceptResult) (string, error) {
-	out := make([]storedResult, len(res))
-	for i, r := range res {
-		switch {
-		case r.Err == nil:
-		case errors.Is(r.Err, sms.ErrInsufficientCredit):
-			out[i].Refused = true
-		default:
-			return "", fmt.Errorf("result %d: unexpected error %w", i, r.Err)
-		}
-		out[i].Number, out[i].Balance = r.Number, int64(r.Balance)
+	out, err := sqlrows.StoreResults(res)
+	if err != nil {
+		return "", err
 	}
 	b, err := json.Marshal(out)
 	return string(b), err
@@ -64,17 +53,11 @@ func scanIdem(sc scanner) (*sms.Idempotency, error) {
 	if err := sc.Scan(&r.PartnerID, &r.Key, &r.RequestHash, &r.Answer, &results, storedTime{&r.CreatedAt}, storedTime{&r.ExpiresAt}); err != nil {
 		return nil, err
 	}
-	var stored []storedResult
+	var stored []sqlrows.AcceptResult
 	if err := json.Unmarshal([]byte(results), &stored); err != nil {
 		return nil, fmt.Errorf("bad stored results of idempotency key %q: %w", r.Key, err)
 	}
-	r.Results = make([]sms.AcceptResult, len(stored))
-	for i, sr := range stored {
-		r.Results[i] = sms.AcceptResult{Number: sr.Number, Balance: sms.Credit(sr.Balance)}
-		if sr.Refused {
-			r.Results[i].Err = sms.ErrInsufficientCredit
-		}
-	}
+	r.Results = sqlrows.LoadResults(stored)
 	return &r, nil
 }
 

@@ -128,7 +128,33 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	base := "file:" + escapePath(path)
 	busy := strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)
+	w, err := openWriter(ctx, path, base, busy)
+	if err != nil {
+		return nil, err
+	}
+	r, err := openReaders(ctx, base, busy, &o)
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	st := &Store{w: w, r: r, writes: make(chan *writeReq), closing: make(chan struct{}), writerDone: make(chan struct{})}
+	err = st.prepareHot(ctx)
+	if err == nil {
+		err = st.prepareReads(ctx)
+	}
+	if err != nil {
+		st.closeStmts()
+		_ = r.Close()
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	go st.writer()
+	return st, nil
+}
 
+// openWriter opens the writer's one connection to the database file at
+// path (whose URI is base), in WAL mode, and migrates the database.
+func openWriter(ctx context.Context, path, base, busy string) (*sql.DB, error) {
 	wq := url.Values{}
 	wq.Set("_busy_timeout", busy)
 	wq.Set("_journal_mode", "WAL")
@@ -172,7 +198,12 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}
+	return w, nil
+}
 
+// openReaders opens the pool of read-only connections to the database
+// whose URI is base. The error is not wrapped.
+func openReaders(ctx context.Context, base, busy string, o *Options) (*sql.DB, error) {
 	rq := url.Values{}
 	rq.Set("_busy_timeout", busy)
 	rq.Set("_query_only", "1")
@@ -180,30 +211,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	rq.Set("_cache_size", strconv.Itoa(-o.ReaderCacheKiB)) // negative: KiB
 	r, err := sql.Open("sqlite3", base+"?"+rq.Encode())
 	if err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+		return nil, err
 	}
 	r.SetMaxOpenConns(o.MaxReaders)
 	r.SetMaxIdleConns(o.MaxReaders)
 	r.SetConnMaxLifetime(0)
 	if err := r.PingContext(ctx); err != nil {
 		_ = r.Close()
-		_ = w.Close()
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+		return nil, err
 	}
-	st := &Store{w: w, r: r, writes: make(chan *writeReq), closing: make(chan struct{}), writerDone: make(chan struct{})}
-	err = st.prepareHot(ctx)
-	if err == nil {
-		err = st.prepareReads(ctx)
-	}
-	if err != nil {
-		st.closeStmts()
-		_ = r.Close()
-		_ = w.Close()
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
-	}
-	go st.writer()
-	return st, nil
+	return r, nil
 }
 
 // escapePath escapes the characters that are special in an SQLite URI file
