@@ -126,10 +126,6 @@ type dispatcher struct {
 	// failed with a retryable error.
 	retry workqueue.Schedule
 
-	// statuses gathers the status changes of the workers' outcomes into
-	// one store write.
-	statuses *statusBatch
-
 	// mu guards senders and their pausedUntil.
 	mu sync.Mutex
 	// senders holds the state of each sender (a workspace's channel) ever
@@ -154,7 +150,7 @@ func newDispatcher(s *Service, o DispatchOptions, sleep workqueue.Sleep) *dispat
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	d := &dispatcher{svc: s, opts: o.withDefaults(), owner: "disp_" + hex.EncodeToString(b[:]),
-		senders: map[string]*senderState{}, statuses: &statusBatch{store: s.store}}
+		senders: map[string]*senderState{}}
 	d.retry = workqueue.Exponential(d.opts.InitialBackoff, d.opts.MaxBackoff, 0.2, d.opts.MaxAttempts)
 	d.queue = workqueue.New(workqueue.Config[*Message]{
 		Name: "dispatcher", Workers: d.opts.Workers, BatchSize: d.opts.BatchSize, PollInterval: d.opts.PollInterval,
@@ -186,7 +182,7 @@ func permanent(err error) bool {
 
 // process hands one claimed message to the provider and records the result.
 //
-// The message counts on the status batch (its statusHold, see
+// The message counts on the service's status batch (its statusHold, see
 // statusBatch) from the start of process until its status change joins
 // the batch or process ends, except while it waits for the provider or
 // its pacing.
@@ -202,22 +198,55 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	// The hold starts here, not at the claim: a claimed message may wait
 	// for a worker that waits for the batch (DispatchDue claims more
 	// than it has workers).
-	hold := d.statuses.holdOne()
-	defer hold.release()
-	claimedAt := m.DueAt.Add(-d.opts.Lease) // the claim set DueAt to its time plus the lease
-	if m.UnconfirmedSince != nil && m.UnconfirmedSince.Before(claimedAt) {
-		hold.release()
+	a := &handOver{m: m, hold: d.svc.statuses.holdOne(),
+		claimedAt: m.DueAt.Add(-d.opts.Lease)} // the claim set DueAt to its time plus the lease
+	defer a.hold.release()
+	if m.UnconfirmedSince != nil && m.UnconfirmedSince.Before(a.claimedAt) {
+		a.hold.release()
 		d.unconfirmed(ctx, m)
 		return
 	}
-	sender := d.sender(m.WorkspaceID, m.Channel)
-	if until := d.paused(sender); until.After(d.svc.now()) {
-		hold.release()
-		d.putBack(ctx, m, until)
+	a.sender = d.sender(m.WorkspaceID, m.Channel)
+	if !d.admit(ctx, a) {
 		return
 	}
+	ctx, span := d.startSpan(ctx, m)
+	rcpt, err := d.send(ctx, a)
+	if ctx.Err() != nil {
+		// The dispatcher was killed mid-send: record nothing. The mark
+		// stays, so the claim after the lease waits for a confirmation.
+		endSpan(span, nil)
+		return
+	}
+	endSpan(span, d.recordOutcome(ctx, a, rcpt, err))
+}
+
+// handOver is one claimed message on its way through process.
+type handOver struct {
+	m *Message
+	// hold is the message's count on the status batch.
+	hold *statusHold
+	// claimedAt is the time of the claim.
+	claimedAt time.Time
+	// sender is the state of the message's sender.
+	sender *senderState
+	// started is when the provider was asked.
+	started time.Time
+}
+
+// admit reports whether a's message may be handed over now: its sender is
+// not paused, its pacing lets it go, its lease still covers a send and a
+// send of its sender is free. Otherwise the message is put back, untried,
+// and admit returns false. The hold does not count while admit waits.
+func (d *dispatcher) admit(ctx context.Context, a *handOver) bool {
+	m, sender := a.m, a.sender
+	if until := d.paused(sender); until.After(d.svc.now()) {
+		a.hold.release()
+		d.putBack(ctx, m, until)
+		return false
+	}
 	if sender.limiter != nil {
-		hold.release()
+		a.hold.release()
 		if err := sender.limiter.Wait(ctx); err != nil {
 			// Cancelled, or the context's deadline comes before the
 			// sender's next turn: nothing was handed over.
@@ -226,7 +255,7 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 				due = due.Add(time.Duration(float64(time.Second) / d.opts.PerSenderRate))
 			}
 			d.putBack(ctx, m, due)
-			return
+			return false
 		}
 	}
 	now := d.svc.now()
@@ -235,66 +264,87 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		// not cover a send: it waited for a worker or for pacing too long.
 		// It goes back untried rather than be sent while another claim
 		// may take it once the lease ends.
-		hold.release()
+		a.hold.release()
 		d.putBack(ctx, m, now)
-		return
+		return false
 	}
 	if until := d.paused(sender); until.After(now) {
-		hold.release() // the sender was paused while this one waited
+		a.hold.release() // the sender was paused while this one waited
 		d.putBack(ctx, m, until)
-		return
+		return false
 	}
-	hold.release() // enter may wait for the sender; the batch must not
+	a.hold.release() // enter may wait for the sender; the batch must not
 	if !d.enter(ctx, sender) {
 		d.putBack(ctx, m, now.Add(d.opts.SenderBusyDelay))
-		return
+		return false
 	}
+	return true
+}
+
+// send hands a's message to the provider, under SendTimeout and its span,
+// and ends the send of its sender that admit counted. The hold does not
+// count during the call, and counts again after it.
+func (d *dispatcher) send(ctx context.Context, a *handOver) (*SendReceipt, error) {
 	tel := d.svc.tel
-	var span trace.Span
-	ctx, span = d.startSpan(ctx, m)
-	var spanErr error
-	defer func() { endSpan(span, spanErr) }()
 	sctx, cancel := context.WithTimeout(ctx, d.opts.SendTimeout)
+	defer cancel()
 	sctx, pspan := tel.start(sctx, "messaging.provider.send", tel.spanClient)
 	if recording(pspan) {
-		pspan.SetAttributes(AttrMessageID.String(m.ID), AttrChannel.String(m.Channel))
+		pspan.SetAttributes(AttrMessageID.String(a.m.ID), AttrChannel.String(a.m.Channel))
 	}
-	started := d.svc.now()
-	hold.release()
-	rcpt, err := d.svc.provider.Send(sctx, m)
-	hold.resume()
-	d.leave(sender)
+	a.started = d.svc.now()
+	a.hold.release()
+	rcpt, err := d.svc.provider.Send(sctx, a.m)
+	a.hold.resume()
+	d.leave(a.sender)
 	endSpan(pspan, err)
-	cancel()
-	if ctx.Err() != nil {
-		// The dispatcher was killed mid-send: record nothing. The mark
-		// stays, so the claim after the lease waits for a confirmation.
-		return
-	}
-	// Results are recorded even while stopping, without the caller's
-	// cancellation, and retried until the lease ends (m.DueAt of a claimed
-	// message): the lease is what keeps the message from a second send.
-	set := func(ctx context.Context, p *MessageStatusParams) (*Message, bool, error) {
-		return d.statuses.update(ctx, p, hold)
-	}
-	record := func(what string, write func(context.Context) error) {
-		_ = d.queue.Record(ctx, &workqueue.Outcome{What: what, LeaseEnd: m.DueAt, Write: write, Permanent: permanent, LogArgs: []any{"message_id", m.ID}})
-	}
+	return rcpt, err
+}
+
+// record writes an outcome of a's message with write, retried until the
+// lease ends (m.DueAt of a claimed message): the lease is what keeps the
+// message from a second send. Outcomes are recorded even while stopping,
+// without the caller's cancellation.
+func (d *dispatcher) record(ctx context.Context, a *handOver, what string, write func(context.Context) error) {
+	_ = d.queue.Record(ctx, &workqueue.Outcome{What: what, LeaseEnd: a.m.DueAt, Write: write, Permanent: permanent, LogArgs: []any{"message_id", a.m.ID}})
+}
+
+// recordOutcome records the provider's answer to a's send (rcpt, err):
+// sent, a retry, a failure, or an unknown outcome that waits for the
+// provider's confirmation. It returns the error of the send, for its
+// span.
+func (d *dispatcher) recordOutcome(ctx context.Context, a *handOver, rcpt *SendReceipt, err error) error {
+	m := a.m
 	if err == nil {
 		if rcpt == nil || rcpt.ProviderMessageID == "" {
 			// Accepted without an id: the provider may have taken it.
 			err = &SendError{Code: "invalid_response", Text: "the provider returned no message id", Retryable: true, Unknown: true}
 		} else {
-			record("sent", func(rctx context.Context) error {
-				_, uerr := d.svc.recordStatusVia(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID}, m, set)
+			d.record(ctx, a, "sent", func(rctx context.Context) error {
+				_, uerr := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusSent, ProviderMessageID: rcpt.ProviderMessageID},
+					statusWay{before: m, hold: a.hold})
 				return uerr
 			})
-			return
+			return nil
 		}
 	}
 	// Only a sent message's change is worth the batch's wait: the
 	// others may do I/O first (the credentials refused, a release).
-	hold.release()
+	a.hold.release()
+	se := sendError(err)
+	d.svc.tel.providerError(ctx, m.Channel, se.Code)
+	if se.Unknown {
+		d.recordUnknown(ctx, a, se)
+	} else {
+		d.recordRefusal(ctx, a, se)
+	}
+	return se
+}
+
+// sendError returns the error of a send as a *SendError: itself when it
+// is one, else an unreachable provider (whose answer is unknown when the
+// send timed out).
+func sendError(err error) *SendError {
 	var se *SendError
 	if !errors.As(err, &se) {
 		se = &SendError{Code: "unreachable", Text: "The channel provider could not be reached", Retryable: true}
@@ -303,42 +353,50 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 			se.Unknown = true
 		}
 	}
-	spanErr = se
-	tel.providerError(ctx, m.Channel, se.Code)
-	if se.Unknown {
-		// The provider may have taken it: keep the claim's mark and wait
-		// for its confirmation (a report carrying the message's id).
-		// (When a correlated report confirmed it meanwhile, the message is
-		// no longer queued and the release changes nothing.)
-		mark := claimedAt // the claim's mark (a store that did not set it gets it here)
-		if m.UnconfirmedSince != nil {
-			mark = *m.UnconfirmedSince
-		}
-		tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeUnknown)
-		record("the unknown outcome", func(rctx context.Context) error {
-			released, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
-				WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: mark.Add(d.opts.ConfirmWindow),
-				LastError: FailureReason(se.Code, se.Text), Unconfirmed: &mark,
-			})
-			if released {
-				d.svc.log.WarnContext(ctx, "dispatcher: the outcome of a send is unknown; waiting for the provider to confirm it",
-					"message_id", m.ID, "channel", m.Channel, "error", FailureReason(se.Code, se.Text), "confirm_by", mark.Add(d.opts.ConfirmWindow))
-			}
-			return rerr
+	return se
+}
+
+// recordUnknown records a send whose outcome is unknown: the provider may
+// have taken it, so the claim's mark is kept and the message waits for
+// its confirmation (a report carrying the message's id). (When a
+// correlated report confirmed it meanwhile, the message is no longer
+// queued and the release changes nothing.)
+func (d *dispatcher) recordUnknown(ctx context.Context, a *handOver, se *SendError) {
+	m := a.m
+	mark := a.claimedAt // the claim's mark (a store that did not set it gets it here)
+	if m.UnconfirmedSince != nil {
+		mark = *m.UnconfirmedSince
+	}
+	d.svc.tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeUnknown)
+	d.record(ctx, a, "the unknown outcome", func(rctx context.Context) error {
+		released, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
+			WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: mark.Add(d.opts.ConfirmWindow),
+			LastError: FailureReason(se.Code, se.Text), Unconfirmed: &mark,
 		})
-		return
-	}
+		if released {
+			d.svc.log.WarnContext(ctx, "dispatcher: the outcome of a send is unknown; waiting for the provider to confirm it",
+				"message_id", m.ID, "channel", m.Channel, "error", FailureReason(se.Code, se.Text), "confirm_by", mark.Add(d.opts.ConfirmWindow))
+		}
+		return rerr
+	})
+}
+
+// recordRefusal records a send the provider refused: refused credentials
+// and a throttled sender are noted, and the message is released for a
+// retry while it has attempts and age left, else failed.
+func (d *dispatcher) recordRefusal(ctx context.Context, a *handOver, se *SendError) {
+	m, tel := a.m, d.svc.tel
 	if se.Credentials {
-		d.svc.credentialsRefused(context.WithoutCancel(ctx), m.WorkspaceID, m.Channel, se, started)
+		d.svc.credentialsRefused(context.WithoutCancel(ctx), m.WorkspaceID, m.Channel, se, a.started)
 	}
-	now = d.svc.now()
+	now := d.svc.now()
 	if se.Throttled {
-		d.pause(sender, now.Add(max(se.RetryAfter, d.opts.InitialBackoff)))
+		d.pause(a.sender, now.Add(max(se.RetryAfter, d.opts.InitialBackoff)))
 	}
 	if delay, more := d.retry.After(m.Attempts); se.Retryable && more && now.Sub(m.CreatedAt) < d.opts.MaxAge {
 		delay = max(delay, se.RetryAfter)
 		tel.retries.Add(ctx, 1, tel.channel(m.Channel).add...)
-		record("the retry", func(rctx context.Context) error {
+		d.record(ctx, a, "the retry", func(rctx context.Context) error {
 			_, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
 				WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: now.Add(delay), LastError: FailureReason(se.Code, se.Text),
 			})
@@ -346,8 +404,9 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		})
 		return
 	}
-	record("the failure", func(rctx context.Context) error {
-		_, uerr := d.svc.recordStatusVia(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text}, m, set)
+	d.record(ctx, a, "the failure", func(rctx context.Context) error {
+		_, uerr := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed, ProviderCode: se.Code, ProviderText: se.Text},
+			statusWay{before: m, hold: a.hold})
 		return uerr
 	})
 }
@@ -409,8 +468,8 @@ func (d *dispatcher) unconfirmed(ctx context.Context, m *Message) {
 			Write: func(rctx context.Context) error {
 				// From queued only: a report that confirmed the send
 				// meanwhile wins over the failure.
-				_, err := d.svc.recordStatusVia(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed,
-					ProviderCode: ProviderCodeUnconfirmed, ProviderText: text}, m, fromQueuedOnly(d.svc.setStatus))
+				_, err := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed,
+					ProviderCode: ProviderCodeUnconfirmed, ProviderText: text}, statusWay{before: m, queuedOnly: true})
 				if errors.Is(err, errNoLongerQueued) {
 					return nil
 				}

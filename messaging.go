@@ -140,6 +140,9 @@ type Service struct {
 	aead     cipher.AEAD
 	dispatch *dispatcher
 	hooks    *webhookSender
+	// statuses is the one way status changes reach the store (see
+	// statusBatch).
+	statuses *statusBatch
 	// touches records the last use of API keys (see Authenticate).
 	touches *keyToucher
 	// retention is Options.PendingReportRetention with its default.
@@ -218,6 +221,7 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	if su, ok := provider.(SenderUser); ok {
 		su.UseSenders(s.ChannelSender)
 	}
+	s.statuses = &statusBatch{store: s.store}
 	s.dispatch = newDispatcher(s, o.Dispatch, o.Sleep)
 	s.hooks = newWebhookSender(s, o.Webhooks, o.Sleep)
 	s.touches = newKeyToucher(s)
@@ -342,7 +346,7 @@ type Message struct {
 	// DispatchOptions.ConfirmWindow).
 	UnconfirmedSince *time.Time
 	// History is every change of Status after the message was stored,
-	// oldest first (see Store.MessageUpdateStatus).
+	// oldest first (see Store.MessageUpdateStatuses).
 	History []StatusChange
 	// TraceParent is the W3C trace context (traceparent) of the span that
 	// accepted the message, so the dispatcher's span continues its trace;

@@ -63,7 +63,7 @@ func checkStatus(status, providerCode string) error {
 // ApplyProviderStatus); a failure to apply them is logged, since the
 // change itself is done.
 func (s *Service) UpdateStatus(ctx context.Context, u *StatusUpdate) (bool, error) {
-	return s.recordStatus(ctx, u, nil)
+	return s.recordStatus(ctx, u, statusWay{})
 }
 
 // maxStatusAttempts bounds the compare-and-set attempts of one status
@@ -72,36 +72,57 @@ func (s *Service) UpdateStatus(ctx context.Context, u *StatusUpdate) (bool, erro
 // delivered, read), so the bound is never reached by a correct store.
 const maxStatusAttempts = 5
 
+// statusWay is how recordStatus makes one change; the zero value reads
+// the message and makes the change from whatever status it has.
+type statusWay struct {
+	// before, when non-nil, is the message as the caller last read it
+	// (the dispatcher's claimed copy); otherwise it is read.
+	before *Message
+	// hold, when non-nil, is the dispatcher's count of the message on the
+	// status batch (see statusBatch): it stops counting once the change
+	// waits in the batch.
+	hold *statusHold
+	// queuedOnly makes the change only from queued: when the message is
+	// no longer queued (when it was read, or when the store compared), the
+	// change is not decided again and errNoLongerQueued is returned.
+	queuedOnly bool
+}
+
+// errNoLongerQueued stops a status change made only from queued (see
+// statusWay.queuedOnly) when the message moved meanwhile.
+var errNoLongerQueued = errors.New("messaging: the message is no longer queued")
+
 // recordStatus is the one path by which a message's status changes: the
 // dispatcher's outcomes, the provider's reports and UpdateStatus all come
-// through it. before, when non-nil, is the message as its caller last
-// read it (the dispatcher's claimed copy); otherwise it is read here.
+// through it, and it writes through the service's one status batch (see
+// statusBatch), the one status write of the store.
+//
+// It makes the change (writeStatus) and then, when the change recorded
+// u.ProviderMessageID, applies the reports kept for that id
+// (applyPending), each a change of its own through writeStatus.
+func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, way statusWay) (bool, error) {
+	changed, err := s.writeStatus(ctx, u, way)
+	if err != nil || !changed || u.ProviderMessageID == "" {
+		return changed, err
+	}
+	if _, err := s.applyPending(ctx, u.WorkspaceID, u.MessageID, u.ProviderMessageID); err != nil {
+		s.log.ErrorContext(ctx, "applying the status reports kept for a provider message id failed",
+			"message_id", u.MessageID, "provider_message_id", u.ProviderMessageID, "err", err)
+	}
+	return true, nil
+}
+
+// writeStatus makes one status change and announces it; it reports
+// whether the status changed.
 //
 // The change is decided here, not in the store: the status rules (see
-// statusFrom) are checked against before, the event is built, and the
-// store is asked to move the status from exactly before.Status (a
-// compare-and-set) and to queue the event's webhook deliveries in the same
-// transaction. When the status moved meanwhile, the store returns the
-// message as it is and the change is decided again on it. Subscribers get
-// the event once the store has committed the change.
-func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, before *Message) (bool, error) {
-	return s.recordStatusVia(ctx, u, before, s.setStatus)
-}
-
-// setStatus makes one status change with Store.MessageUpdateStatus (a
-// setStatusFunc).
-func (s *Service) setStatus(ctx context.Context, p *MessageStatusParams) (*Message, bool, error) {
-	_, after, changed, err := s.store.MessageUpdateStatus(ctx, p)
-	return after, changed, err
-}
-
-// setStatusFunc makes one status change in the store, as
-// Store.MessageUpdateStatus does, returning the message after it.
-type setStatusFunc func(ctx context.Context, p *MessageStatusParams) (after *Message, changed bool, err error)
-
-// recordStatusVia is recordStatus making the change through set
-// (Service.setStatus, or the dispatcher's batch of changes).
-func (s *Service) recordStatusVia(ctx context.Context, u *StatusUpdate, before *Message, set setStatusFunc) (bool, error) {
+// statusFrom) are checked against the message as last read, the event is
+// built, and the status batch is asked to move the status from exactly
+// that status (a compare-and-set) and to queue the event's webhook
+// deliveries in the same transaction. When the status moved meanwhile, the
+// store returns the message as it is and the change is decided again on
+// it. Subscribers get the event once the store has committed the change.
+func (s *Service) writeStatus(ctx context.Context, u *StatusUpdate, way statusWay) (bool, error) {
 	if err := refuseUnstorable(u, statusUpdateTexts); err != nil {
 		return false, err
 	}
@@ -113,6 +134,7 @@ func (s *Service) recordStatusVia(ctx context.Context, u *StatusUpdate, before *
 	if u.Status == StatusFailed {
 		reason = FailureReason(u.ProviderCode, u.ProviderText)
 	}
+	before := way.before
 	for range maxStatusAttempts {
 		if before == nil {
 			m, err := s.store.MessageGet(ctx, u.WorkspaceID, u.MessageID)
@@ -124,21 +146,29 @@ func (s *Service) recordStatusVia(ctx context.Context, u *StatusUpdate, before *
 		if !slices.Contains(from, before.Status) {
 			return false, nil // out of order: ignored
 		}
+		if way.queuedOnly && before.Status != StatusQueued {
+			return false, errNoLongerQueued
+		}
 		now := s.now()
 		ev := statusEvent(before, statusAfter(before, u, reason, now), now)
 		rec, err := ev.record()
 		if err != nil {
 			s.log.Error("encoding event failed", "err", err)
 			rec = nil
+		} else {
+			rec.TraceParent = before.TraceParent // its deliveries continue the message's trace
 		}
-		cur, changed, err := set(ctx, &MessageStatusParams{
+		cur, changed, err := s.statuses.update(ctx, &MessageStatusParams{
 			WorkspaceID: u.WorkspaceID, ID: u.MessageID, From: []string{before.Status}, To: u.Status,
 			FailureReason: reason, ProviderMessageID: u.ProviderMessageID, At: now, Event: rec,
-		})
+		}, way.hold)
 		if err != nil {
 			return false, wrapStoreError(err, "message", u.MessageID)
 		}
 		if !changed {
+			if way.queuedOnly {
+				return false, errNoLongerQueued
+			}
 			// The status moved meanwhile: decide again on the message as
 			// the store returned it (read again if it returned none).
 			before = cur
@@ -147,12 +177,6 @@ func (s *Service) recordStatusVia(ctx context.Context, u *StatusUpdate, before *
 		s.tel.statusChanged(ctx, before, u.Status, now)
 		s.wakeWebhooks()
 		s.events.publish(ctx, ev)
-		if u.ProviderMessageID != "" {
-			if _, err := s.applyPending(ctx, u.WorkspaceID, u.MessageID, u.ProviderMessageID); err != nil {
-				s.log.ErrorContext(ctx, "applying the status reports kept for a provider message id failed",
-					"message_id", u.MessageID, "provider_message_id", u.ProviderMessageID, "err", err)
-			}
-		}
 		return true, nil
 	}
 	return false, &Error{Code: CodeInternal, Message: "internal error",
@@ -255,7 +279,7 @@ func (s *Service) ApplyProviderStatus(ctx context.Context, p *ProviderStatus) (b
 		return s.recordStatus(ctx, &StatusUpdate{
 			WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: p.Status,
 			ProviderCode: p.Code, ProviderText: p.Text,
-		}, m)
+		}, statusWay{before: m})
 	}
 	if !errors.Is(err, ErrNotFound) {
 		return false, wrapStoreError(err, "provider message", p.ProviderMessageID)
@@ -266,28 +290,6 @@ func (s *Service) ApplyProviderStatus(ctx context.Context, p *ProviderStatus) (b
 		}
 	}
 	return s.keepReport(ctx, p)
-}
-
-// errNoLongerQueued stops a status change restricted to a change from
-// queued (see fromQueuedOnly) when the message moved meanwhile.
-var errNoLongerQueued = errors.New("messaging: the message is no longer queued")
-
-// fromQueuedOnly restricts set to changes from queued: when the message
-// moved meanwhile it returns errNoLongerQueued, rather than letting
-// recordStatusVia decide the change again on the message as it is now.
-func fromQueuedOnly(set setStatusFunc) setStatusFunc {
-	return func(ctx context.Context, p *MessageStatusParams) (*Message, bool, error) {
-		if !slices.Contains(p.From, StatusQueued) {
-			return nil, false, errNoLongerQueued
-		}
-		q := *p
-		q.From = []string{StatusQueued}
-		cur, changed, err := set(ctx, &q)
-		if err == nil && !changed {
-			return cur, false, errNoLongerQueued
-		}
-		return cur, changed, err
-	}
 }
 
 // confirmSend applies a report of a provider message id no message
@@ -327,8 +329,8 @@ func (s *Service) confirmSend(ctx context.Context, p *ProviderStatus) (changed, 
 	}
 	// From queued only: a resend that recorded its own provider id
 	// meanwhile must not be overwritten by this earlier one.
-	changed, err = s.recordStatusVia(ctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: p.Status,
-		ProviderCode: p.Code, ProviderText: p.Text, ProviderMessageID: p.ProviderMessageID}, m, fromQueuedOnly(s.setStatus))
+	changed, err = s.recordStatus(ctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: p.Status,
+		ProviderCode: p.Code, ProviderText: p.Text, ProviderMessageID: p.ProviderMessageID}, statusWay{before: m, queuedOnly: true})
 	if errors.Is(err, errNoLongerQueued) {
 		// It moved meanwhile: decide again on it as it is now (the
 		// dispatcher recorded this same id, or another hand-over's).
@@ -346,7 +348,7 @@ func (s *Service) confirmSend(ctx context.Context, p *ProviderStatus) (changed, 
 }
 
 // keepReport keeps a valid report of a provider message id that no message
-// carries yet, until UpdateStatus records the id.
+// carries yet, until recordStatus records the id.
 //
 // The dispatcher records the id, then takes the reports kept for it; a
 // report kept just after that take would wait for nothing. So once the
@@ -385,8 +387,9 @@ func (s *Service) keepReport(ctx context.Context, p *ProviderStatus) (bool, erro
 }
 
 // applyPending takes the unexpired reports kept for providerMessageID and
-// applies them, oldest first, to message id of workspace ws through
-// UpdateStatus, and reports whether any changed its status.
+// applies them, oldest first, to message id of workspace ws, each a change
+// of its own (writeStatus: a report records no provider message id, so it
+// takes no reports in turn), and reports whether any changed its status.
 //
 // A report that fails to apply is not kept again: it was taken because a
 // message now carries its id, and takes happen only when an id is
@@ -400,8 +403,8 @@ func (s *Service) applyPending(ctx context.Context, ws, id, providerMessageID st
 	}
 	changed := false
 	for i, r := range reports {
-		c, err := s.recordStatus(ctx, &StatusUpdate{WorkspaceID: ws, MessageID: id, Status: r.Status,
-			ProviderCode: r.ProviderCode, ProviderText: r.ProviderText}, nil)
+		c, err := s.writeStatus(ctx, &StatusUpdate{WorkspaceID: ws, MessageID: id, Status: r.Status,
+			ProviderCode: r.ProviderCode, ProviderText: r.ProviderText}, statusWay{})
 		if err != nil {
 			for _, lost := range reports[i:] {
 				s.log.ErrorContext(ctx, "a kept status report could not be applied and is lost",

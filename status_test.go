@@ -219,9 +219,12 @@ func TestSubscribeUnsubscribe(t *testing.T) {
 	}
 }
 
-// racingStore moves a message's status by another path just before the
-// service's first status write reaches the store, as a provider report
-// arriving while the dispatcher records its outcome would.
+// racingStore moves a message's status by another path once the
+// dispatcher has claimed it and before the service's first status write
+// reaches the store, as a provider report arriving while the dispatcher
+// sends would. (The race runs after the claim, not inside the status
+// write: a status change made from inside a write of the status batch
+// would wait for that write.)
 type racingStore struct {
 	messaging.Store
 	race    func()
@@ -229,19 +232,16 @@ type racingStore struct {
 	updates atomic.Int64
 }
 
-func (s *racingStore) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
-	s.updates.Add(1)
-	if s.race != nil && s.raced.CompareAndSwap(false, true) {
+func (s *racingStore) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+	ms, err := s.Store.MessageClaim(ctx, p)
+	if err == nil && len(ms) > 0 && s.updates.Load() == 0 && s.race != nil && s.raced.CompareAndSwap(false, true) {
 		s.race()
 	}
-	return s.Store.MessageUpdateStatus(ctx, p)
+	return ms, err
 }
 
 func (s *racingStore) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
 	s.updates.Add(int64(len(ps)))
-	if s.race != nil && s.raced.CompareAndSwap(false, true) {
-		s.race()
-	}
 	return s.Store.MessageUpdateStatuses(ctx, ps)
 }
 

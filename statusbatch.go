@@ -7,11 +7,12 @@ import (
 	"time"
 )
 
-// statusBatch gathers the dispatcher's status changes (queued -> sent,
-// and failures) into one store write, Store.MessageUpdateStatuses: with a
-// provider that answers at once, the workers' outcomes arrive together,
-// and a write of each (a commit each, or a small group commit) would cost
-// more than the sends.
+// statusBatch is the service's one status write: every status change
+// (recordStatus: the dispatcher's outcomes, the provider's reports,
+// UpdateStatus) waits in it and is written with others in one store write,
+// Store.MessageUpdateStatuses. With a provider that answers at once, the
+// workers' outcomes arrive together, and a write of each (a commit each,
+// or a small group commit) would cost more than the sends.
 //
 // A batch is written when no claimed message is on its way to a status
 // change: every message the dispatcher holds is waiting for the provider
@@ -21,12 +22,15 @@ import (
 // when its change joins the batch or its processing ends without one. So a
 // batch never waits for a slow provider, only for workers that are
 // computing their outcome, and one write is in flight at a time: changes
-// that arrive meanwhile make the next batch.
+// that arrive meanwhile make the next batch. A change of no claimed
+// message (no hold) joins the batch as any other. So a status change must
+// never be asked from inside a store write of the batch (a store wrapper
+// calling back into the service): it would wait for that write.
 //
 // Each change is still a compare-and-set by its from-status and is
-// committed with its event; a worker returns only once the write holding
+// committed with its event; a caller returns only once the write holding
 // its change committed (or failed: then every change of the batch failed,
-// and each worker's Record retries its own).
+// and each caller handles its own: the dispatcher's Record retries it).
 type statusBatch struct {
 	store Store
 
@@ -93,10 +97,11 @@ func (h *statusHold) release() {
 	h.b.mu.Unlock()
 }
 
-// update makes the change p in the next batch and returns its outcome,
-// as Store.MessageUpdateStatus would (not found is the error
-// ErrNotFound). The message's hold stops counting once its change is
-// waiting. A ctx done before the change went into a write withdraws it.
+// update makes the change p in the next batch and returns its outcome:
+// the message after it (as it is when its status was not in p.From), and
+// whether it changed; not found is the error ErrNotFound. The message's
+// hold, when not nil, stops counting once its change is waiting. A ctx
+// done before the change went into a write withdraws it.
 func (b *statusBatch) update(ctx context.Context, p *MessageStatusParams, h *statusHold) (*Message, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
@@ -104,7 +109,7 @@ func (b *statusBatch) update(ctx context.Context, p *MessageStatusParams, h *sta
 	r := &statusReq{ctx: ctx, p: p, done: make(chan statusRes, 1)}
 	b.mu.Lock()
 	b.pending = append(b.pending, r)
-	if h.held {
+	if h != nil && h.held {
 		h.held = false
 		b.busy--
 	}

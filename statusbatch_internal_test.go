@@ -102,6 +102,63 @@ func TestStatusBatchWaitsForHeldMessages(t *testing.T) {
 	}
 }
 
+// TestStatusBatchChangeWithoutHold: a change of no claimed message (a
+// provider report, UpdateStatus: no hold) joins the one batch as any
+// other: written at once when no message is held, else with the held
+// message's change.
+func TestStatusBatchChangeWithoutHold(t *testing.T) {
+	st := &batchCountingStore{sizes: make(chan int, 10)}
+	b := &statusBatch{store: st}
+	ctx := context.Background()
+	update := func(id string, h *statusHold) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, changed, err := b.update(ctx, &MessageStatusParams{ID: id, To: StatusSent}, h)
+			if err == nil && !changed {
+				err = errors.New("not changed")
+			}
+			done <- err
+		}()
+		return done
+	}
+	wait := func(what string, done <-chan error) {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the change was never written", what)
+		}
+	}
+	wait("alone", update("msg_1", nil))
+	if size := <-st.sizes; size != 1 {
+		t.Errorf("a change alone was written with %d, want 1", size)
+	}
+
+	h := b.holdOne()
+	d2 := update("msg_2", nil)
+	for range 1000 {
+		b.mu.Lock()
+		k := len(b.pending)
+		b.mu.Unlock()
+		if k == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := st.writes.Load(); n != 1 {
+		t.Fatalf("%d writes while a message was held, want the first only", n)
+	}
+	d3 := update("msg_3", h)
+	wait("msg_2", d2)
+	wait("msg_3", d3)
+	if size := <-st.sizes; size != 2 || st.writes.Load() != 2 {
+		t.Errorf("the second write held %d changes in %d writes, want 2 in 2", size, st.writes.Load())
+	}
+}
+
 // hungStore's MessageUpdateStatuses returns only when its context ends.
 type hungStore struct{ Store }
 

@@ -179,23 +179,21 @@ type Store interface {
 	// MessageGetByIdempotencyKey returns the message of the workspace
 	// created with this (non-empty) idempotency key.
 	MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*Message, error)
-	// MessageUpdateStatus sets the status of a message if its current status
-	// is one of p.From, atomically, clears its LeaseOwner, queues p.Event
-	// (when non-nil) for delivery to every enabled webhook endpoint of the
-	// workspace that subscribes to its type (WebhookEndpoint.Events) in the
-	// same transaction, and returns the message before and
-	// after the change. If the current status is not in p.From it changes
-	// and queues nothing and returns the unchanged message as both before
-	// and after with changed=false. A change appends {p.To, p.At} to the
-	// message's History.
-	MessageUpdateStatus(ctx context.Context, p *MessageStatusParams) (before, after *Message, changed bool, err error)
-	// MessageUpdateStatuses makes the changes of ps, in order, each as
-	// MessageUpdateStatus makes one (a compare-and-set on its From, its
-	// event queued with it), in one transaction, and returns one result per
-	// change, in the order of ps. A change whose message does not exist
-	// has ErrNotFound as its result's Err and leaves the others alone.
-	// Any other failure is returned as the error, and then none of the
-	// changes is stored.
+	// MessageUpdateStatuses makes the status changes of ps, in order (a
+	// change sees the changes before it), in one transaction, and returns
+	// one result per change, in the order of ps. Each change p sets the
+	// status of a message if its current status is one of p.From,
+	// atomically (a compare-and-set), clears its LeaseOwner, appends
+	// {p.To, p.At} to its History, queues p.Event (when non-nil) for
+	// delivery to every enabled webhook endpoint of the workspace that
+	// subscribes to its type (WebhookEndpoint.Events), and has the message
+	// after the change as its result's Message. If the current status is
+	// not in p.From it changes and queues nothing, and its result holds
+	// the unchanged message with Changed false. A change whose message
+	// does not exist (in p.WorkspaceID) has ErrNotFound as its result's
+	// Err and leaves the others alone. Any other failure is returned as
+	// the error, and then none of the changes is stored. A single change
+	// is a batch of one: this is the store's one status write.
 	MessageUpdateStatuses(ctx context.Context, ps []*MessageStatusParams) ([]MessageStatusResult, error)
 
 	// MessageClaim leases up to p.Limit queued messages whose DueAt is at
@@ -511,6 +509,11 @@ type EventRecord struct {
 	Type        string
 	Payload     []byte
 	CreatedAt   time.Time
+	// TraceParent is the trace context (Message.TraceParent) of the
+	// message a status change is about, empty for other events and for a
+	// message accepted with no trace. Every delivery of the event keeps it
+	// (WebhookDelivery.TraceParent); it is not part of the payload.
+	TraceParent string
 }
 
 // PendingReport is a provider's status report kept by the store until the
@@ -642,6 +645,10 @@ type WebhookDelivery struct {
 	CreatedAt   time.Time
 	// Test marks the record of a test event (Store.WebhookRecordTest).
 	Test bool
+	// TraceParent is its event's EventRecord.TraceParent: the delivery
+	// continues the trace of the message it is about without reading the
+	// message.
+	TraceParent string
 }
 
 // WebhookQueueParams are the arguments of Store.WebhookQueueEvent.
@@ -867,7 +874,7 @@ type LeaseParams struct {
 	Until time.Time
 }
 
-// MessageStatusParams are the arguments of Store.MessageUpdateStatus.
+// MessageStatusParams are one change of Store.MessageUpdateStatuses.
 type MessageStatusParams struct {
 	WorkspaceID string
 	ID          string

@@ -69,24 +69,8 @@ func (s *faultyStore) WebhookClaim(ctx context.Context, p *messaging.WebhookClai
 	return rows, err
 }
 
-func (s *faultyStore) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
-	if p.To == messaging.StatusSent {
-		s.mu.Lock()
-		s.sentWrites++
-		fail := s.failSent > 0
-		if fail {
-			s.failSent--
-		}
-		s.mu.Unlock()
-		if fail {
-			return nil, nil, false, errStorage
-		}
-	}
-	return s.Store.MessageUpdateStatus(ctx, p)
-}
-
 // MessageUpdateStatuses fails a whole batch holding a change to sent
-// while failSent lasts, as MessageUpdateStatus fails one.
+// while failSent lasts (each such batch takes one off failSent).
 func (s *faultyStore) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
 	s.mu.Lock()
 	fail := false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,12 +26,26 @@ type telFixture struct {
 	metrics *metrictest.Reader
 	spans   *tracetest.SpanRecorder
 	rcv     *receiver
+	// reads counts the service's reads of one message (see messageReads).
+	reads *messageReads
+}
+
+// messageReads counts the reads of one message (MessageGet).
+type messageReads struct {
+	messaging.Store
+	n atomic.Int64
+}
+
+func (s *messageReads) MessageGet(ctx context.Context, workspaceID, id string) (*messaging.Message, error) {
+	s.n.Add(1)
+	return s.Store.MessageGet(ctx, workspaceID, id)
 }
 
 func setupTelemetry(t *testing.T, hookStatuses ...int) *telFixture {
 	t.Helper()
-	f := &telFixture{dispatchFixture: &dispatchFixture{ctx: context.Background(), store: memstore.New(), clock: newFakeClock(t0), prov: newScripted()},
-		metrics: metrictest.New(t), spans: tracetest.NewSpanRecorder(), rcv: &receiver{statuses: hookStatuses}}
+	reads := &messageReads{Store: memstore.New()}
+	f := &telFixture{dispatchFixture: &dispatchFixture{ctx: context.Background(), store: reads, clock: newFakeClock(t0), prov: newScripted()},
+		metrics: metrictest.New(t), spans: tracetest.NewSpanRecorder(), rcv: &receiver{statuses: hookStatuses}, reads: reads}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(f.spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	svc, err := messaging.New(f.store, f.prov, &messaging.Options{Clock: f.clock.Now, SecretKey: make([]byte, 32),
@@ -270,7 +285,8 @@ func TestDispatchSpanContinuesTheAcceptTrace(t *testing.T) {
 // TestWebhookSpanContinuesTheMessageTrace: the delivery span of a
 // message's event is in the trace of the span that accepted the message,
 // a child of it with a link to it; a delivery about no message starts a
-// trace of its own.
+// trace of its own. The deliveries read no message: the trace context
+// travels with the event.
 func TestWebhookSpanContinuesTheMessageTrace(t *testing.T) {
 	t.Parallel()
 	f := setupTelemetry(t, 200)
@@ -283,8 +299,12 @@ func TestWebhookSpanContinuesTheMessageTrace(t *testing.T) {
 	if _, queued, err := f.svc.QueueWebhookEvent(f.ctx, "acme", eps[0].ID, "sms_1", "sms.delivery_report", map[string]string{"x": "y"}); err != nil || !queued {
 		t.Fatalf("QueueWebhookEvent = %v, %v", queued, err)
 	}
+	reads := f.reads.n.Load()
 	if _, err := f.svc.DeliverWebhooksDue(f.ctx); err != nil {
 		t.Fatal(err)
+	}
+	if n := f.reads.n.Load() - reads; n != 0 {
+		t.Errorf("the deliveries read %d messages, want none", n)
 	}
 	var accept sdktrace.ReadOnlySpan
 	var ofMessage, ofOther []sdktrace.ReadOnlySpan

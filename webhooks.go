@@ -158,24 +158,18 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 }
 
 // startSpan starts the span of one delivery attempt of d, when tracing is
-// on. When d is about a message of the workspace whose accept stored a
-// trace context, the span is a child of the span that accepted the
-// message, with a link to it, as the message's dispatch is; otherwise (an
-// SMS delivery report, a test event, a failed read) it starts a trace of
-// its own. Only a status change is about a message that can carry a trace
-// context (an outbound one: Messages.Send stores it), so no other event
-// reads its message.
+// on. When d carries a trace context (d.TraceParent: the status change of
+// a message whose accept stored one, see writeStatus), the span is a child
+// of the span that accepted the message, with a link to it, as the
+// message's dispatch is; otherwise (an SMS delivery report, a test event,
+// a message with no trace) it starts a trace of its own. The message is
+// not read: its trace context travels with the event.
 func (w *webhookSender) startSpan(ctx context.Context, d *WebhookDelivery) (context.Context, trace.Span) {
 	tel := w.svc.tel
 	if tel.tracer == nil {
 		return ctx, nil
 	}
-	opts := tel.spanClient
-	if d.MessageID != "" && d.EventType == EventMessageStatusUpdated {
-		if m, err := w.svc.store.MessageGet(ctx, d.WorkspaceID, d.MessageID); err == nil {
-			ctx, opts = continueTrace(ctx, m.TraceParent, opts)
-		}
-	}
+	ctx, opts := continueTrace(ctx, d.TraceParent, tel.spanClient)
 	return tel.tracer.Start(ctx, "messaging.webhook.deliver", opts...)
 }
 

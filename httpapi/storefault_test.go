@@ -65,13 +65,6 @@ func (s *failingWrites) ContactUpdate(ctx context.Context, p *messaging.ContactR
 	return s.Store.ContactUpdate(ctx, p)
 }
 
-func (s *failingWrites) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
-	if err := s.fail(); err != nil {
-		return nil, nil, false, err
-	}
-	return s.Store.MessageUpdateStatus(ctx, p)
-}
-
 func (s *failingWrites) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
 	if err := s.fail(); err != nil {
 		return nil, err

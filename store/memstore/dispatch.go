@@ -220,7 +220,7 @@ func (s *Store) queueDelivery(endpointID string, ev *messaging.EventRecord) {
 	s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
 		ID: s.seq, EndpointID: endpointID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
 		Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
-		DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt,
+		DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt, TraceParent: ev.TraceParent,
 	})
 }
 
@@ -389,6 +389,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 			ID: s.seq, EndpointID: p.EndpointID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
 			Seq: s.seq, Payload: slices.Clone(ev.Payload), State: p.State, Attempts: 1, DueAt: p.At,
 			LastStatus: p.LastStatus, LastError: p.LastError, LastAttemptAt: copyTime(&p.At), CreatedAt: ev.CreatedAt, Test: true,
+			TraceParent: ev.TraceParent,
 		}
 		if p.State == messaging.DeliveryDelivered {
 			d.DeliveredAt = copyTime(&p.At)

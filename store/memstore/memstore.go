@@ -693,38 +693,28 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 	return get(ctx, s, func() (*messaging.Message, bool) { return s.messageOf(workspaceID, id) }, (*messaging.Message).Clone)
 }
 
-// MessageUpdateStatus implements messaging.Store.
-func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
-	unlock, err := s.lock(ctx)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defer unlock()
-	return s.setStatus(p)
-}
-
 // MessageUpdateStatuses implements messaging.Store: every change under
 // one hold of the lock.
 func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
 	return write(ctx, s, func() ([]messaging.MessageStatusResult, error) {
 		out := make([]messaging.MessageStatusResult, len(ps))
 		for i, p := range ps {
-			_, after, changed, err := s.setStatus(p)
+			after, changed, err := s.setStatus(p)
 			out[i] = messaging.MessageStatusResult{Message: after, Changed: changed, Err: err}
 		}
 		return out, nil
 	})
 }
 
-// setStatus is MessageUpdateStatus under the lock.
-func (s *Store) setStatus(p *messaging.MessageStatusParams) (*messaging.Message, *messaging.Message, bool, error) {
+// setStatus makes one change of MessageUpdateStatuses under the lock and
+// returns the message after it.
+func (s *Store) setStatus(p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
 	m, ok := s.messageOf(p.WorkspaceID, p.ID)
 	if !ok {
-		return nil, nil, false, messaging.ErrNotFound
+		return nil, false, messaging.ErrNotFound
 	}
-	before := m.Clone()
 	if !slices.Contains(p.From, m.Status) {
-		return before, m.Clone(), false, nil
+		return m.Clone(), false, nil
 	}
 	m.Status, m.UpdatedAt, m.LeaseOwner, m.UnconfirmedSince = p.To, p.At, "", nil
 	m.History = append(m.History, messaging.StatusChange{Status: p.To, At: p.At.UTC()})
@@ -741,5 +731,5 @@ func (s *Store) setStatus(p *messaging.MessageStatusParams) (*messaging.Message,
 	if p.Event != nil {
 		s.queueEvent(p.Event)
 	}
-	return before, m.Clone(), true, nil
+	return m.Clone(), true, nil
 }

@@ -44,23 +44,23 @@ var (
 		FROM c WHERE id = c.claim_id
 		RETURNING ` + messageCols
 	// qMessageSetStatus changes the status of a message whose status is in
-	// $7 and returns the row before (locked with FOR UPDATE, so it is the
-	// version the update replaces) and after the change. With $8 true it
+	// $7 (as read with the row locked FOR UPDATE, so it is the version the
+	// update replaces) and returns the row after the change. With $8 true it
 	// changes nothing when the workspace has an enabled webhook endpoint
 	// (then the change must queue deliveries in a transaction).
 	qMessageSetStatus = `UPDATE messages m SET status = $3,
 			failure_reason = CASE WHEN $4 <> '' THEN $4 ELSE m.failure_reason END,
 			provider_message_id = CASE WHEN $5 <> '' THEN $5 ELSE m.provider_message_id END,
 			updated_at = $6, lease_owner = '', unconfirmed_since = NULL, history = m.history || $9
-		FROM (SELECT ` + messageCols + ` FROM messages WHERE id = $1 AND workspace_id = $2 FOR UPDATE) old
+		FROM (SELECT id, status FROM messages WHERE id = $1 AND workspace_id = $2 FOR UPDATE) old
 		WHERE m.id = old.id AND old.status = ANY($7::text[])
 			AND NOT ($8 AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = $2 AND e.disabled_at IS NULL))
-		RETURNING ` + qualify("old", messageCols) + `, ` + qualify("m", messageCols)
+		RETURNING ` + qualify("m", messageCols)
 	// qQueueEvent queues an event for the enabled endpoints of its
 	// workspace that subscribe to its type ($6).
 	qQueueEvent = `INSERT INTO webhook_deliveries
-			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type)
-		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $6 FROM webhook_endpoints
+			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type, trace_parent)
+		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $6, $7 FROM webhook_endpoints
 		WHERE workspace_id = $5 AND disabled_at IS NULL AND (cardinality(events) = 0 OR $6 = ANY(events))
 		ORDER BY created_at, id`
 )
@@ -77,10 +77,10 @@ func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueue
 func queueEndpointEvent(ctx context.Context, q querier, p *messaging.WebhookQueueParams) (queued bool, err error) {
 	ev := p.Event
 	tag, err := q.Exec(ctx, `INSERT INTO webhook_deliveries
-			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type)
-		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $5 FROM webhook_endpoints
+			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type, trace_parent)
+		SELECT id, workspace_id, $1, $2, $3, 'pending', $4, $4, $5, $8 FROM webhook_endpoints
 		WHERE id = $6 AND workspace_id = $7 AND disabled_at IS NULL`,
-		ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.Type, p.EndpointID, ev.WorkspaceID)
+		ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.Type, p.EndpointID, ev.WorkspaceID, ev.TraceParent)
 	if err != nil {
 		return false, err
 	}
@@ -161,78 +161,46 @@ func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key
 	return m, nil
 }
 
-// setStatus runs qMessageSetStatus. changed is false when nothing was
-// updated (the status is not in p.From, the message does not exist, or
-// unlessEndpoints held).
-func setStatus(ctx context.Context, q querier, p *messaging.MessageStatusParams, unlessEndpoints bool) (before, after *messaging.Message, changed bool, err error) {
-	var b, a messaging.Message
-	bDest, bFinish := messageDest(&b)
+// setStatus runs qMessageSetStatus and returns the message after the
+// change. changed is false when nothing was updated (the status is not in
+// p.From, the message does not exist, or unlessEndpoints held).
+func setStatus(ctx context.Context, q querier, p *messaging.MessageStatusParams, unlessEndpoints bool) (after *messaging.Message, changed bool, err error) {
+	var a messaging.Message
 	aDest, aFinish := messageDest(&a)
 	err = q.QueryRow(ctx, qMessageSetStatus, p.ID, p.WorkspaceID, p.To, p.FailureReason, p.ProviderMessageID, ts(p.At),
-		nonNil(p.From), unlessEndpoints, statushistory.Entry(p.To, p.At)).Scan(append(bDest, aDest...)...)
+		nonNil(p.From), unlessEndpoints, statushistory.Entry(p.To, p.At)).Scan(aDest...)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil, false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
-	if err := errors.Join(bFinish(), aFinish()); err != nil {
-		return nil, nil, false, err
+	if err := aFinish(); err != nil {
+		return nil, false, err
 	}
-	return &b, &a, true, nil
-}
-
-// MessageUpdateStatus implements messaging.Store. The check of p.From and
-// the update are one statement, which locks the row and returns it before
-// and after the change. When there is no event to queue, or the workspace
-// has no enabled webhook endpoint, that statement is all; otherwise the
-// update and the deliveries of the event are one transaction.
-// FailureReason and ProviderMessageID are only written when non-empty;
-// UpdatedAt becomes p.At.
-func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
-	ctx = writeCtx(ctx)
-	before, after, changed, err = setStatus(ctx, s.pool, p, p.Event != nil)
-	if err != nil {
-		return nil, nil, false, interpretError(err)
-	}
-	if changed {
-		return before, after, true, nil
-	}
-	// The status is not in p.From, the message is missing, or the event
-	// has deliveries to queue.
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		var err error
-		before, after, changed, err = updateStatusTx(ctx, tx, p)
-		return err // no row: not found
-	})
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return before, after, changed, nil
+	return &a, true, nil
 }
 
 // updateStatusTx makes the change p in tx: the status update (setStatus)
-// and, when it changed the message, the deliveries of p.Event. When it
-// changed nothing, before and after are the message as it is, and the
-// error is pgx.ErrNoRows when there is none.
-func updateStatusTx(ctx context.Context, tx pgx.Tx, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
-	before, after, changed, err = setStatus(ctx, tx, p, false)
+// and, when it changed the message, the deliveries of p.Event. It returns
+// the message after the change; when it changed nothing, the message as
+// it is, and the error pgx.ErrNoRows when there is none.
+func updateStatusTx(ctx context.Context, tx pgx.Tx, p *messaging.MessageStatusParams) (after *messaging.Message, changed bool, err error) {
+	after, changed, err = setStatus(ctx, tx, p, false)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
 	if !changed {
-		before, err = scanMessage(tx.QueryRow(ctx, qMessageByWSID, p.ID, p.WorkspaceID))
+		cur, err := scanMessage(tx.QueryRow(ctx, qMessageByWSID, p.ID, p.WorkspaceID))
 		if err != nil {
-			return nil, nil, false, err
+			return nil, false, err
 		}
-		return before, before, false, nil
+		return cur, false, nil
 	}
-	if p.Event != nil {
-		if err := queueEvent(ctx, tx, p.Event); err != nil {
-			return nil, nil, false, err
-		}
+	if err := queueEvent(ctx, tx, p.Event); err != nil {
+		return nil, false, err
 	}
-	return before, after, true, nil
+	return after, true, nil
 }
 
 // queueEvent queues ev's deliveries in tx (qQueueEvent); a nil ev queues
@@ -241,19 +209,35 @@ func queueEvent(ctx context.Context, tx pgx.Tx, ev *messaging.EventRecord) error
 	if ev == nil {
 		return nil
 	}
-	_, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type)
+	_, err := tx.Exec(ctx, qQueueEvent, ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.WorkspaceID, ev.Type, ev.TraceParent)
 	return err
 }
 
-// MessageUpdateStatuses implements messaging.Store: the changes, each as
-// MessageUpdateStatus makes it, in one transaction.
+// MessageUpdateStatuses implements messaging.Store: the changes, each by
+// updateStatusTx, in one transaction. The check of a change's p.From and
+// its update are one statement, which locks the row and returns it after
+// the change; FailureReason and ProviderMessageID are only written when
+// non-empty, and UpdatedAt becomes p.At. A batch of one change with no
+// event to queue, or in a workspace with no enabled webhook endpoint, is
+// that statement alone, with no transaction around it.
 func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
 	ctx = writeCtx(ctx)
+	if len(ps) == 1 {
+		after, changed, err := setStatus(ctx, s.pool, ps[0], ps[0].Event != nil)
+		if err != nil {
+			return nil, interpretError(err)
+		}
+		if changed {
+			return []messaging.MessageStatusResult{{Message: after, Changed: true}}, nil
+		}
+		// The status is not in p.From, the message is missing, or the
+		// event has deliveries to queue: the transaction tells which.
+	}
 	var out []messaging.MessageStatusResult
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		out = make([]messaging.MessageStatusResult, len(ps))
 		for i, p := range ps {
-			_, after, changed, err := updateStatusTx(ctx, tx, p)
+			after, changed, err := updateStatusTx(ctx, tx, p)
 			if errors.Is(err, pgx.ErrNoRows) {
 				out[i] = messaging.MessageStatusResult{Err: messaging.ErrNotFound}
 				continue
@@ -426,7 +410,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 // deliveryCols are the columns of a delivery in scanDelivery's order,
 // with the payload; a listing reads NULL in its place.
 const deliveryCols = `w.seq, w.endpoint_id, w.workspace_id, w.message_id, w.event_id, w.event_type, w.payload, w.state, w.attempts,
-	w.due_at, w.lease_owner, w.last_status, w.last_error, w.last_attempt_at, w.delivered_at, w.created_at, w.test`
+	w.due_at, w.lease_owner, w.last_status, w.last_error, w.last_attempt_at, w.delivered_at, w.created_at, w.test, w.trace_parent`
 
 var listDeliveryCols = strings.Replace(deliveryCols, "w.payload", "NULL::bytea", 1)
 
@@ -463,7 +447,7 @@ func deliveryDest(d *messaging.WebhookDelivery) ([]any, func()) {
 	var due, created int64
 	var lastAttempt, delivered *int64
 	return []any{&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.EventType, &d.Payload, &d.State,
-			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &lastAttempt, &delivered, &created, &d.Test}, func() {
+			&d.Attempts, &due, &d.LeaseOwner, &d.LastStatus, &d.LastError, &lastAttempt, &delivered, &created, &d.Test, &d.TraceParent}, func() {
 			d.ID, d.DueAt, d.CreatedAt = d.Seq, fromTS(due), fromTS(created)
 			d.LastAttemptAt, d.DeliveredAt = fromTSPtr(lastAttempt), fromTSPtr(delivered)
 		}
@@ -583,11 +567,11 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 	return txValue(ctx, s, func(tx pgx.Tx) (*messaging.WebhookDelivery, error) {
 		d, err := scanDelivery(tx.QueryRow(ctx, `INSERT INTO webhook_deliveries AS w
 			(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, attempts, due_at, last_status, last_error,
-			last_attempt_at, delivered_at, created_at, test)
-			SELECT id, workspace_id, $3, $4, $5, $6, $7, 1, $8, $9, $10, $8, $11, $12, true FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2
+			last_attempt_at, delivered_at, created_at, test, trace_parent)
+			SELECT id, workspace_id, $3, $4, $5, $6, $7, 1, $8, $9, $10, $8, $11, $12, true, $13 FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2
 			RETURNING `+listDeliveryCols,
 			p.EndpointID, ev.WorkspaceID, ev.MessageID, ev.ID, ev.Type, ev.Payload, p.State, ts(p.At), p.LastStatus, p.LastError,
-			tsPtr(delivered), ts(ev.CreatedAt)))
+			tsPtr(delivered), ts(ev.CreatedAt), ev.TraceParent))
 		if err != nil {
 			return nil, err // no row: no such endpoint
 		}

@@ -73,7 +73,8 @@ func (s *Store) queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventR
 // insertEvent is queueEvent without the question whether any endpoint
 // subscribes.
 func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
-	_, err := s.execTx(ctx, tx, qQueueEvent, ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.WorkspaceID, ev.Type)
+	_, err := s.execTx(ctx, tx, qQueueEvent, ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.TraceParent,
+		ev.WorkspaceID, ev.Type)
 	return err
 }
 
@@ -93,10 +94,10 @@ func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueue
 func queueEndpointEvent(ctx context.Context, tx *sql.Tx, p *messaging.WebhookQueueParams) (queued bool, err error) {
 	ev := p.Event
 	n, err := affected(tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
-		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at)
-		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
+		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at, trace_parent)
+		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ?, ? FROM webhook_endpoints
 		WHERE id = ? AND workspace_id = ? AND disabled_at IS NULL`,
-		ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), p.EndpointID, ev.WorkspaceID))
+		ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.TraceParent, p.EndpointID, ev.WorkspaceID))
 	return n == 1, err
 }
 
@@ -225,7 +226,7 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 // deliveryCols are the columns scanDelivery reads, with the payload; a
 // listing reads NULL in its place.
 const deliveryCols = `seq, endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, attempts, due_at, lease_owner,
-	last_status, last_error, last_attempt_at, delivered_at, created_at, test`
+	last_status, last_error, last_attempt_at, delivered_at, created_at, test, trace_parent`
 
 var listDeliveryCols = strings.Replace(deliveryCols, "payload", "NULL", 1)
 
@@ -235,7 +236,7 @@ func scanDelivery(sc scanner) (*messaging.WebhookDelivery, error) {
 	var d messaging.WebhookDelivery
 	if err := sc.Scan(&d.Seq, &d.EndpointID, &d.WorkspaceID, &d.MessageID, &d.EventID, &d.EventType, &d.Payload, &d.State,
 		&d.Attempts, storedTime{&d.DueAt}, &d.LeaseOwner, &d.LastStatus, &d.LastError, storedTimePtr{&d.LastAttemptAt},
-		storedTimePtr{&d.DeliveredAt}, storedTime{&d.CreatedAt}, &d.Test); err != nil {
+		storedTimePtr{&d.DeliveredAt}, storedTime{&d.CreatedAt}, &d.Test, &d.TraceParent); err != nil {
 		return nil, err
 	}
 	d.ID = d.Seq
@@ -397,11 +398,11 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 		var err error
 		d, err = scanDelivery(tx.QueryRowContext(ctx, `INSERT INTO webhook_deliveries
 			(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, attempts, due_at, last_status, last_error,
-			last_attempt_at, delivered_at, created_at, test)
-			SELECT id, workspace_id, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, 1 FROM webhook_endpoints WHERE id = ? AND workspace_id = ?
+			last_attempt_at, delivered_at, created_at, test, trace_parent)
+			SELECT id, workspace_id, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, 1, ? FROM webhook_endpoints WHERE id = ? AND workspace_id = ?
 			RETURNING `+listDeliveryCols,
 			ev.MessageID, ev.ID, ev.Type, ev.Payload, p.State, fmtTime(p.At), p.LastStatus, p.LastError,
-			fmtTime(p.At), fmtTimePtr(delivered), fmtTime(ev.CreatedAt), p.EndpointID, ev.WorkspaceID))
+			fmtTime(p.At), fmtTimePtr(delivered), fmtTime(ev.CreatedAt), ev.TraceParent, p.EndpointID, ev.WorkspaceID))
 		if err != nil {
 			return err // no row: no such endpoint
 		}

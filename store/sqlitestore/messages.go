@@ -88,7 +88,7 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 	return m, nil
 }
 
-// Hot statements of MessageCreate, MessageUpdateStatus and MessageClaim.
+// Hot statements of MessageCreate, MessageUpdateStatuses and MessageClaim.
 var (
 	qMessageInsert = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -111,8 +111,8 @@ var (
 	// qQueueEvent queues an event for the enabled endpoints of its
 	// workspace that subscribe to its type (events '' or holding it).
 	qQueueEvent = `INSERT INTO webhook_deliveries
-		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at)
-		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ? FROM webhook_endpoints
+		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at, trace_parent)
+		SELECT id, workspace_id, ?, ?, ?, ?, 'pending', ?, ?, ? FROM webhook_endpoints
 		WHERE workspace_id = ? AND disabled_at IS NULL
 			AND (events = '' OR ` + subscribes + `)
 		ORDER BY created_at, id`
@@ -132,29 +132,12 @@ const subscribes = `instr(' ' || events || ' ', ' ' || ? || ' ') > 0`
 var hotWrites = []string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
 	qSMSDebit, qSMSInsert, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake}
 
-// MessageUpdateStatus implements messaging.Store. In one write transaction
-// it reads the message, then updates it with a single UPDATE ... WHERE
-// status = (the status read) ... RETURNING and queues p.Event.
-// FailureReason and ProviderMessageID are only written when non-empty;
-// UpdatedAt becomes p.At.
-func (s *Store) MessageUpdateStatus(ctx context.Context, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
-	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		before, after, changed, err = s.readSetStatus(ctx, tx, p)
-		if err != nil || !changed || p.Event == nil {
-			return err // sql.ErrNoRows: not found
-		}
-		return s.queueEvent(ctx, tx, p.Event)
-	})
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return before, after, changed, nil
-}
-
 // MessageUpdateStatuses implements messaging.Store: one write request for
 // every change, with no savepoint of its own per change (a failure fails
-// them all). A change from one status is tried as the UPDATE alone: the
+// them all). Each change is an UPDATE ... WHERE status = (the status it
+// moves from) ... RETURNING; FailureReason and ProviderMessageID are only
+// written when non-empty, and UpdatedAt becomes p.At. A change from one
+// status is tried as the UPDATE alone: the
 // message is read only when it does not apply (to tell a missing message
 // from a status that moved). Whether the workspace's endpoints subscribe
 // to an event type is asked once per batch.
@@ -212,29 +195,28 @@ func (s *Store) setStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageS
 	}
 	// When that UPDATE did not apply, the status readSetStatus reads is
 	// not p.From[0] (the writer is serialized): it does not update again.
-	_, after, changed, err := s.readSetStatus(ctx, tx, p)
-	return after, changed, err
+	return s.readSetStatus(ctx, tx, p)
 }
 
 // readSetStatus reads the message and, when its status is in p.From, makes
 // the change p from that status in tx, without its event. It returns the
-// message before and after the change (the same message when its status
-// is not in p.From). sql.ErrNoRows: the message does not exist.
-func (s *Store) readSetStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams) (before, after *messaging.Message, changed bool, err error) {
-	before, err = scanMessage(s.rowTx(ctx, tx, qMessageByWSID, p.ID, p.WorkspaceID))
+// message after the change (as it is when its status is not in p.From).
+// sql.ErrNoRows: the message does not exist.
+func (s *Store) readSetStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
+	before, err := scanMessage(s.rowTx(ctx, tx, qMessageByWSID, p.ID, p.WorkspaceID))
 	if err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
 	// The writer is serialized, so the status read above is the one the
 	// update sees: check p.From here and update by that status.
 	if !slices.Contains(p.From, before.Status) {
-		return before, before, false, nil
+		return before, false, nil
 	}
-	after, err = s.setStatusFrom(ctx, tx, p, before.Status)
+	after, err := s.setStatusFrom(ctx, tx, p, before.Status)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
-	return before, after, true, nil
+	return after, true, nil
 }
 
 // setStatusFrom applies the change p to the message if its status is

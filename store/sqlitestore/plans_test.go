@@ -65,10 +65,10 @@ func TestClaimsUseDueIndexes(t *testing.T) {
 	if _, _, err := s.MessageCreate(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_0",
+	if rs, err := s.MessageUpdateStatuses(ctx, []*messaging.MessageStatusParams{{WorkspaceID: "a", ID: "msg_0",
 		From: []string{messaging.StatusQueued}, To: messaging.StatusSent, At: t0,
-		Event: &messaging.EventRecord{ID: "evt_0", WorkspaceID: "a", MessageID: "msg_0", Type: "message.status_updated", Payload: []byte("{}"), CreatedAt: t0}}); err != nil {
-		t.Fatal(err)
+		Event: &messaging.EventRecord{ID: "evt_0", WorkspaceID: "a", MessageID: "msg_0", Type: "message.status_updated", Payload: []byte("{}"), CreatedAt: t0}}}); err != nil || !rs[0].Changed {
+		t.Fatal(rs, err)
 	}
 	// Copies of the sent message and of its delivery, a few queued.
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {

@@ -119,7 +119,7 @@ func testCancellationTruth(t *testing.T, s messaging.Store) {
 				return
 			}
 			id := fmt.Sprintf("msg_u%d", n)
-			_, _, changed, err := s.MessageUpdateStatus(c, &messaging.MessageStatusParams{
+			_, changed, err := updateStatus(c, s, &messaging.MessageStatusParams{
 				WorkspaceID: "a", ID: id, From: []string{"queued"}, To: "sent", ProviderMessageID: "p-" + id, At: at(10),
 			})
 			mu.Lock()

@@ -246,8 +246,8 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 			return err
 		}},
 		{"MessageGetByProviderID", func(ctx context.Context) error { _, err := s.MessageGetByProviderID(ctx, "wamid.2"); return err }},
-		{"MessageUpdateStatus", func(ctx context.Context) error {
-			_, _, _, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
+		{"MessageUpdateStatuses", func(ctx context.Context) error {
+			_, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
 				From: []string{messaging.StatusQueued}, To: messaging.StatusSent, ProviderMessageID: "wamid.1", At: at(3),
 				Event: statusEvent("a", "msg_1", messaging.StatusQueued, messaging.StatusSent, "evt_2", 3)})
 			return err

@@ -94,7 +94,7 @@ func testMessageClaim(t *testing.T, s messaging.Store) {
 		t.Errorf("claim after leases ran out (-want +got):\n%s", d)
 	}
 	// A status change ends the lease and takes the message out of the queue.
-	_, after, changed, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "b", ID: "msg_2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.2", At: at(72)})
+	after, changed, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "b", ID: "msg_2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.2", At: at(72)})
 	if err != nil || !changed || after.LeaseOwner != "" {
 		t.Fatalf("sent: %+v %v %v", after, changed, err)
 	}
@@ -192,7 +192,7 @@ func testMessageUnconfirmed(t *testing.T, s messaging.Store) {
 		t.Fatalf("claim again at 90: %v", claimed)
 	}
 	// Recording the outcome clears the mark.
-	_, after, changed, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_u2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.u2", At: at(91)})
+	after, changed, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_u2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.u2", At: at(91)})
 	if err != nil || !changed {
 		t.Fatalf("sent: %v %v", changed, err)
 	}
@@ -252,7 +252,7 @@ func statusEvent(ws, id, from, to, evID string, sec int) *messaging.EventRecord 
 // statusChange moves a message to status and queues an event for it.
 func statusChange(t *testing.T, s messaging.Store, ws, id, from, to, evID string, sec int) {
 	t.Helper()
-	_, _, changed, err := s.MessageUpdateStatus(context.Background(), &messaging.MessageStatusParams{
+	_, changed, err := updateStatus(context.Background(), s, &messaging.MessageStatusParams{
 		WorkspaceID: ws, ID: id, From: []string{from}, To: to, At: at(sec),
 		Event: statusEvent(ws, id, from, to, evID, sec),
 	})
@@ -288,7 +288,7 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	statusChange(t, s, "a", "msg_1", "sent", "delivered", "evt_2", 11)
 	statusChange(t, s, "a", "msg_2", "queued", "sent", "evt_3", 12)
 	// An ignored change queues nothing.
-	_, _, changed, _ := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(13),
+	_, changed, _ := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(13),
 		Event: statusEvent("a", "msg_1", "queued", "sent", "evt_ignored_1", 13)})
 	if changed {
 		t.Fatal("status moved backwards")
@@ -298,7 +298,7 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	if _, _, err := s.MessageCreate(ctx, queuedMessage("a", "msg_3", at(0))); err != nil {
 		t.Fatal(err)
 	}
-	_, _, changed, _ = s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_3", From: []string{"sent"}, To: "delivered", At: at(13),
+	_, changed, _ = updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_3", From: []string{"sent"}, To: "delivered", At: at(13),
 		Event: statusEvent("a", "msg_3", "sent", "delivered", "evt_ignored_3", 13)})
 	if changed {
 		t.Fatal("status changed from a status it did not have")

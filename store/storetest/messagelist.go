@@ -36,7 +36,7 @@ func testMessageHistory(t *testing.T, s messaging.Store) {
 	}
 	var after *messaging.Message
 	for _, st := range steps {
-		_, a, _, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: st.from, To: st.to, At: st.at})
+		a, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: st.from, To: st.to, At: st.at})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func testMessageList(t *testing.T, s messaging.Store) {
 	if _, _, err := s.MessageCreate(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_05", From: []string{"queued"}, To: "sent", At: at(9)}); err != nil {
+	if _, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_05", From: []string{"queued"}, To: "sent", At: at(9)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range all {
@@ -186,7 +186,7 @@ func testMessageHourlyCounts(t *testing.T, s messaging.Store) {
 			t.Fatal(err)
 		}
 		if status != "queued" {
-			if _, _, _, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: ws, ID: id, From: []string{"queued"}, To: status, At: created}); err != nil {
+			if _, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: ws, ID: id, From: []string{"queued"}, To: status, At: created}); err != nil {
 				t.Fatal(err)
 			}
 		}

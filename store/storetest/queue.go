@@ -70,7 +70,7 @@ func testMessageQueueStats(t *testing.T, s messaging.Store) {
 		t.Errorf("after a claim (-want +got):\n%s", d)
 	}
 	// A message that leaves the queue is no longer counted.
-	if _, _, _, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
+	if _, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
 		From: []string{messaging.StatusQueued}, To: messaging.StatusSent, At: at(11)}); err != nil {
 		t.Fatal(err)
 	}
@@ -116,5 +116,91 @@ func testPing(t *testing.T, s messaging.Store) {
 	cancel()
 	if err := s.Ping(ctx); err == nil {
 		t.Error("Ping with a cancelled context answered nil")
+	}
+}
+
+// testDeliveryTraceParent checks that the trace context of an event
+// (EventRecord.TraceParent) is kept on each of its deliveries, however the
+// event was queued (a status change in a batch, WebhookQueueEvent, a test
+// event), and comes back from a claim, a listing and a redelivery; an
+// event without one has deliveries without one.
+func testDeliveryTraceParent(t *testing.T, s messaging.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	for i, id := range []string{"we_1", "we_2"} {
+		if err := s.WebhookEndpointCreate(ctx, endpoint("a", id, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const tp1 = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	const tp2 = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	for _, id := range []string{"msg_1", "msg_2"} {
+		if _, _, err := s.MessageCreate(ctx, queuedMessage("a", id, at(0))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	traced := statusEvent("a", "msg_1", "queued", "sent", "evt_1", 10)
+	traced.TraceParent = tp1
+	rs, err := s.MessageUpdateStatuses(ctx, []*messaging.MessageStatusParams{
+		{WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(10), Event: traced},
+		{WorkspaceID: "a", ID: "msg_2", From: []string{"queued"}, To: "sent", At: at(10), Event: statusEvent("a", "msg_2", "queued", "sent", "evt_2", 10)},
+	})
+	if err != nil || !rs[0].Changed || !rs[1].Changed {
+		t.Fatalf("status changes: %+v, %v", rs, err)
+	}
+	pushed := &messaging.EventRecord{ID: "evt_3", WorkspaceID: "a", MessageID: "sms_1", Type: "sms.delivery_report",
+		Payload: []byte(`{"id":"evt_3"}`), CreatedAt: at(11), TraceParent: tp2}
+	if queued, err := s.WebhookQueueEvent(ctx, &messaging.WebhookQueueParams{EndpointID: "we_1", Event: pushed}); err != nil || !queued {
+		t.Fatalf("WebhookQueueEvent: %v, %v", queued, err)
+	}
+	want := map[string]string{"we_1/evt_1": tp1, "we_2/evt_1": tp1, "we_1/evt_2": "", "we_2/evt_2": "", "we_1/evt_3": tp2}
+	traces := func(ds []*messaging.WebhookDelivery) map[string]string {
+		got := map[string]string{}
+		for _, d := range ds {
+			got[d.EndpointID+"/"+d.EventID] = d.TraceParent
+		}
+		return got
+	}
+	claimed := claimAll(t, s, "h1", at(20))
+	if d := cmp.Diff(want, traces(claimed)); d != "" {
+		t.Errorf("trace parents of the claimed deliveries, by endpoint/event (-want +got):\n%s", d)
+	}
+	listed := append(listDeliveries(t, s, "a", "we_1", 0, 10), listDeliveries(t, s, "a", "we_2", 0, 10)...)
+	if d := cmp.Diff(want, traces(listed)); d != "" {
+		t.Errorf("trace parents of the listed deliveries (-want +got):\n%s", d)
+	}
+	// A delivery that is redelivered keeps it.
+	var first *messaging.WebhookDelivery
+	for _, d := range claimed {
+		if d.EndpointID == "we_1" && d.EventID == "evt_1" {
+			first = d
+		}
+	}
+	if first == nil {
+		t.Fatal("the delivery of evt_1 to we_1 was not claimed")
+	}
+	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: first.ID, Owner: "h1", State: messaging.DeliveryDelivered,
+		LastStatus: 200, At: at(21), Keep: 10}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.WebhookRedeliver(ctx, &messaging.WebhookRedeliverParams{WorkspaceID: "a", EndpointID: "we_1", ID: first.ID, Now: at(22)})
+	if err != nil || again.TraceParent != tp1 {
+		t.Fatalf("redelivery: %+v, %v; want trace parent %s", again, err, tp1)
+	}
+	var reclaimed []*messaging.WebhookDelivery
+	for _, d := range claimAll(t, s, "h2", at(100)) {
+		if d.ID == first.ID {
+			reclaimed = append(reclaimed, d)
+		}
+	}
+	if len(reclaimed) != 1 || reclaimed[0].TraceParent != tp1 {
+		t.Errorf("the redelivered delivery claimed again: %+v; want trace parent %s", reclaimed, tp1)
+	}
+	// A test event's record keeps it too.
+	test := &messaging.EventRecord{ID: "evt_t", WorkspaceID: "a", Type: "webhook.test", Payload: []byte(`{}`), CreatedAt: at(30), TraceParent: tp2}
+	rec, err := s.WebhookRecordTest(ctx, &messaging.WebhookRecordTestParams{EndpointID: "we_2", Event: test, State: messaging.DeliveryDelivered,
+		LastStatus: 200, At: at(30), Keep: 10})
+	if err != nil || rec.TraceParent != tp2 {
+		t.Errorf("test event record: %+v, %v; want trace parent %s", rec, err, tp2)
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // testMessageUpdateStatuses checks that a batch of status changes makes
-// each as MessageUpdateStatus makes one: in order (two changes of one
+// each as a batch of one makes it (testMessageStatus): in order (two changes of one
 // message see each other), each a compare-and-set on its From, each event
 // queued only with its change and only for a subscribed endpoint, a
 // missing message failing only its own change, and a batch that fails

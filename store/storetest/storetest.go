@@ -73,6 +73,7 @@ func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 		{"MessageUnconfirmed", testMessageUnconfirmed},
 		{"MessageQueueStats", testMessageQueueStats},
 		{"TraceParentRoundTrip", testTraceParentRoundTrip},
+		{"DeliveryTraceParent", testDeliveryTraceParent},
 		{"Ping", testPing},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"CancellationTruth", testCancellationTruth},
@@ -764,19 +765,31 @@ func testMessageStatus(t *testing.T, s messaging.Store) {
 	if _, _, err := s.MessageCreate(ctx, message("a", "msg_1", "", "")); err != nil {
 		t.Fatal(err)
 	}
-	before, after, changed, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{
+	before, err := s.MessageGet(ctx, "a", "msg_1")
+	if err != nil || before.Status != "queued" {
+		t.Fatalf("before: %+v, %v", before, err)
+	}
+	after, changed, err := updateStatus(ctx, s, &messaging.MessageStatusParams{
 		WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.1", At: at(5),
 	})
-	if err != nil || !changed || before.Status != "queued" || after.Status != "sent" || after.ProviderMessageID != "wamid.1" || !after.UpdatedAt.Equal(at(5)) {
-		t.Fatalf("queued->sent: before=%+v after=%+v changed=%v err=%v", before, after, changed, err)
+	if err != nil || !changed || after.Status != "sent" || after.ProviderMessageID != "wamid.1" || !after.UpdatedAt.Equal(at(5)) {
+		t.Fatalf("queued->sent: after=%+v changed=%v err=%v", after, changed, err)
 	}
-	before, after, changed, err = s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{
+	// A refused change returns the message as it is, unchanged.
+	before, err = s.MessageGet(ctx, "a", "msg_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, changed, err = updateStatus(ctx, s, &messaging.MessageStatusParams{
 		WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(6),
 	})
 	if err != nil || changed || after.Status != "sent" || !after.UpdatedAt.Equal(at(5)) || before.Status != "sent" {
 		t.Errorf("refused transition: before=%+v after=%+v changed=%v err=%v", before, after, changed, err)
 	}
-	_, after, changed, err = s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{
+	if d := cmp.Diff(before, after); err == nil && d != "" {
+		t.Errorf("refused transition: the result is not the message as it was (-stored +result):\n%s", d)
+	}
+	after, changed, err = updateStatus(ctx, s, &messaging.MessageStatusParams{
 		WorkspaceID: "a", ID: "msg_1", From: []string{"queued", "sent"}, To: "failed", FailureReason: "[131026] Message undeliverable", At: at(7),
 	})
 	if err != nil || !changed || after.FailureReason != "[131026] Message undeliverable" || after.ProviderMessageID != "wamid.1" {
@@ -786,6 +799,20 @@ func testMessageStatus(t *testing.T, s messaging.Store) {
 	if d := cmp.Diff(after, got); d != "" {
 		t.Errorf("stored after update (-want +got):\n%s", d)
 	}
-	_, _, _, err = s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "b", ID: "msg_1", From: []string{"failed"}, To: "sent", At: at(8)})
+	_, _, err = updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "b", ID: "msg_1", From: []string{"failed"}, To: "sent", At: at(8)})
 	wantErr(t, "status of other workspace", err, messaging.ErrNotFound)
+}
+
+// updateStatus makes the one change p with MessageUpdateStatuses (a batch
+// of one) and returns its result: the message after it, whether it
+// changed, and its error (the batch's, or the change's ErrNotFound).
+func updateStatus(ctx context.Context, s messaging.Store, p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
+	rs, err := s.MessageUpdateStatuses(ctx, []*messaging.MessageStatusParams{p})
+	if err != nil {
+		return nil, false, err
+	}
+	if len(rs) != 1 {
+		return nil, false, fmt.Errorf("%d results for one change", len(rs))
+	}
+	return rs[0].Message, rs[0].Changed, rs[0].Err
 }

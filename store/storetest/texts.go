@@ -38,7 +38,7 @@ func testLongTextsKept(t *testing.T, s messaging.Store) {
 	if m, err := s.MessageGet(ctx, "a", "msg_1"); err != nil || m.LastError != longText {
 		t.Errorf("last error of a released message: %d bytes (err %v); want the %d written", len(m.LastError), err, len(longText))
 	}
-	_, after, changed, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_2", From: []string{"queued"}, To: "failed",
+	after, changed, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_2", From: []string{"queued"}, To: "failed",
 		FailureReason: longText, At: at(2), Event: statusEvent("a", "msg_2", "queued", "failed", "evt_1", 2)})
 	if err != nil || !changed || after.FailureReason != longText {
 		t.Fatalf("failed with a long reason: changed %v, err %v, %d bytes of reason; want the %d written", changed, err, len(after.FailureReason), len(longText))

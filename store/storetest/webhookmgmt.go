@@ -170,7 +170,7 @@ func testWebhookEventFilter(t *testing.T, s messaging.Store) {
 	statusChange(t, s, "a", "msg_1", "queued", "sent", "evt_1", 10)
 	other := statusEvent("a", "msg_2", "queued", "sent", "evt_2", 11)
 	other.Type = "message.other"
-	if _, _, changed, err := s.MessageUpdateStatus(ctx, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_2", From: []string{"queued"}, To: "sent", At: at(11), Event: other}); err != nil || !changed {
+	if _, changed, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_2", From: []string{"queued"}, To: "sent", At: at(11), Event: other}); err != nil || !changed {
 		t.Fatal(changed, err)
 	}
 	got := eventIDs(claimAll(t, s, "h1", at(20)))
