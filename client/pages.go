@@ -6,6 +6,8 @@ import (
 	"strconv"
 )
 
+// query is the cursor and limit of p as query parameters; a nil p sets
+// none.
 func (p *CursorParams) query() url.Values {
 	q := url.Values{}
 	if p == nil {
