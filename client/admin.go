@@ -2,11 +2,8 @@ package client
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 )
 
@@ -16,21 +13,18 @@ import (
 // senders, top-ups, ledger and delivery-report callbacks. It is the operator's tool, not a workspace's: keep the token
 // on the operator's machines. An AdminClient is safe for concurrent use.
 type AdminClient struct {
-	t     *transport
-	token string
+	r *restClient
 }
 
 // NewAdmin returns a client of the operator routes at baseURL with the
 // operator token. opts may be nil for the defaults.
 func NewAdmin(baseURL, operatorToken string, opts *Options) (*AdminClient, error) {
-	if strings.TrimSpace(operatorToken) == "" {
-		return nil, errors.New("client: operatorToken is required: the server's operator token")
-	}
-	t, err := newTransport(baseURL, opts)
+	r, err := newRestClient(baseURL, opts, operatorToken, "operatorToken is required: the server's operator token",
+		http.Header{"Authorization": {"Bearer " + operatorToken}})
 	if err != nil {
 		return nil, err
 	}
-	return &AdminClient{t: t, token: operatorToken}, nil
+	return &AdminClient{r: r}, nil
 }
 
 // Workspace is a workspace (schema Workspace).
@@ -183,6 +177,8 @@ type LedgerEntry struct {
 	Replayed bool `json:"-"`
 }
 
+func (e *LedgerEntry) setReplayed(v bool) { e.Replayed = v }
+
 // LedgerPage is a page of an account's ledger (schema LedgerPage):
 // NextCursor is "" on the last page.
 type LedgerPage struct {
@@ -190,112 +186,57 @@ type LedgerPage struct {
 	NextCursor string         `json:"next_cursor"`
 }
 
-// call makes an operator request: GET is retryable, and another method
-// when retryable is set (the caller says it is safe to repeat: a PATCH or
-// a PUT setting what it names, a POST whose repeat changes nothing, a
-// top-up with a reference).
-func (c *AdminClient) call(ctx context.Context, method, path string, query url.Values, body, out any, retryable bool) (*response, error) {
-	resp, err := c.t.do(ctx, &request{
-		method: method, path: path, query: query, body: body, header: http.Header{"Authorization": {"Bearer " + c.token}},
-		retryable: retryable || method == http.MethodGet, decodeError: envelopeError,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := decodeJSON(resp, out); err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
 // CreateWorkspace creates a workspace (POST /admin/v1/workspaces).
 func (c *AdminClient) CreateWorkspace(ctx context.Context, p *WorkspaceCreateParams) (*Workspace, error) {
-	var out Workspace
-	_, err := c.call(ctx, http.MethodPost, "/admin/v1/workspaces", nil, p, &out, false)
-	return orNil(&out, err)
+	return send[Workspace](ctx, c.r, http.MethodPost, p, false, "/admin/v1/workspaces")
 }
 
 // ListWorkspaces returns one page of workspaces (GET
 // /admin/v1/workspaces). p may be nil.
 func (c *AdminClient) ListWorkspaces(ctx context.Context, p *CursorParams) (*WorkspacePage, error) {
-	var out WorkspacePage
-	_, err := c.call(ctx, http.MethodGet, "/admin/v1/workspaces", p.query(), nil, &out, false)
-	return orNil(&out, err)
+	return get[WorkspacePage](ctx, c.r, p.query(), "/admin/v1/workspaces")
 }
 
 // AllWorkspaces iterates over the workspaces of every page from p.Cursor
 // on.
 func (c *AdminClient) AllWorkspaces(ctx context.Context, p *CursorParams) iter.Seq2[*Workspace, error] {
-	return cursorSeq(p, func(q *CursorParams) ([]*Workspace, *string, error) {
-		page, err := c.ListWorkspaces(ctx, q)
-		if err != nil {
-			return nil, nil, err
-		}
-		return page.Items, &page.NextCursor, nil
-	})
+	return cursorSeq(p, func(q *CursorParams) (*WorkspacePage, error) { return c.ListWorkspaces(ctx, q) })
 }
 
 // GetWorkspace returns a workspace (GET /admin/v1/workspaces/{id}).
 func (c *AdminClient) GetWorkspace(ctx context.Context, id string) (*Workspace, error) {
-	path, err := pathf("/admin/v1/workspaces/%s", id)
-	if err != nil {
-		return nil, err
-	}
-	var out Workspace
-	_, err = c.call(ctx, http.MethodGet, path, nil, nil, &out, false)
-	return orNil(&out, err)
+	return get[Workspace](ctx, c.r, nil, "/admin/v1/workspaces/%s", id)
 }
 
 // UpdateWorkspace changes a workspace's settings (PATCH
 // /admin/v1/workspaces/{id}), audited as workspace.updated, and returns
 // the workspace.
 func (c *AdminClient) UpdateWorkspace(ctx context.Context, id string, p *WorkspaceUpdateParams) (*Workspace, error) {
-	if p == nil {
-		return nil, errors.New("client: AdminClient.UpdateWorkspace needs params")
-	}
-	path, err := pathf("/admin/v1/workspaces/%s", id)
-	if err != nil {
-		return nil, err
-	}
-	var out Workspace
 	// Setting a setting twice is setting it: safe to repeat.
-	_, err = c.call(ctx, http.MethodPatch, path, nil, p, &out, true)
-	return orNil(&out, err)
+	return sendParams[Workspace](ctx, c.r, "AdminClient.UpdateWorkspace", http.MethodPatch, p, true, "/admin/v1/workspaces/%s", id)
 }
 
 // CreateAPIKey creates an API key of a workspace, with any scopes (POST
 // /admin/v1/workspaces/{id}/api-keys); its Key is shown this once.
 func (c *AdminClient) CreateAPIKey(ctx context.Context, workspaceID string, p *APIKeyCreateParams) (*APIKeyCreated, error) {
-	path, err := pathf("/admin/v1/workspaces/%s/api-keys", workspaceID)
-	if err != nil {
-		return nil, err
-	}
-	var out APIKeyCreated
-	_, err = c.call(ctx, http.MethodPost, path, nil, p, &out, false)
-	return orNil(&out, err)
+	return send[APIKeyCreated](ctx, c.r, http.MethodPost, p, false, "/admin/v1/workspaces/%s/api-keys", workspaceID)
 }
 
 // ClearOptOut opts a recipient back in on a channel of a workspace (POST
 // /admin/v1/workspaces/{id}/opt-ins); it is audited.
 func (c *AdminClient) ClearOptOut(ctx context.Context, workspaceID string, p *OptInParams) (*OptInResult, error) {
-	path, err := pathf("/admin/v1/workspaces/%s/opt-ins", workspaceID)
-	if err != nil {
-		return nil, err
-	}
-	var out OptInResult
 	// Opting in twice is opting in: the request is safe to repeat.
-	_, err = c.call(ctx, http.MethodPost, path, nil, p, &out, true)
-	return orNil(&out, err)
+	return send[OptInResult](ctx, c.r, http.MethodPost, p, true, "/admin/v1/workspaces/%s/opt-ins", workspaceID)
 }
 
 // EndAllSessions ends every dashboard session ("sign out everywhere":
 // DELETE /admin/v1/sessions) and returns how many it ended. Repeating it is
 // safe.
 func (c *AdminClient) EndAllSessions(ctx context.Context) (int, error) {
-	var out struct {
+	out, err := send[struct {
 		Ended int `json:"ended"`
-	}
-	if _, err := c.call(ctx, http.MethodDelete, "/admin/v1/sessions", nil, nil, &out, true); err != nil {
+	}](ctx, c.r, http.MethodDelete, nil, true, "/admin/v1/sessions")
+	if err != nil {
 		return 0, err
 	}
 	return out.Ended, nil
@@ -303,34 +244,20 @@ func (c *AdminClient) EndAllSessions(ctx context.Context) (int, error) {
 
 // CreateSMSAccount creates an SMS account (POST /admin/v1/sms/accounts).
 func (c *AdminClient) CreateSMSAccount(ctx context.Context, p *SMSAccountCreateParams) (*SMSAccount, error) {
-	var out SMSAccount
-	_, err := c.call(ctx, http.MethodPost, "/admin/v1/sms/accounts", nil, p, &out, false)
-	return orNil(&out, err)
+	return send[SMSAccount](ctx, c.r, http.MethodPost, p, false, "/admin/v1/sms/accounts")
 }
 
 // GetSMSAccount returns an SMS account, never its apikey (GET
 // /admin/v1/sms/accounts/{partnerID}).
 func (c *AdminClient) GetSMSAccount(ctx context.Context, partnerID string) (*SMSAccount, error) {
-	path, err := pathf("/admin/v1/sms/accounts/%s", partnerID)
-	if err != nil {
-		return nil, err
-	}
-	var out SMSAccount
-	_, err = c.call(ctx, http.MethodGet, path, nil, nil, &out, false)
-	return orNil(&out, err)
+	return get[SMSAccount](ctx, c.r, nil, "/admin/v1/sms/accounts/%s", partnerID)
 }
 
 // ApproveSender approves a sender id of an SMS account (POST
 // /admin/v1/sms/accounts/{partnerID}/senders).
 func (c *AdminClient) ApproveSender(ctx context.Context, partnerID, shortcode string) (*SMSAccount, error) {
-	path, err := pathf("/admin/v1/sms/accounts/%s/senders", partnerID)
-	if err != nil {
-		return nil, err
-	}
-	var out SMSAccount
 	// Approving an approved sender changes nothing: safe to repeat.
-	_, err = c.call(ctx, http.MethodPost, path, nil, map[string]string{"shortcode": shortcode}, &out, true)
-	return orNil(&out, err)
+	return send[SMSAccount](ctx, c.r, http.MethodPost, map[string]string{"shortcode": shortcode}, true, "/admin/v1/sms/accounts/%s/senders", partnerID)
 }
 
 // TopUp adds amount to an SMS account's credit once per reference (POST
@@ -338,17 +265,8 @@ func (c *AdminClient) ApproveSender(ctx context.Context, partnerID, shortcode st
 // or payment number) makes the request safe to retry, and a repeat is
 // answered with the first entry, Replayed.
 func (c *AdminClient) TopUp(ctx context.Context, partnerID string, amount Credit, reference string) (*LedgerEntry, error) {
-	path, err := pathf("/admin/v1/sms/accounts/%s/top-ups", partnerID)
-	if err != nil {
-		return nil, err
-	}
-	var out LedgerEntry
-	resp, err := c.call(ctx, http.MethodPost, path, nil, map[string]string{"amount": amount.String(), "reference": reference}, &out, reference != "")
-	if err != nil {
-		return nil, err
-	}
-	out.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
-	return &out, nil
+	body := map[string]string{"amount": amount.String(), "reference": reference}
+	return send[LedgerEntry](ctx, c.r, http.MethodPost, body, reference != "", "/admin/v1/sms/accounts/%s/top-ups", partnerID)
 }
 
 // SetSMSCallback registers p.URL as an SMS account's callback, replacing
@@ -358,59 +276,24 @@ func (c *AdminClient) TopUp(ctx context.Context, partnerID string, amount Credit
 // callback again, and without p.Secret the secret of the last answer is
 // the one in force.
 func (c *AdminClient) SetSMSCallback(ctx context.Context, partnerID string, p *SMSCallbackParams) (*SMSCallback, error) {
-	if p == nil {
-		return nil, errors.New("client: AdminClient.SetSMSCallback needs params")
-	}
-	path, err := pathf("/admin/v1/sms/accounts/%s/callback", partnerID)
-	if err != nil {
-		return nil, err
-	}
-	var out SMSCallback
-	_, err = c.call(ctx, http.MethodPut, path, nil, p, &out, true)
-	return orNil(&out, err)
+	return sendParams[SMSCallback](ctx, c.r, "AdminClient.SetSMSCallback", http.MethodPut, p, true, "/admin/v1/sms/accounts/%s/callback", partnerID)
 }
 
 // GetSMSCallback returns an SMS account's callback, never its secret (GET
 // /admin/v1/sms/accounts/{partnerID}/callback); an account without one is
 // not_found.
 func (c *AdminClient) GetSMSCallback(ctx context.Context, partnerID string) (*SMSCallback, error) {
-	path, err := pathf("/admin/v1/sms/accounts/%s/callback", partnerID)
-	if err != nil {
-		return nil, err
-	}
-	var out SMSCallback
-	_, err = c.call(ctx, http.MethodGet, path, nil, nil, &out, false)
-	return orNil(&out, err)
+	return get[SMSCallback](ctx, c.r, nil, "/admin/v1/sms/accounts/%s/callback", partnerID)
 }
 
 // Ledger returns one page of an SMS account's ledger (GET
 // /admin/v1/sms/accounts/{partnerID}/ledger). p may be nil.
 func (c *AdminClient) Ledger(ctx context.Context, partnerID string, p *CursorParams) (*LedgerPage, error) {
-	path, err := pathf("/admin/v1/sms/accounts/%s/ledger", partnerID)
-	if err != nil {
-		return nil, err
-	}
-	var out LedgerPage
-	_, err = c.call(ctx, http.MethodGet, path, p.query(), nil, &out, false)
-	return orNil(&out, err)
+	return get[LedgerPage](ctx, c.r, p.query(), "/admin/v1/sms/accounts/%s/ledger", partnerID)
 }
 
 // AllLedger iterates over an SMS account's ledger entries of every page
 // from p.Cursor on.
 func (c *AdminClient) AllLedger(ctx context.Context, partnerID string, p *CursorParams) iter.Seq2[*LedgerEntry, error] {
-	return cursorSeq(p, func(q *CursorParams) ([]*LedgerEntry, *string, error) {
-		page, err := c.Ledger(ctx, partnerID, q)
-		if err != nil {
-			return nil, nil, err
-		}
-		return page.Items, &page.NextCursor, nil
-	})
-}
-
-// orNil returns v, or nil with err when err is set.
-func orNil[T any](v *T, err error) (*T, error) {
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
+	return cursorSeq(p, func(q *CursorParams) (*LedgerPage, error) { return c.Ledger(ctx, partnerID, q) })
 }

@@ -21,36 +21,24 @@ type ChannelCredentials struct {
 
 // Channels lists, connects and disconnects the channels of the workspace
 // (scope manage:channels).
-type Channels struct{ c *Client }
+type Channels struct{ r *restClient }
 
 // List returns every channel of the workspace with its state (GET
 // /v1/channels).
 func (s *Channels) List(ctx context.Context) ([]*Channel, error) {
-	out, err := get[[]*Channel](ctx, s.c, "/v1/channels", nil)
-	if err != nil {
-		return nil, err
-	}
-	return *out, nil
+	return getArray[*Channel](ctx, s.r, nil, "/v1/channels")
 }
 
 // Put connects channel ("whatsapp", "instagram", "messenger") with creds,
 // or replaces its credentials (PUT /v1/channels/{channel}).
 func (s *Channels) Put(ctx context.Context, channel string, creds *ChannelCredentials) (*Channel, error) {
-	path, err := pathf("/v1/channels/%s", channel)
-	if err != nil {
-		return nil, err
-	}
-	return send[Channel](ctx, s.c, http.MethodPut, path, creds, true)
+	return send[Channel](ctx, s.r, http.MethodPut, creds, true, "/v1/channels/%s", channel)
 }
 
 // Delete disconnects channel (DELETE /v1/channels/{channel}) and returns
 // its state.
 func (s *Channels) Delete(ctx context.Context, channel string) (*Channel, error) {
-	path, err := pathf("/v1/channels/%s", channel)
-	if err != nil {
-		return nil, err
-	}
-	return send[Channel](ctx, s.c, http.MethodDelete, path, nil, true)
+	return send[Channel](ctx, s.r, http.MethodDelete, nil, true, "/v1/channels/%s", channel)
 }
 
 // Verify asks the channel provider now whether channel's stored
@@ -59,9 +47,5 @@ func (s *Channels) Delete(ctx context.Context, channel string) (*Channel, error)
 // or error with the provider's reason. A provider that cannot answer is a
 // 503 *Error. Repeating it is safe.
 func (s *Channels) Verify(ctx context.Context, channel string) (*Channel, error) {
-	path, err := pathf("/v1/channels/%s/verify", channel)
-	if err != nil {
-		return nil, err
-	}
-	return send[Channel](ctx, s.c, http.MethodPost, path, nil, true)
+	return send[Channel](ctx, s.r, http.MethodPost, nil, true, "/v1/channels/%s/verify", channel)
 }

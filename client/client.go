@@ -148,6 +148,15 @@ func sleepTimer(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// idempotencyKey returns key, or a new key (Options.NewIdempotencyKey)
+// when key is empty.
+func (t *transport) idempotencyKey(key string) string {
+	if key == "" {
+		return t.newKey()
+	}
+	return key
+}
+
 // request is one call of the API.
 type request struct {
 	method string
@@ -329,10 +338,20 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// decodeJSON decodes an answer into v.
+// decodeJSON decodes an answer into v. A v that records replays is told
+// whether the server answered with the answer of an earlier request with
+// the same idempotency key (its Idempotent-Replayed header).
 func decodeJSON(resp *response, v any) error {
 	if err := json.Unmarshal(resp.body, v); err != nil {
 		return fmt.Errorf("client: decoding the answer (status %d): %w", resp.status, err)
 	}
+	if r, ok := v.(replayable); ok {
+		r.setReplayed(resp.header.Get("Idempotent-Replayed") == "true")
+	}
 	return nil
+}
+
+// replayable is an answer with a Replayed field, set by decodeJSON.
+type replayable interface {
+	setReplayed(bool)
 }

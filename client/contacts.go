@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"iter"
 	"net/http"
 	"net/url"
@@ -12,7 +11,7 @@ import (
 
 // Contacts creates, lists, reads and updates the contacts of the
 // workspace.
-type Contacts struct{ c *Client }
+type Contacts struct{ r *restClient }
 
 // ContactListParams are the query of GET /v1/contacts: Page (1-based,
 // default 1), Limit (default 25, at most 100) and Search (name, phone or
@@ -43,12 +42,12 @@ func (p *ContactListParams) query() url.Values {
 // Create creates a contact (POST /v1/contacts). A phone or email another
 // contact has is a conflict.
 func (s *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contact, error) {
-	return send[Contact](ctx, s.c, http.MethodPost, "/v1/contacts", p, false)
+	return send[Contact](ctx, s.r, http.MethodPost, p, false, "/v1/contacts")
 }
 
 // List returns one page of contacts (GET /v1/contacts). p may be nil.
 func (s *Contacts) List(ctx context.Context, p *ContactListParams) (*ContactPage, error) {
-	return get[ContactPage](ctx, s.c, "/v1/contacts", p.query())
+	return get[ContactPage](ctx, s.r, p.query(), "/v1/contacts")
 }
 
 // All iterates over the contacts of every page from p.Page on (p may be
@@ -86,11 +85,7 @@ func (s *Contacts) All(ctx context.Context, p *ContactListParams) iter.Seq2[*Con
 
 // Get returns a contact with every field (GET /v1/contacts/{id}).
 func (s *Contacts) Get(ctx context.Context, id string) (*Contact, error) {
-	path, err := pathf("/v1/contacts/%s", id)
-	if err != nil {
-		return nil, err
-	}
-	return get[Contact](ctx, s.c, path, nil)
+	return get[Contact](ctx, s.r, nil, "/v1/contacts/%s", id)
 }
 
 // Update changes the fields p sets (PATCH /v1/contacts/{id}): a nil field
@@ -98,14 +93,7 @@ func (s *Contacts) Get(ctx context.Context, id string) (*Contact, error) {
 // The answer is the updated contact; a key without read:contacts gets a
 // receipt, of which only ID and UpdatedAt are set.
 func (s *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParams) (*Contact, error) {
-	if p == nil {
-		return nil, errors.New("client: Contacts.Update needs params")
-	}
-	path, err := pathf("/v1/contacts/%s", id)
-	if err != nil {
-		return nil, err
-	}
-	return send[Contact](ctx, s.c, http.MethodPatch, path, p, false)
+	return sendParams[Contact](ctx, s.r, "Contacts.Update", http.MethodPatch, p, false, "/v1/contacts/%s", id)
 }
 
 // ContactCreateParams is the body of POST /v1/contacts (schema

@@ -150,20 +150,15 @@ func ParseEvent(body []byte) (*Event, error) {
 	var dst any
 	switch e.Type {
 	case EventMessageStatusUpdated:
-		e.StatusUpdated = &StatusEventData{}
-		dst = e.StatusUpdated
+		dst = newData(&e.StatusUpdated)
 	case EventMessageReceived:
-		e.MessageReceived = &MessageEventData{}
-		dst = e.MessageReceived
+		dst = newData(&e.MessageReceived)
 	case EventContactOptedOut, EventContactOptedIn:
-		e.Contact = &ContactEventData{}
-		dst = e.Contact
+		dst = newData(&e.Contact)
 	case EventChannelStatusUpdated:
-		e.Channel = &ChannelEventData{}
-		dst = e.Channel
+		dst = newData(&e.Channel)
 	case EventWebhookTest:
-		e.WebhookTest = &WebhookTestData{}
-		dst = e.WebhookTest
+		dst = newData(&e.WebhookTest)
 	default:
 		return &e, nil
 	}
@@ -171,6 +166,13 @@ func ParseEvent(body []byte) (*Event, error) {
 		return nil, fmt.Errorf("client: the data of the %s event %s: %w", e.Type, e.ID, err)
 	}
 	return &e, nil
+}
+
+// newData points field at a new T, the data of an event to decode, and
+// returns it.
+func newData[T any](field **T) *T {
+	*field = new(T)
+	return *field
 }
 
 // ParseWebhook verifies a delivery with VerifyWebhook (tolerance 5

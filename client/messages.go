@@ -2,7 +2,7 @@ package client
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"mime"
@@ -90,8 +90,10 @@ type SendResult struct {
 	Replayed bool `json:"-"`
 }
 
+func (r *SendResult) setReplayed(v bool) { r.Replayed = v }
+
 // Messages sends and reads the messages of the workspace.
-type Messages struct{ c *Client }
+type Messages struct{ r *restClient }
 
 // Send sends a standard message (POST /v1/messages) and returns it queued.
 // When p has no IdempotencyKey the client gives the request one (a UUID,
@@ -100,48 +102,33 @@ type Messages struct{ c *Client }
 // when the server answered with the result of an earlier request with the
 // same key.
 func (s *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
-	if p == nil {
-		return nil, errors.New("client: Messages.Send needs params")
-	}
-	q := *p
-	if q.IdempotencyKey == "" {
-		q.IdempotencyKey = s.c.t.newKey()
-	}
-	return s.send(ctx, "/v1/messages", &q)
+	return sendMessage(ctx, s.r, "Send", "/v1/messages", p, func(q *SendParams) *string { return &q.IdempotencyKey })
 }
 
 // SendTemplate sends a template message (POST /v1/messages/templates),
 // with an idempotency key as Send does. A Template's SendExample is a
 // ready-to-use p once its To is set.
 func (s *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*SendResult, error) {
-	if p == nil {
-		return nil, errors.New("client: Messages.SendTemplate needs params")
-	}
-	q := *p
-	if q.IdempotencyKey == "" {
-		q.IdempotencyKey = s.c.t.newKey()
-	}
-	return s.send(ctx, "/v1/messages/templates", &q)
+	return sendMessage(ctx, s.r, "SendTemplate", "/v1/messages/templates", p, func(q *SendTemplateParams) *string { return &q.IdempotencyKey })
 }
 
-func (s *Messages) send(ctx context.Context, path string, body any) (*SendResult, error) {
-	var out SendResult
-	resp, err := s.c.call(ctx, http.MethodPost, path, nil, body, &out, true)
-	if err != nil {
-		return nil, err
+// sendMessage posts a copy of p to path, its idempotency key (the string
+// key points to) set when empty, retrying it as a POST with a key. name
+// is the method's, for the error of a nil p.
+func sendMessage[P any](ctx context.Context, r *restClient, name, path string, p *P, key func(*P) *string) (*SendResult, error) {
+	if p == nil {
+		return nil, fmt.Errorf("client: Messages.%s needs params", name)
 	}
-	out.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
-	return &out, nil
+	q := *p
+	k := key(&q)
+	*k = r.t.idempotencyKey(*k)
+	return send[SendResult](ctx, r, http.MethodPost, &q, true, path)
 }
 
 // Get returns a message of the workspace (GET /v1/messages/{id}); an id
 // of another workspace is not_found.
 func (s *Messages) Get(ctx context.Context, id string) (*Message, error) {
-	path, err := pathf("/v1/messages/%s", id)
-	if err != nil {
-		return nil, err
-	}
-	return get[Message](ctx, s.c, path, nil)
+	return get[Message](ctx, s.r, nil, "/v1/messages/%s", id)
 }
 
 // MessageListParams filter and page GET /v1/messages, newest first. Empty
@@ -183,26 +170,14 @@ func (p *MessageListParams) query() url.Values {
 // List returns one page of the workspace's messages, newest first (GET
 // /v1/messages). p may be nil.
 func (s *Messages) List(ctx context.Context, p *MessageListParams) (*MessagePage, error) {
-	return get[MessagePage](ctx, s.c, "/v1/messages", p.query())
+	return get[MessagePage](ctx, s.r, p.query(), "/v1/messages")
 }
 
 // All iterates over the messages of every page from p.Cursor on (p may be
 // nil), fetching a page when the previous one is used up. An error ends
 // the iteration after it is yielded.
 func (s *Messages) All(ctx context.Context, p *MessageListParams) iter.Seq2[*Message, error] {
-	var start MessageListParams
-	if p != nil {
-		start = *p
-	}
-	return cursorSeq(&CursorParams{Cursor: start.Cursor, Limit: start.Limit}, func(cp *CursorParams) ([]*Message, *string, error) {
-		q := start
-		q.Cursor, q.Limit = cp.Cursor, cp.Limit
-		page, err := s.List(ctx, &q)
-		if err != nil {
-			return nil, nil, err
-		}
-		return page.Data, page.NextCursor, nil
-	})
+	return messageSeq(p, func(q *MessageListParams) (*MessagePage, error) { return s.List(ctx, q) })
 }
 
 // Media is the media of an inbound message as Messages.Media streams it.
@@ -234,7 +209,7 @@ func (s *Messages) Media(ctx context.Context, id string) (*Media, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.c.do(ctx, &request{method: http.MethodGet, path: path, stream: true, accept: "*/*"})
+	resp, err := s.r.do(ctx, &request{method: http.MethodGet, path: path, stream: true, accept: "*/*"})
 	if err != nil {
 		return nil, err
 	}

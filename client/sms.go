@@ -201,6 +201,8 @@ type SMSSendResult struct {
 	Replayed bool `json:"-"`
 }
 
+func (r *SMSSendResult) setReplayed(v bool) { r.Replayed = v }
+
 // SMSBulkEntry is the outcome of one item of a bulk send. Each entry must
 // be inspected: one request can hold accepted and refused items.
 type SMSBulkEntry struct {
@@ -260,6 +262,8 @@ type SMSBulkResult struct {
 	Replayed bool `json:"-"`
 }
 
+func (r *SMSBulkResult) setReplayed(v bool) { r.Replayed = v }
+
 // SMSDeliveryReport is the answer of a delivery-report request.
 type SMSDeliveryReport struct {
 	ResponseCode        int    `json:"response-code"`
@@ -294,10 +298,17 @@ type SMSBalance struct {
 // Amount returns Credit parsed (ParseCredit).
 func (b *SMSBalance) Amount() (Credit, error) { return ParseCredit(b.Credit) }
 
+// smsCreds are the credentials that open the body of a single send, a
+// delivery-report or a balance request (a bulk item names them the other
+// way round).
+type smsCreds struct {
+	APIKey    string `json:"apikey"`
+	PartnerID string `json:"partnerID"`
+}
+
 // smsSendBody is the body of POST /sms/v1/messages.
 type smsSendBody struct {
-	APIKey     string `json:"apikey"`
-	PartnerID  string `json:"partnerID"`
+	smsCreds
 	Mobile     string `json:"mobile"`
 	Message    string `json:"message"`
 	Shortcode  string `json:"shortcode"`
@@ -318,23 +329,24 @@ type smsBulkWireItem struct {
 }
 
 // creds returns apiKey and partnerID, or the client's where empty.
-func (c *SMSClient) creds(apiKey, partnerID string) (string, string) {
-	if apiKey == "" {
-		apiKey = c.apiKey
+func (c *SMSClient) creds(apiKey, partnerID string) smsCreds {
+	cr := smsCreds{APIKey: apiKey, PartnerID: partnerID}
+	if cr.APIKey == "" {
+		cr.APIKey = c.apiKey
 	}
-	if partnerID == "" {
-		partnerID = c.partnerID
+	if cr.PartnerID == "" {
+		cr.PartnerID = c.partnerID
 	}
-	return apiKey, partnerID
+	return cr
 }
 
-// call posts body to path and decodes the answer into out, whose
+// smsCall posts body to path and decodes the answer into a new T; its
 // response-code must be 200: another code, even with HTTP status 200 (no
 // delivery report yet), is an *Error.
 //
 // A request with an idempotency key is retried, and so are the read-only
 // ones (readOnly); a send without a key is not.
-func (c *SMSClient) call(ctx context.Context, path, key string, readOnly bool, body any, out any) (*response, error) {
+func smsCall[T any](ctx context.Context, c *SMSClient, path, key string, readOnly bool, body any) (*T, error) {
 	req := &request{method: http.MethodPost, path: path, body: body, retryable: readOnly || key != "", decodeError: smsAnswerError}
 	if key != "" {
 		req.header = http.Header{"Idempotency-Key": {key}}
@@ -353,10 +365,11 @@ func (c *SMSClient) call(ctx context.Context, path, key string, readOnly bool, b
 		hr := &http.Response{StatusCode: resp.status, Header: resp.header}
 		return nil, smsAnswerError(hr, resp.body)
 	}
-	if err := decodeJSON(resp, out); err != nil {
+	var out T
+	if err := decodeJSON(resp, &out); err != nil {
 		return nil, err
 	}
-	return resp, nil
+	return &out, nil
 }
 
 // Send sends one SMS (POST /sms/v1/messages). p.APIKey and p.PartnerID
@@ -367,19 +380,9 @@ func (c *SMSClient) Send(ctx context.Context, p *SMSSendParams) (*SMSSendResult,
 	if p == nil {
 		return nil, errors.New("client: SMSClient.Send needs params")
 	}
-	key := p.IdempotencyKey
-	if key == "" {
-		key = c.t.newKey()
-	}
-	body := smsSendBody{Mobile: p.Mobile, Message: p.Message, Shortcode: p.Shortcode, TimeToSend: p.TimeToSend, PassType: p.PassType}
-	body.APIKey, body.PartnerID = c.creds(p.APIKey, p.PartnerID)
-	var out SMSSendResult
-	resp, err := c.call(ctx, "/sms/v1/messages", key, false, &body, &out)
-	if err != nil {
-		return nil, err
-	}
-	out.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
-	return &out, nil
+	body := smsSendBody{smsCreds: c.creds(p.APIKey, p.PartnerID), Mobile: p.Mobile, Message: p.Message, Shortcode: p.Shortcode,
+		TimeToSend: p.TimeToSend, PassType: p.PassType}
+	return smsCall[SMSSendResult](ctx, c, "/sms/v1/messages", c.t.idempotencyKey(p.IdempotencyKey), false, &body)
 }
 
 // Bulk sends up to SMSMaxBulk SMS in one request (POST
@@ -402,9 +405,9 @@ func (c *SMSClient) Bulk(ctx context.Context, p *SMSBulkParams) (*SMSBulkResult,
 		if it == nil {
 			return nil, fmt.Errorf("client: smslist[%d]: is nil", i)
 		}
-		b := smsBulkWireItem{PassType: it.PassType, ClientSMSID: it.ClientSMSID, Mobile: it.Mobile, Message: it.Message,
-			Shortcode: it.Shortcode, TimeToSend: it.TimeToSend}
-		b.APIKey, b.PartnerID = c.creds(it.APIKey, it.PartnerID)
+		cr := c.creds(it.APIKey, it.PartnerID)
+		b := smsBulkWireItem{PartnerID: cr.PartnerID, APIKey: cr.APIKey, PassType: it.PassType, ClientSMSID: it.ClientSMSID,
+			Mobile: it.Mobile, Message: it.Message, Shortcode: it.Shortcode, TimeToSend: it.TimeToSend}
 		if b.PassType == "" {
 			b.PassType = "plain"
 		}
@@ -412,16 +415,10 @@ func (c *SMSClient) Bulk(ctx context.Context, p *SMSBulkParams) (*SMSBulkResult,
 		body.SMSList[i] = b
 	}
 	key := p.IdempotencyKey
-	if key == "" && len(partners) == 1 {
-		key = c.t.newKey()
+	if len(partners) == 1 {
+		key = c.t.idempotencyKey(key)
 	}
-	var out SMSBulkResult
-	resp, err := c.call(ctx, "/sms/v1/messages/bulk", key, false, &body, &out)
-	if err != nil {
-		return nil, err
-	}
-	out.Replayed = resp.header.Get("Idempotent-Replayed") == "true"
-	return &out, nil
+	return smsCall[SMSBulkResult](ctx, c, "/sms/v1/messages/bulk", key, false, &body)
 }
 
 // DeliveryReport returns the delivery report of a message (POST
@@ -433,27 +430,13 @@ func (c *SMSClient) DeliveryReport(ctx context.Context, p *SMSReportParams) (*SM
 		return nil, errors.New("client: SMSClient.DeliveryReport needs params")
 	}
 	body := struct {
-		APIKey    string `json:"apikey"`
-		PartnerID string `json:"partnerID"`
+		smsCreds
 		MessageID string `json:"messageID"`
-	}{MessageID: p.MessageID}
-	body.APIKey, body.PartnerID = c.creds(p.APIKey, p.PartnerID)
-	var out SMSDeliveryReport
-	if _, err := c.call(ctx, "/sms/v1/messages/delivery-report", "", true, &body, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	}{c.creds(p.APIKey, p.PartnerID), p.MessageID}
+	return smsCall[SMSDeliveryReport](ctx, c, "/sms/v1/messages/delivery-report", "", true, &body)
 }
 
 // Balance returns the account's credit (POST /sms/v1/account/balance).
 func (c *SMSClient) Balance(ctx context.Context) (*SMSBalance, error) {
-	body := struct {
-		APIKey    string `json:"apikey"`
-		PartnerID string `json:"partnerID"`
-	}{APIKey: c.apiKey, PartnerID: c.partnerID}
-	var out SMSBalance
-	if _, err := c.call(ctx, "/sms/v1/account/balance", "", true, &body, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return smsCall[SMSBalance](ctx, c, "/sms/v1/account/balance", "", true, c.creds("", ""))
 }

@@ -57,13 +57,22 @@ func TestSMS(t *testing.T) {
 		t.Errorf("the same key again: %+v, want the first answer replayed (%s)", again, sent.ID)
 	}
 
-	bulk, err := c.Bulk(ctx, &client.SMSBulkParams{Items: []*client.SMSBulkItem{
+	bulkItems := []*client.SMSBulkItem{
 		{ClientSMSID: "c1", Mobile: "254712345678", Message: "One", Shortcode: "ACME"},
 		{ClientSMSID: "c2", Mobile: "12", Message: "Two", Shortcode: "ACME"},
 		{ClientSMSID: "c3", Mobile: "254712345678", Message: "Three", Shortcode: "NOPE"},
-	}})
+	}
+	bulk, err := c.Bulk(ctx, &client.SMSBulkParams{Items: bulkItems})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The same bulk request with the key the client gave it: replayed.
+	bulkAgain, err := c.Bulk(ctx, &client.SMSBulkParams{Items: bulkItems, IdempotencyKey: "key-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bulk.Replayed || !bulkAgain.Replayed {
+		t.Errorf("bulk replayed %v, the same key again replayed %v; want false, true", bulk.Replayed, bulkAgain.Replayed)
 	}
 	var got [][3]any
 	for _, r := range bulk.Responses {

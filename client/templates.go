@@ -63,7 +63,7 @@ type TemplateSyncResult struct {
 }
 
 // Templates lists, reads and manages the templates of the workspace.
-type Templates struct{ c *Client }
+type Templates struct{ r *restClient }
 
 // TemplateListParams filter GET /v1/templates; empty fields do not filter.
 // Status other than approved needs the scope manage:templates.
@@ -84,58 +84,38 @@ func (s *Templates) List(ctx context.Context, p *TemplateListParams) ([]*Templat
 			}
 		}
 	}
-	out, err := get[[]*Template](ctx, s.c, "/v1/templates", q)
-	if err != nil {
-		return nil, err
-	}
-	return *out, nil
+	return getArray[*Template](ctx, s.r, q, "/v1/templates")
 }
 
 // Get returns a template with its send_example (GET /v1/templates/{id}).
 func (s *Templates) Get(ctx context.Context, id string) (*Template, error) {
-	path, err := pathf("/v1/templates/%s", id)
-	if err != nil {
-		return nil, err
-	}
-	return get[Template](ctx, s.c, path, nil)
+	return get[Template](ctx, s.r, nil, "/v1/templates/%s", id)
 }
 
 // Create creates a draft template (POST /v1/templates); submit it for
 // review with Submit.
 func (s *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Template, error) {
-	return send[Template](ctx, s.c, http.MethodPost, "/v1/templates", p, false)
+	return send[Template](ctx, s.r, http.MethodPost, p, false, "/v1/templates")
 }
 
 // Update changes the fields of a draft that p sets (PATCH
 // /v1/templates/{id}).
 func (s *Templates) Update(ctx context.Context, id string, p *TemplatePatch) (*Template, error) {
-	path, err := pathf("/v1/templates/%s", id)
-	if err != nil {
-		return nil, err
-	}
-	return send[Template](ctx, s.c, http.MethodPatch, path, p, false)
+	return send[Template](ctx, s.r, http.MethodPatch, p, false, "/v1/templates/%s", id)
 }
 
 // Delete deletes a template (DELETE /v1/templates/{id}).
 func (s *Templates) Delete(ctx context.Context, id string) (*Deleted, error) {
-	path, err := pathf("/v1/templates/%s", id)
-	if err != nil {
-		return nil, err
-	}
-	return send[Deleted](ctx, s.c, http.MethodDelete, path, nil, true)
+	return send[Deleted](ctx, s.r, http.MethodDelete, nil, true, "/v1/templates/%s", id)
 }
 
 // Submit submits a draft for review (POST /v1/templates/{id}/submit).
 func (s *Templates) Submit(ctx context.Context, id string) (*Template, error) {
-	path, err := pathf("/v1/templates/%s/submit", id)
-	if err != nil {
-		return nil, err
-	}
-	return send[Template](ctx, s.c, http.MethodPost, path, nil, false)
+	return send[Template](ctx, s.r, http.MethodPost, nil, false, "/v1/templates/%s/submit", id)
 }
 
 // Sync refreshes the workspace's templates from the channel provider
 // (POST /v1/templates/sync).
 func (s *Templates) Sync(ctx context.Context) (*TemplateSyncResult, error) {
-	return send[TemplateSyncResult](ctx, s.c, http.MethodPost, "/v1/templates/sync", nil, false)
+	return send[TemplateSyncResult](ctx, s.r, http.MethodPost, nil, false, "/v1/templates/sync")
 }
