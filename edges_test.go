@@ -16,6 +16,7 @@ import (
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // TestDispatchDefaults: the defaults DispatchOptions documents.
@@ -455,11 +456,11 @@ func TestWebhookSecretAndToleranceEdges(t *testing.T) {
 	secret := func(n int) string { return "whsec_" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, n)) }
 	at := time.Unix(1_700_000_000, 0)
 	for n, ok := range map[int]bool{15: false, 16: true, 64: true, 65: false} {
-		if _, err := messaging.SignWebhook(secret(n), "msg_1", at, []byte("{}")); (err == nil) != ok {
+		if _, err := webhooksig.Sign(secret(n), "msg_1", at, []byte("{}")); (err == nil) != ok {
 			t.Errorf("a secret of %d bytes: %v, want accepted %v", n, err, ok)
 		}
 	}
-	sig, err := messaging.SignWebhook(secret(32), "msg_1", at, []byte("{}"))
+	sig, err := webhooksig.Sign(secret(32), "msg_1", at, []byte("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +472,7 @@ func TestWebhookSecretAndToleranceEdges(t *testing.T) {
 		{at.Add(5 * time.Minute), true}, {at.Add(5*time.Minute + time.Second), false},
 		{at.Add(-5 * time.Minute), true}, {at.Add(-5*time.Minute - time.Second), false},
 	} {
-		if err := messaging.VerifyWebhook(secret(32), h, []byte("{}"), tc.now, 5*time.Minute); (err == nil) != tc.ok {
+		if err := webhooksig.Verify(secret(32), h, []byte("{}"), tc.now, 5*time.Minute); (err == nil) != tc.ok {
 			t.Errorf("verified at %v from the signature: %v, want ok %v", tc.now.Sub(at), err, tc.ok)
 		}
 	}

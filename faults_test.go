@@ -19,6 +19,7 @@ import (
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/provider/metaprovider"
 	"github.com/ujumbe/messaging/store/memstore"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // The fault tests: a channel provider that misbehaves, a webhook receiver
@@ -497,7 +498,7 @@ func TestWebhookReceiverDown(t *testing.T) {
 		if ts != clock.Now().Add(-48*time.Hour).Unix() {
 			t.Errorf("delivery %d signed at %d, not at its delivery", i, ts)
 		}
-		if err := messaging.VerifyWebhook(secret, h, rcv.bodies[i], time.Unix(ts, 0), 0); err != nil {
+		if err := webhooksig.Verify(secret, h, rcv.bodies[i], time.Unix(ts, 0), 0); err != nil {
 			t.Errorf("delivery %d does not verify: %v", i, err)
 		}
 		var ev struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/memstore"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // The fuzz targets of the root package. Their seed corpora are in
@@ -213,7 +214,7 @@ func FuzzVerifyWebhook(f *testing.F) {
 		h["Webhook-Id"] = []string{id}
 		h["Webhook-Timestamp"] = []string{ts}
 		h["Webhook-Signature"] = []string{sig}
-		err := messaging.VerifyWebhook(vectorSecret, h, body, now, 0)
+		err := webhooksig.Verify(vectorSecret, h, body, now, 0)
 		if err == nil {
 			n, perr := strconv.ParseInt(ts, 10, 64)
 			if perr != nil || id == "" {
@@ -223,32 +224,32 @@ func FuzzVerifyWebhook(f *testing.F) {
 			if d > 5*time.Minute || d < -5*time.Minute {
 				t.Fatalf("verified a timestamp %v away from now", d)
 			}
-			want, _ := messaging.SignWebhook(vectorSecret, id, time.Unix(n, 0), body)
+			want, _ := webhooksig.Sign(vectorSecret, id, time.Unix(n, 0), body)
 			if !slices.Contains(strings.Fields(sig), want) {
 				t.Fatalf("verified signatures %q, none of which is %q", sig, want)
 			}
-		} else if !errors.Is(err, messaging.ErrWebhookSignature) {
+		} else if !errors.Is(err, webhooksig.ErrSignature) {
 			t.Fatalf("VerifyWebhook = %v, want ErrWebhookSignature", err)
 		}
 		// What SignWebhook signs verifies, unless the id is empty.
 		at := time.Unix(vectorTS, 0)
-		good, err := messaging.SignWebhook(vectorSecret, id, at, body)
+		good, err := webhooksig.Sign(vectorSecret, id, at, body)
 		if err != nil {
 			t.Fatal(err)
 		}
 		h["Webhook-Timestamp"] = []string{strconv.FormatInt(vectorTS, 10)}
 		h["Webhook-Signature"] = []string{good}
-		if err := messaging.VerifyWebhook(vectorSecret, h, body, at, 0); (err == nil) != (id != "") {
+		if err := webhooksig.Verify(vectorSecret, h, body, at, 0); (err == nil) != (id != "") {
 			t.Fatalf("a signature made by SignWebhook for id %q: VerifyWebhook = %v", id, err)
 		}
 		if id == "" {
 			return
 		}
-		if err := messaging.VerifyWebhook(vectorSecret, h, append(body, 'x'), at, 0); err == nil {
+		if err := webhooksig.Verify(vectorSecret, h, append(body, 'x'), at, 0); err == nil {
 			t.Fatalf("a longer body verified")
 		}
 		h["Webhook-Id"] = []string{id + "x"}
-		if err := messaging.VerifyWebhook(vectorSecret, h, body, at, 0); err == nil {
+		if err := webhooksig.Verify(vectorSecret, h, body, at, 0); err == nil {
 			t.Fatalf("another id verified")
 		}
 	})

@@ -3,12 +3,13 @@ package messaging_test
 import (
 	"context"
 	"errors"
-	"github.com/ujumbe/messaging/internal/testclock"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/testclock"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // Tests of paths of the webhook sender and the dispatcher that no other
@@ -179,7 +180,7 @@ func TestWebhookTimeoutIsRetried(t *testing.T) {
 	if rcv.tries != 2 || len(rcv.got) != 1 {
 		t.Fatalf("receiver saw %d requests, answered %d; want 2, 1", rcv.tries, len(rcv.got))
 	}
-	if err := messaging.VerifyWebhook(secret, rcv.got[0], rcv.bodies[0], clock.Now(), 0); err != nil {
+	if err := webhooksig.Verify(secret, rcv.got[0], rcv.bodies[0], clock.Now(), 0); err != nil {
 		t.Errorf("the retry does not verify: %v", err)
 	}
 }
@@ -225,7 +226,7 @@ func TestWebhookUnsealFailurePostsNothing(t *testing.T) {
 			if len(f.rcv.got) != 1 {
 				t.Fatalf("the endpoint got %d requests; want 1", len(f.rcv.got))
 			}
-			if err := messaging.VerifyWebhook(f.secret, f.rcv.got[0], f.rcv.bodies[0], f.clock.Now(), 0); err != nil {
+			if err := webhooksig.Verify(f.secret, f.rcv.got[0], f.rcv.bodies[0], f.clock.Now(), 0); err != nil {
 				t.Errorf("the delivery does not verify: %v", err)
 			}
 		})

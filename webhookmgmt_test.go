@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // hookEndpoint returns the only endpoint of the fixture.
@@ -61,7 +62,7 @@ func TestWebhookRotationOverlap(t *testing.T) {
 	for i, s := range []string{secret, f.secret} {
 		one := h.Clone()
 		one.Set("webhook-signature", sigs[i])
-		if err := messaging.VerifyWebhook(s, one, body, f.clock.Now(), 0); err != nil {
+		if err := webhooksig.Verify(s, one, body, f.clock.Now(), 0); err != nil {
 			t.Errorf("signature %d does not verify with secret %d: %v", i, i, err)
 		}
 	}
@@ -75,10 +76,10 @@ func TestWebhookRotationOverlap(t *testing.T) {
 	if sigs := strings.Fields(h.Get("webhook-signature")); len(sigs) != 1 {
 		t.Errorf("webhook-signature after the overlap = %q, want one signature", h.Get("webhook-signature"))
 	}
-	if err := messaging.VerifyWebhook(secret, h, body, f.clock.Now(), 0); err != nil {
+	if err := webhooksig.Verify(secret, h, body, f.clock.Now(), 0); err != nil {
 		t.Errorf("after the overlap the new secret does not verify: %v", err)
 	}
-	if err := messaging.VerifyWebhook(f.secret, h, body, f.clock.Now(), 0); err == nil {
+	if err := webhooksig.Verify(f.secret, h, body, f.clock.Now(), 0); err == nil {
 		t.Error("after the overlap the old secret still verifies")
 	}
 	if ok, err := f.svc.WebhookEndpointHasSecret(f.endpoint(t), secret); !ok || err != nil {
@@ -125,7 +126,7 @@ func TestWebhookUpdateSecret(t *testing.T) {
 	if sigs := strings.Fields(h.Get("webhook-signature")); len(sigs) != 1 {
 		t.Errorf("webhook-signature = %q, want one signature", h.Get("webhook-signature"))
 	}
-	if err := messaging.VerifyWebhook(chosen, h, body, f.clock.Now(), 0); err != nil {
+	if err := webhooksig.Verify(chosen, h, body, f.clock.Now(), 0); err != nil {
 		t.Errorf("the chosen secret does not verify: %v", err)
 	}
 	desc := "kept off"
@@ -372,7 +373,7 @@ func TestTestWebhookEndpoint(t *testing.T) {
 	if d := cmp.Diff(&messaging.WebhookTestResult{StatusCode: 202, Latency: 150 * time.Millisecond}, res); d != "" {
 		t.Errorf("result (-want +got):\n%s", d)
 	}
-	if err := messaging.VerifyWebhook(f.secret, got.Header, body, sentAt, 0); err != nil {
+	if err := webhooksig.Verify(f.secret, got.Header, body, sentAt, 0); err != nil {
 		t.Errorf("the test event does not verify: %v", err)
 	}
 	var ev struct {

@@ -68,30 +68,6 @@ func DefaultWebhookSchedule() []time.Duration {
 	return []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 }
 
-// SignWebhook returns the Standard Webhooks signature header value
-// ("v1,<base64 HMAC-SHA256 of id.timestamp.body>") for a payload. It is
-// webhooksig.Sign.
-func SignWebhook(secret, id string, timestamp time.Time, body []byte) (string, error) {
-	return webhooksig.Sign(secret, id, timestamp, body)
-}
-
-// ErrWebhookSignature is returned by VerifyWebhook for a request that is
-// not signed with the secret, or is too old or too new. It is
-// webhooksig.ErrSignature.
-var ErrWebhookSignature = webhooksig.ErrSignature
-
-// VerifyWebhook checks a received webhook per the Standard Webhooks spec:
-// the headers webhook-id, webhook-timestamp and webhook-signature, the raw
-// body, and the endpoint's secret ("whsec_..."). The timestamp must be
-// within tolerance of now (5 minutes when tolerance is 0), against replays.
-// Signatures are compared in constant time. It is webhooksig.Verify: a
-// receiver that needs nothing else imports that package alone.
-//
-//	err := messaging.VerifyWebhook(secret, r.Header, body, time.Now(), 0)
-func VerifyWebhook(secret string, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
-	return webhooksig.Verify(secret, h, body, now, tolerance)
-}
-
 // webhookSender delivers queued events to endpoints (see package
 // internal/workqueue for the loop and the pacing). A delivery is claimed
 // only after the earlier events of its message reached the endpoint (the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // The Standard Webhooks specification's published test vector.
@@ -27,7 +28,7 @@ const (
 
 func TestSignWebhookStandardVector(t *testing.T) {
 	t.Parallel()
-	got, err := messaging.SignWebhook(vectorSecret, vectorID, time.Unix(vectorTS, 0), []byte(vectorBody))
+	got, err := webhooksig.Sign(vectorSecret, vectorID, time.Unix(vectorTS, 0), []byte(vectorBody))
 	if err != nil || got != vectorSig {
 		t.Fatalf("SignWebhook = %q, %v; want %q", got, err, vectorSig)
 	}
@@ -64,13 +65,13 @@ func TestVerifyWebhook(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := messaging.VerifyWebhook(tc.secret, tc.h, []byte(tc.body), tc.now, 0)
+			err := webhooksig.Verify(tc.secret, tc.h, []byte(tc.body), tc.now, 0)
 			if (err == nil) != tc.ok {
 				t.Errorf("VerifyWebhook = %v, want ok=%v", err, tc.ok)
 			}
 		})
 	}
-	if err := messaging.VerifyWebhook("not-a-secret", hdr(vectorID, "1614265330", vectorSig), []byte(vectorBody), at, 0); err == nil {
+	if err := webhooksig.Verify("not-a-secret", hdr(vectorID, "1614265330", vectorSig), []byte(vectorBody), at, 0); err == nil {
 		t.Error("a malformed secret verified")
 	}
 }
@@ -168,7 +169,7 @@ func TestWebhookDeliveriesSignedAndOrdered(t *testing.T) {
 	}
 	var seen []string
 	for i, h := range f.rcv.got {
-		if err := messaging.VerifyWebhook(f.secret, h, f.rcv.bodies[i], f.clock.Now(), 0); err != nil {
+		if err := webhooksig.Verify(f.secret, h, f.rcv.bodies[i], f.clock.Now(), 0); err != nil {
 			t.Errorf("delivery %d does not verify: %v", i, err)
 		}
 		var ev struct {
@@ -232,7 +233,7 @@ func TestWebhookRetriesOnFailureWithSchedule(t *testing.T) {
 		if f.rcv.got[i].Get("webhook-id") != f.rcv.got[0].Get("webhook-id") || string(f.rcv.bodies[i]) != string(f.rcv.bodies[0]) {
 			t.Errorf("attempt %d differs from the first", i)
 		}
-		if err := messaging.VerifyWebhook(f.secret, f.rcv.got[i], f.rcv.bodies[i], time.Unix(mustInt(t, f.rcv.got[i].Get("webhook-timestamp")), 0), 0); err != nil {
+		if err := webhooksig.Verify(f.secret, f.rcv.got[i], f.rcv.bodies[i], time.Unix(mustInt(t, f.rcv.got[i].Get("webhook-timestamp")), 0), 0); err != nil {
 			t.Errorf("attempt %d: %v", i, err)
 		}
 	}

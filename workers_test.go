@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // Tests of the guarantees of the background workers (the dispatcher and
@@ -202,7 +203,7 @@ func TestWebhookDeliveredByStart(t *testing.T) {
 	f.rcv.mu.Lock()
 	h, b := f.rcv.got[0], f.rcv.bodies[0]
 	f.rcv.mu.Unlock()
-	if err := messaging.VerifyWebhook(f.secret, h, b, f.clock.Now(), 0); err != nil {
+	if err := webhooksig.Verify(f.secret, h, b, f.clock.Now(), 0); err != nil {
 		t.Errorf("the delivery does not verify: %v", err)
 	}
 	var ev struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // The dashboard's workflows in a real browser, against the server's own
@@ -669,7 +670,7 @@ func TestBrowserWebhook(t *testing.T) {
 	}
 	for i, r := range reqs {
 		ts, _ := strconv.ParseInt(r.header.Get("webhook-timestamp"), 10, 64)
-		if err := messaging.VerifyWebhook(secret, r.header, r.body, time.Unix(ts, 0), 0); err != nil {
+		if err := webhooksig.Verify(secret, r.header, r.body, time.Unix(ts, 0), 0); err != nil {
 			t.Errorf("request %d does not verify with the secret the page showed: %v", i, err)
 		}
 	}

@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/testlog"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // The crash-restart test runs the real server binary as a child process
@@ -277,7 +277,7 @@ func (h *hookSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Status    string
 		}
 	}
-	if err := messaging.VerifyWebhook(crashHookKey, r.Header, body, time.Unix(ts, 0), 0); err != nil ||
+	if err := webhooksig.Verify(crashHookKey, r.Header, body, time.Unix(ts, 0), 0); err != nil ||
 		time.Since(time.Unix(ts, 0)).Abs() > time.Minute || json.Unmarshal(body, &ev) != nil || ev.ID != r.Header.Get("webhook-id") {
 		h.invalid++
 		w.WriteHeader(400)
