@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // TestWebhookDeliveries: deliveries made by the service verify with the
@@ -104,7 +105,7 @@ func TestWebhookDeliveries(t *testing.T) {
 		"other secret": {e.B.HookSecret, d.body, now()},
 		"too late":     {e.A.HookSecret, d.body, now().Add(6 * time.Minute)},
 	} {
-		if _, err := client.ParseWebhook(tc.secret, d.header, tc.body, tc.at); !errors.Is(err, messaging.ErrWebhookSignature) {
+		if _, err := client.ParseWebhook(tc.secret, d.header, tc.body, tc.at); !errors.Is(err, webhooksig.ErrSignature) {
 			t.Errorf("%s: %v, want ErrWebhookSignature", name, err)
 		}
 	}
@@ -183,7 +184,7 @@ func TestParseEvent(t *testing.T) {
 		}
 	}
 	// An unsigned body is not parsed by ParseWebhook.
-	if _, err := client.ParseWebhook("whsec_"+"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", http.Header{}, []byte(`{}`), at); !errors.Is(err, messaging.ErrWebhookSignature) {
+	if _, err := client.ParseWebhook("whsec_"+"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", http.Header{}, []byte(`{}`), at); !errors.Is(err, webhooksig.ErrSignature) {
 		t.Errorf("unsigned: %v", err)
 	}
 }

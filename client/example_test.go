@@ -17,6 +17,7 @@ import (
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/sms/fakegateway"
 	"github.com/ujumbe/messaging/store/memstore"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // demoServer serves the API on memstore for the examples, with a
@@ -199,7 +200,7 @@ func ExampleVerifyWebhook() {
 
 	// A delivery signed with another secret does not verify.
 	body := []byte(`{"id":"evt_1","type":"webhook.test","created_at":"2026-03-01T09:00:00.000Z","data":{}}`)
-	sig, err := messaging.SignWebhook("whsec_"+"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "evt_1", time.Now(), body)
+	sig, err := webhooksig.Sign("whsec_"+"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "evt_1", time.Now(), body)
 	if err != nil {
 		log.Fatal(err)
 	}

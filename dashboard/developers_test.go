@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/webhooksig"
 )
 
 // setupDev is the fixture of setup with webhook deliveries allowed to
@@ -322,7 +323,7 @@ func TestDevEndpointTest(t *testing.T) {
 	if err := json.Unmarshal(rcv.bodies[0], &ev); err != nil || ev.Type != messaging.EventWebhookTest {
 		t.Errorf("test event type %q (%v), want webhook.test", ev.Type, err)
 	}
-	if err := messaging.VerifyWebhook(secret, rcv.headers[0], rcv.bodies[0], f.clock.Now(), 0); err != nil {
+	if err := webhooksig.Verify(secret, rcv.headers[0], rcv.bodies[0], f.clock.Now(), 0); err != nil {
 		t.Errorf("the test event does not verify with the endpoint's secret: %v", err)
 	}
 
