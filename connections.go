@@ -313,11 +313,11 @@ func (s *Service) Connections(ctx context.Context, workspaceID string) ([]*Chann
 	return list, nil
 }
 
-// ChannelSender is the service's SenderLookup (handed to providers that
-// are SenderUsers): the workspace's live connection on channel with its
-// token unsealed; nil when the channel is connected without credentials;
-// ErrNotFound when it is not connected. A connection the provider has not
-// verified is a *SendError with code CodeUnverified, retryable while it is
+// ChannelSender returns the sender of a workspace on a channel, as the
+// dispatcher hands it to Provider.Send: the workspace's live connection on
+// channel with its token unsealed; nil when the channel is connected
+// without credentials; ErrNotFound when it is not connected. A
+// connection the provider has not verified is a *SendError with code CodeUnverified, retryable while it is
 // ConnectionPending, permanent when it is in error (refused, or superseded
 // by another workspace): nothing is sent with credentials that were not
 // proven.

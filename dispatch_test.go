@@ -30,7 +30,7 @@ func newScripted() *scriptedProvider {
 	return &scriptedProvider{script: map[string][]error{}, calls: map[string]int{}}
 }
 
-func (p *scriptedProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *scriptedProvider) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	if p.started != nil {
 		p.started <- m.ID
 	}

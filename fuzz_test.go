@@ -195,7 +195,7 @@ func FuzzTemplateVariables(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fake.Send(ctx, m); err != nil {
+		if _, err := fake.Send(ctx, nil, m); err != nil {
 			t.Fatalf("the provider refuses the send example of header %q body %q: %v", header, body, err)
 		}
 	})

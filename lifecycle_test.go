@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -174,17 +176,10 @@ func TestConnectNeedsSecretKey(t *testing.T) {
 type tokenRefuser struct {
 	verifies
 	mu      sync.Mutex
-	lookup  messaging.SenderLookup
 	senders []*messaging.ChannelSender
 }
 
-func (p *tokenRefuser) UseSenders(l messaging.SenderLookup) { p.lookup = l }
-
-func (p *tokenRefuser) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
-	s, err := p.lookup(ctx, m.WorkspaceID, m.Channel)
-	if err != nil {
-		return nil, err
-	}
+func (p *tokenRefuser) Send(ctx context.Context, s *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.mu.Lock()
 	p.senders = append(p.senders, s)
 	p.mu.Unlock()
@@ -221,6 +216,102 @@ func TestRefusedTokenMarksTheConnection(t *testing.T) {
 	c, err = f.svc.Connect(f.ctx, waConnect("acme", "1234", "99", "EAAGfresh-1"))
 	if err != nil || c.Status != messaging.ConnectionConnected || c.StatusReason != "" {
 		t.Errorf("reconnect = %+v, %v; want connected without reason", c, err)
+	}
+}
+
+// senderRecorder accepts every send and records the sender it was
+// handed; it verifies every connection, unless it is down.
+type senderRecorder struct {
+	mu      sync.Mutex
+	senders []*messaging.ChannelSender
+	n       int
+	down    bool
+}
+
+func (p *senderRecorder) VerifyConnection(context.Context, *messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down {
+		return nil, errDown
+	}
+	return &messaging.VerifiedAccount{}, nil
+}
+
+func (p *senderRecorder) Send(_ context.Context, s *messaging.ChannelSender, _ *messaging.Message) (*messaging.SendReceipt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.senders = append(p.senders, s)
+	p.n++
+	return &messaging.SendReceipt{ProviderMessageID: fmt.Sprintf("wamid.%d", p.n)}, nil
+}
+
+func (p *senderRecorder) handed() []*messaging.ChannelSender {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.senders)
+}
+
+// TestDispatcherHandsTheSender: the dispatcher resolves the workspace's
+// connection and hands it to Provider.Send (account, WABA, unsealed
+// token, generation); a channel connected without credentials is handed
+// no sender; a message whose channel got credentials the provider has not
+// verified yet waits for them ([pending_verification], retried) and
+// reaches no provider.
+func TestDispatcherHandsTheSender(t *testing.T) {
+	t.Parallel()
+	prov := &senderRecorder{}
+	f := connectedFixture(t, prov)
+	send := func(ws, channel, to string) string {
+		t.Helper()
+		res, err := f.svc.Workspace(ws).Messages.Send(f.ctx, &messaging.SendParams{Channel: channel, To: to, Type: "text", Text: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.MessageID
+	}
+	dispatch := func() {
+		t.Helper()
+		if _, err := f.svc.DispatchDue(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("acme", "whatsapp", "+14155550123")
+	if err := f.svc.ConnectChannel(f.ctx, "other", "messenger"); err != nil {
+		t.Fatal(err)
+	}
+	send("other", "messenger", "psid_1")
+	dispatch()
+	byWS := map[string]*messaging.ChannelSender{}
+	for _, s := range prov.handed() {
+		if s == nil {
+			byWS["other"] = nil
+			continue
+		}
+		byWS[s.WorkspaceID] = s
+	}
+	want := map[string]*messaging.ChannelSender{
+		"acme":  {WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234", WABAID: "5555", AccessToken: "EAAGtoken1", Generation: 1},
+		"other": nil,
+	}
+	if d := cmp.Diff(want, byWS); d != "" || len(prov.handed()) != 2 {
+		t.Errorf("senders handed (-want +got):\n%s(%d sends)", d, len(prov.handed()))
+	}
+
+	queued := send("other", "messenger", "psid_1")
+	prov.mu.Lock()
+	prov.down = true
+	prov.mu.Unlock()
+	c, err := f.svc.Connect(f.ctx, &messaging.ConnectParams{WorkspaceID: "other", Channel: "messenger", AccountID: "777", AccessToken: "EAAGpending"})
+	if err != nil || c.Status != messaging.ConnectionPending {
+		t.Fatalf("connect while the provider is down = %+v, %v; want pending", c, err)
+	}
+	dispatch()
+	got, _ := f.store.MessageGet(f.ctx, "other", queued)
+	if want := "[pending_verification] the messenger connection's credentials are not verified with the provider yet"; got.Status != messaging.StatusQueued || got.LastError != want {
+		t.Errorf("message of a pending connection = %s %q, want queued for a retry after %q", got.Status, got.LastError, want)
+	}
+	if n := len(prov.handed()); n != 2 {
+		t.Errorf("%d sends reached the provider, want 2: none with unverified credentials", n)
 	}
 }
 

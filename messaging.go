@@ -215,9 +215,6 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 		return nil, fmt.Errorf("messaging: New: creating the metric instruments: %w", err)
 	}
 	s.tel = tel
-	if su, ok := provider.(SenderUser); ok {
-		su.UseSenders(s.ChannelSender)
-	}
 	s.dispatch = newDispatcher(s, o.Dispatch, o.Sleep)
 	s.hooks = newWebhookSender(s, o.Webhooks, o.Sleep)
 	s.touches = newKeyToucher(s)

@@ -29,7 +29,7 @@ type earlyProvider struct {
 	results []string
 }
 
-func (p *earlyProvider) Send(ctx context.Context, _ *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *earlyProvider) Send(ctx context.Context, _ *messaging.ChannelSender, _ *messaging.Message) (*messaging.SendReceipt, error) {
 	pid := fmt.Sprintf("wamid.%d", p.n.Add(1))
 	for _, st := range p.early {
 		changed, err := p.svc.ApplyProviderStatus(ctx, &messaging.ProviderStatus{ProviderMessageID: pid, Status: st})

@@ -11,10 +11,15 @@ import (
 // (WhatsApp Cloud API, Messenger, Instagram, or a simulator). Implementations
 // live in sub-packages such as provider/fakeprovider.
 type Provider interface {
-	// Send hands one outbound message to the channel provider and returns
-	// the provider's message id. A failure is reported as *SendError; any
-	// other error is treated as a retryable transport failure.
-	Send(ctx context.Context, m *Message) (*SendReceipt, error)
+	// Send hands one outbound message to the channel provider as the
+	// sender s and returns the provider's message id. s is the workspace's
+	// connection on m's channel, resolved by the dispatcher (see
+	// Service.ChannelSender): its account and access token; nil when the
+	// channel is connected without credentials (enough for a simulator)
+	// or not at all, and a provider that needs credentials then refuses
+	// the message. A failure is reported as *SendError; any other error is
+	// treated as a retryable transport failure.
+	Send(ctx context.Context, s *ChannelSender, m *Message) (*SendReceipt, error)
 }
 
 // SendReceipt is the provider's answer to an accepted send.
@@ -89,19 +94,6 @@ func (s *ChannelSender) GoString() string { return s.String() }
 func (s *ChannelSender) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("channel", s.Channel), slog.String("account_id", s.AccountID),
 		slog.String("access_token", "[redacted]"))
-}
-
-// SenderLookup returns the sender of a workspace on a channel: its
-// connection's account and unsealed token. It returns nil and no error
-// when the channel is connected without credentials (enough for a
-// simulator), and ErrNotFound when the channel is not connected.
-type SenderLookup func(ctx context.Context, workspaceID, channel string) (*ChannelSender, error)
-
-// SenderUser is an optional capability of a Provider that sends with the
-// workspaces' stored channel connections: New hands it the service's
-// SenderLookup once, before any Send.
-type SenderUser interface {
-	UseSenders(lookup SenderLookup)
 }
 
 // ProviderTemplate is a template as the channel provider knows it.

@@ -28,7 +28,7 @@ type listingProvider struct {
 	lists     int
 }
 
-func (p *listingProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *listingProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
 	return nil, errors.New("not sending")
 }
 

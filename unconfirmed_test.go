@@ -218,7 +218,7 @@ type gateProvider struct {
 	n       atomic.Int64
 }
 
-func (p *gateProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *gateProvider) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.mu.Lock()
 	p.sends[m.WorkspaceID]++
 	var err error

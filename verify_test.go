@@ -261,7 +261,7 @@ func TestConnectNeedsAVerifier(t *testing.T) {
 // plainProvider sends and can do nothing else.
 type plainProvider struct{}
 
-func (plainProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
+func (plainProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
 	return &messaging.SendReceipt{ProviderMessageID: "p1"}, nil
 }
 

@@ -21,7 +21,7 @@ import (
 // without a provider message id).
 type receiptProvider struct{ rcpt *messaging.SendReceipt }
 
-func (p receiptProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
+func (p receiptProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
 	return p.rcpt, nil
 }
 

@@ -34,7 +34,7 @@ import (
 // process's memory is the service's, not a test double's.
 type nopProvider struct{ n atomic.Int64 }
 
-func (p *nopProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *nopProvider) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	return &messaging.SendReceipt{ProviderMessageID: "wamid.load." + strconv.FormatInt(p.n.Add(1), 10)}, nil
 }
 

@@ -45,7 +45,7 @@ func TestSquatterCannotReadAnotherBusinessMessages(t *testing.T) {
 			graph := metatest.New()
 			t.Cleanup(graph.Close)
 			graph.AddPhoneNumber(waba, pnid, "+254 700 100200", ownerTok)
-			p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: graph.URL(), HTTPClient: graph.Client()})
+			p, err := metaprovider.New(&metaprovider.Options{BaseURL: graph.URL(), HTTPClient: graph.Client()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -285,7 +285,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	var prov messaging.Provider
 	if *providerKind == "meta" {
-		mp, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: *metaBaseURL, Version: *metaVersion})
+		mp, err := metaprovider.New(&metaprovider.Options{BaseURL: *metaBaseURL, Version: *metaVersion})
 		if err != nil {
 			return err
 		}

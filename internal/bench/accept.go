@@ -26,7 +26,7 @@ const acceptCallers = 8
 // noopProvider accepts every message at once.
 type noopProvider struct{}
 
-func (noopProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
+func (noopProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
 	return &messaging.SendReceipt{ProviderMessageID: messaging.NewID("noop")}, nil
 }
 

@@ -82,7 +82,7 @@ func runDispatch(ctx context.Context, c *config) ([]*row, error) {
 // sleepProvider accepts every message after a delay.
 type sleepProvider struct{ d time.Duration }
 
-func (p sleepProvider) Send(ctx context.Context, _ *messaging.Message) (*messaging.SendReceipt, error) {
+func (p sleepProvider) Send(ctx context.Context, _ *messaging.ChannelSender, _ *messaging.Message) (*messaging.SendReceipt, error) {
 	t := time.NewTimer(p.d)
 	defer t.Stop()
 	select {

@@ -15,9 +15,8 @@ import (
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
-// TestServiceSendsWithTheConnection runs a Provider built without a
-// SenderLookup under a Service: messaging.New hands it the connections, a
-// send reaches the Graph API with the connection's phone-number id and
+// TestServiceSendsWithTheConnection runs a Provider under a Service: the
+// dispatcher hands it the workspace's connection, a send reaches the Graph API with the connection's phone-number id and
 // token, templates are submitted and synchronised through the mock, and
 // an expired token marks the connection.
 func TestServiceSendsWithTheConnection(t *testing.T) {
@@ -25,7 +24,7 @@ func TestServiceSendsWithTheConnection(t *testing.T) {
 	mock := metatest.New()
 	defer mock.Close()
 	mock.AddPhoneNumber(wabaID, phoneID, "+1 555-010-0100", connTok)
-	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: mock.URL()})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: mock.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +104,7 @@ func TestServiceFetchesInboundMedia(t *testing.T) {
 	mock := metatest.New()
 	defer mock.Close()
 	mock.AddPhoneNumber(wabaID, phoneID, "+1 555-010-0100", connTok)
-	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: mock.URL()})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: mock.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}

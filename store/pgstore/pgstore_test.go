@@ -289,7 +289,7 @@ func newCountingProvider(name string, block bool) *countingProvider {
 	return &countingProvider{name: name, block: block, sends: map[string]int{}}
 }
 
-func (p *countingProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *countingProvider) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.started.Add(1)
 	if p.block {
 		<-ctx.Done()
@@ -499,14 +499,14 @@ func pairedProviders(a, b *countingProvider) [2]*pairedProvider {
 
 // Send records that this provider was handed a message, waits until its
 // peer was too (or ctx is done), then sends as the countingProvider.
-func (p *pairedProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *pairedProvider) Send(ctx context.Context, s *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.once.Do(func() { close(p.mine) })
 	select {
 	case <-p.peer:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return p.countingProvider.Send(ctx, m)
+	return p.countingProvider.Send(ctx, s, m)
 }
 
 // TestInstanceDiesMidBatch kills one instance while its sends are blocked

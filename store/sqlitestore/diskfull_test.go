@@ -23,7 +23,7 @@ type countingProvider struct {
 	n     int
 }
 
-func (p *countingProvider) Send(_ context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *countingProvider) Send(_ context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls[m.ID]++
