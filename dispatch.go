@@ -352,9 +352,10 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	})
 }
 
-// send hands m to the provider as its sender: the workspace's connection
-// on m's channel (Service.ChannelSender), resolved within the send's
-// timeout. A connection the provider has not verified fails the send
+// send hands m to the provider of its channel as its sender: the
+// workspace's connection on m's channel (Service.ChannelSender), resolved
+// within the send's timeout. A channel no provider serves fails m
+// (CodeNoProvider). A connection the provider has not verified fails the send
 // without a call, as ChannelSender's *SendError says (retryable while it is
 // pending); a channel without credentials, or without a connection,
 // hands a nil sender, for the provider to judge; a failure to read the
@@ -367,7 +368,11 @@ func (d *dispatcher) send(ctx context.Context, m *Message) (*SendReceipt, error)
 	case err != nil:
 		return nil, err
 	}
-	return d.svc.provider.Send(ctx, snd, m)
+	p := d.svc.providerFor(m.Channel)
+	if p == nil {
+		return nil, noProvider(m.Channel)
+	}
+	return p.Send(ctx, snd, m)
 }
 
 // putBack releases a claimed message that was not handed over, to be due

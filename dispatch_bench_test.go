@@ -15,7 +15,10 @@ import (
 )
 
 // noopProvider accepts every message at once.
-type noopProvider struct{ n atomic.Int64 }
+type noopProvider struct {
+	metaChannels
+	n atomic.Int64
+}
 
 func (p *noopProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
 	return &messaging.SendReceipt{ProviderMessageID: fmt.Sprintf("noop.%d", p.n.Add(1))}, nil
@@ -42,7 +45,7 @@ func benchService(b *testing.B, path string) (*messaging.Service, *sqlitestore.S
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := svc.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		b.Fatal(err)
 	}
 	return svc, st
@@ -144,7 +147,7 @@ func BenchmarkDispatchWithConnection(b *testing.B) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme"}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := svc.Connect(ctx, &messaging.ConnectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234", WABAID: "5678", AccessToken: "EAAGbenchmarkToken"}); err != nil {
+	if _, err := connect(ctx, svc, &connectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234", WABAID: "5678", AccessToken: "EAAGbenchmarkToken"}); err != nil {
 		b.Fatal(err)
 	}
 	queueMessages(b, svc, b.N)

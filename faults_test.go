@@ -118,7 +118,7 @@ func setupFaults(t *testing.T, script ...graphBehaviour) *faultFixture {
 		t.Fatal(err)
 	}
 	f.svc = svc
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")
@@ -319,7 +319,7 @@ func TestFakeProviderFailNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := &dispatchFixture{ctx: context.Background(), store: store, clock: clock, svc: svc}
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")
@@ -413,7 +413,7 @@ func TestWebhookReceiverDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	_, secret, err := svc.CreateWebhookEndpoint(ctx, &messaging.WebhookEndpointParams{WorkspaceID: "acme", URL: srv.URL + "/hooks"})

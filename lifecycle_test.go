@@ -51,14 +51,10 @@ func newLifeFixtureAt(t *testing.T, prov messaging.Provider, clock *fakeClock) *
 func connectedFixture(t *testing.T, prov messaging.Provider) *lifeFixture {
 	t.Helper()
 	f := newLifeFixture(t, prov)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
 		t.Fatal(err)
 	}
 	return f
-}
-
-func waConnect(ws, phoneID, waba, token string) *messaging.ConnectParams {
-	return &messaging.ConnectParams{WorkspaceID: ws, Channel: messaging.ChannelWhatsApp, AccountID: phoneID, WABAID: waba, AccessToken: token}
 }
 
 func TestConnectValidation(t *testing.T) {
@@ -66,10 +62,9 @@ func TestConnectValidation(t *testing.T) {
 	f := newLifeFixture(t, fakeprovider.New())
 	tests := []struct {
 		name  string
-		p     *messaging.ConnectParams
+		p     *connectParams
 		field string
 	}{
-		{"unknown channel", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "sms", AccountID: "1", AccessToken: "EAAGtoken1"}, "channel"},
 		{"phone-number id not digits", waConnect("acme", "12a4", "99", "EAAGtoken1"), "phone_number_id"},
 		{"phone-number id empty", waConnect("acme", "", "99", "EAAGtoken1"), "phone_number_id"},
 		{"waba id missing", waConnect("acme", "1234", "", "EAAGtoken1"), "waba_id"},
@@ -77,19 +72,23 @@ func TestConnectValidation(t *testing.T) {
 		{"empty token", waConnect("acme", "1234", "99", ""), "access_token"},
 		{"short token", waConnect("acme", "1234", "99", "EAAG"), "access_token"},
 		{"token with a space", waConnect("acme", "1234", "99", "EAAG token"), "access_token"},
-		{"display number not E.164", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1", WABAID: "2", AccessToken: "EAAGtoken1", DisplayPhoneNumber: "07000"}, "display_phone_number"},
-		{"page id not digits", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "messenger", AccountID: "page", AccessToken: "EAAGtoken1"}, "page_id"},
-		{"instagram id not digits", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "instagram", AccountID: "-1", AccessToken: "EAAGtoken1"}, "instagram_account_id"},
-		{"waba id on messenger", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "messenger", AccountID: "5", WABAID: "6", AccessToken: "EAAGtoken1"}, "waba_id"},
+		{"display number not E.164", &connectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1", WABAID: "2", AccessToken: "EAAGtoken1", DisplayPhoneNumber: "07000"}, "display_phone_number"},
+		{"page id not digits", &connectParams{WorkspaceID: "acme", Channel: "messenger", AccountID: "page", AccessToken: "EAAGtoken1"}, "page_id"},
+		{"instagram id not digits", &connectParams{WorkspaceID: "acme", Channel: "instagram", AccountID: "-1", AccessToken: "EAAGtoken1"}, "instagram_account_id"},
+		{"waba id on messenger", &connectParams{WorkspaceID: "acme", Channel: "messenger", AccountID: "5", WABAID: "6", AccessToken: "EAAGtoken1"}, "waba_id"},
 	}
 	for _, tc := range tests {
-		_, err := f.svc.Connect(f.ctx, tc.p)
+		_, err := connect(f.ctx, f.svc, tc.p)
 		wantError(t, err, messaging.CodeValidation, tc.field)
 	}
-	if list, err := f.svc.Connections(f.ctx, "acme"); err != nil || len(list) != 0 {
-		t.Errorf("connections after refused connects = %v, %v; want none", list, err)
+	_, err := connect(f.ctx, f.svc, &connectParams{WorkspaceID: "acme", Channel: "sms", AccountID: "1", AccessToken: "EAAGtoken1"})
+	wantError(t, err, messaging.CodeNotFound, "")
+	for _, ch := range f.svc.Channels() {
+		if c, err := connection(f.ctx, f.svc, "acme", ch); messaging.ErrorCode(err) != messaging.CodeNotFound {
+			t.Errorf("%s after refused connects = %+v, %v; want no connection", ch, c, err)
+		}
 	}
-	if _, err := f.svc.Connect(f.ctx, waConnect("nope", "1234", "99", "EAAGtoken1")); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := connect(f.ctx, f.svc, waConnect("nope", "1234", "99", "EAAGtoken1")); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("connect in an unknown workspace: %v, want not_found", err)
 	}
 }
@@ -98,7 +97,7 @@ func TestConnectSealsTheToken(t *testing.T) {
 	t.Parallel()
 	f := newLifeFixture(t, fakeprovider.New())
 	const token = "EAAGsecret-token-ABCD"
-	c, err := f.svc.Connect(f.ctx, &messaging.ConnectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234567890",
+	c, err := connect(f.ctx, f.svc, &connectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234567890",
 		WABAID: "9876543210", AccessToken: token, DisplayPhoneNumber: "+254700000000"})
 	if err != nil {
 		t.Fatal(err)
@@ -129,29 +128,29 @@ func TestConnectSealsTheToken(t *testing.T) {
 		t.Errorf("channels after Connect = %v, want [whatsapp]", w.Channels)
 	}
 	// Another workspace cannot take the same number or WABA.
-	_, err = f.svc.Connect(f.ctx, waConnect("other", "1234567890", "555", "EAAGtoken2"))
+	_, err = connect(f.ctx, f.svc, waConnect("other", "1234567890", "555", "EAAGtoken2"))
 	wantError(t, err, messaging.CodeConflict, "phone_number_id")
 	// A WABA clash names waba_id.
-	_, err = f.svc.Connect(f.ctx, waConnect("other", "777", "9876543210", "EAAGtoken2"))
+	_, err = connect(f.ctx, f.svc, waConnect("other", "777", "9876543210", "EAAGtoken2"))
 	wantError(t, err, messaging.CodeConflict, "waba_id")
 	// Reconnecting replaces the credentials.
 	f.clock.Advance(time.Minute)
-	c2, err := f.svc.Connect(f.ctx, waConnect("acme", "1234567890", "9876543210", "EAAGnewtoken-WXYZ"))
+	c2, err := connect(f.ctx, f.svc, waConnect("acme", "1234567890", "9876543210", "EAAGnewtoken-WXYZ"))
 	if err != nil || c2.TokenHint != "WXYZ" || c2.Generation != 2 || !c2.CreatedAt.Equal(t0) {
 		t.Errorf("reconnect = %+v, %v; want hint WXYZ, generation 2, first CreatedAt", c2, err)
 	}
 	// Disconnecting keeps the record; sends then have no sender, and the
 	// account is free for another workspace.
-	if err := f.svc.DisconnectChannel(f.ctx, "acme", "whatsapp"); err != nil {
+	if err := setChannel(f.ctx, f.svc, "acme", "whatsapp", false); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := f.svc.Connection(f.ctx, "acme", "whatsapp"); err != nil || c.Status != messaging.ConnectionDisconnected {
+	if c, err := connection(f.ctx, f.svc, "acme", "whatsapp"); err != nil || c.Status != messaging.ConnectionDisconnected {
 		t.Errorf("connection after disconnect = %+v, %v; want kept, disconnected", c, err)
 	}
 	if _, err := f.svc.ChannelSender(f.ctx, "acme", "whatsapp"); !errors.Is(err, messaging.ErrNotFound) {
 		t.Errorf("sender of a disconnected channel: %v, want ErrNotFound", err)
 	}
-	if _, err := f.svc.Connect(f.ctx, waConnect("other", "1234567890", "9876543210", "EAAGtoken2")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("other", "1234567890", "9876543210", "EAAGtoken2")); err != nil {
 		t.Errorf("connecting a number disconnected elsewhere: %v", err)
 	}
 }
@@ -166,7 +165,7 @@ func TestConnectNeedsSecretKey(t *testing.T) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Connect(ctx, waConnect("acme", "1", "2", "EAAGtoken1")); messaging.ErrorCode(err) != messaging.CodeInternal {
+	if _, err := connect(ctx, svc, waConnect("acme", "1", "2", "EAAGtoken1")); messaging.ErrorCode(err) != messaging.CodeInternal {
 		t.Errorf("Connect without a secret key: %v, want internal_error", err)
 	}
 }
@@ -175,6 +174,7 @@ func TestConnectNeedsSecretKey(t *testing.T) {
 // records the senders it was handed.
 type tokenRefuser struct {
 	verifies
+	metaChannels
 	mu      sync.Mutex
 	senders []*messaging.ChannelSender
 }
@@ -190,7 +190,7 @@ func TestRefusedTokenMarksTheConnection(t *testing.T) {
 	t.Parallel()
 	prov := &tokenRefuser{}
 	f := newLifeFixture(t, prov)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "99", "EAAGexpired1")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "99", "EAAGexpired1")); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Advance(time.Second)
@@ -208,12 +208,12 @@ func TestRefusedTokenMarksTheConnection(t *testing.T) {
 	if got.Status != messaging.StatusFailed || !strings.Contains(got.FailureReason, "[190]") {
 		t.Errorf("message = %s %q, want failed with [190]", got.Status, got.FailureReason)
 	}
-	c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp")
+	c, _ := connection(f.ctx, f.svc, "acme", "whatsapp")
 	if c.Status != messaging.ConnectionError || !strings.Contains(c.StatusReason, "expired") {
 		t.Errorf("connection = %s %q, want error naming the expired token", c.Status, c.StatusReason)
 	}
 	// New credentials clear the error.
-	c, err = f.svc.Connect(f.ctx, waConnect("acme", "1234", "99", "EAAGfresh-1"))
+	c, err = connect(f.ctx, f.svc, waConnect("acme", "1234", "99", "EAAGfresh-1"))
 	if err != nil || c.Status != messaging.ConnectionConnected || c.StatusReason != "" {
 		t.Errorf("reconnect = %+v, %v; want connected without reason", c, err)
 	}
@@ -222,6 +222,7 @@ func TestRefusedTokenMarksTheConnection(t *testing.T) {
 // senderRecorder accepts every send and records the sender it was
 // handed; it verifies every connection, unless it is down.
 type senderRecorder struct {
+	metaChannels
 	mu      sync.Mutex
 	senders []*messaging.ChannelSender
 	n       int
@@ -276,7 +277,7 @@ func TestDispatcherHandsTheSender(t *testing.T) {
 		}
 	}
 	send("acme", "whatsapp", "+14155550123")
-	if err := f.svc.ConnectChannel(f.ctx, "other", "messenger"); err != nil {
+	if err := setChannel(f.ctx, f.svc, "other", "messenger", true); err != nil {
 		t.Fatal(err)
 	}
 	send("other", "messenger", "psid_1")
@@ -301,7 +302,7 @@ func TestDispatcherHandsTheSender(t *testing.T) {
 	prov.mu.Lock()
 	prov.down = true
 	prov.mu.Unlock()
-	c, err := f.svc.Connect(f.ctx, &messaging.ConnectParams{WorkspaceID: "other", Channel: "messenger", AccountID: "777", AccessToken: "EAAGpending"})
+	c, err := connect(f.ctx, f.svc, &connectParams{WorkspaceID: "other", Channel: "messenger", AccountID: "777", AccessToken: "EAAGpending"})
 	if err != nil || c.Status != messaging.ConnectionPending {
 		t.Fatalf("connect while the provider is down = %+v, %v; want pending", c, err)
 	}
@@ -358,7 +359,7 @@ func reviewFixture(t *testing.T) (*lifeFixture, *fakeprovider.Provider) {
 	f := newLifeFixtureAt(t, prov, clock)
 	svc := f.svc
 	prov.SetSink(svc)
-	if err := svc.ConnectChannel(f.ctx, "acme", "whatsapp"); err != nil {
+	if err := setChannel(f.ctx, svc, "acme", "whatsapp", true); err != nil {
 		t.Fatal(err)
 	}
 	return f, prov
@@ -443,7 +444,7 @@ func TestApplyTemplateEventMapping(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "greeting", Language: "en",
+			got, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "greeting", Language: "en",
 				ProviderTemplateID: "77", Event: tc.event, Reason: tc.reason, Quality: tc.quality})
 			if err != nil {
 				t.Fatal(err)
@@ -472,18 +473,18 @@ func TestApplyTemplateEventRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "greeting", Language: "en", Event: "EXPLODED"})
+	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "greeting", Language: "en", Event: "EXPLODED"})
 	wantError(t, err, messaging.CodeValidation, "event")
 	// An event for an account no workspace has is never applied elsewhere.
-	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "1234", Name: "greeting", Language: "en", Event: "PAUSED"})
+	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "1234", Name: "greeting", Language: "en", Event: "PAUSED"})
 	if messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("event for a phone-number id as WABA: %v, want not_found", err)
 	}
-	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "999", Name: "greeting", Language: "en", Event: "PAUSED"})
+	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "999", Name: "greeting", Language: "en", Event: "PAUSED"})
 	if messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("event for an unknown WABA: %v, want not_found", err)
 	}
-	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "later", Language: "en", Event: "APPROVED"})
+	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "later", Language: "en", Event: "APPROVED"})
 	wantError(t, err, messaging.CodeConflict, "status")
 	if got, _ := ts.Get(f.ctx, tpl.ID); got.Status != messaging.TemplateApproved {
 		t.Errorf("greeting moved to %s by refused events", got.Status)
@@ -492,7 +493,7 @@ func TestApplyTemplateEventRefusals(t *testing.T) {
 		t.Errorf("draft moved to %s", got.Status)
 	}
 	// DELETED removes the template.
-	got, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "greeting", Language: "en", Event: "DELETED"})
+	got, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "greeting", Language: "en", Event: "DELETED"})
 	if err != nil || got != nil {
 		t.Fatalf("DELETED = %v, %v", got, err)
 	}

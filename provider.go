@@ -72,9 +72,11 @@ func (e *SendError) Error() string {
 type ChannelSender struct {
 	WorkspaceID string
 	Channel     string
-	// AccountID is the phone-number id, page id or Instagram account id.
+	// AccountID is the connection's account id (ChannelSpec.Account: the
+	// phone-number id, page id or Instagram account id).
 	AccountID string
-	// WABAID is the WhatsApp Business Account id (WhatsApp only).
+	// WABAID is the id of the account's owner, on a channel that has one
+	// (ChannelSpec.Owner: the WhatsApp Business Account id).
 	WABAID string
 	// AccessToken is the token to send with.
 	AccessToken string
@@ -141,4 +143,69 @@ type TemplateLister interface {
 	// ListTemplates returns every template of the sender's account (all
 	// pages).
 	ListTemplates(ctx context.Context, s *ChannelSender) ([]*ProviderTemplate, error)
+}
+
+// ChannelProvider is an optional capability of a Provider that declares
+// the channels it serves. The service serves the channels its provider
+// declares, and consults their specs for every rule that differs by
+// channel; New refuses a provider that declares none (register such a
+// provider for its channels with a ProviderMux).
+type ChannelProvider interface {
+	// Channels returns the specs of the channels the provider serves, in
+	// the order the service lists them.
+	Channels() []ChannelSpec
+}
+
+// ChannelSpec describes a channel: its name, how the accounts of its
+// connections are named and checked, and the rules of its messages.
+type ChannelSpec struct {
+	// Name is the channel's name in the API, for example "whatsapp": 1 to
+	// 32 lower-case letters, digits or '_', starting with a letter.
+	Name string
+	// Label is the channel's name as people write it (the dashboard), for
+	// example "WhatsApp"; empty means Name.
+	Label string
+	// Account is the field of a connection's account id
+	// (ChannelConnection.AccountID), the account the provider sends from
+	// and reports about, for example WhatsApp's "phone_number_id". Its
+	// Name is required.
+	Account ChannelField
+	// Owner, when its Name is set, is the required field of the id of
+	// the account's owner (ChannelConnection.WABAID), for example
+	// WhatsApp's "waba_id", the WhatsApp Business Account that holds the
+	// number and its templates. At most one workspace's verified
+	// connection holds an owner id, as for an account id. When it is not
+	// set, an owner id is refused on the channel.
+	Owner ChannelField
+	// Display, when its Name is set, is the optional field of the
+	// account's phone number as customers see it
+	// (ChannelConnection.DisplayPhoneNumber), for example WhatsApp's
+	// "display_phone_number"; the service normalises it to E.164 (its
+	// Check is not used). When it is not set, a display number is refused
+	// on the channel.
+	Display ChannelField
+	// MaxText is the longest text body, in characters (runes). Required.
+	MaxText int
+	// PhoneRecipients reports that the channel's recipients are phone
+	// numbers only (E.164; an inbound sender given without its '+' gets
+	// one, and contacts are matched by phone). Otherwise a recipient is an
+	// E.164 number or an id of 1 to 64 letters, digits, '_' or '-' scoped
+	// to the channel.
+	PhoneRecipients bool
+}
+
+// ChannelField describes a credential field of a channel's connections.
+type ChannelField struct {
+	// Name is the field's name in the management API and in its errors,
+	// for example "phone_number_id".
+	Name string
+	// Label and Hint describe the field in forms (the dashboard), for
+	// example "Phone number ID" and "Digits only.".
+	Label, Hint string
+	// Check returns nil when v is a valid value (it is handed "" for a
+	// missing one), else an error whose text is the rule v breaks, as it
+	// follows the field's name in a validation error: "must be the
+	// account's numeric id (1 to 32 digits)". Nil accepts 1 to 64 visible
+	// ASCII characters.
+	Check func(v string) error
 }

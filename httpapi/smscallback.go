@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -62,7 +63,7 @@ func (h *Handler) mountSMSCallback(svc *sms.SMS, cfg *SMSCallback) {
 	if cfg.Secret == "" || cfg.Parse == nil {
 		return
 	}
-	h.mountOwnPath("sms callback", cfg.Path, DefaultSMSCallbackPath, func(w http.ResponseWriter, r *http.Request) {
+	h.mountOwnPath("sms callback", cmp.Or(cfg.Path, DefaultSMSCallbackPath), func(w http.ResponseWriter, r *http.Request) {
 		defer h.smsRecover(w, r)
 		if err := h.smsCallback(w, r, svc, cfg); err != nil {
 			h.writeSMSError(w, r, err)

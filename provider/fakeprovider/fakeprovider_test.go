@@ -527,7 +527,7 @@ func TestWithService(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.SetSink(svc)
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_1", Name: "One", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_1", Name: "One", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := svc.Workspace("ws_1").Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"})

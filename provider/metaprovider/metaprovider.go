@@ -71,6 +71,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -135,6 +136,10 @@ type Options struct {
 	// Clock returns the current time, to read a Retry-After header given
 	// as a date. Default time.Now.
 	Clock func() time.Time
+	// Webhook, when set, configures the receiver of Meta's webhooks the
+	// Provider offers its host (a messaging.CallbackReceiver: httpapi
+	// mounts it). Default nil: no receiver.
+	Webhook *WebhookOptions
 }
 
 // Provider sends through the Graph API. It is safe for concurrent use.
@@ -143,6 +148,7 @@ type Provider struct {
 	baseURL *url.URL
 	client  *http.Client
 	now     func() time.Time
+	webhook *WebhookOptions
 }
 
 var versionRe = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
@@ -163,12 +169,18 @@ func New(opts *Options) (*Provider, error) {
 	if !versionRe.MatchString(o.Version) {
 		return nil, fmt.Errorf("metaprovider: New: Version %q must look like v21.0", o.Version)
 	}
-	return &Provider{
+	p := &Provider{
 		base:    strings.TrimRight(o.BaseURL, "/") + "/" + o.Version + "/",
 		baseURL: u,
 		client:  o.HTTPClient,
 		now:     o.Clock,
-	}, nil
+	}
+	if o.Webhook != nil {
+		w := *o.Webhook
+		w.Accounts = maps.Clone(w.Accounts)
+		p.webhook = &w
+	}
+	return p, nil
 }
 
 func permanent(code, text string) *messaging.SendError {
