@@ -269,7 +269,8 @@ type connectParams struct {
 	WorkspaceID, Channel                  string
 	AccountID, WABAID, DisplayPhoneNumber string
 	AccessToken                           string
-	display                               string // DisplayPhoneNumber normalised
+	// display is DisplayPhoneNumber normalised.
+	display string
 }
 
 // connectParams reads creds by spec, the spec of the channel connected
@@ -297,21 +298,23 @@ func (s *Service) connectParams(ws string, spec *ChannelSpec, creds *ChannelCred
 		if err := checkField(spec.Owner, p.WABAID); err != nil {
 			return nil, err
 		}
-	} else if err := s.refuseForeign(spec, creds, roleOwner); err != nil {
-		return nil, err
 	}
-	if spec.Display.Name == "" {
-		if err := s.refuseForeign(spec, creds, roleDisplay); err != nil {
+	for _, role := range []int{roleOwner, roleDisplay} {
+		if err := s.refuseForeign(spec, creds, role); err != nil {
 			return nil, err
 		}
-	} else if p.DisplayPhoneNumber != "" {
+	}
+	if p.DisplayPhoneNumber != "" {
 		n, err := NormalizePhone(p.DisplayPhoneNumber)
 		if err != nil {
 			return nil, validationError(spec.Display.Name, "must be in E.164 format")
 		}
 		p.display = n
 	}
-	return p, checkAccessToken(p.AccessToken)
+	if err := checkAccessToken(p.AccessToken); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Roles of a credential field in its channel's spec.

@@ -91,7 +91,7 @@ type Options struct {
 	// (see Service.SyncTemplates).
 	TemplateSync TemplateSyncOptions
 	// ConnectionChecks configure the verification of stored channel
-	// connections with the provider (see Service.VerifyConnection).
+	// connections with the provider (see Channels.Verify).
 	ConnectionChecks ConnectionCheckOptions
 	// PendingReportRetention is how long a provider's status report about
 	// a provider message id that no message carries yet is kept, waiting

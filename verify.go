@@ -15,7 +15,7 @@ import (
 // that a connection's credentials control its account: for WhatsApp, that
 // the access token reads the phone number among the numbers of the given
 // WhatsApp Business Account; for Messenger, that the token is the page's;
-// for Instagram, that the token reads the account. Service.Connect needs
+// for Instagram, that the token reads the account. Channels.Connect needs
 // it: a provider that cannot verify cannot be connected with credentials.
 type ConnectionVerifier interface {
 	// VerifyConnection returns what the provider knows of the account
@@ -96,7 +96,7 @@ type ConnectionCheckOptions struct {
 	// every pending connection at each pass, every verified one whose
 	// last proof is older than Recheck, and one in error without a proof
 	// (refused, superseded) when it has not changed for Recheck. Zero means DefaultConnectionCheckEvery;
-	// negative turns the loop off (Service.VerifyConnection still works
+	// negative turns the loop off (Channels.Verify still works
 	// on demand).
 	Every time.Duration
 	// Recheck is the age of a proof after which a verified connection

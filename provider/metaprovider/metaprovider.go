@@ -2,7 +2,10 @@
 // through the WhatsApp Cloud API, and Messenger and Instagram through the
 // Send API. Its Receiver receives Meta's webhooks for those channels
 // (status reports, inbound messages and WhatsApp template events; see
-// receive.go).
+// receive.go). A Provider declares the three channels with Meta's
+// vocabulary (ChannelSpecs: phone_number_id, waba_id, page_id,
+// instagram_account_id and their rules) and, with Options.Webhook, offers
+// its Receiver to the service's host (httpapi mounts it).
 //
 // WhatsApp messages are posted to {BaseURL}/{Version}/{phone-number-id}/messages
 // with messaging_product "whatsapp": text (text.body, preview_url false),
