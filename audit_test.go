@@ -20,7 +20,7 @@ func TestAuditRecordsManagementChanges(t *testing.T) {
 	if _, err := f.svc.Workspace("acme").APIKeys.Revoke(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Connect(ctx, waConnect("acme", "1234", "99", "EAAGsecret-token")); err != nil {
+	if _, err := connect(ctx, f.svc, waConnect("acme", "1234", "99", "EAAGsecret-token")); err != nil {
 		t.Fatal(err)
 	}
 	tpl, err := f.svc.Workspace("acme").Templates.Create(ctx, &messaging.TemplateCreateParams{Name: "hello", Category: "UTILITY", Language: "en",

@@ -154,12 +154,13 @@ func (cs *Conversations) Messages(ctx context.Context, id string, q *MessageQuer
 	return (&Messages{svc: cs.svc, ws: cs.ws}).List(ctx, &query)
 }
 
-// attachContacts sets the Contact of the WhatsApp conversations whose
-// number is a contact's phone, with one store call.
+// attachContacts sets the Contact of the conversations on channels of
+// phone recipients (WhatsApp) whose number is a contact's phone, with one
+// store call.
 func (cs *Conversations) attachContacts(ctx context.Context, list []*Conversation) error {
 	var phones []string
 	for _, c := range list {
-		if c.Channel == ChannelWhatsApp {
+		if cs.svc.phoneRecipients(c.Channel) {
 			phones = append(phones, c.To)
 		}
 	}
@@ -176,7 +177,7 @@ func (cs *Conversations) attachContacts(ctx context.Context, list []*Conversatio
 	}
 	var matched []*Contact
 	for _, c := range list {
-		if c.Channel == ChannelWhatsApp {
+		if cs.svc.phoneRecipients(c.Channel) {
 			c.Contact = byPhone[c.To]
 			if c.Contact != nil {
 				matched = append(matched, c.Contact)

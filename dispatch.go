@@ -294,7 +294,7 @@ func (d *dispatcher) send(ctx context.Context, a *handOver) (*SendReceipt, error
 	}
 	a.started = d.svc.now()
 	a.hold.release()
-	rcpt, err := d.svc.provider.Send(sctx, a.m)
+	rcpt, err := d.handTo(sctx, a.m)
 	a.hold.resume()
 	d.leave(a.sender)
 	endSpan(pspan, err)
@@ -409,6 +409,29 @@ func (d *dispatcher) recordRefusal(ctx context.Context, a *handOver, se *SendErr
 			statusWay{before: m, hold: a.hold})
 		return uerr
 	})
+}
+
+// handTo hands m to the provider of its channel as its sender: the
+// workspace's connection on m's channel (Service.ChannelSender), resolved
+// within the send's timeout. A channel no provider serves fails m
+// (CodeNoProvider). A connection the provider has not verified fails the send
+// without a call, as ChannelSender's *SendError says (retryable while it is
+// pending); a channel without credentials, or without a connection,
+// hands a nil sender, for the provider to judge; a failure to read the
+// connection is a retryable failure, like a provider out of reach.
+func (d *dispatcher) handTo(ctx context.Context, m *Message) (*SendReceipt, error) {
+	snd, err := d.svc.ChannelSender(ctx, m.WorkspaceID, m.Channel)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		snd = nil
+	case err != nil:
+		return nil, err
+	}
+	p := d.svc.providerFor(m.Channel)
+	if p == nil {
+		return nil, noProvider(m.Channel)
+	}
+	return p.Send(ctx, snd, m)
 }
 
 // putBack releases a claimed message that was not handed over, to be due

@@ -18,6 +18,7 @@ import (
 // scriptedProvider answers each send with the next scripted result for its
 // recipient (the last one repeats), and counts sends per message.
 type scriptedProvider struct {
+	metaChannels
 	mu      sync.Mutex
 	script  map[string][]error // by recipient; nil error = success
 	calls   map[string]int     // by message id
@@ -30,7 +31,7 @@ func newScripted() *scriptedProvider {
 	return &scriptedProvider{script: map[string][]error{}, calls: map[string]int{}}
 }
 
-func (p *scriptedProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *scriptedProvider) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	if p.started != nil {
 		p.started <- m.ID
 	}
@@ -84,7 +85,7 @@ func setupDispatch(t *testing.T, store messaging.Store, opts messaging.DispatchO
 		t.Fatal(err)
 	}
 	f.svc = svc
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil && messaging.ErrorCode(err) != messaging.CodeConflict {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil && messaging.ErrorCode(err) != messaging.CodeConflict {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")

@@ -63,7 +63,7 @@ func TestConnectLimits(t *testing.T) {
 	digits := func(n int) string { return strings.Repeat("7", n) }
 	for _, tc := range []struct {
 		name  string
-		p     *messaging.ConnectParams
+		p     *connectParams
 		field string // "" = accepted
 	}{
 		{"32-digit ids", waConnect("acme", digits(32), digits(31)+"1", "EAAGtoken1"), ""},
@@ -77,7 +77,7 @@ func TestConnectLimits(t *testing.T) {
 		{"token with ~", waConnect("acme", "18", "93", "EAAG~token"), ""},
 		{"token with !", waConnect("acme", "19", "92", "EAAG!token"), ""},
 	} {
-		_, err := f.svc.Connect(f.ctx, tc.p)
+		_, err := connect(f.ctx, f.svc, tc.p)
 		if tc.field == "" {
 			if err != nil {
 				t.Errorf("%s: %v, want accepted", tc.name, err)
@@ -197,7 +197,7 @@ func TestTemplateEventChangesOnlyTheReasonOrID(t *testing.T) {
 	}
 	apply := func(ev messaging.TemplateEvent) *messaging.Template {
 		t.Helper()
-		ev.WABAID, ev.Name, ev.Language = "5555", "greeting", "en"
+		ev.OwnerID, ev.Name, ev.Language = "5555", "greeting", "en"
 		if _, err := f.svc.ApplyTemplateEvent(f.ctx, &ev); err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func TestTemplateEventChangesOnlyTheReasonOrID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "second", Language: "en", Event: "APPROVED", ProviderTemplateID: "88"}); err != nil {
+	if _, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "second", Language: "en", Event: "APPROVED", ProviderTemplateID: "88"}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := f.svc.Workspace("acme").Templates.Get(f.ctx, tpl2.ID); got.ProviderTemplateID != "88" {

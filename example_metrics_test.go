@@ -25,7 +25,7 @@ func ExampleOptions_meterProvider() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := svc.Workspace("acme").Messages.Send(ctx, &messaging.SendParams{

@@ -21,7 +21,7 @@ func newExampleService(ctx context.Context) *messaging.Service {
 		log.Fatal(err)
 	}
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{
-		ID: "acme", Name: "Acme Ltd", Channels: messaging.Channels(),
+		ID: "acme", Name: "Acme Ltd", Channels: svc.Channels(),
 	}); err != nil {
 		log.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func ExampleService() {
 		log.Fatal(err)
 	}
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{
-		ID: "acme", Name: "Acme Ltd", Channels: messaging.Channels(),
+		ID: "acme", Name: "Acme Ltd", Channels: svc.Channels(),
 	}); err != nil {
 		log.Fatal(err)
 	}

@@ -30,7 +30,5 @@ var ValidE164Fast = validE164Fast
 // CheckConnections runs one pass of the service's periodic connection
 // checks (Options.ConnectionChecks) now.
 func CheckConnections(ctx context.Context, s *Service) {
-	if v, ok := s.provider.(ConnectionVerifier); ok {
-		s.checkConnections(ctx, v)
-	}
+	s.checkConnections(ctx)
 }

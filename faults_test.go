@@ -107,12 +107,11 @@ func setupFaults(t *testing.T, script ...graphBehaviour) *faultFixture {
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
 	f := &faultFixture{dispatchFixture: &dispatchFixture{ctx: context.Background(), store: memstore.New(), clock: newFakeClock(t0)}, graph: g}
-	prov, err := metaprovider.New(func(context.Context, string, string) (*metaprovider.Sender, error) {
-		return &metaprovider.Sender{ID: "106540352242922", AccessToken: "EAAG-secret-token"}, nil
-	}, &metaprovider.Options{BaseURL: srv.URL, Clock: f.clock.Now, HTTPClient: &http.Client{}})
+	meta, err := metaprovider.New(&metaprovider.Options{BaseURL: srv.URL, Clock: f.clock.Now, HTTPClient: &http.Client{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	prov := fixedSender{meta, &messaging.ChannelSender{AccountID: "106540352242922", AccessToken: "EAAG-secret-token"}}
 	svc, err := messaging.New(f.store, prov, &messaging.Options{Clock: f.clock.Now, Dispatch: messaging.DispatchOptions{
 		SendTimeout: faultSendTimeout, Lease: time.Minute, MaxAttempts: 4, InitialBackoff: time.Second, MaxBackoff: time.Minute, PerSenderRate: -1,
 	}})
@@ -120,11 +119,23 @@ func setupFaults(t *testing.T, script ...graphBehaviour) *faultFixture {
 		t.Fatal(err)
 	}
 	f.svc = svc
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")
 	return f
+}
+
+// fixedSender is a provider that sends every message as one sender,
+// whatever the workspace's connections: the workspaces of the fault tests
+// are connected without credentials.
+type fixedSender struct {
+	*metaprovider.Provider
+	sender *messaging.ChannelSender
+}
+
+func (p fixedSender) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
+	return p.Provider.Send(ctx, p.sender, m)
 }
 
 // stored returns the message as the store holds it (with its dispatch
@@ -309,7 +320,7 @@ func TestFakeProviderFailNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := &dispatchFixture{ctx: context.Background(), store: store, clock: clock, svc: svc}
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")
@@ -403,7 +414,7 @@ func TestWebhookReceiverDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	_, secret, err := svc.Workspace("acme").Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: srv.URL + "/hooks"})

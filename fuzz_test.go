@@ -89,7 +89,7 @@ func FuzzValidEmail(f *testing.F) {
 		f.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "fuzz", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "fuzz", Channels: svc.Channels()}); err != nil {
 		f.Fatal(err)
 	}
 	cs := svc.Workspace("fuzz").Contacts
@@ -153,7 +153,7 @@ func FuzzTemplateVariables(f *testing.F) {
 		f.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "fuzz", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "fuzz", Channels: svc.Channels()}); err != nil {
 		f.Fatal(err)
 	}
 	ws := svc.Workspace("fuzz")
@@ -196,7 +196,7 @@ func FuzzTemplateVariables(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fake.Send(ctx, m); err != nil {
+		if _, err := fake.Send(ctx, nil, m); err != nil {
 			t.Fatalf("the provider refuses the send example of header %q body %q: %v", header, body, err)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/provider/metaprovider"
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
@@ -124,7 +125,7 @@ func setup(t *testing.T) *fixture {
 	f.svc = svc
 	unsubscribe := svc.Subscribe(f.events.add)
 	t.Cleanup(unsubscribe)
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme Ltd", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme Ltd", Channels: svc.Channels()}); err != nil {
 		t.Fatalf("CreateWorkspace(acme): %v", err)
 	}
 	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "other", Name: "Other Ltd", Channels: []string{messaging.ChannelWhatsApp}}); err != nil {
@@ -248,4 +249,75 @@ type verifies struct{}
 
 func (verifies) VerifyConnection(context.Context, *messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
 	return &messaging.VerifiedAccount{}, nil
+}
+
+// metaChannels makes a test provider serve Meta's channels (a
+// messaging.ChannelProvider), as the fake does.
+type metaChannels struct{}
+
+func (metaChannels) Channels() []messaging.ChannelSpec { return metaprovider.ChannelSpecs() }
+
+// connectParams are a workspace's credentials for one channel as the tests
+// give them: the account id, the owner id (waba_id) and the display
+// number, named by Meta's channel specs when connecting.
+type connectParams struct {
+	WorkspaceID, Channel, AccountID, WABAID, DisplayPhoneNumber, AccessToken string
+}
+
+// waConnect is the WhatsApp credentials of ws.
+func waConnect(ws, phoneID, waba, token string) *connectParams {
+	return &connectParams{WorkspaceID: ws, Channel: messaging.ChannelWhatsApp, AccountID: phoneID, WABAID: waba, AccessToken: token}
+}
+
+// credentials returns p as the Channels handle takes them.
+func (p *connectParams) credentials() *messaging.ChannelCredentials {
+	creds := &messaging.ChannelCredentials{Fields: map[string]string{}, AccessToken: p.AccessToken}
+	for _, spec := range metaprovider.ChannelSpecs() {
+		if spec.Name != p.Channel {
+			continue
+		}
+		for name, v := range map[string]string{spec.Account.Name: p.AccountID, spec.Owner.Name: p.WABAID, spec.Display.Name: p.DisplayPhoneNumber} {
+			if v != "" {
+				creds.Fields[name] = v
+			}
+		}
+		if p.WABAID != "" && spec.Owner.Name == "" {
+			creds.Fields[metaprovider.FieldWABAID] = p.WABAID
+		}
+	}
+	return creds
+}
+
+// connect connects p through the workspace's Channels handle and returns
+// the connection as stored.
+func connect(ctx context.Context, svc *messaging.Service, p *connectParams) (*messaging.ChannelConnection, error) {
+	st, err := svc.Workspace(p.WorkspaceID).Channels.Connect(ctx, p.Channel, p.credentials())
+	if err != nil {
+		return nil, err
+	}
+	return st.Connection, nil
+}
+
+// connection returns the connection record of ws on channel (without its
+// token); not_found when the channel was never connected with
+// credentials.
+func connection(ctx context.Context, svc *messaging.Service, ws, channel string) (*messaging.ChannelConnection, error) {
+	st, err := svc.Workspace(ws).Channels.Get(ctx, channel)
+	if err != nil {
+		return nil, err
+	}
+	if st.Connection == nil {
+		return nil, &messaging.Error{Code: messaging.CodeNotFound, Message: "no connection of " + channel}
+	}
+	return st.Connection, nil
+}
+
+// setChannel connects channel in ws without credentials (on) or
+// disconnects it.
+func setChannel(ctx context.Context, svc *messaging.Service, ws, channel string, on bool) error {
+	chans := svc.Workspace(ws).Channels
+	if on {
+		return second(chans.Connect(ctx, channel, nil))
+	}
+	return second(chans.Disconnect(ctx, channel))
 }

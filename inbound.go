@@ -44,14 +44,15 @@ func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Messa
 	if err := refuseUnstorable(in, inboundTexts); err != nil {
 		return nil, err
 	}
-	if err := validateChannel(in.Channel); err != nil {
+	if err := s.validateChannel(in.Channel); err != nil {
 		return nil, err
 	}
+	spec := s.spec(in.Channel)
 	from := in.From
-	if in.Channel == ChannelWhatsApp && !strings.HasPrefix(from, "+") {
+	if spec.PhoneRecipients && !strings.HasPrefix(from, "+") {
 		from = "+" + from
 	}
-	from, err := validateRecipient(in.Channel, from)
+	from, err := validateRecipient(spec, in.Channel, from)
 	if err != nil {
 		return nil, validationError("from", "is not a valid sender on %s", in.Channel)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -49,14 +51,10 @@ func newLifeFixtureAt(t *testing.T, prov messaging.Provider, clock *fakeClock) *
 func connectedFixture(t *testing.T, prov messaging.Provider) *lifeFixture {
 	t.Helper()
 	f := newLifeFixture(t, prov)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
 		t.Fatal(err)
 	}
 	return f
-}
-
-func waConnect(ws, phoneID, waba, token string) *messaging.ConnectParams {
-	return &messaging.ConnectParams{WorkspaceID: ws, Channel: messaging.ChannelWhatsApp, AccountID: phoneID, WABAID: waba, AccessToken: token}
 }
 
 func TestConnectValidation(t *testing.T) {
@@ -64,10 +62,9 @@ func TestConnectValidation(t *testing.T) {
 	f := newLifeFixture(t, fakeprovider.New())
 	tests := []struct {
 		name  string
-		p     *messaging.ConnectParams
+		p     *connectParams
 		field string
 	}{
-		{"unknown channel", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "sms", AccountID: "1", AccessToken: "EAAGtoken1"}, "channel"},
 		{"phone-number id not digits", waConnect("acme", "12a4", "99", "EAAGtoken1"), "phone_number_id"},
 		{"phone-number id empty", waConnect("acme", "", "99", "EAAGtoken1"), "phone_number_id"},
 		{"waba id missing", waConnect("acme", "1234", "", "EAAGtoken1"), "waba_id"},
@@ -75,19 +72,23 @@ func TestConnectValidation(t *testing.T) {
 		{"empty token", waConnect("acme", "1234", "99", ""), "access_token"},
 		{"short token", waConnect("acme", "1234", "99", "EAAG"), "access_token"},
 		{"token with a space", waConnect("acme", "1234", "99", "EAAG token"), "access_token"},
-		{"display number not E.164", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1", WABAID: "2", AccessToken: "EAAGtoken1", DisplayPhoneNumber: "07000"}, "display_phone_number"},
-		{"page id not digits", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "messenger", AccountID: "page", AccessToken: "EAAGtoken1"}, "page_id"},
-		{"instagram id not digits", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "instagram", AccountID: "-1", AccessToken: "EAAGtoken1"}, "instagram_account_id"},
-		{"waba id on messenger", &messaging.ConnectParams{WorkspaceID: "acme", Channel: "messenger", AccountID: "5", WABAID: "6", AccessToken: "EAAGtoken1"}, "waba_id"},
+		{"display number not E.164", &connectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1", WABAID: "2", AccessToken: "EAAGtoken1", DisplayPhoneNumber: "07000"}, "display_phone_number"},
+		{"page id not digits", &connectParams{WorkspaceID: "acme", Channel: "messenger", AccountID: "page", AccessToken: "EAAGtoken1"}, "page_id"},
+		{"instagram id not digits", &connectParams{WorkspaceID: "acme", Channel: "instagram", AccountID: "-1", AccessToken: "EAAGtoken1"}, "instagram_account_id"},
+		{"waba id on messenger", &connectParams{WorkspaceID: "acme", Channel: "messenger", AccountID: "5", WABAID: "6", AccessToken: "EAAGtoken1"}, "waba_id"},
 	}
 	for _, tc := range tests {
-		_, err := f.svc.Connect(f.ctx, tc.p)
+		_, err := connect(f.ctx, f.svc, tc.p)
 		wantError(t, err, messaging.CodeValidation, tc.field)
 	}
-	if list, err := f.svc.Connections(f.ctx, "acme"); err != nil || len(list) != 0 {
-		t.Errorf("connections after refused connects = %v, %v; want none", list, err)
+	_, err := connect(f.ctx, f.svc, &connectParams{WorkspaceID: "acme", Channel: "sms", AccountID: "1", AccessToken: "EAAGtoken1"})
+	wantError(t, err, messaging.CodeNotFound, "")
+	for _, ch := range f.svc.Channels() {
+		if c, err := connection(f.ctx, f.svc, "acme", ch); messaging.ErrorCode(err) != messaging.CodeNotFound {
+			t.Errorf("%s after refused connects = %+v, %v; want no connection", ch, c, err)
+		}
 	}
-	if _, err := f.svc.Connect(f.ctx, waConnect("nope", "1234", "99", "EAAGtoken1")); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := connect(f.ctx, f.svc, waConnect("nope", "1234", "99", "EAAGtoken1")); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("connect in an unknown workspace: %v, want not_found", err)
 	}
 }
@@ -96,7 +97,7 @@ func TestConnectSealsTheToken(t *testing.T) {
 	t.Parallel()
 	f := newLifeFixture(t, fakeprovider.New())
 	const token = "EAAGsecret-token-ABCD"
-	c, err := f.svc.Connect(f.ctx, &messaging.ConnectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234567890",
+	c, err := connect(f.ctx, f.svc, &connectParams{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234567890",
 		WABAID: "9876543210", AccessToken: token, DisplayPhoneNumber: "+254700000000"})
 	if err != nil {
 		t.Fatal(err)
@@ -127,29 +128,29 @@ func TestConnectSealsTheToken(t *testing.T) {
 		t.Errorf("channels after Connect = %v, want [whatsapp]", w.Channels)
 	}
 	// Another workspace cannot take the same number or WABA.
-	_, err = f.svc.Connect(f.ctx, waConnect("other", "1234567890", "555", "EAAGtoken2"))
+	_, err = connect(f.ctx, f.svc, waConnect("other", "1234567890", "555", "EAAGtoken2"))
 	wantError(t, err, messaging.CodeConflict, "phone_number_id")
 	// A WABA clash names waba_id.
-	_, err = f.svc.Connect(f.ctx, waConnect("other", "777", "9876543210", "EAAGtoken2"))
+	_, err = connect(f.ctx, f.svc, waConnect("other", "777", "9876543210", "EAAGtoken2"))
 	wantError(t, err, messaging.CodeConflict, "waba_id")
 	// Reconnecting replaces the credentials.
 	f.clock.Advance(time.Minute)
-	c2, err := f.svc.Connect(f.ctx, waConnect("acme", "1234567890", "9876543210", "EAAGnewtoken-WXYZ"))
+	c2, err := connect(f.ctx, f.svc, waConnect("acme", "1234567890", "9876543210", "EAAGnewtoken-WXYZ"))
 	if err != nil || c2.TokenHint != "WXYZ" || c2.Generation != 2 || !c2.CreatedAt.Equal(t0) {
 		t.Errorf("reconnect = %+v, %v; want hint WXYZ, generation 2, first CreatedAt", c2, err)
 	}
 	// Disconnecting keeps the record; sends then have no sender, and the
 	// account is free for another workspace.
-	if err := f.svc.DisconnectChannel(f.ctx, "acme", "whatsapp"); err != nil {
+	if err := setChannel(f.ctx, f.svc, "acme", "whatsapp", false); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := f.svc.Connection(f.ctx, "acme", "whatsapp"); err != nil || c.Status != messaging.ConnectionDisconnected {
+	if c, err := connection(f.ctx, f.svc, "acme", "whatsapp"); err != nil || c.Status != messaging.ConnectionDisconnected {
 		t.Errorf("connection after disconnect = %+v, %v; want kept, disconnected", c, err)
 	}
 	if _, err := f.svc.ChannelSender(f.ctx, "acme", "whatsapp"); !errors.Is(err, messaging.ErrNotFound) {
 		t.Errorf("sender of a disconnected channel: %v, want ErrNotFound", err)
 	}
-	if _, err := f.svc.Connect(f.ctx, waConnect("other", "1234567890", "9876543210", "EAAGtoken2")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("other", "1234567890", "9876543210", "EAAGtoken2")); err != nil {
 		t.Errorf("connecting a number disconnected elsewhere: %v", err)
 	}
 }
@@ -164,7 +165,7 @@ func TestConnectNeedsSecretKey(t *testing.T) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Connect(ctx, waConnect("acme", "1", "2", "EAAGtoken1")); messaging.ErrorCode(err) != messaging.CodeInternal {
+	if _, err := connect(ctx, svc, waConnect("acme", "1", "2", "EAAGtoken1")); messaging.ErrorCode(err) != messaging.CodeInternal {
 		t.Errorf("Connect without a secret key: %v, want internal_error", err)
 	}
 }
@@ -173,18 +174,12 @@ func TestConnectNeedsSecretKey(t *testing.T) {
 // records the senders it was handed.
 type tokenRefuser struct {
 	verifies
+	metaChannels
 	mu      sync.Mutex
-	lookup  messaging.SenderLookup
 	senders []*messaging.ChannelSender
 }
 
-func (p *tokenRefuser) UseSenders(l messaging.SenderLookup) { p.lookup = l }
-
-func (p *tokenRefuser) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
-	s, err := p.lookup(ctx, m.WorkspaceID, m.Channel)
-	if err != nil {
-		return nil, err
-	}
+func (p *tokenRefuser) Send(ctx context.Context, s *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.mu.Lock()
 	p.senders = append(p.senders, s)
 	p.mu.Unlock()
@@ -195,7 +190,7 @@ func TestRefusedTokenMarksTheConnection(t *testing.T) {
 	t.Parallel()
 	prov := &tokenRefuser{}
 	f := newLifeFixture(t, prov)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "99", "EAAGexpired1")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "99", "EAAGexpired1")); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Advance(time.Second)
@@ -213,14 +208,111 @@ func TestRefusedTokenMarksTheConnection(t *testing.T) {
 	if got.Status != messaging.StatusFailed || !strings.Contains(got.FailureReason, "[190]") {
 		t.Errorf("message = %s %q, want failed with [190]", got.Status, got.FailureReason)
 	}
-	c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp")
+	c, _ := connection(f.ctx, f.svc, "acme", "whatsapp")
 	if c.Status != messaging.ConnectionError || !strings.Contains(c.StatusReason, "expired") {
 		t.Errorf("connection = %s %q, want error naming the expired token", c.Status, c.StatusReason)
 	}
 	// New credentials clear the error.
-	c, err = f.svc.Connect(f.ctx, waConnect("acme", "1234", "99", "EAAGfresh-1"))
+	c, err = connect(f.ctx, f.svc, waConnect("acme", "1234", "99", "EAAGfresh-1"))
 	if err != nil || c.Status != messaging.ConnectionConnected || c.StatusReason != "" {
 		t.Errorf("reconnect = %+v, %v; want connected without reason", c, err)
+	}
+}
+
+// senderRecorder accepts every send and records the sender it was
+// handed; it verifies every connection, unless it is down.
+type senderRecorder struct {
+	metaChannels
+	mu      sync.Mutex
+	senders []*messaging.ChannelSender
+	n       int
+	down    bool
+}
+
+func (p *senderRecorder) VerifyConnection(context.Context, *messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down {
+		return nil, errDown
+	}
+	return &messaging.VerifiedAccount{}, nil
+}
+
+func (p *senderRecorder) Send(_ context.Context, s *messaging.ChannelSender, _ *messaging.Message) (*messaging.SendReceipt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.senders = append(p.senders, s)
+	p.n++
+	return &messaging.SendReceipt{ProviderMessageID: fmt.Sprintf("wamid.%d", p.n)}, nil
+}
+
+func (p *senderRecorder) handed() []*messaging.ChannelSender {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.senders)
+}
+
+// TestDispatcherHandsTheSender: the dispatcher resolves the workspace's
+// connection and hands it to Provider.Send (account, WABA, unsealed
+// token, generation); a channel connected without credentials is handed
+// no sender; a message whose channel got credentials the provider has not
+// verified yet waits for them ([pending_verification], retried) and
+// reaches no provider.
+func TestDispatcherHandsTheSender(t *testing.T) {
+	t.Parallel()
+	prov := &senderRecorder{}
+	f := connectedFixture(t, prov)
+	send := func(ws, channel, to string) string {
+		t.Helper()
+		res, err := f.svc.Workspace(ws).Messages.Send(f.ctx, &messaging.SendParams{Channel: channel, To: to, Type: "text", Text: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.MessageID
+	}
+	dispatch := func() {
+		t.Helper()
+		if _, err := f.svc.DispatchDue(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("acme", "whatsapp", "+14155550123")
+	if err := setChannel(f.ctx, f.svc, "other", "messenger", true); err != nil {
+		t.Fatal(err)
+	}
+	send("other", "messenger", "psid_1")
+	dispatch()
+	byWS := map[string]*messaging.ChannelSender{}
+	for _, s := range prov.handed() {
+		if s == nil {
+			byWS["other"] = nil
+			continue
+		}
+		byWS[s.WorkspaceID] = s
+	}
+	want := map[string]*messaging.ChannelSender{
+		"acme":  {WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234", WABAID: "5555", AccessToken: "EAAGtoken1", Generation: 1},
+		"other": nil,
+	}
+	if d := cmp.Diff(want, byWS); d != "" || len(prov.handed()) != 2 {
+		t.Errorf("senders handed (-want +got):\n%s(%d sends)", d, len(prov.handed()))
+	}
+
+	queued := send("other", "messenger", "psid_1")
+	prov.mu.Lock()
+	prov.down = true
+	prov.mu.Unlock()
+	c, err := connect(f.ctx, f.svc, &connectParams{WorkspaceID: "other", Channel: "messenger", AccountID: "777", AccessToken: "EAAGpending"})
+	if err != nil || c.Status != messaging.ConnectionPending {
+		t.Fatalf("connect while the provider is down = %+v, %v; want pending", c, err)
+	}
+	dispatch()
+	got, _ := f.store.MessageGet(f.ctx, "other", queued)
+	if want := "[pending_verification] the messenger connection's credentials are not verified with the provider yet"; got.Status != messaging.StatusQueued || got.LastError != want {
+		t.Errorf("message of a pending connection = %s %q, want queued for a retry after %q", got.Status, got.LastError, want)
+	}
+	if n := len(prov.handed()); n != 2 {
+		t.Errorf("%d sends reached the provider, want 2: none with unverified credentials", n)
 	}
 }
 
@@ -267,7 +359,7 @@ func reviewFixture(t *testing.T) (*lifeFixture, *fakeprovider.Provider) {
 	f := newLifeFixtureAt(t, prov, clock)
 	svc := f.svc
 	prov.SetSink(svc)
-	if err := svc.ConnectChannel(f.ctx, "acme", "whatsapp"); err != nil {
+	if err := setChannel(f.ctx, svc, "acme", "whatsapp", true); err != nil {
 		t.Fatal(err)
 	}
 	return f, prov
@@ -352,7 +444,7 @@ func TestApplyTemplateEventMapping(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "greeting", Language: "en",
+			got, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "greeting", Language: "en",
 				ProviderTemplateID: "77", Event: tc.event, Reason: tc.reason, Quality: tc.quality})
 			if err != nil {
 				t.Fatal(err)
@@ -381,18 +473,18 @@ func TestApplyTemplateEventRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "greeting", Language: "en", Event: "EXPLODED"})
+	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "greeting", Language: "en", Event: "EXPLODED"})
 	wantError(t, err, messaging.CodeValidation, "event")
 	// An event for an account no workspace has is never applied elsewhere.
-	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "1234", Name: "greeting", Language: "en", Event: "PAUSED"})
+	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "1234", Name: "greeting", Language: "en", Event: "PAUSED"})
 	if messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("event for a phone-number id as WABA: %v, want not_found", err)
 	}
-	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "999", Name: "greeting", Language: "en", Event: "PAUSED"})
+	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "999", Name: "greeting", Language: "en", Event: "PAUSED"})
 	if messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("event for an unknown WABA: %v, want not_found", err)
 	}
-	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "later", Language: "en", Event: "APPROVED"})
+	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "later", Language: "en", Event: "APPROVED"})
 	wantError(t, err, messaging.CodeConflict, "status")
 	if got, _ := ts.Get(f.ctx, tpl.ID); got.Status != messaging.TemplateApproved {
 		t.Errorf("greeting moved to %s by refused events", got.Status)
@@ -401,7 +493,7 @@ func TestApplyTemplateEventRefusals(t *testing.T) {
 		t.Errorf("draft moved to %s", got.Status)
 	}
 	// DELETED removes the template.
-	got, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WABAID: "5555", Name: "greeting", Language: "en", Event: "DELETED"})
+	got, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "greeting", Language: "en", Event: "DELETED"})
 	if err != nil || got != nil {
 		t.Fatalf("DELETED = %v, %v", got, err)
 	}

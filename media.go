@@ -59,7 +59,7 @@ func (m *Messages) Media(ctx context.Context, id string) (*Media, error) {
 	if msg.Direction != DirectionInbound || msg.Content == nil || msg.Content.Media == nil || msg.Content.Media.ProviderMediaID == "" {
 		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("message %s has no media: only inbound images, videos, audio, documents and stickers do", id)}
 	}
-	mf, ok := m.svc.provider.(MediaFetcher)
+	mf, ok := m.svc.providerFor(msg.Channel).(MediaFetcher)
 	if !ok {
 		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("the media of message %s cannot be fetched: the channel provider does not serve media", id)}
 	}

@@ -42,7 +42,7 @@ func TestMediaLimitWhileStreaming(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := t.Context()
-			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: svc.Channels()}); err != nil {
 				t.Fatal(err)
 			}
 			m, err := svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "+254712345678",

@@ -72,7 +72,7 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 		return nil, validationError("status", "must be one of %s (got %q)", strings.Join(messageStatuses, ", "), query.Status)
 	}
 	if query.Channel != "" {
-		if err := validateChannel(query.Channel); err != nil {
+		if err := m.svc.validateChannel(query.Channel); err != nil {
 			return nil, err
 		}
 	}
@@ -92,7 +92,7 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 	}
 	if query.To != "" && query.ConversationID == "" {
 		// A recipient's messages on a channel are one conversation.
-		channels := Channels()
+		channels := m.svc.Channels()
 		if query.Channel != "" {
 			channels = []string{query.Channel}
 		}

@@ -46,14 +46,16 @@ type Messages struct {
 
 var scopedIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// validateRecipient checks to for the channel and returns its canonical form.
-// WhatsApp needs E.164; Instagram and Messenger take E.164 or a page-scoped id
-// of 1 to 64 letters, digits, '_' or '-'.
-func validateRecipient(channel, to string) (string, error) {
+// validateRecipient checks to for the channel of spec and returns its
+// canonical form. A channel of phone recipients (WhatsApp) needs E.164;
+// the others (Instagram, Messenger) take E.164 or a channel-scoped id of
+// 1 to 64 letters, digits, '_' or '-'. A nil spec (a channel the service
+// does not serve) is read as one of phone recipients.
+func validateRecipient(spec *ChannelSpec, channel, to string) (string, error) {
 	if to == "" {
 		return "", validationError("to", "is required")
 	}
-	if strings.HasPrefix(to, "+") || channel == ChannelWhatsApp {
+	if strings.HasPrefix(to, "+") || spec == nil || spec.PhoneRecipients {
 		p, err := NormalizePhone(to)
 		if err != nil {
 			return "", validationError("to", "must be a phone number in E.164 format (for example +14155550123) on channel %s", channel)
@@ -64,26 +66,6 @@ func validateRecipient(channel, to string) (string, error) {
 		return "", validationError("to", "must be an E.164 phone number or a %s-scoped id of 1 to 64 letters, digits, '_' or '-'", channel)
 	}
 	return to, nil
-}
-
-func validateChannel(ch string) error {
-	switch ch {
-	case ChannelWhatsApp, ChannelInstagram, ChannelMessenger:
-		return nil
-	case "":
-		return validationError("channel", "is required")
-	}
-	return validationError("channel", "must be one of whatsapp, instagram, messenger (got %q)", ch)
-}
-
-func maxText(channel string) int {
-	switch channel {
-	case ChannelMessenger:
-		return MaxTextMessenger
-	case ChannelInstagram:
-		return MaxTextInstagram
-	}
-	return MaxTextWhatsApp
 }
 
 // validateHTTPURL checks that s, the field at path, is an absolute http
@@ -121,11 +103,14 @@ func checkLen(path Path, s string, max int) error {
 	return nil
 }
 
-func (p *SendParams) validate() (to string, err error) {
-	if err := validateChannel(p.Channel); err != nil {
+// validate checks p for the service s and returns its recipient in
+// canonical form.
+func (p *SendParams) validate(s *Service) (to string, err error) {
+	if err := s.validateChannel(p.Channel); err != nil {
 		return "", err
 	}
-	to, err = validateRecipient(p.Channel, p.To)
+	spec := s.spec(p.Channel)
+	to, err = validateRecipient(spec, p.Channel, p.To)
 	if err != nil {
 		return "", err
 	}
@@ -134,7 +119,7 @@ func (p *SendParams) validate() (to string, err error) {
 		if strings.TrimSpace(p.Text) == "" {
 			return "", validationError("text", "is required when type is text")
 		}
-		if err := checkLen(FieldPath("text"), p.Text, maxText(p.Channel)); err != nil {
+		if err := checkLen(FieldPath("text"), p.Text, spec.MaxText); err != nil {
 			return "", err
 		}
 		for f, v := range map[string]string{"media_url": p.MediaURL, "caption": p.Caption, "filename": p.Filename} {
@@ -193,7 +178,7 @@ func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error)
 	if err := refuseUnstorable(p, sendTexts); err != nil {
 		return nil, err
 	}
-	to, err := p.validate()
+	to, err := p.validate(m.svc)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +438,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 	if err := refuseUnstorable(p, sendTemplateTexts); err != nil {
 		return nil, err
 	}
-	to, err := validateRecipient(ChannelWhatsApp, p.To)
+	to, err := validateRecipient(m.svc.spec(ChannelWhatsApp), ChannelWhatsApp, p.To)
 	if err != nil {
 		return nil, err
 	}
@@ -641,6 +626,19 @@ func (c *SendComponent) UnmarshalJSON(b []byte) error {
 	}
 	c.Index = n
 	return nil
+}
+
+// allDigits reports whether s is 1 to max ASCII digits.
+func allDigits(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseButtonIndex returns the button index that the raw JSON value of a

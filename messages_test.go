@@ -243,7 +243,7 @@ func TestChannelUnavailable(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	tpl := f.mustTemplate(t, f.acme, approved("welcome", body("Welcome!")))
-	if err := f.svc.DisconnectChannel(f.ctx, "acme", messaging.ChannelInstagram); err != nil {
+	if err := setChannel(f.ctx, f.svc, "acme", messaging.ChannelInstagram, false); err != nil {
 		t.Fatalf("DisconnectChannel: %v", err)
 	}
 	ig := &messaging.SendParams{Channel: "instagram", To: "igsid_1", Type: "text", Text: "hi"}
@@ -256,7 +256,7 @@ func TestChannelUnavailable(t *testing.T) {
 	f.mustSend(t, f.acme, textMsg(kenya))
 
 	// Templates go over whatsapp only.
-	if err := f.svc.DisconnectChannel(f.ctx, "acme", messaging.ChannelWhatsApp); err != nil {
+	if err := setChannel(f.ctx, f.svc, "acme", messaging.ChannelWhatsApp, false); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.acme.Messages.SendTemplate(f.ctx, &messaging.SendTemplateParams{To: kenya, TemplateName: tpl.Name})
@@ -273,7 +273,7 @@ func TestChannelUnavailable(t *testing.T) {
 	}
 
 	for _, ch := range []string{messaging.ChannelInstagram, messaging.ChannelWhatsApp, messaging.ChannelWhatsApp} {
-		if err := f.svc.ConnectChannel(f.ctx, "acme", ch); err != nil {
+		if err := setChannel(f.ctx, f.svc, "acme", ch, true); err != nil {
 			t.Fatalf("ConnectChannel(%s): %v", ch, err)
 		}
 	}
@@ -299,16 +299,16 @@ func TestChannelSettingBadInputs(t *testing.T) {
 		code    messaging.Code
 		field   string
 	}{
-		{"unknown channel", "acme", "sms", messaging.CodeValidation, "channel"},
-		{"empty channel", "acme", "", messaging.CodeValidation, "channel"},
+		{"unknown channel", "acme", "sms", messaging.CodeNotFound, ""},
+		{"empty channel", "acme", "", messaging.CodeNotFound, ""},
 		{"unknown workspace", "nope", "whatsapp", messaging.CodeNotFound, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := setup(t)
-			wantError(t, f.svc.DisconnectChannel(f.ctx, tc.ws, tc.channel), tc.code, tc.field)
-			wantError(t, f.svc.ConnectChannel(f.ctx, tc.ws, tc.channel), tc.code, tc.field)
+			wantError(t, setChannel(f.ctx, f.svc, tc.ws, tc.channel, false), tc.code, tc.field)
+			wantError(t, setChannel(f.ctx, f.svc, tc.ws, tc.channel, true), tc.code, tc.field)
 		})
 	}
 }

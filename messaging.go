@@ -20,15 +20,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Channels.
+// The channels of the spec. A service serves the channels its provider
+// declares (see ChannelProvider); these are the names the spec gives Meta's
+// three, and WhatsApp is the channel of templates.
 const (
 	ChannelWhatsApp  = "whatsapp"
 	ChannelInstagram = "instagram"
 	ChannelMessenger = "messenger"
 )
-
-// Channels lists every channel the service supports.
-func Channels() []string { return []string{ChannelWhatsApp, ChannelInstagram, ChannelMessenger} }
 
 // Message types.
 const (
@@ -92,7 +91,7 @@ type Options struct {
 	// (see Service.SyncTemplates).
 	TemplateSync TemplateSyncOptions
 	// ConnectionChecks configure the verification of stored channel
-	// connections with the provider (see Service.VerifyConnection).
+	// connections with the provider (see Channels.Verify).
 	ConnectionChecks ConnectionCheckOptions
 	// PendingReportRetention is how long a provider's status report about
 	// a provider message id that no message carries yet is kept, waiting
@@ -131,9 +130,11 @@ type Options struct {
 type Service struct {
 	// store is raw with the reads of every request cached (see
 	// cachingStore); raw is the store New was given.
-	store    Store
-	raw      Store
-	provider Provider
+	store Store
+	raw   Store
+	// channels are the channels the service serves, with their
+	// providers.
+	channels *channelSet
 	now      func() time.Time
 	log      *slog.Logger
 	events   *eventBus
@@ -165,13 +166,20 @@ type Service struct {
 	done  chan struct{}
 }
 
-// New returns a Service over store and provider. Both are required.
+// New returns a Service over store and provider. Both are required. The
+// service serves the channels the provider declares: a ChannelProvider
+// (such as metaprovider's), or a ProviderMux of several providers, each
+// serving its channels.
 func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	if store == nil {
 		return nil, fmt.Errorf("messaging: New: store is nil")
 	}
 	if provider == nil {
 		return nil, fmt.Errorf("messaging: New: provider is nil")
+	}
+	channels, err := newChannelSet(provider)
+	if err != nil {
+		return nil, fmt.Errorf("messaging: New: %w", err)
 	}
 	o := defaults.Of(opts)
 	o.Clock, o.Logger = defaults.Clock(o.Clock), defaults.Logger(o.Logger)
@@ -182,7 +190,7 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 	if o.CacheTTL == 0 {
 		o.CacheTTL = DefaultCacheTTL
 	}
-	s := &Service{raw: store, provider: provider, now: func() time.Time { return o.Clock().UTC() }, log: o.Logger, events: &eventBus{},
+	s := &Service{raw: store, channels: channels, now: func() time.Time { return o.Clock().UTC() }, log: o.Logger, events: &eventBus{},
 		retention: o.PendingReportRetention}
 	if o.SecretKey != nil {
 		aead, err := newAEAD(o.SecretKey)
@@ -218,9 +226,6 @@ func New(store Store, provider Provider, opts *Options) (*Service, error) {
 		return nil, fmt.Errorf("messaging: New: creating the metric instruments: %w", err)
 	}
 	s.tel = tel
-	if su, ok := provider.(SenderUser); ok {
-		su.UseSenders(s.ChannelSender)
-	}
 	s.statuses = &statusBatch{store: s.store}
 	s.dispatch = newDispatcher(s, o.Dispatch, o.Sleep)
 	s.hooks = newWebhookSender(s, o.Webhooks, o.Sleep)
@@ -275,6 +280,8 @@ type Workspace struct {
 	Webhooks *Webhooks
 	// APIKeys creates, lists, changes and revokes API keys.
 	APIKeys *APIKeys
+	// Channels connects, reads, verifies and disconnects channels.
+	Channels *Channels
 }
 
 // Workspace returns a handle on the workspace with the given id.
@@ -288,6 +295,7 @@ func (s *Service) Workspace(id string) *Workspace {
 		Conversations: &Conversations{svc: s, ws: id},
 		Webhooks:      &Webhooks{svc: s, ws: id},
 		APIKeys:       &APIKeys{svc: s, ws: id},
+		Channels:      &Channels{svc: s, ws: id},
 	}
 }
 

@@ -267,7 +267,7 @@ func (s *Service) setSuppression(ctx context.Context, sup *Suppression) (bool, e
 	}
 	data := ContactEventData{Channel: sup.Channel, To: sup.Recipient, OptedOut: sup.OptedOut, Source: sup.Source,
 		MessageID: sup.MessageID, At: sup.UpdatedAt}
-	if sup.Channel == ChannelWhatsApp {
+	if s.phoneRecipients(sup.Channel) {
 		cs, err := s.store.ContactsByPhone(ctx, &ContactsByPhoneParams{WorkspaceID: sup.WorkspaceID, Phones: []string{sup.Recipient}})
 		if err != nil {
 			return false, wrapStoreError(err, "contact", "")
@@ -357,10 +357,10 @@ func (s *Service) ClearOptOut(ctx context.Context, workspaceID, channel, to stri
 	if err := new(texts).at(nil, "workspaceID", workspaceID, "channel", channel, "to", to).result(); err != nil {
 		return nil, err
 	}
-	if err := validateChannel(channel); err != nil {
+	if err := s.validateChannel(channel); err != nil {
 		return nil, err
 	}
-	norm, err := validateRecipient(channel, to)
+	norm, err := validateRecipient(s.spec(channel), channel, to)
 	if err != nil {
 		return nil, err
 	}

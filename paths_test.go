@@ -135,7 +135,7 @@ func TestWebhookTimeoutIsRetried(t *testing.T) {
 	clock := newFakeClock(t0)
 	store := &hookRecStore{Store: memstore.New()}
 	svc := hookService(t, store, clock, newScripted(), make([]byte, 32), messaging.WebhookOptions{Timeout: 100 * time.Millisecond})
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	_, secret, err := svc.Workspace("acme").Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: srv.URL + "/hook"})

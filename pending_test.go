@@ -21,6 +21,7 @@ import (
 // answer to the send reaches the dispatcher: Send applies early (in order)
 // to the Sink, then returns.
 type earlyProvider struct {
+	metaChannels
 	svc   *messaging.Service
 	early []string
 	n     atomic.Int64
@@ -29,7 +30,7 @@ type earlyProvider struct {
 	results []string
 }
 
-func (p *earlyProvider) Send(ctx context.Context, _ *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *earlyProvider) Send(ctx context.Context, _ *messaging.ChannelSender, _ *messaging.Message) (*messaging.SendReceipt, error) {
 	pid := fmt.Sprintf("wamid.%d", p.n.Add(1))
 	for _, st := range p.early {
 		changed, err := p.svc.ApplyProviderStatus(ctx, &messaging.ProviderStatus{ProviderMessageID: pid, Status: st})
@@ -97,7 +98,7 @@ func setupPending(t *testing.T, st messaging.Store, retention time.Duration) *pe
 	}
 	f.svc, f.prov.svc = svc, svc
 	t.Cleanup(svc.Subscribe(f.events.add))
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")

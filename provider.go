@@ -11,10 +11,15 @@ import (
 // (WhatsApp Cloud API, Messenger, Instagram, or a simulator). Implementations
 // live in sub-packages such as provider/fakeprovider.
 type Provider interface {
-	// Send hands one outbound message to the channel provider and returns
-	// the provider's message id. A failure is reported as *SendError; any
-	// other error is treated as a retryable transport failure.
-	Send(ctx context.Context, m *Message) (*SendReceipt, error)
+	// Send hands one outbound message to the channel provider as the
+	// sender s and returns the provider's message id. s is the workspace's
+	// connection on m's channel, resolved by the dispatcher (see
+	// Service.ChannelSender): its account and access token; nil when the
+	// channel is connected without credentials (enough for a simulator)
+	// or not at all, and a provider that needs credentials then refuses
+	// the message. A failure is reported as *SendError; any other error is
+	// treated as a retryable transport failure.
+	Send(ctx context.Context, s *ChannelSender, m *Message) (*SendReceipt, error)
 }
 
 // SendReceipt is the provider's answer to an accepted send.
@@ -67,9 +72,11 @@ func (e *SendError) Error() string {
 type ChannelSender struct {
 	WorkspaceID string
 	Channel     string
-	// AccountID is the phone-number id, page id or Instagram account id.
+	// AccountID is the connection's account id (ChannelSpec.Account: the
+	// phone-number id, page id or Instagram account id).
 	AccountID string
-	// WABAID is the WhatsApp Business Account id (WhatsApp only).
+	// WABAID is the id of the account's owner, on a channel that has one
+	// (ChannelSpec.Owner: the WhatsApp Business Account id).
 	WABAID string
 	// AccessToken is the token to send with.
 	AccessToken string
@@ -89,19 +96,6 @@ func (s *ChannelSender) GoString() string { return s.String() }
 func (s *ChannelSender) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("channel", s.Channel), slog.String("account_id", s.AccountID),
 		slog.String("access_token", "[redacted]"))
-}
-
-// SenderLookup returns the sender of a workspace on a channel: its
-// connection's account and unsealed token. It returns nil and no error
-// when the channel is connected without credentials (enough for a
-// simulator), and ErrNotFound when the channel is not connected.
-type SenderLookup func(ctx context.Context, workspaceID, channel string) (*ChannelSender, error)
-
-// SenderUser is an optional capability of a Provider that sends with the
-// workspaces' stored channel connections: New hands it the service's
-// SenderLookup once, before any Send.
-type SenderUser interface {
-	UseSenders(lookup SenderLookup)
 }
 
 // ProviderTemplate is a template as the channel provider knows it.
@@ -149,4 +143,69 @@ type TemplateLister interface {
 	// ListTemplates returns every template of the sender's account (all
 	// pages).
 	ListTemplates(ctx context.Context, s *ChannelSender) ([]*ProviderTemplate, error)
+}
+
+// ChannelProvider is an optional capability of a Provider that declares
+// the channels it serves. The service serves the channels its provider
+// declares, and consults their specs for every rule that differs by
+// channel; New refuses a provider that declares none (register such a
+// provider for its channels with a ProviderMux).
+type ChannelProvider interface {
+	// Channels returns the specs of the channels the provider serves, in
+	// the order the service lists them.
+	Channels() []ChannelSpec
+}
+
+// ChannelSpec describes a channel: its name, how the accounts of its
+// connections are named and checked, and the rules of its messages.
+type ChannelSpec struct {
+	// Name is the channel's name in the API, for example "whatsapp": 1 to
+	// 32 lower-case letters, digits or '_', starting with a letter.
+	Name string
+	// Label is the channel's name as people write it (the dashboard), for
+	// example "WhatsApp"; empty means Name.
+	Label string
+	// Account is the field of a connection's account id
+	// (ChannelConnection.AccountID), the account the provider sends from
+	// and reports about, for example WhatsApp's "phone_number_id". Its
+	// Name is required.
+	Account ChannelField
+	// Owner, when its Name is set, is the required field of the id of
+	// the account's owner (ChannelConnection.WABAID), for example
+	// WhatsApp's "waba_id", the WhatsApp Business Account that holds the
+	// number and its templates. At most one workspace's verified
+	// connection holds an owner id, as for an account id. When it is not
+	// set, an owner id is refused on the channel.
+	Owner ChannelField
+	// Display, when its Name is set, is the optional field of the
+	// account's phone number as customers see it
+	// (ChannelConnection.DisplayPhoneNumber), for example WhatsApp's
+	// "display_phone_number"; the service normalises it to E.164 (its
+	// Check is not used). When it is not set, a display number is refused
+	// on the channel.
+	Display ChannelField
+	// MaxText is the longest text body, in characters (runes). Required.
+	MaxText int
+	// PhoneRecipients reports that the channel's recipients are phone
+	// numbers only (E.164; an inbound sender given without its '+' gets
+	// one, and contacts are matched by phone). Otherwise a recipient is an
+	// E.164 number or an id of 1 to 64 letters, digits, '_' or '-' scoped
+	// to the channel.
+	PhoneRecipients bool
+}
+
+// ChannelField describes a credential field of a channel's connections.
+type ChannelField struct {
+	// Name is the field's name in the management API and in its errors,
+	// for example "phone_number_id".
+	Name string
+	// Label and Hint describe the field in forms (the dashboard), for
+	// example "Phone number ID" and "Digits only.".
+	Label, Hint string
+	// Check returns nil when v is a valid value (it is handed "" for a
+	// missing one), else an error whose text is the rule v breaks, as it
+	// follows the field's name in a validation error: "must be the
+	// account's numeric id (1 to 32 digits)". Nil accepts 1 to 64 visible
+	// ASCII characters.
+	Check func(v string) error
 }

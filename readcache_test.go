@@ -54,7 +54,7 @@ func newTwoInstances(t *testing.T, ttl time.Duration) *twoInstances {
 		}
 		*s = svc
 	}
-	if _, err := f.a.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := f.a.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: f.a.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -120,7 +120,7 @@ func TestCacheChannelDisconnectedElsewhereStopsWithinTTL(t *testing.T) {
 	if err := f.send(f.b); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.a.DisconnectChannel(f.ctx, "acme", messaging.ChannelWhatsApp); err != nil {
+	if err := setChannel(f.ctx, f.a, "acme", messaging.ChannelWhatsApp, false); err != nil {
 		t.Fatal(err)
 	}
 	wantError(t, f.send(f.a), messaging.CodeChannelUnavailable, "channel")
@@ -128,7 +128,7 @@ func TestCacheChannelDisconnectedElsewhereStopsWithinTTL(t *testing.T) {
 	wantError(t, f.send(f.b), messaging.CodeChannelUnavailable, "channel")
 
 	// Connected again through b: b sees it at once, a within the TTL.
-	if err := f.b.ConnectChannel(f.ctx, "acme", messaging.ChannelWhatsApp); err != nil {
+	if err := setChannel(f.ctx, f.b, "acme", messaging.ChannelWhatsApp, true); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.send(f.b); err != nil {

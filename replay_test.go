@@ -20,7 +20,7 @@ func TestReplayAfterChannelOrTemplateChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.DisconnectChannel(f.ctx, "acme", "whatsapp"); err != nil {
+	if err := setChannel(f.ctx, f.svc, "acme", "whatsapp", false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.acme.Templates.SetStatus(f.ctx, tpl.ID, "paused", "quality"); err != nil {

@@ -212,7 +212,7 @@ func setupStoreFaults(t *testing.T, until time.Duration) *storeFaultFixture {
 		t.Fatal(err)
 	}
 	f.svc = svc
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := svc.Workspace("acme").Webhooks.Create(f.ctx, &messaging.WebhookCreateParams{URL: srv.URL + "/hooks"}); err != nil {

@@ -17,6 +17,7 @@ import (
 // submitErr.
 type listingProvider struct {
 	verifies
+	metaChannels
 	mu        sync.Mutex
 	list      []*messaging.ProviderTemplate
 	listErr   error
@@ -28,7 +29,7 @@ type listingProvider struct {
 	lists     int
 }
 
-func (p *listingProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *listingProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
 	return nil, errors.New("not sending")
 }
 
@@ -137,7 +138,7 @@ func TestSyncTemplates(t *testing.T) {
 	if got := names(list); !slices.Equal(got, []string{"made_in_manager:approved"}) {
 		t.Errorf("approved list = %v", got)
 	}
-	c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp")
+	c, _ := connection(f.ctx, f.svc, "acme", "whatsapp")
 	if c.TemplatesSyncedAt == nil || !c.TemplatesSyncedAt.Equal(f.clock.Now()) || c.TemplateSyncError != "" {
 		t.Errorf("connection sync record = %v %q", c.TemplatesSyncedAt, c.TemplateSyncError)
 	}
@@ -152,7 +153,7 @@ func TestSyncTemplates(t *testing.T) {
 	if got := names(after); !slices.Equal(got, wantNames) {
 		t.Errorf("templates after a failed sync = %v, want them kept: %v", got, wantNames)
 	}
-	c, _ = f.svc.Connection(f.ctx, "acme", "whatsapp")
+	c, _ = connection(f.ctx, f.svc, "acme", "whatsapp")
 	if c.TemplateSyncError == "" || c.TemplatesSyncedAt == nil {
 		t.Errorf("failed sync not recorded: %v %q", c.TemplatesSyncedAt, c.TemplateSyncError)
 	}

@@ -180,7 +180,7 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	}
 	types := []string{TypeText, TypeImage, TypeVideo, TypeDocument, TypeAudio, TypeTemplate}
 	statuses := []string{StatusSent, StatusDelivered, StatusRead, StatusFailed}
-	for _, ch := range Channels() {
+	for _, ch := range s.Channels() {
 		t.byChannel[ch] = newMeasure(AttrChannel.String(ch))
 		for _, ty := range types {
 			t.byChannelType[[2]string{ch, ty}] = newMeasure(AttrChannel.String(ch), AttrType.String(ty))

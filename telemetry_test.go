@@ -55,7 +55,7 @@ func setupTelemetry(t *testing.T, hookStatuses ...int) *telFixture {
 		t.Fatal(err)
 	}
 	f.svc = svc
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")

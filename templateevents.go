@@ -70,10 +70,11 @@ func TemplateEventState(status string) (state string, ok bool) {
 // TemplateEvent is a channel provider's report about a template: a review
 // result, a later status change or a quality change.
 type TemplateEvent struct {
-	// WorkspaceID is the template's workspace. When empty, WABAID finds
-	// it: the workspace whose WhatsApp connection has that WABA id.
+	// WorkspaceID is the template's workspace. When empty, OwnerID finds
+	// it: the workspace whose whatsapp connection holds that owner id
+	// (ChannelSpec.Owner: WhatsApp's WABA id; see WorkspaceForOwner).
 	WorkspaceID string
-	WABAID      string
+	OwnerID     string
 	// ProviderTemplateID is the provider's id of the template; when the
 	// workspace has no template with it, Name and Language find it.
 	ProviderTemplateID string
@@ -112,7 +113,7 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 	ws := ev.WorkspaceID
 	if ws == "" {
 		var err error
-		if ws, err = s.WorkspaceForWABA(ctx, ev.WABAID); err != nil {
+		if ws, err = s.WorkspaceForOwner(ctx, ChannelWhatsApp, ev.OwnerID); err != nil {
 			return nil, err
 		}
 	}
@@ -203,11 +204,13 @@ func (s *Service) WorkspaceForAccount(ctx context.Context, channel, account stri
 	return s.workspaceFor(ctx, &ConnectionListParams{Channel: channel, AccountID: account}, account)
 }
 
-// WorkspaceForWABA returns the workspace whose WhatsApp connection holds
-// the WhatsApp Business Account id waba (not disconnected, verified); not_found when
-// there is none.
-func (s *Service) WorkspaceForWABA(ctx context.Context, waba string) (string, error) {
-	return s.workspaceFor(ctx, &ConnectionListParams{Channel: ChannelWhatsApp, WABAID: waba}, waba)
+// WorkspaceForOwner returns the workspace whose connection on channel
+// holds owner as the id of its account's owner (ChannelSpec.Owner, for
+// example WhatsApp's WABA id; ChannelConnection.Holds: not disconnected,
+// verified). not_found when there is none; service_unavailable when the
+// only claims are pending verification, as for WorkspaceForAccount.
+func (s *Service) WorkspaceForOwner(ctx context.Context, channel, owner string) (string, error) {
+	return s.workspaceFor(ctx, &ConnectionListParams{Channel: channel, WABAID: owner}, owner)
 }
 
 func (s *Service) workspaceFor(ctx context.Context, p *ConnectionListParams, id string) (string, error) {

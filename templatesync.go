@@ -38,7 +38,7 @@ const (
 // workspace's WhatsApp sender (nil without credentials); ok is false when
 // the provider does not manage templates.
 func (s *Service) templateSender(ctx context.Context, ws string) (tm TemplateManager, snd *ChannelSender, ok bool, err error) {
-	tm, ok = s.provider.(TemplateManager)
+	tm, ok = s.providerFor(ChannelWhatsApp).(TemplateManager)
 	if !ok {
 		return nil, nil, false, nil
 	}
@@ -152,7 +152,7 @@ type TemplateSyncResult struct {
 // stays) and is recorded on the connection (TemplateSyncError). A sync of
 // the same account running on another instance is a conflict.
 func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*TemplateSyncResult, error) {
-	tl, ok := s.provider.(TemplateLister)
+	tl, ok := s.providerFor(ChannelWhatsApp).(TemplateLister)
 	if !ok {
 		return nil, &Error{Code: CodeConflict, Field: "provider", Path: FieldPath("provider"), Message: "provider: the channel provider does not list templates"}
 	}
@@ -169,7 +169,8 @@ func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*Templ
 		return nil, wrapStoreError(err, "lease", "")
 	}
 	if !held {
-		return nil, &Error{Code: CodeConflict, Field: "waba_id", Path: FieldPath("waba_id"), Message: "waba_id: another instance is syncing this account's templates"}
+		f := s.spec(ChannelWhatsApp).Owner.Name
+		return nil, &Error{Code: CodeConflict, Field: f, Path: FieldPath(f), Message: f + ": another instance is syncing this account's templates"}
 	}
 	defer func() {
 		// Release: the next scheduled sync of any instance may run.
@@ -312,7 +313,7 @@ func (s *Service) syncAll(ctx context.Context) {
 // runTemplateSync syncs at start and then every Every (when positive)
 // until stop.
 func (s *Service) runTemplateSync(ctx context.Context, stop <-chan struct{}) {
-	if _, ok := s.provider.(TemplateLister); !ok {
+	if _, ok := s.providerFor(ChannelWhatsApp).(TemplateLister); !ok {
 		return
 	}
 	ctx, cancel := workqueue.UntilStopped(ctx, stop)

@@ -1,6 +1,7 @@
 package messaging_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ujumbe/messaging"
@@ -62,6 +63,10 @@ func TestGoCallersMeetTheTextRule(t *testing.T) {
 			_, err := f.svc.ApplyProviderStatus(f.ctx, &messaging.ProviderStatus{ProviderMessageID: "wamid." + nul, Status: "delivered"})
 			return err
 		}, "providerMessageID"},
+		{"template event owner", func() error {
+			_, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5678" + nul, Event: "APPROVED", Name: "promo", Language: "en"})
+			return err
+		}, "ownerID"},
 	} {
 		before := f.store.counts()
 		err := tc.call()
@@ -78,5 +83,41 @@ func TestGoCallersMeetTheTextRule(t *testing.T) {
 		if c := messaging.ErrorCode(get()); c != messaging.CodeNotFound {
 			t.Errorf("get %s with a NUL id: %s, want not_found", name, c)
 		}
+	}
+}
+
+// TestChannelCredentialsMeetTheTextRule: the text rule checks the
+// credentials of Channels.Connect before their channel's rules, naming
+// each field as the management API does (its name in the channel's spec,
+// or access_token), and nothing is written.
+func TestChannelCredentialsMeetTheTextRule(t *testing.T) {
+	f := setup(t)
+	ws := f.acme
+	for _, tc := range []struct {
+		name   string
+		fields map[string]string
+		token  string
+		want   string
+	}{
+		{"NUL in the account id", map[string]string{"phone_number_id": "1234\x00", "waba_id": "5678"}, "token-0123456789",
+			"phone_number_id: must not contain NUL characters (\\u0000)"},
+		{"owner id not UTF-8", map[string]string{"phone_number_id": "1234", "waba_id": "56\xff78"}, "token-0123456789",
+			"waba_id: must be valid UTF-8"},
+		{"display number with NUL", map[string]string{"phone_number_id": "1234", "waba_id": "5678", "display_phone_number": "+254712345678\x00"},
+			"token-0123456789", "display_phone_number: must not contain NUL characters (\\u0000)"},
+		{"token not UTF-8", map[string]string{"phone_number_id": "1234", "waba_id": "5678"}, "token-0123456789\xff",
+			"access_token: must be valid UTF-8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.store.counts()
+			_, err := ws.Channels.Connect(f.ctx, "whatsapp", &messaging.ChannelCredentials{Fields: tc.fields, AccessToken: tc.token})
+			field, _, _ := strings.Cut(tc.want, ":")
+			if e := wantError(t, err, messaging.CodeValidation, field); e.Message != tc.want {
+				t.Errorf("message %q, want %q", e.Message, tc.want)
+			}
+			if after := f.store.counts(); after != before {
+				t.Errorf("wrote %+v -> %+v", before, after)
+			}
+		})
 	}
 }

@@ -37,7 +37,7 @@ func setupHang(t *testing.T, store messaging.Store) *hangFixture {
 		t.Fatal(err)
 	}
 	f.svc = svc
-	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	f.ws = svc.Workspace("acme")
@@ -211,6 +211,7 @@ func TestCrashBeforeTheAnswer(t *testing.T) {
 // gateProvider answers every send at once, except those of workspace
 // "slow", which wait for release (or their context).
 type gateProvider struct {
+	metaChannels
 	release chan struct{}
 	mu      sync.Mutex
 	sends   map[string]int // by workspace
@@ -218,7 +219,7 @@ type gateProvider struct {
 	n       atomic.Int64
 }
 
-func (p *gateProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *gateProvider) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.mu.Lock()
 	p.sends[m.WorkspaceID]++
 	var err error
@@ -255,7 +256,7 @@ func setupGate(t *testing.T, opts messaging.DispatchOptions, workspaces ...strin
 		t.Fatal(err)
 	}
 	for _, ws := range workspaces {
-		if _, err := svc.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: ws, Channels: messaging.Channels()}); err != nil {
+		if _, err := svc.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: ws, Channels: svc.Channels()}); err != nil {
 			t.Fatal(err)
 		}
 	}

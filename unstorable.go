@@ -1,6 +1,11 @@
 package messaging
 
-import "github.com/ujumbe/messaging/internal/textcheck"
+import (
+	"maps"
+	"slices"
+
+	"github.com/ujumbe/messaging/internal/textcheck"
+)
 
 // The text rule of every write: no string of a call's parameters may hold
 // text that no store can keep, a NUL character or bytes that are not UTF-8
@@ -102,7 +107,7 @@ func templateFilterTexts(f *TemplateFilter) error {
 }
 
 func templateEventTexts(ev *TemplateEvent) error {
-	return new(texts).at(nil, "workspaceID", ev.WorkspaceID, "wabaid", ev.WABAID, "providerTemplateID", ev.ProviderTemplateID,
+	return new(texts).at(nil, "workspaceID", ev.WorkspaceID, "ownerID", ev.OwnerID, "providerTemplateID", ev.ProviderTemplateID,
 		"name", ev.Name, "language", ev.Language, "event", ev.Event, "reason", ev.Reason, "quality", ev.Quality).result()
 }
 
@@ -174,9 +179,15 @@ func inboundContentTexts(t *texts, base Path, c *InboundContent) {
 	t.at(base, "unsupported_type", c.RawType)
 }
 
-func connectTexts(p *ConnectParams) error {
-	return new(texts).at(nil, "channel", p.Channel, "account_id", p.AccountID, "waba_id", p.WABAID,
-		"display_phone_number", p.DisplayPhoneNumber, "access_token", p.AccessToken).result()
+// credentialTexts names each field of the credentials as the management
+// API does (phone_number_id, waba_id, ...), in the order of their names,
+// then access_token.
+func credentialTexts(c *ChannelCredentials) error {
+	t := new(texts)
+	for _, name := range slices.Sorted(maps.Keys(c.Fields)) {
+		t.at(nil, name, c.Fields[name])
+	}
+	return t.at(nil, tokenField, c.AccessToken).result()
 }
 
 func createWorkspaceTexts(p *CreateWorkspaceParams) error {

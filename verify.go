@@ -15,7 +15,7 @@ import (
 // that a connection's credentials control its account: for WhatsApp, that
 // the access token reads the phone number among the numbers of the given
 // WhatsApp Business Account; for Messenger, that the token is the page's;
-// for Instagram, that the token reads the account. Service.Connect needs
+// for Instagram, that the token reads the account. Channels.Connect needs
 // it: a provider that cannot verify cannot be connected with credentials.
 type ConnectionVerifier interface {
 	// VerifyConnection returns what the provider knows of the account
@@ -38,8 +38,9 @@ type VerifiedAccount struct {
 // an account.
 type VerificationError struct {
 	// Field names the credential at fault, as the management API names
-	// it: "access_token", "waba_id", "phone_number_id", "page_id" or
-	// "instagram_account_id".
+	// it: "access_token" or a field of the channel's spec (for Meta's
+	// channels "phone_number_id", "waba_id", "page_id" or
+	// "instagram_account_id").
 	Field string
 	// Code and Text are the provider's error code and text (Code may be
 	// empty when the provider answered without an error, for example a
@@ -95,7 +96,7 @@ type ConnectionCheckOptions struct {
 	// every pending connection at each pass, every verified one whose
 	// last proof is older than Recheck, and one in error without a proof
 	// (refused, superseded) when it has not changed for Recheck. Zero means DefaultConnectionCheckEvery;
-	// negative turns the loop off (Service.VerifyConnection still works
+	// negative turns the loop off (Channels.Verify still works
 	// on demand).
 	Every time.Duration
 	// Recheck is the age of a proof after which a verified connection
@@ -150,35 +151,6 @@ func (s *Service) verifyWith(ctx context.Context, v ConnectionVerifier, snd *Cha
 	return acct, err
 }
 
-// VerifyConnection asks the provider now whether the workspace's
-// connection on channel holds its account, records the verdict (as the
-// service's periodic checks do) and returns the connection. A provider
-// that could not tell is service_unavailable and changes nothing.
-func (s *Service) VerifyConnection(ctx context.Context, workspaceID, channel string) (*ChannelConnection, error) {
-	if err := validateChannel(channel); err != nil {
-		return nil, err
-	}
-	v, ok := s.provider.(ConnectionVerifier)
-	if !ok {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Message: "channel: the channel provider cannot verify credentials"}
-	}
-	c, err := s.store.ConnectionGet(ctx, workspaceID, channel)
-	if err != nil {
-		return nil, wrapStoreError(err, "connection", channel)
-	}
-	if c.Status == ConnectionDisconnected {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Message: fmt.Sprintf("channel: %s is disconnected; connect it with credentials", channel)}
-	}
-	if err := s.verifyStored(ctx, v, c); err != nil {
-		var u *unknownVerdict
-		if errors.As(err, &u) {
-			return nil, &Error{Code: CodeServiceUnavailable, Message: "the channel provider could not verify the connection (" + providerReason(u.err) + "); try again later", Err: err}
-		}
-		return nil, wrapStoreError(err, "connection", channel)
-	}
-	return s.Connection(ctx, workspaceID, channel)
-}
-
 // unknownVerdict is verifyStored's error when the provider could not tell.
 type unknownVerdict struct{ err error }
 
@@ -228,7 +200,7 @@ func (s *Service) verifyStored(ctx context.Context, v ConnectionVerifier, c *Cha
 		s.announceChannel(ctx, c, c.Status, ConnectionConnected, "")
 		// The account's templates are synchronised now rather than at the
 		// next hourly pass.
-		if _, ok := s.provider.(TemplateLister); ok && c.Channel == ChannelWhatsApp && c.WABAID != "" {
+		if _, ok := s.providerFor(ChannelWhatsApp).(TemplateLister); ok && c.Channel == ChannelWhatsApp && c.WABAID != "" {
 			if _, err := s.SyncTemplates(ctx, c.WorkspaceID); err != nil {
 				s.log.WarnContext(ctx, "template sync after a connection's verification failed", "workspace", c.WorkspaceID, "err", err)
 			}
@@ -322,10 +294,11 @@ func (s *Service) announceChannel(ctx context.Context, c *ChannelConnection, pre
 	s.events.publish(ctx, ev)
 }
 
-// checkConnections verifies, once, every stored connection that is due:
-// the unverified ones and those whose proof is older than Recheck. One
+// checkConnections verifies, once, every stored connection that is due
+// (the unverified ones and those whose proof is older than Recheck) with
+// the provider of its channel, when that is a ConnectionVerifier. One
 // instance at a time does it (a lease in the store).
-func (s *Service) checkConnections(ctx context.Context, v ConnectionVerifier) {
+func (s *Service) checkConnections(ctx context.Context) {
 	now := s.now()
 	// The lease covers one verification and is renewed before each, so
 	// that a long pass is never run by two instances at once.
@@ -348,7 +321,8 @@ func (s *Service) checkConnections(ctx context.Context, v ConnectionVerifier) {
 		if ctx.Err() != nil {
 			return
 		}
-		if !connectionDue(c, old) {
+		v, ok := s.providerFor(c.Channel).(ConnectionVerifier)
+		if !ok || !connectionDue(c, old) {
 			continue
 		}
 		if !take() {
@@ -380,14 +354,14 @@ func connectionDue(c *ChannelConnection, old time.Time) bool {
 // runConnectionChecks checks connections at start and then every Every
 // (when positive) until stop.
 func (s *Service) runConnectionChecks(ctx context.Context, stop <-chan struct{}) {
-	v, ok := s.provider.(ConnectionVerifier)
-	if !ok || s.checkOpts.Every < 0 {
+	verifies := slices.ContainsFunc(s.channels.providers, func(p Provider) bool { _, ok := p.(ConnectionVerifier); return ok })
+	if !verifies || s.checkOpts.Every < 0 {
 		return
 	}
 	ctx, cancel := workqueue.UntilStopped(ctx, stop)
 	defer cancel()
 	for {
-		s.checkConnections(ctx, v)
+		s.checkConnections(ctx)
 		if err := s.sleep(ctx, s.checkOpts.Every); err != nil {
 			return
 		}

@@ -82,18 +82,18 @@ func TestSquatterCannotConnectAnotherBusinessAccount(t *testing.T) {
 	prov := fakeprovider.NewWithOptions(&fakeprovider.Options{Accounts: map[string]string{"1234": "EAAGowner-token"}})
 	f := newLifeFixture(t, prov)
 
-	_, err := f.svc.Connect(f.ctx, waConnect("other", "1234", "5555", "EAAGanything"))
+	_, err := connect(f.ctx, f.svc, waConnect("other", "1234", "5555", "EAAGanything"))
 	e := wantError(t, err, messaging.CodeValidation, "phone_number_id")
 	if want := "phone_number_id: the channel provider refused the credentials: [100] Unsupported get request"; len(e.Message) < len(want) || e.Message[:len(want)] != want {
 		t.Errorf("message %q, want it to start %q", e.Message, want)
 	}
-	if _, err := f.svc.Connection(f.ctx, "other", messaging.ChannelWhatsApp); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := connection(f.ctx, f.svc, "other", messaging.ChannelWhatsApp); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("the refused connection: %v, want not_found (nothing stored)", err)
 	}
-	_, err = f.svc.Connect(f.ctx, waConnect("other", "1234", "5555", "deny_revoked-token"))
+	_, err = connect(f.ctx, f.svc, waConnect("other", "1234", "5555", "deny_revoked-token"))
 	wantError(t, err, messaging.CodeValidation, "access_token")
 
-	c, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGowner-token"))
+	c, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGowner-token"))
 	if err != nil {
 		t.Fatalf("the owner's connect: %v", err)
 	}
@@ -107,12 +107,12 @@ func TestSquatterCannotConnectAnotherBusinessAccount(t *testing.T) {
 	// the account is held (409 naming the account; a WABA clash names
 	// waba_id).
 	prov.SetAccountToken("1234", "")
-	_, err = f.svc.Connect(f.ctx, waConnect("other", "1234", "7777", "EAAGother-token"))
+	_, err = connect(f.ctx, f.svc, waConnect("other", "1234", "7777", "EAAGother-token"))
 	wantError(t, err, messaging.CodeConflict, "phone_number_id")
-	_, err = f.svc.Connect(f.ctx, waConnect("other", "9999", "5555", "EAAGother-token"))
+	_, err = connect(f.ctx, f.svc, waConnect("other", "9999", "5555", "EAAGother-token"))
 	wantError(t, err, messaging.CodeConflict, "waba_id")
-	if ws, err := f.svc.WorkspaceForWABA(f.ctx, "5555"); err != nil || ws != "acme" {
-		t.Errorf("WorkspaceForWABA = %q, %v; want acme", ws, err)
+	if ws, err := f.svc.WorkspaceForOwner(f.ctx, messaging.ChannelWhatsApp, "5555"); err != nil || ws != "acme" {
+		t.Errorf("WorkspaceForOwner = %q, %v; want acme", ws, err)
 	}
 }
 
@@ -128,7 +128,7 @@ func TestUnverifiedClaimNeverBlocksTheOwner(t *testing.T) {
 	t.Cleanup(f.svc.Subscribe(events.add))
 
 	prov.set(down)
-	c, err := f.svc.Connect(f.ctx, waConnect("other", "1234", "5555", "EAAGsquatter"))
+	c, err := connect(f.ctx, f.svc, waConnect("other", "1234", "5555", "EAAGsquatter"))
 	if err != nil {
 		t.Fatalf("connect while the provider is down: %v", err)
 	}
@@ -149,13 +149,13 @@ func TestUnverifiedClaimNeverBlocksTheOwner(t *testing.T) {
 
 	prov.set(nil)
 	f.clock.Advance(time.Minute)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGowner")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGowner")); err != nil {
 		t.Fatalf("the owner's connect: %v", err)
 	}
 	if ws, err := f.svc.WorkspaceForAccount(f.ctx, messaging.ChannelWhatsApp, "1234"); err != nil || ws != "acme" {
 		t.Errorf("WorkspaceForAccount = %q, %v; want acme", ws, err)
 	}
-	lost, err := f.svc.Connection(f.ctx, "other", "whatsapp")
+	lost, err := connection(f.ctx, f.svc, "other", "whatsapp")
 	if err != nil || lost.Status != messaging.ConnectionError || lost.StatusReason != messaging.ReasonSuperseded {
 		t.Errorf("the squatter's connection = %+v, %v; want error, %q", lost, err, messaging.ReasonSuperseded)
 	}
@@ -172,8 +172,8 @@ func TestUnverifiedClaimNeverBlocksTheOwner(t *testing.T) {
 		t.Errorf("ChannelSender of a superseded connection: %v; want a permanent %s SendError", err, messaging.CodeUnverified)
 	}
 	// Its later verification cannot take the account back.
-	if c, err := f.svc.VerifyConnection(f.ctx, "other", "whatsapp"); err != nil || c.Status != messaging.ConnectionError || c.Holds() {
-		t.Errorf("verifying the superseded claim: %+v, %v; want error, not holding", c, err)
+	if st, err := f.svc.Workspace("other").Channels.Verify(f.ctx, "whatsapp"); err != nil || st.Status != messaging.ConnectionError || st.Connection.Holds() {
+		t.Errorf("verifying the superseded claim: %+v, %v; want error, not holding", st, err)
 	}
 }
 
@@ -194,11 +194,11 @@ func TestConnectionChecks(t *testing.T) {
 	}
 
 	prov.set(down)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
 		t.Fatal(err)
 	}
 	messaging.CheckConnections(f.ctx, f.svc)
-	if c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp"); c.Status != messaging.ConnectionPending {
+	if c, _ := connection(f.ctx, f.svc, "acme", "whatsapp"); c.Status != messaging.ConnectionPending {
 		t.Errorf("after a check while the provider is down: %s, want pending_verification", c.Status)
 	}
 	if err := send(); messaging.ErrorCode(err) != messaging.CodeChannelUnavailable {
@@ -210,7 +210,7 @@ func TestConnectionChecks(t *testing.T) {
 	})
 	f.clock.Advance(time.Minute)
 	messaging.CheckConnections(f.ctx, f.svc)
-	c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp")
+	c, _ := connection(f.ctx, f.svc, "acme", "whatsapp")
 	if c.Status != messaging.ConnectionConnected || c.DisplayPhoneNumber != "+254700111222" || c.VerifiedAt == nil || !c.VerifiedAt.Equal(f.clock.Now()) {
 		t.Errorf("after the provider answered: %+v; want connected with the provider's number, verified now", c)
 	}
@@ -234,7 +234,7 @@ func TestConnectionChecks(t *testing.T) {
 	})
 	f.clock.Advance(2 * time.Minute)
 	messaging.CheckConnections(f.ctx, f.svc)
-	c, _ = f.svc.Connection(f.ctx, "acme", "whatsapp")
+	c, _ = connection(f.ctx, f.svc, "acme", "whatsapp")
 	if c.Status != messaging.ConnectionError || c.StatusReason != "[190] Error validating access token: The user has not authorized application" || !c.Holds() {
 		t.Errorf("after the revoked token's check: %+v; want error with the provider's reason, still holding the account", c)
 	}
@@ -251,17 +251,17 @@ func TestConnectionChecks(t *testing.T) {
 func TestConnectNeedsAVerifier(t *testing.T) {
 	t.Parallel()
 	f := newLifeFixture(t, &plainProvider{})
-	_, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1"))
+	_, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGtoken1"))
 	wantError(t, err, messaging.CodeChannelUnavailable, "channel")
-	if _, err := f.svc.Connection(f.ctx, "acme", messaging.ChannelWhatsApp); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := connection(f.ctx, f.svc, "acme", messaging.ChannelWhatsApp); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("connection after the refusal: %v, want not_found", err)
 	}
 }
 
 // plainProvider sends and can do nothing else.
-type plainProvider struct{}
+type plainProvider struct{ metaChannels }
 
-func (plainProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
+func (plainProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
 	return &messaging.SendReceipt{ProviderMessageID: "p1"}, nil
 }
 
@@ -273,13 +273,13 @@ func TestHolderKeepsItsConnectionWhenTheProviderIsDown(t *testing.T) {
 	t.Parallel()
 	prov := &switchProvider{Provider: fakeprovider.New()}
 	f := newLifeFixture(t, prov)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGproven-1")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGproven-1")); err != nil {
 		t.Fatal(err)
 	}
 	prov.set(down)
-	_, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGrotated-2"))
+	_, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGrotated-2"))
 	wantError(t, err, messaging.CodeServiceUnavailable, "")
-	c, err := f.svc.Connection(f.ctx, "acme", "whatsapp")
+	c, err := connection(f.ctx, f.svc, "acme", "whatsapp")
 	if err != nil || c.Status != messaging.ConnectionConnected || c.TokenHint != "en-1" || !c.Holds() {
 		t.Errorf("connection after the unverifiable replacement = %+v, %v; want the proven one, connected", c, err)
 	}
@@ -296,14 +296,14 @@ func TestRefusedConnectionsAreNotAskedEveryPass(t *testing.T) {
 	prov := &switchProvider{Provider: fakeprovider.New()}
 	f := newLifeFixture(t, prov)
 	prov.set(down)
-	if _, err := f.svc.Connect(f.ctx, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
+	if _, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGtoken1")); err != nil {
 		t.Fatal(err)
 	}
 	prov.set(func(*messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
 		return nil, &messaging.VerificationError{Field: "waba_id", Code: "100", Text: "cannot be loaded"}
 	})
 	messaging.CheckConnections(f.ctx, f.svc)
-	if c, _ := f.svc.Connection(f.ctx, "acme", "whatsapp"); c.Status != messaging.ConnectionError || c.StatusReason != "[100] cannot be loaded" {
+	if c, _ := connection(f.ctx, f.svc, "acme", "whatsapp"); c.Status != messaging.ConnectionError || c.StatusReason != "[100] cannot be loaded" {
 		t.Fatalf("after the refusal: %s %q; want error [100] cannot be loaded", c.Status, c.StatusReason)
 	}
 	calls := prov.count()

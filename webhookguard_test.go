@@ -39,7 +39,7 @@ func guardedAttempt(t *testing.T, rawURL string, opts messaging.WebhookOptions) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	// The URL may be one the guard refuses at creation too: it is created

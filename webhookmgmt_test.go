@@ -156,7 +156,7 @@ func TestEditWebhookEndpoint(t *testing.T) {
 	t.Parallel()
 	f := setupHooks(t, false)
 	e := f.endpoint(t)
-	if _, err := f.svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "other", Channels: messaging.Channels()}); err != nil {
+	if _, err := f.svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "other", Channels: f.svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	str := func(s string) *string { return &s }

@@ -20,9 +20,12 @@ import (
 
 // receiptProvider accepts every send with the same receipt (possibly nil or
 // without a provider message id).
-type receiptProvider struct{ rcpt *messaging.SendReceipt }
+type receiptProvider struct {
+	metaChannels
+	rcpt *messaging.SendReceipt
+}
 
-func (p receiptProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
+func (p receiptProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
 	return p.rcpt, nil
 }
 
@@ -43,12 +46,12 @@ func TestDispatchReceiptWithoutIDIsRetried(t *testing.T) {
 			ctx := context.Background()
 			st := memstore.New()
 			clock := newFakeClock(t0)
-			svc, err := messaging.New(st, receiptProvider{tc.rcpt}, &messaging.Options{Clock: clock.Now,
+			svc, err := messaging.New(st, receiptProvider{rcpt: tc.rcpt}, &messaging.Options{Clock: clock.Now,
 				Dispatch: messaging.DispatchOptions{PerSenderRate: -1, InitialBackoff: time.Second}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 				t.Fatal(err)
 			}
 			res, err := svc.Workspace("acme").Messages.Send(ctx, textMsg("+254712345678"))
@@ -119,7 +122,7 @@ func TestDispatchPacingIsPerSender(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := setupDispatch(t, memstore.New(), messaging.DispatchOptions{Workers: 4, PerSenderRate: 0.001})
-			if _, err := f.svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "other", Channels: messaging.Channels()}); err != nil {
+			if _, err := f.svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "other", Channels: f.svc.Channels()}); err != nil {
 				t.Fatal(err)
 			}
 			for _, m := range tc.msgs {

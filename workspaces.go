@@ -176,7 +176,8 @@ type CreateWorkspaceParams struct {
 	// with a letter or digit. Empty means generate one.
 	ID   string
 	Name string
-	// Channels to connect at creation.
+	// Channels to connect at creation, without credentials: channels the
+	// service serves (Service.Channels).
 	Channels []string
 	// OutsideWindow is the workspace's policy for free-form sends outside
 	// the customer-service window (see WorkspaceSettings); empty is
@@ -215,8 +216,8 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 		return nil, err
 	}
 	for _, c := range p.Channels {
-		if err := validateChannel(c); err != nil {
-			return nil, validationError("channels", "must only hold whatsapp, instagram or messenger (got %q)", c)
+		if s.spec(c) == nil {
+			return nil, validationError("channels", "must only hold %s (got %q)", orList(s.Channels()), c)
 		}
 	}
 	policy, err := outsideWindowPolicy(p.OutsideWindow)
@@ -291,34 +292,6 @@ func (s *Service) ListWorkspaces(ctx context.Context, cursor string, limit int) 
 		list = []*WorkspaceInfo{}
 	}
 	return list, next, nil
-}
-
-// ConnectChannel connects a channel in a workspace. Connecting a connected
-// channel does nothing.
-func (s *Service) ConnectChannel(ctx context.Context, workspaceID, channel string) error {
-	return s.setChannel(ctx, workspaceID, channel, true)
-}
-
-// DisconnectChannel disconnects a channel; sends on it then fail with
-// channel_unavailable.
-func (s *Service) DisconnectChannel(ctx context.Context, workspaceID, channel string) error {
-	return s.setChannel(ctx, workspaceID, channel, false)
-}
-
-func (s *Service) setChannel(ctx context.Context, ws, channel string, on bool) error {
-	if err := validateChannel(channel); err != nil {
-		return err
-	}
-	err := s.store.WorkspaceSetChannel(ctx, &ChannelParams{WorkspaceID: ws, Channel: channel, Connected: on, At: s.now()})
-	if err != nil {
-		return wrapStoreError(err, "workspace", ws)
-	}
-	action := AuditChannelConnected
-	if !on {
-		action = AuditChannelDisconnected
-	}
-	s.audit(ctx, ws, action, channel)
-	return nil
 }
 
 // utcPtr returns a copy of *t in UTC, or nil.

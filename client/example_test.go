@@ -31,7 +31,7 @@ func demoServer() (url, key string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: svc.Channels()}); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := svc.Workspace("acme").Templates.Create(ctx, &messaging.TemplateCreateParams{

@@ -161,7 +161,7 @@ func (e *env) workspace(t testing.TB, id, phone, hookURL string) *fixture {
 			t.Fatalf("setup %s: %v", id, err)
 		}
 	}
-	_, err := e.svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Workspace " + id, Channels: messaging.Channels()})
+	_, err := e.svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Workspace " + id, Channels: e.svc.Channels()})
 	must(err)
 	f := &fixture{ID: id, Only: map[string]string{}}
 	k, plain, err := e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "full", Scopes: messaging.AllScopes()})

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"net/url"
@@ -10,25 +11,33 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// Settings -> Channels: each channel's connection (status, error reason,
-// account ids, display number, the token's last 4 characters, the last
-// template sync), a form connecting it or replacing its credentials
-// (Service.PutChannel, as PUT /v1/channels/{channel}) and disconnecting
-// it (Service.RemoveChannel, as DELETE /v1/channels/{channel}). The
-// access token is a password input, never shown again and never put back
-// into the form.
+// Settings -> Channels: each channel the service serves, with its
+// connection (status, error reason, account ids, display number, the
+// token's last 4 characters, the last template sync), a form connecting
+// it or replacing its credentials (Channels.Connect, as PUT
+// /v1/channels/{channel}) and disconnecting it (Channels.Disconnect, as
+// DELETE /v1/channels/{channel}). The form's fields are those of the
+// channel's spec (messaging.ChannelSpec). The access token is a password
+// input, never shown again and never put back into the form.
 
 // channelView is one channel on the page.
 type channelView struct {
 	State *messaging.ChannelState
-	// WABAID, TemplatesSyncedAt and TemplateSyncError come from the
-	// connection record, when there is one.
-	WABAID            string
+	// Title is the channel's name as people write it.
+	Title string
+	// AccountLabel names the channel's account id (its spec's Account).
+	AccountLabel string
+	// OwnerLabel names the id of the account's owner when the channel
+	// has one (its spec's Owner); OwnerID is that id, from the
+	// connection record.
+	OwnerLabel, OwnerID string
+	// Display is set when the channel's accounts have a display number.
+	Display bool
+	// Templates is set on the channel of templates (whatsapp), with
+	// TemplatesSyncedAt and TemplateSyncError from the connection record.
+	Templates         bool
 	TemplatesSyncedAt *time.Time
 	TemplateSyncError string
-	// AccountField names the channel's account id as Meta does
-	// (phone_number_id, page_id, instagram_account_id).
-	AccountField, AccountLabel string
 	// Posted is set on the channel whose form was sent: its errors and
 	// values are shown in its form.
 	Posted bool
@@ -48,36 +57,24 @@ func (h *Handler) channels(w http.ResponseWriter, r *http.Request, req *request)
 func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, req *request, p *page, posted string, status int) error {
 	p.Title, p.Nav = "Channels", "channels"
 	p.fill(h, req)
-	states, err := h.svc.ChannelStates(req.ctx, req.ws.ID)
+	states, err := h.svc.Workspace(req.ws.ID).Channels.List(req.ctx)
 	if err != nil {
 		return err
 	}
-	conns, err := h.svc.Connections(req.ctx, req.ws.ID)
-	if err != nil {
-		return err
+	specs := map[string]messaging.ChannelSpec{}
+	for _, spec := range h.svc.ChannelSpecs() {
+		specs[spec.Name] = spec
 	}
 	var list []*channelView
 	for _, st := range states {
-		v := &channelView{State: st, Posted: st.Channel == posted}
-		v.AccountField, v.AccountLabel = accountOf(st.Channel)
-		v.Fields = []chInput{{Name: v.AccountField, Label: v.AccountLabel, Hint: "Digits only.", Type: "text"}}
-		if st.Channel == messaging.ChannelWhatsApp {
-			v.Fields = append(v.Fields,
-				chInput{Name: "waba_id", Label: "WhatsApp Business Account ID", Hint: "Digits only; the owner of the templates.", Type: "text"},
-				chInput{Name: "display_phone_number", Label: "Display number (optional)", Hint: "E.164, for example +254712345678.", Type: "tel"})
-		}
-		v.Fields = append(v.Fields, chInput{Name: "access_token", Label: "Access token", Hint: "Paste the token; it is not shown again.", Type: "password"})
+		v := channelViewOf(st, specs[st.Channel])
+		v.Posted = st.Channel == posted
 		for i := range v.Fields {
 			in := &v.Fields[i]
 			in.ID = st.Channel + "-" + in.Name
 			if v.Posted {
 				// The form's values were sent without the token.
 				in.Value, in.Error = p.Form.Get(in.Name), p.Errors[in.Name]
-			}
-		}
-		for _, c := range conns {
-			if c.Channel == st.Channel && c.Status != messaging.ConnectionDisconnected {
-				v.WABAID, v.TemplatesSyncedAt, v.TemplateSyncError = c.WABAID, c.TemplatesSyncedAt, c.TemplateSyncError
 			}
 		}
 		list = append(list, v)
@@ -87,32 +84,44 @@ func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, req *re
 	return nil
 }
 
-// accountOf names a channel's account id field and its label.
-func accountOf(channel string) (field, label string) {
-	switch channel {
-	case messaging.ChannelWhatsApp:
-		return "phone_number_id", "Phone number ID"
-	case messaging.ChannelMessenger:
-		return "page_id", "Facebook page ID"
+// channelViewOf is the view of the state st of the channel spec
+// describes, with the inputs of its form.
+func channelViewOf(st *messaging.ChannelState, spec messaging.ChannelSpec) *channelView {
+	v := &channelView{State: st, Title: cmp.Or(spec.Label, spec.Name), AccountLabel: spec.Account.Label,
+		OwnerLabel: spec.Owner.Label, Display: spec.Display.Name != "", Templates: spec.Name == messaging.ChannelWhatsApp}
+	v.Fields = []chInput{{Name: spec.Account.Name, Label: spec.Account.Label, Hint: spec.Account.Hint, Type: "text"}}
+	if spec.Owner.Name != "" {
+		v.Fields = append(v.Fields, chInput{Name: spec.Owner.Name, Label: spec.Owner.Label, Hint: spec.Owner.Hint, Type: "text"})
 	}
-	return "instagram_account_id", "Instagram account ID"
+	if spec.Display.Name != "" {
+		v.Fields = append(v.Fields, chInput{Name: spec.Display.Name, Label: spec.Display.Label, Hint: spec.Display.Hint, Type: "tel"})
+	}
+	v.Fields = append(v.Fields, chInput{Name: "access_token", Label: "Access token", Hint: "Paste the token; it is not shown again.", Type: "password"})
+	if c := st.Connection; c != nil && c.Status != messaging.ConnectionDisconnected {
+		v.OwnerID, v.TemplatesSyncedAt, v.TemplateSyncError = c.WABAID, c.TemplatesSyncedAt, c.TemplateSyncError
+	}
+	return v
 }
 
 // putChannel connects a channel or replaces its credentials with the
-// form's, through Service.PutChannel (the rules of PUT
-// /v1/channels/{channel}).
+// form's, through Channels.Connect (the rules of PUT
+// /v1/channels/{channel}). The form's fields are read by the names the
+// channels' specs give them.
 func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, req *request) error {
 	if err := r.ParseForm(); err != nil {
 		return err
 	}
 	channel := r.PathValue("channel")
 	f := r.PostForm
-	creds := &messaging.ChannelCredentials{
-		PhoneNumberID: strings.TrimSpace(f.Get("phone_number_id")), WABAID: strings.TrimSpace(f.Get("waba_id")),
-		DisplayPhoneNumber: strings.TrimSpace(f.Get("display_phone_number")), PageID: strings.TrimSpace(f.Get("page_id")),
-		InstagramAccountID: strings.TrimSpace(f.Get("instagram_account_id")), AccessToken: f.Get("access_token"),
+	creds := &messaging.ChannelCredentials{Fields: map[string]string{}, AccessToken: f.Get("access_token")}
+	for _, spec := range h.svc.ChannelSpecs() {
+		for _, fd := range []messaging.ChannelField{spec.Account, spec.Owner, spec.Display} {
+			if v := strings.TrimSpace(f.Get(fd.Name)); fd.Name != "" && v != "" {
+				creds.Fields[fd.Name] = v
+			}
+		}
 	}
-	st, err := h.svc.PutChannel(req.ctx, req.ws.ID, channel, creds)
+	st, err := h.svc.Workspace(req.ws.ID).Channels.Connect(req.ctx, channel, creds)
 	if err != nil {
 		// The token is never sent back, not even into the form.
 		form := url.Values{}
@@ -144,10 +153,10 @@ func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, req *reques
 }
 
 // verifyChannel asks the provider now whether the channel's stored
-// credentials control its account, through Service.VerifyChannel (the
+// credentials control its account, through Channels.Verify (the
 // rules of POST /v1/channels/{channel}/verify), and says the verdict.
 func (h *Handler) verifyChannel(w http.ResponseWriter, r *http.Request, req *request) error {
-	st, err := h.svc.VerifyChannel(req.ctx, req.ws.ID, r.PathValue("channel"))
+	st, err := h.svc.Workspace(req.ws.ID).Channels.Verify(req.ctx, r.PathValue("channel"))
 	switch {
 	case messaging.ErrorCode(err) == messaging.CodeServiceUnavailable:
 		h.flash(w, "Not verified: "+asError(err).Message+".")
@@ -162,9 +171,9 @@ func (h *Handler) verifyChannel(w http.ResponseWriter, r *http.Request, req *req
 	return nil
 }
 
-// disconnectChannel disconnects a channel through Service.RemoveChannel.
+// disconnectChannel disconnects a channel through Channels.Disconnect.
 func (h *Handler) disconnectChannel(w http.ResponseWriter, r *http.Request, req *request) error {
-	st, err := h.svc.RemoveChannel(req.ctx, req.ws.ID, r.PathValue("channel"))
+	st, err := h.svc.Workspace(req.ws.ID).Channels.Disconnect(req.ctx, r.PathValue("channel"))
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func TestChannelsPage(t *testing.T) {
 }
 
 // TestChannelConnectTokenShownNever: connecting through the form stores
-// the credentials (Service.PutChannel); no page shows the token after,
+// the credentials (Channels.Connect); no page shows the token after,
 // only its last 4 characters.
 func TestChannelConnectTokenShownNever(t *testing.T) {
 	f := setup(t)
@@ -39,7 +39,7 @@ func TestChannelConnectTokenShownNever(t *testing.T) {
 	if r.status != http.StatusSeeOther || r.location != "/dashboard/w/acme/channels" {
 		t.Fatalf("connect answered %d to %q:\n%s", r.status, r.location, r.body)
 	}
-	c, err := f.svc.Connection(f.ctx, "acme", "whatsapp")
+	c, err := f.connection("acme", "whatsapp")
 	if err != nil || c.AccountID != "1234567890" || c.WABAID != "555" || c.TokenHint != "9876" {
 		t.Fatalf("connection = %+v, %v", c, err)
 	}
@@ -54,6 +54,19 @@ func TestChannelConnectTokenShownNever(t *testing.T) {
 	if err != nil || len(events) == 0 || events[0].Action != messaging.AuditChannelConnected || events[0].Actor != "dashboard:op" {
 		t.Errorf("audit = %+v, %v; want channel.connected by dashboard:op first", events, err)
 	}
+}
+
+// connection returns the connection record of ws on channel; not_found
+// when the channel was never connected with credentials.
+func (f *fixture) connection(ws, channel string) (*messaging.ChannelConnection, error) {
+	st, err := f.svc.Workspace(ws).Channels.Get(f.ctx, channel)
+	if err != nil {
+		return nil, err
+	}
+	if st.Connection == nil {
+		return nil, &messaging.Error{Code: messaging.CodeNotFound, Message: "no connection of " + channel}
+	}
+	return st.Connection, nil
 }
 
 // TestChannelConnectErrors: the library's message is shown next to the
@@ -72,7 +85,7 @@ func TestChannelConnectErrors(t *testing.T) {
 	if strings.Contains(r.body, `id="messenger-page_id-err"`) {
 		t.Error("the error is shown on another channel's form")
 	}
-	if _, err := f.svc.Connection(f.ctx, "acme", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := f.connection("acme", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("the refused form stored a connection: %v", err)
 	}
 	r = f.post("/w/acme/channels/messenger", url.Values{"page_id": {"42"}, "access_token": {"short"}})
@@ -104,7 +117,7 @@ func TestChannelDisconnect(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("disconnect answered %d:\n%s", r.status, r.body)
 	}
-	states, err := f.svc.ChannelStates(f.ctx, "acme")
+	states, err := f.svc.Workspace("acme").Channels.List(f.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,13 +160,13 @@ func TestChannelsOtherWorkspace(t *testing.T) {
 	if r := f.post("/w/other/channels/whatsapp", url.Values{"phone_number_id": {"1"}, "waba_id": {"2"}, "access_token": {token}}); r.status != http.StatusNotFound {
 		t.Errorf("connecting other's channel answered %d; want 404", r.status)
 	}
-	if _, err := f.svc.Connection(f.ctx, "other", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
+	if _, err := f.connection("other", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
 		t.Errorf("other's channel was connected: %v", err)
 	}
 }
 
 // TestChannelVerifyNow: "Verify now" asks the provider through
-// Service.VerifyChannel: a pending connection becomes connected once the
+// Channels.Verify: a pending connection becomes connected once the
 // provider answers, and one whose token the provider refuses shows the
 // reason.
 func TestChannelVerifyNow(t *testing.T) {
@@ -165,7 +178,7 @@ func TestChannelVerifyNow(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("verify answered %d:\n%s", r.status, r.body)
 	}
-	if st, err := f.svc.Connection(f.ctx, "acme", "messenger"); err != nil || st.Status != messaging.ConnectionPending {
+	if st, err := f.connection("acme", "messenger"); err != nil || st.Status != messaging.ConnectionPending {
 		t.Errorf("after a verification the provider could not answer: %+v, %v; want pending_verification", st, err)
 	}
 
@@ -175,7 +188,7 @@ func TestChannelVerifyNow(t *testing.T) {
 	if r := f.post("/w/acme/channels/messenger/verify", nil); r.status != http.StatusSeeOther {
 		t.Fatalf("verify answered %d:\n%s", r.status, r.body)
 	}
-	st, err := f.svc.Connection(f.ctx, "acme", "messenger")
+	st, err := f.connection("acme", "messenger")
 	if err != nil || st.Status != messaging.ConnectionError {
 		t.Fatalf("after a refused verification: %+v, %v; want error", st, err)
 	}

@@ -80,7 +80,7 @@ func setupWith(t *testing.T, o fixtureOptions) *fixture {
 	}
 	f.svc = svc
 	for _, ws := range []*messaging.CreateWorkspaceParams{
-		{ID: "acme", Name: "Acme Ltd", Channels: messaging.Channels()},
+		{ID: "acme", Name: "Acme Ltd", Channels: svc.Channels()},
 		{ID: "other", Name: "Other Ltd", Channels: []string{messaging.ChannelWhatsApp}},
 	} {
 		if _, err := svc.CreateWorkspace(f.ctx, ws); err != nil {

@@ -67,7 +67,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request, req *request)
 		}
 	}
 	d := &messagesData{Statuses: []string{messaging.StatusQueued, messaging.StatusSent, messaging.StatusDelivered,
-		messaging.StatusRead, messaging.StatusFailed}, Channels: messaging.Channels()}
+		messaging.StatusRead, messaging.StatusFailed}, Channels: h.svc.Channels()}
 	p := &page{Title: "Messages", Nav: "messages", Form: form, Data: d}
 	p.fill(h, req)
 	mq := &messaging.MessageQuery{Status: form.Get("status"), Channel: form.Get("channel"),

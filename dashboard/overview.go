@@ -91,12 +91,12 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request)
 			d.Failing = append(d.Failing, failingEndpoint{e, why})
 		}
 	}
-	conns, err := h.svc.Connections(req.ctx, req.ws.ID)
+	states, err := h.svc.Workspace(req.ws.ID).Channels.List(req.ctx)
 	if err != nil {
 		return err
 	}
-	for _, c := range conns {
-		if c.Status == messaging.ConnectionError || c.Status == messaging.ConnectionPending {
+	for _, st := range states {
+		if c := st.Connection; c != nil && (c.Status == messaging.ConnectionError || c.Status == messaging.ConnectionPending) {
 			d.ChannelErrors = append(d.ChannelErrors, c)
 		}
 	}

@@ -43,7 +43,7 @@ func BenchmarkAccept(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_bench", Name: "Bench", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_bench", Name: "Bench", Channels: svc.Channels()}); err != nil {
 		b.Fatal(err)
 	}
 	const key = "msk_bench_0123456789abcdef0123456789abcdef"

@@ -26,7 +26,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{
-		ID: "acme", Name: "Acme Ltd", Channels: messaging.Channels(),
+		ID: "acme", Name: "Acme Ltd", Channels: svc.Channels(),
 	}); err != nil {
 		log.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/ujumbe/messaging/internal/testclock"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ujumbe/messaging/internal/testclock"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
@@ -283,7 +284,7 @@ func searchHandler(t testing.TB, store messaging.Store) (http.Handler, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_search", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_search", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	_, key, err := svc.Workspace("ws_search").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	"github.com/ujumbe/messaging"
@@ -147,7 +148,7 @@ func (h *Handler) listChannels(w http.ResponseWriter, r *http.Request, p *messag
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	list, err := h.svc.ChannelStates(r.Context(), p.WorkspaceID)
+	list, err := h.svc.Workspace(p.WorkspaceID).Channels.List(r.Context())
 	if err != nil {
 		return err
 	}
@@ -160,11 +161,11 @@ func (h *Handler) listChannels(w http.ResponseWriter, r *http.Request, p *messag
 }
 
 func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	params, err := decodeParams(h, w, r, &channelPut{})
-	if err != nil {
+	body := reflect.New(h.channelPut)
+	if err := h.decode(w, r, body.Interface()); err != nil {
 		return err
 	}
-	st, err := h.svc.PutChannel(r.Context(), p.WorkspaceID, r.PathValue("channel"), params)
+	st, err := h.svc.Workspace(p.WorkspaceID).Channels.Connect(r.Context(), r.PathValue("channel"), channelCredentials(body.Elem()))
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func (h *Handler) verifyChannel(w http.ResponseWriter, r *http.Request, p *messa
 	if err := h.decodeEmpty(w, r); err != nil {
 		return err
 	}
-	st, err := h.svc.VerifyChannel(r.Context(), p.WorkspaceID, r.PathValue("channel"))
+	st, err := h.svc.Workspace(p.WorkspaceID).Channels.Verify(r.Context(), r.PathValue("channel"))
 	if err != nil {
 		return err
 	}
@@ -188,7 +189,7 @@ func (h *Handler) deleteChannel(w http.ResponseWriter, r *http.Request, p *messa
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	st, err := h.svc.RemoveChannel(r.Context(), p.WorkspaceID, r.PathValue("channel"))
+	st, err := h.svc.Workspace(p.WorkspaceID).Channels.Disconnect(r.Context(), r.PathValue("channel"))
 	if err != nil {
 		return err
 	}

@@ -24,9 +24,12 @@
 // draining); see Health. Options.MeterProvider and Options.TracerProvider
 // record a metric and a span per request.
 //
-// With Options.Meta set, the handler also receives Meta's webhooks (status
-// reports and inbound messages of WhatsApp, Messenger and Instagram) at
-// MetaWebhook.Path, default /webhooks/meta; mount the handler there too.
+// The handler also mounts the receiver of each of the service's providers
+// that offers one (messaging.CallbackReceiver), at the receiver's path:
+// metaprovider's receiver of Meta's webhooks (status reports, inbound
+// messages and template events of WhatsApp, Messenger and Instagram, at
+// /webhooks/meta by default) when its Options.Webhook is set. Mount the
+// handler there too.
 package httpapi
 
 import (
@@ -40,6 +43,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -103,10 +107,6 @@ type Options struct {
 	// SMS, when set, is served as the SMS API under /sms/v1 (see sms.go).
 	// Default nil: the SMS routes are absent.
 	SMS *sms.SMS
-	// Meta, when set, mounts the receiver of Meta's webhooks (status
-	// reports and inbound messages; see MetaWebhook and meta.go). Default
-	// nil: no receiver.
-	Meta *MetaWebhook
 	// SMSCallback, when set with SMS and a Secret, mounts the route
 	// receiving the delivery reports the SMS upstream pushes (see
 	// SMSCallback). Default nil: no such route.
@@ -167,6 +167,9 @@ type Handler struct {
 	// fields caches the JSON member names of decoded struct types
 	// (reflect.Type to map[string]reflect.Type), for the strict decoder.
 	fields sync.Map
+	// channelPut is the type of the body of PUT /v1/channels/{channel},
+	// built from the service's channels (see channelPutType).
+	channelPut reflect.Type
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -182,6 +185,7 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	if h.limiter == nil {
 		h.limiter = &limiterSet{}
 	}
+	h.channelPut = channelPutType(svc.ChannelSpecs())
 	h.tel = newHTTPTelemetry(o.MeterProvider, o.TracerProvider)
 	h.tel.propagator = o.Propagator
 	h.health = o.Health
@@ -212,9 +216,7 @@ func New(svc *messaging.Service, opts *Options) *Handler {
 	if o.SMS != nil && o.SMSCallback != nil {
 		h.mountSMSCallback(o.SMSCallback)
 	}
-	if o.Meta != nil {
-		h.mountMeta(o.Meta)
-	}
+	h.mountReceivers()
 	return h
 }
 

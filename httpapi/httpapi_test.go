@@ -794,7 +794,7 @@ func TestStatusCodesOfSpecTable(t *testing.T) {
 			return e.call(t, "POST", "/v1/messages", "A", `{"channel":"sms","to":"+254712345678","type":"text","text":"x"}`)
 		}},
 		{"channel_unavailable", func(t *testing.T, e *env) *response {
-			if err := e.svc.DisconnectChannel(context.Background(), e.A.ID, "instagram"); err != nil {
+			if _, err := e.svc.Workspace(e.A.ID).Channels.Disconnect(context.Background(), "instagram"); err != nil {
 				t.Fatal(err)
 			}
 			return e.call(t, "POST", "/v1/messages", "A", `{"channel":"instagram","to":"ig_123","type":"text","text":"x"}`)

@@ -290,7 +290,7 @@ func TestChannelUnavailable(t *testing.T) {
 	t.Parallel()
 	disconnect := func(ws, ch string) func(t *testing.T, e *env) {
 		return func(t *testing.T, e *env) {
-			if err := e.svc.DisconnectChannel(context.Background(), e.ws(ws).ID, ch); err != nil {
+			if _, err := e.svc.Workspace(e.ws(ws).ID).Channels.Disconnect(context.Background(), ch); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -311,7 +311,7 @@ func TestChannelUnavailable(t *testing.T) {
 		{name: "reads still work", before: disconnect("A", "whatsapp"), method: "GET", path: "/v1/messages/<A.message>", key: "A", wantStatus: 200},
 		{name: "reconnected", before: func(t *testing.T, e *env) {
 			disconnect("A", "whatsapp")(t, e)
-			if err := e.svc.ConnectChannel(context.Background(), e.A.ID, "whatsapp"); err != nil {
+			if _, err := e.svc.Workspace(e.A.ID).Channels.Connect(context.Background(), "whatsapp", nil); err != nil {
 				t.Fatal(err)
 			}
 		}, method: "POST", path: "/v1/messages", key: "A", body: okText, wantStatus: 201},

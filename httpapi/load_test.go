@@ -24,6 +24,7 @@ import (
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
+	"github.com/ujumbe/messaging/provider/metaprovider"
 	"github.com/ujumbe/messaging/store/sqlitestore"
 )
 
@@ -34,7 +35,10 @@ import (
 // process's memory is the service's, not a test double's.
 type nopProvider struct{ n atomic.Int64 }
 
-func (p *nopProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+// Channels makes the provider serve Meta's channels.
+func (*nopProvider) Channels() []messaging.ChannelSpec { return metaprovider.ChannelSpecs() }
+
+func (p *nopProvider) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	return &messaging.SendReceipt{ProviderMessageID: "wamid.load." + strconv.FormatInt(p.n.Add(1), 10)}, nil
 }
 
@@ -139,7 +143,7 @@ func TestLoad(t *testing.T) {
 	keys := make([]string, workspaces)
 	for w := range workspaces {
 		id := fmt.Sprintf("ws_load_%d", w)
-		if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Channels: messaging.Channels()}); err != nil {
+		if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Channels: svc.Channels()}); err != nil {
 			t.Fatal(err)
 		}
 		if _, keys[w], err = svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()}); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/internal/testlog"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/provider/metaprovider"
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
@@ -65,25 +66,68 @@ type metaEnv struct {
 	log   *testlog.Buffer
 }
 
-func metaSetup(t testing.TB, cfg *httpapi.MetaWebhook, opts ...func(*httpapi.Options)) *metaEnv {
+// fakeLike is what the fake provider (and a test provider embedding it)
+// is.
+type fakeLike interface {
+	messaging.Provider
+	messaging.ChannelProvider
+	messaging.ConnectionVerifier
+	messaging.TemplateManager
+	messaging.MediaFetcher
+}
+
+// withMetaWebhook is a fake provider with the receiver of Meta's webhooks
+// that a metaprovider configured with a webhook offers: the tests send
+// with the simulator and receive Meta's webhooks.
+type withMetaWebhook struct {
+	fakeLike
+	meta *metaprovider.Provider
+}
+
+func (p *withMetaWebhook) Receiver(svc *messaging.Service, host *messaging.ReceiverHost) *messaging.Receiver {
+	return p.meta.Receiver(svc, host)
+}
+
+// metaHooked returns p with the receiver of Meta's webhooks configured by
+// hook.
+func metaHooked(t testing.TB, p fakeLike, hook *metaprovider.WebhookOptions) messaging.Provider {
+	t.Helper()
+	meta, err := metaprovider.New(&metaprovider.Options{Webhook: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &withMetaWebhook{fakeLike: p, meta: meta}
+}
+
+// metaSetup is metaSetupWith the fake provider with the receiver of Meta's
+// webhooks configured by cfg (nil: the secret, the verify token and the
+// three accounts of metaWS).
+func metaSetup(t testing.TB, cfg *metaprovider.WebhookOptions, opts ...func(*httpapi.Options)) *metaEnv {
+	t.Helper()
+	if cfg == nil {
+		cfg = &metaprovider.WebhookOptions{VerifyToken: metaVerify, AppSecret: metaSecret,
+			Accounts: map[string]string{metaPNID: metaWS, metaPageID: metaWS, metaIGID: metaWS}}
+	}
+	return metaSetupWith(t, metaHooked(t, fakeprovider.New(), cfg), opts...)
+}
+
+// metaSetupWith serves a service over prov, with the workspaces metaWS
+// and ws_other, through httpapi with opts.
+func metaSetupWith(t testing.TB, prov messaging.Provider, opts ...func(*httpapi.Options)) *metaEnv {
 	t.Helper()
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	e := &metaEnv{store: &metaStore{Store: memstore.New()}, log: &testlog.Buffer{}}
-	svc, err := messaging.New(e.store, fakeprovider.New(), &messaging.Options{Clock: func() time.Time { return now }})
+	svc, err := messaging.New(e.store, prov, &messaging.Options{Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.svc = svc
 	for _, ws := range []string{metaWS, "ws_other"} {
-		if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: ws, Name: ws, Channels: messaging.Channels()}); err != nil {
+		if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: ws, Name: ws, Channels: svc.Channels()}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if cfg == nil {
-		cfg = &httpapi.MetaWebhook{VerifyToken: metaVerify, AppSecret: metaSecret,
-			Accounts: map[string]string{metaPNID: metaWS, metaPageID: metaWS, metaIGID: metaWS}}
-	}
-	o := &httpapi.Options{Meta: cfg, Logger: slog.New(slog.NewTextHandler(e.log, nil))}
+	o := &httpapi.Options{Logger: slog.New(slog.NewTextHandler(e.log, nil))}
 	for _, f := range opts {
 		f(o)
 	}
@@ -172,7 +216,7 @@ func waStatus(id, status string) string {
 func TestMetaHandshake(t *testing.T) {
 	t.Parallel()
 	e := metaSetup(t, nil)
-	noToken := metaSetup(t, &httpapi.MetaWebhook{AppSecret: metaSecret})
+	noToken := metaSetup(t, &metaprovider.WebhookOptions{AppSecret: metaSecret})
 	for _, c := range []struct {
 		name   string
 		env    *metaEnv
@@ -257,7 +301,7 @@ func TestMetaSignature(t *testing.T) {
 	}
 
 	// An empty AppSecret refuses everything, even a body "signed" with it.
-	open := metaSetup(t, &httpapi.MetaWebhook{VerifyToken: metaVerify})
+	open := metaSetup(t, &metaprovider.WebhookOptions{VerifyToken: metaVerify})
 	om := open.sent(t, "whatsapp", metaCustomer, "wamid.SIG")
 	if w := open.post(t, "/webhooks/meta", body, metaSign("", body)); w.Code != 401 {
 		t.Errorf("empty AppSecret: status = %d, want 401", w.Code)
@@ -385,15 +429,15 @@ func TestMetaErrorsAndLimits(t *testing.T) {
 
 func TestMetaMounting(t *testing.T) {
 	t.Parallel()
-	// Without Options.Meta there is no receiver.
-	plain := metaSetup(t, nil, func(o *httpapi.Options) { o.Meta = nil })
+	// Without a provider offering it there is no receiver.
+	plain := metaSetupWith(t, fakeprovider.New())
 	w := httptest.NewRecorder()
 	plain.h.ServeHTTP(w, httptest.NewRequest("GET", "/webhooks/meta?hub.mode=subscribe&hub.verify_token="+metaVerify+"&hub.challenge=1", nil))
 	if w.Code != 404 {
 		t.Errorf("without Meta: status = %d, want 404", w.Code)
 	}
 
-	custom := metaSetup(t, &httpapi.MetaWebhook{Path: "/hooks/facebook", VerifyToken: metaVerify, AppSecret: metaSecret})
+	custom := metaSetup(t, &metaprovider.WebhookOptions{Path: "/hooks/facebook", VerifyToken: metaVerify, AppSecret: metaSecret})
 	w = httptest.NewRecorder()
 	custom.h.ServeHTTP(w, httptest.NewRequest("GET", "/hooks/facebook?hub.mode=subscribe&hub.verify_token="+metaVerify+"&hub.challenge=42", nil))
 	if w.Code != 200 || w.Body.String() != "42" {
@@ -403,7 +447,7 @@ func TestMetaMounting(t *testing.T) {
 	// A path colliding with the API is refused without panicking, and the
 	// API keeps working.
 	for _, p := range []string{"/v1/messages", "/", "/v1/messages/{id}", "webhooks", "/a/../b", "/x y"} {
-		bad := metaSetup(t, &httpapi.MetaWebhook{Path: p, VerifyToken: metaVerify, AppSecret: metaSecret})
+		bad := metaSetup(t, &metaprovider.WebhookOptions{Path: p, VerifyToken: metaVerify, AppSecret: metaSecret})
 		w = httptest.NewRecorder()
 		bad.h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", strings.NewReader(`{}`)))
 		if w.Code != 401 {

@@ -761,7 +761,7 @@ func oaSetup(t *testing.T) *oaEnv {
 			t.Fatal(err)
 		}
 	}
-	_, err = svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()})
+	_, err = svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: svc.Channels()})
 	must(err)
 	_, err = svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "narrow", Name: "Narrow", Channels: []string{messaging.ChannelMessenger}})
 	must(err)
@@ -872,7 +872,7 @@ func oaSetup(t *testing.T) *oaEnv {
 
 	fsvc, err := messaging.New(oaFailingStore{memstore.New()}, fakeprovider.New(), nil)
 	must(err)
-	_, err = fsvc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()})
+	_, err = fsvc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: fsvc.Channels()})
 	must(err)
 	_, plain, err := fsvc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
 	must(err)
@@ -894,7 +894,8 @@ func oaSetup(t *testing.T) *oaEnv {
 		must(err)
 		e.vars["lister_"+ws] = plain
 	}
-	_, err = lsvc.Connect(ctx, &messaging.ConnectParams{WorkspaceID: "acme", Channel: messaging.ChannelWhatsApp, AccountID: "5550001", WABAID: "5550002", AccessToken: "EAAGlistertoken1234"})
+	_, err = lsvc.Workspace("acme").Channels.Connect(ctx, messaging.ChannelWhatsApp, &messaging.ChannelCredentials{
+		Fields: map[string]string{"phone_number_id": "5550001", "waba_id": "5550002"}, AccessToken: "EAAGlistertoken1234"})
 	must(err)
 	e.lister = httptest.NewServer(httpapi.New(lsvc, nil))
 	t.Cleanup(e.lister.Close)

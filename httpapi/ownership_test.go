@@ -45,7 +45,7 @@ func TestSquatterCannotReadAnotherBusinessMessages(t *testing.T) {
 			graph := metatest.New()
 			t.Cleanup(graph.Close)
 			graph.AddPhoneNumber(waba, pnid, "+254 700 100200", ownerTok)
-			p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: graph.URL(), HTTPClient: graph.Client()})
+			p, err := metaprovider.New(&metaprovider.Options{BaseURL: graph.URL(), HTTPClient: graph.Client(), Webhook: ownershipHook})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,8 +100,8 @@ func TestSquatterCannotReadAnotherBusinessMessages(t *testing.T) {
 func TestInboundForAPendingClaimIsRetried(t *testing.T) {
 	t.Parallel()
 	e := ownershipSetup(t, fakeprovider.New(), "owner")
-	c, err := e.svc.Connect(t.Context(), &messaging.ConnectParams{WorkspaceID: "owner", Channel: "whatsapp", AccountID: "106540352242922",
-		WABAID: "102290129340398", AccessToken: fakeprovider.UnreachableTokenPrefix + "token-1234"})
+	c, err := e.svc.Workspace("owner").Channels.Connect(t.Context(), "whatsapp", &messaging.ChannelCredentials{
+		Fields: map[string]string{"phone_number_id": "106540352242922", "waba_id": "102290129340398"}, AccessToken: fakeprovider.UnreachableTokenPrefix + "token-1234"})
 	if err != nil || c.Status != messaging.ConnectionPending {
 		t.Fatalf("connect while the provider is down: %+v, %v; want pending_verification", c, err)
 	}
@@ -166,8 +166,19 @@ type ownershipEnv struct {
 	keys map[string]string
 }
 
+// ownershipHook is the receiver of Meta's webhooks of the ownership
+// tests.
+var ownershipHook = &metaprovider.WebhookOptions{VerifyToken: metaVerify, AppSecret: metaSecret}
+
+// ownershipSetup serves a service over prov (given the Meta receiver of
+// ownershipHook unless it is a metaprovider, which is built with it).
 func ownershipSetup(t *testing.T, prov messaging.Provider, workspaces ...string) *ownershipEnv {
 	t.Helper()
+	if f, ok := prov.(fakeLike); ok {
+		if _, meta := prov.(*metaprovider.Provider); !meta {
+			prov = metaHooked(t, f, ownershipHook)
+		}
+	}
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	svc, err := messaging.New(memstore.New(), prov, &messaging.Options{Clock: func() time.Time { return now },
 		SecretKey: bytes.Repeat([]byte{3}, 32)})
@@ -185,8 +196,7 @@ func ownershipSetup(t *testing.T, prov messaging.Provider, workspaces ...string)
 		}
 		e.keys[ws] = plain
 	}
-	e.h = httpapi.New(svc, &httpapi.Options{Clock: func() time.Time { return now },
-		Meta: &httpapi.MetaWebhook{VerifyToken: metaVerify, AppSecret: metaSecret}})
+	e.h = httpapi.New(svc, &httpapi.Options{Clock: func() time.Time { return now }})
 	return e
 }
 

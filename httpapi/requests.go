@@ -2,7 +2,10 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/ujumbe/messaging"
@@ -261,18 +264,44 @@ func (q *templatePatch) params() (*messaging.TemplatePatch, error) {
 	return p, nil
 }
 
-// channelPut is the body of PUT /v1/channels/{channel}: the credentials
-// of the channel, named as Meta names them.
-type channelPut struct {
-	PhoneNumberID      string `json:"phone_number_id"`
-	WABAID             string `json:"waba_id"`
-	DisplayPhoneNumber string `json:"display_phone_number"`
-	PageID             string `json:"page_id"`
-	InstagramAccountID string `json:"instagram_account_id"`
-	AccessToken        string `json:"access_token"`
+// channelPutType is the type of the body of PUT /v1/channels/{channel}: a
+// struct of one string member per credential field of the service's
+// channels (their specs' Account, Owner and Display names, in the order of
+// the channels: for Meta's, phone_number_id, waba_id,
+// display_phone_number, instagram_account_id and page_id) and
+// access_token. It is built once per Handler, so that the strict decoder
+// refuses unknown and mistyped members as it does in every body, whatever
+// the channels.
+func channelPutType(specs []messaging.ChannelSpec) reflect.Type {
+	var names []string
+	for _, spec := range specs {
+		for _, f := range []messaging.ChannelField{spec.Account, spec.Owner, spec.Display} {
+			if f.Name != "" && !slices.Contains(names, f.Name) {
+				names = append(names, f.Name)
+			}
+		}
+	}
+	names = append(names, "access_token")
+	fields := make([]reflect.StructField, len(names))
+	for i, n := range names {
+		fields[i] = reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeFor[string](), Tag: reflect.StructTag(`json:"` + n + `"`)}
+	}
+	return reflect.StructOf(fields)
 }
 
-func (q *channelPut) params() (*messaging.ChannelCredentials, error) {
-	p := messaging.ChannelCredentials(*q)
-	return &p, nil
+// channelCredentials reads a decoded body of channelPutType: its members
+// by name (an empty one is absent) and its access token.
+func channelCredentials(body reflect.Value) *messaging.ChannelCredentials {
+	creds := &messaging.ChannelCredentials{Fields: map[string]string{}}
+	t := body.Type()
+	for i := range t.NumField() {
+		name, v := t.Field(i).Tag.Get("json"), body.Field(i).String()
+		switch {
+		case name == "access_token":
+			creds.AccessToken = v
+		case v != "":
+			creds.Fields[name] = v
+		}
+	}
+	return creds
 }

@@ -20,6 +20,8 @@ import (
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
+	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/provider/metaprovider"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/sms/fakegateway"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -117,7 +119,10 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var sealKey [32]byte
 	_, _ = rand.Read(sealKey[:])
-	e := setupOn(t, st, &messaging.Options{Logger: log, SecretKey: sealKey[:],
+	const appSecret, verifyToken = "meta-app-secret-5f0c2a9e7d", "meta-verify-token-81be"
+	prov := metaHooked(t, fakeprovider.New(), &metaprovider.WebhookOptions{AppSecret: appSecret, VerifyToken: verifyToken,
+		Accounts: map[string]string{"106540352242922": "ws_a"}})
+	e := setupWith(t, st, prov, &messaging.Options{Logger: log, SecretKey: sealKey[:],
 		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowLoopback: true}})
 	smsSvc, err := sms.New(st, fakegateway.New(nil), &sms.Options{Clock: e.clock.Now, Logger: log})
 	if err != nil {
@@ -127,10 +132,8 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 	if _, _, err := smsSvc.CreateAccount(ctx, &sms.CreateAccountParams{PartnerID: smsPartner, APIKey: smsKey, Senders: []string{"ACME"}, Credit: sms.Credits(100)}); err != nil {
 		t.Fatal(err)
 	}
-	const appSecret, verifyToken = "meta-app-secret-5f0c2a9e7d", "meta-verify-token-81be"
 	const operatorToken = "op_secret_token_5b1e0c9d7a3f2e64"
-	o := &httpapi.Options{Clock: e.clock.Now, SMS: smsSvc, Logger: log, OperatorToken: operatorToken,
-		Meta: &httpapi.MetaWebhook{AppSecret: appSecret, VerifyToken: verifyToken, Accounts: map[string]string{"106540352242922": e.A.ID}}}
+	o := &httpapi.Options{Clock: e.clock.Now, SMS: smsSvc, Logger: log, OperatorToken: operatorToken}
 	unlimited(o)
 	e.h = httpapi.New(e.svc, o)
 

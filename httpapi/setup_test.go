@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ujumbe/messaging/internal/testclock"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/testclock"
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
@@ -148,6 +149,12 @@ func setup(t testing.TB, opts ...func(*httpapi.Options)) *env {
 // defaults; the clock is always the shared fake clock).
 func setupOn(t testing.TB, store messaging.Store, svcOpts *messaging.Options, opts ...func(*httpapi.Options)) *env {
 	t.Helper()
+	return setupWith(t, store, fakeprovider.New(), svcOpts, opts...)
+}
+
+// setupWith is setupOn with the provider prov.
+func setupWith(t testing.TB, store messaging.Store, prov messaging.Provider, svcOpts *messaging.Options, opts ...func(*httpapi.Options)) *env {
+	t.Helper()
 	e := &env{clock: testclock.New(t0), remote: "192.0.2.10:4321"}
 	e.store = &countingStore{Store: store}
 	var so messaging.Options
@@ -163,7 +170,7 @@ func setupOn(t testing.TB, store messaging.Store, svcOpts *messaging.Options, op
 	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
 	t.Cleanup(hooks.Close)
 	e.hookURL = hooks.URL
-	svc, err := messaging.New(e.store, fakeprovider.New(), &so)
+	svc, err := messaging.New(e.store, prov, &so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +195,7 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 			t.Fatalf("setup %s: %v", id, err)
 		}
 	}
-	_, err := e.svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Workspace " + id, Channels: messaging.Channels()})
+	_, err := e.svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Workspace " + id, Channels: e.svc.Channels()})
 	must(err)
 	// Messenger is connected with credentials, which POST
 	// /v1/channels/{channel}/verify verifies again.
@@ -196,7 +203,7 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	if id != "ws_a" {
 		page = "4000004"
 	}
-	_, err = e.svc.Connect(ctx, &messaging.ConnectParams{WorkspaceID: id, Channel: messaging.ChannelMessenger, AccountID: page, AccessToken: channelToken})
+	_, err = e.svc.Workspace(id).Channels.Connect(ctx, messaging.ChannelMessenger, &messaging.ChannelCredentials{Fields: map[string]string{"page_id": page}, AccessToken: channelToken})
 	must(err)
 	f := &wsFixture{ID: id, Only: map[string]string{}, Without: map[string]string{}}
 	key := func(scopes []string, exp *time.Time) (*messaging.APIKey, string) {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -63,7 +64,7 @@ func (h *Handler) mountSMSCallback(cfg *SMSCallback) {
 	if cfg.Secret == "" || cfg.Parse == nil {
 		return
 	}
-	h.mountOwnPath("sms callback", cfg.Path, DefaultSMSCallbackPath, func(w http.ResponseWriter, r *http.Request) {
+	h.mountOwnPath("sms callback", cmp.Or(cfg.Path, DefaultSMSCallbackPath), func(w http.ResponseWriter, r *http.Request) {
 		markSMS(r)
 		if err := h.smsCallback(w, r, cfg); err != nil {
 			h.writeError(w, r, err)

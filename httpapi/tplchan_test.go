@@ -221,7 +221,8 @@ func TestTemplateSync(t *testing.T) {
 	h := httpapi.New(svc, nil)
 	le := &env{h: h, A: e.A, B: e.B, remote: e.remote}
 	expect(t, le.do(t, request{method: "POST", path: "/v1/templates/sync", key: key}), 422, "channel_unavailable", "channel")
-	if _, err := svc.PutChannel(ctx, "w", messaging.ChannelWhatsApp, &messaging.ChannelCredentials{PhoneNumberID: "1", WABAID: "2", AccessToken: "EAAGsynctoken1"}); err != nil {
+	if _, err := svc.Workspace("w").Channels.Connect(ctx, messaging.ChannelWhatsApp, &messaging.ChannelCredentials{
+		Fields: map[string]string{"phone_number_id": "1", "waba_id": "2"}, AccessToken: "EAAGsynctoken1"}); err != nil {
 		t.Fatal(err)
 	}
 	r = le.do(t, request{method: "POST", path: "/v1/templates/sync", key: key})
@@ -321,7 +322,14 @@ func TestChannelBadInput(t *testing.T) {
 	}
 	expect(t, e.call(t, "DELETE", "/v1/channels/sms", "A", nil), 404, "not_found", "")
 	// The setup's messenger connection is the only one.
-	if list, _ := e.svc.Connections(context.Background(), e.A.ID); len(list) != 1 || list[0].Channel != "messenger" || list[0].AccountID != "3000003" {
+	states, _ := e.svc.Workspace(e.A.ID).Channels.List(context.Background())
+	var list []*messaging.ChannelConnection
+	for _, st := range states {
+		if st.Connection != nil {
+			list = append(list, st.Connection)
+		}
+	}
+	if len(list) != 1 || list[0].Channel != "messenger" || list[0].AccountID != "3000003" {
 		t.Errorf("refused PUTs stored connections: %v", list)
 	}
 }

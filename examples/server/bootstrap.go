@@ -79,20 +79,18 @@ func (c *bootstrapChannel) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// connectParams returns the credentials of an object entry as the
-// library takes them.
-func (c *bootstrapChannel) connectParams(ws string) *messaging.ConnectParams {
-	p := &messaging.ConnectParams{WorkspaceID: ws, Channel: c.Channel, WABAID: c.WABAID,
-		DisplayPhoneNumber: c.DisplayPhoneNumber, AccessToken: c.AccessToken}
-	switch c.Channel {
-	case messaging.ChannelWhatsApp:
-		p.AccountID = c.PhoneNumberID
-	case messaging.ChannelMessenger:
-		p.AccountID = c.PageID
-	case messaging.ChannelInstagram:
-		p.AccountID = c.InstagramAccountID
+// connectCredentials returns the credentials of an object entry as the
+// library takes them: the members given, by name; the library reads them
+// by the channel's spec (and refuses a member of another channel).
+func (c *bootstrapChannel) connectCredentials() *messaging.ChannelCredentials {
+	creds := &messaging.ChannelCredentials{Fields: map[string]string{}, AccessToken: c.AccessToken}
+	for name, v := range map[string]string{"phone_number_id": c.PhoneNumberID, "waba_id": c.WABAID, "page_id": c.PageID,
+		"instagram_account_id": c.InstagramAccountID, "display_phone_number": c.DisplayPhoneNumber} {
+		if v != "" {
+			creds.Fields[name] = v
+		}
 	}
-	return p
+	return creds
 }
 
 type bootstrapWebhook struct {
@@ -269,24 +267,33 @@ func sameScopes(stored, file []string) bool {
 	return slices.Equal(stored, slices.Compact(f))
 }
 
-// connect applies an object channel entry: it connects the channel with
-// its credentials unless the workspace's connection already holds the
-// account with exactly these (the token compared in constant time). The
+// connect applies an object channel entry of workspace ws: it connects
+// the channel with its credentials unless the workspace's connection
+// already holds the account with exactly these (the account and owner ids
+// read by the channel's spec, the token compared in constant time). The
 // provider's verdict is not the file's: credentials the provider refuses,
 // or cannot verify while the workspace's proven connection is kept, are
 // logged as errors and leave the channel as it was; the start goes on.
-func connect(ctx context.Context, svc *messaging.Service, cp *messaging.ConnectParams, path string, log *slog.Logger) error {
-	cur, err := svc.Connection(ctx, cp.WorkspaceID, cp.Channel)
-	if err == nil && cur.Holds() && cur.AccountID == cp.AccountID && cur.WABAID == cp.WABAID {
-		snd, err := svc.ChannelSender(ctx, cp.WorkspaceID, cp.Channel)
+func connect(ctx context.Context, svc *messaging.Service, ws string, ch *bootstrapChannel, path string, log *slog.Logger) error {
+	chans := svc.Workspace(ws).Channels
+	creds := ch.connectCredentials()
+	i := slices.IndexFunc(svc.ChannelSpecs(), func(s messaging.ChannelSpec) bool { return s.Name == ch.Channel })
+	if i < 0 {
+		return fmt.Errorf("%s.channel: must be one of %s (got %q)", path, strings.Join(svc.Channels(), ", "), ch.Channel)
+	}
+	spec := svc.ChannelSpecs()[i]
+	account, owner := creds.Fields[spec.Account.Name], creds.Fields[spec.Owner.Name]
+	cur, err := chans.Get(ctx, ch.Channel)
+	if err == nil && cur.Connection != nil && cur.Connection.Holds() && cur.Connection.AccountID == account && cur.Connection.WABAID == owner {
+		snd, err := svc.ChannelSender(ctx, ws, ch.Channel)
 		if err != nil {
 			return err
 		}
-		if subtle.ConstantTimeCompare([]byte(snd.AccessToken), []byte(cp.AccessToken)) == 1 {
+		if subtle.ConstantTimeCompare([]byte(snd.AccessToken), []byte(creds.AccessToken)) == 1 {
 			return nil
 		}
 	}
-	c, err := svc.Connect(ctx, cp)
+	st, err := chans.Connect(ctx, ch.Channel, creds)
 	if err != nil {
 		var ve *messaging.VerificationError
 		if errors.As(err, &ve) || messaging.ErrorCode(err) == messaging.CodeServiceUnavailable {
@@ -299,7 +306,7 @@ func connect(ctx context.Context, svc *messaging.Service, cp *messaging.ConnectP
 		return pathError(path, err)
 	}
 	// The token is never logged: only its last 4 characters.
-	logChange(log, path, fmt.Sprintf("%s connected to account %s (token …%s): %s", cp.Channel, cp.AccountID, cp.AccessToken[len(cp.AccessToken)-4:], c.Status))
+	logChange(log, path, fmt.Sprintf("%s connected to account %s (token …%s): %s", ch.Channel, account, st.TokenHint, st.Status))
 	return nil
 }
 
@@ -367,6 +374,8 @@ func logChange(log *slog.Logger, path, what string) {
 	}
 }
 
+// apply applies f's workspaces to svc, which runs on st, in order (see
+// applyBootstrap).
 func apply(ctx context.Context, svc *messaging.Service, st messaging.Store, f *bootstrapFile, log *slog.Logger) error {
 	seen := map[string]bool{}
 	for i, ws := range f.Workspaces {
@@ -386,44 +395,58 @@ func apply(ctx context.Context, svc *messaging.Service, st messaging.Store, f *b
 		} else if err != nil {
 			return err
 		}
-		if err := applySettings(ctx, svc, log, p, &ws, cur); err != nil {
-			return err
-		}
-		var chans []string
-		for j, ch := range ws.Channels {
-			cp := fmt.Sprintf("%s.channels[%d]", p, j)
-			if slices.Contains(chans, ch.Channel) {
-				return fmt.Errorf("%s: channel %q appears twice", cp, ch.Channel)
-			}
-			chans = append(chans, ch.Channel)
-			if !ch.credentials {
-				if err := svc.ConnectChannel(ctx, ws.ID, ch.Channel); err != nil {
-					return fmt.Errorf("%s: must be whatsapp, instagram or messenger (got %q)", cp, ch.Channel)
-				}
-				continue
-			}
-			if err := connect(ctx, svc, ch.connectParams(ws.ID), cp, log); err != nil {
+		for _, step := range []func() error{
+			func() error { return applySettings(ctx, svc, log, p, &ws, cur) },
+			func() error { return applyChannels(ctx, svc, log, p, &ws) },
+			func() error { return applyKeys(ctx, svc, st, p, &ws, log) },
+			func() error { return applyTemplates(ctx, svc, st, p, &ws, log) },
+			func() error { return applyWebhooks(ctx, svc, p, &ws, log) },
+		} {
+			if err := step(); err != nil {
 				return err
 			}
 		}
-		for _, ch := range messaging.Channels() {
-			if !slices.Contains(chans, ch) {
-				if err := svc.DisconnectChannel(ctx, ws.ID, ch); err != nil {
-					return err
-				}
+	}
+	return nil
+}
+
+// applyChannels connects the channels ws lists (p is its JSON path) and
+// disconnects the others.
+func applyChannels(ctx context.Context, svc *messaging.Service, log *slog.Logger, p string, ws *bootstrapWorkspace) error {
+	chans := svc.Workspace(ws.ID).Channels
+	var listed []string
+	for j, ch := range ws.Channels {
+		cp := fmt.Sprintf("%s.channels[%d]", p, j)
+		if slices.Contains(listed, ch.Channel) {
+			return fmt.Errorf("%s: channel %q appears twice", cp, ch.Channel)
+		}
+		listed = append(listed, ch.Channel)
+		if !ch.credentials {
+			if _, err := chans.Connect(ctx, ch.Channel, nil); err != nil {
+				return fmt.Errorf("%s: must be %s (got %q)", cp, orList(svc.Channels()), ch.Channel)
 			}
+			continue
 		}
-		if err := applyKeys(ctx, svc, st, p, &ws, log); err != nil {
-			return err
-		}
-		if err := applyTemplates(ctx, svc, st, p, &ws, log); err != nil {
-			return err
-		}
-		if err := applyWebhooks(ctx, svc, p, &ws, log); err != nil {
+		if err := connect(ctx, svc, ws.ID, &ch, cp, log); err != nil {
 			return err
 		}
 	}
+	for _, ch := range svc.Channels() {
+		if !slices.Contains(listed, ch) {
+			if _, err := chans.Disconnect(ctx, ch); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // applyKeys makes the API keys of the workspace ws (at JSON path p) what

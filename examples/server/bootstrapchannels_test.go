@@ -17,6 +17,17 @@ const channelsBootstrap = `{"workspaces":[{"id":"acme","name":"Acme Ltd",
   "templates":[{"name":"submitted_at_start","category":"UTILITY","language":"en","components":[{"type":"BODY","text":"Hi {{1}}"}]},
                {"name":"still_a_draft","category":"UTILITY","language":"en","status":"draft","components":[{"type":"BODY","text":"Hi"}]}]}]}`
 
+// connectionOf returns the connection record of ws on channel, failing t
+// when there is none.
+func connectionOf(t *testing.T, svc *messaging.Service, ws, channel string) *messaging.ChannelConnection {
+	t.Helper()
+	st, err := svc.Workspace(ws).Channels.Get(context.Background(), channel)
+	if err != nil || st.Connection == nil {
+		t.Fatalf("connection of %s/%s: %+v, %v", ws, channel, st, err)
+	}
+	return st.Connection
+}
+
 func TestBootstrapChannelObjects(t *testing.T) {
 	ctx := context.Background()
 	svc, st := newService(t)
@@ -43,7 +54,7 @@ func TestBootstrapChannelObjects(t *testing.T) {
 	if snd, err := svc.ChannelSender(ctx, "acme", "instagram"); err != nil || snd != nil {
 		t.Errorf("instagram (a string entry) sender = %v, %v; want none, connected", snd, err)
 	}
-	c, _ := svc.Connection(ctx, "acme", "whatsapp")
+	c := connectionOf(t, svc, "acme", "whatsapp")
 	ts := svc.Workspace("acme").Templates
 	sub, err := st.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "submitted_at_start", Language: "en"})
 	if err != nil || sub.Status != messaging.TemplatePending || sub.ProviderTemplateID == "" {
@@ -59,7 +70,7 @@ func TestBootstrapChannelObjects(t *testing.T) {
 	if err := applyBootstrap(ctx, svc, st, f, log); err != nil {
 		t.Fatal(err)
 	}
-	if c2, _ := svc.Connection(ctx, "acme", "whatsapp"); c2.Generation != c.Generation {
+	if c2 := connectionOf(t, svc, "acme", "whatsapp"); c2.Generation != c.Generation {
 		t.Errorf("same credentials reconnected: generation %d -> %d", c.Generation, c2.Generation)
 	}
 	// A new token reconnects; the draft without its status is submitted.
@@ -70,7 +81,7 @@ func TestBootstrapChannelObjects(t *testing.T) {
 	if err := applyBootstrap(ctx, svc, st, f2, log); err != nil {
 		t.Fatal(err)
 	}
-	if c2, _ := svc.Connection(ctx, "acme", "whatsapp"); c2.Generation != c.Generation+1 || c2.TokenHint != "JKLM" {
+	if c2 := connectionOf(t, svc, "acme", "whatsapp"); c2.Generation != c.Generation+1 || c2.TokenHint != "JKLM" {
 		t.Errorf("rotated token: generation %d hint %s; want %d JKLM", c2.Generation, c2.TokenHint, c.Generation+1)
 	}
 	if d, _ := ts.Get(ctx, draft.ID); d.Status != messaging.TemplatePending {
@@ -99,8 +110,8 @@ func TestBootstrapProviderRefusalIsNotFatal(t *testing.T) {
 	if err := applyBootstrap(ctx, svc, st, f, log); err != nil {
 		t.Fatalf("applyBootstrap: %v; want the start to go on", err)
 	}
-	if _, err := svc.Connection(ctx, "acme", "whatsapp"); messaging.ErrorCode(err) != messaging.CodeNotFound {
-		t.Errorf("the refused whatsapp connection: %v; want none stored", err)
+	if st, err := svc.Workspace("acme").Channels.Get(ctx, "whatsapp"); err != nil || st.Connection != nil {
+		t.Errorf("the refused whatsapp connection: %+v, %v; want none stored", st, err)
 	}
 	if snd, err := svc.ChannelSender(ctx, "acme", "messenger"); err != nil || snd.AccountID != "5550001" {
 		t.Errorf("messenger sender = %v, %v; want the file's other channel connected", snd, err)

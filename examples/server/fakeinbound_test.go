@@ -24,7 +24,7 @@ func TestFakeInboundRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake.SetSink(svc)
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "demo", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "demo", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	h := fakeInboundHandler(fake, "op_secret")

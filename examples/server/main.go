@@ -63,8 +63,8 @@
 //
 // GET /healthz and GET /readyz answer on the main listener without a key.
 //
-// Meta's webhook receiver is mounted at /webhooks/meta when
-// MESSAGING_META_APP_SECRET is set (required with -provider meta), with
+// With -provider meta, the provider's receiver of Meta's webhooks is
+// mounted at /webhooks/meta, with MESSAGING_META_APP_SECRET (required) and
 // MESSAGING_META_VERIFY_TOKEN for the handshake. Statuses, inbound messages
 // and template reviews arriving there are routed to the workspace whose
 // connection has the phone-number id, page id or WABA id they name
@@ -276,16 +276,15 @@ func run(ctx context.Context, args []string) error {
 		svcOpts.Webhooks.Lease, svcOpts.Webhooks.Timeout = *lease, min(*lease/2, 15*time.Second)
 		smsOpts.Lease = *lease
 	}
-	if metaSecret != "" {
+	var prov messaging.Provider
+	if *providerKind == "meta" {
 		accounts, err := parseAccounts(os.Getenv("MESSAGING_META_ACCOUNTS"))
 		if err != nil {
 			return err
 		}
-		apiOpts.Meta = &httpapi.MetaWebhook{AppSecret: metaSecret, VerifyToken: os.Getenv("MESSAGING_META_VERIFY_TOKEN"), Accounts: accounts}
-	}
-	var prov messaging.Provider
-	if *providerKind == "meta" {
-		mp, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: *metaBaseURL, Version: *metaVersion})
+		// The provider's receiver of Meta's webhooks, which httpapi mounts.
+		hook := &metaprovider.WebhookOptions{AppSecret: metaSecret, VerifyToken: os.Getenv("MESSAGING_META_VERIFY_TOKEN"), Accounts: accounts}
+		mp, err := metaprovider.New(&metaprovider.Options{BaseURL: *metaBaseURL, Version: *metaVersion, Webhook: hook})
 		if err != nil {
 			return err
 		}
@@ -616,7 +615,7 @@ func demo(ctx context.Context, svc *messaging.Service, base string, loopback boo
 	} else if messaging.ErrorCode(err) != messaging.CodeNotFound {
 		return err
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Demo", Channels: messaging.Channels()}); messaging.ErrorCode(err) == messaging.CodeConflict {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Demo", Channels: svc.Channels()}); messaging.ErrorCode(err) == messaging.CodeConflict {
 		// Another instance on the same database created it just now.
 		fmt.Fprintf(os.Stderr, "demo workspace %q was created by another instance; its API key was printed there\n", id)
 		return nil

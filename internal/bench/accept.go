@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/metaprovider"
 )
 
 // Figure 1: in-process accept. The product is Messages.Send of a text
@@ -23,10 +24,15 @@ import (
 
 const acceptCallers = 8
 
-// noopProvider accepts every message at once.
-type noopProvider struct{}
+// noopProvider accepts every message at once, on Meta's channels.
+type noopProvider struct{ metaChannels }
 
-func (noopProvider) Send(context.Context, *messaging.Message) (*messaging.SendReceipt, error) {
+// metaChannels makes a bench provider serve Meta's channels.
+type metaChannels struct{}
+
+func (metaChannels) Channels() []messaging.ChannelSpec { return metaprovider.ChannelSpecs() }
+
+func (noopProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
 	return &messaging.SendReceipt{ProviderMessageID: messaging.NewID("noop")}, nil
 }
 

@@ -225,7 +225,7 @@ func buildContactsDB(ctx context.Context, c *config, path string, n int) error {
 		_ = st.Close()
 		return err
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "other", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "other", Channels: svc.Channels()}); err != nil {
 		_ = st.Close()
 		return err
 	}

@@ -67,7 +67,7 @@ func runDispatch(ctx context.Context, c *config) ([]*row, error) {
 		if err := copyDB(slowTmpl, path); err != nil {
 			return nil, err
 		}
-		d, err := dispatchProduct(ctx, path, slowN, sleepProvider{slowSend}, slowWorkers)
+		d, err := dispatchProduct(ctx, path, slowN, sleepProvider{d: slowSend}, slowWorkers)
 		if err != nil {
 			return nil, err
 		}
@@ -79,10 +79,13 @@ func runDispatch(ctx context.Context, c *config) ([]*row, error) {
 	return []*row{r, s}, nil
 }
 
-// sleepProvider accepts every message after a delay.
-type sleepProvider struct{ d time.Duration }
+// sleepProvider accepts every message after a delay, on Meta's channels.
+type sleepProvider struct {
+	metaChannels
+	d time.Duration
+}
 
-func (p sleepProvider) Send(ctx context.Context, _ *messaging.Message) (*messaging.SendReceipt, error) {
+func (p sleepProvider) Send(ctx context.Context, _ *messaging.ChannelSender, _ *messaging.Message) (*messaging.SendReceipt, error) {
 	t := time.NewTimer(p.d)
 	defer t.Stop()
 	select {

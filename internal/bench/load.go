@@ -112,7 +112,7 @@ func ensureWorkspace(ctx context.Context, svc *messaging.Service) error {
 	if _, err := svc.GetWorkspace(ctx, benchWorkspace); err == nil {
 		return nil
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: benchWorkspace, Name: "Bench", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: benchWorkspace, Name: "Bench", Channels: svc.Channels()}); err != nil {
 		return err
 	}
 	_, _, err := svc.Workspace(benchWorkspace).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes(), Key: benchKey})

@@ -389,8 +389,9 @@ func refuse(code, text string) *messaging.SendError {
 
 // Send checks m under the provider's rules (see the package comment) and,
 // if it is accepted, records it, schedules its status reports and returns
-// its provider message id. A refusal is a *messaging.SendError.
-func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+// its provider message id. A refusal is a *messaging.SendError. The
+// sender is not looked at: the simulator needs no credentials.
+func (p *Provider) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

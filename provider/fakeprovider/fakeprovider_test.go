@@ -92,7 +92,7 @@ func text(to, body string) *messaging.Message {
 
 func send(t *testing.T, p *fakeprovider.Provider, m *messaging.Message) string {
 	t.Helper()
-	r, err := p.Send(t.Context(), m)
+	r, err := p.Send(t.Context(), nil, m)
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
@@ -256,7 +256,7 @@ func TestCustomerServiceWindow(t *testing.T) {
 	const to = "+254712345678"
 	refused := func(label string, m *messaging.Message) {
 		t.Helper()
-		_, err := p.Send(t.Context(), m)
+		_, err := p.Send(t.Context(), nil, m)
 		var se *messaging.SendError
 		if !errors.As(err, &se) || se.Code != "131047" || se.Text != "Re-engagement message" || se.Retryable {
 			t.Errorf("%s: err = %v, want permanent 131047 Re-engagement message", label, err)
@@ -353,7 +353,7 @@ func TestTemplateRules(t *testing.T) {
 			p := fakeprovider.NewWithOptions(&fakeprovider.Options{Templates: fakeprovider.StaticTemplates(ts...)})
 			m := &messaging.Message{WorkspaceID: "ws_1", Channel: "whatsapp", To: "+254712345678", Type: "template",
 				TemplateName: c.tpl, Language: c.lang, Components: c.cs}
-			r, err := p.Send(t.Context(), m)
+			r, err := p.Send(t.Context(), nil, m)
 			if c.code == "" {
 				if err != nil || r == nil || r.ProviderMessageID == "" {
 					t.Fatalf("Send = %+v, %v; want accepted", r, err)
@@ -377,7 +377,7 @@ func TestTemplateLookupError(t *testing.T) {
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Templates: func(context.Context, string, string, string) (*messaging.Template, error) {
 		return nil, boom
 	}})
-	_, err := p.Send(t.Context(), &messaging.Message{Channel: "whatsapp", To: "+254712345678", Type: "template", TemplateName: "x", Language: "en"})
+	_, err := p.Send(t.Context(), nil, &messaging.Message{Channel: "whatsapp", To: "+254712345678", Type: "template", TemplateName: "x", Language: "en"})
 	var se *messaging.SendError
 	if !errors.Is(err, boom) || errors.As(err, &se) {
 		t.Fatalf("err = %v, want the lookup error as a (retryable) non-SendError", err)
@@ -400,7 +400,7 @@ func TestMalformedMessages(t *testing.T) {
 		{Channel: "messenger", To: "123", Type: "template", TemplateName: "x", Language: "en"},
 		{Channel: "whatsapp", To: "+254712345678", Type: "template"},
 	} {
-		_, err := p.Send(t.Context(), m)
+		_, err := p.Send(t.Context(), nil, m)
 		var se *messaging.SendError
 		if !errors.As(err, &se) || se.Code != "100" || se.Retryable {
 			t.Errorf("Send(%+v) = %v, want permanent 100", m, err)
@@ -418,10 +418,10 @@ func TestFailNext(t *testing.T) {
 	transport := errors.New("connection reset")
 	p.FailNext(rate, transport)
 	m := text("+254712345678", "hi")
-	if _, err := p.Send(t.Context(), m); err != rate {
+	if _, err := p.Send(t.Context(), nil, m); err != rate {
 		t.Errorf("first Send = %v, want the scripted rate limit", err)
 	}
-	if _, err := p.Send(t.Context(), m); err != transport {
+	if _, err := p.Send(t.Context(), nil, m); err != transport {
 		t.Errorf("second Send = %v, want the scripted transport error", err)
 	}
 	if id := send(t, p, m); id != "wamid.fake.000001" {
@@ -527,7 +527,7 @@ func TestWithService(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.SetSink(svc)
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_1", Name: "One", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_1", Name: "One", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := svc.Workspace("ws_1").Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"})
@@ -538,7 +538,7 @@ func TestWithService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := p.Send(ctx, m)
+	r, err := p.Send(ctx, nil, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -669,14 +669,14 @@ func TestMaxPendingMakesSendWait(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := p.Send(ctx, text("+254712345679", "hi")); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := p.Send(ctx, nil, text("+254712345679", "hi")); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Send with the pending reports at the bound: %v, want it to wait until its context ends", err)
 	}
 
 	// A Send waiting for room goes ahead once Flush applies a report.
 	done := make(chan error, 1)
 	go func() {
-		_, err := p.Send(t.Context(), text("+254712345679", "hi"))
+		_, err := p.Send(t.Context(), nil, text("+254712345679", "hi"))
 		done <- err
 	}()
 	select {
@@ -713,7 +713,7 @@ func TestReSendStormDoesNotBlockSends(t *testing.T) {
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, Sink: s, MaxPending: 10, ReadAfter: -1, Logger: logger})
 	for i := range 50 {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-		_, err := p.Send(ctx, text(fmt.Sprintf("+2547123456%02d", i), "hi"))
+		_, err := p.Send(ctx, nil, text(fmt.Sprintf("+2547123456%02d", i), "hi"))
 		cancel()
 		if err != nil {
 			t.Fatalf("send %d of the storm: %v; want no wait", i, err)
@@ -765,7 +765,7 @@ func TestReportsCarryTheMessageID(t *testing.T) {
 		{ID: "msg_a", WorkspaceID: "ws_1", Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"},
 		{ID: "msg_b", WorkspaceID: "ws_2", Channel: "whatsapp", To: "+254712340000", Type: "text", Text: "hi"},
 	} {
-		r, err := p.Send(t.Context(), m)
+		r, err := p.Send(t.Context(), nil, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -789,7 +789,7 @@ func TestHang(t *testing.T) {
 	send := func(id, to string) error {
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		defer cancel()
-		_, err := p.Send(ctx, &messaging.Message{ID: id, WorkspaceID: "ws_1", Channel: "whatsapp", To: to, Type: "text", Text: "hi"})
+		_, err := p.Send(ctx, nil, &messaging.Message{ID: id, WorkspaceID: "ws_1", Channel: "whatsapp", To: to, Type: "text", Text: "hi"})
 		return err
 	}
 	p.HangNext(1)

@@ -53,7 +53,7 @@ func TestReceive(t *testing.T) {
 		t.Errorf("received %v, want %v", ids, want)
 	}
 	// The window is open: a free-form WhatsApp message is accepted.
-	if _, err := p.Send(ctx, &messaging.Message{ID: "m1", WorkspaceID: "w", Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "reply"}); err != nil {
+	if _, err := p.Send(ctx, nil, &messaging.Message{ID: "m1", WorkspaceID: "w", Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "reply"}); err != nil {
 		t.Errorf("reply inside the window refused: %v", err)
 	}
 }

@@ -5,9 +5,18 @@ import (
 	"crypto/subtle"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/provider/metaprovider"
 )
 
-var _ messaging.ConnectionVerifier = (*Provider)(nil)
+var (
+	_ messaging.ConnectionVerifier = (*Provider)(nil)
+	_ messaging.ChannelProvider    = (*Provider)(nil)
+)
+
+// Channels implements messaging.ChannelProvider: the simulator serves
+// Meta's channels, with the specs of metaprovider (field names, id rules,
+// text limits).
+func (p *Provider) Channels() []messaging.ChannelSpec { return metaprovider.ChannelSpecs() }
 
 // Token prefixes VerifyConnection answers specially.
 const (
@@ -49,12 +58,21 @@ func (p *Provider) VerifyConnection(ctx context.Context, s *messaging.ChannelSen
 	want, named := p.accounts[s.AccountID]
 	p.mu.Unlock()
 	if named && subtle.ConstantTimeCompare([]byte(want), []byte(s.AccessToken)) != 1 {
-		field := map[string]string{messaging.ChannelWhatsApp: "phone_number_id", messaging.ChannelMessenger: "page_id",
-			messaging.ChannelInstagram: "instagram_account_id"}[s.Channel]
-		return nil, &messaging.VerificationError{Field: field, Code: "100",
+		return nil, &messaging.VerificationError{Field: accountField(s.Channel), Code: "100",
 			Text: "Unsupported get request. Object with ID '" + s.AccountID + "' does not exist, cannot be loaded due to missing permissions, or does not support this operation (subcode 33)"}
 	}
 	return &messaging.VerifiedAccount{}, nil
+}
+
+// accountField names the account id of channel, as Meta's channel spec
+// does.
+func accountField(channel string) string {
+	for _, spec := range metaprovider.ChannelSpecs() {
+		if spec.Name == channel {
+			return spec.Account.Name
+		}
+	}
+	return "channel"
 }
 
 // hasPrefix reports whether the token tok begins with prefix, comparing in

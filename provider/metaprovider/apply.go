@@ -198,7 +198,7 @@ const (
 // reason or, when that is none, its other_info.title (Meta explains a
 // pause there).
 func (n *notification) template(ctx context.Context, waba, field string, v *webhookValue) {
-	ev := &messaging.TemplateEvent{WABAID: waba, ProviderTemplateID: string(v.MessageTemplateID),
+	ev := &messaging.TemplateEvent{OwnerID: waba, ProviderTemplateID: string(v.MessageTemplateID),
 		Name: v.MessageTemplateName, Language: v.MessageTemplateLanguage}
 	if field == fieldTemplateQuality {
 		ev.Event, ev.Quality = messaging.ProviderTemplateQuality, v.NewQualityScore

@@ -109,7 +109,7 @@ func TestCorrelationRoundTrip(t *testing.T) {
 	graph := metatest.New()
 	defer graph.Close()
 	graph.SetSendDelay(metatest.NoAnswer)
-	p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: graph.URL(), HTTPClient: graph.Client()})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: graph.URL(), HTTPClient: graph.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestCorrelationRoundTrip(t *testing.T) {
 		{ID: "msg_fb", WorkspaceID: hookWS, Channel: "messenger", To: "6543210987654321", Type: "text", Text: "hi"},
 	} {
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-		_, err := p.Send(ctx, m)
+		_, err := p.Send(ctx, sender(m), m)
 		cancel()
 		unknownError(t, err)
 	}

@@ -34,7 +34,7 @@ func TestFetchMediaGuardsTheToken(t *testing.T) {
 		}
 	}))
 	defer graph.Close()
-	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: graph.URL})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: graph.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

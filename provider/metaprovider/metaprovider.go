@@ -2,7 +2,10 @@
 // through the WhatsApp Cloud API, and Messenger and Instagram through the
 // Send API. Its Receiver receives Meta's webhooks for those channels
 // (status reports, inbound messages and WhatsApp template events; see
-// receive.go).
+// receive.go). A Provider declares the three channels with Meta's
+// vocabulary (ChannelSpecs: phone_number_id, waba_id, page_id,
+// instagram_account_id and their rules) and, with Options.Webhook, offers
+// its Receiver to the service's host (httpapi mounts it).
 //
 // WhatsApp messages are posted to {BaseURL}/{Version}/{phone-number-id}/messages
 // with messaging_product "whatsapp": text (text.body, preview_url false),
@@ -27,11 +30,9 @@
 // echoes in the message_echoes webhook.
 //
 // The sender (phone-number id, page id or Instagram account id) and its
-// access token come from the workspace's channel connection: messaging.New
-// hands the service's lookup of connections to the Provider through
-// UseSenders (it is a messaging.SenderUser). A SenderLookup given to New
-// wins over it, for hosts that keep credentials elsewhere. No sender (or
-// messaging.ErrNotFound) fails the message with CodeSenderNotConfigured.
+// access token are the workspace's channel connection, which the service
+// resolves and hands to Send. No sender fails the message with
+// CodeSenderNotConfigured.
 // Tokens are sent only in the Authorization header and never appear in
 // errors or logs.
 //
@@ -71,17 +72,15 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -128,34 +127,6 @@ const (
 // Such an answer is a permanent *messaging.SendError with Credentials set.
 const CodeCredentialsRefused = 190
 
-// Sender is the Graph identity that sends for one workspace on one channel.
-type Sender struct {
-	// ID is the WhatsApp phone-number id, the Facebook page id or the
-	// Instagram account id.
-	ID string
-	// AccessToken is the token sent as "Authorization: Bearer". It is
-	// never printed by String or logged.
-	AccessToken string
-}
-
-// String describes the sender without its token.
-func (s Sender) String() string { return "Sender(" + s.ID + ", token redacted)" }
-
-// GoString describes the sender without its token, for %#v.
-func (s Sender) GoString() string { return s.String() }
-
-// LogValue logs the sender without its token.
-func (s Sender) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", s.ID), slog.String("access_token", "[redacted]"))
-}
-
-// SenderLookup returns the sender of a workspace on a channel. An error
-// that is a *messaging.SendError is returned by Send as it is; an error
-// matching messaging.ErrNotFound, or a nil Sender, fails the message
-// permanently with CodeSenderNotConfigured; any other error is returned as a
-// retryable failure.
-type SenderLookup func(ctx context.Context, workspaceID, channel string) (*Sender, error)
-
 // Options configure a Provider. A nil *Options means all defaults.
 type Options struct {
 	// BaseURL is the Graph API's address. Default DefaultBaseURL.
@@ -168,27 +139,26 @@ type Options struct {
 	// Clock returns the current time, to read a Retry-After header given
 	// as a date. Default time.Now.
 	Clock func() time.Time
+	// Webhook, when set, configures the receiver of Meta's webhooks the
+	// Provider offers its host (a messaging.CallbackReceiver: httpapi
+	// mounts it). Default nil: no receiver.
+	Webhook *WebhookOptions
 }
 
 // Provider sends through the Graph API. It is safe for concurrent use.
 type Provider struct {
-	senders SenderLookup
 	base    string
 	baseURL *url.URL
 	client  *http.Client
 	now     func() time.Time
-
-	mu     sync.RWMutex
-	lookup messaging.SenderLookup // from UseSenders
+	webhook *WebhookOptions
 }
 
 var versionRe = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
 
-// New returns a Provider that finds senders with senders. senders may be
-// nil: the Provider then sends with the workspaces' channel connections,
-// given by the service through UseSenders. A non-nil senders wins over
-// UseSenders.
-func New(senders SenderLookup, opts *Options) (*Provider, error) {
+// New returns a Provider. It sends as the sender each call is handed: the
+// workspace's channel connection, resolved by the service.
+func New(opts *Options) (*Provider, error) {
 	o := defaults.Of(opts)
 	o.BaseURL, o.Version = cmp.Or(o.BaseURL, DefaultBaseURL), cmp.Or(o.Version, DefaultVersion)
 	if o.HTTPClient == nil {
@@ -202,23 +172,18 @@ func New(senders SenderLookup, opts *Options) (*Provider, error) {
 	if !versionRe.MatchString(o.Version) {
 		return nil, fmt.Errorf("metaprovider: New: Version %q must look like v21.0", o.Version)
 	}
-	return &Provider{
-		senders: senders,
+	p := &Provider{
 		base:    strings.TrimRight(o.BaseURL, "/") + "/" + o.Version + "/",
 		baseURL: u,
 		client:  o.HTTPClient,
 		now:     o.Clock,
-	}, nil
-}
-
-// UseSenders implements messaging.SenderUser: the Provider sends with the
-// workspaces' channel connections that lookup returns (the account id and
-// access token of the connection), unless New was given a SenderLookup,
-// which wins. messaging.New calls it once, before any Send.
-func (p *Provider) UseSenders(lookup messaging.SenderLookup) {
-	p.mu.Lock()
-	p.lookup = lookup
-	p.mu.Unlock()
+	}
+	if o.Webhook != nil {
+		w := *o.Webhook
+		w.Accounts = maps.Clone(w.Accounts)
+		p.webhook = &w
+	}
+	return p, nil
 }
 
 func permanent(code, text string) *messaging.SendError {
@@ -234,42 +199,10 @@ func notConfigured(channel string) *messaging.SendError {
 	return se
 }
 
-// sender returns the sender of a workspace on a channel: from the
-// SenderLookup of New when there is one, else from the lookup of
-// UseSenders. A nil sender means none is configured.
-func (p *Provider) sender(ctx context.Context, ws, channel string) (*Sender, error) {
-	var (
-		s   *Sender
-		err error
-	)
-	p.mu.RLock()
-	lookup := p.lookup
-	p.mu.RUnlock()
-	switch {
-	case p.senders != nil:
-		s, err = p.senders(ctx, ws, channel)
-	case lookup != nil:
-		var cs *messaging.ChannelSender
-		if cs, err = lookup(ctx, ws, channel); err == nil && cs != nil {
-			s = &Sender{ID: cs.AccountID, AccessToken: cs.AccessToken}
-		}
-	}
-	if err != nil {
-		var se *messaging.SendError
-		switch {
-		case errors.As(err, &se):
-			return nil, se
-		case errors.Is(err, messaging.ErrNotFound):
-			return nil, nil
-		default:
-			return nil, fmt.Errorf("metaprovider: sender lookup: %w", err)
-		}
-	}
-	return s, nil
-}
-
-// Send posts m to the Graph API and returns the provider message id.
-func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+// Send posts m to the Graph API as the sender s (its account id and
+// access token) and returns the provider message id. A nil sender, or one
+// without an account or a token, fails m with CodeSenderNotConfigured.
+func (p *Provider) Send(ctx context.Context, s *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -291,18 +224,14 @@ func (p *Provider) Send(ctx context.Context, m *messaging.Message) (*messaging.S
 	if err != nil {
 		return nil, err
 	}
-	s, err := p.sender(ctx, m.WorkspaceID, m.Channel)
-	if err != nil {
-		return nil, err
-	}
-	if s == nil || s.ID == "" || s.AccessToken == "" {
+	if s == nil || s.AccountID == "" || s.AccessToken == "" {
 		return nil, notConfigured(m.Channel)
 	}
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return nil, permanent(CodeInvalidMessage, "Invalid parameter: "+err.Error())
 	}
-	raw, status, err := p.do(ctx, http.MethodPost, p.base+url.PathEscape(s.ID)+"/messages", s.AccessToken, body)
+	raw, status, err := p.do(ctx, http.MethodPost, p.base+url.PathEscape(s.AccountID)+"/messages", s.AccessToken, body)
 	if err != nil {
 		return nil, err
 	}

@@ -24,28 +24,24 @@ const token = "EAAGtest-secret-token"
 
 var now = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
-var errLookupDown = errors.New("secrets store unavailable")
-
-// senders answers per workspace: ws_nosender has none, ws_down fails, and
-// every other workspace has one sender per channel.
-func senders(_ context.Context, ws, channel string) (*metaprovider.Sender, error) {
-	switch ws {
+// sender is the sender the service hands to a send of m: none in
+// ws_nosender, one without a token in ws_notoken, and in every other
+// workspace the channel's account with the token.
+func sender(m *messaging.Message) *messaging.ChannelSender {
+	id := map[string]string{"whatsapp": "106540352242922", "messenger": "PAGE_1", "instagram": "17841405822304914"}[m.Channel]
+	s := &messaging.ChannelSender{WorkspaceID: m.WorkspaceID, Channel: m.Channel, AccountID: id, AccessToken: token}
+	switch m.WorkspaceID {
 	case "ws_nosender":
-		return nil, messaging.ErrNotFound
-	case "ws_nilsender":
-		return nil, nil
-	case "ws_down":
-		return nil, errLookupDown
-	case "ws_suspended":
-		return nil, &messaging.SendError{Code: "368", Text: "Temporarily blocked for policies violations"}
+		return nil
+	case "ws_notoken":
+		s.AccessToken = ""
 	}
-	id := map[string]string{"whatsapp": "106540352242922", "messenger": "PAGE_1", "instagram": "17841405822304914"}[channel]
-	return &metaprovider.Sender{ID: id, AccessToken: token}, nil
+	return s
 }
 
 func newProvider(t *testing.T, srv *httptest.Server) messaging.Provider {
 	t.Helper()
-	p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Clock: func() time.Time { return now }})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +84,7 @@ func render(m *messaging.Message, v providertest.Verdict) []providertest.MockRes
 }
 
 func TestConformance(t *testing.T) {
-	providertest.Run(t, providertest.Harness{NewProvider: newProvider, Render: render}, cases())
+	providertest.Run(t, providertest.Harness{NewProvider: newProvider, Render: render, Sender: sender}, cases())
 }
 
 func intp(i int) *int { return &i }
@@ -299,20 +295,13 @@ func cases() []providertest.Case {
 			ExpectedError: permanent("100", "Invalid parameter")},
 		{Label: "no sender for the workspace is permanent", Msg: inWS("ws_nosender"), ExpectedRequests: []providertest.ExpectedRequest{},
 			ExpectedError: permanent(metaprovider.CodeSenderNotConfigured, "no whatsapp sender")},
-		{Label: "nil sender is permanent", Msg: inWS("ws_nilsender"), ExpectedRequests: []providertest.ExpectedRequest{},
-			ExpectedError: permanent(metaprovider.CodeSenderNotConfigured, "")},
-		{Label: "a SendError of the lookup is returned as it is", Msg: inWS("ws_suspended"), ExpectedRequests: []providertest.ExpectedRequest{},
-			ExpectedError: permanent("368", "Temporarily blocked for policies violations")},
-		{Label: "a failing lookup is retryable", Msg: inWS("ws_down"), ExpectedRequests: []providertest.ExpectedRequest{},
-			ExpectedErrorIs: errLookupDown},
+		{Label: "a sender without a token is permanent", Msg: inWS("ws_notoken"), ExpectedRequests: []providertest.ExpectedRequest{},
+			ExpectedError: permanent(metaprovider.CodeSenderNotConfigured, "no whatsapp sender")},
 	}
 }
 
 func TestNew(t *testing.T) {
 	t.Parallel()
-	if p, err := metaprovider.New(nil, nil); err != nil || p == nil {
-		t.Errorf("New(nil senders) = %v, %v; want a provider taking its senders from UseSenders", p, err)
-	}
 	for _, o := range []*metaprovider.Options{
 		{BaseURL: "graph.facebook.com"},
 		{BaseURL: "ftp://graph.facebook.com"},
@@ -321,11 +310,11 @@ func TestNew(t *testing.T) {
 		{Version: "21.0"},
 		{Version: "v21.0/../../x"},
 	} {
-		if _, err := metaprovider.New(senders, o); err == nil {
+		if _, err := metaprovider.New(o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
 		}
 	}
-	p, err := metaprovider.New(senders, nil)
+	p, err := metaprovider.New(nil)
 	if err != nil || p == nil {
 		t.Fatalf("New with defaults = %v, %v", p, err)
 	}
@@ -339,13 +328,13 @@ func TestBaseURLWithPathAndSlash(t *testing.T) {
 		_, _ = w.Write([]byte(waAccepted("+254712345678", "wamid.1")))
 	}))
 	defer srv.Close()
-	p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: srv.URL + "/proxy/", Version: "v23.0"})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: srv.URL + "/proxy/", Version: "v23.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := msg("whatsapp", "+254712345678", "text")
 	m.Text = "hi"
-	if _, err := p.Send(t.Context(), m); err != nil {
+	if _, err := p.Send(t.Context(), sender(m), m); err != nil {
 		t.Fatal(err)
 	}
 	if want := "/proxy/v23.0/106540352242922/messages"; got != want {
@@ -358,13 +347,13 @@ func TestNetworkErrorIsRetryableAndHidesToken(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	url := srv.URL
 	srv.Close() // nothing listens any more
-	p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: url})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := msg("whatsapp", "+254712345678", "text")
 	m.Text = "hi"
-	_, err = p.Send(t.Context(), m)
+	_, err = p.Send(t.Context(), sender(m), m)
 	var se *messaging.SendError
 	if !errors.As(err, &se) || !se.Retryable || se.Code != metaprovider.CodeNetwork {
 		t.Fatalf("err = %v, want a retryable %s SendError", err, metaprovider.CodeNetwork)
@@ -386,13 +375,13 @@ func TestTimeoutIsRetryable(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: srv.URL, HTTPClient: &http.Client{Timeout: 50 * time.Millisecond}})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: srv.URL, HTTPClient: &http.Client{Timeout: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := msg("whatsapp", "+254712345678", "text")
 	m.Text = "hi"
-	_, err = p.Send(t.Context(), m)
+	_, err = p.Send(t.Context(), sender(m), m)
 	var se *messaging.SendError
 	if !errors.As(err, &se) || !se.Retryable {
 		t.Fatalf("err = %v, want a retryable SendError", err)
@@ -413,13 +402,13 @@ func TestContextCancelledDuringRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: srv.URL})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := msg("whatsapp", "+254712345678", "text")
 	m.Text = "hi"
-	_, err = p.Send(ctx, m)
+	_, err = p.Send(ctx, sender(m), m)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -427,12 +416,12 @@ func TestContextCancelledDuringRequest(t *testing.T) {
 
 func TestSenderHidesToken(t *testing.T) {
 	t.Parallel()
-	s := metaprovider.Sender{ID: "123", AccessToken: token}
+	s := &messaging.ChannelSender{Channel: "whatsapp", AccountID: "123", AccessToken: token}
 	var logged bytes.Buffer
-	slog.New(slog.NewJSONHandler(&logged, nil)).Info("sending", "sender", s, "ptr", &s)
-	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s", s, s, s, &s), logged.String()} {
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("sending", "sender", s)
+	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s", s, s, s, s), logged.String()} {
 		if strings.Contains(out, token) {
-			t.Errorf("formatting a Sender shows the token: %s", out)
+			t.Errorf("formatting the sender Send is handed shows the token: %s", out)
 		}
 	}
 }
@@ -455,13 +444,13 @@ func FuzzGraphAnswer(f *testing.F) {
 			_, _ = io.WriteString(w, body)
 		}))
 		defer srv.Close()
-		p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: srv.URL, Clock: func() time.Time { return now }})
+		p, err := metaprovider.New(&metaprovider.Options{BaseURL: srv.URL, Clock: func() time.Time { return now }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := msg("whatsapp", "+254712345678", "text")
 		m.Text = "hi"
-		r, err := p.Send(t.Context(), m)
+		r, err := p.Send(t.Context(), sender(m), m)
 		var se *messaging.SendError
 		switch {
 		case err == nil:

@@ -62,7 +62,7 @@ func TestThrottled(t *testing.T) {
 			defer srv.Close()
 			m := msg("whatsapp", "+254712345678", "text")
 			m.Text = "hi"
-			_, err := newProvider(t, srv).Send(t.Context(), m)
+			_, err := newProvider(t, srv).Send(t.Context(), sender(m), m)
 			var se *messaging.SendError
 			if !errors.As(err, &se) {
 				t.Fatalf("err = %v, want a SendError", err)
@@ -98,7 +98,7 @@ func unknownSetup(t *testing.T, client *http.Client) (*metatest.Server, messagin
 	if client == nil {
 		client = graph.Client()
 	}
-	p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: graph.URL(), HTTPClient: client})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: graph.URL(), HTTPClient: client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestUnknownOutcome(t *testing.T) {
 		defer cancel()
 		m := msg("whatsapp", "+254712345678", "text")
 		m.Text = "hi"
-		_, err := p.Send(ctx, m)
+		_, err := p.Send(ctx, sender(m), m)
 		unknownError(t, err)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("err = %v, want it to match context.DeadlineExceeded", err)
@@ -147,7 +147,7 @@ func TestUnknownOutcome(t *testing.T) {
 		_, p := unknownSetup(t, &http.Client{Timeout: 200 * time.Millisecond})
 		m := msg("messenger", "6543210987654321", "text")
 		m.Text = "hi"
-		_, err := p.Send(t.Context(), m)
+		_, err := p.Send(t.Context(), sender(m), m)
 		unknownError(t, err)
 	})
 	t.Run("a 2xx answer cut short", func(t *testing.T) {
@@ -160,7 +160,7 @@ func TestUnknownOutcome(t *testing.T) {
 		defer srv.Close()
 		m := msg("whatsapp", "+254712345678", "text")
 		m.Text = "hi"
-		_, err := newProvider(t, srv).Send(t.Context(), m)
+		_, err := newProvider(t, srv).Send(t.Context(), sender(m), m)
 		unknownError(t, err)
 	})
 }
@@ -173,7 +173,7 @@ func TestRefusedConnectionIsNotUnknown(t *testing.T) {
 	url := srv.URL
 	srv.Close()
 	for _, deadline := range []bool{false, true} {
-		p, err := metaprovider.New(senders, &metaprovider.Options{BaseURL: url})
+		p, err := metaprovider.New(&metaprovider.Options{BaseURL: url})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func TestRefusedConnectionIsNotUnknown(t *testing.T) {
 		}
 		m := msg("whatsapp", "+254712345678", "text")
 		m.Text = "hi"
-		_, err = p.Send(ctx, m)
+		_, err = p.Send(ctx, sender(m), m)
 		var se *messaging.SendError
 		if !errors.As(err, &se) || se.Unknown || !se.Retryable || se.Code != metaprovider.CodeNetwork {
 			t.Errorf("deadline %v: err = %v (%+v), want a retryable %s SendError without Unknown", deadline, err, se, metaprovider.CodeNetwork)

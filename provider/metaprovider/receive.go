@@ -33,23 +33,79 @@ const (
 // ErrUnverified is wrapped by the error Serve returns for a request that
 // failed Meta's verification: a handshake whose hub.verify_token does not
 // match (a *messaging.Error with CodeForbidden) and a notification whose
-// X-Hub-Signature-256 is missing or wrong (CodeUnauthorized). A host can
-// count such requests against the client's rate limit, as httpapi does.
-var ErrUnverified = errors.New("metaprovider: request not verified as Meta's")
+// X-Hub-Signature-256 is missing or wrong (CodeUnauthorized). It matches
+// messaging.ErrReceiverUnverified too (errors.Is), which a host counts
+// against the client's rate limit, as httpapi does.
+var ErrUnverified error = unverified{}
+
+// unverified is ErrUnverified: Meta's word for
+// messaging.ErrReceiverUnverified.
+type unverified struct{}
+
+func (unverified) Error() string { return "metaprovider: request not verified as Meta's" }
+
+// Is reports whether target is messaging.ErrReceiverUnverified.
+func (unverified) Is(target error) bool { return target == messaging.ErrReceiverUnverified }
 
 // StatusError is a refusal that no messaging.Code describes, with its HTTP
 // status: 405 for a method other than GET and POST (Serve has set the
-// Allow header) and 413 for a body over the size limit.
-type StatusError struct {
-	// Status is the HTTP status: http.StatusMethodNotAllowed or
-	// http.StatusRequestEntityTooLarge.
-	Status int
-	// Message says what was refused, for the caller.
-	Message string
+// Allow header) and 413 for a body over the size limit. It is the
+// receivers' messaging.ReceiverError.
+type StatusError = messaging.ReceiverError
+
+// DefaultWebhookPath is the default path of the receiver a Provider
+// offers (WebhookOptions.Path).
+const DefaultWebhookPath = "/webhooks/meta"
+
+// WebhookOptions configure the receiver of Meta's webhooks (WhatsApp Cloud
+// API, Messenger and Instagram) a Provider offers its host, set as
+// Options.Webhook: a Receiver (see NewReceiver: it documents what it
+// accepts and applies) mounted at Path.
+//
+// httpapi mounts it and answers its refusals with its error envelope (405
+// method_not_allowed, 413 payload_too_large, 400 validation_error, 401
+// unauthorized for a missing or wrong X-Hub-Signature-256, 403 forbidden
+// for a failed handshake, 500 for a failure of the service), charging the
+// 401 and 403 refusals to the client address's "unauthenticated" rate
+// limit (429 once it is spent); bodies are limited to its MaxBodyBytes,
+// and the receiver logs to its Logger with the request's correlation id.
+type WebhookOptions struct {
+	// Path is where the receiver is mounted. Default DefaultWebhookPath.
+	// A path that is not clean or collides with a route of the host is
+	// not mounted (the host logs the error).
+	Path string
+	// VerifyToken is the verify token set in the Meta app's webhook
+	// settings. Empty: every handshake is refused.
+	VerifyToken string
+	// AppSecret is the Meta app's secret, which signs every notification.
+	// Empty: every notification is refused.
+	AppSecret string
+	// Accounts maps the receiving account (WhatsApp phone-number id,
+	// Facebook page id or Instagram account id) to its workspace id, for
+	// inbound messages; see ReceiverOptions.Accounts.
+	Accounts map[string]string
 }
 
-// Error implements the error interface.
-func (e *StatusError) Error() string { return strconv.Itoa(e.Status) + ": " + e.Message }
+var _ messaging.CallbackReceiver = (*Provider)(nil)
+
+// Receiver implements messaging.CallbackReceiver: with Options.Webhook
+// set, a Receiver applying Meta's webhooks to svc (named "meta webhook",
+// at Webhook.Path), with the host's body limit, logger and log attributes;
+// nil without Options.Webhook.
+func (p *Provider) Receiver(svc *messaging.Service, host *messaging.ReceiverHost) *messaging.Receiver {
+	if p.webhook == nil {
+		return nil
+	}
+	rc := NewReceiver(svc, &ReceiverOptions{
+		VerifyToken: p.webhook.VerifyToken, AppSecret: p.webhook.AppSecret, Accounts: p.webhook.Accounts,
+		MaxBodyBytes: host.MaxBodyBytes, Logger: host.Logger, LogAttrs: host.LogAttrs,
+	})
+	path := p.webhook.Path
+	if path == "" {
+		path = DefaultWebhookPath
+	}
+	return &messaging.Receiver{Name: "meta webhook", Path: path, Serve: rc.Serve}
+}
 
 // ReceiverOptions configure a Receiver. A nil *ReceiverOptions means all
 // defaults, which refuse every handshake and notification.

@@ -40,11 +40,11 @@ func connectedSetup(t *testing.T, accounts map[string]string) *hookEnv {
 	e.svc = svc
 	ctx := t.Context()
 	for _, c := range []struct{ ws, pnid, waba string }{{hookWS, hookPNID, hookWABA}, {"ws_other", otherPNID, otherWABA}} {
-		if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: c.ws, Name: c.ws, Channels: messaging.Channels()}); err != nil {
+		if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: c.ws, Name: c.ws, Channels: svc.Channels()}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Connect(ctx, &messaging.ConnectParams{WorkspaceID: c.ws, Channel: messaging.ChannelWhatsApp,
-			AccountID: c.pnid, WABAID: c.waba, AccessToken: "EAAGtoken-of-" + c.ws}); err != nil {
+		if _, err := svc.Workspace(c.ws).Channels.Connect(ctx, messaging.ChannelWhatsApp, &messaging.ChannelCredentials{
+			Fields: map[string]string{metaprovider.FieldPhoneNumberID: c.pnid, metaprovider.FieldWABAID: c.waba}, AccessToken: "EAAGtoken-of-" + c.ws}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := svc.Workspace(c.ws).Templates.Create(ctx, &messaging.TemplateCreateParams{Name: hookTplName, Language: hookTplLang,

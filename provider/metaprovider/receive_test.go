@@ -93,7 +93,7 @@ func hookSetup(t testing.TB, opts *metaprovider.ReceiverOptions) *hookEnv {
 	}
 	e.svc = svc
 	for _, ws := range []string{hookWS, "ws_other"} {
-		if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: ws, Name: ws, Channels: messaging.Channels()}); err != nil {
+		if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: ws, Name: ws, Channels: svc.Channels()}); err != nil {
 			t.Fatal(err)
 		}
 	}

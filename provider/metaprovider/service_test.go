@@ -15,9 +15,8 @@ import (
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
-// TestServiceSendsWithTheConnection runs a Provider built without a
-// SenderLookup under a Service: messaging.New hands it the connections, a
-// send reaches the Graph API with the connection's phone-number id and
+// TestServiceSendsWithTheConnection runs a Provider under a Service: the
+// dispatcher hands it the workspace's connection, a send reaches the Graph API with the connection's phone-number id and
 // token, templates are submitted and synchronised through the mock, and
 // an expired token marks the connection.
 func TestServiceSendsWithTheConnection(t *testing.T) {
@@ -25,7 +24,7 @@ func TestServiceSendsWithTheConnection(t *testing.T) {
 	mock := metatest.New()
 	defer mock.Close()
 	mock.AddPhoneNumber(wabaID, phoneID, "+1 555-010-0100", connTok)
-	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: mock.URL()})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: mock.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,11 +33,11 @@ func TestServiceSendsWithTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Connect(ctx, &messaging.ConnectParams{WorkspaceID: "acme", Channel: messaging.ChannelWhatsApp,
-		AccountID: phoneID, WABAID: wabaID, AccessToken: connTok}); err != nil {
+	if _, err := svc.Workspace("acme").Channels.Connect(ctx, messaging.ChannelWhatsApp, &messaging.ChannelCredentials{
+		Fields: map[string]string{metaprovider.FieldPhoneNumberID: phoneID, metaprovider.FieldWABAID: wabaID}, AccessToken: connTok}); err != nil {
 		t.Fatal(err)
 	}
 	ws := svc.Workspace("acme")
@@ -85,11 +84,11 @@ func TestServiceSendsWithTheConnection(t *testing.T) {
 	if m, err := ws.Messages.Get(ctx, res.MessageID); err != nil || m.Status != messaging.StatusFailed {
 		t.Errorf("message = %+v, %v; want failed", m, err)
 	}
-	c, err := svc.Connection(ctx, "acme", messaging.ChannelWhatsApp)
+	st, err := svc.Workspace("acme").Channels.Get(ctx, messaging.ChannelWhatsApp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Status != messaging.ConnectionError || c.StatusReason == "" {
+	if c := st.Connection; c.Status != messaging.ConnectionError || c.StatusReason == "" {
 		t.Errorf("connection = %s %q, want error with the reason", c.Status, c.StatusReason)
 	}
 }
@@ -105,7 +104,7 @@ func TestServiceFetchesInboundMedia(t *testing.T) {
 	mock := metatest.New()
 	defer mock.Close()
 	mock.AddPhoneNumber(wabaID, phoneID, "+1 555-010-0100", connTok)
-	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: mock.URL()})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: mock.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,11 +114,11 @@ func TestServiceFetchesInboundMedia(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Connect(ctx, &messaging.ConnectParams{WorkspaceID: "acme", Channel: messaging.ChannelWhatsApp,
-		AccountID: phoneID, WABAID: wabaID, AccessToken: connTok}); err != nil {
+	if _, err := svc.Workspace("acme").Channels.Connect(ctx, messaging.ChannelWhatsApp, &messaging.ChannelCredentials{
+		Fields: map[string]string{metaprovider.FieldPhoneNumberID: phoneID, metaprovider.FieldWABAID: wabaID}, AccessToken: connTok}); err != nil {
 		t.Fatal(err)
 	}
 	photo := []byte("\xff\xd8\xff\xe0 a small jpeg")

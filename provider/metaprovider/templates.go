@@ -14,7 +14,6 @@ import (
 )
 
 var (
-	_ messaging.SenderUser         = (*Provider)(nil)
 	_ messaging.TemplateManager    = (*Provider)(nil)
 	_ messaging.TemplateLister     = (*Provider)(nil)
 	_ messaging.ConnectionVerifier = (*Provider)(nil)

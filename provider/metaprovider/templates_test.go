@@ -1,7 +1,6 @@
 package metaprovider_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,31 +33,16 @@ func conn() *messaging.ChannelSender {
 		AccountID: phoneID, WABAID: wabaID, AccessToken: connTok, Generation: 1}
 }
 
-// connections is a messaging.SenderLookup with one WhatsApp connection
-// (ws_1), none for ws_nosender and a nil sender for ws_nilsender.
-func connections(_ context.Context, ws, channel string) (*messaging.ChannelSender, error) {
-	switch {
-	case ws == "ws_nosender":
-		return nil, messaging.ErrNotFound
-	case ws == "ws_nilsender":
-		return nil, nil
-	case ws == "ws_1" && channel == messaging.ChannelWhatsApp:
-		return conn(), nil
-	}
-	return nil, messaging.ErrNotFound
-}
-
-// mockProvider returns a Provider with senders from connections (through
-// UseSenders) and a metatest server it talks to.
+// mockProvider returns a Provider and a metatest server it talks to,
+// where conn's token reads conn's number.
 func mockProvider(t *testing.T) (*metaprovider.Provider, *metatest.Server) {
 	t.Helper()
 	mock := metatest.New()
 	t.Cleanup(mock.Close)
-	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: mock.URL(), HTTPClient: mock.Client()})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: mock.URL(), HTTPClient: mock.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.UseSenders(connections)
 	mock.AddPhoneNumber(wabaID, phoneID, "+1 555-010-0100", connTok)
 	return p, mock
 }
@@ -88,7 +72,7 @@ func wantCredentials(t *testing.T, what string, err error, tok string) {
 func TestSendWithConnectionSender(t *testing.T) {
 	t.Parallel()
 	p, mock := mockProvider(t)
-	r, err := p.Send(t.Context(), textTo("ws_1"))
+	r, err := p.Send(t.Context(), conn(), textTo("ws_1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,49 +90,15 @@ func TestSendWithConnectionSender(t *testing.T) {
 	}
 }
 
-func TestSenderLookupOfNewWinsOverUseSenders(t *testing.T) {
-	t.Parallel()
-	mock := metatest.New()
-	defer mock.Close()
-	p, err := metaprovider.New(func(context.Context, string, string) (*metaprovider.Sender, error) {
-		return &metaprovider.Sender{ID: "999", AccessToken: otherTok}, nil
-	}, &metaprovider.Options{BaseURL: mock.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.UseSenders(connections)
-	if _, err := p.Send(t.Context(), textTo("ws_1")); err != nil {
-		t.Fatal(err)
-	}
-	if got := mock.Requests()[0]; got.Path != "/v21.0/999/messages" || got.Authorization != "Bearer "+otherTok {
-		t.Errorf("request = %s (Authorization %q), want New's sender", got.Path, got.Authorization)
-	}
-}
-
 func TestNoSenderIsNotConfigured(t *testing.T) {
 	t.Parallel()
-	bare, err := metaprovider.New(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p, mock := mockProvider(t)
-	for _, c := range []struct {
-		label string
-		p     *metaprovider.Provider
-		ws    string
-	}{
-		{"without UseSenders", bare, "ws_1"},
-		{"ErrNotFound", p, "ws_nosender"},
-		{"nil sender", p, "ws_nilsender"},
-	} {
-		_, err := c.p.Send(t.Context(), textTo(c.ws))
-		var se *messaging.SendError
-		if !errors.As(err, &se) || se.Code != metaprovider.CodeSenderNotConfigured || se.Retryable {
-			t.Errorf("%s: Send err = %v, want a permanent %s", c.label, err, metaprovider.CodeSenderNotConfigured)
-		}
-	}
 	ctx := t.Context()
 	calls := map[string]func(s *messaging.ChannelSender) error{
+		"Send": func(s *messaging.ChannelSender) error {
+			_, err := p.Send(ctx, s, textTo("ws_1"))
+			return err
+		},
 		"SubmitTemplate": func(s *messaging.ChannelSender) error {
 			_, err := p.SubmitTemplate(ctx, s, providertest.ManagedTemplates()[0])
 			return err
@@ -184,7 +134,7 @@ func TestExpiredToken(t *testing.T) {
 	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "hello", Language: "en", Category: messaging.CategoryUtility})
 	mock.ExpireToken(connTok)
 	ctx := t.Context()
-	_, err := p.Send(ctx, textTo("ws_1"))
+	_, err := p.Send(ctx, conn(), textTo("ws_1"))
 	wantCredentials(t, "Send", err, connTok)
 	_, err = p.ListTemplates(ctx, conn())
 	wantCredentials(t, "ListTemplates", err, connTok)
@@ -213,7 +163,8 @@ func TestCode190IsCredentials(t *testing.T) {
 			_, _ = io.WriteString(w, graphError(190, "Invalid OAuth access token - Cannot parse access token "+token, "", c.subcode))
 		}))
 		p := newProvider(t, srv)
-		_, err := p.Send(t.Context(), textTo("ws_1"))
+		m := textTo("ws_1")
+		_, err := p.Send(t.Context(), sender(m), m)
 		wantCredentials(t, fmt.Sprintf("HTTP %d subcode %d", c.status, c.subcode), err, token)
 		srv.Close()
 	}
@@ -249,7 +200,7 @@ func newCapture(t *testing.T, answer func(n int, r *http.Request) (int, string))
 
 func captureProvider(t *testing.T, c *capture) *metaprovider.Provider {
 	t.Helper()
-	p, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: c.URL})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: c.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,7 +544,7 @@ func TestVerifyConnection(t *testing.T) {
 	}
 
 	// A Graph API that cannot answer tells nothing (not a refusal).
-	down, err := metaprovider.New(nil, &metaprovider.Options{BaseURL: "http://127.0.0.1:1"})
+	down, err := metaprovider.New(&metaprovider.Options{BaseURL: "http://127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
 	}

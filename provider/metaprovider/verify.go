@@ -44,22 +44,22 @@ func (p *Provider) VerifyConnection(ctx context.Context, s *messaging.ChannelSen
 		var me struct {
 			ID string `json:"id"`
 		}
-		if err := p.readNode(ctx, p.base+"me?fields=id,name", s.AccessToken, "page_id", &me); err != nil {
+		if err := p.readNode(ctx, p.base+"me?fields=id,name", s.AccessToken, FieldPageID, &me); err != nil {
 			return nil, err
 		}
 		if me.ID != s.AccountID {
-			return nil, &messaging.VerificationError{Field: "page_id", Text: "the access token is not a page access token of this page"}
+			return nil, &messaging.VerificationError{Field: FieldPageID, Text: "the access token is not a page access token of this page"}
 		}
 		return &messaging.VerifiedAccount{}, nil
 	case messaging.ChannelInstagram:
 		var node struct {
 			ID string `json:"id"`
 		}
-		if err := p.readNode(ctx, p.base+url.PathEscape(s.AccountID)+"?fields=id,username", s.AccessToken, "instagram_account_id", &node); err != nil {
+		if err := p.readNode(ctx, p.base+url.PathEscape(s.AccountID)+"?fields=id,username", s.AccessToken, FieldInstagramAccountID, &node); err != nil {
 			return nil, err
 		}
 		if node.ID != s.AccountID {
-			return nil, &messaging.VerificationError{Field: "instagram_account_id", Text: "the Graph API answered another account"}
+			return nil, &messaging.VerificationError{Field: FieldInstagramAccountID, Text: "the Graph API answered another account"}
 		}
 		return &messaging.VerifiedAccount{}, nil
 	}
@@ -95,7 +95,7 @@ func refusal(err error, field string) error {
 // WABA s.WABAID, read with s.AccessToken.
 func (p *Provider) verifyPhoneNumber(ctx context.Context, s *messaging.ChannelSender) (*messaging.VerifiedAccount, error) {
 	if s.WABAID == "" {
-		return nil, &messaging.VerificationError{Field: "waba_id", Text: "a WhatsApp connection needs its WhatsApp Business Account id"}
+		return nil, &messaging.VerificationError{Field: FieldWABAID, Text: "a WhatsApp connection needs its WhatsApp Business Account id"}
 	}
 	first := p.base + url.PathEscape(s.WABAID) + "/phone_numbers?" + url.Values{"fields": {"id,display_phone_number"}, "limit": {"100"}}.Encode()
 	next := first
@@ -112,7 +112,7 @@ func (p *Provider) verifyPhoneNumber(ctx context.Context, s *messaging.ChannelSe
 				} `json:"cursors"`
 			} `json:"paging"`
 		}
-		if err := p.readNode(ctx, next, s.AccessToken, "waba_id", &page); err != nil {
+		if err := p.readNode(ctx, next, s.AccessToken, FieldWABAID, &page); err != nil {
 			return nil, err
 		}
 		for _, n := range page.Data {
@@ -122,7 +122,7 @@ func (p *Provider) verifyPhoneNumber(ctx context.Context, s *messaging.ChannelSe
 		}
 		switch {
 		case page.Paging.Next == "":
-			return nil, &messaging.VerificationError{Field: "phone_number_id",
+			return nil, &messaging.VerificationError{Field: FieldPhoneNumberID,
 				Text: "the phone number is not one of the WhatsApp Business Account's numbers that the access token can read"}
 		case p.sameHost(page.Paging.Next):
 			next = page.Paging.Next
@@ -132,7 +132,7 @@ func (p *Provider) verifyPhoneNumber(ctx context.Context, s *messaging.ChannelSe
 			return nil, permanent(CodeInvalidResponse, "the Graph API's phone number list points to another host without a cursor")
 		}
 	}
-	return nil, &messaging.VerificationError{Field: "phone_number_id",
+	return nil, &messaging.VerificationError{Field: FieldPhoneNumberID,
 		Text: "the phone number is not among the first pages of the WhatsApp Business Account's numbers"}
 }
 

@@ -28,6 +28,7 @@
 //		providertest.Run(t, providertest.Harness{
 //			NewProvider: func(t *testing.T, srv *httptest.Server) messaging.Provider { ... },
 //			Render:      renderGraph,
+//			Sender:      func(m *messaging.Message) *messaging.ChannelSender { ... },
 //		}, ownCases)
 //	}
 package providertest
@@ -132,6 +133,11 @@ type Harness struct {
 	// Render turns a Verdict into the responses of the provider's HTTP
 	// API for m. Nil for a provider without HTTP.
 	Render func(m *messaging.Message, v Verdict) []MockResponse
+	// Sender returns the sender each send of m is handed (as the
+	// service's dispatcher resolves it: the workspace's connection on m's
+	// channel); nil, or a nil Sender, hands none (a provider that needs
+	// no credentials).
+	Sender func(m *messaging.Message) *messaging.ChannelSender
 }
 
 // WorkspaceID is the workspace of the common cases' messages.
@@ -344,9 +350,13 @@ func runCase(t *testing.T, h Harness, c Case) {
 		cancel()
 		ctx = cctx
 	}
+	var snd *messaging.ChannelSender
+	if h.Sender != nil {
+		snd = h.Sender(c.Msg.Clone())
+	}
 	seen := map[string]bool{}
 	for i := range sends {
-		receipt, err := p.Send(ctx, c.Msg.Clone())
+		receipt, err := p.Send(ctx, snd, c.Msg.Clone())
 		prefix := fmt.Sprintf("send %d: ", i+1)
 		switch {
 		case c.ExpectedErrorIs != nil:

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/ujumbe/messaging/internal/testclock"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,11 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/testclock"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
+	"github.com/ujumbe/messaging/provider/metaprovider"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/pgstore"
 	"github.com/ujumbe/messaging/store/sqlitestore"
@@ -285,11 +287,14 @@ type countingProvider struct {
 	sends   map[string]int
 }
 
+// Channels makes the provider serve Meta's channels.
+func (*countingProvider) Channels() []messaging.ChannelSpec { return metaprovider.ChannelSpecs() }
+
 func newCountingProvider(name string, block bool) *countingProvider {
 	return &countingProvider{name: name, block: block, sends: map[string]int{}}
 }
 
-func (p *countingProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *countingProvider) Send(ctx context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.started.Add(1)
 	if p.block {
 		<-ctx.Done()
@@ -435,7 +440,7 @@ func TestTwoInstancesDispatchEachMessageOnce(t *testing.T) {
 		stores = append(stores, st)
 		svcs = append(svcs, newService(t, st, prov[i], clock.Now, opts))
 	}
-	if _, err := svcs[0].CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svcs[0].CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: svcs[0].Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	ids := queue(t, svcs[0], n)
@@ -499,14 +504,14 @@ func pairedProviders(a, b *countingProvider) [2]*pairedProvider {
 
 // Send records that this provider was handed a message, waits until its
 // peer was too (or ctx is done), then sends as the countingProvider.
-func (p *pairedProvider) Send(ctx context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+func (p *pairedProvider) Send(ctx context.Context, s *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.once.Do(func() { close(p.mine) })
 	select {
 	case <-p.peer:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return p.countingProvider.Send(ctx, m)
+	return p.countingProvider.Send(ctx, s, m)
 }
 
 // TestInstanceDiesMidBatch kills one instance while its sends are blocked
@@ -526,7 +531,7 @@ func TestInstanceDiesMidBatch(t *testing.T) {
 	provA, provB := newCountingProvider("a", true), newCountingProvider("b", false)
 	svcA := newService(t, stA, provA, clock.Now, opts)
 	svcB := newService(t, stB, provB, clock.Now, opts)
-	if _, err := svcA.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svcA.CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: svcA.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	ids := queue(t, svcA, n)
@@ -680,7 +685,7 @@ func TestRateLimitAcrossServers(t *testing.T) {
 		st := open(t, url, schema, 4)
 		svc := newService(t, st, newCountingProvider("p", false), clock.Now, messaging.DispatchOptions{})
 		if i == 0 {
-			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+			if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 				t.Fatal(err)
 			}
 			var err error
@@ -785,7 +790,7 @@ func benchDispatch(b *testing.B, stores []messaging.Store) {
 	for _, st := range stores {
 		svcs = append(svcs, newService(b, st, newCountingProvider("p", false), nil, opts))
 	}
-	if _, err := svcs[0].CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svcs[0].CreateWorkspace(context.Background(), &messaging.CreateWorkspaceParams{ID: "acme", Channels: svcs[0].Channels()}); err != nil {
 		b.Fatal(err)
 	}
 	queue(b, svcs[0], b.N)
@@ -860,7 +865,7 @@ func TestTwoInstancesSeeRevocationWithinCacheTTL(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	a := newService(t, open(t, url, schema, 4), fakeprovider.New(), clock.Now, messaging.DispatchOptions{})
 	b := newService(t, open(t, url, schema, 4), fakeprovider.New(), clock.Now, messaging.DispatchOptions{})
-	if _, err := a.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := a.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: a.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	k, plain, err := a.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
@@ -881,7 +886,7 @@ func TestTwoInstancesSeeRevocationWithinCacheTTL(t *testing.T) {
 	if _, err := a.Workspace("acme").APIKeys.Revoke(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.DisconnectChannel(ctx, "acme", messaging.ChannelWhatsApp); err != nil {
+	if _, err := a.Workspace("acme").Channels.Disconnect(ctx, messaging.ChannelWhatsApp); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(messaging.DefaultCacheTTL)
@@ -923,7 +928,7 @@ func TestTwoInstancesSeeChangesByNotice(t *testing.T) {
 	a := newService(t, open(t, url, schema, 4), fakeprovider.New(), clock.Now, messaging.DispatchOptions{})
 	stB := &noticedStore{Store: open(t, url, schema, 4), flushed: make(chan struct{}, 1)}
 	b := newService(t, stB, fakeprovider.New(), clock.Now, messaging.DispatchOptions{})
-	if _, err := a.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := a.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: a.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	keys := make([]*messaging.APIKey, 2)

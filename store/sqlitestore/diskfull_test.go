@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/testclock"
+	"github.com/ujumbe/messaging/provider/metaprovider"
 )
 
 // countingProvider accepts every message and counts the hand-overs of each.
@@ -23,7 +24,10 @@ type countingProvider struct {
 	n     int
 }
 
-func (p *countingProvider) Send(_ context.Context, m *messaging.Message) (*messaging.SendReceipt, error) {
+// Channels makes the provider serve Meta's channels.
+func (*countingProvider) Channels() []messaging.ChannelSpec { return metaprovider.ChannelSpecs() }
+
+func (p *countingProvider) Send(_ context.Context, _ *messaging.ChannelSender, m *messaging.Message) (*messaging.SendReceipt, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls[m.ID]++
@@ -95,7 +99,7 @@ func TestDiskFullSendsEachMessageOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: messaging.Channels()}); err != nil {
+	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := svc.Workspace("acme").Webhooks.Create(ctx, &messaging.WebhookCreateParams{URL: hookSrv.URL}); err != nil {
