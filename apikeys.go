@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // APIKeys creates, lists, reads, changes and revokes the API keys of one
@@ -83,7 +86,7 @@ func (ks *APIKeys) Create(ctx context.Context, p *KeyCreateParams) (*APIKey, str
 	}
 	s := ks.svc
 	if p.ExpiresAt != nil && !p.ExpiresAt.After(s.now()) {
-		return nil, "", validationError("expires_at", "must be in the future (got %s)", FormatTime(*p.ExpiresAt))
+		return nil, "", validationError("expires_at", "must be in the future (got %s)", record.FormatTime(*p.ExpiresAt))
 	}
 	key := p.Key
 	if key == "" {
@@ -102,13 +105,13 @@ func (ks *APIKeys) Create(ctx context.Context, p *KeyCreateParams) (*APIKey, str
 	}
 	sum := sha256.Sum256([]byte(key))
 	k := &APIKey{
-		ID: NewID("key"), WorkspaceID: ks.ws, Name: p.Name, Prefix: KeyLookupID(key), Hash: sum[:],
+		ID: record.NewID("key"), WorkspaceID: ks.ws, Name: p.Name, Prefix: KeyLookupID(key), Hash: sum[:],
 		Scopes: scopes, ExpiresAt: utcPtr(p.ExpiresAt), CreatedAt: s.now(),
 	}
 	if err := s.store.APIKeyCreate(ctx, k); err != nil {
 		return nil, "", wrapStoreError(err, "api key", k.ID)
 	}
-	s.audit(ctx, ks.ws, AuditKeyCreated, k.ID)
+	s.audit(ctx, ks.ws, record.AuditKeyCreated, k.ID)
 	return k, key, nil
 }
 
@@ -183,11 +186,11 @@ func (ks *APIKeys) Update(ctx context.Context, id string, p *KeyUpdateParams) (*
 			return nil, err
 		}
 	}
-	up := &APIKeyUpdateParams{WorkspaceID: ks.ws, ID: id, Scopes: scopes, ExpiresAt: utcPtr(p.ExpiresAt)}
+	up := &driver.APIKeyUpdateParams{WorkspaceID: ks.ws, ID: id, Scopes: scopes, ExpiresAt: utcPtr(p.ExpiresAt)}
 	if err := ks.svc.store.APIKeyUpdate(ctx, up); err != nil {
 		return nil, wrapStoreError(err, "api key", id)
 	}
-	ks.svc.audit(ctx, ks.ws, AuditKeyUpdated, id)
+	ks.svc.audit(ctx, ks.ws, record.AuditKeyUpdated, id)
 	return ks.Get(ctx, id)
 }
 
@@ -221,10 +224,10 @@ func (ks *APIKeys) RevokeAs(ctx context.Context, by *Principal, id string) (*API
 			return nil, err
 		}
 	}
-	if err := ks.svc.store.APIKeyRevoke(ctx, &APIKeyRevokeParams{WorkspaceID: ks.ws, ID: id, At: ks.svc.now()}); err != nil {
+	if err := ks.svc.store.APIKeyRevoke(ctx, &driver.APIKeyRevokeParams{WorkspaceID: ks.ws, ID: id, At: ks.svc.now()}); err != nil {
 		return nil, wrapStoreError(err, "api key", id)
 	}
-	ks.svc.audit(ctx, ks.ws, AuditKeyRevoked, id)
+	ks.svc.audit(ctx, ks.ws, record.AuditKeyRevoked, id)
 	return ks.Get(ctx, id)
 }
 
@@ -235,7 +238,7 @@ func (ks *APIKeys) RevokeAs(ctx context.Context, by *Principal, id string) (*API
 func (p *Principal) mayGrant(scopes []string, expiresAt *time.Time) error {
 	for _, sc := range scopes {
 		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes", Path: FieldPath("scopes"),
+			return &Error{Code: CodeForbidden, Field: "scopes", Path: record.FieldPath("scopes"),
 				Message: fmt.Sprintf("scopes: the API key making the request lacks the scope %s, so it cannot grant it", sc)}
 		}
 	}
@@ -243,12 +246,12 @@ func (p *Principal) mayGrant(scopes []string, expiresAt *time.Time) error {
 		return nil
 	}
 	if expiresAt == nil {
-		return &Error{Code: CodeForbidden, Field: "expires_at", Path: FieldPath("expires_at"),
-			Message: fmt.Sprintf("expires_at: the API key making the request expires at %s, so the key must expire too, at or before then", FormatTime(*p.ExpiresAt))}
+		return &Error{Code: CodeForbidden, Field: "expires_at", Path: record.FieldPath("expires_at"),
+			Message: fmt.Sprintf("expires_at: the API key making the request expires at %s, so the key must expire too, at or before then", record.FormatTime(*p.ExpiresAt))}
 	}
 	if expiresAt.After(*p.ExpiresAt) {
-		return &Error{Code: CodeForbidden, Field: "expires_at", Path: FieldPath("expires_at"),
-			Message: fmt.Sprintf("expires_at: %s is after %s, when the API key making the request expires; a key cannot outlive the key that made it", FormatTime(*expiresAt), FormatTime(*p.ExpiresAt))}
+		return &Error{Code: CodeForbidden, Field: "expires_at", Path: record.FieldPath("expires_at"),
+			Message: fmt.Sprintf("expires_at: %s is after %s, when the API key making the request expires; a key cannot outlive the key that made it", record.FormatTime(*expiresAt), record.FormatTime(*p.ExpiresAt))}
 	}
 	return nil
 }
@@ -263,7 +266,7 @@ func (p *Principal) mayManage(k *APIKey, verb string) error {
 	}
 	for _, sc := range k.Scopes {
 		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes", Path: FieldPath("scopes"),
+			return &Error{Code: CodeForbidden, Field: "scopes", Path: record.FieldPath("scopes"),
 				Message: fmt.Sprintf("scopes: the key %s holds the scope %s, which the API key making the request lacks, so it cannot %s it", k.ID, sc, verb)}
 		}
 	}
@@ -276,11 +279,11 @@ func (p *Principal) mayManage(k *APIKey, verb string) error {
 func checkKeyName(name string, required bool) error {
 	if name == "" {
 		if required {
-			return validationError("name", "is required: 1 to %d characters", MaxAPIKeyName)
+			return validationError("name", "is required: 1 to %d characters", record.MaxAPIKeyName)
 		}
 		return nil
 	}
-	if err := checkLen(FieldPath("name"), name, MaxAPIKeyName); err != nil {
+	if err := checkLen(record.FieldPath("name"), name, record.MaxAPIKeyName); err != nil {
 		return err
 	}
 	if strings.TrimSpace(name) != name {
@@ -299,8 +302,8 @@ func normalScopes(scopes []string) ([]string, error) {
 		return nil, validationError("scopes", "must hold at least one scope")
 	}
 	for _, sc := range scopes {
-		if !slices.Contains(AllScopes(), sc) {
-			return nil, validationError("scopes", "unknown scope %q; allowed: %s", sc, strings.Join(AllScopes(), ", "))
+		if !slices.Contains(record.AllScopes(), sc) {
+			return nil, validationError("scopes", "unknown scope %q; allowed: %s", sc, strings.Join(record.AllScopes(), ", "))
 		}
 	}
 	out := slices.Clone(scopes)

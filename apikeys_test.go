@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -19,7 +22,7 @@ func TestCreateAPIKeyRules(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	creator := &messaging.Principal{WorkspaceID: "acme", KeyID: "key_creator",
-		Scopes: []string{messaging.ScopeManageKeys, messaging.ScopeWriteMessages, messaging.ScopeReadMessages}}
+		Scopes: []string{record.ScopeManageKeys, record.ScopeWriteMessages, record.ScopeReadMessages}}
 	past, now, future := t0.Add(-time.Second), t0, t0.Add(time.Hour)
 	cases := []struct {
 		name        string
@@ -28,7 +31,7 @@ func TestCreateAPIKeyRules(t *testing.T) {
 		field, text string
 	}{
 		{"creator without name", messaging.KeyCreateParams{Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "required"},
-		{"name too long", messaging.KeyCreateParams{Name: strings.Repeat("é", messaging.MaxAPIKeyName+1), Scopes: []string{"write:messages"}}, messaging.CodeValidation, "name", "100"},
+		{"name too long", messaging.KeyCreateParams{Name: strings.Repeat("é", record.MaxAPIKeyName+1), Scopes: []string{"write:messages"}}, messaging.CodeValidation, "name", "100"},
 		{"name with a control character", messaging.KeyCreateParams{Name: "a\tb", Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "control"},
 		{"name with surrounding space", messaging.KeyCreateParams{Name: " ci", Scopes: []string{"write:messages"}, Creator: creator}, messaging.CodeValidation, "name", "white space"},
 		{"unknown scope", messaging.KeyCreateParams{Name: "ci", Scopes: []string{"write:everything"}, Creator: creator}, messaging.CodeValidation, "scopes", "write:everything"},
@@ -36,7 +39,7 @@ func TestCreateAPIKeyRules(t *testing.T) {
 		{"expiry in the past", messaging.KeyCreateParams{Name: "ci", Scopes: []string{"write:messages"}, ExpiresAt: &past}, messaging.CodeValidation, "expires_at", "future"},
 		{"expiry now", messaging.KeyCreateParams{Name: "ci", Scopes: []string{"write:messages"}, ExpiresAt: &now, Creator: creator}, messaging.CodeValidation, "expires_at", "future"},
 		{"creator of another workspace", messaging.KeyCreateParams{Name: "ci", Scopes: []string{"write:messages"},
-			Creator: &messaging.Principal{WorkspaceID: "other", Scopes: messaging.AllScopes()}}, messaging.CodeNotFound, "", ""},
+			Creator: &messaging.Principal{WorkspaceID: "other", Scopes: record.AllScopes()}}, messaging.CodeNotFound, "", ""},
 	}
 	for _, c := range cases {
 		p := c.p
@@ -53,7 +56,7 @@ func TestCreateAPIKeyRules(t *testing.T) {
 	// What the creator holds it may grant, with a name of exactly 100
 	// characters and a future expiry; without a Creator any scope goes,
 	// and the name may be empty.
-	name := strings.Repeat("é", messaging.MaxAPIKeyName)
+	name := strings.Repeat("é", record.MaxAPIKeyName)
 	k, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: name,
 		Scopes: []string{"write:messages", "read:messages"}, ExpiresAt: &future, Creator: creator})
 	if err != nil {
@@ -62,7 +65,7 @@ func TestCreateAPIKeyRules(t *testing.T) {
 	if k.Name != name || k.LastUsedAt != nil {
 		t.Errorf("created key: name %q, last used %v", k.Name, k.LastUsedAt)
 	}
-	if _, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()}); err != nil {
+	if _, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()}); err != nil {
 		t.Errorf("an unnamed key with every scope from a Go caller: %v", err)
 	}
 	got, err := f.svc.Workspace("acme").APIKeys.Get(f.ctx, k.ID)
@@ -81,7 +84,7 @@ func TestCreateAPIKeyRules(t *testing.T) {
 func TestRevokeAPIKeyReturnsRecord(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	k, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "self", Scopes: []string{messaging.ScopeManageKeys}})
+	k, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "self", Scopes: []string{record.ScopeManageKeys}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +110,10 @@ type touchStore struct {
 	entered chan struct{}
 	gate    sync.RWMutex
 	mu      sync.Mutex
-	touches []messaging.APIKeyTouchParams
+	touches []driver.APIKeyTouchParams
 }
 
-func (s *touchStore) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams) error {
+func (s *touchStore) APIKeyTouch(ctx context.Context, p *driver.APIKeyTouchParams) error {
 	select {
 	case s.entered <- struct{}{}:
 	default:
@@ -250,11 +253,11 @@ func TestAPIKeyState(t *testing.T) {
 		now  time.Time
 		want string
 	}{
-		{"no expiry", messaging.APIKey{}, t0, messaging.KeyActive},
-		{"before expiry", messaging.APIKey{ExpiresAt: &at}, at.Add(-time.Nanosecond), messaging.KeyActive},
-		{"at expiry", messaging.APIKey{ExpiresAt: &at}, at, messaging.KeyExpired},
-		{"revoked", messaging.APIKey{RevokedAt: &t0}, t0, messaging.KeyRevoked},
-		{"revoked and expired", messaging.APIKey{RevokedAt: &t0, ExpiresAt: &at}, at, messaging.KeyRevoked},
+		{"no expiry", messaging.APIKey{}, t0, record.KeyActive},
+		{"before expiry", messaging.APIKey{ExpiresAt: &at}, at.Add(-time.Nanosecond), record.KeyActive},
+		{"at expiry", messaging.APIKey{ExpiresAt: &at}, at, record.KeyExpired},
+		{"revoked", messaging.APIKey{RevokedAt: &t0}, t0, record.KeyRevoked},
+		{"revoked and expired", messaging.APIKey{RevokedAt: &t0, ExpiresAt: &at}, at, record.KeyRevoked},
 	}
 	for _, tt := range tests {
 		if got := tt.key.State(tt.now); got != tt.want {
@@ -285,9 +288,9 @@ func TestAPIKeyCloneIsDeep(t *testing.T) {
 
 // idRefusingStore fails every key update, as PostgreSQL does on an id
 // holding a NUL or invalid UTF-8 (SQLSTATE 22021).
-type idRefusingStore struct{ messaging.Store }
+type idRefusingStore struct{ driver.Store }
 
-func (idRefusingStore) APIKeyUpdate(context.Context, *messaging.APIKeyUpdateParams) error {
+func (idRefusingStore) APIKeyUpdate(context.Context, *driver.APIKeyUpdateParams) error {
 	return errors.New("ERROR: invalid byte sequence for encoding \"UTF8\": 0x00 (SQLSTATE 22021)")
 }
 
@@ -300,7 +303,7 @@ func TestUpdateAPIKeyRefusesBadIDsBeforeTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"key_\x00", "key_\xff"} {
-		_, err := svc.Workspace("acme").APIKeys.Update(context.Background(), id, &messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeReadMessages}})
+		_, err := svc.Workspace("acme").APIKeys.Update(context.Background(), id, &messaging.KeyUpdateParams{Scopes: []string{record.ScopeReadMessages}})
 		if c := messaging.ErrorCode(err); c != messaging.CodeNotFound {
 			t.Errorf("APIKeys.Update(%q) = %v (%s), want not_found", id, err, c)
 		}
@@ -315,7 +318,7 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 	f := setup(t)
 	hour, later := t0.Add(time.Hour), t0.Add(2*time.Hour)
 	_, plain, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "short",
-		Scopes: []string{messaging.ScopeManageKeys, messaging.ScopeWriteMessages}, ExpiresAt: &hour})
+		Scopes: []string{record.ScopeManageKeys, record.ScopeWriteMessages}, ExpiresAt: &hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,14 +329,14 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 	if short.ExpiresAt == nil || !short.ExpiresAt.Equal(hour) {
 		t.Fatalf("Principal.ExpiresAt = %v, want %v", short.ExpiresAt, hour)
 	}
-	strong, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "all", Scopes: messaging.AllScopes()})
+	strong, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "all", Scopes: record.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	create := func(exp *time.Time) error {
 		before := f.store.counts()
 		_, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "child",
-			Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: exp, Creator: short})
+			Scopes: []string{record.ScopeWriteMessages}, ExpiresAt: exp, Creator: short})
 		if err != nil && f.store.counts() != before {
 			t.Errorf("a refused key was stored")
 		}
@@ -341,7 +344,7 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 	}
 	for _, exp := range []*time.Time{nil, &later} {
 		e := wantError(t, create(exp), messaging.CodeForbidden, "expires_at")
-		if e != nil && !strings.Contains(e.Message, messaging.FormatTime(hour)) {
+		if e != nil && !strings.Contains(e.Message, record.FormatTime(hour)) {
 			t.Errorf("message %q does not name the creator's expiry", e.Message)
 		}
 	}
@@ -359,7 +362,7 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 	}
 	// Editing: a stronger key, raising scopes, or extending expiry.
 	weak, _, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "weak",
-		Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &hour})
+		Scopes: []string{record.ScopeWriteMessages}, ExpiresAt: &hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,11 +373,11 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 		field  string
 		wantOK bool
 	}{
-		{"a stronger key", strong.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &hour}, "scopes", false},
-		{"raising scopes", weak.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteContacts}, ExpiresAt: &hour}, "scopes", false},
-		{"removing the expiry", weak.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteMessages}}, "expires_at", false},
-		{"extending the expiry", weak.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteMessages}, ExpiresAt: &later}, "expires_at", false},
-		{"within its rights", weak.ID, messaging.KeyUpdateParams{Scopes: []string{messaging.ScopeWriteMessages, messaging.ScopeManageKeys}, ExpiresAt: &hour}, "", true},
+		{"a stronger key", strong.ID, messaging.KeyUpdateParams{Scopes: []string{record.ScopeWriteMessages}, ExpiresAt: &hour}, "scopes", false},
+		{"raising scopes", weak.ID, messaging.KeyUpdateParams{Scopes: []string{record.ScopeWriteContacts}, ExpiresAt: &hour}, "scopes", false},
+		{"removing the expiry", weak.ID, messaging.KeyUpdateParams{Scopes: []string{record.ScopeWriteMessages}}, "expires_at", false},
+		{"extending the expiry", weak.ID, messaging.KeyUpdateParams{Scopes: []string{record.ScopeWriteMessages}, ExpiresAt: &later}, "expires_at", false},
+		{"within its rights", weak.ID, messaging.KeyUpdateParams{Scopes: []string{record.ScopeWriteMessages, record.ScopeManageKeys}, ExpiresAt: &hour}, "", true},
 	}
 	for _, c := range edits {
 		p := c.p
@@ -400,8 +403,8 @@ func TestKeyCannotOutliveOrOutrankItsMaker(t *testing.T) {
 		t.Errorf("revoking itself: %v", err)
 	}
 	// Another workspace's key is not found, and the operator keeps every right.
-	wantError(t, second(f.svc.Workspace("acme").APIKeys.RevokeAs(f.ctx, &messaging.Principal{WorkspaceID: "other", Scopes: messaging.AllScopes()}, strong.ID)), messaging.CodeNotFound, "")
-	if _, err := f.svc.Workspace("acme").APIKeys.Update(f.ctx, strong.ID, &messaging.KeyUpdateParams{Scopes: messaging.AllScopes()}); err != nil {
+	wantError(t, second(f.svc.Workspace("acme").APIKeys.RevokeAs(f.ctx, &messaging.Principal{WorkspaceID: "other", Scopes: record.AllScopes()}, strong.ID)), messaging.CodeNotFound, "")
+	if _, err := f.svc.Workspace("acme").APIKeys.Update(f.ctx, strong.ID, &messaging.KeyUpdateParams{Scopes: record.AllScopes()}); err != nil {
 		t.Errorf("operator edit: %v", err)
 	}
 	if _, err := f.svc.Workspace("acme").APIKeys.Revoke(f.ctx, strong.ID); err != nil {

@@ -3,55 +3,10 @@ package messaging
 import (
 	"context"
 	"strconv"
-	"time"
-)
 
-// Audit actions: every management change of a workspace is recorded as
-// an AuditEvent with one of these.
-const (
-	AuditWorkspaceCreated    = "workspace.created"
-	AuditWorkspaceUpdated    = "workspace.updated"
-	AuditKeyCreated          = "api_key.created"
-	AuditKeyUpdated          = "api_key.updated"
-	AuditKeyRevoked          = "api_key.revoked"
-	AuditTemplateCreated     = "template.created"
-	AuditTemplateUpdated     = "template.updated"
-	AuditTemplateSubmitted   = "template.submitted"
-	AuditTemplateStatusSet   = "template.status_set"
-	AuditTemplateDeleted     = "template.deleted"
-	AuditChannelConnected    = "channel.connected"
-	AuditChannelDisconnected = "channel.disconnected"
-	// AuditChannelVerified: the provider proved a connection that was
-	// not verified (actor: the service's check, or who asked for it).
-	AuditChannelVerified = "channel.verified"
-	// AuditChannelRefused: the provider refused a stored connection's
-	// credentials, or another workspace holds its account.
-	AuditChannelRefused = "channel.refused"
-	// AuditChannelSuperseded: another workspace proved control of the
-	// connection's account; the connection is in error
-	// (ReasonSuperseded). The actor is "provider".
-	AuditChannelSuperseded = "channel.superseded"
-	AuditWebhookCreated    = "webhook.created"
-	AuditWebhookUpdated    = "webhook.updated"
-	AuditWebhookDeleted    = "webhook.deleted"
-	AuditWebhookRotated    = "webhook.secret_rotated"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
-
-// AuditEvent is one management change of a workspace: who (Actor: an API
-// key id, "operator", "bootstrap", or "library" for a Go call without an
-// actor), what (Action, one of the Audit* constants), on which record
-// (Target: a key, template or webhook id, or a channel) and when. It never
-// holds a secret.
-type AuditEvent struct {
-	// Seq orders the events; the store sets it.
-	Seq         int64
-	ID          string
-	WorkspaceID string
-	Actor       string
-	Action      string
-	Target      string
-	At          time.Time
-}
 
 // actorKey is the context key of the actor of a management change.
 type actorKey struct{}
@@ -73,14 +28,11 @@ func ActorFrom(ctx context.Context) string {
 // audit records a management change that has been made. A failure to
 // record it is logged and does not undo or fail the change.
 func (s *Service) audit(ctx context.Context, workspaceID, action, target string) {
-	e := &AuditEvent{ID: NewID("aud"), WorkspaceID: workspaceID, Actor: ActorFrom(ctx), Action: action, Target: target, At: s.now()}
+	e := &AuditEvent{ID: record.NewID("aud"), WorkspaceID: workspaceID, Actor: ActorFrom(ctx), Action: action, Target: target, At: s.now()}
 	if err := s.store.AuditAppend(context.WithoutCancel(ctx), e); err != nil {
 		s.log.ErrorContext(ctx, "recording an audit event failed", "workspace", workspaceID, "action", action, "target", target, "err", err)
 	}
 }
-
-// MaxAuditPage is the largest page of AuditEvents.
-const MaxAuditPage = 100
 
 // AuditEvents returns a page of the workspace's audit events, newest
 // first: at most limit (1 to MaxAuditPage; 0 means 50) after the cursor
@@ -90,8 +42,8 @@ func (s *Service) AuditEvents(ctx context.Context, workspaceID, cursor string, l
 	if limit == 0 {
 		limit = 50
 	}
-	if limit < 1 || limit > MaxAuditPage {
-		return nil, "", validationError("limit", "must be 1 to %d", MaxAuditPage)
+	if limit < 1 || limit > record.MaxAuditPage {
+		return nil, "", validationError("limit", "must be 1 to %d", record.MaxAuditPage)
 	}
 	var before int64
 	if cursor != "" {
@@ -100,7 +52,7 @@ func (s *Service) AuditEvents(ctx context.Context, workspaceID, cursor string, l
 			return nil, "", validationError("cursor", "is not a cursor this API returned")
 		}
 	}
-	list, err := s.store.AuditList(ctx, &AuditListParams{WorkspaceID: workspaceID, Before: before, Limit: limit + 1})
+	list, err := s.store.AuditList(ctx, &driver.AuditListParams{WorkspaceID: workspaceID, Before: before, Limit: limit + 1})
 	if err != nil {
 		return nil, "", wrapStoreError(err, "audit event", "")
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -13,7 +15,7 @@ func TestAuditRecordsManagementChanges(t *testing.T) {
 	t.Parallel()
 	f := newLifeFixture(t, fakeprovider.New())
 	ctx := messaging.WithActor(f.ctx, "key_admin")
-	k, plain, err := f.svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{messaging.ScopeReadMessages}})
+	k, plain, err := f.svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{record.ScopeReadMessages}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,14 +56,14 @@ func TestAuditRecordsManagementChanges(t *testing.T) {
 		}
 	}
 	want := []row{
-		{"key_admin", messaging.AuditWebhookCreated, e.ID},
-		{"key_admin", messaging.AuditTemplateDeleted, tpl.ID},
-		{"key_admin", messaging.AuditTemplateSubmitted, tpl.ID},
-		{"key_admin", messaging.AuditTemplateCreated, tpl.ID},
-		{"key_admin", messaging.AuditChannelConnected, "whatsapp"},
-		{"key_admin", messaging.AuditKeyRevoked, k.ID},
-		{"key_admin", messaging.AuditKeyCreated, k.ID},
-		{"library", messaging.AuditWorkspaceCreated, "acme"},
+		{"key_admin", record.AuditWebhookCreated, e.ID},
+		{"key_admin", record.AuditTemplateDeleted, tpl.ID},
+		{"key_admin", record.AuditTemplateSubmitted, tpl.ID},
+		{"key_admin", record.AuditTemplateCreated, tpl.ID},
+		{"key_admin", record.AuditChannelConnected, "whatsapp"},
+		{"key_admin", record.AuditKeyRevoked, k.ID},
+		{"key_admin", record.AuditKeyCreated, k.ID},
+		{"library", record.AuditWorkspaceCreated, "acme"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("audit events, newest first (-want +got):\n%s", d)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -154,12 +156,12 @@ func TestAuthenticate(t *testing.T) {
 	}
 
 	// Another key of the workspace other.
-	_, otherPlain, err := f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+	_, otherPlain, err := f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	op, err := f.svc.Authenticate(f.ctx, otherPlain)
-	if err != nil || op.WorkspaceID != "other" || len(op.Scopes) != len(messaging.AllScopes()) {
+	if err != nil || op.WorkspaceID != "other" || len(op.Scopes) != len(record.AllScopes()) {
 		t.Fatalf("Authenticate(other key) = %+v, %v", op, err)
 	}
 
@@ -238,7 +240,7 @@ func TestAuthenticateInvalidKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := setup(t)
-			_, good, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+			_, good, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -330,7 +332,7 @@ func TestListAPIKeysNeverShowsPlaintext(t *testing.T) {
 		if !k.CreatedAt.Equal(t0.Add(time.Duration(i+1) * time.Second)) {
 			t.Errorf("key %d created %v, want oldest first", i, k.CreatedAt)
 		}
-		if len(k.Prefix) != messaging.KeyPrefixLen || k.Prefix != messaging.KeyLookupID(plain) || strings.Contains(plain, k.Prefix) {
+		if len(k.Prefix) != record.KeyPrefixLen || k.Prefix != messaging.KeyLookupID(plain) || strings.Contains(plain, k.Prefix) {
 			t.Errorf("key %d: Prefix %q, want KeyLookupID of the key, sharing nothing with it", i, k.Prefix)
 		}
 		sum := sha256.Sum256([]byte(plain))

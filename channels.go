@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // Channels connects, reads, verifies and disconnects the channels of one
@@ -55,16 +58,16 @@ type ChannelState struct {
 // stateOf is the state of channel given whether its flag is on and its
 // connection record (nil when none).
 func stateOf(channel string, flag bool, c *ChannelConnection) *ChannelState {
-	st := &ChannelState{Channel: channel, Status: ConnectionDisconnected, Connection: c}
+	st := &ChannelState{Channel: channel, Status: record.ConnectionDisconnected, Connection: c}
 	switch {
-	case c != nil && c.Status != ConnectionDisconnected:
+	case c != nil && c.Status != record.ConnectionDisconnected:
 		at := c.CreatedAt
 		st.Status, st.AccountID, st.DisplayPhoneNumber, st.TokenHint, st.ConnectedAt = c.Status, c.AccountID, c.DisplayPhoneNumber, c.TokenHint, &at
-		if c.Status == ConnectionError || c.Status == ConnectionPending {
+		if c.Status == record.ConnectionError || c.Status == record.ConnectionPending {
 			st.Error = c.StatusReason
 		}
 	case flag:
-		st.Status = ConnectionConnected
+		st.Status = record.ConnectionConnected
 	}
 	return st
 }
@@ -88,9 +91,6 @@ type ChannelCredentials struct {
 // credentials.
 const tokenField = "access_token"
 
-// MaxAccessToken is the longest access token accepted, in bytes.
-const MaxAccessToken = 2048
-
 // tokenPurpose binds sealed access tokens to their use.
 const tokenPurpose = "channel-access-token"
 
@@ -112,7 +112,7 @@ func (c *Channels) List(ctx context.Context) ([]*ChannelState, error) {
 	if err != nil {
 		return nil, err
 	}
-	conns, err := c.svc.store.ConnectionList(ctx, &ConnectionListParams{WorkspaceID: c.ws})
+	conns, err := c.svc.store.ConnectionList(ctx, &driver.ConnectionListParams{WorkspaceID: c.ws})
 	if err != nil {
 		return nil, wrapStoreError(err, "connection", "")
 	}
@@ -215,14 +215,14 @@ func (c *Channels) Verify(ctx context.Context, channel string) (*ChannelState, e
 	}
 	v, ok := r.provider.(ConnectionVerifier)
 	if !ok {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Message: "channel: the channel provider cannot verify credentials"}
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"), Message: "channel: the channel provider cannot verify credentials"}
 	}
 	conn, err := c.svc.store.ConnectionGet(ctx, c.ws, channel)
 	if err != nil {
 		return nil, wrapStoreError(err, "connection", channel)
 	}
-	if conn.Status == ConnectionDisconnected {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Message: fmt.Sprintf("channel: %s is disconnected; connect it with credentials", channel)}
+	if conn.Status == record.ConnectionDisconnected {
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"), Message: fmt.Sprintf("channel: %s is disconnected; connect it with credentials", channel)}
 	}
 	if err := c.svc.verifyStored(ctx, v, conn); err != nil {
 		var u *unknownVerdict
@@ -250,13 +250,13 @@ func (c *Channels) Disconnect(ctx context.Context, channel string) (*ChannelStat
 
 // setChannel sets the flag of channel in workspace ws, and audits it.
 func (s *Service) setChannel(ctx context.Context, ws, channel string, on bool) error {
-	err := s.store.WorkspaceSetChannel(ctx, &ChannelParams{WorkspaceID: ws, Channel: channel, Connected: on, At: s.now()})
+	err := s.store.WorkspaceSetChannel(ctx, &driver.ChannelParams{WorkspaceID: ws, Channel: channel, Connected: on, At: s.now()})
 	if err != nil {
 		return wrapStoreError(err, "workspace", ws)
 	}
-	action := AuditChannelConnected
+	action := record.AuditChannelConnected
 	if !on {
-		action = AuditChannelDisconnected
+		action = record.AuditChannelDisconnected
 	}
 	s.audit(ctx, ws, action, channel)
 	return nil
@@ -412,8 +412,8 @@ func checkAccessToken(tok string) error {
 	if tok == "" {
 		return validationError(tokenField, "is required")
 	}
-	if len(tok) < 8 || len(tok) > MaxAccessToken {
-		return validationError(tokenField, "must be 8 to %d characters", MaxAccessToken)
+	if len(tok) < 8 || len(tok) > record.MaxAccessToken {
+		return validationError(tokenField, "must be 8 to %d characters", record.MaxAccessToken)
 	}
 	for i := 0; i < len(tok); i++ {
 		if c := tok[i]; c <= 0x20 || c >= 0x7f {
@@ -429,7 +429,7 @@ func checkAccessToken(tok string) error {
 func (s *Service) connect(ctx context.Context, r *channelRoute, p *connectParams) (*ChannelConnection, error) {
 	v, ok := r.provider.(ConnectionVerifier)
 	if !ok {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"),
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"),
 			Message: "channel: the channel provider cannot verify credentials, so no connection with credentials can be made"}
 	}
 	sealed, err := s.sealFor(tokenPurpose, []byte(p.AccessToken))
@@ -440,7 +440,7 @@ func (s *Service) connect(ctx context.Context, r *channelRoute, p *connectParams
 	c := &ChannelConnection{
 		WorkspaceID: p.WorkspaceID, Channel: p.Channel, AccountID: p.AccountID, WABAID: p.WABAID,
 		DisplayPhoneNumber: p.display, TokenSealed: sealed, TokenHint: p.AccessToken[len(p.AccessToken)-4:],
-		Status: ConnectionPending, CreatedAt: now, UpdatedAt: now,
+		Status: record.ConnectionPending, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.judge(ctx, v, &r.spec, p, c, now); err != nil {
 		return nil, err
@@ -453,11 +453,11 @@ func (s *Service) connect(ctx context.Context, r *channelRoute, p *connectParams
 	if err != nil {
 		if errors.Is(err, ErrConflict) {
 			f := s.conflictField(ctx, &r.spec, c)
-			return nil, &Error{Code: CodeConflict, Field: f, Path: FieldPath(f), Message: fmt.Sprintf("%s: the account is connected to another workspace, which proved control of it; disconnect it there first", f), Err: err}
+			return nil, &Error{Code: CodeConflict, Field: f, Path: record.FieldPath(f), Message: fmt.Sprintf("%s: the account is connected to another workspace, which proved control of it; disconnect it there first", f), Err: err}
 		}
 		return nil, wrapStoreError(err, "workspace", p.WorkspaceID)
 	}
-	s.audit(ctx, p.WorkspaceID, AuditChannelConnected, p.Channel)
+	s.audit(ctx, p.WorkspaceID, record.AuditChannelConnected, p.Channel)
 	s.supersede(ctx, superseded, before)
 	// c is the connection as stored (ConnectionPut set its generation and
 	// first CreatedAt); the token is not handed back.
@@ -477,7 +477,7 @@ func (s *Service) judge(ctx context.Context, v ConnectionVerifier, spec *Channel
 	var refused *VerificationError
 	switch {
 	case errors.As(verr, &refused):
-		return &Error{Code: CodeValidation, Field: refused.Field, Path: FieldPath(refused.Field),
+		return &Error{Code: CodeValidation, Field: refused.Field, Path: record.FieldPath(refused.Field),
 			Message: fmt.Sprintf("%s: the channel provider refused the credentials: %s", refused.Field, FailureReason(refused.Code, refused.Text)), Err: verr}
 	case verr != nil:
 		// A working connection is never replaced by credentials whose
@@ -495,17 +495,17 @@ func (s *Service) judge(ctx context.Context, v ConnectionVerifier, spec *Channel
 		}
 		c.DisplayPhoneNumber = acct.DisplayPhoneNumber
 	}
-	c.Status, c.VerifiedAt = ConnectionConnected, &now
+	c.Status, c.VerifiedAt = record.ConnectionConnected, &now
 	return nil
 }
 
 // conflictField names the field of c that another workspace's verified
 // connection holds: the account id, else the owner id.
 func (s *Service) conflictField(ctx context.Context, spec *ChannelSpec, c *ChannelConnection) string {
-	list, err := s.store.ConnectionList(ctx, &ConnectionListParams{Channel: c.Channel, AccountID: c.AccountID})
+	list, err := s.store.ConnectionList(ctx, &driver.ConnectionListParams{Channel: c.Channel, AccountID: c.AccountID})
 	if err == nil {
 		for _, o := range list {
-			if o.WorkspaceID != c.WorkspaceID && o.Status == ConnectionConnected && o.Holds() {
+			if o.WorkspaceID != c.WorkspaceID && o.Status == record.ConnectionConnected && o.Holds() {
 				return spec.Account.Name
 			}
 		}

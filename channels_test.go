@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ujumbe/messaging"
@@ -45,7 +48,7 @@ func TestChannelStates(t *testing.T) {
 		return out
 	}
 	off := func(ch string) messaging.ChannelState {
-		return messaging.ChannelState{Channel: ch, Status: messaging.ConnectionDisconnected}
+		return messaging.ChannelState{Channel: ch, Status: record.ConnectionDisconnected}
 	}
 	if d := cmp.Diff([]messaging.ChannelState{off("whatsapp"), off("instagram"), off("messenger")}, states(), noRecord); d != "" {
 		t.Errorf("a new workspace (-want +got):\n%s", d)
@@ -94,7 +97,7 @@ func TestChannelStates(t *testing.T) {
 	if d := cmp.Diff([]messaging.ChannelState{off("whatsapp"), ig, off("messenger")}, states(), noRecord); d != "" {
 		t.Errorf("after Disconnect (-want +got):\n%s", d)
 	}
-	if c := states()[0].Connection; c == nil || c.Status != messaging.ConnectionDisconnected {
+	if c := states()[0].Connection; c == nil || c.Status != record.ConnectionDisconnected {
 		t.Errorf("the disconnected record = %+v, want it kept as history, disconnected", c)
 	}
 	// The other workspace sees none of it.
@@ -103,7 +106,7 @@ func TestChannelStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range other {
-		if s.Status != messaging.ConnectionDisconnected {
+		if s.Status != record.ConnectionDisconnected {
 			t.Errorf("other: %+v", s)
 		}
 	}
@@ -118,15 +121,15 @@ func TestChannelStateError(t *testing.T) {
 	if _, err := chans.Connect(f.ctx, messaging.ChannelMessenger, creds("EAAGpage-token-0001", "page_id", "42")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.ConnectionUpdate(f.ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "acme", Channel: messaging.ChannelMessenger,
-		Generation: 1, Status: messaging.ConnectionError, StatusReason: "190: token expired", At: t0}); err != nil {
+	if _, err := f.store.ConnectionUpdate(f.ctx, &driver.ConnectionUpdateParams{WorkspaceID: "acme", Channel: messaging.ChannelMessenger,
+		Generation: 1, Status: record.ConnectionError, StatusReason: "190: token expired", At: t0}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := chans.List(f.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := list[2]; got.Status != messaging.ConnectionError || got.Error != "190: token expired" || got.AccountID != "42" {
+	if got := list[2]; got.Status != record.ConnectionError || got.Error != "190: token expired" || got.AccountID != "42" {
 		t.Errorf("messenger = %+v, want error with the reason", got)
 	}
 }

@@ -7,77 +7,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
-
-// Contact sources.
-const (
-	// SourceAPI is the source of contacts created through the API.
-	SourceAPI = "api"
-)
-
-// Lifecycle labels a contact may carry. The spec leaves the set open; the
-// service accepts these (or empty for none).
-const (
-	LifecycleSubscriber  = "subscriber"
-	LifecycleLead        = "lead"
-	LifecycleOpportunity = "opportunity"
-	LifecycleCustomer    = "customer"
-	LifecycleChurned     = "churned"
-	LifecycleOther       = "other"
-)
-
-// Lifecycles lists the accepted lifecycle labels.
-func Lifecycles() []string {
-	return []string{LifecycleSubscriber, LifecycleLead, LifecycleOpportunity, LifecycleCustomer, LifecycleChurned, LifecycleOther}
-}
-
-// Contact field limits, in characters.
-const (
-	MaxNameLen    = 100
-	MaxCompanyLen = 200
-	MaxNotesLen   = 10000
-	MaxEmailLen   = 254
-	MaxTags       = 50
-	MaxTagLen     = 64
-	MaxSearchLen  = 100
-	MaxPageSize   = 100
-	// DefaultPageSize is the page size when none is given.
-	DefaultPageSize = 25
-	// MaxPage is the highest page number accepted.
-	MaxPage = 10_000_000
-)
-
-// Contact is a contact record. Package httpapi writes it with the
-// spec's member names.
-type Contact struct {
-	ID          string
-	WorkspaceID string
-	FirstName   string
-	LastName    string
-	// FullName is derived: FirstName and LastName joined by a space.
-	FullName string
-	// Phone is in E.164 format, or empty.
-	Phone string
-	// Email is as given; EmailKey is its lower-cased form, used for
-	// deduplication and search.
-	Email     string
-	EmailKey  string
-	Company   string
-	JobTitle  string
-	Website   string
-	Notes     string
-	Source    string
-	Tags      []string
-	Lifecycle string
-	// OptedOut holds, for each channel on which the contact's phone opted
-	// out (replied STOP), when it did. The service fills it from the
-	// suppression list as it reads the contact; stores ignore it.
-	OptedOut map[string]time.Time
-	// Version counts updates; it guards partial updates against lost writes.
-	Version   int64
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
 
 // ContactCreateParams are the fields accepted when creating a contact.
 type ContactCreateParams struct {
@@ -160,11 +94,11 @@ func validateContact(c *Contact) error {
 		v    string
 		max  int
 	}{
-		{"firstName", c.FirstName, MaxNameLen}, {"lastName", c.LastName, MaxNameLen},
-		{"company", c.Company, MaxCompanyLen}, {"jobTitle", c.JobTitle, MaxCompanyLen},
-		{"notes", c.Notes, MaxNotesLen},
+		{"firstName", c.FirstName, record.MaxNameLen}, {"lastName", c.LastName, record.MaxNameLen},
+		{"company", c.Company, record.MaxCompanyLen}, {"jobTitle", c.JobTitle, record.MaxCompanyLen},
+		{"notes", c.Notes, record.MaxNotesLen},
 	} {
-		if err := checkLen(FieldPath(f.name), f.v, f.max); err != nil {
+		if err := checkLen(record.FieldPath(f.name), f.v, f.max); err != nil {
 			return err
 		}
 	}
@@ -180,12 +114,12 @@ func validateContact(c *Contact) error {
 		return validationError("email", "must be a valid email address such as name@example.com")
 	}
 	if c.Website != "" {
-		if err := validateHTTPURL(FieldPath("website"), c.Website); err != nil {
+		if err := validateHTTPURL(record.FieldPath("website"), c.Website); err != nil {
 			return err
 		}
 	}
-	if c.Lifecycle != "" && !slices.Contains(Lifecycles(), c.Lifecycle) {
-		return validationError("lifecycle", "must be one of %s (got %q)", strings.Join(Lifecycles(), ", "), c.Lifecycle)
+	if c.Lifecycle != "" && !slices.Contains(record.Lifecycles(), c.Lifecycle) {
+		return validationError("lifecycle", "must be one of %s (got %q)", strings.Join(record.Lifecycles(), ", "), c.Lifecycle)
 	}
 	tags, err := normalizeTags(c.Tags)
 	if err != nil {
@@ -198,8 +132,8 @@ func validateContact(c *Contact) error {
 }
 
 func normalizeTags(in []string) ([]string, error) {
-	if len(in) > MaxTags {
-		return nil, validationError("tags", "must hold at most %d tags", MaxTags)
+	if len(in) > record.MaxTags {
+		return nil, validationError("tags", "must hold at most %d tags", record.MaxTags)
 	}
 	out := make([]string, 0, len(in))
 	for _, t := range in {
@@ -207,7 +141,7 @@ func normalizeTags(in []string) ([]string, error) {
 		if t == "" {
 			return nil, validationError("tags", "must not hold empty tags")
 		}
-		if err := checkLen(FieldPath("tags"), t, MaxTagLen); err != nil {
+		if err := checkLen(record.FieldPath("tags"), t, record.MaxTagLen); err != nil {
 			return nil, err
 		}
 		if !slices.Contains(out, t) {
@@ -228,10 +162,10 @@ func (cs *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contac
 	}
 	now := cs.svc.now()
 	c := &Contact{
-		ID: NewID("ct"), WorkspaceID: cs.ws,
+		ID: record.NewID("ct"), WorkspaceID: cs.ws,
 		FirstName: p.FirstName, LastName: p.LastName, Phone: p.Phone, Email: p.Email,
 		Company: p.Company, JobTitle: p.JobTitle, Website: p.Website, Notes: p.Notes,
-		Tags: p.Tags, Lifecycle: p.Lifecycle, Source: SourceAPI, Version: 1,
+		Tags: p.Tags, Lifecycle: p.Lifecycle, Source: record.SourceAPI, Version: 1,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	if err := validateContact(c); err != nil {
@@ -254,12 +188,12 @@ func (cs *Contacts) storeError(ctx context.Context, err error, c *Contact) error
 	}
 	field := "email"
 	if c.Phone != "" {
-		others, _, lerr := cs.svc.store.ContactList(ctx, &ContactListParams{WorkspaceID: cs.ws, PhoneDigits: PhoneDigits(c.Phone), Search: PhoneDigits(c.Phone), Limit: MaxPageSize})
+		others, _, lerr := cs.svc.store.ContactList(ctx, &driver.ContactListParams{WorkspaceID: cs.ws, PhoneDigits: driver.PhoneDigits(c.Phone), Search: driver.PhoneDigits(c.Phone), Limit: record.MaxPageSize})
 		if lerr == nil && slices.ContainsFunc(others, func(o *Contact) bool { return o.Phone == c.Phone && o.ID != c.ID }) {
 			field = "phone"
 		}
 	}
-	return &Error{Code: CodeConflict, Field: field, Path: FieldPath(field), Err: err,
+	return &Error{Code: CodeConflict, Field: field, Path: record.FieldPath(field), Err: err,
 		Message: fmt.Sprintf("%s: another contact of the workspace already has this %s", field, field)}
 }
 
@@ -329,7 +263,7 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 			return nil, err
 		}
 		if p.IfVersion != 0 && cur.Version != p.IfVersion {
-			return nil, &Error{Code: CodeConflict, Err: ErrStale,
+			return nil, &Error{Code: CodeConflict, Err: driver.ErrStale,
 				Message: fmt.Sprintf("contact: was changed by someone else since you read it (version %d, now %d); reload it and apply your changes again", p.IfVersion, cur.Version)}
 		}
 		c := *cur
@@ -358,8 +292,8 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 		if !c.UpdatedAt.After(cur.UpdatedAt) {
 			c.UpdatedAt = cur.UpdatedAt.Add(time.Microsecond)
 		}
-		err = cs.svc.store.ContactUpdate(ctx, &ContactReplaceParams{Contact: &c, PrevVersion: cur.Version})
-		if errors.Is(err, ErrStale) {
+		err = cs.svc.store.ContactUpdate(ctx, &driver.ContactReplaceParams{Contact: &c, PrevVersion: cur.Version})
+		if errors.Is(err, driver.ErrStale) {
 			// Another update won the race: retry on the new version. Each
 			// loss means another update succeeded, so retries are bounded
 			// only loosely; giving up is a conflict, never an internal error.
@@ -393,19 +327,19 @@ func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, er
 		query.Page = 1
 	}
 	if query.Limit == 0 {
-		query.Limit = DefaultPageSize
+		query.Limit = defaults.DefaultPageSize
 	}
-	if query.Page < 1 || query.Page > MaxPage {
-		return nil, validationError("page", "must be an integer from 1 to %d", MaxPage)
+	if query.Page < 1 || query.Page > record.MaxPage {
+		return nil, validationError("page", "must be an integer from 1 to %d", record.MaxPage)
 	}
-	if query.Limit < 1 || query.Limit > MaxPageSize {
-		return nil, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
+	if query.Limit < 1 || query.Limit > record.MaxPageSize {
+		return nil, validationError("limit", "must be an integer from 1 to %d", record.MaxPageSize)
 	}
-	if err := checkLen(FieldPath("search"), query.Search, MaxSearchLen); err != nil {
+	if err := checkLen(record.FieldPath("search"), query.Search, record.MaxSearchLen); err != nil {
 		return nil, err
 	}
-	search, digits := ContactSearchQuery(query.Search)
-	items, total, err := cs.svc.store.ContactList(ctx, &ContactListParams{
+	search, digits := driver.ContactSearchQuery(query.Search)
+	items, total, err := cs.svc.store.ContactList(ctx, &driver.ContactListParams{
 		WorkspaceID: cs.ws, Search: search, PhoneDigits: digits,
 		Offset: (query.Page - 1) * query.Limit, Limit: query.Limit,
 	})

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -15,7 +17,7 @@ func jane() *messaging.ContactCreateParams {
 	return &messaging.ContactCreateParams{
 		FirstName: "Jane", LastName: "Doe", Phone: kenya, Email: "Jane.Doe@Example.com",
 		Company: "Acme", JobTitle: "CTO", Website: "https://jane.example.com", Notes: "met at a fair",
-		Tags: []string{"vip", "nairobi"}, Lifecycle: messaging.LifecycleLead,
+		Tags: []string{"vip", "nairobi"}, Lifecycle: record.LifecycleLead,
 	}
 }
 
@@ -34,8 +36,8 @@ func TestContactCreateBadInputs(t *testing.T) {
 		{"nil params", nil, "body"},
 		{"missing firstName", with(func(p *messaging.ContactCreateParams) { p.FirstName = "" }), "firstName"},
 		{"blank firstName", with(func(p *messaging.ContactCreateParams) { p.FirstName = "  \t " }), "firstName"},
-		{"firstName too long", with(func(p *messaging.ContactCreateParams) { p.FirstName = runes('a', messaging.MaxNameLen+1) }), "firstName"},
-		{"lastName too long", with(func(p *messaging.ContactCreateParams) { p.LastName = runes('a', messaging.MaxNameLen+1) }), "lastName"},
+		{"firstName too long", with(func(p *messaging.ContactCreateParams) { p.FirstName = runes('a', record.MaxNameLen+1) }), "firstName"},
+		{"lastName too long", with(func(p *messaging.ContactCreateParams) { p.LastName = runes('a', record.MaxNameLen+1) }), "lastName"},
 		{"firstName invalid UTF-8", with(func(p *messaging.ContactCreateParams) { p.FirstName = "J\xffane" }), "firstName"},
 		{"neither phone nor email", with(func(p *messaging.ContactCreateParams) { p.Phone, p.Email = "", "" }), "phone"},
 		{"local phone", with(func(p *messaging.ContactCreateParams) { p.Phone = "0712345678" }), "phone"},
@@ -53,17 +55,17 @@ func TestContactCreateBadInputs(t *testing.T) {
 		{"website not a URL", with(func(p *messaging.ContactCreateParams) { p.Website = "not a url" }), "website"},
 		{"unknown lifecycle", with(func(p *messaging.ContactCreateParams) { p.Lifecycle = "vip" }), "lifecycle"},
 		{"lifecycle wrong case", with(func(p *messaging.ContactCreateParams) { p.Lifecycle = "Lead" }), "lifecycle"},
-		{"company too long", with(func(p *messaging.ContactCreateParams) { p.Company = runes('c', messaging.MaxCompanyLen+1) }), "company"},
-		{"jobTitle too long", with(func(p *messaging.ContactCreateParams) { p.JobTitle = runes('j', messaging.MaxCompanyLen+1) }), "jobTitle"},
-		{"notes too long", with(func(p *messaging.ContactCreateParams) { p.Notes = runes('n', messaging.MaxNotesLen+1) }), "notes"},
+		{"company too long", with(func(p *messaging.ContactCreateParams) { p.Company = runes('c', record.MaxCompanyLen+1) }), "company"},
+		{"jobTitle too long", with(func(p *messaging.ContactCreateParams) { p.JobTitle = runes('j', record.MaxCompanyLen+1) }), "jobTitle"},
+		{"notes too long", with(func(p *messaging.ContactCreateParams) { p.Notes = runes('n', record.MaxNotesLen+1) }), "notes"},
 		{"too many tags", with(func(p *messaging.ContactCreateParams) {
 			p.Tags = nil
-			for i := range messaging.MaxTags + 1 {
+			for i := range record.MaxTags + 1 {
 				p.Tags = append(p.Tags, fmt.Sprintf("t%d", i))
 			}
 		}), "tags"},
 		{"empty tag", with(func(p *messaging.ContactCreateParams) { p.Tags = []string{"ok", " "} }), "tags"},
-		{"tag too long", with(func(p *messaging.ContactCreateParams) { p.Tags = []string{runes('t', messaging.MaxTagLen+1)} }), "tags"},
+		{"tag too long", with(func(p *messaging.ContactCreateParams) { p.Tags = []string{runes('t', record.MaxTagLen+1)} }), "tags"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,7 +101,7 @@ func TestContactCreate(t *testing.T) {
 		ID: c.ID, WorkspaceID: "acme", FirstName: "Jane", LastName: "Doe", FullName: "Jane Doe",
 		Phone: kenya, Email: "Jane.Doe@Example.com", EmailKey: "jane.doe@example.com",
 		Company: "Acme", JobTitle: "CTO", Website: "https://jane.example.com", Notes: "met at a fair",
-		Source: messaging.SourceAPI, Tags: []string{"vip", "nairobi"}, Lifecycle: "lead", Version: 1,
+		Source: record.SourceAPI, Tags: []string{"vip", "nairobi"}, Lifecycle: "lead", Version: 1,
 		OptedOut:  map[string]time.Time{}, // filled from the suppression list: none
 		CreatedAt: t0, UpdatedAt: t0,
 	}
@@ -335,7 +337,7 @@ func TestContactUpdateBadInputs(t *testing.T) {
 		{name: "bad website", p: &messaging.ContactUpdateParams{Website: ptr("jane.example.com")}, code: messaging.CodeValidation, field: "website"},
 		{name: "bad lifecycle", p: &messaging.ContactUpdateParams{Lifecycle: ptr("vip")}, code: messaging.CodeValidation, field: "lifecycle"},
 		{name: "empty tag", p: &messaging.ContactUpdateParams{Tags: &[]string{""}}, code: messaging.CodeValidation, field: "tags"},
-		{name: "lastName too long", p: &messaging.ContactUpdateParams{LastName: ptr(runes('l', messaging.MaxNameLen+1))}, code: messaging.CodeValidation, field: "lastName"},
+		{name: "lastName too long", p: &messaging.ContactUpdateParams{LastName: ptr(runes('l', record.MaxNameLen+1))}, code: messaging.CodeValidation, field: "lastName"},
 		{name: "phone of another contact", p: &messaging.ContactUpdateParams{Phone: ptr(kenya2)}, code: messaging.CodeConflict, field: "phone"},
 		{name: "email of another contact other case", p: &messaging.ContactUpdateParams{Email: ptr("JOHN@example.com")}, code: messaging.CodeConflict, field: "email"},
 		{name: "unknown id", target: "ct_missing", p: &messaging.ContactUpdateParams{Company: ptr("X")}, code: messaging.CodeNotFound},
@@ -391,10 +393,10 @@ func TestContactListBadInputs(t *testing.T) {
 		field string
 	}{
 		{"page -1", &messaging.ContactQuery{Page: -1}, "page"},
-		{"page too high", &messaging.ContactQuery{Page: messaging.MaxPage + 1}, "page"},
+		{"page too high", &messaging.ContactQuery{Page: record.MaxPage + 1}, "page"},
 		{"limit 101", &messaging.ContactQuery{Limit: 101}, "limit"},
 		{"limit -1", &messaging.ContactQuery{Limit: -1}, "limit"},
-		{"search too long", &messaging.ContactQuery{Search: runes('s', messaging.MaxSearchLen+1)}, "search"},
+		{"search too long", &messaging.ContactQuery{Search: runes('s', record.MaxSearchLen+1)}, "search"},
 		{"search invalid UTF-8", &messaging.ContactQuery{Search: "ja\xff"}, "search"},
 	}
 	for _, tc := range tests {

@@ -2,67 +2,9 @@ package messaging
 
 import (
 	"context"
-	"time"
+
+	"github.com/ujumbe/messaging/store/driver"
 )
-
-// CustomerServiceWindow is how long after a contact's last inbound
-// message a free-form (non-template) message may be sent to them: the 24
-// hours of WhatsApp's customer-service window (Messenger's and Instagram's
-// standard messaging windows are 24 hours too).
-const CustomerServiceWindow = 24 * time.Hour
-
-// Conversation is the thread of a workspace with one contact on one
-// channel: every message sent to To and received from To on Channel.
-// The store keeps it up to date as messages are created.
-type Conversation struct {
-	ID          string
-	WorkspaceID string
-	Channel     string
-	// To is the contact's address on the channel (E.164 on WhatsApp).
-	To string
-	// LastMessage is the newest message of the conversation (by creation
-	// time, then id).
-	LastMessage *Message
-	// LastMessageAt is the CreatedAt of LastMessage: the conversation's
-	// last activity.
-	LastMessageAt time.Time
-	// LastInboundAt is when the last inbound message of the conversation
-	// was created; zero when the contact never wrote.
-	LastInboundAt time.Time
-	// Contact is the workspace's contact whose phone is To, if any
-	// (WhatsApp conversations only); filled by Conversations.List.
-	Contact *Contact
-}
-
-// WindowExpiresAt returns when the customer-service window of the
-// conversation ends (CustomerServiceWindow after the last inbound
-// message), or the zero time when the contact never wrote.
-func (c *Conversation) WindowExpiresAt() time.Time {
-	if c.LastInboundAt.IsZero() {
-		return time.Time{}
-	}
-	return c.LastInboundAt.Add(CustomerServiceWindow)
-}
-
-// ConversationListParams are the arguments of Store.ConversationList.
-type ConversationListParams struct {
-	WorkspaceID string
-	// ID, when non-empty, keeps only the conversation with this id.
-	ID string
-	// BeforeAt and BeforeID, when BeforeID is non-empty, keep the
-	// conversations after that position in the listing order
-	// (LastMessageAt descending, then ID descending).
-	BeforeAt time.Time
-	BeforeID string
-	Limit    int
-}
-
-// ContactsByPhoneParams are the arguments of Store.ContactsByPhone.
-type ContactsByPhoneParams struct {
-	WorkspaceID string
-	// Phones are E.164 numbers, compared byte for byte.
-	Phones []string
-}
 
 // Conversations lists a workspace's conversations.
 type Conversations struct {
@@ -104,7 +46,7 @@ func (cs *Conversations) List(ctx context.Context, q *ConversationQuery) (*Conve
 		return nil, err
 	}
 	query.Limit = limit
-	p := &ConversationListParams{WorkspaceID: cs.ws, Limit: query.Limit + 1}
+	p := &driver.ConversationListParams{WorkspaceID: cs.ws, Limit: query.Limit + 1}
 	if p.BeforeAt, p.BeforeID, err = parseMessageCursor(query.Cursor); err != nil {
 		return nil, err
 	}
@@ -126,7 +68,7 @@ func (cs *Conversations) Get(ctx context.Context, id string) (*Conversation, err
 	if badID(id) {
 		return nil, notFound("conversation", id)
 	}
-	list, err := cs.svc.store.ConversationList(ctx, &ConversationListParams{WorkspaceID: cs.ws, ID: id, Limit: 1})
+	list, err := cs.svc.store.ConversationList(ctx, &driver.ConversationListParams{WorkspaceID: cs.ws, ID: id, Limit: 1})
 	if err != nil {
 		return nil, wrapStoreError(err, "conversation", id)
 	}
@@ -167,7 +109,7 @@ func (cs *Conversations) attachContacts(ctx context.Context, list []*Conversatio
 	if len(phones) == 0 {
 		return nil
 	}
-	contacts, err := cs.svc.store.ContactsByPhone(ctx, &ContactsByPhoneParams{WorkspaceID: cs.ws, Phones: phones})
+	contacts, err := cs.svc.store.ContactsByPhone(ctx, &driver.ContactsByPhoneParams{WorkspaceID: cs.ws, Phones: phones})
 	if err != nil {
 		return wrapStoreError(err, "contact", "")
 	}

@@ -8,6 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
@@ -99,12 +103,6 @@ func (o *DispatchOptions) withDefaults() DispatchOptions {
 	return d
 }
 
-// ProviderCodeUnconfirmed is the code in the failure_reason of a message
-// failed because the provider never confirmed a send whose outcome was
-// unknown, under the workspace policy UnconfirmedFail:
-// "[unconfirmed] The provider did not confirm the send within 5m0s; ...".
-const ProviderCodeUnconfirmed = "unconfirmed"
-
 // dispatcher claims due queued messages under a lease and hands them to the
 // provider with a bounded pool of workers (see package internal/workqueue
 // for the loop and the pacing).
@@ -164,7 +162,7 @@ func newDispatcher(s *Service, o DispatchOptions, sleep workqueue.Sleep) *dispat
 		// (and waits for its confirmation window).
 		Work: func(ctx context.Context, m *Message) error { d.process(ctx, m); return nil },
 		Claim: func(ctx context.Context, limit int) ([]*Message, error) {
-			return s.store.MessageClaim(ctx, &MessageClaimParams{Owner: d.owner, Now: s.now(), Lease: d.opts.Lease, Limit: limit})
+			return s.store.MessageClaim(ctx, &driver.MessageClaimParams{Owner: d.owner, Now: s.now(), Lease: d.opts.Lease, Limit: limit})
 		},
 	})
 	return d
@@ -177,7 +175,7 @@ func permanent(err error) bool {
 	if errors.As(err, &e) {
 		return e.Code != CodeInternal && e.Code != CodeServiceUnavailable
 	}
-	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) || errors.Is(err, ErrStale)
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) || errors.Is(err, driver.ErrStale)
 }
 
 // process hands one claimed message to the provider and records the result.
@@ -290,7 +288,7 @@ func (d *dispatcher) send(ctx context.Context, a *handOver) (*SendReceipt, error
 	defer cancel()
 	sctx, pspan := tel.start(sctx, "messaging.provider.send", tel.spanClient)
 	if recording(pspan) {
-		pspan.SetAttributes(AttrMessageID.String(a.m.ID), AttrChannel.String(a.m.Channel))
+		pspan.SetAttributes(metricname.AttrMessageID.String(a.m.ID), metricname.AttrChannel.String(a.m.Channel))
 	}
 	a.started = d.svc.now()
 	a.hold.release()
@@ -367,9 +365,9 @@ func (d *dispatcher) recordUnknown(ctx context.Context, a *handOver, se *SendErr
 	if m.UnconfirmedSince != nil {
 		mark = *m.UnconfirmedSince
 	}
-	d.svc.tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeUnknown)
+	d.svc.tel.unconfirmedSend(ctx, m.Channel, metricname.UnconfirmedOutcomeUnknown)
 	d.record(ctx, a, "the unknown outcome", func(rctx context.Context) error {
-		released, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
+		released, rerr := d.svc.store.MessageRelease(rctx, &driver.MessageReleaseParams{
 			WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: mark.Add(d.opts.ConfirmWindow),
 			LastError: FailureReason(se.Code, se.Text), Unconfirmed: &mark,
 		})
@@ -397,7 +395,7 @@ func (d *dispatcher) recordRefusal(ctx context.Context, a *handOver, se *SendErr
 		delay = max(delay, se.RetryAfter)
 		tel.retries.Add(ctx, 1, tel.channel(m.Channel).add...)
 		d.record(ctx, a, "the retry", func(rctx context.Context) error {
-			_, rerr := d.svc.store.MessageRelease(rctx, &MessageReleaseParams{
+			_, rerr := d.svc.store.MessageRelease(rctx, &driver.MessageReleaseParams{
 				WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: now.Add(delay), LastError: FailureReason(se.Code, se.Text),
 			})
 			return rerr
@@ -439,7 +437,7 @@ func (d *dispatcher) handTo(ctx context.Context, m *Message) (*SendReceipt, erro
 // failed release is left to the lease; the mark then makes the next claim
 // wait for a confirmation window, which is safe, only slower.
 func (d *dispatcher) putBack(ctx context.Context, m *Message, due time.Time) {
-	_, err := d.svc.store.MessageRelease(context.WithoutCancel(ctx), &MessageReleaseParams{
+	_, err := d.svc.store.MessageRelease(context.WithoutCancel(ctx), &driver.MessageReleaseParams{
 		WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: due, LastError: m.LastError, Untried: true,
 	})
 	if err != nil {
@@ -461,7 +459,7 @@ func (d *dispatcher) unconfirmed(ctx context.Context, m *Message) {
 	end := mark.Add(d.opts.ConfirmWindow)
 	now := d.svc.now()
 	if now.Before(end) {
-		_, err := d.svc.store.MessageRelease(context.WithoutCancel(ctx), &MessageReleaseParams{
+		_, err := d.svc.store.MessageRelease(context.WithoutCancel(ctx), &driver.MessageReleaseParams{
 			WorkspaceID: m.WorkspaceID, ID: m.ID, Owner: d.owner, DueAt: end, LastError: m.LastError, Unconfirmed: &mark, Untried: true,
 		})
 		if err != nil {
@@ -470,7 +468,7 @@ func (d *dispatcher) unconfirmed(ctx context.Context, m *Message) {
 		}
 		return
 	}
-	policy := UnconfirmedResend
+	policy := record.UnconfirmedResend
 	if w, err := d.svc.store.WorkspaceGet(ctx, m.WorkspaceID); err == nil {
 		policy = w.ActiveUnconfirmedSends()
 	} else {
@@ -481,18 +479,18 @@ func (d *dispatcher) unconfirmed(ctx context.Context, m *Message) {
 	// A resend is an attempt like any other: none is left when the
 	// hand-overs so far (this claim's is not one) used them all up.
 	if _, more := d.retry.After(m.Attempts - 1); !more || now.Sub(m.CreatedAt) >= d.opts.MaxAge {
-		policy = UnconfirmedFail
+		policy = record.UnconfirmedFail
 	}
 	tel := d.svc.tel
-	if policy == UnconfirmedFail {
-		tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeFailed)
+	if policy == record.UnconfirmedFail {
+		tel.unconfirmedSend(ctx, m.Channel, metricname.UnconfirmedOutcomeFailed)
 		text := "The provider did not confirm the send within " + d.opts.ConfirmWindow.String() + "; it may or may not have reached the recipient"
 		_ = d.queue.Record(ctx, &workqueue.Outcome{What: "the unconfirmed failure", LeaseEnd: m.DueAt, Permanent: permanent, LogArgs: []any{"message_id", m.ID},
 			Write: func(rctx context.Context) error {
 				// From queued only: a report that confirmed the send
 				// meanwhile wins over the failure.
 				_, err := d.svc.recordStatus(rctx, &StatusUpdate{WorkspaceID: m.WorkspaceID, MessageID: m.ID, Status: StatusFailed,
-					ProviderCode: ProviderCodeUnconfirmed, ProviderText: text}, statusWay{before: m, queuedOnly: true})
+					ProviderCode: defaults.ProviderCodeUnconfirmed, ProviderText: text}, statusWay{before: m, queuedOnly: true})
 				if errors.Is(err, errNoLongerQueued) {
 					return nil
 				}
@@ -500,7 +498,7 @@ func (d *dispatcher) unconfirmed(ctx context.Context, m *Message) {
 			}})
 		return
 	}
-	tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeResent)
+	tel.unconfirmedSend(ctx, m.Channel, metricname.UnconfirmedOutcomeResent)
 	d.svc.log.WarnContext(ctx, "dispatcher: the provider did not confirm a send within the confirmation window; sending it again",
 		"message_id", m.ID, "channel", m.Channel, "unconfirmed_since", mark)
 	d.putBack(ctx, m, now)
@@ -574,7 +572,7 @@ func (d *dispatcher) startSpan(ctx context.Context, m *Message) (context.Context
 	ctx, opts := continueTrace(ctx, m.TraceParent, []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)})
 	ctx, span := tel.tracer.Start(ctx, "messaging.dispatch", opts...)
 	if span.IsRecording() {
-		span.SetAttributes(AttrMessageID.String(m.ID), AttrChannel.String(m.Channel), attribute.Int("messaging.attempt", m.Attempts))
+		span.SetAttributes(metricname.AttrMessageID.String(m.ID), metricname.AttrChannel.String(m.Channel), attribute.Int("messaging.attempt", m.Attempts))
 	}
 	return ctx, span
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
 	"github.com/ujumbe/messaging/store/sqlitestore"
@@ -68,13 +70,13 @@ func (p *scriptedProvider) callsOf(id string) int {
 type dispatchFixture struct {
 	ctx   context.Context
 	svc   *messaging.Service
-	store messaging.Store
+	store driver.Store
 	clock *fakeClock
 	prov  *scriptedProvider
 	ws    *messaging.Workspace
 }
 
-func setupDispatch(t *testing.T, store messaging.Store, opts messaging.DispatchOptions) *dispatchFixture {
+func setupDispatch(t *testing.T, store driver.Store, opts messaging.DispatchOptions) *dispatchFixture {
 	t.Helper()
 	f := &dispatchFixture{ctx: context.Background(), store: store, clock: newFakeClock(t0), prov: newScripted()}
 	if opts.PerSenderRate == 0 {

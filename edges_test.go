@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -71,8 +75,8 @@ func TestConnectLimits(t *testing.T) {
 		{"33-digit WABA id", waConnect("acme", "12", digits(33), "EAAGtoken1"), "waba_id"},
 		{"8-character token", waConnect("acme", "13", "98", "EAAG1234"), ""},
 		{"7-character token", waConnect("acme", "14", "97", "EAAG123"), "access_token"},
-		{"longest token", waConnect("acme", "15", "96", "E"+strings.Repeat("x", messaging.MaxAccessToken-1)), ""},
-		{"token one too long", waConnect("acme", "16", "95", "E"+strings.Repeat("x", messaging.MaxAccessToken)), "access_token"},
+		{"longest token", waConnect("acme", "15", "96", "E"+strings.Repeat("x", record.MaxAccessToken-1)), ""},
+		{"token one too long", waConnect("acme", "16", "95", "E"+strings.Repeat("x", record.MaxAccessToken)), "access_token"},
 		{"token with DEL", waConnect("acme", "17", "94", "EAAG\x7ftoken"), "access_token"},
 		{"token with ~", waConnect("acme", "18", "93", "EAAG~token"), ""},
 		{"token with !", waConnect("acme", "19", "92", "EAAG!token"), ""},
@@ -126,7 +130,7 @@ func TestSendLimitsAreInclusive(t *testing.T) {
 		{"button index 10", []messaging.SendComponent{button(10, text(1)...)}, "", "components[0].index"},
 		{"coupon of 15", []messaging.SendComponent{{Type: "button", SubType: "copy_code", Index: ptr(0), Parameters: []messaging.SendParameter{{Type: "coupon_code", CouponCode: strings.Repeat("C", 15)}}}}, "", ""},
 		{"coupon of 16", []messaging.SendComponent{{Type: "button", SubType: "copy_code", Index: ptr(0), Parameters: []messaging.SendParameter{{Type: "coupon_code", CouponCode: strings.Repeat("C", 16)}}}}, "", "components[0].parameters[0].coupon_code"},
-		{"a bad text after a good one", []messaging.SendComponent{{Type: "body", Parameters: []messaging.SendParameter{{Type: "text", Text: "ok"}, {Type: "text", Text: strings.Repeat("x", messaging.MaxParamText+1)}}}}, "", "components[0].parameters[1].text"},
+		{"a bad text after a good one", []messaging.SendComponent{{Type: "body", Parameters: []messaging.SendParameter{{Type: "text", Text: "ok"}, {Type: "text", Text: strings.Repeat("x", record.MaxParamText+1)}}}}, "", "components[0].parameters[1].text"},
 		{"a bad payload after a good one", []messaging.SendComponent{{Type: "button", SubType: "quick_reply", Index: ptr(0), Parameters: []messaging.SendParameter{{Type: "payload", Payload: "ok"}, {Type: "payload", Payload: strings.Repeat("p", 129)}}}}, "", "components[0].parameters[1].payload"},
 		{"idempotency key with ~", nil, "key~1", ""},
 		{"idempotency key with DEL", nil, "key\x7f1", "idempotency_key"},
@@ -155,15 +159,15 @@ func TestContactLimitsAreInclusive(t *testing.T) {
 		}
 		return out
 	}
-	if _, err := f.acme.Contacts.Create(f.ctx, &messaging.ContactCreateParams{FirstName: "Tag", Phone: "+254712345001", Tags: tags(messaging.MaxTags)}); err != nil {
-		t.Errorf("%d tags: %v", messaging.MaxTags, err)
+	if _, err := f.acme.Contacts.Create(f.ctx, &messaging.ContactCreateParams{FirstName: "Tag", Phone: "+254712345001", Tags: tags(record.MaxTags)}); err != nil {
+		t.Errorf("%d tags: %v", record.MaxTags, err)
 	}
-	_, err := f.acme.Contacts.Create(f.ctx, &messaging.ContactCreateParams{FirstName: "Tag", Phone: "+254712345002", Tags: tags(messaging.MaxTags + 1)})
+	_, err := f.acme.Contacts.Create(f.ctx, &messaging.ContactCreateParams{FirstName: "Tag", Phone: "+254712345002", Tags: tags(record.MaxTags + 1)})
 	wantError(t, err, messaging.CodeValidation, "tags")
-	if _, err := f.acme.Contacts.List(f.ctx, &messaging.ContactQuery{Page: messaging.MaxPage}); err != nil {
-		t.Errorf("page %d: %v", messaging.MaxPage, err)
+	if _, err := f.acme.Contacts.List(f.ctx, &messaging.ContactQuery{Page: record.MaxPage}); err != nil {
+		t.Errorf("page %d: %v", record.MaxPage, err)
 	}
-	_, err = f.acme.Contacts.List(f.ctx, &messaging.ContactQuery{Page: messaging.MaxPage + 1})
+	_, err = f.acme.Contacts.List(f.ctx, &messaging.ContactQuery{Page: record.MaxPage + 1})
 	wantError(t, err, messaging.CodeValidation, "page")
 }
 
@@ -242,8 +246,8 @@ func TestTemplateAuthoringEdges(t *testing.T) {
 			t.Errorf("body %q: %q, want it called unbalanced", text, e.Message)
 		}
 	}
-	if err := create(strings.Repeat("n", messaging.MaxTemplateName), "Hi"); err != nil {
-		t.Errorf("a name of %d characters: %v", messaging.MaxTemplateName, err)
+	if err := create(strings.Repeat("n", record.MaxTemplateName), "Hi"); err != nil {
+		t.Errorf("a name of %d characters: %v", record.MaxTemplateName, err)
 	}
 	code := func(example string) messaging.TemplateComponent {
 		return messaging.TemplateComponent{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "COPY_CODE", Example: example}}}
@@ -294,10 +298,10 @@ func TestMediaURLOfMaxLength(t *testing.T) {
 		const head = "https://example.com/"
 		return head + strings.Repeat("a", n-len(head))
 	}
-	if _, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "image", MediaURL: link(messaging.MaxURL)}); err != nil {
-		t.Errorf("a link of %d bytes: %v", messaging.MaxURL, err)
+	if _, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "image", MediaURL: link(record.MaxURL)}); err != nil {
+		t.Errorf("a link of %d bytes: %v", record.MaxURL, err)
 	}
-	_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "image", MediaURL: link(messaging.MaxURL + 1)})
+	_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "image", MediaURL: link(record.MaxURL + 1)})
 	wantError(t, err, messaging.CodeValidation, "media_url")
 }
 
@@ -406,7 +410,7 @@ func TestSyncMatchesAndChanges(t *testing.T) {
 				t.Errorf("second sync = %+v, want %d updated, none created or removed", res, tc.updated)
 			}
 			if tc.check != nil {
-				all, _ := f.store.TemplateList(f.ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
+				all, _ := f.store.TemplateList(f.ctx, &driver.TemplateListParams{WorkspaceID: "acme"})
 				if len(all) != 1 {
 					t.Fatalf("%d templates", len(all))
 				}
@@ -443,7 +447,7 @@ func TestSyncResubmitsAfterExactlyResubmitAfter(t *testing.T) {
 func TestDefaultWebhookSchedule(t *testing.T) {
 	t.Parallel()
 	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
-	if got := messaging.DefaultWebhookSchedule(); !slices.Equal(got, want) {
+	if got := defaults.DefaultWebhookSchedule(); !slices.Equal(got, want) {
 		t.Errorf("DefaultWebhookSchedule() = %v, want %v", got, want)
 	}
 }
@@ -488,7 +492,7 @@ func TestValidationEdges(t *testing.T) {
 	}
 	_, err := f.acme.Contacts.Create(f.ctx, &messaging.ContactCreateParams{FirstName: "Long", Email: "a" + email})
 	wantError(t, err, messaging.CodeValidation, "email")
-	if _, digits := messaging.ContactSearchQuery("+254 (0) 790-900"); digits != "2540790900" {
+	if _, digits := driver.ContactSearchQuery("+254 (0) 790-900"); digits != "2540790900" {
 		t.Errorf("digits of +254 (0) 790-900 = %q, want 2540790900", digits)
 	}
 }
@@ -526,7 +530,7 @@ func TestSyncTakesTheProvidersNewID(t *testing.T) {
 	if err != nil || res.Updated != 1 || res.Created != 0 {
 		t.Fatalf("sync after the id changed = %+v, %v; want 1 updated", res, err)
 	}
-	all, _ := f.store.TemplateList(f.ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
+	all, _ := f.store.TemplateList(f.ctx, &driver.TemplateListParams{WorkspaceID: "acme"})
 	if len(all) != 1 || all[0].ProviderTemplateID != "11" {
 		t.Errorf("templates = %+v, want promo with id 11", all)
 	}
@@ -534,13 +538,13 @@ func TestSyncTakesTheProvidersNewID(t *testing.T) {
 
 // staleStore refuses every contact update as stale, counting them.
 type staleStore struct {
-	messaging.Store
+	driver.Store
 	updates int
 }
 
-func (s *staleStore) ContactUpdate(context.Context, *messaging.ContactReplaceParams) error {
+func (s *staleStore) ContactUpdate(context.Context, *driver.ContactReplaceParams) error {
 	s.updates++
-	return messaging.ErrStale
+	return driver.ErrStale
 }
 
 // TestContactUpdateGivesUpOnEndlessRaces: an update that always loses the

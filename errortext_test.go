@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
 )
@@ -18,7 +20,7 @@ type unparsableStore struct {
 	url string
 }
 
-func (s *unparsableStore) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+func (s *unparsableStore) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	ds, err := s.Store.WebhookClaim(ctx, p)
 	for _, d := range ds {
 		d.URL = s.url

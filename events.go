@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
+
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // statusEvent builds the message.status_updated event of a change.
 func statusEvent(before, after *Message, now time.Time) *Event {
 	return &Event{
-		ID: NewID("evt"), Type: EventMessageStatusUpdated, CreatedAt: now,
+		ID: record.NewID("evt"), Type: EventMessageStatusUpdated, CreatedAt: now,
 		WorkspaceID: after.WorkspaceID, MessageID: after.ID,
 		Data: StatusEventData{
 			MessageID: after.ID, ConversationID: after.ConversationID, Channel: after.Channel,
@@ -21,12 +24,12 @@ func statusEvent(before, after *Message, now time.Time) *Event {
 }
 
 // record returns the event as stored for webhook delivery.
-func (e *Event) record() (*EventRecord, error) {
+func (e *Event) record() (*driver.EventRecord, error) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
-	return &EventRecord{ID: e.ID, WorkspaceID: e.WorkspaceID, MessageID: e.MessageID, Type: e.Type, Payload: b, CreatedAt: e.CreatedAt}, nil
+	return &driver.EventRecord{ID: e.ID, WorkspaceID: e.WorkspaceID, MessageID: e.MessageID, Type: e.Type, Payload: b, CreatedAt: e.CreatedAt}, nil
 }
 
 // MarshalJSON implements json.Marshaler: the event as delivered to webhook
@@ -125,7 +128,7 @@ func receivedEvent(m *Message, now time.Time) *Event {
 		d.InboundContent = *m.Content.Clone()
 	}
 	return &Event{
-		ID: NewID("evt"), Type: EventMessageReceived, CreatedAt: now,
+		ID: record.NewID("evt"), Type: EventMessageReceived, CreatedAt: now,
 		WorkspaceID: m.WorkspaceID, MessageID: m.ID, Data: d,
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/record"
+
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -29,7 +32,7 @@ func ExampleOptions_meterProvider() {
 		log.Fatal(err)
 	}
 	if _, err := svc.Workspace("acme").Messages.Send(ctx, &messaging.SendParams{
-		Channel: messaging.ChannelWhatsApp, To: "+254712345678", Type: messaging.TypeText, Text: "Hello!",
+		Channel: messaging.ChannelWhatsApp, To: "+254712345678", Type: record.TypeText, Text: "Hello!",
 	}); err != nil {
 		log.Fatal(err)
 	}
@@ -43,7 +46,7 @@ func ExampleOptions_meterProvider() {
 			case metricdata.Sum[int64]:
 				for _, p := range d.DataPoints {
 					if p.Value > 0 {
-						ch, _ := p.Attributes.Value(messaging.AttrChannel)
+						ch, _ := p.Attributes.Value(metricname.AttrChannel)
 						fmt.Println(m.Name, ch.AsString(), p.Value)
 					}
 				}

@@ -8,6 +8,8 @@ import (
 	"log"
 	"os"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -53,7 +55,7 @@ func ExampleService() {
 	fmt.Println("contact:", contact.FullName, contact.Phone, contact.Source)
 
 	res, err := acme.Messages.Send(ctx, &messaging.SendParams{
-		Channel: messaging.ChannelWhatsApp, To: contact.Phone, Type: messaging.TypeText, Text: "Hello Jane!",
+		Channel: messaging.ChannelWhatsApp, To: contact.Phone, Type: record.TypeText, Text: "Hello Jane!",
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -69,7 +71,7 @@ func ExampleService() {
 	// A refused request says which field is at fault: a text message needs
 	// its text.
 	_, err = acme.Messages.Send(ctx, &messaging.SendParams{
-		Channel: messaging.ChannelWhatsApp, To: contact.Phone, Type: messaging.TypeText,
+		Channel: messaging.ChannelWhatsApp, To: contact.Phone, Type: record.TypeText,
 	})
 	var e *messaging.Error
 	if errors.As(err, &e) {
@@ -89,7 +91,7 @@ func ExampleService_Authenticate() {
 	svc := newExampleService(ctx)
 
 	_, key, err := svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{
-		Scopes: []string{messaging.ScopeWriteMessages, messaging.ScopeReadMessages},
+		Scopes: []string{record.ScopeWriteMessages, record.ScopeReadMessages},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -98,7 +100,7 @@ func ExampleService_Authenticate() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(p.WorkspaceID, p.Scopes, p.HasScope(messaging.ScopeReadContacts))
+	fmt.Println(p.WorkspaceID, p.Scopes, p.HasScope(record.ScopeReadContacts))
 
 	_, err = svc.Authenticate(ctx, "mk_notakey_0000000000000000000000")
 	fmt.Println(messaging.ErrorCode(err))
@@ -115,8 +117,8 @@ func ExampleTemplates_Get() {
 	acme := svc.Workspace("acme")
 
 	tpl, err := acme.Templates.Create(ctx, &messaging.TemplateCreateParams{
-		Name: "order_shipped", Category: messaging.CategoryUtility, Language: "en",
-		Status: messaging.TemplateApproved, // imported, already reviewed
+		Name: "order_shipped", Category: record.CategoryUtility, Language: "en",
+		Status: record.TemplateApproved, // imported, already reviewed
 		Components: []messaging.TemplateComponent{
 			{Type: "HEADER", Format: "DOCUMENT"},
 			{Type: "BODY", Text: "Hi {{1}}, order {{2}} has shipped."},
@@ -200,7 +202,7 @@ func ExampleService_UpdateStatus() {
 	defer unsubscribe()
 
 	res, err := svc.Workspace("acme").Messages.Send(ctx, &messaging.SendParams{
-		Channel: messaging.ChannelWhatsApp, To: "+254712345678", Type: messaging.TypeText, Text: "Hi",
+		Channel: messaging.ChannelWhatsApp, To: "+254712345678", Type: record.TypeText, Text: "Hi",
 	})
 	if err != nil {
 		log.Fatal(err)

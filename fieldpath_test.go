@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -15,10 +17,10 @@ func TestPathString(t *testing.T) {
 		want string
 	}{
 		{nil, ""},
-		{messaging.FieldPath("to"), "to"},
-		{messaging.FieldPath("tags").Index(1), "tags[1]"},
-		{messaging.FieldPath("components").Index(0).Member("parameters").Index(12).Member("coupon_code"), "components[0].parameters[12].coupon_code"},
-		{messaging.FieldPath("components").Member("index"), "components.index"},
+		{record.FieldPath("to"), "to"},
+		{record.FieldPath("tags").Index(1), "tags[1]"},
+		{record.FieldPath("components").Index(0).Member("parameters").Index(12).Member("coupon_code"), "components[0].parameters[12].coupon_code"},
+		{record.FieldPath("components").Member("index"), "components.index"},
 	} {
 		if got := tc.path.String(); got != tc.want {
 			t.Errorf("%#v.String() = %q, want %q", tc.path, got, tc.want)
@@ -28,7 +30,7 @@ func TestPathString(t *testing.T) {
 
 func TestPathHasPrefix(t *testing.T) {
 	t.Parallel()
-	comp := messaging.FieldPath("components").Index(1)
+	comp := record.FieldPath("components").Index(1)
 	param := comp.Member("parameters").Index(0).Member("text")
 	for _, tc := range []struct {
 		p, prefix messaging.Path
@@ -39,8 +41,8 @@ func TestPathHasPrefix(t *testing.T) {
 		{param, comp.Member("parameters"), true},
 		{param, nil, true},
 		{comp, param, false},
-		{param, messaging.FieldPath("components").Index(10), false},
-		{param, messaging.FieldPath("to"), false},
+		{param, record.FieldPath("components").Index(10), false},
+		{param, record.FieldPath("to"), false},
 	} {
 		if got := tc.p.HasPrefix(tc.prefix); got != tc.want {
 			t.Errorf("%s.HasPrefix(%s) = %v, want %v", tc.p, tc.prefix, got, tc.want)
@@ -52,7 +54,7 @@ func TestPathHasPrefix(t *testing.T) {
 // path it extends, so one base serves several fields.
 func TestPathsAreBuiltNotParsed(t *testing.T) {
 	t.Parallel()
-	base := messaging.FieldPath("components").Index(0)
+	base := record.FieldPath("components").Index(0)
 	a, b := base.Member("text"), base.Member("format")
 	if a.String() != "components[0].text" || b.String() != "components[0].format" || base.String() != "components[0]" {
 		t.Errorf("base %s, a %s, b %s", base, a, b)

@@ -3,6 +3,8 @@ package messaging_test
 import (
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -31,17 +33,17 @@ func TestRequestHashIsFrozen(t *testing.T) {
 	}{
 		{"text", func(key string) error {
 			_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: messaging.ChannelWhatsApp, To: "+254712345678",
-				Type: messaging.TypeText, Text: "Hello, \"world\" <&> ü", IdempotencyKey: key})
+				Type: record.TypeText, Text: "Hello, \"world\" <&> ü", IdempotencyKey: key})
 			return err
 		}, "a0fb95cf17e3f4dfc9f38c922ab2b7ebece6cf4c0ef7e04300b987dfe93f47bb"},
 		{"image with caption", func(key string) error {
 			_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: messaging.ChannelMessenger, To: "psid_1",
-				Type: messaging.TypeImage, MediaURL: "https://cdn.example.com/a.png?x=1&y=2", Caption: "A picture", IdempotencyKey: key})
+				Type: record.TypeImage, MediaURL: "https://cdn.example.com/a.png?x=1&y=2", Caption: "A picture", IdempotencyKey: key})
 			return err
 		}, "37e7ac07cb46015478dce71209b99b314c89c427af794667e31fb120aba46c11"},
 		{"document with filename", func(key string) error {
 			_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: messaging.ChannelWhatsApp, To: "+254712345678",
-				Type: messaging.TypeDocument, MediaURL: "https://cdn.example.com/invoice.pdf", Filename: "invoice.pdf", IdempotencyKey: key})
+				Type: record.TypeDocument, MediaURL: "https://cdn.example.com/invoice.pdf", Filename: "invoice.pdf", IdempotencyKey: key})
 			return err
 		}, "0913d922e81dcf04b7a4e5370a08acf44aeb83e84bd6fae4ae220db531399132"},
 		{"template in the default language", func(key string) error {
@@ -71,7 +73,7 @@ func TestRequestHashIsFrozen(t *testing.T) {
 		}, "158d94525738b571cf13708ee4cc4515e55a8420f88f31bb8362af2fbfb4d0da"},
 		{"text to an Instagram scoped id", func(key string) error {
 			_, err := f.acme.Messages.Send(f.ctx, &messaging.SendParams{Channel: messaging.ChannelInstagram, To: "igsid_42",
-				Type: messaging.TypeText, Text: "x", IdempotencyKey: key})
+				Type: record.TypeText, Text: "x", IdempotencyKey: key})
 			return err
 		}, "43810ff96afaf951e042cb552efbdf9894fa0cfd7d7977d50fcdcb4368fd35bc"},
 	}

@@ -15,6 +15,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/sms"
@@ -122,8 +125,8 @@ func FuzzValidEmail(f *testing.F) {
 			t.Fatalf("Create with valid email %q: %v", s, err)
 		}
 		q := s // searches hold at most MaxSearchLen characters: a prefix finds it too
-		if r := []rune(q); len(r) > messaging.MaxSearchLen {
-			q = string(r[:messaging.MaxSearchLen])
+		if r := []rune(q); len(r) > record.MaxSearchLen {
+			q = string(r[:record.MaxSearchLen])
 		}
 		page, err := cs.List(ctx, &messaging.ContactQuery{Search: q, Limit: 100})
 		if err != nil {
@@ -146,7 +149,7 @@ func FuzzTemplateVariables(f *testing.F) {
 	f.Add("Order update", "Hi {{1}}, your order {{2}} has shipped.") // more in testdata/fuzz/FuzzTemplateVariables
 	store := memstore.New()
 	fake := fakeprovider.NewWithOptions(&fakeprovider.Options{Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
-		return store.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
+		return store.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
 	}})
 	svc, err := messaging.New(store, fake, nil)
 	if err != nil {
@@ -177,8 +180,8 @@ func FuzzTemplateVariables(f *testing.F) {
 		}
 
 		n++
-		p := &messaging.TemplateCreateParams{Name: "t" + strconv.Itoa(n), Category: messaging.CategoryUtility, Language: "en",
-			Status: messaging.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: body}}}
+		p := &messaging.TemplateCreateParams{Name: "t" + strconv.Itoa(n), Category: record.CategoryUtility, Language: "en",
+			Status: record.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: body}}}
 		if header != "" {
 			p.Components = append([]messaging.TemplateComponent{{Type: "HEADER", Format: "TEXT", Text: header}}, p.Components...)
 		}

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/internal/testclock"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,7 +32,7 @@ func newFakeClock(t time.Time) *fakeClock { return testclock.New(t) }
 // countingStore wraps a store and counts the records actually created, so
 // that tests can assert that a refused request stored nothing.
 type countingStore struct {
-	messaging.Store
+	driver.Store
 	messages  atomic.Int64
 	contacts  atomic.Int64
 	templates atomic.Int64
@@ -196,7 +199,7 @@ func (f *fixture) mustTemplate(t *testing.T, ws *messaging.Workspace, p *messagi
 
 // textMsg is a valid WhatsApp text message to to.
 func textMsg(to string) *messaging.SendParams {
-	return &messaging.SendParams{Channel: messaging.ChannelWhatsApp, To: to, Type: messaging.TypeText, Text: "Hello"}
+	return &messaging.SendParams{Channel: messaging.ChannelWhatsApp, To: to, Type: record.TypeText, Text: "Hello"}
 }
 
 // body is a BODY component with text.
@@ -207,8 +210,8 @@ func body(text string) messaging.TemplateComponent {
 // approved returns template create params of an approved UTILITY template in
 // English with the given components.
 func approved(name string, comps ...messaging.TemplateComponent) *messaging.TemplateCreateParams {
-	return &messaging.TemplateCreateParams{Name: name, Category: messaging.CategoryUtility, Language: "en",
-		Status: messaging.TemplateApproved, Components: comps}
+	return &messaging.TemplateCreateParams{Name: name, Category: record.CategoryUtility, Language: "en",
+		Status: record.TemplateApproved, Components: comps}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -3,6 +3,9 @@ package messaging
 import (
 	"context"
 	"strings"
+
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // InboundMessage is a message a contact sent to the workspace, as reported
@@ -61,7 +64,7 @@ func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Messa
 	}
 	typ := inboundType(in.Type)
 	content := in.Content.Clone()
-	if typ == TypeUnsupported {
+	if typ == record.TypeUnsupported {
 		if content == nil {
 			content = &InboundContent{}
 		}
@@ -76,8 +79,8 @@ func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Messa
 	}
 	now := s.now()
 	m := &Message{
-		ID: NewID("msg"), WorkspaceID: in.WorkspaceID, ConversationID: ConversationID(in.WorkspaceID, in.Channel, from),
-		Channel: in.Channel, To: from, Direction: DirectionInbound, Status: StatusDelivered, Type: typ,
+		ID: record.NewID("msg"), WorkspaceID: in.WorkspaceID, ConversationID: record.ConversationID(in.WorkspaceID, in.Channel, from),
+		Channel: in.Channel, To: from, Direction: record.DirectionInbound, Status: StatusDelivered, Type: typ,
 		Text: in.Text, MediaURL: in.MediaURL, Caption: in.Caption, ProviderMessageID: in.ProviderMessageID,
 		Content: content, IdempotencyKey: "\x1finbound:" + in.Channel + ":" + in.ProviderMessageID, CreatedAt: now, UpdatedAt: now,
 	}
@@ -86,7 +89,7 @@ func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Messa
 	if err != nil {
 		return nil, wrapStoreError(err, "message", m.ID)
 	}
-	stored, created, err := s.store.MessageReceive(ctx, &MessageReceiveParams{Message: m, Event: rec})
+	stored, created, err := s.store.MessageReceive(ctx, &driver.MessageReceiveParams{Message: m, Event: rec})
 	if err != nil {
 		return nil, wrapStoreError(err, "message", m.ID)
 	}
@@ -98,14 +101,4 @@ func (s *Service) RecordInbound(ctx context.Context, in *InboundMessage) (*Messa
 		return nil, err
 	}
 	return stored, nil
-}
-
-// From returns the sender of an inbound message: an E.164 number on
-// WhatsApp, the channel's scoped user id on Instagram and Messenger. It is
-// empty on an outbound message, which the workspace sent.
-func (m *Message) From() string {
-	if m.Direction != DirectionInbound {
-		return ""
-	}
-	return m.To
 }

@@ -4,15 +4,10 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/store/driver"
 )
-
-// KeyTouchEvery is how often, at most, the use of one API key is recorded
-// in APIKey.LastUsedAt.
-const KeyTouchEvery = time.Minute
-
-// DefaultKeyTouchQueue is how many recordings of key uses may wait for
-// the store at once; more are dropped (see keyToucher).
-const DefaultKeyTouchQueue = 256
 
 // keyTouchTimeout bounds one write of a key's last use.
 const keyTouchTimeout = 5 * time.Second
@@ -34,14 +29,14 @@ type keyToucher struct {
 	// older than KeyTouchEvery are pruned when it grows.
 	last    map[string]time.Time
 	pruneAt int
-	queue   []APIKeyTouchParams
+	queue   []driver.APIKeyTouchParams
 	limit   int
 	running bool
 	idle    *sync.Cond
 }
 
 func newKeyToucher(s *Service) *keyToucher {
-	t := &keyToucher{s: s, last: map[string]time.Time{}, pruneAt: 1024, limit: DefaultKeyTouchQueue}
+	t := &keyToucher{s: s, last: map[string]time.Time{}, pruneAt: 1024, limit: defaults.DefaultKeyTouchQueue}
 	t.idle = sync.NewCond(&t.mu)
 	return t
 }
@@ -50,12 +45,12 @@ func newKeyToucher(s *Service) *keyToucher {
 // was recorded (in the store or queued here) less than KeyTouchEvery ago.
 // It never waits for the store.
 func (t *keyToucher) touch(k *APIKey, now time.Time) {
-	if k.LastUsedAt != nil && now.Sub(*k.LastUsedAt) < KeyTouchEvery {
+	if k.LastUsedAt != nil && now.Sub(*k.LastUsedAt) < defaults.KeyTouchEvery {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if at, ok := t.last[k.ID]; ok && now.Sub(at) < KeyTouchEvery {
+	if at, ok := t.last[k.ID]; ok && now.Sub(at) < defaults.KeyTouchEvery {
 		return
 	}
 	if len(t.queue) >= t.limit {
@@ -64,13 +59,13 @@ func (t *keyToucher) touch(k *APIKey, now time.Time) {
 	t.last[k.ID] = now
 	if len(t.last) >= t.pruneAt {
 		for id, at := range t.last {
-			if now.Sub(at) >= KeyTouchEvery {
+			if now.Sub(at) >= defaults.KeyTouchEvery {
 				delete(t.last, id)
 			}
 		}
 		t.pruneAt = max(1024, 2*len(t.last))
 	}
-	t.queue = append(t.queue, APIKeyTouchParams{WorkspaceID: k.WorkspaceID, ID: k.ID, At: now})
+	t.queue = append(t.queue, driver.APIKeyTouchParams{WorkspaceID: k.WorkspaceID, ID: k.ID, At: now})
 	if !t.running {
 		t.running = true
 		go t.drain()

@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -35,7 +38,7 @@ func TestKeywordSettings(t *testing.T) {
 			t.Errorf("%s: the workspace was stored (%v)", c.name, err)
 		}
 	}
-	reject := messaging.OutsideWindowReject
+	reject := record.OutsideWindowReject
 	_, err := f.svc.SetWorkspaceSettings(f.ctx, "acme", &messaging.WorkspaceSettings{OutsideWindow: &reject, OptInKeywords: &[]string{"ok", "O K"}})
 	wantError(t, err, messaging.CodeValidation, "opt_in_keywords[1]")
 	_, err = f.svc.SetWorkspaceSettings(f.ctx, "acme", &messaging.WorkspaceSettings{})
@@ -56,15 +59,15 @@ func TestKeywordSettings(t *testing.T) {
 // keywords (as another instance would) between a SetWorkspaceSettings'
 // read of the lists and its write, once.
 type racingSettingsStore struct {
-	messaging.Store
+	driver.Store
 	raced atomic.Bool
 	in    []string
 }
 
-func (s *racingSettingsStore) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
+func (s *racingSettingsStore) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSettingsParams) error {
 	if !s.raced.Swap(true) {
 		in := s.in
-		if err := s.Store.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: p.WorkspaceID, OptInKeywords: &in}); err != nil {
+		if err := s.Store.WorkspaceSetSettings(ctx, &driver.WorkspaceSettingsParams{WorkspaceID: p.WorkspaceID, OptInKeywords: &in}); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -103,7 +105,7 @@ func TestConnectSealsTheToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &messaging.ChannelConnection{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234567890", WABAID: "9876543210",
-		DisplayPhoneNumber: "+254700000000", TokenHint: "ABCD", Status: messaging.ConnectionConnected, VerifiedAt: &t0, Generation: 1, CreatedAt: t0, UpdatedAt: t0}
+		DisplayPhoneNumber: "+254700000000", TokenHint: "ABCD", Status: record.ConnectionConnected, VerifiedAt: &t0, Generation: 1, CreatedAt: t0, UpdatedAt: t0}
 	if d := cmp.Diff(want, c); d != "" {
 		t.Errorf("Connect (-want +got):\n%s", d)
 	}
@@ -144,7 +146,7 @@ func TestConnectSealsTheToken(t *testing.T) {
 	if err := setChannel(f.ctx, f.svc, "acme", "whatsapp", false); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := connection(f.ctx, f.svc, "acme", "whatsapp"); err != nil || c.Status != messaging.ConnectionDisconnected {
+	if c, err := connection(f.ctx, f.svc, "acme", "whatsapp"); err != nil || c.Status != record.ConnectionDisconnected {
 		t.Errorf("connection after disconnect = %+v, %v; want kept, disconnected", c, err)
 	}
 	if _, err := f.svc.ChannelSender(f.ctx, "acme", "whatsapp"); !errors.Is(err, messaging.ErrNotFound) {
@@ -209,12 +211,12 @@ func TestRefusedTokenMarksTheConnection(t *testing.T) {
 		t.Errorf("message = %s %q, want failed with [190]", got.Status, got.FailureReason)
 	}
 	c, _ := connection(f.ctx, f.svc, "acme", "whatsapp")
-	if c.Status != messaging.ConnectionError || !strings.Contains(c.StatusReason, "expired") {
+	if c.Status != record.ConnectionError || !strings.Contains(c.StatusReason, "expired") {
 		t.Errorf("connection = %s %q, want error naming the expired token", c.Status, c.StatusReason)
 	}
 	// New credentials clear the error.
 	c, err = connect(f.ctx, f.svc, waConnect("acme", "1234", "99", "EAAGfresh-1"))
-	if err != nil || c.Status != messaging.ConnectionConnected || c.StatusReason != "" {
+	if err != nil || c.Status != record.ConnectionConnected || c.StatusReason != "" {
 		t.Errorf("reconnect = %+v, %v; want connected without reason", c, err)
 	}
 }
@@ -303,7 +305,7 @@ func TestDispatcherHandsTheSender(t *testing.T) {
 	prov.down = true
 	prov.mu.Unlock()
 	c, err := connect(f.ctx, f.svc, &connectParams{WorkspaceID: "other", Channel: "messenger", AccountID: "777", AccessToken: "EAAGpending"})
-	if err != nil || c.Status != messaging.ConnectionPending {
+	if err != nil || c.Status != record.ConnectionPending {
 		t.Fatalf("connect while the provider is down = %+v, %v; want pending", c, err)
 	}
 	dispatch()
@@ -320,9 +322,9 @@ func TestTemplateDraftLifecycle(t *testing.T) {
 	t.Parallel()
 	f, _ := reviewFixture(t)
 	ts := f.svc.Workspace("acme").Templates
-	d, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "welcome", Category: "UTILITY", Language: "en", Status: messaging.TemplateDraft,
+	d, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "welcome", Category: "UTILITY", Language: "en", Status: record.TemplateDraft,
 		Components: []messaging.TemplateComponent{body("Hi {{1}}")}})
-	if err != nil || d.Status != messaging.TemplateDraft || d.ProviderTemplateID != "" {
+	if err != nil || d.Status != record.TemplateDraft || d.ProviderTemplateID != "" {
 		t.Fatalf("draft = %+v, %v", d, err)
 	}
 	// A draft is edited under every authoring rule.
@@ -331,14 +333,14 @@ func TestTemplateDraftLifecycle(t *testing.T) {
 	wantError(t, err, messaging.CodeValidation, "components[0].text")
 	d, err = ts.Update(f.ctx, d.ID, &messaging.TemplateCreateParams{Name: "welcome_v2", Category: "MARKETING", Language: "en",
 		Components: []messaging.TemplateComponent{body("Hello {{1}}")}})
-	if err != nil || d.Name != "welcome_v2" || d.Category != "MARKETING" || d.Status != messaging.TemplateDraft {
+	if err != nil || d.Name != "welcome_v2" || d.Category != "MARKETING" || d.Status != record.TemplateDraft {
 		t.Fatalf("edited draft = %+v, %v", d, err)
 	}
 	if list, _ := ts.List(f.ctx, nil); len(list) != 0 {
 		t.Errorf("approved list holds a draft: %v", list)
 	}
 	sub, err := ts.Submit(f.ctx, d.ID)
-	if err != nil || sub.Status != messaging.TemplatePending || sub.ProviderTemplateID == "" {
+	if err != nil || sub.Status != record.TemplatePending || sub.ProviderTemplateID == "" {
 		t.Fatalf("submitted = %+v, %v; want pending with the provider's id", sub, err)
 	}
 	_, err = ts.Update(f.ctx, d.ID, &messaging.TemplateCreateParams{Name: "welcome_v3", Category: "UTILITY", Language: "en",
@@ -371,7 +373,7 @@ func TestFakeReviewApprovesAndRejects(t *testing.T) {
 	ts := f.svc.Workspace("acme").Templates
 	ok, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "order_shipped", Category: "UTILITY", Language: "en",
 		Components: []messaging.TemplateComponent{body("Order {{1}} shipped")}})
-	if err != nil || ok.Status != messaging.TemplatePending {
+	if err != nil || ok.Status != record.TemplatePending {
 		t.Fatalf("create = %+v, %v", ok, err)
 	}
 	bad, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "reject_me", Category: "UTILITY", Language: "en",
@@ -383,7 +385,7 @@ func TestFakeReviewApprovesAndRejects(t *testing.T) {
 	if _, err := prov.Flush(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := ts.Get(f.ctx, ok.ID); got.Status != messaging.TemplatePending {
+	if got, _ := ts.Get(f.ctx, ok.ID); got.Status != record.TemplatePending {
 		t.Errorf("before ReviewAfter: %s, want pending", got.Status)
 	}
 	f.clock.Advance(time.Millisecond)
@@ -395,16 +397,16 @@ func TestFakeReviewApprovesAndRejects(t *testing.T) {
 		t.Fatalf("approved list = %v, %v; want order_shipped", list, err)
 	}
 	got, _ := ts.Get(f.ctx, bad.ID)
-	if got.Status != messaging.TemplateRejected || got.StatusReason != fakeprovider.ReasonInvalidFormat {
+	if got.Status != record.TemplateRejected || got.StatusReason != fakeprovider.ReasonInvalidFormat {
 		t.Errorf("reject_me = %s %q, want rejected INVALID_FORMAT", got.Status, got.StatusReason)
 	}
 	// A pause from the provider takes it out of the approved list.
-	prov.TemplateEvent("acme", "order_shipped", "en", messaging.ProviderTemplatePaused, "LOW_QUALITY")
+	prov.TemplateEvent("acme", "order_shipped", "en", record.ProviderTemplatePaused, "LOW_QUALITY")
 	if _, err := prov.Flush(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = ts.Get(f.ctx, ok.ID)
-	if got.Status != messaging.TemplatePaused || got.StatusReason != "LOW_QUALITY" {
+	if got.Status != record.TemplatePaused || got.StatusReason != "LOW_QUALITY" {
 		t.Errorf("after PAUSED: %s %q", got.Status, got.StatusReason)
 	}
 	// Deleting removes it here (and at the provider).
@@ -486,10 +488,10 @@ func TestApplyTemplateEventRefusals(t *testing.T) {
 	}
 	_, err = f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{OwnerID: "5555", Name: "later", Language: "en", Event: "APPROVED"})
 	wantError(t, err, messaging.CodeConflict, "status")
-	if got, _ := ts.Get(f.ctx, tpl.ID); got.Status != messaging.TemplateApproved {
+	if got, _ := ts.Get(f.ctx, tpl.ID); got.Status != record.TemplateApproved {
 		t.Errorf("greeting moved to %s by refused events", got.Status)
 	}
-	if got, _ := ts.Get(f.ctx, draft.ID); got.Status != messaging.TemplateDraft {
+	if got, _ := ts.Get(f.ctx, draft.ID); got.Status != record.TemplateDraft {
 		t.Errorf("draft moved to %s", got.Status)
 	}
 	// DELETED removes the template.

@@ -7,11 +7,9 @@ import (
 	"io"
 	"mime"
 	"time"
-)
 
-// DefaultMaxMediaBytes is the default of Options.MaxMediaBytes: 100 MiB,
-// WhatsApp's largest media (a document).
-const DefaultMaxMediaBytes = 100 << 20
+	"github.com/ujumbe/messaging/record"
+)
 
 // ErrMediaTooLarge is wrapped by the error of Messages.Media for media
 // larger than Options.MaxMediaBytes, and is the error a Media body returns
@@ -56,7 +54,7 @@ func (m *Messages) Media(ctx context.Context, id string) (*Media, error) {
 	if err != nil {
 		return nil, err
 	}
-	if msg.Direction != DirectionInbound || msg.Content == nil || msg.Content.Media == nil || msg.Content.Media.ProviderMediaID == "" {
+	if msg.Direction != record.DirectionInbound || msg.Content == nil || msg.Content.Media == nil || msg.Content.Media.ProviderMediaID == "" {
 		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("message %s has no media: only inbound images, videos, audio, documents and stickers do", id)}
 	}
 	mf, ok := m.svc.providerFor(msg.Channel).(MediaFetcher)
@@ -66,7 +64,7 @@ func (m *Messages) Media(ctx context.Context, id string) (*Media, error) {
 	snd, err := m.svc.ChannelSender(ctx, m.ws, msg.Channel)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"),
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"),
 			Message: fmt.Sprintf("the media of message %s cannot be fetched: channel %s is not connected", id, msg.Channel)}
 	case err != nil:
 		return nil, senderError(err, msg.Channel)
@@ -98,11 +96,11 @@ func (m *Messages) mediaError(ctx context.Context, id, channel string, err error
 	var se *SendError
 	switch {
 	case errors.Is(err, ErrMediaTooLarge):
-		return &Error{Code: CodeValidation, Field: "media", Path: FieldPath("media"), Err: ErrMediaTooLarge,
+		return &Error{Code: CodeValidation, Field: "media", Path: record.FieldPath("media"), Err: ErrMediaTooLarge,
 			Message: fmt.Sprintf("media: the media of message %s is larger than the limit of %d bytes", id, m.svc.maxMedia)}
 	case errors.As(err, &se) && se.Credentials:
 		m.svc.credentialsRefused(context.WithoutCancel(ctx), m.ws, channel, se, started)
-		return &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Err: err,
+		return &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"), Err: err,
 			Message: fmt.Sprintf("the media of message %s cannot be fetched: the provider refused the credentials of channel %s", id, channel)}
 	case errors.As(err, &se) && !se.Retryable:
 		return &Error{Code: CodeNotFound, Err: err,

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -46,7 +48,7 @@ func TestMediaLimitWhileStreaming(t *testing.T) {
 				t.Fatal(err)
 			}
 			m, err := svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "+254712345678",
-				ProviderMessageID: "wamid.1", Type: "audio", Content: &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "a1", MimeType: "audio/ogg"}}})
+				ProviderMessageID: "wamid.1", Type: "audio", Content: &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "a1", MimeType: "audio/ogg"}}})
 			if err != nil {
 				t.Fatal(err)
 			}

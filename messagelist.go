@@ -7,14 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// StatusChange is one change of a message's status, as recorded by the
-// store: the status the message moved to and when.
-type StatusChange struct {
-	Status string
-	At     time.Time
-}
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+)
 
 // MessageQuery selects a page of a workspace's messages (Messages.List).
 // Every filter is optional; the empty value matches everything.
@@ -65,7 +62,7 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 		return nil, err
 	}
 	query.Limit = limit
-	if query.Direction != "" && query.Direction != DirectionInbound && query.Direction != DirectionOutbound {
+	if query.Direction != "" && query.Direction != record.DirectionInbound && query.Direction != record.DirectionOutbound {
 		return nil, validationError("direction", "must be inbound or outbound (got %q)", query.Direction)
 	}
 	if query.Status != "" && !slices.Contains(messageStatuses, query.Status) {
@@ -76,16 +73,16 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 			return nil, err
 		}
 	}
-	if err := checkLen(FieldPath("to"), query.To, maxRecipientLen); err != nil {
+	if err := checkLen(record.FieldPath("to"), query.To, maxRecipientLen); err != nil {
 		return nil, err
 	}
-	if err := checkLen(FieldPath("conversation_id"), query.ConversationID, maxRecipientLen); err != nil {
+	if err := checkLen(record.FieldPath("conversation_id"), query.ConversationID, maxRecipientLen); err != nil {
 		return nil, err
 	}
 	if !query.CreatedAfter.IsZero() && !query.CreatedBefore.IsZero() && !query.CreatedAfter.Before(query.CreatedBefore) {
 		return nil, validationError("created_before", "must be later than created_after")
 	}
-	p := &MessageListParams{
+	p := &driver.MessageListParams{
 		WorkspaceID: m.ws, Direction: query.Direction, Status: query.Status, Channel: query.Channel,
 		To: query.To, ConversationID: query.ConversationID,
 		CreatedAfter: query.CreatedAfter, CreatedBefore: query.CreatedBefore, Limit: query.Limit + 1,
@@ -97,7 +94,7 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 			channels = []string{query.Channel}
 		}
 		for _, c := range channels {
-			p.ConversationIDs = append(p.ConversationIDs, ConversationID(m.ws, c, query.To))
+			p.ConversationIDs = append(p.ConversationIDs, record.ConversationID(m.ws, c, query.To))
 		}
 	}
 	if p.BeforeCreatedAt, p.BeforeID, err = parseMessageCursor(query.Cursor); err != nil {
@@ -130,10 +127,10 @@ func cutPage[T any](list []T, limit int, cursorOf func(T) string) (items []T, ne
 // zero meaning DefaultPageSize.
 func pageSize(limit int) (int, error) {
 	if limit == 0 {
-		return DefaultPageSize, nil
+		return defaults.DefaultPageSize, nil
 	}
-	if limit < 1 || limit > MaxPageSize {
-		return 0, validationError("limit", "must be an integer from 1 to %d", MaxPageSize)
+	if limit < 1 || limit > record.MaxPageSize {
+		return 0, validationError("limit", "must be an integer from 1 to %d", record.MaxPageSize)
 	}
 	return limit, nil
 }
@@ -173,20 +170,11 @@ func parseMessageCursor(c string) (time.Time, string, error) {
 	return time.Unix(0, n).UTC(), id, nil
 }
 
-// MessageCount is the number of a workspace's messages created in one
-// hour that now have one status (see Messages.HourlyCounts).
-type MessageCount struct {
-	// Hour is the start of the hour, UTC.
-	Hour   time.Time
-	Status string
-	Count  int
-}
-
 // HourlyCounts returns how many of the workspace's messages were created
 // in each hour since since (rounded down to the hour), by their current
 // status. Hours and statuses without messages are absent.
-func (m *Messages) HourlyCounts(ctx context.Context, since time.Time) ([]*MessageCount, error) {
-	counts, err := m.svc.store.MessageHourlyCounts(ctx, &MessageCountParams{WorkspaceID: m.ws, Since: since.UTC().Truncate(time.Hour)})
+func (m *Messages) HourlyCounts(ctx context.Context, since time.Time) ([]*record.MessageCount, error) {
+	counts, err := m.svc.store.MessageHourlyCounts(ctx, &driver.MessageCountParams{WorkspaceID: m.ws, Since: since.UTC().Truncate(time.Hour)})
 	if err != nil {
 		return nil, wrapStoreError(err, "message", "")
 	}
@@ -196,7 +184,7 @@ func (m *Messages) HourlyCounts(ctx context.Context, since time.Time) ([]*Messag
 // QueueStats describes the workspace's share of the dispatch queue: its
 // queued outbound messages, how many are due now, and the oldest due time.
 func (m *Messages) QueueStats(ctx context.Context) (*MessageQueueStats, error) {
-	st, err := m.svc.store.MessageQueueStats(ctx, &MessageQueueStatsParams{WorkspaceID: m.ws, Now: m.svc.now()})
+	st, err := m.svc.store.MessageQueueStats(ctx, &driver.MessageQueueStatsParams{WorkspaceID: m.ws, Now: m.svc.now()})
 	if err != nil {
 		return nil, wrapStoreError(err, "message", "")
 	}

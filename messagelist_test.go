@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -124,14 +126,14 @@ func TestMessageHistoryAndHourlyCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([]messaging.StatusChange{{Status: "sent", At: f.clock.Now()}}, m.History); d != "" {
+	if d := cmp.Diff([]record.StatusChange{{Status: "sent", At: f.clock.Now()}}, m.History); d != "" {
 		t.Errorf("History after dispatch (-want +got):\n%s", d)
 	}
 	counts, err := f.acme.Messages.HourlyCounts(f.ctx, t0.Add(30*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []*messaging.MessageCount{{Hour: t0.Truncate(time.Hour), Status: "sent", Count: 1}}
+	want := []*record.MessageCount{{Hour: t0.Truncate(time.Hour), Status: "sent", Count: 1}}
 	if d := cmp.Diff(want, counts); d != "" {
 		t.Errorf("HourlyCounts (-want +got):\n%s", d)
 	}

@@ -1,15 +1,17 @@
 package messaging
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // SendResult is what a send returns: the five fields of the spec's send
@@ -71,8 +73,8 @@ func validateRecipient(spec *ChannelSpec, channel, to string) (string, error) {
 // validateHTTPURL checks that s, the field at path, is an absolute http
 // or https URL.
 func validateHTTPURL(path Path, s string) error {
-	if len(s) > MaxURL {
-		return validationErrorAt(path, "must be at most %d characters", MaxURL)
+	if len(s) > record.MaxURL {
+		return validationErrorAt(path, "must be at most %d characters", record.MaxURL)
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -82,8 +84,8 @@ func validateHTTPURL(path Path, s string) error {
 }
 
 func validateIdempotencyKey(k string) error {
-	if len(k) > MaxIdempotencyKey {
-		return validationError("idempotency_key", "must be at most %d characters", MaxIdempotencyKey)
+	if len(k) > record.MaxIdempotencyKey {
+		return validationError("idempotency_key", "must be at most %d characters", record.MaxIdempotencyKey)
 	}
 	for _, r := range k {
 		if r < 0x20 || r > 0x7e {
@@ -115,11 +117,11 @@ func (p *SendParams) validate(s *Service) (to string, err error) {
 		return "", err
 	}
 	switch p.Type {
-	case TypeText:
+	case record.TypeText:
 		if strings.TrimSpace(p.Text) == "" {
 			return "", validationError("text", "is required when type is text")
 		}
-		if err := checkLen(FieldPath("text"), p.Text, spec.MaxText); err != nil {
+		if err := checkLen(record.FieldPath("text"), p.Text, spec.MaxText); err != nil {
 			return "", err
 		}
 		for f, v := range map[string]string{"media_url": p.MediaURL, "caption": p.Caption, "filename": p.Filename} {
@@ -127,29 +129,29 @@ func (p *SendParams) validate(s *Service) (to string, err error) {
 				return "", validationError(f, "is not allowed when type is text")
 			}
 		}
-	case TypeImage, TypeVideo, TypeDocument, TypeAudio:
+	case record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio:
 		if p.MediaURL == "" {
 			return "", validationError("media_url", "is required when type is %s", p.Type)
 		}
-		if err := validateHTTPURL(FieldPath("media_url"), p.MediaURL); err != nil {
+		if err := validateHTTPURL(record.FieldPath("media_url"), p.MediaURL); err != nil {
 			return "", err
 		}
 		if p.Text != "" {
 			return "", validationError("text", "is only allowed when type is text; use caption for image or video")
 		}
 		if p.Caption != "" {
-			if p.Type != TypeImage && p.Type != TypeVideo {
+			if p.Type != record.TypeImage && p.Type != record.TypeVideo {
 				return "", validationError("caption", "is only allowed for image or video")
 			}
-			if err := checkLen(FieldPath("caption"), p.Caption, MaxCaption); err != nil {
+			if err := checkLen(record.FieldPath("caption"), p.Caption, record.MaxCaption); err != nil {
 				return "", err
 			}
 		}
 		if p.Filename != "" {
-			if p.Type != TypeDocument {
+			if p.Type != record.TypeDocument {
 				return "", validationError("filename", "is only allowed for document")
 			}
-			if err := checkLen(FieldPath("filename"), p.Filename, MaxFilename); err != nil {
+			if err := checkLen(record.FieldPath("filename"), p.Filename, record.MaxFilename); err != nil {
 				return "", err
 			}
 			if strings.ContainsAny(p.Filename, "/\\") {
@@ -216,10 +218,10 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 		return nil, err
 	}
 	now := m.svc.now()
-	msg.ID = NewID("msg")
+	msg.ID = record.NewID("msg")
 	msg.WorkspaceID = m.ws
-	msg.ConversationID = ConversationID(m.ws, msg.Channel, msg.To)
-	msg.Direction = DirectionOutbound
+	msg.ConversationID = record.ConversationID(m.ws, msg.Channel, msg.To)
+	msg.Direction = record.DirectionOutbound
 	msg.Status = StatusQueued
 	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
 	tel := m.svc.tel
@@ -227,7 +229,7 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 	if span != nil {
 		msg.TraceParent = traceParent(span.SpanContext())
 		if span.IsRecording() {
-			span.SetAttributes(AttrMessageID.String(msg.ID), AttrChannel.String(msg.Channel))
+			span.SetAttributes(metricname.AttrMessageID.String(msg.ID), metricname.AttrChannel.String(msg.Channel))
 		}
 	}
 	stored, created, err := m.svc.store.MessageCreate(sctx, msg)
@@ -268,7 +270,7 @@ func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) er
 // original result, or a conflict when the request differs.
 func (m *Messages) replayed(prev *Message, hash string) (*SendResult, error) {
 	if prev.RequestHash != hash {
-		return nil, &Error{Code: CodeConflict, Field: "idempotency_key", Path: FieldPath("idempotency_key"),
+		return nil, &Error{Code: CodeConflict, Field: "idempotency_key", Path: record.FieldPath("idempotency_key"),
 			Message: "idempotency_key: was already used with a different request; use a new key for a new message"}
 	}
 	return sendResult(prev, true), nil
@@ -305,49 +307,16 @@ func (s *Service) requireChannel(ctx context.Context, ws, channel string) (*Work
 			return w, nil
 		}
 	}
-	if c, err := s.store.ConnectionGet(ctx, ws, channel); err == nil && c.Status != ConnectionDisconnected && !c.Holds() {
+	if c, err := s.store.ConnectionGet(ctx, ws, channel); err == nil && c.Status != record.ConnectionDisconnected && !c.Holds() {
 		why := "the provider has not verified its credentials yet"
-		if c.Status == ConnectionError {
+		if c.Status == record.ConnectionError {
 			why = "it does not hold its account"
 		}
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"),
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"),
 			Message: fmt.Sprintf("channel: the %s connection of this workspace is %s: %s (%s)", channel, c.Status, why, c.StatusReason)}
 	}
-	return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"),
+	return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"),
 		Message: fmt.Sprintf("channel: %s is not connected in this workspace", channel)}
-}
-
-// SendTemplateParams are the fields of a template send.
-type SendTemplateParams struct {
-	To           string `json:"to"`
-	TemplateName string `json:"template_name"`
-	// Language must equal the template's language exactly ("en" and
-	// "en_US" differ). Empty means "en".
-	Language       string          `json:"language"`
-	Components     []SendComponent `json:"components,omitempty"`
-	IdempotencyKey string          `json:"idempotency_key,omitempty"`
-}
-
-// SendComponent is a component of a template send: type header, body or
-// button. A button component has SubType url, quick_reply or copy_code and
-// the zero-based Index of the template's button.
-type SendComponent struct {
-	Type       string          `json:"type"`
-	SubType    string          `json:"sub_type,omitempty"`
-	Index      *int            `json:"index,omitempty"`
-	Parameters []SendParameter `json:"parameters"`
-}
-
-// SendParameter is a parameter of a send component. Type text carries Text;
-// image, video and document carry Link (and Filename for a document);
-// coupon_code carries CouponCode; payload carries Payload.
-type SendParameter struct {
-	Type       string `json:"type"`
-	Text       string `json:"text,omitempty"`
-	Link       string `json:"link,omitempty"`
-	Filename   string `json:"filename,omitempty"`
-	CouponCode string `json:"coupon_code,omitempty"`
-	Payload    string `json:"payload,omitempty"`
 }
 
 func validateSendComponents(cs []SendComponent) error {
@@ -355,7 +324,7 @@ func validateSendComponents(cs []SendComponent) error {
 		return validationError("components", "must hold at most 20 components")
 	}
 	for i, c := range cs {
-		f := FieldPath("components").Index(i)
+		f := record.FieldPath("components").Index(i)
 		switch c.Type {
 		case "header", "body":
 			if c.SubType != "" || c.Index != nil {
@@ -385,7 +354,7 @@ func validateSendComponents(cs []SendComponent) error {
 				if p.Text == "" {
 					return validationErrorAt(pf.Member("text"), "is required for a text parameter")
 				}
-				if err := checkLen(pf.Member("text"), p.Text, MaxParamText); err != nil {
+				if err := checkLen(pf.Member("text"), p.Text, record.MaxParamText); err != nil {
 					return err
 				}
 			case "image", "video", "document":
@@ -395,8 +364,8 @@ func validateSendComponents(cs []SendComponent) error {
 				if err := validateHTTPURL(pf.Member("link"), p.Link); err != nil {
 					return err
 				}
-				if p.Filename != "" && (p.Type != "document" || checkLen(pf.Member("filename"), p.Filename, MaxFilename) != nil) {
-					return validationErrorAt(pf.Member("filename"), "is only allowed for a document, at most %d characters", MaxFilename)
+				if p.Filename != "" && (p.Type != "document" || checkLen(pf.Member("filename"), p.Filename, record.MaxFilename) != nil) {
+					return validationErrorAt(pf.Member("filename"), "is only allowed for a document, at most %d characters", record.MaxFilename)
 				}
 			case "coupon_code":
 				if p.CouponCode == "" || len(p.CouponCode) > 15 {
@@ -449,8 +418,8 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 	if lang == "" {
 		lang = "en"
 	}
-	if len(p.TemplateName) > MaxTemplateName || !templateNameRe.MatchString(p.TemplateName) {
-		return nil, &Error{Code: CodeTemplateNotFound, Field: "template_name", Path: FieldPath("template_name"), Message: fmt.Sprintf("template_name: no approved template %q in language %q", p.TemplateName, lang)}
+	if len(p.TemplateName) > record.MaxTemplateName || !templateNameRe.MatchString(p.TemplateName) {
+		return nil, &Error{Code: CodeTemplateNotFound, Field: "template_name", Path: record.FieldPath("template_name"), Message: fmt.Sprintf("template_name: no approved template %q in language %q", p.TemplateName, lang)}
 	}
 	if !languageRe.MatchString(lang) {
 		return nil, validationError("language", "must be a language code such as en, sw or en_US (got %q)", lang)
@@ -462,7 +431,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 		return nil, err
 	}
 	msg := &Message{
-		Channel: ChannelWhatsApp, To: to, Type: TypeTemplate, TemplateName: p.TemplateName, Language: lang,
+		Channel: ChannelWhatsApp, To: to, Type: record.TypeTemplate, TemplateName: p.TemplateName, Language: lang,
 		Components: p.Components, IdempotencyKey: p.IdempotencyKey,
 	}
 	return m.accept(ctx, msg, kindTemplate)
@@ -474,12 +443,12 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 // and each component it carries must hold as many parameters as the
 // template's part takes (see templateSlots).
 func (m *Messages) checkTemplate(ctx context.Context, msg *Message) error {
-	t, err := m.svc.store.TemplateGetByName(ctx, &TemplateGetByNameParams{WorkspaceID: m.ws, Name: msg.TemplateName, Language: msg.Language})
+	t, err := m.svc.store.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: m.ws, Name: msg.TemplateName, Language: msg.Language})
 	if err != nil && ErrorCode(err) != CodeNotFound {
 		return wrapStoreError(err, "template", msg.TemplateName)
 	}
-	if err != nil || t.Status != TemplateApproved {
-		return &Error{Code: CodeTemplateNotFound, Field: "template_name", Path: FieldPath("template_name"), Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", msg.TemplateName, msg.Language)}
+	if err != nil || t.Status != record.TemplateApproved {
+		return &Error{Code: CodeTemplateNotFound, Field: "template_name", Path: record.FieldPath("template_name"), Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", msg.TemplateName, msg.Language)}
 	}
 	return checkTemplateParams(t, msg.Components)
 }
@@ -561,7 +530,7 @@ func checkTemplateParams(t *Template, cs []SendComponent) error {
 	slots := templateSlots(t)
 	seen := map[string]int{}
 	for i, c := range cs {
-		f := FieldPath("components").Index(i)
+		f := record.FieldPath("components").Index(i)
 		key := c.Type
 		if c.Type == "button" && c.Index != nil {
 			key = fmt.Sprintf("button %d", *c.Index)
@@ -605,29 +574,6 @@ func paramCount(sl templateSlot) string {
 	return fmt.Sprintf("%d parameters", sl.params)
 }
 
-// UnmarshalJSON decodes a send component, accepting a button's index as a
-// number or, as Meta's documentation writes it, a string of digits
-// ("index": "0"). Unknown fields are refused.
-func (c *SendComponent) UnmarshalJSON(b []byte) error {
-	type plain SendComponent
-	var raw struct {
-		plain
-		Index json.RawMessage `json:"index,omitempty"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return err
-	}
-	*c = SendComponent(raw.plain)
-	n, err := ParseButtonIndex(raw.Index)
-	if err != nil {
-		return err
-	}
-	c.Index = n
-	return nil
-}
-
 // allDigits reports whether s is 1 to max ASCII digits.
 func allDigits(s string, max int) bool {
 	if s == "" || len(s) > max {
@@ -639,30 +585,4 @@ func allDigits(s string, max int) bool {
 		}
 	}
 	return true
-}
-
-// ParseButtonIndex returns the button index that the raw JSON value of a
-// send component's "index" member holds: a number or, as Meta's
-// documentation writes it, a string of digits ("0"). An absent or null
-// value is nil; anything else is a validation_error naming
-// components.index. It is the one rule for the member, which
-// SendComponent's UnmarshalJSON and the REST surface's decoder both apply;
-// the range (0 to 9) is checked with the rest of the components at send.
-func ParseButtonIndex(raw json.RawMessage) (*int, error) {
-	idx := bytes.TrimSpace(raw)
-	if len(idx) == 0 || string(idx) == "null" {
-		return nil, nil
-	}
-	if idx[0] == '"' {
-		var s string
-		if err := json.Unmarshal(idx, &s); err != nil || !allDigits(s, 2) {
-			return nil, validationErrorAt(FieldPath("components").Member("index"), "must be a number or a string of digits (got %s)", idx)
-		}
-		idx = []byte(s)
-	}
-	var n int
-	if err := json.Unmarshal(idx, &n); err != nil {
-		return nil, validationErrorAt(FieldPath("components").Member("index"), "must be a number or a string of digits (got %s)", idx)
-	}
-	return &n, nil
 }

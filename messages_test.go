@@ -7,6 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -22,7 +25,7 @@ func TestNewRequiresStoreAndProvider(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		store    messaging.Store
+		store    driver.Store
 		provider messaging.Provider
 	}{
 		{"nil store", nil, fakeprovider.New()},
@@ -70,15 +73,15 @@ func TestSendBadInputs(t *testing.T) {
 		{name: "relative media_url", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image", MediaURL: "example.com/a.jpg"}, code: messaging.CodeValidation, field: "media_url"},
 		{name: "javascript media_url", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image", MediaURL: "javascript:alert(1)"}, code: messaging.CodeValidation, field: "media_url"},
 		{name: "media_url without host", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image", MediaURL: "https:///a.jpg"}, code: messaging.CodeValidation, field: "media_url"},
-		{name: "media_url too long", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image", MediaURL: "https://example.com/" + strings.Repeat("a", messaging.MaxURL)}, code: messaging.CodeValidation, field: "media_url"},
+		{name: "media_url too long", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image", MediaURL: "https://example.com/" + strings.Repeat("a", record.MaxURL)}, code: messaging.CodeValidation, field: "media_url"},
 		{name: "image with text", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image", MediaURL: "https://example.com/a.jpg", Text: "hi"}, code: messaging.CodeValidation, field: "text"},
 		{name: "caption on document", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "document", MediaURL: "https://example.com/a.pdf", Caption: "c"}, code: messaging.CodeValidation, field: "caption"},
 		{name: "caption on audio", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "audio", MediaURL: "https://example.com/a.ogg", Caption: "c"}, code: messaging.CodeValidation, field: "caption"},
-		{name: "caption too long", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image", MediaURL: "https://example.com/a.jpg", Caption: runes('é', messaging.MaxCaption+1)}, code: messaging.CodeValidation, field: "caption"},
+		{name: "caption too long", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image", MediaURL: "https://example.com/a.jpg", Caption: runes('é', record.MaxCaption+1)}, code: messaging.CodeValidation, field: "caption"},
 		{name: "filename on image", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "image", MediaURL: "https://example.com/a.jpg", Filename: "a.jpg"}, code: messaging.CodeValidation, field: "filename"},
 		{name: "filename on video", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "video", MediaURL: "https://example.com/a.mp4", Filename: "a.mp4"}, code: messaging.CodeValidation, field: "filename"},
 		{name: "filename with path", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "document", MediaURL: "https://example.com/a.pdf", Filename: "../etc/passwd"}, code: messaging.CodeValidation, field: "filename"},
-		{name: "filename too long", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "document", MediaURL: "https://example.com/a.pdf", Filename: strings.Repeat("a", messaging.MaxFilename+1)}, code: messaging.CodeValidation, field: "filename"},
+		{name: "filename too long", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "document", MediaURL: "https://example.com/a.pdf", Filename: strings.Repeat("a", record.MaxFilename+1)}, code: messaging.CodeValidation, field: "filename"},
 		{name: "whatsapp text 4097 runes", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "text", Text: runes('é', 4097)}, code: messaging.CodeValidation, field: "text"},
 		{name: "messenger text 2001 runes", p: &messaging.SendParams{Channel: fb, To: "psid_1", Type: "text", Text: runes('é', 2001)}, code: messaging.CodeValidation, field: "text"},
 		{name: "instagram text 1001 runes", p: &messaging.SendParams{Channel: ig, To: "igsid_1", Type: "text", Text: runes('é', 1001)}, code: messaging.CodeValidation, field: "text"},
@@ -122,9 +125,9 @@ func TestSendTextLengthLimitsAccepted(t *testing.T) {
 		to      string
 		n       int
 	}{
-		{"whatsapp 4096", messaging.ChannelWhatsApp, kenya, messaging.MaxTextWhatsApp},
-		{"messenger 2000", messaging.ChannelMessenger, "psid_1", messaging.MaxTextMessenger},
-		{"instagram 1000", messaging.ChannelInstagram, "igsid_1", messaging.MaxTextInstagram},
+		{"whatsapp 4096", messaging.ChannelWhatsApp, kenya, record.MaxTextWhatsApp},
+		{"messenger 2000", messaging.ChannelMessenger, "psid_1", record.MaxTextMessenger},
+		{"instagram 1000", messaging.ChannelInstagram, "igsid_1", record.MaxTextInstagram},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,7 +175,7 @@ func TestSendHappyPaths(t *testing.T) {
 				t.Errorf("MessageID = %q, want prefix msg_", res.MessageID)
 			}
 			wantRes := &messaging.SendResult{
-				MessageID: res.MessageID, ConversationID: messaging.ConversationID("acme", p.Channel, p.To),
+				MessageID: res.MessageID, ConversationID: record.ConversationID("acme", p.Channel, p.To),
 				Status: messaging.StatusQueued, Channel: p.Channel, To: p.To,
 			}
 			if d := cmp.Diff(wantRes, res); d != "" {
@@ -184,7 +187,7 @@ func TestSendHappyPaths(t *testing.T) {
 			}
 			want := &msgView{
 				ID: res.MessageID, WorkspaceID: "acme", ConversationID: res.ConversationID,
-				Channel: p.Channel, To: p.To, Direction: messaging.DirectionOutbound, Status: messaging.StatusQueued,
+				Channel: p.Channel, To: p.To, Direction: record.DirectionOutbound, Status: messaging.StatusQueued,
 				Type: p.Type, Text: p.Text, MediaURL: p.MediaURL, Caption: p.Caption, Filename: p.Filename,
 				IdempotencyKey: p.IdempotencyKey, CreatedAt: t0, UpdatedAt: t0,
 			}
@@ -556,7 +559,7 @@ func TestParseButtonIndex(t *testing.T) {
 		{raw: `{}`, wantErr: true},
 	}
 	for _, tc := range tests {
-		got, err := messaging.ParseButtonIndex(json.RawMessage(tc.raw))
+		got, err := record.ParseButtonIndex(json.RawMessage(tc.raw))
 		switch {
 		case tc.wantErr:
 			var me *messaging.Error

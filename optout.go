@@ -8,29 +8,9 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-)
 
-// OptOutKeywords returns the default keywords that opt the sender out
-// (STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT, SITISHA): an inbound
-// text message that is exactly one of them, ignoring case and white space,
-// opts its sender out of messages on its channel. A workspace may replace
-// them (WorkspaceInfo.OptOutKeywords).
-func OptOutKeywords() []string {
-	return []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "SITISHA"}
-}
-
-// OptInKeywords returns the default keywords that opt the sender back in
-// (START, UNSTOP, ANZA). A workspace may replace them
-// (WorkspaceInfo.OptInKeywords).
-func OptInKeywords() []string { return []string{"START", "UNSTOP", "ANZA"} }
-
-// Limits of a workspace's keyword lists.
-const (
-	// MaxKeywords is the most keywords of one list.
-	MaxKeywords = 50
-	// MaxKeywordLen is the longest keyword, in characters after
-	// FoldKeyword.
-	MaxKeywordLen = 32
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // FoldKeyword returns text as keywords are compared: upper case, every
@@ -44,35 +24,14 @@ func FoldKeyword(text string) string {
 	}, text))
 }
 
-// ActiveOptOutKeywords returns the keywords that opt a sender out in
-// workspace w: its own list, or OptOutKeywords when it has none.
-func (w *WorkspaceInfo) ActiveOptOutKeywords() []string {
-	return slices.Clone(activeKeywords(w.OptOutKeywords, OptOutKeywords))
-}
-
-// ActiveOptInKeywords returns the keywords that opt a sender back in in
-// workspace w: its own list, or OptInKeywords when it has none.
-func (w *WorkspaceInfo) ActiveOptInKeywords() []string {
-	return slices.Clone(activeKeywords(w.OptInKeywords, OptInKeywords))
-}
-
-// activeKeywords returns own, a stored keyword list, or the defaults
-// when it is empty; the caller must not change the list returned.
-func activeKeywords(own []string, defaults func() []string) []string {
-	if len(own) == 0 {
-		return defaults()
-	}
-	return own
-}
-
 // keywordList validates a keyword list given for field and returns it
 // folded (FoldKeyword), in its order; an empty list is nil (the
 // defaults). Each keyword must hold 1 to MaxKeywordLen characters after
 // folding and no control character, none may repeat another after
 // folding, and the list holds at most MaxKeywords.
 func keywordList(field string, list []string) ([]string, error) {
-	if len(list) > MaxKeywords {
-		return nil, validationError(field, "must hold at most %d keywords (got %d)", MaxKeywords, len(list))
+	if len(list) > record.MaxKeywords {
+		return nil, validationError(field, "must hold at most %d keywords (got %d)", record.MaxKeywords, len(list))
 	}
 	if len(list) == 0 {
 		return nil, nil
@@ -80,9 +39,9 @@ func keywordList(field string, list []string) ([]string, error) {
 	out := make([]string, len(list))
 	for i, k := range list {
 		f := FoldKeyword(k)
-		at := FieldPath(field).Index(i)
-		if n := utf8.RuneCountInString(f); n < 1 || n > MaxKeywordLen {
-			return nil, validationErrorAt(at, "must hold 1 to %d characters besides white space (got %d in %q)", MaxKeywordLen, n, k)
+		at := record.FieldPath(field).Index(i)
+		if n := utf8.RuneCountInString(f); n < 1 || n > record.MaxKeywordLen {
+			return nil, validationErrorAt(at, "must hold 1 to %d characters besides white space (got %d in %q)", record.MaxKeywordLen, n, k)
 		}
 		if strings.IndexFunc(f, unicode.IsControl) >= 0 {
 			return nil, validationErrorAt(at, "must not hold control characters")
@@ -114,13 +73,13 @@ func optionalKeywordList(field string, list *[]string) (*[]string, error) {
 // of defaults, the opt-in list first), with the keyword's index when the
 // list is the workspace's own.
 func checkKeywordOverlap(out, in []string, outChanged, inChanged bool) error {
-	activeOut, activeIn := activeKeywords(out, OptOutKeywords), activeKeywords(in, OptInKeywords)
+	activeOut, activeIn := (&WorkspaceInfo{OptOutKeywords: out}).ActiveOptOutKeywords(), (&WorkspaceInfo{OptInKeywords: in}).ActiveOptInKeywords()
 	check := func(field string, list, other []string, own bool, otherName string) error {
 		for i, k := range list {
 			if !slices.Contains(other, k) {
 				continue
 			}
-			at := FieldPath(field)
+			at := record.FieldPath(field)
 			if own {
 				at = at.Index(i)
 			}
@@ -154,48 +113,6 @@ const (
 	EventContactOptedIn = "contact.opted_in"
 )
 
-// Sources of a change of a Suppression.
-const (
-	// OptOutByKeyword: the recipient sent a keyword.
-	OptOutByKeyword = "keyword"
-	// OptOutByOperator: the operator cleared the opt-out (ClearOptOut).
-	OptOutByOperator = "operator"
-)
-
-// Suppression is the opt-out state of one recipient on one channel of a
-// workspace: the suppression list exists whether or not a contact has the
-// recipient's number.
-type Suppression struct {
-	WorkspaceID string
-	Channel     string
-	// Recipient is the address on the channel (E.164 on WhatsApp).
-	Recipient string
-	// OptedOut is true while sends to Recipient on Channel are refused.
-	OptedOut bool
-	// Source is OptOutByKeyword or OptOutByOperator.
-	Source string
-	// MessageID is the inbound message that carried the keyword; empty
-	// for an operator's change.
-	MessageID string
-	// UpdatedAt is when the state last changed (the keyword message's
-	// creation time, or the operator's call).
-	UpdatedAt time.Time
-}
-
-// SuppressionSetParams are the arguments of Store.SuppressionSet.
-type SuppressionSetParams struct {
-	Suppression *Suppression
-	// Event, when non-nil, is queued if the state changes.
-	Event *EventRecord
-}
-
-// SuppressionListParams are the arguments of Store.SuppressionList.
-type SuppressionListParams struct {
-	WorkspaceID string
-	// Recipients are the addresses asked about (at least one).
-	Recipients []string
-}
-
 // ContactEventData is the payload of contact.opted_out and
 // contact.opted_in events.
 type ContactEventData struct {
@@ -227,8 +144,8 @@ func (d ContactEventData) MarshalJSON() ([]byte, error) {
 // text, in any case, white space ignored), is an opt-out or an opt-in
 // keyword of workspace w.
 func keyword(w *WorkspaceInfo, folded string) (optOut, optIn bool) {
-	return slices.Contains(activeKeywords(w.OptOutKeywords, OptOutKeywords), folded),
-		slices.Contains(activeKeywords(w.OptInKeywords, OptInKeywords), folded)
+	return slices.Contains(w.ActiveOptOutKeywords(), folded),
+		slices.Contains(w.ActiveOptInKeywords(), folded)
 }
 
 // applyKeyword records the opt-out or opt-in an inbound message carries,
@@ -236,13 +153,13 @@ func keyword(w *WorkspaceInfo, folded string) (optOut, optIn bool) {
 // (the change is idempotent), so a crash between storing the message and
 // this change is repaired when the provider reports the message again.
 func (s *Service) applyKeyword(ctx context.Context, m *Message) error {
-	if m.Type != TypeText {
+	if m.Type != record.TypeText {
 		return nil
 	}
 	// No keyword is longer than MaxKeywordLen: a longer text needs no
 	// look-up of the workspace's lists.
 	folded := FoldKeyword(m.Text)
-	if n := utf8.RuneCountInString(folded); n == 0 || n > MaxKeywordLen {
+	if n := utf8.RuneCountInString(folded); n == 0 || n > record.MaxKeywordLen {
 		return nil
 	}
 	w, err := s.store.WorkspaceGet(ctx, m.WorkspaceID)
@@ -254,7 +171,7 @@ func (s *Service) applyKeyword(ctx context.Context, m *Message) error {
 		return nil
 	}
 	_, err = s.setSuppression(ctx, &Suppression{WorkspaceID: m.WorkspaceID, Channel: m.Channel, Recipient: m.To,
-		OptedOut: out, Source: OptOutByKeyword, MessageID: m.ID, UpdatedAt: m.CreatedAt})
+		OptedOut: out, Source: record.OptOutByKeyword, MessageID: m.ID, UpdatedAt: m.CreatedAt})
 	return err
 }
 
@@ -268,7 +185,7 @@ func (s *Service) setSuppression(ctx context.Context, sup *Suppression) (bool, e
 	data := ContactEventData{Channel: sup.Channel, To: sup.Recipient, OptedOut: sup.OptedOut, Source: sup.Source,
 		MessageID: sup.MessageID, At: sup.UpdatedAt}
 	if s.phoneRecipients(sup.Channel) {
-		cs, err := s.store.ContactsByPhone(ctx, &ContactsByPhoneParams{WorkspaceID: sup.WorkspaceID, Phones: []string{sup.Recipient}})
+		cs, err := s.store.ContactsByPhone(ctx, &driver.ContactsByPhoneParams{WorkspaceID: sup.WorkspaceID, Phones: []string{sup.Recipient}})
 		if err != nil {
 			return false, wrapStoreError(err, "contact", "")
 		}
@@ -276,12 +193,12 @@ func (s *Service) setSuppression(ctx context.Context, sup *Suppression) (bool, e
 			data.ContactID = cs[0].ID
 		}
 	}
-	ev := &Event{ID: NewID("evt"), Type: typ, CreatedAt: s.now(), WorkspaceID: sup.WorkspaceID, MessageID: sup.MessageID, Data: data}
+	ev := &Event{ID: record.NewID("evt"), Type: typ, CreatedAt: s.now(), WorkspaceID: sup.WorkspaceID, MessageID: sup.MessageID, Data: data}
 	rec, err := ev.record()
 	if err != nil {
 		return false, wrapStoreError(err, "suppression", "")
 	}
-	changed, err := s.store.SuppressionSet(ctx, &SuppressionSetParams{Suppression: sup, Event: rec})
+	changed, err := s.store.SuppressionSet(ctx, &driver.SuppressionSetParams{Suppression: sup, Event: rec})
 	if err != nil {
 		return false, wrapStoreError(err, "suppression", "")
 	}
@@ -305,7 +222,7 @@ func (s *Service) optedOut(ctx context.Context, ws string, recipients []string) 
 	if len(rs) == 0 {
 		return out, nil
 	}
-	list, err := s.store.SuppressionList(ctx, &SuppressionListParams{WorkspaceID: ws, Recipients: rs})
+	list, err := s.store.SuppressionList(ctx, &driver.SuppressionListParams{WorkspaceID: ws, Recipients: rs})
 	if err != nil {
 		return nil, wrapStoreError(err, "suppression", "")
 	}
@@ -329,8 +246,8 @@ func (s *Service) refuseOptedOut(ctx context.Context, w *WorkspaceInfo, channel,
 		return err
 	}
 	if at, ok := opted[to][channel]; ok {
-		return &Error{Code: CodeRecipientOptedOut, Field: "to", Path: FieldPath("to"),
-			Message: "to: " + to + " opted out of " + channel + " messages at " + FormatTime(at) +
+		return &Error{Code: CodeRecipientOptedOut, Field: "to", Path: record.FieldPath("to"),
+			Message: "to: " + to + " opted out of " + channel + " messages at " + record.FormatTime(at) +
 				"; only the recipient can opt back in, by replying " + w.ActiveOptInKeywords()[0]}
 	}
 	return nil
@@ -368,7 +285,7 @@ func (s *Service) ClearOptOut(ctx context.Context, workspaceID, channel, to stri
 		return nil, wrapStoreError(err, "workspace", workspaceID)
 	}
 	changed, err := s.setSuppression(ctx, &Suppression{WorkspaceID: workspaceID, Channel: channel, Recipient: norm,
-		OptedOut: false, Source: OptOutByOperator, UpdatedAt: s.now()})
+		OptedOut: false, Source: record.OptOutByOperator, UpdatedAt: s.now()})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -24,13 +27,13 @@ import (
 // hookRecStore wraps a store and keeps the deliveries claimed and the
 // outcomes recorded, as the store got them.
 type hookRecStore struct {
-	messaging.Store
+	driver.Store
 	mu      sync.Mutex
 	claimed []messaging.WebhookDelivery
-	records []messaging.WebhookRecordParams
+	records []driver.WebhookRecordParams
 }
 
-func (s *hookRecStore) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+func (s *hookRecStore) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	rows, err := s.Store.WebhookClaim(ctx, p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -40,7 +43,7 @@ func (s *hookRecStore) WebhookClaim(ctx context.Context, p *messaging.WebhookCla
 	return rows, err
 }
 
-func (s *hookRecStore) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+func (s *hookRecStore) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams) error {
 	s.mu.Lock()
 	s.records = append(s.records, *p)
 	s.mu.Unlock()
@@ -61,7 +64,7 @@ func (s *hookRecStore) outcomes() []outcome {
 	var out []outcome
 	for _, r := range s.records {
 		o := outcome{State: r.State, LastStatus: r.LastStatus, LastError: r.LastError}
-		if r.State == messaging.DeliveryPending {
+		if r.State == record.DeliveryPending {
 			o.DueAt = r.DueAt
 		}
 		out = append(out, o)
@@ -110,7 +113,7 @@ func (r *hangingReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // hookService is a service over store, on the fake clock, that seals
 // webhook secrets with key (nil: none) and delivers with o.
-func hookService(t *testing.T, store messaging.Store, clock *fakeClock, prov messaging.Provider, key []byte, o messaging.WebhookOptions) *messaging.Service {
+func hookService(t *testing.T, store driver.Store, clock *fakeClock, prov messaging.Provider, key []byte, o messaging.WebhookOptions) *messaging.Service {
 	t.Helper()
 	o.AllowLoopback = true
 	svc, err := messaging.New(store, prov, &messaging.Options{Clock: clock.Now, SecretKey: key,
@@ -156,7 +159,7 @@ func TestWebhookTimeoutIsRetried(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the attempt took %v; Timeout is 100 ms", d)
 	}
-	want := []outcome{{State: messaging.DeliveryPending, LastError: "timeout", DueAt: t0.Add(5 * time.Second)}}
+	want := []outcome{{State: record.DeliveryPending, LastError: "timeout", DueAt: t0.Add(5 * time.Second)}}
 	if d := cmp.Diff(want, store.outcomes()); d != "" {
 		t.Fatalf("outcome of the attempt that timed out (-want +got):\n%s", d)
 	}
@@ -168,7 +171,7 @@ func TestWebhookTimeoutIsRetried(t *testing.T) {
 	if n, err := svc.DeliverWebhooksDue(ctx); n != 1 || err != nil {
 		t.Fatalf("at its due time: DeliverWebhooksDue = %d, %v; want 1, nil", n, err)
 	}
-	want = append(want, outcome{State: messaging.DeliveryDelivered, LastStatus: 200})
+	want = append(want, outcome{State: record.DeliveryDelivered, LastStatus: 200})
 	if d := cmp.Diff(want, store.outcomes()); d != "" {
 		t.Errorf("outcomes (-want +got):\n%s", d)
 	}
@@ -213,7 +216,7 @@ func TestWebhookUnsealFailurePostsNothing(t *testing.T) {
 			if n := f.rcv.count(); n != 0 {
 				t.Fatalf("the endpoint got %d requests from a service that cannot open its secret; want 0", n)
 			}
-			want := []outcome{{State: messaging.DeliveryPending, LastError: tc.wantErr, DueAt: t0.Add(5 * time.Second)}}
+			want := []outcome{{State: record.DeliveryPending, LastError: tc.wantErr, DueAt: t0.Add(5 * time.Second)}}
 			if d := cmp.Diff(want, rec.outcomes()); d != "" {
 				t.Fatalf("outcome (-want +got):\n%s", d)
 			}

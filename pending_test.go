@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -44,13 +47,13 @@ func (p *earlyProvider) Send(ctx context.Context, _ *messaging.ChannelSender, _ 
 // hookStore runs beforeSave, once, before the first PendingReportSave
 // reaches the store, and can fail saves.
 type hookStore struct {
-	messaging.Store
+	driver.Store
 	beforeSave func()
 	once       sync.Once
 	failSave   atomic.Bool
 }
 
-func (s *hookStore) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
+func (s *hookStore) PendingReportSave(ctx context.Context, p *driver.PendingReportSaveParams) (bool, error) {
 	if s.beforeSave != nil {
 		s.once.Do(s.beforeSave)
 	}
@@ -75,10 +78,10 @@ type pendingFixture struct {
 // pendingStores are the stores the tests of kept reports run on.
 var pendingStores = []struct {
 	name string
-	open func(t *testing.T) messaging.Store
+	open func(t *testing.T) driver.Store
 }{
-	{"memstore", func(*testing.T) messaging.Store { return memstore.New() }},
-	{"sqlitestore", func(t *testing.T) messaging.Store {
+	{"memstore", func(*testing.T) driver.Store { return memstore.New() }},
+	{"sqlitestore", func(t *testing.T) driver.Store {
 		st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +90,7 @@ var pendingStores = []struct {
 	}},
 }
 
-func setupPending(t *testing.T, st messaging.Store, retention time.Duration) *pendingFixture {
+func setupPending(t *testing.T, st driver.Store, retention time.Duration) *pendingFixture {
 	t.Helper()
 	f := &pendingFixture{ctx: context.Background(), clock: newFakeClock(t0), store: &hookStore{Store: st}, prov: &earlyProvider{}, events: &eventLog{}}
 	t.Cleanup(func() { _ = st.Close() })
@@ -167,7 +170,7 @@ func TestReportBeforeSentIsAppliedWhenSentIsRecorded(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", d)
 			}
 			// The reports were taken: recording the id again applies nothing.
-			if got, err := f.store.PendingReportTake(f.ctx, &messaging.PendingReportTakeParams{ProviderMessageID: "wamid.1", NotBefore: t0.Add(-time.Hour)}); err != nil || len(got) != 0 {
+			if got, err := f.store.PendingReportTake(f.ctx, &driver.PendingReportTakeParams{ProviderMessageID: "wamid.1", NotBefore: t0.Add(-time.Hour)}); err != nil || len(got) != 0 {
 				t.Errorf("reports left after they were applied: %d, %v", len(got), err)
 			}
 		})
@@ -271,7 +274,7 @@ func TestKeptReportsAreValidatedAndBounded(t *testing.T) {
 		wantError(t, err, messaging.CodeValidation, c.field)
 	}
 	id := f.send(t)
-	for range messaging.MaxPendingReports {
+	for range defaults.MaxPendingReports {
 		if got := f.apply("wamid.1", "delivered"); got != "false <nil>" {
 			t.Fatalf("ApplyProviderStatus = %s, want false <nil>", got)
 		}

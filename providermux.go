@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ujumbe/messaging/record"
 )
 
 // ProviderMux is a Provider made of providers that each serve some
@@ -164,13 +166,8 @@ func (m *ProviderMux) Send(ctx context.Context, s *ChannelSender, msg *Message) 
 	return p.Send(ctx, s, msg)
 }
 
-// CodeNoProvider is the code of the permanent SendError of a message on
-// a channel that no provider serves (a message queued before the service
-// was configured without its channel).
-const CodeNoProvider = "no_provider"
-
 func noProvider(channel string) *SendError {
-	return &SendError{Code: CodeNoProvider, Text: fmt.Sprintf("no provider serves the channel %q", channel)}
+	return &SendError{Code: record.CodeNoProvider, Text: fmt.Sprintf("no provider serves the channel %q", channel)}
 }
 
 // channelSet is the channels a service serves, in order, with their

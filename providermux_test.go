@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -49,8 +51,8 @@ func TestProviderMux(t *testing.T) {
 		t.Errorf("Send on fax = %v, reached %q; want the fax provider", err, only.channel)
 	}
 	_, err = mux.Send(t.Context(), nil, &messaging.Message{Channel: "telex"})
-	if se, ok := err.(*messaging.SendError); !ok || se.Code != messaging.CodeNoProvider || se.Retryable {
-		t.Errorf("Send on an unserved channel = %v, want a permanent %s", err, messaging.CodeNoProvider)
+	if se, ok := err.(*messaging.SendError); !ok || se.Code != record.CodeNoProvider || se.Retryable {
+		t.Errorf("Send on an unserved channel = %v, want a permanent %s", err, record.CodeNoProvider)
 	}
 
 	for _, tc := range []struct {

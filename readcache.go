@@ -6,36 +6,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
-
-// DefaultCacheTTL is how long, by default, a Service reuses the API keys
-// and workspaces it read from its store (see Options.CacheTTL).
-const DefaultCacheTTL = 500 * time.Millisecond
-
-// MaxCacheTTL is the longest Options.CacheTTL: the bound on how long a
-// change made elsewhere (a key revoked or a channel disconnected through
-// another instance or process) may go unseen by a Service.
-const MaxCacheTTL = time.Second
 
 // maxCacheEntries bounds each map of the read cache; a map that reaches it
 // is emptied before the next entry is added.
 const maxCacheEntries = 4096
-
-// ChangeListener is implemented by a Store that several Services share
-// (instances behind a load balancer on one database) when it can tell each
-// of them at once that any of them changed an API key, a workspace or its
-// channels: pgstore does, with LISTEN/NOTIFY. A
-// started Service (Start) empties its cache on each notice, so such changes
-// made elsewhere are seen within milliseconds instead of Options.CacheTTL;
-// the TTL still bounds what a lost notice can cost.
-type ChangeListener interface {
-	// ListenChanges calls changed after each such change commits, made
-	// through any Service, and whenever notices may have been lost (after
-	// reconnecting), until ctx is done; it then returns ctx's error.
-	// changed must not block.
-	ListenChanges(ctx context.Context, changed func()) error
-}
 
 // cachingStore is the Store as the Service sees it: the store it was given,
 // with the two reads every accepted request makes, the API keys of a
@@ -54,7 +32,7 @@ type ChangeListener interface {
 // unknown key or workspace is read again each time, so a key created on
 // another instance works at once and guessed keys do not fill memory.
 type cachingStore struct {
-	Store
+	driver.Store
 	now func() time.Time
 	ttl time.Duration
 
@@ -74,7 +52,7 @@ type cached[T any] struct {
 
 // newCachingStore returns st with its key and workspace reads cached for
 // ttl, or st itself when ttl is negative.
-func newCachingStore(st Store, now func() time.Time, ttl time.Duration) Store {
+func newCachingStore(st driver.Store, now func() time.Time, ttl time.Duration) driver.Store {
 	if ttl < 0 {
 		return st
 	}
@@ -155,25 +133,25 @@ func (c *cachingStore) APIKeyCreate(ctx context.Context, k *APIKey) error {
 }
 
 // APIKeyRevoke implements Store.
-func (c *cachingStore) APIKeyRevoke(ctx context.Context, p *APIKeyRevokeParams) error {
+func (c *cachingStore) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) error {
 	defer c.changed()
 	return c.Store.APIKeyRevoke(ctx, p)
 }
 
 // APIKeyUpdate implements Store.
-func (c *cachingStore) APIKeyUpdate(ctx context.Context, p *APIKeyUpdateParams) error {
+func (c *cachingStore) APIKeyUpdate(ctx context.Context, p *driver.APIKeyUpdateParams) error {
 	defer c.changed()
 	return c.Store.APIKeyUpdate(ctx, p)
 }
 
 // WorkspaceSetSettings implements Store.
-func (c *cachingStore) WorkspaceSetSettings(ctx context.Context, p *WorkspaceSettingsParams) error {
+func (c *cachingStore) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSettingsParams) error {
 	defer c.changed()
 	return c.Store.WorkspaceSetSettings(ctx, p)
 }
 
 // WorkspaceSetChannel implements Store.
-func (c *cachingStore) WorkspaceSetChannel(ctx context.Context, p *ChannelParams) error {
+func (c *cachingStore) WorkspaceSetChannel(ctx context.Context, p *driver.ChannelParams) error {
 	defer c.changed()
 	return c.Store.WorkspaceSetChannel(ctx, p)
 }
@@ -188,7 +166,7 @@ func (c *cachingStore) ConnectionPut(ctx context.Context, p *ChannelConnection) 
 
 // ConnectionVerified implements Store. It connects and disconnects
 // channels, a change to workspaces' channels.
-func (c *cachingStore) ConnectionVerified(ctx context.Context, p *ConnectionVerifiedParams) ([]*ChannelConnection, error) {
+func (c *cachingStore) ConnectionVerified(ctx context.Context, p *driver.ConnectionVerifiedParams) ([]*ChannelConnection, error) {
 	defer c.changed()
 	return c.Store.ConnectionVerified(ctx, p)
 }
@@ -206,7 +184,7 @@ func cloneKeys(ks []*APIKey) []*APIKey {
 // stop is closed.
 func (s *Service) listenChanges(ctx context.Context, stop <-chan struct{}) {
 	c, ok := s.store.(*cachingStore)
-	l, lok := s.raw.(ChangeListener)
+	l, lok := s.raw.(driver.ChangeListener)
 	if !ok || !lok {
 		return
 	}

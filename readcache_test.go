@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -15,7 +19,7 @@ import (
 // readCountingStore counts the reads the service's cache stands in front
 // of, and can hold one APIKeysByPrefix between its read and its return.
 type readCountingStore struct {
-	messaging.Store
+	driver.Store
 	keyReads, workspaceReads atomic.Int64
 	// hold, when set, is called by APIKeysByPrefix after the store read.
 	hold atomic.Pointer[func()]
@@ -62,7 +66,7 @@ func newTwoInstances(t *testing.T, ttl time.Duration) *twoInstances {
 
 func (f *twoInstances) key(t *testing.T) (*messaging.APIKey, string) {
 	t.Helper()
-	k, plain, err := f.a.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+	k, plain, err := f.a.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,15 +106,15 @@ func TestCacheKeyRevokedElsewhereStopsWithinTTL(t *testing.T) {
 	wantError(t, err, messaging.CodeInvalidAPIKey, "")
 	// b, which last read the key before the revocation, may use its copy
 	// until it is DefaultCacheTTL old, and never after.
-	f.clock.Advance(messaging.DefaultCacheTTL - time.Millisecond)
+	f.clock.Advance(defaults.DefaultCacheTTL - time.Millisecond)
 	if _, err := f.b.Authenticate(f.ctx, plain); err != nil {
 		t.Logf("b saw the revocation early: %v", err) // allowed, not required
 	}
 	f.clock.Advance(time.Millisecond)
 	_, err = f.b.Authenticate(f.ctx, plain)
 	wantError(t, err, messaging.CodeInvalidAPIKey, "")
-	if messaging.DefaultCacheTTL > messaging.MaxCacheTTL || messaging.MaxCacheTTL > time.Second {
-		t.Errorf("DefaultCacheTTL %v, MaxCacheTTL %v: the documented bound is 1 s", messaging.DefaultCacheTTL, messaging.MaxCacheTTL)
+	if defaults.DefaultCacheTTL > defaults.MaxCacheTTL || defaults.MaxCacheTTL > time.Second {
+		t.Errorf("DefaultCacheTTL %v, MaxCacheTTL %v: the documented bound is 1 s", defaults.DefaultCacheTTL, defaults.MaxCacheTTL)
 	}
 }
 
@@ -173,7 +177,7 @@ func TestCacheReadOverlappingRevocationIsNotKept(t *testing.T) {
 
 func TestCacheTTLOption(t *testing.T) {
 	t.Parallel()
-	if _, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{CacheTTL: messaging.MaxCacheTTL + time.Nanosecond}); err == nil {
+	if _, err := messaging.New(memstore.New(), fakeprovider.New(), &messaging.Options{CacheTTL: defaults.MaxCacheTTL + time.Nanosecond}); err == nil {
 		t.Error("New accepted a CacheTTL over MaxCacheTTL")
 	}
 	// Negative turns the cache off: every request reads the store.

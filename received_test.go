@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -111,7 +113,7 @@ func TestMessageReceivedWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{"message_id": m.ID, "conversation_id": m.ConversationID, "channel": "whatsapp", "from": "+254712345678",
-		"type": "text", "text": in.Text, "created_at": messaging.FormatTime(m.CreatedAt)}
+		"type": "text", "text": in.Text, "created_at": record.FormatTime(m.CreatedAt)}
 	if ev.Type != "message.received" || ev.ID != h.Get("webhook-id") || ev.CreatedAt == "" || !mapsEqual(want, ev.Data) {
 		t.Errorf("payload %s; want type message.received with data %v", body, want)
 	}
@@ -155,7 +157,7 @@ func TestMessageReceivedCarriesContent(t *testing.T) {
 	}
 	if _, err := f.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "254712345678",
 		ProviderMessageID: "wamid.loc", Type: "location", Content: &messaging.InboundContent{
-			Location: &messaging.Location{Latitude: -1.5, Longitude: 36.5, Name: "Depot"},
+			Location: &record.Location{Latitude: -1.5, Longitude: 36.5, Name: "Depot"},
 			Context:  &messaging.ReplyContext{ProviderMessageID: sent.ProviderMessageID}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,49 +14,10 @@ import (
 	"strings"
 	"time"
 	"unicode"
-)
 
-// Session is a signed-in dashboard session. It holds no secret: the token
-// that proves it is shown once, by StartSession, and stored only as a
-// hash.
-type Session struct {
-	// ID is the public id of the session ("ses_..."), never the secret.
-	ID string
-	// Subject is who signed in, for example "operator"; a dashboard
-	// records it as the audit actor (WithActor) of the changes made in
-	// the session.
-	Subject string
-	// Operator sessions may see every workspace.
-	Operator bool
-	// Workspaces are the ids of the workspaces the subject may see when it
-	// is not Operator, sorted, without duplicates; empty for an operator.
-	Workspaces []string
-	// SMSAccounts are the partner ids of the SMS accounts the subject may
-	// see when it is not Operator, sorted, without duplicates; empty for
-	// an operator.
-	SMSAccounts []string
-	CreatedAt   time.Time
-	// ExpiresAt is when the session stops working, whatever the client
-	// holding it does.
-	ExpiresAt time.Time
-}
-
-// Session limits.
-const (
-	// DefaultSessionTTL is the lifetime of a session when
-	// SessionParams.TTL is 0.
-	DefaultSessionTTL = 12 * time.Hour
-	// MinSessionTTL is the shortest SessionParams.TTL.
-	MinSessionTTL = time.Minute
-	// MaxSessionTTL is the longest SessionParams.TTL: 30 days.
-	MaxSessionTTL = 30 * 24 * time.Hour
-	// MaxSessionSubject is the longest SessionParams.Subject, in
-	// characters.
-	MaxSessionSubject = 100
-	// MaxSessionWorkspaces is the most workspace ids of one session.
-	MaxSessionWorkspaces = 100
-	// MaxSessionSMSAccounts is the most SMS account ids of one session.
-	MaxSessionSMSAccounts = 100
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // smsPartnerIDRe is the shape of an SMS account's partner id (package
@@ -106,9 +67,6 @@ type SessionParams struct {
 	Binding string
 }
 
-// MaxSessionBinding is the longest SessionParams.Binding, in bytes.
-const MaxSessionBinding = 1024
-
 // StartSession signs a subject in: it stores a new session and returns it
 // with its token, a random 32-byte secret ("mds_" and 43 base64url
 // characters). The token is returned only here; the store keeps its
@@ -128,7 +86,7 @@ func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *
 	}
 	for _, id := range workspaces {
 		if _, err := s.store.WorkspaceGet(ctx, id); errors.Is(err, ErrNotFound) {
-			return "", nil, validationErrorAt(FieldPath("workspaces").Index(slices.Index(p.Workspaces, id)), "workspace %q does not exist", id)
+			return "", nil, validationErrorAt(record.FieldPath("workspaces").Index(slices.Index(p.Workspaces, id)), "workspace %q does not exist", id)
 		} else if err != nil {
 			return "", nil, wrapStoreError(err, "workspace", id)
 		}
@@ -139,8 +97,8 @@ func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *
 	}
 	token := sessionTokenPrefix + base64.RawURLEncoding.EncodeToString(secret[:])
 	now := s.now()
-	st := &StoredSession{
-		Session: Session{ID: NewID("ses"), Subject: p.Subject, Operator: p.Operator, Workspaces: workspaces,
+	st := &driver.StoredSession{
+		Session: Session{ID: record.NewID("ses"), Subject: p.Subject, Operator: p.Operator, Workspaces: workspaces,
 			SMSAccounts: smsAccounts, CreatedAt: now, ExpiresAt: now.Add(ttl)},
 		Hash: sessionHash(token),
 	}
@@ -150,10 +108,10 @@ func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *
 	if err := s.store.SessionCreate(ctx, st); err != nil {
 		return "", nil, wrapStoreError(err, "session", st.ID)
 	}
-	if _, err := s.store.SessionSweep(context.WithoutCancel(ctx), &SessionSweepParams{Before: now, Limit: sessionSweepLimit}); err != nil {
+	if _, err := s.store.SessionSweep(context.WithoutCancel(ctx), &driver.SessionSweepParams{Before: now, Limit: sessionSweepLimit}); err != nil {
 		s.log.ErrorContext(ctx, "deleting expired sessions failed", "err", err)
 	}
-	return token, st.Session.clone(), nil
+	return token, st.Session.Clone(), nil
 }
 
 // validate checks p and returns its lifetime, its workspaces and its SMS
@@ -162,13 +120,13 @@ func (s *Service) StartSession(ctx context.Context, p *SessionParams) (string, *
 func (p *SessionParams) validate() (time.Duration, []string, []string, error) {
 	switch {
 	case p.Subject == "":
-		return 0, nil, nil, validationError("subject", "is required: 1 to %d characters", MaxSessionSubject)
+		return 0, nil, nil, validationError("subject", "is required: 1 to %d characters", record.MaxSessionSubject)
 	case strings.TrimSpace(p.Subject) != p.Subject:
 		return 0, nil, nil, validationError("subject", "must not start or end with white space")
 	case strings.IndexFunc(p.Subject, unicode.IsControl) >= 0:
 		return 0, nil, nil, validationError("subject", "must not hold control characters")
 	}
-	if err := checkLen(FieldPath("subject"), p.Subject, MaxSessionSubject); err != nil {
+	if err := checkLen(record.FieldPath("subject"), p.Subject, record.MaxSessionSubject); err != nil {
 		return 0, nil, nil, err
 	}
 	switch {
@@ -178,29 +136,29 @@ func (p *SessionParams) validate() (time.Duration, []string, []string, error) {
 		return 0, nil, nil, validationError("sms_accounts", "must be empty for an operator session, which sees every SMS account")
 	case !p.Operator && len(p.Workspaces) == 0 && len(p.SMSAccounts) == 0:
 		return 0, nil, nil, validationError("workspaces", "must hold at least one workspace id, or sms_accounts one SMS account id, unless the session is an operator's")
-	case len(p.Workspaces) > MaxSessionWorkspaces:
-		return 0, nil, nil, validationError("workspaces", "must hold at most %d workspace ids (got %d)", MaxSessionWorkspaces, len(p.Workspaces))
-	case len(p.SMSAccounts) > MaxSessionSMSAccounts:
-		return 0, nil, nil, validationError("sms_accounts", "must hold at most %d SMS account ids (got %d)", MaxSessionSMSAccounts, len(p.SMSAccounts))
+	case len(p.Workspaces) > record.MaxSessionWorkspaces:
+		return 0, nil, nil, validationError("workspaces", "must hold at most %d workspace ids (got %d)", record.MaxSessionWorkspaces, len(p.Workspaces))
+	case len(p.SMSAccounts) > record.MaxSessionSMSAccounts:
+		return 0, nil, nil, validationError("sms_accounts", "must hold at most %d SMS account ids (got %d)", record.MaxSessionSMSAccounts, len(p.SMSAccounts))
 	}
 	for i, id := range p.Workspaces {
 		if !workspaceIDRe.MatchString(id) {
-			return 0, nil, nil, validationErrorAt(FieldPath("workspaces").Index(i), "must be a workspace id: 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
+			return 0, nil, nil, validationErrorAt(record.FieldPath("workspaces").Index(i), "must be a workspace id: 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
 		}
 	}
 	for i, id := range p.SMSAccounts {
 		if !smsPartnerIDRe.MatchString(id) {
-			return 0, nil, nil, validationErrorAt(FieldPath("sms_accounts").Index(i), "must be an SMS account's partner id: 1 to 64 letters, digits, '_' or '-'")
+			return 0, nil, nil, validationErrorAt(record.FieldPath("sms_accounts").Index(i), "must be an SMS account's partner id: 1 to 64 letters, digits, '_' or '-'")
 		}
 	}
 	ttl := p.TTL
 	if ttl == 0 {
-		ttl = DefaultSessionTTL
+		ttl = defaults.DefaultSessionTTL
 	}
-	if len(p.Binding) > MaxSessionBinding {
-		return 0, nil, nil, validationError("binding", "must be at most %d bytes (got %d)", MaxSessionBinding, len(p.Binding))
+	if len(p.Binding) > record.MaxSessionBinding {
+		return 0, nil, nil, validationError("binding", "must be at most %d bytes (got %d)", record.MaxSessionBinding, len(p.Binding))
 	}
-	if ttl < MinSessionTTL || ttl > MaxSessionTTL {
+	if ttl < defaults.MinSessionTTL || ttl > defaults.MaxSessionTTL {
 		return 0, nil, nil, validationError("ttl", "must be 1 minute to 30 days, or 0 for the default of 12 hours (got %s)", p.TTL)
 	}
 	return ttl, sortedUnique(p.Workspaces), sortedUnique(p.SMSAccounts), nil
@@ -248,7 +206,7 @@ func (s *Service) Session(ctx context.Context, token string, bindings ...string)
 		}
 		return nil, errSession()
 	}
-	return st.Session.clone(), nil
+	return st.Session.Clone(), nil
 }
 
 // bindingMatches reports whether a session whose stored binding is stored
@@ -320,11 +278,4 @@ func wellFormedSessionToken(token string) bool {
 func sessionHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
-}
-
-// clone returns a copy of se that shares nothing with it.
-func (se Session) clone() *Session {
-	se.Workspaces = append([]string{}, se.Workspaces...)
-	se.SMSAccounts = append([]string{}, se.SMSAccounts...)
-	return &se
 }

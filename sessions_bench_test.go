@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -15,9 +18,9 @@ import (
 // made on every dashboard request, with its baseline, the check of an API
 // key (Authenticate), made on every API request, on each store.
 func BenchmarkSessionCheck(b *testing.B) {
-	stores := map[string]func(b *testing.B) messaging.Store{
-		"memstore": func(*testing.B) messaging.Store { return memstore.New() },
-		"sqlite": func(b *testing.B) messaging.Store {
+	stores := map[string]func(b *testing.B) driver.Store{
+		"memstore": func(*testing.B) driver.Store { return memstore.New() },
+		"sqlite": func(b *testing.B) driver.Store {
 			s, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "db.sqlite"), nil)
 			if err != nil {
 				b.Fatal(err)
@@ -35,7 +38,7 @@ func BenchmarkSessionCheck(b *testing.B) {
 		if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme"}); err != nil {
 			b.Fatal(err)
 		}
-		_, key, err := svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{messaging.ScopeReadMessages}})
+		_, key, err := svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{record.ScopeReadMessages}})
 		if err != nil {
 			b.Fatal(err)
 		}

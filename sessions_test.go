@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/testlog"
@@ -22,29 +26,29 @@ import (
 // sessionStore records the sessions a Service hands its store, and can
 // fail SessionGet and SessionSweep.
 type sessionStore struct {
-	messaging.Store
+	driver.Store
 	mu       sync.Mutex
-	created  []messaging.StoredSession
+	created  []driver.StoredSession
 	getErr   error
 	sweepErr error
-	sweeps   []messaging.SessionSweepParams
+	sweeps   []driver.SessionSweepParams
 }
 
-func (s *sessionStore) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
+func (s *sessionStore) SessionCreate(ctx context.Context, st *driver.StoredSession) error {
 	s.mu.Lock()
 	s.created = append(s.created, *st)
 	s.mu.Unlock()
 	return s.Store.SessionCreate(ctx, st)
 }
 
-func (s *sessionStore) SessionGet(ctx context.Context, hash string) (*messaging.StoredSession, error) {
+func (s *sessionStore) SessionGet(ctx context.Context, hash string) (*driver.StoredSession, error) {
 	if s.getErr != nil {
 		return nil, s.getErr
 	}
 	return s.Store.SessionGet(ctx, hash)
 }
 
-func (s *sessionStore) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
+func (s *sessionStore) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) (int, error) {
 	s.mu.Lock()
 	s.sweeps = append(s.sweeps, *p)
 	s.mu.Unlock()
@@ -56,7 +60,7 @@ func (s *sessionStore) SessionSweep(ctx context.Context, p *messaging.SessionSwe
 
 // instance returns another Service on f's store and clock, as a second
 // server behind a load balancer would be.
-func (f *fixture) instance(t *testing.T, store messaging.Store, log *slog.Logger) *messaging.Service {
+func (f *fixture) instance(t *testing.T, store driver.Store, log *slog.Logger) *messaging.Service {
 	t.Helper()
 	svc, err := messaging.New(store, fakeprovider.New(), &messaging.Options{Clock: f.clock.Now, Logger: log})
 	if err != nil {
@@ -89,7 +93,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Errorf("token %q, id %q: want mds_ and 43 characters, and ses_...", token, s.ID)
 	}
 	want := &messaging.Session{ID: s.ID, Subject: "amina@acme.example", Workspaces: []string{"acme", "other"},
-		SMSAccounts: []string{}, CreatedAt: t0, ExpiresAt: t0.Add(messaging.DefaultSessionTTL)}
+		SMSAccounts: []string{}, CreatedAt: t0, ExpiresAt: t0.Add(defaults.DefaultSessionTTL)}
 	if d := cmp.Diff(want, s); d != "" {
 		t.Errorf("StartSession (-want +got):\n%s", d)
 	}
@@ -102,7 +106,7 @@ func TestSessionLifecycle(t *testing.T) {
 			t.Errorf("Session (-want +got):\n%s", d)
 		}
 	}
-	f.clock.Advance(messaging.DefaultSessionTTL - time.Nanosecond)
+	f.clock.Advance(defaults.DefaultSessionTTL - time.Nanosecond)
 	if _, err := other.Session(f.ctx, token); err != nil {
 		t.Fatalf("a nanosecond before expiry: %v", err)
 	}
@@ -141,7 +145,7 @@ func TestSessionSMSAccounts(t *testing.T) {
 		t.Fatalf("a session with SMS accounts and no workspace: %v", err)
 	}
 	want := &messaging.Session{ID: s.ID, Subject: "sms clerk", Workspaces: []string{}, SMSAccounts: []string{"1234", "5678"},
-		CreatedAt: t0, ExpiresAt: t0.Add(messaging.DefaultSessionTTL)}
+		CreatedAt: t0, ExpiresAt: t0.Add(defaults.DefaultSessionTTL)}
 	got, err := other.Session(f.ctx, token)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +251,7 @@ func TestSessionSweep(t *testing.T) {
 	if _, _, err := svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "c", Operator: true}); err != nil {
 		t.Fatal(err)
 	}
-	want := messaging.SessionSweepParams{Before: t0.Add(2 * time.Minute), Limit: 100}
+	want := driver.SessionSweepParams{Before: t0.Add(2 * time.Minute), Limit: 100}
 	if d := cmp.Diff(want, rec.sweeps[len(rec.sweeps)-1]); d != "" {
 		t.Errorf("sweep (-want +got):\n%s", d)
 	}
@@ -270,7 +274,7 @@ func TestStartSessionRules(t *testing.T) {
 	rec := &sessionStore{Store: f.store}
 	svc := f.instance(t, rec, nil)
 	var tooMany []string
-	for i := 0; i <= messaging.MaxSessionWorkspaces; i++ {
+	for i := 0; i <= record.MaxSessionWorkspaces; i++ {
 		tooMany = append(tooMany, fmt.Sprintf("ws%d", i))
 	}
 	ws := []string{"acme"}
@@ -280,7 +284,7 @@ func TestStartSessionRules(t *testing.T) {
 	}{
 		{"nil", "body", "required", nil},
 		{"no subject", "subject", "required", &messaging.SessionParams{Workspaces: ws}},
-		{"subject too long", "subject", "100", &messaging.SessionParams{Subject: strings.Repeat("é", messaging.MaxSessionSubject+1), Workspaces: ws}},
+		{"subject too long", "subject", "100", &messaging.SessionParams{Subject: strings.Repeat("é", record.MaxSessionSubject+1), Workspaces: ws}},
 		{"subject with space around", "subject", "white space", &messaging.SessionParams{Subject: "amina ", Workspaces: ws}},
 		{"subject with a newline", "subject", "control", &messaging.SessionParams{Subject: "ami\nna", Workspaces: ws}},
 		{"subject with NUL", "subject", "NUL", &messaging.SessionParams{Subject: "ami\x00na", Workspaces: ws}},
@@ -296,7 +300,7 @@ func TestStartSessionRules(t *testing.T) {
 		{"unknown workspace", "workspaces[1]", `"nope" does not exist`, &messaging.SessionParams{Subject: "amina", Workspaces: []string{"acme", "nope"}}},
 		{"negative ttl", "ttl", "30 days", &messaging.SessionParams{Subject: "amina", Workspaces: ws, TTL: -time.Hour}},
 		{"ttl below a minute", "ttl", "1 minute", &messaging.SessionParams{Subject: "amina", Workspaces: ws, TTL: time.Minute - 1}},
-		{"ttl above 30 days", "ttl", "30 days", &messaging.SessionParams{Subject: "amina", Workspaces: ws, TTL: messaging.MaxSessionTTL + 1}},
+		{"ttl above 30 days", "ttl", "30 days", &messaging.SessionParams{Subject: "amina", Workspaces: ws, TTL: defaults.MaxSessionTTL + 1}},
 	}
 	for _, c := range cases {
 		token, s, err := svc.StartSession(f.ctx, c.p)
@@ -312,8 +316,8 @@ func TestStartSessionRules(t *testing.T) {
 		t.Fatalf("refused sessions were stored: %+v", rec.created)
 	}
 	for _, p := range []*messaging.SessionParams{
-		{Subject: strings.Repeat("é", messaging.MaxSessionSubject), Workspaces: ws, TTL: messaging.MaxSessionTTL},
-		{Subject: "x", Operator: true, TTL: messaging.MinSessionTTL},
+		{Subject: strings.Repeat("é", record.MaxSessionSubject), Workspaces: ws, TTL: defaults.MaxSessionTTL},
+		{Subject: "x", Operator: true, TTL: defaults.MinSessionTTL},
 	} {
 		_, s, err := svc.StartSession(f.ctx, p)
 		if err != nil {
@@ -372,7 +376,7 @@ func TestSessionBinding(t *testing.T) {
 	got, err = other.Session(f.ctx, token, b1)
 	wantUnauthorized(t, "an unbound session read with bindings", got, err)
 
-	_, _, err = svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true, Binding: strings.Repeat("x", messaging.MaxSessionBinding+1)})
+	_, _, err = svc.StartSession(f.ctx, &messaging.SessionParams{Subject: "operator", Operator: true, Binding: strings.Repeat("x", record.MaxSessionBinding+1)})
 	wantError(t, err, messaging.CodeValidation, "binding")
 }
 

@@ -7,6 +7,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // statusFrom lists the statuses a message may move to status from.
@@ -158,7 +163,7 @@ func (s *Service) writeStatus(ctx context.Context, u *StatusUpdate, way statusWa
 		} else {
 			rec.TraceParent = before.TraceParent // its deliveries continue the message's trace
 		}
-		cur, changed, err := s.statuses.update(ctx, &MessageStatusParams{
+		cur, changed, err := s.statuses.update(ctx, &driver.MessageStatusParams{
 			WorkspaceID: u.WorkspaceID, ID: u.MessageID, From: []string{before.Status}, To: u.Status,
 			FailureReason: reason, ProviderMessageID: u.ProviderMessageID, At: now, Event: rec,
 		}, way.hold)
@@ -240,17 +245,6 @@ type ProviderStatus struct {
 	MessageID   string
 }
 
-// Bounds of the reports kept for provider message ids not known yet.
-const (
-	// DefaultPendingReportRetention is the default
-	// Options.PendingReportRetention.
-	DefaultPendingReportRetention = 24 * time.Hour
-	// MaxPendingReports is the most reports kept for one provider message
-	// id not known yet; later ones are dropped. A message has four
-	// statuses to report, so this leaves room for repeated reports.
-	MaxPendingReports = 8
-)
-
 // ApplyProviderStatus applies a provider's status report under the status
 // rules (see UpdateStatus). Reports arrive in any order; one that would
 // move a status backwards is ignored. It reports whether the status
@@ -317,11 +311,11 @@ func (s *Service) confirmSend(ctx context.Context, p *ProviderStatus) (changed, 
 	if err != nil {
 		return false, true, wrapStoreError(err, "message", p.MessageID)
 	}
-	if m.Direction != DirectionOutbound {
+	if m.Direction != record.DirectionOutbound {
 		return false, false, nil
 	}
 	if m.ProviderMessageID != "" || m.Status == StatusFailed {
-		s.tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeLate)
+		s.tel.unconfirmedSend(ctx, m.Channel, metricname.UnconfirmedOutcomeLate)
 		s.log.WarnContext(ctx, "a provider confirmed an earlier hand-over of a message that was sent again or failed since; the report is not applied",
 			"message_id", m.ID, "status", m.Status, "provider_message_id", m.ProviderMessageID,
 			"reported_provider_message_id", p.ProviderMessageID, "reported_status", p.Status)
@@ -340,7 +334,7 @@ func (s *Service) confirmSend(ctx context.Context, p *ProviderStatus) (changed, 
 		return false, true, err
 	}
 	if changed && m.Status == StatusQueued {
-		s.tel.unconfirmedSend(ctx, m.Channel, UnconfirmedOutcomeConfirmed)
+		s.tel.unconfirmedSend(ctx, m.Channel, metricname.UnconfirmedOutcomeConfirmed)
 		s.log.InfoContext(ctx, "a provider report confirmed a send whose answer was not recorded",
 			"message_id", m.ID, "provider_message_id", p.ProviderMessageID, "status", p.Status)
 	}
@@ -361,9 +355,9 @@ func (s *Service) keepReport(ctx context.Context, p *ProviderStatus) (bool, erro
 		return false, err
 	}
 	now := s.now()
-	r := &PendingReport{ProviderMessageID: p.ProviderMessageID, Status: p.Status,
+	r := &driver.PendingReport{ProviderMessageID: p.ProviderMessageID, Status: p.Status,
 		ProviderCode: p.Code, ProviderText: p.Text, ReceivedAt: now}
-	kept, err := s.store.PendingReportSave(ctx, &PendingReportSaveParams{Report: r, NotBefore: now.Add(-s.retention), Limit: MaxPendingReports})
+	kept, err := s.store.PendingReportSave(ctx, &driver.PendingReportSaveParams{Report: r, NotBefore: now.Add(-s.retention), Limit: defaults.MaxPendingReports})
 	if err != nil {
 		return false, wrapStoreError(err, "pending report", p.ProviderMessageID)
 	}
@@ -372,7 +366,7 @@ func (s *Service) keepReport(ctx context.Context, p *ProviderStatus) (bool, erro
 			"provider_message_id", p.ProviderMessageID, "status", p.Status)
 	} else {
 		s.log.WarnContext(ctx, "dropped a status report: too many are kept for its provider message id",
-			"provider_message_id", p.ProviderMessageID, "status", p.Status, "limit", MaxPendingReports)
+			"provider_message_id", p.ProviderMessageID, "status", p.Status, "limit", defaults.MaxPendingReports)
 	}
 	m, err := s.store.MessageGetByProviderID(ctx, p.ProviderMessageID)
 	if errors.Is(err, ErrNotFound) {
@@ -397,7 +391,7 @@ func (s *Service) keepReport(ctx context.Context, p *ProviderStatus) (bool, erro
 // applied, until it expired. The failure (of the store) is returned, and
 // the reports not applied are logged.
 func (s *Service) applyPending(ctx context.Context, ws, id, providerMessageID string) (bool, error) {
-	reports, err := s.store.PendingReportTake(ctx, &PendingReportTakeParams{ProviderMessageID: providerMessageID, NotBefore: s.now().Add(-s.retention)})
+	reports, err := s.store.PendingReportTake(ctx, &driver.PendingReportTakeParams{ProviderMessageID: providerMessageID, NotBefore: s.now().Add(-s.retention)})
 	if err != nil {
 		return false, wrapStoreError(err, "pending report", providerMessageID)
 	}

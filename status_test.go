@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -226,13 +228,13 @@ func TestSubscribeUnsubscribe(t *testing.T) {
 // write: a status change made from inside a write of the status batch
 // would wait for that write.)
 type racingStore struct {
-	messaging.Store
+	driver.Store
 	race    func()
 	raced   atomic.Bool
 	updates atomic.Int64
 }
 
-func (s *racingStore) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+func (s *racingStore) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) ([]*messaging.Message, error) {
 	ms, err := s.Store.MessageClaim(ctx, p)
 	if err == nil && len(ms) > 0 && s.updates.Load() == 0 && s.race != nil && s.raced.CompareAndSwap(false, true) {
 		s.race()
@@ -240,7 +242,7 @@ func (s *racingStore) MessageClaim(ctx context.Context, p *messaging.MessageClai
 	return ms, err
 }
 
-func (s *racingStore) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+func (s *racingStore) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
 	s.updates.Add(int64(len(ps)))
 	return s.Store.MessageUpdateStatuses(ctx, ps)
 }

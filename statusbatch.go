@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // statusBatch is the service's one status write: every status change
@@ -32,7 +34,7 @@ import (
 // its change committed (or failed: then every change of the batch failed,
 // and each caller handles its own: the dispatcher's Record retries it).
 type statusBatch struct {
-	store Store
+	store driver.Store
 
 	mu       sync.Mutex
 	pending  []*statusReq
@@ -43,7 +45,7 @@ type statusBatch struct {
 // statusReq is one change waiting in a statusBatch.
 type statusReq struct {
 	ctx  context.Context
-	p    *MessageStatusParams
+	p    *driver.MessageStatusParams
 	done chan statusRes // buffered: the flush never waits for the caller
 	// taken (under the batch's mu) is set once the change is in a write:
 	// its caller can no longer withdraw it.
@@ -102,7 +104,7 @@ func (h *statusHold) release() {
 // whether it changed; not found is the error ErrNotFound. The message's
 // hold, when not nil, stops counting once its change is waiting. A ctx
 // done before the change went into a write withdraws it.
-func (b *statusBatch) update(ctx context.Context, p *MessageStatusParams, h *statusHold) (*Message, bool, error) {
+func (b *statusBatch) update(ctx context.Context, p *driver.MessageStatusParams, h *statusHold) (*Message, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
@@ -154,7 +156,7 @@ func (b *statusBatch) flushLocked() {
 // flush writes batch and hands each change its outcome, then starts the
 // next write if changes arrived meanwhile.
 func (b *statusBatch) flush(batch []*statusReq) {
-	ps := make([]*MessageStatusParams, len(batch))
+	ps := make([]*driver.MessageStatusParams, len(batch))
 	for i, r := range batch {
 		ps[i] = r.p
 	}

@@ -6,22 +6,24 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // batchCountingStore answers MessageUpdateStatuses, counting its calls
 // and the changes of each; it implements nothing else.
 type batchCountingStore struct {
-	Store
+	driver.Store
 	writes atomic.Int32
 	sizes  chan int
 }
 
-func (s *batchCountingStore) MessageUpdateStatuses(_ context.Context, ps []*MessageStatusParams) ([]MessageStatusResult, error) {
+func (s *batchCountingStore) MessageUpdateStatuses(_ context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
 	s.writes.Add(1)
 	s.sizes <- len(ps)
-	out := make([]MessageStatusResult, len(ps))
+	out := make([]driver.MessageStatusResult, len(ps))
 	for i, p := range ps {
-		out[i] = MessageStatusResult{Message: &Message{ID: p.ID, Status: p.To}, Changed: true}
+		out[i] = driver.MessageStatusResult{Message: &Message{ID: p.ID, Status: p.To}, Changed: true}
 	}
 	return out, nil
 }
@@ -38,7 +40,7 @@ func TestStatusBatchWaitsForHeldMessages(t *testing.T) {
 	update := func(id string, h *statusHold) <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			_, _, err := b.update(ctx, &MessageStatusParams{ID: id, To: StatusSent}, h)
+			_, _, err := b.update(ctx, &driver.MessageStatusParams{ID: id, To: StatusSent}, h)
 			done <- err
 		}()
 		return done
@@ -113,7 +115,7 @@ func TestStatusBatchChangeWithoutHold(t *testing.T) {
 	update := func(id string, h *statusHold) <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			_, changed, err := b.update(ctx, &MessageStatusParams{ID: id, To: StatusSent}, h)
+			_, changed, err := b.update(ctx, &driver.MessageStatusParams{ID: id, To: StatusSent}, h)
 			if err == nil && !changed {
 				err = errors.New("not changed")
 			}
@@ -160,9 +162,9 @@ func TestStatusBatchChangeWithoutHold(t *testing.T) {
 }
 
 // hungStore's MessageUpdateStatuses returns only when its context ends.
-type hungStore struct{ Store }
+type hungStore struct{ driver.Store }
 
-func (hungStore) MessageUpdateStatuses(ctx context.Context, _ []*MessageStatusParams) ([]MessageStatusResult, error) {
+func (hungStore) MessageUpdateStatuses(ctx context.Context, _ []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
@@ -178,7 +180,7 @@ func TestStatusBatchWriteKeepsTheCallersDeadline(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := b.update(ctx, &MessageStatusParams{ID: "msg_1", To: StatusSent}, &statusHold{})
+		_, _, err := b.update(ctx, &driver.MessageStatusParams{ID: "msg_1", To: StatusSent}, &statusHold{})
 		done <- err
 	}()
 	select {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
 )
@@ -28,7 +30,7 @@ var errStorage = errors.New("storage fault: connection reset by peer")
 // the real claim and then reports failure together with its rows: the
 // worst a store can do, and what a claim whose commit failed once did.
 type faultyStore struct {
-	messaging.Store
+	driver.Store
 	mu             sync.Mutex
 	failClaims     bool // MessageClaim
 	bareFail       bool // a failing MessageClaim claims nothing
@@ -40,7 +42,7 @@ type faultyStore struct {
 	sentWrites     int
 }
 
-func (s *faultyStore) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+func (s *faultyStore) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) ([]*messaging.Message, error) {
 	s.mu.Lock()
 	if s.failClaims && s.bareFail {
 		s.claims++
@@ -58,7 +60,7 @@ func (s *faultyStore) MessageClaim(ctx context.Context, p *messaging.MessageClai
 	return rows, err
 }
 
-func (s *faultyStore) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+func (s *faultyStore) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	rows, err := s.Store.WebhookClaim(ctx, p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -71,7 +73,7 @@ func (s *faultyStore) WebhookClaim(ctx context.Context, p *messaging.WebhookClai
 
 // MessageUpdateStatuses fails a whole batch holding a change to sent
 // while failSent lasts (each such batch takes one off failSent).
-func (s *faultyStore) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+func (s *faultyStore) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
 	s.mu.Lock()
 	fail := false
 	for _, p := range ps {
@@ -90,7 +92,7 @@ func (s *faultyStore) MessageUpdateStatuses(ctx context.Context, ps []*messaging
 	return s.Store.MessageUpdateStatuses(ctx, ps)
 }
 
-func (s *faultyStore) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+func (s *faultyStore) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams) error {
 	s.mu.Lock()
 	fail := s.failRecords > 0
 	if fail {

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -101,7 +104,7 @@ func TestSyncTemplates(t *testing.T) {
 	prov.submitErr = errors.New("connection refused")
 	lost, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "never_arrived", Category: "UTILITY", Language: "en",
 		Components: []messaging.TemplateComponent{body("Hi")}})
-	if err != nil || lost.Status != messaging.TemplatePending || lost.ProviderTemplateID != "" {
+	if err != nil || lost.Status != record.TemplatePending || lost.ProviderTemplateID != "" {
 		t.Fatalf("create with the provider down = %+v, %v; want pending without provider id", lost, err)
 	}
 	prov.submitErr = nil
@@ -118,7 +121,7 @@ func TestSyncTemplates(t *testing.T) {
 	if *res != want {
 		t.Errorf("sync result = %+v, want %+v", *res, want)
 	}
-	all, err := f.store.TemplateList(f.ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
+	all, err := f.store.TemplateList(f.ctx, &driver.TemplateListParams{WorkspaceID: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +152,7 @@ func TestSyncTemplates(t *testing.T) {
 	if _, err := f.svc.SyncTemplates(f.ctx, "acme"); messaging.ErrorCode(err) != messaging.CodeServiceUnavailable {
 		t.Errorf("failed sync: %v, want service_unavailable", err)
 	}
-	after, _ := f.store.TemplateList(f.ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
+	after, _ := f.store.TemplateList(f.ctx, &driver.TemplateListParams{WorkspaceID: "acme"})
 	if got := names(after); !slices.Equal(got, wantNames) {
 		t.Errorf("templates after a failed sync = %v, want them kept: %v", got, wantNames)
 	}
@@ -164,7 +167,7 @@ func TestSyncTemplatesOneInstanceAtATime(t *testing.T) {
 	prov := &listingProvider{}
 	f := connectedFixture(t, prov)
 	// Another instance holds the account's lease.
-	held, err := f.store.LeaseAcquire(f.ctx, &messaging.LeaseParams{Name: "template-sync:5555", Owner: "other-instance", Now: f.clock.Now(), Until: f.clock.Now().Add(time.Minute)})
+	held, err := f.store.LeaseAcquire(f.ctx, &driver.LeaseParams{Name: "template-sync:5555", Owner: "other-instance", Now: f.clock.Now(), Until: f.clock.Now().Add(time.Minute)})
 	if err != nil || !held {
 		t.Fatal(held, err)
 	}

@@ -7,79 +7,16 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/internal/queuegauges"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
-)
-
-// InstrumentationName is the name of the meter and the tracer of the
-// library's instruments (the OpenTelemetry instrumentation scope).
-const InstrumentationName = "github.com/ujumbe/messaging"
-
-// Names of the library's metric instruments. Their attributes never hold
-// a secret, a phone number or a message text; see the README's Operations
-// section for what each means.
-const (
-	MetricMessagesAccepted         = "messaging.messages.accepted"
-	MetricStatusTransitions        = "messaging.messages.status_transitions"
-	MetricAcceptToSent             = "messaging.messages.accept_to_sent.duration"
-	MetricSentToDelivered          = "messaging.messages.sent_to_delivered.duration"
-	MetricProviderErrors           = "messaging.provider.errors"
-	MetricDispatchRetries          = "messaging.dispatch.retries"
-	MetricDispatchUnconfirmed      = "messaging.dispatch.unconfirmed"
-	MetricQueueDepth               = "messaging.dispatch.queue.depth"
-	MetricQueueDue                 = "messaging.dispatch.queue.due"
-	MetricQueueOldestAge           = "messaging.dispatch.queue.oldest_age"
-	MetricWebhookDeliveries        = "messaging.webhook.deliveries"
-	MetricWebhookLag               = "messaging.webhook.delivery.lag"
-	MetricWebhookEndpointsDisabled = "messaging.webhook.endpoints.disabled"
-)
-
-// Attribute keys of the library's instruments.
-const (
-	AttrChannel      = attribute.Key("channel")
-	AttrType         = attribute.Key("type")
-	AttrStatus       = attribute.Key("status")
-	AttrProviderCode = attribute.Key("provider_code")
-	AttrOutcome      = attribute.Key("outcome")
-	AttrReason       = attribute.Key("reason")
-	// AttrMessageID is the span attribute naming a message (the
-	// OpenTelemetry semantic convention's messaging.message.id).
-	AttrMessageID = attribute.Key("messaging.message.id")
-)
-
-// Outcomes of a webhook delivery attempt (attribute outcome of
-// messaging.webhook.deliveries).
-const (
-	WebhookOutcomeDelivered        = "delivered"
-	WebhookOutcomeRetried          = "retried"
-	WebhookOutcomeDropped          = "dropped"
-	WebhookOutcomeEndpointDisabled = "endpoint_disabled"
-)
-
-// Outcomes of sends whose outcome was unknown (attribute outcome of
-// messaging.dispatch.unconfirmed).
-const (
-	// UnconfirmedOutcomeUnknown counts hand-overs whose outcome became
-	// unknown (a timeout or a lost answer): the message waits for
-	// confirmation.
-	UnconfirmedOutcomeUnknown = "unknown"
-	// UnconfirmedOutcomeConfirmed counts such messages confirmed sent by a
-	// correlated provider report, with no second request.
-	UnconfirmedOutcomeConfirmed = "confirmed"
-	// UnconfirmedOutcomeResent counts those sent again after the window
-	// (workspace policy resend).
-	UnconfirmedOutcomeResent = "resent"
-	// UnconfirmedOutcomeFailed counts those failed after the window
-	// (workspace policy fail).
-	UnconfirmedOutcomeFailed = "failed"
-	// UnconfirmedOutcomeLate counts correlated reports that arrived after
-	// the message was resent or failed: recorded in the log, never applied
-	// as a second message.
-	UnconfirmedOutcomeLate = "late"
 )
 
 // latencyBuckets returns the bucket boundaries, in seconds, of the
@@ -130,11 +67,11 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	if mp == nil {
 		mp = metricnoop.NewMeterProvider()
 	}
-	m := mp.Meter(InstrumentationName)
+	m := mp.Meter(metricname.InstrumentationName)
 	t := &telemetry{byChannelType: map[[2]string]measure{}, byChannelStatus: map[[2]string]measure{}, byChannel: map[string]measure{},
 		byOutcome: map[string]measure{}}
 	if tp != nil {
-		t.tracer = tp.Tracer(InstrumentationName)
+		t.tracer = tp.Tracer(metricname.InstrumentationName)
 	}
 	t.spanInternal = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	t.spanClient = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
@@ -149,26 +86,26 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 		errs = append(errs, err)
 		return h
 	}
-	t.accepted = counter(MetricMessagesAccepted, "{message}", "Messages accepted (stored as queued), by channel and type.")
-	t.transitions = counter(MetricStatusTransitions, "{transition}", "Status changes of messages, by channel and new status.")
-	t.toSent = histogram(MetricAcceptToSent, "Time from a message's acceptance to the provider accepting it (status sent), by channel.")
-	t.toDelivered = histogram(MetricSentToDelivered, "Time from a message's sent to its delivered report, by channel.")
-	t.providerErrors = counter(MetricProviderErrors, "{error}", "Sends refused or failed by the channel provider, by channel and provider error code.")
-	t.retries = counter(MetricDispatchRetries, "{retry}", "Sends put back in the queue for a later attempt after a retryable provider error, by channel.")
-	t.unconfirmed = counter(MetricDispatchUnconfirmed, "{message}", "Sends whose outcome was unknown, by channel and outcome: unknown (waiting for confirmation), confirmed (by a correlated report), resent or failed (after the confirmation window), late (a confirmation after the resend or failure).")
-	t.hookDeliveries = counter(MetricWebhookDeliveries, "{attempt}", "Webhook delivery attempts, by outcome: delivered, retried, dropped (attempts exhausted), endpoint_disabled (410 Gone).")
-	t.hookLag = histogram(MetricWebhookLag, "Time from an event being queued for an endpoint to its delivery.")
-	t.hooksDisabled = counter(MetricWebhookEndpointsDisabled, "{endpoint}", "Webhook endpoints disabled, by reason: gone (answered 410) or operator.")
+	t.accepted = counter(metricname.MetricMessagesAccepted, "{message}", "Messages accepted (stored as queued), by channel and type.")
+	t.transitions = counter(metricname.MetricStatusTransitions, "{transition}", "Status changes of messages, by channel and new status.")
+	t.toSent = histogram(metricname.MetricAcceptToSent, "Time from a message's acceptance to the provider accepting it (status sent), by channel.")
+	t.toDelivered = histogram(metricname.MetricSentToDelivered, "Time from a message's sent to its delivered report, by channel.")
+	t.providerErrors = counter(metricname.MetricProviderErrors, "{error}", "Sends refused or failed by the channel provider, by channel and provider error code.")
+	t.retries = counter(metricname.MetricDispatchRetries, "{retry}", "Sends put back in the queue for a later attempt after a retryable provider error, by channel.")
+	t.unconfirmed = counter(metricname.MetricDispatchUnconfirmed, "{message}", "Sends whose outcome was unknown, by channel and outcome: unknown (waiting for confirmation), confirmed (by a correlated report), resent or failed (after the confirmation window), late (a confirmation after the resend or failure).")
+	t.hookDeliveries = counter(metricname.MetricWebhookDeliveries, "{attempt}", "Webhook delivery attempts, by outcome: delivered, retried, dropped (attempts exhausted), endpoint_disabled (410 Gone).")
+	t.hookLag = histogram(metricname.MetricWebhookLag, "Time from an event being queued for an endpoint to its delivery.")
+	t.hooksDisabled = counter(metricname.MetricWebhookEndpointsDisabled, "{endpoint}", "Webhook endpoints disabled, by reason: gone (answered 410) or operator.")
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	err := queuegauges.Register(m, &queuegauges.Queue{
-		Depth:     queuegauges.Gauge{Name: MetricQueueDepth, Description: "Queued outbound messages: due, waiting for a retry, or being handed to the provider."},
-		Due:       queuegauges.Gauge{Name: MetricQueueDue, Description: "Queued messages due now and not yet claimed by a dispatcher."},
-		OldestAge: queuegauges.Gauge{Name: MetricQueueOldestAge, Description: "How long the oldest due message has been waiting for a dispatcher; 0 when none is due."},
+		Depth:     queuegauges.Gauge{Name: metricname.MetricQueueDepth, Description: "Queued outbound messages: due, waiting for a retry, or being handed to the provider."},
+		Due:       queuegauges.Gauge{Name: metricname.MetricQueueDue, Description: "Queued messages due now and not yet claimed by a dispatcher."},
+		OldestAge: queuegauges.Gauge{Name: metricname.MetricQueueOldestAge, Description: "How long the oldest due message has been waiting for a dispatcher; 0 when none is due."},
 		Unit:      "{message}", Now: s.now, Log: s.log, Failed: "reading the dispatch queue figures failed",
 		Read: func(ctx context.Context, now time.Time) (*queuegauges.Stats, error) {
-			st, err := s.store.MessageQueueStats(ctx, &MessageQueueStatsParams{Now: now})
+			st, err := s.store.MessageQueueStats(ctx, &driver.MessageQueueStatsParams{Now: now})
 			if err != nil {
 				return nil, err
 			}
@@ -178,19 +115,19 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	if err != nil {
 		return nil, err
 	}
-	types := []string{TypeText, TypeImage, TypeVideo, TypeDocument, TypeAudio, TypeTemplate}
+	types := []string{record.TypeText, record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio, record.TypeTemplate}
 	statuses := []string{StatusSent, StatusDelivered, StatusRead, StatusFailed}
 	for _, ch := range s.Channels() {
-		t.byChannel[ch] = newMeasure(AttrChannel.String(ch))
+		t.byChannel[ch] = newMeasure(metricname.AttrChannel.String(ch))
 		for _, ty := range types {
-			t.byChannelType[[2]string{ch, ty}] = newMeasure(AttrChannel.String(ch), AttrType.String(ty))
+			t.byChannelType[[2]string{ch, ty}] = newMeasure(metricname.AttrChannel.String(ch), metricname.AttrType.String(ty))
 		}
 		for _, st := range statuses {
-			t.byChannelStatus[[2]string{ch, st}] = newMeasure(AttrChannel.String(ch), AttrStatus.String(st))
+			t.byChannelStatus[[2]string{ch, st}] = newMeasure(metricname.AttrChannel.String(ch), metricname.AttrStatus.String(st))
 		}
 	}
-	for _, o := range []string{WebhookOutcomeDelivered, WebhookOutcomeRetried, WebhookOutcomeDropped, WebhookOutcomeEndpointDisabled} {
-		t.byOutcome[o] = newMeasure(AttrOutcome.String(o))
+	for _, o := range []string{metricname.WebhookOutcomeDelivered, metricname.WebhookOutcomeRetried, metricname.WebhookOutcomeDropped, metricname.WebhookOutcomeEndpointDisabled} {
+		t.byOutcome[o] = newMeasure(metricname.AttrOutcome.String(o))
 	}
 	// The webhook counters start at 0 rather than absent, so that the
 	// first endpoint disabled shows as an increase (an alert on
@@ -199,8 +136,8 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	for _, m := range t.byOutcome {
 		t.hookDeliveries.Add(ctx, 0, m.add...)
 	}
-	for _, r := range []string{DisabledGone, DisabledByOperator} {
-		t.hooksDisabled.Add(ctx, 0, metric.WithAttributeSet(attribute.NewSet(AttrReason.String(r))))
+	for _, r := range []string{record.DisabledGone, record.DisabledByOperator} {
+		t.hooksDisabled.Add(ctx, 0, metric.WithAttributeSet(attribute.NewSet(metricname.AttrReason.String(r))))
 	}
 	return t, nil
 }
@@ -210,7 +147,7 @@ func (t *telemetry) channelType(ch, ty string) measure {
 	if m, ok := t.byChannelType[[2]string{ch, ty}]; ok {
 		return m
 	}
-	return newMeasure(AttrChannel.String(ch), AttrType.String(ty))
+	return newMeasure(metricname.AttrChannel.String(ch), metricname.AttrType.String(ty))
 }
 
 // channelStatus returns the attribute set of a channel and a status.
@@ -218,7 +155,7 @@ func (t *telemetry) channelStatus(ch, st string) measure {
 	if m, ok := t.byChannelStatus[[2]string{ch, st}]; ok {
 		return m
 	}
-	return newMeasure(AttrChannel.String(ch), AttrStatus.String(st))
+	return newMeasure(metricname.AttrChannel.String(ch), metricname.AttrStatus.String(st))
 }
 
 // channel returns the attribute set of a channel.
@@ -226,7 +163,7 @@ func (t *telemetry) channel(ch string) measure {
 	if m, ok := t.byChannel[ch]; ok {
 		return m
 	}
-	return newMeasure(AttrChannel.String(ch))
+	return newMeasure(metricname.AttrChannel.String(ch))
 }
 
 // statusChanged records a committed status change of m (before is the
@@ -246,12 +183,12 @@ func (t *telemetry) statusChanged(ctx context.Context, before *Message, status s
 // unconfirmedSend records an outcome of a send whose outcome was unknown
 // (UnconfirmedOutcomeUnknown and the others).
 func (t *telemetry) unconfirmedSend(ctx context.Context, channel, outcome string) {
-	t.unconfirmed.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(AttrChannel.String(channel), AttrOutcome.String(outcome))))
+	t.unconfirmed.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(metricname.AttrChannel.String(channel), metricname.AttrOutcome.String(outcome))))
 }
 
 // providerError records a provider's refusal of a send.
 func (t *telemetry) providerError(ctx context.Context, channel, code string) {
-	t.providerErrors.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(AttrChannel.String(channel), AttrProviderCode.String(code))))
+	t.providerErrors.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(metricname.AttrChannel.String(channel), metricname.AttrProviderCode.String(code))))
 }
 
 // webhookOutcome records the outcome of a delivery attempt.
@@ -261,7 +198,7 @@ func (t *telemetry) webhookOutcome(ctx context.Context, outcome string) {
 
 // endpointDisabled records an endpoint disabled for reason.
 func (t *telemetry) endpointDisabled(ctx context.Context, reason string) {
-	t.hooksDisabled.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(AttrReason.String(reason))))
+	t.hooksDisabled.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(metricname.AttrReason.String(reason))))
 }
 
 // start starts a span when tracing is on; otherwise it returns ctx and a

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -32,7 +35,7 @@ type telFixture struct {
 
 // messageReads counts the reads of one message (MessageGet).
 type messageReads struct {
-	messaging.Store
+	driver.Store
 	n atomic.Int64
 }
 
@@ -70,10 +73,10 @@ func setupTelemetry(t *testing.T, hookStatuses ...int) *telFixture {
 }
 
 var (
-	whatsapp = messaging.AttrChannel.String("whatsapp")
+	whatsapp = metricname.AttrChannel.String("whatsapp")
 )
 
-func status(s string) attribute.KeyValue { return messaging.AttrStatus.String(s) }
+func status(s string) attribute.KeyValue { return metricname.AttrStatus.String(s) }
 
 // TestMetricsOfASendAndItsDispatch: one send counts one accepted message,
 // the queue gauges show it waiting, its dispatch one transition to sent
@@ -84,18 +87,18 @@ func TestMetricsOfASendAndItsDispatch(t *testing.T) {
 	id := f.send(t, "+254712345678")
 
 	s := f.metrics.Collect(t)
-	if got := s.Sum(messaging.MetricMessagesAccepted, whatsapp, messaging.AttrType.String("text")); got != 1 {
+	if got := s.Sum(metricname.MetricMessagesAccepted, whatsapp, metricname.AttrType.String("text")); got != 1 {
 		t.Errorf("accepted = %v, want 1", got)
 	}
-	if got := s.Sum(messaging.MetricMessagesAccepted); got != 1 {
+	if got := s.Sum(metricname.MetricMessagesAccepted); got != 1 {
 		t.Errorf("accepted over every attribute = %v, want 1", got)
 	}
 	f.clock.Advance(30 * time.Second)
 	s = f.metrics.Collect(t)
 	gauges := func(s *metrictest.Snapshot) [3]float64 {
-		d, _ := s.Gauge(messaging.MetricQueueDepth)
-		due, _ := s.Gauge(messaging.MetricQueueDue)
-		age, _ := s.Gauge(messaging.MetricQueueOldestAge)
+		d, _ := s.Gauge(metricname.MetricQueueDepth)
+		due, _ := s.Gauge(metricname.MetricQueueDue)
+		age, _ := s.Gauge(metricname.MetricQueueOldestAge)
 		return [3]float64{d, due, age}
 	}
 	if d := cmp.Diff([3]float64{1, 1, 30}, gauges(s)); d != "" {
@@ -106,19 +109,19 @@ func TestMetricsOfASendAndItsDispatch(t *testing.T) {
 		t.Fatalf("dispatched %d", n)
 	}
 	s = f.metrics.Collect(t)
-	if got := s.Sum(messaging.MetricStatusTransitions, whatsapp, status("sent")); got != 1 {
+	if got := s.Sum(metricname.MetricStatusTransitions, whatsapp, status("sent")); got != 1 {
 		t.Errorf("transitions to sent = %v, want 1", got)
 	}
-	if got := s.Sum(messaging.MetricStatusTransitions); got != 1 {
+	if got := s.Sum(metricname.MetricStatusTransitions); got != 1 {
 		t.Errorf("transitions = %v, want 1", got)
 	}
-	if n, sum := s.Histogram(messaging.MetricAcceptToSent, whatsapp); n != 1 || sum != 30 {
+	if n, sum := s.Histogram(metricname.MetricAcceptToSent, whatsapp); n != 1 || sum != 30 {
 		t.Errorf("accept to sent: %d recordings summing %vs, want 1 of 30s", n, sum)
 	}
 	if d := cmp.Diff([3]float64{0, 0, 0}, gauges(s)); d != "" {
 		t.Errorf("queue depth, due, oldest age after the dispatch (-want +got):\n%s", d)
 	}
-	if got := s.Sum(messaging.MetricProviderErrors) + s.Sum(messaging.MetricDispatchRetries); got != 0 {
+	if got := s.Sum(metricname.MetricProviderErrors) + s.Sum(metricname.MetricDispatchRetries); got != 0 {
 		t.Errorf("provider errors and retries of a clean send = %v", got)
 	}
 
@@ -129,10 +132,10 @@ func TestMetricsOfASendAndItsDispatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = f.metrics.Collect(t)
-	if n, sum := s.Histogram(messaging.MetricSentToDelivered, whatsapp); n != 1 || sum != 5 {
+	if n, sum := s.Histogram(metricname.MetricSentToDelivered, whatsapp); n != 1 || sum != 5 {
 		t.Errorf("sent to delivered: %d recordings summing %vs, want 1 of 5s", n, sum)
 	}
-	if got := s.Sum(messaging.MetricStatusTransitions, whatsapp, status("delivered")); got != 1 {
+	if got := s.Sum(metricname.MetricStatusTransitions, whatsapp, status("delivered")); got != 1 {
 		t.Errorf("transitions to delivered = %v, want 1", got)
 	}
 	// No attribute of any metric holds the recipient or the text.
@@ -155,18 +158,18 @@ func TestMetricsOfProviderFailures(t *testing.T) {
 		t.Fatalf("dispatched %d", n)
 	}
 	s := f.metrics.Collect(t)
-	code := messaging.AttrProviderCode.String
+	code := metricname.AttrProviderCode.String
 	for _, tc := range []struct {
 		name string
 		got  float64
 		want float64
 	}{
-		{"provider errors 130429", s.Sum(messaging.MetricProviderErrors, whatsapp, code("130429")), 1},
-		{"provider errors 131026", s.Sum(messaging.MetricProviderErrors, whatsapp, code("131026")), 1},
-		{"provider errors", s.Sum(messaging.MetricProviderErrors), 2},
-		{"retries", s.Sum(messaging.MetricDispatchRetries, whatsapp), 1},
-		{"transitions to failed", s.Sum(messaging.MetricStatusTransitions, whatsapp, status("failed")), 1},
-		{"transitions to sent", s.Sum(messaging.MetricStatusTransitions, status("sent")), 0},
+		{"provider errors 130429", s.Sum(metricname.MetricProviderErrors, whatsapp, code("130429")), 1},
+		{"provider errors 131026", s.Sum(metricname.MetricProviderErrors, whatsapp, code("131026")), 1},
+		{"provider errors", s.Sum(metricname.MetricProviderErrors), 2},
+		{"retries", s.Sum(metricname.MetricDispatchRetries, whatsapp), 1},
+		{"transitions to failed", s.Sum(metricname.MetricStatusTransitions, whatsapp, status("failed")), 1},
+		{"transitions to sent", s.Sum(metricname.MetricStatusTransitions, status("sent")), 0},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
@@ -179,10 +182,10 @@ func TestMetricsOfProviderFailures(t *testing.T) {
 		t.Fatalf("retry dispatched %d", n)
 	}
 	s = f.metrics.Collect(t)
-	if got := s.Sum(messaging.MetricStatusTransitions, whatsapp, status("sent")); got != 1 {
+	if got := s.Sum(metricname.MetricStatusTransitions, whatsapp, status("sent")); got != 1 {
 		t.Errorf("transitions to sent after the retry = %v, want 1", got)
 	}
-	if got := s.Sum(messaging.MetricProviderErrors); got != 2 {
+	if got := s.Sum(metricname.MetricProviderErrors); got != 2 {
 		t.Errorf("provider errors after the retry = %v, want still 2", got)
 	}
 }
@@ -198,9 +201,9 @@ func TestMetricsOfAWebhookRetry(t *testing.T) {
 	if n, err := f.svc.DeliverWebhooksDue(f.ctx); err != nil || n != 1 {
 		t.Fatalf("first attempt: %d, %v", n, err)
 	}
-	outcome := messaging.AttrOutcome.String
+	outcome := metricname.AttrOutcome.String
 	s := f.metrics.Collect(t)
-	if got := [2]float64{s.Sum(messaging.MetricWebhookDeliveries, outcome("retried")), s.Sum(messaging.MetricWebhookDeliveries, outcome("delivered"))}; got != [2]float64{1, 0} {
+	if got := [2]float64{s.Sum(metricname.MetricWebhookDeliveries, outcome("retried")), s.Sum(metricname.MetricWebhookDeliveries, outcome("delivered"))}; got != [2]float64{1, 0} {
 		t.Errorf("after a 500: retried, delivered = %v, want [1 0]", got)
 	}
 	f.clock.Advance(5 * time.Second)
@@ -208,13 +211,13 @@ func TestMetricsOfAWebhookRetry(t *testing.T) {
 		t.Fatalf("retry: %d, %v", n, err)
 	}
 	s = f.metrics.Collect(t)
-	if got := [2]float64{s.Sum(messaging.MetricWebhookDeliveries, outcome("retried")), s.Sum(messaging.MetricWebhookDeliveries, outcome("delivered"))}; got != [2]float64{1, 1} {
+	if got := [2]float64{s.Sum(metricname.MetricWebhookDeliveries, outcome("retried")), s.Sum(metricname.MetricWebhookDeliveries, outcome("delivered"))}; got != [2]float64{1, 1} {
 		t.Errorf("after the retry: retried, delivered = %v, want [1 1]", got)
 	}
-	if n, sum := s.Histogram(messaging.MetricWebhookLag); n != 1 || sum != 5 {
+	if n, sum := s.Histogram(metricname.MetricWebhookLag); n != 1 || sum != 5 {
 		t.Errorf("delivery lag: %d recordings summing %vs, want 1 of 5s", n, sum)
 	}
-	if got := s.Sum(messaging.MetricWebhookEndpointsDisabled); got != 0 {
+	if got := s.Sum(metricname.MetricWebhookEndpointsDisabled); got != 0 {
 		t.Errorf("endpoints disabled = %v, want 0", got)
 	}
 }
@@ -230,10 +233,10 @@ func TestMetricsOfAnEndpointGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := f.metrics.Collect(t)
-	if got := s.Sum(messaging.MetricWebhookDeliveries, messaging.AttrOutcome.String("endpoint_disabled")); got != 1 {
+	if got := s.Sum(metricname.MetricWebhookDeliveries, metricname.AttrOutcome.String("endpoint_disabled")); got != 1 {
 		t.Errorf("endpoint_disabled attempts = %v, want 1", got)
 	}
-	if got := s.Sum(messaging.MetricWebhookEndpointsDisabled, messaging.AttrReason.String("gone")); got != 1 {
+	if got := s.Sum(metricname.MetricWebhookEndpointsDisabled, metricname.AttrReason.String("gone")); got != 1 {
 		t.Errorf("endpoints disabled (gone) = %v, want 1", got)
 	}
 }
@@ -269,7 +272,7 @@ func TestDispatchSpanContinuesTheAcceptTrace(t *testing.T) {
 	for _, sp := range []sdktrace.ReadOnlySpan{accept, dispatch, send} {
 		var got string
 		for _, kv := range sp.Attributes() {
-			if kv.Key == messaging.AttrMessageID {
+			if kv.Key == metricname.AttrMessageID {
 				got = kv.Value.AsString()
 			}
 			if strings.Contains(kv.Value.Emit(), "254712345678") {
@@ -314,9 +317,9 @@ func TestWebhookSpanContinuesTheMessageTrace(t *testing.T) {
 			accept = sp
 		case "messaging.webhook.deliver":
 			for _, kv := range sp.Attributes() {
-				if kv.Key == messaging.AttrMessageID && kv.Value.AsString() == id {
+				if kv.Key == metricname.AttrMessageID && kv.Value.AsString() == id {
 					ofMessage = append(ofMessage, sp)
-				} else if kv.Key == messaging.AttrMessageID {
+				} else if kv.Key == metricname.AttrMessageID {
 					ofOther = append(ofOther, sp)
 				}
 			}

@@ -5,27 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-)
 
-// Provider template events and statuses (Meta's names), as reported by
-// message_template_status_update webhooks and template lists.
-const (
-	ProviderTemplateApproved        = "APPROVED"
-	ProviderTemplatePending         = "PENDING"
-	ProviderTemplateRejected        = "REJECTED"
-	ProviderTemplatePaused          = "PAUSED"
-	ProviderTemplateDisabled        = "DISABLED"
-	ProviderTemplateFlagged         = "FLAGGED"
-	ProviderTemplateReinstated      = "REINSTATED"
-	ProviderTemplateArchived        = "ARCHIVED"
-	ProviderTemplateUnarchived      = "UNARCHIVED"
-	ProviderTemplatePendingDeletion = "PENDING_DELETION"
-	ProviderTemplateDeleted         = "DELETED"
-	ProviderTemplateInAppeal        = "IN_APPEAL"
-	ProviderTemplateLimitExceeded   = "LIMIT_EXCEEDED"
-	// ProviderTemplateQuality is not Meta's: it stands for a
-	// message_template_quality_update, which changes only the quality.
-	ProviderTemplateQuality = "QUALITY"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // templateGone is the state of a provider status that means the template
@@ -49,19 +31,19 @@ const templateGone = "\x00gone"
 // ok is false for a status it does not know.
 func TemplateEventState(status string) (state string, ok bool) {
 	switch strings.ToUpper(status) {
-	case ProviderTemplateApproved, ProviderTemplateReinstated, ProviderTemplateUnarchived:
-		return TemplateApproved, true
-	case ProviderTemplatePending, ProviderTemplateInAppeal:
-		return TemplatePending, true
-	case ProviderTemplateRejected:
-		return TemplateRejected, true
-	case ProviderTemplatePaused, ProviderTemplateArchived:
-		return TemplatePaused, true
-	case ProviderTemplateDisabled, ProviderTemplateLimitExceeded:
-		return TemplateDisabled, true
-	case ProviderTemplateFlagged, ProviderTemplateQuality:
+	case record.ProviderTemplateApproved, record.ProviderTemplateReinstated, record.ProviderTemplateUnarchived:
+		return record.TemplateApproved, true
+	case record.ProviderTemplatePending, record.ProviderTemplateInAppeal:
+		return record.TemplatePending, true
+	case record.ProviderTemplateRejected:
+		return record.TemplateRejected, true
+	case record.ProviderTemplatePaused, record.ProviderTemplateArchived:
+		return record.TemplatePaused, true
+	case record.ProviderTemplateDisabled, record.ProviderTemplateLimitExceeded:
+		return record.TemplateDisabled, true
+	case record.ProviderTemplateFlagged, record.ProviderTemplateQuality:
 		return "", true
-	case ProviderTemplatePendingDeletion, ProviderTemplateDeleted:
+	case record.ProviderTemplatePendingDeletion, record.ProviderTemplateDeleted:
 		return templateGone, true
 	}
 	return "", false
@@ -121,8 +103,8 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 	if err != nil {
 		return nil, err
 	}
-	if t.Status == TemplateDraft {
-		return nil, &Error{Code: CodeConflict, Field: "status", Path: FieldPath("status"), Message: "status: a draft template has not been submitted; the provider cannot review it"}
+	if t.Status == record.TemplateDraft {
+		return nil, &Error{Code: CodeConflict, Field: "status", Path: record.FieldPath("status"), Message: "status: a draft template has not been submitted; the provider cannot review it"}
 	}
 	if state == templateGone {
 		if err := s.store.TemplateDelete(ctx, ws, t.ID); err != nil && !errors.Is(err, ErrNotFound) {
@@ -136,12 +118,12 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 		reason = ""
 	}
 	switch {
-	case strings.EqualFold(ev.Event, ProviderTemplateQuality):
+	case strings.EqualFold(ev.Event, record.ProviderTemplateQuality):
 	case state == "": // FLAGGED
 		next.StatusReason = strings.TrimSpace("flagged " + reason)
 	default:
 		next.Status, next.StatusReason = state, reason
-		if strings.EqualFold(ev.Event, ProviderTemplateArchived) && reason == "" {
+		if strings.EqualFold(ev.Event, record.ProviderTemplateArchived) && reason == "" {
 			next.StatusReason = "archived"
 		}
 	}
@@ -156,9 +138,9 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 		return t, nil
 	}
 	next.UpdatedAt = s.now()
-	if err := s.store.TemplateUpdate(ctx, &TemplateUpdateParams{Template: &next, From: []string{t.Status}}); err != nil {
-		if errors.Is(err, ErrStale) {
-			return nil, &Error{Code: CodeConflict, Field: "status", Path: FieldPath("status"), Message: "status: the template changed while the event was applied; apply it again", Err: err}
+	if err := s.store.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &next, From: []string{t.Status}}); err != nil {
+		if errors.Is(err, driver.ErrStale) {
+			return nil, &Error{Code: CodeConflict, Field: "status", Path: record.FieldPath("status"), Message: "status: the template changed while the event was applied; apply it again", Err: err}
 		}
 		return nil, wrapStoreError(err, "template", t.ID)
 	}
@@ -170,7 +152,7 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 // id, else by name and language.
 func (s *Service) findProviderTemplate(ctx context.Context, ws, providerID, name, lang string) (*Template, error) {
 	if providerID != "" {
-		list, err := s.store.TemplateList(ctx, &TemplateListParams{WorkspaceID: ws})
+		list, err := s.store.TemplateList(ctx, &driver.TemplateListParams{WorkspaceID: ws})
 		if err != nil {
 			return nil, wrapStoreError(err, "template", "")
 		}
@@ -185,7 +167,7 @@ func (s *Service) findProviderTemplate(ctx context.Context, ws, providerID, name
 	if name == "" || lang == "" {
 		return nil, notFound("template", providerID)
 	}
-	t, err := s.store.TemplateGetByName(ctx, &TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
+	t, err := s.store.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
 	if err != nil {
 		return nil, wrapStoreError(err, "template", fmt.Sprintf("%s/%s", name, lang))
 	}
@@ -201,7 +183,7 @@ func (s *Service) findProviderTemplate(ctx context.Context, ws, providerID, name
 // verification, so that a receiver asks the provider to deliver the event
 // again rather than drop it.
 func (s *Service) WorkspaceForAccount(ctx context.Context, channel, account string) (string, error) {
-	return s.workspaceFor(ctx, &ConnectionListParams{Channel: channel, AccountID: account}, account)
+	return s.workspaceFor(ctx, &driver.ConnectionListParams{Channel: channel, AccountID: account}, account)
 }
 
 // WorkspaceForOwner returns the workspace whose connection on channel
@@ -210,10 +192,10 @@ func (s *Service) WorkspaceForAccount(ctx context.Context, channel, account stri
 // verified). not_found when there is none; service_unavailable when the
 // only claims are pending verification, as for WorkspaceForAccount.
 func (s *Service) WorkspaceForOwner(ctx context.Context, channel, owner string) (string, error) {
-	return s.workspaceFor(ctx, &ConnectionListParams{Channel: channel, WABAID: owner}, owner)
+	return s.workspaceFor(ctx, &driver.ConnectionListParams{Channel: channel, WABAID: owner}, owner)
 }
 
-func (s *Service) workspaceFor(ctx context.Context, p *ConnectionListParams, id string) (string, error) {
+func (s *Service) workspaceFor(ctx context.Context, p *driver.ConnectionListParams, id string) (string, error) {
 	if id == "" {
 		return "", notFound("account", id)
 	}
@@ -228,7 +210,7 @@ func (s *Service) workspaceFor(ctx context.Context, p *ConnectionListParams, id 
 		if c.Holds() {
 			return c.WorkspaceID, nil
 		}
-		pending = pending || c.Status == ConnectionPending
+		pending = pending || c.Status == record.ConnectionPending
 	}
 	if pending {
 		// A claim waits for the provider's verdict: the event is neither

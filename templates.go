@@ -8,41 +8,27 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
-)
 
-// Template review states. Create submits a template for review (pending);
-// review moves it to approved or rejected; quality problems move an approved
-// template to paused or disabled; a paused template can be approved again
-// (unpaused) or disabled. Rejected and disabled are final. Only approved
-// templates can be sent.
-const (
-	// TemplateDraft extends the spec's states: a template being authored,
-	// editable, not yet submitted for review.
-	TemplateDraft    = "draft"
-	TemplatePending  = "pending"
-	TemplateApproved = "approved"
-	TemplateRejected = "rejected"
-	TemplatePaused   = "paused"
-	TemplateDisabled = "disabled"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // TemplateStatuses lists every review state.
 func TemplateStatuses() []string {
-	return []string{TemplateDraft, TemplatePending, TemplateApproved, TemplateRejected, TemplatePaused, TemplateDisabled}
+	return []string{record.TemplateDraft, record.TemplatePending, record.TemplateApproved, record.TemplateRejected, record.TemplatePaused, record.TemplateDisabled}
 }
 
 // templateFrom lists the states a template may move to status from.
 func templateFrom(status string) []string {
 	switch status {
-	case TemplateApproved:
-		return []string{TemplatePending, TemplatePaused}
-	case TemplateRejected:
-		return []string{TemplatePending}
-	case TemplatePaused:
-		return []string{TemplateApproved}
-	case TemplateDisabled:
-		return []string{TemplateApproved, TemplatePaused}
+	case record.TemplateApproved:
+		return []string{record.TemplatePending, record.TemplatePaused}
+	case record.TemplateRejected:
+		return []string{record.TemplatePending}
+	case record.TemplatePaused:
+		return []string{record.TemplateApproved}
+	case record.TemplateDisabled:
+		return []string{record.TemplateApproved, record.TemplatePaused}
 	}
 	return nil
 }
@@ -52,75 +38,6 @@ func templateFrom(status string) []string {
 // a state is not a transition.
 func TemplateTransitionAllowed(from, to string) bool {
 	return slices.Contains(templateFrom(to), from)
-}
-
-// Template categories.
-const (
-	CategoryMarketing      = "MARKETING"
-	CategoryUtility        = "UTILITY"
-	CategoryAuthentication = "AUTHENTICATION"
-)
-
-// Template authoring limits.
-const (
-	MaxTemplateName   = 512
-	MaxTemplateBody   = 1024
-	MaxTemplateHeader = 60
-	MaxTemplateFooter = 60
-	MaxQuickReplies   = 3
-	MaxCallToActions  = 2
-	MaxButtonText     = 25
-	MaxParamText      = 1024
-)
-
-// Template is a message template.
-type Template struct {
-	ID          string
-	WorkspaceID string
-	Name        string
-	Category    string
-	Language    string
-	Status      string
-	Components  []TemplateComponent
-	// StatusReason explains a rejection, pause or disablement.
-	StatusReason string
-	// Quality is the provider's quality rating of an approved template
-	// (GREEN, YELLOW, RED or UNKNOWN), when it reported one.
-	Quality string
-	// ProviderTemplateID is the channel provider's id of the template,
-	// once it was submitted (or listed by the provider).
-	ProviderTemplateID string
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-	// SendExample is a ready request for SendTemplate (POST
-	// /v1/messages/templates). It is derived, not stored.
-	SendExample *SendTemplateParams
-}
-
-// TemplateComponent is one part of a template: HEADER, BODY, FOOTER or
-// BUTTONS.
-type TemplateComponent struct {
-	Type string `json:"type"`
-	// Format of a HEADER: TEXT, IMAGE, VIDEO or DOCUMENT.
-	Format  string           `json:"format,omitempty"`
-	Text    string           `json:"text,omitempty"`
-	Buttons []TemplateButton `json:"buttons,omitempty"`
-	// Examples are sample values of the variables of a TEXT HEADER's or
-	// the BODY's text, in the order of their numbers ({{1}}, {{2}}, ...):
-	// the channel provider's reviewers see them, and SendExample uses
-	// them. Optional; when given, there is one per variable.
-	Examples []string `json:"examples,omitempty"`
-}
-
-// TemplateButton is a button of a BUTTONS component. Type is QUICK_REPLY,
-// URL or PHONE_NUMBER (call to action), or COPY_CODE.
-type TemplateButton struct {
-	Type        string `json:"type"`
-	Text        string `json:"text,omitempty"`
-	URL         string `json:"url,omitempty"`
-	PhoneNumber string `json:"phone_number,omitempty"`
-	// Example is a sample code for a COPY_CODE button.
-	Example string `json:"example,omitempty"`
 }
 
 // TemplateCreateParams are the fields of a template submitted for review.
@@ -146,7 +63,7 @@ var (
 // or a '{{' or '}}' is not part of a placeholder ("{{{1}}}", "}}{{"), which
 // would leave the number of variables open to interpretation.
 func TemplateVariables(field, text string) ([]int, error) {
-	return templateVariables(FieldPath(field), text)
+	return templateVariables(record.FieldPath(field), text)
 }
 
 // templateVariables is TemplateVariables of the text at path.
@@ -209,11 +126,11 @@ func validateTemplate(p *TemplateCreateParams) error {
 	if p.Name == "" {
 		return validationError("name", "is required")
 	}
-	if len(p.Name) > MaxTemplateName || !templateNameRe.MatchString(p.Name) {
-		return validationError("name", "must hold only lowercase letters, digits and underscores (at most %d)", MaxTemplateName)
+	if len(p.Name) > record.MaxTemplateName || !templateNameRe.MatchString(p.Name) {
+		return validationError("name", "must hold only lowercase letters, digits and underscores (at most %d)", record.MaxTemplateName)
 	}
 	switch p.Category {
-	case CategoryMarketing, CategoryUtility, CategoryAuthentication:
+	case record.CategoryMarketing, record.CategoryUtility, record.CategoryAuthentication:
 	default:
 		return validationError("category", "must be MARKETING, UTILITY or AUTHENTICATION (got %q)", p.Category)
 	}
@@ -225,7 +142,7 @@ func validateTemplate(p *TemplateCreateParams) error {
 	}
 	seen := map[string]bool{}
 	for i, c := range p.Components {
-		f := FieldPath("components").Index(i)
+		f := record.FieldPath("components").Index(i)
 		if seen[c.Type] {
 			return validationErrorAt(f.Member("type"), "a template has at most one %s component", c.Type)
 		}
@@ -260,7 +177,7 @@ func checkComponent(f Path, c TemplateComponent) error {
 			if c.Text == "" {
 				return validationErrorAt(f.Member("text"), "is required for a TEXT header")
 			}
-			if err := checkLen(f.Member("text"), c.Text, MaxTemplateHeader); err != nil {
+			if err := checkLen(f.Member("text"), c.Text, record.MaxTemplateHeader); err != nil {
 				return err
 			}
 			vars, err := templateVariables(f.Member("text"), c.Text)
@@ -281,14 +198,14 @@ func checkComponent(f Path, c TemplateComponent) error {
 		if strings.TrimSpace(c.Text) == "" {
 			return validationErrorAt(f.Member("text"), "is required for the BODY")
 		}
-		if err := checkLen(f.Member("text"), c.Text, MaxTemplateBody); err != nil {
+		if err := checkLen(f.Member("text"), c.Text, record.MaxTemplateBody); err != nil {
 			return err
 		}
 		if _, err := templateVariables(f.Member("text"), c.Text); err != nil {
 			return err
 		}
 	case "FOOTER":
-		if err := checkLen(f.Member("text"), c.Text, MaxTemplateFooter); err != nil {
+		if err := checkLen(f.Member("text"), c.Text, record.MaxTemplateFooter); err != nil {
 			return err
 		}
 		if c.Text == "" || strings.Contains(c.Text, "{{") {
@@ -323,7 +240,7 @@ func checkExamples(f Path, c TemplateComponent) error {
 		if strings.TrimSpace(ex) == "" {
 			return validationErrorAt(f.Member("examples").Index(i), "is required: a sample value of {{%d}}", i+1)
 		}
-		if err := checkLen(f.Member("examples").Index(i), ex, MaxParamText); err != nil {
+		if err := checkLen(f.Member("examples").Index(i), ex, record.MaxParamText); err != nil {
 			return err
 		}
 	}
@@ -341,7 +258,7 @@ func validateButtons(f Path, bs []TemplateButton) error {
 			if b.Text == "" {
 				return validationErrorAt(bf.Member("text"), "is required")
 			}
-			if err := checkLen(bf.Member("text"), b.Text, MaxButtonText); err != nil {
+			if err := checkLen(bf.Member("text"), b.Text, record.MaxButtonText); err != nil {
 				return err
 			}
 		}
@@ -372,10 +289,10 @@ func validateButtons(f Path, bs []TemplateButton) error {
 		}
 	}
 	switch {
-	case qr > MaxQuickReplies:
-		return validationErrorAt(f.Member("buttons"), "at most %d QUICK_REPLY buttons", MaxQuickReplies)
-	case cta > MaxCallToActions:
-		return validationErrorAt(f.Member("buttons"), "at most %d call-to-action (URL, PHONE_NUMBER) buttons", MaxCallToActions)
+	case qr > record.MaxQuickReplies:
+		return validationErrorAt(f.Member("buttons"), "at most %d QUICK_REPLY buttons", record.MaxQuickReplies)
+	case cta > record.MaxCallToActions:
+		return validationErrorAt(f.Member("buttons"), "at most %d call-to-action (URL, PHONE_NUMBER) buttons", record.MaxCallToActions)
 	case code > 1:
 		return validationErrorAt(f.Member("buttons"), "at most 1 COPY_CODE button")
 	}
@@ -399,14 +316,14 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 	}
 	status := p.Status
 	if status == "" {
-		status = TemplatePending
+		status = record.TemplatePending
 	}
 	if _, err := ts.svc.GetWorkspace(ctx, ts.ws); err != nil {
 		return nil, err
 	}
 	now := ts.svc.now()
 	t := &Template{
-		ID: NewID("tpl"), WorkspaceID: ts.ws, Name: p.Name, Category: p.Category, Language: p.Language,
+		ID: record.NewID("tpl"), WorkspaceID: ts.ws, Name: p.Name, Category: p.Category, Language: p.Language,
 		Status: status, Components: slices.Clone(p.Components), CreatedAt: now, UpdatedAt: now,
 	}
 	if err := ts.svc.store.TemplateCreate(ctx, t); err != nil {
@@ -415,9 +332,9 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 		}
 		return nil, wrapStoreError(err, "template", t.ID)
 	}
-	ts.svc.audit(ctx, ts.ws, AuditTemplateCreated, t.ID)
+	ts.svc.audit(ctx, ts.ws, record.AuditTemplateCreated, t.ID)
 	if p.Status == "" {
-		ts.svc.audit(ctx, ts.ws, AuditTemplateSubmitted, t.ID)
+		ts.svc.audit(ctx, ts.ws, record.AuditTemplateSubmitted, t.ID)
 		t = ts.svc.submitToProvider(ctx, t)
 	}
 	t.SendExample = SendExample(t)
@@ -425,7 +342,7 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 }
 
 func nameTaken(name, lang string) *Error {
-	return &Error{Code: CodeConflict, Field: "name", Path: FieldPath("name"), Message: fmt.Sprintf("name: a template %q in language %q already exists; submit a correction under a new name", name, lang)}
+	return &Error{Code: CodeConflict, Field: "name", Path: record.FieldPath("name"), Message: fmt.Sprintf("name: a template %q in language %q already exists; submit a correction under a new name", name, lang)}
 }
 
 // Update replaces the content of a draft template (name, category,
@@ -433,7 +350,7 @@ func nameTaken(name, lang string) *Error {
 // that was submitted cannot be edited: that is a conflict naming its
 // state. p.Status must be empty or draft.
 func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreateParams) (*Template, error) {
-	if p != nil && p.Status != "" && p.Status != TemplateDraft {
+	if p != nil && p.Status != "" && p.Status != record.TemplateDraft {
 		return nil, validationError("status", "an edit keeps a template a draft; submit it to send it for review")
 	}
 	if err := CheckTemplate(p); err != nil {
@@ -446,16 +363,16 @@ func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreatePar
 	next := *cur
 	next.Name, next.Category, next.Language, next.Components = p.Name, p.Category, p.Language, slices.Clone(p.Components)
 	next.UpdatedAt, next.SendExample = ts.svc.now(), nil
-	err = ts.svc.store.TemplateUpdate(ctx, &TemplateUpdateParams{Template: &next, From: []string{TemplateDraft}})
+	err = ts.svc.store.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &next, From: []string{record.TemplateDraft}})
 	switch {
-	case errors.Is(err, ErrStale):
+	case errors.Is(err, driver.ErrStale):
 		return nil, ts.notDraft(ctx, id, "edited")
 	case errors.Is(err, ErrConflict):
 		return nil, nameTaken(p.Name, p.Language)
 	case err != nil:
 		return nil, wrapStoreError(err, "template", id)
 	}
-	ts.svc.audit(ctx, ts.ws, AuditTemplateUpdated, id)
+	ts.svc.audit(ctx, ts.ws, record.AuditTemplateUpdated, id)
 	next.SendExample = SendExample(&next)
 	return &next, nil
 }
@@ -482,7 +399,7 @@ func (ts *Templates) Patch(ctx context.Context, id string, p *TemplatePatch) (*T
 	if err != nil {
 		return nil, err
 	}
-	if cur.Status != TemplateDraft {
+	if cur.Status != record.TemplateDraft {
 		return nil, notDraftError(cur.Status, "edited")
 	}
 	full := TemplateCreateParams{Name: cur.Name, Category: cur.Category, Language: cur.Language, Components: cur.Components}
@@ -512,7 +429,7 @@ func (ts *Templates) notDraft(ctx context.Context, id, what string) error {
 }
 
 func notDraftError(status, what string) *Error {
-	return &Error{Code: CodeConflict, Field: "status", Path: FieldPath("status"), Message: fmt.Sprintf("status: the template is %s; only a draft can be %s", status, what)}
+	return &Error{Code: CodeConflict, Field: "status", Path: record.FieldPath("status"), Message: fmt.Sprintf("status: the template is %s; only a draft can be %s", status, what)}
 }
 
 // Submit submits a draft template for review: it becomes pending (stored
@@ -528,15 +445,15 @@ func (ts *Templates) Submit(ctx context.Context, id string) (*Template, error) {
 		return nil, err
 	}
 	next := *cur
-	next.Status, next.StatusReason, next.UpdatedAt, next.SendExample = TemplatePending, "", ts.svc.now(), nil
-	err = ts.svc.store.TemplateUpdate(ctx, &TemplateUpdateParams{Template: &next, From: []string{TemplateDraft}})
-	if errors.Is(err, ErrStale) {
+	next.Status, next.StatusReason, next.UpdatedAt, next.SendExample = record.TemplatePending, "", ts.svc.now(), nil
+	err = ts.svc.store.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &next, From: []string{record.TemplateDraft}})
+	if errors.Is(err, driver.ErrStale) {
 		return nil, ts.notDraft(ctx, id, "submitted")
 	}
 	if err != nil {
 		return nil, wrapStoreError(err, "template", id)
 	}
-	ts.svc.audit(ctx, ts.ws, AuditTemplateSubmitted, id)
+	ts.svc.audit(ctx, ts.ws, record.AuditTemplateSubmitted, id)
 	t := ts.svc.submitToProvider(ctx, &next)
 	t.SendExample = SendExample(t)
 	return t, nil
@@ -557,7 +474,7 @@ func (ts *Templates) Delete(ctx context.Context, id string) error {
 	if err := ts.svc.store.TemplateDelete(ctx, ts.ws, id); err != nil {
 		return wrapStoreError(err, "template", id)
 	}
-	ts.svc.audit(ctx, ts.ws, AuditTemplateDeleted, id)
+	ts.svc.audit(ctx, ts.ws, record.AuditTemplateDeleted, id)
 	return nil
 }
 
@@ -568,34 +485,30 @@ func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (
 		return nil, err
 	}
 	from := templateFrom(status)
-	if from == nil && status != TemplatePending && status != TemplateDraft {
+	if from == nil && status != record.TemplatePending && status != record.TemplateDraft {
 		return nil, validationError("status", "must be one of approved, rejected, paused, disabled (got %q)", status)
 	}
 	var t *Template
-	err := ErrStale // no state moves back to pending or draft
+	err := driver.ErrStale // no state moves back to pending or draft
 	if from != nil {
-		t, err = ts.svc.store.TemplateSetStatus(ctx, &TemplateStatusParams{
+		t, err = ts.svc.store.TemplateSetStatus(ctx, &driver.TemplateStatusParams{
 			WorkspaceID: ts.ws, ID: id, From: from, To: status, Reason: reason, At: ts.svc.now(),
 		})
 	}
-	if errors.Is(err, ErrStale) {
+	if errors.Is(err, driver.ErrStale) {
 		cur, gerr := ts.Get(ctx, id)
 		if gerr != nil {
 			return nil, gerr
 		}
-		return nil, &Error{Code: CodeConflict, Field: "status", Path: FieldPath("status"), Message: fmt.Sprintf("status: a %s template cannot move to %s", cur.Status, status)}
+		return nil, &Error{Code: CodeConflict, Field: "status", Path: record.FieldPath("status"), Message: fmt.Sprintf("status: a %s template cannot move to %s", cur.Status, status)}
 	}
 	if err != nil {
 		return nil, wrapStoreError(err, "template", id)
 	}
-	ts.svc.audit(ctx, ts.ws, AuditTemplateStatusSet, id)
+	ts.svc.audit(ctx, ts.ws, record.AuditTemplateStatusSet, id)
 	t.SendExample = SendExample(t)
 	return t, nil
 }
-
-// TemplateStatusAny is the TemplateFilter.Status that lists templates in
-// every review state.
-const TemplateStatusAny = "any"
 
 // TemplateFilter filters List. Empty Category and Language do not filter.
 type TemplateFilter struct {
@@ -610,16 +523,6 @@ type TemplateFilter struct {
 	// ScopeReadTemplates (drafts and rejections are management data), and
 	// is forbidden otherwise. Nil means a trusted caller (Go code).
 	Caller *Principal
-}
-
-// TemplateListScopes returns the scopes an API key needs to list the
-// templates in review state status (as TemplateFilter.Status): read:templates
-// for approved ones, and manage:templates too for any other state.
-func TemplateListScopes(status string) []string {
-	if status == "" || status == TemplateApproved {
-		return []string{ScopeReadTemplates}
-	}
-	return []string{ScopeReadTemplates, ScopeManageTemplates}
 }
 
 // List returns the templates of the workspace in the review state of
@@ -640,14 +543,14 @@ func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, 
 	status := filt.Status
 	switch {
 	case status == "":
-		status = TemplateApproved
-	case status == TemplateStatusAny:
+		status = record.TemplateApproved
+	case status == record.TemplateStatusAny:
 		status = ""
 	case !slices.Contains(TemplateStatuses(), status):
-		return nil, validationError("status", "must be one of %s or %s (got %q)", strings.Join(TemplateStatuses(), ", "), TemplateStatusAny, status)
+		return nil, validationError("status", "must be one of %s or %s (got %q)", strings.Join(TemplateStatuses(), ", "), record.TemplateStatusAny, status)
 	}
 	if caller != nil {
-		for _, sc := range TemplateListScopes(filt.Status) {
+		for _, sc := range record.TemplateListScopes(filt.Status) {
 			if err := caller.Require(sc); err != nil {
 				return nil, err
 			}
@@ -655,7 +558,7 @@ func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, 
 	}
 	if filt.Category != "" {
 		switch filt.Category {
-		case CategoryMarketing, CategoryUtility, CategoryAuthentication:
+		case record.CategoryMarketing, record.CategoryUtility, record.CategoryAuthentication:
 		default:
 			return nil, validationError("category", "must be MARKETING, UTILITY or AUTHENTICATION (got %q)", filt.Category)
 		}
@@ -663,7 +566,7 @@ func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, 
 	if filt.Language != "" && !languageRe.MatchString(filt.Language) {
 		return nil, validationError("language", "must be a language code such as en, sw or en_US (got %q)", filt.Language)
 	}
-	list, err := ts.svc.store.TemplateList(ctx, &TemplateListParams{
+	list, err := ts.svc.store.TemplateList(ctx, &driver.TemplateListParams{
 		WorkspaceID: ts.ws, Status: status, Category: filt.Category, Language: filt.Language,
 	})
 	if err != nil {
@@ -692,25 +595,13 @@ func (ts *Templates) Get(ctx context.Context, id string) (*Template, error) {
 	return t, nil
 }
 
-// example is the example of variable {{i+1}} of c, or def when c has
-// none.
-func (c TemplateComponent) example(i int, def string) string {
-	if i < len(c.Examples) && c.Examples[i] != "" {
-		return c.Examples[i]
-	}
-	return def
-}
-
-// ExampleRecipient is the recipient used in send examples.
-const ExampleRecipient = "+14155550123"
-
 // SendExample builds a ready request for sending t: one example text
 // parameter for every variable (the component's Examples when it has
 // them), a header component with a media link when the
 // header is IMAGE, VIDEO or DOCUMENT, and a button component for every URL
 // button with a dynamic suffix and every COPY_CODE button.
 func SendExample(t *Template) *SendTemplateParams {
-	ex := &SendTemplateParams{To: ExampleRecipient, TemplateName: t.Name, Language: t.Language}
+	ex := &SendTemplateParams{To: record.ExampleRecipient, TemplateName: t.Name, Language: t.Language}
 	for _, c := range t.Components {
 		switch c.Type {
 		case "HEADER":
@@ -722,7 +613,7 @@ func SendExample(t *Template) *SendTemplateParams {
 				}})
 			default:
 				if vars, _ := TemplateVariables("header", c.Text); len(vars) > 0 {
-					ex.Components = append(ex.Components, SendComponent{Type: "header", Parameters: []SendParameter{{Type: "text", Text: c.example(0, "example header")}}})
+					ex.Components = append(ex.Components, SendComponent{Type: "header", Parameters: []SendParameter{{Type: "text", Text: c.Example(0, "example header")}}})
 				}
 			}
 		case "BODY":
@@ -730,7 +621,7 @@ func SendExample(t *Template) *SendTemplateParams {
 			if len(vars) > 0 {
 				ps := make([]SendParameter, len(vars))
 				for i := range ps {
-					ps[i] = SendParameter{Type: "text", Text: c.example(i, fmt.Sprintf("example %d", i+1))}
+					ps[i] = SendParameter{Type: "text", Text: c.Example(i, fmt.Sprintf("example %d", i+1))}
 				}
 				ex.Components = append(ex.Components, SendComponent{Type: "body", Parameters: ps})
 			}

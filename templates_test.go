@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -55,7 +57,7 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 		{"name with dash", approved("order-update", okBody), "name"},
 		{"name with space", approved("order update", okBody), "name"},
 		{"name with accent", approved("commandé", okBody), "name"},
-		{"name too long", approved(strings.Repeat("a", messaging.MaxTemplateName+1), okBody), "name"},
+		{"name too long", approved(strings.Repeat("a", record.MaxTemplateName+1), okBody), "name"},
 		{"missing category", &messaging.TemplateCreateParams{Name: "x", Language: "en", Components: []messaging.TemplateComponent{okBody}}, "category"},
 		{"lowercase category", &messaging.TemplateCreateParams{Name: "x", Category: "marketing", Language: "en", Components: []messaging.TemplateComponent{okBody}}, "category"},
 		{"unknown category", &messaging.TemplateCreateParams{Name: "x", Category: "PROMO", Language: "en", Components: []messaging.TemplateComponent{okBody}}, "category"},
@@ -68,7 +70,7 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 		{"no BODY", approved("x", header("Hi"), footer("Bye")), "components"},
 		{"empty body", approved("x", body("")), "components[0].text"},
 		{"blank body", approved("x", body("   ")), "components[0].text"},
-		{"body 1025 chars", approved("x", body(runes('é', messaging.MaxTemplateBody+1))), "components[0].text"},
+		{"body 1025 chars", approved("x", body(runes('é', record.MaxTemplateBody+1))), "components[0].text"},
 		{"variables with gaps", approved("x", body("Hi {{1}}, order {{3}}")), "components[0].text"},
 		{"variables not from 1", approved("x", body("Hi {{2}}")), "components[0].text"},
 		{"malformed variable x", approved("x", body("Hi {{x}}")), "components[0].text"},
@@ -76,12 +78,12 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 		{"variable leading zero", approved("x", body("Hi {{01}}")), "components[0].text"},
 		{"variable with spaces", approved("x", body("Hi {{ 1 }}")), "components[0].text"},
 		{"unbalanced braces", approved("x", body("Hi {{1}")), "components[0].text"},
-		{"header 61 chars", approved("x", header(strings.Repeat("h", messaging.MaxTemplateHeader+1)), okBody), "components[0].text"},
+		{"header 61 chars", approved("x", header(strings.Repeat("h", record.MaxTemplateHeader+1)), okBody), "components[0].text"},
 		{"header without text", approved("x", header(""), okBody), "components[0].text"},
 		{"header with two variables", approved("x", header("{{1}} and {{2}}"), okBody), "components[0].text"},
 		{"header unknown format", approved("x", mediaHeader("GIF"), okBody), "components[0].format"},
 		{"image header with text", approved("x", messaging.TemplateComponent{Type: "HEADER", Format: "IMAGE", Text: "hi"}, okBody), "components[0].text"},
-		{"footer 61 chars", approved("x", okBody, footer(strings.Repeat("f", messaging.MaxTemplateFooter+1))), "components[1].text"},
+		{"footer 61 chars", approved("x", okBody, footer(strings.Repeat("f", record.MaxTemplateFooter+1))), "components[1].text"},
 		{"empty footer", approved("x", okBody, footer("")), "components[1].text"},
 		{"footer with variable", approved("x", okBody, footer("Ref {{1}}")), "components[1].text"},
 		{"format on body", approved("x", messaging.TemplateComponent{Type: "BODY", Format: "TEXT", Text: "Hi"}), "components[0].format"},
@@ -98,7 +100,7 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 		{"2 copy code buttons", approved("x", okBody, buttons(
 			messaging.TemplateButton{Type: "COPY_CODE", Example: "A1"}, messaging.TemplateButton{Type: "COPY_CODE", Example: "B2"})), "components[1].buttons"},
 		{"button without text", approved("x", okBody, buttons(quickReply(""))), "components[1].buttons[0].text"},
-		{"button text 26 chars", approved("x", okBody, buttons(quickReply(strings.Repeat("b", messaging.MaxButtonText+1)))), "components[1].buttons[0].text"},
+		{"button text 26 chars", approved("x", okBody, buttons(quickReply(strings.Repeat("b", record.MaxButtonText+1)))), "components[1].buttons[0].text"},
 		{"unknown button type", approved("x", okBody, buttons(messaging.TemplateButton{Type: "FLOW", Text: "Go"})), "components[1].buttons[0].type"},
 		{"URL button not a URL", approved("x", okBody, buttons(urlButton("example.com/track"))), "components[1].buttons[0].url"},
 		{"URL button variable in the middle", approved("x", okBody, buttons(urlButton("https://example.com/{{1}}/track"))), "components[1].buttons[0].url"},
@@ -111,7 +113,7 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 		{"more examples than variables", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}", Examples: []string{"Ann", "Bob"}}), "components[0].examples"},
 		{"examples without variables", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi", Examples: []string{"Ann"}}), "components[0].examples"},
 		{"blank example", approved("x", messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}} {{2}}", Examples: []string{"Ann", " "}}), "components[0].examples[1]"},
-		{"example too long", approved("x", header("Hi {{1}}"), messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}", Examples: []string{strings.Repeat("e", messaging.MaxParamText+1)}}), "components[1].examples[0]"},
+		{"example too long", approved("x", header("Hi {{1}}"), messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}", Examples: []string{strings.Repeat("e", record.MaxParamText+1)}}), "components[1].examples[0]"},
 		{"copy code example 16 chars", approved("x", okBody, buttons(messaging.TemplateButton{Type: "COPY_CODE", Example: strings.Repeat("C", 16)})), "components[1].buttons[0].example"},
 	}
 	for _, tc := range tests {
@@ -139,7 +141,7 @@ func TestTemplateCreateBadInputs(t *testing.T) {
 // leaving the draft unchanged.
 func TestCheckTemplateIsUpdatesRule(t *testing.T) {
 	f := setup(t)
-	good := &messaging.TemplateCreateParams{Name: "order_update", Category: "UTILITY", Language: "en", Status: messaging.TemplateDraft,
+	good := &messaging.TemplateCreateParams{Name: "order_update", Category: "UTILITY", Language: "en", Status: record.TemplateDraft,
 		Components: []messaging.TemplateComponent{header("Order {{1}}"), body("Hi {{1}}, it ships {{2}}"), footer("Thanks"), buttons(quickReply("OK"))}}
 	if err := messaging.CheckTemplate(good); err != nil {
 		t.Fatalf("CheckTemplate refused a valid template: %v", err)
@@ -170,7 +172,7 @@ func TestTemplateCreateLimitsAccepted(t *testing.T) {
 		name  string
 		comps []messaging.TemplateComponent
 	}{
-		{"body 1024 chars", []messaging.TemplateComponent{body(runes('é', messaging.MaxTemplateBody))}},
+		{"body 1024 chars", []messaging.TemplateComponent{body(runes('é', record.MaxTemplateBody))}},
 		{"header and footer 60 chars", []messaging.TemplateComponent{header(runes('h', 60)), body("Hi"), footer(runes('f', 60))}},
 		{"3 quick replies", []messaging.TemplateComponent{body("Hi"), buttons(quickReply("a"), quickReply("b"), quickReply("c"))}},
 		{"2 call to actions", []messaging.TemplateComponent{body("Hi"), buttons(urlButton("https://a.example/{{1}}"),
@@ -197,11 +199,11 @@ func TestTemplateCreate(t *testing.T) {
 	tpl := f.mustTemplate(t, f.acme, p)
 	want := &messaging.Template{
 		ID: tpl.ID, WorkspaceID: "acme", Name: "order_update", Category: "UTILITY", Language: "en",
-		Status: messaging.TemplatePending, Components: p.Components, CreatedAt: t0, UpdatedAt: t0,
+		Status: record.TemplatePending, Components: p.Components, CreatedAt: t0, UpdatedAt: t0,
 		// Created without a status, it was submitted to the provider,
 		// which gave it its id.
 		ProviderTemplateID: "fake-tpl-1",
-		SendExample: &messaging.SendTemplateParams{To: messaging.ExampleRecipient, TemplateName: "order_update", Language: "en",
+		SendExample: &messaging.SendTemplateParams{To: record.ExampleRecipient, TemplateName: "order_update", Language: "en",
 			Components: []messaging.SendComponent{{Type: "body", Parameters: textParams("example 1")}}},
 	}
 	if d := cmp.Diff(want, tpl); d != "" {
@@ -314,7 +316,7 @@ func TestTemplateSetStatusBadInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != messaging.TemplatePending {
+	if got.Status != record.TemplatePending {
 		t.Errorf("status = %s, want pending", got.Status)
 	}
 }
@@ -405,7 +407,7 @@ func TestTemplateSendExample(t *testing.T) {
 					messaging.TemplateButton{Type: "COPY_CODE", Example: "SAVE10"},
 				)),
 			want: &messaging.SendTemplateParams{
-				To: messaging.ExampleRecipient, TemplateName: "order_shipped", Language: "en",
+				To: record.ExampleRecipient, TemplateName: "order_shipped", Language: "en",
 				Components: []messaging.SendComponent{
 					{Type: "header", Parameters: textParams("example header")},
 					{Type: "body", Parameters: textParams("example 1", "example 2")},
@@ -418,7 +420,7 @@ func TestTemplateSendExample(t *testing.T) {
 			name: "document header",
 			p:    approved("invoice_ready", mediaHeader("DOCUMENT"), body("Invoice {{1}} is attached.")),
 			want: &messaging.SendTemplateParams{
-				To: messaging.ExampleRecipient, TemplateName: "invoice_ready", Language: "en",
+				To: record.ExampleRecipient, TemplateName: "invoice_ready", Language: "en",
 				Components: []messaging.SendComponent{
 					{Type: "header", Parameters: []messaging.SendParameter{{Type: "document", Link: "https://example.com/sample.pdf"}}},
 					{Type: "body", Parameters: textParams("example 1")},
@@ -429,7 +431,7 @@ func TestTemplateSendExample(t *testing.T) {
 			name: "image header without variables",
 			p:    approved("promo_image", mediaHeader("IMAGE"), body("New arrivals!")),
 			want: &messaging.SendTemplateParams{
-				To: messaging.ExampleRecipient, TemplateName: "promo_image", Language: "en",
+				To: record.ExampleRecipient, TemplateName: "promo_image", Language: "en",
 				Components: []messaging.SendComponent{
 					{Type: "header", Parameters: []messaging.SendParameter{{Type: "image", Link: "https://example.com/sample.jpg"}}},
 				},
@@ -440,7 +442,7 @@ func TestTemplateSendExample(t *testing.T) {
 			p: approved("order_own", messaging.TemplateComponent{Type: "HEADER", Format: "TEXT", Text: "Order {{1}}", Examples: []string{"#42"}},
 				messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}, it ships {{2}}.", Examples: []string{"Ann", "Monday"}}),
 			want: &messaging.SendTemplateParams{
-				To: messaging.ExampleRecipient, TemplateName: "order_own", Language: "en",
+				To: record.ExampleRecipient, TemplateName: "order_own", Language: "en",
 				Components: []messaging.SendComponent{
 					{Type: "header", Parameters: textParams("#42")},
 					{Type: "body", Parameters: textParams("Ann", "Monday")},
@@ -450,7 +452,7 @@ func TestTemplateSendExample(t *testing.T) {
 		{
 			name: "no variables",
 			p:    approved("thanks", header("Thanks"), body("Thank you!"), buttons(quickReply("Yes"), urlButton("https://example.com"))),
-			want: &messaging.SendTemplateParams{To: messaging.ExampleRecipient, TemplateName: "thanks", Language: "en"},
+			want: &messaging.SendTemplateParams{To: record.ExampleRecipient, TemplateName: "thanks", Language: "en"},
 		},
 	}
 	for _, tc := range tests {
@@ -643,7 +645,7 @@ func TestSendTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantRes := &messaging.SendResult{MessageID: res.MessageID, ConversationID: messaging.ConversationID("acme", "whatsapp", kenya),
+		wantRes := &messaging.SendResult{MessageID: res.MessageID, ConversationID: record.ConversationID("acme", "whatsapp", kenya),
 			Status: "queued", Channel: "whatsapp", To: kenya}
 		if d := cmp.Diff(wantRes, res); d != "" {
 			t.Errorf("SendResult (-want +got):\n%s", d)
@@ -653,7 +655,7 @@ func TestSendTemplate(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := &msgView{ID: res.MessageID, WorkspaceID: "acme", ConversationID: res.ConversationID,
-			Channel: "whatsapp", To: kenya, Direction: "outbound", Status: "queued", Type: messaging.TypeTemplate,
+			Channel: "whatsapp", To: kenya, Direction: "outbound", Status: "queued", Type: record.TypeTemplate,
 			TemplateName: "hello_name", Language: "en", Components: comps, CreatedAt: t0, UpdatedAt: t0}
 		if d := cmp.Diff(want, viewOf(got)); d != "" {
 			t.Errorf("Get (-want +got):\n%s", d)
@@ -764,14 +766,14 @@ func TestTemplateListStatus(t *testing.T) {
 	ts := f.acme.Templates
 	mk := func(name, status string) {
 		t.Helper()
-		if _, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: name, Category: messaging.CategoryUtility, Language: "en",
+		if _, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: name, Category: record.CategoryUtility, Language: "en",
 			Status: status, Components: []messaging.TemplateComponent{body("Hi")}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mk("a_draft", messaging.TemplateDraft)
-	mk("b_approved", messaging.TemplateApproved)
-	mk("c_rejected", messaging.TemplateRejected)
+	mk("a_draft", record.TemplateDraft)
+	mk("b_approved", record.TemplateApproved)
+	mk("c_rejected", record.TemplateRejected)
 	if _, err := f.other.Templates.Create(f.ctx, approved("other_approved", body("Hi"))); err != nil {
 		t.Fatal(err)
 	}
@@ -787,8 +789,8 @@ func TestTemplateListStatus(t *testing.T) {
 		}
 		return out
 	}
-	reader := &messaging.Principal{WorkspaceID: "acme", Scopes: []string{messaging.ScopeReadTemplates}}
-	manager := &messaging.Principal{WorkspaceID: "acme", Scopes: []string{messaging.ScopeReadTemplates, messaging.ScopeManageTemplates}}
+	reader := &messaging.Principal{WorkspaceID: "acme", Scopes: []string{record.ScopeReadTemplates}}
+	manager := &messaging.Principal{WorkspaceID: "acme", Scopes: []string{record.ScopeReadTemplates, record.ScopeManageTemplates}}
 	for _, c := range []struct {
 		filt *messaging.TemplateFilter
 		want []string
@@ -808,8 +810,8 @@ func TestTemplateListStatus(t *testing.T) {
 	for _, st := range []string{"any", "draft", "pending"} {
 		_, err := ts.List(f.ctx, &messaging.TemplateFilter{Status: st, Caller: reader})
 		e := wantError(t, err, messaging.CodeForbidden, "")
-		if !strings.Contains(e.Message, messaging.ScopeManageTemplates) {
-			t.Errorf("status %s: %q does not name %s", st, e.Message, messaging.ScopeManageTemplates)
+		if !strings.Contains(e.Message, record.ScopeManageTemplates) {
+			t.Errorf("status %s: %q does not name %s", st, e.Message, record.ScopeManageTemplates)
 		}
 	}
 	for _, st := range []string{"APPROVED", "all", "archived", " approved"} {
@@ -828,16 +830,16 @@ func TestTemplatePatch(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	ts := f.acme.Templates
-	d, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "promo", Category: messaging.CategoryUtility, Language: "en",
-		Status: messaging.TemplateDraft, Components: []messaging.TemplateComponent{body("Hi {{1}}")}})
+	d, err := ts.Create(f.ctx, &messaging.TemplateCreateParams{Name: "promo", Category: record.CategoryUtility, Language: "en",
+		Status: record.TemplateDraft, Components: []messaging.TemplateComponent{body("Hi {{1}}")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Category: ptr(messaging.CategoryMarketing)})
+	got, err := ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Category: ptr(record.CategoryMarketing)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Name != "promo" || got.Language != "en" || got.Category != messaging.CategoryMarketing || got.Status != messaging.TemplateDraft ||
+	if got.Name != "promo" || got.Language != "en" || got.Category != record.CategoryMarketing || got.Status != record.TemplateDraft ||
 		len(got.Components) != 1 || got.Components[0].Text != "Hi {{1}}" {
 		t.Errorf("after a category patch: %+v", got)
 	}
@@ -845,7 +847,7 @@ func TestTemplatePatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Name != "promo_v2" || got.Category != messaging.CategoryMarketing || got.Components[0].Text != "Hello {{1}} {{2}}" {
+	if got.Name != "promo_v2" || got.Category != record.CategoryMarketing || got.Components[0].Text != "Hello {{1}} {{2}}" {
 		t.Errorf("after a name and components patch: %+v", got)
 	}
 	_, err = ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{})
@@ -863,13 +865,13 @@ func TestTemplatePatch(t *testing.T) {
 	if _, err := ts.Submit(f.ctx, d.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Category: ptr(messaging.CategoryUtility)})
+	_, err = ts.Patch(f.ctx, d.ID, &messaging.TemplatePatch{Category: ptr(record.CategoryUtility)})
 	e := wantError(t, err, messaging.CodeConflict, "status")
 	if !strings.Contains(e.Message, "pending") {
 		t.Errorf("conflict %q does not name the state pending", e.Message)
 	}
 	after, _ := ts.Get(f.ctx, d.ID)
-	if after.Category != messaging.CategoryMarketing || after.Name != "promo_v2" {
+	if after.Category != record.CategoryMarketing || after.Name != "promo_v2" {
 		t.Errorf("a refused patch changed the template: %+v", after)
 	}
 }

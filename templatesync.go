@@ -7,6 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
@@ -27,12 +30,6 @@ type TemplateSyncOptions struct {
 	// before a sync hands it over again. Zero means one minute.
 	ResubmitAfter time.Duration
 }
-
-// Defaults of TemplateSyncOptions.
-const (
-	DefaultTemplateSyncEvery = time.Hour
-	DefaultTemplateSyncLease = 5 * time.Minute
-)
 
 // templateSender returns the provider's template capability and the
 // workspace's WhatsApp sender (nil without credentials); ok is false when
@@ -81,13 +78,13 @@ func (s *Service) submitToProvider(ctx context.Context, t *Template) *Template {
 		log("template kept pending: the provider refused the connection's credentials", err)
 		return t
 	case errors.As(err, &se) && !se.Retryable:
-		next.Status, next.StatusReason = TemplateRejected, FailureReason(se.Code, se.Text)
+		next.Status, next.StatusReason = record.TemplateRejected, FailureReason(se.Code, se.Text)
 	default:
 		log("template kept pending: submitting it to the provider failed; the template sync hands it over again", err)
 		return t
 	}
 	next.UpdatedAt = s.now()
-	if err := s.store.TemplateUpdate(context.WithoutCancel(ctx), &TemplateUpdateParams{Template: &next, From: []string{TemplatePending}}); err != nil {
+	if err := s.store.TemplateUpdate(context.WithoutCancel(ctx), &driver.TemplateUpdateParams{Template: &next, From: []string{record.TemplatePending}}); err != nil {
 		// A review event may have moved it already; the stored record wins.
 		if cur, gerr := s.store.TemplateGet(context.WithoutCancel(ctx), t.WorkspaceID, t.ID); gerr == nil {
 			return cur
@@ -108,7 +105,7 @@ func noneReason(r string) string {
 // deleteAtProvider deletes a submitted template at the provider when it
 // manages templates.
 func (s *Service) deleteAtProvider(ctx context.Context, t *Template) error {
-	if t.Status == TemplateDraft {
+	if t.Status == record.TemplateDraft {
 		return nil
 	}
 	tm, snd, ok, err := s.templateSender(ctx, t.WorkspaceID)
@@ -128,7 +125,7 @@ func (s *Service) deleteAtProvider(ctx context.Context, t *Template) error {
 		if se.Credentials {
 			s.credentialsRefused(context.WithoutCancel(ctx), t.WorkspaceID, ChannelWhatsApp, se, started)
 		}
-		return &Error{Code: CodeConflict, Field: "template", Path: FieldPath("template"), Message: fmt.Sprintf("template: the channel provider refused to delete it: %s; it was kept", FailureReason(se.Code, se.Text)), Err: err}
+		return &Error{Code: CodeConflict, Field: "template", Path: record.FieldPath("template"), Message: fmt.Sprintf("template: the channel provider refused to delete it: %s; it was kept", FailureReason(se.Code, se.Text)), Err: err}
 	}
 	return &Error{Code: CodeServiceUnavailable, Message: "the channel provider could not be reached to delete the template; it was kept, try again later", Err: err}
 }
@@ -154,27 +151,27 @@ type TemplateSyncResult struct {
 func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*TemplateSyncResult, error) {
 	tl, ok := s.providerFor(ChannelWhatsApp).(TemplateLister)
 	if !ok {
-		return nil, &Error{Code: CodeConflict, Field: "provider", Path: FieldPath("provider"), Message: "provider: the channel provider does not list templates"}
+		return nil, &Error{Code: CodeConflict, Field: "provider", Path: record.FieldPath("provider"), Message: "provider: the channel provider does not list templates"}
 	}
 	snd, err := s.ChannelSender(ctx, workspaceID, ChannelWhatsApp)
 	if err != nil || snd == nil || snd.WABAID == "" {
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, senderError(err, ChannelWhatsApp)
 		}
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: FieldPath("channel"), Message: "channel: whatsapp has no connection with a WABA id to sync templates from"}
+		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"), Message: "channel: whatsapp has no connection with a WABA id to sync templates from"}
 	}
 	now := s.now()
-	held, err := s.store.LeaseAcquire(ctx, &LeaseParams{Name: "template-sync:" + snd.WABAID, Owner: s.owner, Now: now, Until: now.Add(s.syncOpts.Lease)})
+	held, err := s.store.LeaseAcquire(ctx, &driver.LeaseParams{Name: "template-sync:" + snd.WABAID, Owner: s.owner, Now: now, Until: now.Add(s.syncOpts.Lease)})
 	if err != nil {
 		return nil, wrapStoreError(err, "lease", "")
 	}
 	if !held {
 		f := s.spec(ChannelWhatsApp).Owner.Name
-		return nil, &Error{Code: CodeConflict, Field: f, Path: FieldPath(f), Message: f + ": another instance is syncing this account's templates"}
+		return nil, &Error{Code: CodeConflict, Field: f, Path: record.FieldPath(f), Message: f + ": another instance is syncing this account's templates"}
 	}
 	defer func() {
 		// Release: the next scheduled sync of any instance may run.
-		_, _ = s.store.LeaseAcquire(context.WithoutCancel(ctx), &LeaseParams{Name: "template-sync:" + snd.WABAID, Owner: s.owner, Now: s.now(), Until: s.now()})
+		_, _ = s.store.LeaseAcquire(context.WithoutCancel(ctx), &driver.LeaseParams{Name: "template-sync:" + snd.WABAID, Owner: s.owner, Now: s.now(), Until: s.now()})
 	}()
 	list, err := tl.ListTemplates(ctx, snd)
 	if err != nil {
@@ -186,7 +183,7 @@ func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*Templ
 				s.credentialsRefused(context.WithoutCancel(ctx), workspaceID, ChannelWhatsApp, se, now)
 			}
 		}
-		_, _ = s.store.ConnectionUpdate(context.WithoutCancel(ctx), &ConnectionUpdateParams{WorkspaceID: workspaceID, Channel: ChannelWhatsApp,
+		_, _ = s.store.ConnectionUpdate(context.WithoutCancel(ctx), &driver.ConnectionUpdateParams{WorkspaceID: workspaceID, Channel: ChannelWhatsApp,
 			Generation: snd.Generation, SyncError: reason, At: s.now()})
 		s.log.WarnContext(ctx, "template sync failed; the cached list is kept", "workspace", workspaceID, "reason", reason)
 		return nil, &Error{Code: CodeServiceUnavailable, Message: "template sync failed, the cached list is kept: " + reason, Err: err}
@@ -196,7 +193,7 @@ func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*Templ
 		return nil, err
 	}
 	at := s.now()
-	if _, err := s.store.ConnectionUpdate(ctx, &ConnectionUpdateParams{WorkspaceID: workspaceID, Channel: ChannelWhatsApp,
+	if _, err := s.store.ConnectionUpdate(ctx, &driver.ConnectionUpdateParams{WorkspaceID: workspaceID, Channel: ChannelWhatsApp,
 		Generation: snd.Generation, SyncedAt: &at, At: at}); err != nil {
 		return nil, wrapStoreError(err, "connection", ChannelWhatsApp)
 	}
@@ -207,7 +204,7 @@ func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*Templ
 // provider listed at listedAt.
 func (s *Service) applyTemplateList(ctx context.Context, ws string, list []*ProviderTemplate, listedAt time.Time) (*TemplateSyncResult, error) {
 	res := &TemplateSyncResult{Listed: len(list)}
-	local, err := s.store.TemplateList(ctx, &TemplateListParams{WorkspaceID: ws})
+	local, err := s.store.TemplateList(ctx, &driver.TemplateListParams{WorkspaceID: ws})
 	if err != nil {
 		return nil, wrapStoreError(err, "template", "")
 	}
@@ -224,13 +221,13 @@ func (s *Service) applyTemplateList(ctx context.Context, ws string, list []*Prov
 				break
 			}
 		}
-		if cur != nil && cur.Status == TemplateDraft {
+		if cur != nil && cur.Status == record.TemplateDraft {
 			continue // a local draft that happens to share the name: not ours to change
 		}
 		next := Template{WorkspaceID: ws, Name: pt.Name, Language: pt.Language, Category: pt.Category, Status: st,
 			StatusReason: noneReason(pt.Reason), Quality: pt.Quality, ProviderTemplateID: pt.ID, Components: pt.Components}
 		if cur == nil {
-			next.ID, next.CreatedAt, next.UpdatedAt = NewID("tpl"), s.now(), s.now()
+			next.ID, next.CreatedAt, next.UpdatedAt = record.NewID("tpl"), s.now(), s.now()
 			if err := s.store.TemplateCreate(ctx, &next); err != nil {
 				return nil, wrapStoreError(err, "template", next.ID)
 			}
@@ -247,8 +244,8 @@ func (s *Service) applyTemplateList(ctx context.Context, ws string, list []*Prov
 			continue
 		}
 		next.UpdatedAt = s.now()
-		if err := s.store.TemplateUpdate(ctx, &TemplateUpdateParams{Template: &next, From: []string{cur.Status}}); err != nil {
-			if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
+		if err := s.store.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &next, From: []string{cur.Status}}); err != nil {
+			if errors.Is(err, driver.ErrStale) || errors.Is(err, ErrNotFound) {
 				continue // changed meanwhile (an event): the next sync sees it
 			}
 			return nil, wrapStoreError(err, "template", cur.ID)
@@ -257,10 +254,10 @@ func (s *Service) applyTemplateList(ctx context.Context, ws string, list []*Prov
 	}
 	for _, t := range local {
 		switch {
-		case seen[t.ID] || t.Status == TemplateDraft:
-		case t.Status == TemplatePending && t.ProviderTemplateID == "":
+		case seen[t.ID] || t.Status == record.TemplateDraft:
+		case t.Status == record.TemplatePending && t.ProviderTemplateID == "":
 			if listedAt.Sub(t.UpdatedAt) >= s.syncOpts.ResubmitAfter {
-				if up := s.submitToProvider(ctx, t); up.ProviderTemplateID != "" || up.Status != TemplatePending {
+				if up := s.submitToProvider(ctx, t); up.ProviderTemplateID != "" || up.Status != record.TemplatePending {
 					res.Resubmitted++
 				}
 			}
@@ -289,7 +286,7 @@ func sameTemplate(a, b *Template) bool {
 // WABA id; failures
 // are logged (and recorded on the connection by SyncTemplates).
 func (s *Service) syncAll(ctx context.Context) {
-	list, err := s.store.ConnectionList(ctx, &ConnectionListParams{Channel: ChannelWhatsApp})
+	list, err := s.store.ConnectionList(ctx, &driver.ConnectionListParams{Channel: ChannelWhatsApp})
 	if err != nil {
 		s.log.ErrorContext(ctx, "template sync: listing connections failed", "err", err)
 		return

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -23,10 +25,10 @@ func TestUnconfirmedSendsSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([2]string{"", messaging.UnconfirmedResend}, policy(w)); d != "" {
+	if d := cmp.Diff([2]string{"", record.UnconfirmedResend}, policy(w)); d != "" {
 		t.Errorf("a new workspace (stored, active) (-want +got):\n%s", d)
 	}
-	reject := messaging.OutsideWindowReject
+	reject := record.OutsideWindowReject
 	if _, err := f.svc.SetWorkspaceSettings(f.ctx, "acme", &messaging.WorkspaceSettings{OutsideWindow: &reject}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestUnconfirmedSendsSetting(t *testing.T) {
 		{"fail", &messaging.WorkspaceSettings{UnconfirmedSends: str("fail")}, [2]string{"fail", "fail"}},
 		{"other setting only", &messaging.WorkspaceSettings{OptOutKeywords: &[]string{"halt"}}, [2]string{"fail", "fail"}},
 		{"resend", &messaging.WorkspaceSettings{UnconfirmedSends: str("resend")}, [2]string{"", "resend"}},
-		{"fail again", &messaging.WorkspaceSettings{UnconfirmedSends: str(messaging.UnconfirmedFail)}, [2]string{"fail", "fail"}},
+		{"fail again", &messaging.WorkspaceSettings{UnconfirmedSends: str(record.UnconfirmedFail)}, [2]string{"fail", "fail"}},
 		{"empty", &messaging.WorkspaceSettings{UnconfirmedSends: str("")}, [2]string{"", "resend"}},
 	} {
 		got, err := f.svc.SetWorkspaceSettings(f.ctx, "acme", c.set)
@@ -60,7 +62,7 @@ func TestUnconfirmedSendsSetting(t *testing.T) {
 		}
 	}
 
-	w, err = f.svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "careful", UnconfirmedSends: messaging.UnconfirmedFail})
+	w, err = f.svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "careful", UnconfirmedSends: record.UnconfirmedFail})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestUnconfirmedSendsSetting(t *testing.T) {
 	if d := cmp.Diff([][2]string{{"fail", "fail"}, {"fail", "fail"}}, [][2]string{policy(w), policy(stored)}); d != "" {
 		t.Errorf("created with fail (returned, stored) (-want +got):\n%s", d)
 	}
-	if w, err := f.svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "eager", UnconfirmedSends: messaging.UnconfirmedResend}); err != nil || w.UnconfirmedSends != "" {
+	if w, err := f.svc.CreateWorkspace(f.ctx, &messaging.CreateWorkspaceParams{ID: "eager", UnconfirmedSends: record.UnconfirmedResend}); err != nil || w.UnconfirmedSends != "" {
 		t.Errorf("created with resend: %+v, %v; want it stored as empty", w, err)
 	}
 }
@@ -83,7 +85,7 @@ func TestUnconfirmedSendsSetting(t *testing.T) {
 func TestUnconfirmedSendsRefused(t *testing.T) {
 	f := setup(t)
 	for _, bad := range []string{"sometimes", "Fail", " resend", "reject"} {
-		reject := messaging.OutsideWindowReject
+		reject := record.OutsideWindowReject
 		_, err := f.svc.SetWorkspaceSettings(f.ctx, "acme", &messaging.WorkspaceSettings{OutsideWindow: &reject, UnconfirmedSends: &bad,
 			OptOutKeywords: &[]string{"halt"}})
 		e := wantError(t, err, messaging.CodeValidation, "unconfirmed_sends")

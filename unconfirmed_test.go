@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -19,7 +23,7 @@ import (
 type hangFixture struct {
 	ctx   context.Context
 	svc   *messaging.Service
-	store messaging.Store
+	store driver.Store
 	clock *fakeClock
 	prov  *fakeprovider.Provider
 	ws    *messaging.Workspace
@@ -27,7 +31,7 @@ type hangFixture struct {
 
 const testConfirmWindow = 5 * time.Minute
 
-func setupHang(t *testing.T, store messaging.Store) *hangFixture {
+func setupHang(t *testing.T, store driver.Store) *hangFixture {
 	t.Helper()
 	f := &hangFixture{ctx: context.Background(), store: store, clock: newFakeClock(t0)}
 	f.prov = fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: f.clock.Now, DeliveredAfter: -1})
@@ -193,7 +197,7 @@ func TestCrashBeforeTheAnswer(t *testing.T) {
 	t.Parallel()
 	f := setupHang(t, memstore.New())
 	id := f.send(t)
-	if got, err := f.store.MessageClaim(f.ctx, &messaging.MessageClaimParams{Owner: "dead", Now: f.clock.Now(), Lease: time.Minute, Limit: 1}); err != nil || len(got) != 1 {
+	if got, err := f.store.MessageClaim(f.ctx, &driver.MessageClaimParams{Owner: "dead", Now: f.clock.Now(), Lease: time.Minute, Limit: 1}); err != nil || len(got) != 1 {
 		t.Fatalf("the dead dispatcher's claim: %v, %v", got, err)
 	}
 	f.clock.Advance(time.Minute)
@@ -328,7 +332,7 @@ func TestHangingSenderLeavesWorkers(t *testing.T) {
 func TestUnknownOutcomeFailsUnderPolicyFail(t *testing.T) {
 	t.Parallel()
 	f := setupHang(t, memstore.New())
-	fail := messaging.UnconfirmedFail
+	fail := record.UnconfirmedFail
 	if _, err := f.svc.SetWorkspaceSettings(f.ctx, "acme", &messaging.WorkspaceSettings{UnconfirmedSends: &fail}); err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +342,7 @@ func TestUnknownOutcomeFailsUnderPolicyFail(t *testing.T) {
 	f.clock.Advance(testConfirmWindow)
 	f.dispatch(t)
 	m := f.stored(t, id)
-	want := "[" + messaging.ProviderCodeUnconfirmed + "] The provider did not confirm the send within 5m0s; it may or may not have reached the recipient"
+	want := "[" + defaults.ProviderCodeUnconfirmed + "] The provider did not confirm the send within 5m0s; it may or may not have reached the recipient"
 	if n := f.requests(id); n != 1 || m.Status != messaging.StatusFailed || m.FailureReason != want {
 		t.Fatalf("after the window: %d requests, %s %q; want 1, failed %q", n, m.Status, m.FailureReason, want)
 	}
@@ -351,7 +355,7 @@ func TestUnknownOutcomeFailsUnderPolicyFail(t *testing.T) {
 // readHookStore runs a hook once, after the first call of the wrapped method
 // it is set on, to change the store between a read and a write.
 type readHookStore struct {
-	messaging.Store
+	driver.Store
 	mu            sync.Mutex
 	onWorkspace   func()
 	onMessageRead func()
@@ -388,7 +392,7 @@ func TestConfirmationWinsOverTheUnconfirmedFailure(t *testing.T) {
 	t.Parallel()
 	hs := &readHookStore{Store: memstore.New()}
 	f := setupHang(t, hs)
-	fail := messaging.UnconfirmedFail
+	fail := record.UnconfirmedFail
 	if _, err := f.svc.SetWorkspaceSettings(f.ctx, "acme", &messaging.WorkspaceSettings{UnconfirmedSends: &fail}); err != nil {
 		t.Fatal(err)
 	}

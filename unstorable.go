@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging/internal/textcheck"
 )
 
@@ -78,7 +80,7 @@ func sendTexts(p *SendParams) error {
 func sendTemplateTexts(p *SendTemplateParams) error {
 	t := new(texts).at(nil, "to", p.To, "template_name", p.TemplateName, "language", p.Language)
 	for i, c := range p.Components {
-		at := FieldPath("components").Index(i)
+		at := record.FieldPath("components").Index(i)
 		t.at(at, "type", c.Type, "sub_type", c.SubType)
 		for j, q := range c.Parameters {
 			t.at(at.Member("parameters").Index(j), "type", q.Type, "text", q.Text, "link", q.Link, "filename", q.Filename,
@@ -91,7 +93,7 @@ func sendTemplateTexts(p *SendTemplateParams) error {
 func templateTexts(p *TemplateCreateParams) error {
 	t := new(texts).at(nil, "name", p.Name, "category", p.Category, "language", p.Language)
 	for i, c := range p.Components {
-		at := FieldPath("components").Index(i)
+		at := record.FieldPath("components").Index(i)
 		t.at(at, "type", c.Type, "format", c.Format, "text", c.Text)
 		for j, b := range c.Buttons {
 			t.at(at.Member("buttons").Index(j), "type", b.Type, "text", b.Text, "url", b.URL, "phone_number", b.PhoneNumber,
@@ -142,7 +144,7 @@ func inboundTexts(in *InboundMessage) error {
 	t := new(texts).at(nil, "workspaceID", in.WorkspaceID, "channel", in.Channel, "from", in.From,
 		"providerMessageID", in.ProviderMessageID, "type", in.Type, "text", in.Text, "mediaURL", in.MediaURL, "caption", in.Caption)
 	if c := in.Content; c != nil {
-		inboundContentTexts(t, FieldPath("content"), c)
+		inboundContentTexts(t, record.FieldPath("content"), c)
 	}
 	return t.result()
 }
@@ -204,7 +206,7 @@ func workspaceSettingsTexts(p *WorkspaceSettings) error {
 func keyCreateTexts(p *KeyCreateParams) error {
 	t := new(texts).at(nil, "name", p.Name).list(nil, "scopes", p.Scopes).at(nil, "key", p.Key)
 	if c := p.Creator; c != nil {
-		t.at(FieldPath("creator"), "workspaceID", c.WorkspaceID, "keyID", c.KeyID).list(FieldPath("creator"), "scopes", c.Scopes)
+		t.at(record.FieldPath("creator"), "workspaceID", c.WorkspaceID, "keyID", c.KeyID).list(record.FieldPath("creator"), "scopes", c.Scopes)
 	}
 	return t.result()
 }

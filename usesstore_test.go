@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -15,16 +17,16 @@ import (
 // another store of the type, a wrapper of it, nil, and a store of a type
 // that == cannot compare (without panicking) are false.
 func TestUsesStore(t *testing.T) {
-	type wrapper struct{ messaging.Store }
+	type wrapper struct{ driver.Store }
 	type uncomparable struct {
-		messaging.Store
+		driver.Store
 		tags []string
 	}
 	st := memstore.New()
 	odd := uncomparable{Store: st}
 	for _, c := range []struct {
 		name  string
-		on, x messaging.Store
+		on, x driver.Store
 		want  bool
 	}{
 		{"the same store", st, st, true},
@@ -46,7 +48,7 @@ func TestUsesStore(t *testing.T) {
 
 // pingStore is a store whose Ping answers err.
 type pingStore struct {
-	messaging.Store
+	driver.Store
 	err error
 }
 
@@ -55,7 +57,7 @@ func (s pingStore) Ping(context.Context) error { return s.err }
 // TestPing: Service.Ping answers what its store's Ping answers,
 // unchanged, so that errors.Is finds ErrSchemaVersion.
 func TestPing(t *testing.T) {
-	for _, want := range []error{nil, fmt.Errorf("pgstore: %w", messaging.ErrSchemaVersion)} {
+	for _, want := range []error{nil, fmt.Errorf("pgstore: %w", driver.ErrSchemaVersion)} {
 		svc, err := messaging.New(pingStore{memstore.New(), want}, fakeprovider.New(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -63,7 +65,7 @@ func TestPing(t *testing.T) {
 		if got := svc.Ping(context.Background()); got != want {
 			t.Errorf("Ping = %v, want %v", got, want)
 		}
-		if want != nil && !errors.Is(svc.Ping(context.Background()), messaging.ErrSchemaVersion) {
+		if want != nil && !errors.Is(svc.Ping(context.Background()), driver.ErrSchemaVersion) {
 			t.Error("Ping's error does not wrap ErrSchemaVersion")
 		}
 	}

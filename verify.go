@@ -8,6 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
@@ -53,11 +56,6 @@ type VerificationError struct {
 func (e *VerificationError) Error() string {
 	return fmt.Sprintf("messaging: the provider refused %s: %s", e.Field, FailureReason(e.Code, e.Text))
 }
-
-// CodeUnverified is the code of the retryable SendError a send through a
-// connection the provider has not verified fails with (see
-// Service.ChannelSender).
-const CodeUnverified = "pending_verification"
 
 // EventChannelStatusUpdated is announced to a workspace when the provider's
 // verdict changes the state of one of its channel connections: verified
@@ -107,13 +105,6 @@ type ConnectionCheckOptions struct {
 	// means DefaultVerifyTimeout.
 	Timeout time.Duration
 }
-
-// Defaults of ConnectionCheckOptions.
-const (
-	DefaultConnectionCheckEvery = time.Minute
-	DefaultConnectionRecheck    = 6 * time.Hour
-	DefaultVerifyTimeout        = 20 * time.Second
-)
 
 // providerReason is the text of a provider error for a status reason.
 func providerReason(err error) string {
@@ -174,12 +165,12 @@ func (s *Service) verifyStored(ctx context.Context, v ConnectionVerifier, c *Cha
 	var refused *VerificationError
 	switch {
 	case errors.As(verr, &refused):
-		s.connectionVerdict(ctx, c, ConnectionError, FailureReason(refused.Code, refused.Text))
+		s.connectionVerdict(ctx, c, record.ConnectionError, FailureReason(refused.Code, refused.Text))
 		return nil
 	case verr != nil:
 		return &unknownVerdict{verr}
 	}
-	p := &ConnectionVerifiedParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel, Generation: c.Generation, FromStatus: c.Status, At: s.now()}
+	p := &driver.ConnectionVerifiedParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel, Generation: c.Generation, FromStatus: c.Status, At: s.now()}
 	if acct != nil {
 		p.DisplayPhoneNumber = acct.DisplayPhoneNumber
 	}
@@ -187,17 +178,17 @@ func (s *Service) verifyStored(ctx context.Context, v ConnectionVerifier, c *Cha
 	superseded, err := s.store.ConnectionVerified(ctx, p)
 	switch {
 	case errors.Is(err, ErrConflict):
-		s.connectionVerdict(ctx, c, ConnectionError, "the account is connected to another workspace, which proved control of it")
+		s.connectionVerdict(ctx, c, record.ConnectionError, "the account is connected to another workspace, which proved control of it")
 		return nil
-	case errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound):
+	case errors.Is(err, driver.ErrStale) || errors.Is(err, ErrNotFound):
 		return nil // credentials replaced or disconnected meanwhile
 	case err != nil:
 		return err
 	}
 	s.supersede(ctx, superseded, before)
-	if c.Status != ConnectionConnected {
-		s.audit(ctx, c.WorkspaceID, AuditChannelVerified, c.Channel)
-		s.announceChannel(ctx, c, c.Status, ConnectionConnected, "")
+	if c.Status != record.ConnectionConnected {
+		s.audit(ctx, c.WorkspaceID, record.AuditChannelVerified, c.Channel)
+		s.announceChannel(ctx, c, c.Status, record.ConnectionConnected, "")
 		// The account's templates are synchronised now rather than at the
 		// next hourly pass.
 		if _, ok := s.providerFor(ChannelWhatsApp).(TemplateLister); ok && c.Channel == ChannelWhatsApp && c.WABAID != "" {
@@ -215,7 +206,7 @@ func (s *Service) connectionVerdict(ctx context.Context, c *ChannelConnection, s
 	if c.Status == status && c.StatusReason == reason {
 		return
 	}
-	ok, err := s.store.ConnectionUpdate(ctx, &ConnectionUpdateParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel,
+	ok, err := s.store.ConnectionUpdate(ctx, &driver.ConnectionUpdateParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel,
 		Generation: c.Generation, Status: status, StatusReason: reason, FromStatus: c.Status, FromReason: c.StatusReason, At: s.now()})
 	if err != nil {
 		s.log.ErrorContext(ctx, "recording a connection's verification failed", "workspace", c.WorkspaceID, "channel", c.Channel, "err", err)
@@ -226,7 +217,7 @@ func (s *Service) connectionVerdict(ctx context.Context, c *ChannelConnection, s
 	}
 	s.log.WarnContext(ctx, "the provider did not verify a connection", "workspace", c.WorkspaceID, "channel", c.Channel, "reason", reason)
 	if c.Status != status {
-		s.audit(ctx, c.WorkspaceID, AuditChannelRefused, c.Channel)
+		s.audit(ctx, c.WorkspaceID, record.AuditChannelRefused, c.Channel)
 		s.announceChannel(ctx, c, c.Status, status, reason)
 	}
 }
@@ -237,9 +228,9 @@ func (s *Service) connectionVerdict(ctx context.Context, c *ChannelConnection, s
 // each was. A failed read leaves the statuses unknown (empty).
 func (s *Service) claimants(ctx context.Context, c *ChannelConnection) map[[2]string]string {
 	out := map[[2]string]string{}
-	ps := []*ConnectionListParams{{Channel: c.Channel, AccountID: c.AccountID}}
+	ps := []*driver.ConnectionListParams{{Channel: c.Channel, AccountID: c.AccountID}}
 	if c.WABAID != "" {
-		ps = append(ps, &ConnectionListParams{WABAID: c.WABAID})
+		ps = append(ps, &driver.ConnectionListParams{WABAID: c.WABAID})
 	}
 	for _, p := range ps {
 		list, err := s.store.ConnectionList(ctx, p)
@@ -261,8 +252,8 @@ func (s *Service) claimants(ctx context.Context, c *ChannelConnection) map[[2]st
 func (s *Service) supersede(ctx context.Context, superseded []*ChannelConnection, before map[[2]string]string) {
 	for _, o := range superseded {
 		s.log.WarnContext(ctx, "a connection was superseded by another workspace's verified one", "workspace", o.WorkspaceID, "channel", o.Channel, "account_id", o.AccountID)
-		s.audit(WithActor(ctx, "provider"), o.WorkspaceID, AuditChannelSuperseded, o.Channel)
-		s.announceChannel(ctx, o, before[[2]string{o.WorkspaceID, o.Channel}], ConnectionError, ReasonSuperseded)
+		s.audit(WithActor(ctx, "provider"), o.WorkspaceID, record.AuditChannelSuperseded, o.Channel)
+		s.announceChannel(ctx, o, before[[2]string{o.WorkspaceID, o.Channel}], record.ConnectionError, record.ReasonSuperseded)
 	}
 }
 
@@ -272,7 +263,7 @@ func (s *Service) supersede(ctx context.Context, superseded []*ChannelConnection
 // subscribers.
 func (s *Service) announceChannel(ctx context.Context, c *ChannelConnection, prev, status, reason string) {
 	ctx = context.WithoutCancel(ctx)
-	ev := &Event{ID: NewID("evt"), Type: EventChannelStatusUpdated, CreatedAt: s.now(), WorkspaceID: c.WorkspaceID,
+	ev := &Event{ID: record.NewID("evt"), Type: EventChannelStatusUpdated, CreatedAt: s.now(), WorkspaceID: c.WorkspaceID,
 		Data: ChannelEventData{Channel: c.Channel, AccountID: c.AccountID, Status: status, PreviousStatus: prev, Reason: reason, At: s.now()}}
 	rec, err := ev.record()
 	if err == nil {
@@ -283,7 +274,7 @@ func (s *Service) announceChannel(ctx context.Context, c *ChannelConnection, pre
 				break
 			}
 			if e.DisabledAt == nil && (len(e.Events) == 0 || slices.Contains(e.Events, EventChannelStatusUpdated)) {
-				_, err = s.store.WebhookQueueEvent(ctx, &WebhookQueueParams{EndpointID: e.ID, Event: rec})
+				_, err = s.store.WebhookQueueEvent(ctx, &driver.WebhookQueueParams{EndpointID: e.ID, Event: rec})
 			}
 		}
 	}
@@ -304,14 +295,14 @@ func (s *Service) checkConnections(ctx context.Context) {
 	// that a long pass is never run by two instances at once.
 	take := func() bool {
 		t := s.now()
-		held, err := s.store.LeaseAcquire(ctx, &LeaseParams{Name: "connection-check", Owner: s.owner, Now: t,
+		held, err := s.store.LeaseAcquire(ctx, &driver.LeaseParams{Name: "connection-check", Owner: s.owner, Now: t,
 			Until: t.Add(max(s.checkOpts.Every, time.Minute) + s.checkOpts.Timeout)})
 		return err == nil && held
 	}
 	if !take() {
 		return
 	}
-	list, err := s.store.ConnectionList(ctx, &ConnectionListParams{})
+	list, err := s.store.ConnectionList(ctx, &driver.ConnectionListParams{})
 	if err != nil {
 		s.log.ErrorContext(ctx, "connection checks: listing connections failed", "err", err)
 		return
@@ -341,9 +332,9 @@ func (s *Service) checkConnections(ctx context.Context) {
 // new credentials usually help it.
 func connectionDue(c *ChannelConnection, old time.Time) bool {
 	switch {
-	case c.Status == ConnectionDisconnected:
+	case c.Status == record.ConnectionDisconnected:
 		return false
-	case c.Status == ConnectionPending:
+	case c.Status == record.ConnectionPending:
 		return true
 	case c.VerifiedAt != nil:
 		return !c.VerifiedAt.After(old)

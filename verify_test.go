@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 )
@@ -97,7 +100,7 @@ func TestSquatterCannotConnectAnotherBusinessAccount(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the owner's connect: %v", err)
 	}
-	if c.Status != messaging.ConnectionConnected || c.VerifiedAt == nil || !c.VerifiedAt.Equal(t0) {
+	if c.Status != record.ConnectionConnected || c.VerifiedAt == nil || !c.VerifiedAt.Equal(t0) {
 		t.Errorf("owner's connection: status %s, verified %v; want connected, verified at %v", c.Status, c.VerifiedAt, t0)
 	}
 	if ws, err := f.svc.WorkspaceForAccount(f.ctx, messaging.ChannelWhatsApp, "1234"); err != nil || ws != "acme" {
@@ -132,7 +135,7 @@ func TestUnverifiedClaimNeverBlocksTheOwner(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect while the provider is down: %v", err)
 	}
-	if c.Status != messaging.ConnectionPending || c.VerifiedAt != nil || c.StatusReason == "" {
+	if c.Status != record.ConnectionPending || c.VerifiedAt != nil || c.StatusReason == "" {
 		t.Errorf("connection = %s (%q), verified %v; want pending_verification with a reason, unverified", c.Status, c.StatusReason, c.VerifiedAt)
 	}
 	_, err = f.svc.Workspace("other").Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"})
@@ -143,8 +146,8 @@ func TestUnverifiedClaimNeverBlocksTheOwner(t *testing.T) {
 		t.Errorf("WorkspaceForAccount of a pending claim: %q, %v; want service_unavailable", ws, err)
 	}
 	var se *messaging.SendError
-	if _, err := f.svc.ChannelSender(f.ctx, "other", "whatsapp"); !errors.As(err, &se) || se.Code != messaging.CodeUnverified || !se.Retryable {
-		t.Errorf("ChannelSender of an unverified connection: %v; want a retryable %s SendError", err, messaging.CodeUnverified)
+	if _, err := f.svc.ChannelSender(f.ctx, "other", "whatsapp"); !errors.As(err, &se) || se.Code != record.CodeUnverified || !se.Retryable {
+		t.Errorf("ChannelSender of an unverified connection: %v; want a retryable %s SendError", err, record.CodeUnverified)
 	}
 
 	prov.set(nil)
@@ -156,23 +159,23 @@ func TestUnverifiedClaimNeverBlocksTheOwner(t *testing.T) {
 		t.Errorf("WorkspaceForAccount = %q, %v; want acme", ws, err)
 	}
 	lost, err := connection(f.ctx, f.svc, "other", "whatsapp")
-	if err != nil || lost.Status != messaging.ConnectionError || lost.StatusReason != messaging.ReasonSuperseded {
-		t.Errorf("the squatter's connection = %+v, %v; want error, %q", lost, err, messaging.ReasonSuperseded)
+	if err != nil || lost.Status != record.ConnectionError || lost.StatusReason != record.ReasonSuperseded {
+		t.Errorf("the squatter's connection = %+v, %v; want error, %q", lost, err, record.ReasonSuperseded)
 	}
-	if got := auditActions(t, f, "other"); len(got) == 0 || got[len(got)-1] != messaging.AuditChannelSuperseded {
-		t.Errorf("other's audit = %v; want it to end with %s", got, messaging.AuditChannelSuperseded)
+	if got := auditActions(t, f, "other"); len(got) == 0 || got[len(got)-1] != record.AuditChannelSuperseded {
+		t.Errorf("other's audit = %v; want it to end with %s", got, record.AuditChannelSuperseded)
 	}
 	got := channelEvents(events)
-	if len(got) != 1 || got[0].Status != messaging.ConnectionError || got[0].PreviousStatus != messaging.ConnectionPending ||
-		got[0].Reason != messaging.ReasonSuperseded || got[0].AccountID != "1234" {
+	if len(got) != 1 || got[0].Status != record.ConnectionError || got[0].PreviousStatus != record.ConnectionPending ||
+		got[0].Reason != record.ReasonSuperseded || got[0].AccountID != "1234" {
 		t.Errorf("channel events = %+v; want one: pending -> error, superseded", got)
 	}
 	// Superseded, it sends nothing, and waiting does not help.
-	if _, err := f.svc.ChannelSender(f.ctx, "other", "whatsapp"); !errors.As(err, &se) || se.Code != messaging.CodeUnverified || se.Retryable {
-		t.Errorf("ChannelSender of a superseded connection: %v; want a permanent %s SendError", err, messaging.CodeUnverified)
+	if _, err := f.svc.ChannelSender(f.ctx, "other", "whatsapp"); !errors.As(err, &se) || se.Code != record.CodeUnverified || se.Retryable {
+		t.Errorf("ChannelSender of a superseded connection: %v; want a permanent %s SendError", err, record.CodeUnverified)
 	}
 	// Its later verification cannot take the account back.
-	if st, err := f.svc.Workspace("other").Channels.Verify(f.ctx, "whatsapp"); err != nil || st.Status != messaging.ConnectionError || st.Connection.Holds() {
+	if st, err := f.svc.Workspace("other").Channels.Verify(f.ctx, "whatsapp"); err != nil || st.Status != record.ConnectionError || st.Connection.Holds() {
 		t.Errorf("verifying the superseded claim: %+v, %v; want error, not holding", st, err)
 	}
 }
@@ -198,7 +201,7 @@ func TestConnectionChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	messaging.CheckConnections(f.ctx, f.svc)
-	if c, _ := connection(f.ctx, f.svc, "acme", "whatsapp"); c.Status != messaging.ConnectionPending {
+	if c, _ := connection(f.ctx, f.svc, "acme", "whatsapp"); c.Status != record.ConnectionPending {
 		t.Errorf("after a check while the provider is down: %s, want pending_verification", c.Status)
 	}
 	if err := send(); messaging.ErrorCode(err) != messaging.CodeChannelUnavailable {
@@ -211,19 +214,19 @@ func TestConnectionChecks(t *testing.T) {
 	f.clock.Advance(time.Minute)
 	messaging.CheckConnections(f.ctx, f.svc)
 	c, _ := connection(f.ctx, f.svc, "acme", "whatsapp")
-	if c.Status != messaging.ConnectionConnected || c.DisplayPhoneNumber != "+254700111222" || c.VerifiedAt == nil || !c.VerifiedAt.Equal(f.clock.Now()) {
+	if c.Status != record.ConnectionConnected || c.DisplayPhoneNumber != "+254700111222" || c.VerifiedAt == nil || !c.VerifiedAt.Equal(f.clock.Now()) {
 		t.Errorf("after the provider answered: %+v; want connected with the provider's number, verified now", c)
 	}
 	if err := send(); err != nil {
 		t.Errorf("send through the verified connection: %v", err)
 	}
-	if got := channelEvents(events); len(got) != 1 || got[0].Status != messaging.ConnectionConnected || got[0].PreviousStatus != messaging.ConnectionPending {
+	if got := channelEvents(events); len(got) != 1 || got[0].Status != record.ConnectionConnected || got[0].PreviousStatus != record.ConnectionPending {
 		t.Errorf("channel events = %+v; want pending -> connected", got)
 	}
 
 	// Not due: a proof younger than Recheck is not asked again.
 	calls := prov.count()
-	f.clock.Advance(messaging.DefaultConnectionRecheck - time.Minute)
+	f.clock.Advance(defaults.DefaultConnectionRecheck - time.Minute)
 	messaging.CheckConnections(f.ctx, f.svc)
 	if prov.count() != calls {
 		t.Errorf("a check before Recheck asked the provider %d times, want 0", prov.count()-calls)
@@ -235,14 +238,14 @@ func TestConnectionChecks(t *testing.T) {
 	f.clock.Advance(2 * time.Minute)
 	messaging.CheckConnections(f.ctx, f.svc)
 	c, _ = connection(f.ctx, f.svc, "acme", "whatsapp")
-	if c.Status != messaging.ConnectionError || c.StatusReason != "[190] Error validating access token: The user has not authorized application" || !c.Holds() {
+	if c.Status != record.ConnectionError || c.StatusReason != "[190] Error validating access token: The user has not authorized application" || !c.Holds() {
 		t.Errorf("after the revoked token's check: %+v; want error with the provider's reason, still holding the account", c)
 	}
-	if got := channelEvents(events); len(got) != 1 || got[0].Status != messaging.ConnectionError || got[0].Reason != c.StatusReason {
+	if got := channelEvents(events); len(got) != 1 || got[0].Status != record.ConnectionError || got[0].Reason != c.StatusReason {
 		t.Errorf("channel events = %+v; want connected -> error", got)
 	}
-	if got := auditActions(t, f, "acme"); len(got) < 2 || got[len(got)-1] != messaging.AuditChannelRefused {
-		t.Errorf("acme's audit = %v; want it to end with %s", got, messaging.AuditChannelRefused)
+	if got := auditActions(t, f, "acme"); len(got) < 2 || got[len(got)-1] != record.AuditChannelRefused {
+		t.Errorf("acme's audit = %v; want it to end with %s", got, record.AuditChannelRefused)
 	}
 }
 
@@ -280,7 +283,7 @@ func TestHolderKeepsItsConnectionWhenTheProviderIsDown(t *testing.T) {
 	_, err := connect(f.ctx, f.svc, waConnect("acme", "1234", "5555", "EAAGrotated-2"))
 	wantError(t, err, messaging.CodeServiceUnavailable, "")
 	c, err := connection(f.ctx, f.svc, "acme", "whatsapp")
-	if err != nil || c.Status != messaging.ConnectionConnected || c.TokenHint != "en-1" || !c.Holds() {
+	if err != nil || c.Status != record.ConnectionConnected || c.TokenHint != "en-1" || !c.Holds() {
 		t.Errorf("connection after the unverifiable replacement = %+v, %v; want the proven one, connected", c, err)
 	}
 	if _, err := f.svc.Workspace("acme").Messages.Send(f.ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"}); err != nil {
@@ -303,7 +306,7 @@ func TestRefusedConnectionsAreNotAskedEveryPass(t *testing.T) {
 		return nil, &messaging.VerificationError{Field: "waba_id", Code: "100", Text: "cannot be loaded"}
 	})
 	messaging.CheckConnections(f.ctx, f.svc)
-	if c, _ := connection(f.ctx, f.svc, "acme", "whatsapp"); c.Status != messaging.ConnectionError || c.StatusReason != "[100] cannot be loaded" {
+	if c, _ := connection(f.ctx, f.svc, "acme", "whatsapp"); c.Status != record.ConnectionError || c.StatusReason != "[100] cannot be loaded" {
 		t.Fatalf("after the refusal: %s %q; want error [100] cannot be loaded", c.Status, c.StatusReason)
 	}
 	calls := prov.count()
@@ -312,7 +315,7 @@ func TestRefusedConnectionsAreNotAskedEveryPass(t *testing.T) {
 	if prov.count() != calls {
 		t.Errorf("a pass an hour after the refusal asked the provider %d times, want 0", prov.count()-calls)
 	}
-	f.clock.Advance(messaging.DefaultConnectionRecheck)
+	f.clock.Advance(defaults.DefaultConnectionRecheck)
 	messaging.CheckConnections(f.ctx, f.svc)
 	if prov.count() != calls+1 {
 		t.Errorf("a pass after Recheck asked the provider %d times, want 1", prov.count()-calls)

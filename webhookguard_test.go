@@ -9,18 +9,21 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
 )
 
 // recordingStore keeps the outcome of every webhook delivery attempt.
 type recordingStore struct {
-	messaging.Store
+	driver.Store
 	mu      sync.Mutex
-	records []messaging.WebhookRecordParams
+	records []driver.WebhookRecordParams
 }
 
-func (s *recordingStore) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+func (s *recordingStore) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams) error {
 	s.mu.Lock()
 	s.records = append(s.records, *p)
 	s.mu.Unlock()
@@ -63,7 +66,7 @@ func guardedAttempt(t *testing.T, rawURL string, opts messaging.WebhookOptions) 
 		t.Fatalf("%s: %d outcomes recorded", rawURL, len(st.records))
 	}
 	r := st.records[0]
-	if r.State == messaging.DeliveryDelivered {
+	if r.State == record.DeliveryDelivered {
 		return ""
 	}
 	return r.LastError
@@ -72,7 +75,7 @@ func guardedAttempt(t *testing.T, rawURL string, opts messaging.WebhookOptions) 
 // createAnyWebhook creates an endpoint in st at rawURL, whatever address
 // it names, through a service with AllowPrivate and the zero secret key of
 // the tests.
-func createAnyWebhook(st messaging.Store, ws, rawURL string) (*messaging.WebhookEndpoint, string, error) {
+func createAnyWebhook(st driver.Store, ws, rawURL string) (*messaging.WebhookEndpoint, string, error) {
 	svc, err := messaging.New(st, newScripted(), &messaging.Options{SecretKey: make([]byte, 32), Webhooks: messaging.WebhookOptions{AllowPrivate: true}})
 	if err != nil {
 		return nil, "", err

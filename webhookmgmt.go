@@ -15,6 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/webhooksig"
 )
 
@@ -33,14 +37,6 @@ const (
 func WebhookEventTypes() []string {
 	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventChannelStatusUpdated, EventWebhookTest}
 }
-
-// MaxWebhookDescription is the most characters of a webhook endpoint's
-// description.
-const MaxWebhookDescription = 500
-
-// WebhookSecretOverlap is how long the previous secret of an endpoint
-// keeps signing deliveries after Webhooks.RotateSecret, beside the new one.
-const WebhookSecretOverlap = 24 * time.Hour
 
 // webhookEvents validates and normalizes the event types of an endpoint:
 // sorted, without duplicates; nil when empty (every type).
@@ -66,7 +62,7 @@ func webhookEvents(events []string) ([]string, error) {
 // AllowPrivate). Other names are checked when a delivery connects, after
 // resolution.
 func (s *Service) validateWebhookURL(raw string) error {
-	if err := validateHTTPURL(FieldPath("url"), raw); err != nil {
+	if err := validateHTTPURL(record.FieldPath("url"), raw); err != nil {
 		return err
 	}
 	u, _ := url.Parse(raw)
@@ -113,10 +109,6 @@ type WebhookTestResult struct {
 	Error string
 }
 
-// MaxWebhookDeliveryPage is the most deliveries of one page of
-// Webhooks.Deliveries.
-const MaxWebhookDeliveryPage = 100
-
 // WebhookDeliveryID returns the id of a delivery in the API: "whd_"
 // followed by its Seq.
 func WebhookDeliveryID(d *WebhookDelivery) string { return "whd_" + strconv.FormatInt(d.Seq, 10) }
@@ -137,7 +129,7 @@ func (s *Service) QueueWebhookEvent(ctx context.Context, workspaceID, endpointID
 	if err != nil {
 		return "", false, err
 	}
-	queued, err = s.store.WebhookQueueEvent(ctx, &WebhookQueueParams{EndpointID: endpointID, Event: ev})
+	queued, err = s.store.WebhookQueueEvent(ctx, &driver.WebhookQueueParams{EndpointID: endpointID, Event: ev})
 	if err != nil {
 		return "", false, wrapStoreError(err, "webhook", endpointID)
 	}
@@ -155,12 +147,12 @@ func (s *Service) QueueWebhookEvent(ctx context.Context, workspaceID, endpointID
 // the write and its event are stored together or not at all. The store
 // must be this Service's (Store); call WebhooksQueued once it
 // queued the event. QueueWebhookEvent says who receives such an event.
-func (s *Service) WebhookEvent(workspaceID, subjectID, typ string, data any) (*EventRecord, error) {
+func (s *Service) WebhookEvent(workspaceID, subjectID, typ string, data any) (*driver.EventRecord, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
 	}
-	ev := &Event{ID: NewID("evt"), Type: typ, CreatedAt: s.now(), WorkspaceID: workspaceID, MessageID: subjectID, Data: rawEventData(raw)}
+	ev := &Event{ID: record.NewID("evt"), Type: typ, CreatedAt: s.now(), WorkspaceID: workspaceID, MessageID: subjectID, Data: rawEventData(raw)}
 	rec, err := ev.record()
 	if err != nil {
 		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
@@ -253,7 +245,7 @@ func (wh *Webhooks) Create(ctx context.Context, p *WebhookCreateParams) (*Webhoo
 	if err != nil {
 		return nil, "", err
 	}
-	if err := checkLen(FieldPath("description"), p.Description, MaxWebhookDescription); err != nil {
+	if err := checkLen(record.FieldPath("description"), p.Description, record.MaxWebhookDescription); err != nil {
 		return nil, "", err
 	}
 	secret := p.Secret
@@ -268,12 +260,12 @@ func (wh *Webhooks) Create(ctx context.Context, p *WebhookCreateParams) (*Webhoo
 	if err != nil {
 		return nil, "", err
 	}
-	e := &WebhookEndpoint{ID: NewID("we"), WorkspaceID: wh.ws, URL: p.URL, Events: events, Description: p.Description,
+	e := &WebhookEndpoint{ID: record.NewID("we"), WorkspaceID: wh.ws, URL: p.URL, Events: events, Description: p.Description,
 		SecretSealed: sealed, CreatedAt: s.now()}
 	if err := s.store.WebhookEndpointCreate(ctx, e); err != nil {
 		return nil, "", wrapStoreError(err, "workspace", wh.ws)
 	}
-	s.audit(ctx, wh.ws, AuditWebhookCreated, e.ID)
+	s.audit(ctx, wh.ws, record.AuditWebhookCreated, e.ID)
 	return e, secret, nil
 }
 
@@ -343,22 +335,22 @@ func (wh *Webhooks) Update(ctx context.Context, id string, p *WebhookUpdateParam
 	if p.Enabled != nil && !*p.Enabled && e.DisabledAt != nil && e.DisabledAt.Equal(up.At) {
 		// Disabled by this call (disabling a disabled endpoint keeps its
 		// first DisabledAt).
-		s.tel.endpointDisabled(ctx, DisabledByOperator)
+		s.tel.endpointDisabled(ctx, record.DisabledByOperator)
 	}
 	if p.URL != nil || p.Events != nil || p.Description != nil || p.Enabled != nil {
-		s.audit(ctx, wh.ws, AuditWebhookUpdated, id)
+		s.audit(ctx, wh.ws, record.AuditWebhookUpdated, id)
 	}
 	if p.Secret != nil {
-		s.audit(ctx, wh.ws, AuditWebhookRotated, id)
+		s.audit(ctx, wh.ws, record.AuditWebhookRotated, id)
 	}
 	return e, nil
 }
 
 // updateParams validates p and returns the store's update of the
 // endpoint id.
-func (wh *Webhooks) updateParams(id string, p *WebhookUpdateParams) (*WebhookEndpointUpdateParams, error) {
+func (wh *Webhooks) updateParams(id string, p *WebhookUpdateParams) (*driver.WebhookEndpointUpdateParams, error) {
 	s := wh.svc
-	up := &WebhookEndpointUpdateParams{WorkspaceID: wh.ws, ID: id, URL: p.URL, Description: p.Description, Enabled: p.Enabled}
+	up := &driver.WebhookEndpointUpdateParams{WorkspaceID: wh.ws, ID: id, URL: p.URL, Description: p.Description, Enabled: p.Enabled}
 	if p.Secret != nil {
 		sealed, err := s.sealWebhookSecret(*p.Secret)
 		if err != nil {
@@ -386,7 +378,7 @@ func (wh *Webhooks) updateParams(id string, p *WebhookUpdateParams) (*WebhookEnd
 		up.Events = &events
 	}
 	if p.Description != nil {
-		if err := checkLen(FieldPath("description"), *p.Description, MaxWebhookDescription); err != nil {
+		if err := checkLen(record.FieldPath("description"), *p.Description, record.MaxWebhookDescription); err != nil {
 			return nil, err
 		}
 	}
@@ -404,7 +396,7 @@ func (wh *Webhooks) Delete(ctx context.Context, id string) (*WebhookEndpoint, er
 	if err := wh.svc.store.WebhookEndpointDelete(ctx, wh.ws, id); err != nil {
 		return nil, wrapStoreError(err, "webhook endpoint", id)
 	}
-	wh.svc.audit(ctx, wh.ws, AuditWebhookDeleted, id)
+	wh.svc.audit(ctx, wh.ws, record.AuditWebhookDeleted, id)
 	return e, nil
 }
 
@@ -424,12 +416,12 @@ func (wh *Webhooks) RotateSecret(ctx context.Context, id string) (*WebhookEndpoi
 	if err != nil {
 		return nil, "", err
 	}
-	until := s.now().Add(WebhookSecretOverlap)
-	e, err := s.store.WebhookEndpointUpdate(ctx, &WebhookEndpointUpdateParams{WorkspaceID: wh.ws, ID: id, SecretSealed: sealed, PreviousUntil: &until, At: s.now()})
+	until := s.now().Add(defaults.WebhookSecretOverlap)
+	e, err := s.store.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: wh.ws, ID: id, SecretSealed: sealed, PreviousUntil: &until, At: s.now()})
 	if err != nil {
 		return nil, "", wrapStoreError(err, "webhook endpoint", id)
 	}
-	s.audit(ctx, wh.ws, AuditWebhookRotated, id)
+	s.audit(ctx, wh.ws, record.AuditWebhookRotated, id)
 	return e, "whsec_" + base64.StdEncoding.EncodeToString(b[:]), nil
 }
 
@@ -467,12 +459,12 @@ func (wh *Webhooks) Test(ctx context.Context, id string) (*WebhookTestResult, er
 		}
 		res.Error = err.Error()
 	}
-	rec := &WebhookRecordTestParams{EndpointID: e.ID, Event: ev, State: DeliveryDelivered, LastStatus: status, At: at, Keep: w.opts.KeepFinished}
+	rec := &driver.WebhookRecordTestParams{EndpointID: e.ID, Event: ev, State: record.DeliveryDelivered, LastStatus: status, At: at, Keep: w.opts.KeepFinished}
 	switch {
 	case err != nil:
-		rec.State, rec.LastError = DeliveryFailed, truncateError(err.Error())
+		rec.State, rec.LastError = record.DeliveryFailed, truncateError(err.Error())
 	case status < 200 || status > 299:
-		rec.State, rec.LastError = DeliveryFailed, "endpoint answered "+strconv.Itoa(status)
+		rec.State, rec.LastError = record.DeliveryFailed, "endpoint answered "+strconv.Itoa(status)
 	}
 	// An endpoint deleted while its test was under way has no history to
 	// keep it in: the answer stands.
@@ -492,8 +484,8 @@ func (wh *Webhooks) Deliveries(ctx context.Context, endpointID, cursor string, l
 	if limit == 0 {
 		limit = 50
 	}
-	if limit < 1 || limit > MaxWebhookDeliveryPage {
-		return nil, "", validationError("limit", "must be 1 to %d", MaxWebhookDeliveryPage)
+	if limit < 1 || limit > record.MaxWebhookDeliveryPage {
+		return nil, "", validationError("limit", "must be 1 to %d", record.MaxWebhookDeliveryPage)
 	}
 	var before int64
 	if cursor != "" {
@@ -502,7 +494,7 @@ func (wh *Webhooks) Deliveries(ctx context.Context, endpointID, cursor string, l
 			return nil, "", validationError("cursor", "is not a cursor this API returned")
 		}
 	}
-	list, err := wh.svc.store.WebhookDeliveryList(ctx, &WebhookDeliveryListParams{WorkspaceID: wh.ws, EndpointID: endpointID, Before: before, Limit: limit + 1})
+	list, err := wh.svc.store.WebhookDeliveryList(ctx, &driver.WebhookDeliveryListParams{WorkspaceID: wh.ws, EndpointID: endpointID, Before: before, Limit: limit + 1})
 	if err != nil {
 		return nil, "", wrapStoreError(err, "webhook endpoint", endpointID)
 	}
@@ -537,7 +529,7 @@ func (wh *Webhooks) Redeliver(ctx context.Context, endpointID, deliveryID string
 	s := wh.svc
 	if e.DisabledAt != nil {
 		// An unknown delivery is not found, even at a disabled endpoint.
-		ds, err := s.store.WebhookDeliveryList(ctx, &WebhookDeliveryListParams{WorkspaceID: wh.ws, EndpointID: endpointID, Before: seq + 1, Limit: 1})
+		ds, err := s.store.WebhookDeliveryList(ctx, &driver.WebhookDeliveryListParams{WorkspaceID: wh.ws, EndpointID: endpointID, Before: seq + 1, Limit: 1})
 		if err != nil {
 			return nil, wrapStoreError(err, "webhook endpoint", endpointID)
 		}
@@ -546,7 +538,7 @@ func (wh *Webhooks) Redeliver(ctx context.Context, endpointID, deliveryID string
 		}
 		return nil, &Error{Code: CodeConflict, Message: "webhook endpoint " + e.ID + " is disabled; enable it before redelivering"}
 	}
-	d, err := s.store.WebhookRedeliver(ctx, &WebhookRedeliverParams{WorkspaceID: wh.ws, EndpointID: endpointID, ID: seq, Now: s.now()})
+	d, err := s.store.WebhookRedeliver(ctx, &driver.WebhookRedeliverParams{WorkspaceID: wh.ws, EndpointID: endpointID, ID: seq, Now: s.now()})
 	if err != nil {
 		if errors.Is(err, ErrConflict) {
 			return nil, &Error{Code: CodeConflict, Message: "webhook delivery " + deliveryID + " is being attempted now; try again when the attempt ends", Err: err}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ujumbe/messaging"
@@ -142,7 +144,7 @@ func TestWebhookUpdateSecret(t *testing.T) {
 	for _, ev := range evs[:4] {
 		actions = append(actions, ev.Action)
 	}
-	want := []string{messaging.AuditWebhookRotated, messaging.AuditWebhookUpdated, messaging.AuditWebhookRotated, messaging.AuditWebhookUpdated}
+	want := []string{record.AuditWebhookRotated, record.AuditWebhookUpdated, record.AuditWebhookRotated, record.AuditWebhookUpdated}
 	if d := cmp.Diff(want, actions); d != "" {
 		t.Errorf("audit, newest first (-want +got):\n%s", d)
 	}
@@ -202,7 +204,7 @@ func TestEditWebhookEndpoint(t *testing.T) {
 	}
 	now := f.clock.Now()
 	want := *e
-	want.URL, want.Events, want.Description, want.DisabledAt, want.DisabledReason = "https://hooks.example/v2", []string{"message.status_updated", "webhook.test"}, "orders", &now, messaging.DisabledByOperator
+	want.URL, want.Events, want.Description, want.DisabledAt, want.DisabledReason = "https://hooks.example/v2", []string{"message.status_updated", "webhook.test"}, "orders", &now, record.DisabledByOperator
 	if d := cmp.Diff(&want, got); d != "" {
 		t.Errorf("edited endpoint (-want +got):\n%s", d)
 	}
@@ -220,7 +222,7 @@ func TestEditWebhookEndpoint(t *testing.T) {
 			t.Errorf("audit event holds a secret: %s", b)
 		}
 	}
-	wantActions := []string{messaging.AuditWebhookRotated + " " + e.ID, messaging.AuditWebhookUpdated + " " + e.ID, messaging.AuditWebhookCreated + " " + e.ID}
+	wantActions := []string{record.AuditWebhookRotated + " " + e.ID, record.AuditWebhookUpdated + " " + e.ID, record.AuditWebhookCreated + " " + e.ID}
 	if d := cmp.Diff(wantActions, actions[:3]); d != "" {
 		t.Errorf("audit (-want +got):\n%s", d)
 	}
@@ -243,7 +245,7 @@ func TestWebhookDisabledAndFiltered(t *testing.T) {
 		t.Fatalf("a disabled endpoint got %d deliveries", n)
 	}
 	ds, _, err := f.svc.Workspace("acme").Webhooks.Deliveries(f.ctx, e.ID, "", 0)
-	if err != nil || len(ds) != 1 || ds[0].State != messaging.DeliveryFailed || ds[0].LastError != "endpoint disabled" {
+	if err != nil || len(ds) != 1 || ds[0].State != record.DeliveryFailed || ds[0].LastError != "endpoint disabled" {
 		t.Fatalf("deliveries of the disabled endpoint = %+v, %v; want the one queued before, failed", ds, err)
 	}
 	_, err = f.svc.Workspace("acme").Webhooks.Redeliver(f.ctx, e.ID, messaging.WebhookDeliveryID(ds[0]))
@@ -271,7 +273,7 @@ func TestWebhookDisabledAndFiltered(t *testing.T) {
 	}
 	// The failed delivery is redelivered now that the endpoint is enabled.
 	d, err := f.svc.Workspace("acme").Webhooks.Redeliver(f.ctx, e.ID, messaging.WebhookDeliveryID(ds[0]))
-	if err != nil || d.State != messaging.DeliveryPending || !d.DueAt.Equal(f.clock.Now()) {
+	if err != nil || d.State != record.DeliveryPending || !d.DueAt.Equal(f.clock.Now()) {
 		t.Fatalf("redeliver: %+v, %v; want pending, due now", d, err)
 	}
 	if n := f.deliver(t); n != 1 || f.rcv.count() != 2 {
@@ -313,7 +315,7 @@ func TestListWebhookDeliveries(t *testing.T) {
 	// met the 500 is not fixed, so look it up.
 	var failed, delivered []*messaging.WebhookDelivery
 	for _, d := range all {
-		if d.State == messaging.DeliveryPending {
+		if d.State == record.DeliveryPending {
 			failed = append(failed, d)
 		} else {
 			delivered = append(delivered, d)
@@ -323,7 +325,7 @@ func TestListWebhookDeliveries(t *testing.T) {
 		t.Errorf("want one delivery pending after its 500, got %+v", failed)
 	}
 	for _, d := range delivered {
-		if d.State != messaging.DeliveryDelivered || d.DeliveredAt == nil || !d.DeliveredAt.Equal(f.clock.Now()) || d.Payload != nil || d.LastStatus != 200 {
+		if d.State != record.DeliveryDelivered || d.DeliveredAt == nil || !d.DeliveredAt.Equal(f.clock.Now()) || d.Payload != nil || d.LastStatus != 200 {
 			t.Errorf("a delivered delivery = %+v", d)
 		}
 	}
@@ -391,7 +393,7 @@ func TestTestWebhookEndpoint(t *testing.T) {
 	}
 	answered := f.clock.Now()
 	want := []*messaging.WebhookDelivery{{EndpointID: e.ID, WorkspaceID: "acme", EventID: ev.ID, EventType: messaging.EventWebhookTest,
-		State: messaging.DeliveryDelivered, Attempts: 1, DueAt: answered, LastStatus: 202, LastAttemptAt: &answered, DeliveredAt: &answered,
+		State: record.DeliveryDelivered, Attempts: 1, DueAt: answered, LastStatus: 202, LastAttemptAt: &answered, DeliveredAt: &answered,
 		CreatedAt: sentAt, Test: true}}
 	if d := cmp.Diff(want, ds, cmpopts.IgnoreFields(messaging.WebhookDelivery{}, "ID", "Seq")); d != "" {
 		t.Errorf("deliveries after a test (-want +got):\n%s", d)
@@ -406,7 +408,7 @@ func TestTestWebhookEndpoint(t *testing.T) {
 		t.Errorf("test of a refused address: %+v, %v; want an answer with the guard's error and nothing sent", res, err)
 	}
 	ds, _, err = strict.svc.Workspace("acme").Webhooks.Deliveries(strict.ctx, strict.endpoint(t).ID, "", 0)
-	if err != nil || len(ds) != 1 || !ds[0].Test || ds[0].State != messaging.DeliveryFailed || ds[0].LastError != res.Error || ds[0].DeliveredAt != nil {
+	if err != nil || len(ds) != 1 || !ds[0].Test || ds[0].State != record.DeliveryFailed || ds[0].LastError != res.Error || ds[0].DeliveredAt != nil {
 		t.Errorf("deliveries after a refused test = %+v, %v; want one failed test with the guard's error", ds, err)
 	}
 }

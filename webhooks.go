@@ -16,6 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -62,12 +66,6 @@ type WebhookOptions struct {
 	KeepFinished int
 }
 
-// DefaultWebhookSchedule is the default retry schedule of webhook
-// deliveries (WebhookOptions.Schedule).
-func DefaultWebhookSchedule() []time.Duration {
-	return []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
-}
-
 // webhookSender delivers queued events to endpoints (see package
 // internal/workqueue for the loop and the pacing). A delivery is claimed
 // only after the earlier events of its message reached the endpoint (the
@@ -91,7 +89,7 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 		o.Timeout = 15 * time.Second
 	}
 	if o.Schedule == nil {
-		o.Schedule = DefaultWebhookSchedule()
+		o.Schedule = defaults.DefaultWebhookSchedule()
 	}
 	defaults.Positive(&o.Workers, 4)
 	defaults.Positive(&o.KeepFinished, 500)
@@ -127,7 +125,7 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 		Now: s.now, Sleep: sleep, Logger: s.log,
 		Work: func(ctx context.Context, d *WebhookDelivery) error { w.deliver(ctx, d); return nil },
 		Claim: func(ctx context.Context, limit int) ([]*WebhookDelivery, error) {
-			return s.store.WebhookClaim(ctx, &WebhookClaimParams{Owner: w.owner, Now: s.now(), Lease: o.Lease, Limit: limit})
+			return s.store.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: w.owner, Now: s.now(), Lease: o.Lease, Limit: limit})
 		},
 	})
 	return w
@@ -154,7 +152,7 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	tel := w.svc.tel
 	ctx, span := w.startSpan(ctx, d)
 	if recording(span) {
-		span.SetAttributes(AttrMessageID.String(d.MessageID), attribute.String("webhook.endpoint.id", d.EndpointID),
+		span.SetAttributes(metricname.AttrMessageID.String(d.MessageID), attribute.String("webhook.endpoint.id", d.EndpointID),
 			attribute.String("webhook.event.type", d.EventType), attribute.Int("messaging.attempt", d.Attempts))
 	}
 	status, err := w.attempt(ctx, d)
@@ -165,31 +163,31 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 		endSpan(span, ctx.Err())
 		return // killed: the lease runs out and the delivery is retried
 	}
-	rec := &WebhookRecordParams{ID: d.ID, Owner: w.owner, LastStatus: status, At: w.svc.now(), Keep: w.opts.KeepFinished}
+	rec := &driver.WebhookRecordParams{ID: d.ID, Owner: w.owner, LastStatus: status, At: w.svc.now(), Keep: w.opts.KeepFinished}
 	var outcome string
 	switch {
 	case err == nil && status >= 200 && status < 300:
-		rec.State, outcome = DeliveryDelivered, WebhookOutcomeDelivered
+		rec.State, outcome = record.DeliveryDelivered, metricname.WebhookOutcomeDelivered
 		tel.hookLag.Record(ctx, rec.At.Sub(d.CreatedAt).Seconds())
 	case status == http.StatusGone:
-		rec.State, rec.DisableEndpoint, rec.LastError = DeliveryFailed, true, "endpoint answered 410 Gone: disabled"
-		outcome = WebhookOutcomeEndpointDisabled
-		tel.endpointDisabled(ctx, DisabledGone)
+		rec.State, rec.DisableEndpoint, rec.LastError = record.DeliveryFailed, true, "endpoint answered 410 Gone: disabled"
+		outcome = metricname.WebhookOutcomeEndpointDisabled
+		tel.endpointDisabled(ctx, record.DisabledGone)
 	default:
 		if delay, more := w.retry.After(d.Attempts); more {
-			rec.State, rec.DueAt, outcome = DeliveryPending, w.svc.now().Add(delay), WebhookOutcomeRetried
+			rec.State, rec.DueAt, outcome = record.DeliveryPending, w.svc.now().Add(delay), metricname.WebhookOutcomeRetried
 		} else {
-			rec.State, outcome = DeliveryFailed, WebhookOutcomeDropped
+			rec.State, outcome = record.DeliveryFailed, metricname.WebhookOutcomeDropped
 		}
 	}
 	tel.webhookOutcome(ctx, outcome)
-	if outcome != WebhookOutcomeDelivered && err == nil {
+	if outcome != metricname.WebhookOutcomeDelivered && err == nil {
 		err = fmt.Errorf("endpoint answered %d", status)
 	}
 	endSpan(span, err)
 	if err != nil {
 		rec.LastError = err.Error()
-	} else if rec.LastError == "" && rec.State != DeliveryDelivered {
+	} else if rec.LastError == "" && rec.State != record.DeliveryDelivered {
 		rec.LastError = "endpoint answered " + strconv.Itoa(status)
 	}
 	rec.LastError = truncateError(rec.LastError)
@@ -197,7 +195,7 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	// claimed delivery) ends: until then no other worker delivers it again.
 	_ = w.queue.Record(ctx, &workqueue.Outcome{What: "delivery", LeaseEnd: d.DueAt, Permanent: permanent, LogArgs: []any{"delivery", d.ID},
 		Write: func(rctx context.Context) error { return w.svc.store.WebhookRecord(rctx, rec) }})
-	if rec.State == DeliveryFailed {
+	if rec.State == record.DeliveryFailed {
 		w.svc.log.Warn("webhooks: delivery failed for good", "endpoint", d.EndpointID, "event", d.EventID, "attempts", d.Attempts, "last_status", status)
 	}
 }

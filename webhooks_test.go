@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
 	"github.com/ujumbe/messaging/webhooksig"
@@ -258,7 +260,7 @@ func TestWebhookGivesUpAfterSchedule(t *testing.T) {
 		attempts += f.deliver(t)
 		f.clock.Advance(11 * time.Hour)
 	}
-	if want := len(messaging.DefaultWebhookSchedule()) + 1; attempts != want {
+	if want := len(defaults.DefaultWebhookSchedule()) + 1; attempts != want {
 		t.Errorf("%d attempts, want %d (one plus one per retry of the schedule)", attempts, want)
 	}
 }

@@ -1,36 +1,19 @@
 package messaging
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
-)
 
-// Policies for free-form sends outside the customer-service window
-// (WorkspaceInfo.OutsideWindow).
-const (
-	// OutsideWindowProvider accepts the send and lets the provider decide:
-	// WhatsApp fails it with [131047] Re-engagement message, Messenger and
-	// Instagram with their own outside-window errors. The default.
-	OutsideWindowProvider = "provider"
-	// OutsideWindowReject refuses the send at once with
-	// CodeOutsideWindow (422): the caller must send a template.
-	OutsideWindowReject = "reject"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
-
-// ActiveOutsideWindow returns the policy in force in workspace w for
-// free-form sends outside the customer-service window: its own, or
-// OutsideWindowProvider, the default, when it has none.
-func (w *WorkspaceInfo) ActiveOutsideWindow() string {
-	return cmp.Or(w.OutsideWindow, OutsideWindowProvider)
-}
 
 // outsideWindowPolicy validates a policy and returns its stored form:
 // empty for the default.
 func outsideWindowPolicy(p string) (string, error) {
-	return twoWayPolicy("outside_window", p, OutsideWindowProvider, OutsideWindowReject)
+	return twoWayPolicy("outside_window", p, record.OutsideWindowProvider, record.OutsideWindowReject)
 }
 
 // twoWayPolicy validates p, a workspace setting of field that is def (the
@@ -46,32 +29,6 @@ func twoWayPolicy(field, p, def, other string) (string, error) {
 	return "", validationError(field, "must be %s or %s (got %q)", def, other, p)
 }
 
-// WorkspaceSettings are the settings of a workspace an operator may
-// change after its creation. A nil field leaves its setting unchanged.
-type WorkspaceSettings struct {
-	// OutsideWindow is OutsideWindowProvider (or empty, the same) or
-	// OutsideWindowReject: what a free-form (non-template) send to a
-	// recipient outside the customer-service window gets, on every
-	// channel (WhatsApp's window, and Messenger's and Instagram's standard
-	// messaging windows, are all CustomerServiceWindow after the
-	// recipient's last message). Template sends are never affected.
-	OutsideWindow *string
-	// UnconfirmedSends is UnconfirmedResend (or empty, the same) or
-	// UnconfirmedFail: what becomes of a message whose send outcome is
-	// unknown (the provider may have taken it, and no answer was
-	// recorded) when the dispatcher's confirmation window ends with no
-	// confirmation from the provider.
-	UnconfirmedSends *string
-	// OptOutKeywords replace the workspace's opt-out keywords; an empty
-	// list restores the defaults (OptOutKeywords). The rules are those of
-	// CreateWorkspaceParams.OptOutKeywords, and no keyword may be an
-	// opt-in keyword the workspace keeps.
-	OptOutKeywords *[]string
-	// OptInKeywords replace the workspace's opt-in keywords; an empty
-	// list restores the defaults (OptInKeywords).
-	OptInKeywords *[]string
-}
-
 // SetWorkspaceSettings changes the settings of workspace id that p gives
 // (at least one), audited as AuditWorkspaceUpdated, and returns the
 // workspace. Nothing is stored when a setting is refused.
@@ -82,7 +39,7 @@ func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *Worksp
 	if p == nil || (p.OutsideWindow == nil && p.UnconfirmedSends == nil && p.OptOutKeywords == nil && p.OptInKeywords == nil) {
 		return nil, validationError("body", "must give at least one setting: outside_window, unconfirmed_sends, opt_out_keywords or opt_in_keywords")
 	}
-	up := &WorkspaceSettingsParams{WorkspaceID: id}
+	up := &driver.WorkspaceSettingsParams{WorkspaceID: id}
 	if p.OutsideWindow != nil {
 		policy, err := outsideWindowPolicy(*p.OutsideWindow)
 		if err != nil {
@@ -118,7 +75,7 @@ func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *Worksp
 			if err != nil {
 				return nil, wrapStoreError(err, "workspace", id)
 			}
-			up.Expect = &WorkspaceKeywords{OptOut: cur.OptOutKeywords, OptIn: cur.OptInKeywords}
+			up.Expect = &record.WorkspaceKeywords{OptOut: cur.OptOutKeywords, OptIn: cur.OptInKeywords}
 			out, in := cur.OptOutKeywords, cur.OptInKeywords
 			if up.OptOutKeywords != nil {
 				out = *up.OptOutKeywords
@@ -137,7 +94,7 @@ func (s *Service) SetWorkspaceSettings(ctx context.Context, id string, p *Worksp
 		if err != nil {
 			return nil, wrapStoreError(err, "workspace", id)
 		}
-		s.audit(ctx, id, AuditWorkspaceUpdated, id)
+		s.audit(ctx, id, record.AuditWorkspaceUpdated, id)
 		return s.GetWorkspace(ctx, id)
 	}
 }
@@ -151,11 +108,11 @@ const maxSettingsAttempts = 5
 // customer-service window is closed (never wrote, or last wrote more than
 // CustomerServiceWindow ago) when the workspace w rejects such sends.
 func (m *Messages) refuseOutsideWindow(ctx context.Context, w *WorkspaceInfo, msg *Message) error {
-	if w.OutsideWindow != OutsideWindowReject {
+	if w.OutsideWindow != record.OutsideWindowReject {
 		return nil
 	}
-	convs, err := m.svc.store.ConversationList(ctx, &ConversationListParams{WorkspaceID: m.ws,
-		ID: ConversationID(m.ws, msg.Channel, msg.To), Limit: 1})
+	convs, err := m.svc.store.ConversationList(ctx, &driver.ConversationListParams{WorkspaceID: m.ws,
+		ID: record.ConversationID(m.ws, msg.Channel, msg.To), Limit: 1})
 	if err != nil {
 		return wrapStoreError(err, "conversation", "")
 	}
@@ -169,21 +126,9 @@ func (m *Messages) refuseOutsideWindow(ctx context.Context, w *WorkspaceInfo, ms
 	}
 	why := "has never written to this workspace"
 	if !ends.IsZero() {
-		why = "last wrote at " + FormatTime(convs[0].LastInboundAt) + "; the window closed at " + FormatTime(ends)
+		why = "last wrote at " + record.FormatTime(convs[0].LastInboundAt) + "; the window closed at " + record.FormatTime(ends)
 	}
-	return &Error{Code: CodeOutsideWindow, Field: "to", Path: FieldPath("to"),
+	return &Error{Code: CodeOutsideWindow, Field: "to", Path: record.FieldPath("to"),
 		Message: fmt.Sprintf("to: %s is outside the %s customer-service window (%s): free-form messages are refused in this workspace; send an approved template (POST /v1/messages/templates) instead",
 			msg.To, msg.Channel, why)}
-}
-
-// WindowExpiresAt returns the end of the customer-service window an
-// inbound message opened (its CreatedAt plus CustomerServiceWindow), or
-// the zero time for an outbound message. A later inbound message of the
-// conversation extends the window: the conversation's WindowExpiresAt is
-// the current end.
-func (m *Message) WindowExpiresAt() time.Time {
-	if m.Direction != DirectionInbound {
-		return time.Time{}
-	}
-	return m.CreatedAt.Add(CustomerServiceWindow)
 }

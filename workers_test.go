@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -144,11 +146,11 @@ func TestDispatchPacingIsPerSender(t *testing.T) {
 
 // claimSignalStore signals on claimed after each MessageClaim returned.
 type claimSignalStore struct {
-	messaging.Store
+	driver.Store
 	claimed chan struct{}
 }
 
-func (s *claimSignalStore) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+func (s *claimSignalStore) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) ([]*messaging.Message, error) {
 	ms, err := s.Store.MessageClaim(ctx, p)
 	select {
 	case s.claimed <- struct{}{}:

@@ -9,132 +9,10 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
 )
-
-// Scopes of API keys.
-const (
-	ScopeReadMessages  = "read:messages"
-	ScopeWriteMessages = "write:messages"
-	ScopeReadTemplates = "read:templates"
-	ScopeReadContacts  = "read:contacts"
-	ScopeWriteContacts = "write:contacts"
-	// The management scopes extend the spec's five: each covers reading
-	// and changing its resource through the management API.
-	ScopeManageKeys      = "manage:keys"
-	ScopeManageTemplates = "manage:templates"
-	ScopeManageChannels  = "manage:channels"
-	ScopeManageWebhooks  = "manage:webhooks"
-)
-
-// AllScopes lists every scope.
-func AllScopes() []string {
-	return []string{ScopeReadMessages, ScopeWriteMessages, ScopeReadTemplates, ScopeReadContacts, ScopeWriteContacts,
-		ScopeManageKeys, ScopeManageTemplates, ScopeManageChannels, ScopeManageWebhooks}
-}
-
-// WorkspaceInfo is a workspace record.
-type WorkspaceInfo struct {
-	ID   string
-	Name string
-	// Channels lists the connected channels, sorted.
-	Channels []string
-	// OutsideWindow is what a free-form send outside the customer-service
-	// window gets: OutsideWindowProvider (stored as empty, the default) or
-	// OutsideWindowReject.
-	OutsideWindow string
-	// UnconfirmedSends is what becomes of a message whose send outcome
-	// stayed unknown through the dispatcher's confirmation window:
-	// UnconfirmedResend (stored as empty, the default) or UnconfirmedFail.
-	// See ActiveUnconfirmedSends.
-	UnconfirmedSends string
-	// OptOutKeywords are the workspace's opt-out keywords, folded
-	// (FoldKeyword); empty means the defaults (OptOutKeywords). See
-	// ActiveOptOutKeywords.
-	OptOutKeywords []string
-	// OptInKeywords are the workspace's opt-in keywords, folded; empty
-	// means the defaults (OptInKeywords). See ActiveOptInKeywords.
-	OptInKeywords []string
-	CreatedAt     time.Time
-}
-
-// APIKey is a stored API key. The plaintext is never stored, not even in
-// part: only Prefix (KeyLookupID of the key, used to find it) and Hash (the
-// SHA-256 of the whole key, compared in constant time).
-type APIKey struct {
-	ID          string
-	WorkspaceID string
-	// Name tells keys apart in lists (for example "billing service"); empty
-	// for keys made by a bootstrap file or a Go call that gave none.
-	Name      string
-	Prefix    string
-	Hash      []byte
-	Scopes    []string
-	ExpiresAt *time.Time
-	RevokedAt *time.Time
-	CreatedAt time.Time
-	// LastUsedAt is when the key last authenticated a request, nil if
-	// never. It is recorded at most once a minute per key (see
-	// Service.Authenticate), so it may lag the real last use by a minute.
-	LastUsedAt *time.Time
-}
-
-// Clone returns a deep copy of k: changing the copy's scopes, hash or
-// times never changes k.
-func (k *APIKey) Clone() *APIKey {
-	c := *k
-	c.Hash = slices.Clone(k.Hash)
-	c.Scopes = slices.Clone(k.Scopes)
-	c.ExpiresAt, c.RevokedAt, c.LastUsedAt = clonePtr(k.ExpiresAt), clonePtr(k.RevokedAt), clonePtr(k.LastUsedAt)
-	return &c
-}
-
-// Clone returns a deep copy of w: changing the copy's lists never changes
-// w.
-func (w *WorkspaceInfo) Clone() *WorkspaceInfo {
-	c := *w
-	c.Channels = slices.Clone(w.Channels)
-	c.OptOutKeywords = slices.Clone(w.OptOutKeywords)
-	c.OptInKeywords = slices.Clone(w.OptInKeywords)
-	return &c
-}
-
-// clonePtr returns a pointer to a copy of *p, or nil when p is nil.
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	return &c
-}
-
-// States of an API key (APIKey.State).
-const (
-	// KeyActive: the key authenticates requests.
-	KeyActive = "active"
-	// KeyRevoked: the key was revoked; revocation is final.
-	KeyRevoked = "revoked"
-	// KeyExpired: the key's ExpiresAt has come.
-	KeyExpired = "expired"
-)
-
-// State returns the state of k at now: KeyRevoked once it is revoked,
-// else KeyExpired from its ExpiresAt on, else KeyActive. Authenticate
-// accepts only an active key.
-func (k *APIKey) State(now time.Time) string {
-	switch {
-	case k.RevokedAt != nil:
-		return KeyRevoked
-	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
-		return KeyExpired
-	}
-	return KeyActive
-}
-
-// MaxAPIKeyName is the longest APIKey.Name, in characters.
-const MaxAPIKeyName = 100
-
-// KeyPrefixLen is the length of the lookup id stored in APIKey.Prefix.
-const KeyPrefixLen = 16
 
 // KeyLookupID returns the non-secret id under which a key is stored: the
 // first 16 hex digits of its SHA-256. It reveals nothing of the key, so no
@@ -142,7 +20,7 @@ const KeyPrefixLen = 16
 // clear.
 func KeyLookupID(key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])[:KeyPrefixLen]
+	return hex.EncodeToString(sum[:])[:record.KeyPrefixLen]
 }
 
 // Principal is an authenticated API key: its workspace, scopes and
@@ -208,11 +86,11 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	}
 	id := p.ID
 	if id == "" {
-		id = NewID("ws")
+		id = record.NewID("ws")
 	} else if !workspaceIDRe.MatchString(id) {
 		return nil, validationError("id", "must be 1 to 64 letters, digits, '_' or '-', starting with a letter or digit")
 	}
-	if err := checkLen(FieldPath("name"), p.Name, 200); err != nil {
+	if err := checkLen(record.FieldPath("name"), p.Name, 200); err != nil {
 		return nil, err
 	}
 	for _, c := range p.Channels {
@@ -247,7 +125,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	if err := s.store.WorkspaceCreate(ctx, w); err != nil {
 		return nil, wrapStoreError(err, "workspace", id)
 	}
-	s.audit(ctx, id, AuditWorkspaceCreated, id)
+	s.audit(ctx, id, record.AuditWorkspaceCreated, id)
 	return w, nil
 }
 
@@ -263,9 +141,6 @@ func (s *Service) GetWorkspace(ctx context.Context, id string) (*WorkspaceInfo, 
 	return w, nil
 }
 
-// MaxWorkspacePage is the largest page of ListWorkspaces.
-const MaxWorkspacePage = 100
-
 // ListWorkspaces returns a page of the deployment's workspaces in byte
 // order of their ids: at most limit (1 to MaxWorkspacePage; 0 means 50)
 // after the cursor (empty: from the first). next is the cursor of the
@@ -274,13 +149,13 @@ func (s *Service) ListWorkspaces(ctx context.Context, cursor string, limit int) 
 	if limit == 0 {
 		limit = 50
 	}
-	if limit < 1 || limit > MaxWorkspacePage {
-		return nil, "", validationError("limit", "must be 1 to %d", MaxWorkspacePage)
+	if limit < 1 || limit > record.MaxWorkspacePage {
+		return nil, "", validationError("limit", "must be 1 to %d", record.MaxWorkspacePage)
 	}
 	if cursor != "" && !workspaceIDRe.MatchString(cursor) {
 		return nil, "", validationError("cursor", "is not a cursor this API returned")
 	}
-	list, err = s.store.WorkspaceList(ctx, &WorkspaceListParams{After: cursor, Limit: limit + 1})
+	list, err = s.store.WorkspaceList(ctx, &driver.WorkspaceListParams{After: cursor, Limit: limit + 1})
 	if err != nil {
 		return nil, "", wrapStoreError(err, "workspace", "")
 	}
@@ -344,13 +219,9 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*Principal, err
 		}
 	}
 	now := s.now()
-	if found == nil || found.State(now) != KeyActive {
+	if found == nil || found.State(now) != record.KeyActive {
 		return nil, errInvalidKey
 	}
 	s.touches.touch(found, now)
 	return &Principal{WorkspaceID: found.WorkspaceID, KeyID: found.ID, Scopes: slices.Clone(found.Scopes), ExpiresAt: utcPtr(found.ExpiresAt)}, nil
 }
-
-// String names the key by its id and public prefix, never its hash, so
-// that a key printed or logged shows nothing secret.
-func (k *APIKey) String() string { return fmt.Sprintf("APIKey(%s, %s)", k.ID, k.Prefix) }

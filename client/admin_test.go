@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
@@ -73,7 +75,7 @@ func TestAdmin(t *testing.T) {
 	if len(ids) != 3 {
 		t.Errorf("workspaces %v, want ws_a, ws_b and ws_new", ids)
 	}
-	k, err := a.CreateAPIKey(ctx, "ws_new", &client.APIKeyCreateParams{Name: "first", Scopes: messaging.AllScopes()})
+	k, err := a.CreateAPIKey(ctx, "ws_new", &client.APIKeyCreateParams{Name: "first", Scopes: record.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +269,7 @@ func TestAdminKeywords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff([][]string{messaging.OptOutKeywords(), {"RESUME"}}, [][]string{ws.OptOutKeywords, ws.OptInKeywords}); d != "" {
+	if d := cmp.Diff([][]string{record.OptOutKeywords(), {"RESUME"}}, [][]string{ws.OptOutKeywords, ws.OptInKeywords}); d != "" {
 		t.Errorf("updated (-want +got):\n%s", d)
 	}
 	if ws.OutsideWindow != "reject" {

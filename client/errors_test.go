@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
 	"github.com/ujumbe/messaging/httpapi"
@@ -64,7 +66,7 @@ func TestErrorCodes(t *testing.T) {
 			return err
 		}},
 		{client.CodeForbidden, 403, "", nil, func() error {
-			_, err := e.client(t, e.A.Only[messaging.ScopeReadMessages], nil).Contacts.List(ctx, nil)
+			_, err := e.client(t, e.A.Only[record.ScopeReadMessages], nil).Contacts.List(ctx, nil)
 			return err
 		}},
 		{client.CodeNotFound, 404, "", messaging.ErrNotFound, func() error {
@@ -93,7 +95,7 @@ func TestErrorCodes(t *testing.T) {
 		{client.CodeOutsideWindow, 422, "to", nil, func() error {
 			// B refuses free-form sends outside the window; its contact
 			// never wrote.
-			reject := messaging.OutsideWindowReject
+			reject := record.OutsideWindowReject
 			if _, err := e.svc.SetWorkspaceSettings(ctx, e.B.ID, &messaging.WorkspaceSettings{OutsideWindow: &reject}); err != nil {
 				return err
 			}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
@@ -125,11 +127,11 @@ func TestParseEvent(t *testing.T) {
 		{ID: "evt_2", Type: messaging.EventMessageReceived, CreatedAt: at, Data: messaging.MessageEventData{
 			MessageID: "msg_2", ConversationID: "conv_1", Channel: "whatsapp", From: "+254712345678", Type: "image",
 			MediaURL: "https://example.com/a.jpg", Caption: "look", CreatedAt: at, InboundContent: messaging.InboundContent{
-				Media:    &messaging.InboundMedia{ProviderMediaID: "img-1", MimeType: "image/jpeg", Caption: "look"},
-				Location: &messaging.Location{Latitude: -1.5, Longitude: 36.8, Name: "Office"},
-				Contacts: []messaging.SharedContact{{FormattedName: "Amina", Phones: []messaging.ContactPhone{{Phone: "+254712345678", WaID: "254712345678"}}, Emails: []messaging.ContactEmail{{Email: "a@example.com"}}}},
-				Reply:    &messaging.InteractiveReply{Kind: messaging.ReplyButton, ID: "yes", Title: "Yes"},
-				Reaction: &messaging.Reaction{ProviderMessageID: "wamid.1", Emoji: "👍"},
+				Media:    &record.InboundMedia{ProviderMediaID: "img-1", MimeType: "image/jpeg", Caption: "look"},
+				Location: &record.Location{Latitude: -1.5, Longitude: 36.8, Name: "Office"},
+				Contacts: []record.SharedContact{{FormattedName: "Amina", Phones: []record.ContactPhone{{Phone: "+254712345678", WaID: "254712345678"}}, Emails: []record.ContactEmail{{Email: "a@example.com"}}}},
+				Reply:    &record.InteractiveReply{Kind: record.ReplyButton, ID: "yes", Title: "Yes"},
+				Reaction: &record.Reaction{ProviderMessageID: "wamid.1", Emoji: "👍"},
 				Context:  &messaging.ReplyContext{MessageID: "msg_1", ProviderMessageID: "wamid.1"},
 				RawType:  "order"}}},
 		{ID: "evt_3", Type: messaging.EventContactOptedOut, CreatedAt: at, Data: messaging.ContactEventData{

@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
 	"github.com/ujumbe/messaging/httpapi"
@@ -35,12 +37,12 @@ func demoServer() (url, key string, stop func()) {
 		log.Fatal(err)
 	}
 	if _, err := svc.Workspace("acme").Templates.Create(ctx, &messaging.TemplateCreateParams{
-		Name: "order_update", Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+		Name: "order_update", Category: record.CategoryUtility, Language: "en", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}, your order {{2}} has shipped.", Examples: []string{"Amina", "A-1001"}}},
 	}); err != nil {
 		log.Fatal(err)
 	}
-	_, key, err = svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+	_, key, err = svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 	if err != nil {
 		log.Fatal(err)
 	}

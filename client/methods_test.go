@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
@@ -36,7 +38,7 @@ func methods(e *env) []method {
 	draft := func(ctx context.Context, _ *client.Client, f *fixture) (string, error) {
 		drafts++
 		tp, err := e.svc.Workspace(f.ID).Templates.Create(ctx, &messaging.TemplateCreateParams{Name: fmt.Sprintf("draft_%d", drafts),
-			Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateDraft,
+			Category: record.CategoryUtility, Language: "en", Status: record.TemplateDraft,
 			Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Draft"}}})
 		if err != nil {
 			return "", err
@@ -107,7 +109,7 @@ func methods(e *env) []method {
 			return tp.Status + " " + tp.SendExample.Components[0].Parameters[1].Text, nil
 		}, want: "approved A-1001"},
 		{name: "Templates.Create", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
-			tp, err := c.Templates.Create(ctx, &client.TemplateCreateParams{Name: "new_one", Category: messaging.CategoryUtility, Language: "en",
+			tp, err := c.Templates.Create(ctx, &client.TemplateCreateParams{Name: "new_one", Category: record.CategoryUtility, Language: "en",
 				Components: []client.TemplateComponent{{Type: "BODY", Text: "New"}}})
 			if err != nil {
 				return "", err
@@ -221,7 +223,7 @@ func methods(e *env) []method {
 			return l[0].Name, nil
 		}, want: "full"},
 		{name: "APIKeys.Create", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
-			k, err := c.APIKeys.Create(ctx, &client.APIKeyCreateParams{Name: "ci", Scopes: []string{messaging.ScopeReadMessages}})
+			k, err := c.APIKeys.Create(ctx, &client.APIKeyCreateParams{Name: "ci", Scopes: []string{record.ScopeReadMessages}})
 			if err != nil {
 				return "", err
 			}
@@ -235,7 +237,7 @@ func methods(e *env) []method {
 			return k.Name, nil
 		}, want: "full"},
 		{name: "APIKeys.Revoke", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
-			k, _, err := e.svc.Workspace(f.ID).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "to revoke", Scopes: []string{messaging.ScopeReadMessages}})
+			k, _, err := e.svc.Workspace(f.ID).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "to revoke", Scopes: []string{record.ScopeReadMessages}})
 			if err != nil {
 				return "", err
 			}
@@ -330,7 +332,7 @@ func methods(e *env) []method {
 		// would list first.
 		{name: "Messages.Media", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
 			in, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: f.ID, Channel: "whatsapp", From: f.Contact.Phone,
-				ProviderMessageID: "wamid.media", Type: "image", Content: &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "img-1", MimeType: "image/jpeg"}}})
+				ProviderMessageID: "wamid.media", Type: "image", Content: &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "img-1", MimeType: "image/jpeg"}}})
 			if err != nil {
 				return "", err
 			}
@@ -511,7 +513,7 @@ func TestInboundContent(t *testing.T) {
 	c := e.client(t, e.A.Key, nil)
 	loc, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: e.A.ID, Channel: "whatsapp", From: e.A.Contact.Phone,
 		ProviderMessageID: "wamid.loc", Type: "location", Content: &messaging.InboundContent{
-			Location: &messaging.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Office"},
+			Location: &record.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Office"},
 			Context:  &messaging.ReplyContext{ProviderMessageID: "wamid.elsewhere"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/client"
 	"github.com/ujumbe/messaging/httpapi"
@@ -35,7 +38,7 @@ const (
 // faultStore counts the messages created and can make a message read fail
 // (with an unexpected error, or ErrUnavailable).
 type faultStore struct {
-	messaging.Store
+	driver.Store
 	created atomic.Int64
 	getErr  atomic.Pointer[error]
 }
@@ -164,20 +167,20 @@ func (e *env) workspace(t testing.TB, id, phone, hookURL string) *fixture {
 	_, err := e.svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Name: "Workspace " + id, Channels: e.svc.Channels()})
 	must(err)
 	f := &fixture{ID: id, Only: map[string]string{}}
-	k, plain, err := e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "full", Scopes: messaging.AllScopes()})
+	k, plain, err := e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "full", Scopes: record.AllScopes()})
 	must(err)
 	f.Key, f.KeyID = plain, k.ID
-	for _, s := range messaging.AllScopes() {
+	for _, s := range record.AllScopes() {
 		_, f.Only[s], err = e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "only " + s, Scopes: []string{s}})
 		must(err)
 	}
-	rk, plain, err := e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "revoked", Scopes: messaging.AllScopes()})
+	rk, plain, err := e.svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "revoked", Scopes: record.AllScopes()})
 	must(err)
 	_, err = e.svc.Workspace(id).APIKeys.Revoke(ctx, rk.ID)
 	must(err)
 	f.Revoked = plain
 	f.Template, err = e.svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{
-		Name: "order_update", Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+		Name: "order_update", Category: record.CategoryUtility, Language: "en", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}, your order {{2}} has shipped.", Examples: []string{"Amina", "A-1001"}}},
 	})
 	must(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -97,7 +99,7 @@ func channelViewOf(st *messaging.ChannelState, spec messaging.ChannelSpec) *chan
 		v.Fields = append(v.Fields, chInput{Name: spec.Display.Name, Label: spec.Display.Label, Hint: spec.Display.Hint, Type: "tel"})
 	}
 	v.Fields = append(v.Fields, chInput{Name: "access_token", Label: "Access token", Hint: "Paste the token; it is not shown again.", Type: "password"})
-	if c := st.Connection; c != nil && c.Status != messaging.ConnectionDisconnected {
+	if c := st.Connection; c != nil && c.Status != record.ConnectionDisconnected {
 		v.OwnerID, v.TemplatesSyncedAt, v.TemplateSyncError = c.WABAID, c.TemplatesSyncedAt, c.TemplateSyncError
 	}
 	return v
@@ -143,7 +145,7 @@ func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		return h.renderChannels(w, r, req, p, channel, http.StatusUnprocessableEntity)
 	}
-	if st.Status == messaging.ConnectionPending {
+	if st.Status == record.ConnectionPending {
 		h.flash(w, "Channel "+st.Channel+" saved (token ending in "+st.TokenHint+") but not verified yet: "+st.Error+".")
 	} else {
 		h.flash(w, "Channel "+st.Channel+" connected (token ending in "+st.TokenHint+"), verified with the provider.")
@@ -162,7 +164,7 @@ func (h *Handler) verifyChannel(w http.ResponseWriter, r *http.Request, req *req
 		h.flash(w, "Not verified: "+asError(err).Message+".")
 	case err != nil:
 		return err
-	case st.Status == messaging.ConnectionConnected:
+	case st.Status == record.ConnectionConnected:
 		h.flash(w, "Channel "+st.Channel+" verified with the provider: connected.")
 	default:
 		h.flash(w, "Channel "+st.Channel+" is "+st.Status+": "+st.Error+".")

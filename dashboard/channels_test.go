@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 )
@@ -51,7 +53,7 @@ func TestChannelConnectTokenShownNever(t *testing.T) {
 		}
 	}
 	events, _, err := f.svc.AuditEvents(f.ctx, "acme", "", 10)
-	if err != nil || len(events) == 0 || events[0].Action != messaging.AuditChannelConnected || events[0].Actor != "dashboard:op" {
+	if err != nil || len(events) == 0 || events[0].Action != record.AuditChannelConnected || events[0].Actor != "dashboard:op" {
 		t.Errorf("audit = %+v, %v; want channel.connected by dashboard:op first", events, err)
 	}
 }
@@ -122,7 +124,7 @@ func TestChannelDisconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, st := range states {
-		if st.Channel == "instagram" && st.Status != messaging.ConnectionDisconnected {
+		if st.Channel == "instagram" && st.Status != record.ConnectionDisconnected {
 			t.Errorf("instagram is %s after disconnect", st.Status)
 		}
 	}
@@ -178,7 +180,7 @@ func TestChannelVerifyNow(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("verify answered %d:\n%s", r.status, r.body)
 	}
-	if st, err := f.connection("acme", "messenger"); err != nil || st.Status != messaging.ConnectionPending {
+	if st, err := f.connection("acme", "messenger"); err != nil || st.Status != record.ConnectionPending {
 		t.Errorf("after a verification the provider could not answer: %+v, %v; want pending_verification", st, err)
 	}
 
@@ -189,7 +191,7 @@ func TestChannelVerifyNow(t *testing.T) {
 		t.Fatalf("verify answered %d:\n%s", r.status, r.body)
 	}
 	st, err := f.connection("acme", "messenger")
-	if err != nil || st.Status != messaging.ConnectionError {
+	if err != nil || st.Status != record.ConnectionError {
 		t.Fatalf("after a refused verification: %+v, %v; want error", st, err)
 	}
 	f.get("/w/acme/channels").wantContains(t, `<span class="badge st-error">error</span>`, "The provider refused the credentials:</strong> [100] Unsupported get request")

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -105,7 +107,7 @@ func formTags(s string) []string {
 
 func (h *Handler) renderContactForm(w http.ResponseWriter, r *http.Request, req *request, p *page, c *messaging.Contact, status int) {
 	p.Nav = "contacts"
-	p.Data = &contactFormData{Contact: c, Lifecycles: messaging.Lifecycles()}
+	p.Data = &contactFormData{Contact: c, Lifecycles: record.Lifecycles()}
 	p.fill(h, req)
 	h.render(w, r, status, "contactform", p)
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/dashboard"
 	"github.com/ujumbe/messaging/internal/testclock"
@@ -210,7 +212,7 @@ func TestCreateWorkspace(t *testing.T) {
 		t.Errorf("created workspace = %+v, %v", info, err)
 	}
 	events, _, err := f.svc.AuditEvents(f.ctx, "newco", "", 10)
-	if err != nil || len(events) != 1 || events[0].Action != messaging.AuditWorkspaceCreated || events[0].Actor != "dashboard:op" {
+	if err != nil || len(events) != 1 || events[0].Action != record.AuditWorkspaceCreated || events[0].Actor != "dashboard:op" {
 		t.Errorf("audit events = %+v, %v; want one workspace.created by dashboard:op", events, err)
 	}
 }

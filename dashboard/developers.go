@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -23,29 +25,29 @@ type devChoice struct {
 func devScopes() []devChoice {
 	about := func(s string) string {
 		switch s {
-		case messaging.ScopeReadMessages:
+		case record.ScopeReadMessages:
 			return "read messages and their status"
-		case messaging.ScopeWriteMessages:
+		case record.ScopeWriteMessages:
 			return "send messages"
-		case messaging.ScopeReadTemplates:
+		case record.ScopeReadTemplates:
 			return "list templates; with write:messages, send from one"
-		case messaging.ScopeReadContacts:
+		case record.ScopeReadContacts:
 			return "search and read contacts"
-		case messaging.ScopeWriteContacts:
+		case record.ScopeWriteContacts:
 			return "create and change contacts"
-		case messaging.ScopeManageKeys:
+		case record.ScopeManageKeys:
 			return "list, create and revoke API keys (granting only scopes it holds) and read the audit log"
-		case messaging.ScopeManageTemplates:
+		case record.ScopeManageTemplates:
 			return "author templates, submit them for review, delete and sync them"
-		case messaging.ScopeManageChannels:
+		case record.ScopeManageChannels:
 			return "list, connect and disconnect channels, replace their credentials"
-		case messaging.ScopeManageWebhooks:
+		case record.ScopeManageWebhooks:
 			return "manage webhook endpoints, their secrets and deliveries"
 		}
 		return ""
 	}
 	var out []devChoice
-	for _, s := range messaging.AllScopes() {
+	for _, s := range record.AllScopes() {
 		out = append(out, devChoice{s, about(s)})
 	}
 	return out
@@ -94,9 +96,9 @@ func devDisabledWhy(e *messaging.WebhookEndpoint) string {
 		return ""
 	}
 	switch e.DisabledReason {
-	case messaging.DisabledGone:
+	case record.DisabledGone:
 		return "it answered 410 Gone"
-	case messaging.DisabledByOperator:
+	case record.DisabledByOperator:
 		return "disabled by hand"
 	}
 	return e.DisabledReason
@@ -258,7 +260,7 @@ const devTimeLayout = "2006-01-02T15:04:05"
 
 // devBadTime is the refusal of an expiry field that is no time.
 func devBadTime(v string) error {
-	return &messaging.Error{Code: messaging.CodeValidation, Field: "expires_at", Path: messaging.FieldPath("expires_at"),
+	return &messaging.Error{Code: messaging.CodeValidation, Field: "expires_at", Path: record.FieldPath("expires_at"),
 		Message: "expires_at: must be a date and time such as 2026-12-31T23:59 (UTC) (got " + quote(v) + ")"}
 }
 

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/webhooksig"
@@ -124,7 +126,7 @@ func TestDevAPIKeyLifecycle(t *testing.T) {
 	} else {
 		r.wantContains(t, "No API keys yet.", `value="read:messages"`, "send messages", `value="manage:webhooks"`, `type="datetime-local"`)
 	}
-	r := f.post("/w/acme/developers/keys", url.Values{"name": {"billing service"}, "scopes": {messaging.ScopeWriteMessages, messaging.ScopeReadMessages}})
+	r := f.post("/w/acme/developers/keys", url.Values{"name": {"billing service"}, "scopes": {record.ScopeWriteMessages, record.ScopeReadMessages}})
 	if r.status != http.StatusCreated {
 		t.Fatalf("create key answered %d, want 201:\n%s", r.status, r.body)
 	}
@@ -133,11 +135,11 @@ func TestDevAPIKeyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the key shown does not authenticate: %v", err)
 	}
-	if diff := cmp.Diff([]string{messaging.ScopeReadMessages, messaging.ScopeWriteMessages}, p.Scopes); p.WorkspaceID != "acme" || diff != "" {
+	if diff := cmp.Diff([]string{record.ScopeReadMessages, record.ScopeWriteMessages}, p.Scopes); p.WorkspaceID != "acme" || diff != "" {
 		t.Errorf("principal of the new key: workspace %q, scopes (-want +got):\n%s", p.WorkspaceID, diff)
 	}
 	events, _, err := f.svc.AuditEvents(f.ctx, "acme", "", 10)
-	if err != nil || len(events) == 0 || events[0].Action != messaging.AuditKeyCreated || events[0].Actor != "dashboard:ann" || events[0].Target != p.KeyID {
+	if err != nil || len(events) == 0 || events[0].Action != record.AuditKeyCreated || events[0].Actor != "dashboard:ann" || events[0].Target != p.KeyID {
 		t.Errorf("latest audit event = %+v, %v; want the key created by dashboard:ann", events, err)
 	}
 
@@ -166,7 +168,7 @@ func TestDevAPIKeyLifecycle(t *testing.T) {
 // refuses it.
 func TestDevAPIKeyExpiry(t *testing.T) {
 	f := setup(t)
-	r := f.post("/w/acme/developers/keys", url.Values{"name": {"short"}, "scopes": {messaging.ScopeReadContacts}, "expires_at": {"2026-11-24T12:00"}})
+	r := f.post("/w/acme/developers/keys", url.Values{"name": {"short"}, "scopes": {record.ScopeReadContacts}, "expires_at": {"2026-11-24T12:00"}})
 	if r.status != http.StatusCreated {
 		t.Fatalf("create key answered %d:\n%s", r.status, r.body)
 	}
@@ -380,7 +382,7 @@ func TestDevDeliveryLog(t *testing.T) {
 		t.Fatalf("redeliver answered %d to %q, want 303 to the endpoint", r.status, r.location)
 	}
 	ds, _, _ = f.svc.Workspace("acme").Webhooks.Deliveries(f.ctx, id, "", 10)
-	if len(ds) != 1 || ds[0].State != messaging.DeliveryPending {
+	if len(ds) != 1 || ds[0].State != record.DeliveryPending {
 		t.Fatalf("after redeliver the delivery is %+v, want pending", ds)
 	}
 	f.get("/w/acme/developers/webhooks/"+id).wantContains(t, `badge st-pending`)
@@ -395,7 +397,7 @@ func TestDevDeliveryLog(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("disable answered %d:\n%s", r.status, r.body)
 	}
-	if e, _ := f.svc.Workspace("acme").Webhooks.Get(f.ctx, id); e.DisabledAt == nil || e.DisabledReason != messaging.DisabledByOperator {
+	if e, _ := f.svc.Workspace("acme").Webhooks.Get(f.ctx, id); e.DisabledAt == nil || e.DisabledReason != record.DisabledByOperator {
 		t.Fatalf("after disable the endpoint is %+v", e)
 	}
 	f.get("/w/acme/developers").wantContains(t, "badge st-disabled", "disabled by hand")
@@ -537,7 +539,7 @@ func TestDevEditAndDeleteEndpoint(t *testing.T) {
 func TestDevOtherWorkspace(t *testing.T) {
 	f := setupDev(t)
 	rcv := newDevReceiver(t, http.StatusOK)
-	k, key, err := f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "theirs", Scopes: []string{messaging.ScopeReadMessages}})
+	k, key, err := f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "theirs", Scopes: []string{record.ScopeReadMessages}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,7 +591,7 @@ func TestDevSecretsNotLogged(t *testing.T) {
 	logs := &devLogs{}
 	f := setupDevLogged(t, logs)
 	rcv := newDevReceiver(t, http.StatusInternalServerError)
-	r := f.post("/w/acme/developers/keys", url.Values{"name": {"k"}, "scopes": {messaging.ScopeReadMessages}})
+	r := f.post("/w/acme/developers/keys", url.Values{"name": {"k"}, "scopes": {record.ScopeReadMessages}})
 	key := shownSecret(t, r)
 	p, err := f.svc.Authenticate(f.ctx, key)
 	if err != nil {
@@ -627,7 +629,7 @@ func TestDevSecretsNotLogged(t *testing.T) {
 // refused and the key keeps working.
 func TestDevCrossOriginRevokeRefused(t *testing.T) {
 	f := setup(t)
-	k, key, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "k", Scopes: []string{messaging.ScopeReadMessages}})
+	k, key, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "k", Scopes: []string{record.ScopeReadMessages}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -662,7 +664,7 @@ func TestDevAPIKeyEdit(t *testing.T) {
 	f := setup(t)
 	f.as = "acme"
 	exp := t0.Add(time.Hour)
-	k, key, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "billing", Scopes: []string{messaging.ScopeReadMessages}, ExpiresAt: &exp})
+	k, key, err := f.svc.Workspace("acme").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Name: "billing", Scopes: []string{record.ScopeReadMessages}, ExpiresAt: &exp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,24 +692,24 @@ func TestDevAPIKeyEdit(t *testing.T) {
 			t.Errorf("%s: answered %d, error %q; want 422 with %q next to %s", c.name, r.status, m, c.want, c.field)
 		}
 	}
-	if got, err := f.svc.Workspace("acme").APIKeys.Get(f.ctx, k.ID); err != nil || !slices.Equal(got.Scopes, []string{messaging.ScopeReadMessages}) || got.ExpiresAt == nil {
+	if got, err := f.svc.Workspace("acme").APIKeys.Get(f.ctx, k.ID); err != nil || !slices.Equal(got.Scopes, []string{record.ScopeReadMessages}) || got.ExpiresAt == nil {
 		t.Errorf("after refused edits the key is %+v, %v; want it unchanged", got, err)
 	}
 
 	// New scopes and no expiry.
-	r = f.post(page+"/edit", url.Values{"scopes": {messaging.ScopeWriteMessages, messaging.ScopeReadMessages}, "expires_at": {""}})
+	r = f.post(page+"/edit", url.Values{"scopes": {record.ScopeWriteMessages, record.ScopeReadMessages}, "expires_at": {""}})
 	if r.status != http.StatusSeeOther || r.location != "/dashboard/w/acme/developers#keys" {
 		t.Fatalf("edit answered %d to %q, want 303 to the keys:\n%s", r.status, r.location, r.body)
 	}
 	p, err := f.svc.Authenticate(f.ctx, key)
-	if err != nil || !slices.Equal(p.Scopes, []string{messaging.ScopeReadMessages, messaging.ScopeWriteMessages}) {
+	if err != nil || !slices.Equal(p.Scopes, []string{record.ScopeReadMessages, record.ScopeWriteMessages}) {
 		t.Errorf("after the edit the key authenticates as %+v, %v; want both message scopes", p, err)
 	}
 	if got, _ := f.svc.Workspace("acme").APIKeys.Get(f.ctx, k.ID); got.ExpiresAt != nil {
 		t.Errorf("after clearing the expiry it is %v", got.ExpiresAt)
 	}
 	events, _, err := f.svc.AuditEvents(f.ctx, "acme", "", 10)
-	if err != nil || len(events) == 0 || events[0].Action != messaging.AuditKeyUpdated || events[0].Actor != "dashboard:ann" || events[0].Target != k.ID {
+	if err != nil || len(events) == 0 || events[0].Action != record.AuditKeyUpdated || events[0].Actor != "dashboard:ann" || events[0].Target != k.ID {
 		t.Errorf("latest audit event = %+v, %v; want the key updated by dashboard:ann", events, err)
 	}
 
@@ -726,7 +728,7 @@ func TestDevAPIKeyEdit(t *testing.T) {
 	if r := f.get(page); r.status != http.StatusOK || strings.Contains(r.body, "/edit") {
 		t.Errorf("revoked key page answered %d, with an edit form: %v", r.status, strings.Contains(r.body, "/edit"))
 	}
-	ok, _, err := f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: []string{messaging.ScopeReadMessages}})
+	ok, _, err := f.svc.Workspace("other").APIKeys.Create(f.ctx, &messaging.KeyCreateParams{Scopes: []string{record.ScopeReadMessages}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -743,7 +745,7 @@ func TestDevAPIKeyEdit(t *testing.T) {
 			t.Errorf("editing another workspace's key with %v answered %d, want 404", form, r.status)
 		}
 	}
-	if got, _ := f.svc.Workspace("other").APIKeys.Get(f.ctx, ok.ID); !slices.Equal(got.Scopes, []string{messaging.ScopeReadMessages}) {
+	if got, _ := f.svc.Workspace("other").APIKeys.Get(f.ctx, ok.ID); !slices.Equal(got.Scopes, []string{record.ScopeReadMessages}) {
 		t.Errorf("the other workspace's key has scopes %v", got.Scopes)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -72,7 +74,7 @@ func (h *Handler) renderEndpoint(w http.ResponseWriter, r *http.Request, req *re
 	}
 	d.Endpoint, d.Why, d.Events, d.Next = e, devDisabledWhy(e), devEventTypes(), next
 	d.TestOK = d.Test != nil && d.Test.Error == "" && d.Test.StatusCode >= 200 && d.Test.StatusCode < 300
-	d.Overlap = strconv.Itoa(int(messaging.WebhookSecretOverlap/time.Hour)) + " hours"
+	d.Overlap = strconv.Itoa(int(defaults.WebhookSecretOverlap/time.Hour)) + " hours"
 	for _, x := range list {
 		note := x.LastError
 		if x.LastStatus != 0 && note == "endpoint answered "+strconv.Itoa(x.LastStatus) {

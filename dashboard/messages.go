@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -44,7 +46,7 @@ func parseDatetimeLocal(field, s string) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, &messaging.Error{Code: messaging.CodeValidation, Field: field, Path: messaging.FieldPath(field),
+	return time.Time{}, &messaging.Error{Code: messaging.CodeValidation, Field: field, Path: record.FieldPath(field),
 		Message: field + ": must be a date and time (UTC) such as 2026-11-24T10:30 (got \"" + clipText(s, 40) + "\")"}
 }
 
@@ -147,8 +149,8 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request, req *request) 
 		return err
 	}
 	d := &messageData{Msg: m, Timeline: []timelineEntry{{Status: "accepted", At: m.CreatedAt}},
-		Final: m.Status == messaging.StatusRead || m.Status == messaging.StatusFailed || m.Direction == messaging.DirectionInbound}
-	if m.Direction == messaging.DirectionInbound {
+		Final: m.Status == messaging.StatusRead || m.Status == messaging.StatusFailed || m.Direction == record.DirectionInbound}
+	if m.Direction == record.DirectionInbound {
 		d.Timeline[0].Status = "received"
 	}
 	for _, c := range m.History {

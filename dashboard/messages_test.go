@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -267,13 +269,13 @@ func TestInboundMessageContent(t *testing.T) {
 		}
 		return m.ID
 	}
-	doc := in("wamid.d", "document", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "m-9", MimeType: "application/pdf", Filename: "invoice.pdf"}})
+	doc := in("wamid.d", "document", &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "m-9", MimeType: "application/pdf", Filename: "invoice.pdf"}})
 	f.get("/w/acme/messages/"+doc).wantContains(t, "application/pdf", "<code>m-9</code>", "invoice.pdf")
 	odd := in("wamid.o", "order", nil)
 	f.get("/w/acme/messages/"+odd).wantContains(t, "Provider type", "<code>order</code>")
 	// A reaction to a message the workspace has no provider id for keeps
 	// the provider's id.
-	react := in("wamid.r", "reaction", &messaging.InboundContent{Reaction: &messaging.Reaction{ProviderMessageID: "wamid.unknown", Emoji: "👍"}})
+	react := in("wamid.r", "reaction", &messaging.InboundContent{Reaction: &record.Reaction{ProviderMessageID: "wamid.unknown", Emoji: "👍"}})
 	f.get("/w/acme/messages/"+react).wantContains(t, "👍", "<code>wamid.unknown</code>")
 }
 
@@ -284,7 +286,7 @@ func TestMessageMediaDownload(t *testing.T) {
 	f := setup(t)
 	doc, err := f.svc.RecordInbound(f.ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "254712345678",
 		ProviderMessageID: "wamid.doc", Type: "document", Content: &messaging.InboundContent{
-			Media: &messaging.InboundMedia{ProviderMediaID: "m-77", MimeType: "application/pdf", Filename: "invoice.pdf"}}})
+			Media: &record.InboundMedia{ProviderMediaID: "m-77", MimeType: "application/pdf", Filename: "invoice.pdf"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 )
@@ -83,7 +85,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request)
 		if err != nil {
 			return err
 		}
-		if len(last) == 1 && last[0].State != messaging.DeliveryDelivered && last[0].LastError != "" {
+		if len(last) == 1 && last[0].State != record.DeliveryDelivered && last[0].LastError != "" {
 			why := "last delivery failed: " + last[0].LastError
 			if last[0].LastStatus != 0 {
 				why = fmt.Sprintf("last delivery answered %d", last[0].LastStatus)
@@ -96,7 +98,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request)
 		return err
 	}
 	for _, st := range states {
-		if c := st.Connection; c != nil && (c.Status == messaging.ConnectionError || c.Status == messaging.ConnectionPending) {
+		if c := st.Connection; c != nil && (c.Status == record.ConnectionError || c.Status == record.ConnectionPending) {
 			d.ChannelErrors = append(d.ChannelErrors, c)
 		}
 	}
@@ -137,7 +139,7 @@ type chartLabel struct {
 
 // buildChart lays out 24 hourly bars from since, each a stack of its
 // statuses' counts.
-func buildChart(since time.Time, counts []*messaging.MessageCount) *chart {
+func buildChart(since time.Time, counts []*record.MessageCount) *chart {
 	const hours, barW, gap, height, top = 24, 22, 6, 160, 10
 	byHour := make([]map[string]int, hours)
 	for i := range byHour {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -209,7 +211,7 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
 	// iso formats a time for <time datetime> and for inputs.
-	"iso": func(t time.Time) string { return messaging.FormatTime(t) },
+	"iso": func(t time.Time) string { return record.FormatTime(t) },
 	// whenPtr is when for an optional time.
 	"whenPtr": func(t *time.Time) string {
 		if t == nil || t.IsZero() {

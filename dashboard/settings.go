@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -47,8 +49,8 @@ type policyChoice struct{ Value, Label string }
 // order the page offers them.
 func policyChoices() []policyChoice {
 	return []policyChoice{
-		{messaging.OutsideWindowProvider, "Provider refuses"},
-		{messaging.OutsideWindowReject, "Refused here"},
+		{record.OutsideWindowProvider, "Provider refuses"},
+		{record.OutsideWindowReject, "Refused here"},
 	}
 }
 
@@ -56,8 +58,8 @@ func policyChoices() []policyChoice {
 // outcome stays unknown, in the order the page offers them.
 func unconfirmedChoices() []policyChoice {
 	return []policyChoice{
-		{messaging.UnconfirmedResend, "Send again"},
-		{messaging.UnconfirmedFail, "Fail the message"},
+		{record.UnconfirmedResend, "Send again"},
+		{record.UnconfirmedFail, "Fail the message"},
 	}
 }
 
@@ -71,10 +73,10 @@ func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, req *re
 	ws := req.ws
 	v := &settingsView{OutsideWindow: ws.ActiveOutsideWindow(), Policies: policyChoices(),
 		UnconfirmedSends: ws.ActiveUnconfirmedSends(), UnconfirmedPolicies: unconfirmedChoices(),
-		WindowHours: int(messaging.CustomerServiceWindow / time.Hour),
+		WindowHours: int(record.CustomerServiceWindow / time.Hour),
 		OptOut:      strings.Join(ws.OptOutKeywords, ", "), OptIn: strings.Join(ws.OptInKeywords, ", "),
 		ActiveOptOut: strings.Join(ws.ActiveOptOutKeywords(), ", "), ActiveOptIn: strings.Join(ws.ActiveOptInKeywords(), ", "),
-		DefaultOptOut: strings.Join(messaging.OptOutKeywords(), ", "), DefaultOptIn: strings.Join(messaging.OptInKeywords(), ", ")}
+		DefaultOptOut: strings.Join(record.OptOutKeywords(), ", "), DefaultOptIn: strings.Join(record.OptInKeywords(), ", ")}
 	if p.Form != nil {
 		v.OutsideWindow, v.OptOut, v.OptIn = p.Form.Get("outside_window"), p.Form.Get("opt_out_keywords"), p.Form.Get("opt_in_keywords")
 		if p.Form.Has("unconfirmed_sends") {

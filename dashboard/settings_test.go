@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -29,13 +31,13 @@ func TestSettingsSaved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ws.OutsideWindow != messaging.OutsideWindowReject || !slices.Equal(ws.OptOutKeywords, []string{"ACHA", "STOP", "BASI"}) || len(ws.OptInKeywords) != 0 {
+	if ws.OutsideWindow != record.OutsideWindowReject || !slices.Equal(ws.OptOutKeywords, []string{"ACHA", "STOP", "BASI"}) || len(ws.OptInKeywords) != 0 {
 		t.Fatalf("stored: outside_window %q, opt-out %q, opt-in %q", ws.OutsideWindow, ws.OptOutKeywords, ws.OptInKeywords)
 	}
 	page := f.get("/w/acme/settings")
 	page.wantContains(t, `<option value="reject" selected>`, `value="ACHA, STOP, BASI"`)
 	events, _, err := f.svc.AuditEvents(f.ctx, "acme", "", 10)
-	if err != nil || len(events) == 0 || events[0].Action != messaging.AuditWorkspaceUpdated || events[0].Actor != "dashboard:op" {
+	if err != nil || len(events) == 0 || events[0].Action != record.AuditWorkspaceUpdated || events[0].Actor != "dashboard:op" {
 		t.Errorf("audit = %+v, %v; want workspace.updated by dashboard:op first", events, err)
 	}
 	_, err = f.svc.Workspace("acme").Messages.Send(f.ctx, &messaging.SendParams{Channel: messaging.ChannelWhatsApp, To: "+254712345678", Type: "text", Text: "hi"})

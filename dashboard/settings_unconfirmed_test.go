@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/record"
 )
 
 // TestSettingsUnconfirmedSends: the settings page shows the policy for
@@ -31,7 +31,7 @@ func TestSettingsUnconfirmedSends(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("save answered %d:\n%s", r.status, r.body)
 	}
-	if got := stored(); got != messaging.UnconfirmedFail {
+	if got := stored(); got != record.UnconfirmedFail {
 		t.Fatalf("stored %q; want fail", got)
 	}
 	f.get("/w/acme/settings").wantContains(t, `<option value="fail" selected>Fail the message</option>`, `<option value="resend" >`)
@@ -39,7 +39,7 @@ func TestSettingsUnconfirmedSends(t *testing.T) {
 	if r := f.post("/w/acme/settings", url.Values{"outside_window": {"reject"}}); r.status != http.StatusSeeOther {
 		t.Fatalf("a form without unconfirmed_sends answered %d:\n%s", r.status, r.body)
 	}
-	if got := stored(); got != messaging.UnconfirmedFail {
+	if got := stored(); got != record.UnconfirmedFail {
 		t.Errorf("a form without unconfirmed_sends stored %q; want fail left", got)
 	}
 
@@ -49,7 +49,7 @@ func TestSettingsUnconfirmedSends(t *testing.T) {
 	}
 	r.wantContains(t, `id="unconfirmed_sends-err">`+htmlEscape(`unconfirmed_sends: must be resend or fail (got "twice")`))
 	ws, err := f.svc.GetWorkspace(f.ctx, "acme")
-	if err != nil || ws.UnconfirmedSends != messaging.UnconfirmedFail || ws.OutsideWindow != messaging.OutsideWindowReject || len(ws.OptOutKeywords) != 0 {
+	if err != nil || ws.UnconfirmedSends != record.UnconfirmedFail || ws.OutsideWindow != record.OutsideWindowReject || len(ws.OptOutKeywords) != 0 {
 		t.Errorf("the refused form stored something: %+v, %v", ws, err)
 	}
 

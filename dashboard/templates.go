@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -24,7 +26,7 @@ import (
 // maxFormButtons is the number of button rows of the authoring form: the
 // spec's 3 quick replies and 2 calls to action, and the library's one
 // copy-code button, so that no draft loses a button when edited.
-const maxFormButtons = messaging.MaxQuickReplies + messaging.MaxCallToActions + 1
+const maxFormButtons = record.MaxQuickReplies + record.MaxCallToActions + 1
 
 // templatesData is the templates list page.
 type templatesData struct {
@@ -42,7 +44,7 @@ func (h *Handler) templates(w http.ResponseWriter, r *http.Request, req *request
 	status := r.URL.Query().Get("status")
 	filter := status
 	if filter == "" {
-		filter = messaging.TemplateStatusAny
+		filter = record.TemplateStatusAny
 	}
 	p := &page{Title: "Templates", Nav: "templates"}
 	p.fill(h, req)
@@ -54,13 +56,13 @@ func (h *Handler) templates(w http.ResponseWriter, r *http.Request, req *request
 		}
 		// A bad status filter: show every template, and say why.
 		p.Problem, status = e.Message, ""
-		if list, err = req.svc.Templates.List(req.ctx, &messaging.TemplateFilter{Status: messaging.TemplateStatusAny}); err != nil {
+		if list, err = req.svc.Templates.List(req.ctx, &messaging.TemplateFilter{Status: record.TemplateStatusAny}); err != nil {
 			return err
 		}
 	}
 	d := &templatesData{Templates: list, Status: status, Statuses: messaging.TemplateStatuses(), Self: r.URL.RequestURI()}
 	for _, t := range list {
-		if t.Status == messaging.TemplatePending {
+		if t.Status == record.TemplatePending {
 			d.Pending = true
 		}
 	}
@@ -104,7 +106,7 @@ func (h *Handler) renderTemplate(w http.ResponseWriter, r *http.Request, req *re
 		return err
 	}
 	d := &templateData{T: t, Preview: previewOf(t.Components, exampleTexts(t.SendExample)), Example: string(ex)}
-	if t.Status == messaging.TemplateApproved {
+	if t.Status == record.TemplateApproved {
 		d.Test = testParams(t.SendExample, p.Form)
 		if p.Form == nil {
 			p.Form = url.Values{"to": {t.SendExample.To}}
@@ -142,7 +144,7 @@ func testParams(ex *messaging.SendTemplateParams, form url.Values) []testParam {
 	var out []testParam
 	for ci, c := range ex.Components {
 		for pi, prm := range c.Parameters {
-			at := messaging.FieldPath("components").Index(ci).Member("parameters").Index(pi)
+			at := record.FieldPath("components").Index(ci).Member("parameters").Index(pi)
 			tp := testParam{Name: fmt.Sprintf("p_%d_%d", ci, pi)}
 			what := c.Type
 			if what != "" {
@@ -328,7 +330,7 @@ type formButton struct {
 }
 
 func (h *Handler) newTemplate(w http.ResponseWriter, r *http.Request, req *request) error {
-	return h.renderForm(w, r, req, &page{Form: url.Values{"language": {"en"}, "category": {messaging.CategoryUtility}}}, nil, http.StatusOK)
+	return h.renderForm(w, r, req, &page{Form: url.Values{"language": {"en"}, "category": {record.CategoryUtility}}}, nil, http.StatusOK)
 }
 
 func (h *Handler) editTemplate(w http.ResponseWriter, r *http.Request, req *request) error {
@@ -338,7 +340,7 @@ func (h *Handler) editTemplate(w http.ResponseWriter, r *http.Request, req *requ
 	}
 	p := &page{Form: formOf(t)}
 	status := http.StatusOK
-	if t.Status != messaging.TemplateDraft {
+	if t.Status != record.TemplateDraft {
 		// The library refuses the edit; say so before the viewer types.
 		p.Problem = fmt.Sprintf("status: the template is %s; only a draft can be edited. A correction needs a new template with a different name.", t.Status)
 		status = http.StatusConflict
@@ -354,7 +356,7 @@ func (h *Handler) renderForm(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	p.fill(h, req)
 	params, _ := paramsOf(p.Form)
-	d := &formData{T: t, Categories: []string{messaging.CategoryMarketing, messaging.CategoryUtility, messaging.CategoryAuthentication},
+	d := &formData{T: t, Categories: []string{record.CategoryMarketing, record.CategoryUtility, record.CategoryAuthentication},
 		Preview: previewOf(params.Components, formExamples(p.Form)), Action: action}
 	d.BodyVars, _ = messaging.TemplateVariables("body", p.Form.Get("body"))
 	if p.Form.Get("header_format") == "TEXT" {
@@ -482,7 +484,7 @@ func (h *Handler) templateCheck(w http.ResponseWriter, r *http.Request, req *req
 func paramsOf(f url.Values) (*messaging.TemplateCreateParams, *formFields) {
 	p := &messaging.TemplateCreateParams{
 		Name: strings.TrimSpace(f.Get("name")), Language: strings.TrimSpace(f.Get("language")),
-		Category: f.Get("category"), Status: messaging.TemplateDraft,
+		Category: f.Get("category"), Status: record.TemplateDraft,
 	}
 	ff := &formFields{}
 	if hf := f.Get("header_format"); hf != "" && hf != "NONE" {

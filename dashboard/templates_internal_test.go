@@ -3,6 +3,8 @@ package dashboard
 import (
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -12,15 +14,15 @@ import (
 func TestFormFieldOfLibraryPath(t *testing.T) {
 	t.Parallel()
 	ff := &formFields{comps: []string{"header", "body", "footer", "buttons"}, buttonRows: []int{1, 3}}
-	comp := func(i int) messaging.Path { return messaging.FieldPath("components").Index(i) }
+	comp := func(i int) messaging.Path { return record.FieldPath("components").Index(i) }
 	for _, tc := range []struct {
 		path messaging.Path
 		want string
 	}{
-		{messaging.FieldPath("name"), "name"},
-		{messaging.FieldPath("category"), "category"},
-		{messaging.FieldPath("components"), "body"},
-		{messaging.FieldPath("status"), ""},
+		{record.FieldPath("name"), "name"},
+		{record.FieldPath("category"), "category"},
+		{record.FieldPath("components"), "body"},
+		{record.FieldPath("status"), ""},
 		{comp(0).Member("format"), "header_format"},
 		{comp(0).Member("examples").Index(0), "header_example"},
 		{comp(0).Member("text"), "header_text"},
@@ -37,7 +39,7 @@ func TestFormFieldOfLibraryPath(t *testing.T) {
 		{comp(4).Member("text"), ""},
 		{comp(1).Index(0), ""},
 		{comp(3).Member("buttons").Index(0).Member("url").Index(0), ""},
-		{messaging.FieldPath("components").Member("index"), ""},
+		{record.FieldPath("components").Member("index"), ""},
 	} {
 		if got := ff.field(tc.path); got != tc.want {
 			t.Errorf("field(%s) = %q, want %q", tc.path, got, tc.want)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -32,7 +34,7 @@ func draftForm(name string) url.Values {
 // templateByName returns acme's template called name, in any state.
 func (f *fixture) templateByName(name string) *messaging.Template {
 	f.t.Helper()
-	list, err := f.svc.Workspace("acme").Templates.List(f.ctx, &messaging.TemplateFilter{Status: messaging.TemplateStatusAny})
+	list, err := f.svc.Workspace("acme").Templates.List(f.ctx, &messaging.TemplateFilter{Status: record.TemplateStatusAny})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestTemplateLifecycle(t *testing.T) {
 	if r.status != http.StatusSeeOther || r.location != "/dashboard/w/acme/templates/"+tpl.ID {
 		t.Fatalf("create answered %d to %q; want 303 to the template", r.status, r.location)
 	}
-	if tpl.Status != messaging.TemplateDraft {
+	if tpl.Status != record.TemplateDraft {
 		t.Errorf("the form stored a %s template; want a draft", tpl.Status)
 	}
 	want := []messaging.TemplateComponent{
@@ -87,7 +89,7 @@ func TestTemplateLifecycle(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("submit answered %d:\n%s", r.status, r.body)
 	}
-	if got := f.templateByName("order_update").Status; got != messaging.TemplatePending {
+	if got := f.templateByName("order_update").Status; got != record.TemplatePending {
 		t.Fatalf("after submit the template is %s; want pending", got)
 	}
 	list := f.get("/w/acme/templates")
@@ -166,7 +168,7 @@ func TestTemplateFormErrors(t *testing.T) {
 				t.Error("the field's error is shown above the form too")
 			}
 			r.wantContains(t, `value="`+htmlEscape(form.Get("header_text"))+`"`)
-			list, _ := f.svc.Workspace("acme").Templates.List(f.ctx, &messaging.TemplateFilter{Status: messaging.TemplateStatusAny})
+			list, _ := f.svc.Workspace("acme").Templates.List(f.ctx, &messaging.TemplateFilter{Status: record.TemplateStatusAny})
 			if len(list) != 0 {
 				t.Errorf("a refused form stored %d templates", len(list))
 			}
@@ -194,7 +196,7 @@ func TestTemplateCheckEndpoint(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.body), &got); err != nil {
 		t.Fatalf("check answered no JSON: %v\n%s", err, r.body)
 	}
-	_, libErr := f.svc.Workspace("acme").Templates.Create(f.ctx, &messaging.TemplateCreateParams{Name: "x", Category: "UTILITY", Language: "en", Status: messaging.TemplateDraft,
+	_, libErr := f.svc.Workspace("acme").Templates.Create(f.ctx, &messaging.TemplateCreateParams{Name: "x", Category: "UTILITY", Language: "en", Status: record.TemplateDraft,
 		Components: []messaging.TemplateComponent{{Type: "HEADER", Format: "TEXT", Text: "Order {{1}}"}, {Type: "BODY", Text: "Hi {{2}}"}}})
 	var e *messaging.Error
 	if !asErr(libErr, &e) {
@@ -221,7 +223,7 @@ func TestTemplateCheckEndpoint(t *testing.T) {
 			t.Errorf("preview lacks %q:\n%s", part, got.Preview)
 		}
 	}
-	if list, _ := f.svc.Workspace("acme").Templates.List(f.ctx, &messaging.TemplateFilter{Status: messaging.TemplateStatusAny}); len(list) != 0 {
+	if list, _ := f.svc.Workspace("acme").Templates.List(f.ctx, &messaging.TemplateFilter{Status: record.TemplateStatusAny}); len(list) != 0 {
 		t.Errorf("the check stored %d templates", len(list))
 	}
 	// Another site cannot use the check (it is a POST like the forms).
@@ -346,7 +348,7 @@ func TestTemplateSendTest(t *testing.T) {
 func TestTemplateOtherWorkspace(t *testing.T) {
 	f := setup(t)
 	other, err := f.svc.Workspace("other").Templates.Create(f.ctx, &messaging.TemplateCreateParams{Name: "secret_tpl", Category: "UTILITY", Language: "en",
-		Status: messaging.TemplateDraft, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi"}}})
+		Status: record.TemplateDraft, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +362,7 @@ func TestTemplateOtherWorkspace(t *testing.T) {
 			t.Errorf("POST %s answered %d; want 404", action, r.status)
 		}
 	}
-	if got, err := f.svc.Workspace("other").Templates.Get(f.ctx, other.ID); err != nil || got.Status != messaging.TemplateDraft || got.Name != "secret_tpl" {
+	if got, err := f.svc.Workspace("other").Templates.Get(f.ctx, other.ID); err != nil || got.Status != record.TemplateDraft || got.Name != "secret_tpl" {
 		t.Errorf("other's template after the refused actions = %+v, %v", got, err)
 	}
 	if strings.Contains(f.get("/w/acme/templates").body, "secret_tpl") {

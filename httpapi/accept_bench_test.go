@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
@@ -47,7 +49,7 @@ func BenchmarkAccept(b *testing.B) {
 		b.Fatal(err)
 	}
 	const key = "msk_bench_0123456789abcdef0123456789abcdef"
-	if _, _, err := svc.Workspace("ws_bench").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes(), Key: key}); err != nil {
+	if _, _, err := svc.Workspace("ws_bench").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes(), Key: key}); err != nil {
 		b.Fatal(err)
 	}
 	h := httpapi.New(svc, &httpapi.Options{RateLimits: map[string]int{"POST /v1/messages": 1 << 30},

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/internal/testclock"
@@ -49,7 +51,7 @@ func opSetup(t *testing.T, opts ...func(*httpapi.Options)) *opEnv {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, e.acmeKy, err = svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()}); err != nil {
+	if _, e.acmeKy, err = svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()}); err != nil {
 		t.Fatal(err)
 	}
 	o := &httpapi.Options{Clock: clk.Now, SMS: e.sms, Logger: log, OperatorToken: opToken}
@@ -214,7 +216,7 @@ func TestOperatorWorkspaces(t *testing.T) {
 		t.Fatalf("first key answer %s", raw)
 	}
 	p, err := e.svc.Authenticate(context.Background(), key)
-	if err != nil || p.WorkspaceID != "beta" || !p.HasScope(messaging.ScopeManageKeys) {
+	if err != nil || p.WorkspaceID != "beta" || !p.HasScope(record.ScopeManageKeys) {
 		t.Errorf("the first key authenticates as %+v, %v", p, err)
 	}
 	for _, tc := range []struct{ name, path, body string }{

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -151,7 +153,7 @@ func (h *Handler) listAuditEvents(w http.ResponseWriter, r *http.Request, p *mes
 	if v, ok := q["limit"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return badRequest("limit", "must be an integer from 1 to %d (got %q)", messaging.MaxAuditPage, v)
+			return badRequest("limit", "must be an integer from 1 to %d (got %q)", record.MaxAuditPage, v)
 		}
 		limit = n
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ujumbe/messaging"
@@ -51,12 +53,12 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	if !strings.HasPrefix(plain, "mk_") || !strings.HasPrefix(id, "key_") {
 		t.Fatalf("POST answered key %q, id %q", plain, id)
 	}
-	record := map[string]any{
+	wantKey := map[string]any{
 		"id": id, "name": "Billing service", "prefix": messaging.KeyLookupID(plain), "scopes": []any{"write:messages"},
 		"created_at": ts0, "expires_at": "2026-03-02T09:00:00.000Z", "last_used_at": nil, "revoked_at": nil,
 	}
 	wantCreated := map[string]any{"key": plain}
-	for k, v := range record {
+	for k, v := range wantKey {
 		wantCreated[k] = v
 	}
 	if d := cmp.Diff(wantCreated, created); d != "" {
@@ -68,10 +70,10 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	expect(t, e.do(t, request{method: "POST", path: "/v1/messages", key: plain,
 		body: `{"channel":"whatsapp","to":"+254712345678","type":"text","text":"from the new key"}`}), 201, "", "")
 	flushUses(t, e)
-	record["last_used_at"] = "2026-03-01T09:00:01.000Z"
+	wantKey["last_used_at"] = "2026-03-01T09:00:01.000Z"
 	r = e.call(t, "GET", "/v1/api-keys/"+id, "A", nil)
 	expect(t, r, 200, "", "")
-	if d := cmp.Diff(record, r.object(t)); d != "" {
+	if d := cmp.Diff(wantKey, r.object(t)); d != "" {
 		t.Errorf("GET /v1/api-keys/{id} (-want +got):\n%s", d)
 	}
 	list := e.call(t, "GET", "/v1/api-keys", "A", nil)
@@ -90,11 +92,11 @@ func TestAPIKeyLifecycle(t *testing.T) {
 			t.Errorf("the revoked fixture key is listed with revoked_at %v", m["revoked_at"])
 		}
 	}
-	if d := cmp.Diff(record, found); d != "" {
+	if d := cmp.Diff(wantKey, found); d != "" {
 		t.Errorf("the new key in GET /v1/api-keys (-want +got):\n%s", d)
 	}
 	// 2 + 2 per scope keys of the fixture, the new one.
-	if want := 3 + 2*len(messaging.AllScopes()) + 1; len(items) != want {
+	if want := 3 + 2*len(record.AllScopes()) + 1; len(items) != want {
 		t.Errorf("GET /v1/api-keys lists %d keys, want %d", len(items), want)
 	}
 
@@ -245,7 +247,7 @@ func TestAPIKeysOfOtherWorkspace(t *testing.T) {
 func TestAuditEventsPaging(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	all, _, err := e.svc.AuditEvents(context.Background(), e.A.ID, "", messaging.MaxAuditPage)
+	all, _, err := e.svc.AuditEvents(context.Background(), e.A.ID, "", record.MaxAuditPage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +303,7 @@ func TestAPIKeyChildBounds(t *testing.T) {
 	ctx := context.Background()
 	hour := t0.Add(time.Hour)
 	_, short, err := e.svc.Workspace(e.A.ID).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "short",
-		Scopes: []string{messaging.ScopeManageKeys}, ExpiresAt: &hour})
+		Scopes: []string{record.ScopeManageKeys}, ExpiresAt: &hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -30,7 +32,7 @@ func ExampleNew() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	_, key, err := svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{messaging.ScopeWriteMessages}})
+	_, key, err := svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: []string{record.ScopeWriteMessages}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -18,6 +18,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/internal/testclock"
 
 	"github.com/ujumbe/messaging"
@@ -277,7 +280,7 @@ func FuzzMetaSignature(f *testing.F) {
 }
 
 // searchHandler serves A's contacts of the search fixture on store.
-func searchHandler(t testing.TB, store messaging.Store) (http.Handler, string) {
+func searchHandler(t testing.TB, store driver.Store) (http.Handler, string) {
 	t.Helper()
 	ctx := context.Background()
 	svc, err := messaging.New(store, fakeprovider.New(), &messaging.Options{Clock: testclock.New(t0).Now})
@@ -287,7 +290,7 @@ func searchHandler(t testing.TB, store messaging.Store) (http.Handler, string) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "ws_search", Channels: svc.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := svc.Workspace("ws_search").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+	_, key, err := svc.Workspace("ws_search").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,15 +383,15 @@ func FuzzContactSearch(f *testing.F) {
 			}
 			return
 		}
-		search, digits := messaging.ContactSearchQuery(q)
+		search, digits := driver.ContactSearchQuery(q)
 		var want []string
 		for i := len(searchFixture) - 1; i >= 0; i-- { // newest first
 			c := searchFixture[i]
-			fold := messaging.SearchFold
+			fold := driver.SearchFold
 			full := strings.TrimSpace(strings.TrimSpace(c.FirstName) + " " + strings.TrimSpace(c.LastName))
 			if search == "" || strings.HasPrefix(fold(c.FirstName), search) || strings.HasPrefix(fold(c.LastName), search) ||
 				strings.HasPrefix(fold(full), search) || (c.Email != "" && strings.HasPrefix(strings.ToLower(c.Email), search)) ||
-				(digits != "" && c.Phone != "" && strings.HasPrefix(messaging.PhoneDigits(c.Phone), digits)) {
+				(digits != "" && c.Phone != "" && strings.HasPrefix(driver.PhoneDigits(c.Phone), digits)) {
 				want = append(want, strings.TrimSpace(c.FirstName)+"|"+strings.TrimSpace(c.LastName))
 			}
 		}

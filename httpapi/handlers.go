@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -207,7 +209,7 @@ func (h *Handler) listContacts(w http.ResponseWriter, r *http.Request, p *messag
 		name string
 		dst  *int
 		max  int
-	}{{"page", &cq.Page, messaging.MaxPage}, {"limit", &cq.Limit, messaging.MaxPageSize}} {
+	}{{"page", &cq.Page, record.MaxPage}, {"limit", &cq.Limit, record.MaxPageSize}} {
 		v, ok := q[f.name]
 		if !ok {
 			continue

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/sms"
@@ -105,7 +107,7 @@ func (h *Health) Ready(ctx context.Context) *Readiness {
 	switch {
 	case err == nil:
 		out.Checks["store"] = "ok"
-	case errors.Is(err, messaging.ErrSchemaVersion):
+	case errors.Is(err, driver.ErrSchemaVersion):
 		h.log.WarnContext(ctx, "readiness: store schema", "err", err)
 		fail("store", "the database schema is not at the version this program needs")
 	case errors.Is(err, context.DeadlineExceeded):

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
@@ -42,7 +44,7 @@ func probe(t *testing.T, h http.Handler, method, path string) (int, *httpapi.Rea
 }
 
 // started returns a Service on st whose workers run until the test ends.
-func started(t *testing.T, st messaging.Store) *messaging.Service {
+func started(t *testing.T, st driver.Store) *messaging.Service {
 	t.Helper()
 	svc, err := messaging.New(st, fakeprovider.New(), nil)
 	if err != nil {
@@ -115,7 +117,7 @@ func TestHealthProbes(t *testing.T) {
 // database is gone) and opens the file again (it is back).
 type swapStore struct {
 	mu sync.RWMutex
-	messaging.Store
+	driver.Store
 }
 
 func (s *swapStore) Ping(ctx context.Context) error {
@@ -124,7 +126,7 @@ func (s *swapStore) Ping(ctx context.Context) error {
 	return s.Store.Ping(ctx)
 }
 
-func (s *swapStore) set(st messaging.Store) {
+func (s *swapStore) set(st driver.Store) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Store = st

@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/sms"
@@ -68,7 +71,7 @@ func jsonArray(elem string, n int) string {
 
 // hostileStore is a store of both APIs.
 type hostileStore interface {
-	messaging.Store
+	driver.Store
 	sms.Store
 }
 
@@ -106,7 +109,7 @@ func hostileEnv(t *testing.T, st hostileStore) (*env, *sms.SMS) {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.Workspace(e.A.ID).Templates.Create(context.Background(), &messaging.TemplateCreateParams{
-		Name: "coupon_nul", Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+		Name: "coupon_nul", Category: record.CategoryUtility, Language: "en", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{
 			{Type: "BODY", Text: "Hi {{1}}, here is your code."},
 			{Type: "BUTTONS", Buttons: []messaging.TemplateButton{
@@ -118,7 +121,7 @@ func hostileEnv(t *testing.T, st hostileStore) (*env, *sms.SMS) {
 		t.Fatal(err)
 	}
 	if _, err := e.svc.Workspace(e.A.ID).Templates.Create(context.Background(), &messaging.TemplateCreateParams{
-		Name: "invoice_nul", Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+		Name: "invoice_nul", Category: record.CategoryUtility, Language: "en", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{{Type: "HEADER", Format: "DOCUMENT"}, {Type: "BODY", Text: "Your invoice {{1}} is attached."}}}); err != nil {
 		t.Fatal(err)
 	}

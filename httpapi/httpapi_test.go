@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
@@ -58,7 +60,7 @@ func TestAuth(t *testing.T) {
 			return hdr("X-API-Key", "mk_unknown0_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
 		}, "invalid_api_key"},
 		{"right prefix wrong secret", func(e *env) http.Header {
-			return hdr("X-API-Key", e.A.Full[:messaging.KeyPrefixLen]+strings.Repeat("x", len(e.A.Full)-messaging.KeyPrefixLen))
+			return hdr("X-API-Key", e.A.Full[:record.KeyPrefixLen]+strings.Repeat("x", len(e.A.Full)-record.KeyPrefixLen))
 		}, "invalid_api_key"},
 		{"key with a suffix", func(e *env) http.Header { return hdr("X-API-Key", e.A.Full+"x") }, "invalid_api_key"},
 		{"revoked", func(e *env) http.Header { return hdr("X-API-Key", e.A.Revoked) }, "invalid_api_key"},
@@ -102,7 +104,7 @@ func TestAuthExpiryFollowsClock(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	exp := t0.Add(time.Hour)
-	_, key, err := e.svc.Workspace(e.A.ID).APIKeys.Create(context.Background(), &messaging.KeyCreateParams{Scopes: messaging.AllScopes(), ExpiresAt: &exp})
+	_, key, err := e.svc.Workspace(e.A.ID).APIKeys.Create(context.Background(), &messaging.KeyCreateParams{Scopes: record.AllScopes(), ExpiresAt: &exp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +138,7 @@ func TestPublicRoutesNeedNoKey(t *testing.T) {
 func TestScopes(t *testing.T) {
 	t.Parallel()
 	for _, rt := range scopedRoutes() {
-		for _, s := range messaging.AllScopes() {
+		for _, s := range record.AllScopes() {
 			needs := slices.Contains(rt.Scopes, s)
 			// A key with every scope but s.
 			t.Run(rt.Name()+"/without "+s, func(t *testing.T) {
@@ -183,7 +185,7 @@ func TestPatchByWriteOnlyKeyReadsNothing(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	id := e.A.Contact.ID
-	writeOnly := "A.only:" + messaging.ScopeWriteContacts
+	writeOnly := "A.only:" + record.ScopeWriteContacts
 	expect(t, e.call(t, "GET", "/v1/contacts/"+id, writeOnly, nil), 403, "forbidden", "")
 	e.clock.Advance(time.Second)
 	r := e.call(t, "PATCH", "/v1/contacts/"+id, writeOnly, `{"tags":null}`)
@@ -196,7 +198,7 @@ func TestPatchByWriteOnlyKeyReadsNothing(t *testing.T) {
 	if tags, _ := got["tags"].([]any); len(tags) != 0 || got["updatedAt"] != want["updatedAt"] {
 		t.Errorf("the write-only PATCH was not applied: %v", got)
 	}
-	full := e.call(t, "PATCH", "/v1/contacts/"+id, "A.without:"+messaging.ScopeReadMessages, `{"company":"Acme"}`).object(t)
+	full := e.call(t, "PATCH", "/v1/contacts/"+id, "A.without:"+record.ScopeReadMessages, `{"company":"Acme"}`).object(t)
 	if full["company"] != "Acme" || full["phone"] != e.A.Contact.Phone || full["notes"] != e.A.Contact.Notes {
 		t.Errorf("PATCH by a key with read:contacts answered %v, want the whole contact", full)
 	}
@@ -403,7 +405,7 @@ func TestRateLimitEveryRoute(t *testing.T) {
 // rt.
 func otherKey(t *testing.T, f *wsFixture, rt httpapi.Route) string {
 	t.Helper()
-	for _, s := range messaging.AllScopes() {
+	for _, s := range record.AllScopes() {
 		if !slices.Contains(rt.Scopes, s) {
 			return f.Without[s]
 		}

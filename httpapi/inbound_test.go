@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -20,7 +22,7 @@ func TestInboundContentShown(t *testing.T) {
 	ctx := context.Background()
 	doc, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "ws_a", Channel: "whatsapp", From: "254712345678",
 		ProviderMessageID: "wamid.doc", Type: "document", Content: &messaging.InboundContent{
-			Media: &messaging.InboundMedia{ProviderMediaID: "m-77", MimeType: "application/pdf", Caption: "Invoice", Filename: "invoice.pdf"}}})
+			Media: &record.InboundMedia{ProviderMediaID: "m-77", MimeType: "application/pdf", Caption: "Invoice", Filename: "invoice.pdf"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

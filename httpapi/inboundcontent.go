@@ -1,6 +1,9 @@
 package httpapi
 
-import "github.com/ujumbe/messaging"
+import (
+	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/record"
+)
 
 // inboundContentJSON is the content of an inbound message as GET
 // /v1/messages/{id} shows it, its members inlined in the message: the
@@ -89,17 +92,17 @@ func inboundContentView(c *messaging.InboundContent) *inboundContentJSON {
 		return nil
 	}
 	return &inboundContentJSON{
-		Media:       converted(c.Media, func(m messaging.InboundMedia) inboundMediaJSON { return inboundMediaJSON(m) }),
-		Location:    converted(c.Location, func(l messaging.Location) locationJSON { return locationJSON(l) }),
-		Interactive: converted(c.Reply, func(r messaging.InteractiveReply) interactiveReplyJSON { return interactiveReplyJSON(r) }),
-		Reaction:    converted(c.Reaction, func(r messaging.Reaction) reactionJSON { return reactionJSON(r) }),
+		Media:       converted(c.Media, func(m record.InboundMedia) inboundMediaJSON { return inboundMediaJSON(m) }),
+		Location:    converted(c.Location, func(l record.Location) locationJSON { return locationJSON(l) }),
+		Interactive: converted(c.Reply, func(r record.InteractiveReply) interactiveReplyJSON { return interactiveReplyJSON(r) }),
+		Reaction:    converted(c.Reaction, func(r record.Reaction) reactionJSON { return reactionJSON(r) }),
 		Context:     converted(c.Context, func(r messaging.ReplyContext) replyContextJSON { return replyContextJSON(r) }),
 		RawType:     c.RawType,
-		Contacts: convertList(c.Contacts, func(sc messaging.SharedContact) sharedContactJSON {
+		Contacts: convertList(c.Contacts, func(sc record.SharedContact) sharedContactJSON {
 			return sharedContactJSON{FormattedName: sc.FormattedName, FirstName: sc.FirstName, LastName: sc.LastName,
 				Organization: sc.Organization,
-				Phones:       convertList(sc.Phones, func(p messaging.ContactPhone) contactPhoneJSON { return contactPhoneJSON(p) }),
-				Emails:       convertList(sc.Emails, func(e messaging.ContactEmail) contactEmailJSON { return contactEmailJSON(e) })}
+				Phones:       convertList(sc.Phones, func(p record.ContactPhone) contactPhoneJSON { return contactPhoneJSON(p) }),
+				Emails:       convertList(sc.Emails, func(e record.ContactEmail) contactEmailJSON { return contactEmailJSON(e) })}
 		}),
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 )
@@ -340,7 +342,7 @@ func TestTemplateSend(t *testing.T) {
 			s.before = func(t *testing.T, e *env) {
 				t.Helper()
 				_, err := e.svc.Workspace(e.A.ID).Templates.Create(context.Background(), &messaging.TemplateCreateParams{
-					Name: tplName, Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved, Components: cs})
+					Name: tplName, Category: record.CategoryUtility, Language: "en", Status: record.TemplateApproved, Components: cs})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
@@ -87,7 +89,7 @@ func TestWorkspaceKeywords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 1 || events[0].Action != messaging.AuditWorkspaceUpdated || events[0].Actor != httpapi.ActorOperator {
+	if len(events) != 1 || events[0].Action != record.AuditWorkspaceUpdated || events[0].Actor != httpapi.ActorOperator {
 		t.Errorf("last audit event of ws_a: %+v; want workspace.updated by the operator", events)
 	}
 

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/metaprovider"
@@ -146,11 +148,11 @@ func TestLoad(t *testing.T) {
 		if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: id, Channels: svc.Channels()}); err != nil {
 			t.Fatal(err)
 		}
-		if _, keys[w], err = svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()}); err != nil {
+		if _, keys[w], err = svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{Name: "order_update", Category: messaging.CategoryUtility,
-			Language: "en", Status: messaging.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}, order {{2}} shipped."}}}); err != nil {
+		if _, err := svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{Name: "order_update", Category: record.CategoryUtility,
+			Language: "en", Status: record.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}, order {{2}} shipped."}}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -124,8 +126,8 @@ func pageLimit(q map[string]string) (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > messaging.MaxPageSize {
-		return 0, badRequest("limit", "must be an integer from 1 to %d (got %q)", messaging.MaxPageSize, v)
+	if err != nil || n < 1 || n > record.MaxPageSize {
+		return 0, badRequest("limit", "must be an integer from 1 to %d (got %q)", record.MaxPageSize, v)
 	}
 	return n, nil
 }

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -36,7 +39,7 @@ func TestListMessagesPagingUnderInserts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lite.Close() })
-	for name, store := range map[string]messaging.Store{"memstore": memstore.New(), "sqlitestore": lite} {
+	for name, store := range map[string]driver.Store{"memstore": memstore.New(), "sqlitestore": lite} {
 		t.Run(name, func(t *testing.T) {
 			// The inserts run while the pages are read, so a slow machine
 			// may page through more than GET /v1/messages' 60 a minute: the
@@ -138,7 +141,7 @@ func compareStrings(a, b string) int {
 
 func mustList(t *testing.T, msgs *messaging.Messages) []string {
 	t.Helper()
-	page, err := msgs.List(context.Background(), &messaging.MessageQuery{Limit: messaging.MaxPageSize})
+	page, err := msgs.List(context.Background(), &messaging.MessageQuery{Limit: record.MaxPageSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,10 +229,10 @@ func TestListConversations(t *testing.T) {
 		first.LastMessage["message_id"] != out.MessageID {
 		t.Errorf("first conversation %+v; want the messenger one, no contact, no window", first)
 	}
-	wantWindow := messaging.FormatTime(inAt.Add(24 * time.Hour))
+	wantWindow := record.FormatTime(inAt.Add(24 * time.Hour))
 	if second.ConversationID != in.ConversationID || second.To != "+254712345678" || second.LastMessage["message_id"] != in.ID ||
 		second.LastMessage["direction"] != "inbound" || second.Contact == nil || second.Contact["id"] != e.A.Contact.ID ||
-		second.LastInboundAt == nil || *second.LastInboundAt != messaging.FormatTime(inAt) ||
+		second.LastInboundAt == nil || *second.LastInboundAt != record.FormatTime(inAt) ||
 		second.WindowExpires == nil || *second.WindowExpires != wantWindow {
 		t.Errorf("second conversation %+v; want the WhatsApp one of %s, window until %s", second, e.A.Contact.ID, wantWindow)
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
@@ -39,7 +41,7 @@ const (
 
 // metaStore counts created messages and can fail provider-id lookups.
 type metaStore struct {
-	messaging.Store
+	driver.Store
 	created atomic.Int64
 	broken  atomic.Bool
 }

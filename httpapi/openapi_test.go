@@ -31,6 +31,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -729,9 +732,9 @@ func TestOpenAPIValidatorRejects(t *testing.T) {
 // Real responses.
 
 // oaFailingStore fails contact listings, to produce a 500.
-type oaFailingStore struct{ messaging.Store }
+type oaFailingStore struct{ driver.Store }
 
-func (oaFailingStore) ContactList(context.Context, *messaging.ContactListParams) ([]*messaging.Contact, int, error) {
+func (oaFailingStore) ContactList(context.Context, *driver.ContactListParams) ([]*messaging.Contact, int, error) {
 	return nil, 0, errors.New("disk on fire")
 }
 
@@ -771,17 +774,17 @@ func oaSetup(t *testing.T) *oaEnv {
 		e.vars[name] = plain
 		return k
 	}
-	key("full", "acme", messaging.AllScopes()...)
-	key("readContacts", "acme", messaging.ScopeReadContacts)
-	key("writeMessages", "acme", messaging.ScopeWriteMessages)
-	key("writeContacts", "acme", messaging.ScopeWriteContacts)
-	key("readTemplates", "acme", messaging.ScopeReadTemplates)
-	key("narrow", "narrow", messaging.AllScopes()...)
-	revoked := key("revoked", "acme", messaging.AllScopes()...)
+	key("full", "acme", record.AllScopes()...)
+	key("readContacts", "acme", record.ScopeReadContacts)
+	key("writeMessages", "acme", record.ScopeWriteMessages)
+	key("writeContacts", "acme", record.ScopeWriteContacts)
+	key("readTemplates", "acme", record.ScopeReadTemplates)
+	key("narrow", "narrow", record.AllScopes()...)
+	revoked := key("revoked", "acme", record.AllScopes()...)
 	_, err = svc.Workspace("acme").APIKeys.Revoke(ctx, revoked.ID)
 	must(err)
 	e.vars["revoked_id"] = revoked.ID
-	key("manageKeys", "acme", messaging.ScopeManageKeys, messaging.ScopeWriteMessages)
+	key("manageKeys", "acme", record.ScopeManageKeys, record.ScopeWriteMessages)
 
 	acme := svc.Workspace("acme")
 	tpl := func(ws *messaging.Workspace, name string, p *messaging.TemplateCreateParams) {
@@ -790,7 +793,7 @@ func oaSetup(t *testing.T) *oaEnv {
 		must(err)
 		e.vars[name] = tp.ID
 	}
-	tpl(acme, "order_update", &messaging.TemplateCreateParams{Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+	tpl(acme, "order_update", &messaging.TemplateCreateParams{Category: record.CategoryUtility, Language: "en", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{
 			{Type: "HEADER", Format: "TEXT", Text: "Order {{1}}"},
 			{Type: "BODY", Text: "Hi {{1}}, your order {{2}} has shipped."},
@@ -801,13 +804,13 @@ func oaSetup(t *testing.T) *oaEnv {
 				{Type: "COPY_CODE", Example: "SAVE10"},
 			}},
 		}})
-	tpl(acme, "karibu", &messaging.TemplateCreateParams{Category: messaging.CategoryMarketing, Language: "sw", Status: messaging.TemplateApproved,
+	tpl(acme, "karibu", &messaging.TemplateCreateParams{Category: record.CategoryMarketing, Language: "sw", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Karibu sana!"}}})
-	tpl(acme, "invoice_doc", &messaging.TemplateCreateParams{Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+	tpl(acme, "invoice_doc", &messaging.TemplateCreateParams{Category: record.CategoryUtility, Language: "en", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{{Type: "HEADER", Format: "DOCUMENT"}, {Type: "BODY", Text: "Your invoice {{1}} is attached."}}})
-	tpl(acme, "promo_pending", &messaging.TemplateCreateParams{Category: messaging.CategoryMarketing, Language: "en",
+	tpl(acme, "promo_pending", &messaging.TemplateCreateParams{Category: record.CategoryMarketing, Language: "en",
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Big sale today"}}})
-	tpl(svc.Workspace("narrow"), "narrow_hello", &messaging.TemplateCreateParams{Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+	tpl(svc.Workspace("narrow"), "narrow_hello", &messaging.TemplateCreateParams{Category: record.CategoryUtility, Language: "en", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hello"}}})
 
 	// Webhook endpoints: one that answers 500 (its deliveries fail and are
@@ -849,7 +852,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	must(err)
 	in, err := svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "+254712345678",
 		ProviderMessageID: "wamid.oa.in", Type: "document", Content: &messaging.InboundContent{
-			Media:   &messaging.InboundMedia{ProviderMediaID: "777", MimeType: "application/pdf", SHA256: "h", Caption: "Invoice", Filename: "invoice.pdf"},
+			Media:   &record.InboundMedia{ProviderMediaID: "777", MimeType: "application/pdf", SHA256: "h", Caption: "Invoice", Filename: "invoice.pdf"},
 			Context: &messaging.ReplyContext{ProviderMessageID: "wamid.elsewhere"}}})
 	must(err)
 	e.vars["msg_in"] = in.ID
@@ -874,7 +877,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	must(err)
 	_, err = fsvc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Channels: fsvc.Channels()})
 	must(err)
-	_, plain, err := fsvc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+	_, plain, err := fsvc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 	must(err)
 	e.vars["failing"] = plain
 	e.failing = httptest.NewServer(httpapi.New(fsvc, nil))
@@ -883,14 +886,14 @@ func oaSetup(t *testing.T) *oaEnv {
 	// A provider that lists templates, for POST /v1/templates/sync: acme
 	// has a WhatsApp connection with a WABA id, bare has none.
 	lp := &listingProvider{Provider: fakeprovider.New(), list: []*messaging.ProviderTemplate{
-		{ID: "9001", Name: "listed_hello", Language: "en", Category: messaging.CategoryUtility, Status: "APPROVED",
+		{ID: "9001", Name: "listed_hello", Language: "en", Category: record.CategoryUtility, Status: "APPROVED",
 			Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hello {{1}}"}}}}}
 	lsvc, err := messaging.New(memstore.New(), lp, &messaging.Options{SecretKey: sealKey})
 	must(err)
 	for _, ws := range []string{"acme", "bare"} {
 		_, err = lsvc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: ws})
 		must(err)
-		_, plain, err := lsvc.Workspace(ws).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+		_, plain, err := lsvc.Workspace(ws).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 		must(err)
 		e.vars["lister_"+ws] = plain
 	}

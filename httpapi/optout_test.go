@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 )
@@ -79,8 +81,8 @@ func TestOptOutKeywords(t *testing.T) {
 		OptedOut map[string]string `json:"opted_out"`
 	}
 	r := e.do(t, request{method: "GET", path: "/v1/contacts/" + e.A.Contact.ID, key: e.A.Full})
-	if err := json.Unmarshal(r.body, &contact); err != nil || contact.OptedOut["whatsapp"] != messaging.FormatTime(stop.CreatedAt) || len(contact.OptedOut) != 1 {
-		t.Errorf("contact after STOP: %s; want opted_out.whatsapp = %s", r.body, messaging.FormatTime(stop.CreatedAt))
+	if err := json.Unmarshal(r.body, &contact); err != nil || contact.OptedOut["whatsapp"] != record.FormatTime(stop.CreatedAt) || len(contact.OptedOut) != 1 {
+		t.Errorf("contact after STOP: %s; want opted_out.whatsapp = %s", r.body, record.FormatTime(stop.CreatedAt))
 	}
 	if r := e.do(t, request{method: "PATCH", path: "/v1/contacts/" + e.A.Contact.ID, key: e.A.Full, body: `{"opted_out":false}`}); r.status != 400 || r.env.Error.Field != "opted_out" {
 		t.Errorf("PATCH opted_out false: %d %s", r.status, r.body)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -102,7 +104,7 @@ func TestInboundForAPendingClaimIsRetried(t *testing.T) {
 	e := ownershipSetup(t, fakeprovider.New(), "owner")
 	c, err := e.svc.Workspace("owner").Channels.Connect(t.Context(), "whatsapp", &messaging.ChannelCredentials{
 		Fields: map[string]string{"phone_number_id": "106540352242922", "waba_id": "102290129340398"}, AccessToken: fakeprovider.UnreachableTokenPrefix + "token-1234"})
-	if err != nil || c.Status != messaging.ConnectionPending {
+	if err != nil || c.Status != record.ConnectionPending {
 		t.Fatalf("connect while the provider is down: %+v, %v; want pending_verification", c, err)
 	}
 	inbound := `{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{
@@ -190,7 +192,7 @@ func ownershipSetup(t *testing.T, prov messaging.Provider, workspaces ...string)
 		if _, err := svc.CreateWorkspace(t.Context(), &messaging.CreateWorkspaceParams{ID: ws, Name: ws}); err != nil {
 			t.Fatal(err)
 		}
-		_, plain, err := svc.Workspace(ws).APIKeys.Create(t.Context(), &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+		_, plain, err := svc.Workspace(ws).APIKeys.Create(t.Context(), &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
@@ -129,7 +131,7 @@ func TestRegisteredChannel(t *testing.T) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "coop", Name: "Coop"}); err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := svc.Workspace("coop").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+	_, key, err := svc.Workspace("coop").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}

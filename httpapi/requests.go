@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -114,7 +116,7 @@ func sendComponents(cs []sendComponent) ([]messaging.SendComponent, error) {
 	}
 	out := make([]messaging.SendComponent, len(cs))
 	for i, c := range cs {
-		idx, err := messaging.ParseButtonIndex(c.Index)
+		idx, err := record.ParseButtonIndex(c.Index)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +228,7 @@ type templateCreateRequest struct {
 
 func (q *templateCreateRequest) params() (*messaging.TemplateCreateParams, error) {
 	return &messaging.TemplateCreateParams{Name: q.Name, Category: q.Category, Language: q.Language,
-		Components: templateComponentsParams(q.Components), Status: messaging.TemplateDraft}, nil
+		Components: templateComponentsParams(q.Components), Status: record.TemplateDraft}, nil
 }
 
 // templatePatch is the body of PATCH /v1/templates/{id}: the fields of

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -12,7 +14,7 @@ type timestamp time.Time
 
 // MarshalJSON implements json.Marshaler.
 func (t timestamp) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + messaging.FormatTime(time.Time(t)) + `"`), nil
+	return []byte(`"` + record.FormatTime(time.Time(t)) + `"`), nil
 }
 
 // messageJSON is the status form of a message (GET /v1/messages/{id}).
@@ -47,7 +49,7 @@ func messageView(m *messaging.Message) messageJSON {
 		Status: m.Status, FailureReason: m.FailureReason, Type: m.Type,
 		CreatedAt: timestamp(m.CreatedAt), UpdatedAt: timestamp(m.UpdatedAt),
 	}
-	if m.Direction == messaging.DirectionInbound {
+	if m.Direction == record.DirectionInbound {
 		v.From, v.Text, v.inboundContentJSON = m.From(), m.Text, inboundContentView(m.Content)
 		v.WindowExpiresAt = optTimestamp(m.WindowExpiresAt())
 	}
@@ -113,7 +115,7 @@ type contactReceiptJSON struct {
 // contact when p may read contacts, else only a receipt, so that a
 // write-only key never reads through a write what GET refuses it.
 func patchedContactView(p *messaging.Principal, c *messaging.Contact) any {
-	if p.HasScope(messaging.ScopeReadContacts) {
+	if p.HasScope(record.ScopeReadContacts) {
 		return contactView(c)
 	}
 	return contactReceiptJSON{ID: c.ID, UpdatedAt: timestamp(c.UpdatedAt)}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 )
@@ -66,10 +68,10 @@ type endpoint struct {
 // what), which a key that may mint keys can see anyway.
 func endpoints() []endpoint {
 	const (
-		readMsgs, writeMsgs = messaging.ScopeReadMessages, messaging.ScopeWriteMessages
-		readTpl, manageTpl  = messaging.ScopeReadTemplates, messaging.ScopeManageTemplates
-		readCts, writeCts   = messaging.ScopeReadContacts, messaging.ScopeWriteContacts
-		keys, chans, hooks  = messaging.ScopeManageKeys, messaging.ScopeManageChannels, messaging.ScopeManageWebhooks
+		readMsgs, writeMsgs = record.ScopeReadMessages, record.ScopeWriteMessages
+		readTpl, manageTpl  = record.ScopeReadTemplates, record.ScopeManageTemplates
+		readCts, writeCts   = record.ScopeReadContacts, record.ScopeWriteContacts
+		keys, chans, hooks  = record.ScopeManageKeys, record.ScopeManageChannels, record.ScopeManageWebhooks
 		ws, op, opSMS, smsA = apiWorkspace, apiOperator, apiOperatorSMS, apiSMS
 	)
 	get, post, patch, put, del := http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete

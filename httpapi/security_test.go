@@ -18,6 +18,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -35,9 +38,9 @@ import (
 // fixture record fails here.
 func TestIsolationEveryIDRoute(t *testing.T) {
 	t.Parallel()
-	stores := map[string]func(t *testing.T) messaging.Store{
-		"memstore":    func(t *testing.T) messaging.Store { return memstore.New() },
-		"sqlitestore": func(t *testing.T) messaging.Store { return openSQLite(t) },
+	stores := map[string]func(t *testing.T) driver.Store{
+		"memstore":    func(t *testing.T) driver.Store { return memstore.New() },
+		"sqlitestore": func(t *testing.T) driver.Store { return openSQLite(t) },
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -138,7 +141,7 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 	e.h = httpapi.New(e.svc, o)
 
 	explicit := "acme_live_0123456789abcdef0123456789abcdef"
-	if _, _, err := e.svc.Workspace(e.A.ID).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes(), Key: explicit}); err != nil {
+	if _, _, err := e.svc.Workspace(e.A.ID).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes(), Key: explicit}); err != nil {
 		t.Fatal(err)
 	}
 	rcv := &hookCounter{}
@@ -155,7 +158,7 @@ func TestSecretsNeverStoredOrLogged(t *testing.T) {
 	var keys []string
 	for _, f := range []*wsFixture{e.A, e.B} {
 		keys = append(keys, f.Full, f.Revoked, f.Expired)
-		for _, s := range messaging.AllScopes() {
+		for _, s := range record.AllScopes() {
 			keys = append(keys, f.Only[s], f.Without[s])
 		}
 	}
@@ -309,9 +312,9 @@ func TestSecretsNotInErrorAnswers(t *testing.T) {
 		e.doRaw(request{method: "GET", path: "/v1/contacts", key: guess}),
 		e.doRaw(request{method: "GET", path: "/v1/contacts", key: e.A.Revoked}),
 		e.doRaw(request{method: "GET", path: "/v1/contacts", headers: hdr("X-API-Key", e.A.Full, "X-API-Key", e.B.Full)}),
-		e.doRaw(request{method: "GET", path: "/v1/contacts", key: e.A.Only[messaging.ScopeReadMessages]}),
+		e.doRaw(request{method: "GET", path: "/v1/contacts", key: e.A.Only[record.ScopeReadMessages]}),
 	} {
-		for _, k := range []string{guess, e.A.Revoked, e.A.Full, e.B.Full, e.A.Only[messaging.ScopeReadMessages]} {
+		for _, k := range []string{guess, e.A.Revoked, e.A.Full, e.B.Full, e.A.Only[record.ScopeReadMessages]} {
 			if strings.Contains(string(r.body), k) || strings.Contains(string(r.body), k[len(k)-16:]) {
 				t.Errorf("the %d answer shows a key: %s", r.status, r.body)
 			}

@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/internal/testclock"
 
 	"github.com/ujumbe/messaging"
@@ -37,7 +40,7 @@ type fakeClock = testclock.Clock
 // countingStore counts the messages and contacts actually created, so tests
 // can assert that a refused or replayed request stored nothing.
 type countingStore struct {
-	messaging.Store
+	driver.Store
 	messages atomic.Int64
 	contacts atomic.Int64
 	// contactGetHook, when set, runs before ContactGet; its error is
@@ -147,13 +150,13 @@ func setup(t testing.TB, opts ...func(*httpapi.Options)) *env {
 
 // setupOn is setup on store, with the service options svcOpts (nil for
 // defaults; the clock is always the shared fake clock).
-func setupOn(t testing.TB, store messaging.Store, svcOpts *messaging.Options, opts ...func(*httpapi.Options)) *env {
+func setupOn(t testing.TB, store driver.Store, svcOpts *messaging.Options, opts ...func(*httpapi.Options)) *env {
 	t.Helper()
 	return setupWith(t, store, fakeprovider.New(), svcOpts, opts...)
 }
 
 // setupWith is setupOn with the provider prov.
-func setupWith(t testing.TB, store messaging.Store, prov messaging.Provider, svcOpts *messaging.Options, opts ...func(*httpapi.Options)) *env {
+func setupWith(t testing.TB, store driver.Store, prov messaging.Provider, svcOpts *messaging.Options, opts ...func(*httpapi.Options)) *env {
 	t.Helper()
 	e := &env{clock: testclock.New(t0), remote: "192.0.2.10:4321"}
 	e.store = &countingStore{Store: store}
@@ -212,24 +215,24 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 		must(err)
 		return k, plain
 	}
-	fk, full := key(messaging.AllScopes(), nil)
+	fk, full := key(record.AllScopes(), nil)
 	f.Full, f.FullID = full, fk.ID
-	for _, s := range messaging.AllScopes() {
+	for _, s := range record.AllScopes() {
 		_, f.Only[s] = key([]string{s}, nil)
-		_, f.Without[s] = key(slices.DeleteFunc(messaging.AllScopes(), func(x string) bool { return x == s }), nil)
+		_, f.Without[s] = key(slices.DeleteFunc(record.AllScopes(), func(x string) bool { return x == s }), nil)
 	}
 	// The revoked key holds manage:keys alone, so that any key that may
 	// manage keys may revoke it again (a key revokes only keys whose
 	// scopes it holds).
-	rk, plain := key([]string{messaging.ScopeManageKeys}, nil)
+	rk, plain := key([]string{record.ScopeManageKeys}, nil)
 	_, err = e.svc.Workspace(id).APIKeys.Revoke(ctx, rk.ID)
 	must(err)
 	f.Revoked, f.RevokedID = plain, rk.ID
 	// A key cannot be created expired: it is created live, then its
 	// expiry is moved into the past.
 	future, past := t0.Add(time.Hour), t0.Add(-time.Hour)
-	ek, expired := key(messaging.AllScopes(), &future)
-	_, err = e.svc.Workspace(id).APIKeys.Update(ctx, ek.ID, &messaging.KeyUpdateParams{Scopes: messaging.AllScopes(), ExpiresAt: &past})
+	ek, expired := key(record.AllScopes(), &future)
+	_, err = e.svc.Workspace(id).APIKeys.Update(ctx, ek.ID, &messaging.KeyUpdateParams{Scopes: record.AllScopes(), ExpiresAt: &past})
 	must(err)
 	f.Expired = expired
 
@@ -240,24 +243,24 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 		must(err)
 		return tt
 	}
-	f.Approved = tpl(messaging.TemplateApproved, messaging.TemplateCreateParams{Name: "order_update", Category: messaging.CategoryUtility, Language: "en",
+	f.Approved = tpl(record.TemplateApproved, messaging.TemplateCreateParams{Name: "order_update", Category: record.CategoryUtility, Language: "en",
 		Components: []messaging.TemplateComponent{
 			{Type: "HEADER", Format: "TEXT", Text: "Order update"},
 			{Type: "BODY", Text: "Hi {{1}}, your order {{2}} has shipped."},
 		}})
-	f.Welcome = tpl(messaging.TemplateApproved, messaging.TemplateCreateParams{Name: "welcome", Category: messaging.CategoryMarketing, Language: "en_US",
+	f.Welcome = tpl(record.TemplateApproved, messaging.TemplateCreateParams{Name: "welcome", Category: record.CategoryMarketing, Language: "en_US",
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Welcome to Ujumbe!"}}})
-	f.Swahili = tpl(messaging.TemplateApproved, messaging.TemplateCreateParams{Name: "karibu", Category: messaging.CategoryMarketing, Language: "sw",
+	f.Swahili = tpl(record.TemplateApproved, messaging.TemplateCreateParams{Name: "karibu", Category: record.CategoryMarketing, Language: "sw",
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Karibu {{1}}!"}}})
-	f.Pending = tpl(messaging.TemplatePending, messaging.TemplateCreateParams{Name: "spring_sale", Category: messaging.CategoryMarketing, Language: "en",
+	f.Pending = tpl(record.TemplatePending, messaging.TemplateCreateParams{Name: "spring_sale", Category: record.CategoryMarketing, Language: "en",
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Spring sale: 20% off"}}})
-	f.Own = tpl(messaging.TemplateApproved, messaging.TemplateCreateParams{Name: own, Category: messaging.CategoryUtility, Language: "en",
+	f.Own = tpl(record.TemplateApproved, messaging.TemplateCreateParams{Name: own, Category: record.CategoryUtility, Language: "en",
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Only in " + id}}})
 
 	c, err := e.svc.Workspace(id).Contacts.Create(ctx, &messaging.ContactCreateParams{
 		FirstName: "Amina", LastName: "Odhiambo", Phone: phone, Email: email, Company: "Ujumbe Ltd",
 		JobTitle: "CTO", Website: "https://ujumbe.example.com", Notes: "met at expo", Tags: []string{"vip", "nairobi"},
-		Lifecycle: messaging.LifecycleCustomer,
+		Lifecycle: record.LifecycleCustomer,
 	})
 	must(err)
 	f.Contact = c
@@ -271,7 +274,7 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	f.NewDraft = func() string {
 		n := drafts.Add(1)
 		d, err := e.svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{Name: fmt.Sprintf("draft_%d", n),
-			Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateDraft,
+			Category: record.CategoryUtility, Language: "en", Status: record.TemplateDraft,
 			Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Draft {{1}}"}}})
 		if err != nil {
 			panic(fmt.Sprintf("setup %s: a draft: %v", id, err))
@@ -282,7 +285,7 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	f.NewInbound = func() string {
 		m, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: id, Channel: "whatsapp", From: "+254799000001",
 			ProviderMessageID: fmt.Sprintf("wamid.%s.in%d", id, inbound.Add(1)), Type: "document",
-			Content: &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "m1", MimeType: "application/pdf"}}})
+			Content: &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "m1", MimeType: "application/pdf"}}})
 		if err != nil {
 			panic(fmt.Sprintf("setup %s: an inbound message: %v", id, err))
 		}

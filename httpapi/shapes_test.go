@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -103,7 +105,7 @@ func TestSendShapes(t *testing.T) {
 			if !msgIDRe.MatchString(id) {
 				t.Errorf("message_id %q", id)
 			}
-			conv := messaging.ConversationID(e.A.ID, c.channel, c.to)
+			conv := record.ConversationID(e.A.ID, c.channel, c.to)
 			diffJSON(t, "send response", map[string]any{
 				"message_id": id, "conversation_id": conv, "status": "queued", "channel": c.channel, "to": c.to,
 			}, got)
@@ -196,7 +198,7 @@ func TestTemplateShapes(t *testing.T) {
 			t.Fatal(err)
 		}
 		sr := e.call(t, "POST", "/v1/messages/templates", "A", string(ex))
-		if tp.Status == messaging.TemplateApproved {
+		if tp.Status == record.TemplateApproved {
 			expect(t, sr, 201, "", "")
 		} else {
 			expect(t, sr, 404, "template_not_found", "template_name")

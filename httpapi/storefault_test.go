@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/sms"
@@ -58,14 +60,14 @@ func (s *failingWrites) ContactCreate(ctx context.Context, c *messaging.Contact)
 	return s.Store.ContactCreate(ctx, c)
 }
 
-func (s *failingWrites) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
+func (s *failingWrites) ContactUpdate(ctx context.Context, p *driver.ContactReplaceParams) error {
 	if err := s.fail(); err != nil {
 		return err
 	}
 	return s.Store.ContactUpdate(ctx, p)
 }
 
-func (s *failingWrites) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+func (s *failingWrites) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
 	if err := s.fail(); err != nil {
 		return nil, err
 	}
@@ -107,7 +109,7 @@ type faultEnv struct {
 }
 
 func setupFaultEnv(t *testing.T, path string, st interface {
-	messaging.Store
+	driver.Store
 	sms.Store
 }) *faultEnv {
 	t.Helper()

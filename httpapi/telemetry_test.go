@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/internal/metricname"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -32,7 +34,7 @@ func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 	})
 	key := e.A.Full
 	// The fixtures sent messages: the send below is counted from here.
-	before := rd.Collect(t).Sum(messaging.MetricMessagesAccepted)
+	before := rd.Collect(t).Sum(metricname.MetricMessagesAccepted)
 	res := e.do(t, request{method: "POST", path: "/v1/messages", key: key,
 		body: `{"channel":"whatsapp","to":"+254733999888","type":"text","text":"Secret plans"}`})
 	if res.status != http.StatusCreated {
@@ -74,7 +76,7 @@ func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 			t.Errorf("a metric attribute holds %q:\n%s", bad, all)
 		}
 	}
-	if got := s.Sum(messaging.MetricMessagesAccepted) - before; got != 1 {
+	if got := s.Sum(metricname.MetricMessagesAccepted) - before; got != 1 {
 		t.Errorf("accepted by the send = %v, want 1", got)
 	}
 	// The send's server span is the parent of the store write that

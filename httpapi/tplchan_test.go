@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
@@ -155,7 +157,7 @@ func TestTemplateExamples(t *testing.T) {
 func TestTemplateListStatusNeedsManage(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	readOnly := "A.only:" + messaging.ScopeReadTemplates
+	readOnly := "A.only:" + record.ScopeReadTemplates
 	names := func(r *response) []string {
 		var out []string
 		for _, it := range r.array(t) {
@@ -174,12 +176,12 @@ func TestTemplateListStatusNeedsManage(t *testing.T) {
 	for _, st := range []string{"any", "pending", "draft", "rejected"} {
 		r := e.call(t, "GET", "/v1/templates?status="+st, readOnly, nil)
 		expect(t, r, 403, "forbidden", "")
-		if !strings.Contains(r.env.Error.Message, messaging.ScopeManageTemplates) {
-			t.Errorf("status %s: 403 %q does not name %s", st, r.env.Error.Message, messaging.ScopeManageTemplates)
+		if !strings.Contains(r.env.Error.Message, record.ScopeManageTemplates) {
+			t.Errorf("status %s: 403 %q does not name %s", st, r.env.Error.Message, record.ScopeManageTemplates)
 		}
 	}
 	// manage:templates alone is not enough: the route needs read:templates.
-	expect(t, e.call(t, "GET", "/v1/templates?status=any", "A.only:"+messaging.ScopeManageTemplates, nil), 403, "forbidden", "")
+	expect(t, e.call(t, "GET", "/v1/templates?status=any", "A.only:"+record.ScopeManageTemplates, nil), 403, "forbidden", "")
 	r := e.call(t, "GET", "/v1/templates?status=any", "A", nil)
 	expect(t, r, 200, "", "")
 	if d := cmp.Diff([]string{"a_only/approved", "karibu/approved", "order_update/approved", "spring_sale/pending", "welcome/approved"}, names(r)); d != "" {
@@ -204,7 +206,7 @@ func TestTemplateSync(t *testing.T) {
 
 	store := memstore.New()
 	lp := &listingProvider{Provider: fakeprovider.New(), list: []*messaging.ProviderTemplate{
-		{ID: "77", Name: "from_meta", Language: "en", Category: messaging.CategoryUtility, Status: "APPROVED",
+		{ID: "77", Name: "from_meta", Language: "en", Category: record.CategoryUtility, Status: "APPROVED",
 			Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hello"}}}}}
 	svc, err := messaging.New(store, lp, &messaging.Options{SecretKey: make([]byte, 32)})
 	if err != nil {
@@ -214,7 +216,7 @@ func TestTemplateSync(t *testing.T) {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "w"}); err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := svc.Workspace("w").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+	_, key, err := svc.Workspace("w").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +367,7 @@ func TestChannelTokenNeverShown(t *testing.T) {
 	if _, err := e.svc.DispatchDue(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	events, _, err := e.svc.AuditEvents(context.Background(), e.A.ID, "", messaging.MaxAuditPage)
+	events, _, err := e.svc.AuditEvents(context.Background(), e.A.ID, "", record.MaxAuditPage)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -97,7 +99,7 @@ func deliveryView(d *messaging.WebhookDelivery) deliveryJSON {
 		st := d.LastStatus
 		v.LastStatusCode = &st
 	}
-	if d.State == messaging.DeliveryPending {
+	if d.State == record.DeliveryPending {
 		v.NextAttemptAt = timePtr(&d.DueAt)
 	}
 	return v
@@ -249,7 +251,7 @@ func (h *Handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, 
 	limit := 0
 	if v, ok := q["limit"]; ok {
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
-			return badRequest("limit", "must be an integer from 1 to %d (got %q)", messaging.MaxWebhookDeliveryPage, v)
+			return badRequest("limit", "must be an integer from 1 to %d (got %q)", record.MaxWebhookDeliveryPage, v)
 		}
 	}
 	list, next, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Deliveries(r.Context(), r.PathValue("id"), q["cursor"], limit)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -36,7 +38,7 @@ func TestWebhookSecretOnlyInCreateAndRotate(t *testing.T) {
 	expect(t, r, 200, "", "")
 	rotated := r.object(t)
 	newSecret, _ := rotated["secret"].(string)
-	if !strings.HasPrefix(newSecret, "whsec_") || newSecret == secret || rotated["previous_secret_expires_at"] != messaging.FormatTime(t0.Add(24*time.Hour)) {
+	if !strings.HasPrefix(newSecret, "whsec_") || newSecret == secret || rotated["previous_secret_expires_at"] != record.FormatTime(t0.Add(24*time.Hour)) {
 		t.Fatalf("rotated %s", r.body)
 	}
 	var others [][]byte
@@ -80,7 +82,7 @@ func TestWebhookSecretOnlyInCreateAndRotate(t *testing.T) {
 			actions = append(actions, ev.Action)
 		}
 	}
-	if want := []string{messaging.AuditWebhookDeleted, messaging.AuditWebhookUpdated, messaging.AuditWebhookRotated, messaging.AuditWebhookCreated}; strings.Join(actions, " ") != strings.Join(want, " ") {
+	if want := []string{record.AuditWebhookDeleted, record.AuditWebhookUpdated, record.AuditWebhookRotated, record.AuditWebhookCreated}; strings.Join(actions, " ") != strings.Join(want, " ") {
 		t.Errorf("audit actions %v, want %v", actions, want)
 	}
 }
@@ -171,7 +173,7 @@ func TestWebhookRoutes(t *testing.T) {
 	}
 	r = e.call(t, "POST", hook+"/deliveries/"+e.A.Delivery+"/redeliver", "A", nil)
 	expect(t, r, 202, "", "")
-	if rd := r.object(t); rd["state"] != "pending" || rd["next_attempt_at"] != messaging.FormatTime(t0) || rd["delivered_at"] != nil {
+	if rd := r.object(t); rd["state"] != "pending" || rd["next_attempt_at"] != record.FormatTime(t0) || rd["delivered_at"] != nil {
 		t.Errorf("redelivered %s", r.body)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -194,7 +196,7 @@ func (s *SMS) saveReport(ctx context.Context, m *Message, old, nr *Report) error
 		if err != nil {
 			s.log.WarnContext(ctx, "sms: delivery report not pushed: building the event failed", "number", m.Number, "err", err.Error())
 		} else {
-			p.Push = &messaging.WebhookQueueParams{EndpointID: endpointID, Event: ev}
+			p.Push = &driver.WebhookQueueParams{EndpointID: endpointID, Event: ev}
 		}
 	}
 	pushed, err := s.store.SMSReportSave(ctx, p)

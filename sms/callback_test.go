@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -235,7 +237,7 @@ func (r *pushRecorder) SMSReportSave(ctx context.Context, p *sms.ReportSaveParam
 	return r.Store.SMSReportSave(ctx, p)
 }
 
-func (r *pushRecorder) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
+func (r *pushRecorder) WebhookQueueEvent(ctx context.Context, p *driver.WebhookQueueParams) (bool, error) {
 	r.queued.Add(1)
 	return r.Store.WebhookQueueEvent(ctx, p)
 }

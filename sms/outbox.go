@@ -3,6 +3,8 @@ package sms
 import (
 	"context"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -20,7 +22,7 @@ type Outbox interface {
 	// WebhookEvent returns the event QueueWebhookEvent would queue,
 	// without queueing it: for an OutboxStore that queues it in the
 	// transaction that stores its report (ReportSaveParams.Push).
-	WebhookEvent(workspaceID, subjectID, typ string, data any) (*messaging.EventRecord, error)
+	WebhookEvent(workspaceID, subjectID, typ string, data any) (*driver.EventRecord, error)
 	// WebhooksQueued tells the Outbox that a store queued events of
 	// WebhookEvent, so that it delivers them now rather than at its next
 	// poll.
@@ -43,7 +45,7 @@ type OutboxStore interface {
 	// SMSOutbox returns the store that keeps the outbox: the store itself
 	// (the receiver, also when a wrapper embeds it), as a value that ==
 	// compares, such as a pointer.
-	SMSOutbox() messaging.Store
+	SMSOutbox() driver.Store
 }
 
 // storeUser is an Outbox that tells whether it queues its events in a

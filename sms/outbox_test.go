@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/sms"
@@ -25,7 +27,7 @@ type hiding struct{ sms.Store }
 
 // hidingMessaging is a messaging store wrapper that holds the store
 // behind an interface.
-type hidingMessaging struct{ messaging.Store }
+type hidingMessaging struct{ driver.Store }
 
 // noStoreOutbox is an Outbox that does not name its store.
 type noStoreOutbox struct{ sms.Outbox }
@@ -39,7 +41,7 @@ type noStoreOutbox struct{ sms.Outbox }
 func TestPushesInTx(t *testing.T) {
 	t.Parallel()
 	m := memstore.New()
-	service := func(st messaging.Store) *messaging.Service {
+	service := func(st driver.Store) *messaging.Service {
 		svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: bytes.Repeat([]byte{3}, 32)})
 		if err != nil {
 			t.Fatal(err)

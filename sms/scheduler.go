@@ -7,9 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
@@ -99,7 +100,7 @@ func (s *SMS) newQueue() *workqueue.Queue[*Message] {
 			if s.handover.paused(now) {
 				return nil, nil // the upstream throttled the account: nothing claimed
 			}
-			token := messaging.NewID("claim")
+			token := record.NewID("claim")
 			s.handover.claimed(token, now)
 			msgs, err := s.store.SMSClaimDue(ctx, &ClaimParams{Now: now, LeaseUntil: now.Add(s.opts.Lease), Token: token, Limit: limit,
 				RenewMarksBefore: now.Add(-s.opts.ConfirmWindow)})

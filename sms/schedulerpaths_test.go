@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/testlog"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -347,7 +348,7 @@ func TestLostClaimOutcomeIsDropped(t *testing.T) {
 	if d := cmp.Diff(kept, p.state(t, nums[1])); d != "" {
 		t.Errorf("the other message of the batch (-want +got):\n%s", d)
 	}
-	want := []string{"number=" + strconv.FormatInt(nums[0], 10) + " err=\"" + messaging.ErrStale.Error() + "\""}
+	want := []string{"number=" + strconv.FormatInt(nums[0], 10) + " err=\"" + driver.ErrStale.Error() + "\""}
 	var got []string
 	for _, line := range logLines(p.logs, "sms: outcome not recorded: the claim was lost") {
 		if !strings.Contains(line, "level=WARN") {

@@ -9,7 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging/internal/textcheck"
 )
 
@@ -127,7 +128,7 @@ func (s *SMS) prepare(a *Account, it *item) (*Message, error) {
 		status = StatusScheduled
 	}
 	return &Message{
-		ID: messaging.NewID("sms"), PartnerID: a.PartnerID, Mobile: it.mobile, Text: it.text,
+		ID: record.NewID("sms"), PartnerID: a.PartnerID, Mobile: it.mobile, Text: it.text,
 		Sender: it.sender, ClientSMSID: it.clientRef, Encoding: enc, Segments: parts,
 		Cost: a.CostPerSegment * Credit(parts), Status: status, DueAt: due,
 		NetworkID: strconv.Itoa(cc), CreatedAt: now, UpdatedAt: now,

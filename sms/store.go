@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // Statuses of a stored SMS.
@@ -360,7 +360,7 @@ type ReportSaveParams struct {
 	Report    *Report
 	// Push, when set, is the event queued with the report (see
 	// Store.SMSReportSave); it is set only for an OutboxStore.
-	Push *messaging.WebhookQueueParams
+	Push *driver.WebhookQueueParams
 }
 
 // AcceptResult is the outcome of one message of Store.SMSAccept.

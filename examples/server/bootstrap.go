@@ -14,6 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -145,7 +148,7 @@ func pathError(path string, err error) error {
 // status, webhook secret). Records f does not name are left as they are.
 // st is the store svc runs on (the one given to messaging.New), where the
 // existing keys and templates are looked up.
-func applyBootstrap(ctx context.Context, svc *messaging.Service, st messaging.Store, f *bootstrapFile, log *slog.Logger) error {
+func applyBootstrap(ctx context.Context, svc *messaging.Service, st driver.Store, f *bootstrapFile, log *slog.Logger) error {
 	if !svc.UsesStore(st) {
 		return errors.New("bootstrap: the store is not the one the service runs on")
 	}
@@ -176,7 +179,7 @@ func dryApply(ctx context.Context, f *bootstrapFile, loopback, private bool) err
 // checkExisting refuses f when it asks for a change to svc's records that
 // the library's rules do not allow, reading its keys and templates in st
 // (svc's store). It changes nothing.
-func checkExisting(ctx context.Context, svc *messaging.Service, st messaging.Store, f *bootstrapFile) error {
+func checkExisting(ctx context.Context, svc *messaging.Service, st driver.Store, f *bootstrapFile) error {
 	for i, ws := range f.Workspaces {
 		p := fmt.Sprintf("workspaces[%d]", i)
 		cur, err := svc.GetWorkspace(ctx, ws.ID)
@@ -207,7 +210,7 @@ func checkExisting(ctx context.Context, svc *messaging.Service, st messaging.Sto
 		}
 		for j, t := range ws.Templates {
 			tp := fmt.Sprintf("%s.templates[%d]", p, j)
-			existing, err := st.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
+			existing, err := st.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
 			if errors.Is(err, messaging.ErrNotFound) {
 				continue
 			} else if err != nil {
@@ -236,7 +239,7 @@ func sameComponents(a, b []messaging.TemplateComponent) bool {
 }
 
 // findKey returns the key of st whose plaintext is key, or nil.
-func findKey(ctx context.Context, st messaging.Store, key string) (*messaging.APIKey, error) {
+func findKey(ctx context.Context, st driver.Store, key string) (*messaging.APIKey, error) {
 	cands, err := st.APIKeysByPrefix(ctx, messaging.KeyLookupID(key))
 	if err != nil {
 		return nil, err
@@ -376,7 +379,7 @@ func logChange(log *slog.Logger, path, what string) {
 
 // apply applies f's workspaces to svc, which runs on st, in order (see
 // applyBootstrap).
-func apply(ctx context.Context, svc *messaging.Service, st messaging.Store, f *bootstrapFile, log *slog.Logger) error {
+func apply(ctx context.Context, svc *messaging.Service, st driver.Store, f *bootstrapFile, log *slog.Logger) error {
 	seen := map[string]bool{}
 	for i, ws := range f.Workspaces {
 		p := fmt.Sprintf("workspaces[%d]", i)
@@ -452,7 +455,7 @@ func orList(names []string) string {
 // applyKeys makes the API keys of the workspace ws (at JSON path p) what
 // the file says: new keys are created, and existing ones (found in st)
 // take the file's scopes, expiry and revocation.
-func applyKeys(ctx context.Context, svc *messaging.Service, st messaging.Store, p string, ws *bootstrapWorkspace, log *slog.Logger) error {
+func applyKeys(ctx context.Context, svc *messaging.Service, st driver.Store, p string, ws *bootstrapWorkspace, log *slog.Logger) error {
 	keys := svc.Workspace(ws.ID).APIKeys
 	seen := map[string]bool{}
 	for j, k := range ws.APIKeys {
@@ -499,17 +502,17 @@ func applyKeys(ctx context.Context, svc *messaging.Service, st messaging.Store, 
 // applyTemplates creates the templates of the workspace ws (at JSON path
 // p) that do not exist, and moves the existing ones (found in st) to the
 // status the file gives, submitting those without one.
-func applyTemplates(ctx context.Context, svc *messaging.Service, st messaging.Store, p string, ws *bootstrapWorkspace, log *slog.Logger) error {
+func applyTemplates(ctx context.Context, svc *messaging.Service, st driver.Store, p string, ws *bootstrapWorkspace, log *slog.Logger) error {
 	tpls := svc.Workspace(ws.ID).Templates
 	for j, t := range ws.Templates {
 		tp := fmt.Sprintf("%s.templates[%d]", p, j)
 		_, err := tpls.Create(ctx, &t)
 		if messaging.ErrorCode(err) == messaging.CodeConflict {
-			existing, err := st.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
+			existing, err := st.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: ws.ID, Name: t.Name, Language: t.Language})
 			if err != nil {
 				return err
 			}
-			if t.Status == "" && existing.Status == messaging.TemplateDraft {
+			if t.Status == "" && existing.Status == record.TemplateDraft {
 				// A template without status is submitted at start.
 				if _, err := tpls.Submit(ctx, existing.ID); err != nil {
 					return pathError(tp, err)

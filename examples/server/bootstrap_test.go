@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -64,7 +66,7 @@ type snapshot struct {
 	Webhooks  []string
 }
 
-func snap(t *testing.T, svc *messaging.Service, st messaging.Store) snapshot {
+func snap(t *testing.T, svc *messaging.Service, st driver.Store) snapshot {
 	t.Helper()
 	ctx := context.Background()
 	ws, err := svc.GetWorkspace(ctx, "acme")
@@ -81,7 +83,7 @@ func snap(t *testing.T, svc *messaging.Service, st messaging.Store) snapshot {
 	for _, h := range hooks {
 		s.Webhooks = append(s.Webhooks, h.ID+" "+h.URL)
 	}
-	tpls, _ := st.TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "acme"})
+	tpls, _ := st.TemplateList(ctx, &driver.TemplateListParams{WorkspaceID: "acme"})
 	for _, tp := range tpls {
 		s.Templates = append(s.Templates, tp.ID+" "+tp.Name+" "+tp.Status)
 	}

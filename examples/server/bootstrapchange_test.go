@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
@@ -29,7 +31,7 @@ const (
 // its REST handler, and the outcome of applying the bootstrap file.
 type bootServer struct {
 	svc *messaging.Service
-	st  messaging.Store
+	st  driver.Store
 	h   http.Handler
 }
 
@@ -87,7 +89,7 @@ var textSend = map[string]any{"channel": "whatsapp", "to": "+254712345678", "typ
 // templateSend is the send_example of the bootstrap file's template.
 func templateSend(t *testing.T, s *bootServer) *messaging.SendTemplateParams {
 	t.Helper()
-	tpl, err := s.st.TemplateGetByName(context.Background(), &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "order_shipped", Language: "en"})
+	tpl, err := s.st.TemplateGetByName(context.Background(), &driver.TemplateGetByNameParams{WorkspaceID: "acme", Name: "order_shipped", Language: "en"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -56,12 +59,12 @@ func TestBootstrapChannelObjects(t *testing.T) {
 	}
 	c := connectionOf(t, svc, "acme", "whatsapp")
 	ts := svc.Workspace("acme").Templates
-	sub, err := st.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "submitted_at_start", Language: "en"})
-	if err != nil || sub.Status != messaging.TemplatePending || sub.ProviderTemplateID == "" {
+	sub, err := st.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: "acme", Name: "submitted_at_start", Language: "en"})
+	if err != nil || sub.Status != record.TemplatePending || sub.ProviderTemplateID == "" {
 		t.Errorf("template without status = %+v, %v; want submitted (pending, with the provider's id)", sub, err)
 	}
-	draft, err := st.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "acme", Name: "still_a_draft", Language: "en"})
-	if err != nil || draft.Status != messaging.TemplateDraft {
+	draft, err := st.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: "acme", Name: "still_a_draft", Language: "en"})
+	if err != nil || draft.Status != record.TemplateDraft {
 		t.Errorf("draft = %+v, %v", draft, err)
 	}
 
@@ -84,7 +87,7 @@ func TestBootstrapChannelObjects(t *testing.T) {
 	if c2 := connectionOf(t, svc, "acme", "whatsapp"); c2.Generation != c.Generation+1 || c2.TokenHint != "JKLM" {
 		t.Errorf("rotated token: generation %d hint %s; want %d JKLM", c2.Generation, c2.TokenHint, c.Generation+1)
 	}
-	if d, _ := ts.Get(ctx, draft.ID); d.Status != messaging.TemplatePending {
+	if d, _ := ts.Get(ctx, draft.ID); d.Status != record.TemplatePending {
 		t.Errorf("draft after its status was dropped from the file: %s, want pending", d.Status)
 	}
 	for _, secret := range []string{"secretToken", "rotatedToken", "pageToken"} {

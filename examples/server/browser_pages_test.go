@@ -14,10 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/webhooksig"
 )
 
@@ -298,7 +299,7 @@ func TestBrowserCrossOrigin(t *testing.T) {
 // it saves the README's pictures of them.
 func TestBrowserPages(t *testing.T) {
 	srv := startDashServer(t)
-	key := srv.key(t, messaging.AllScopes()...)
+	key := srv.key(t, record.AllScopes()...)
 	// Traffic: messages on each channel, some failing (the fake provider
 	// fails numbers ending in 0000), template messages, contacts and an
 	// SMS account with a message.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -65,7 +67,7 @@ func TestFakeInboundRoute(t *testing.T) {
 		t.Errorf("repeated id recorded %v, want %v", again, first)
 	}
 	m, err := svc.Workspace("demo").Messages.Get(ctx, first["message_id"])
-	if err != nil || m.Direction != messaging.DirectionInbound || m.Text != "STOP" {
+	if err != nil || m.Direction != record.DirectionInbound || m.Text != "STOP" {
 		t.Errorf("recorded %+v, %v", m, err)
 	}
 }

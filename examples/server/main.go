@@ -123,6 +123,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/ujumbe/messaging"
@@ -171,7 +175,7 @@ func run(ctx context.Context, args []string) error {
 	dashPassword := fs.String("dashboard-password", env("MESSAGING_DASHBOARD_PASSWORD", ""), "a password (12 to 72 characters) that signs in to the dashboard besides the operator token; kept only as a bcrypt hash (env MESSAGING_DASHBOARD_PASSWORD)")
 	trustedProxies := fs.String("trusted-proxies", env("MESSAGING_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes or addresses of the reverse proxies in front of the server: from a peer among them, the dashboard's sign-in limits and the API's limits of unauthenticated requests take the client address from X-Forwarded-For (the right-most entry not a trusted proxy); default none, the header is ignored (env MESSAGING_TRUSTED_PROXIES)")
 	fakeInbound := fs.Bool("fake-inbound", envBool("MESSAGING_FAKE_INBOUND", false), "for local testing only: serve POST "+fakeInboundPath+" (operator token), which makes the fake provider report a message from a contact (env MESSAGING_FAKE_INBOUND)")
-	syncEvery := fs.Duration("template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", messaging.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
+	syncEvery := fs.Duration("template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", defaults.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
 	gwc := &smsGatewayConfig{partnerID: os.Getenv("MESSAGING_ADVANTA_PARTNER_ID"), apikey: os.Getenv("MESSAGING_ADVANTA_APIKEY"),
 		callbackSecret: os.Getenv("MESSAGING_SMS_CALLBACK_SECRET")}
 	fs.StringVar(&gwc.kind, "sms-gateway", env("MESSAGING_SMS_GATEWAY", "fake"), `the SMS upstream: "fake" (a simulator) or "advanta" (an Advanta-compatible upstream) (env MESSAGING_SMS_GATEWAY)`)
@@ -410,7 +414,7 @@ func run(ctx context.Context, args []string) error {
 			// rate at which this server applies their reports).
 			KeepSent: -1, FlushWorkers: 32, MaxPending: 10_000,
 			Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
-				return store.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
+				return store.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
 			},
 		})
 		prov = fake
@@ -622,12 +626,12 @@ func demo(ctx context.Context, svc *messaging.Service, base string, loopback boo
 	} else if err != nil {
 		return err
 	}
-	_, key, err := svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "demo", Scopes: messaging.AllScopes()})
+	_, key, err := svc.Workspace(id).APIKeys.Create(ctx, &messaging.KeyCreateParams{Name: "demo", Scopes: record.AllScopes()})
 	if err != nil {
 		return err
 	}
 	_, err = svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{
-		Name: "order_shipped", Category: messaging.CategoryUtility, Language: "en", Status: messaging.TemplateApproved,
+		Name: "order_shipped", Category: record.CategoryUtility, Language: "en", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{
 			{Type: "HEADER", Format: "TEXT", Text: "Order update"},
 			{Type: "BODY", Text: "Hi {{1}}, your order {{2}} has shipped."},
@@ -641,7 +645,7 @@ func demo(ctx context.Context, svc *messaging.Service, base string, loopback boo
 	// Submitted for review: the fake provider approves it about
 	// -fake-review-after later.
 	_, err = svc.Workspace(id).Templates.Create(ctx, &messaging.TemplateCreateParams{
-		Name: "appointment_reminder", Category: messaging.CategoryUtility, Language: "en",
+		Name: "appointment_reminder", Category: record.CategoryUtility, Language: "en",
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}, see you on {{2}}."}},
 	})
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
 	"github.com/ujumbe/messaging/sms"
@@ -59,7 +61,7 @@ func (p *partnerIDValue) UnmarshalJSON(b []byte) error {
 // (see applyBootstrap; st is the store svc runs on), then the
 // sms_accounts. A file with any error is refused before anything is
 // applied.
-func applyAll(ctx context.Context, svc *messaging.Service, st messaging.Store, smsSvc *sms.SMS, f *bootstrapFile, log *slog.Logger) error {
+func applyAll(ctx context.Context, svc *messaging.Service, st driver.Store, smsSvc *sms.SMS, f *bootstrapFile, log *slog.Logger) error {
 	// Its changes are audited as the bootstrap's.
 	ctx = messaging.WithActor(ctx, "bootstrap")
 	if err := checkSMSBootstrap(ctx, svc, smsSvc, f); err != nil {

@@ -5,7 +5,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/pgstore"
@@ -15,7 +16,7 @@ import (
 // serverStore is what the server runs on: the messaging store, which the
 // SMS API shares.
 type serverStore interface {
-	messaging.Store
+	driver.Store
 	sms.Store
 }
 

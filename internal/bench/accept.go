@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/metaprovider"
 )
@@ -33,7 +35,7 @@ type metaChannels struct{}
 func (metaChannels) Channels() []messaging.ChannelSpec { return metaprovider.ChannelSpecs() }
 
 func (noopProvider) Send(context.Context, *messaging.ChannelSender, *messaging.Message) (*messaging.SendReceipt, error) {
-	return &messaging.SendReceipt{ProviderMessageID: messaging.NewID("noop")}, nil
+	return &messaging.SendReceipt{ProviderMessageID: record.NewID("noop")}, nil
 }
 
 func runAccept(ctx context.Context, c *config) ([]*row, error) {
@@ -113,7 +115,7 @@ func acceptRaw(ctx context.Context, dir string, d time.Duration) (float64, error
 		if err != nil {
 			return err
 		}
-		_, err = tx.Stmt(ins).ExecContext(ctx, messaging.NewID("msg"), benchWorkspace, messaging.ConversationID(benchWorkspace, "whatsapp", to),
+		_, err = tx.Stmt(ins).ExecContext(ctx, record.NewID("msg"), benchWorkspace, record.ConversationID(benchWorkspace, "whatsapp", to),
 			"whatsapp", to, "outbound", "queued", "", "text", "Your order A-1042 has shipped.", "", "", "", "", "", sql.NullString{},
 			key, hex.EncodeToString(sum[:]), "", now, now, now, "", 0, "")
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // Figure 4: contact search on a workspace of 1,000,000 contacts, through
@@ -34,7 +34,7 @@ type sample struct{ first, last, phone, email string }
 func searchKinds(pages int) []searchKind {
 	return []searchKind{
 		{"name prefix", func(rng *rand.Rand, s *sample) string {
-			f := messaging.SearchFold(s.first)
+			f := driver.SearchFold(s.first)
 			var q string
 			switch x := rng.IntN(100); {
 			case x < 10: // one letter: the broadest search
@@ -42,7 +42,7 @@ func searchKinds(pages int) []searchKind {
 			case x < 35:
 				q = prefixRunes(f, 2)
 			case x < 60:
-				l := messaging.SearchFold(s.last)
+				l := driver.SearchFold(s.last)
 				if l == "" {
 					l = f
 				}
@@ -50,12 +50,12 @@ func searchKinds(pages int) []searchKind {
 			case x < 80:
 				q = f
 			default:
-				q = f + " " + prefixRunes(messaging.SearchFold(s.last), 2)
+				q = f + " " + prefixRunes(driver.SearchFold(s.last), 2)
 			}
 			return "search=" + url.QueryEscape(strings.TrimSpace(q))
 		}},
 		{"phone digits", func(rng *rand.Rand, s *sample) string {
-			d := messaging.PhoneDigits(s.phone)
+			d := driver.PhoneDigits(s.phone)
 			d = d[:min(len(d), 5+rng.IntN(8))]
 			switch rng.IntN(3) {
 			case 0:

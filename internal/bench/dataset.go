@@ -15,6 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/store/sqlitestore"
@@ -94,7 +97,7 @@ func generate(rng *rand.Rand, i int) genContact {
 	if rng.IntN(4) == 0 {
 		c.tags = `["vip"]`
 	}
-	c.lifecycle = messaging.Lifecycles()[rng.IntN(len(messaging.Lifecycles()))]
+	c.lifecycle = record.Lifecycles()[rng.IntN(len(record.Lifecycles()))]
 	return c
 }
 
@@ -303,7 +306,7 @@ func buildContactsDB(ctx context.Context, c *config, path string, n int) error {
 		ts := g.created.Format(layout)
 		args = append(args, g.id, benchWorkspace, g.first, g.last, full, g.phone, g.email, strings.ToLower(g.email),
 			g.company, g.tags, g.lifecycle, ts, ts,
-			messaging.SearchFold(g.last), messaging.SearchFold(full), messaging.PhoneDigits(g.phone))
+			driver.SearchFold(g.last), driver.SearchFold(full), driver.PhoneDigits(g.phone))
 		if len(args) == cap(args) {
 			if err := flush(ins); err != nil {
 				return fmt.Errorf("contacts before %d: %w", i, err)

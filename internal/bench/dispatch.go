@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/sqlitestore"
 )
@@ -93,7 +95,7 @@ func (p sleepProvider) Send(ctx context.Context, _ *messaging.ChannelSender, _ *
 		return nil, ctx.Err()
 	case <-t.C:
 	}
-	return &messaging.SendReceipt{ProviderMessageID: messaging.NewID("slow")}, nil
+	return &messaging.SendReceipt{ProviderMessageID: record.NewID("slow")}, nil
 }
 
 // queuedDB returns a database file holding n queued messages of the bench
@@ -229,7 +231,7 @@ func claimAckRaw(ctx context.Context, path string, n int) (float64, error) {
 			if err != nil {
 				return 0, err
 			}
-			if _, err := tx.Stmt(ack).ExecContext(ctx, messaging.NewID("raw"), time.Now().UTC().Format(layout), id); err != nil {
+			if _, err := tx.Stmt(ack).ExecContext(ctx, record.NewID("raw"), time.Now().UTC().Format(layout), id); err != nil {
 				_ = tx.Rollback()
 				return 0, err
 			}

@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/httpapi"
 )
@@ -169,7 +171,7 @@ func bareAccept(w http.ResponseWriter, r *http.Request) {
 		fail(400, "trailing data")
 		return
 	}
-	res := sendAnswer{MessageID: messaging.NewID("msg"), ConversationID: messaging.ConversationID(benchWorkspace, p.Channel, p.To),
+	res := sendAnswer{MessageID: record.NewID("msg"), ConversationID: record.ConversationID(benchWorkspace, p.Channel, p.To),
 		Status: messaging.StatusQueued, Channel: p.Channel, To: p.To}
 	out, _ := json.Marshal(res)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/ujumbe/messaging"
@@ -115,7 +117,7 @@ func ensureWorkspace(ctx context.Context, svc *messaging.Service) error {
 	if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: benchWorkspace, Name: "Bench", Channels: svc.Channels()}); err != nil {
 		return err
 	}
-	_, _, err := svc.Workspace(benchWorkspace).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes(), Key: benchKey})
+	_, _, err := svc.Workspace(benchWorkspace).APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes(), Key: benchKey})
 	return err
 }
 

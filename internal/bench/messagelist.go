@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/sqlitestore"
 )
@@ -209,7 +211,7 @@ func buildMessagesDB(ctx context.Context, path string, n int) error {
 	args := make([]any, 0, batch*11)
 	convs := make([]string, 1000)
 	for i := range convs {
-		convs[i] = messaging.ConversationID(benchWorkspace, messaging.ChannelWhatsApp, phone(i))
+		convs[i] = record.ConversationID(benchWorkspace, messaging.ChannelWhatsApp, phone(i))
 	}
 	for i := range n {
 		created := datasetStart.Add(time.Duration(i) * time.Second)
@@ -218,9 +220,9 @@ func buildMessagesDB(ctx context.Context, path string, n int) error {
 		binary.BigEndian.PutUint64(u[8:], rng.Uint64()&0x3fffffffffffffff|0x8000000000000000)
 		id := "msg_" + hex.EncodeToString(u[:])
 		r := rng.IntN(len(convs))
-		dir, idem := messaging.DirectionOutbound, ""
+		dir, idem := record.DirectionOutbound, ""
 		if rng.IntN(3) == 0 {
-			dir = messaging.DirectionInbound
+			dir = record.DirectionInbound
 			idem = "\x1finbound:whatsapp:wamid.bench." + id
 		}
 		sum := sha256.Sum256(u[:])

@@ -114,6 +114,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/defaults"
 )
@@ -359,7 +361,7 @@ func (p *Provider) Receive(ctx context.Context, in *messaging.InboundMessage) (*
 	}
 	msg := *in
 	msg.Channel = cmp.Or(msg.Channel, messaging.ChannelWhatsApp)
-	msg.Type = cmp.Or(msg.Type, messaging.TypeText)
+	msg.Type = cmp.Or(msg.Type, record.TypeText)
 	p.mu.Lock()
 	sink, _ := p.sink.(InboundSink)
 	if sink != nil && msg.ProviderMessageID == "" {
@@ -409,7 +411,7 @@ func (p *Provider) Send(ctx context.Context, _ *messaging.ChannelSender, m *mess
 	if err := checkShape(m); err != nil {
 		return nil, err
 	}
-	if m.Type == messaging.TypeTemplate && p.opts.Templates != nil {
+	if m.Type == record.TypeTemplate && p.opts.Templates != nil {
 		if err := p.checkTemplate(ctx, m); err != nil {
 			return nil, err
 		}
@@ -435,7 +437,7 @@ func (p *Provider) Send(ctx context.Context, _ *messaging.ChannelSender, m *mess
 func (p *Provider) accept(m *messaging.Message, now time.Time) (id string, hang bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.opts.CustomerServiceWindow && m.Channel == messaging.ChannelWhatsApp && m.Type != messaging.TypeTemplate {
+	if p.opts.CustomerServiceWindow && m.Channel == messaging.ChannelWhatsApp && m.Type != record.TypeTemplate {
 		last, ok := p.inbound[m.WorkspaceID+"\x00"+m.To]
 		if !ok || now.Sub(last) >= serviceWindow {
 			return "", false, refuse(CodeReengagement, TextReengagement)
@@ -564,15 +566,15 @@ func checkShape(m *messaging.Message) error {
 		return bad("the recipient must be a phone number in E.164 form")
 	}
 	switch m.Type {
-	case messaging.TypeText:
+	case record.TypeText:
 		if strings.TrimSpace(m.Text) == "" {
 			return bad("text.body is required")
 		}
-	case messaging.TypeImage, messaging.TypeVideo, messaging.TypeDocument, messaging.TypeAudio:
+	case record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio:
 		if m.MediaURL == "" {
 			return bad(m.Type + ".link is required")
 		}
-	case messaging.TypeTemplate:
+	case record.TypeTemplate:
 		if m.Channel != messaging.ChannelWhatsApp {
 			return bad("templates are sent on whatsapp only")
 		}
@@ -607,10 +609,10 @@ func (p *Provider) checkTemplate(ctx context.Context, m *messaging.Message) erro
 		return refuse(CodeTemplateNotFound, TextTemplateNotFound)
 	}
 	switch t.Status {
-	case messaging.TemplateApproved:
-	case messaging.TemplatePaused:
+	case record.TemplateApproved:
+	case record.TemplatePaused:
 		return refuse(CodeTemplatePaused, TextTemplatePaused)
-	case messaging.TemplateDisabled:
+	case record.TemplateDisabled:
 		return refuse(CodeTemplateDisabled, TextTemplateDisabled)
 	default:
 		return refuse(CodeTemplateNotFound, TextTemplateNotFound)

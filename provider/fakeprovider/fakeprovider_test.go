@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
@@ -87,7 +89,7 @@ func (s *sink) got() []messaging.ProviderStatus {
 }
 
 func text(to, body string) *messaging.Message {
-	return &messaging.Message{ID: "msg_1", WorkspaceID: "ws_1", Channel: messaging.ChannelWhatsApp, To: to, Type: messaging.TypeText, Text: body}
+	return &messaging.Message{ID: "msg_1", WorkspaceID: "ws_1", Channel: messaging.ChannelWhatsApp, To: to, Type: record.TypeText, Text: body}
 }
 
 func send(t *testing.T, p *fakeprovider.Provider, m *messaging.Message) string {
@@ -250,7 +252,7 @@ func TestUndeliverableNumberFailsLater(t *testing.T) {
 func TestCustomerServiceWindow(t *testing.T) {
 	t.Parallel()
 	c := testclock.New(t0)
-	tpl := &messaging.Template{Name: "hello", Language: "en", Status: messaging.TemplateApproved,
+	tpl := &messaging.Template{Name: "hello", Language: "en", Status: record.TemplateApproved,
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hello"}}}
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, CustomerServiceWindow: true, Templates: fakeprovider.StaticTemplates(tpl)})
 	const to = "+254712345678"
@@ -288,7 +290,7 @@ func intp(i int) *int { return &i }
 func TestTemplateRules(t *testing.T) {
 	t.Parallel()
 	ts := []*messaging.Template{
-		{Name: "promo", Language: "en", Status: messaging.TemplateApproved, Components: []messaging.TemplateComponent{
+		{Name: "promo", Language: "en", Status: record.TemplateApproved, Components: []messaging.TemplateComponent{
 			{Type: "HEADER", Format: "TEXT", Text: "Hi {{1}}"},
 			{Type: "BODY", Text: "Use {{1}} by {{2}}, {{1}}!"},
 			{Type: "BUTTONS", Buttons: []messaging.TemplateButton{
@@ -296,16 +298,16 @@ func TestTemplateRules(t *testing.T) {
 				{Type: "URL", Text: "Shop", URL: "https://example.com/shop/{{1}}"},
 			}},
 		}},
-		{Name: "photo", Language: "sw", Status: messaging.TemplateApproved, Components: []messaging.TemplateComponent{
+		{Name: "photo", Language: "sw", Status: record.TemplateApproved, Components: []messaging.TemplateComponent{
 			{Type: "HEADER", Format: "IMAGE"}, {Type: "BODY", Text: "Karibu"},
 		}},
-		{Name: "static_link", Language: "en", Status: messaging.TemplateApproved, Components: []messaging.TemplateComponent{
+		{Name: "static_link", Language: "en", Status: record.TemplateApproved, Components: []messaging.TemplateComponent{
 			{Type: "BODY", Text: "See"}, {Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "URL", Text: "Go", URL: "https://example.com/"}}},
 		}},
-		{Name: "paused", Language: "en", Status: messaging.TemplatePaused, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "x"}}},
-		{Name: "disabled", Language: "en", Status: messaging.TemplateDisabled, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "x"}}},
-		{Name: "pending", Language: "en", Status: messaging.TemplatePending, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "x"}}},
-		{Name: "other_ws", WorkspaceID: "ws_2", Language: "en", Status: messaging.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "x"}}},
+		{Name: "paused", Language: "en", Status: record.TemplatePaused, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "x"}}},
+		{Name: "disabled", Language: "en", Status: record.TemplateDisabled, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "x"}}},
+		{Name: "pending", Language: "en", Status: record.TemplatePending, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "x"}}},
+		{Name: "other_ws", WorkspaceID: "ws_2", Language: "en", Status: record.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "x"}}},
 	}
 	tx := func(s ...string) []messaging.SendParameter {
 		var ps []messaging.SendParameter

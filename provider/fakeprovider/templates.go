@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -53,14 +55,14 @@ func (p *Provider) SubmitTemplate(ctx context.Context, _ *messaging.ChannelSende
 	id := p.opts.TemplateIDPrefix + strconv.Itoa(p.tplSeq)
 	if p.opts.ReviewAfter >= 0 {
 		ev := messaging.TemplateEvent{WorkspaceID: t.WorkspaceID, ProviderTemplateID: id, Name: t.Name, Language: t.Language,
-			Event: messaging.ProviderTemplateApproved}
+			Event: record.ProviderTemplateApproved}
 		if strings.HasPrefix(t.Name, RejectPrefix) {
-			ev.Event, ev.Reason = messaging.ProviderTemplateRejected, ReasonInvalidFormat
+			ev.Event, ev.Reason = record.ProviderTemplateRejected, ReasonInvalidFormat
 		}
 		p.tplEvents = append(p.tplEvents, templateEvent{due: p.opts.Clock().Add(p.opts.ReviewAfter), ev: ev})
 	}
 	return &messaging.ProviderTemplate{ID: id, Name: t.Name, Language: t.Language, Category: t.Category,
-		Status: messaging.ProviderTemplatePending}, nil
+		Status: record.ProviderTemplatePending}, nil
 }
 
 // DeleteTemplate implements messaging.TemplateManager: it drops the

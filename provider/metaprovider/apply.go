@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/textcheck"
 )
@@ -201,7 +203,7 @@ func (n *notification) template(ctx context.Context, waba, field string, v *webh
 	ev := &messaging.TemplateEvent{OwnerID: waba, ProviderTemplateID: string(v.MessageTemplateID),
 		Name: v.MessageTemplateName, Language: v.MessageTemplateLanguage}
 	if field == fieldTemplateQuality {
-		ev.Event, ev.Quality = messaging.ProviderTemplateQuality, v.NewQualityScore
+		ev.Event, ev.Quality = record.ProviderTemplateQuality, v.NewQualityScore
 	} else {
 		ev.Event, ev.Reason = v.Event, v.Reason
 		if (ev.Reason == "" || strings.EqualFold(ev.Reason, "NONE")) && v.OtherInfo != nil {
@@ -335,69 +337,69 @@ func waInboundMessage(m *waInbound) *messaging.InboundMessage {
 	in := &messaging.InboundMessage{Channel: messaging.ChannelWhatsApp, From: m.From, ProviderMessageID: m.ID, Type: m.Type}
 	c := &messaging.InboundContent{}
 	unsupported := func() {
-		in.Type, c.RawType = messaging.TypeUnsupported, m.Type
-		if m.Type == messaging.TypeUnsupported && m.Unsupported != nil && m.Unsupported.Type != "" {
+		in.Type, c.RawType = record.TypeUnsupported, m.Type
+		if m.Type == record.TypeUnsupported && m.Unsupported != nil && m.Unsupported.Type != "" {
 			c.RawType = m.Unsupported.Type
 		}
 		if c.RawType == "" {
-			c.RawType = messaging.TypeUnsupported
+			c.RawType = record.TypeUnsupported
 		}
 	}
 	media := map[string]*waInboundMedia{
-		messaging.TypeImage: m.Image, messaging.TypeVideo: m.Video, messaging.TypeDocument: m.Document,
-		messaging.TypeAudio: m.Audio, messaging.TypeSticker: m.Sticker,
+		record.TypeImage: m.Image, record.TypeVideo: m.Video, record.TypeDocument: m.Document,
+		record.TypeAudio: m.Audio, record.TypeSticker: m.Sticker,
 	}
 	switch m.Type {
-	case messaging.TypeText:
+	case record.TypeText:
 		in.Text = m.Text.Body
-	case messaging.TypeImage, messaging.TypeVideo, messaging.TypeDocument, messaging.TypeAudio, messaging.TypeSticker:
+	case record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio, record.TypeSticker:
 		md := media[m.Type]
 		if md == nil || md.ID == "" {
 			unsupported()
 			break
 		}
 		in.Caption = md.Caption
-		c.Media = &messaging.InboundMedia{ProviderMediaID: md.ID, MimeType: md.MimeType, SHA256: md.SHA256,
+		c.Media = &record.InboundMedia{ProviderMediaID: md.ID, MimeType: md.MimeType, SHA256: md.SHA256,
 			Caption: md.Caption, Filename: md.Filename, Animated: md.Animated}
-	case messaging.TypeLocation:
+	case record.TypeLocation:
 		if m.Location == nil {
 			unsupported()
 			break
 		}
 		l := m.Location
-		c.Location = &messaging.Location{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address, URL: l.URL}
-	case messaging.TypeContacts:
+		c.Location = &record.Location{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address, URL: l.URL}
+	case record.TypeContacts:
 		if len(m.Contacts) == 0 {
 			unsupported()
 			break
 		}
 		for _, wc := range m.Contacts {
-			sc := messaging.SharedContact{FormattedName: wc.Name.FormattedName, FirstName: wc.Name.FirstName,
+			sc := record.SharedContact{FormattedName: wc.Name.FormattedName, FirstName: wc.Name.FirstName,
 				LastName: wc.Name.LastName, Organization: wc.Org.Company}
 			for _, p := range wc.Phones {
-				sc.Phones = append(sc.Phones, messaging.ContactPhone{Phone: p.Phone, WaID: p.WaID, Type: p.Type})
+				sc.Phones = append(sc.Phones, record.ContactPhone{Phone: p.Phone, WaID: p.WaID, Type: p.Type})
 			}
 			for _, e := range wc.Emails {
-				sc.Emails = append(sc.Emails, messaging.ContactEmail{Email: e.Email, Type: e.Type})
+				sc.Emails = append(sc.Emails, record.ContactEmail{Email: e.Email, Type: e.Type})
 			}
 			c.Contacts = append(c.Contacts, sc)
 		}
-	case messaging.TypeButton:
+	case record.TypeButton:
 		if m.Button == nil {
 			unsupported()
 			break
 		}
 		in.Text = m.Button.Text
-		c.Reply = &messaging.InteractiveReply{Kind: messaging.ReplyQuickButton, ID: m.Button.Payload, Title: m.Button.Text}
-	case messaging.TypeInteractive:
+		c.Reply = &record.InteractiveReply{Kind: record.ReplyQuickButton, ID: m.Button.Payload, Title: m.Button.Text}
+	case record.TypeInteractive:
 		var item *waReplyItem
 		kind := ""
 		if it := m.Interactive; it != nil {
 			switch {
 			case it.ButtonReply != nil:
-				item, kind = it.ButtonReply, messaging.ReplyButton
+				item, kind = it.ButtonReply, record.ReplyButton
 			case it.ListReply != nil:
-				item, kind = it.ListReply, messaging.ReplyList
+				item, kind = it.ListReply, record.ReplyList
 			}
 		}
 		if item == nil {
@@ -410,13 +412,13 @@ func waInboundMessage(m *waInbound) *messaging.InboundMessage {
 			break
 		}
 		in.Text = item.Title
-		c.Reply = &messaging.InteractiveReply{Kind: kind, ID: item.ID, Title: item.Title, Description: item.Description}
-	case messaging.TypeReaction:
+		c.Reply = &record.InteractiveReply{Kind: kind, ID: item.ID, Title: item.Title, Description: item.Description}
+	case record.TypeReaction:
 		if m.Reaction == nil || m.Reaction.MessageID == "" {
 			unsupported()
 			break
 		}
-		c.Reaction = &messaging.Reaction{ProviderMessageID: m.Reaction.MessageID, Emoji: m.Reaction.Emoji}
+		c.Reaction = &record.Reaction{ProviderMessageID: m.Reaction.MessageID, Emoji: m.Reaction.Emoji}
 	default:
 		unsupported()
 	}
@@ -435,17 +437,17 @@ func waInboundMessage(m *waInbound) *messaging.InboundMessage {
 // URL is the provider's), or else the service's unsupported type with the
 // first attachment's type as the raw type ("message" without one).
 func sendAPIInbound(channel, from, mid, text string, atts []fbAttachment) *messaging.InboundMessage {
-	in := &messaging.InboundMessage{Channel: channel, From: from, ProviderMessageID: mid, Type: messaging.TypeText, Text: text}
+	in := &messaging.InboundMessage{Channel: channel, From: from, ProviderMessageID: mid, Type: record.TypeText, Text: text}
 	if text != "" {
 		return in
 	}
 	for _, a := range atts {
 		typ := a.Type
 		if typ == "file" {
-			typ = messaging.TypeDocument
+			typ = record.TypeDocument
 		}
 		switch typ {
-		case messaging.TypeImage, messaging.TypeVideo, messaging.TypeAudio, messaging.TypeDocument:
+		case record.TypeImage, record.TypeVideo, record.TypeAudio, record.TypeDocument:
 			in.Type, in.MediaURL = typ, a.Payload.URL
 			return in
 		}
@@ -454,6 +456,6 @@ func sendAPIInbound(channel, from, mid, text string, atts []fbAttachment) *messa
 	if len(atts) > 0 && atts[0].Type != "" {
 		raw = atts[0].Type
 	}
-	in.Type, in.Content = messaging.TypeUnsupported, &messaging.InboundContent{RawType: raw}
+	in.Type, in.Content = record.TypeUnsupported, &messaging.InboundContent{RawType: raw}
 	return in
 }

@@ -3,6 +3,8 @@ package metaprovider
 import (
 	"errors"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -59,11 +61,11 @@ func ChannelSpecs() []messaging.ChannelSpec {
 			Owner: messaging.ChannelField{Name: FieldWABAID, Label: "WhatsApp Business Account ID", Hint: "Digits only; the owner of the templates.",
 				Check: numericID("must be the WhatsApp Business Account's numeric id (1 to 32 digits)")},
 			Display:         messaging.ChannelField{Name: FieldDisplayPhoneNumber, Label: "Display number (optional)", Hint: "E.164, for example +254712345678."},
-			MaxText:         messaging.MaxTextWhatsApp,
+			MaxText:         record.MaxTextWhatsApp,
 			PhoneRecipients: true,
 		},
-		{Name: messaging.ChannelInstagram, Label: "Instagram", Account: account(FieldInstagramAccountID, "Instagram account ID"), MaxText: messaging.MaxTextInstagram},
-		{Name: messaging.ChannelMessenger, Label: "Messenger", Account: account(FieldPageID, "Facebook page ID"), MaxText: messaging.MaxTextMessenger},
+		{Name: messaging.ChannelInstagram, Label: "Instagram", Account: account(FieldInstagramAccountID, "Instagram account ID"), MaxText: record.MaxTextInstagram},
+		{Name: messaging.ChannelMessenger, Label: "Messenger", Account: account(FieldPageID, "Facebook page ID"), MaxText: record.MaxTextMessenger},
 	}
 }
 

@@ -84,6 +84,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/defaults"
 )
@@ -587,20 +589,20 @@ func whatsAppPayload(m *messaging.Message) (*waMessage, error) {
 		BizOpaqueCallbackData: correlation(m)}
 	media := &waMedia{Link: m.MediaURL}
 	switch m.Type {
-	case messaging.TypeText:
+	case record.TypeText:
 		w.Text = &waText{Body: m.Text}
-	case messaging.TypeImage:
+	case record.TypeImage:
 		media.Caption = m.Caption
 		w.Image = media
-	case messaging.TypeVideo:
+	case record.TypeVideo:
 		media.Caption = m.Caption
 		w.Video = media
-	case messaging.TypeDocument:
+	case record.TypeDocument:
 		media.Caption, media.Filename = m.Caption, m.Filename
 		w.Document = media
-	case messaging.TypeAudio:
+	case record.TypeAudio:
 		w.Audio = media
-	case messaging.TypeTemplate:
+	case record.TypeTemplate:
 		t := &waTemplate{Name: m.TemplateName, Language: waLanguage{Code: m.Language}}
 		for i, c := range m.Components {
 			wc := waComponent{Type: c.Type, SubType: c.SubType, Parameters: []waParameter{}}
@@ -677,13 +679,13 @@ func sendAPIPayload(m *messaging.Message) (*fbMessage, error) {
 		f.MessagingType = "RESPONSE"
 	}
 	switch m.Type {
-	case messaging.TypeText:
+	case record.TypeText:
 		f.Message.Text = m.Text
-	case messaging.TypeImage, messaging.TypeVideo, messaging.TypeAudio:
+	case record.TypeImage, record.TypeVideo, record.TypeAudio:
 		f.Message.Attachment = &fbAttachment{Type: m.Type, Payload: fbPayload{URL: m.MediaURL}}
-	case messaging.TypeDocument:
+	case record.TypeDocument:
 		f.Message.Attachment = &fbAttachment{Type: "file", Payload: fbPayload{URL: m.MediaURL}}
-	case messaging.TypeTemplate:
+	case record.TypeTemplate:
 		return nil, invalid("templates are sent on whatsapp only, not on %s", m.Channel)
 	default:
 		return nil, invalid("message type %q is not supported", m.Type)

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/testlog"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -48,7 +51,7 @@ func connectedSetup(t *testing.T, accounts map[string]string) *hookEnv {
 			t.Fatal(err)
 		}
 		if _, err := svc.Workspace(c.ws).Templates.Create(ctx, &messaging.TemplateCreateParams{Name: hookTplName, Language: hookTplLang,
-			Category: messaging.CategoryUtility, Status: messaging.TemplatePending,
+			Category: record.CategoryUtility, Status: record.TemplatePending,
 			Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}, order {{2}} has shipped."}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +64,7 @@ func connectedSetup(t *testing.T, accounts map[string]string) *hookEnv {
 // template returns ws's template order_update.
 func (e *hookEnv) template(t *testing.T, ws string) *messaging.Template {
 	t.Helper()
-	tpl, err := e.store.TemplateGetByName(t.Context(), &messaging.TemplateGetByNameParams{WorkspaceID: ws, Name: hookTplName, Language: hookTplLang})
+	tpl, err := e.store.TemplateGetByName(t.Context(), &driver.TemplateGetByNameParams{WorkspaceID: ws, Name: hookTplName, Language: hookTplLang})
 	if err != nil {
 		t.Fatalf("%s's template %s/%s: %v", ws, hookTplName, hookTplLang, err)
 	}
@@ -121,7 +124,7 @@ func TestReceiverTemplateEvents(t *testing.T) {
 				got.ProviderTemplateID, s.wantStatus, s.wantReason, s.wantQuali, hookTplMetaID)
 		}
 	}
-	if other := e.template(t, "ws_other"); other.Status != messaging.TemplatePending || other.ProviderTemplateID != "" {
+	if other := e.template(t, "ws_other"); other.Status != record.TemplatePending || other.ProviderTemplateID != "" {
 		t.Errorf("ws_other's template = %s %q; another WABA's events must not move it", other.Status, other.ProviderTemplateID)
 	}
 }
@@ -133,7 +136,7 @@ func TestReceiverTemplateEventsThatCannotApplyAreAcknowledged(t *testing.T) {
 	t.Parallel()
 	e := connectedSetup(t, nil)
 	if _, err := e.svc.Workspace(hookWS).Templates.Create(t.Context(), &messaging.TemplateCreateParams{Name: "still_a_draft", Language: "en",
-		Category: messaging.CategoryUtility, Status: messaging.TemplateDraft, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Draft"}}}); err != nil {
+		Category: record.CategoryUtility, Status: record.TemplateDraft, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Draft"}}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ label, body, log string }{
@@ -160,7 +163,7 @@ func TestReceiverTemplateEventsThatCannotApplyAreAcknowledged(t *testing.T) {
 		}
 	}
 	for _, ws := range []string{hookWS, "ws_other"} {
-		if got := e.template(t, ws); got.Status != messaging.TemplatePending {
+		if got := e.template(t, ws); got.Status != record.TemplatePending {
 			t.Errorf("%s's template moved to %s", ws, got.Status)
 		}
 	}

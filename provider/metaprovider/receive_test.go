@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
@@ -38,13 +41,13 @@ const (
 // hookStore counts created messages and can fail provider-id lookups and
 // the saves of pending status reports.
 type hookStore struct {
-	messaging.Store
+	driver.Store
 	created    atomic.Int64
 	broken     atomic.Bool
 	saveBroken atomic.Bool
 }
 
-func (s *hookStore) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
+func (s *hookStore) PendingReportSave(ctx context.Context, p *driver.PendingReportSaveParams) (bool, error) {
 	if s.saveBroken.Load() {
 		return false, errors.New("disk I/O error")
 	}
@@ -59,7 +62,7 @@ func (s *hookStore) MessageCreate(ctx context.Context, m *messaging.Message) (*m
 	return stored, created, err
 }
 
-func (s *hookStore) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+func (s *hookStore) MessageReceive(ctx context.Context, p *driver.MessageReceiveParams) (*messaging.Message, bool, error) {
 	stored, created, err := s.Store.MessageReceive(ctx, p)
 	if err == nil && created {
 		s.created.Add(1)
@@ -468,34 +471,34 @@ func TestReceiverInboundTypes(t *testing.T) {
 		{"text replying to an unknown message", `{"context":{"from":"15550783881","id":"wamid.ELSEWHERE"},"from":"FROM","id":"ID","text":{"body":"?"},"type":"text"}`,
 			"text", "?", &messaging.InboundContent{Context: &messaging.ReplyContext{ProviderMessageID: "wamid.ELSEWHERE"}}},
 		{"image", `{"from":"FROM","id":"ID","timestamp":"1750263773","type":"image","image":{"caption":"receipt","mime_type":"image/jpeg","sha256":"IMAGE_HASH","id":"1479537139650973"}}`,
-			"image", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "1479537139650973", MimeType: "image/jpeg", SHA256: "IMAGE_HASH", Caption: "receipt"}}},
+			"image", "", &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "1479537139650973", MimeType: "image/jpeg", SHA256: "IMAGE_HASH", Caption: "receipt"}}},
 		{"video", `{"from":"FROM","id":"ID","type":"video","video":{"mime_type":"video/mp4","sha256":"VIDEO_HASH","id":"2001"}}`,
-			"video", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "2001", MimeType: "video/mp4", SHA256: "VIDEO_HASH"}}},
+			"video", "", &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "2001", MimeType: "video/mp4", SHA256: "VIDEO_HASH"}}},
 		{"voice note", `{"from":"FROM","id":"ID","type":"audio","audio":{"mime_type":"audio/ogg; codecs=opus","sha256":"AUDIO_HASH","id":"2002","voice":true}}`,
-			"audio", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "2002", MimeType: "audio/ogg; codecs=opus", SHA256: "AUDIO_HASH"}}},
+			"audio", "", &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "2002", MimeType: "audio/ogg; codecs=opus", SHA256: "AUDIO_HASH"}}},
 		{"document", `{"from":"FROM","id":"ID","type":"document","document":{"caption":"invoice","filename":"invoice.pdf","mime_type":"application/pdf","sha256":"DOC_HASH","id":"2003"}}`,
-			"document", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "2003", MimeType: "application/pdf", SHA256: "DOC_HASH", Caption: "invoice", Filename: "invoice.pdf"}}},
+			"document", "", &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "2003", MimeType: "application/pdf", SHA256: "DOC_HASH", Caption: "invoice", Filename: "invoice.pdf"}}},
 		{"sticker", `{"from":"FROM","id":"ID","type":"sticker","sticker":{"mime_type":"image/webp","sha256":"STICKER_HASH","id":"2004","animated":true}}`,
-			"sticker", "", &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: "2004", MimeType: "image/webp", SHA256: "STICKER_HASH", Animated: true}}},
+			"sticker", "", &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "2004", MimeType: "image/webp", SHA256: "STICKER_HASH", Animated: true}}},
 		{"location", `{"from":"FROM","id":"ID","type":"location","location":{"address":"Kenyatta Ave","latitude":-1.2864,"longitude":36.8172,"name":"Office","url":"https://example.com/office"}}`,
-			"location", "", &messaging.InboundContent{Location: &messaging.Location{Latitude: -1.2864, Longitude: 36.8172, Name: "Office", Address: "Kenyatta Ave", URL: "https://example.com/office"}}},
+			"location", "", &messaging.InboundContent{Location: &record.Location{Latitude: -1.2864, Longitude: 36.8172, Name: "Office", Address: "Kenyatta Ave", URL: "https://example.com/office"}}},
 		{"contacts", `{"from":"FROM","id":"ID","type":"contacts","contacts":[{"addresses":[{"city":"Nairobi","country":"Kenya","type":"HOME"}],"birthday":"1990-01-02",
 			"emails":[{"email":"wanjiru@example.com","type":"WORK"}],"name":{"formatted_name":"Wanjiru Kamau","first_name":"Wanjiru","last_name":"Kamau"},
 			"org":{"company":"Acme","department":"Sales","title":"Lead"},"phones":[{"phone":"+254 700 000001","wa_id":"254700000001","type":"CELL"},{"phone":"+254 20 000002","type":"WORK"}],
 			"urls":[{"url":"https://example.com","type":"WORK"}]}]}`,
-			"contacts", "", &messaging.InboundContent{Contacts: []messaging.SharedContact{{FormattedName: "Wanjiru Kamau", FirstName: "Wanjiru", LastName: "Kamau", Organization: "Acme",
-				Phones: []messaging.ContactPhone{{Phone: "+254 700 000001", WaID: "254700000001", Type: "CELL"}, {Phone: "+254 20 000002", Type: "WORK"}},
-				Emails: []messaging.ContactEmail{{Email: "wanjiru@example.com", Type: "WORK"}}}}}},
+			"contacts", "", &messaging.InboundContent{Contacts: []record.SharedContact{{FormattedName: "Wanjiru Kamau", FirstName: "Wanjiru", LastName: "Kamau", Organization: "Acme",
+				Phones: []record.ContactPhone{{Phone: "+254 700 000001", WaID: "254700000001", Type: "CELL"}, {Phone: "+254 20 000002", Type: "WORK"}},
+				Emails: []record.ContactEmail{{Email: "wanjiru@example.com", Type: "WORK"}}}}}},
 		{"quick-reply button", `{"context":{"from":"15550783881","id":"wamid.OUT"},"from":"FROM","id":"ID","type":"button","button":{"payload":"STOP","text":"Stop promotions"}}`,
-			"button", "Stop promotions", &messaging.InboundContent{Reply: &messaging.InteractiveReply{Kind: "quick_reply", ID: "STOP", Title: "Stop promotions"}, Context: ctxOurs}},
+			"button", "Stop promotions", &messaging.InboundContent{Reply: &record.InteractiveReply{Kind: "quick_reply", ID: "STOP", Title: "Stop promotions"}, Context: ctxOurs}},
 		{"button reply", `{"context":{"from":"15550783881","id":"wamid.OUT"},"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"button_reply","button_reply":{"id":"b1","title":"Yes"}}}`,
-			"interactive", "Yes", &messaging.InboundContent{Reply: &messaging.InteractiveReply{Kind: "button_reply", ID: "b1", Title: "Yes"}, Context: ctxOurs}},
+			"interactive", "Yes", &messaging.InboundContent{Reply: &record.InteractiveReply{Kind: "button_reply", ID: "b1", Title: "Yes"}, Context: ctxOurs}},
 		{"list reply", `{"from":"FROM","id":"ID","type":"interactive","interactive":{"type":"list_reply","list_reply":{"id":"l2","title":"Option 2","description":"The second"}}}`,
-			"interactive", "Option 2", &messaging.InboundContent{Reply: &messaging.InteractiveReply{Kind: "list_reply", ID: "l2", Title: "Option 2", Description: "The second"}}},
+			"interactive", "Option 2", &messaging.InboundContent{Reply: &record.InteractiveReply{Kind: "list_reply", ID: "l2", Title: "Option 2", Description: "The second"}}},
 		{"reaction", `{"from":"FROM","id":"ID","type":"reaction","reaction":{"message_id":"wamid.OUT","emoji":"\ud83d\udc4d"}}`,
-			"reaction", "", &messaging.InboundContent{Reaction: &messaging.Reaction{MessageID: out.ID, ProviderMessageID: "wamid.OUT", Emoji: "👍"}}},
+			"reaction", "", &messaging.InboundContent{Reaction: &record.Reaction{MessageID: out.ID, ProviderMessageID: "wamid.OUT", Emoji: "👍"}}},
 		{"reaction removed", `{"from":"FROM","id":"ID","type":"reaction","reaction":{"message_id":"wamid.OUT"}}`,
-			"reaction", "", &messaging.InboundContent{Reaction: &messaging.Reaction{MessageID: out.ID, ProviderMessageID: "wamid.OUT"}}},
+			"reaction", "", &messaging.InboundContent{Reaction: &record.Reaction{MessageID: out.ID, ProviderMessageID: "wamid.OUT"}}},
 		{"unsupported", `{"from":"FROM","id":"ID","type":"unsupported","errors":[{"code":131051,"details":"Message type is not currently supported","title":"Unsupported message type"}]}`,
 			"unsupported", "", &messaging.InboundContent{RawType: "unsupported"}},
 		{"unsupported with its kind", `{"from":"FROM","id":"ID","type":"unsupported","unsupported":{"type":"poll_creation"},"errors":[{"code":131051,"title":"Message type unknown"}]}`,

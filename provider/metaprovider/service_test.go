@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
@@ -62,7 +64,7 @@ func TestServiceSendsWithTheConnection(t *testing.T) {
 	}
 
 	// A template created in WhatsApp Manager appears after a sync.
-	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "from_manager", Language: "en", Category: messaging.CategoryUtility,
+	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "from_manager", Language: "en", Category: record.CategoryUtility,
 		Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hello {{1}}"}}})
 	if _, err := svc.SyncTemplates(ctx, "acme"); err != nil {
 		t.Fatal(err)
@@ -88,7 +90,7 @@ func TestServiceSendsWithTheConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := st.Connection; c.Status != messaging.ConnectionError || c.StatusReason == "" {
+	if c := st.Connection; c.Status != record.ConnectionError || c.StatusReason == "" {
 		t.Errorf("connection = %s %q, want error with the reason", c.Status, c.StatusReason)
 	}
 }
@@ -127,7 +129,7 @@ func TestServiceFetchesInboundMedia(t *testing.T) {
 	receive := func(id, mediaID string) string {
 		in := &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "254712345678", ProviderMessageID: id, Type: "image"}
 		if mediaID != "" {
-			in.Content = &messaging.InboundContent{Media: &messaging.InboundMedia{ProviderMediaID: mediaID, MimeType: "image/png"}}
+			in.Content = &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: mediaID, MimeType: "image/png"}}
 		}
 		m, err := svc.RecordInbound(ctx, in)
 		if err != nil {

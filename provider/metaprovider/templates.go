@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -216,7 +218,7 @@ func (p *Provider) SubmitTemplate(ctx context.Context, s *messaging.ChannelSende
 		return nil, permanent(CodeInvalidResponse, fmt.Sprintf("the Graph API answered %d without a template id", status))
 	}
 	return &messaging.ProviderTemplate{ID: ans.ID, Name: t.Name, Language: t.Language,
-		Category: cmp.Or(ans.Category, t.Category), Status: cmp.Or(ans.Status, messaging.ProviderTemplatePending)}, nil
+		Category: cmp.Or(ans.Category, t.Category), Status: cmp.Or(ans.Status, record.ProviderTemplatePending)}, nil
 }
 
 // DeleteTemplate implements messaging.TemplateManager: DELETE

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
@@ -48,7 +50,7 @@ func mockProvider(t *testing.T) (*metaprovider.Provider, *metatest.Server) {
 }
 
 func textTo(ws string) *messaging.Message {
-	m := msg(messaging.ChannelWhatsApp, "+254712345678", messaging.TypeText)
+	m := msg(messaging.ChannelWhatsApp, "+254712345678", record.TypeText)
 	m.WorkspaceID, m.Text = ws, "Hello"
 	return m
 }
@@ -131,7 +133,7 @@ func TestNoSenderIsNotConfigured(t *testing.T) {
 func TestExpiredToken(t *testing.T) {
 	t.Parallel()
 	p, mock := mockProvider(t)
-	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "hello", Language: "en", Category: messaging.CategoryUtility})
+	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "hello", Language: "en", Category: record.CategoryUtility})
 	mock.ExpireToken(connTok)
 	ctx := t.Context()
 	_, err := p.Send(ctx, conn(), textTo("ws_1"))
@@ -227,14 +229,14 @@ func TestSubmitTemplateBody(t *testing.T) {
 	}
 	// A text header without a variable and a body without variables carry
 	// no example.
-	plain := &messaging.Template{Name: "plain", Language: "en", Category: messaging.CategoryMarketing, Components: []messaging.TemplateComponent{
+	plain := &messaging.Template{Name: "plain", Language: "en", Category: record.CategoryMarketing, Components: []messaging.TemplateComponent{
 		{Type: "HEADER", Text: "Hello"}, {Type: "BODY", Text: "No variables here."},
 	}}
 	if _, err := p.SubmitTemplate(t.Context(), conn(), plain); err != nil {
 		t.Fatal(err)
 	}
 	// A template's own examples are submitted instead of the placeholders.
-	own := &messaging.Template{Name: "own_examples", Language: "en", Category: messaging.CategoryUtility, Components: []messaging.TemplateComponent{
+	own := &messaging.Template{Name: "own_examples", Language: "en", Category: record.CategoryUtility, Components: []messaging.TemplateComponent{
 		{Type: "HEADER", Format: "TEXT", Text: "Hi {{1}}", Examples: []string{"Ann"}},
 		{Type: "BODY", Text: "Your code {{1}} expires {{2}}.", Examples: []string{"A1B2", "tomorrow"}},
 	}}
@@ -316,18 +318,18 @@ func TestListTemplatesFollowsPaging(t *testing.T) {
 	p, mock := mockProvider(t)
 	var want []*messaging.ProviderTemplate
 	for i := range 7 {
-		pt := messaging.ProviderTemplate{Name: fmt.Sprintf("tpl_%d", i), Language: "en", Category: messaging.CategoryUtility,
-			Status: messaging.ProviderTemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: fmt.Sprintf("Body %d {{1}}", i)}}}
+		pt := messaging.ProviderTemplate{Name: fmt.Sprintf("tpl_%d", i), Language: "en", Category: record.CategoryUtility,
+			Status: record.ProviderTemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: fmt.Sprintf("Body %d {{1}}", i)}}}
 		switch i {
 		case 2:
-			pt.Status, pt.Reason = messaging.ProviderTemplateRejected, "INVALID_FORMAT"
+			pt.Status, pt.Reason = record.ProviderTemplateRejected, "INVALID_FORMAT"
 		case 4:
 			pt.Quality = "YELLOW"
 		}
 		pt.ID = mock.AddTemplate(wabaID, pt)
 		want = append(want, &pt)
 	}
-	mock.AddTemplate("another_waba", messaging.ProviderTemplate{Name: "not_mine", Language: "en", Category: messaging.CategoryUtility})
+	mock.AddTemplate("another_waba", messaging.ProviderTemplate{Name: "not_mine", Language: "en", Category: record.CategoryUtility})
 	got, err := p.ListTemplates(t.Context(), conn())
 	if err != nil {
 		t.Fatal(err)
@@ -427,9 +429,9 @@ func TestListTemplatesEndlessPagingIsBounded(t *testing.T) {
 func TestDeleteTemplate(t *testing.T) {
 	t.Parallel()
 	p, mock := mockProvider(t)
-	enID := mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "promo", Language: "en", Category: messaging.CategoryMarketing})
-	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "promo", Language: "sw", Category: messaging.CategoryMarketing})
-	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "other", Language: "en", Category: messaging.CategoryMarketing})
+	enID := mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "promo", Language: "en", Category: record.CategoryMarketing})
+	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "promo", Language: "sw", Category: record.CategoryMarketing})
+	mock.AddTemplate(wabaID, messaging.ProviderTemplate{Name: "other", Language: "en", Category: record.CategoryMarketing})
 	ctx := t.Context()
 	names := func() []string {
 		var out []string

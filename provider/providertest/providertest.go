@@ -46,6 +46,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
@@ -162,15 +164,15 @@ const (
 func Templates() []*messaging.Template {
 	t := func(name, cat string, cs ...messaging.TemplateComponent) *messaging.Template {
 		return &messaging.Template{ID: "tpl_" + name, WorkspaceID: WorkspaceID, Name: name, Category: cat,
-			Language: "en", Status: messaging.TemplateApproved, Components: cs}
+			Language: "en", Status: record.TemplateApproved, Components: cs}
 	}
 	return []*messaging.Template{
-		t("order_update", messaging.CategoryUtility,
+		t("order_update", record.CategoryUtility,
 			messaging.TemplateComponent{Type: "BODY", Text: "Hi {{1}}, your order {{2}} has shipped."}),
-		t("login_code", messaging.CategoryAuthentication,
+		t("login_code", record.CategoryAuthentication,
 			messaging.TemplateComponent{Type: "BODY", Text: "{{1}} is your code."},
 			messaging.TemplateComponent{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "COPY_CODE", Example: "123456"}}}),
-		t("invoice", messaging.CategoryUtility,
+		t("invoice", record.CategoryUtility,
 			messaging.TemplateComponent{Type: "HEADER", Format: "DOCUMENT"},
 			messaging.TemplateComponent{Type: "BODY", Text: "Invoice {{1}} is ready."},
 			messaging.TemplateComponent{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "URL", Text: "Pay", URL: "https://example.com/pay/{{1}}"}}}),
@@ -186,23 +188,23 @@ func intp(i int) *int { return &i }
 func CommonCases() []Case {
 	msg := func(channel, to, typ string) *messaging.Message {
 		return &messaging.Message{ID: "msg_common", WorkspaceID: WorkspaceID, ConversationID: "conv_common",
-			Channel: channel, To: to, Direction: messaging.DirectionOutbound, Status: messaging.StatusQueued, Type: typ}
+			Channel: channel, To: to, Direction: record.DirectionOutbound, Status: messaging.StatusQueued, Type: typ}
 	}
-	waText := msg(messaging.ChannelWhatsApp, PhoneOK, messaging.TypeText)
+	waText := msg(messaging.ChannelWhatsApp, PhoneOK, record.TypeText)
 	waText.Text = "Hello from the conformance suite"
-	image := msg(messaging.ChannelWhatsApp, PhoneOK, messaging.TypeImage)
+	image := msg(messaging.ChannelWhatsApp, PhoneOK, record.TypeImage)
 	image.MediaURL, image.Caption = "https://example.com/a.jpg", "A picture"
-	doc := msg(messaging.ChannelWhatsApp, PhoneOK, messaging.TypeDocument)
+	doc := msg(messaging.ChannelWhatsApp, PhoneOK, record.TypeDocument)
 	doc.MediaURL, doc.Filename = "https://example.com/a.pdf", "a.pdf"
-	fbText := msg(messaging.ChannelMessenger, PSID, messaging.TypeText)
+	fbText := msg(messaging.ChannelMessenger, PSID, record.TypeText)
 	fbText.Text = "Hello on Messenger"
-	igImage := msg(messaging.ChannelInstagram, IGSID, messaging.TypeImage)
+	igImage := msg(messaging.ChannelInstagram, IGSID, record.TypeImage)
 	igImage.MediaURL = "https://example.com/b.jpg"
-	undeliverable := msg(messaging.ChannelWhatsApp, PhoneUndeliverable, messaging.TypeText)
+	undeliverable := msg(messaging.ChannelWhatsApp, PhoneUndeliverable, record.TypeText)
 	undeliverable.Text = "Hello?"
 
 	tpl := func(name, lang string, cs ...messaging.SendComponent) *messaging.Message {
-		m := msg(messaging.ChannelWhatsApp, PhoneOK, messaging.TypeTemplate)
+		m := msg(messaging.ChannelWhatsApp, PhoneOK, record.TypeTemplate)
 		m.TemplateName, m.Language, m.Components = name, lang, cs
 		return m
 	}

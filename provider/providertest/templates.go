@@ -3,6 +3,8 @@ package providertest
 import (
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -14,7 +16,7 @@ import (
 // type (their HEADER formats written out, as providers list them).
 func ManagedTemplates() []*messaging.Template {
 	return []*messaging.Template{
-		{Name: "providertest_shipping", Language: "en_US", Category: messaging.CategoryUtility, Components: []messaging.TemplateComponent{
+		{Name: "providertest_shipping", Language: "en_US", Category: record.CategoryUtility, Components: []messaging.TemplateComponent{
 			{Type: "HEADER", Format: "TEXT", Text: "Order {{1}}"},
 			{Type: "BODY", Text: "Hi {{1}}, your order {{2}} ships on {{3}}."},
 			{Type: "FOOTER", Text: "Reply STOP to opt out"},
@@ -24,7 +26,7 @@ func ManagedTemplates() []*messaging.Template {
 				{Type: "PHONE_NUMBER", Text: "Call us", PhoneNumber: "+254712345678"},
 			}},
 		}},
-		{Name: "providertest_code", Language: "sw", Category: messaging.CategoryAuthentication, Components: []messaging.TemplateComponent{
+		{Name: "providertest_code", Language: "sw", Category: record.CategoryAuthentication, Components: []messaging.TemplateComponent{
 			{Type: "HEADER", Format: "DOCUMENT"},
 			{Type: "BODY", Text: "{{1}} ni nambari yako."},
 			{Type: "BUTTONS", Buttons: []messaging.TemplateButton{{Type: "COPY_CODE", Example: "123456"}}},

@@ -3,6 +3,8 @@ package memstore
 import (
 	"context"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -18,7 +20,7 @@ func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error 
 }
 
 // AuditList implements messaging.Store.
-func (s *Store) AuditList(ctx context.Context, p *messaging.AuditListParams) ([]*messaging.AuditEvent, error) {
+func (s *Store) AuditList(ctx context.Context, p *driver.AuditListParams) ([]*messaging.AuditEvent, error) {
 	return read(ctx, s, func() ([]*messaging.AuditEvent, error) {
 		return newestPage(s.audit, p.Limit, func(e *messaging.AuditEvent) bool {
 			return e.WorkspaceID == p.WorkspaceID && (p.Before == 0 || e.Seq < p.Before)

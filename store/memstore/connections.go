@@ -7,6 +7,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -36,23 +39,23 @@ func copyConnection(c *messaging.ChannelConnection) *messaging.ChannelConnection
 func (s *Store) claim(c *messaging.ChannelConnection, at time.Time) ([]*messaging.ChannelConnection, error) {
 	var losers []*messaging.ChannelConnection
 	for _, o := range s.connections {
-		if o.WorkspaceID == c.WorkspaceID || o.Status == messaging.ConnectionDisconnected {
+		if o.WorkspaceID == c.WorkspaceID || o.Status == record.ConnectionDisconnected {
 			continue
 		}
 		if !(o.Channel == c.Channel && o.AccountID == c.AccountID) && !(c.WABAID != "" && o.WABAID == c.WABAID) {
 			continue
 		}
-		if o.Status == messaging.ConnectionConnected && o.Holds() {
+		if o.Status == record.ConnectionConnected && o.Holds() {
 			return nil, messaging.ErrConflict
 		}
-		if !o.Holds() && o.Status == messaging.ConnectionError && o.StatusReason == messaging.ReasonSuperseded {
+		if !o.Holds() && o.Status == record.ConnectionError && o.StatusReason == record.ReasonSuperseded {
 			continue // superseded already
 		}
 		losers = append(losers, o)
 	}
 	out := make([]*messaging.ChannelConnection, 0, len(losers))
 	for _, o := range losers {
-		o.Status, o.StatusReason, o.VerifiedAt, o.UpdatedAt = messaging.ConnectionError, messaging.ReasonSuperseded, nil, at
+		o.Status, o.StatusReason, o.VerifiedAt, o.UpdatedAt = record.ConnectionError, record.ReasonSuperseded, nil, at
 		if w, ok := s.workspaces[o.WorkspaceID]; ok {
 			setChannel(w, o.Channel, false)
 		}
@@ -83,7 +86,7 @@ func setChannel(w *messaging.WorkspaceInfo, channel string, connected bool) {
 }
 
 // TemplateUpdate implements messaging.Store.
-func (s *Store) TemplateUpdate(ctx context.Context, p *messaging.TemplateUpdateParams) error {
+func (s *Store) TemplateUpdate(ctx context.Context, p *driver.TemplateUpdateParams) error {
 	return s.update(ctx, func() error {
 		n := p.Template
 		t, ok := s.templateOf(n.WorkspaceID, n.ID)
@@ -91,7 +94,7 @@ func (s *Store) TemplateUpdate(ctx context.Context, p *messaging.TemplateUpdateP
 			return messaging.ErrNotFound
 		}
 		if !slices.Contains(p.From, t.Status) {
-			return messaging.ErrStale
+			return driver.ErrStale
 		}
 		for _, o := range s.templates {
 			if o.ID != n.ID && o.WorkspaceID == n.WorkspaceID && o.Name == n.Name && o.Language == n.Language {
@@ -144,21 +147,21 @@ func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnectio
 }
 
 // ConnectionVerified implements messaging.Store.
-func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
+func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
 	return write(ctx, s, func() ([]*messaging.ChannelConnection, error) {
 		c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
 		if !ok {
 			return nil, messaging.ErrNotFound
 		}
-		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
-			return nil, messaging.ErrStale
+		if c.Generation != p.Generation || c.Status == record.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
+			return nil, driver.ErrStale
 		}
 		superseded, err := s.claim(c, p.At)
 		if err != nil {
 			return nil, err
 		}
 		at := p.At
-		c.Status, c.StatusReason, c.VerifiedAt, c.UpdatedAt = messaging.ConnectionConnected, "", &at, p.At
+		c.Status, c.StatusReason, c.VerifiedAt, c.UpdatedAt = record.ConnectionConnected, "", &at, p.At
 		if p.DisplayPhoneNumber != "" {
 			c.DisplayPhoneNumber = p.DisplayPhoneNumber
 		}
@@ -175,7 +178,7 @@ func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) 
 }
 
 // ConnectionList implements messaging.Store.
-func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
+func (s *Store) ConnectionList(ctx context.Context, p *driver.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
 	return read(ctx, s, func() ([]*messaging.ChannelConnection, error) {
 		match := func(want, got string) bool { return want == "" || want == got }
 		out := copiesOf(maps.Values(s.connections), func(c *messaging.ChannelConnection) bool {
@@ -188,10 +191,10 @@ func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListP
 }
 
 // ConnectionUpdate implements messaging.Store.
-func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpdateParams) (bool, error) {
+func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdateParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
-		if !ok || c.Generation != p.Generation || (p.Status != "" && c.Status == messaging.ConnectionDisconnected) ||
+		if !ok || c.Generation != p.Generation || (p.Status != "" && c.Status == record.ConnectionDisconnected) ||
 			(p.FromStatus != "" && (c.Status != p.FromStatus || c.StatusReason != p.FromReason)) {
 			// A verdict on credentials never revives a disconnected
 			// connection.
@@ -212,7 +215,7 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 }
 
 // LeaseAcquire implements messaging.Store.
-func (s *Store) LeaseAcquire(ctx context.Context, p *messaging.LeaseParams) (bool, error) {
+func (s *Store) LeaseAcquire(ctx context.Context, p *driver.LeaseParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		if l, ok := s.leases[p.Name]; ok && l.owner != p.Owner && l.until.After(p.Now) {
 			return false, nil

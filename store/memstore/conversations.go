@@ -5,13 +5,16 @@ import (
 	"context"
 	"slices"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
 // ConversationList implements messaging.Store. memstore derives the
 // conversations from the workspace's messages at each call: a page costs
 // time in proportion to the workspace's messages.
-func (s *Store) ConversationList(ctx context.Context, p *messaging.ConversationListParams) ([]*messaging.Conversation, error) {
+func (s *Store) ConversationList(ctx context.Context, p *driver.ConversationListParams) ([]*messaging.Conversation, error) {
 	return read(ctx, s, func() ([]*messaging.Conversation, error) {
 		byID := map[string]*messaging.Conversation{}
 		for _, m := range s.wsMessages[p.WorkspaceID] {
@@ -26,7 +29,7 @@ func (s *Store) ConversationList(ctx context.Context, p *messaging.ConversationL
 			if newestFirst(m, c.LastMessage) < 0 {
 				c.LastMessage = m
 			}
-			if m.Direction == messaging.DirectionInbound && m.CreatedAt.After(c.LastInboundAt) {
+			if m.Direction == record.DirectionInbound && m.CreatedAt.After(c.LastInboundAt) {
 				c.LastInboundAt = m.CreatedAt
 			}
 		}
@@ -52,7 +55,7 @@ func (s *Store) ConversationList(ctx context.Context, p *messaging.ConversationL
 }
 
 // ContactsByPhone implements messaging.Store.
-func (s *Store) ContactsByPhone(ctx context.Context, p *messaging.ContactsByPhoneParams) ([]*messaging.Contact, error) {
+func (s *Store) ContactsByPhone(ctx context.Context, p *driver.ContactsByPhoneParams) ([]*messaging.Contact, error) {
 	return read(ctx, s, func() ([]*messaging.Contact, error) {
 		var out []*messaging.Contact
 		for _, c := range s.contactList[p.WorkspaceID] {

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -43,7 +46,7 @@ func leaseFirst[T any](due []T, limit int, lease func(T) T) []T {
 }
 
 // MessageClaim implements messaging.Store.
-func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+func (s *Store) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) ([]*messaging.Message, error) {
 	return write(ctx, s, func() ([]*messaging.Message, error) {
 		return leaseFirst(s.dueQueued(p.Now), p.Limit, func(m *messaging.Message) *messaging.Message {
 			m.LeaseOwner, m.DueAt = p.Owner, p.Now.Add(p.Lease)
@@ -58,7 +61,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParam
 }
 
 // MessageRelease implements messaging.Store.
-func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
+func (s *Store) MessageRelease(ctx context.Context, p *driver.MessageReleaseParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		m, ok := s.messageOf(p.WorkspaceID, p.ID)
 		if !ok {
@@ -146,7 +149,7 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 }
 
 // WebhookEndpointUpdate implements messaging.Store.
-func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
+func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *driver.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
 	return write(ctx, s, func() (*messaging.WebhookEndpoint, error) {
 		i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == p.ID && e.WorkspaceID == p.WorkspaceID })
 		if i < 0 {
@@ -178,7 +181,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 				e.DisabledAt, e.DisabledReason = nil, ""
 			case e.DisabledAt == nil:
 				at := p.At
-				e.DisabledAt, e.DisabledReason = &at, messaging.DisabledByOperator
+				e.DisabledAt, e.DisabledReason = &at, record.DisabledByOperator
 				s.failPending(e.ID, p.At)
 			}
 		}
@@ -191,8 +194,8 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 // Callers hold s.mu.
 func (s *Store) failPending(endpointID string, at time.Time) {
 	for _, o := range s.deliveries {
-		if o.EndpointID == endpointID && o.State == messaging.DeliveryPending {
-			o.State, o.LastError, o.LeaseOwner = messaging.DeliveryFailed, "endpoint disabled", ""
+		if o.EndpointID == endpointID && o.State == record.DeliveryPending {
+			o.State, o.LastError, o.LeaseOwner = record.DeliveryFailed, "endpoint disabled", ""
 			o.LastAttemptAt = copyTime(&at)
 		}
 	}
@@ -205,7 +208,7 @@ func subscribes(e *messaging.WebhookEndpoint, typ string) bool {
 
 // queueEvent fans ev out to the enabled endpoints of its workspace that
 // subscribe to its type. Callers hold s.mu.
-func (s *Store) queueEvent(ev *messaging.EventRecord) {
+func (s *Store) queueEvent(ev *driver.EventRecord) {
 	for _, e := range s.endpoints {
 		if e.WorkspaceID == ev.WorkspaceID && e.DisabledAt == nil && subscribes(e, ev.Type) {
 			s.queueDelivery(e.ID, ev)
@@ -215,23 +218,23 @@ func (s *Store) queueEvent(ev *messaging.EventRecord) {
 
 // queueDelivery appends a pending delivery of ev to the endpoint
 // endpointID, with the next Seq. Callers hold s.mu.
-func (s *Store) queueDelivery(endpointID string, ev *messaging.EventRecord) {
+func (s *Store) queueDelivery(endpointID string, ev *driver.EventRecord) {
 	s.seq++
 	s.deliveries = append(s.deliveries, &messaging.WebhookDelivery{
 		ID: s.seq, EndpointID: endpointID, WorkspaceID: ev.WorkspaceID, MessageID: ev.MessageID, EventID: ev.ID, EventType: ev.Type,
-		Seq: s.seq, Payload: slices.Clone(ev.Payload), State: messaging.DeliveryPending,
+		Seq: s.seq, Payload: slices.Clone(ev.Payload), State: record.DeliveryPending,
 		DueAt: ev.CreatedAt, CreatedAt: ev.CreatedAt, TraceParent: ev.TraceParent,
 	})
 }
 
 // WebhookQueueEvent implements messaging.Store.
-func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
+func (s *Store) WebhookQueueEvent(ctx context.Context, p *driver.WebhookQueueParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) { return s.queueEndpointEvent(p), nil })
 }
 
 // queueEndpointEvent queues p.Event for the one endpoint p.EndpointID,
 // unless it does not exist or is disabled (false). s.mu is held.
-func (s *Store) queueEndpointEvent(p *messaging.WebhookQueueParams) bool {
+func (s *Store) queueEndpointEvent(p *driver.WebhookQueueParams) bool {
 	e := s.endpointOf(p.Event.WorkspaceID, p.EndpointID)
 	if e == nil || e.DisabledAt != nil {
 		return false
@@ -267,7 +270,7 @@ func (s *Store) listedDelivery(d *messaging.WebhookDelivery) *messaging.WebhookD
 }
 
 // WebhookClaim implements messaging.Store.
-func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	return write(ctx, s, func() ([]*messaging.WebhookDelivery, error) {
 		disabled := map[string]bool{}
 		for _, e := range s.endpoints {
@@ -278,7 +281,7 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 		first := map[[2]string]bool{}
 		var due []*messaging.WebhookDelivery
 		for _, d := range s.deliveries {
-			if d.State != messaging.DeliveryPending {
+			if d.State != record.DeliveryPending {
 				continue
 			}
 			k := [2]string{d.EndpointID, d.MessageID}
@@ -300,29 +303,29 @@ func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParam
 }
 
 // WebhookRecord implements messaging.Store.
-func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams) error {
 	return s.update(ctx, func() error {
 		i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.ID == p.ID })
 		if i < 0 {
 			return nil // pruned or gone with its endpoint: not ours any more
 		}
 		d := s.deliveries[i]
-		if d.State != messaging.DeliveryPending || d.LeaseOwner != p.Owner {
+		if d.State != record.DeliveryPending || d.LeaseOwner != p.Owner {
 			return nil
 		}
 		d.State, d.LastStatus, d.LastError, d.LeaseOwner = p.State, p.LastStatus, p.LastError, ""
 		d.LastAttemptAt = copyTime(&p.At)
 		switch p.State {
-		case messaging.DeliveryPending:
+		case record.DeliveryPending:
 			d.DueAt = p.DueAt
-		case messaging.DeliveryDelivered:
+		case record.DeliveryDelivered:
 			d.DeliveredAt = copyTime(&p.At)
 		}
 		if p.DisableEndpoint {
 			for _, e := range s.endpoints {
 				if e.ID == d.EndpointID && e.DisabledAt == nil {
 					at := p.At
-					e.DisabledAt, e.DisabledReason = &at, messaging.DisabledGone
+					e.DisabledAt, e.DisabledReason = &at, record.DisabledGone
 				}
 			}
 			s.failPending(d.EndpointID, p.At)
@@ -338,7 +341,7 @@ func (s *Store) prune(endpointID string, keep int) {
 	n := 0
 	for i := len(s.deliveries) - 1; i >= 0; i-- {
 		d := s.deliveries[i]
-		if d.EndpointID == endpointID && d.State != messaging.DeliveryPending {
+		if d.EndpointID == endpointID && d.State != record.DeliveryPending {
 			if n++; n > keep {
 				d.State = "" // marked for deletion
 			}
@@ -348,7 +351,7 @@ func (s *Store) prune(endpointID string, keep int) {
 }
 
 // WebhookDeliveryList implements messaging.Store.
-func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
 	return read(ctx, s, func() ([]*messaging.WebhookDelivery, error) {
 		if s.endpointOf(p.WorkspaceID, p.EndpointID) == nil {
 			return nil, messaging.ErrNotFound
@@ -360,7 +363,7 @@ func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDel
 }
 
 // WebhookRedeliver implements messaging.Store.
-func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
 	return write(ctx, s, func() (*messaging.WebhookDelivery, error) {
 		i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool {
 			return d.ID == p.ID && d.EndpointID == p.EndpointID && d.WorkspaceID == p.WorkspaceID
@@ -369,16 +372,16 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeli
 			return nil, messaging.ErrNotFound
 		}
 		d := s.deliveries[i]
-		if d.State == messaging.DeliveryPending && d.LeaseOwner != "" && d.DueAt.After(p.Now) {
+		if d.State == record.DeliveryPending && d.LeaseOwner != "" && d.DueAt.After(p.Now) {
 			return nil, messaging.ErrConflict
 		}
-		d.State, d.DueAt, d.LeaseOwner, d.DeliveredAt = messaging.DeliveryPending, p.Now, "", nil
+		d.State, d.DueAt, d.LeaseOwner, d.DeliveredAt = record.DeliveryPending, p.Now, "", nil
 		return s.listedDelivery(d), nil
 	})
 }
 
 // WebhookRecordTest implements messaging.Store.
-func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookRecordTest(ctx context.Context, p *driver.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
 	return write(ctx, s, func() (*messaging.WebhookDelivery, error) {
 		ev := p.Event
 		if s.endpointOf(ev.WorkspaceID, p.EndpointID) == nil {
@@ -391,7 +394,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 			LastStatus: p.LastStatus, LastError: p.LastError, LastAttemptAt: copyTime(&p.At), CreatedAt: ev.CreatedAt, Test: true,
 			TraceParent: ev.TraceParent,
 		}
-		if p.State == messaging.DeliveryDelivered {
+		if p.State == record.DeliveryDelivered {
 			d.DeliveredAt = copyTime(&p.At)
 		}
 		s.deliveries = append(s.deliveries, d)
@@ -410,7 +413,7 @@ func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key
 
 // MessageQueueStats implements messaging.Store. It walks s.queued, which
 // holds only the queued messages.
-func (s *Store) MessageQueueStats(ctx context.Context, p *messaging.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
+func (s *Store) MessageQueueStats(ctx context.Context, p *driver.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
 	return read(ctx, s, func() (*messaging.MessageQueueStats, error) {
 		dues := func(yield func(time.Time) bool) {
 			for _, m := range s.queued {

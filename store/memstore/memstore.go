@@ -14,13 +14,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 )
 
 var (
-	_ messaging.Store = (*Store)(nil)
-	_ sms.Store       = (*Store)(nil)
+	_ driver.Store = (*Store)(nil)
+	_ sms.Store    = (*Store)(nil)
 )
 
 // Store is an in-memory messaging.Store. The zero value is not usable; call
@@ -59,7 +62,7 @@ type Store struct {
 	audit    []*messaging.AuditEvent
 	auditSeq int64
 	// sessions holds the dashboard sessions by hash (sessions.go).
-	sessions   map[string]*messaging.StoredSession
+	sessions   map[string]*driver.StoredSession
 	sessionIDs map[string]bool
 	// suppressions holds the opt-out states (suppressions.go).
 	suppressions map[suppressionKey]*messaging.Suppression
@@ -80,7 +83,7 @@ func New() *Store {
 		byProviderID: map[string]*messaging.Message{},
 		connections:  map[connKey]*messaging.ChannelConnection{},
 		leases:       map[string]lease{},
-		sessions:     map[string]*messaging.StoredSession{},
+		sessions:     map[string]*driver.StoredSession{},
 		sessionIDs:   map[string]bool{},
 	}
 }
@@ -329,7 +332,7 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 }
 
 // WorkspaceList implements messaging.Store.
-func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
+func (s *Store) WorkspaceList(ctx context.Context, p *driver.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
 	return read(ctx, s, func() ([]*messaging.WorkspaceInfo, error) {
 		ids := keysAfter(s.workspaces, p.After, p.Limit)
 		out := make([]*messaging.WorkspaceInfo, 0, len(ids))
@@ -341,7 +344,7 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 }
 
 // WorkspaceSetSettings implements messaging.Store.
-func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
+func (s *Store) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSettingsParams) error {
 	return s.update(ctx, func() error {
 		w, ok := s.workspaces[p.WorkspaceID]
 		if !ok {
@@ -367,7 +370,7 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 }
 
 // WorkspaceSetChannel implements messaging.Store.
-func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
+func (s *Store) WorkspaceSetChannel(ctx context.Context, p *driver.ChannelParams) error {
 	return s.update(ctx, func() error {
 		w, ok := s.workspaces[p.WorkspaceID]
 		if !ok {
@@ -375,7 +378,7 @@ func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelPar
 		}
 		setChannel(w, p.Channel, p.Connected)
 		if c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]; ok && !p.Connected {
-			c.Status, c.UpdatedAt = messaging.ConnectionDisconnected, p.At
+			c.Status, c.UpdatedAt = record.ConnectionDisconnected, p.At
 		}
 		return nil
 	})
@@ -433,7 +436,7 @@ func (s *Store) withKey(ctx context.Context, ws, id string, missing error, fn fu
 }
 
 // APIKeyRevoke implements messaging.Store.
-func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
+func (s *Store) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) error {
 	return s.withKey(ctx, p.WorkspaceID, p.ID, messaging.ErrNotFound, func(k *messaging.APIKey) {
 		if k.RevokedAt == nil {
 			k.RevokedAt = copyTime(&p.At)
@@ -442,7 +445,7 @@ func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParam
 }
 
 // APIKeyUpdate implements messaging.Store.
-func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
+func (s *Store) APIKeyUpdate(ctx context.Context, p *driver.APIKeyUpdateParams) error {
 	return s.withKey(ctx, p.WorkspaceID, p.ID, messaging.ErrNotFound, func(k *messaging.APIKey) {
 		k.Scopes, k.ExpiresAt = slices.Clone(p.Scopes), copyTime(p.ExpiresAt)
 	})
@@ -450,7 +453,7 @@ func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParam
 
 // APIKeyTouch implements messaging.Store: a key that is not there is not
 // an error.
-func (s *Store) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams) error {
+func (s *Store) APIKeyTouch(ctx context.Context, p *driver.APIKeyTouchParams) error {
 	return s.withKey(ctx, p.WorkspaceID, p.ID, nil, func(k *messaging.APIKey) {
 		if k.LastUsedAt == nil || k.LastUsedAt.Before(p.At) {
 			k.LastUsedAt = copyTime(&p.At)
@@ -499,7 +502,7 @@ func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messag
 }
 
 // ContactUpdate implements messaging.Store.
-func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
+func (s *Store) ContactUpdate(ctx context.Context, p *driver.ContactReplaceParams) error {
 	return s.update(ctx, func() error {
 		c := p.Contact
 		cur, ok := s.contactOf(c.WorkspaceID, c.ID)
@@ -507,7 +510,7 @@ func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplacePa
 		case !ok:
 			return messaging.ErrNotFound
 		case cur.Version != p.PrevVersion:
-			return messaging.ErrStale
+			return driver.ErrStale
 		case s.contactClash(c):
 			return messaging.ErrConflict
 		}
@@ -519,11 +522,11 @@ func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplacePa
 }
 
 func hasPrefixFold(s, prefix string) bool {
-	return strings.HasPrefix(messaging.SearchFold(s), prefix)
+	return strings.HasPrefix(driver.SearchFold(s), prefix)
 }
 
 // ContactList implements messaging.Store.
-func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams) ([]*messaging.Contact, int, error) {
+func (s *Store) ContactList(ctx context.Context, p *driver.ContactListParams) ([]*messaging.Contact, int, error) {
 	unlock, err := s.rlock(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -535,7 +538,7 @@ func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams)
 		c := all[i]
 		if p.Search != "" && !(hasPrefixFold(c.FirstName, p.Search) || hasPrefixFold(c.LastName, p.Search) ||
 			hasPrefixFold(c.FullName, p.Search) || strings.HasPrefix(c.EmailKey, p.Search) ||
-			(p.PhoneDigits != "" && c.Phone != "" && strings.HasPrefix(messaging.PhoneDigits(c.Phone), p.PhoneDigits))) {
+			(p.PhoneDigits != "" && c.Phone != "" && strings.HasPrefix(driver.PhoneDigits(c.Phone), p.PhoneDigits))) {
 			continue
 		}
 		match = append(match, c)
@@ -583,7 +586,7 @@ func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messa
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
+func (s *Store) TemplateGetByName(ctx context.Context, p *driver.TemplateGetByNameParams) (*messaging.Template, error) {
 	return get(ctx, s, func() (*messaging.Template, bool) {
 		for _, t := range s.templates {
 			if t.WorkspaceID == p.WorkspaceID && t.Name == p.Name && t.Language == p.Language {
@@ -595,7 +598,7 @@ func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetB
 }
 
 // TemplateList implements messaging.Store.
-func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
+func (s *Store) TemplateList(ctx context.Context, p *driver.TemplateListParams) ([]*messaging.Template, error) {
 	return read(ctx, s, func() ([]*messaging.Template, error) {
 		out := copiesOf(maps.Values(s.templates), func(t *messaging.Template) bool {
 			return t.WorkspaceID == p.WorkspaceID && (p.Status == "" || t.Status == p.Status) &&
@@ -616,14 +619,14 @@ func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParam
 }
 
 // TemplateSetStatus implements messaging.Store.
-func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
+func (s *Store) TemplateSetStatus(ctx context.Context, p *driver.TemplateStatusParams) (*messaging.Template, error) {
 	return write(ctx, s, func() (*messaging.Template, error) {
 		t, ok := s.templateOf(p.WorkspaceID, p.ID)
 		if !ok {
 			return nil, messaging.ErrNotFound
 		}
 		if !slices.Contains(p.From, t.Status) {
-			return nil, messaging.ErrStale
+			return nil, driver.ErrStale
 		}
 		t.Status, t.StatusReason, t.UpdatedAt = p.To, p.Reason, p.At
 		return copyTemplate(t), nil
@@ -641,7 +644,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 }
 
 // MessageReceive implements messaging.Store.
-func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceiveParams) (*messaging.Message, bool, error) {
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, false, err
@@ -695,12 +698,12 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 
 // MessageUpdateStatuses implements messaging.Store: every change under
 // one hold of the lock.
-func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
-	return write(ctx, s, func() ([]messaging.MessageStatusResult, error) {
-		out := make([]messaging.MessageStatusResult, len(ps))
+func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
+	return write(ctx, s, func() ([]driver.MessageStatusResult, error) {
+		out := make([]driver.MessageStatusResult, len(ps))
 		for i, p := range ps {
 			after, changed, err := s.setStatus(p)
-			out[i] = messaging.MessageStatusResult{Message: after, Changed: changed, Err: err}
+			out[i] = driver.MessageStatusResult{Message: after, Changed: changed, Err: err}
 		}
 		return out, nil
 	})
@@ -708,7 +711,7 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.Messa
 
 // setStatus makes one change of MessageUpdateStatuses under the lock and
 // returns the message after it.
-func (s *Store) setStatus(p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
+func (s *Store) setStatus(p *driver.MessageStatusParams) (*messaging.Message, bool, error) {
 	m, ok := s.messageOf(p.WorkspaceID, p.ID)
 	if !ok {
 		return nil, false, messaging.ErrNotFound
@@ -717,7 +720,7 @@ func (s *Store) setStatus(p *messaging.MessageStatusParams) (*messaging.Message,
 		return m.Clone(), false, nil
 	}
 	m.Status, m.UpdatedAt, m.LeaseOwner, m.UnconfirmedSince = p.To, p.At, "", nil
-	m.History = append(m.History, messaging.StatusChange{Status: p.To, At: p.At.UTC()})
+	m.History = append(m.History, record.StatusChange{Status: p.To, At: p.At.UTC()})
 	if p.FailureReason != "" {
 		m.FailureReason = p.FailureReason
 	}

@@ -3,14 +3,15 @@ package memstore_test
 import (
 	"testing"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/memstore"
 	"github.com/ujumbe/messaging/store/storetest"
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) messaging.Store { return memstore.New() })
+	storetest.Run(t, func(t *testing.T) driver.Store { return memstore.New() })
 }
 
 func TestSMSConformance(t *testing.T) {

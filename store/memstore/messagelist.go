@@ -6,13 +6,16 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
 // MessageList implements messaging.Store. It filters the workspace's
 // messages and sorts the matches: memstore has no index, so a page costs
 // time in proportion to the workspace's messages.
-func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams) ([]*messaging.Message, error) {
+func (s *Store) MessageList(ctx context.Context, p *driver.MessageListParams) ([]*messaging.Message, error) {
 	return read(ctx, s, func() ([]*messaging.Message, error) {
 		var out []*messaging.Message
 		for _, m := range s.wsMessages[p.WorkspaceID] {
@@ -38,7 +41,7 @@ func newestFirst(a, b *messaging.Message) int {
 
 // listed reports whether m matches every filter of p and comes after its
 // cursor.
-func listed(m *messaging.Message, p *messaging.MessageListParams) bool {
+func listed(m *messaging.Message, p *driver.MessageListParams) bool {
 	match := func(filter, v string) bool { return filter == "" || filter == v }
 	if !match(p.Direction, m.Direction) || !match(p.Status, m.Status) || !match(p.Channel, m.Channel) ||
 		!match(p.To, m.To) || !match(p.ConversationID, m.ConversationID) {
@@ -61,8 +64,8 @@ func listed(m *messaging.Message, p *messaging.MessageListParams) bool {
 }
 
 // MessageHourlyCounts implements messaging.Store.
-func (s *Store) MessageHourlyCounts(ctx context.Context, p *messaging.MessageCountParams) ([]*messaging.MessageCount, error) {
-	return read(ctx, s, func() ([]*messaging.MessageCount, error) {
+func (s *Store) MessageHourlyCounts(ctx context.Context, p *driver.MessageCountParams) ([]*record.MessageCount, error) {
+	return read(ctx, s, func() ([]*record.MessageCount, error) {
 		type key struct {
 			hour   int64
 			status string
@@ -73,11 +76,11 @@ func (s *Store) MessageHourlyCounts(ctx context.Context, p *messaging.MessageCou
 				counts[key{m.CreatedAt.UTC().Truncate(time.Hour).Unix(), m.Status}]++
 			}
 		}
-		out := make([]*messaging.MessageCount, 0, len(counts))
+		out := make([]*record.MessageCount, 0, len(counts))
 		for k, n := range counts {
-			out = append(out, &messaging.MessageCount{Hour: time.Unix(k.hour, 0).UTC(), Status: k.status, Count: n})
+			out = append(out, &record.MessageCount{Hour: time.Unix(k.hour, 0).UTC(), Status: k.status, Count: n})
 		}
-		slices.SortFunc(out, func(a, b *messaging.MessageCount) int {
+		slices.SortFunc(out, func(a, b *record.MessageCount) int {
 			return cmp.Or(a.Hour.Compare(b.Hour), cmp.Compare(a.Status, b.Status))
 		})
 		return out, nil

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // sweepBatch bounds the expired reports one PendingReportSave deletes.
@@ -16,21 +16,21 @@ const sweepBatch = 100
 type pendingReports struct {
 	seq int64
 	// byID holds the kept reports of each id, in Seq order.
-	byID map[string][]*messaging.PendingReport
+	byID map[string][]*driver.PendingReport
 	// order holds the reports in Seq order, for the sweep of expired
 	// ones; it may still hold reports already taken, until the sweep
 	// reaches them.
-	order []*messaging.PendingReport
+	order []*driver.PendingReport
 }
 
 // kept reports whether r is still held (not taken nor swept).
-func (p *pendingReports) kept(r *messaging.PendingReport) bool {
+func (p *pendingReports) kept(r *driver.PendingReport) bool {
 	return slices.Contains(p.byID[r.ProviderMessageID], r)
 }
 
 // remove deletes r from its id's reports.
-func (p *pendingReports) remove(r *messaging.PendingReport) {
-	rs := slices.DeleteFunc(p.byID[r.ProviderMessageID], func(x *messaging.PendingReport) bool { return x == r })
+func (p *pendingReports) remove(r *driver.PendingReport) {
+	rs := slices.DeleteFunc(p.byID[r.ProviderMessageID], func(x *driver.PendingReport) bool { return x == r })
 	if len(rs) == 0 {
 		delete(p.byID, r.ProviderMessageID)
 		return
@@ -57,17 +57,17 @@ func (p *pendingReports) sweep(notBefore time.Time) {
 }
 
 // PendingReportSave implements messaging.Store.
-func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
+func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSaveParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		pr := &s.pending
 		if pr.byID == nil {
-			pr.byID = map[string][]*messaging.PendingReport{}
+			pr.byID = map[string][]*driver.PendingReport{}
 		}
 		pr.sweep(p.NotBefore)
 		id := p.Report.ProviderMessageID
 		// The id's expired reports go too (the order slice lets go of them
 		// when the sweep reaches them).
-		if rs := slices.DeleteFunc(pr.byID[id], func(r *messaging.PendingReport) bool { return r.ReceivedAt.Before(p.NotBefore) }); len(rs) > 0 {
+		if rs := slices.DeleteFunc(pr.byID[id], func(r *driver.PendingReport) bool { return r.ReceivedAt.Before(p.NotBefore) }); len(rs) > 0 {
 			pr.byID[id] = rs
 		} else {
 			delete(pr.byID, id)
@@ -86,10 +86,10 @@ func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingRepor
 }
 
 // PendingReportTake implements messaging.Store.
-func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
-	return write(ctx, s, func() ([]*messaging.PendingReport, error) {
+func (s *Store) PendingReportTake(ctx context.Context, p *driver.PendingReportTakeParams) ([]*driver.PendingReport, error) {
+	return write(ctx, s, func() ([]*driver.PendingReport, error) {
 		rs := s.pending.byID[p.ProviderMessageID]
 		delete(s.pending.byID, p.ProviderMessageID)
-		return copiesOf(slices.Values(rs), func(r *messaging.PendingReport) bool { return !r.ReceivedAt.Before(p.NotBefore) }, shallowCopy), nil
+		return copiesOf(slices.Values(rs), func(r *driver.PendingReport) bool { return !r.ReceivedAt.Before(p.NotBefore) }, shallowCopy), nil
 	})
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"sort"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
 // copySession returns a copy of st that shares nothing with it, with a
 // non-nil Workspaces and SMSAccounts.
-func copySession(st *messaging.StoredSession) *messaging.StoredSession {
+func copySession(st *driver.StoredSession) *driver.StoredSession {
 	c := *st
 	c.Workspaces = append([]string{}, st.Workspaces...)
 	c.SMSAccounts = append([]string{}, st.SMSAccounts...)
@@ -17,7 +19,7 @@ func copySession(st *messaging.StoredSession) *messaging.StoredSession {
 }
 
 // SessionCreate implements messaging.Store.
-func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
+func (s *Store) SessionCreate(ctx context.Context, st *driver.StoredSession) error {
 	return s.update(ctx, func() error {
 		if _, ok := s.sessions[st.Hash]; ok || s.sessionIDs[st.ID] {
 			return messaging.ErrConflict
@@ -29,7 +31,7 @@ func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) 
 }
 
 // SessionGet implements messaging.Store.
-func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredSession, error) {
+func (s *Store) SessionGet(ctx context.Context, hash string) (*driver.StoredSession, error) {
 	return get(ctx, s, entry(s.sessions, hash), copySession)
 }
 
@@ -46,9 +48,9 @@ func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 
 // SessionSweep implements messaging.Store: the sessions that expired
 // first go first.
-func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
+func (s *Store) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) (int, error) {
 	return write(ctx, s, func() (int, error) {
-		var expired []*messaging.StoredSession
+		var expired []*driver.StoredSession
 		for _, st := range s.sessions {
 			if st.ExpiresAt.Before(p.Before) {
 				expired = append(expired, st)

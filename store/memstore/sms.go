@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 )
@@ -16,7 +18,7 @@ var _ sms.OutboxStore = (*Store)(nil)
 // SMSOutbox returns s: the SMS records and the webhook outbox are in the
 // same store, so a report's push is queued in its transaction (see
 // sms.OutboxStore).
-func (s *Store) SMSOutbox() messaging.Store { return s }
+func (s *Store) SMSOutbox() driver.Store { return s }
 
 // smsData is the SMS part of the store. Its zero value is ready to use.
 type smsData struct {
@@ -414,7 +416,7 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 		for i, c := range cs {
 			m, ok := d.messages[c.Number]
 			if !ok || m.Status != sms.StatusSending || m.ClaimToken != c.Token {
-				errs[i] = messaging.ErrStale
+				errs[i] = driver.ErrStale
 				continue
 			}
 			m.ClaimToken, m.UpdatedAt = "", c.At

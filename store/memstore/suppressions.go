@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -11,7 +13,7 @@ import (
 type suppressionKey [3]string
 
 // SuppressionSet implements messaging.Store.
-func (s *Store) SuppressionSet(ctx context.Context, p *messaging.SuppressionSetParams) (bool, error) {
+func (s *Store) SuppressionSet(ctx context.Context, p *driver.SuppressionSetParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		sup := p.Suppression
 		if _, ok := s.workspaces[sup.WorkspaceID]; !ok {
@@ -36,7 +38,7 @@ func (s *Store) SuppressionSet(ctx context.Context, p *messaging.SuppressionSetP
 }
 
 // SuppressionList implements messaging.Store.
-func (s *Store) SuppressionList(ctx context.Context, p *messaging.SuppressionListParams) ([]*messaging.Suppression, error) {
+func (s *Store) SuppressionList(ctx context.Context, p *driver.SuppressionListParams) ([]*messaging.Suppression, error) {
 	return read(ctx, s, func() ([]*messaging.Suppression, error) {
 		var out []*messaging.Suppression
 		for k, sup := range s.suppressions {

@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
@@ -18,7 +20,7 @@ func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error 
 }
 
 // AuditList implements messaging.Store.
-func (s *Store) AuditList(ctx context.Context, p *messaging.AuditListParams) ([]*messaging.AuditEvent, error) {
+func (s *Store) AuditList(ctx context.Context, p *driver.AuditListParams) ([]*messaging.AuditEvent, error) {
 	before := sqlrows.Before(p.Before)
 	rows, err := s.pool.Query(ctx, `SELECT seq, id, workspace_id, actor, action, target, at FROM audit_events
 		WHERE workspace_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, p.WorkspaceID, before, p.Limit)

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 )
@@ -46,7 +49,7 @@ func claim(ctx context.Context, tx pgx.Tx, c *messaging.ChannelConnection, at in
 	const others = ` workspace_id <> $1 AND status <> 'disconnected' AND ((channel = $2 AND account_id = $3) OR ($4 <> '' AND waba_id = $4))`
 	var one int
 	err := tx.QueryRow(ctx, `SELECT 1 FROM channel_connections WHERE`+others+` AND status = $5 AND verified_at IS NOT NULL LIMIT 1`,
-		c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, messaging.ConnectionConnected).Scan(&one)
+		c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, record.ConnectionConnected).Scan(&one)
 	if err == nil {
 		return nil, messaging.ErrConflict
 	}
@@ -54,7 +57,7 @@ func claim(ctx context.Context, tx pgx.Tx, c *messaging.ChannelConnection, at in
 		return nil, err
 	}
 	losers, err := queryAll(ctx, tx, scanConnection, `UPDATE channel_connections SET status = $5, status_reason = $6, verified_at = NULL, updated_at = $7
-		WHERE`+others+` AND NOT (status = $5 AND status_reason = $6 AND verified_at IS NULL) RETURNING `+connectionCols, c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, messaging.ConnectionError, messaging.ReasonSuperseded, at)
+		WHERE`+others+` AND NOT (status = $5 AND status_reason = $6 AND verified_at IS NULL) RETURNING `+connectionCols, c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, record.ConnectionError, record.ReasonSuperseded, at)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +137,7 @@ func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnectio
 
 // ConnectionVerified implements messaging.Store. It is serialised with
 // ConnectionPut by lockConnections.
-func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
+func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
 	ctx = writeCtx(ctx)
 	var superseded []*messaging.ChannelConnection
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -147,8 +150,8 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionV
 		if err != nil {
 			return err
 		}
-		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
-			return messaging.ErrStale
+		if c.Generation != p.Generation || c.Status == record.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
+			return driver.ErrStale
 		}
 		at := ts(p.At)
 		if superseded, err = claim(ctx, tx, c, at); err != nil {
@@ -156,7 +159,7 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionV
 		}
 		if _, err := tx.Exec(ctx, `UPDATE channel_connections SET status = $3, status_reason = '', verified_at = $4, updated_at = $4,
 			display_phone_number = CASE WHEN $5 <> '' THEN $5 ELSE display_phone_number END
-			WHERE workspace_id = $1 AND channel = $2`, p.WorkspaceID, p.Channel, messaging.ConnectionConnected, at, p.DisplayPhoneNumber); err != nil {
+			WHERE workspace_id = $1 AND channel = $2`, p.WorkspaceID, p.Channel, record.ConnectionConnected, at, p.DisplayPhoneNumber); err != nil {
 			return err
 		}
 		return setFlag(ctx, tx, p.WorkspaceID, p.Channel, true, at)
@@ -178,7 +181,7 @@ func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) 
 }
 
 // ConnectionList implements messaging.Store.
-func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
+func (s *Store) ConnectionList(ctx context.Context, p *driver.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
 	q := `SELECT ` + connectionCols + ` FROM channel_connections WHERE true`
 	var args []any
 	for _, f := range []struct{ col, v string }{{"workspace_id", p.WorkspaceID}, {"channel", p.Channel}, {"account_id", p.AccountID},
@@ -195,7 +198,7 @@ func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListP
 // ConnectionUpdate implements messaging.Store. A connection that does not
 // exist is not changed (false, no error). The generation check and the
 // update are one statement.
-func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpdateParams) (bool, error) {
+func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdateParams) (bool, error) {
 	ctx = writeCtx(ctx)
 	args := []any{p.WorkspaceID, p.Channel, p.Generation, ts(p.At)}
 	set := `updated_at = $4`
@@ -231,7 +234,7 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 // LeaseAcquire implements messaging.Store. The take is one statement: an
 // insert, or an update of a lease that expired or is the owner's, which
 // PostgreSQL applies atomically against concurrent takes.
-func (s *Store) LeaseAcquire(ctx context.Context, p *messaging.LeaseParams) (bool, error) {
+func (s *Store) LeaseAcquire(ctx context.Context, p *driver.LeaseParams) (bool, error) {
 	ctx = writeCtx(ctx)
 	var owner string
 	err := s.pool.QueryRow(ctx, `INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3)

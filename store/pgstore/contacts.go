@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 )
@@ -37,8 +39,8 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 		c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
 		c.Company, c.JobTitle, c.Website, c.Notes, c.Source, nonNil(c.Tags), c.Lifecycle, c.Version,
 		ts(c.CreatedAt), ts(c.UpdatedAt),
-		messaging.SearchFold(c.FirstName), messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName),
-		messaging.PhoneDigits(c.Phone))
+		driver.SearchFold(c.FirstName), driver.SearchFold(c.LastName), driver.SearchFold(c.FullName),
+		driver.PhoneDigits(c.Phone))
 	return interpretError(err)
 }
 
@@ -51,7 +53,7 @@ func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messag
 // ContactUpdate implements messaging.Store. Every field is replaced except
 // the id, the workspace, CreatedAt and Source, which a contact keeps for
 // life. The version check and the update are one statement.
-func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
+func (s *Store) ContactUpdate(ctx context.Context, p *driver.ContactReplaceParams) error {
 	ctx = writeCtx(ctx)
 	c := p.Contact
 	var updated bool
@@ -68,13 +70,13 @@ func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplacePa
 		c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
 		c.Company, c.JobTitle, c.Website, c.Notes, nonNil(c.Tags), c.Lifecycle,
 		c.Version, ts(c.UpdatedAt),
-		messaging.SearchFold(c.FirstName), messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName),
-		messaging.PhoneDigits(c.Phone), p.PrevVersion).Scan(&updated)
+		driver.SearchFold(c.FirstName), driver.SearchFold(c.LastName), driver.SearchFold(c.FullName),
+		driver.PhoneDigits(c.Phone), p.PrevVersion).Scan(&updated)
 	if err != nil {
 		return interpretError(err) // no row: not found; 23505: conflict
 	}
 	if !updated {
-		return messaging.ErrStale
+		return driver.ErrStale
 	}
 	return nil
 }
@@ -84,7 +86,7 @@ func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplacePa
 // the workspace id so that PostgreSQL runs it as a BitmapOr of range scans
 // on the (workspace_id, column) indexes. Ranges compare bytes (COLLATE
 // "C"), so '%' and '_' in the search are literal.
-func contactFilter(p *messaging.ContactListParams) (string, []any) {
+func contactFilter(p *driver.ContactListParams) (string, []any) {
 	args := []any{p.WorkspaceID}
 	if p.Search == "" {
 		return `workspace_id = $1`, args
@@ -129,7 +131,7 @@ func contactFilter(p *messaging.ContactListParams) (string, []any) {
 
 // ContactList implements messaging.Store. The page and the total are read
 // from one snapshot (a REPEATABLE READ read-only transaction).
-func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams) ([]*messaging.Contact, int, error) {
+func (s *Store) ContactList(ctx context.Context, p *driver.ContactListParams) ([]*messaging.Contact, int, error) {
 	out := []*messaging.Contact{}
 	if !utf8.ValidString(p.Search) || !utf8.ValidString(p.PhoneDigits) {
 		return out, 0, nil // no stored text is invalid UTF-8

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 )
@@ -16,7 +18,7 @@ var qualifiedMessageCols = "m." + strings.Join(strings.Split(strings.Join(string
 // conversations_activity (workspace_id, last_message_at, id), read
 // backwards; the table is kept by the trigger messages_conversation
 // (migration 0014).
-func (s *Store) ConversationList(ctx context.Context, p *messaging.ConversationListParams) ([]*messaging.Conversation, error) {
+func (s *Store) ConversationList(ctx context.Context, p *driver.ConversationListParams) ([]*messaging.Conversation, error) {
 	where := `c.workspace_id = $1`
 	args := []any{p.WorkspaceID}
 	if p.ID != "" {
@@ -59,7 +61,7 @@ func (p prefixRow) Scan(dest ...any) error {
 
 // ContactsByPhone implements messaging.Store through the unique index on
 // (workspace_id, phone).
-func (s *Store) ContactsByPhone(ctx context.Context, p *messaging.ContactsByPhoneParams) ([]*messaging.Contact, error) {
+func (s *Store) ContactsByPhone(ctx context.Context, p *driver.ContactsByPhoneParams) ([]*messaging.Contact, error) {
 	if len(p.Phones) == 0 {
 		return nil, nil
 	}

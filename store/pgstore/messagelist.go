@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 )
@@ -14,7 +17,7 @@ import (
 // messages_conversation_created (workspace_id, conversation_id,
 // created_at, id) for the messages of one or more conversations (each
 // conversation's own page, merged).
-func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams) ([]*messaging.Message, error) {
+func (s *Store) MessageList(ctx context.Context, p *driver.MessageListParams) ([]*messaging.Message, error) {
 	var where strings.Builder
 	args := []any{p.WorkspaceID}
 	where.WriteString(`workspace_id = $1`)
@@ -43,7 +46,7 @@ func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams)
 	if p.BeforeID != "" {
 		cond(`(created_at, id) < (?, ?)`, ts(p.BeforeCreatedAt), p.BeforeID)
 	}
-	convs, none := messaging.ListedConversations(p)
+	convs, none := driver.ListedConversations(p)
 	if none {
 		return nil, nil
 	}
@@ -74,10 +77,10 @@ func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams)
 const nanosPerHour = 3600 * 1000 * 1000 * 1000
 
 // MessageHourlyCounts implements messaging.Store.
-func (s *Store) MessageHourlyCounts(ctx context.Context, p *messaging.MessageCountParams) ([]*messaging.MessageCount, error) {
-	list, err := queryAll(ctx, s.pool, func(r pgx.Row) (*messaging.MessageCount, error) {
+func (s *Store) MessageHourlyCounts(ctx context.Context, p *driver.MessageCountParams) ([]*record.MessageCount, error) {
+	list, err := queryAll(ctx, s.pool, func(r pgx.Row) (*record.MessageCount, error) {
 		var hour int64
-		c := &messaging.MessageCount{}
+		c := &record.MessageCount{}
 		if err := r.Scan(&hour, &c.Status, &c.Count); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/internal/sqlrows"
@@ -66,7 +69,7 @@ var (
 )
 
 // WebhookQueueEvent implements messaging.Store.
-func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
+func (s *Store) WebhookQueueEvent(ctx context.Context, p *driver.WebhookQueueParams) (bool, error) {
 	queued, err := queueEndpointEvent(writeCtx(ctx), s.pool, p)
 	return queued, interpretError(err)
 }
@@ -74,7 +77,7 @@ func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueue
 // queueEndpointEvent queues p.Event for the one endpoint p.EndpointID
 // through q, unless the endpoint does not exist or is disabled (queued
 // false). The error is not interpreted.
-func queueEndpointEvent(ctx context.Context, q querier, p *messaging.WebhookQueueParams) (queued bool, err error) {
+func queueEndpointEvent(ctx context.Context, q querier, p *driver.WebhookQueueParams) (queued bool, err error) {
 	ev := p.Event
 	tag, err := q.Exec(ctx, `INSERT INTO webhook_deliveries
 			(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type, trace_parent)
@@ -164,7 +167,7 @@ func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key
 // setStatus runs qMessageSetStatus and returns the message after the
 // change. changed is false when nothing was updated (the status is not in
 // p.From, the message does not exist, or unlessEndpoints held).
-func setStatus(ctx context.Context, q querier, p *messaging.MessageStatusParams, unlessEndpoints bool) (after *messaging.Message, changed bool, err error) {
+func setStatus(ctx context.Context, q querier, p *driver.MessageStatusParams, unlessEndpoints bool) (after *messaging.Message, changed bool, err error) {
 	var a messaging.Message
 	aDest, aFinish := messageDest(&a)
 	err = q.QueryRow(ctx, qMessageSetStatus, p.ID, p.WorkspaceID, p.To, p.FailureReason, p.ProviderMessageID, ts(p.At),
@@ -185,7 +188,7 @@ func setStatus(ctx context.Context, q querier, p *messaging.MessageStatusParams,
 // and, when it changed the message, the deliveries of p.Event. It returns
 // the message after the change; when it changed nothing, the message as
 // it is, and the error pgx.ErrNoRows when there is none.
-func updateStatusTx(ctx context.Context, tx pgx.Tx, p *messaging.MessageStatusParams) (after *messaging.Message, changed bool, err error) {
+func updateStatusTx(ctx context.Context, tx pgx.Tx, p *driver.MessageStatusParams) (after *messaging.Message, changed bool, err error) {
 	after, changed, err = setStatus(ctx, tx, p, false)
 	if err != nil {
 		return nil, false, err
@@ -205,7 +208,7 @@ func updateStatusTx(ctx context.Context, tx pgx.Tx, p *messaging.MessageStatusPa
 
 // queueEvent queues ev's deliveries in tx (qQueueEvent); a nil ev queues
 // nothing.
-func queueEvent(ctx context.Context, tx pgx.Tx, ev *messaging.EventRecord) error {
+func queueEvent(ctx context.Context, tx pgx.Tx, ev *driver.EventRecord) error {
 	if ev == nil {
 		return nil
 	}
@@ -220,7 +223,7 @@ func queueEvent(ctx context.Context, tx pgx.Tx, ev *messaging.EventRecord) error
 // non-empty, and UpdatedAt becomes p.At. A batch of one change with no
 // event to queue, or in a workspace with no enabled webhook endpoint, is
 // that statement alone, with no transaction around it.
-func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
+func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
 	ctx = writeCtx(ctx)
 	if len(ps) == 1 {
 		after, changed, err := setStatus(ctx, s.pool, ps[0], ps[0].Event != nil)
@@ -228,24 +231,24 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.Messa
 			return nil, interpretError(err)
 		}
 		if changed {
-			return []messaging.MessageStatusResult{{Message: after, Changed: true}}, nil
+			return []driver.MessageStatusResult{{Message: after, Changed: true}}, nil
 		}
 		// The status is not in p.From, the message is missing, or the
 		// event has deliveries to queue: the transaction tells which.
 	}
-	var out []messaging.MessageStatusResult
+	var out []driver.MessageStatusResult
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		out = make([]messaging.MessageStatusResult, len(ps))
+		out = make([]driver.MessageStatusResult, len(ps))
 		for i, p := range ps {
 			after, changed, err := updateStatusTx(ctx, tx, p)
 			if errors.Is(err, pgx.ErrNoRows) {
-				out[i] = messaging.MessageStatusResult{Err: messaging.ErrNotFound}
+				out[i] = driver.MessageStatusResult{Err: messaging.ErrNotFound}
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			out[i] = messaging.MessageStatusResult{Message: after, Changed: changed}
+			out[i] = driver.MessageStatusResult{Message: after, Changed: changed}
 		}
 		return nil
 	})
@@ -259,14 +262,14 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.Messa
 // LOCKED through the partial index messages_due (see qMessageClaim), so any
 // number of dispatchers in any number of processes share the queue without
 // two of them holding the same message.
-func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+func (s *Store) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) ([]*messaging.Message, error) {
 	ctx = writeCtx(ctx)
 	out, err := queryAll(ctx, s.pool, scanMessage, qMessageClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
 	return out, interpretError(err)
 }
 
 // MessageRelease implements messaging.Store.
-func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
+func (s *Store) MessageRelease(ctx context.Context, p *driver.MessageReleaseParams) (bool, error) {
 	ctx = writeCtx(ctx)
 	var released bool
 	err := s.pool.QueryRow(ctx, `WITH u AS (
@@ -353,7 +356,7 @@ const qFailPending = `UPDATE webhook_deliveries SET state = 'failed', last_error
 // WebhookEndpointUpdate implements messaging.Store: the endpoint's row is
 // locked, updated in one statement, and the pending deliveries of an
 // endpoint it disables are failed, in one transaction.
-func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
+func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *driver.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
 	ctx = writeCtx(ctx)
 	args := []any{p.ID, p.WorkspaceID}
 	arg := func(v any) string {
@@ -380,7 +383,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 			sets = append(sets, "disabled_at = NULL", "disabled_reason = ''")
 		} else {
 			sets = append(sets, "disabled_at = coalesce(disabled_at, "+arg(ts(p.At))+")",
-				"disabled_reason = CASE WHEN disabled_at IS NULL THEN "+arg(messaging.DisabledByOperator)+" ELSE disabled_reason END")
+				"disabled_reason = CASE WHEN disabled_at IS NULL THEN "+arg(record.DisabledByOperator)+" ELSE disabled_reason END")
 		}
 	}
 	var e *messaging.WebhookEndpoint
@@ -435,7 +438,7 @@ const qWebhookClaim = `WITH c AS (
 // SKIP LOCKED through the partial index webhook_deliveries_due. A delivery
 // waits while an earlier one of the same endpoint and message is pending
 // (leased or not), so one message's events reach an endpoint in order.
-func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	ctx = writeCtx(ctx)
 	out, err := queryAll(ctx, s.pool, scanClaimed, qWebhookClaim, ts(p.Now), p.Limit, p.Owner, ts(p.Now.Add(p.Lease)))
 	return out, interpretError(err)
@@ -487,7 +490,7 @@ const qPruneFinished = `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AN
 // the newest p.Keep of the endpoint; the older are deleted here, through
 // the partial index webhook_deliveries_finished. A record by a worker
 // whose lease ended changes nothing.
-func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams) error {
 	ctx = writeCtx(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		var endpoint string
@@ -507,14 +510,14 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		if p.DisableEndpoint {
 			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET disabled_at = $2, disabled_reason = $3 WHERE id = $1 AND disabled_at IS NULL`,
-				endpoint, ts(p.At), messaging.DisabledGone); err != nil {
+				endpoint, ts(p.At), record.DisabledGone); err != nil {
 				return err
 			}
 			if _, err := tx.Exec(ctx, qFailPending, endpoint, ts(p.At)); err != nil {
 				return err
 			}
 		}
-		if p.State == messaging.DeliveryPending {
+		if p.State == record.DeliveryPending {
 			return nil
 		}
 		_, err = tx.Exec(ctx, qPruneFinished, endpoint, max(p.Keep, 1))
@@ -524,7 +527,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 
 // WebhookDeliveryList implements messaging.Store, through the index
 // webhook_deliveries_endpoint.
-func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
 	before := sqlrows.Before(p.Before)
 	return txValue(ctx, s, func(tx pgx.Tx) ([]*messaging.WebhookDelivery, error) {
 		var one int
@@ -538,7 +541,7 @@ func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDel
 
 // WebhookRedeliver implements messaging.Store: the delivery's row is
 // locked, checked and updated in one transaction.
-func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
 	ctx = writeCtx(ctx)
 	return txValue(ctx, s, func(tx pgx.Tx) (*messaging.WebhookDelivery, error) {
 		var leased bool
@@ -557,11 +560,11 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeli
 
 // WebhookRecordTest implements messaging.Store: the finished delivery's
 // INSERT and WebhookRecord's prune, in one transaction.
-func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookRecordTest(ctx context.Context, p *driver.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
 	ctx = writeCtx(ctx)
 	ev := p.Event
 	var delivered *time.Time
-	if p.State == messaging.DeliveryDelivered {
+	if p.State == record.DeliveryDelivered {
 		delivered = &p.At
 	}
 	return txValue(ctx, s, func(tx pgx.Tx) (*messaging.WebhookDelivery, error) {
@@ -582,7 +585,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecor
 
 // MessageReceive implements messaging.Store: MessageCreate's insert and,
 // when it inserts, the event's deliveries, in one transaction.
-func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceiveParams) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
 	m := p.Message
 	args, err := sqlrows.MessageInsertArgs(m, ts)

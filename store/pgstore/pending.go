@@ -5,8 +5,9 @@ import (
 	"errors"
 	"hash/fnv"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
-	"github.com/ujumbe/messaging"
 )
 
 // sweepBatch bounds the expired reports one PendingReportSave deletes.
@@ -50,7 +51,7 @@ func pendingLockKey(providerMessageID string) int32 {
 // concurrent saves of one id do not interleave under READ COMMITTED),
 // sweeps a batch of expired reports and inserts the report if the id has
 // fewer than p.Limit unexpired ones.
-func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
+func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSaveParams) (bool, error) {
 	ctx = writeCtx(ctx)
 	r := p.Report
 	var kept bool
@@ -85,15 +86,15 @@ func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingRepor
 
 // PendingReportTake implements messaging.Store with one DELETE ...
 // RETURNING: a report deleted by a concurrent take is not returned twice.
-func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
+func (s *Store) PendingReportTake(ctx context.Context, p *driver.PendingReportTakeParams) ([]*driver.PendingReport, error) {
 	ctx = writeCtx(ctx)
 	out, err := queryAll(ctx, s.pool, scanPendingReport, qPendingTake, p.ProviderMessageID, ts(p.NotBefore))
 	return out, interpretError(err)
 }
 
 // scanPendingReport scans a kept provider report.
-func scanPendingReport(row pgx.Row) (*messaging.PendingReport, error) {
-	var r messaging.PendingReport
+func scanPendingReport(row pgx.Row) (*driver.PendingReport, error) {
+	var r driver.PendingReport
 	var received int64
 	if err := row.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, &received); err != nil {
 		return nil, err

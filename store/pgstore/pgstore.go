@@ -67,6 +67,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -75,7 +77,7 @@ import (
 	"github.com/ujumbe/messaging/internal/migrationfiles"
 )
 
-var _ messaging.Store = (*Store)(nil)
+var _ driver.Store = (*Store)(nil)
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
@@ -251,7 +253,7 @@ func interpretError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, messaging.ErrStale) ||
+	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, driver.ErrStale) ||
 		errors.Is(err, messaging.ErrUnavailable) {
 		return err
 	}

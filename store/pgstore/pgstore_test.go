@@ -16,6 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/internal/testclock"
 
 	"github.com/jackc/pgx/v5"
@@ -92,7 +96,7 @@ func fresh(t testing.TB) *pgstore.Store {
 
 func TestConformance(t *testing.T) {
 	testURL(t)
-	storetest.Run(t, func(t *testing.T) messaging.Store { return fresh(t) })
+	storetest.Run(t, func(t *testing.T) driver.Store { return fresh(t) })
 }
 
 func TestSMSConformance(t *testing.T) {
@@ -264,7 +268,7 @@ func TestQueriesUseIndexes(t *testing.T) {
 	if _, err := s.Pool().Exec(ctx, `ANALYZE contacts`); err != nil {
 		t.Fatal(err)
 	}
-	where, args := pgstore.ContactFilter(&messaging.ContactListParams{WorkspaceID: "ws", Search: "am", PhoneDigits: "2547000001"})
+	where, args := pgstore.ContactFilter(&driver.ContactListParams{WorkspaceID: "ws", Search: "am", PhoneDigits: "2547000001"})
 	plan = explain(t, s, `SELECT count(*) FROM contacts WHERE `+where, args...)
 	t.Logf("contact search:\n%s", plan)
 	for _, idx := range []string{"contacts_first_fold", "contacts_last_fold", "contacts_full_fold", "contacts_email_key", "contacts_phone_digits"} {
@@ -400,7 +404,7 @@ func waitProgress(t testing.TB, stall time.Duration, what string, want int, coun
 	}
 }
 
-func newService(t testing.TB, st messaging.Store, p messaging.Provider, clock func() time.Time, d messaging.DispatchOptions) *messaging.Service {
+func newService(t testing.TB, st driver.Store, p messaging.Provider, clock func() time.Time, d messaging.DispatchOptions) *messaging.Service {
 	t.Helper()
 	svc, err := messaging.New(st, p, &messaging.Options{Clock: clock, Dispatch: d})
 	if err != nil {
@@ -549,7 +553,7 @@ func TestInstanceDiesMidBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// While A's leases hold nothing is claimable, by B or anyone.
-	if got, err := stB.MessageClaim(context.Background(), &messaging.MessageClaimParams{Owner: "probe", Now: clock.Now(), Lease: time.Minute, Limit: 100}); err != nil || len(got) != 0 {
+	if got, err := stB.MessageClaim(context.Background(), &driver.MessageClaimParams{Owner: "probe", Now: clock.Now(), Lease: time.Minute, Limit: 100}); err != nil || len(got) != 0 {
 		t.Fatalf("claim while A holds the leases: %d messages, %v; want none", len(got), err)
 	}
 
@@ -689,7 +693,7 @@ func TestRateLimitAcrossServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			var err error
-			if _, key, err = svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()}); err != nil {
+			if _, key, err = svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -767,13 +771,13 @@ func BenchmarkDispatch(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer st.Close()
-		benchDispatch(b, []messaging.Store{st})
+		benchDispatch(b, []driver.Store{st})
 	})
 	for _, instances := range []int{1, 2} {
 		b.Run(fmt.Sprintf("postgres-%d", instances), func(b *testing.B) {
 			url := testURL(b)
 			schema := newSchema(b, url)
-			var stores []messaging.Store
+			var stores []driver.Store
 			for range instances {
 				stores = append(stores, open(b, url, schema, 12))
 			}
@@ -784,7 +788,7 @@ func BenchmarkDispatch(b *testing.B) {
 
 // benchDispatch queues b.N messages, then dispatches them with one
 // instance per store.
-func benchDispatch(b *testing.B, stores []messaging.Store) {
+func benchDispatch(b *testing.B, stores []driver.Store) {
 	opts := messaging.DispatchOptions{Workers: 8, PerSenderRate: -1}
 	var svcs []*messaging.Service
 	for _, st := range stores {
@@ -823,7 +827,7 @@ func benchDispatch(b *testing.B, stores []messaging.Store) {
 // then fails.
 func TestClaimFaults(t *testing.T) {
 	url := testURL(t)
-	storetest.RunClaimFaults(t, func(t *testing.T) messaging.Store {
+	storetest.RunClaimFaults(t, func(t *testing.T) driver.Store {
 		schema := newSchema(t, url)
 		s := open(t, url, schema, 0)
 		ctx := context.Background()
@@ -868,7 +872,7 @@ func TestTwoInstancesSeeRevocationWithinCacheTTL(t *testing.T) {
 	if _, err := a.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: "acme", Name: "Acme", Channels: a.Channels()}); err != nil {
 		t.Fatal(err)
 	}
-	k, plain, err := a.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+	k, plain, err := a.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -889,7 +893,7 @@ func TestTwoInstancesSeeRevocationWithinCacheTTL(t *testing.T) {
 	if _, err := a.Workspace("acme").Channels.Disconnect(ctx, messaging.ChannelWhatsApp); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(messaging.DefaultCacheTTL)
+	clock.Advance(defaults.DefaultCacheTTL)
 	if _, err := b.Authenticate(ctx, plain); messaging.ErrorCode(err) != messaging.CodeInvalidAPIKey {
 		t.Errorf("b, a TTL after the revocation on a: Authenticate = %v, want invalid_api_key", err)
 	}
@@ -934,7 +938,7 @@ func TestTwoInstancesSeeChangesByNotice(t *testing.T) {
 	keys := make([]*messaging.APIKey, 2)
 	plains := make([]string, 2)
 	for i := range keys {
-		k, plain, err := a.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: messaging.AllScopes()})
+		k, plain, err := a.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{Scopes: record.AllScopes()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1048,14 +1052,14 @@ func TestOnlyCachedChangesSendNotices(t *testing.T) {
 
 	conn := &messaging.ChannelConnection{WorkspaceID: "acme", Channel: messaging.ChannelWhatsApp, AccountID: "100", WABAID: "W1",
 		DisplayPhoneNumber: "+254700000100", TokenSealed: []byte("sealed"), TokenHint: "ab12",
-		Status: messaging.ConnectionConnected, VerifiedAt: &at, CreatedAt: at, UpdatedAt: at}
+		Status: record.ConnectionConnected, VerifiedAt: &at, CreatedAt: at, UpdatedAt: at}
 	if _, err := st.ConnectionPut(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	want("connecting a channel", 1)
 
 	touched := at.Add(time.Minute)
-	if err := st.APIKeyTouch(ctx, &messaging.APIKeyTouchParams{WorkspaceID: "acme", ID: k.ID, At: touched}); err != nil {
+	if err := st.APIKeyTouch(ctx, &driver.APIKeyTouchParams{WorkspaceID: "acme", ID: k.ID, At: touched}); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := st.APIKeysByPrefix(ctx, k.Prefix)
@@ -1068,10 +1072,10 @@ func TestOnlyCachedChangesSendNotices(t *testing.T) {
 	want("recording the key's use", 0)
 
 	synced := at.Add(time.Hour)
-	for _, p := range []*messaging.ConnectionUpdateParams{
+	for _, p := range []*driver.ConnectionUpdateParams{
 		{SyncedAt: &synced},
 		{SyncError: "templates: 500 from the provider"},
-		{Status: messaging.ConnectionError, StatusReason: "token expired"},
+		{Status: record.ConnectionError, StatusReason: "token expired"},
 	} {
 		p.WorkspaceID, p.Channel, p.Generation, p.At = "acme", conn.Channel, conn.Generation, synced
 		if ok, err := st.ConnectionUpdate(ctx, p); err != nil || !ok {
@@ -1080,7 +1084,7 @@ func TestOnlyCachedChangesSendNotices(t *testing.T) {
 	}
 	want("three connection updates", 0)
 
-	if err := st.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "acme", ID: k.ID, At: touched}); err != nil {
+	if err := st.APIKeyRevoke(ctx, &driver.APIKeyRevokeParams{WorkspaceID: "acme", ID: k.ID, At: touched}); err != nil {
 		t.Fatal(err)
 	}
 	want("revoking the key", 1)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ujumbe/messaging"
@@ -21,7 +23,7 @@ const (
 )
 
 // MessageQueueStats implements messaging.Store.
-func (s *Store) MessageQueueStats(ctx context.Context, p *messaging.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
+func (s *Store) MessageQueueStats(ctx context.Context, p *driver.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
 	var row pgx.Row
 	if p.WorkspaceID == "" {
 		row = s.pool.QueryRow(ctx, qQueueStatsAll, ts(p.Now))
@@ -45,7 +47,7 @@ func (s *Store) Ping(ctx context.Context) error {
 		return interpretError(err)
 	}
 	if want := SchemaVersion(); v != want {
-		return fmt.Errorf("pgstore: %w: the database is at version %d, this program needs %d", messaging.ErrSchemaVersion, v, want)
+		return fmt.Errorf("pgstore: %w: the database is at version %d, this program needs %d", driver.ErrSchemaVersion, v, want)
 	}
 	return nil
 }

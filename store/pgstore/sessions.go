@@ -3,7 +3,7 @@ package pgstore
 import (
 	"context"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 const sessionCols = `hash, id, subject, operator, workspaces, sms_accounts, binding, created_at, expires_at`
@@ -16,7 +16,7 @@ const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
 	SELECT hash FROM sessions WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`
 
 // SessionCreate implements messaging.Store.
-func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
+func (s *Store) SessionCreate(ctx context.Context, st *driver.StoredSession) error {
 	ctx = writeCtx(ctx)
 	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		st.Hash, st.ID, st.Subject, st.Operator, nonNil(st.Workspaces), nonNil(st.SMSAccounts), st.Binding, ts(st.CreatedAt), ts(st.ExpiresAt))
@@ -24,8 +24,8 @@ func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) 
 }
 
 // SessionGet implements messaging.Store.
-func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredSession, error) {
-	var st messaging.StoredSession
+func (s *Store) SessionGet(ctx context.Context, hash string) (*driver.StoredSession, error) {
+	var st driver.StoredSession
 	var created, expires int64
 	err := s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE hash = $1`, hash).Scan(
 		&st.Hash, &st.ID, &st.Subject, &st.Operator, &st.Workspaces, &st.SMSAccounts, &st.Binding, &created, &expires)
@@ -44,7 +44,7 @@ func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 }
 
 // SessionSweep implements messaging.Store (see qSessionSweep).
-func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
+func (s *Store) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) (int, error) {
 	tag, err := s.pool.Exec(writeCtx(ctx), qSessionSweep, ts(p.Before), max(p.Limit, 0))
 	if err != nil {
 		return 0, interpretError(err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/internal/testclock"
 	"github.com/ujumbe/messaging/provider/fakeprovider"
@@ -58,7 +60,7 @@ func TestSessionsAcrossInstances(t *testing.T) {
 	const n = 450
 	before := clock.Now()
 	for i := range n {
-		st := &messaging.StoredSession{Session: messaging.Session{ID: fmt.Sprintf("ses_%d", i), Subject: "s",
+		st := &driver.StoredSession{Session: messaging.Session{ID: fmt.Sprintf("ses_%d", i), Subject: "s",
 			CreatedAt: before.Add(-2 * time.Hour), ExpiresAt: before.Add(-time.Duration(i+1) * time.Second)},
 			Hash: fmt.Sprintf("%064x", i)}
 		if err := a.SessionCreate(ctx, st); err != nil {
@@ -68,12 +70,12 @@ func TestSessionsAcrossInstances(t *testing.T) {
 	var mu sync.Mutex
 	total := 0
 	var wg sync.WaitGroup
-	for _, s := range []messaging.Store{a, b, a, b} {
+	for _, s := range []driver.Store{a, b, a, b} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				got, err := s.SessionSweep(ctx, &messaging.SessionSweepParams{Before: before, Limit: 20})
+				got, err := s.SessionSweep(ctx, &driver.SessionSweepParams{Before: before, Limit: 20})
 				if err != nil {
 					t.Errorf("concurrent sweep: %v", err)
 					return

@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 )
@@ -11,7 +13,7 @@ import (
 // (an upsert for an opt-out, an update for an opt-in: no stored state is
 // already "not opted out"), so concurrent changes of one recipient are
 // serialized by its row, and the event's deliveries, in one transaction.
-func (s *Store) SuppressionSet(ctx context.Context, p *messaging.SuppressionSetParams) (bool, error) {
+func (s *Store) SuppressionSet(ctx context.Context, p *driver.SuppressionSetParams) (bool, error) {
 	ctx = writeCtx(ctx)
 	sup := p.Suppression
 	var changed bool
@@ -45,7 +47,7 @@ func (s *Store) SuppressionSet(ctx context.Context, p *messaging.SuppressionSetP
 
 // SuppressionList implements messaging.Store through the primary key
 // (workspace_id, recipient, channel).
-func (s *Store) SuppressionList(ctx context.Context, p *messaging.SuppressionListParams) ([]*messaging.Suppression, error) {
+func (s *Store) SuppressionList(ctx context.Context, p *driver.SuppressionListParams) ([]*messaging.Suppression, error) {
 	list, err := queryAll(ctx, s.pool, func(r pgx.Row) (*messaging.Suppression, error) {
 		var sup messaging.Suppression
 		var at int64

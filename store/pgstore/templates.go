@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
@@ -57,12 +59,12 @@ func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messa
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
+func (s *Store) TemplateGetByName(ctx context.Context, p *driver.TemplateGetByNameParams) (*messaging.Template, error) {
 	return s.templateWhere(ctx, `workspace_id = $1 AND name = $2 AND language = $3`, p.WorkspaceID, p.Name, p.Language)
 }
 
 // TemplateList implements messaging.Store.
-func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
+func (s *Store) TemplateList(ctx context.Context, p *driver.TemplateListParams) ([]*messaging.Template, error) {
 	q := `SELECT ` + templateCols + ` FROM templates WHERE workspace_id = $1`
 	args := []any{p.WorkspaceID}
 	for _, f := range []struct{ col, v string }{{"status", p.Status}, {"category", p.Category}, {"language", p.Language}} {
@@ -78,7 +80,7 @@ func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParam
 // TemplateSetStatus implements messaging.Store. The reason replaces
 // StatusReason (an empty reason clears it). The status check and the
 // update are one statement.
-func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
+func (s *Store) TemplateSetStatus(ctx context.Context, p *driver.TemplateStatusParams) (*messaging.Template, error) {
 	ctx = writeCtx(ctx)
 	t, err := scanTemplate(s.pool.QueryRow(ctx, `UPDATE templates SET status = $1, status_reason = $2, updated_at = $3
 		WHERE id = $4 AND workspace_id = $5 AND status = ANY($6::text[])
@@ -93,12 +95,12 @@ func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStat
 	if err := s.pool.QueryRow(ctx, `SELECT 1 FROM templates WHERE id = $1 AND workspace_id = $2`, p.ID, p.WorkspaceID).Scan(&one); err != nil {
 		return nil, interpretError(err) // no row: not found
 	}
-	return nil, messaging.ErrStale
+	return nil, driver.ErrStale
 }
 
 // TemplateUpdate implements messaging.Store. SendExample is derived and not
 // stored. The status check and the update are one statement.
-func (s *Store) TemplateUpdate(ctx context.Context, p *messaging.TemplateUpdateParams) error {
+func (s *Store) TemplateUpdate(ctx context.Context, p *driver.TemplateUpdateParams) error {
 	ctx = writeCtx(ctx)
 	t := p.Template
 	comps, err := storedjson.EncodeTemplateComponents(t.Components)
@@ -117,7 +119,7 @@ func (s *Store) TemplateUpdate(ctx context.Context, p *messaging.TemplateUpdateP
 	if err := s.pool.QueryRow(ctx, `SELECT 1 FROM templates WHERE id = $1 AND workspace_id = $2`, t.ID, t.WorkspaceID).Scan(&one); err != nil {
 		return interpretError(err) // no row: not found
 	}
-	return messaging.ErrStale
+	return driver.ErrStale
 }
 
 // TemplateDelete implements messaging.Store.

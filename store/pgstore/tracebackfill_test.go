@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
@@ -38,13 +40,13 @@ func TestDeliveryTraceParentBackfill(t *testing.T) {
 		if _, _, err := s.MessageCreate(ctx, m); err != nil {
 			t.Fatal(err)
 		}
-		ev := &messaging.EventRecord{ID: "evt_" + id, WorkspaceID: "a", MessageID: id, Type: messaging.EventMessageStatusUpdated, Payload: []byte("{}"), CreatedAt: at}
-		if rs, err := s.MessageUpdateStatuses(ctx, []*messaging.MessageStatusParams{{WorkspaceID: "a", ID: id, From: []string{"queued"}, To: "sent", At: at, Event: ev}}); err != nil || !rs[0].Changed {
+		ev := &driver.EventRecord{ID: "evt_" + id, WorkspaceID: "a", MessageID: id, Type: messaging.EventMessageStatusUpdated, Payload: []byte("{}"), CreatedAt: at}
+		if rs, err := s.MessageUpdateStatuses(ctx, []*driver.MessageStatusParams{{WorkspaceID: "a", ID: id, From: []string{"queued"}, To: "sent", At: at, Event: ev}}); err != nil || !rs[0].Changed {
 			t.Fatal(rs, err)
 		}
 	}
-	other := &messaging.EventRecord{ID: "evt_other", WorkspaceID: "a", MessageID: "msg_t", Type: "sms.delivery_report", Payload: []byte("{}"), CreatedAt: at}
-	if queued, err := s.WebhookQueueEvent(ctx, &messaging.WebhookQueueParams{EndpointID: "we_1", Event: other}); err != nil || !queued {
+	other := &driver.EventRecord{ID: "evt_other", WorkspaceID: "a", MessageID: "msg_t", Type: "sms.delivery_report", Payload: []byte("{}"), CreatedAt: at}
+	if queued, err := s.WebhookQueueEvent(ctx, &driver.WebhookQueueParams{EndpointID: "we_1", Event: other}); err != nil || !queued {
 		t.Fatal(queued, err)
 	}
 	b, err := os.ReadFile("migrations/0033_delivery_trace_parent.sql")
@@ -67,7 +69,7 @@ func TestDeliveryTraceParentBackfill(t *testing.T) {
 	if _, err := conn.Exec(ctx, src[start:]); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := s.WebhookDeliveryList(ctx, &messaging.WebhookDeliveryListParams{WorkspaceID: "a", EndpointID: "we_1", Limit: 10})
+	ds, err := s.WebhookDeliveryList(ctx, &driver.WebhookDeliveryListParams{WorkspaceID: "a", EndpointID: "we_1", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

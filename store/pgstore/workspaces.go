@@ -4,6 +4,9 @@ import (
 	"context"
 	"slices"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 )
@@ -53,7 +56,7 @@ func nilIfEmpty[T any](s []T) []T {
 
 // WorkspaceList implements messaging.Store: ids compare bytewise (COLLATE
 // "C").
-func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
+func (s *Store) WorkspaceList(ctx context.Context, p *driver.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
 	out, err := queryAll(ctx, s.pool, func(row pgx.Row) (*messaging.WorkspaceInfo, error) {
 		var w messaging.WorkspaceInfo
 		var created int64
@@ -72,7 +75,7 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 }
 
 // WorkspaceSetSettings implements messaging.Store.
-func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
+func (s *Store) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSettingsParams) error {
 	ctx = writeCtx(ctx)
 	// A NULL argument keeps the column: the setting is not changed.
 	var out, in []string
@@ -107,7 +110,7 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.Workspace
 }
 
 // WorkspaceSetChannel implements messaging.Store.
-func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
+func (s *Store) WorkspaceSetChannel(ctx context.Context, p *driver.ChannelParams) error {
 	ctx = writeCtx(ctx)
 	if p.Connected {
 		// A missing workspace fails the foreign key: ErrNotFound.
@@ -120,7 +123,7 @@ func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelPar
 	var one int
 	err := s.pool.QueryRow(ctx, `WITH d AS (DELETE FROM workspace_channels WHERE workspace_id = $1 AND channel = $2),
 		c AS (UPDATE channel_connections SET status = $3, updated_at = $4 WHERE workspace_id = $1 AND channel = $2)
-		SELECT 1 FROM workspaces WHERE id = $1`, p.WorkspaceID, p.Channel, messaging.ConnectionDisconnected, ts(p.At)).Scan(&one)
+		SELECT 1 FROM workspaces WHERE id = $1`, p.WorkspaceID, p.Channel, record.ConnectionDisconnected, ts(p.At)).Scan(&one)
 	return interpretError(err)
 }
 
@@ -164,7 +167,7 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 
 // APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
 // first RevokedAt.
-func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
+func (s *Store) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) error {
 	ctx = writeCtx(ctx)
 	var one int
 	err := s.pool.QueryRow(ctx, `WITH u AS (
@@ -174,7 +177,7 @@ func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParam
 }
 
 // APIKeyUpdate implements messaging.Store.
-func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
+func (s *Store) APIKeyUpdate(ctx context.Context, p *driver.APIKeyUpdateParams) error {
 	ctx = writeCtx(ctx)
 	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET scopes = $3, expires_at = $4 WHERE id = $1 AND workspace_id = $2`,
 		p.ID, p.WorkspaceID, nonNil(p.Scopes), tsPtr(p.ExpiresAt))
@@ -196,7 +199,7 @@ func nonNil[T any](s []T) []T {
 }
 
 // APIKeyTouch implements messaging.Store.
-func (s *Store) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams) error {
+func (s *Store) APIKeyTouch(ctx context.Context, p *driver.APIKeyTouchParams) error {
 	ctx = writeCtx(ctx)
 	_, err := s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $3
 		WHERE id = $1 AND workspace_id = $2 AND (last_used_at IS NULL OR last_used_at < $3)`, p.ID, p.WorkspaceID, ts(p.At))

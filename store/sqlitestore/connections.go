@@ -6,6 +6,9 @@ import (
 	"database/sql"
 	"slices"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -24,9 +27,9 @@ func scanConnection(sc scanner) (*messaging.ChannelConnection, error) {
 
 // disconnectConnection marks the connection of p's workspace on p's
 // channel, if any, disconnected (WorkspaceSetChannel with Connected false).
-func disconnectConnection(ctx context.Context, tx *sql.Tx, p *messaging.ChannelParams) error {
+func disconnectConnection(ctx context.Context, tx *sql.Tx, p *driver.ChannelParams) error {
 	_, err := tx.ExecContext(ctx, `UPDATE channel_connections SET status = ?, updated_at = ? WHERE workspace_id = ? AND channel = ?`,
-		messaging.ConnectionDisconnected, fmtTime(p.At), p.WorkspaceID, p.Channel)
+		record.ConnectionDisconnected, fmtTime(p.At), p.WorkspaceID, p.Channel)
 	return err
 }
 
@@ -43,7 +46,7 @@ func claim(ctx context.Context, tx *sql.Tx, c *messaging.ChannelConnection, at s
 	args := []any{c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, c.WABAID}
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1`+others+` AND status = ? AND verified_at IS NOT NULL LIMIT 1`,
-		append(args, messaging.ConnectionConnected)...).Scan(&one)
+		append(args, record.ConnectionConnected)...).Scan(&one)
 	if err == nil {
 		return nil, messaging.ErrConflict
 	}
@@ -53,7 +56,7 @@ func claim(ctx context.Context, tx *sql.Tx, c *messaging.ChannelConnection, at s
 	rows, err := tx.QueryContext(ctx, `UPDATE channel_connections SET status = ?, status_reason = ?, verified_at = NULL, updated_at = ?
 		WHERE (workspace_id, channel) IN (SELECT workspace_id, channel`+others+`
 			AND NOT (status = ? AND status_reason = ? AND verified_at IS NULL)) RETURNING `+connectionCols,
-		append(append([]any{messaging.ConnectionError, messaging.ReasonSuperseded, at}, args...), messaging.ConnectionError, messaging.ReasonSuperseded)...)
+		append(append([]any{record.ConnectionError, record.ReasonSuperseded, at}, args...), record.ConnectionError, record.ReasonSuperseded)...)
 	losers, err := collect(rows, err, scanConnection)
 	if err != nil {
 		return nil, err
@@ -139,7 +142,7 @@ func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnectio
 }
 
 // ConnectionVerified implements messaging.Store.
-func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
+func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
 	var superseded []*messaging.ChannelConnection
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		superseded = nil
@@ -148,8 +151,8 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionV
 		if err != nil {
 			return err
 		}
-		if c.Generation != p.Generation || c.Status == messaging.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
-			return messaging.ErrStale
+		if c.Generation != p.Generation || c.Status == record.ConnectionDisconnected || (p.FromStatus != "" && c.Status != p.FromStatus) {
+			return driver.ErrStale
 		}
 		at := fmtTime(p.At)
 		if superseded, err = claim(ctx, tx, c, at); err != nil {
@@ -157,7 +160,7 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *messaging.ConnectionV
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE channel_connections SET status = ?, status_reason = '', verified_at = ?, updated_at = ?,
 			display_phone_number = CASE WHEN ? <> '' THEN ? ELSE display_phone_number END
-			WHERE workspace_id = ? AND channel = ?`, messaging.ConnectionConnected, at, at, p.DisplayPhoneNumber, p.DisplayPhoneNumber,
+			WHERE workspace_id = ? AND channel = ?`, record.ConnectionConnected, at, at, p.DisplayPhoneNumber, p.DisplayPhoneNumber,
 			p.WorkspaceID, p.Channel); err != nil {
 			return err
 		}
@@ -180,7 +183,7 @@ func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) 
 }
 
 // ConnectionList implements messaging.Store.
-func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
+func (s *Store) ConnectionList(ctx context.Context, p *driver.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
 	q := `SELECT ` + connectionCols + ` FROM channel_connections WHERE 1 = 1`
 	var args []any
 	for _, f := range []struct{ col, v string }{{"workspace_id", p.WorkspaceID}, {"channel", p.Channel}, {"account_id", p.AccountID},
@@ -197,7 +200,7 @@ func (s *Store) ConnectionList(ctx context.Context, p *messaging.ConnectionListP
 
 // ConnectionUpdate implements messaging.Store. A connection that does not
 // exist is not changed (false, no error).
-func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpdateParams) (bool, error) {
+func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdateParams) (bool, error) {
 	set := `updated_at = ?`
 	args := []any{fmtTime(p.At)}
 	// A verdict on credentials never revives a disconnected connection.
@@ -232,7 +235,7 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *messaging.ConnectionUpd
 
 // LeaseAcquire implements messaging.Store. Writes are serialized, and the
 // take is one statement.
-func (s *Store) LeaseAcquire(ctx context.Context, p *messaging.LeaseParams) (bool, error) {
+func (s *Store) LeaseAcquire(ctx context.Context, p *driver.LeaseParams) (bool, error) {
 	var n int64
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
@@ -61,7 +63,7 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 			c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
 			c.Company, c.JobTitle, c.Website, c.Notes, c.Source, tags, c.Lifecycle, c.Version,
 			fmtTime(c.CreatedAt), fmtTime(c.UpdatedAt),
-			messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone))
+			driver.SearchFold(c.LastName), driver.SearchFold(c.FullName), driver.PhoneDigits(c.Phone))
 		return err
 	})
 }
@@ -80,7 +82,7 @@ func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messag
 // ContactUpdate implements messaging.Store. Every field is replaced except
 // the id, the workspace, CreatedAt and Source, which a contact keeps for
 // life.
-func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplaceParams) error {
+func (s *Store) ContactUpdate(ctx context.Context, p *driver.ContactReplaceParams) error {
 	c := p.Contact
 	tags, err := encodeStrings(c.Tags)
 	if err != nil {
@@ -96,7 +98,7 @@ func (s *Store) ContactUpdate(ctx context.Context, p *messaging.ContactReplacePa
 			c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
 			c.Company, c.JobTitle, c.Website, c.Notes, tags, c.Lifecycle,
 			c.Version, fmtTime(c.UpdatedAt),
-			messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone),
+			driver.SearchFold(c.LastName), driver.SearchFold(c.FullName), driver.PhoneDigits(c.Phone),
 			c.ID, c.WorkspaceID, p.PrevVersion))
 		if err != nil || n == 1 {
 			return err
@@ -143,7 +145,7 @@ type searchTerm struct {
 }
 
 // searchTerms returns the terms of a search of p, phone first.
-func searchTerms(p *messaging.ContactListParams) []searchTerm {
+func searchTerms(p *driver.ContactListParams) []searchTerm {
 	var ts []searchTerm
 	if p.PhoneDigits != "" {
 		ts = append(ts, searchTerm{"contacts_search_phone", "phone_digits <> '' AND phone_digits >= @plo AND phone_digits < @phi"})
@@ -155,7 +157,7 @@ func searchTerms(p *messaging.ContactListParams) []searchTerm {
 }
 
 // searchArgs returns the named arguments of the search statements.
-func searchArgs(p *messaging.ContactListParams) []any {
+func searchArgs(p *driver.ContactListParams) []any {
 	args := []any{sql.Named("ws", p.WorkspaceID), sql.Named("lo", p.Search), sql.Named("hi", prefixUpper(p.Search))}
 	if p.PhoneDigits != "" {
 		args = append(args, sql.Named("plo", p.PhoneDigits), sql.Named("phi", prefixUpper(p.PhoneDigits)))
@@ -230,11 +232,11 @@ const (
 
 // ContactList implements messaging.Store. The page and the total are read
 // from one snapshot; the total is exact.
-func (s *Store) ContactList(ctx context.Context, p *messaging.ContactListParams) ([]*messaging.Contact, int, error) {
+func (s *Store) ContactList(ctx context.Context, p *driver.ContactListParams) ([]*messaging.Contact, int, error) {
 	return s.contactList(ctx, p, strategyAuto)
 }
 
-func (s *Store) contactList(ctx context.Context, p *messaging.ContactListParams, strategy int) ([]*messaging.Contact, int, error) {
+func (s *Store) contactList(ctx context.Context, p *driver.ContactListParams, strategy int) ([]*messaging.Contact, int, error) {
 	out := []*messaging.Contact{}
 	var total int
 	offset := max(p.Offset, 0)

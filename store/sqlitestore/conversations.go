@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -14,7 +16,7 @@ var qualifiedMessageCols = "m." + strings.Join(strings.Split(strings.Join(string
 // conversations_activity (workspace_id, last_message_at, id), read
 // backwards; the table is kept by the trigger messages_conversation
 // (migration 0015).
-func (s *Store) ConversationList(ctx context.Context, p *messaging.ConversationListParams) ([]*messaging.Conversation, error) {
+func (s *Store) ConversationList(ctx context.Context, p *driver.ConversationListParams) ([]*messaging.Conversation, error) {
 	from := `conversations c INDEXED BY conversations_activity`
 	where := `c.workspace_id = ?`
 	args := []any{p.WorkspaceID}
@@ -67,7 +69,7 @@ func (p prefixScanner) Scan(dest ...any) error {
 
 // ContactsByPhone implements messaging.Store through the unique index on
 // (workspace_id, phone).
-func (s *Store) ContactsByPhone(ctx context.Context, p *messaging.ContactsByPhoneParams) ([]*messaging.Contact, error) {
+func (s *Store) ContactsByPhone(ctx context.Context, p *driver.ContactsByPhoneParams) ([]*messaging.Contact, error) {
 	if len(p.Phones) == 0 {
 		return nil, nil
 	}

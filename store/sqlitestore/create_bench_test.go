@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -41,10 +43,10 @@ func BenchmarkMessageCreate(b *testing.B) {
 				i := seq.Add(1)
 				to := fmt.Sprintf("+2547%08d", i)
 				now := time.Now().UTC()
-				m := &messaging.Message{ID: messaging.NewID("msg"), WorkspaceID: "ws_bench", Channel: messaging.ChannelWhatsApp,
+				m := &messaging.Message{ID: record.NewID("msg"), WorkspaceID: "ws_bench", Channel: messaging.ChannelWhatsApp,
 					To: to, Type: "text", Text: "Your order A-1042 has shipped.", IdempotencyKey: fmt.Sprintf("order-%d", i),
-					ConversationID: messaging.ConversationID("ws_bench", messaging.ChannelWhatsApp, to),
-					Direction:      messaging.DirectionOutbound, Status: messaging.StatusQueued, CreatedAt: now, UpdatedAt: now, DueAt: now}
+					ConversationID: record.ConversationID("ws_bench", messaging.ChannelWhatsApp, to),
+					Direction:      record.DirectionOutbound, Status: messaging.StatusQueued, CreatedAt: now, UpdatedAt: now, DueAt: now}
 				if _, _, err := s.MessageCreate(ctx, m); err != nil {
 					b.Error(err)
 				}

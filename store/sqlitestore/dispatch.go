@@ -6,13 +6,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 // MessageClaim implements messaging.Store. The claim walks the partial
 // index messages_due, which holds only queued messages.
-func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParams) ([]*messaging.Message, error) {
+func (s *Store) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) ([]*messaging.Message, error) {
 	var out []*messaging.Message
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		rows, err := s.queryTx(ctx, tx, qMessageClaim, p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
@@ -26,7 +29,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *messaging.MessageClaimParam
 }
 
 // MessageRelease implements messaging.Store.
-func (s *Store) MessageRelease(ctx context.Context, p *messaging.MessageReleaseParams) (bool, error) {
+func (s *Store) MessageRelease(ctx context.Context, p *driver.MessageReleaseParams) (bool, error) {
 	var released bool
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		n, err := affected(tx.ExecContext(ctx, `UPDATE messages SET due_at = ?, last_error = ?, lease_owner = '', unconfirmed_since = ?,
@@ -59,7 +62,7 @@ func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messagi
 // none, and the read costs a fraction of an INSERT that inserts nothing
 // (which still touches the AUTOINCREMENT counter and sorts). Both run in
 // the caller's write transaction, so no endpoint can appear in between.
-func (s *Store) queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
+func (s *Store) queueEvent(ctx context.Context, tx *sql.Tx, ev *driver.EventRecord) error {
 	var subscribed bool
 	if err := s.rowTx(ctx, tx, qEventSubscribed, ev.WorkspaceID, ev.Type).Scan(&subscribed); err != nil {
 		return err
@@ -72,14 +75,14 @@ func (s *Store) queueEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventR
 
 // insertEvent is queueEvent without the question whether any endpoint
 // subscribes.
-func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, ev *messaging.EventRecord) error {
+func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, ev *driver.EventRecord) error {
 	_, err := s.execTx(ctx, tx, qQueueEvent, ev.MessageID, ev.ID, ev.Type, ev.Payload, fmtTime(ev.CreatedAt), fmtTime(ev.CreatedAt), ev.TraceParent,
 		ev.WorkspaceID, ev.Type)
 	return err
 }
 
 // WebhookQueueEvent implements messaging.Store.
-func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueueParams) (bool, error) {
+func (s *Store) WebhookQueueEvent(ctx context.Context, p *driver.WebhookQueueParams) (bool, error) {
 	var queued bool
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
@@ -91,7 +94,7 @@ func (s *Store) WebhookQueueEvent(ctx context.Context, p *messaging.WebhookQueue
 
 // queueEndpointEvent queues p.Event for the one endpoint p.EndpointID, in
 // tx, unless the endpoint does not exist or is disabled (queued false).
-func queueEndpointEvent(ctx context.Context, tx *sql.Tx, p *messaging.WebhookQueueParams) (queued bool, err error) {
+func queueEndpointEvent(ctx context.Context, tx *sql.Tx, p *driver.WebhookQueueParams) (queued bool, err error) {
 	ev := p.Event
 	n, err := affected(tx.ExecContext(ctx, `INSERT INTO webhook_deliveries
 		(endpoint_id, workspace_id, message_id, event_id, event_type, payload, state, due_at, created_at, trace_parent)
@@ -163,7 +166,7 @@ const qFailPending = `UPDATE webhook_deliveries SET state = 'failed', last_error
 // WebhookEndpointUpdate implements messaging.Store: one UPDATE of the
 // fields set, and the failure of the pending deliveries of an endpoint it
 // disables, in one transaction.
-func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
+func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *driver.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
 	sets, args := []string{"id = id"}, []any{}
 	if p.SecretSealed != nil {
 		// The right-hand sides read the row before the update.
@@ -185,7 +188,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *messaging.WebhookE
 			sets = append(sets, "disabled_at = NULL", "disabled_reason = ''")
 		} else {
 			sets = append(sets, "disabled_at = coalesce(disabled_at, ?)", "disabled_reason = CASE WHEN disabled_at IS NULL THEN ? ELSE disabled_reason END")
-			args = append(args, fmtTime(p.At), messaging.DisabledByOperator)
+			args = append(args, fmtTime(p.At), record.DisabledByOperator)
 		}
 	}
 	var e *messaging.WebhookEndpoint
@@ -267,7 +270,7 @@ const qWebhookDue = `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE state
 // change, and most queue no delivery. Answering "none" from that read is
 // the claim's answer as of the read: a delivery committed after it is
 // announced by a wake of its own, or found by the next poll.
-func (s *Store) WebhookClaim(ctx context.Context, p *messaging.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	var due bool
 	if err := s.queryRow(ctx, qWebhookDue, fmtTime(p.Now)).Scan(&due); err != nil {
 		return nil, interpretError(err)
@@ -304,7 +307,7 @@ const qPruneFinished = `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND
 // WebhookRecord implements messaging.Store. Finished deliveries are kept,
 // the newest p.Keep of the endpoint; the older are deleted here, through
 // the partial index webhook_deliveries_finished.
-func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordParams) error {
+func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams) error {
 	write := s.writeTx
 	if p.DisableEndpoint {
 		write = s.writeLarge // fails every pending delivery of the endpoint
@@ -327,14 +330,14 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 		}
 		if p.DisableEndpoint {
 			if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL`,
-				fmtTime(p.At), messaging.DisabledGone, endpoint); err != nil {
+				fmtTime(p.At), record.DisabledGone, endpoint); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, qFailPending, fmtTime(p.At), endpoint); err != nil {
 				return err
 			}
 		}
-		if p.State == messaging.DeliveryPending {
+		if p.State == record.DeliveryPending {
 			return nil
 		}
 		_, err = tx.ExecContext(ctx, qPruneFinished, endpoint, endpoint, max(p.Keep, 1))
@@ -344,7 +347,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *messaging.WebhookRecordPar
 
 // WebhookDeliveryList implements messaging.Store, through the index
 // webhook_deliveries_endpoint.
-func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
 	before := sqlrows.Before(p.Before)
 	var out []*messaging.WebhookDelivery
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
@@ -363,7 +366,7 @@ func (s *Store) WebhookDeliveryList(ctx context.Context, p *messaging.WebhookDel
 }
 
 // WebhookRedeliver implements messaging.Store.
-func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
 	var d *messaging.WebhookDelivery
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var leased bool
@@ -387,11 +390,11 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *messaging.WebhookRedeli
 
 // WebhookRecordTest implements messaging.Store: one INSERT of the
 // finished delivery and the prune of WebhookRecord, in one transaction.
-func (s *Store) WebhookRecordTest(ctx context.Context, p *messaging.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
+func (s *Store) WebhookRecordTest(ctx context.Context, p *driver.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
 	var d *messaging.WebhookDelivery
 	ev := p.Event
 	var delivered *time.Time
-	if p.State == messaging.DeliveryDelivered {
+	if p.State == record.DeliveryDelivered {
 		delivered = &p.At
 	}
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -341,21 +344,21 @@ func TestWebhookBacklogWritesAreLarge(t *testing.T) {
 		call  func() error
 	}{
 		{"a new description", false, func() error {
-			_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Description: &desc, At: at})
+			_, err := s.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Description: &desc, At: at})
 			return err
 		}},
 		{"disabling", true, func() error {
-			_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Enabled: &off, At: at})
+			_, err := s.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Enabled: &off, At: at})
 			return err
 		}},
 		{"enabling", false, func() error {
-			_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Enabled: &on, At: at})
+			_, err := s.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", Enabled: &on, At: at})
 			return err
 		}},
 		{"a 410 that disables the endpoint", true, func() error {
 			// No such delivery (not the sender's any more: nil); what
 			// matters is how the write ran.
-			return s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: 1, Owner: "h", State: messaging.DeliveryFailed,
+			return s.WebhookRecord(ctx, &driver.WebhookRecordParams{ID: 1, Owner: "h", State: record.DeliveryFailed,
 				LastStatus: 410, DisableEndpoint: true, At: at})
 		}},
 		{"deleting", true, func() error { return s.WebhookEndpointDelete(ctx, "a", "we_1") }},

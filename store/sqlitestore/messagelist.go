@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -14,7 +17,7 @@ import (
 // created_at, id) for the messages of one conversation. The messages of
 // several conversations (ConversationIDs) are the newest Limit of each
 // conversation's own page, merged.
-func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams) ([]*messaging.Message, error) {
+func (s *Store) MessageList(ctx context.Context, p *driver.MessageListParams) ([]*messaging.Message, error) {
 	var where strings.Builder
 	where.WriteString(`workspace_id = ?`)
 	args := []any{p.WorkspaceID}
@@ -40,7 +43,7 @@ func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams)
 		where.WriteString(` AND (created_at, id) < (?, ?)`)
 		args = append(args, fmtTime(p.BeforeCreatedAt), p.BeforeID)
 	}
-	convs, none := messaging.ListedConversations(p)
+	convs, none := driver.ListedConversations(p)
 	if none {
 		return nil, nil
 	}
@@ -84,17 +87,17 @@ func (s *Store) MessageList(ctx context.Context, p *messaging.MessageListParams)
 
 // MessageHourlyCounts implements messaging.Store. Stored times have a
 // fixed layout, so the first 13 characters of created_at are its hour.
-func (s *Store) MessageHourlyCounts(ctx context.Context, p *messaging.MessageCountParams) ([]*messaging.MessageCount, error) {
+func (s *Store) MessageHourlyCounts(ctx context.Context, p *driver.MessageCountParams) ([]*record.MessageCount, error) {
 	rows, err := s.query(ctx, `SELECT substr(created_at, 1, 13), status, count(*) FROM messages INDEXED BY messages_created
 		WHERE workspace_id = ? AND created_at >= ? GROUP BY 1, 2 ORDER BY 1, 2`, p.WorkspaceID, fmtTime(p.Since))
 	if err != nil {
 		return nil, interpretError(err)
 	}
 	defer rows.Close()
-	var out []*messaging.MessageCount
+	var out []*record.MessageCount
 	for rows.Next() {
 		var hour string
-		c := &messaging.MessageCount{}
+		c := &record.MessageCount{}
 		if err := rows.Scan(&hour, &c.Status, &c.Count); err != nil {
 			return nil, interpretError(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/internal/sqlrows"
 	"github.com/ujumbe/messaging/store/internal/statushistory"
@@ -141,20 +143,20 @@ var hotWrites = []string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qM
 // message is read only when it does not apply (to tell a missing message
 // from a status that moved). Whether the workspace's endpoints subscribe
 // to an event type is asked once per batch.
-func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.MessageStatusParams) ([]messaging.MessageStatusResult, error) {
-	out := make([]messaging.MessageStatusResult, len(ps))
+func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
+	out := make([]driver.MessageStatusResult, len(ps))
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		subscribed := map[[2]string]bool{}
 		for i, p := range ps {
 			after, changed, err := s.setStatus(ctx, tx, p)
 			if errors.Is(err, sql.ErrNoRows) {
-				out[i] = messaging.MessageStatusResult{Err: messaging.ErrNotFound}
+				out[i] = driver.MessageStatusResult{Err: messaging.ErrNotFound}
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			out[i] = messaging.MessageStatusResult{Message: after, Changed: changed}
+			out[i] = driver.MessageStatusResult{Message: after, Changed: changed}
 			if !changed || p.Event == nil {
 				continue
 			}
@@ -183,7 +185,7 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*messaging.Messa
 // setStatus makes the change p in tx, without its event, and returns the
 // message after it (as it is when its status is not in p.From).
 // sql.ErrNoRows: the message does not exist.
-func (s *Store) setStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
+func (s *Store) setStatus(ctx context.Context, tx *sql.Tx, p *driver.MessageStatusParams) (*messaging.Message, bool, error) {
 	if len(p.From) == 1 {
 		after, err := s.setStatusFrom(ctx, tx, p, p.From[0])
 		if err == nil {
@@ -202,7 +204,7 @@ func (s *Store) setStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageS
 // the change p from that status in tx, without its event. It returns the
 // message after the change (as it is when its status is not in p.From).
 // sql.ErrNoRows: the message does not exist.
-func (s *Store) readSetStatus(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
+func (s *Store) readSetStatus(ctx context.Context, tx *sql.Tx, p *driver.MessageStatusParams) (*messaging.Message, bool, error) {
 	before, err := scanMessage(s.rowTx(ctx, tx, qMessageByWSID, p.ID, p.WorkspaceID))
 	if err != nil {
 		return nil, false, err
@@ -222,14 +224,14 @@ func (s *Store) readSetStatus(ctx context.Context, tx *sql.Tx, p *messaging.Mess
 // setStatusFrom applies the change p to the message if its status is
 // still from, and returns the message after it; sql.ErrNoRows when it did
 // not apply.
-func (s *Store) setStatusFrom(ctx context.Context, tx *sql.Tx, p *messaging.MessageStatusParams, from string) (*messaging.Message, error) {
+func (s *Store) setStatusFrom(ctx context.Context, tx *sql.Tx, p *driver.MessageStatusParams, from string) (*messaging.Message, error) {
 	return scanMessage(s.rowTx(ctx, tx, qMessageSetStatus, p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
 		statushistory.Entry(p.To, p.At), p.ID, p.WorkspaceID, from))
 }
 
 // MessageReceive implements messaging.Store: MessageCreate's insert and,
 // when it inserts, the event's deliveries, in one write transaction.
-func (s *Store) MessageReceive(ctx context.Context, p *messaging.MessageReceiveParams) (*messaging.Message, bool, error) {
+func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceiveParams) (*messaging.Message, bool, error) {
 	m := p.Message
 	args, err := sqlrows.MessageInsertArgs(m, fmtTime)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // sweepBatch bounds the expired reports one PendingReportSave deletes.
@@ -30,7 +30,7 @@ const (
 // PendingReportSave implements messaging.Store. The sweep, the count of
 // the id's unexpired reports and the insert run in one write transaction;
 // the writer is serialized, so the count cannot be overtaken.
-func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingReportSaveParams) (bool, error) {
+func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSaveParams) (bool, error) {
 	r := p.Report
 	var kept bool
 	var seq int64
@@ -64,7 +64,7 @@ func (s *Store) PendingReportSave(ctx context.Context, p *messaging.PendingRepor
 // them through the writer: most ids recorded by the dispatcher have none,
 // and a report saved after that read is the saver's to take (see
 // messaging.Service.ApplyProviderStatus).
-func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingReportTakeParams) ([]*messaging.PendingReport, error) {
+func (s *Store) PendingReportTake(ctx context.Context, p *driver.PendingReportTakeParams) ([]*driver.PendingReport, error) {
 	var one int
 	if err := s.queryRow(ctx, qPendingAny, p.ProviderMessageID).Scan(&one); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -72,7 +72,7 @@ func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingRepor
 		}
 		return nil, interpretError(err)
 	}
-	var taken []*messaging.PendingReport
+	var taken []*driver.PendingReport
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		rows, err := s.queryTx(ctx, tx, qPendingTake, p.ProviderMessageID)
 		taken, err = collect(rows, err, scanPendingReport)
@@ -81,19 +81,19 @@ func (s *Store) PendingReportTake(ctx context.Context, p *messaging.PendingRepor
 	if err != nil {
 		return nil, err
 	}
-	var out []*messaging.PendingReport
+	var out []*driver.PendingReport
 	for _, r := range taken {
 		if !r.ReceivedAt.Before(p.NotBefore) {
 			out = append(out, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b *messaging.PendingReport) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(out, func(a, b *driver.PendingReport) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, nil
 }
 
 // scanPendingReport scans a kept provider report.
-func scanPendingReport(sc scanner) (*messaging.PendingReport, error) {
-	var r messaging.PendingReport
+func scanPendingReport(sc scanner) (*driver.PendingReport, error) {
+	var r driver.PendingReport
 	if err := sc.Scan(&r.Seq, &r.ProviderMessageID, &r.Status, &r.ProviderCode, &r.ProviderText, storedTime{&r.ReceivedAt}); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -65,9 +67,9 @@ func TestClaimsUseDueIndexes(t *testing.T) {
 	if _, _, err := s.MessageCreate(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	if rs, err := s.MessageUpdateStatuses(ctx, []*messaging.MessageStatusParams{{WorkspaceID: "a", ID: "msg_0",
+	if rs, err := s.MessageUpdateStatuses(ctx, []*driver.MessageStatusParams{{WorkspaceID: "a", ID: "msg_0",
 		From: []string{messaging.StatusQueued}, To: messaging.StatusSent, At: t0,
-		Event: &messaging.EventRecord{ID: "evt_0", WorkspaceID: "a", MessageID: "msg_0", Type: "message.status_updated", Payload: []byte("{}"), CreatedAt: t0}}}); err != nil || !rs[0].Changed {
+		Event: &driver.EventRecord{ID: "evt_0", WorkspaceID: "a", MessageID: "msg_0", Type: "message.status_updated", Payload: []byte("{}"), CreatedAt: t0}}}); err != nil || !rs[0].Changed {
 		t.Fatal(rs, err)
 	}
 	// Copies of the sent message and of its delivery, a few queued.

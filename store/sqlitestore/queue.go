@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 )
@@ -21,7 +23,7 @@ const (
 )
 
 // MessageQueueStats implements messaging.Store.
-func (s *Store) MessageQueueStats(ctx context.Context, p *messaging.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
+func (s *Store) MessageQueueStats(ctx context.Context, p *driver.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
 	var row *sql.Row
 	if p.WorkspaceID == "" {
 		row = s.r.QueryRowContext(ctx, qQueueStatsAll, fmtTime(p.Now))
@@ -61,7 +63,7 @@ func (s *Store) Ping(ctx context.Context) error {
 		return interpretError(err)
 	}
 	if want := SchemaVersion(); v != want {
-		return fmt.Errorf("sqlitestore: %w: the database is at version %d, this program needs %d", messaging.ErrSchemaVersion, v, want)
+		return fmt.Errorf("sqlitestore: %w: the database is at version %d, this program needs %d", driver.ErrSchemaVersion, v, want)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // TestPingChecksSchemaVersion: a database another program migrated further
@@ -24,7 +24,7 @@ func TestPingChecksSchemaVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Ping(ctx)
-	if err == nil || !errors.Is(err, messaging.ErrSchemaVersion) {
+	if err == nil || !errors.Is(err, driver.ErrSchemaVersion) {
 		t.Errorf("Ping with a newer schema: %v, want a schema version error", err)
 	}
 	if _, err := s.w.Exec(fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion())); err != nil {

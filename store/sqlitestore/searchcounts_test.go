@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -28,7 +30,7 @@ func TestSearchTotalsKeptAreNeverStale(t *testing.T) {
 	search := func(what string, want int) {
 		t.Helper()
 		for range 2 { // counted, then kept
-			page, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "acme", Search: "ma", Limit: 10})
+			page, total, err := s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "acme", Search: "ma", Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +54,7 @@ func TestSearchTotalsKeptAreNeverStale(t *testing.T) {
 	}
 	renamed := *mark
 	renamed.FirstName, renamed.FullName, renamed.Email, renamed.EmailKey, renamed.Version = "Otto", "Otto Wanjiru", "otto@example.com", "otto@example.com", mark.Version+1
-	if err := other.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &renamed, PrevVersion: mark.Version}); err != nil {
+	if err := other.ContactUpdate(ctx, &driver.ContactReplaceParams{Contact: &renamed, PrevVersion: mark.Version}); err != nil {
 		t.Fatal(err)
 	}
 	search("after a rename by another Store on the file", 3)
@@ -69,7 +71,7 @@ func TestSearchTotalsKeptAreNeverStale(t *testing.T) {
 	}
 	insertContacts(t, s, []*messaging.Contact{testContact("other", 9, "Maria", "X", at)})
 	search("after another workspace's insert", 4)
-	if _, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "other", Search: "ma", Limit: 10}); err != nil || total != 1 {
+	if _, total, err := s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "other", Search: "ma", Limit: 10}); err != nil || total != 1 {
 		t.Fatalf("other workspace: total %d, %v; want 1", total, err)
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
@@ -20,7 +21,7 @@ const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
 	SELECT hash FROM sessions WHERE expires_at < ? ORDER BY expires_at LIMIT ?)`
 
 // SessionCreate implements messaging.Store.
-func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) error {
+func (s *Store) SessionCreate(ctx context.Context, st *driver.StoredSession) error {
 	workspaces, err := storedjson.EncodeStrings(append([]string{}, st.Workspaces...))
 	if err != nil {
 		return interpretError(err)
@@ -37,8 +38,8 @@ func (s *Store) SessionCreate(ctx context.Context, st *messaging.StoredSession) 
 }
 
 // SessionGet implements messaging.Store.
-func (s *Store) SessionGet(ctx context.Context, hash string) (*messaging.StoredSession, error) {
-	var st messaging.StoredSession
+func (s *Store) SessionGet(ctx context.Context, hash string) (*driver.StoredSession, error) {
+	var st driver.StoredSession
 	var workspaces, smsAccounts *string
 	err := s.queryRow(ctx, qSessionGet, hash).Scan(&st.Hash, &st.ID, &st.Subject, &st.Operator, &workspaces, &smsAccounts,
 		&st.Binding, storedTime{&st.CreatedAt}, storedTime{&st.ExpiresAt})
@@ -69,7 +70,7 @@ func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 }
 
 // SessionSweep implements messaging.Store (see qSessionSweep).
-func (s *Store) SessionSweep(ctx context.Context, p *messaging.SessionSweepParams) (int, error) {
+func (s *Store) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) (int, error) {
 	var n int64
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, qSessionSweep, fmtTime(p.Before), max(p.Limit, 0))

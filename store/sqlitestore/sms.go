@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 	"github.com/ujumbe/messaging/store/internal/sqlrows"
@@ -21,7 +23,7 @@ var _ sms.OutboxStore = (*Store)(nil)
 // SMSOutbox returns s: the SMS records and the webhook outbox are in the
 // same store, so a report's push is queued in its transaction (see
 // sms.OutboxStore).
-func (s *Store) SMSOutbox() messaging.Store { return s }
+func (s *Store) SMSOutbox() driver.Store { return s }
 
 // SMSAccountCreate implements sms.Store.
 func (s *Store) SMSAccountCreate(ctx context.Context, a *sms.Account) error {
@@ -451,7 +453,7 @@ func (s *Store) SMSComplete(ctx context.Context, cs []*sms.Completion) ([]error,
 				return err
 			}
 			if n == 0 {
-				errs[i] = messaging.ErrStale
+				errs[i] = driver.ErrStale
 				continue
 			}
 			if c.Status != sms.StatusSent && c.Status != sms.StatusQueued {

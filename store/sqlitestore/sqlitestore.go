@@ -38,6 +38,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/internal/defaults"
 	"github.com/ujumbe/messaging/internal/migrationfiles"
 
@@ -45,7 +47,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-var _ messaging.Store = (*Store)(nil)
+var _ driver.Store = (*Store)(nil)
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
@@ -299,7 +301,7 @@ func interpretError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, messaging.ErrStale) ||
+	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, driver.ErrStale) ||
 		errors.Is(err, messaging.ErrUnavailable) {
 		return err
 	}
@@ -358,7 +360,7 @@ func missingOrStale(ctx context.Context, tx *sql.Tx, table, ws, id string) error
 	if err := exists(ctx, tx, table, ws, id); err != nil {
 		return err
 	}
-	return messaging.ErrStale
+	return driver.ErrStale
 }
 
 // readTx runs fn in a read transaction on a reader connection, so that its

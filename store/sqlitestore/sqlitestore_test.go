@@ -12,13 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/storetest"
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) messaging.Store {
+	storetest.Run(t, func(t *testing.T) driver.Store {
 		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -164,7 +166,7 @@ func checkListPlans(t *testing.T, s *Store) {
 			[]any{ws, sql.Named("hi", 100), sql.Named("lo", 75)},
 			[]string{"SEARCH contacts USING INDEX contacts_list (workspace_id=? AND list_pos>? AND list_pos<?)"}},
 	}
-	for _, p := range []*messaging.ContactListParams{
+	for _, p := range []*driver.ContactListParams{
 		{WorkspaceID: "a", Search: "ami"},
 		{WorkspaceID: "a", Search: "2547", PhoneDigits: "2547"},
 	} {
@@ -212,7 +214,7 @@ func insertContacts(t *testing.T, s *Store, cs []*messaging.Contact) {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', '', '', '', 'api', '[]', '', 1, ?, ?, ?, ?, ?)`,
 			c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
 			fmtTime(c.CreatedAt), fmtTime(c.CreatedAt),
-			messaging.SearchFold(c.LastName), messaging.SearchFold(c.FullName), messaging.PhoneDigits(c.Phone)); err != nil {
+			driver.SearchFold(c.LastName), driver.SearchFold(c.FullName), driver.PhoneDigits(c.Phone)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -257,7 +259,7 @@ func TestContactListUsesIndexes(t *testing.T) {
 	s.r.SetMaxIdleConns(4)
 	checkListPlans(t, s)
 
-	got, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Search: "first12", Limit: 5})
+	got, total, err := s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "a", Search: "first12", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,11 +327,11 @@ func TestContactListPositions(t *testing.T) {
 		return strings.Compare(y.ID, x.ID)
 	})
 	for _, q := range []string{"", "a", "am", "amina", "amina ot", "ot", "zo", "émile", "ann marie", "2547", "+254700000", "25470000012", "zz", "amina.otieno1"} {
-		search, digits := messaging.ContactSearchQuery(q)
+		search, digits := driver.ContactSearchQuery(q)
 		var want []string
 		for _, c := range inA {
-			if q == "" || strings.HasPrefix(messaging.SearchFold(c.FullName), search) || strings.HasPrefix(messaging.SearchFold(c.LastName), search) ||
-				strings.HasPrefix(c.EmailKey, search) || (digits != "" && strings.HasPrefix(messaging.PhoneDigits(c.Phone), digits)) {
+			if q == "" || strings.HasPrefix(driver.SearchFold(c.FullName), search) || strings.HasPrefix(driver.SearchFold(c.LastName), search) ||
+				strings.HasPrefix(c.EmailKey, search) || (digits != "" && strings.HasPrefix(driver.PhoneDigits(c.Phone), digits)) {
 				want = append(want, c.ID)
 			}
 		}
@@ -338,7 +340,7 @@ func TestContactListPositions(t *testing.T) {
 				if offset < 0 {
 					continue
 				}
-				p := &messaging.ContactListParams{WorkspaceID: "a", Search: search, PhoneDigits: digits, Offset: offset, Limit: 25}
+				p := &driver.ContactListParams{WorkspaceID: "a", Search: search, PhoneDigits: digits, Offset: offset, Limit: 25}
 				got, total, err := s.contactList(ctx, p, strategy)
 				if err != nil {
 					t.Fatal(err)
@@ -408,7 +410,7 @@ func TestReadsDoNotWaitForTheWriter(t *testing.T) {
 // foreign key, so the claim's statements succeed and return their rows and
 // the shared transaction fails at COMMIT.
 func TestClaimFaults(t *testing.T) {
-	storetest.RunClaimFaults(t, func(t *testing.T) messaging.Store {
+	storetest.RunClaimFaults(t, func(t *testing.T) driver.Store {
 		path := filepath.Join(t.TempDir(), "db.sqlite")
 		s, err := Open(context.Background(), path, nil)
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -11,7 +13,7 @@ import (
 // (an upsert for an opt-out, an update for an opt-in: no stored state is
 // already "not opted out") and the event's deliveries, in one write
 // transaction.
-func (s *Store) SuppressionSet(ctx context.Context, p *messaging.SuppressionSetParams) (bool, error) {
+func (s *Store) SuppressionSet(ctx context.Context, p *driver.SuppressionSetParams) (bool, error) {
 	sup := p.Suppression
 	var changed bool
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -57,7 +59,7 @@ const (
 
 // SuppressionList implements messaging.Store through the primary key
 // (workspace_id, recipient, channel).
-func (s *Store) SuppressionList(ctx context.Context, p *messaging.SuppressionListParams) ([]*messaging.Suppression, error) {
+func (s *Store) SuppressionList(ctx context.Context, p *driver.SuppressionListParams) ([]*messaging.Suppression, error) {
 	args := []any{p.WorkspaceID}
 	for _, r := range p.Recipients {
 		args = append(args, r)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
@@ -55,12 +57,12 @@ func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messa
 }
 
 // TemplateGetByName implements messaging.Store.
-func (s *Store) TemplateGetByName(ctx context.Context, p *messaging.TemplateGetByNameParams) (*messaging.Template, error) {
+func (s *Store) TemplateGetByName(ctx context.Context, p *driver.TemplateGetByNameParams) (*messaging.Template, error) {
 	return s.templateWhere(ctx, `workspace_id = ? AND name = ? AND language = ?`, p.WorkspaceID, p.Name, p.Language)
 }
 
 // TemplateList implements messaging.Store.
-func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParams) ([]*messaging.Template, error) {
+func (s *Store) TemplateList(ctx context.Context, p *driver.TemplateListParams) ([]*messaging.Template, error) {
 	q := `SELECT ` + templateCols + ` FROM templates WHERE workspace_id = ?`
 	args := []any{p.WorkspaceID}
 	for _, f := range []struct{ col, v string }{{"status", p.Status}, {"category", p.Category}, {"language", p.Language}} {
@@ -76,7 +78,7 @@ func (s *Store) TemplateList(ctx context.Context, p *messaging.TemplateListParam
 
 // TemplateSetStatus implements messaging.Store. The reason replaces
 // StatusReason (an empty reason clears it).
-func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStatusParams) (*messaging.Template, error) {
+func (s *Store) TemplateSetStatus(ctx context.Context, p *driver.TemplateStatusParams) (*messaging.Template, error) {
 	var out *messaging.Template
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		args := []any{p.To, p.Reason, fmtTime(p.At), p.ID, p.WorkspaceID}
@@ -103,7 +105,7 @@ func (s *Store) TemplateSetStatus(ctx context.Context, p *messaging.TemplateStat
 
 // TemplateUpdate implements messaging.Store. SendExample is derived and not
 // stored.
-func (s *Store) TemplateUpdate(ctx context.Context, p *messaging.TemplateUpdateParams) error {
+func (s *Store) TemplateUpdate(ctx context.Context, p *driver.TemplateUpdateParams) error {
 	t := p.Template
 	comps, err := storedjson.EncodeTemplateComponents(t.Components)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
@@ -86,7 +88,7 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 
 // WorkspaceList implements messaging.Store: ids compare bytewise (the
 // BINARY collation).
-func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
+func (s *Store) WorkspaceList(ctx context.Context, p *driver.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
 	rows, err := s.query(ctx, `SELECT w.id, w.name, w.created_at, w.outside_window, w.unconfirmed_sends, w.opt_out_keywords, w.opt_in_keywords,
 			coalesce((SELECT group_concat(channel, ',') FROM (SELECT channel FROM workspace_channels WHERE workspace_id = w.id ORDER BY channel)), '')
 		FROM workspaces AS w WHERE w.id > ? ORDER BY w.id LIMIT ?`, p.After, p.Limit)
@@ -108,7 +110,7 @@ func (s *Store) WorkspaceList(ctx context.Context, p *messaging.WorkspaceListPar
 }
 
 // WorkspaceSetSettings implements messaging.Store.
-func (s *Store) WorkspaceSetSettings(ctx context.Context, p *messaging.WorkspaceSettingsParams) error {
+func (s *Store) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSettingsParams) error {
 	// A NULL argument keeps the column: the setting is not changed.
 	setOut, err := encodeSetting(p.OptOutKeywords)
 	if err != nil {
@@ -183,7 +185,7 @@ func (k storedKeywords) Scan(v any) error {
 }
 
 // WorkspaceSetChannel implements messaging.Store.
-func (s *Store) WorkspaceSetChannel(ctx context.Context, p *messaging.ChannelParams) error {
+func (s *Store) WorkspaceSetChannel(ctx context.Context, p *driver.ChannelParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM workspaces WHERE id = ?`, p.WorkspaceID).Scan(&one); err != nil {
@@ -266,7 +268,7 @@ func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messagin
 
 // APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
 // first RevokedAt.
-func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParams) error {
+func (s *Store) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := exists(ctx, tx, "api_keys", p.WorkspaceID, p.ID); err != nil {
 			return err
@@ -278,7 +280,7 @@ func (s *Store) APIKeyRevoke(ctx context.Context, p *messaging.APIKeyRevokeParam
 }
 
 // APIKeyUpdate implements messaging.Store.
-func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParams) error {
+func (s *Store) APIKeyUpdate(ctx context.Context, p *driver.APIKeyUpdateParams) error {
 	scopes, err := storedjson.EncodeStrings(p.Scopes)
 	if err != nil {
 		return interpretError(err)
@@ -291,7 +293,7 @@ func (s *Store) APIKeyUpdate(ctx context.Context, p *messaging.APIKeyUpdateParam
 
 // APIKeyTouch implements messaging.Store. The stored times are fixed-width
 // text, so comparing them as text compares the times.
-func (s *Store) APIKeyTouch(ctx context.Context, p *messaging.APIKeyTouchParams) error {
+func (s *Store) APIKeyTouch(ctx context.Context, p *driver.APIKeyTouchParams) error {
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = ?1
 			WHERE id = ?2 AND workspace_id = ?3 AND (last_used_at IS NULL OR last_used_at < ?1)`,

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
@@ -65,7 +67,7 @@ func runWriters(seed uint64, op func(rng *rand.Rand, w, i int)) {
 	wg.Wait()
 }
 
-func testCancellationTruth(t *testing.T, s messaging.Store) {
+func testCancellationTruth(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	seed := cancelSeed(t)
@@ -119,7 +121,7 @@ func testCancellationTruth(t *testing.T, s messaging.Store) {
 				return
 			}
 			id := fmt.Sprintf("msg_u%d", n)
-			_, changed, err := updateStatus(c, s, &messaging.MessageStatusParams{
+			_, changed, err := updateStatus(c, s, &driver.MessageStatusParams{
 				WorkspaceID: "a", ID: id, From: []string{"queued"}, To: "sent", ProviderMessageID: "p-" + id, At: at(10),
 			})
 			mu.Lock()
@@ -127,7 +129,7 @@ func testCancellationTruth(t *testing.T, s messaging.Store) {
 			mu.Unlock()
 		case 3: // claim due messages
 			owner := fmt.Sprintf("o%d_%d", w, i)
-			got, err := s.MessageClaim(c, &messaging.MessageClaimParams{Owner: owner, Now: at(1), Lease: time.Hour, Limit: 3})
+			got, err := s.MessageClaim(c, &driver.MessageClaimParams{Owner: owner, Now: at(1), Lease: time.Hour, Limit: 3})
 			mu.Lock()
 			claimOwners = append(claimOwners, owner)
 			if err == nil {

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -16,11 +19,11 @@ func connection(ws, channel, account, waba string, sec int) *messaging.ChannelCo
 	synced, verified := at(sec+1), at(sec)
 	return &messaging.ChannelConnection{VerifiedAt: &verified, WorkspaceID: ws, Channel: channel, AccountID: account, WABAID: waba,
 		DisplayPhoneNumber: "+2547000" + account, TokenSealed: []byte("sealed-" + ws + "-" + channel), TokenHint: "ab" + account,
-		Status: messaging.ConnectionConnected, StatusReason: "fine", Generation: 42, TemplatesSyncedAt: &synced,
+		Status: record.ConnectionConnected, StatusReason: "fine", Generation: 42, TemplatesSyncedAt: &synced,
 		TemplateSyncError: "last sync", CreatedAt: at(sec), UpdatedAt: at(sec)}
 }
 
-func mustPut(t *testing.T, s messaging.Store, c *messaging.ChannelConnection) {
+func mustPut(t *testing.T, s driver.Store, c *messaging.ChannelConnection) {
 	t.Helper()
 	if _, err := s.ConnectionPut(context.Background(), c); err != nil {
 		t.Fatalf("ConnectionPut(%s/%s): %v", c.WorkspaceID, c.Channel, err)
@@ -28,12 +31,12 @@ func mustPut(t *testing.T, s messaging.Store, c *messaging.ChannelConnection) {
 }
 
 // putErr is the error of s.ConnectionPut(ctx, c).
-func putErr(ctx context.Context, s messaging.Store, c *messaging.ChannelConnection) error {
+func putErr(ctx context.Context, s driver.Store, c *messaging.ChannelConnection) error {
 	_, err := s.ConnectionPut(ctx, c)
 	return err
 }
 
-func mustConnection(t *testing.T, s messaging.Store, ws, channel string) *messaging.ChannelConnection {
+func mustConnection(t *testing.T, s driver.Store, ws, channel string) *messaging.ChannelConnection {
 	t.Helper()
 	c, err := s.ConnectionGet(context.Background(), ws, channel)
 	if err != nil {
@@ -42,14 +45,14 @@ func mustConnection(t *testing.T, s messaging.Store, ws, channel string) *messag
 	return c
 }
 
-func wantConnection(t *testing.T, s messaging.Store, what string, want *messaging.ChannelConnection) {
+func wantConnection(t *testing.T, s driver.Store, what string, want *messaging.ChannelConnection) {
 	t.Helper()
 	if d := cmp.Diff(want, mustConnection(t, s, want.WorkspaceID, want.Channel)); d != "" {
 		t.Errorf("%s: ConnectionGet (-want +got):\n%s", what, d)
 	}
 }
 
-func wantChannels(t *testing.T, s messaging.Store, ws string, want ...string) {
+func wantChannels(t *testing.T, s driver.Store, ws string, want ...string) {
 	t.Helper()
 	w, err := s.WorkspaceGet(context.Background(), ws)
 	if err != nil {
@@ -67,7 +70,7 @@ func wantChannels(t *testing.T, s messaging.Store, ws string, want ...string) {
 // counts its generation and keeps CreatedAt, puts connect the channel, an
 // account or WABA id of another workspace's live connection is refused,
 // the list filters and orders, and disconnecting keeps the row.
-func testConnections(t *testing.T, s messaging.Store) {
+func testConnections(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -76,7 +79,7 @@ func testConnections(t *testing.T, s messaging.Store) {
 	_, err := s.ConnectionGet(ctx, "a", "whatsapp")
 	wantErr(t, "connection never put", err, messaging.ErrNotFound)
 	wantErr(t, "connection of a missing workspace", putErr(ctx, s, connection("zz", "whatsapp", "100", "W0", 1)), messaging.ErrNotFound)
-	if cs, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{}); err != nil || len(cs) != 0 {
+	if cs, err := s.ConnectionList(ctx, &driver.ConnectionListParams{}); err != nil || len(cs) != 0 {
 		t.Fatalf("ConnectionList after a put for a missing workspace: %v, %v; want none", cs, err)
 	}
 
@@ -97,14 +100,14 @@ func testConnections(t *testing.T, s messaging.Store) {
 	// A replacement: new credentials and state, no sync yet; CreatedAt of
 	// the first put is kept.
 	a2 := connection("a", "whatsapp", "112", "W1", 50)
-	a2.TokenSealed, a2.TokenHint, a2.Status, a2.StatusReason = []byte("sealed-second"), "zz99", messaging.ConnectionError, "checking"
+	a2.TokenSealed, a2.TokenHint, a2.Status, a2.StatusReason = []byte("sealed-second"), "zz99", record.ConnectionError, "checking"
 	a2.TemplatesSyncedAt, a2.TemplateSyncError = nil, ""
 	mustPut(t, s, a2)
 	if a2.Generation != 2 || !a2.CreatedAt.Equal(at(1)) {
 		t.Errorf("second put: Generation %d, CreatedAt %v; want 2 and the first put's %v", a2.Generation, a2.CreatedAt, at(1))
 	}
 	want = connection("a", "whatsapp", "112", "W1", 50)
-	want.TokenSealed, want.TokenHint, want.Status, want.StatusReason = []byte("sealed-second"), "zz99", messaging.ConnectionError, "checking"
+	want.TokenSealed, want.TokenHint, want.Status, want.StatusReason = []byte("sealed-second"), "zz99", record.ConnectionError, "checking"
 	want.TemplatesSyncedAt, want.TemplateSyncError = nil, ""
 	want.Generation, want.CreatedAt = 2, at(1)
 	wantConnection(t, s, "replacement", want)
@@ -140,7 +143,7 @@ func testConnections(t *testing.T, s messaging.Store) {
 		}
 		return out
 	}
-	list := func(p messaging.ConnectionListParams, want ...string) {
+	list := func(p driver.ConnectionListParams, want ...string) {
 		t.Helper()
 		got, err := s.ConnectionList(ctx, &p)
 		if err != nil {
@@ -158,37 +161,37 @@ func testConnections(t *testing.T, s messaging.Store) {
 			}
 		}
 	}
-	list(messaging.ConnectionListParams{}, "a/messenger", "a/whatsapp", "b/instagram", "b/whatsapp", "c/instagram", "c/messenger")
-	list(messaging.ConnectionListParams{WorkspaceID: "b"}, "b/instagram", "b/whatsapp")
-	list(messaging.ConnectionListParams{Channel: "whatsapp"}, "a/whatsapp", "b/whatsapp")
-	list(messaging.ConnectionListParams{AccountID: "112"}, "a/whatsapp", "c/instagram")
-	list(messaging.ConnectionListParams{AccountID: "112", Channel: "instagram"}, "c/instagram")
-	list(messaging.ConnectionListParams{WABAID: "W2"}, "b/whatsapp")
-	list(messaging.ConnectionListParams{Status: messaging.ConnectionConnected}, "a/messenger", "a/whatsapp", "b/instagram", "b/whatsapp", "c/instagram", "c/messenger")
-	list(messaging.ConnectionListParams{Status: messaging.ConnectionDisconnected})
+	list(driver.ConnectionListParams{}, "a/messenger", "a/whatsapp", "b/instagram", "b/whatsapp", "c/instagram", "c/messenger")
+	list(driver.ConnectionListParams{WorkspaceID: "b"}, "b/instagram", "b/whatsapp")
+	list(driver.ConnectionListParams{Channel: "whatsapp"}, "a/whatsapp", "b/whatsapp")
+	list(driver.ConnectionListParams{AccountID: "112"}, "a/whatsapp", "c/instagram")
+	list(driver.ConnectionListParams{AccountID: "112", Channel: "instagram"}, "c/instagram")
+	list(driver.ConnectionListParams{WABAID: "W2"}, "b/whatsapp")
+	list(driver.ConnectionListParams{Status: record.ConnectionConnected}, "a/messenger", "a/whatsapp", "b/instagram", "b/whatsapp", "c/instagram", "c/messenger")
+	list(driver.ConnectionListParams{Status: record.ConnectionDisconnected})
 
 	// Connecting a connected channel leaves its connection alone;
 	// disconnecting marks it disconnected and keeps it.
 	before := mustConnection(t, s, "b", "whatsapp")
-	if err := s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "b", Channel: "whatsapp", Connected: true, At: at(59)}); err != nil {
+	if err := s.WorkspaceSetChannel(ctx, &driver.ChannelParams{WorkspaceID: "b", Channel: "whatsapp", Connected: true, At: at(59)}); err != nil {
 		t.Fatal(err)
 	}
 	wantConnection(t, s, "after connecting again", before)
-	if err := s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "b", Channel: "whatsapp", Connected: false, At: at(60)}); err != nil {
+	if err := s.WorkspaceSetChannel(ctx, &driver.ChannelParams{WorkspaceID: "b", Channel: "whatsapp", Connected: false, At: at(60)}); err != nil {
 		t.Fatal(err)
 	}
 	got := mustConnection(t, s, "b", "whatsapp")
-	if got.Status != messaging.ConnectionDisconnected {
-		t.Errorf("after WorkspaceSetChannel(false): Status %q, want %q", got.Status, messaging.ConnectionDisconnected)
+	if got.Status != record.ConnectionDisconnected {
+		t.Errorf("after WorkspaceSetChannel(false): Status %q, want %q", got.Status, record.ConnectionDisconnected)
 	}
 	got.Status, got.UpdatedAt = before.Status, before.UpdatedAt
 	if d := cmp.Diff(before, got); d != "" {
 		t.Errorf("WorkspaceSetChannel(false) changed more than the state (-before +after):\n%s", d)
 	}
 	wantChannels(t, s, "b", "instagram")
-	list(messaging.ConnectionListParams{Status: messaging.ConnectionDisconnected}, "b/whatsapp")
+	list(driver.ConnectionListParams{Status: record.ConnectionDisconnected}, "b/whatsapp")
 	// Disconnecting a channel without a connection creates none.
-	if err := s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "b", Channel: "telegram", Connected: false, At: at(60)}); err != nil {
+	if err := s.WorkspaceSetChannel(ctx, &driver.ChannelParams{WorkspaceID: "b", Channel: "telegram", Connected: false, At: at(60)}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.ConnectionGet(ctx, "b", "telegram")
@@ -199,7 +202,7 @@ func testConnections(t *testing.T, s messaging.Store) {
 	mustPut(t, s, connection("c", "whatsapp", "221", "W2", 61))
 	wantErr(t, "reconnecting an account another workspace took", putErr(ctx, s, connection("b", "whatsapp", "221", "W2", 62)), messaging.ErrConflict)
 	got = mustConnection(t, s, "b", "whatsapp")
-	if got.Status != messaging.ConnectionDisconnected || got.Generation != 1 {
+	if got.Status != record.ConnectionDisconnected || got.Generation != 1 {
 		t.Errorf("refused reconnection changed the connection: %+v", got)
 	}
 	wantChannels(t, s, "b", "instagram")
@@ -207,7 +210,7 @@ func testConnections(t *testing.T, s messaging.Store) {
 	// connected.
 	mustPut(t, s, connection("b", "whatsapp", "223", "W3", 63))
 	got = mustConnection(t, s, "b", "whatsapp")
-	if got.Status != messaging.ConnectionConnected || got.Generation != 2 || !got.CreatedAt.Equal(at(3)) {
+	if got.Status != record.ConnectionConnected || got.Generation != 2 || !got.CreatedAt.Equal(at(3)) {
 		t.Errorf("reconnection: %+v; want connected, generation 2, created at(3)", got)
 	}
 	wantChannels(t, s, "b", "instagram", "whatsapp")
@@ -217,7 +220,7 @@ func testConnections(t *testing.T, s messaging.Store) {
 
 // testConnectionUpdate: an update applies only to the generation it names;
 // a sync outcome and a state are applied separately.
-func testConnectionUpdate(t *testing.T, s messaging.Store) {
+func testConnectionUpdate(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustPut(t, s, connection("a", "whatsapp", "111", "W1", 1))
@@ -225,7 +228,7 @@ func testConnectionUpdate(t *testing.T, s messaging.Store) {
 	want := connection("a", "whatsapp", "111", "W1", 2)
 	want.Generation, want.CreatedAt = 2, at(1)
 
-	update := func(p messaging.ConnectionUpdateParams, wantOK bool) {
+	update := func(p driver.ConnectionUpdateParams, wantOK bool) {
 		t.Helper()
 		p.WorkspaceID, p.Channel = "a", "whatsapp"
 		ok, err := s.ConnectionUpdate(ctx, &p)
@@ -236,29 +239,29 @@ func testConnectionUpdate(t *testing.T, s messaging.Store) {
 			t.Errorf("ConnectionUpdate(%+v) = %v, want %v", p, ok, wantOK)
 		}
 	}
-	update(messaging.ConnectionUpdateParams{Generation: 1, Status: messaging.ConnectionError, StatusReason: "old token", At: at(10)}, false)
+	update(driver.ConnectionUpdateParams{Generation: 1, Status: record.ConnectionError, StatusReason: "old token", At: at(10)}, false)
 	wantConnection(t, s, "stale generation", want)
-	if ok, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "a", Channel: "messenger", Generation: 1,
-		Status: messaging.ConnectionError, At: at(10)}); ok || (err != nil && !errors.Is(err, messaging.ErrNotFound)) {
+	if ok, err := s.ConnectionUpdate(ctx, &driver.ConnectionUpdateParams{WorkspaceID: "a", Channel: "messenger", Generation: 1,
+		Status: record.ConnectionError, At: at(10)}); ok || (err != nil && !errors.Is(err, messaging.ErrNotFound)) {
 		t.Errorf("ConnectionUpdate of a missing connection = %v, %v; want false", ok, err)
 	}
 
-	update(messaging.ConnectionUpdateParams{Generation: 2, Status: messaging.ConnectionError, StatusReason: "token expired", At: at(11)}, true)
-	want.Status, want.StatusReason, want.UpdatedAt = messaging.ConnectionError, "token expired", at(11)
+	update(driver.ConnectionUpdateParams{Generation: 2, Status: record.ConnectionError, StatusReason: "token expired", At: at(11)}, true)
+	want.Status, want.StatusReason, want.UpdatedAt = record.ConnectionError, "token expired", at(11)
 	wantConnection(t, s, "state", want)
 
 	synced := at(12)
-	update(messaging.ConnectionUpdateParams{Generation: 2, SyncedAt: &synced, At: at(12)}, true)
+	update(driver.ConnectionUpdateParams{Generation: 2, SyncedAt: &synced, At: at(12)}, true)
 	want.TemplatesSyncedAt, want.TemplateSyncError, want.UpdatedAt = &synced, "", at(12)
 	wantConnection(t, s, "successful sync (state kept, error cleared)", want)
 
-	update(messaging.ConnectionUpdateParams{Generation: 2, SyncError: "graph down", At: at(13)}, true)
+	update(driver.ConnectionUpdateParams{Generation: 2, SyncError: "graph down", At: at(13)}, true)
 	want.TemplateSyncError, want.UpdatedAt = "graph down", at(13)
 	wantConnection(t, s, "failed sync (synced time kept)", want)
 
 	synced2 := at(14)
-	update(messaging.ConnectionUpdateParams{Generation: 2, SyncedAt: &synced2, Status: messaging.ConnectionConnected, At: at(14)}, true)
-	want.TemplatesSyncedAt, want.TemplateSyncError, want.Status, want.StatusReason, want.UpdatedAt = &synced2, "", messaging.ConnectionConnected, "", at(14)
+	update(driver.ConnectionUpdateParams{Generation: 2, SyncedAt: &synced2, Status: record.ConnectionConnected, At: at(14)}, true)
+	want.TemplatesSyncedAt, want.TemplateSyncError, want.Status, want.StatusReason, want.UpdatedAt = &synced2, "", record.ConnectionConnected, "", at(14)
 	wantConnection(t, s, "sync and state together", want)
 	kept := synced2
 	want.TemplatesSyncedAt = &kept
@@ -266,19 +269,19 @@ func testConnectionUpdate(t *testing.T, s messaging.Store) {
 	wantConnection(t, s, "after the caller changed its SyncedAt", want)
 
 	// A late verdict never revives a disconnected connection.
-	if err := s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "a", Channel: "whatsapp", Connected: false, At: at(15)}); err != nil {
+	if err := s.WorkspaceSetChannel(ctx, &driver.ChannelParams{WorkspaceID: "a", Channel: "whatsapp", Connected: false, At: at(15)}); err != nil {
 		t.Fatal(err)
 	}
-	update(messaging.ConnectionUpdateParams{Generation: 2, Status: messaging.ConnectionError, StatusReason: "late", At: at(16)}, false)
+	update(driver.ConnectionUpdateParams{Generation: 2, Status: record.ConnectionError, StatusReason: "late", At: at(16)}, false)
 	c, err := s.ConnectionGet(ctx, "a", "whatsapp")
-	if err != nil || c.Status != messaging.ConnectionDisconnected {
+	if err != nil || c.Status != record.ConnectionDisconnected {
 		t.Errorf("after a late verdict on a disconnected connection: %+v, %v; want disconnected", c, err)
 	}
 }
 
 // testConnectionPutConcurrent: workspaces putting the same WABA id at the
 // same time: exactly one gets it.
-func testConnectionPutConcurrent(t *testing.T, s messaging.Store) {
+func testConnectionPutConcurrent(t *testing.T, s driver.Store) {
 	const n = 8
 	for i := range n {
 		mustWorkspace(t, s, fmt.Sprintf("w%d", i))
@@ -302,7 +305,7 @@ func testConnectionPutConcurrent(t *testing.T, s messaging.Store) {
 			t.Errorf("put %d: %v, want nil or ErrConflict", i, err)
 		}
 	}
-	cs, err := s.ConnectionList(context.Background(), &messaging.ConnectionListParams{WABAID: "WSAME"})
+	cs, err := s.ConnectionList(context.Background(), &driver.ConnectionListParams{WABAID: "WSAME"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,14 +317,14 @@ func testConnectionPutConcurrent(t *testing.T, s messaging.Store) {
 // testTemplateUpdateDelete: an update replaces a template in one of the
 // states it names (CreatedAt kept), refuses a name and language of another
 // template; a delete removes it.
-func testTemplateUpdateDelete(t *testing.T, s messaging.Store) {
+func testTemplateUpdateDelete(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
-	t1 := &messaging.Template{ID: "tpl_1", WorkspaceID: "a", Name: "welcome", Language: "en", Category: messaging.CategoryUtility,
-		Status: messaging.TemplateDraft, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}"}}, CreatedAt: at(1), UpdatedAt: at(1)}
-	t2 := &messaging.Template{ID: "tpl_2", WorkspaceID: "a", Name: "promo", Language: "en", Category: messaging.CategoryMarketing,
-		Status: messaging.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Sale"}},
+	t1 := &messaging.Template{ID: "tpl_1", WorkspaceID: "a", Name: "welcome", Language: "en", Category: record.CategoryUtility,
+		Status: record.TemplateDraft, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi {{1}}"}}, CreatedAt: at(1), UpdatedAt: at(1)}
+	t2 := &messaging.Template{ID: "tpl_2", WorkspaceID: "a", Name: "promo", Language: "en", Category: record.CategoryMarketing,
+		Status: record.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Sale"}},
 		Quality: "GREEN", ProviderTemplateID: "1234567", CreatedAt: at(2), UpdatedAt: at(2)}
 	for _, tp := range []*messaging.Template{t1, t2} {
 		if err := s.TemplateCreate(ctx, tp); err != nil {
@@ -340,49 +343,49 @@ func testTemplateUpdateDelete(t *testing.T, s messaging.Store) {
 	}
 	wantTemplate("created with provider id and quality", t2)
 
-	upd := &messaging.Template{ID: "tpl_1", WorkspaceID: "a", Name: "welcome_v2", Language: "sw", Category: messaging.CategoryMarketing,
-		Status: messaging.TemplatePending, StatusReason: "submitted",
+	upd := &messaging.Template{ID: "tpl_1", WorkspaceID: "a", Name: "welcome_v2", Language: "sw", Category: record.CategoryMarketing,
+		Status: record.TemplatePending, StatusReason: "submitted",
 		Components: []messaging.TemplateComponent{{Type: "HEADER", Format: "TEXT", Text: "Karibu"}, {Type: "BODY", Text: "Habari {{1}}"}},
 		Quality:    "YELLOW", ProviderTemplateID: "987654", CreatedAt: at(90), UpdatedAt: at(5)}
-	if err := s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: upd, From: []string{messaging.TemplateDraft}}); err != nil {
+	if err := s.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: upd, From: []string{record.TemplateDraft}}); err != nil {
 		t.Fatal(err)
 	}
 	want := *upd
 	want.CreatedAt = at(1)
 	wantTemplate("updated", &want)
-	got, err := s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "a", Name: "welcome_v2", Language: "sw"})
+	got, err := s.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: "a", Name: "welcome_v2", Language: "sw"})
 	if err != nil || got.ID != "tpl_1" || got.ProviderTemplateID != "987654" || got.Quality != "YELLOW" {
 		t.Errorf("TemplateGetByName after the update: %+v, %v", got, err)
 	}
 
 	again := want
 	again.Name, again.UpdatedAt = "welcome_v3", at(6)
-	wantErr(t, "update from a state not in From", s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &again,
-		From: []string{messaging.TemplateDraft}}), messaging.ErrStale)
+	wantErr(t, "update from a state not in From", s.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &again,
+		From: []string{record.TemplateDraft}}), driver.ErrStale)
 	wantTemplate("after the stale update", &want)
 	clash := want
 	clash.Name, clash.Language = "promo", "en"
-	wantErr(t, "update to another template's name and language", s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &clash,
-		From: []string{messaging.TemplatePending}}), messaging.ErrConflict)
+	wantErr(t, "update to another template's name and language", s.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &clash,
+		From: []string{record.TemplatePending}}), messaging.ErrConflict)
 	wantTemplate("after the refused update", &want)
 	other := want
 	other.WorkspaceID = "b"
-	wantErr(t, "update of another workspace's template", s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &other,
-		From: []string{messaging.TemplatePending}}), messaging.ErrNotFound)
+	wantErr(t, "update of another workspace's template", s.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &other,
+		From: []string{record.TemplatePending}}), messaging.ErrNotFound)
 	missing := want
 	missing.ID = "tpl_9"
-	wantErr(t, "update of a missing template", s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &missing,
-		From: []string{messaging.TemplatePending}}), messaging.ErrNotFound)
+	wantErr(t, "update of a missing template", s.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &missing,
+		From: []string{record.TemplatePending}}), messaging.ErrNotFound)
 	wantTemplate("after the updates of other templates", &want)
 	// An update that keeps the name and language does not clash with
 	// itself.
-	want.Status, want.Quality, want.UpdatedAt = messaging.TemplateApproved, "RED", at(7)
-	if err := s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &want, From: []string{messaging.TemplatePending}}); err != nil {
+	want.Status, want.Quality, want.UpdatedAt = record.TemplateApproved, "RED", at(7)
+	if err := s.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &want, From: []string{record.TemplatePending}}); err != nil {
 		t.Fatalf("update keeping the name and language: %v", err)
 	}
 	wantTemplate("updated again", &want)
 
-	all, err := s.TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "a"})
+	all, err := s.TemplateList(ctx, &driver.TemplateListParams{WorkspaceID: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,11 +411,11 @@ func testTemplateUpdateDelete(t *testing.T, s messaging.Store) {
 
 // testLeases: a lease is taken when free or expired, renewed by its owner,
 // refused to others while it runs.
-func testLeases(t *testing.T, s messaging.Store) {
+func testLeases(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	acquire := func(name, owner string, now, until int, want bool) {
 		t.Helper()
-		ok, err := s.LeaseAcquire(ctx, &messaging.LeaseParams{Name: name, Owner: owner, Now: at(now), Until: at(until)})
+		ok, err := s.LeaseAcquire(ctx, &driver.LeaseParams{Name: name, Owner: owner, Now: at(now), Until: at(until)})
 		if err != nil {
 			t.Fatalf("LeaseAcquire(%s, %s, %d): %v", name, owner, now, err)
 		}
@@ -433,7 +436,7 @@ func testLeases(t *testing.T, s messaging.Store) {
 
 // testLeaseConcurrent: owners taking one free lease at the same time:
 // exactly one holds it.
-func testLeaseConcurrent(t *testing.T, s messaging.Store) {
+func testLeaseConcurrent(t *testing.T, s driver.Store) {
 	const owners = 8
 	for round := range 5 {
 		name := fmt.Sprintf("lease-%d", round)
@@ -446,7 +449,7 @@ func testLeaseConcurrent(t *testing.T, s messaging.Store) {
 			go func() {
 				defer wg.Done()
 				<-start
-				ok, err := s.LeaseAcquire(context.Background(), &messaging.LeaseParams{Name: name, Owner: fmt.Sprintf("h%d", i), Now: at(0), Until: at(60)})
+				ok, err := s.LeaseAcquire(context.Background(), &driver.LeaseParams{Name: name, Owner: fmt.Sprintf("h%d", i), Now: at(0), Until: at(60)})
 				if err != nil {
 					t.Errorf("LeaseAcquire: %v", err)
 				}
@@ -470,14 +473,14 @@ func testLeaseConcurrent(t *testing.T, s messaging.Store) {
 // unverified claim or connection in error, which are superseded and
 // returned; a connected, verified one is never taken; ConnectionVerified
 // applies only to the generation it names.
-func testConnectionClaims(t *testing.T, s messaging.Store) {
+func testConnectionClaims(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	for _, ws := range []string{"a", "b", "c", "d"} {
 		mustWorkspace(t, s, ws)
 	}
 	pending := func(ws, account, waba string, sec int) *messaging.ChannelConnection {
 		c := connection(ws, "whatsapp", account, waba, sec)
-		c.Status, c.StatusReason, c.VerifiedAt = messaging.ConnectionPending, "provider unreachable", nil
+		c.Status, c.StatusReason, c.VerifiedAt = record.ConnectionPending, "provider unreachable", nil
 		return c
 	}
 	// Two unverified claims of one account: neither reserves it, neither
@@ -497,7 +500,7 @@ func testConnectionClaims(t *testing.T, s messaging.Store) {
 	}
 	wantA, wantB := pending("a", "700", "W7", 1), pending("b", "700", "W7", 2)
 	for _, w := range []*messaging.ChannelConnection{wantA, wantB} {
-		w.Generation, w.Status, w.StatusReason, w.UpdatedAt = 1, messaging.ConnectionError, messaging.ReasonSuperseded, at(3)
+		w.Generation, w.Status, w.StatusReason, w.UpdatedAt = 1, record.ConnectionError, record.ReasonSuperseded, at(3)
 	}
 	if d := cmp.Diff([]*messaging.ChannelConnection{wantA, wantB}, sup); d != "" {
 		t.Errorf("superseded by the verified put (-want +got):\n%s", d)
@@ -508,7 +511,7 @@ func testConnectionClaims(t *testing.T, s messaging.Store) {
 
 	// a's credentials are proven later: c holds the account, connected,
 	// so a's verification is a conflict and changes nothing.
-	_, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "a", Channel: "whatsapp", Generation: 1, At: at(4)})
+	_, err = s.ConnectionVerified(ctx, &driver.ConnectionVerifiedParams{WorkspaceID: "a", Channel: "whatsapp", Generation: 1, At: at(4)})
 	wantErr(t, "verifying an account another workspace holds", err, messaging.ErrConflict)
 	wantConnection(t, s, "a after the refused verification", wantA)
 	wantChannels(t, s, "a")
@@ -518,58 +521,58 @@ func testConnectionClaims(t *testing.T, s messaging.Store) {
 	wantErr(t, "the refused put stored nothing", err, messaging.ErrNotFound)
 
 	// A verification names its generation and a live connection.
-	_, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 2, At: at(5)})
-	wantErr(t, "verifying another generation", err, messaging.ErrStale)
-	_, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "d", Channel: "messenger", Generation: 1, At: at(5)})
+	_, err = s.ConnectionVerified(ctx, &driver.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 2, At: at(5)})
+	wantErr(t, "verifying another generation", err, driver.ErrStale)
+	_, err = s.ConnectionVerified(ctx, &driver.ConnectionVerifiedParams{WorkspaceID: "d", Channel: "messenger", Generation: 1, At: at(5)})
 	wantErr(t, "verifying a missing connection", err, messaging.ErrNotFound)
 
 	// c's token is refused (error): it keeps the account until another
 	// workspace proves control; b's verification then takes it, with the
 	// provider's display number, and supersedes c (a, superseded already,
 	// is left as it is).
-	if ok, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "c", Channel: "whatsapp", Generation: 1,
-		Status: messaging.ConnectionError, StatusReason: "[190] expired", At: at(6)}); !ok || err != nil {
+	if ok, err := s.ConnectionUpdate(ctx, &driver.ConnectionUpdateParams{WorkspaceID: "c", Channel: "whatsapp", Generation: 1,
+		Status: record.ConnectionError, StatusReason: "[190] expired", At: at(6)}); !ok || err != nil {
 		t.Fatalf("ConnectionUpdate of c: %v, %v", ok, err)
 	}
-	if ws, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{Channel: "whatsapp", AccountID: "700"}); err != nil || len(holders(ws)) != 1 || holders(ws)[0] != "c" {
+	if ws, err := s.ConnectionList(ctx, &driver.ConnectionListParams{Channel: "whatsapp", AccountID: "700"}); err != nil || len(holders(ws)) != 1 || holders(ws)[0] != "c" {
 		t.Errorf("holders after c's error: %v, %v; want [c]", holders(ws), err)
 	}
-	sup, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+	sup, err = s.ConnectionVerified(ctx, &driver.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
 		DisplayPhoneNumber: "+254700000999", At: at(7)})
 	if err != nil {
 		t.Fatalf("ConnectionVerified of b: %v", err)
 	}
 	wantC := connection("c", "whatsapp", "700", "W7", 3)
-	wantC.Generation, wantC.Status, wantC.StatusReason, wantC.VerifiedAt, wantC.UpdatedAt = 1, messaging.ConnectionError, messaging.ReasonSuperseded, nil, at(7)
+	wantC.Generation, wantC.Status, wantC.StatusReason, wantC.VerifiedAt, wantC.UpdatedAt = 1, record.ConnectionError, record.ReasonSuperseded, nil, at(7)
 	if d := cmp.Diff([]*messaging.ChannelConnection{wantC}, sup); d != "" {
 		t.Errorf("superseded by b's verification (-want +got):\n%s", d)
 	}
 	verified := at(7)
-	wantB.Status, wantB.StatusReason, wantB.VerifiedAt, wantB.UpdatedAt, wantB.DisplayPhoneNumber = messaging.ConnectionConnected, "", &verified, at(7), "+254700000999"
+	wantB.Status, wantB.StatusReason, wantB.VerifiedAt, wantB.UpdatedAt, wantB.DisplayPhoneNumber = record.ConnectionConnected, "", &verified, at(7), "+254700000999"
 	wantConnection(t, s, "b after its verification", wantB)
 	wantConnection(t, s, "a left as it was", wantA)
 	wantChannels(t, s, "b", "whatsapp")
 	wantChannels(t, s, "c")
-	if ws, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{Channel: "whatsapp", AccountID: "700"}); err != nil || len(holders(ws)) != 1 || holders(ws)[0] != "b" {
+	if ws, err := s.ConnectionList(ctx, &driver.ConnectionListParams{Channel: "whatsapp", AccountID: "700"}); err != nil || len(holders(ws)) != 1 || holders(ws)[0] != "b" {
 		t.Errorf("holders after b's verification: %v, %v; want [b]", holders(ws), err)
 	}
 	// A verdict read from another state changes nothing: ConnectionUpdate
 	// and ConnectionVerified name the status (and reason) they expect.
-	if ok, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
-		Status: messaging.ConnectionError, StatusReason: "late", FromStatus: messaging.ConnectionPending, FromReason: "provider unreachable", At: at(8)}); ok || err != nil {
+	if ok, err := s.ConnectionUpdate(ctx, &driver.ConnectionUpdateParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+		Status: record.ConnectionError, StatusReason: "late", FromStatus: record.ConnectionPending, FromReason: "provider unreachable", At: at(8)}); ok || err != nil {
 		t.Errorf("ConnectionUpdate from a status b no longer has: %v, %v; want false, nil", ok, err)
 	}
-	if ok, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
-		Status: messaging.ConnectionError, StatusReason: "late", FromStatus: messaging.ConnectionConnected, FromReason: "other", At: at(8)}); ok || err != nil {
+	if ok, err := s.ConnectionUpdate(ctx, &driver.ConnectionUpdateParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+		Status: record.ConnectionError, StatusReason: "late", FromStatus: record.ConnectionConnected, FromReason: "other", At: at(8)}); ok || err != nil {
 		t.Errorf("ConnectionUpdate from a reason b no longer has: %v, %v; want false, nil", ok, err)
 	}
-	_, err = s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
-		FromStatus: messaging.ConnectionPending, At: at(8)})
-	wantErr(t, "ConnectionVerified from a status b no longer has", err, messaging.ErrStale)
+	_, err = s.ConnectionVerified(ctx, &driver.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+		FromStatus: record.ConnectionPending, At: at(8)})
+	wantErr(t, "ConnectionVerified from a status b no longer has", err, driver.ErrStale)
 	wantConnection(t, s, "b after verdicts on an older state", wantB)
 	// Verifying the holder again keeps it and supersedes nothing.
-	if sup, err := s.ConnectionVerified(ctx, &messaging.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
-		FromStatus: messaging.ConnectionConnected, At: at(8)}); err != nil || len(sup) != 0 {
+	if sup, err := s.ConnectionVerified(ctx, &driver.ConnectionVerifiedParams{WorkspaceID: "b", Channel: "whatsapp", Generation: 1,
+		FromStatus: record.ConnectionConnected, At: at(8)}); err != nil || len(sup) != 0 {
 		t.Errorf("verifying the holder again: %v, %v; want none, nil", sup, err)
 	}
 	// An unverified put replaces b's proven credentials: b no longer holds

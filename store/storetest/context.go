@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -48,11 +51,11 @@ type storeState struct {
 	MessageByIdem   *messaging.Message
 	MessageByProvID *messaging.Message
 	Connections     []*messaging.ChannelConnection
-	Session         *messaging.StoredSession
+	Session         *driver.StoredSession
 	NewSession      bool
 }
 
-func readState(t *testing.T, s messaging.Store) storeState {
+func readState(t *testing.T, s driver.Store) storeState {
 	t.Helper()
 	ctx := context.Background()
 	var st storeState
@@ -76,9 +79,9 @@ func readState(t *testing.T, s messaging.Store) storeState {
 	st.NewWorkspace = exists("WorkspaceGet(b)", err)
 	st.Keys, err = s.APIKeyList(ctx, "a")
 	check("APIKeyList", err)
-	st.Contacts, _, err = s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Limit: 100})
+	st.Contacts, _, err = s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "a", Limit: 100})
 	check("ContactList", err)
-	st.Templates, err = s.TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "a"})
+	st.Templates, err = s.TemplateList(ctx, &driver.TemplateListParams{WorkspaceID: "a"})
 	check("TemplateList", err)
 	st.Message, err = s.MessageGet(ctx, "a", "msg_1")
 	check("MessageGet", err)
@@ -87,14 +90,14 @@ func readState(t *testing.T, s messaging.Store) storeState {
 	st.Endpoints, err = s.WebhookEndpointList(ctx, "a")
 	check("WebhookEndpointList", err)
 	if len(st.Endpoints) > 0 {
-		st.Deliveries, err = s.WebhookDeliveryList(ctx, &messaging.WebhookDeliveryListParams{WorkspaceID: "a", EndpointID: st.Endpoints[0].ID, Limit: 100})
+		st.Deliveries, err = s.WebhookDeliveryList(ctx, &driver.WebhookDeliveryListParams{WorkspaceID: "a", EndpointID: st.Endpoints[0].ID, Limit: 100})
 		check("WebhookDeliveryList", err)
 	}
 	st.MessageByIdem, err = s.MessageGetByIdempotencyKey(ctx, "a", "idem-1")
 	check("MessageGetByIdempotencyKey", err)
 	st.MessageByProvID, err = s.MessageGetByProviderID(ctx, "wamid.2")
 	check("MessageGetByProviderID", err)
-	st.Connections, err = s.ConnectionList(ctx, &messaging.ConnectionListParams{})
+	st.Connections, err = s.ConnectionList(ctx, &driver.ConnectionListParams{})
 	check("ConnectionList", err)
 	st.Session, err = s.SessionGet(ctx, sessionHash(1))
 	check("SessionGet", err)
@@ -106,7 +109,7 @@ func readState(t *testing.T, s messaging.Store) storeState {
 // testContextCanceled calls every method of messaging.Store with a
 // cancelled context: each returns context.Canceled, and none of the writes
 // (claims, records and takes included) changes anything.
-func testContextCanceled(t *testing.T, s messaging.Store) {
+func testContextCanceled(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a", "whatsapp")
 	exp := at(3600)
@@ -136,7 +139,7 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		t.Fatal(err)
 	}
 	statusChange(t, s, "a", "msg_2", messaging.StatusSent, messaging.StatusDelivered, "evt_1", 2)
-	ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h1", Now: at(10), Lease: time.Minute, Limit: 10})
+	ds, err := s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "h1", Now: at(10), Lease: time.Minute, Limit: 10})
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("WebhookClaim: %d deliveries, error %v; want 1", len(ds), err)
 	}
@@ -144,7 +147,7 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 	save(t, s, report("wamid.9", messaging.StatusDelivered, 5), 0, 10)
 	mustPut(t, s, connection("a", "whatsapp", "111", "W1", 1))
 	mustSession(t, s, storedSession(1, 60, "a"))
-	if ok, err := s.LeaseAcquire(ctx, &messaging.LeaseParams{Name: "sync", Owner: "h1", Now: at(0), Until: at(60)}); !ok || err != nil {
+	if ok, err := s.LeaseAcquire(ctx, &driver.LeaseParams{Name: "sync", Owner: "h1", Now: at(0), Until: at(60)}); !ok || err != nil {
 		t.Fatalf("LeaseAcquire: %v, %v", ok, err)
 	}
 
@@ -159,11 +162,11 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		}},
 		{"WorkspaceGet", func(ctx context.Context) error { return ws(ctx, "a") }},
 		{"WorkspaceList", func(ctx context.Context) error {
-			_, err := s.WorkspaceList(ctx, &messaging.WorkspaceListParams{Limit: 10})
+			_, err := s.WorkspaceList(ctx, &driver.WorkspaceListParams{Limit: 10})
 			return err
 		}},
 		{"WorkspaceSetChannel", func(ctx context.Context) error {
-			return s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "a", Channel: "messenger", Connected: true, At: at(3)})
+			return s.WorkspaceSetChannel(ctx, &driver.ChannelParams{WorkspaceID: "a", Channel: "messenger", Connected: true, At: at(3)})
 		}},
 		{"APIKeyCreate", func(ctx context.Context) error {
 			return s.APIKeyCreate(ctx, &messaging.APIKey{ID: "key_2", WorkspaceID: "a", Prefix: "mk_abcdefgh_", Hash: []byte("hash-2"), Scopes: []string{}, CreatedAt: at(3)})
@@ -171,13 +174,13 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		{"APIKeysByPrefix", func(ctx context.Context) error { _, err := s.APIKeysByPrefix(ctx, "mk_abcdefgh_"); return err }},
 		{"APIKeyList", func(ctx context.Context) error { _, err := s.APIKeyList(ctx, "a"); return err }},
 		{"APIKeyRevoke", func(ctx context.Context) error {
-			return s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_1", At: at(3)})
+			return s.APIKeyRevoke(ctx, &driver.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_1", At: at(3)})
 		}},
 		{"APIKeyUpdate", func(ctx context.Context) error {
-			return s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}})
+			return s.APIKeyUpdate(ctx, &driver.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}})
 		}},
 		{"APIKeyTouch", func(ctx context.Context) error {
-			return s.APIKeyTouch(ctx, &messaging.APIKeyTouchParams{WorkspaceID: "a", ID: "key_1", At: at(3)})
+			return s.APIKeyTouch(ctx, &driver.APIKeyTouchParams{WorkspaceID: "a", ID: "key_1", At: at(3)})
 		}},
 		{"ContactCreate", func(ctx context.Context) error {
 			return s.ContactCreate(ctx, contact("a", "ct_2", 3, "Baraka", "Mwangi", "+254712000002", "baraka@example.com"))
@@ -186,10 +189,10 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		{"ContactUpdate", func(ctx context.Context) error {
 			c := contact("a", "ct_1", 1, "Amina", "Wanjiru", "+254712000001", "amina@example.com")
 			c.Version, c.UpdatedAt = 2, at(3)
-			return s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: c, PrevVersion: 1})
+			return s.ContactUpdate(ctx, &driver.ContactReplaceParams{Contact: c, PrevVersion: 1})
 		}},
 		{"ContactList", func(ctx context.Context) error {
-			_, _, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Search: "ami", Limit: 10})
+			_, _, err := s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "a", Search: "ami", Limit: 10})
 			return err
 		}},
 		{"TemplateCreate", func(ctx context.Context) error {
@@ -199,21 +202,21 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		}},
 		{"TemplateGet", func(ctx context.Context) error { _, err := s.TemplateGet(ctx, "a", "tpl_1"); return err }},
 		{"TemplateGetByName", func(ctx context.Context) error {
-			_, err := s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "a", Name: "order_shipped", Language: "en"})
+			_, err := s.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: "a", Name: "order_shipped", Language: "en"})
 			return err
 		}},
 		{"TemplateList", func(ctx context.Context) error {
-			_, err := s.TemplateList(ctx, &messaging.TemplateListParams{WorkspaceID: "a"})
+			_, err := s.TemplateList(ctx, &driver.TemplateListParams{WorkspaceID: "a"})
 			return err
 		}},
 		{"TemplateSetStatus", func(ctx context.Context) error {
-			_, err := s.TemplateSetStatus(ctx, &messaging.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_1", From: []string{"pending"}, To: "approved", At: at(3)})
+			_, err := s.TemplateSetStatus(ctx, &driver.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_1", From: []string{"pending"}, To: "approved", At: at(3)})
 			return err
 		}},
 		{"TemplateUpdate", func(ctx context.Context) error {
 			t2 := *tpl
 			t2.Name, t2.ProviderTemplateID, t2.UpdatedAt = "order_sent", "123", at(3)
-			return s.TemplateUpdate(ctx, &messaging.TemplateUpdateParams{Template: &t2, From: []string{"pending"}})
+			return s.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &t2, From: []string{"pending"}})
 		}},
 		{"TemplateDelete", func(ctx context.Context) error { return s.TemplateDelete(ctx, "a", "tpl_1") }},
 		{"ConnectionPut", func(ctx context.Context) error {
@@ -224,16 +227,16 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		}},
 		{"ConnectionGet", func(ctx context.Context) error { _, err := s.ConnectionGet(ctx, "a", "whatsapp"); return err }},
 		{"ConnectionList", func(ctx context.Context) error {
-			_, err := s.ConnectionList(ctx, &messaging.ConnectionListParams{})
+			_, err := s.ConnectionList(ctx, &driver.ConnectionListParams{})
 			return err
 		}},
 		{"ConnectionUpdate", func(ctx context.Context) error {
-			_, err := s.ConnectionUpdate(ctx, &messaging.ConnectionUpdateParams{WorkspaceID: "a", Channel: "whatsapp", Generation: 1,
-				Status: messaging.ConnectionError, StatusReason: "expired", At: at(3)})
+			_, err := s.ConnectionUpdate(ctx, &driver.ConnectionUpdateParams{WorkspaceID: "a", Channel: "whatsapp", Generation: 1,
+				Status: record.ConnectionError, StatusReason: "expired", At: at(3)})
 			return err
 		}},
 		{"LeaseAcquire", func(ctx context.Context) error {
-			_, err := s.LeaseAcquire(ctx, &messaging.LeaseParams{Name: "sync", Owner: "h2", Now: later, Until: at(200)})
+			_, err := s.LeaseAcquire(ctx, &driver.LeaseParams{Name: "sync", Owner: "h2", Now: later, Until: at(200)})
 			return err
 		}},
 		{"MessageCreate", func(ctx context.Context) error {
@@ -247,25 +250,25 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		}},
 		{"MessageGetByProviderID", func(ctx context.Context) error { _, err := s.MessageGetByProviderID(ctx, "wamid.2"); return err }},
 		{"MessageUpdateStatuses", func(ctx context.Context) error {
-			_, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
+			_, _, err := updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
 				From: []string{messaging.StatusQueued}, To: messaging.StatusSent, ProviderMessageID: "wamid.1", At: at(3),
 				Event: statusEvent("a", "msg_1", messaging.StatusQueued, messaging.StatusSent, "evt_2", 3)})
 			return err
 		}},
 		{"MessageClaim", func(ctx context.Context) error {
-			_, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "x", Now: later, Lease: time.Minute, Limit: 10})
+			_, err := s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "x", Now: later, Lease: time.Minute, Limit: 10})
 			return err
 		}},
 		{"MessageRelease", func(ctx context.Context) error {
-			_, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_1", DueAt: at(3)})
+			_, err := s.MessageRelease(ctx, &driver.MessageReleaseParams{WorkspaceID: "a", ID: "msg_1", DueAt: at(3)})
 			return err
 		}},
 		{"PendingReportSave", func(ctx context.Context) error {
-			_, err := s.PendingReportSave(ctx, &messaging.PendingReportSaveParams{Report: report("wamid.9", messaging.StatusRead, 6), NotBefore: at(0), Limit: 10})
+			_, err := s.PendingReportSave(ctx, &driver.PendingReportSaveParams{Report: report("wamid.9", messaging.StatusRead, 6), NotBefore: at(0), Limit: 10})
 			return err
 		}},
 		{"PendingReportTake", func(ctx context.Context) error {
-			_, err := s.PendingReportTake(ctx, &messaging.PendingReportTakeParams{ProviderMessageID: "wamid.9", NotBefore: at(0)})
+			_, err := s.PendingReportTake(ctx, &driver.PendingReportTakeParams{ProviderMessageID: "wamid.9", NotBefore: at(0)})
 			return err
 		}},
 		{"WebhookEndpointCreate", func(ctx context.Context) error { return s.WebhookEndpointCreate(ctx, endpoint("a", "we_2", 3)) }},
@@ -273,30 +276,30 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		{"WebhookEndpointGet", func(ctx context.Context) error { _, err := s.WebhookEndpointGet(ctx, "a", "we_1"); return err }},
 		{"WebhookEndpointUpdate", func(ctx context.Context) error {
 			off := false
-			_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", SecretSealed: []byte("sealed-new"), Enabled: &off, At: at(3)})
+			_, err := s.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_1", SecretSealed: []byte("sealed-new"), Enabled: &off, At: at(3)})
 			return err
 		}},
 		{"WebhookDeliveryList", func(ctx context.Context) error {
-			_, err := s.WebhookDeliveryList(ctx, &messaging.WebhookDeliveryListParams{WorkspaceID: "a", EndpointID: "we_1", Limit: 10})
+			_, err := s.WebhookDeliveryList(ctx, &driver.WebhookDeliveryListParams{WorkspaceID: "a", EndpointID: "we_1", Limit: 10})
 			return err
 		}},
 		{"WebhookRedeliver", func(ctx context.Context) error {
-			_, err := s.WebhookRedeliver(ctx, &messaging.WebhookRedeliverParams{WorkspaceID: "a", EndpointID: "we_1", ID: d.ID, Now: later})
+			_, err := s.WebhookRedeliver(ctx, &driver.WebhookRedeliverParams{WorkspaceID: "a", EndpointID: "we_1", ID: d.ID, Now: later})
 			return err
 		}},
 		{"WebhookEndpointDelete", func(ctx context.Context) error { return s.WebhookEndpointDelete(ctx, "a", "we_1") }},
 		{"WebhookClaim", func(ctx context.Context) error {
-			_, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "x", Now: later, Lease: time.Minute, Limit: 10})
+			_, err := s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "x", Now: later, Lease: time.Minute, Limit: 10})
 			return err
 		}},
 		{"WebhookRecord", func(ctx context.Context) error {
-			return s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d.ID, Owner: "h1", State: messaging.DeliveryDelivered, LastStatus: 200, At: at(11)})
+			return s.WebhookRecord(ctx, &driver.WebhookRecordParams{ID: d.ID, Owner: "h1", State: record.DeliveryDelivered, LastStatus: 200, At: at(11)})
 		}},
 		{"SessionCreate", func(ctx context.Context) error { return s.SessionCreate(ctx, storedSession(2, 60)) }},
 		{"SessionGet", func(ctx context.Context) error { _, err := s.SessionGet(ctx, sessionHash(1)); return err }},
 		{"SessionDelete", func(ctx context.Context) error { return s.SessionDelete(ctx, sessionHash(1)) }},
 		{"SessionSweep", func(ctx context.Context) error {
-			_, err := s.SessionSweep(ctx, &messaging.SessionSweepParams{Before: later, Limit: 10})
+			_, err := s.SessionSweep(ctx, &driver.SessionSweepParams{Before: later, Limit: 10})
 			return err
 		}},
 	})
@@ -305,20 +308,20 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 		t.Errorf("calls with a cancelled context changed the store (-before +after):\n%s", diff)
 	}
 	// Had the cancelled take of the expired lease counted, h2 would hold it.
-	if ok, err := s.LeaseAcquire(ctx, &messaging.LeaseParams{Name: "sync", Owner: "h3", Now: later, Until: at(200)}); !ok || err != nil {
+	if ok, err := s.LeaseAcquire(ctx, &driver.LeaseParams{Name: "sync", Owner: "h3", Now: later, Until: at(200)}); !ok || err != nil {
 		t.Errorf("LeaseAcquire after a cancelled one: %v, %v; want the expired lease taken", ok, err)
 	}
 	if got := take(t, s, "wamid.9", 0); len(got) != 1 || got[0].Status != messaging.StatusDelivered {
 		t.Errorf("pending reports after a cancelled save and take: %+v; want the one saved before", got)
 	}
-	ms, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "h2", Now: later, Lease: time.Minute, Limit: 10})
+	ms, err := s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "h2", Now: later, Lease: time.Minute, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(ms) != 1 || ms[0].ID != "msg_1" || ms[0].Attempts != 1 {
 		t.Errorf("claim after a cancelled claim: %+v; want msg_1 on its first attempt", ms)
 	}
-	ds, err = s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h2", Now: later, Lease: time.Minute, Limit: 10})
+	ds, err = s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "h2", Now: later, Lease: time.Minute, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +332,7 @@ func testContextCanceled(t *testing.T, s messaging.Store) {
 
 // testZeroTimesRoundTrip stores a workspace with a zero CreatedAt and no
 // channels: it reads back with a zero time and an empty, non-nil list.
-func testZeroTimesRoundTrip(t *testing.T, s messaging.Store) {
+func testZeroTimesRoundTrip(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a"}); err != nil {
 		t.Fatal(err)

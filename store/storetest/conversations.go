@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ujumbe/messaging"
@@ -16,7 +18,7 @@ import (
 // time of its newest inbound message (a message created out of order
 // never moves either back), by id, after a cursor, and never another
 // workspace's.
-func testConversationList(t *testing.T, s messaging.Store) {
+func testConversationList(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -76,7 +78,7 @@ func testConversationList(t *testing.T, s messaging.Store) {
 		{"conv_2", "+25470000002", "msg_08", at(3), at(3)},
 	}
 	all[0].To = "+254712345678"
-	got, err := s.ConversationList(ctx, &messaging.ConversationListParams{WorkspaceID: "a", Limit: 10})
+	got, err := s.ConversationList(ctx, &driver.ConversationListParams{WorkspaceID: "a", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func testConversationList(t *testing.T, s messaging.Store) {
 		t.Errorf("last message not read whole: %+v", got[0].LastMessage)
 	}
 	for i := range all {
-		got, err := s.ConversationList(ctx, &messaging.ConversationListParams{WorkspaceID: "a", BeforeAt: all[i].LastAt, BeforeID: all[i].ID, Limit: 2})
+		got, err := s.ConversationList(ctx, &driver.ConversationListParams{WorkspaceID: "a", BeforeAt: all[i].LastAt, BeforeID: all[i].ID, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,14 +98,14 @@ func testConversationList(t *testing.T, s messaging.Store) {
 			t.Errorf("after %s (-want +got):\n%s", all[i].ID, d)
 		}
 	}
-	one, err := s.ConversationList(ctx, &messaging.ConversationListParams{WorkspaceID: "a", ID: "conv_1", Limit: 1})
+	one, err := s.ConversationList(ctx, &driver.ConversationListParams{WorkspaceID: "a", ID: "conv_1", Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(all[2:3], rows(one)); d != "" {
 		t.Errorf("by id (-want +got):\n%s", d)
 	}
-	for _, p := range []messaging.ConversationListParams{{WorkspaceID: "a", ID: "conv_9", Limit: 1}, {WorkspaceID: "c", Limit: 5}} {
+	for _, p := range []driver.ConversationListParams{{WorkspaceID: "a", ID: "conv_9", Limit: 1}, {WorkspaceID: "c", Limit: 5}} {
 		got, err := s.ConversationList(ctx, &p)
 		if err != nil || len(got) != 0 {
 			t.Errorf("ConversationList(%+v) = %d conversations, %v; want none", p, len(got), err)
@@ -117,13 +119,13 @@ func testConversationList(t *testing.T, s messaging.Store) {
 			t.Fatal(err)
 		}
 	}
-	if got, err := s.ConversationList(ctx, &messaging.ConversationListParams{WorkspaceID: "b", Limit: 3}); err != nil || len(got) != 3 {
+	if got, err := s.ConversationList(ctx, &driver.ConversationListParams{WorkspaceID: "b", Limit: 3}); err != nil || len(got) != 3 {
 		t.Errorf("limit 3: %d conversations, %v", len(got), err)
 	}
 }
 
 // testContactsByPhone: exact phones of the workspace only.
-func testContactsByPhone(t *testing.T, s messaging.Store) {
+func testContactsByPhone(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -139,7 +141,7 @@ func testContactsByPhone(t *testing.T, s messaging.Store) {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.ContactsByPhone(ctx, &messaging.ContactsByPhoneParams{WorkspaceID: "a", Phones: []string{"+254700000002", "+254700000003", "+25470000000", ""}})
+	got, err := s.ContactsByPhone(ctx, &driver.ContactsByPhoneParams{WorkspaceID: "a", Phones: []string{"+254700000002", "+254700000003", "+25470000000", ""}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -28,7 +31,7 @@ func claimIDs(ms []*messaging.Message) []string {
 	return out
 }
 
-func testMessageClaim(t *testing.T, s messaging.Store) {
+func testMessageClaim(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -48,7 +51,7 @@ func testMessageClaim(t *testing.T, s messaging.Store) {
 		t.Fatal(err)
 	}
 
-	got, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w1", Now: at(10), Lease: time.Minute, Limit: 2})
+	got, err := s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w1", Now: at(10), Lease: time.Minute, Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,45 +63,45 @@ func testMessageClaim(t *testing.T, s messaging.Store) {
 			t.Errorf("claimed %s: owner %q attempts %d due %v; want w1, 1, %v", m.ID, m.LeaseOwner, m.Attempts, m.DueAt, at(70))
 		}
 	}
-	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w2", Now: at(10), Lease: time.Minute, Limit: 10})
+	got, _ = s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w2", Now: at(10), Lease: time.Minute, Limit: 10})
 	if d := cmp.Diff([]string{"msg_3"}, claimIDs(got)); d != "" {
 		t.Errorf("second claim sees only unleased due messages (-want +got):\n%s", d)
 	}
 
 	// A released message is due again at its new time, with its error kept.
-	ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_1", Owner: "w1", DueAt: at(20), LastError: "[131000] Something went wrong"})
+	ok, err := s.MessageRelease(ctx, &driver.MessageReleaseParams{WorkspaceID: "a", ID: "msg_1", Owner: "w1", DueAt: at(20), LastError: "[131000] Something went wrong"})
 	if err != nil || !ok {
 		t.Fatalf("release by owner: %v, %v", ok, err)
 	}
-	if ok, _ := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_3", Owner: "w1", DueAt: at(20)}); ok {
+	if ok, _ := s.MessageRelease(ctx, &driver.MessageReleaseParams{WorkspaceID: "a", ID: "msg_3", Owner: "w1", DueAt: at(20)}); ok {
 		t.Error("a worker released a message leased by another")
 	}
-	_, err = s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "b", ID: "msg_1", Owner: "w1", DueAt: at(20)})
+	_, err = s.MessageRelease(ctx, &driver.MessageReleaseParams{WorkspaceID: "b", ID: "msg_1", Owner: "w1", DueAt: at(20)})
 	wantErr(t, "release in other workspace", err, messaging.ErrNotFound)
 	m, _ := s.MessageGet(ctx, "a", "msg_1")
 	if m.LeaseOwner != "" || !m.DueAt.Equal(at(20)) || m.LastError != "[131000] Something went wrong" {
 		t.Errorf("after release: %+v", m)
 	}
-	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w3", Now: at(19), Lease: time.Minute, Limit: 10})
+	got, _ = s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w3", Now: at(19), Lease: time.Minute, Limit: 10})
 	if len(got) != 0 {
 		t.Errorf("claimed %v before their due time", claimIDs(got))
 	}
-	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w3", Now: at(20), Lease: time.Minute, Limit: 10})
+	got, _ = s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w3", Now: at(20), Lease: time.Minute, Limit: 10})
 	if d := cmp.Diff([]string{"msg_1"}, claimIDs(got)); d != "" || got[0].Attempts != 2 {
 		t.Errorf("reclaim after release (-want +got):\n%s attempts=%v", d, got)
 	}
 
 	// An expired lease (the worker died) makes the message claimable again.
-	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w4", Now: at(71), Lease: time.Minute, Limit: 10})
+	got, _ = s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w4", Now: at(71), Lease: time.Minute, Limit: 10})
 	if d := cmp.Diff([]string{"msg_2", "msg_3"}, claimIDs(got)); d != "" {
 		t.Errorf("claim after leases ran out (-want +got):\n%s", d)
 	}
 	// A status change ends the lease and takes the message out of the queue.
-	after, changed, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "b", ID: "msg_2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.2", At: at(72)})
+	after, changed, err := updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "b", ID: "msg_2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.2", At: at(72)})
 	if err != nil || !changed || after.LeaseOwner != "" {
 		t.Fatalf("sent: %+v %v %v", after, changed, err)
 	}
-	got, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w5", Now: at(1000), Lease: time.Minute, Limit: 10})
+	got, _ = s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w5", Now: at(1000), Lease: time.Minute, Limit: 10})
 	if d := cmp.Diff([]string{"msg_1", "msg_3", "msg_9"}, claimIDs(got)); d != "" {
 		t.Errorf("sent messages are never claimed (-want +got):\n%s", d)
 	}
@@ -117,7 +120,7 @@ func testMessageClaim(t *testing.T, s messaging.Store) {
 // begins a hand-over sets UnconfirmedSince when it is not set, a later
 // claim keeps the first mark, a release sets it as told, and a status
 // change clears it.
-func testMessageUnconfirmed(t *testing.T, s messaging.Store) {
+func testMessageUnconfirmed(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	for _, id := range []string{"msg_u1", "msg_u2"} {
@@ -142,7 +145,7 @@ func testMessageUnconfirmed(t *testing.T, s messaging.Store) {
 	if got := unconfirmed("msg_u1"); got != nil {
 		t.Errorf("a new message is marked unconfirmed since %v", got)
 	}
-	claimed, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w1", Now: at(10), Lease: time.Minute, Limit: 10})
+	claimed, err := s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w1", Now: at(10), Lease: time.Minute, Limit: 10})
 	if err != nil || len(claimed) != 2 {
 		t.Fatalf("claim: %d, %v", len(claimed), err)
 	}
@@ -152,7 +155,7 @@ func testMessageUnconfirmed(t *testing.T, s messaging.Store) {
 	}
 	// The lease runs out with no outcome recorded: the next claim keeps the
 	// first mark, so it knows the message may have been sent.
-	claimed, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w2", Now: at(80), Lease: time.Minute, Limit: 10})
+	claimed, _ = s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w2", Now: at(80), Lease: time.Minute, Limit: 10})
 	if len(claimed) != 2 {
 		t.Fatalf("claim after the lease: %d messages", len(claimed))
 	}
@@ -162,37 +165,37 @@ func testMessageUnconfirmed(t *testing.T, s messaging.Store) {
 	// A release waiting for confirmation keeps a mark; one after a refusal
 	// clears it.
 	mark := at(10)
-	if ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u1", Owner: "w2", DueAt: at(310), Unconfirmed: &mark}); err != nil || !ok {
+	if ok, err := s.MessageRelease(ctx, &driver.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u1", Owner: "w2", DueAt: at(310), Unconfirmed: &mark}); err != nil || !ok {
 		t.Fatalf("release keeping the mark: %v, %v", ok, err)
 	}
 	wantMark("released unconfirmed", unconfirmed("msg_u1"), at(10))
 	if m, _ := s.MessageGet(ctx, "a", "msg_u1"); m.Attempts != 2 {
 		t.Errorf("released without Untried: attempts %d, want the two claims", m.Attempts)
 	}
-	if ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u2", Owner: "w2", DueAt: at(90), LastError: "[131000] x"}); err != nil || !ok {
+	if ok, err := s.MessageRelease(ctx, &driver.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u2", Owner: "w2", DueAt: at(90), LastError: "[131000] x"}); err != nil || !ok {
 		t.Fatalf("release clearing the mark: %v, %v", ok, err)
 	}
 	if got := unconfirmed("msg_u2"); got != nil {
 		t.Errorf("released after a refusal: UnconfirmedSince = %v, want none", got)
 	}
-	claimed, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w3", Now: at(90), Lease: time.Minute, Limit: 10})
+	claimed, _ = s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w3", Now: at(90), Lease: time.Minute, Limit: 10})
 	if len(claimed) != 1 || claimed[0].ID != "msg_u2" {
 		t.Fatalf("claim at 90: %v", claimIDs(claimed))
 	}
 	wantMark("a fresh hand-over after a refusal", claimed[0].UnconfirmedSince, at(90))
 	// A claim that handed nothing over gives its attempt back.
-	if ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u2", Owner: "w3", DueAt: at(90), Untried: true}); err != nil || !ok {
+	if ok, err := s.MessageRelease(ctx, &driver.MessageReleaseParams{WorkspaceID: "a", ID: "msg_u2", Owner: "w3", DueAt: at(90), Untried: true}); err != nil || !ok {
 		t.Fatalf("untried release: %v, %v", ok, err)
 	}
 	if m, _ := s.MessageGet(ctx, "a", "msg_u2"); m.Attempts != 2 || m.UnconfirmedSince != nil {
 		t.Errorf("after an untried release: attempts %d (want 2, the third claim taken back), mark %v", m.Attempts, m.UnconfirmedSince)
 	}
-	claimed, _ = s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w3", Now: at(90), Lease: time.Minute, Limit: 10})
+	claimed, _ = s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w3", Now: at(90), Lease: time.Minute, Limit: 10})
 	if len(claimed) != 1 || claimed[0].Attempts != 3 {
 		t.Fatalf("claim again at 90: %v", claimed)
 	}
 	// Recording the outcome clears the mark.
-	after, changed, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_u2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.u2", At: at(91)})
+	after, changed, err := updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "a", ID: "msg_u2", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.u2", At: at(91)})
 	if err != nil || !changed {
 		t.Fatalf("sent: %v %v", changed, err)
 	}
@@ -201,7 +204,7 @@ func testMessageUnconfirmed(t *testing.T, s messaging.Store) {
 	}
 }
 
-func testMessageClaimConcurrent(t *testing.T, s messaging.Store) {
+func testMessageClaimConcurrent(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	const n = 200
@@ -218,7 +221,7 @@ func testMessageClaimConcurrent(t *testing.T, s messaging.Store) {
 		go func() {
 			defer wg.Done()
 			for {
-				got, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: fmt.Sprintf("w%d", w), Now: at(10), Lease: time.Hour, Limit: 7})
+				got, err := s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: fmt.Sprintf("w%d", w), Now: at(10), Lease: time.Hour, Limit: 7})
 				if err != nil {
 					t.Error(err)
 					return
@@ -244,15 +247,15 @@ func endpoint(ws, id string, sec int) *messaging.WebhookEndpoint {
 }
 
 // statusEvent is the event record of a status change of a message.
-func statusEvent(ws, id, from, to, evID string, sec int) *messaging.EventRecord {
-	return &messaging.EventRecord{ID: evID, WorkspaceID: ws, MessageID: id, Type: "message.status_updated",
+func statusEvent(ws, id, from, to, evID string, sec int) *driver.EventRecord {
+	return &driver.EventRecord{ID: evID, WorkspaceID: ws, MessageID: id, Type: "message.status_updated",
 		Payload: []byte(`{"id":"` + evID + `","prev":"` + from + `","now":"` + to + `"}`), CreatedAt: at(sec)}
 }
 
 // statusChange moves a message to status and queues an event for it.
-func statusChange(t *testing.T, s messaging.Store, ws, id, from, to, evID string, sec int) {
+func statusChange(t *testing.T, s driver.Store, ws, id, from, to, evID string, sec int) {
 	t.Helper()
-	_, changed, err := updateStatus(context.Background(), s, &messaging.MessageStatusParams{
+	_, changed, err := updateStatus(context.Background(), s, &driver.MessageStatusParams{
 		WorkspaceID: ws, ID: id, From: []string{from}, To: to, At: at(sec),
 		Event: statusEvent(ws, id, from, to, evID, sec),
 	})
@@ -261,7 +264,7 @@ func statusChange(t *testing.T, s messaging.Store, ws, id, from, to, evID string
 	}
 }
 
-func testWebhookOutbox(t *testing.T, s messaging.Store) {
+func testWebhookOutbox(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -288,7 +291,7 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	statusChange(t, s, "a", "msg_1", "sent", "delivered", "evt_2", 11)
 	statusChange(t, s, "a", "msg_2", "queued", "sent", "evt_3", 12)
 	// An ignored change queues nothing.
-	_, changed, _ := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(13),
+	_, changed, _ := updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(13),
 		Event: statusEvent("a", "msg_1", "queued", "sent", "evt_ignored_1", 13)})
 	if changed {
 		t.Fatal("status moved backwards")
@@ -298,7 +301,7 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	if _, _, err := s.MessageCreate(ctx, queuedMessage("a", "msg_3", at(0))); err != nil {
 		t.Fatal(err)
 	}
-	_, changed, _ = updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_3", From: []string{"sent"}, To: "delivered", At: at(13),
+	_, changed, _ = updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "a", ID: "msg_3", From: []string{"sent"}, To: "delivered", At: at(13),
 		Event: statusEvent("a", "msg_3", "sent", "delivered", "evt_ignored_3", 13)})
 	if changed {
 		t.Fatal("status changed from a status it did not have")
@@ -307,7 +310,7 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	type key struct{ Endpoint, Event string }
 	claim := func(owner string, now time.Time) map[key]*messaging.WebhookDelivery {
 		t.Helper()
-		ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: owner, Now: now, Lease: time.Minute, Limit: 100})
+		ds, err := s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: owner, Now: now, Lease: time.Minute, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,19 +349,19 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	}
 
 	// we_1/evt_1 delivered: evt_2 becomes claimable for we_1 only.
-	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d1.ID, Owner: "h1", State: messaging.DeliveryDelivered, LastStatus: 200, At: at(22)}); err != nil {
+	if err := s.WebhookRecord(ctx, &driver.WebhookRecordParams{ID: d1.ID, Owner: "h1", State: record.DeliveryDelivered, LastStatus: 200, At: at(22)}); err != nil {
 		t.Fatal(err)
 	}
 	// we_2/evt_1 failed with a retry at +5 s: evt_2 of we_2 keeps waiting.
 	d2 := got[key{"we_2", "evt_1"}]
-	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d2.ID, Owner: "h1", State: messaging.DeliveryPending, DueAt: at(27), LastStatus: 500, LastError: "endpoint answered 500", At: at(22)}); err != nil {
+	if err := s.WebhookRecord(ctx, &driver.WebhookRecordParams{ID: d2.ID, Owner: "h1", State: record.DeliveryPending, DueAt: at(27), LastStatus: 500, LastError: "endpoint answered 500", At: at(22)}); err != nil {
 		t.Fatal(err)
 	}
 	// A record by a worker that does not hold the lease changes nothing: the
 	// delivery stays h1's until its lease ends, then is claimed again as it
 	// was (checked after the 410 below).
 	d3 := got[key{"we_1", "evt_3"}]
-	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: d3.ID, Owner: "intruder", State: messaging.DeliveryDelivered, LastStatus: 200, At: at(22)}); err != nil {
+	if err := s.WebhookRecord(ctx, &driver.WebhookRecordParams{ID: d3.ID, Owner: "intruder", State: record.DeliveryDelivered, LastStatus: 200, At: at(22)}); err != nil {
 		t.Fatal(err)
 	}
 	got = claim("h3", at(23))
@@ -371,7 +374,7 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	}
 
 	// 410: the endpoint is disabled and its pending deliveries are dropped.
-	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: got[key{"we_2", "evt_1"}].ID, Owner: "h3", State: messaging.DeliveryFailed, LastStatus: 410, DisableEndpoint: true, At: at(28)}); err != nil {
+	if err := s.WebhookRecord(ctx, &driver.WebhookRecordParams{ID: got[key{"we_2", "evt_1"}].ID, Owner: "h3", State: record.DeliveryFailed, LastStatus: 410, DisableEndpoint: true, At: at(28)}); err != nil {
 		t.Fatal(err)
 	}
 	list, _ = s.WebhookEndpointList(ctx, "a")
@@ -412,7 +415,7 @@ func testWebhookOutbox(t *testing.T, s messaging.Store) {
 	}
 }
 
-func testWebhookEndpointUpdate(t *testing.T, s messaging.Store) {
+func testWebhookEndpointUpdate(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -424,9 +427,9 @@ func testWebhookEndpointUpdate(t *testing.T, s messaging.Store) {
 			t.Fatal(err)
 		}
 	}
-	_, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "b", ID: "we_1", SecretSealed: []byte("x")})
+	_, err := s.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: "b", ID: "we_1", SecretSealed: []byte("x")})
 	wantErr(t, "update endpoint of other workspace", err, messaging.ErrNotFound)
-	_, err = s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_9", SecretSealed: []byte("x")})
+	_, err = s.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_9", SecretSealed: []byte("x")})
 	wantErr(t, "update missing endpoint", err, messaging.ErrNotFound)
 
 	// A pending delivery of we_2 is kept and claimed with the new secret.
@@ -436,7 +439,7 @@ func testWebhookEndpointUpdate(t *testing.T, s messaging.Store) {
 	statusChange(t, s, "a", "msg_1", "queued", "sent", "evt_1", 10)
 	on := true
 	for _, id := range []string{"we_1", "we_2"} {
-		if _, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: id, SecretSealed: []byte("new-" + id), Enabled: &on}); err != nil {
+		if _, err := s.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: id, SecretSealed: []byte("new-" + id), Enabled: &on}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -452,7 +455,7 @@ func testWebhookEndpointUpdate(t *testing.T, s messaging.Store) {
 	if other, _ := s.WebhookEndpointList(ctx, "b"); len(other) != 1 || string(other[0].SecretSealed) != "sealed-we_3" {
 		t.Errorf("endpoint of workspace b changed: %+v", other)
 	}
-	ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h1", Now: at(20), Lease: time.Minute, Limit: 10})
+	ds, err := s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "h1", Now: at(20), Lease: time.Minute, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +464,7 @@ func testWebhookEndpointUpdate(t *testing.T, s messaging.Store) {
 	}
 	// The endpoint enabled again gets the next events.
 	statusChange(t, s, "a", "msg_1", "sent", "delivered", "evt_2", 30)
-	ds, err = s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h2", Now: at(40), Lease: time.Minute, Limit: 10})
+	ds, err = s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "h2", Now: at(40), Lease: time.Minute, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +477,7 @@ func testWebhookEndpointUpdate(t *testing.T, s messaging.Store) {
 // there: already finished, of a deleted endpoint, or never known. The
 // answer is the one for a record by a worker whose lease ended: nil, and
 // nothing changes (a finished delivery does not come back).
-func testWebhookRecordGone(t *testing.T, s messaging.Store) {
+func testWebhookRecordGone(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	for _, e := range []*messaging.WebhookEndpoint{endpoint("a", "we_1", 1), endpoint("a", "we_2", 2)} {
@@ -486,7 +489,7 @@ func testWebhookRecordGone(t *testing.T, s messaging.Store) {
 		t.Fatal(err)
 	}
 	statusChange(t, s, "a", "msg_1", "queued", "sent", "evt_1", 10)
-	ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h1", Now: at(20), Lease: time.Minute, Limit: 10})
+	ds, err := s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "h1", Now: at(20), Lease: time.Minute, Limit: 10})
 	if err != nil || len(ds) != 2 {
 		t.Fatalf("WebhookClaim: %d deliveries, error %v; want 2", len(ds), err)
 	}
@@ -495,22 +498,22 @@ func testWebhookRecordGone(t *testing.T, s messaging.Store) {
 		byEndpoint[d.EndpointID] = d
 	}
 	done, orphan := byEndpoint["we_1"], byEndpoint["we_2"]
-	record := func(what string, id int64, state string) {
+	recordRow := func(what string, id int64, state string) {
 		t.Helper()
-		err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: id, Owner: "h1", State: state, DueAt: at(30), LastStatus: 500, LastError: "again", At: at(21)})
+		err := s.WebhookRecord(ctx, &driver.WebhookRecordParams{ID: id, Owner: "h1", State: state, DueAt: at(30), LastStatus: 500, LastError: "again", At: at(21)})
 		if err != nil {
 			t.Errorf("WebhookRecord of %s: %v, want nil (the lease is gone)", what, err)
 		}
 	}
-	record("a delivery", done.ID, messaging.DeliveryDelivered)
-	record("a delivery already delivered", done.ID, messaging.DeliveryPending)
-	record("a delivery already delivered", done.ID, messaging.DeliveryFailed)
+	recordRow("a delivery", done.ID, record.DeliveryDelivered)
+	recordRow("a delivery already delivered", done.ID, record.DeliveryPending)
+	recordRow("a delivery already delivered", done.ID, record.DeliveryFailed)
 	if err := s.WebhookEndpointDelete(ctx, "a", "we_2"); err != nil {
 		t.Fatal(err)
 	}
-	record("a delivery of a deleted endpoint", orphan.ID, messaging.DeliveryPending)
-	record("an unknown delivery", done.ID+orphan.ID+1000, messaging.DeliveryPending)
-	if got, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h2", Now: at(1000), Lease: time.Minute, Limit: 10}); err != nil || len(got) != 0 {
+	recordRow("a delivery of a deleted endpoint", orphan.ID, record.DeliveryPending)
+	recordRow("an unknown delivery", done.ID+orphan.ID+1000, record.DeliveryPending)
+	if got, err := s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "h2", Now: at(1000), Lease: time.Minute, Limit: 10}); err != nil || len(got) != 0 {
 		t.Errorf("claim after records of finished and deleted deliveries: %+v, error %v; want nothing", got, err)
 	}
 }

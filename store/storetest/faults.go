@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -22,7 +24,7 @@ const FailingOwner = "failcommit"
 // be sent although nobody holds their lease. newStore must return a new,
 // empty store in which claims by an owner beginning with FailingOwner fail
 // at commit (see FailingOwner); RunClaimFaults closes it when the test ends.
-func RunClaimFaults(t *testing.T, newStore func(t *testing.T) messaging.Store) {
+func RunClaimFaults(t *testing.T, newStore func(t *testing.T) driver.Store) {
 	t.Helper()
 	t.Run("ClaimCommitFails", func(t *testing.T) {
 		s := newStore(t)
@@ -31,7 +33,7 @@ func RunClaimFaults(t *testing.T, newStore func(t *testing.T) messaging.Store) {
 	})
 }
 
-func testClaimCommitFails(t *testing.T, s messaging.Store) {
+func testClaimCommitFails(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	if err := s.WebhookEndpointCreate(ctx, endpoint("a", "we_1", 1)); err != nil {
@@ -46,10 +48,10 @@ func testClaimCommitFails(t *testing.T, s messaging.Store) {
 	statusChange(t, s, "a", "msg_h", "queued", "sent", "evt_1", 1)
 
 	claimMsgs := func(owner string) ([]*messaging.Message, error) {
-		return s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: owner, Now: at(10), Lease: time.Minute, Limit: 10})
+		return s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: owner, Now: at(10), Lease: time.Minute, Limit: 10})
 	}
 	claimHooks := func(owner string) ([]*messaging.WebhookDelivery, error) {
-		return s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: owner, Now: at(10), Lease: time.Minute, Limit: 10})
+		return s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: owner, Now: at(10), Lease: time.Minute, Limit: 10})
 	}
 
 	for i := range 2 {

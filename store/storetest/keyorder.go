@@ -5,12 +5,15 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
 // testAPIKeyListOrder: keys are listed oldest first by CreatedAt, whatever
 // their ids, then by id among keys created at the same instant.
-func testAPIKeyListOrder(t *testing.T, s messaging.Store) {
+func testAPIKeyListOrder(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	for _, k := range []struct {
@@ -18,7 +21,7 @@ func testAPIKeyListOrder(t *testing.T, s messaging.Store) {
 		sec int
 	}{{"key_c", 1}, {"key_b", 2}, {"key_a", 3}, {"key_e", 2}} {
 		if err := s.APIKeyCreate(ctx, &messaging.APIKey{ID: k.id, WorkspaceID: "a", Prefix: "p" + k.id, Hash: []byte(k.id),
-			Scopes: []string{messaging.ScopeReadMessages}, CreatedAt: at(k.sec)}); err != nil {
+			Scopes: []string{record.ScopeReadMessages}, CreatedAt: at(k.sec)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,17 +6,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
 
 // testMessageHistory: every status change is appended to History with its
 // time, a refused change appends nothing, and a new message has none.
-func testMessageHistory(t *testing.T, s messaging.Store) {
+func testMessageHistory(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	m := message("a", "msg_1", "", "")
-	m.History = []messaging.StatusChange{{Status: "bogus", At: at(0)}}
+	m.History = []record.StatusChange{{Status: "bogus", At: at(0)}}
 	stored, _, err := s.MessageCreate(ctx, m)
 	if err != nil {
 		t.Fatal(err)
@@ -36,13 +39,13 @@ func testMessageHistory(t *testing.T, s messaging.Store) {
 	}
 	var after *messaging.Message
 	for _, st := range steps {
-		a, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: st.from, To: st.to, At: st.at})
+		a, _, err := updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "a", ID: "msg_1", From: st.from, To: st.to, At: st.at})
 		if err != nil {
 			t.Fatal(err)
 		}
 		after = a
 	}
-	want := []messaging.StatusChange{{Status: "sent", At: at(5)}, {Status: "delivered", At: at(7)}, {Status: "read", At: at(8)}}
+	want := []record.StatusChange{{Status: "sent", At: at(5)}, {Status: "delivered", At: at(7)}, {Status: "read", At: at(8)}}
 	if d := cmp.Diff(want, after.History); d != "" {
 		t.Errorf("History returned by the last update (-want +got):\n%s", d)
 	}
@@ -57,7 +60,7 @@ func testMessageHistory(t *testing.T, s messaging.Store) {
 
 // testMessageList: newest first by (CreatedAt, ID), every filter, the
 // cursor, the limit, and other workspaces never listed.
-func testMessageList(t *testing.T, s messaging.Store) {
+func testMessageList(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -82,12 +85,12 @@ func testMessageList(t *testing.T, s messaging.Store) {
 	if _, _, err := s.MessageCreate(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_05", From: []string{"queued"}, To: "sent", At: at(9)}); err != nil {
+	if _, _, err := updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "a", ID: "msg_05", From: []string{"queued"}, To: "sent", At: at(9)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range all {
 		if m.ID == "msg_05" {
-			m.Status, m.UpdatedAt, m.History = "sent", at(9), []messaging.StatusChange{{Status: "sent", At: at(9)}}
+			m.Status, m.UpdatedAt, m.History = "sent", at(9), []record.StatusChange{{Status: "sent", At: at(9)}}
 		}
 	}
 	keep := func(f func(*messaging.Message) bool) []*messaging.Message {
@@ -99,7 +102,7 @@ func testMessageList(t *testing.T, s messaging.Store) {
 		}
 		return out
 	}
-	list := func(p messaging.MessageListParams) []*messaging.Message {
+	list := func(p driver.MessageListParams) []*messaging.Message {
 		t.Helper()
 		p.WorkspaceID = "a"
 		if p.Limit == 0 {
@@ -113,38 +116,38 @@ func testMessageList(t *testing.T, s messaging.Store) {
 	}
 	cases := []struct {
 		name string
-		p    messaging.MessageListParams
+		p    driver.MessageListParams
 		want []*messaging.Message
 	}{
-		{"all", messaging.MessageListParams{}, all},
-		{"limit", messaging.MessageListParams{Limit: 3}, all[:3]},
-		{"direction", messaging.MessageListParams{Direction: "inbound"}, keep(func(m *messaging.Message) bool { return m.Direction == "inbound" })},
-		{"status", messaging.MessageListParams{Status: "sent"}, keep(func(m *messaging.Message) bool { return m.Status == "sent" })},
-		{"channel", messaging.MessageListParams{Channel: "messenger"}, keep(func(m *messaging.Message) bool { return m.Channel == "messenger" })},
-		{"to", messaging.MessageListParams{To: "+254712345678"}, keep(func(m *messaging.Message) bool { return m.To == "+254712345678" })},
-		{"conversation", messaging.MessageListParams{ConversationID: "conv_m"}, keep(func(m *messaging.Message) bool { return m.ConversationID == "conv_m" })},
-		{"created after (inclusive)", messaging.MessageListParams{CreatedAfter: at(4)}, keep(func(m *messaging.Message) bool { return !m.CreatedAt.Before(at(4)) })},
-		{"created before (exclusive)", messaging.MessageListParams{CreatedBefore: at(2)}, keep(func(m *messaging.Message) bool { return m.CreatedAt.Before(at(2)) })},
-		{"filters combine", messaging.MessageListParams{Channel: "whatsapp", Direction: "inbound"},
+		{"all", driver.MessageListParams{}, all},
+		{"limit", driver.MessageListParams{Limit: 3}, all[:3]},
+		{"direction", driver.MessageListParams{Direction: "inbound"}, keep(func(m *messaging.Message) bool { return m.Direction == "inbound" })},
+		{"status", driver.MessageListParams{Status: "sent"}, keep(func(m *messaging.Message) bool { return m.Status == "sent" })},
+		{"channel", driver.MessageListParams{Channel: "messenger"}, keep(func(m *messaging.Message) bool { return m.Channel == "messenger" })},
+		{"to", driver.MessageListParams{To: "+254712345678"}, keep(func(m *messaging.Message) bool { return m.To == "+254712345678" })},
+		{"conversation", driver.MessageListParams{ConversationID: "conv_m"}, keep(func(m *messaging.Message) bool { return m.ConversationID == "conv_m" })},
+		{"created after (inclusive)", driver.MessageListParams{CreatedAfter: at(4)}, keep(func(m *messaging.Message) bool { return !m.CreatedAt.Before(at(4)) })},
+		{"created before (exclusive)", driver.MessageListParams{CreatedBefore: at(2)}, keep(func(m *messaging.Message) bool { return m.CreatedAt.Before(at(2)) })},
+		{"filters combine", driver.MessageListParams{Channel: "whatsapp", Direction: "inbound"},
 			keep(func(m *messaging.Message) bool { return m.Channel == "whatsapp" && m.Direction == "inbound" })},
-		{"cursor inside a tie", messaging.MessageListParams{BeforeCreatedAt: all[2].CreatedAt, BeforeID: all[2].ID}, all[3:]},
-		{"cursor with filter", messaging.MessageListParams{Channel: "whatsapp", BeforeCreatedAt: all[0].CreatedAt, BeforeID: all[0].ID},
+		{"cursor inside a tie", driver.MessageListParams{BeforeCreatedAt: all[2].CreatedAt, BeforeID: all[2].ID}, all[3:]},
+		{"cursor with filter", driver.MessageListParams{Channel: "whatsapp", BeforeCreatedAt: all[0].CreatedAt, BeforeID: all[0].ID},
 			keep(func(m *messaging.Message) bool { return m.Channel == "whatsapp" && m.ID != all[0].ID })},
-		{"no match", messaging.MessageListParams{To: "+1"}, nil},
-		{"conversations", messaging.MessageListParams{ConversationIDs: []string{"conv_m", "conv_a"}}, all},
-		{"conversations, merged under a limit", messaging.MessageListParams{ConversationIDs: []string{"conv_a", "conv_m"}, Limit: 5}, all[:5]},
-		{"conversations, one unknown", messaging.MessageListParams{ConversationIDs: []string{"conv_none", "conv_m"}},
+		{"no match", driver.MessageListParams{To: "+1"}, nil},
+		{"conversations", driver.MessageListParams{ConversationIDs: []string{"conv_m", "conv_a"}}, all},
+		{"conversations, merged under a limit", driver.MessageListParams{ConversationIDs: []string{"conv_a", "conv_m"}, Limit: 5}, all[:5]},
+		{"conversations, one unknown", driver.MessageListParams{ConversationIDs: []string{"conv_none", "conv_m"}},
 			keep(func(m *messaging.Message) bool { return m.ConversationID == "conv_m" })},
-		{"conversations, repeated", messaging.MessageListParams{ConversationIDs: []string{"conv_m", "conv_m"}},
+		{"conversations, repeated", driver.MessageListParams{ConversationIDs: []string{"conv_m", "conv_m"}},
 			keep(func(m *messaging.Message) bool { return m.ConversationID == "conv_m" })},
-		{"conversations and to", messaging.MessageListParams{To: "psid-1", ConversationIDs: []string{"conv_a", "conv_m"}},
+		{"conversations and to", driver.MessageListParams{To: "psid-1", ConversationIDs: []string{"conv_a", "conv_m"}},
 			keep(func(m *messaging.Message) bool { return m.To == "psid-1" })},
-		{"conversations and filter", messaging.MessageListParams{Direction: "inbound", ConversationIDs: []string{"conv_a", "conv_m"}},
+		{"conversations and filter", driver.MessageListParams{Direction: "inbound", ConversationIDs: []string{"conv_a", "conv_m"}},
 			keep(func(m *messaging.Message) bool { return m.Direction == "inbound" })},
-		{"conversations with cursor", messaging.MessageListParams{ConversationIDs: []string{"conv_a", "conv_m"}, BeforeCreatedAt: all[2].CreatedAt, BeforeID: all[2].ID}, all[3:]},
-		{"conversation among conversations", messaging.MessageListParams{ConversationID: "conv_m", ConversationIDs: []string{"conv_a", "conv_m"}},
+		{"conversations with cursor", driver.MessageListParams{ConversationIDs: []string{"conv_a", "conv_m"}, BeforeCreatedAt: all[2].CreatedAt, BeforeID: all[2].ID}, all[3:]},
+		{"conversation among conversations", driver.MessageListParams{ConversationID: "conv_m", ConversationIDs: []string{"conv_a", "conv_m"}},
 			keep(func(m *messaging.Message) bool { return m.ConversationID == "conv_m" })},
-		{"conversation not among conversations", messaging.MessageListParams{ConversationID: "conv_m", ConversationIDs: []string{"conv_a"}}, nil},
+		{"conversation not among conversations", driver.MessageListParams{ConversationID: "conv_m", ConversationIDs: []string{"conv_a"}}, nil},
 	}
 	for _, tc := range cases {
 		if d := cmp.Diff(tc.want, list(tc.p)); d != "" {
@@ -153,7 +156,7 @@ func testMessageList(t *testing.T, s messaging.Store) {
 	}
 	// Paging through with the cursor visits every message once, in order.
 	var paged []*messaging.Message
-	p := messaging.MessageListParams{Limit: 5}
+	p := driver.MessageListParams{Limit: 5}
 	for range 10 {
 		page := list(p)
 		paged = append(paged, page...)
@@ -166,14 +169,14 @@ func testMessageList(t *testing.T, s messaging.Store) {
 	if d := cmp.Diff(all, paged); d != "" {
 		t.Errorf("paged listing (-want +got):\n%s", d)
 	}
-	if got, err := s.MessageList(ctx, &messaging.MessageListParams{WorkspaceID: "b", Limit: 10}); err != nil || len(got) != 1 || got[0].ID != "msg_b" {
+	if got, err := s.MessageList(ctx, &driver.MessageListParams{WorkspaceID: "b", Limit: 10}); err != nil || len(got) != 1 || got[0].ID != "msg_b" {
 		t.Errorf("workspace b lists %v, %v; want only msg_b", got, err)
 	}
 }
 
 // testMessageHourlyCounts: counts by creation hour and current status,
 // from Since on, ordered by hour then status, per workspace.
-func testMessageHourlyCounts(t *testing.T, s messaging.Store) {
+func testMessageHourlyCounts(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -186,7 +189,7 @@ func testMessageHourlyCounts(t *testing.T, s messaging.Store) {
 			t.Fatal(err)
 		}
 		if status != "queued" {
-			if _, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: ws, ID: id, From: []string{"queued"}, To: status, At: created}); err != nil {
+			if _, _, err := updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: ws, ID: id, From: []string{"queued"}, To: status, At: created}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -197,11 +200,11 @@ func testMessageHourlyCounts(t *testing.T, s messaging.Store) {
 	create("a", "msg_3", h0.Add(30*time.Minute), "queued")
 	create("a", "msg_4", h0.Add(2*time.Hour+time.Second), "failed")
 	create("b", "msg_b", h0.Add(time.Minute), "queued")
-	got, err := s.MessageHourlyCounts(ctx, &messaging.MessageCountParams{WorkspaceID: "a", Since: h0})
+	got, err := s.MessageHourlyCounts(ctx, &driver.MessageCountParams{WorkspaceID: "a", Since: h0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []*messaging.MessageCount{
+	want := []*record.MessageCount{
 		{Hour: h0, Status: "queued", Count: 2},
 		{Hour: h0, Status: "sent", Count: 1},
 		{Hour: h0.Add(2 * time.Hour), Status: "failed", Count: 1},

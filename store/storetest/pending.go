@@ -7,13 +7,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
 
 // report is a pending report of id received at at(sec).
-func report(id, status string, sec int) *messaging.PendingReport {
-	r := &messaging.PendingReport{ProviderMessageID: id, Status: status, ReceivedAt: at(sec)}
+func report(id, status string, sec int) *driver.PendingReport {
+	r := &driver.PendingReport{ProviderMessageID: id, Status: status, ReceivedAt: at(sec)}
 	if status == messaging.StatusFailed {
 		r.ProviderCode, r.ProviderText = "131026", "Message undeliverable"
 	}
@@ -22,9 +24,9 @@ func report(id, status string, sec int) *messaging.PendingReport {
 
 // save saves r with the given expiry and limit and returns whether it was
 // kept.
-func save(t *testing.T, s messaging.Store, r *messaging.PendingReport, notBefore, limit int) bool {
+func save(t *testing.T, s driver.Store, r *driver.PendingReport, notBefore, limit int) bool {
 	t.Helper()
-	kept, err := s.PendingReportSave(context.Background(), &messaging.PendingReportSaveParams{Report: r, NotBefore: at(notBefore), Limit: limit})
+	kept, err := s.PendingReportSave(context.Background(), &driver.PendingReportSaveParams{Report: r, NotBefore: at(notBefore), Limit: limit})
 	if err != nil {
 		t.Fatalf("PendingReportSave(%s %s): %v", r.ProviderMessageID, r.Status, err)
 	}
@@ -32,21 +34,21 @@ func save(t *testing.T, s messaging.Store, r *messaging.PendingReport, notBefore
 }
 
 // take takes the reports of id received at or after at(notBefore).
-func take(t *testing.T, s messaging.Store, id string, notBefore int) []*messaging.PendingReport {
+func take(t *testing.T, s driver.Store, id string, notBefore int) []*driver.PendingReport {
 	t.Helper()
-	got, err := s.PendingReportTake(context.Background(), &messaging.PendingReportTakeParams{ProviderMessageID: id, NotBefore: at(notBefore)})
+	got, err := s.PendingReportTake(context.Background(), &driver.PendingReportTakeParams{ProviderMessageID: id, NotBefore: at(notBefore)})
 	if err != nil {
 		t.Fatalf("PendingReportTake(%s): %v", id, err)
 	}
 	return got
 }
 
-func testPendingReports(t *testing.T, s messaging.Store) {
+func testPendingReports(t *testing.T, s driver.Store) {
 	a1, a2 := report("wamid.A", messaging.StatusSent, 1), report("wamid.A", messaging.StatusDelivered, 1)
 	b1 := report("wamid.B", messaging.StatusRead, 2)
 	a3 := report("wamid.A", messaging.StatusFailed, 3)
 	var prev int64
-	for _, r := range []*messaging.PendingReport{a1, a2, b1, a3} {
+	for _, r := range []*driver.PendingReport{a1, a2, b1, a3} {
 		if !save(t, s, r, -100, 8) {
 			t.Fatalf("report %s %s was not kept", r.ProviderMessageID, r.Status)
 		}
@@ -57,13 +59,13 @@ func testPendingReports(t *testing.T, s messaging.Store) {
 	}
 	// The reports of one id come back in the order they were saved (a1 and
 	// a2 arrived at the same time), with their times exact.
-	if d := cmp.Diff([]*messaging.PendingReport{a1, a2, a3}, take(t, s, "wamid.A", -100)); d != "" {
+	if d := cmp.Diff([]*driver.PendingReport{a1, a2, a3}, take(t, s, "wamid.A", -100)); d != "" {
 		t.Errorf("take (-want +got):\n%s", d)
 	}
 	if got := take(t, s, "wamid.A", -100); len(got) != 0 {
 		t.Errorf("a second take returned %d reports, want none", len(got))
 	}
-	if d := cmp.Diff([]*messaging.PendingReport{b1}, take(t, s, "wamid.B", -100)); d != "" {
+	if d := cmp.Diff([]*driver.PendingReport{b1}, take(t, s, "wamid.B", -100)); d != "" {
 		t.Errorf("take of another id (-want +got):\n%s", d)
 	}
 	if got := take(t, s, "wamid.UNKNOWN", -100); len(got) != 0 {
@@ -71,12 +73,12 @@ func testPendingReports(t *testing.T, s messaging.Store) {
 	}
 }
 
-func testPendingReportExpiry(t *testing.T, s messaging.Store) {
+func testPendingReportExpiry(t *testing.T, s driver.Store) {
 	// A take returns only the unexpired reports, and deletes the others.
 	old, recent := report("wamid.E", messaging.StatusDelivered, 0), report("wamid.E", messaging.StatusRead, 100)
 	save(t, s, old, -1000, 8)
 	save(t, s, recent, -1000, 8)
-	if d := cmp.Diff([]*messaging.PendingReport{recent}, take(t, s, "wamid.E", 50)); d != "" {
+	if d := cmp.Diff([]*driver.PendingReport{recent}, take(t, s, "wamid.E", 50)); d != "" {
 		t.Errorf("take (-want +got):\n%s", d)
 	}
 	if got := take(t, s, "wamid.E", -1000); len(got) != 0 {
@@ -97,14 +99,14 @@ func testPendingReportExpiry(t *testing.T, s messaging.Store) {
 	save(t, s, report("wamid.TWO", messaging.StatusDelivered, 2000), -1000, 8)
 	save(t, s, kept, -1000, 8)
 	save(t, s, report("wamid.THREE", messaging.StatusDelivered, 2200), 2050, 8)
-	if d := cmp.Diff([]*messaging.PendingReport{kept}, take(t, s, "wamid.TWO", 2050)); d != "" {
+	if d := cmp.Diff([]*driver.PendingReport{kept}, take(t, s, "wamid.TWO", 2050)); d != "" {
 		t.Errorf("take after a save deleted the id's expired report (-want +got):\n%s", d)
 	}
 }
 
-func testPendingReportLimit(t *testing.T, s messaging.Store) {
+func testPendingReportLimit(t *testing.T, s driver.Store) {
 	const limit = 8
-	var want []*messaging.PendingReport
+	var want []*driver.PendingReport
 	for i := range limit {
 		r := report("wamid.CAP", messaging.StatusDelivered, i)
 		if !save(t, s, r, -100, limit) {
@@ -135,12 +137,12 @@ func testPendingReportLimit(t *testing.T, s messaging.Store) {
 	if !save(t, s, late, 100, limit) {
 		t.Error("expired reports counted towards the limit")
 	}
-	if d := cmp.Diff([]*messaging.PendingReport{late}, take(t, s, "wamid.CAP2", 100)); d != "" {
+	if d := cmp.Diff([]*driver.PendingReport{late}, take(t, s, "wamid.CAP2", 100)); d != "" {
 		t.Errorf("take after expiry (-want +got):\n%s", d)
 	}
 }
 
-func testPendingReportConcurrent(t *testing.T, s messaging.Store) {
+func testPendingReportConcurrent(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	// Concurrent takes never return the same report twice, and lose none.
 	const n = 40
@@ -154,7 +156,7 @@ func testPendingReportConcurrent(t *testing.T, s messaging.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := s.PendingReportTake(ctx, &messaging.PendingReportTakeParams{ProviderMessageID: "wamid.C", NotBefore: at(-100)})
+			got, err := s.PendingReportTake(ctx, &driver.PendingReportTakeParams{ProviderMessageID: "wamid.C", NotBefore: at(-100)})
 			if err != nil {
 				t.Error(err)
 				return
@@ -180,7 +182,7 @@ func testPendingReportConcurrent(t *testing.T, s messaging.Store) {
 		go func() {
 			defer wg.Done()
 			r := report("wamid.D", messaging.StatusDelivered, i)
-			ok, err := s.PendingReportSave(ctx, &messaging.PendingReportSaveParams{Report: r, NotBefore: at(-100), Limit: limit})
+			ok, err := s.PendingReportSave(ctx, &driver.PendingReportSaveParams{Report: r, NotBefore: at(-100), Limit: limit})
 			if err != nil {
 				t.Error(err)
 				return

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -13,11 +16,11 @@ import (
 // message is counted, only those due at Now are due, a leased message is
 // not due until its lease ends, sent messages are not counted, and a
 // workspace sees only its own.
-func testMessageQueueStats(t *testing.T, s messaging.Store) {
+func testMessageQueueStats(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	stats := func(ws string, now time.Time) *messaging.MessageQueueStats {
 		t.Helper()
-		st, err := s.MessageQueueStats(ctx, &messaging.MessageQueueStatsParams{WorkspaceID: ws, Now: now})
+		st, err := s.MessageQueueStats(ctx, &driver.MessageQueueStatsParams{WorkspaceID: ws, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,14 +66,14 @@ func testMessageQueueStats(t *testing.T, s messaging.Store) {
 	}
 	// A claim leases the two oldest: they stay queued but are not due
 	// until their lease ends.
-	if _, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w", Now: at(10), Lease: time.Minute, Limit: 2}); err != nil {
+	if _, err := s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w", Now: at(10), Lease: time.Minute, Limit: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(&messaging.MessageQueueStats{Queued: 4, Due: 1, OldestDueAt: tp(5)}, stats("", at(10))); d != "" {
 		t.Errorf("after a claim (-want +got):\n%s", d)
 	}
 	// A message that leaves the queue is no longer counted.
-	if _, _, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
+	if _, _, err := updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "a", ID: "msg_1",
 		From: []string{messaging.StatusQueued}, To: messaging.StatusSent, At: at(11)}); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +84,7 @@ func testMessageQueueStats(t *testing.T, s messaging.Store) {
 
 // testTraceParentRoundTrip checks that the trace context stored with a
 // message comes back from every read, including a claim.
-func testTraceParentRoundTrip(t *testing.T, s messaging.Store) {
+func testTraceParentRoundTrip(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -97,7 +100,7 @@ func testTraceParentRoundTrip(t *testing.T, s messaging.Store) {
 	if got.TraceParent != tp {
 		t.Errorf("MessageGet: TraceParent %q, want %q", got.TraceParent, tp)
 	}
-	claimed, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w", Now: at(2), Lease: time.Minute, Limit: 1})
+	claimed, err := s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w", Now: at(2), Lease: time.Minute, Limit: 1})
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim: %v, %v", claimed, err)
 	}
@@ -108,7 +111,7 @@ func testTraceParentRoundTrip(t *testing.T, s messaging.Store) {
 
 // testPing checks that an open store answers Ping, and that Ping honours a
 // done context.
-func testPing(t *testing.T, s messaging.Store) {
+func testPing(t *testing.T, s driver.Store) {
 	if err := s.Ping(context.Background()); err != nil {
 		t.Fatalf("Ping of an open store: %v", err)
 	}
@@ -124,7 +127,7 @@ func testPing(t *testing.T, s messaging.Store) {
 // event was queued (a status change in a batch, WebhookQueueEvent, a test
 // event), and comes back from a claim, a listing and a redelivery; an
 // event without one has deliveries without one.
-func testDeliveryTraceParent(t *testing.T, s messaging.Store) {
+func testDeliveryTraceParent(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	for i, id := range []string{"we_1", "we_2"} {
@@ -141,16 +144,16 @@ func testDeliveryTraceParent(t *testing.T, s messaging.Store) {
 	}
 	traced := statusEvent("a", "msg_1", "queued", "sent", "evt_1", 10)
 	traced.TraceParent = tp1
-	rs, err := s.MessageUpdateStatuses(ctx, []*messaging.MessageStatusParams{
+	rs, err := s.MessageUpdateStatuses(ctx, []*driver.MessageStatusParams{
 		{WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(10), Event: traced},
 		{WorkspaceID: "a", ID: "msg_2", From: []string{"queued"}, To: "sent", At: at(10), Event: statusEvent("a", "msg_2", "queued", "sent", "evt_2", 10)},
 	})
 	if err != nil || !rs[0].Changed || !rs[1].Changed {
 		t.Fatalf("status changes: %+v, %v", rs, err)
 	}
-	pushed := &messaging.EventRecord{ID: "evt_3", WorkspaceID: "a", MessageID: "sms_1", Type: "sms.delivery_report",
+	pushed := &driver.EventRecord{ID: "evt_3", WorkspaceID: "a", MessageID: "sms_1", Type: "sms.delivery_report",
 		Payload: []byte(`{"id":"evt_3"}`), CreatedAt: at(11), TraceParent: tp2}
-	if queued, err := s.WebhookQueueEvent(ctx, &messaging.WebhookQueueParams{EndpointID: "we_1", Event: pushed}); err != nil || !queued {
+	if queued, err := s.WebhookQueueEvent(ctx, &driver.WebhookQueueParams{EndpointID: "we_1", Event: pushed}); err != nil || !queued {
 		t.Fatalf("WebhookQueueEvent: %v, %v", queued, err)
 	}
 	want := map[string]string{"we_1/evt_1": tp1, "we_2/evt_1": tp1, "we_1/evt_2": "", "we_2/evt_2": "", "we_1/evt_3": tp2}
@@ -179,11 +182,11 @@ func testDeliveryTraceParent(t *testing.T, s messaging.Store) {
 	if first == nil {
 		t.Fatal("the delivery of evt_1 to we_1 was not claimed")
 	}
-	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: first.ID, Owner: "h1", State: messaging.DeliveryDelivered,
+	if err := s.WebhookRecord(ctx, &driver.WebhookRecordParams{ID: first.ID, Owner: "h1", State: record.DeliveryDelivered,
 		LastStatus: 200, At: at(21), Keep: 10}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := s.WebhookRedeliver(ctx, &messaging.WebhookRedeliverParams{WorkspaceID: "a", EndpointID: "we_1", ID: first.ID, Now: at(22)})
+	again, err := s.WebhookRedeliver(ctx, &driver.WebhookRedeliverParams{WorkspaceID: "a", EndpointID: "we_1", ID: first.ID, Now: at(22)})
 	if err != nil || again.TraceParent != tp1 {
 		t.Fatalf("redelivery: %+v, %v; want trace parent %s", again, err, tp1)
 	}
@@ -197,8 +200,8 @@ func testDeliveryTraceParent(t *testing.T, s messaging.Store) {
 		t.Errorf("the redelivered delivery claimed again: %+v; want trace parent %s", reclaimed, tp1)
 	}
 	// A test event's record keeps it too.
-	test := &messaging.EventRecord{ID: "evt_t", WorkspaceID: "a", Type: "webhook.test", Payload: []byte(`{}`), CreatedAt: at(30), TraceParent: tp2}
-	rec, err := s.WebhookRecordTest(ctx, &messaging.WebhookRecordTestParams{EndpointID: "we_2", Event: test, State: messaging.DeliveryDelivered,
+	test := &driver.EventRecord{ID: "evt_t", WorkspaceID: "a", Type: "webhook.test", Payload: []byte(`{}`), CreatedAt: at(30), TraceParent: tp2}
+	rec, err := s.WebhookRecordTest(ctx, &driver.WebhookRecordTestParams{EndpointID: "we_2", Event: test, State: record.DeliveryDelivered,
 		LastStatus: 200, At: at(30), Keep: 10})
 	if err != nil || rec.TraceParent != tp2 {
 		t.Errorf("test event record: %+v, %v; want trace parent %s", rec, err, tp2)

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -13,7 +16,7 @@ import (
 // queued for the endpoints that subscribe to it; the same message again
 // (same idempotency key) is returned as stored, queues nothing, and
 // another workspace's endpoints never get it.
-func testMessageReceive(t *testing.T, s messaging.Store) {
+func testMessageReceive(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -25,10 +28,10 @@ func testMessageReceive(t *testing.T, s messaging.Store) {
 			t.Fatal(err)
 		}
 	}
-	in := func(id string) *messaging.MessageReceiveParams {
+	in := func(id string) *driver.MessageReceiveParams {
 		m := message("a", id, "\x1finbound:whatsapp:wamid.1", "")
 		m.Direction, m.Status, m.Type, m.Text, m.TemplateName, m.Language, m.Components = "inbound", "delivered", "text", "STOP", "", "", nil
-		return &messaging.MessageReceiveParams{Message: m, Event: &messaging.EventRecord{ID: "evt_" + id, WorkspaceID: "a", MessageID: id,
+		return &driver.MessageReceiveParams{Message: m, Event: &driver.EventRecord{ID: "evt_" + id, WorkspaceID: "a", MessageID: id,
 			Type: messaging.EventMessageReceived, Payload: []byte(`{"id":"evt_` + id + `"}`), CreatedAt: at(1)}}
 	}
 	first := in("msg_1")
@@ -76,17 +79,17 @@ func testMessageReceive(t *testing.T, s messaging.Store) {
 // location, contacts, reply, reaction, context, raw type) reads back as
 // stored, through MessageGet, MessageList and ConversationList, and a
 // message without content reads back with none.
-func testMessageContent(t *testing.T, s messaging.Store) {
+func testMessageContent(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	content := &messaging.InboundContent{
-		Media:    &messaging.InboundMedia{ProviderMediaID: "m1", MimeType: "image/jpeg", SHA256: "abc", Caption: "cap", Filename: "f.jpg", Animated: true},
-		Location: &messaging.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Nairobi", Address: "CBD", URL: "https://example.com"},
-		Contacts: []messaging.SharedContact{{FormattedName: "Amina W", FirstName: "Amina", LastName: "W", Organization: "Acme",
-			Phones: []messaging.ContactPhone{{Phone: "+254712345678", WaID: "254712345678", Type: "CELL"}},
-			Emails: []messaging.ContactEmail{{Email: "a@example.com", Type: "WORK"}}}},
-		Reply:    &messaging.InteractiveReply{Kind: messaging.ReplyList, ID: "row1", Title: "Row", Description: "d"},
-		Reaction: &messaging.Reaction{MessageID: "msg_0", ProviderMessageID: "wamid.0", Emoji: "👍"},
+		Media:    &record.InboundMedia{ProviderMediaID: "m1", MimeType: "image/jpeg", SHA256: "abc", Caption: "cap", Filename: "f.jpg", Animated: true},
+		Location: &record.Location{Latitude: -1.2921, Longitude: 36.8219, Name: "Nairobi", Address: "CBD", URL: "https://example.com"},
+		Contacts: []record.SharedContact{{FormattedName: "Amina W", FirstName: "Amina", LastName: "W", Organization: "Acme",
+			Phones: []record.ContactPhone{{Phone: "+254712345678", WaID: "254712345678", Type: "CELL"}},
+			Emails: []record.ContactEmail{{Email: "a@example.com", Type: "WORK"}}}},
+		Reply:    &record.InteractiveReply{Kind: record.ReplyList, ID: "row1", Title: "Row", Description: "d"},
+		Reaction: &record.Reaction{MessageID: "msg_0", ProviderMessageID: "wamid.0", Emoji: "👍"},
 		Context:  &messaging.ReplyContext{MessageID: "msg_0", ProviderMessageID: "wamid.0"},
 		RawType:  "order",
 	}
@@ -95,7 +98,7 @@ func testMessageContent(t *testing.T, s messaging.Store) {
 		m := message("a", id, "\x1finbound:whatsapp:"+id, "")
 		m.Direction, m.Status, m.Type, m.TemplateName, m.Language, m.Components = "inbound", "delivered", "image", "", "", nil
 		m.Content = c
-		if _, created, err := s.MessageReceive(ctx, &messaging.MessageReceiveParams{Message: m}); err != nil || !created {
+		if _, created, err := s.MessageReceive(ctx, &driver.MessageReceiveParams{Message: m}); err != nil || !created {
 			t.Fatalf("MessageReceive %s: created %v, err %v", id, created, err)
 		}
 		got, err := s.MessageGet(ctx, "a", id)
@@ -106,7 +109,7 @@ func testMessageContent(t *testing.T, s messaging.Store) {
 			t.Errorf("%s: content (-want +got):\n%s", id, d)
 		}
 	}
-	list, err := s.MessageList(ctx, &messaging.MessageListParams{WorkspaceID: "a", Limit: 10})
+	list, err := s.MessageList(ctx, &driver.MessageListParams{WorkspaceID: "a", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +124,7 @@ func testMessageContent(t *testing.T, s messaging.Store) {
 // endpoint only, whatever events it subscribes to, with its payload, type
 // and subject; a disabled, missing or other workspace's endpoint queues
 // nothing.
-func testWebhookQueueEvent(t *testing.T, s messaging.Store) {
+func testWebhookQueueEvent(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -133,15 +136,15 @@ func testWebhookQueueEvent(t *testing.T, s messaging.Store) {
 		}
 	}
 	disabled := false
-	if _, err := s.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_off", Enabled: &disabled, At: at(5)}); err != nil {
+	if _, err := s.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: "a", ID: "we_off", Enabled: &disabled, At: at(5)}); err != nil {
 		t.Fatal(err)
 	}
-	ev := func(id, ws string) *messaging.EventRecord {
-		return &messaging.EventRecord{ID: id, WorkspaceID: ws, MessageID: "sms_1", Type: "sms.delivery_report", Payload: []byte(`{"id":"` + id + `"}`), CreatedAt: at(10)}
+	ev := func(id, ws string) *driver.EventRecord {
+		return &driver.EventRecord{ID: id, WorkspaceID: ws, MessageID: "sms_1", Type: "sms.delivery_report", Payload: []byte(`{"id":"` + id + `"}`), CreatedAt: at(10)}
 	}
 	for _, c := range []struct {
 		endpoint string
-		ev       *messaging.EventRecord
+		ev       *driver.EventRecord
 		want     bool
 	}{
 		{"we_target", ev("evt_1", "a"), true},
@@ -149,7 +152,7 @@ func testWebhookQueueEvent(t *testing.T, s messaging.Store) {
 		{"we_nope", ev("evt_3", "a"), false},
 		{"we_b", ev("evt_4", "a"), false},
 	} {
-		queued, err := s.WebhookQueueEvent(ctx, &messaging.WebhookQueueParams{EndpointID: c.endpoint, Event: c.ev})
+		queued, err := s.WebhookQueueEvent(ctx, &driver.WebhookQueueParams{EndpointID: c.endpoint, Event: c.ev})
 		if err != nil || queued != c.want {
 			t.Errorf("WebhookQueueEvent to %s: queued %v, err %v; want %v", c.endpoint, queued, err, c.want)
 		}

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -13,15 +16,15 @@ import (
 // sessionHash returns a distinct 64-digit hex hash for n.
 func sessionHash(n int) string { return fmt.Sprintf("%064x", 0xabc000+n) }
 
-func storedSession(n int, expiresSec int, workspaces ...string) *messaging.StoredSession {
-	return &messaging.StoredSession{
+func storedSession(n int, expiresSec int, workspaces ...string) *driver.StoredSession {
+	return &driver.StoredSession{
 		Session: messaging.Session{ID: fmt.Sprintf("ses_%d", n), Subject: fmt.Sprintf("user %d", n),
 			Workspaces: workspaces, CreatedAt: at(-100), ExpiresAt: at(expiresSec)},
 		Hash: sessionHash(n),
 	}
 }
 
-func mustSession(t *testing.T, s messaging.Store, st *messaging.StoredSession) {
+func mustSession(t *testing.T, s driver.Store, st *driver.StoredSession) {
 	t.Helper()
 	if err := s.SessionCreate(context.Background(), st); err != nil {
 		t.Fatalf("SessionCreate(%s): %v", st.ID, err)
@@ -33,13 +36,13 @@ func mustSession(t *testing.T, s messaging.Store, st *messaging.StoredSession) {
 // its binding or none), only the exact
 // hash finds it, a hash or id is never taken twice, and a deleted
 // session is gone while deleting again is not an error.
-func testSessions(t *testing.T, s messaging.Store) {
+func testSessions(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	var many []string
-	for i := range messaging.MaxSessionWorkspaces {
-		many = append(many, fmt.Sprintf("ws-%03d", messaging.MaxSessionWorkspaces-i))
+	for i := range record.MaxSessionWorkspaces {
+		many = append(many, fmt.Sprintf("ws-%03d", record.MaxSessionWorkspaces-i))
 	}
-	cases := []*messaging.StoredSession{
+	cases := []*driver.StoredSession{
 		storedSession(1, 3600, "b", "a"),
 		storedSession(2, 7200, many...),
 		storedSession(3, 60),
@@ -98,7 +101,7 @@ func testSessions(t *testing.T, s messaging.Store) {
 
 // testSessionSweep: a sweep deletes only sessions that expired before
 // its time, earliest first, at most Limit of them.
-func testSessionSweep(t *testing.T, s messaging.Store) {
+func testSessionSweep(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	expiries := map[int]int{1: -10, 2: -30, 3: -20, 4: 0, 5: 10}
 	for n, sec := range expiries {
@@ -106,7 +109,7 @@ func testSessionSweep(t *testing.T, s messaging.Store) {
 	}
 	sweep := func(limit, want int) {
 		t.Helper()
-		n, err := s.SessionSweep(ctx, &messaging.SessionSweepParams{Before: at(0), Limit: limit})
+		n, err := s.SessionSweep(ctx, &driver.SessionSweepParams{Before: at(0), Limit: limit})
 		if err != nil || n != want {
 			t.Fatalf("SessionSweep(limit %d) = %d, %v; want %d", limit, n, err, want)
 		}
@@ -133,7 +136,7 @@ func testSessionSweep(t *testing.T, s messaging.Store) {
 
 // testSessionDeleteAll: deleting every session takes them all, expired or
 // not, says how many, and leaves the store usable; with none it deletes 0.
-func testSessionDeleteAll(t *testing.T, s messaging.Store) {
+func testSessionDeleteAll(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	for n, sec := range []int{-10, 60, 3600} {
 		mustSession(t, s, storedSession(n+1, sec, "acme"))

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
@@ -462,7 +464,7 @@ func testSMSComplete(t *testing.T, s sms.Store) {
 			t.Errorf("completion %d: %v", i, errs[i])
 		}
 	}
-	wantErr(t, "completion with another claim's token", errs[3], messaging.ErrStale)
+	wantErr(t, "completion with another claim's token", errs[3], driver.ErrStale)
 	if got, err := s.SMSMessageGet(ctx, "a", res[3].Number); err != nil {
 		t.Fatal(err)
 	} else if d := cmp.Diff(held, got); d != "" {
@@ -502,7 +504,7 @@ func testSMSComplete(t *testing.T, s sms.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "second completion", errs[0], messaging.ErrStale)
+	wantErr(t, "second completion", errs[0], driver.ErrStale)
 	if c := smsCredit(t, s, "a"); c != sms.Credits(6) {
 		t.Errorf("credit after a repeated failure = %s, want 6.00 (refunded once)", c)
 	}
@@ -844,14 +846,14 @@ func testSMSReportPush(t *testing.T, s sms.Store) {
 		}
 	}
 	disabled := false
-	if _, err := ms.WebhookEndpointUpdate(ctx, &messaging.WebhookEndpointUpdateParams{WorkspaceID: "cb", ID: "we_off", Enabled: &disabled, At: at(5)}); err != nil {
+	if _, err := ms.WebhookEndpointUpdate(ctx, &driver.WebhookEndpointUpdateParams{WorkspaceID: "cb", ID: "we_off", Enabled: &disabled, At: at(5)}); err != nil {
 		t.Fatal(err)
 	}
 	smsAccount(t, s, "a", sms.Credits(5))
 	res := smsAccept(t, s, smsMessage("m1", "a", 1, sms.StatusQueued, base), smsMessage("m2", "a", 1, sms.StatusQueued, base))
 	n1, n2 := res[0].Number, res[1].Number
-	push := func(evID, endpointID string) *messaging.WebhookQueueParams {
-		return &messaging.WebhookQueueParams{EndpointID: endpointID, Event: &messaging.EventRecord{ID: evID, WorkspaceID: "cb", MessageID: "m1",
+	push := func(evID, endpointID string) *driver.WebhookQueueParams {
+		return &driver.WebhookQueueParams{EndpointID: endpointID, Event: &driver.EventRecord{ID: evID, WorkspaceID: "cb", MessageID: "m1",
 			Type: sms.EventDeliveryReport, Payload: []byte(`{"id":"` + evID + `"}`), CreatedAt: at(10)}}
 	}
 	final := &sms.Report{Status: 32, Description: sms.DeliveredToTerminal, NetworkID: "1", Time: at(42)}
@@ -860,7 +862,7 @@ func testSMSReportPush(t *testing.T, s sms.Store) {
 		name       string
 		number     int64
 		report     *sms.Report
-		push       *messaging.WebhookQueueParams
+		push       *driver.WebhookQueueParams
 		wantPushed bool
 		wantErr    error
 		wantReport *sms.Report

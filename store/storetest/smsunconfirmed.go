@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 )
@@ -127,7 +129,7 @@ func testSMSClaimMarksUnconfirmed(t *testing.T, s sms.Store) {
 	check("queued again with Unconfirmed", release, ptr(at(10)))
 	// A lost claim changes nothing, the mark included.
 	errs, err = s.SMSComplete(ctx, []*sms.Completion{{Number: release, Token: "t3", Status: sms.StatusQueued, RetryAt: at(40), At: at(22)}})
-	if err != nil || len(errs) != 1 || !errors.Is(errs[0], messaging.ErrStale) {
+	if err != nil || len(errs) != 1 || !errors.Is(errs[0], driver.ErrStale) {
 		t.Fatalf("SMSComplete of a lost claim: %v %v, want ErrStale", errs, err)
 	}
 	check("stale outcome", release, ptr(at(10)))
@@ -186,7 +188,7 @@ func testSMSConfirm(t *testing.T, s sms.Store) {
 		t.Fatalf("SMSConfirm of a claimed message: %+v, %v, %v", m, ok, err)
 	}
 	errs, err = s.SMSComplete(ctx, []*sms.Completion{{Number: claimed, Token: "t1", Status: sms.StatusSent, GatewayMessageID: "gw-late", At: at(6)}})
-	if err != nil || len(errs) != 1 || !errors.Is(errs[0], messaging.ErrStale) {
+	if err != nil || len(errs) != 1 || !errors.Is(errs[0], driver.ErrStale) {
 		t.Errorf("SMSComplete after SMSConfirm: %v, %v; want ErrStale", errs, err)
 	}
 	if got := smsClaim(t, s, at(1000), "t2", 10); len(got) != 1 || got[0].Number != later {

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -16,7 +19,7 @@ import (
 // queued only with its change and only for a subscribed endpoint, a
 // missing message failing only its own change, and a batch that fails
 // (a cancelled context) storing nothing.
-func testMessageUpdateStatuses(t *testing.T, s messaging.Store) {
+func testMessageUpdateStatuses(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -31,15 +34,15 @@ func testMessageUpdateStatuses(t *testing.T, s messaging.Store) {
 			t.Fatal(err)
 		}
 	}
-	change := func(ws, id string, from []string, to, evID string, sec int) *messaging.MessageStatusParams {
-		return &messaging.MessageStatusParams{WorkspaceID: ws, ID: id, From: from, To: to, At: at(sec),
+	change := func(ws, id string, from []string, to, evID string, sec int) *driver.MessageStatusParams {
+		return &driver.MessageStatusParams{WorkspaceID: ws, ID: id, From: from, To: to, At: at(sec),
 			Event: statusEvent(ws, id, from[0], to, evID, sec)}
 	}
 	first := change("a", "msg_1", []string{"queued"}, "sent", "evt_1", 10)
 	first.ProviderMessageID = "wamid.1"
 	failed := change("a", "msg_2", []string{"queued", "sent", "delivered"}, "failed", "evt_2", 12)
 	failed.FailureReason = "[131026] Message undeliverable"
-	ps := []*messaging.MessageStatusParams{
+	ps := []*driver.MessageStatusParams{
 		first,
 		change("a", "msg_1", []string{"sent"}, "delivered", "evt_1b", 11), // sees the change before it
 		failed, // from one of several statuses
@@ -89,7 +92,7 @@ func testMessageUpdateStatuses(t *testing.T, s messaging.Store) {
 	}
 	m1 := got[1].Message
 	if m1.ProviderMessageID != "wamid.1" || !m1.UpdatedAt.Equal(at(11)) || m1.LeaseOwner != "" ||
-		!cmp.Equal([]messaging.StatusChange{{Status: "sent", At: at(10)}, {Status: "delivered", At: at(11)}}, m1.History) {
+		!cmp.Equal([]record.StatusChange{{Status: "sent", At: at(10)}, {Status: "delivered", At: at(11)}}, m1.History) {
 		t.Errorf("msg_1 after two changes: %+v", m1)
 	}
 	if got[2].Message.FailureReason != "[131026] Message undeliverable" {
@@ -118,7 +121,7 @@ func testMessageUpdateStatuses(t *testing.T, s messaging.Store) {
 	// A batch that fails stores none of its changes.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := s.MessageUpdateStatuses(cctx, []*messaging.MessageStatusParams{change("a", "msg_5", []string{"queued"}, "sent", "evt_5", 20)}); err == nil {
+	if _, err := s.MessageUpdateStatuses(cctx, []*driver.MessageStatusParams{change("a", "msg_5", []string{"queued"}, "sent", "evt_5", 20)}); err == nil {
 		t.Error("a batch under a cancelled context succeeded")
 	}
 	if m, err := s.MessageGet(ctx, "a", "msg_5"); err != nil || m.Status != "queued" {

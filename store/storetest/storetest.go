@@ -16,17 +16,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
 
 // Run runs the conformance suite. newStore must return a new, empty store;
 // Run closes it when the test ends.
-func Run(t *testing.T, newStore func(t *testing.T) messaging.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) driver.Store) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s messaging.Store)
+		fn   func(t *testing.T, s driver.Store)
 	}{
 		{"Workspaces", testWorkspaces},
 		{"WorkspaceList", testWorkspaceList},
@@ -105,7 +107,7 @@ var base = time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC)
 
 func at(sec int) time.Time { return base.Add(time.Duration(sec) * time.Second) }
 
-func mustWorkspace(t *testing.T, s messaging.Store, id string, channels ...string) {
+func mustWorkspace(t *testing.T, s driver.Store, id string, channels ...string) {
 	t.Helper()
 	if channels == nil {
 		channels = []string{}
@@ -122,14 +124,14 @@ func wantErr(t *testing.T, what string, err, want error) {
 	}
 }
 
-func testWorkspaces(t *testing.T, s messaging.Store) {
+func testWorkspaces(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a", "whatsapp")
 	wantErr(t, "duplicate workspace", s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a", CreatedAt: base}), messaging.ErrConflict)
 	_, err := s.WorkspaceGet(ctx, "missing")
 	wantErr(t, "missing workspace", err, messaging.ErrNotFound)
 
-	for _, p := range []messaging.ChannelParams{
+	for _, p := range []driver.ChannelParams{
 		{WorkspaceID: "a", Channel: "messenger", Connected: true},
 		{WorkspaceID: "a", Channel: "instagram", Connected: true},
 		{WorkspaceID: "a", Channel: "instagram", Connected: true},
@@ -149,10 +151,10 @@ func testWorkspaces(t *testing.T, s messaging.Store) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("WorkspaceGet (-want +got):\n%s", d)
 	}
-	wantErr(t, "channel of missing workspace", s.WorkspaceSetChannel(ctx, &messaging.ChannelParams{WorkspaceID: "zz", Channel: "whatsapp", Connected: true, At: base}), messaging.ErrNotFound)
+	wantErr(t, "channel of missing workspace", s.WorkspaceSetChannel(ctx, &driver.ChannelParams{WorkspaceID: "zz", Channel: "whatsapp", Connected: true, At: base}), messaging.ErrNotFound)
 }
 
-func testAPIKeys(t *testing.T, s messaging.Store) {
+func testAPIKeys(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -197,12 +199,12 @@ func testAPIKeys(t *testing.T, s messaging.Store) {
 		t.Errorf("APIKeyList (-want +got):\n%s", d)
 	}
 
-	wantErr(t, "revoke key of other workspace", s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "b", ID: "key_1", At: at(10)}), messaging.ErrNotFound)
-	wantErr(t, "revoke missing key", s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_9", At: at(10)}), messaging.ErrNotFound)
-	if err := s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_1", At: at(10)}); err != nil {
+	wantErr(t, "revoke key of other workspace", s.APIKeyRevoke(ctx, &driver.APIKeyRevokeParams{WorkspaceID: "b", ID: "key_1", At: at(10)}), messaging.ErrNotFound)
+	wantErr(t, "revoke missing key", s.APIKeyRevoke(ctx, &driver.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_9", At: at(10)}), messaging.ErrNotFound)
+	if err := s.APIKeyRevoke(ctx, &driver.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_1", At: at(10)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.APIKeyRevoke(ctx, &messaging.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_1", At: at(20)}); err != nil {
+	if err := s.APIKeyRevoke(ctx, &driver.APIKeyRevokeParams{WorkspaceID: "a", ID: "key_1", At: at(20)}); err != nil {
 		t.Fatalf("revoking twice: %v", err)
 	}
 	// A revoked key is still returned, with its first revocation time; key_2
@@ -216,13 +218,13 @@ func testAPIKeys(t *testing.T, s messaging.Store) {
 
 	// APIKeyUpdate replaces scopes and expiry, of a revoked key too, and
 	// nothing else; a nil ExpiresAt clears the expiry.
-	wantErr(t, "update key of other workspace", s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "b", ID: "key_1", Scopes: []string{"read:messages"}}), messaging.ErrNotFound)
-	wantErr(t, "update missing key", s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_9", Scopes: []string{"read:messages"}}), messaging.ErrNotFound)
+	wantErr(t, "update key of other workspace", s.APIKeyUpdate(ctx, &driver.APIKeyUpdateParams{WorkspaceID: "b", ID: "key_1", Scopes: []string{"read:messages"}}), messaging.ErrNotFound)
+	wantErr(t, "update missing key", s.APIKeyUpdate(ctx, &driver.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_9", Scopes: []string{"read:messages"}}), messaging.ErrNotFound)
 	newExp := at(7200)
-	if err := s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}, ExpiresAt: &newExp}); err != nil {
+	if err := s.APIKeyUpdate(ctx, &driver.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}, ExpiresAt: &newExp}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_3", Scopes: []string{"read:contacts", "read:templates"}}); err != nil {
+	if err := s.APIKeyUpdate(ctx, &driver.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_3", Scopes: []string{"read:contacts", "read:templates"}}); err != nil {
 		t.Fatal(err)
 	}
 	want1, want3 := *k1, *k3
@@ -235,7 +237,7 @@ func testAPIKeys(t *testing.T, s messaging.Store) {
 	if d := cmp.Diff([]*messaging.APIKey{&want1, &want3}, list); d != "" {
 		t.Errorf("APIKeyList after APIKeyUpdate (-want +got):\n%s", d)
 	}
-	if err := s.APIKeyUpdate(ctx, &messaging.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}}); err != nil {
+	if err := s.APIKeyUpdate(ctx, &driver.APIKeyUpdateParams{WorkspaceID: "a", ID: "key_1", Scopes: []string{"read:messages"}}); err != nil {
 		t.Fatal(err)
 	}
 	// key_1 lost its expiry (still revoked); key_2 is untouched by updates
@@ -249,7 +251,7 @@ func testAPIKeys(t *testing.T, s messaging.Store) {
 // testAPIKeyTouch: APIKeyTouch sets LastUsedAt, never moves it back, and
 // leaves alone a key of another workspace, a missing key and every other
 // field and key.
-func testAPIKeyTouch(t *testing.T, s messaging.Store) {
+func testAPIKeyTouch(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -262,7 +264,7 @@ func testAPIKeyTouch(t *testing.T, s messaging.Store) {
 	}
 	touch := func(ws, id string, sec int) {
 		t.Helper()
-		if err := s.APIKeyTouch(ctx, &messaging.APIKeyTouchParams{WorkspaceID: ws, ID: id, At: at(sec)}); err != nil {
+		if err := s.APIKeyTouch(ctx, &driver.APIKeyTouchParams{WorkspaceID: ws, ID: id, At: at(sec)}); err != nil {
 			t.Fatalf("APIKeyTouch(%s, %s, %d): %v", ws, id, sec, err)
 		}
 	}
@@ -308,9 +310,9 @@ func contact(ws, id string, sec int, first, last, phone, email string) *messagin
 	}
 }
 
-func lower(s string) string { return messaging.SearchFold(s) }
+func lower(s string) string { return driver.SearchFold(s) }
 
-func testContactRoundTrip(t *testing.T, s messaging.Store) {
+func testContactRoundTrip(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -338,7 +340,7 @@ func testContactRoundTrip(t *testing.T, s messaging.Store) {
 	wantErr(t, "contact in missing workspace", s.ContactCreate(ctx, contact("zz", "ct_2", 1, "X", "", "+254712345679", "")), messaging.ErrNotFound)
 }
 
-func testContactDedup(t *testing.T, s messaging.Store) {
+func testContactDedup(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -358,7 +360,7 @@ func testContactDedup(t *testing.T, s messaging.Store) {
 			t.Errorf("ContactCreate(%s): %v", c.ID, err)
 		}
 	}
-	page, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Limit: 100})
+	page, total, err := s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "a", Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +369,7 @@ func testContactDedup(t *testing.T, s messaging.Store) {
 	}
 }
 
-func testContactDedupConcurrent(t *testing.T, s messaging.Store) {
+func testContactDedupConcurrent(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	const n = 20
@@ -395,13 +397,13 @@ func testContactDedupConcurrent(t *testing.T, s messaging.Store) {
 	if ok != 1 || conflict != n-1 {
 		t.Errorf("%d concurrent creates with one phone: %d created, %d conflicts; want 1 and %d", n, ok, conflict, n-1)
 	}
-	_, total, _ := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Limit: 100})
+	_, total, _ := s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "a", Limit: 100})
 	if total != 1 {
 		t.Errorf("stored %d contacts, want 1", total)
 	}
 }
 
-func testContactUpdate(t *testing.T, s messaging.Store) {
+func testContactUpdate(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -415,7 +417,7 @@ func testContactUpdate(t *testing.T, s messaging.Store) {
 	upd := *c1
 	upd.LastName, upd.FullName, upd.Tags, upd.Lifecycle, upd.Phone = "Zed", "A Zed", []string{"x"}, "lead", ""
 	upd.Version, upd.UpdatedAt = 2, at(50)
-	if err := s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &upd, PrevVersion: 1}); err != nil {
+	if err := s.ContactUpdate(ctx, &driver.ContactReplaceParams{Contact: &upd, PrevVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s.ContactGet(ctx, "a", "ct_1")
@@ -424,11 +426,11 @@ func testContactUpdate(t *testing.T, s messaging.Store) {
 	}
 	stale := upd
 	stale.Version = 2
-	wantErr(t, "stale version", s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &stale, PrevVersion: 1}), messaging.ErrStale)
+	wantErr(t, "stale version", s.ContactUpdate(ctx, &driver.ContactReplaceParams{Contact: &stale, PrevVersion: 1}), driver.ErrStale)
 
 	clash := *c2
 	clash.Email, clash.EmailKey, clash.Version = "A@example.com", "a@example.com", 2
-	wantErr(t, "update to another contact's email", s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &clash, PrevVersion: 1}), messaging.ErrConflict)
+	wantErr(t, "update to another contact's email", s.ContactUpdate(ctx, &driver.ContactReplaceParams{Contact: &clash, PrevVersion: 1}), messaging.ErrConflict)
 	got2, _ := s.ContactGet(ctx, "a", "ct_2")
 	if d := cmp.Diff(c2, got2); d != "" {
 		t.Errorf("refused update changed the contact (-want +got):\n%s", d)
@@ -436,12 +438,12 @@ func testContactUpdate(t *testing.T, s messaging.Store) {
 	// The freed phone of ct_1 can now be taken.
 	take := *c2
 	take.Phone, take.Version = "+254712345678", 2
-	if err := s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &take, PrevVersion: 1}); err != nil {
+	if err := s.ContactUpdate(ctx, &driver.ContactReplaceParams{Contact: &take, PrevVersion: 1}); err != nil {
 		t.Errorf("taking a freed phone: %v", err)
 	}
 	other := upd
 	other.WorkspaceID, other.Version = "b", 3
-	wantErr(t, "update from another workspace", s.ContactUpdate(ctx, &messaging.ContactReplaceParams{Contact: &other, PrevVersion: 2}), messaging.ErrNotFound)
+	wantErr(t, "update from another workspace", s.ContactUpdate(ctx, &driver.ContactReplaceParams{Contact: &other, PrevVersion: 2}), messaging.ErrNotFound)
 }
 
 func ids(cs []*messaging.Contact) []string {
@@ -452,7 +454,7 @@ func ids(cs []*messaging.Contact) []string {
 	return out
 }
 
-func testContactList(t *testing.T, s messaging.Store) {
+func testContactList(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -479,7 +481,7 @@ func testContactList(t *testing.T, s messaging.Store) {
 		{5, 2, []string{}},
 		{0, 100, []string{"ct_5", "ct_4", "ct_3", "ct_2", "ct_1"}},
 	} {
-		got, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Offset: tc.offset, Limit: tc.limit})
+		got, total, err := s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "a", Offset: tc.offset, Limit: tc.limit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,7 +494,7 @@ func testContactList(t *testing.T, s messaging.Store) {
 	}
 }
 
-func testContactSearch(t *testing.T, s messaging.Store) {
+func testContactSearch(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -528,8 +530,8 @@ func testContactSearch(t *testing.T, s messaging.Store) {
 		{"zz", []string{}},
 		{"mina", []string{}}, // prefix, not substring
 	} {
-		search, digits := messaging.ContactSearchQuery(tc.q)
-		got, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Search: search, PhoneDigits: digits, Limit: 100})
+		search, digits := driver.ContactSearchQuery(tc.q)
+		got, total, err := s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "a", Search: search, PhoneDigits: digits, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -544,7 +546,7 @@ func testContactSearch(t *testing.T, s messaging.Store) {
 
 // testContactSearchEdges covers prefixes whose range ends are special: a
 // last rune at the top of the code space and just below the surrogates.
-func testContactSearchEdges(t *testing.T, s messaging.Store) {
+func testContactSearchEdges(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	names := []string{"a\U0010FFFF", "a\U0010FFFFb", "ab", "x\uD7FF", "x\uD7FFy", "x\uE000"}
@@ -559,7 +561,7 @@ func testContactSearchEdges(t *testing.T, s messaging.Store) {
 		q    string
 		want int
 	}{{"a\U0010FFFF", 2}, {"a", 3}, {"x\uD7FF", 2}, {"x", 3}, {"\U0010FFFF", 0}} {
-		_, total, err := s.ContactList(ctx, &messaging.ContactListParams{WorkspaceID: "a", Search: tc.q, Limit: 10})
+		_, total, err := s.ContactList(ctx, &driver.ContactListParams{WorkspaceID: "a", Search: tc.q, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -569,7 +571,7 @@ func testContactSearchEdges(t *testing.T, s messaging.Store) {
 	}
 }
 
-func testTemplates(t *testing.T, s messaging.Store) {
+func testTemplates(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -602,13 +604,13 @@ func testTemplates(t *testing.T, s messaging.Store) {
 	}
 	_, err = s.TemplateGet(ctx, "b", "tpl_1")
 	wantErr(t, "template of other workspace", err, messaging.ErrNotFound)
-	got, err = s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "a", Name: "order_shipped", Language: "en_US"})
+	got, err = s.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: "a", Name: "order_shipped", Language: "en_US"})
 	if err != nil || got.ID != "tpl_2" {
 		t.Errorf("TemplateGetByName(en_US) = %v, %v; want tpl_2", got, err)
 	}
-	_, err = s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "a", Name: "order_shipped", Language: "EN"})
+	_, err = s.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: "a", Name: "order_shipped", Language: "EN"})
 	wantErr(t, "language differs in case", err, messaging.ErrNotFound)
-	_, err = s.TemplateGetByName(ctx, &messaging.TemplateGetByNameParams{WorkspaceID: "b", Name: "order_shipped", Language: "en"})
+	_, err = s.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: "b", Name: "order_shipped", Language: "en"})
 	wantErr(t, "by name in other workspace", err, messaging.ErrNotFound)
 
 	tids := func(ts []*messaging.Template) []string {
@@ -619,14 +621,14 @@ func testTemplates(t *testing.T, s messaging.Store) {
 		return out
 	}
 	for _, tc := range []struct {
-		p    messaging.TemplateListParams
+		p    driver.TemplateListParams
 		want []string
 	}{
-		{messaging.TemplateListParams{WorkspaceID: "a"}, []string{"tpl_4", "tpl_1", "tpl_2", "tpl_0", "tpl_3"}},
-		{messaging.TemplateListParams{WorkspaceID: "a", Status: "approved"}, []string{"tpl_4", "tpl_1", "tpl_2"}},
-		{messaging.TemplateListParams{WorkspaceID: "a", Status: "approved", Category: "MARKETING"}, []string{"tpl_4"}},
-		{messaging.TemplateListParams{WorkspaceID: "a", Language: "en"}, []string{"tpl_4", "tpl_1"}},
-		{messaging.TemplateListParams{WorkspaceID: "b"}, []string{}},
+		{driver.TemplateListParams{WorkspaceID: "a"}, []string{"tpl_4", "tpl_1", "tpl_2", "tpl_0", "tpl_3"}},
+		{driver.TemplateListParams{WorkspaceID: "a", Status: "approved"}, []string{"tpl_4", "tpl_1", "tpl_2"}},
+		{driver.TemplateListParams{WorkspaceID: "a", Status: "approved", Category: "MARKETING"}, []string{"tpl_4"}},
+		{driver.TemplateListParams{WorkspaceID: "a", Language: "en"}, []string{"tpl_4", "tpl_1"}},
+		{driver.TemplateListParams{WorkspaceID: "b"}, []string{}},
 	} {
 		got, err := s.TemplateList(ctx, &tc.p)
 		if err != nil {
@@ -637,16 +639,16 @@ func testTemplates(t *testing.T, s messaging.Store) {
 		}
 	}
 
-	upd, err := s.TemplateSetStatus(ctx, &messaging.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_3", From: []string{"pending"}, To: "rejected", Reason: "bad", At: at(9)})
+	upd, err := s.TemplateSetStatus(ctx, &driver.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_3", From: []string{"pending"}, To: "rejected", Reason: "bad", At: at(9)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if upd.Status != "rejected" || upd.StatusReason != "bad" || !upd.UpdatedAt.Equal(at(9)) {
 		t.Errorf("TemplateSetStatus returned %+v", upd)
 	}
-	_, err = s.TemplateSetStatus(ctx, &messaging.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_3", From: []string{"pending"}, To: "approved", At: at(10)})
-	wantErr(t, "status not in From", err, messaging.ErrStale)
-	_, err = s.TemplateSetStatus(ctx, &messaging.TemplateStatusParams{WorkspaceID: "b", ID: "tpl_1", From: []string{"approved"}, To: "paused", At: at(10)})
+	_, err = s.TemplateSetStatus(ctx, &driver.TemplateStatusParams{WorkspaceID: "a", ID: "tpl_3", From: []string{"pending"}, To: "approved", At: at(10)})
+	wantErr(t, "status not in From", err, driver.ErrStale)
+	_, err = s.TemplateSetStatus(ctx, &driver.TemplateStatusParams{WorkspaceID: "b", ID: "tpl_1", From: []string{"approved"}, To: "paused", At: at(10)})
 	wantErr(t, "status of other workspace", err, messaging.ErrNotFound)
 	got, _ = s.TemplateGet(ctx, "a", "tpl_3")
 	if got.Status != "rejected" {
@@ -667,7 +669,7 @@ func message(ws, id, key, hash string) *messaging.Message {
 	}
 }
 
-func testMessages(t *testing.T, s messaging.Store) {
+func testMessages(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -721,7 +723,7 @@ func testMessages(t *testing.T, s messaging.Store) {
 	wantErr(t, "message in missing workspace", err, messaging.ErrNotFound)
 }
 
-func testMessageIdempotencyConcurrent(t *testing.T, s messaging.Store) {
+func testMessageIdempotencyConcurrent(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	const n = 50
@@ -758,7 +760,7 @@ func testMessageIdempotencyConcurrent(t *testing.T, s messaging.Store) {
 	}
 }
 
-func testMessageStatus(t *testing.T, s messaging.Store) {
+func testMessageStatus(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -769,7 +771,7 @@ func testMessageStatus(t *testing.T, s messaging.Store) {
 	if err != nil || before.Status != "queued" {
 		t.Fatalf("before: %+v, %v", before, err)
 	}
-	after, changed, err := updateStatus(ctx, s, &messaging.MessageStatusParams{
+	after, changed, err := updateStatus(ctx, s, &driver.MessageStatusParams{
 		WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", ProviderMessageID: "wamid.1", At: at(5),
 	})
 	if err != nil || !changed || after.Status != "sent" || after.ProviderMessageID != "wamid.1" || !after.UpdatedAt.Equal(at(5)) {
@@ -780,7 +782,7 @@ func testMessageStatus(t *testing.T, s messaging.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, changed, err = updateStatus(ctx, s, &messaging.MessageStatusParams{
+	after, changed, err = updateStatus(ctx, s, &driver.MessageStatusParams{
 		WorkspaceID: "a", ID: "msg_1", From: []string{"queued"}, To: "sent", At: at(6),
 	})
 	if err != nil || changed || after.Status != "sent" || !after.UpdatedAt.Equal(at(5)) || before.Status != "sent" {
@@ -789,7 +791,7 @@ func testMessageStatus(t *testing.T, s messaging.Store) {
 	if d := cmp.Diff(before, after); err == nil && d != "" {
 		t.Errorf("refused transition: the result is not the message as it was (-stored +result):\n%s", d)
 	}
-	after, changed, err = updateStatus(ctx, s, &messaging.MessageStatusParams{
+	after, changed, err = updateStatus(ctx, s, &driver.MessageStatusParams{
 		WorkspaceID: "a", ID: "msg_1", From: []string{"queued", "sent"}, To: "failed", FailureReason: "[131026] Message undeliverable", At: at(7),
 	})
 	if err != nil || !changed || after.FailureReason != "[131026] Message undeliverable" || after.ProviderMessageID != "wamid.1" {
@@ -799,15 +801,15 @@ func testMessageStatus(t *testing.T, s messaging.Store) {
 	if d := cmp.Diff(after, got); d != "" {
 		t.Errorf("stored after update (-want +got):\n%s", d)
 	}
-	_, _, err = updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "b", ID: "msg_1", From: []string{"failed"}, To: "sent", At: at(8)})
+	_, _, err = updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "b", ID: "msg_1", From: []string{"failed"}, To: "sent", At: at(8)})
 	wantErr(t, "status of other workspace", err, messaging.ErrNotFound)
 }
 
 // updateStatus makes the one change p with MessageUpdateStatuses (a batch
 // of one) and returns its result: the message after it, whether it
 // changed, and its error (the batch's, or the change's ErrNotFound).
-func updateStatus(ctx context.Context, s messaging.Store, p *messaging.MessageStatusParams) (*messaging.Message, bool, error) {
-	rs, err := s.MessageUpdateStatuses(ctx, []*messaging.MessageStatusParams{p})
+func updateStatus(ctx context.Context, s driver.Store, p *driver.MessageStatusParams) (*messaging.Message, bool, error) {
+	rs, err := s.MessageUpdateStatuses(ctx, []*driver.MessageStatusParams{p})
 	if err != nil {
 		return nil, false, err
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -12,7 +14,7 @@ import (
 // event; the same state again, a stale change and an opt-in of a
 // recipient never opted out change nothing and queue nothing; an opt-in
 // clears it; lists are by recipient, in the workspace only.
-func testSuppressions(t *testing.T, s messaging.Store) {
+func testSuppressions(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	mustWorkspace(t, s, "b")
@@ -24,9 +26,9 @@ func testSuppressions(t *testing.T, s messaging.Store) {
 		t.Helper()
 		n++
 		id := "evt_" + string(rune('a'+n))
-		changed, err := s.SuppressionSet(ctx, &messaging.SuppressionSetParams{
+		changed, err := s.SuppressionSet(ctx, &driver.SuppressionSetParams{
 			Suppression: &messaging.Suppression{WorkspaceID: ws, Channel: channel, Recipient: to, OptedOut: out, Source: "keyword", MessageID: "msg_" + id, UpdatedAt: at(sec)},
-			Event:       &messaging.EventRecord{ID: id, WorkspaceID: ws, MessageID: "msg_" + id, Type: messaging.EventContactOptedOut, Payload: []byte(`{}`), CreatedAt: at(sec)},
+			Event:       &driver.EventRecord{ID: id, WorkspaceID: ws, MessageID: "msg_" + id, Type: messaging.EventContactOptedOut, Payload: []byte(`{}`), CreatedAt: at(sec)},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +60,7 @@ func testSuppressions(t *testing.T, s messaging.Store) {
 	if got := len(claimAll(t, s, "h1", at(30))); got != 4 {
 		t.Errorf("%d deliveries queued, want 4 (one per change)", got)
 	}
-	list, err := s.SuppressionList(ctx, &messaging.SuppressionListParams{WorkspaceID: "a", Recipients: []string{p, "+254700000002"}})
+	list, err := s.SuppressionList(ctx, &driver.SuppressionListParams{WorkspaceID: "a", Recipients: []string{p, "+254700000002"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +75,9 @@ func testSuppressions(t *testing.T, s messaging.Store) {
 	if want := []string{"messenger@4s", "whatsapp@5s"}; !slices.Equal(got, want) {
 		t.Errorf("listed %v, want %v", got, want)
 	}
-	if list, err := s.SuppressionList(ctx, &messaging.SuppressionListParams{WorkspaceID: "b", Recipients: []string{p}}); err != nil || len(list) != 0 {
+	if list, err := s.SuppressionList(ctx, &driver.SuppressionListParams{WorkspaceID: "b", Recipients: []string{p}}); err != nil || len(list) != 0 {
 		t.Errorf("workspace b lists %v, %v", list, err)
 	}
-	_, err = s.SuppressionSet(ctx, &messaging.SuppressionSetParams{Suppression: &messaging.Suppression{WorkspaceID: "nope", Channel: "whatsapp", Recipient: p, OptedOut: true, UpdatedAt: at(1)}})
+	_, err = s.SuppressionSet(ctx, &driver.SuppressionSetParams{Suppression: &messaging.Suppression{WorkspaceID: "nope", Channel: "whatsapp", Recipient: p, OptedOut: true, UpdatedAt: at(1)}})
 	wantErr(t, "SuppressionSet in a missing workspace", err, messaging.ErrNotFound)
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/ujumbe/messaging/sms"
 )
 
@@ -18,7 +20,7 @@ var longText = "[131000] " + strings.Repeat("Zugriff verweigert ✗ ", 200)
 // testLongTextsKept: the last error of a released message, the failure
 // reason of a status change and the last error of a webhook delivery come
 // back exactly as long as they were written.
-func testLongTextsKept(t *testing.T, s messaging.Store) {
+func testLongTextsKept(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	if err := s.WebhookEndpointCreate(ctx, endpoint("a", "we_1", 1)); err != nil {
@@ -29,16 +31,16 @@ func testLongTextsKept(t *testing.T, s messaging.Store) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.MessageClaim(ctx, &messaging.MessageClaimParams{Owner: "w1", Now: at(1), Lease: time.Minute, Limit: 10}); err != nil {
+	if _, err := s.MessageClaim(ctx, &driver.MessageClaimParams{Owner: "w1", Now: at(1), Lease: time.Minute, Limit: 10}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.MessageRelease(ctx, &messaging.MessageReleaseParams{WorkspaceID: "a", ID: "msg_1", Owner: "w1", DueAt: at(5), LastError: longText}); err != nil || !ok {
+	if ok, err := s.MessageRelease(ctx, &driver.MessageReleaseParams{WorkspaceID: "a", ID: "msg_1", Owner: "w1", DueAt: at(5), LastError: longText}); err != nil || !ok {
 		t.Fatalf("release: %v, %v", ok, err)
 	}
 	if m, err := s.MessageGet(ctx, "a", "msg_1"); err != nil || m.LastError != longText {
 		t.Errorf("last error of a released message: %d bytes (err %v); want the %d written", len(m.LastError), err, len(longText))
 	}
-	after, changed, err := updateStatus(ctx, s, &messaging.MessageStatusParams{WorkspaceID: "a", ID: "msg_2", From: []string{"queued"}, To: "failed",
+	after, changed, err := updateStatus(ctx, s, &driver.MessageStatusParams{WorkspaceID: "a", ID: "msg_2", From: []string{"queued"}, To: "failed",
 		FailureReason: longText, At: at(2), Event: statusEvent("a", "msg_2", "queued", "failed", "evt_1", 2)})
 	if err != nil || !changed || after.FailureReason != longText {
 		t.Fatalf("failed with a long reason: changed %v, err %v, %d bytes of reason; want the %d written", changed, err, len(after.FailureReason), len(longText))
@@ -46,15 +48,15 @@ func testLongTextsKept(t *testing.T, s messaging.Store) {
 	if m, err := s.MessageGet(ctx, "a", "msg_2"); err != nil || m.FailureReason != longText {
 		t.Errorf("stored failure reason: %d bytes (err %v); want the %d written", len(m.FailureReason), err, len(longText))
 	}
-	ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h1", Now: at(3), Lease: time.Minute, Limit: 10})
+	ds, err := s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "h1", Now: at(3), Lease: time.Minute, Limit: 10})
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("webhook claim: %d deliveries, %v; want 1", len(ds), err)
 	}
-	if err := s.WebhookRecord(ctx, &messaging.WebhookRecordParams{ID: ds[0].ID, Owner: "h1", State: messaging.DeliveryPending, DueAt: at(10),
+	if err := s.WebhookRecord(ctx, &driver.WebhookRecordParams{ID: ds[0].ID, Owner: "h1", State: record.DeliveryPending, DueAt: at(10),
 		LastStatus: 500, LastError: longText, At: at(4)}); err != nil {
 		t.Fatal(err)
 	}
-	ds, err = s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "h2", Now: at(10), Lease: time.Minute, Limit: 10})
+	ds, err = s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "h2", Now: at(10), Lease: time.Minute, Limit: 10})
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("webhook claim of the retry: %d deliveries, %v; want 1", len(ds), err)
 	}

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/driver"
 )
 
 // testWebhookSeqGrows: a later event's delivery has a larger Seq than an
 // earlier one's (the contract of WebhookDelivery.Seq), whatever the
 // messages.
-func testWebhookSeqGrows(t *testing.T, s messaging.Store) {
+func testWebhookSeqGrows(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	mustWorkspace(t, s, "a")
 	if err := s.WebhookEndpointCreate(ctx, endpoint("a", "we_1", 1)); err != nil {
@@ -25,7 +25,7 @@ func testWebhookSeqGrows(t *testing.T, s messaging.Store) {
 	statusChange(t, s, "a", "msg_2", "queued", "sent", "evt_1", 10)
 	statusChange(t, s, "a", "msg_1", "queued", "sent", "evt_2", 11)
 	statusChange(t, s, "a", "msg_3", "queued", "sent", "evt_3", 12)
-	ds, err := s.WebhookClaim(ctx, &messaging.WebhookClaimParams{Owner: "w", Now: at(20), Lease: time.Minute, Limit: 10})
+	ds, err := s.WebhookClaim(ctx, &driver.WebhookClaimParams{Owner: "w", Now: at(20), Lease: time.Minute, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

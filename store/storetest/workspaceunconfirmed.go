@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -14,14 +17,14 @@ import (
 // leaves the other settings when only it is given; WorkspaceGet (with
 // several channels connected, so several rows in a join) and
 // WorkspaceList read it back; a refused compare-and-set changes it not.
-func testWorkspaceUnconfirmedSends(t *testing.T, s messaging.Store) {
+func testWorkspaceUnconfirmedSends(t *testing.T, s driver.Store) {
 	ctx := context.Background()
 	type settings struct {
 		Unconfirmed, OutsideWindow string
 		OptOut                     []string
 	}
 	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "careful", Name: "C", Channels: []string{"instagram", "whatsapp"},
-		UnconfirmedSends: messaging.UnconfirmedFail, OptOutKeywords: []string{"HALT"}, CreatedAt: at(1)}); err != nil {
+		UnconfirmedSends: record.UnconfirmedFail, OptOutKeywords: []string{"HALT"}, CreatedAt: at(1)}); err != nil {
 		t.Fatal(err)
 	}
 	mustWorkspace(t, s, "plain", "messenger", "whatsapp")
@@ -38,7 +41,7 @@ func testWorkspaceUnconfirmedSends(t *testing.T, s messaging.Store) {
 			}
 			out[id] = settings{w.UnconfirmedSends, w.OutsideWindow, w.OptOutKeywords}
 		}
-		list, err := s.WorkspaceList(ctx, &messaging.WorkspaceListParams{Limit: 10})
+		list, err := s.WorkspaceList(ctx, &driver.WorkspaceListParams{Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +55,7 @@ func testWorkspaceUnconfirmedSends(t *testing.T, s messaging.Store) {
 		}
 		return out
 	}
-	set := func(p *messaging.WorkspaceSettingsParams) {
+	set := func(p *driver.WorkspaceSettingsParams) {
 		t.Helper()
 		if err := s.WorkspaceSetSettings(ctx, p); err != nil {
 			t.Fatal(err)
@@ -65,25 +68,25 @@ func testWorkspaceUnconfirmedSends(t *testing.T, s messaging.Store) {
 		t.Errorf("created (-want +got):\n%s", d)
 	}
 
-	set(&messaging.WorkspaceSettingsParams{WorkspaceID: "plain", UnconfirmedSends: str(messaging.UnconfirmedFail)})
-	set(&messaging.WorkspaceSettingsParams{WorkspaceID: "careful", OutsideWindow: str(messaging.OutsideWindowReject), OptOutKeywords: list("X")})
+	set(&driver.WorkspaceSettingsParams{WorkspaceID: "plain", UnconfirmedSends: str(record.UnconfirmedFail)})
+	set(&driver.WorkspaceSettingsParams{WorkspaceID: "careful", OutsideWindow: str(record.OutsideWindowReject), OptOutKeywords: list("X")})
 	want = map[string]settings{"careful": {"fail", "reject", []string{"X"}}, "plain": {Unconfirmed: "fail"}}
 	if d := cmp.Diff(want, read()); d != "" {
 		t.Errorf("after setting plain's policy and careful's other settings (-want +got):\n%s", d)
 	}
 
-	set(&messaging.WorkspaceSettingsParams{WorkspaceID: "careful", UnconfirmedSends: str("")})
+	set(&driver.WorkspaceSettingsParams{WorkspaceID: "careful", UnconfirmedSends: str("")})
 	want["careful"] = settings{"", "reject", []string{"X"}}
 	if d := cmp.Diff(want, read()); d != "" {
 		t.Errorf("after restoring careful's default (-want +got):\n%s", d)
 	}
 
-	err := s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "careful", UnconfirmedSends: str(messaging.UnconfirmedFail),
-		OptOutKeywords: list("Y"), Expect: &messaging.WorkspaceKeywords{OptOut: []string{"HALT"}}})
+	err := s.WorkspaceSetSettings(ctx, &driver.WorkspaceSettingsParams{WorkspaceID: "careful", UnconfirmedSends: str(record.UnconfirmedFail),
+		OptOutKeywords: list("Y"), Expect: &record.WorkspaceKeywords{OptOut: []string{"HALT"}}})
 	wantErr(t, "WorkspaceSetSettings expecting lists changed since", err, messaging.ErrConflict)
 	if d := cmp.Diff(want, read()); d != "" {
 		t.Errorf("a refused compare-and-set changed the settings (-want +got):\n%s", d)
 	}
-	err = s.WorkspaceSetSettings(ctx, &messaging.WorkspaceSettingsParams{WorkspaceID: "nope", UnconfirmedSends: str(messaging.UnconfirmedFail)})
+	err = s.WorkspaceSetSettings(ctx, &driver.WorkspaceSettingsParams{WorkspaceID: "nope", UnconfirmedSends: str(record.UnconfirmedFail)})
 	wantErr(t, "WorkspaceSetSettings of a missing workspace", err, messaging.ErrNotFound)
 }

@@ -71,6 +71,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -303,7 +305,7 @@ func (s *Server) AddTemplate(waba string, t messaging.ProviderTemplate) string {
 	}
 	status := t.Status
 	if status == "" {
-		status = messaging.ProviderTemplateApproved
+		status = record.ProviderTemplateApproved
 	}
 	s.templates[waba] = append(s.templates[waba], &template{id: id, name: t.Name, language: t.Language, category: t.Category,
 		status: status, reason: t.Reason, quality: t.Quality, components: comps})
@@ -536,7 +538,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	t := &template{id: s.nextID(), name: req.Name, language: req.Language, category: req.Category,
-		status: messaging.ProviderTemplatePending, components: req.Components}
+		status: record.ProviderTemplatePending, components: req.Components}
 	if len(t.components) == 0 {
 		t.components = json.RawMessage("[]")
 	}

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/record"
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
-	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/sms"
 )
 
@@ -50,11 +52,11 @@ func TestRecordTimes(t *testing.T) {
 		due       time.Time
 		delivered bool
 	}{
-		{messaging.DeliveryPending, retry, false},
-		{messaging.DeliveryDelivered, at, true},
-		{messaging.DeliveryFailed, at, false},
+		{record.DeliveryPending, retry, false},
+		{record.DeliveryDelivered, at, true},
+		{record.DeliveryFailed, at, false},
 	} {
-		due, delivered := RecordTimes(&messaging.WebhookRecordParams{State: c.state, At: at, DueAt: retry})
+		due, delivered := RecordTimes(&driver.WebhookRecordParams{State: c.state, At: at, DueAt: retry})
 		if !due.Equal(c.due) || (delivered != nil) != c.delivered || (delivered != nil && !delivered.Equal(at)) {
 			t.Errorf("%s: due %v, delivered %v; want due %v, delivered %v", c.state, due, delivered, c.due, c.delivered)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/record"
 )
 
 // Entry is the stored form of one status change: "status
@@ -20,18 +20,18 @@ func Entry(status string, at time.Time) string {
 
 // Decode parses a history column made of Entry values. An entry it cannot
 // read is an error: the column is written only by stores.
-func Decode(s string) ([]messaging.StatusChange, error) {
+func Decode(s string) ([]record.StatusChange, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var out []messaging.StatusChange
+	var out []record.StatusChange
 	for entry := range strings.SplitSeq(strings.TrimSuffix(s, ";"), ";") {
 		st, ns, ok := strings.Cut(entry, " ")
 		n, err := strconv.ParseInt(ns, 10, 64)
 		if !ok || err != nil {
 			return nil, fmt.Errorf("stored status history is malformed: %q", entry)
 		}
-		out = append(out, messaging.StatusChange{Status: st, At: time.Unix(0, n).UTC()})
+		out = append(out, record.StatusChange{Status: st, At: time.Unix(0, n).UTC()})
 	}
 	return out, nil
 }

@@ -3,6 +3,8 @@ package storedjson
 import (
 	"encoding/json"
 
+	"github.com/ujumbe/messaging/record"
+
 	"github.com/ujumbe/messaging"
 )
 
@@ -88,16 +90,16 @@ func EncodeInboundContent(c *messaging.InboundContent) (*string, error) {
 		return nil, nil
 	}
 	st := inboundContent{
-		Media:    ptr(c.Media, func(v messaging.InboundMedia) inboundMedia { return inboundMedia(v) }),
-		Location: ptr(c.Location, func(v messaging.Location) location { return location(v) }),
-		Contacts: convert(c.Contacts, func(v messaging.SharedContact) sharedContact {
+		Media:    ptr(c.Media, func(v record.InboundMedia) inboundMedia { return inboundMedia(v) }),
+		Location: ptr(c.Location, func(v record.Location) location { return location(v) }),
+		Contacts: convert(c.Contacts, func(v record.SharedContact) sharedContact {
 			return sharedContact{FormattedName: v.FormattedName, FirstName: v.FirstName, LastName: v.LastName,
 				Organization: v.Organization,
-				Phones:       convert(v.Phones, func(p messaging.ContactPhone) contactPhone { return contactPhone(p) }),
-				Emails:       convert(v.Emails, func(e messaging.ContactEmail) contactEmail { return contactEmail(e) })}
+				Phones:       convert(v.Phones, func(p record.ContactPhone) contactPhone { return contactPhone(p) }),
+				Emails:       convert(v.Emails, func(e record.ContactEmail) contactEmail { return contactEmail(e) })}
 		}),
-		Reply:    ptr(c.Reply, func(v messaging.InteractiveReply) reply { return reply(v) }),
-		Reaction: ptr(c.Reaction, func(v messaging.Reaction) reaction { return reaction(v) }),
+		Reply:    ptr(c.Reply, func(v record.InteractiveReply) reply { return reply(v) }),
+		Reaction: ptr(c.Reaction, func(v record.Reaction) reaction { return reaction(v) }),
 		Context:  ptr(c.Context, func(v messaging.ReplyContext) replyContext { return replyContext(v) }),
 		RawType:  c.RawType,
 	}
@@ -119,16 +121,16 @@ func DecodeInboundContent(s *string) (*messaging.InboundContent, error) {
 		return nil, err
 	}
 	return &messaging.InboundContent{
-		Media:    ptr(st.Media, func(v inboundMedia) messaging.InboundMedia { return messaging.InboundMedia(v) }),
-		Location: ptr(st.Location, func(v location) messaging.Location { return messaging.Location(v) }),
-		Contacts: convert(st.Contacts, func(v sharedContact) messaging.SharedContact {
-			return messaging.SharedContact{FormattedName: v.FormattedName, FirstName: v.FirstName, LastName: v.LastName,
+		Media:    ptr(st.Media, func(v inboundMedia) record.InboundMedia { return record.InboundMedia(v) }),
+		Location: ptr(st.Location, func(v location) record.Location { return record.Location(v) }),
+		Contacts: convert(st.Contacts, func(v sharedContact) record.SharedContact {
+			return record.SharedContact{FormattedName: v.FormattedName, FirstName: v.FirstName, LastName: v.LastName,
 				Organization: v.Organization,
-				Phones:       convert(v.Phones, func(p contactPhone) messaging.ContactPhone { return messaging.ContactPhone(p) }),
-				Emails:       convert(v.Emails, func(e contactEmail) messaging.ContactEmail { return messaging.ContactEmail(e) })}
+				Phones:       convert(v.Phones, func(p contactPhone) record.ContactPhone { return record.ContactPhone(p) }),
+				Emails:       convert(v.Emails, func(e contactEmail) record.ContactEmail { return record.ContactEmail(e) })}
 		}),
-		Reply:    ptr(st.Reply, func(v reply) messaging.InteractiveReply { return messaging.InteractiveReply(v) }),
-		Reaction: ptr(st.Reaction, func(v reaction) messaging.Reaction { return messaging.Reaction(v) }),
+		Reply:    ptr(st.Reply, func(v reply) record.InteractiveReply { return record.InteractiveReply(v) }),
+		Reaction: ptr(st.Reaction, func(v reaction) record.Reaction { return record.Reaction(v) }),
 		Context:  ptr(st.Context, func(v replyContext) messaging.ReplyContext { return messaging.ReplyContext(v) }),
 		RawType:  st.RawType,
 	}, nil

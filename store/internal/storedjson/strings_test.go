@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/ujumbe/messaging/record"
 
-	"github.com/ujumbe/messaging"
+	"github.com/google/go-cmp/cmp"
 )
 
 // jsonStrings is DecodeStrings without its fast path: encoding/json only.
@@ -76,7 +76,7 @@ func FuzzDecodeStrings(f *testing.F) {
 // BenchmarkDecodeStrings compares DecodeStrings with encoding/json on the
 // stored scopes of an API key with every scope.
 func BenchmarkDecodeStrings(b *testing.B) {
-	enc, err := json.Marshal(messaging.AllScopes())
+	enc, err := json.Marshal(record.AllScopes())
 	if err != nil {
 		b.Fatal(err)
 	}

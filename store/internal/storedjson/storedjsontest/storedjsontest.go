@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ujumbe/messaging/store/driver"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
 )
@@ -55,7 +57,7 @@ const (
 // that they read back unchanged. stored reads the components column of the
 // row id of table: what the database holds, and whether it is want (a store
 // may compare otherwise than byte for byte).
-func CheckPinned(t *testing.T, s messaging.Store, stored func(table, id, want string) (got string, same bool, err error)) {
+func CheckPinned(t *testing.T, s driver.Store, stored func(table, id, want string) (got string, same bool, err error)) {
 	t.Helper()
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)

@@ -1,0 +1,92 @@
+package record
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Connection states.
+const (
+	// ConnectionConnected: the provider proved that the credentials
+	// control the account (VerifiedAt), and they are in use.
+	ConnectionConnected = "connected"
+	// ConnectionPending ("pending_verification"): the credentials are
+	// stored but the provider has not yet proved that they control the
+	// account (it could not be reached when they were put). The
+	// connection reserves nothing, receives nothing and sends nothing; the
+	// service verifies it again until the provider answers.
+	ConnectionPending = "pending_verification"
+	// ConnectionError: the provider refused the credentials (for example
+	// Meta's code 190, an invalid or expired token), or another
+	// workspace proved control of the account (ReasonSuperseded);
+	// StatusReason says why. A connection in error that was verified
+	// before (VerifiedAt set) keeps its account: inbound events still
+	// reach it, and sends are still handed to the provider, which refuses
+	// them, until the credentials are replaced.
+	ConnectionError = "error"
+	// ConnectionDisconnected: the channel was disconnected; the record is
+	// kept as history.
+	ConnectionDisconnected = "disconnected"
+)
+
+// ChannelConnection is a workspace's connection to a channel at the
+// provider, with what the provider needs to send for the workspace. The
+// access token is stored sealed with the service's secret key and never
+// returned in clear after it was given; TokenHint shows its last 4
+// characters.
+type ChannelConnection struct {
+	WorkspaceID string
+	Channel     string
+	// AccountID is the account the provider sends from and reports about
+	// (ChannelSpec.Account: the WhatsApp phone-number id, the Facebook
+	// page id or the Instagram account id).
+	AccountID string
+	// WABAID is the id of the account's owner, on a channel that has one
+	// (ChannelSpec.Owner: the WhatsApp Business Account id, the owner of
+	// the templates).
+	WABAID string
+	// DisplayPhoneNumber is the WhatsApp number as customers see it
+	// (optional, informative).
+	DisplayPhoneNumber string
+	// TokenSealed is the access token, sealed.
+	TokenSealed []byte
+	// TokenHint is the last 4 characters of the access token.
+	TokenHint string
+	// Status is ConnectionConnected, ConnectionPending, ConnectionError
+	// or ConnectionDisconnected; StatusReason explains an error or a
+	// pending verification.
+	Status       string
+	StatusReason string
+	// VerifiedAt is when the provider last proved that these credentials
+	// (this Generation) control the account; nil until it has. Only a
+	// connection that Holds its account reserves it and receives its
+	// inbound events.
+	VerifiedAt *time.Time
+	// Generation counts the times credentials were put; a verdict on old
+	// credentials does not mark new ones.
+	Generation int64
+	// TemplatesSyncedAt is when the account's templates were last
+	// synchronised from the provider; TemplateSyncError is the error of
+	// the last sync when it failed.
+	TemplatesSyncedAt *time.Time
+	TemplateSyncError string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// ReasonSuperseded is the StatusReason of a connection in error because
+// another workspace proved control of its account.
+const ReasonSuperseded = "another workspace proved control of this account with the provider"
+
+// Holds reports whether the connection holds its account: it is not
+// disconnected and the provider proved its credentials. At most one
+// connection holds a channel's account id (and a WABA id).
+func (c *ChannelConnection) Holds() bool {
+	return c.Status != ConnectionDisconnected && c.VerifiedAt != nil
+}
+
+// LogValue logs the connection without its sealed token.
+func (c *ChannelConnection) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("workspace", c.WorkspaceID), slog.String("channel", c.Channel),
+		slog.String("account_id", c.AccountID), slog.String("waba_id", c.WABAID), slog.String("status", c.Status))
+}

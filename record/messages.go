@@ -1,0 +1,88 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// SendTemplateParams are the fields of a template send.
+type SendTemplateParams struct {
+	To           string `json:"to"`
+	TemplateName string `json:"template_name"`
+	// Language must equal the template's language exactly ("en" and
+	// "en_US" differ). Empty means "en".
+	Language       string          `json:"language"`
+	Components     []SendComponent `json:"components,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+}
+
+// SendComponent is a component of a template send: type header, body or
+// button. A button component has SubType url, quick_reply or copy_code and
+// the zero-based Index of the template's button.
+type SendComponent struct {
+	Type       string          `json:"type"`
+	SubType    string          `json:"sub_type,omitempty"`
+	Index      *int            `json:"index,omitempty"`
+	Parameters []SendParameter `json:"parameters"`
+}
+
+// SendParameter is a parameter of a send component. Type text carries Text;
+// image, video and document carry Link (and Filename for a document);
+// coupon_code carries CouponCode; payload carries Payload.
+type SendParameter struct {
+	Type       string `json:"type"`
+	Text       string `json:"text,omitempty"`
+	Link       string `json:"link,omitempty"`
+	Filename   string `json:"filename,omitempty"`
+	CouponCode string `json:"coupon_code,omitempty"`
+	Payload    string `json:"payload,omitempty"`
+}
+
+// UnmarshalJSON decodes a send component, accepting a button's index as a
+// number or, as Meta's documentation writes it, a string of digits
+// ("index": "0"). Unknown fields are refused.
+func (c *SendComponent) UnmarshalJSON(b []byte) error {
+	type plain SendComponent
+	var raw struct {
+		plain
+		Index json.RawMessage `json:"index,omitempty"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	*c = SendComponent(raw.plain)
+	n, err := ParseButtonIndex(raw.Index)
+	if err != nil {
+		return err
+	}
+	c.Index = n
+	return nil
+}
+
+// ParseButtonIndex returns the button index that the raw JSON value of a
+// send component's "index" member holds: a number or, as Meta's
+// documentation writes it, a string of digits ("0"). An absent or null
+// value is nil; anything else is a validation_error naming
+// components.index. It is the one rule for the member, which
+// SendComponent's UnmarshalJSON and the REST surface's decoder both apply;
+// the range (0 to 9) is checked with the rest of the components at send.
+func ParseButtonIndex(raw json.RawMessage) (*int, error) {
+	idx := bytes.TrimSpace(raw)
+	if len(idx) == 0 || string(idx) == "null" {
+		return nil, nil
+	}
+	if idx[0] == '"' {
+		var s string
+		if err := json.Unmarshal(idx, &s); err != nil || !allDigits(s, 2) {
+			return nil, validationErrorAt(FieldPath("components").Member("index"), "must be a number or a string of digits (got %s)", idx)
+		}
+		idx = []byte(s)
+	}
+	var n int
+	if err := json.Unmarshal(idx, &n); err != nil {
+		return nil, validationErrorAt(FieldPath("components").Member("index"), "must be a number or a string of digits (got %s)", idx)
+	}
+	return &n, nil
+}
