@@ -38,11 +38,11 @@ type ChannelConnection struct {
 	WorkspaceID string
 	Channel     string
 	// AccountID is the account the provider sends from and reports about
-	// (ChannelSpec.Account: the WhatsApp phone-number id, the Facebook
+	// (messaging.ChannelSpec.Account: the WhatsApp phone-number id, the Facebook
 	// page id or the Instagram account id).
 	AccountID string
 	// WABAID is the id of the account's owner, on a channel that has one
-	// (ChannelSpec.Owner: the WhatsApp Business Account id, the owner of
+	// (messaging.ChannelSpec.Owner: the WhatsApp Business Account id, the owner of
 	// the templates).
 	WABAID string
 	// DisplayPhoneNumber is the WhatsApp number as customers see it

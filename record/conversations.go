@@ -27,7 +27,7 @@ type Conversation struct {
 	// was created; zero when the contact never wrote.
 	LastInboundAt time.Time
 	// Contact is the workspace's contact whose phone is To, if any
-	// (WhatsApp conversations only); filled by Conversations.List.
+	// (WhatsApp conversations only); filled by messaging.Conversations.List.
 	Contact *Contact
 }
 

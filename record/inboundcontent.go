@@ -41,7 +41,7 @@ type InboundContent struct {
 }
 
 // InboundMedia is the media of an inbound message, held by the provider:
-// Messages.Media fetches it.
+// messaging.Messages.Media fetches it.
 type InboundMedia struct {
 	// ProviderMediaID is the provider's id of the media (WhatsApp's media
 	// id). It is useless without the workspace's access token.

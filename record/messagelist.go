@@ -10,7 +10,7 @@ type StatusChange struct {
 }
 
 // MessageCount is the number of a workspace's messages created in one
-// hour that now have one status (see Messages.HourlyCounts).
+// hour that now have one status (see messaging.Messages.HourlyCounts).
 type MessageCount struct {
 	// Hour is the start of the hour, UTC.
 	Hour   time.Time

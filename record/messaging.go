@@ -12,7 +12,7 @@ import (
 )
 
 // The channels of the spec. A service serves the channels its provider
-// declares (see ChannelProvider); these are the names the spec gives Meta's
+// declares (see messaging.ChannelProvider); these are the names the spec gives Meta's
 // three, and WhatsApp is the channel of templates.
 const (
 	ChannelWhatsApp  = "whatsapp"
@@ -111,10 +111,10 @@ type Message struct {
 	// recorded outcome (a status change, a release after a refusal)
 	// clears it. A later claim of a marked message does not send it before
 	// the provider confirms it or the confirmation window ends (see
-	// DispatchOptions.ConfirmWindow).
+	// messaging.DispatchOptions.ConfirmWindow).
 	UnconfirmedSince *time.Time
 	// History is every change of Status after the message was stored,
-	// oldest first (see Store.MessageUpdateStatuses).
+	// oldest first (see driver.Store.MessageUpdateStatuses).
 	History []StatusChange
 	// TraceParent is the W3C trace context (traceparent) of the span that
 	// accepted the message, so the dispatcher's span continues its trace;

@@ -29,7 +29,7 @@ type Session struct {
 
 // Session limits.
 const (
-	// MaxSessionSubject is the longest SessionParams.Subject, in
+	// MaxSessionSubject is the longest messaging.SessionParams.Subject, in
 	// characters.
 	MaxSessionSubject = 100
 	// MaxSessionWorkspaces is the most workspace ids of one session.
@@ -38,7 +38,7 @@ const (
 	MaxSessionSMSAccounts = 100
 )
 
-// MaxSessionBinding is the longest SessionParams.Binding, in bytes.
+// MaxSessionBinding is the longest messaging.SessionParams.Binding, in bytes.
 const MaxSessionBinding = 1024
 
 // clone returns a copy of se that shares nothing with it.

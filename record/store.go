@@ -3,7 +3,7 @@ package record
 import "time"
 
 // MessageQueueStats describes the dispatch queue (see
-// Store.MessageQueueStats).
+// driver.Store.MessageQueueStats).
 type MessageQueueStats struct {
 	// Queued counts the queued outbound messages: due, waiting for a
 	// retry, or leased by a dispatcher.
@@ -88,9 +88,9 @@ type WebhookDelivery struct {
 	// DeliveredAt is when a delivered delivery reached its endpoint.
 	DeliveredAt *time.Time
 	CreatedAt   time.Time
-	// Test marks the record of a test event (Store.WebhookRecordTest).
+	// Test marks the record of a test event (driver.Store.WebhookRecordTest).
 	Test bool
-	// TraceParent is its event's EventRecord.TraceParent: the delivery
+	// TraceParent is its event's driver.EventRecord.TraceParent: the delivery
 	// continues the trace of the message it is about without reading the
 	// message.
 	TraceParent string

@@ -87,12 +87,12 @@ type TemplateButton struct {
 	Example string `json:"example,omitempty"`
 }
 
-// TemplateStatusAny is the TemplateFilter.Status that lists templates in
+// TemplateStatusAny is the messaging.TemplateFilter.Status that lists templates in
 // every review state.
 const TemplateStatusAny = "any"
 
 // TemplateListScopes returns the scopes an API key needs to list the
-// templates in review state status (as TemplateFilter.Status): read:templates
+// templates in review state status (as messaging.TemplateFilter.Status): read:templates
 // for approved ones, and manage:templates too for any other state.
 func TemplateListScopes(status string) []string {
 	if status == "" || status == TemplateApproved {

@@ -5,5 +5,5 @@ package record
 const MaxWebhookDescription = 500
 
 // MaxWebhookDeliveryPage is the most deliveries of one page of
-// Webhooks.Deliveries.
+// messaging.Webhooks.Deliveries.
 const MaxWebhookDeliveryPage = 100

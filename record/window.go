@@ -42,7 +42,7 @@ type WorkspaceSettings struct {
 	UnconfirmedSends *string
 	// OptOutKeywords replace the workspace's opt-out keywords; an empty
 	// list restores the defaults (OptOutKeywords). The rules are those of
-	// CreateWorkspaceParams.OptOutKeywords, and no keyword may be an
+	// messaging.CreateWorkspaceParams.OptOutKeywords, and no keyword may be an
 	// opt-in keyword the workspace keeps.
 	OptOutKeywords *[]string
 	// OptInKeywords replace the workspace's opt-in keywords; an empty

@@ -69,7 +69,7 @@ type APIKey struct {
 	CreatedAt time.Time
 	// LastUsedAt is when the key last authenticated a request, nil if
 	// never. It is recorded at most once a minute per key (see
-	// Service.Authenticate), so it may lag the real last use by a minute.
+	// messaging.Service.Authenticate), so it may lag the real last use by a minute.
 	LastUsedAt *time.Time
 }
 

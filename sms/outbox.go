@@ -30,7 +30,7 @@ type Outbox interface {
 }
 
 // OutboxStore is an optional interface of a Store that keeps a
-// messaging.Store's webhook outbox too, as store/memstore, sqlitestore and
+// driver.Store's webhook outbox too, as store/memstore, sqlitestore and
 // pgstore do: its SMSReportSave queues ReportSaveParams.Push in the
 // transaction that stores the report.
 //

@@ -238,7 +238,7 @@ type Store interface {
 	// and the report is stored, p.Push.Event is queued in the same
 	// transaction for the webhook endpoint p.Push.EndpointID of the
 	// workspace p.Push.Event.WorkspaceID, as
-	// messaging.Store.WebhookQueueEvent queues one (nothing when the
+	// driver.Store.WebhookQueueEvent queues one (nothing when the
 	// endpoint does not exist or is disabled); pushed tells whether it
 	// was. So the report and its push are stored together or not at all,
 	// and the push is queued once, by the save that replaced a report that

@@ -7,7 +7,7 @@ import "context"
 // of them at once that any of them changed an API key, a workspace or its
 // channels: pgstore does, with LISTEN/NOTIFY. A
 // started Service (Start) empties its cache on each notice, so such changes
-// made elsewhere are seen within milliseconds instead of Options.CacheTTL;
+// made elsewhere are seen within milliseconds instead of messaging.Options.CacheTTL;
 // the TTL still bounds what a lost notice can cost.
 type ChangeListener interface {
 	// ListenChanges calls changed after each such change commits, made

@@ -188,7 +188,7 @@ type Store interface {
 	// atomically (a compare-and-set), clears its LeaseOwner, appends
 	// {p.To, p.At} to its History, queues p.Event (when non-nil) for
 	// delivery to every enabled webhook endpoint of the workspace that
-	// subscribes to its type (WebhookEndpoint.Events), and has the message
+	// subscribes to its type (record.WebhookEndpoint.Events), and has the message
 	// after the change as its result's Message. If the current status is
 	// not in p.From it changes and queues nothing, and its result holds
 	// the unchanged message with Changed false. A change whose message
@@ -320,7 +320,7 @@ type Store interface {
 	// ErrNotFound if there is no such delivery.
 	WebhookRedeliver(ctx context.Context, p *WebhookRedeliverParams) (*record.WebhookDelivery, error)
 	// WebhookRecordTest records a test event sent to an endpoint of the
-	// workspace (Webhooks.Test) as a finished delivery of
+	// workspace (messaging.Webhooks.Test) as a finished delivery of
 	// it, whether the endpoint is enabled or not: Test set, p.State
 	// (DeliveryDelivered or DeliveryFailed), one attempt at p.At
 	// (DeliveredAt p.At when delivered), the event's payload kept for a
@@ -385,7 +385,7 @@ type StoredSession struct {
 	record.Session
 	// Hash is the lower-case hex SHA-256 of the session's token.
 	Hash string
-	// Binding is the stored form of SessionParams.Binding (an HMAC of it
+	// Binding is the stored form of messaging.SessionParams.Binding (an HMAC of it
 	// keyed by the token, hex); empty for a session that is not bound.
 	Binding string
 }
@@ -497,16 +497,16 @@ type EventRecord struct {
 	Type        string
 	Payload     []byte
 	CreatedAt   time.Time
-	// TraceParent is the trace context (Message.TraceParent) of the
+	// TraceParent is the trace context (record.Message.TraceParent) of the
 	// message a status change is about, empty for other events and for a
 	// message accepted with no trace. Every delivery of the event keeps it
-	// (WebhookDelivery.TraceParent); it is not part of the payload.
+	// (record.WebhookDelivery.TraceParent); it is not part of the payload.
 	TraceParent string
 }
 
 // PendingReport is a provider's status report kept by the store until the
 // message it is about is known by its provider message id (see
-// Service.ApplyProviderStatus).
+// messaging.Service.ApplyProviderStatus).
 type PendingReport struct {
 	// Seq orders the reports; the store sets it when it keeps a report.
 	Seq               int64
@@ -823,7 +823,7 @@ type WorkspaceSettingsParams struct {
 	// or UnconfirmedFail.
 	UnconfirmedSends *string
 	// OptOutKeywords, when non-nil, replace the workspace's opt-out
-	// keywords (WorkspaceInfo.OptOutKeywords; empty: the defaults).
+	// keywords (record.WorkspaceInfo.OptOutKeywords; empty: the defaults).
 	OptOutKeywords *[]string
 	// OptInKeywords, when non-nil, replace its opt-in keywords.
 	OptInKeywords *[]string

@@ -8,7 +8,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// AuditAppend implements messaging.Store.
+// AuditAppend implements driver.Store.
 func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error {
 	return s.update(ctx, func() error {
 		s.auditSeq++
@@ -19,7 +19,7 @@ func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error 
 	})
 }
 
-// AuditList implements messaging.Store.
+// AuditList implements driver.Store.
 func (s *Store) AuditList(ctx context.Context, p *driver.AuditListParams) ([]*messaging.AuditEvent, error) {
 	return read(ctx, s, func() ([]*messaging.AuditEvent, error) {
 		return newestPage(s.audit, p.Limit, func(e *messaging.AuditEvent) bool {

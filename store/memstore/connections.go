@@ -85,7 +85,7 @@ func setChannel(w *messaging.WorkspaceInfo, channel string, connected bool) {
 	w.Channels = chans
 }
 
-// TemplateUpdate implements messaging.Store.
+// TemplateUpdate implements driver.Store.
 func (s *Store) TemplateUpdate(ctx context.Context, p *driver.TemplateUpdateParams) error {
 	return s.update(ctx, func() error {
 		n := p.Template
@@ -108,7 +108,7 @@ func (s *Store) TemplateUpdate(ctx context.Context, p *driver.TemplateUpdatePara
 	})
 }
 
-// TemplateDelete implements messaging.Store.
+// TemplateDelete implements driver.Store.
 func (s *Store) TemplateDelete(ctx context.Context, workspaceID, id string) error {
 	return s.update(ctx, func() error {
 		if _, ok := s.templateOf(workspaceID, id); !ok {
@@ -119,7 +119,7 @@ func (s *Store) TemplateDelete(ctx context.Context, workspaceID, id string) erro
 	})
 }
 
-// ConnectionPut implements messaging.Store. It sets c.Generation, and
+// ConnectionPut implements driver.Store. It sets c.Generation, and
 // c.CreatedAt to the replaced connection's, as stored.
 func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) ([]*messaging.ChannelConnection, error) {
 	return write(ctx, s, func() ([]*messaging.ChannelConnection, error) {
@@ -146,7 +146,7 @@ func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnectio
 	})
 }
 
-// ConnectionVerified implements messaging.Store.
+// ConnectionVerified implements driver.Store.
 func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
 	return write(ctx, s, func() ([]*messaging.ChannelConnection, error) {
 		c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
@@ -172,12 +172,12 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVeri
 	})
 }
 
-// ConnectionGet implements messaging.Store.
+// ConnectionGet implements driver.Store.
 func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) (*messaging.ChannelConnection, error) {
 	return get(ctx, s, entry(s.connections, connKey{workspaceID, channel}), copyConnection)
 }
 
-// ConnectionList implements messaging.Store.
+// ConnectionList implements driver.Store.
 func (s *Store) ConnectionList(ctx context.Context, p *driver.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
 	return read(ctx, s, func() ([]*messaging.ChannelConnection, error) {
 		match := func(want, got string) bool { return want == "" || want == got }
@@ -190,7 +190,7 @@ func (s *Store) ConnectionList(ctx context.Context, p *driver.ConnectionListPara
 	})
 }
 
-// ConnectionUpdate implements messaging.Store.
+// ConnectionUpdate implements driver.Store.
 func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdateParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
@@ -214,7 +214,7 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdate
 	})
 }
 
-// LeaseAcquire implements messaging.Store.
+// LeaseAcquire implements driver.Store.
 func (s *Store) LeaseAcquire(ctx context.Context, p *driver.LeaseParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		if l, ok := s.leases[p.Name]; ok && l.owner != p.Owner && l.until.After(p.Now) {

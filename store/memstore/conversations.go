@@ -11,7 +11,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// ConversationList implements messaging.Store. memstore derives the
+// ConversationList implements driver.Store. memstore derives the
 // conversations from the workspace's messages at each call: a page costs
 // time in proportion to the workspace's messages.
 func (s *Store) ConversationList(ctx context.Context, p *driver.ConversationListParams) ([]*messaging.Conversation, error) {
@@ -54,7 +54,7 @@ func (s *Store) ConversationList(ctx context.Context, p *driver.ConversationList
 	})
 }
 
-// ContactsByPhone implements messaging.Store.
+// ContactsByPhone implements driver.Store.
 func (s *Store) ContactsByPhone(ctx context.Context, p *driver.ContactsByPhoneParams) ([]*messaging.Contact, error) {
 	return read(ctx, s, func() ([]*messaging.Contact, error) {
 		var out []*messaging.Contact

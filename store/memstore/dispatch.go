@@ -45,7 +45,7 @@ func leaseFirst[T any](due []T, limit int, lease func(T) T) []T {
 	return out
 }
 
-// MessageClaim implements messaging.Store.
+// MessageClaim implements driver.Store.
 func (s *Store) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) ([]*messaging.Message, error) {
 	return write(ctx, s, func() ([]*messaging.Message, error) {
 		return leaseFirst(s.dueQueued(p.Now), p.Limit, func(m *messaging.Message) *messaging.Message {
@@ -60,7 +60,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) 
 	})
 }
 
-// MessageRelease implements messaging.Store.
+// MessageRelease implements driver.Store.
 func (s *Store) MessageRelease(ctx context.Context, p *driver.MessageReleaseParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		m, ok := s.messageOf(p.WorkspaceID, p.ID)
@@ -78,7 +78,7 @@ func (s *Store) MessageRelease(ctx context.Context, p *driver.MessageReleasePara
 	})
 }
 
-// MessageGetByProviderID implements messaging.Store.
+// MessageGetByProviderID implements driver.Store.
 func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messaging.Message, error) {
 	return get(ctx, s, entry(s.byProviderID, id), (*messaging.Message).Clone)
 }
@@ -93,7 +93,7 @@ func copyEndpoint(e *messaging.WebhookEndpoint) *messaging.WebhookEndpoint {
 	return &c
 }
 
-// WebhookEndpointCreate implements messaging.Store.
+// WebhookEndpointCreate implements driver.Store.
 func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
 	return s.update(ctx, func() error {
 		clash := func(o *messaging.WebhookEndpoint) bool { return o.ID == e.ID }
@@ -120,7 +120,7 @@ func (s *Store) endpointOf(workspaceID, id string) *messaging.WebhookEndpoint {
 	return nil
 }
 
-// WebhookEndpointGet implements messaging.Store.
+// WebhookEndpointGet implements driver.Store.
 func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) (*messaging.WebhookEndpoint, error) {
 	return get(ctx, s, func() (*messaging.WebhookEndpoint, bool) {
 		e := s.endpointOf(workspaceID, id)
@@ -128,14 +128,14 @@ func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) 
 	}, copyEndpoint)
 }
 
-// WebhookEndpointList implements messaging.Store.
+// WebhookEndpointList implements driver.Store.
 func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
 	return read(ctx, s, func() ([]*messaging.WebhookEndpoint, error) {
 		return copiesOf(slices.Values(s.endpoints), func(e *messaging.WebhookEndpoint) bool { return e.WorkspaceID == workspaceID }, copyEndpoint), nil
 	})
 }
 
-// WebhookEndpointDelete implements messaging.Store.
+// WebhookEndpointDelete implements driver.Store.
 func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
 	return s.update(ctx, func() error {
 		i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == id && e.WorkspaceID == workspaceID })
@@ -148,7 +148,7 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 	})
 }
 
-// WebhookEndpointUpdate implements messaging.Store.
+// WebhookEndpointUpdate implements driver.Store.
 func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *driver.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
 	return write(ctx, s, func() (*messaging.WebhookEndpoint, error) {
 		i := slices.IndexFunc(s.endpoints, func(e *messaging.WebhookEndpoint) bool { return e.ID == p.ID && e.WorkspaceID == p.WorkspaceID })
@@ -227,7 +227,7 @@ func (s *Store) queueDelivery(endpointID string, ev *driver.EventRecord) {
 	})
 }
 
-// WebhookQueueEvent implements messaging.Store.
+// WebhookQueueEvent implements driver.Store.
 func (s *Store) WebhookQueueEvent(ctx context.Context, p *driver.WebhookQueueParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) { return s.queueEndpointEvent(p), nil })
 }
@@ -269,7 +269,7 @@ func (s *Store) listedDelivery(d *messaging.WebhookDelivery) *messaging.WebhookD
 	return s.copyDelivery(d, false)
 }
 
-// WebhookClaim implements messaging.Store.
+// WebhookClaim implements driver.Store.
 func (s *Store) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
 	return write(ctx, s, func() ([]*messaging.WebhookDelivery, error) {
 		disabled := map[string]bool{}
@@ -302,7 +302,7 @@ func (s *Store) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) 
 	})
 }
 
-// WebhookRecord implements messaging.Store.
+// WebhookRecord implements driver.Store.
 func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams) error {
 	return s.update(ctx, func() error {
 		i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.ID == p.ID })
@@ -350,7 +350,7 @@ func (s *Store) prune(endpointID string, keep int) {
 	s.deliveries = slices.DeleteFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool { return d.State == "" })
 }
 
-// WebhookDeliveryList implements messaging.Store.
+// WebhookDeliveryList implements driver.Store.
 func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
 	return read(ctx, s, func() ([]*messaging.WebhookDelivery, error) {
 		if s.endpointOf(p.WorkspaceID, p.EndpointID) == nil {
@@ -362,7 +362,7 @@ func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDelive
 	})
 }
 
-// WebhookRedeliver implements messaging.Store.
+// WebhookRedeliver implements driver.Store.
 func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
 	return write(ctx, s, func() (*messaging.WebhookDelivery, error) {
 		i := slices.IndexFunc(s.deliveries, func(d *messaging.WebhookDelivery) bool {
@@ -380,7 +380,7 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliver
 	})
 }
 
-// WebhookRecordTest implements messaging.Store.
+// WebhookRecordTest implements driver.Store.
 func (s *Store) WebhookRecordTest(ctx context.Context, p *driver.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
 	return write(ctx, s, func() (*messaging.WebhookDelivery, error) {
 		ev := p.Event
@@ -403,7 +403,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *driver.WebhookRecordTe
 	})
 }
 
-// MessageGetByIdempotencyKey implements messaging.Store.
+// MessageGetByIdempotencyKey implements driver.Store.
 func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*messaging.Message, error) {
 	return get(ctx, s, func() (*messaging.Message, bool) {
 		m, ok := s.idem[[2]string{workspaceID, key}]
@@ -411,7 +411,7 @@ func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key
 	}, (*messaging.Message).Clone)
 }
 
-// MessageQueueStats implements messaging.Store. It walks s.queued, which
+// MessageQueueStats implements driver.Store. It walks s.queued, which
 // holds only the queued messages.
 func (s *Store) MessageQueueStats(ctx context.Context, p *driver.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
 	return read(ctx, s, func() (*messaging.MessageQueueStats, error) {
@@ -428,7 +428,7 @@ func (s *Store) MessageQueueStats(ctx context.Context, p *driver.MessageQueueSta
 	})
 }
 
-// Ping implements messaging.Store: an in-memory store always answers,
+// Ping implements driver.Store: an in-memory store always answers,
 // unless ctx is done.
 func (s *Store) Ping(ctx context.Context) error {
 	unlock, err := s.rlock(ctx)

@@ -1,4 +1,4 @@
-// Package memstore is an in-memory messaging.Store. It is a real,
+// Package memstore is an in-memory driver.Store. It is a real,
 // concurrency-safe implementation that passes store/storetest, meant for
 // tests, examples and embedding where persistence is not needed. Every value
 // it returns is a copy: callers can modify them freely.
@@ -26,7 +26,7 @@ var (
 	_ sms.Store    = (*Store)(nil)
 )
 
-// Store is an in-memory messaging.Store. The zero value is not usable; call
+// Store is an in-memory driver.Store. The zero value is not usable; call
 // New.
 type Store struct {
 	mu         sync.RWMutex
@@ -247,7 +247,7 @@ func dueStats(dues iter.Seq[time.Time], now time.Time) (n, due int64, oldest *ti
 	return n, due, oldest
 }
 
-// Close does nothing; it exists to satisfy messaging.Store.
+// Close does nothing; it exists to satisfy driver.Store.
 func (s *Store) Close() error { return nil }
 
 // copyWorkspace returns a deep copy of w as the store keeps and returns
@@ -317,7 +317,7 @@ func copiesOf[T any](all iter.Seq[T], keep func(T) bool, clone func(T) T) []T {
 	return out
 }
 
-// WorkspaceCreate implements messaging.Store.
+// WorkspaceCreate implements driver.Store.
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
 	return s.update(ctx, func() error {
 		c := copyWorkspace(w)
@@ -326,12 +326,12 @@ func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo)
 	})
 }
 
-// WorkspaceGet implements messaging.Store.
+// WorkspaceGet implements driver.Store.
 func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
 	return get(ctx, s, entry(s.workspaces, id), copyWorkspace)
 }
 
-// WorkspaceList implements messaging.Store.
+// WorkspaceList implements driver.Store.
 func (s *Store) WorkspaceList(ctx context.Context, p *driver.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
 	return read(ctx, s, func() ([]*messaging.WorkspaceInfo, error) {
 		ids := keysAfter(s.workspaces, p.After, p.Limit)
@@ -343,7 +343,7 @@ func (s *Store) WorkspaceList(ctx context.Context, p *driver.WorkspaceListParams
 	})
 }
 
-// WorkspaceSetSettings implements messaging.Store.
+// WorkspaceSetSettings implements driver.Store.
 func (s *Store) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSettingsParams) error {
 	return s.update(ctx, func() error {
 		w, ok := s.workspaces[p.WorkspaceID]
@@ -369,7 +369,7 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSet
 	})
 }
 
-// WorkspaceSetChannel implements messaging.Store.
+// WorkspaceSetChannel implements driver.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *driver.ChannelParams) error {
 	return s.update(ctx, func() error {
 		w, ok := s.workspaces[p.WorkspaceID]
@@ -384,7 +384,7 @@ func (s *Store) WorkspaceSetChannel(ctx context.Context, p *driver.ChannelParams
 	})
 }
 
-// APIKeyCreate implements messaging.Store.
+// APIKeyCreate implements driver.Store.
 func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 	return s.update(ctx, func() error {
 		clash := func(o *messaging.APIKey) bool { return o.ID == k.ID || slices.Equal(o.Hash, k.Hash) }
@@ -396,14 +396,14 @@ func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 	})
 }
 
-// APIKeysByPrefix implements messaging.Store.
+// APIKeysByPrefix implements driver.Store.
 func (s *Store) APIKeysByPrefix(ctx context.Context, prefix string) ([]*messaging.APIKey, error) {
 	return read(ctx, s, func() ([]*messaging.APIKey, error) {
 		return copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.Prefix == prefix }, (*messaging.APIKey).Clone), nil
 	})
 }
 
-// APIKeyList implements messaging.Store.
+// APIKeyList implements driver.Store.
 func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messaging.APIKey, error) {
 	return read(ctx, s, func() ([]*messaging.APIKey, error) {
 		out := copiesOf(maps.Values(s.keys), func(k *messaging.APIKey) bool { return k.WorkspaceID == workspaceID }, (*messaging.APIKey).Clone)
@@ -435,7 +435,7 @@ func (s *Store) withKey(ctx context.Context, ws, id string, missing error, fn fu
 	})
 }
 
-// APIKeyRevoke implements messaging.Store.
+// APIKeyRevoke implements driver.Store.
 func (s *Store) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) error {
 	return s.withKey(ctx, p.WorkspaceID, p.ID, messaging.ErrNotFound, func(k *messaging.APIKey) {
 		if k.RevokedAt == nil {
@@ -444,14 +444,14 @@ func (s *Store) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) 
 	})
 }
 
-// APIKeyUpdate implements messaging.Store.
+// APIKeyUpdate implements driver.Store.
 func (s *Store) APIKeyUpdate(ctx context.Context, p *driver.APIKeyUpdateParams) error {
 	return s.withKey(ctx, p.WorkspaceID, p.ID, messaging.ErrNotFound, func(k *messaging.APIKey) {
 		k.Scopes, k.ExpiresAt = slices.Clone(p.Scopes), copyTime(p.ExpiresAt)
 	})
 }
 
-// APIKeyTouch implements messaging.Store: a key that is not there is not
+// APIKeyTouch implements driver.Store: a key that is not there is not
 // an error.
 func (s *Store) APIKeyTouch(ctx context.Context, p *driver.APIKeyTouchParams) error {
 	return s.withKey(ctx, p.WorkspaceID, p.ID, nil, func(k *messaging.APIKey) {
@@ -480,7 +480,7 @@ func (s *Store) contactOf(ws, id string) (*messaging.Contact, bool) {
 	return inWorkspace(s.contacts, ws, id, func(c *messaging.Contact) string { return c.WorkspaceID })
 }
 
-// ContactCreate implements messaging.Store.
+// ContactCreate implements driver.Store.
 func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 	return s.update(ctx, func() error {
 		if _, ok := s.workspaces[c.WorkspaceID]; !ok {
@@ -496,12 +496,12 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 	})
 }
 
-// ContactGet implements messaging.Store.
+// ContactGet implements driver.Store.
 func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
 	return get(ctx, s, func() (*messaging.Contact, bool) { return s.contactOf(workspaceID, id) }, copyContact)
 }
 
-// ContactUpdate implements messaging.Store.
+// ContactUpdate implements driver.Store.
 func (s *Store) ContactUpdate(ctx context.Context, p *driver.ContactReplaceParams) error {
 	return s.update(ctx, func() error {
 		c := p.Contact
@@ -525,7 +525,7 @@ func hasPrefixFold(s, prefix string) bool {
 	return strings.HasPrefix(driver.SearchFold(s), prefix)
 }
 
-// ContactList implements messaging.Store.
+// ContactList implements driver.Store.
 func (s *Store) ContactList(ctx context.Context, p *driver.ContactListParams) ([]*messaging.Contact, int, error) {
 	unlock, err := s.rlock(ctx)
 	if err != nil {
@@ -566,7 +566,7 @@ func (s *Store) templateOf(ws, id string) (*messaging.Template, bool) {
 	return inWorkspace(s.templates, ws, id, func(t *messaging.Template) string { return t.WorkspaceID })
 }
 
-// TemplateCreate implements messaging.Store.
+// TemplateCreate implements driver.Store.
 func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
 	return s.update(ctx, func() error {
 		clash := func(o *messaging.Template) bool {
@@ -580,12 +580,12 @@ func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error
 	})
 }
 
-// TemplateGet implements messaging.Store.
+// TemplateGet implements driver.Store.
 func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messaging.Template, error) {
 	return get(ctx, s, func() (*messaging.Template, bool) { return s.templateOf(workspaceID, id) }, copyTemplate)
 }
 
-// TemplateGetByName implements messaging.Store.
+// TemplateGetByName implements driver.Store.
 func (s *Store) TemplateGetByName(ctx context.Context, p *driver.TemplateGetByNameParams) (*messaging.Template, error) {
 	return get(ctx, s, func() (*messaging.Template, bool) {
 		for _, t := range s.templates {
@@ -597,7 +597,7 @@ func (s *Store) TemplateGetByName(ctx context.Context, p *driver.TemplateGetByNa
 	}, copyTemplate)
 }
 
-// TemplateList implements messaging.Store.
+// TemplateList implements driver.Store.
 func (s *Store) TemplateList(ctx context.Context, p *driver.TemplateListParams) ([]*messaging.Template, error) {
 	return read(ctx, s, func() ([]*messaging.Template, error) {
 		out := copiesOf(maps.Values(s.templates), func(t *messaging.Template) bool {
@@ -618,7 +618,7 @@ func (s *Store) TemplateList(ctx context.Context, p *driver.TemplateListParams) 
 	})
 }
 
-// TemplateSetStatus implements messaging.Store.
+// TemplateSetStatus implements driver.Store.
 func (s *Store) TemplateSetStatus(ctx context.Context, p *driver.TemplateStatusParams) (*messaging.Template, error) {
 	return write(ctx, s, func() (*messaging.Template, error) {
 		t, ok := s.templateOf(p.WorkspaceID, p.ID)
@@ -633,7 +633,7 @@ func (s *Store) TemplateSetStatus(ctx context.Context, p *driver.TemplateStatusP
 	})
 }
 
-// MessageCreate implements messaging.Store.
+// MessageCreate implements driver.Store.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
 	unlock, err := s.lock(ctx)
 	if err != nil {
@@ -643,7 +643,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	return s.createMessage(m)
 }
 
-// MessageReceive implements messaging.Store.
+// MessageReceive implements driver.Store.
 func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceiveParams) (*messaging.Message, bool, error) {
 	unlock, err := s.lock(ctx)
 	if err != nil {
@@ -691,12 +691,12 @@ func (s *Store) messageOf(ws, id string) (*messaging.Message, bool) {
 	return inWorkspace(s.messages, ws, id, func(m *messaging.Message) string { return m.WorkspaceID })
 }
 
-// MessageGet implements messaging.Store.
+// MessageGet implements driver.Store.
 func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messaging.Message, error) {
 	return get(ctx, s, func() (*messaging.Message, bool) { return s.messageOf(workspaceID, id) }, (*messaging.Message).Clone)
 }
 
-// MessageUpdateStatuses implements messaging.Store: every change under
+// MessageUpdateStatuses implements driver.Store: every change under
 // one hold of the lock.
 func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
 	return write(ctx, s, func() ([]driver.MessageStatusResult, error) {

@@ -12,7 +12,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// MessageList implements messaging.Store. It filters the workspace's
+// MessageList implements driver.Store. It filters the workspace's
 // messages and sorts the matches: memstore has no index, so a page costs
 // time in proportion to the workspace's messages.
 func (s *Store) MessageList(ctx context.Context, p *driver.MessageListParams) ([]*messaging.Message, error) {
@@ -63,7 +63,7 @@ func listed(m *messaging.Message, p *driver.MessageListParams) bool {
 	return true
 }
 
-// MessageHourlyCounts implements messaging.Store.
+// MessageHourlyCounts implements driver.Store.
 func (s *Store) MessageHourlyCounts(ctx context.Context, p *driver.MessageCountParams) ([]*record.MessageCount, error) {
 	return read(ctx, s, func() ([]*record.MessageCount, error) {
 		type key struct {

@@ -56,7 +56,7 @@ func (p *pendingReports) sweep(notBefore time.Time) {
 	p.order = p.order[n:]
 }
 
-// PendingReportSave implements messaging.Store.
+// PendingReportSave implements driver.Store.
 func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSaveParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		pr := &s.pending
@@ -85,7 +85,7 @@ func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSa
 	})
 }
 
-// PendingReportTake implements messaging.Store.
+// PendingReportTake implements driver.Store.
 func (s *Store) PendingReportTake(ctx context.Context, p *driver.PendingReportTakeParams) ([]*driver.PendingReport, error) {
 	return write(ctx, s, func() ([]*driver.PendingReport, error) {
 		rs := s.pending.byID[p.ProviderMessageID]

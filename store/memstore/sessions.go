@@ -18,7 +18,7 @@ func copySession(st *driver.StoredSession) *driver.StoredSession {
 	return &c
 }
 
-// SessionCreate implements messaging.Store.
+// SessionCreate implements driver.Store.
 func (s *Store) SessionCreate(ctx context.Context, st *driver.StoredSession) error {
 	return s.update(ctx, func() error {
 		if _, ok := s.sessions[st.Hash]; ok || s.sessionIDs[st.ID] {
@@ -30,12 +30,12 @@ func (s *Store) SessionCreate(ctx context.Context, st *driver.StoredSession) err
 	})
 }
 
-// SessionGet implements messaging.Store.
+// SessionGet implements driver.Store.
 func (s *Store) SessionGet(ctx context.Context, hash string) (*driver.StoredSession, error) {
 	return get(ctx, s, entry(s.sessions, hash), copySession)
 }
 
-// SessionDelete implements messaging.Store.
+// SessionDelete implements driver.Store.
 func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 	return s.update(ctx, func() error {
 		if st, ok := s.sessions[hash]; ok {
@@ -46,7 +46,7 @@ func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 	})
 }
 
-// SessionSweep implements messaging.Store: the sessions that expired
+// SessionSweep implements driver.Store: the sessions that expired
 // first go first.
 func (s *Store) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) (int, error) {
 	return write(ctx, s, func() (int, error) {
@@ -66,7 +66,7 @@ func (s *Store) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) 
 	})
 }
 
-// SessionDeleteAll implements messaging.Store.
+// SessionDeleteAll implements driver.Store.
 func (s *Store) SessionDeleteAll(ctx context.Context) (int, error) {
 	return write(ctx, s, func() (int, error) {
 		n := len(s.sessions)

@@ -12,7 +12,7 @@ import (
 // suppressionKey is (workspace, channel, recipient).
 type suppressionKey [3]string
 
-// SuppressionSet implements messaging.Store.
+// SuppressionSet implements driver.Store.
 func (s *Store) SuppressionSet(ctx context.Context, p *driver.SuppressionSetParams) (bool, error) {
 	return write(ctx, s, func() (bool, error) {
 		sup := p.Suppression
@@ -37,7 +37,7 @@ func (s *Store) SuppressionSet(ctx context.Context, p *driver.SuppressionSetPara
 	})
 }
 
-// SuppressionList implements messaging.Store.
+// SuppressionList implements driver.Store.
 func (s *Store) SuppressionList(ctx context.Context, p *driver.SuppressionListParams) ([]*messaging.Suppression, error) {
 	return read(ctx, s, func() ([]*messaging.Suppression, error) {
 		var out []*messaging.Suppression

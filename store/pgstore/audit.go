@@ -9,7 +9,7 @@ import (
 	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
-// AuditAppend implements messaging.Store: seq comes from a sequence, so
+// AuditAppend implements driver.Store: seq comes from a sequence, so
 // it only grows (a rolled-back insert leaves a gap, never a repeat).
 func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error {
 	ctx = writeCtx(ctx)
@@ -19,7 +19,7 @@ func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error 
 	return interpretError(err)
 }
 
-// AuditList implements messaging.Store.
+// AuditList implements driver.Store.
 func (s *Store) AuditList(ctx context.Context, p *driver.AuditListParams) ([]*messaging.AuditEvent, error) {
 	before := sqlrows.Before(p.Before)
 	rows, err := s.pool.Query(ctx, `SELECT seq, id, workspace_id, actor, action, target, at FROM audit_events

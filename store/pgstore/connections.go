@@ -85,7 +85,7 @@ func setFlag(ctx context.Context, tx pgx.Tx, workspaceID, channel string, on boo
 	return err
 }
 
-// ConnectionPut implements messaging.Store. It sets c.Generation, and
+// ConnectionPut implements driver.Store. It sets c.Generation, and
 // c.CreatedAt to the replaced connection's, as stored. The puts of a schema
 // are serialised by lockConnections. The channel's connected_at is
 // c.UpdatedAt when it was not connected.
@@ -135,7 +135,7 @@ func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnectio
 	return superseded, nil
 }
 
-// ConnectionVerified implements messaging.Store. It is serialised with
+// ConnectionVerified implements driver.Store. It is serialised with
 // ConnectionPut by lockConnections.
 func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
 	ctx = writeCtx(ctx)
@@ -170,7 +170,7 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVeri
 	return superseded, nil
 }
 
-// ConnectionGet implements messaging.Store.
+// ConnectionGet implements driver.Store.
 func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) (*messaging.ChannelConnection, error) {
 	c, err := scanConnection(s.pool.QueryRow(ctx, `SELECT `+connectionCols+` FROM channel_connections
 		WHERE workspace_id = $1 AND channel = $2`, workspaceID, channel))
@@ -180,7 +180,7 @@ func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) 
 	return c, nil
 }
 
-// ConnectionList implements messaging.Store.
+// ConnectionList implements driver.Store.
 func (s *Store) ConnectionList(ctx context.Context, p *driver.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
 	q := `SELECT ` + connectionCols + ` FROM channel_connections WHERE true`
 	var args []any
@@ -195,7 +195,7 @@ func (s *Store) ConnectionList(ctx context.Context, p *driver.ConnectionListPara
 	return out, interpretError(err)
 }
 
-// ConnectionUpdate implements messaging.Store. A connection that does not
+// ConnectionUpdate implements driver.Store. A connection that does not
 // exist is not changed (false, no error). The generation check and the
 // update are one statement.
 func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdateParams) (bool, error) {
@@ -231,7 +231,7 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdate
 	return tag.RowsAffected() == 1, nil
 }
 
-// LeaseAcquire implements messaging.Store. The take is one statement: an
+// LeaseAcquire implements driver.Store. The take is one statement: an
 // insert, or an update of a lease that expired or is the owner's, which
 // PostgreSQL applies atomically against concurrent takes.
 func (s *Store) LeaseAcquire(ctx context.Context, p *driver.LeaseParams) (bool, error) {

@@ -27,7 +27,7 @@ func scanContact(row pgx.Row) (*messaging.Contact, error) {
 	return &c, nil
 }
 
-// ContactCreate implements messaging.Store. ErrNotFound if the workspace does
+// ContactCreate implements driver.Store. ErrNotFound if the workspace does
 // not exist; ErrConflict if the id, or the phone or email key within the
 // workspace, is taken (the unique indexes decide, so concurrent creates of
 // one phone leave exactly one contact).
@@ -44,13 +44,13 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 	return interpretError(err)
 }
 
-// ContactGet implements messaging.Store.
+// ContactGet implements driver.Store.
 func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
 	c, err := scanContact(s.pool.QueryRow(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 	return c, interpretError(err)
 }
 
-// ContactUpdate implements messaging.Store. Every field is replaced except
+// ContactUpdate implements driver.Store. Every field is replaced except
 // the id, the workspace, CreatedAt and Source, which a contact keeps for
 // life. The version check and the update are one statement.
 func (s *Store) ContactUpdate(ctx context.Context, p *driver.ContactReplaceParams) error {
@@ -129,7 +129,7 @@ func contactFilter(p *driver.ContactListParams) (string, []any) {
 	return "(" + strings.Join(or, "\n\t\tOR ") + ")", args
 }
 
-// ContactList implements messaging.Store. The page and the total are read
+// ContactList implements driver.Store. The page and the total are read
 // from one snapshot (a REPEATABLE READ read-only transaction).
 func (s *Store) ContactList(ctx context.Context, p *driver.ContactListParams) ([]*messaging.Contact, int, error) {
 	out := []*messaging.Contact{}

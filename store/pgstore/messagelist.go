@@ -12,7 +12,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// MessageList implements messaging.Store through the index
+// MessageList implements driver.Store through the index
 // messages_created (workspace_id, created_at, id), read backwards, or
 // messages_conversation_created (workspace_id, conversation_id,
 // created_at, id) for the messages of one or more conversations (each
@@ -76,7 +76,7 @@ func (s *Store) MessageList(ctx context.Context, p *driver.MessageListParams) ([
 // nanosPerHour turns a stored time (Unix nanoseconds) into its hour.
 const nanosPerHour = 3600 * 1000 * 1000 * 1000
 
-// MessageHourlyCounts implements messaging.Store.
+// MessageHourlyCounts implements driver.Store.
 func (s *Store) MessageHourlyCounts(ctx context.Context, p *driver.MessageCountParams) ([]*record.MessageCount, error) {
 	list, err := queryAll(ctx, s.pool, func(r pgx.Row) (*record.MessageCount, error) {
 		var hour int64

@@ -68,7 +68,7 @@ var (
 		ORDER BY created_at, id`
 )
 
-// WebhookQueueEvent implements messaging.Store.
+// WebhookQueueEvent implements driver.Store.
 func (s *Store) WebhookQueueEvent(ctx context.Context, p *driver.WebhookQueueParams) (bool, error) {
 	queued, err := queueEndpointEvent(writeCtx(ctx), s.pool, p)
 	return queued, interpretError(err)
@@ -120,7 +120,7 @@ func scanMessage(row pgx.Row) (*messaging.Message, error) {
 	return &m, finish()
 }
 
-// MessageCreate implements messaging.Store. The insert and the idempotency
+// MessageCreate implements driver.Store. The insert and the idempotency
 // check are one statement (INSERT ... ON CONFLICT DO NOTHING on the unique
 // index of (workspace_id, idempotency_key)), which waits for a concurrent
 // insert of the same key to commit; when it inserts nothing, the existing
@@ -146,7 +146,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	return stored, false, nil
 }
 
-// MessageGet implements messaging.Store.
+// MessageGet implements driver.Store.
 func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messaging.Message, error) {
 	m, err := scanMessage(s.pool.QueryRow(ctx, qMessageByWSID, id, workspaceID))
 	if err != nil {
@@ -155,7 +155,7 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 	return m, nil
 }
 
-// MessageGetByIdempotencyKey implements messaging.Store.
+// MessageGetByIdempotencyKey implements driver.Store.
 func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*messaging.Message, error) {
 	m, err := scanMessage(s.pool.QueryRow(ctx, qMessageByIdem, workspaceID, key))
 	if err != nil {
@@ -216,7 +216,7 @@ func queueEvent(ctx context.Context, tx pgx.Tx, ev *driver.EventRecord) error {
 	return err
 }
 
-// MessageUpdateStatuses implements messaging.Store: the changes, each by
+// MessageUpdateStatuses implements driver.Store: the changes, each by
 // updateStatusTx, in one transaction. The check of a change's p.From and
 // its update are one statement, which locks the row and returns it after
 // the change; FailureReason and ProviderMessageID are only written when
@@ -258,7 +258,7 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageS
 	return out, nil
 }
 
-// MessageClaim implements messaging.Store with SELECT ... FOR UPDATE SKIP
+// MessageClaim implements driver.Store with SELECT ... FOR UPDATE SKIP
 // LOCKED through the partial index messages_due (see qMessageClaim), so any
 // number of dispatchers in any number of processes share the queue without
 // two of them holding the same message.
@@ -268,7 +268,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) 
 	return out, interpretError(err)
 }
 
-// MessageRelease implements messaging.Store.
+// MessageRelease implements driver.Store.
 func (s *Store) MessageRelease(ctx context.Context, p *driver.MessageReleaseParams) (bool, error) {
 	ctx = writeCtx(ctx)
 	var released bool
@@ -285,7 +285,7 @@ func (s *Store) MessageRelease(ctx context.Context, p *driver.MessageReleasePara
 	return released, nil
 }
 
-// MessageGetByProviderID implements messaging.Store.
+// MessageGetByProviderID implements driver.Store.
 func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messaging.Message, error) {
 	m, err := scanMessage(s.pool.QueryRow(ctx, `SELECT `+messageCols+` FROM messages
 		WHERE provider_message_id = $1 AND provider_message_id <> '' LIMIT 1`, id))
@@ -313,7 +313,7 @@ func scanEndpoint(row pgx.Row) (*messaging.WebhookEndpoint, error) {
 	return &e, nil
 }
 
-// WebhookEndpointCreate implements messaging.Store.
+// WebhookEndpointCreate implements driver.Store.
 func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
 	ctx = writeCtx(ctx)
 	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -322,19 +322,19 @@ func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookE
 	return interpretError(err)
 }
 
-// WebhookEndpointGet implements messaging.Store.
+// WebhookEndpointGet implements driver.Store.
 func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) (*messaging.WebhookEndpoint, error) {
 	e, err := scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 	return e, interpretError(err)
 }
 
-// WebhookEndpointList implements messaging.Store.
+// WebhookEndpointList implements driver.Store.
 func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
 	out, err := queryAll(ctx, s.pool, scanEndpoint, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
 	return out, interpretError(err)
 }
 
-// WebhookEndpointDelete implements messaging.Store. Its deliveries go with
+// WebhookEndpointDelete implements driver.Store. Its deliveries go with
 // it (ON DELETE CASCADE).
 func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
 	ctx = writeCtx(ctx)
@@ -353,7 +353,7 @@ func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id strin
 const qFailPending = `UPDATE webhook_deliveries SET state = 'failed', last_error = 'endpoint disabled', lease_owner = '', last_attempt_at = $2
 	WHERE endpoint_id = $1 AND state = 'pending'`
 
-// WebhookEndpointUpdate implements messaging.Store: the endpoint's row is
+// WebhookEndpointUpdate implements driver.Store: the endpoint's row is
 // locked, updated in one statement, and the pending deliveries of an
 // endpoint it disables are failed, in one transaction.
 func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *driver.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
@@ -434,7 +434,7 @@ const qWebhookClaim = `WITH c AS (
 		WHERE w.seq = c.claim_seq AND ep.id = w.endpoint_id
 		RETURNING ` + deliveryCols + `, ep.url, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at`
 
-// WebhookClaim implements messaging.Store like MessageClaim: FOR UPDATE
+// WebhookClaim implements driver.Store like MessageClaim: FOR UPDATE
 // SKIP LOCKED through the partial index webhook_deliveries_due. A delivery
 // waits while an earlier one of the same endpoint and message is pending
 // (leased or not), so one message's events reach an endpoint in order.
@@ -486,7 +486,7 @@ func scanClaimed(row pgx.Row) (*messaging.WebhookDelivery, error) {
 const qPruneFinished = `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' AND seq <= (
 	SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET $2)`
 
-// WebhookRecord implements messaging.Store. Finished deliveries are kept,
+// WebhookRecord implements driver.Store. Finished deliveries are kept,
 // the newest p.Keep of the endpoint; the older are deleted here, through
 // the partial index webhook_deliveries_finished. A record by a worker
 // whose lease ended changes nothing.
@@ -525,7 +525,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams
 	})
 }
 
-// WebhookDeliveryList implements messaging.Store, through the index
+// WebhookDeliveryList implements driver.Store, through the index
 // webhook_deliveries_endpoint.
 func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
 	before := sqlrows.Before(p.Before)
@@ -539,7 +539,7 @@ func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDelive
 	})
 }
 
-// WebhookRedeliver implements messaging.Store: the delivery's row is
+// WebhookRedeliver implements driver.Store: the delivery's row is
 // locked, checked and updated in one transaction.
 func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
 	ctx = writeCtx(ctx)
@@ -558,7 +558,7 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliver
 	})
 }
 
-// WebhookRecordTest implements messaging.Store: the finished delivery's
+// WebhookRecordTest implements driver.Store: the finished delivery's
 // INSERT and WebhookRecord's prune, in one transaction.
 func (s *Store) WebhookRecordTest(ctx context.Context, p *driver.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
 	ctx = writeCtx(ctx)
@@ -583,7 +583,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *driver.WebhookRecordTe
 	})
 }
 
-// MessageReceive implements messaging.Store: MessageCreate's insert and,
+// MessageReceive implements driver.Store: MessageCreate's insert and,
 // when it inserts, the event's deliveries, in one transaction.
 func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceiveParams) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)

@@ -46,7 +46,7 @@ func pendingLockKey(providerMessageID string) int32 {
 	return int32(h.Sum32())
 }
 
-// PendingReportSave implements messaging.Store. In one transaction it
+// PendingReportSave implements driver.Store. In one transaction it
 // takes an advisory lock on the id (so the count and the insert of
 // concurrent saves of one id do not interleave under READ COMMITTED),
 // sweeps a batch of expired reports and inserts the report if the id has
@@ -84,7 +84,7 @@ func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSa
 	return kept, nil
 }
 
-// PendingReportTake implements messaging.Store with one DELETE ...
+// PendingReportTake implements driver.Store with one DELETE ...
 // RETURNING: a report deleted by a concurrent take is not returned twice.
 func (s *Store) PendingReportTake(ctx context.Context, p *driver.PendingReportTakeParams) ([]*driver.PendingReport, error) {
 	ctx = writeCtx(ctx)

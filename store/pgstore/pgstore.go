@@ -1,4 +1,4 @@
-// Package pgstore is a messaging.Store and sms.Store on PostgreSQL, for
+// Package pgstore is a driver.Store and sms.Store on PostgreSQL, for
 // running several server instances on one database. It uses
 // github.com/jackc/pgx/v5 through a pgxpool.Pool.
 //
@@ -96,7 +96,7 @@ type Options struct {
 	MaxConns int32
 }
 
-// Store is a messaging.Store and sms.Store on PostgreSQL. It is safe for
+// Store is a driver.Store and sms.Store on PostgreSQL. It is safe for
 // concurrent use, by any number of Stores in any number of processes on
 // the same database. Create it with Open or New and release it with
 // Close.

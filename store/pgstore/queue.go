@@ -22,7 +22,7 @@ const (
 		FROM messages WHERE status = 'queued' AND workspace_id = $2`
 )
 
-// MessageQueueStats implements messaging.Store.
+// MessageQueueStats implements driver.Store.
 func (s *Store) MessageQueueStats(ctx context.Context, p *driver.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
 	var row pgx.Row
 	if p.WorkspaceID == "" {
@@ -39,7 +39,7 @@ func (s *Store) MessageQueueStats(ctx context.Context, p *driver.MessageQueueSta
 	return st, nil
 }
 
-// Ping implements messaging.Store: it reads the schema version of the
+// Ping implements driver.Store: it reads the schema version of the
 // store's schema and compares it with SchemaVersion.
 func (s *Store) Ping(ctx context.Context) error {
 	var v int

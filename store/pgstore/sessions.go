@@ -15,7 +15,7 @@ const sessionCols = `hash, id, subject, operator, workspaces, sms_accounts, bind
 const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
 	SELECT hash FROM sessions WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`
 
-// SessionCreate implements messaging.Store.
+// SessionCreate implements driver.Store.
 func (s *Store) SessionCreate(ctx context.Context, st *driver.StoredSession) error {
 	ctx = writeCtx(ctx)
 	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
@@ -23,7 +23,7 @@ func (s *Store) SessionCreate(ctx context.Context, st *driver.StoredSession) err
 	return interpretError(err)
 }
 
-// SessionGet implements messaging.Store.
+// SessionGet implements driver.Store.
 func (s *Store) SessionGet(ctx context.Context, hash string) (*driver.StoredSession, error) {
 	var st driver.StoredSession
 	var created, expires int64
@@ -37,13 +37,13 @@ func (s *Store) SessionGet(ctx context.Context, hash string) (*driver.StoredSess
 	return &st, nil
 }
 
-// SessionDelete implements messaging.Store.
+// SessionDelete implements driver.Store.
 func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 	_, err := s.pool.Exec(writeCtx(ctx), `DELETE FROM sessions WHERE hash = $1`, hash)
 	return interpretError(err)
 }
 
-// SessionSweep implements messaging.Store (see qSessionSweep).
+// SessionSweep implements driver.Store (see qSessionSweep).
 func (s *Store) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) (int, error) {
 	tag, err := s.pool.Exec(writeCtx(ctx), qSessionSweep, ts(p.Before), max(p.Limit, 0))
 	if err != nil {
@@ -52,7 +52,7 @@ func (s *Store) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) 
 	return int(tag.RowsAffected()), nil
 }
 
-// SessionDeleteAll implements messaging.Store.
+// SessionDeleteAll implements driver.Store.
 func (s *Store) SessionDeleteAll(ctx context.Context) (int, error) {
 	tag, err := s.pool.Exec(writeCtx(ctx), `DELETE FROM sessions`)
 	if err != nil {

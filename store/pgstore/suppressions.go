@@ -9,7 +9,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// SuppressionSet implements messaging.Store: one conditional statement
+// SuppressionSet implements driver.Store: one conditional statement
 // (an upsert for an opt-out, an update for an opt-in: no stored state is
 // already "not opted out"), so concurrent changes of one recipient are
 // serialized by its row, and the event's deliveries, in one transaction.
@@ -45,7 +45,7 @@ func (s *Store) SuppressionSet(ctx context.Context, p *driver.SuppressionSetPara
 	return changed, nil
 }
 
-// SuppressionList implements messaging.Store through the primary key
+// SuppressionList implements driver.Store through the primary key
 // (workspace_id, recipient, channel).
 func (s *Store) SuppressionList(ctx context.Context, p *driver.SuppressionListParams) ([]*messaging.Suppression, error) {
 	list, err := queryAll(ctx, s.pool, func(r pgx.Row) (*messaging.Suppression, error) {

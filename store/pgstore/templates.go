@@ -33,7 +33,7 @@ func scanTemplate(row pgx.Row) (*messaging.Template, error) {
 	return &t, nil
 }
 
-// TemplateCreate implements messaging.Store. ErrNotFound if the workspace
+// TemplateCreate implements driver.Store. ErrNotFound if the workspace
 // does not exist; ErrConflict if the id, or the name and language within the
 // workspace, is taken. SendExample is derived and not stored.
 func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
@@ -53,17 +53,17 @@ func (s *Store) templateWhere(ctx context.Context, where string, args ...any) (*
 	return t, interpretError(err)
 }
 
-// TemplateGet implements messaging.Store.
+// TemplateGet implements driver.Store.
 func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messaging.Template, error) {
 	return s.templateWhere(ctx, `id = $1 AND workspace_id = $2`, id, workspaceID)
 }
 
-// TemplateGetByName implements messaging.Store.
+// TemplateGetByName implements driver.Store.
 func (s *Store) TemplateGetByName(ctx context.Context, p *driver.TemplateGetByNameParams) (*messaging.Template, error) {
 	return s.templateWhere(ctx, `workspace_id = $1 AND name = $2 AND language = $3`, p.WorkspaceID, p.Name, p.Language)
 }
 
-// TemplateList implements messaging.Store.
+// TemplateList implements driver.Store.
 func (s *Store) TemplateList(ctx context.Context, p *driver.TemplateListParams) ([]*messaging.Template, error) {
 	q := `SELECT ` + templateCols + ` FROM templates WHERE workspace_id = $1`
 	args := []any{p.WorkspaceID}
@@ -77,7 +77,7 @@ func (s *Store) TemplateList(ctx context.Context, p *driver.TemplateListParams) 
 	return out, interpretError(err)
 }
 
-// TemplateSetStatus implements messaging.Store. The reason replaces
+// TemplateSetStatus implements driver.Store. The reason replaces
 // StatusReason (an empty reason clears it). The status check and the
 // update are one statement.
 func (s *Store) TemplateSetStatus(ctx context.Context, p *driver.TemplateStatusParams) (*messaging.Template, error) {
@@ -98,7 +98,7 @@ func (s *Store) TemplateSetStatus(ctx context.Context, p *driver.TemplateStatusP
 	return nil, driver.ErrStale
 }
 
-// TemplateUpdate implements messaging.Store. SendExample is derived and not
+// TemplateUpdate implements driver.Store. SendExample is derived and not
 // stored. The status check and the update are one statement.
 func (s *Store) TemplateUpdate(ctx context.Context, p *driver.TemplateUpdateParams) error {
 	ctx = writeCtx(ctx)
@@ -122,7 +122,7 @@ func (s *Store) TemplateUpdate(ctx context.Context, p *driver.TemplateUpdatePara
 	return driver.ErrStale
 }
 
-// TemplateDelete implements messaging.Store.
+// TemplateDelete implements driver.Store.
 func (s *Store) TemplateDelete(ctx context.Context, workspaceID, id string) error {
 	ctx = writeCtx(ctx)
 	tag, err := s.pool.Exec(ctx, `DELETE FROM templates WHERE id = $1 AND workspace_id = $2`, id, workspaceID)

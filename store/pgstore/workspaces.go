@@ -11,7 +11,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// WorkspaceCreate implements messaging.Store.
+// WorkspaceCreate implements driver.Store.
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
 	ctx = writeCtx(ctx)
 	return s.tx(ctx, func(tx pgx.Tx) error {
@@ -27,7 +27,7 @@ func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo)
 	})
 }
 
-// WorkspaceGet implements messaging.Store. Channels is sorted, and empty but
+// WorkspaceGet implements driver.Store. Channels is sorted, and empty but
 // not nil when no channel is connected.
 func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.WorkspaceInfo, error) {
 	var w messaging.WorkspaceInfo
@@ -54,7 +54,7 @@ func nilIfEmpty[T any](s []T) []T {
 	return s
 }
 
-// WorkspaceList implements messaging.Store: ids compare bytewise (COLLATE
+// WorkspaceList implements driver.Store: ids compare bytewise (COLLATE
 // "C").
 func (s *Store) WorkspaceList(ctx context.Context, p *driver.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
 	out, err := queryAll(ctx, s.pool, func(row pgx.Row) (*messaging.WorkspaceInfo, error) {
@@ -74,7 +74,7 @@ func (s *Store) WorkspaceList(ctx context.Context, p *driver.WorkspaceListParams
 	return out, interpretError(err)
 }
 
-// WorkspaceSetSettings implements messaging.Store.
+// WorkspaceSetSettings implements driver.Store.
 func (s *Store) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSettingsParams) error {
 	ctx = writeCtx(ctx)
 	// A NULL argument keeps the column: the setting is not changed.
@@ -109,7 +109,7 @@ func (s *Store) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSet
 	return messaging.ErrConflict // the lists changed since the caller read them
 }
 
-// WorkspaceSetChannel implements messaging.Store.
+// WorkspaceSetChannel implements driver.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *driver.ChannelParams) error {
 	ctx = writeCtx(ctx)
 	if p.Connected {
@@ -145,7 +145,7 @@ func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]
 	return out, interpretError(err)
 }
 
-// APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
+// APIKeyCreate implements driver.Store. ErrNotFound if the workspace does
 // not exist; ErrConflict if the id or the hash is taken.
 func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 	ctx = writeCtx(ctx)
@@ -155,17 +155,17 @@ func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 	return interpretError(err)
 }
 
-// APIKeysByPrefix implements messaging.Store. Keys come oldest first.
+// APIKeysByPrefix implements driver.Store. Keys come oldest first.
 func (s *Store) APIKeysByPrefix(ctx context.Context, prefix string) ([]*messaging.APIKey, error) {
 	return s.queryAPIKeys(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE prefix = $1 ORDER BY created_at, id`, prefix)
 }
 
-// APIKeyList implements messaging.Store.
+// APIKeyList implements driver.Store.
 func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messaging.APIKey, error) {
 	return s.queryAPIKeys(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
 }
 
-// APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
+// APIKeyRevoke implements driver.Store. Revoking a revoked key keeps its
 // first RevokedAt.
 func (s *Store) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) error {
 	ctx = writeCtx(ctx)
@@ -176,7 +176,7 @@ func (s *Store) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) 
 	return interpretError(err)
 }
 
-// APIKeyUpdate implements messaging.Store.
+// APIKeyUpdate implements driver.Store.
 func (s *Store) APIKeyUpdate(ctx context.Context, p *driver.APIKeyUpdateParams) error {
 	ctx = writeCtx(ctx)
 	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET scopes = $3, expires_at = $4 WHERE id = $1 AND workspace_id = $2`,
@@ -198,7 +198,7 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// APIKeyTouch implements messaging.Store.
+// APIKeyTouch implements driver.Store.
 func (s *Store) APIKeyTouch(ctx context.Context, p *driver.APIKeyTouchParams) error {
 	ctx = writeCtx(ctx)
 	_, err := s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $3

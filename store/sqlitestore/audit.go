@@ -10,7 +10,7 @@ import (
 	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
-// AuditAppend implements messaging.Store: seq is SQLite's AUTOINCREMENT,
+// AuditAppend implements driver.Store: seq is SQLite's AUTOINCREMENT,
 // so it never goes back, even after the newest row is deleted.
 func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error {
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -20,7 +20,7 @@ func (s *Store) AuditAppend(ctx context.Context, e *messaging.AuditEvent) error 
 	})
 }
 
-// AuditList implements messaging.Store.
+// AuditList implements driver.Store.
 func (s *Store) AuditList(ctx context.Context, p *driver.AuditListParams) ([]*messaging.AuditEvent, error) {
 	before := sqlrows.Before(p.Before)
 	rows, err := s.query(ctx, `SELECT seq, id, workspace_id, actor, action, target, at FROM audit_events

@@ -85,7 +85,7 @@ func setFlag(ctx context.Context, tx *sql.Tx, workspaceID, channel string, on bo
 	return err
 }
 
-// ConnectionPut implements messaging.Store. It sets c.Generation, and
+// ConnectionPut implements driver.Store. It sets c.Generation, and
 // c.CreatedAt to the replaced connection's, as stored. The channel's
 // connected_at is c.UpdatedAt when it was not connected.
 func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnection) ([]*messaging.ChannelConnection, error) {
@@ -141,7 +141,7 @@ func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnectio
 	return superseded, nil
 }
 
-// ConnectionVerified implements messaging.Store.
+// ConnectionVerified implements driver.Store.
 func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVerifiedParams) ([]*messaging.ChannelConnection, error) {
 	var superseded []*messaging.ChannelConnection
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -172,7 +172,7 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVeri
 	return superseded, nil
 }
 
-// ConnectionGet implements messaging.Store.
+// ConnectionGet implements driver.Store.
 func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) (*messaging.ChannelConnection, error) {
 	c, err := scanConnection(s.r.QueryRowContext(ctx, `SELECT `+connectionCols+` FROM channel_connections
 		WHERE workspace_id = ? AND channel = ?`, workspaceID, channel))
@@ -182,7 +182,7 @@ func (s *Store) ConnectionGet(ctx context.Context, workspaceID, channel string) 
 	return c, nil
 }
 
-// ConnectionList implements messaging.Store.
+// ConnectionList implements driver.Store.
 func (s *Store) ConnectionList(ctx context.Context, p *driver.ConnectionListParams) ([]*messaging.ChannelConnection, error) {
 	q := `SELECT ` + connectionCols + ` FROM channel_connections WHERE 1 = 1`
 	var args []any
@@ -198,7 +198,7 @@ func (s *Store) ConnectionList(ctx context.Context, p *driver.ConnectionListPara
 	return out, interpretError(err)
 }
 
-// ConnectionUpdate implements messaging.Store. A connection that does not
+// ConnectionUpdate implements driver.Store. A connection that does not
 // exist is not changed (false, no error).
 func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdateParams) (bool, error) {
 	set := `updated_at = ?`
@@ -233,7 +233,7 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdate
 	return err == nil && n == 1, err
 }
 
-// LeaseAcquire implements messaging.Store. Writes are serialized, and the
+// LeaseAcquire implements driver.Store. Writes are serialized, and the
 // take is one statement.
 func (s *Store) LeaseAcquire(ctx context.Context, p *driver.LeaseParams) (bool, error) {
 	var n int64

@@ -48,7 +48,7 @@ func encodeStrings(list []string) (string, error) {
 	return *s, nil
 }
 
-// ContactCreate implements messaging.Store. ErrNotFound if the workspace does
+// ContactCreate implements driver.Store. ErrNotFound if the workspace does
 // not exist; ErrConflict if the id, or the phone or email key within the
 // workspace, is taken.
 func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
@@ -70,7 +70,7 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 
 const qContactGet = `SELECT ` + contactCols + ` FROM contacts WHERE id = ? AND workspace_id = ?`
 
-// ContactGet implements messaging.Store.
+// ContactGet implements driver.Store.
 func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
 	c, err := scanContact(s.queryRow(ctx, qContactGet, id, workspaceID))
 	if err != nil {
@@ -79,7 +79,7 @@ func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messag
 	return c, nil
 }
 
-// ContactUpdate implements messaging.Store. Every field is replaced except
+// ContactUpdate implements driver.Store. Every field is replaced except
 // the id, the workspace, CreatedAt and Source, which a contact keeps for
 // life.
 func (s *Store) ContactUpdate(ctx context.Context, p *driver.ContactReplaceParams) error {
@@ -230,7 +230,7 @@ const (
 				WHERE workspace_id = @ws AND list_pos <= @hi AND list_pos > @lo ORDER BY list_pos DESC`
 )
 
-// ContactList implements messaging.Store. The page and the total are read
+// ContactList implements driver.Store. The page and the total are read
 // from one snapshot; the total is exact.
 func (s *Store) ContactList(ctx context.Context, p *driver.ContactListParams) ([]*messaging.Contact, int, error) {
 	return s.contactList(ctx, p, strategyAuto)

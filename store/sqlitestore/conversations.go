@@ -12,7 +12,7 @@ import (
 // qualifiedMessageCols are messageCols of the table alias m.
 var qualifiedMessageCols = "m." + strings.Join(strings.Split(strings.Join(strings.Fields(messageCols), " "), ", "), ", m.")
 
-// ConversationList implements messaging.Store through the index
+// ConversationList implements driver.Store through the index
 // conversations_activity (workspace_id, last_message_at, id), read
 // backwards; the table is kept by the trigger messages_conversation
 // (migration 0015).
@@ -67,7 +67,7 @@ func (p prefixScanner) Scan(dest ...any) error {
 	return p.sc.Scan(append(append([]any{}, p.pre...), dest...)...)
 }
 
-// ContactsByPhone implements messaging.Store through the unique index on
+// ContactsByPhone implements driver.Store through the unique index on
 // (workspace_id, phone).
 func (s *Store) ContactsByPhone(ctx context.Context, p *driver.ContactsByPhoneParams) ([]*messaging.Contact, error) {
 	if len(p.Phones) == 0 {

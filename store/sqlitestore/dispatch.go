@@ -13,7 +13,7 @@ import (
 	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
-// MessageClaim implements messaging.Store. The claim walks the partial
+// MessageClaim implements driver.Store. The claim walks the partial
 // index messages_due, which holds only queued messages.
 func (s *Store) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) ([]*messaging.Message, error) {
 	var out []*messaging.Message
@@ -28,7 +28,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *driver.MessageClaimParams) 
 	return out, nil
 }
 
-// MessageRelease implements messaging.Store.
+// MessageRelease implements driver.Store.
 func (s *Store) MessageRelease(ctx context.Context, p *driver.MessageReleaseParams) (bool, error) {
 	var released bool
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -47,7 +47,7 @@ func (s *Store) MessageRelease(ctx context.Context, p *driver.MessageReleasePara
 	return released, err
 }
 
-// MessageGetByProviderID implements messaging.Store.
+// MessageGetByProviderID implements driver.Store.
 func (s *Store) MessageGetByProviderID(ctx context.Context, id string) (*messaging.Message, error) {
 	m, err := scanMessage(s.queryRow(ctx, qMessageByProviderID, id))
 	if err != nil {
@@ -81,7 +81,7 @@ func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, ev *driver.EventRec
 	return err
 }
 
-// WebhookQueueEvent implements messaging.Store.
+// WebhookQueueEvent implements driver.Store.
 func (s *Store) WebhookQueueEvent(ctx context.Context, p *driver.WebhookQueueParams) (bool, error) {
 	var queued bool
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -120,7 +120,7 @@ func scanEndpoint(sc scanner) (*messaging.WebhookEndpoint, error) {
 	return &e, nil
 }
 
-// WebhookEndpointCreate implements messaging.Store.
+// WebhookEndpointCreate implements driver.Store.
 func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookEndpoint) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -130,7 +130,7 @@ func (s *Store) WebhookEndpointCreate(ctx context.Context, e *messaging.WebhookE
 	})
 }
 
-// WebhookEndpointGet implements messaging.Store.
+// WebhookEndpointGet implements driver.Store.
 func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) (*messaging.WebhookEndpoint, error) {
 	var e *messaging.WebhookEndpoint
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
@@ -144,7 +144,7 @@ func (s *Store) WebhookEndpointGet(ctx context.Context, workspaceID, id string) 
 	return e, nil
 }
 
-// WebhookEndpointList implements messaging.Store.
+// WebhookEndpointList implements driver.Store.
 func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]*messaging.WebhookEndpoint, error) {
 	var out []*messaging.WebhookEndpoint
 	err := s.readTx(ctx, func(tx *sql.Tx) error {
@@ -163,7 +163,7 @@ func (s *Store) WebhookEndpointList(ctx context.Context, workspaceID string) ([]
 const qFailPending = `UPDATE webhook_deliveries SET state = 'failed', last_error = 'endpoint disabled', lease_owner = '', last_attempt_at = ?
 	WHERE endpoint_id = ? AND state = 'pending'`
 
-// WebhookEndpointUpdate implements messaging.Store: one UPDATE of the
+// WebhookEndpointUpdate implements driver.Store: one UPDATE of the
 // fields set, and the failure of the pending deliveries of an endpoint it
 // disables, in one transaction.
 func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *driver.WebhookEndpointUpdateParams) (*messaging.WebhookEndpoint, error) {
@@ -218,7 +218,7 @@ func (s *Store) WebhookEndpointUpdate(ctx context.Context, p *driver.WebhookEndp
 	return e, nil
 }
 
-// WebhookEndpointDelete implements messaging.Store. Its deliveries go with
+// WebhookEndpointDelete implements driver.Store. Its deliveries go with
 // it (ON DELETE CASCADE), however many: a large write (writeLarge).
 func (s *Store) WebhookEndpointDelete(ctx context.Context, workspaceID, id string) error {
 	return s.writeLarge(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -264,7 +264,7 @@ const qWebhookClaim = `UPDATE webhook_deliveries SET lease_owner = ?, due_at = ?
 // through the partial index webhook_deliveries_due.
 const qWebhookDue = `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE state = 'pending' AND due_at <= ?)`
 
-// WebhookClaim implements messaging.Store. It first asks a reader
+// WebhookClaim implements driver.Store. It first asks a reader
 // connection whether any pending delivery is due, and claims through the
 // writer only when one is: the webhook sender is woken by every status
 // change, and most queue no delivery. Answering "none" from that read is
@@ -304,7 +304,7 @@ func (s *Store) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) 
 const qPruneFinished = `DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' AND seq <= (
 	SELECT seq FROM webhook_deliveries WHERE endpoint_id = ? AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET ?)`
 
-// WebhookRecord implements messaging.Store. Finished deliveries are kept,
+// WebhookRecord implements driver.Store. Finished deliveries are kept,
 // the newest p.Keep of the endpoint; the older are deleted here, through
 // the partial index webhook_deliveries_finished.
 func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams) error {
@@ -345,7 +345,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams
 	})
 }
 
-// WebhookDeliveryList implements messaging.Store, through the index
+// WebhookDeliveryList implements driver.Store, through the index
 // webhook_deliveries_endpoint.
 func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDeliveryListParams) ([]*messaging.WebhookDelivery, error) {
 	before := sqlrows.Before(p.Before)
@@ -365,7 +365,7 @@ func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDelive
 	return out, nil
 }
 
-// WebhookRedeliver implements messaging.Store.
+// WebhookRedeliver implements driver.Store.
 func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliverParams) (*messaging.WebhookDelivery, error) {
 	var d *messaging.WebhookDelivery
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -388,7 +388,7 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliver
 	return d, nil
 }
 
-// WebhookRecordTest implements messaging.Store: one INSERT of the
+// WebhookRecordTest implements driver.Store: one INSERT of the
 // finished delivery and the prune of WebhookRecord, in one transaction.
 func (s *Store) WebhookRecordTest(ctx context.Context, p *driver.WebhookRecordTestParams) (*messaging.WebhookDelivery, error) {
 	var d *messaging.WebhookDelivery
@@ -418,7 +418,7 @@ func (s *Store) WebhookRecordTest(ctx context.Context, p *driver.WebhookRecordTe
 	return d, nil
 }
 
-// MessageGetByIdempotencyKey implements messaging.Store.
+// MessageGetByIdempotencyKey implements driver.Store.
 func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*messaging.Message, error) {
 	m, err := scanMessage(s.queryRow(ctx, qMessageByIdem, workspaceID, key))
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// MessageList implements messaging.Store through the index
+// MessageList implements driver.Store through the index
 // messages_created (workspace_id, created_at, id), read backwards, or
 // messages_conversation_created (workspace_id, conversation_id,
 // created_at, id) for the messages of one conversation. The messages of
@@ -85,7 +85,7 @@ func (s *Store) MessageList(ctx context.Context, p *driver.MessageListParams) ([
 	return out, interpretError(rows.Err())
 }
 
-// MessageHourlyCounts implements messaging.Store. Stored times have a
+// MessageHourlyCounts implements driver.Store. Stored times have a
 // fixed layout, so the first 13 characters of created_at are its hour.
 func (s *Store) MessageHourlyCounts(ctx context.Context, p *driver.MessageCountParams) ([]*record.MessageCount, error) {
 	rows, err := s.query(ctx, `SELECT substr(created_at, 1, 13), status, count(*) FROM messages INDEXED BY messages_created

@@ -45,7 +45,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 	return &m, nil
 }
 
-// MessageCreate implements messaging.Store. The insert and the idempotency
+// MessageCreate implements driver.Store. The insert and the idempotency
 // check are one statement (INSERT ... ON CONFLICT DO NOTHING on the unique
 // index of (workspace_id, idempotency_key)); when it inserts nothing, the
 // existing message is read in the same transaction, and when it inserts,
@@ -81,7 +81,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	return stored, created, nil
 }
 
-// MessageGet implements messaging.Store.
+// MessageGet implements driver.Store.
 func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messaging.Message, error) {
 	m, err := scanMessage(s.queryRow(ctx, qMessageByWSID, id, workspaceID))
 	if err != nil {
@@ -134,7 +134,7 @@ const subscribes = `instr(' ' || events || ' ', ' ' || ? || ' ') > 0`
 var hotWrites = []string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
 	qSMSDebit, qSMSInsert, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake}
 
-// MessageUpdateStatuses implements messaging.Store: one write request for
+// MessageUpdateStatuses implements driver.Store: one write request for
 // every change, with no savepoint of its own per change (a failure fails
 // them all). Each change is an UPDATE ... WHERE status = (the status it
 // moves from) ... RETURNING; FailureReason and ProviderMessageID are only
@@ -229,7 +229,7 @@ func (s *Store) setStatusFrom(ctx context.Context, tx *sql.Tx, p *driver.Message
 		statushistory.Entry(p.To, p.At), p.ID, p.WorkspaceID, from))
 }
 
-// MessageReceive implements messaging.Store: MessageCreate's insert and,
+// MessageReceive implements driver.Store: MessageCreate's insert and,
 // when it inserts, the event's deliveries, in one write transaction.
 func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceiveParams) (*messaging.Message, bool, error) {
 	m := p.Message

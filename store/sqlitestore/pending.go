@@ -27,7 +27,7 @@ const (
 	qPendingAny = `SELECT 1 FROM pending_reports WHERE provider_message_id = ? LIMIT 1`
 )
 
-// PendingReportSave implements messaging.Store. The sweep, the count of
+// PendingReportSave implements driver.Store. The sweep, the count of
 // the id's unexpired reports and the insert run in one write transaction;
 // the writer is serialized, so the count cannot be overtaken.
 func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSaveParams) (bool, error) {
@@ -59,7 +59,7 @@ func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSa
 	return kept, nil
 }
 
-// PendingReportTake implements messaging.Store. It first looks for a report
+// PendingReportTake implements driver.Store. It first looks for a report
 // of the id on a reader connection, and only when there is one deletes
 // them through the writer: most ids recorded by the dispatcher have none,
 // and a report saved after that read is the saver's to take (see

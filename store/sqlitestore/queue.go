@@ -22,7 +22,7 @@ const (
 		FROM messages WHERE status = 'queued' AND workspace_id = ?2`
 )
 
-// MessageQueueStats implements messaging.Store.
+// MessageQueueStats implements driver.Store.
 func (s *Store) MessageQueueStats(ctx context.Context, p *driver.MessageQueueStatsParams) (*messaging.MessageQueueStats, error) {
 	var row *sql.Row
 	if p.WorkspaceID == "" {
@@ -55,7 +55,7 @@ func scanQueueStats(row *sql.Row, n, due *int64) (*time.Time, error) {
 	return &t, nil
 }
 
-// Ping implements messaging.Store: it reads the schema version through a
+// Ping implements driver.Store: it reads the schema version through a
 // reader connection and compares it with SchemaVersion.
 func (s *Store) Ping(ctx context.Context) error {
 	var v int

@@ -20,7 +20,7 @@ const qSessionGet = `SELECT ` + sessionCols + ` FROM sessions WHERE hash = ?`
 const qSessionSweep = `DELETE FROM sessions WHERE hash IN (
 	SELECT hash FROM sessions WHERE expires_at < ? ORDER BY expires_at LIMIT ?)`
 
-// SessionCreate implements messaging.Store.
+// SessionCreate implements driver.Store.
 func (s *Store) SessionCreate(ctx context.Context, st *driver.StoredSession) error {
 	workspaces, err := storedjson.EncodeStrings(append([]string{}, st.Workspaces...))
 	if err != nil {
@@ -37,7 +37,7 @@ func (s *Store) SessionCreate(ctx context.Context, st *driver.StoredSession) err
 	})
 }
 
-// SessionGet implements messaging.Store.
+// SessionGet implements driver.Store.
 func (s *Store) SessionGet(ctx context.Context, hash string) (*driver.StoredSession, error) {
 	var st driver.StoredSession
 	var workspaces, smsAccounts *string
@@ -61,7 +61,7 @@ func (s *Store) SessionGet(ctx context.Context, hash string) (*driver.StoredSess
 	return &st, nil
 }
 
-// SessionDelete implements messaging.Store.
+// SessionDelete implements driver.Store.
 func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE hash = ?`, hash)
@@ -69,7 +69,7 @@ func (s *Store) SessionDelete(ctx context.Context, hash string) error {
 	})
 }
 
-// SessionSweep implements messaging.Store (see qSessionSweep).
+// SessionSweep implements driver.Store (see qSessionSweep).
 func (s *Store) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) (int, error) {
 	var n int64
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -83,7 +83,7 @@ func (s *Store) SessionSweep(ctx context.Context, p *driver.SessionSweepParams) 
 	return int(n), err
 }
 
-// SessionDeleteAll implements messaging.Store.
+// SessionDeleteAll implements driver.Store.
 func (s *Store) SessionDeleteAll(ctx context.Context) (int, error) {
 	var n int64
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {

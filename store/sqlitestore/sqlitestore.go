@@ -1,4 +1,4 @@
-// Package sqlitestore is a messaging.Store on a SQLite database file, for a
+// Package sqlitestore is a driver.Store on a SQLite database file, for a
 // single server. It uses github.com/mattn/go-sqlite3 (cgo).
 //
 // The database runs in WAL mode with foreign keys on and synchronous=FULL,
@@ -83,7 +83,7 @@ const (
 	DefaultReaderCacheKiB = 1024
 )
 
-// Store is a messaging.Store on a SQLite database. It is safe for concurrent
+// Store is a driver.Store on a SQLite database. It is safe for concurrent
 // use. Create it with Open and release it with Close.
 type Store struct {
 	// w is the writer: a pool of exactly one connection, so writes are

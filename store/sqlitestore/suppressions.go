@@ -9,7 +9,7 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// SuppressionSet implements messaging.Store: one conditional statement
+// SuppressionSet implements driver.Store: one conditional statement
 // (an upsert for an opt-out, an update for an opt-in: no stored state is
 // already "not opted out") and the event's deliveries, in one write
 // transaction.
@@ -57,7 +57,7 @@ const (
 	qSuppressionsOf1 = qSuppressionsOf + `(?)`
 )
 
-// SuppressionList implements messaging.Store through the primary key
+// SuppressionList implements driver.Store through the primary key
 // (workspace_id, recipient, channel).
 func (s *Store) SuppressionList(ctx context.Context, p *driver.SuppressionListParams) ([]*messaging.Suppression, error) {
 	args := []any{p.WorkspaceID}

@@ -27,7 +27,7 @@ func scanTemplate(sc scanner) (*messaging.Template, error) {
 	return &t, nil
 }
 
-// TemplateCreate implements messaging.Store. ErrNotFound if the workspace
+// TemplateCreate implements driver.Store. ErrNotFound if the workspace
 // does not exist; ErrConflict if the id, or the name and language within the
 // workspace, is taken. SendExample is derived and not stored.
 func (s *Store) TemplateCreate(ctx context.Context, t *messaging.Template) error {
@@ -51,17 +51,17 @@ func (s *Store) templateWhere(ctx context.Context, where string, args ...any) (*
 	return t, nil
 }
 
-// TemplateGet implements messaging.Store.
+// TemplateGet implements driver.Store.
 func (s *Store) TemplateGet(ctx context.Context, workspaceID, id string) (*messaging.Template, error) {
 	return s.templateWhere(ctx, `id = ? AND workspace_id = ?`, id, workspaceID)
 }
 
-// TemplateGetByName implements messaging.Store.
+// TemplateGetByName implements driver.Store.
 func (s *Store) TemplateGetByName(ctx context.Context, p *driver.TemplateGetByNameParams) (*messaging.Template, error) {
 	return s.templateWhere(ctx, `workspace_id = ? AND name = ? AND language = ?`, p.WorkspaceID, p.Name, p.Language)
 }
 
-// TemplateList implements messaging.Store.
+// TemplateList implements driver.Store.
 func (s *Store) TemplateList(ctx context.Context, p *driver.TemplateListParams) ([]*messaging.Template, error) {
 	q := `SELECT ` + templateCols + ` FROM templates WHERE workspace_id = ?`
 	args := []any{p.WorkspaceID}
@@ -76,7 +76,7 @@ func (s *Store) TemplateList(ctx context.Context, p *driver.TemplateListParams) 
 	return out, interpretError(err)
 }
 
-// TemplateSetStatus implements messaging.Store. The reason replaces
+// TemplateSetStatus implements driver.Store. The reason replaces
 // StatusReason (an empty reason clears it).
 func (s *Store) TemplateSetStatus(ctx context.Context, p *driver.TemplateStatusParams) (*messaging.Template, error) {
 	var out *messaging.Template
@@ -103,7 +103,7 @@ func (s *Store) TemplateSetStatus(ctx context.Context, p *driver.TemplateStatusP
 	return out, nil
 }
 
-// TemplateUpdate implements messaging.Store. SendExample is derived and not
+// TemplateUpdate implements driver.Store. SendExample is derived and not
 // stored.
 func (s *Store) TemplateUpdate(ctx context.Context, p *driver.TemplateUpdateParams) error {
 	t := p.Template
@@ -127,7 +127,7 @@ func (s *Store) TemplateUpdate(ctx context.Context, p *driver.TemplateUpdatePara
 	})
 }
 
-// TemplateDelete implements messaging.Store.
+// TemplateDelete implements driver.Store.
 func (s *Store) TemplateDelete(ctx context.Context, workspaceID, id string) error {
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return oneRow(tx.ExecContext(ctx, `DELETE FROM templates WHERE id = ? AND workspace_id = ?`, id, workspaceID))

@@ -13,7 +13,7 @@ import (
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
 
-// WorkspaceCreate implements messaging.Store.
+// WorkspaceCreate implements driver.Store.
 func (s *Store) WorkspaceCreate(ctx context.Context, w *messaging.WorkspaceInfo) error {
 	out, err := encodeStrings(w.OptOutKeywords)
 	if err != nil {
@@ -47,7 +47,7 @@ const qWorkspaceGet = `SELECT w.id, w.name, w.created_at, w.outside_window, w.un
 	LEFT JOIN workspace_channels AS c ON c.workspace_id = w.id
 	WHERE w.id = ?`
 
-// WorkspaceGet implements messaging.Store. Channels is sorted, and empty but
+// WorkspaceGet implements driver.Store. Channels is sorted, and empty but
 // not nil when no channel is connected.
 //
 // The workspace's columns repeat on every row: they are read from the first
@@ -86,7 +86,7 @@ func (s *Store) WorkspaceGet(ctx context.Context, id string) (*messaging.Workspa
 	return w, nil
 }
 
-// WorkspaceList implements messaging.Store: ids compare bytewise (the
+// WorkspaceList implements driver.Store: ids compare bytewise (the
 // BINARY collation).
 func (s *Store) WorkspaceList(ctx context.Context, p *driver.WorkspaceListParams) ([]*messaging.WorkspaceInfo, error) {
 	rows, err := s.query(ctx, `SELECT w.id, w.name, w.created_at, w.outside_window, w.unconfirmed_sends, w.opt_out_keywords, w.opt_in_keywords,
@@ -109,7 +109,7 @@ func (s *Store) WorkspaceList(ctx context.Context, p *driver.WorkspaceListParams
 	return out, interpretError(err)
 }
 
-// WorkspaceSetSettings implements messaging.Store.
+// WorkspaceSetSettings implements driver.Store.
 func (s *Store) WorkspaceSetSettings(ctx context.Context, p *driver.WorkspaceSettingsParams) error {
 	// A NULL argument keeps the column: the setting is not changed.
 	setOut, err := encodeSetting(p.OptOutKeywords)
@@ -184,7 +184,7 @@ func (k storedKeywords) Scan(v any) error {
 	return nil
 }
 
-// WorkspaceSetChannel implements messaging.Store.
+// WorkspaceSetChannel implements driver.Store.
 func (s *Store) WorkspaceSetChannel(ctx context.Context, p *driver.ChannelParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var one int
@@ -221,7 +221,7 @@ func (s *Store) queryAPIKeys(ctx context.Context, query string, args ...any) ([]
 	return out, interpretError(err)
 }
 
-// APIKeyCreate implements messaging.Store. ErrNotFound if the workspace does
+// APIKeyCreate implements driver.Store. ErrNotFound if the workspace does
 // not exist; ErrConflict if the id or the hash is taken.
 func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 	scopes, err := storedjson.EncodeStrings(k.Scopes)
@@ -244,7 +244,7 @@ func (s *Store) APIKeyCreate(ctx context.Context, k *messaging.APIKey) error {
 // Go (see sortKeys).
 const qAPIKeysByPrefix = `SELECT ` + apiKeyCols + ` FROM api_keys WHERE prefix = ?`
 
-// APIKeysByPrefix implements messaging.Store. Keys come oldest first.
+// APIKeysByPrefix implements driver.Store. Keys come oldest first.
 func (s *Store) APIKeysByPrefix(ctx context.Context, prefix string) ([]*messaging.APIKey, error) {
 	keys, err := s.queryAPIKeys(ctx, qAPIKeysByPrefix, prefix)
 	sortKeys(keys)
@@ -261,12 +261,12 @@ func sortKeys(keys []*messaging.APIKey) {
 	})
 }
 
-// APIKeyList implements messaging.Store.
+// APIKeyList implements driver.Store.
 func (s *Store) APIKeyList(ctx context.Context, workspaceID string) ([]*messaging.APIKey, error) {
 	return s.queryAPIKeys(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id`, workspaceID)
 }
 
-// APIKeyRevoke implements messaging.Store. Revoking a revoked key keeps its
+// APIKeyRevoke implements driver.Store. Revoking a revoked key keeps its
 // first RevokedAt.
 func (s *Store) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) error {
 	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -279,7 +279,7 @@ func (s *Store) APIKeyRevoke(ctx context.Context, p *driver.APIKeyRevokeParams) 
 	})
 }
 
-// APIKeyUpdate implements messaging.Store.
+// APIKeyUpdate implements driver.Store.
 func (s *Store) APIKeyUpdate(ctx context.Context, p *driver.APIKeyUpdateParams) error {
 	scopes, err := storedjson.EncodeStrings(p.Scopes)
 	if err != nil {
@@ -291,7 +291,7 @@ func (s *Store) APIKeyUpdate(ctx context.Context, p *driver.APIKeyUpdateParams) 
 	})
 }
 
-// APIKeyTouch implements messaging.Store. The stored times are fixed-width
+// APIKeyTouch implements driver.Store. The stored times are fixed-width
 // text, so comparing them as text compares the times.
 func (s *Store) APIKeyTouch(ctx context.Context, p *driver.APIKeyTouchParams) error {
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {

@@ -106,7 +106,7 @@ func readState(t *testing.T, s driver.Store) storeState {
 	return st
 }
 
-// testContextCanceled calls every method of messaging.Store with a
+// testContextCanceled calls every method of driver.Store with a
 // cancelled context: each returns context.Canceled, and none of the writes
 // (claims, records and takes included) changes anything.
 func testContextCanceled(t *testing.T, s driver.Store) {

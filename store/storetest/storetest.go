@@ -1,8 +1,8 @@
-// Package storetest is the conformance suite every messaging.Store passes.
+// Package storetest is the conformance suite every driver.Store passes.
 // A store's own test calls Run with a constructor of fresh, empty stores:
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) messaging.Store { return memstore.New() })
+//		storetest.Run(t, func(t *testing.T) driver.Store { return memstore.New() })
 //	}
 package storetest
 
