@@ -573,16 +573,3 @@ func paramCount(sl templateSlot) string {
 	}
 	return fmt.Sprintf("%d parameters", sl.params)
 }
-
-// allDigits reports whether s is 1 to max ASCII digits.
-func allDigits(s string, max int) bool {
-	if s == "" || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
