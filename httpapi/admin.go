@@ -174,13 +174,8 @@ func (h *Handler) opUpdateWorkspace(w http.ResponseWriter, r *http.Request, _ *m
 	if err := h.decode(w, r, &body); err != nil {
 		return err
 	}
-	ws, err := h.svc.SetWorkspaceSettings(r.Context(), r.PathValue("id"), &messaging.WorkspaceSettings{OutsideWindow: body.OutsideWindow,
-		UnconfirmedSends: body.UnconfirmedSends, OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, workspaceView(ws))
-	return nil
+	return answer(w, http.StatusOK, workspaceView)(h.svc.SetWorkspaceSettings(r.Context(), r.PathValue("id"), &messaging.WorkspaceSettings{OutsideWindow: body.OutsideWindow,
+		UnconfirmedSends: body.UnconfirmedSends, OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords}))
 }
 
 func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {
@@ -188,13 +183,8 @@ func (h *Handler) opCreateWorkspace(w http.ResponseWriter, r *http.Request, _ *m
 	if err := h.decode(w, r, &body); err != nil {
 		return err
 	}
-	ws, err := h.svc.CreateWorkspace(r.Context(), &messaging.CreateWorkspaceParams{ID: body.ID, Name: body.Name, OutsideWindow: body.OutsideWindow,
-		UnconfirmedSends: body.UnconfirmedSends, OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, workspaceView(ws))
-	return nil
+	return answer(w, http.StatusCreated, workspaceView)(h.svc.CreateWorkspace(r.Context(), &messaging.CreateWorkspaceParams{ID: body.ID, Name: body.Name, OutsideWindow: body.OutsideWindow,
+		UnconfirmedSends: body.UnconfirmedSends, OptOutKeywords: body.OptOutKeywords, OptInKeywords: body.OptInKeywords}))
 }
 
 func (h *Handler) opListWorkspaces(w http.ResponseWriter, r *http.Request, _ *messaging.Principal) error {

@@ -120,12 +120,7 @@ func (h *Handler) revokeAPIKey(w http.ResponseWriter, r *http.Request, p *messag
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	k, err := h.svc.Workspace(p.WorkspaceID).APIKeys.RevokeAs(r.Context(), p, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, apiKeyView(k))
-	return nil
+	return answer(w, http.StatusOK, apiKeyView)(h.svc.Workspace(p.WorkspaceID).APIKeys.RevokeAs(r.Context(), p, r.PathValue("id")))
 }
 
 // auditEventJSON is an audit event as GET /v1/audit-events shows it.

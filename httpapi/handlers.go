@@ -52,12 +52,22 @@ func getByID[T, V any](w http.ResponseWriter, r *http.Request, get func(context.
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	rec, err := get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
+	return answer(w, http.StatusOK, view)(get(r.Context(), r.PathValue("id")))
+}
+
+// answer returns the tail of a handler that answers one record: given the
+// record and the error of the call that made it, it returns the error, or
+// writes view(rec) with status and returns nil. Written around the call,
+// answer(w, status, view)(call(...)), it keeps each handler to its request
+// and its call.
+func answer[T, V any](w http.ResponseWriter, status int, view func(T) V) func(rec T, err error) error {
+	return func(rec T, err error) error {
+		if err != nil {
+			return err
+		}
+		writeJSON(w, status, view(rec))
+		return nil
 	}
-	writeJSON(w, http.StatusOK, view(rec))
-	return nil
 }
 
 func (h *Handler) listTemplates(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
@@ -89,12 +99,7 @@ func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, p *mess
 	if err != nil {
 		return err
 	}
-	t, err := h.svc.Workspace(p.WorkspaceID).Templates.Create(r.Context(), params)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, templateView(t))
-	return nil
+	return answer(w, http.StatusCreated, templateView)(h.svc.Workspace(p.WorkspaceID).Templates.Create(r.Context(), params))
 }
 
 func (h *Handler) updateTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
@@ -102,24 +107,14 @@ func (h *Handler) updateTemplate(w http.ResponseWriter, r *http.Request, p *mess
 	if err != nil {
 		return err
 	}
-	t, err := h.svc.Workspace(p.WorkspaceID).Templates.Patch(r.Context(), r.PathValue("id"), params)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, templateView(t))
-	return nil
+	return answer(w, http.StatusOK, templateView)(h.svc.Workspace(p.WorkspaceID).Templates.Patch(r.Context(), r.PathValue("id"), params))
 }
 
 func (h *Handler) submitTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	if err := h.decodeEmpty(w, r); err != nil {
 		return err
 	}
-	t, err := h.svc.Workspace(p.WorkspaceID).Templates.Submit(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, templateView(t))
-	return nil
+	return answer(w, http.StatusOK, templateView)(h.svc.Workspace(p.WorkspaceID).Templates.Submit(r.Context(), r.PathValue("id")))
 }
 
 func (h *Handler) deleteTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
@@ -167,36 +162,21 @@ func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, p *messagin
 	if err := h.decode(w, r, body.Interface()); err != nil {
 		return err
 	}
-	st, err := h.svc.Workspace(p.WorkspaceID).Channels.Connect(r.Context(), r.PathValue("channel"), channelCredentials(body.Elem()))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, channelView(st))
-	return nil
+	return answer(w, http.StatusOK, channelView)(h.svc.Workspace(p.WorkspaceID).Channels.Connect(r.Context(), r.PathValue("channel"), channelCredentials(body.Elem())))
 }
 
 func (h *Handler) verifyChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	if err := h.decodeEmpty(w, r); err != nil {
 		return err
 	}
-	st, err := h.svc.Workspace(p.WorkspaceID).Channels.Verify(r.Context(), r.PathValue("channel"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, channelView(st))
-	return nil
+	return answer(w, http.StatusOK, channelView)(h.svc.Workspace(p.WorkspaceID).Channels.Verify(r.Context(), r.PathValue("channel")))
 }
 
 func (h *Handler) deleteChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	st, err := h.svc.Workspace(p.WorkspaceID).Channels.Disconnect(r.Context(), r.PathValue("channel"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, channelView(st))
-	return nil
+	return answer(w, http.StatusOK, channelView)(h.svc.Workspace(p.WorkspaceID).Channels.Disconnect(r.Context(), r.PathValue("channel")))
 }
 
 func (h *Handler) listContacts(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
@@ -238,12 +218,7 @@ func (h *Handler) createContact(w http.ResponseWriter, r *http.Request, p *messa
 	if err != nil {
 		return err
 	}
-	c, err := h.svc.Workspace(p.WorkspaceID).Contacts.Create(r.Context(), params)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, contactView(c))
-	return nil
+	return answer(w, http.StatusCreated, contactView)(h.svc.Workspace(p.WorkspaceID).Contacts.Create(r.Context(), params))
 }
 
 func (h *Handler) getContact(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {

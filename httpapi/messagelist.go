@@ -39,12 +39,7 @@ func (h *Handler) listMessages(w http.ResponseWriter, r *http.Request, p *messag
 	if err != nil {
 		return err
 	}
-	page, err := h.svc.Workspace(p.WorkspaceID).Messages.List(r.Context(), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, messagePageView(page))
-	return nil
+	return answer(w, http.StatusOK, messagePageView)(h.svc.Workspace(p.WorkspaceID).Messages.List(r.Context(), q))
 }
 
 func (h *Handler) listConversationMessages(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
@@ -52,12 +47,7 @@ func (h *Handler) listConversationMessages(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	page, err := h.svc.Workspace(p.WorkspaceID).Conversations.Messages(r.Context(), r.PathValue("id"), q)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, messagePageView(page))
-	return nil
+	return answer(w, http.StatusOK, messagePageView)(h.svc.Workspace(p.WorkspaceID).Conversations.Messages(r.Context(), r.PathValue("id"), q))
 }
 
 func (h *Handler) listConversations(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {

@@ -195,24 +195,14 @@ func (h *Handler) updateWebhook(w http.ResponseWriter, r *http.Request, p *messa
 	if err != nil {
 		return err
 	}
-	e, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Update(r.Context(), r.PathValue("id"), params)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, webhookView(e))
-	return nil
+	return answer(w, http.StatusOK, webhookView)(h.svc.Workspace(p.WorkspaceID).Webhooks.Update(r.Context(), r.PathValue("id"), params))
 }
 
 func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	if err := h.noBody(w, r); err != nil {
 		return err
 	}
-	e, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Delete(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, webhookView(e))
-	return nil
+	return answer(w, http.StatusOK, webhookView)(h.svc.Workspace(p.WorkspaceID).Webhooks.Delete(r.Context(), r.PathValue("id")))
 }
 
 func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
@@ -273,10 +263,5 @@ func (h *Handler) redeliverWebhook(w http.ResponseWriter, r *http.Request, p *me
 	if err := h.noBody(w, r); err != nil {
 		return err
 	}
-	d, err := h.svc.Workspace(p.WorkspaceID).Webhooks.Redeliver(r.Context(), r.PathValue("id"), r.PathValue("delivery_id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, deliveryView(d))
-	return nil
+	return answer(w, http.StatusAccepted, deliveryView)(h.svc.Workspace(p.WorkspaceID).Webhooks.Redeliver(r.Context(), r.PathValue("id"), r.PathValue("delivery_id")))
 }
