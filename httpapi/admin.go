@@ -196,11 +196,7 @@ func (h *Handler) opListWorkspaces(w http.ResponseWriter, r *http.Request, _ *me
 	if err != nil {
 		return err
 	}
-	out := pageJSON[workspaceJSON]{Items: make([]workspaceJSON, len(list)), NextCursor: next}
-	for i, ws := range list {
-		out.Items[i] = workspaceView(ws)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, pageJSON[workspaceJSON]{Items: viewEach(workspaceView)(list), NextCursor: next})
 	return nil
 }
 
@@ -487,10 +483,6 @@ func (h *Handler) opLedger(w http.ResponseWriter, r *http.Request, _ *messaging.
 	if err != nil {
 		return operatorError(err)
 	}
-	out := pageJSON[ledgerEntryJSON]{Items: make([]ledgerEntryJSON, len(list)), NextCursor: next}
-	for i, e := range list {
-		out.Items[i] = ledgerView(e)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, pageJSON[ledgerEntryJSON]{Items: viewEach(ledgerView)(list), NextCursor: next})
 	return nil
 }

@@ -80,15 +80,9 @@ func (h *Handler) listAPIKeys(w http.ResponseWriter, r *http.Request, p *messagi
 		return err
 	}
 	keys, err := h.svc.Workspace(p.WorkspaceID).APIKeys.List(r.Context())
-	if err != nil {
-		return err
-	}
-	out := apiKeyListJSON{Data: make([]apiKeyJSON, len(keys))}
-	for i, k := range keys {
-		out.Data[i] = apiKeyView(k)
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return answer(w, http.StatusOK, func(keys []*messaging.APIKey) apiKeyListJSON {
+		return apiKeyListJSON{Data: viewEach(apiKeyView)(keys)}
+	})(keys, err)
 }
 
 // createAPIKey creates a key in the caller's workspace, with the caller as

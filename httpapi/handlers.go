@@ -70,6 +70,18 @@ func answer[T, V any](w http.ResponseWriter, status int, view func(T) V) func(re
 	}
 }
 
+// viewEach returns the view of a list made of view's: an empty list, never
+// null, for none.
+func viewEach[T, V any](view func(T) V) func([]T) []V {
+	return func(list []T) []V {
+		out := make([]V, len(list))
+		for i, rec := range list {
+			out[i] = view(rec)
+		}
+		return out
+	}
+}
+
 func (h *Handler) listTemplates(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	q, err := query(r, "status", "category", "language")
 	if err != nil {
@@ -79,15 +91,7 @@ func (h *Handler) listTemplates(w http.ResponseWriter, r *http.Request, p *messa
 	// (manage:templates for any state but approved).
 	list, err := h.svc.Workspace(p.WorkspaceID).Templates.List(r.Context(), &messaging.TemplateFilter{
 		Status: q["status"], Category: q["category"], Language: q["language"], Caller: p})
-	if err != nil {
-		return err
-	}
-	out := make([]templateJSON, len(list))
-	for i, t := range list {
-		out[i] = templateView(t)
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return answer(w, http.StatusOK, viewEach(templateView))(list, err)
 }
 
 func (h *Handler) getTemplate(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
@@ -145,16 +149,7 @@ func (h *Handler) listChannels(w http.ResponseWriter, r *http.Request, p *messag
 	if err := noQuery(r); err != nil {
 		return err
 	}
-	list, err := h.svc.Workspace(p.WorkspaceID).Channels.List(r.Context())
-	if err != nil {
-		return err
-	}
-	out := make([]channelJSON, len(list))
-	for i, c := range list {
-		out[i] = channelView(c)
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return answer(w, http.StatusOK, viewEach(channelView))(h.svc.Workspace(p.WorkspaceID).Channels.List(r.Context()))
 }
 
 func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {

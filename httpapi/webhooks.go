@@ -248,10 +248,7 @@ func (h *Handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	out := deliveryPageJSON{Data: make([]deliveryJSON, len(list))}
-	for i, d := range list {
-		out.Data[i] = deliveryView(d)
-	}
+	out := deliveryPageJSON{Data: viewEach(deliveryView)(list)}
 	if next != "" {
 		out.NextCursor = &next
 	}
