@@ -2,16 +2,15 @@ package dashboard
 
 import (
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/ujumbe/messaging/record"
-
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/mediadownload"
+	"github.com/ujumbe/messaging/record"
 )
 
 // messagesPageSize is the number of messages on a page of the log.
@@ -175,18 +174,7 @@ func (h *Handler) messageMedia(w http.ResponseWriter, r *http.Request, req *requ
 		return err
 	}
 	defer media.Body.Close()
-	hd := w.Header()
-	hd.Set("Content-Type", media.ContentType)
-	hd.Set("Cache-Control", "private, no-store")
-	hd.Set("Content-Disposition", "attachment")
-	if media.Filename != "" {
-		if cd := mime.FormatMediaType("attachment", map[string]string{"filename": media.Filename}); cd != "" {
-			hd.Set("Content-Disposition", cd)
-		}
-	}
-	if media.Size >= 0 {
-		hd.Set("Content-Length", strconv.FormatInt(media.Size, 10))
-	}
+	mediadownload.Header(w.Header(), media) // X-Content-Type-Options as ServeHTTP sets it on every page
 	if _, err := io.Copy(w, media.Body); err != nil {
 		h.log.WarnContext(r.Context(), "dashboard: a media download was cut off", "path", r.URL.Path, "err", err)
 		panic(http.ErrAbortHandler)

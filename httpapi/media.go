@@ -3,11 +3,10 @@ package httpapi
 import (
 	"errors"
 	"io"
-	"mime"
 	"net/http"
-	"strconv"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/mediadownload"
 )
 
 // getMessageMedia streams the media of an inbound message from the
@@ -32,19 +31,7 @@ func (h *Handler) getMessageMedia(w http.ResponseWriter, r *http.Request, p *mes
 		return err
 	}
 	defer media.Body.Close()
-	hd := w.Header()
-	hd.Set("Content-Type", media.ContentType)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Cache-Control", "private, no-store")
-	hd.Set("Content-Disposition", "attachment")
-	if media.Filename != "" {
-		if cd := mime.FormatMediaType("attachment", map[string]string{"filename": media.Filename}); cd != "" {
-			hd.Set("Content-Disposition", cd)
-		}
-	}
-	if media.Size >= 0 {
-		hd.Set("Content-Length", strconv.FormatInt(media.Size, 10))
-	}
+	mediadownload.Header(w.Header(), media)
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return nil
