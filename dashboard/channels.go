@@ -81,9 +81,7 @@ func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, req *re
 		}
 		list = append(list, v)
 	}
-	p.Data = list
-	h.render(w, r, status, "channels", p)
-	return nil
+	return h.renderData(w, r, status, "channels", p, list)
 }
 
 // channelViewOf is the view of the state st of the channel spec

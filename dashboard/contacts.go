@@ -67,9 +67,7 @@ func (h *Handler) contacts(w http.ResponseWriter, r *http.Request, req *request)
 	if list.Page < list.TotalPages {
 		d.Next = at(list.Page + 1)
 	}
-	p.Data = d
-	h.render(w, r, http.StatusOK, "contacts", p)
-	return nil
+	return h.renderData(w, r, http.StatusOK, "contacts", p, d)
 }
 
 // contactFormData is the contact form page: a new contact, or the one

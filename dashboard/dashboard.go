@@ -380,9 +380,7 @@ func (h *Handler) renderWorkspaces(w http.ResponseWriter, r *http.Request, req *
 	if err != nil {
 		return err
 	}
-	p.Data = list
-	h.render(w, r, status, "workspaces", p)
-	return nil
+	return h.renderData(w, r, status, "workspaces", p, list)
 }
 
 // createWorkspace creates a workspace (operator only) and opens it.

@@ -145,9 +145,7 @@ func (h *Handler) renderDev(w http.ResponseWriter, r *http.Request, req *request
 	for _, k := range keys {
 		d.Keys = append(d.Keys, devKey{k, k.State(now)})
 	}
-	p.Data = d
-	h.render(w, r, status, "developers", p)
-	return nil
+	return h.renderData(w, r, status, "developers", p, d)
 }
 
 // devCreateKey creates an API key and answers the Developers page showing
@@ -205,9 +203,7 @@ func (h *Handler) renderKey(w http.ResponseWriter, r *http.Request, req *request
 			p.Form.Set("expires_at", k.ExpiresAt.UTC().Format(devTimeLayout))
 		}
 	}
-	p.Data = &devKeyData{Key: k, State: k.State(h.svc.Now()), Scopes: devScopes()}
-	h.render(w, r, status, "apikey", p)
-	return nil
+	return h.renderData(w, r, status, "apikey", p, &devKeyData{Key: k, State: k.State(h.svc.Now()), Scopes: devScopes()})
 }
 
 // devEditKey replaces the scopes and the expiry of an API key

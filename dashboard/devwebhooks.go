@@ -85,9 +85,7 @@ func (h *Handler) renderEndpoint(w http.ResponseWriter, r *http.Request, req *re
 	if p.Form == nil {
 		p.Form = url.Values{"url": {e.URL}, "events": e.Events, "description": {e.Description}}
 	}
-	p.Data = d
-	h.render(w, r, status, "webhook", p)
-	return nil
+	return h.renderData(w, r, status, "webhook", p, d)
 }
 
 // devEndpointAction runs act on the endpoint of the path and answers the

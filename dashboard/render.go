@@ -136,6 +136,14 @@ func parsePages() (*pages, error) {
 	return p, nil
 }
 
+// renderData renders page name with status, p carrying data; it returns
+// nil, so that a page handler ends with it.
+func (h *Handler) renderData(w http.ResponseWriter, r *http.Request, status int, name string, p *page, data any) error {
+	p.Data = data
+	h.render(w, r, status, name, p)
+	return nil
+}
+
 // render writes the page named name with status.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, p *page) {
 	if p.Prefix == "" {

@@ -83,9 +83,7 @@ func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, req *re
 			v.UnconfirmedSends = p.Form.Get("unconfirmed_sends")
 		}
 	}
-	p.Data = v
-	h.render(w, r, status, "settings", p)
-	return nil
+	return h.renderData(w, r, status, "settings", p, v)
 }
 
 // saveSettings stores the form's settings at once; a refused one stores

@@ -66,9 +66,7 @@ func (h *Handler) templates(w http.ResponseWriter, r *http.Request, req *request
 			d.Pending = true
 		}
 	}
-	p.Data = d
-	h.render(w, r, http.StatusOK, "templates", p)
-	return nil
+	return h.renderData(w, r, http.StatusOK, "templates", p, d)
 }
 
 // templateData is a template's page.
@@ -112,9 +110,7 @@ func (h *Handler) renderTemplate(w http.ResponseWriter, r *http.Request, req *re
 			p.Form = url.Values{"to": {t.SendExample.To}}
 		}
 	}
-	p.Data = d
-	h.render(w, r, status, "template", p)
-	return nil
+	return h.renderData(w, r, status, "template", p, d)
 }
 
 // exampleTexts returns the text parameters of a send example by
@@ -370,9 +366,7 @@ func (h *Handler) renderForm(w http.ResponseWriter, r *http.Request, req *reques
 		n := strconv.Itoa(i + 1)
 		d.Buttons = append(d.Buttons, formButton{N: i + 1, Type: p.Form.Get("button_type_" + n), Text: p.Form.Get("button_text_" + n), Value: p.Form.Get("button_value_" + n)})
 	}
-	p.Data = d
-	h.render(w, r, status, "template_form", p)
-	return nil
+	return h.renderData(w, r, status, "template_form", p, d)
 }
 
 // createTemplate stores the form as a draft (Templates.Create, which
