@@ -80,6 +80,19 @@ func (p *page) fill(h *Handler, req *request) {
 	}
 }
 
+// showError shows msg next to the form's field, or above the form when
+// field is empty.
+func (p *page) showError(field, msg string) {
+	if field == "" {
+		p.Problem = msg
+		return
+	}
+	if p.Errors == nil {
+		p.Errors = map[string]string{}
+	}
+	p.Errors[field] = msg
+}
+
 // fieldError records err on p when it is a validation error of the
 // library naming a field (shown next to the field) or a conflict (shown
 // above the form), and reports whether it did.
@@ -90,14 +103,7 @@ func (p *page) fieldError(err error) bool {
 	}
 	switch e.Code {
 	case messaging.CodeValidation:
-		if e.Field == "" {
-			p.Problem = e.Message
-			return true
-		}
-		if p.Errors == nil {
-			p.Errors = map[string]string{}
-		}
-		p.Errors[e.Field] = e.Message
+		p.showError(e.Field, e.Message)
 		return true
 	case messaging.CodeConflict, messaging.CodeForbidden, messaging.CodeNotFound:
 		p.Problem = e.Message

@@ -169,14 +169,7 @@ func (p *page) smsFieldError(err error) bool {
 	if !errors.As(err, &e) || e.Code == sms.CodeSystemError {
 		return false
 	}
-	if e.Field == "" {
-		p.Problem = e.Description
-		return true
-	}
-	if p.Errors == nil {
-		p.Errors = map[string]string{}
-	}
-	p.Errors[e.Field] = e.Description
+	p.showError(e.Field, e.Description)
 	return true
 }
 
