@@ -170,10 +170,7 @@ func (h *Handler) contact(w http.ResponseWriter, r *http.Request, req *request) 
 // /v1/contacts/{id}), naming the version the form was filled from, so that
 // an edit made meanwhile by someone else is reported, not overwritten.
 func (h *Handler) updateContact(w http.ResponseWriter, r *http.Request, req *request) error {
-	if err := r.ParseForm(); err != nil {
-		return err
-	}
-	cur, err := req.svc.Contacts.Get(req.ctx, r.PathValue("id"))
+	cur, err := postedTo(r, req, req.svc.Contacts.Get)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -269,4 +270,14 @@ var funcs = template.FuncMap{
 		return false
 	},
 	"add": func(a, b int) int { return a + b },
+}
+
+// postedTo parses the form of a POST to the record the path's {id} names
+// and reads that record with get.
+func postedTo[T any](r *http.Request, req *request, get func(context.Context, string) (T, error)) (T, error) {
+	if err := r.ParseForm(); err != nil {
+		var zero T
+		return zero, err
+	}
+	return get(req.ctx, r.PathValue("id"))
 }

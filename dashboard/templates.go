@@ -177,10 +177,7 @@ func testParams(ex *messaging.SendTemplateParams, form url.Values) []testParam {
 // parameters of the form in the places of the send_example's, and opens
 // the message's page.
 func (h *Handler) sendTest(w http.ResponseWriter, r *http.Request, req *request) error {
-	if err := r.ParseForm(); err != nil {
-		return err
-	}
-	t, err := req.svc.Templates.Get(req.ctx, r.PathValue("id"))
+	t, err := postedTo(r, req, req.svc.Templates.Get)
 	if err != nil {
 		return err
 	}
@@ -392,10 +389,7 @@ func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, req *re
 // updateTemplate replaces a draft with the form (Templates.Update: the
 // same rules; a template that is not a draft is the library's conflict).
 func (h *Handler) updateTemplate(w http.ResponseWriter, r *http.Request, req *request) error {
-	if err := r.ParseForm(); err != nil {
-		return err
-	}
-	t, err := req.svc.Templates.Get(req.ctx, r.PathValue("id"))
+	t, err := postedTo(r, req, req.svc.Templates.Get)
 	if err != nil {
 		return err
 	}
