@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -102,9 +101,7 @@ func (h *Handler) createAPIKey(w http.ResponseWriter, r *http.Request, p *messag
 }
 
 func (h *Handler) getAPIKey(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	return getByID(w, r, func(ctx context.Context, id string) (*messaging.APIKey, error) {
-		return h.svc.Workspace(p.WorkspaceID).APIKeys.Get(ctx, id)
-	}, apiKeyView)
+	return getByID(w, r, h.svc.Workspace(p.WorkspaceID).APIKeys.Get, apiKeyView)
 }
 
 // revokeAPIKey revokes a key of the caller's workspace, the caller's own

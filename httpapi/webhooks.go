@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -185,9 +184,7 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, p *messa
 }
 
 func (h *Handler) getWebhook(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
-	return getByID(w, r, func(ctx context.Context, id string) (*messaging.WebhookEndpoint, error) {
-		return h.svc.Workspace(p.WorkspaceID).Webhooks.Get(ctx, id)
-	}, webhookView)
+	return getByID(w, r, h.svc.Workspace(p.WorkspaceID).Webhooks.Get, webhookView)
 }
 
 func (h *Handler) updateWebhook(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
