@@ -154,10 +154,7 @@ func normalizeTags(in []string) ([]string, error) {
 // Create creates a contact with source "api". A contact of the workspace
 // with the same phone, or the same email (case-insensitive), is a conflict.
 func (cs *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contact, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, contactCreateTexts); err != nil {
+	if err := requireStorable(p, "body", contactCreateTexts); err != nil {
 		return nil, err
 	}
 	now := cs.svc.now()

@@ -174,10 +174,7 @@ func (p *SendParams) validate(s *Service) (to string, err error) {
 // same request returns the original result (Replayed true) and creates
 // nothing; the same key with a different request is a conflict.
 func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, sendTexts); err != nil {
+	if err := requireStorable(p, "body", sendTexts); err != nil {
 		return nil, err
 	}
 	to, err := p.validate(m.svc)
@@ -401,10 +398,7 @@ func validateSendComponents(cs []SendComponent) error {
 // asynchronously in failure_reason ("[131008] Required parameter is
 // missing"), as in the spec.
 func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*SendResult, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, sendTemplateTexts); err != nil {
+	if err := requireStorable(p, "body", sendTemplateTexts); err != nil {
 		return nil, err
 	}
 	to, err := validateRecipient(m.svc.spec(ChannelWhatsApp), ChannelWhatsApp, p.To)

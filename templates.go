@@ -112,10 +112,7 @@ func templateVariables(path Path, text string) ([]int, error) {
 // Create and Update run exactly this check; the dashboard runs it as the
 // author types.
 func CheckTemplate(p *TemplateCreateParams) error {
-	if p == nil {
-		return validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, templateTexts); err != nil {
+	if err := requireStorable(p, "body", templateTexts); err != nil {
 		return err
 	}
 	return validateTemplate(p)

@@ -59,6 +59,15 @@ func refuseUnstorable[T any](p *T, check func(*T) error) error {
 	return check(p)
 }
 
+// requireStorable refuses a nil p as a validation error naming name ("is
+// required") and otherwise returns refuseUnstorable's verdict on p.
+func requireStorable[T any](p *T, name string, check func(*T) error) error {
+	if p == nil {
+		return validationError(name, "is required")
+	}
+	return check(p)
+}
+
 // opt is the value p points to, the zero value for nil.
 func opt[T any](p *T) T {
 	var zero T

@@ -231,10 +231,7 @@ func (wh *Webhooks) Create(ctx context.Context, p *WebhookCreateParams) (*Webhoo
 	if err := refuseUnstorableWorkspace(wh.ws); err != nil {
 		return nil, "", err
 	}
-	if p == nil {
-		return nil, "", validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, webhookCreateTexts); err != nil {
+	if err := requireStorable(p, "body", webhookCreateTexts); err != nil {
 		return nil, "", err
 	}
 	s := wh.svc
