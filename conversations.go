@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 
+	"github.com/ujumbe/messaging/internal/paging"
 	"github.com/ujumbe/messaging/store/driver"
 )
 
@@ -55,7 +56,7 @@ func (cs *Conversations) List(ctx context.Context, q *ConversationQuery) (*Conve
 		return nil, wrapStoreError(err, "conversation", "")
 	}
 	page := &ConversationPage{}
-	page.Items, page.NextCursor = cutPage(list, query.Limit, func(c *Conversation) string { return messageCursor(c.LastMessageAt, c.ID) })
+	page.Items, page.NextCursor = paging.Cut(list, query.Limit, func(c *Conversation) string { return messageCursor(c.LastMessageAt, c.ID) })
 	if err := cs.attachContacts(ctx, page.Items); err != nil {
 		return nil, err
 	}
