@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/internal/spans"
 	"github.com/ujumbe/messaging/record"
 	"github.com/ujumbe/messaging/store/driver"
 )
@@ -230,7 +231,7 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 		}
 	}
 	stored, created, err := m.svc.store.MessageCreate(sctx, msg)
-	endSpan(span, err)
+	spans.End(span, err)
 	if err != nil {
 		return nil, wrapStoreError(err, "message", msg.ID)
 	}
