@@ -196,12 +196,9 @@ func (cs *Contacts) storeError(ctx context.Context, err error, c *Contact) error
 
 // Get returns a contact of the workspace.
 func (cs *Contacts) Get(ctx context.Context, id string) (*Contact, error) {
-	if badID(id) {
-		return nil, notFound("contact", id)
-	}
-	c, err := cs.svc.store.ContactGet(ctx, cs.ws, id)
+	c, err := getRecord(ctx, cs.svc.store.ContactGet, cs.ws, "contact", id)
 	if err != nil {
-		return nil, wrapStoreError(err, "contact", id)
+		return nil, err
 	}
 	if err := cs.svc.fillOptedOut(ctx, cs.ws, c); err != nil {
 		return nil, err

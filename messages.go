@@ -283,14 +283,7 @@ func sendResult(m *Message, replayed bool) *SendResult {
 
 // Get returns a message of the workspace.
 func (m *Messages) Get(ctx context.Context, id string) (*Message, error) {
-	if badID(id) {
-		return nil, notFound("message", id)
-	}
-	msg, err := m.svc.store.MessageGet(ctx, m.ws, id)
-	if err != nil {
-		return nil, wrapStoreError(err, "message", id)
-	}
-	return msg, nil
+	return getRecord(ctx, m.svc.store.MessageGet, m.ws, "message", id)
 }
 
 // requireChannel returns channel_unavailable unless the channel is connected

@@ -581,12 +581,9 @@ func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, 
 // Get returns one template of the workspace (in any review state) with its
 // SendExample.
 func (ts *Templates) Get(ctx context.Context, id string) (*Template, error) {
-	if badID(id) {
-		return nil, notFound("template", id)
-	}
-	t, err := ts.svc.store.TemplateGet(ctx, ts.ws, id)
+	t, err := getRecord(ctx, ts.svc.store.TemplateGet, ts.ws, "template", id)
 	if err != nil {
-		return nil, wrapStoreError(err, "template", id)
+		return nil, err
 	}
 	t.SendExample = SendExample(t)
 	return t, nil
