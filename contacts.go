@@ -310,10 +310,7 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 // List returns a page of contacts, newest first, optionally filtered by
 // Search (see ContactQuery).
 func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, error) {
-	var query ContactQuery
-	if q != nil {
-		query = *q
-	}
+	query := opt(q)
 	if err := new(texts).at(nil, "search", query.Search).result(); err != nil {
 		return nil, err
 	}

@@ -51,10 +51,7 @@ type MessagePage struct {
 // concurrent inserts: a message created after the first page was read is
 // never shown on a later one.
 func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, error) {
-	var query MessageQuery
-	if q != nil {
-		query = *q
-	}
+	query := opt(q)
 	if err := refuseUnstorable(&query, messageQueryTexts); err != nil {
 		return nil, err
 	}

@@ -528,10 +528,7 @@ type TemplateFilter struct {
 // validation error; a Caller without the scopes of TemplateListScopes is
 // forbidden.
 func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, error) {
-	var filt TemplateFilter
-	if f != nil {
-		filt = *f
-	}
+	filt := opt(f)
 	caller := filt.Caller
 	filt.Caller = nil
 	if err := refuseUnstorable(&filt, templateFilterTexts); err != nil {
