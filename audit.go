@@ -2,8 +2,8 @@ package messaging
 
 import (
 	"context"
-	"strconv"
 
+	"github.com/ujumbe/messaging/internal/paging"
 	"github.com/ujumbe/messaging/record"
 	"github.com/ujumbe/messaging/store/driver"
 )
@@ -39,29 +39,18 @@ func (s *Service) audit(ctx context.Context, workspaceID, action, target string)
 // (empty: from the newest). next is the cursor of the following page,
 // empty when there is none.
 func (s *Service) AuditEvents(ctx context.Context, workspaceID, cursor string, limit int) (events []*AuditEvent, next string, err error) {
-	if limit == 0 {
-		limit = 50
-	}
-	if limit < 1 || limit > record.MaxAuditPage {
+	limit, ok := paging.Size(limit, 50, record.MaxAuditPage)
+	if !ok {
 		return nil, "", validationError("limit", "must be 1 to %d", record.MaxAuditPage)
 	}
-	var before int64
-	if cursor != "" {
-		before, err = strconv.ParseInt(cursor, 10, 64)
-		if err != nil || before < 1 {
-			return nil, "", validationError("cursor", "is not a cursor this API returned")
-		}
+	before, ok := paging.ParseSeq(cursor)
+	if !ok {
+		return nil, "", validationError("cursor", "is not a cursor this API returned")
 	}
 	list, err := s.store.AuditList(ctx, &driver.AuditListParams{WorkspaceID: workspaceID, Before: before, Limit: limit + 1})
 	if err != nil {
 		return nil, "", wrapStoreError(err, "audit event", "")
 	}
-	if len(list) > limit {
-		list = list[:limit]
-		next = strconv.FormatInt(list[limit-1].Seq, 10)
-	}
-	if list == nil {
-		list = []*AuditEvent{}
-	}
+	list, next = paging.Cut(list, limit, func(e *AuditEvent) string { return paging.FormatSeq(e.Seq) })
 	return list, next, nil
 }

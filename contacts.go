@@ -154,10 +154,7 @@ func normalizeTags(in []string) ([]string, error) {
 // Create creates a contact with source "api". A contact of the workspace
 // with the same phone, or the same email (case-insensitive), is a conflict.
 func (cs *Contacts) Create(ctx context.Context, p *ContactCreateParams) (*Contact, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, contactCreateTexts); err != nil {
+	if err := requireStorable(p, "body", contactCreateTexts); err != nil {
 		return nil, err
 	}
 	now := cs.svc.now()
@@ -199,12 +196,9 @@ func (cs *Contacts) storeError(ctx context.Context, err error, c *Contact) error
 
 // Get returns a contact of the workspace.
 func (cs *Contacts) Get(ctx context.Context, id string) (*Contact, error) {
-	if badID(id) {
-		return nil, notFound("contact", id)
-	}
-	c, err := cs.svc.store.ContactGet(ctx, cs.ws, id)
+	c, err := getRecord(ctx, cs.svc.store.ContactGet, cs.ws, "contact", id)
 	if err != nil {
-		return nil, wrapStoreError(err, "contact", id)
+		return nil, err
 	}
 	if err := cs.svc.fillOptedOut(ctx, cs.ws, c); err != nil {
 		return nil, err
@@ -316,10 +310,7 @@ func (cs *Contacts) Update(ctx context.Context, id string, p *ContactUpdateParam
 // List returns a page of contacts, newest first, optionally filtered by
 // Search (see ContactQuery).
 func (cs *Contacts) List(ctx context.Context, q *ContactQuery) (*ContactPage, error) {
-	var query ContactQuery
-	if q != nil {
-		query = *q
-	}
+	query := opt(q)
 	if err := new(texts).at(nil, "search", query.Search).result(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 
+	"github.com/ujumbe/messaging/internal/paging"
 	"github.com/ujumbe/messaging/store/driver"
 )
 
@@ -34,10 +35,7 @@ type ConversationPage struct {
 // conversation that receives a message while the pages are read moves to
 // the front: it is on a new first page, not on the next one.
 func (cs *Conversations) List(ctx context.Context, q *ConversationQuery) (*ConversationPage, error) {
-	var query ConversationQuery
-	if q != nil {
-		query = *q
-	}
+	query := opt(q)
 	if err := new(texts).at(nil, "cursor", query.Cursor).result(); err != nil {
 		return nil, err
 	}
@@ -55,7 +53,7 @@ func (cs *Conversations) List(ctx context.Context, q *ConversationQuery) (*Conve
 		return nil, wrapStoreError(err, "conversation", "")
 	}
 	page := &ConversationPage{}
-	page.Items, page.NextCursor = cutPage(list, query.Limit, func(c *Conversation) string { return messageCursor(c.LastMessageAt, c.ID) })
+	page.Items, page.NextCursor = paging.Cut(list, query.Limit, func(c *Conversation) string { return messageCursor(c.LastMessageAt, c.ID) })
 	if err := cs.attachContacts(ctx, page.Items); err != nil {
 		return nil, err
 	}
@@ -88,10 +86,7 @@ func (cs *Conversations) Messages(ctx context.Context, id string, q *MessageQuer
 	if _, err := cs.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	var query MessageQuery
-	if q != nil {
-		query = *q
-	}
+	query := opt(q)
 	query.ConversationID = id
 	return (&Messages{svc: cs.svc, ws: cs.ws}).List(ctx, &query)
 }

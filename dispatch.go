@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/internal/spans"
 	"github.com/ujumbe/messaging/record"
 	"github.com/ujumbe/messaging/store/driver"
 
@@ -213,10 +214,10 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 	if ctx.Err() != nil {
 		// The dispatcher was killed mid-send: record nothing. The mark
 		// stays, so the claim after the lease waits for a confirmation.
-		endSpan(span, nil)
+		spans.End(span, nil)
 		return
 	}
-	endSpan(span, d.recordOutcome(ctx, a, rcpt, err))
+	spans.End(span, d.recordOutcome(ctx, a, rcpt, err))
 }
 
 // handOver is one claimed message on its way through process.
@@ -287,7 +288,7 @@ func (d *dispatcher) send(ctx context.Context, a *handOver) (*SendReceipt, error
 	sctx, cancel := context.WithTimeout(ctx, d.opts.SendTimeout)
 	defer cancel()
 	sctx, pspan := tel.start(sctx, "messaging.provider.send", tel.spanClient)
-	if recording(pspan) {
+	if spans.Recording(pspan) {
 		pspan.SetAttributes(metricname.AttrMessageID.String(a.m.ID), metricname.AttrChannel.String(a.m.Channel))
 	}
 	a.started = d.svc.now()
@@ -295,7 +296,7 @@ func (d *dispatcher) send(ctx context.Context, a *handOver) (*SendReceipt, error
 	rcpt, err := d.handTo(sctx, a.m)
 	a.hold.resume()
 	d.leave(a.sender)
-	endSpan(pspan, err)
+	spans.End(pspan, err)
 	return rcpt, err
 }
 

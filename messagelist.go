@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/internal/paging"
 	"github.com/ujumbe/messaging/record"
 	"github.com/ujumbe/messaging/store/driver"
 )
@@ -50,10 +51,7 @@ type MessagePage struct {
 // concurrent inserts: a message created after the first page was read is
 // never shown on a later one.
 func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, error) {
-	var query MessageQuery
-	if q != nil {
-		query = *q
-	}
+	query := opt(q)
 	if err := refuseUnstorable(&query, messageQueryTexts); err != nil {
 		return nil, err
 	}
@@ -105,34 +103,18 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 		return nil, wrapStoreError(err, "message", "")
 	}
 	page := &MessagePage{}
-	page.Items, page.NextCursor = cutPage(list, query.Limit, func(m *Message) string { return messageCursor(m.CreatedAt, m.ID) })
+	page.Items, page.NextCursor = paging.Cut(list, query.Limit, func(m *Message) string { return messageCursor(m.CreatedAt, m.ID) })
 	return page, nil
-}
-
-// cutPage turns list, read with one item more than limit, into a page:
-// at most limit items (never nil) and the cursor of the last one when
-// there are more.
-func cutPage[T any](list []T, limit int, cursorOf func(T) string) (items []T, next string) {
-	if len(list) > limit {
-		list = list[:limit]
-		next = cursorOf(list[limit-1])
-	}
-	if list == nil {
-		list = []T{}
-	}
-	return list, next
 }
 
 // pageSize checks the limit of a cursor-paged listing: 1 to MaxPageSize,
 // zero meaning DefaultPageSize.
 func pageSize(limit int) (int, error) {
-	if limit == 0 {
-		return defaults.DefaultPageSize, nil
-	}
-	if limit < 1 || limit > record.MaxPageSize {
+	size, ok := paging.Size(limit, defaults.DefaultPageSize, record.MaxPageSize)
+	if !ok {
 		return 0, validationError("limit", "must be an integer from 1 to %d", record.MaxPageSize)
 	}
-	return limit, nil
+	return size, nil
 }
 
 // messageStatuses are the statuses a message can have, in the order of

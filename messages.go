@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/internal/spans"
 	"github.com/ujumbe/messaging/record"
 	"github.com/ujumbe/messaging/store/driver"
 )
@@ -174,10 +175,7 @@ func (p *SendParams) validate(s *Service) (to string, err error) {
 // same request returns the original result (Replayed true) and creates
 // nothing; the same key with a different request is a conflict.
 func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, sendTexts); err != nil {
+	if err := requireStorable(p, "body", sendTexts); err != nil {
 		return nil, err
 	}
 	to, err := p.validate(m.svc)
@@ -233,7 +231,7 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 		}
 	}
 	stored, created, err := m.svc.store.MessageCreate(sctx, msg)
-	endSpan(span, err)
+	spans.End(span, err)
 	if err != nil {
 		return nil, wrapStoreError(err, "message", msg.ID)
 	}
@@ -285,14 +283,7 @@ func sendResult(m *Message, replayed bool) *SendResult {
 
 // Get returns a message of the workspace.
 func (m *Messages) Get(ctx context.Context, id string) (*Message, error) {
-	if badID(id) {
-		return nil, notFound("message", id)
-	}
-	msg, err := m.svc.store.MessageGet(ctx, m.ws, id)
-	if err != nil {
-		return nil, wrapStoreError(err, "message", id)
-	}
-	return msg, nil
+	return getRecord(ctx, m.svc.store.MessageGet, m.ws, "message", id)
 }
 
 // requireChannel returns channel_unavailable unless the channel is connected
@@ -401,10 +392,7 @@ func validateSendComponents(cs []SendComponent) error {
 // asynchronously in failure_reason ("[131008] Required parameter is
 // missing"), as in the spec.
 func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*SendResult, error) {
-	if p == nil {
-		return nil, validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, sendTemplateTexts); err != nil {
+	if err := requireStorable(p, "body", sendTemplateTexts); err != nil {
 		return nil, err
 	}
 	to, err := validateRecipient(m.svc.spec(ChannelWhatsApp), ChannelWhatsApp, p.To)

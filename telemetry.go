@@ -13,7 +13,6 @@ import (
 
 	"github.com/ujumbe/messaging/internal/queuegauges"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
@@ -210,22 +209,6 @@ func (t *telemetry) start(ctx context.Context, name string, opts []trace.SpanSta
 		return ctx, nil
 	}
 	return t.tracer.Start(ctx, name, opts...)
-}
-
-// recording reports whether span records attributes.
-func recording(span trace.Span) bool { return span != nil && span.IsRecording() }
-
-// endSpan ends span (nil: nothing), marking it failed with err when err is
-// not nil.
-func endSpan(span trace.Span, err error) {
-	if span == nil {
-		return
-	}
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
-	span.End()
 }
 
 // traceParent returns the W3C traceparent of sc, or "" when sc is not

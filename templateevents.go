@@ -82,10 +82,7 @@ type TemplateEvent struct {
 // validation_error naming "event"; an unknown account or template is
 // not_found. Applying an event twice is harmless.
 func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*Template, error) {
-	if ev == nil {
-		return nil, validationError("event", "is required")
-	}
-	if err := refuseUnstorable(ev, templateEventTexts); err != nil {
+	if err := requireStorable(ev, "event", templateEventTexts); err != nil {
 		return nil, err
 	}
 	state, ok := TemplateEventState(ev.Event)

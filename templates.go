@@ -112,10 +112,7 @@ func templateVariables(path Path, text string) ([]int, error) {
 // Create and Update run exactly this check; the dashboard runs it as the
 // author types.
 func CheckTemplate(p *TemplateCreateParams) error {
-	if p == nil {
-		return validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, templateTexts); err != nil {
+	if err := requireStorable(p, "body", templateTexts); err != nil {
 		return err
 	}
 	return validateTemplate(p)
@@ -531,10 +528,7 @@ type TemplateFilter struct {
 // validation error; a Caller without the scopes of TemplateListScopes is
 // forbidden.
 func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, error) {
-	var filt TemplateFilter
-	if f != nil {
-		filt = *f
-	}
+	filt := opt(f)
 	caller := filt.Caller
 	filt.Caller = nil
 	if err := refuseUnstorable(&filt, templateFilterTexts); err != nil {
@@ -584,12 +578,9 @@ func (ts *Templates) List(ctx context.Context, f *TemplateFilter) ([]*Template, 
 // Get returns one template of the workspace (in any review state) with its
 // SendExample.
 func (ts *Templates) Get(ctx context.Context, id string) (*Template, error) {
-	if badID(id) {
-		return nil, notFound("template", id)
-	}
-	t, err := ts.svc.store.TemplateGet(ctx, ts.ws, id)
+	t, err := getRecord(ctx, ts.svc.store.TemplateGet, ts.ws, "template", id)
 	if err != nil {
-		return nil, wrapStoreError(err, "template", id)
+		return nil, err
 	}
 	t.SendExample = SendExample(t)
 	return t, nil

@@ -1,6 +1,7 @@
 package messaging
 
 import (
+	"context"
 	"maps"
 	"slices"
 
@@ -59,6 +60,15 @@ func refuseUnstorable[T any](p *T, check func(*T) error) error {
 	return check(p)
 }
 
+// requireStorable refuses a nil p as a validation error naming name ("is
+// required") and otherwise returns refuseUnstorable's verdict on p.
+func requireStorable[T any](p *T, name string, check func(*T) error) error {
+	if p == nil {
+		return validationError(name, "is required")
+	}
+	return check(p)
+}
+
 // opt is the value p points to, the zero value for nil.
 func opt[T any](p *T) T {
 	var zero T
@@ -71,6 +81,22 @@ func opt[T any](p *T) T {
 // badID reports whether an id cannot name any record (it holds text no
 // store keeps): such an id is not found, without asking the store.
 func badID(id string) bool { return textcheck.Rule(id) != "" }
+
+// getRecord reads the record id, a what ("contact", ...), of workspace ws
+// with get: an id no store can keep is not_found without asking the store,
+// and a store error is wrapped naming what and id.
+func getRecord[T any](ctx context.Context, get func(ctx context.Context, workspaceID, id string) (T, error), ws, what, id string) (T, error) {
+	if badID(id) {
+		var zero T
+		return zero, notFound(what, id)
+	}
+	r, err := get(ctx, ws, id)
+	if err != nil {
+		var zero T
+		return zero, wrapStoreError(err, what, id)
+	}
+	return r, nil
+}
 
 func sendTexts(p *SendParams) error {
 	return new(texts).at(nil, "channel", p.Channel, "to", p.To, "type", p.Type, "text", p.Text, "media_url", p.MediaURL,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging/internal/defaults"
+	"github.com/ujumbe/messaging/internal/paging"
 	"github.com/ujumbe/messaging/record"
 	"github.com/ujumbe/messaging/store/driver"
 
@@ -231,10 +232,7 @@ func (wh *Webhooks) Create(ctx context.Context, p *WebhookCreateParams) (*Webhoo
 	if err := refuseUnstorableWorkspace(wh.ws); err != nil {
 		return nil, "", err
 	}
-	if p == nil {
-		return nil, "", validationError("body", "is required")
-	}
-	if err := refuseUnstorable(p, webhookCreateTexts); err != nil {
+	if err := requireStorable(p, "body", webhookCreateTexts); err != nil {
 		return nil, "", err
 	}
 	s := wh.svc
@@ -481,30 +479,19 @@ func (wh *Webhooks) Test(ctx context.Context, id string) (*WebhookTestResult, er
 // listed with the finished ones the store keeps: the newest
 // WebhookOptions.KeepFinished per endpoint.
 func (wh *Webhooks) Deliveries(ctx context.Context, endpointID, cursor string, limit int) (deliveries []*WebhookDelivery, next string, err error) {
-	if limit == 0 {
-		limit = 50
-	}
-	if limit < 1 || limit > record.MaxWebhookDeliveryPage {
+	limit, ok := paging.Size(limit, 50, record.MaxWebhookDeliveryPage)
+	if !ok {
 		return nil, "", validationError("limit", "must be 1 to %d", record.MaxWebhookDeliveryPage)
 	}
-	var before int64
-	if cursor != "" {
-		before, err = strconv.ParseInt(cursor, 10, 64)
-		if err != nil || before < 1 {
-			return nil, "", validationError("cursor", "is not a cursor this API returned")
-		}
+	before, ok := paging.ParseSeq(cursor)
+	if !ok {
+		return nil, "", validationError("cursor", "is not a cursor this API returned")
 	}
 	list, err := wh.svc.store.WebhookDeliveryList(ctx, &driver.WebhookDeliveryListParams{WorkspaceID: wh.ws, EndpointID: endpointID, Before: before, Limit: limit + 1})
 	if err != nil {
 		return nil, "", wrapStoreError(err, "webhook endpoint", endpointID)
 	}
-	if len(list) > limit {
-		list = list[:limit]
-		next = strconv.FormatInt(list[limit-1].Seq, 10)
-	}
-	if list == nil {
-		list = []*WebhookDelivery{}
-	}
+	list, next = paging.Cut(list, limit, func(e *WebhookDelivery) string { return paging.FormatSeq(e.Seq) })
 	return list, next, nil
 }
 

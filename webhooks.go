@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging/internal/metricname"
+	"github.com/ujumbe/messaging/internal/spans"
 	"github.com/ujumbe/messaging/record"
 	"github.com/ujumbe/messaging/store/driver"
 
@@ -151,16 +152,16 @@ func (w *webhookSender) startSpan(ctx context.Context, d *WebhookDelivery) (cont
 func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	tel := w.svc.tel
 	ctx, span := w.startSpan(ctx, d)
-	if recording(span) {
+	if spans.Recording(span) {
 		span.SetAttributes(metricname.AttrMessageID.String(d.MessageID), attribute.String("webhook.endpoint.id", d.EndpointID),
 			attribute.String("webhook.event.type", d.EventType), attribute.Int("messaging.attempt", d.Attempts))
 	}
 	status, err := w.attempt(ctx, d)
-	if recording(span) && status != 0 {
+	if spans.Recording(span) && status != 0 {
 		span.SetAttributes(attribute.Int("http.response.status_code", status))
 	}
 	if ctx.Err() != nil {
-		endSpan(span, ctx.Err())
+		spans.End(span, ctx.Err())
 		return // killed: the lease runs out and the delivery is retried
 	}
 	rec := &driver.WebhookRecordParams{ID: d.ID, Owner: w.owner, LastStatus: status, At: w.svc.now(), Keep: w.opts.KeepFinished}
@@ -184,7 +185,7 @@ func (w *webhookSender) deliver(ctx context.Context, d *WebhookDelivery) {
 	if outcome != metricname.WebhookOutcomeDelivered && err == nil {
 		err = fmt.Errorf("endpoint answered %d", status)
 	}
-	endSpan(span, err)
+	spans.End(span, err)
 	if err != nil {
 		rec.LastError = err.Error()
 	} else if rec.LastError == "" && rec.State != record.DeliveryDelivered {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ujumbe/messaging/internal/paging"
 	"github.com/ujumbe/messaging/record"
 	"github.com/ujumbe/messaging/store/driver"
 )
@@ -146,10 +147,8 @@ func (s *Service) GetWorkspace(ctx context.Context, id string) (*WorkspaceInfo, 
 // after the cursor (empty: from the first). next is the cursor of the
 // following page, empty when there is none.
 func (s *Service) ListWorkspaces(ctx context.Context, cursor string, limit int) (list []*WorkspaceInfo, next string, err error) {
-	if limit == 0 {
-		limit = 50
-	}
-	if limit < 1 || limit > record.MaxWorkspacePage {
+	limit, ok := paging.Size(limit, 50, record.MaxWorkspacePage)
+	if !ok {
 		return nil, "", validationError("limit", "must be 1 to %d", record.MaxWorkspacePage)
 	}
 	if cursor != "" && !workspaceIDRe.MatchString(cursor) {
@@ -159,13 +158,7 @@ func (s *Service) ListWorkspaces(ctx context.Context, cursor string, limit int) 
 	if err != nil {
 		return nil, "", wrapStoreError(err, "workspace", "")
 	}
-	if len(list) > limit {
-		list = list[:limit]
-		next = list[limit-1].ID
-	}
-	if list == nil {
-		list = []*WorkspaceInfo{}
-	}
+	list, next = paging.Cut(list, limit, func(w *WorkspaceInfo) string { return w.ID })
 	return list, next, nil
 }
 

@@ -132,26 +132,8 @@ func (c *InboundContent) Clone() *InboundContent {
 		return nil
 	}
 	cp := *c
-	if c.Media != nil {
-		v := *c.Media
-		cp.Media = &v
-	}
-	if c.Location != nil {
-		v := *c.Location
-		cp.Location = &v
-	}
-	if c.Reply != nil {
-		v := *c.Reply
-		cp.Reply = &v
-	}
-	if c.Reaction != nil {
-		v := *c.Reaction
-		cp.Reaction = &v
-	}
-	if c.Context != nil {
-		v := *c.Context
-		cp.Context = &v
-	}
+	cp.Media, cp.Location, cp.Reply = clonePtr(c.Media), clonePtr(c.Location), clonePtr(c.Reply)
+	cp.Reaction, cp.Context = clonePtr(c.Reaction), clonePtr(c.Context)
 	if c.Contacts != nil {
 		cp.Contacts = make([]SharedContact, len(c.Contacts))
 		for i, sc := range c.Contacts {

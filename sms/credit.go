@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/ujumbe/messaging/internal/paging"
 )
 
 // Credit is an amount of SMS credit in hundredths of a credit, so that sums
@@ -186,18 +188,13 @@ const MaxLedgerPage = 100
 // MaxLedgerPage; 0 means 50) after the cursor (empty: from the newest).
 // next is the cursor of the following page, empty when there is none.
 func (s *SMS) Ledger(ctx context.Context, partnerID, cursor string, limit int) (entries []*LedgerEntry, next string, err error) {
-	if limit == 0 {
-		limit = 50
-	}
-	if limit < 1 || limit > MaxLedgerPage {
+	limit, ok := paging.Size(limit, 50, MaxLedgerPage)
+	if !ok {
 		return nil, "", NewError(CodeUnsupportedDataType, "limit", "must be 1 to %d", MaxLedgerPage)
 	}
-	var before int64
-	if cursor != "" {
-		before, err = strconv.ParseInt(cursor, 10, 64)
-		if err != nil || before < 1 {
-			return nil, "", NewError(CodeUnsupportedDataType, "cursor", "is not a cursor this API returned")
-		}
+	before, ok := paging.ParseSeq(cursor)
+	if !ok {
+		return nil, "", NewError(CodeUnsupportedDataType, "cursor", "is not a cursor this API returned")
 	}
 	if _, err := s.GetAccount(ctx, partnerID); err != nil {
 		return nil, "", err
@@ -206,13 +203,7 @@ func (s *SMS) Ledger(ctx context.Context, partnerID, cursor string, limit int) (
 	if err != nil {
 		return nil, "", systemError(err)
 	}
-	if len(list) > limit {
-		list = list[:limit]
-		next = strconv.FormatInt(list[limit-1].Seq, 10)
-	}
-	if list == nil {
-		list = []*LedgerEntry{}
-	}
+	list, next = paging.Cut(list, limit, func(e *LedgerEntry) string { return paging.FormatSeq(e.Seq) })
 	return list, next, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/spans"
 )
 
 // Idempotency keys. A client that may retry a send after an ambiguous
@@ -260,10 +261,10 @@ func (s *SMS) accept(ctx context.Context, partnerID, key string, hash []byte, a 
 	var prev *Idempotency
 	var err error
 	ctx, span := s.tel.start(ctx, "sms.accept")
-	if recording(span) {
+	if spans.Recording(span) {
 		span.SetAttributes(AttrAccount.String(partnerID), attribute.Int("sms.messages", len(msgs)))
 	}
-	defer func() { endSpan(span, err) }()
+	defer func() { spans.End(span, err) }()
 	if key == "" {
 		res, err = s.store.SMSAccept(ctx, msgs)
 	} else {

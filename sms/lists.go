@@ -2,7 +2,8 @@ package sms
 
 import (
 	"context"
-	"strconv"
+
+	"github.com/ujumbe/messaging/internal/paging"
 )
 
 // MaxListPage is the largest page of Accounts and Messages.
@@ -10,13 +11,11 @@ const MaxListPage = 100
 
 // listLimit checks a page size: 0 means 50.
 func listLimit(limit int) (int, error) {
-	if limit == 0 {
-		return 50, nil
-	}
-	if limit < 1 || limit > MaxListPage {
+	size, ok := paging.Size(limit, 50, MaxListPage)
+	if !ok {
 		return 0, NewError(CodeUnsupportedDataType, "limit", "must be 1 to %d", MaxListPage)
 	}
-	return limit, nil
+	return size, nil
 }
 
 // Accounts returns a page of every account, in partnerID order (byte-wise):
@@ -34,13 +33,7 @@ func (s *SMS) Accounts(ctx context.Context, cursor string, limit int) (accounts 
 	if err != nil {
 		return nil, "", systemError(err)
 	}
-	if len(list) > limit {
-		list = list[:limit]
-		next = list[limit-1].PartnerID
-	}
-	if list == nil {
-		list = []*Account{}
-	}
+	list, next = paging.Cut(list, limit, func(a *Account) string { return a.PartnerID })
 	return list, next, nil
 }
 
@@ -54,12 +47,9 @@ func (s *SMS) Messages(ctx context.Context, partnerID, cursor string, limit int)
 	if limit, err = listLimit(limit); err != nil {
 		return nil, "", err
 	}
-	var before int64
-	if cursor != "" {
-		before, err = strconv.ParseInt(cursor, 10, 64)
-		if err != nil || before < 1 || !allDigits(cursor) {
-			return nil, "", NewError(CodeUnsupportedDataType, "cursor", "is not a cursor this API returned")
-		}
+	before, ok := paging.ParseSeq(cursor)
+	if !ok || (cursor != "" && !allDigits(cursor)) {
+		return nil, "", NewError(CodeUnsupportedDataType, "cursor", "is not a cursor this API returned")
 	}
 	if _, err := s.GetAccount(ctx, partnerID); err != nil {
 		return nil, "", err
@@ -68,13 +58,7 @@ func (s *SMS) Messages(ctx context.Context, partnerID, cursor string, limit int)
 	if err != nil {
 		return nil, "", systemError(err)
 	}
-	if len(list) > limit {
-		list = list[:limit]
-		next = strconv.FormatInt(list[limit-1].Number, 10)
-	}
-	if list == nil {
-		list = []*Message{}
-	}
+	list, next = paging.Cut(list, limit, func(m *Message) string { return paging.FormatSeq(m.Number) })
 	return list, next, nil
 }
 

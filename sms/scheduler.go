@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/ujumbe/messaging/internal/spans"
 	"github.com/ujumbe/messaging/internal/workqueue"
 )
 
@@ -270,11 +271,11 @@ func (s *SMS) handOver(ctx context.Context, msgs []*Message, send []int, cs []*C
 	}
 	gctx, cancel := context.WithTimeout(ctx, s.opts.Lease/2)
 	gctx, span := s.tel.start(gctx, "sms.gateway.send")
-	if recording(span) {
+	if spans.Recording(span) {
 		span.SetAttributes(attribute.Int("sms.messages", len(gms)))
 	}
 	results, callErr := s.gw.Send(gctx, gms)
-	endSpan(span, callErr)
+	spans.End(span, callErr)
 	cancel()
 	if callErr == nil && len(results) != len(gms) {
 		callErr = fmt.Errorf("%w: the gateway returned %d results for %d messages", ErrUnknownOutcome, len(results), len(gms))

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ujumbe/messaging/internal/queuegauges"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
@@ -146,19 +145,4 @@ func (t *smsTelemetry) start(ctx context.Context, name string) (context.Context,
 		return ctx, nil
 	}
 	return t.tracer.Start(ctx, name)
-}
-
-// recording reports whether span records attributes.
-func recording(span trace.Span) bool { return span != nil && span.IsRecording() }
-
-// endSpan ends span (nil: nothing), failed with err when not nil.
-func endSpan(span trace.Span, err error) {
-	if span == nil {
-		return
-	}
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
-	span.End()
 }
