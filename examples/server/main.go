@@ -115,6 +115,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -150,32 +151,73 @@ func env(name, def string) string {
 	return def
 }
 
-func run(ctx context.Context, args []string) error {
+// config is the server's flags, each defaulting to its environment
+// variable.
+type config struct {
+	addr, dbPath, bootstrap, limits    string
+	keyFile, adminTokenFile            string
+	loopback                           bool
+	tlsCertFile, tlsKeyFile, publicURL string
+	// The fake provider's delays.
+	deliveredAfter, readAfter, reviewAfter time.Duration
+	// The dispatcher's and the SMS API's lease, pacing and window.
+	lease                       time.Duration
+	dispatchRate, confirmWindow string
+	dispatchWorkers             int
+	// The provider: "fake" or "meta", and Meta's Graph API.
+	providerKind, metaBaseURL, metaVersion string
+	syncEvery                              time.Duration
+	dashPassword, trustedProxies           string
+	fakeInbound                            bool
+	gwc                                    *smsGatewayConfig
+	tc                                     *telemetryConfig
+	logFormat                              string
+	drainDelay                             time.Duration
+}
+
+// parseFlags parses the server's flags in args.
+func parseFlags(args []string) (*config, error) {
+	c := &config{tc: &telemetryConfig{}}
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	addr := fs.String("addr", env("MESSAGING_ADDR", "127.0.0.1:8080"), "listen address (env MESSAGING_ADDR)")
-	dbPath := fs.String("db", env("MESSAGING_DB", "messaging.db"), "SQLite database file, or a postgres:// URL (env MESSAGING_DB)")
-	bootstrap := fs.String("bootstrap", env("MESSAGING_BOOTSTRAP", ""), "bootstrap JSON file (env MESSAGING_BOOTSTRAP)")
-	limits := fs.String("rate-limits", env("MESSAGING_RATE_LIMITS", ""), `"off" or a JSON file of per-minute limits by route (env MESSAGING_RATE_LIMITS)`)
-	keyFile := fs.String("secret-key-file", env("MESSAGING_SECRET_KEY_FILE", ""), "file holding the 32-byte hex key that encrypts webhook secrets; created if missing (default: the -db path + \".key\") (env MESSAGING_SECRET_KEY_FILE)")
-	adminTokenFile := fs.String("admin-token-file", env("MESSAGING_ADMIN_TOKEN_FILE", ""), "file (mode 600) holding the operator token of the /admin/v1 routes; created with a random token, printed once, if missing (default: the -db path + \".admin-token\", or messaging.admin-token with PostgreSQL) (env MESSAGING_ADMIN_TOKEN_FILE)")
-	loopback := fs.Bool("webhooks-loopback", envBool("MESSAGING_WEBHOOKS_LOOPBACK", false), "let webhooks (and their test deliveries) reach loopback addresses, for local testing only: any workspace could then reach this host's loopback services (env MESSAGING_WEBHOOKS_LOOPBACK)")
-	tlsCertFile := fs.String("tls-cert", env("MESSAGING_TLS_CERT", ""), "PEM certificate (chain) the server serves HTTPS with, together with -tls-key (env MESSAGING_TLS_CERT)")
-	tlsKeyFile := fs.String("tls-key", env("MESSAGING_TLS_KEY", ""), "PEM private key of -tls-cert, mode 600 (env MESSAGING_TLS_KEY)")
-	publicURL := fs.String("public-url", env("MESSAGING_PUBLIC_URL", ""), "the URL clients reach the server at, e.g. https://messaging.example.com behind a proxy ending TLS; https makes the dashboard's cookies Secure (default: http://, or https:// with -tls-cert, and the -addr) (env MESSAGING_PUBLIC_URL)")
-	deliveredAfter := fs.Duration("fake-delivered-after", envDuration("MESSAGING_FAKE_DELIVERED_AFTER", time.Second), "the fake provider reports a sent message delivered after this long (env MESSAGING_FAKE_DELIVERED_AFTER)")
-	readAfter := fs.Duration("fake-read-after", envDuration("MESSAGING_FAKE_READ_AFTER", 2*time.Second), "then read after this long (env MESSAGING_FAKE_READ_AFTER)")
-	lease := fs.Duration("lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
-	dispatchRate := fs.String("dispatch-rate", env("MESSAGING_DISPATCH_RATE", ""), `messages a second the dispatcher hands to the provider per sender (a workspace's channel): a number, or "off" for no pacing in load tests (default 80, WhatsApp's default throughput) (env MESSAGING_DISPATCH_RATE)`)
-	dispatchWorkers := fs.Int("dispatch-workers", envInt("MESSAGING_DISPATCH_WORKERS", 0), "sends to the provider in flight at once (default 8) (env MESSAGING_DISPATCH_WORKERS)")
-	confirmWindow := fs.String("confirm-window", env("MESSAGING_CONFIRM_WINDOW", ""), "how long a send or SMS hand-over whose outcome is unknown (a timeout, a lost connection, a process killed after the hand-over) waits for the provider's or upstream's report, which confirms it, before it is resent once: a Go duration such as 5m (default 5m) (env MESSAGING_CONFIRM_WINDOW)")
-	providerKind := fs.String("provider", env("MESSAGING_PROVIDER", "fake"), `the channel provider: "fake" (a simulator) or "meta" (Meta's Graph API, with the credentials of each workspace's channel connections) (env MESSAGING_PROVIDER)`)
-	metaBaseURL := fs.String("meta-base-url", env("MESSAGING_META_BASE_URL", metaprovider.DefaultBaseURL), "the Graph API's address, with -provider meta (env MESSAGING_META_BASE_URL)")
-	metaVersion := fs.String("meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
-	reviewAfter := fs.Duration("fake-review-after", envDuration("MESSAGING_FAKE_REVIEW_AFTER", 2*time.Second), "the fake provider approves a submitted template after this long (names starting reject_ are rejected) (env MESSAGING_FAKE_REVIEW_AFTER)")
-	dashPassword := fs.String("dashboard-password", env("MESSAGING_DASHBOARD_PASSWORD", ""), "a password (12 to 72 characters) that signs in to the dashboard besides the operator token; kept only as a bcrypt hash (env MESSAGING_DASHBOARD_PASSWORD)")
-	trustedProxies := fs.String("trusted-proxies", env("MESSAGING_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes or addresses of the reverse proxies in front of the server: from a peer among them, the dashboard's sign-in limits and the API's limits of unauthenticated requests take the client address from X-Forwarded-For (the right-most entry not a trusted proxy); default none, the header is ignored (env MESSAGING_TRUSTED_PROXIES)")
-	fakeInbound := fs.Bool("fake-inbound", envBool("MESSAGING_FAKE_INBOUND", false), "for local testing only: serve POST "+fakeInboundPath+" (operator token), which makes the fake provider report a message from a contact (env MESSAGING_FAKE_INBOUND)")
-	syncEvery := fs.Duration("template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", defaults.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
+	fs.StringVar(&c.addr, "addr", env("MESSAGING_ADDR", "127.0.0.1:8080"), "listen address (env MESSAGING_ADDR)")
+	fs.StringVar(&c.dbPath, "db", env("MESSAGING_DB", "messaging.db"), "SQLite database file, or a postgres:// URL (env MESSAGING_DB)")
+	fs.StringVar(&c.bootstrap, "bootstrap", env("MESSAGING_BOOTSTRAP", ""), "bootstrap JSON file (env MESSAGING_BOOTSTRAP)")
+	fs.StringVar(&c.limits, "rate-limits", env("MESSAGING_RATE_LIMITS", ""), `"off" or a JSON file of per-minute limits by route (env MESSAGING_RATE_LIMITS)`)
+	fs.StringVar(&c.keyFile, "secret-key-file", env("MESSAGING_SECRET_KEY_FILE", ""), "file holding the 32-byte hex key that encrypts webhook secrets; created if missing (default: the -db path + \".key\") (env MESSAGING_SECRET_KEY_FILE)")
+	fs.StringVar(&c.adminTokenFile, "admin-token-file", env("MESSAGING_ADMIN_TOKEN_FILE", ""), "file (mode 600) holding the operator token of the /admin/v1 routes; created with a random token, printed once, if missing (default: the -db path + \".admin-token\", or messaging.admin-token with PostgreSQL) (env MESSAGING_ADMIN_TOKEN_FILE)")
+	fs.BoolVar(&c.loopback, "webhooks-loopback", envBool("MESSAGING_WEBHOOKS_LOOPBACK", false), "let webhooks (and their test deliveries) reach loopback addresses, for local testing only: any workspace could then reach this host's loopback services (env MESSAGING_WEBHOOKS_LOOPBACK)")
+	fs.StringVar(&c.tlsCertFile, "tls-cert", env("MESSAGING_TLS_CERT", ""), "PEM certificate (chain) the server serves HTTPS with, together with -tls-key (env MESSAGING_TLS_CERT)")
+	fs.StringVar(&c.tlsKeyFile, "tls-key", env("MESSAGING_TLS_KEY", ""), "PEM private key of -tls-cert, mode 600 (env MESSAGING_TLS_KEY)")
+	fs.StringVar(&c.publicURL, "public-url", env("MESSAGING_PUBLIC_URL", ""), "the URL clients reach the server at, e.g. https://messaging.example.com behind a proxy ending TLS; https makes the dashboard's cookies Secure (default: http://, or https:// with -tls-cert, and the -addr) (env MESSAGING_PUBLIC_URL)")
+	fs.DurationVar(&c.deliveredAfter, "fake-delivered-after", envDuration("MESSAGING_FAKE_DELIVERED_AFTER", time.Second), "the fake provider reports a sent message delivered after this long (env MESSAGING_FAKE_DELIVERED_AFTER)")
+	fs.DurationVar(&c.readAfter, "fake-read-after", envDuration("MESSAGING_FAKE_READ_AFTER", 2*time.Second), "then read after this long (env MESSAGING_FAKE_READ_AFTER)")
+	fs.DurationVar(&c.lease, "lease", envDuration("MESSAGING_LEASE", 0), "how long work claimed by the dispatcher, the webhook sender and the SMS scheduler belongs to this process; what a killed process held is picked up again after it (default 60s; calls to the provider time out at half of it) (env MESSAGING_LEASE)")
+	fs.StringVar(&c.dispatchRate, "dispatch-rate", env("MESSAGING_DISPATCH_RATE", ""), `messages a second the dispatcher hands to the provider per sender (a workspace's channel): a number, or "off" for no pacing in load tests (default 80, WhatsApp's default throughput) (env MESSAGING_DISPATCH_RATE)`)
+	fs.IntVar(&c.dispatchWorkers, "dispatch-workers", envInt("MESSAGING_DISPATCH_WORKERS", 0), "sends to the provider in flight at once (default 8) (env MESSAGING_DISPATCH_WORKERS)")
+	fs.StringVar(&c.confirmWindow, "confirm-window", env("MESSAGING_CONFIRM_WINDOW", ""), "how long a send or SMS hand-over whose outcome is unknown (a timeout, a lost connection, a process killed after the hand-over) waits for the provider's or upstream's report, which confirms it, before it is resent once: a Go duration such as 5m (default 5m) (env MESSAGING_CONFIRM_WINDOW)")
+	fs.StringVar(&c.providerKind, "provider", env("MESSAGING_PROVIDER", "fake"), `the channel provider: "fake" (a simulator) or "meta" (Meta's Graph API, with the credentials of each workspace's channel connections) (env MESSAGING_PROVIDER)`)
+	fs.StringVar(&c.metaBaseURL, "meta-base-url", env("MESSAGING_META_BASE_URL", metaprovider.DefaultBaseURL), "the Graph API's address, with -provider meta (env MESSAGING_META_BASE_URL)")
+	fs.StringVar(&c.metaVersion, "meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
+	fs.DurationVar(&c.reviewAfter, "fake-review-after", envDuration("MESSAGING_FAKE_REVIEW_AFTER", 2*time.Second), "the fake provider approves a submitted template after this long (names starting reject_ are rejected) (env MESSAGING_FAKE_REVIEW_AFTER)")
+	fs.StringVar(&c.dashPassword, "dashboard-password", env("MESSAGING_DASHBOARD_PASSWORD", ""), "a password (12 to 72 characters) that signs in to the dashboard besides the operator token; kept only as a bcrypt hash (env MESSAGING_DASHBOARD_PASSWORD)")
+	fs.StringVar(&c.trustedProxies, "trusted-proxies", env("MESSAGING_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes or addresses of the reverse proxies in front of the server: from a peer among them, the dashboard's sign-in limits and the API's limits of unauthenticated requests take the client address from X-Forwarded-For (the right-most entry not a trusted proxy); default none, the header is ignored (env MESSAGING_TRUSTED_PROXIES)")
+	fs.BoolVar(&c.fakeInbound, "fake-inbound", envBool("MESSAGING_FAKE_INBOUND", false), "for local testing only: serve POST "+fakeInboundPath+" (operator token), which makes the fake provider report a message from a contact (env MESSAGING_FAKE_INBOUND)")
+	fs.DurationVar(&c.syncEvery, "template-sync-every", envDuration("MESSAGING_TEMPLATE_SYNC_EVERY", defaults.DefaultTemplateSyncEvery), "how often templates are synchronised from the provider (-provider meta), besides at start; negative: only at start (env MESSAGING_TEMPLATE_SYNC_EVERY)")
+	c.gwc = smsGatewayFlags(fs)
+	fs.StringVar(&c.tc.metricsAddr, "metrics-addr", env("MESSAGING_METRICS_ADDR", ""), "internal listen address of Prometheus /metrics and /debug/pprof/, e.g. 127.0.0.1:9090 (default: off) (env MESSAGING_METRICS_ADDR)")
+	fs.StringVar(&c.tc.otlpEndpoint, "otlp-endpoint", env("OTEL_EXPORTER_OTLP_ENDPOINT", ""), "OTLP/HTTP collector base URL receiving traces, e.g. http://127.0.0.1:4318 (default: no traces) (env OTEL_EXPORTER_OTLP_ENDPOINT)")
+	fs.StringVar(&c.logFormat, "log-format", env("MESSAGING_LOG_FORMAT", "text"), "log format: text or json (env MESSAGING_LOG_FORMAT)")
+	fs.DurationVar(&c.drainDelay, "drain-delay", envDuration("MESSAGING_DRAIN_DELAY", 0), "on shutdown, how long /readyz answers 503 before the listener closes (env MESSAGING_DRAIN_DELAY)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// smsGatewayFlags defines on fs the flags of the SMS upstream, and
+// returns the config they fill (the credentials and the callback secret
+// also from the environment).
+func smsGatewayFlags(fs *flag.FlagSet) *smsGatewayConfig {
 	gwc := &smsGatewayConfig{partnerID: os.Getenv("MESSAGING_ADVANTA_PARTNER_ID"), apikey: os.Getenv("MESSAGING_ADVANTA_APIKEY"),
 		callbackSecret: os.Getenv("MESSAGING_SMS_CALLBACK_SECRET")}
 	fs.StringVar(&gwc.kind, "sms-gateway", env("MESSAGING_SMS_GATEWAY", "fake"), `the SMS upstream: "fake" (a simulator) or "advanta" (an Advanta-compatible upstream) (env MESSAGING_SMS_GATEWAY)`)
@@ -187,12 +229,12 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&gwc.creditFloor, "upstream-credit-floor", env("MESSAGING_UPSTREAM_CREDIT_FLOOR", ""), "warn when the service's own credit at the SMS upstream is below this amount, e.g. 500 (default: no check) (env MESSAGING_UPSTREAM_CREDIT_FLOOR)")
 	fs.DurationVar(&gwc.checkEvery, "upstream-credit-check-every", envDuration("MESSAGING_UPSTREAM_CREDIT_CHECK_EVERY", 0), "how often the upstream credit is read (default 5m) (env MESSAGING_UPSTREAM_CREDIT_CHECK_EVERY)")
 	fs.BoolVar(&gwc.pause, "pause-below-floor", envBool("MESSAGING_PAUSE_BELOW_FLOOR", false), "hold SMS queued while the upstream credit is below the floor, instead of letting the upstream refuse them (env MESSAGING_PAUSE_BELOW_FLOOR)")
-	tc := &telemetryConfig{}
-	fs.StringVar(&tc.metricsAddr, "metrics-addr", env("MESSAGING_METRICS_ADDR", ""), "internal listen address of Prometheus /metrics and /debug/pprof/, e.g. 127.0.0.1:9090 (default: off) (env MESSAGING_METRICS_ADDR)")
-	fs.StringVar(&tc.otlpEndpoint, "otlp-endpoint", env("OTEL_EXPORTER_OTLP_ENDPOINT", ""), "OTLP/HTTP collector base URL receiving traces, e.g. http://127.0.0.1:4318 (default: no traces) (env OTEL_EXPORTER_OTLP_ENDPOINT)")
-	logFormat := fs.String("log-format", env("MESSAGING_LOG_FORMAT", "text"), "log format: text or json (env MESSAGING_LOG_FORMAT)")
-	drainDelay := fs.Duration("drain-delay", envDuration("MESSAGING_DRAIN_DELAY", 0), "on shutdown, how long /readyz answers 503 before the listener closes (env MESSAGING_DRAIN_DELAY)")
-	if err := fs.Parse(args); err != nil {
+	return gwc
+}
+
+func run(ctx context.Context, args []string) error {
+	cfg, err := parseFlags(args)
+	if err != nil {
 		return err
 	}
 	// Every check comes first: flags, files and their modes, the bootstrap
@@ -200,142 +242,16 @@ func run(ctx context.Context, args []string) error {
 	// operator token file, the database) until all have passed, and what
 	// this start created is removed again if it is refused later, before
 	// it serves.
-	var log *slog.Logger
-	switch *logFormat {
-	case "text":
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	case "json":
-		log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	default:
-		return fmt.Errorf("-log-format: must be text or json (got %q)", *logFormat)
-	}
-	if *drainDelay < 0 {
-		return fmt.Errorf("-drain-delay: must not be negative (got %s)", *drainDelay)
-	}
-	tlsCert, err := loadTLS(*tlsCertFile, *tlsKeyFile)
+	s, err := check(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	base, err := publicBase(*publicURL, *addr, tlsCert != nil)
-	if err != nil {
-		return err
-	}
-	metaSecret := os.Getenv("MESSAGING_META_APP_SECRET")
-	switch *providerKind {
-	case "fake":
-	case "meta":
-		if metaSecret == "" {
-			return errors.New("-provider meta needs MESSAGING_META_APP_SECRET, the Meta app's secret that signs its webhooks (statuses, inbound messages and template reviews arrive only through them)")
-		}
-	default:
-		return fmt.Errorf("-provider: must be fake or meta (got %q)", *providerKind)
-	}
-	if *fakeInbound && *providerKind != "fake" {
-		return errors.New("-fake-inbound needs -provider fake")
-	}
-	smsOpts := &sms.Options{Logger: log}
-	smsGW, err := openSMSGateway(gwc, smsOpts, log)
-	if err != nil {
-		return err
-	}
-	apiOpts := &httpapi.Options{Logger: log}
-	switch *limits {
-	case "":
-	case "off":
-		apiOpts.DisableRateLimits = true
-	default:
-		b, err := os.ReadFile(*limits)
-		if err != nil {
-			return err
-		}
-		if err := json.Unmarshal(b, &apiOpts.RateLimits); err != nil {
-			return fmt.Errorf("%s: %w", *limits, err)
-		}
-	}
-	svcOpts := &messaging.Options{Logger: log,
-		Webhooks:     messaging.WebhookOptions{AllowLoopback: *loopback},
-		TemplateSync: messaging.TemplateSyncOptions{Every: *syncEvery}}
-	svcOpts.Dispatch.Workers = *dispatchWorkers
-	if *confirmWindow != "" {
-		w, err := time.ParseDuration(*confirmWindow)
-		if err != nil || w < 0 {
-			return fmt.Errorf("-confirm-window: %q is not a duration of 0 or more, such as 5m (0: the default, 5m)", *confirmWindow)
-		}
-		svcOpts.Dispatch.ConfirmWindow = w
-		smsOpts.ConfirmWindow = w // the SMS hand-overs' window, the same rule
-	}
-	switch *dispatchRate {
-	case "":
-	case "off":
-		svcOpts.Dispatch.PerSenderRate = -1
-	default:
-		r, err := strconv.ParseFloat(*dispatchRate, 64)
-		if err != nil || r <= 0 {
-			return fmt.Errorf("-dispatch-rate: %q is neither a positive number nor off", *dispatchRate)
-		}
-		svcOpts.Dispatch.PerSenderRate = r
-	}
-	if *lease > 0 {
-		svcOpts.Dispatch.Lease, svcOpts.Dispatch.SendTimeout = *lease, *lease/2
-		svcOpts.Webhooks.Lease, svcOpts.Webhooks.Timeout = *lease, min(*lease/2, 15*time.Second)
-		smsOpts.Lease = *lease
-	}
-	var prov messaging.Provider
-	if *providerKind == "meta" {
-		accounts, err := parseAccounts(os.Getenv("MESSAGING_META_ACCOUNTS"))
-		if err != nil {
-			return err
-		}
-		// The provider's receiver of Meta's webhooks, which httpapi mounts.
-		hook := &metaprovider.WebhookOptions{AppSecret: metaSecret, VerifyToken: os.Getenv("MESSAGING_META_VERIFY_TOKEN"), Accounts: accounts}
-		mp, err := metaprovider.New(&metaprovider.Options{BaseURL: *metaBaseURL, Version: *metaVersion, Webhook: hook})
-		if err != nil {
-			return err
-		}
-		prov = mp
-	}
-	if *keyFile == "" && isPostgresURL(*dbPath) {
-		*keyFile = "messaging.key"
-	} else if *keyFile == "" {
-		*keyFile = *dbPath + ".key"
-	}
-	keyPF, err := openSecretKey(*keyFile)
-	if err != nil {
-		return err
-	}
-	if *adminTokenFile == "" && isPostgresURL(*dbPath) {
-		*adminTokenFile = "messaging.admin-token"
-	} else if *adminTokenFile == "" {
-		*adminTokenFile = *dbPath + ".admin-token"
-	}
-	tokenPF, err := openAdminToken(*adminTokenFile)
-	if err != nil {
-		return err
-	}
-	signIn, err := newOperatorSignIn(adminToken(tokenPF), *dashPassword)
-	if err != nil {
-		return err
-	}
-	proxies, err := parseTrustedProxies(*trustedProxies)
-	if err != nil {
-		return err
-	}
-	apiOpts.TrustedProxies = proxies
-	var boot *bootstrapFile
-	if *bootstrap != "" {
-		if boot, err = loadBootstrap(*bootstrap); err != nil {
-			return fmt.Errorf("bootstrap refused: %w", err)
-		}
-		if err := validateBootstrap(ctx, boot, *loopback, false); err != nil {
-			return fmt.Errorf("bootstrap refused, nothing applied: %w", err)
-		}
-	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
-	tel, err := startTelemetry(ctx, tc, log)
+	tel, err := startTelemetry(ctx, cfg.tc, s.log)
 	if err != nil {
 		return err
 	}
@@ -343,134 +259,439 @@ func run(ctx context.Context, args []string) error {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := tel.shutdown(sctx); err != nil {
-			log.Warn("flushing metrics and traces failed", "err", err)
+			s.log.Warn("flushing metrics and traces failed", "err", err)
 		}
 	}()
-	smsOpts.MeterProvider, smsOpts.TracerProvider = tel.mp, tel.tp
-	apiOpts.MeterProvider, apiOpts.TracerProvider = tel.mp, tel.tp
-	svcOpts.MeterProvider, svcOpts.TracerProvider = tel.mp, tel.tp
-	if tel.tp != nil {
-		// A caller's traceparent header continues its trace.
-		apiOpts.Propagator = propagation.TraceContext{}
-	}
+	s.useTelemetry(tel)
 
 	// Every check has passed: create what is missing. Until the server
 	// serves, a refusal removes what this start created.
-	var created createdFiles
-	serving := false
 	defer func() {
-		if !serving {
-			created.remove(log)
+		if !s.serving {
+			s.created.remove(s.log)
 		}
 	}()
-	for _, pf := range []*secretFile{keyPF, tokenPF} {
-		ok, err := pf.create()
-		if err != nil {
-			return err
-		}
-		if ok {
-			created.add(pf.path)
-		}
-	}
-	secretKeyBytes, err := secretKey(keyPF.body)
-	if err != nil {
+	if err := s.createSecrets(); err != nil {
 		return err
-	}
-	svcOpts.SecretKey = secretKeyBytes
-	adminTok := adminToken(tokenPF)
-	apiOpts.OperatorToken = adminTok
-	adminCreated := created.has(tokenPF.path)
-	if !isPostgresURL(*dbPath) {
-		if _, err := os.Stat(*dbPath); errors.Is(err, os.ErrNotExist) {
-			created.add(*dbPath, *dbPath+"-wal", *dbPath+"-shm", *dbPath+"-journal")
-		}
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	store, err := openStore(ctx, *dbPath, apiOpts)
+	store, err := openStore(ctx, cfg.dbPath, s.apiOpts)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if !created.has(*dbPath) {
+	if !s.created.has(cfg.dbPath) {
 		// A database that outlives this start (PostgreSQL, or a file that
 		// was there) may soon hold secrets sealed with the key: the key and
 		// token files are kept from now on, whatever happens.
-		created = nil
+		s.created = nil
 	}
-	var fake *fakeprovider.Provider
-	if prov == nil {
-		fake = fakeprovider.NewWithOptions(&fakeprovider.Options{
-			DeliveredAfter: *deliveredAfter, ReadAfter: *readAfter, ReviewAfter: *reviewAfter, Logger: log,
-			IDPrefix:         fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
-			TemplateIDPrefix: fmt.Sprintf("fake-tpl-%d-", time.Now().UnixNano()),
-			// The server never asks what was sent. It applies reports of
-			// many messages at once, and when they cannot keep up with the
-			// dispatcher, sends wait rather than reports pile up in memory:
-			// 10,000 reports waiting are about 5 MiB, and still let the
-			// simulator take 1,500 to 2,000 sends a second here (the
-			// rate at which this server applies their reports).
-			KeepSent: -1, FlushWorkers: 32, MaxPending: 10_000,
-			Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
-				return store.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
-			},
-		})
-		prov = fake
+	return s.serve(ctx, ln, tel, store)
+}
+
+// startup is one start of the server: its flags, what the checks made of
+// them, and then what the start created.
+type startup struct {
+	cfg     *config
+	log     *slog.Logger
+	tlsCert *tls.Certificate // nil: plain HTTP
+	// base is the URL clients reach the server at.
+	base    string
+	smsOpts *sms.Options
+	smsGW   *smsGateway
+	apiOpts *httpapi.Options
+	svcOpts *messaging.Options
+	// prov is the Meta provider; nil: the fake, made on the store.
+	prov           messaging.Provider
+	keyPF, tokenPF *secretFile
+	signIn         *operatorSignIn
+	proxies        []netip.Prefix
+	boot           *bootstrapFile // nil: no -bootstrap
+
+	// created are the files this start created, removed again unless
+	// serving.
+	created      createdFiles
+	serving      bool
+	secretKey    []byte
+	adminTok     string
+	adminCreated bool // this start created the operator token file
+}
+
+// check makes the startup of cfg, checking every flag, file (and its
+// mode) and the bootstrap file. It creates nothing.
+func check(ctx context.Context, cfg *config) (*startup, error) {
+	s := &startup{cfg: cfg}
+	var err error
+	if s.log, err = newLogger(cfg.logFormat); err != nil {
+		return nil, err
 	}
-	svc, err := messaging.New(store, prov, svcOpts)
+	if cfg.drainDelay < 0 {
+		return nil, fmt.Errorf("-drain-delay: must not be negative (got %s)", cfg.drainDelay)
+	}
+	if s.tlsCert, err = loadTLS(cfg.tlsCertFile, cfg.tlsKeyFile); err != nil {
+		return nil, err
+	}
+	if s.base, err = publicBase(cfg.publicURL, cfg.addr, s.tlsCert != nil); err != nil {
+		return nil, err
+	}
+	metaSecret := os.Getenv("MESSAGING_META_APP_SECRET")
+	if err := checkProvider(cfg.providerKind, cfg.fakeInbound, metaSecret); err != nil {
+		return nil, err
+	}
+	s.smsOpts = &sms.Options{Logger: s.log}
+	if s.smsGW, err = openSMSGateway(cfg.gwc, s.smsOpts, s.log); err != nil {
+		return nil, err
+	}
+	if s.apiOpts, err = apiOptions(cfg.limits, s.log); err != nil {
+		return nil, err
+	}
+	if s.svcOpts, err = serviceOptions(cfg, s.log, s.smsOpts); err != nil {
+		return nil, err
+	}
+	if cfg.providerKind == "meta" {
+		if s.prov, err = newMetaProvider(cfg, metaSecret); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.openSecrets(); err != nil {
+		return nil, err
+	}
+	if s.proxies, err = parseTrustedProxies(cfg.trustedProxies); err != nil {
+		return nil, err
+	}
+	s.apiOpts.TrustedProxies = s.proxies
+	if cfg.bootstrap != "" {
+		if s.boot, err = loadBootstrap(cfg.bootstrap); err != nil {
+			return nil, fmt.Errorf("bootstrap refused: %w", err)
+		}
+		if err := validateBootstrap(ctx, s.boot, cfg.loopback, false); err != nil {
+			return nil, fmt.Errorf("bootstrap refused, nothing applied: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// newLogger returns the logger of -log-format, text or json, writing to
+// stderr.
+func newLogger(format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+	}
+	return nil, fmt.Errorf("-log-format: must be text or json (got %q)", format)
+}
+
+// checkProvider checks -provider (fake, or meta with the app secret) and
+// that -fake-inbound comes with the fake.
+func checkProvider(kind string, fakeInbound bool, metaSecret string) error {
+	switch kind {
+	case "fake":
+	case "meta":
+		if metaSecret == "" {
+			return errors.New("-provider meta needs MESSAGING_META_APP_SECRET, the Meta app's secret that signs its webhooks (statuses, inbound messages and template reviews arrive only through them)")
+		}
+	default:
+		return fmt.Errorf("-provider: must be fake or meta (got %q)", kind)
+	}
+	if fakeInbound && kind != "fake" {
+		return errors.New("-fake-inbound needs -provider fake")
+	}
+	return nil
+}
+
+// apiOptions returns the REST API's options with the rate limits of
+// -rate-limits: "off", a JSON file, or "" for the defaults.
+func apiOptions(limits string, log *slog.Logger) (*httpapi.Options, error) {
+	o := &httpapi.Options{Logger: log}
+	switch limits {
+	case "":
+	case "off":
+		o.DisableRateLimits = true
+	default:
+		b, err := os.ReadFile(limits)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &o.RateLimits); err != nil {
+			return nil, fmt.Errorf("%s: %w", limits, err)
+		}
+	}
+	return o, nil
+}
+
+// serviceOptions returns the messaging service's options of cfg, and sets
+// in smsOpts the SMS hand-overs' confirm window and lease, which follow
+// the same flags.
+func serviceOptions(cfg *config, log *slog.Logger, smsOpts *sms.Options) (*messaging.Options, error) {
+	o := &messaging.Options{Logger: log,
+		Webhooks:     messaging.WebhookOptions{AllowLoopback: cfg.loopback},
+		TemplateSync: messaging.TemplateSyncOptions{Every: cfg.syncEvery}}
+	o.Dispatch.Workers = cfg.dispatchWorkers
+	if cfg.confirmWindow != "" {
+		w, err := time.ParseDuration(cfg.confirmWindow)
+		if err != nil || w < 0 {
+			return nil, fmt.Errorf("-confirm-window: %q is not a duration of 0 or more, such as 5m (0: the default, 5m)", cfg.confirmWindow)
+		}
+		o.Dispatch.ConfirmWindow = w
+		smsOpts.ConfirmWindow = w // the SMS hand-overs' window, the same rule
+	}
+	switch cfg.dispatchRate {
+	case "":
+	case "off":
+		o.Dispatch.PerSenderRate = -1
+	default:
+		r, err := strconv.ParseFloat(cfg.dispatchRate, 64)
+		if err != nil || r <= 0 {
+			return nil, fmt.Errorf("-dispatch-rate: %q is neither a positive number nor off", cfg.dispatchRate)
+		}
+		o.Dispatch.PerSenderRate = r
+	}
+	if cfg.lease > 0 {
+		o.Dispatch.Lease, o.Dispatch.SendTimeout = cfg.lease, cfg.lease/2
+		o.Webhooks.Lease, o.Webhooks.Timeout = cfg.lease, min(cfg.lease/2, 15*time.Second)
+		smsOpts.Lease = cfg.lease
+	}
+	return o, nil
+}
+
+// newMetaProvider returns the provider of -provider meta, with the
+// Meta app's secret appSecret.
+func newMetaProvider(cfg *config, appSecret string) (messaging.Provider, error) {
+	accounts, err := parseAccounts(os.Getenv("MESSAGING_META_ACCOUNTS"))
+	if err != nil {
+		return nil, err
+	}
+	// The provider's receiver of Meta's webhooks, which httpapi mounts.
+	hook := &metaprovider.WebhookOptions{AppSecret: appSecret, VerifyToken: os.Getenv("MESSAGING_META_VERIFY_TOKEN"), Accounts: accounts}
+	mp, err := metaprovider.New(&metaprovider.Options{BaseURL: cfg.metaBaseURL, Version: cfg.metaVersion, Webhook: hook})
+	if err != nil {
+		return nil, err
+	}
+	return mp, nil
+}
+
+// openSecrets opens (without creating them) the secret key file and the
+// operator token file, by default beside the SQLite database or, with
+// PostgreSQL, in the working directory, and makes the dashboard's
+// sign-in.
+func (s *startup) openSecrets() error {
+	cfg := s.cfg
+	if cfg.keyFile == "" && isPostgresURL(cfg.dbPath) {
+		cfg.keyFile = "messaging.key"
+	} else if cfg.keyFile == "" {
+		cfg.keyFile = cfg.dbPath + ".key"
+	}
+	var err error
+	if s.keyPF, err = openSecretKey(cfg.keyFile); err != nil {
+		return err
+	}
+	if cfg.adminTokenFile == "" && isPostgresURL(cfg.dbPath) {
+		cfg.adminTokenFile = "messaging.admin-token"
+	} else if cfg.adminTokenFile == "" {
+		cfg.adminTokenFile = cfg.dbPath + ".admin-token"
+	}
+	if s.tokenPF, err = openAdminToken(cfg.adminTokenFile); err != nil {
+		return err
+	}
+	s.signIn, err = newOperatorSignIn(adminToken(s.tokenPF), cfg.dashPassword)
+	return err
+}
+
+// useTelemetry hands tel's meter and tracer providers to the options.
+func (s *startup) useTelemetry(tel *telemetry) {
+	s.smsOpts.MeterProvider, s.smsOpts.TracerProvider = tel.mp, tel.tp
+	s.apiOpts.MeterProvider, s.apiOpts.TracerProvider = tel.mp, tel.tp
+	s.svcOpts.MeterProvider, s.svcOpts.TracerProvider = tel.mp, tel.tp
+	if tel.tp != nil {
+		// A caller's traceparent header continues its trace.
+		s.apiOpts.Propagator = propagation.TraceContext{}
+	}
+}
+
+// createSecrets creates the secret key and operator token files that are
+// missing, hands the key and token to the options, and notes the SQLite
+// database this start is about to create.
+func (s *startup) createSecrets() error {
+	for _, pf := range []*secretFile{s.keyPF, s.tokenPF} {
+		ok, err := pf.create()
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.created.add(pf.path)
+		}
+	}
+	key, err := secretKey(s.keyPF.body)
 	if err != nil {
 		return err
 	}
-	if fake != nil {
-		fake.SetSink(svc)
+	s.secretKey = key
+	s.svcOpts.SecretKey = key
+	s.adminTok = adminToken(s.tokenPF)
+	s.apiOpts.OperatorToken = s.adminTok
+	s.adminCreated = s.created.has(s.tokenPF.path)
+	if db := s.cfg.dbPath; !isPostgresURL(db) {
+		if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
+			s.created.add(db, db+"-wal", db+"-shm", db+"-journal")
+		}
+	}
+	return nil
+}
+
+// services is what the server runs on its store.
+type services struct {
+	svc    *messaging.Service
+	fake   *fakeprovider.Provider // nil with -provider meta
+	sms    *sms.SMS
+	health *httpapi.Health
+}
+
+// serve makes the services on store, applies the bootstrap file (or
+// creates the demo workspace), serves on ln until ctx is done or the
+// server fails, then shuts down.
+func (s *startup) serve(ctx context.Context, ln net.Listener, tel *telemetry, store serverStore) error {
+	sv, err := s.newServices(store)
+	if err != nil {
+		return err
+	}
+	if err := s.bootstrapOrDemo(ctx, sv, store); err != nil {
+		return err
+	}
+	s.printOperatorToken()
+	srv, err := s.httpServer(sv)
+	if err != nil {
+		return err
+	}
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	if err := sv.svc.Start(runCtx); err != nil {
+		return err
+	}
+	if sv.fake != nil {
+		go func() { _ = sv.fake.Run(runCtx) }()
+	}
+	if err := sv.sms.Start(runCtx); err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	s.serving = true
+	go func() {
+		if s.tlsCert != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	s.logStart(tel)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	return s.shutdown(srv, sv)
+}
+
+// newServices makes the messaging service on store with the provider
+// (the fake unless -provider meta), and the SMS API on the same store.
+func (s *startup) newServices(store serverStore) (*services, error) {
+	sv := &services{}
+	prov := s.prov
+	if prov == nil {
+		sv.fake = newFakeProvider(s.cfg, s.log, store)
+		prov = sv.fake
+	}
+	svc, err := messaging.New(store, prov, s.svcOpts)
+	if err != nil {
+		return nil, err
+	}
+	sv.svc = svc
+	if sv.fake != nil {
+		sv.fake.SetSink(svc)
 	}
 	// The SMS API runs on the same store, with the gateway the flags name;
 	// accounts' callbacks are webhook endpoints of the workspace
 	// sms-callbacks, delivered by svc.
-	smsOpts.Callbacks = &sms.CallbackOptions{Service: svc, WorkspaceID: smsCallbackWorkspace}
-	smsSvc, err := sms.New(store, smsGW.gw, smsOpts)
-	if err != nil {
-		return err
+	s.smsOpts.Callbacks = &sms.CallbackOptions{Service: svc, WorkspaceID: smsCallbackWorkspace}
+	if sv.sms, err = sms.New(store, s.smsGW.gw, s.smsOpts); err != nil {
+		return nil, err
 	}
-	apiOpts.SMS, apiOpts.SMSCallback = smsSvc, smsGW.callback
-	health := httpapi.NewHealth(svc, &httpapi.HealthOptions{SMS: smsSvc, Logger: log})
-	apiOpts.Health = health
+	s.apiOpts.SMS, s.apiOpts.SMSCallback = sv.sms, s.smsGW.callback
+	sv.health = httpapi.NewHealth(svc, &httpapi.HealthOptions{SMS: sv.sms, Logger: s.log})
+	s.apiOpts.Health = sv.health
+	return sv, nil
+}
 
-	if boot != nil {
-		if err := applyAll(ctx, svc, store, smsSvc, boot, log); err != nil {
-			return fmt.Errorf("bootstrap refused, nothing applied: %w", err)
-		}
-		log.Info("bootstrap applied", "file", *bootstrap, "workspaces", len(boot.Workspaces), "sms_accounts", len(boot.SMSAccounts))
-	} else if err := demo(ctx, svc, base, *loopback); err != nil {
-		return err
-	}
+// newFakeProvider returns the fake provider of the flags, taking the
+// templates it reviews from store.
+func newFakeProvider(cfg *config, log *slog.Logger, store serverStore) *fakeprovider.Provider {
+	return fakeprovider.NewWithOptions(&fakeprovider.Options{
+		DeliveredAfter: cfg.deliveredAfter, ReadAfter: cfg.readAfter, ReviewAfter: cfg.reviewAfter, Logger: log,
+		IDPrefix:         fmt.Sprintf("wamid.fake.%d.", time.Now().UnixNano()),
+		TemplateIDPrefix: fmt.Sprintf("fake-tpl-%d-", time.Now().UnixNano()),
+		// The server never asks what was sent. It applies reports of
+		// many messages at once, and when they cannot keep up with the
+		// dispatcher, sends wait rather than reports pile up in memory:
+		// 10,000 reports waiting are about 5 MiB, and still let the
+		// simulator take 1,500 to 2,000 sends a second here (the
+		// rate at which this server applies their reports).
+		KeepSent: -1, FlushWorkers: 32, MaxPending: 10_000,
+		Templates: func(ctx context.Context, ws, name, lang string) (*messaging.Template, error) {
+			return store.TemplateGetByName(ctx, &driver.TemplateGetByNameParams{WorkspaceID: ws, Name: name, Language: lang})
+		},
+	})
+}
 
-	if adminCreated {
-		// Printed once, like the demo key, never logged.
-		fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s %s/admin/v1/workspaces -H 'Authorization: Bearer %s'\nDashboard: %s%s (sign in with the operator token)\n\n",
-			*adminTokenFile, adminTok, base, adminTok, base, dashboardPrefix)
+// bootstrapOrDemo applies the bootstrap file, or without one creates the
+// demo workspace on first start.
+func (s *startup) bootstrapOrDemo(ctx context.Context, sv *services, store serverStore) error {
+	if s.boot == nil {
+		return demo(ctx, sv.svc, s.base, s.cfg.loopback)
 	}
+	if err := applyAll(ctx, sv.svc, store, sv.sms, s.boot, s.log); err != nil {
+		return fmt.Errorf("bootstrap refused, nothing applied: %w", err)
+	}
+	s.log.Info("bootstrap applied", "file", s.cfg.bootstrap, "workspaces", len(s.boot.Workspaces), "sms_accounts", len(s.boot.SMSAccounts))
+	return nil
+}
+
+// printOperatorToken prints the operator token when this start created
+// its file.
+func (s *startup) printOperatorToken() {
+	if !s.adminCreated {
+		return
+	}
+	// Printed once, like the demo key, never logged.
+	fmt.Fprintf(os.Stderr, "\nOperator token (written to %s, mode 600; shown once): %s\nTry:\n  curl -s %s/admin/v1/workspaces -H 'Authorization: Bearer %s'\nDashboard: %s%s (sign in with the operator token)\n\n",
+		s.cfg.adminTokenFile, s.adminTok, s.base, s.adminTok, s.base, dashboardPrefix)
+}
+
+// httpServer returns the HTTP server of the API and the dashboard (and,
+// with -fake-inbound, the fake's inbound route).
+func (s *startup) httpServer(sv *services) (*http.Server, error) {
 	// The token of a file another instance created meanwhile, and the
 	// sessions' bindings under the secret key.
-	signIn.setToken(adminTok, secretKeyBytes)
+	s.signIn.setToken(s.adminTok, s.secretKey)
 	// The dashboard's cookies are Secure when clients reach the server
 	// over HTTPS: it serves TLS, or the public URL says https.
-	secureCookies := strings.HasPrefix(base, "https://")
-	handler, err := withDashboard(httpapi.New(svc, apiOpts), svc, smsSvc, signIn, proxies, secureCookies, log)
+	secureCookies := strings.HasPrefix(s.base, "https://")
+	handler, err := withDashboard(httpapi.New(sv.svc, s.apiOpts), sv.svc, sv.sms, s.signIn, s.proxies, secureCookies, s.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if *fakeInbound {
+	if s.cfg.fakeInbound {
 		mux := http.NewServeMux()
 		mux.Handle("/", handler)
-		mux.Handle("POST "+fakeInboundPath, fakeInboundHandler(fake, adminTok))
+		mux.Handle("POST "+fakeInboundPath, fakeInboundHandler(sv.fake, s.adminTok))
 		handler = mux
-		log.Warn("fake inbound route enabled, for local testing only", "route", "POST "+fakeInboundPath)
+		s.log.Warn("fake inbound route enabled, for local testing only", "route", "POST "+fakeInboundPath)
 	}
 	srv := &http.Server{
-		Addr:              *addr,
+		Addr:              s.cfg.addr,
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -478,57 +699,44 @@ func run(ctx context.Context, args []string) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
-	if tlsCert != nil {
-		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*tlsCert}}
+	if s.tlsCert != nil {
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*s.tlsCert}}
 	}
-	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRun()
-	if err := svc.Start(runCtx); err != nil {
-		return err
-	}
-	if fake != nil {
-		go func() { _ = fake.Run(runCtx) }()
-	}
-	if err := smsSvc.Start(runCtx); err != nil {
-		return err
-	}
-	errc := make(chan error, 1)
-	serving = true
-	go func() {
-		if tlsCert != nil {
-			errc <- srv.ServeTLS(ln, "", "")
-		} else {
-			errc <- srv.Serve(ln)
-		}
-	}()
+	return srv, nil
+}
+
+// logStart logs what the server serves: its listener, the SMS gateway,
+// and the metrics listener and trace exporter when on.
+func (s *startup) logStart(tel *telemetry) {
 	// The token file's path only: the token is never logged.
-	log.Info("listening", "addr", *addr, "db", dbLabel(*dbPath), "provider", *providerKind, "operator_token_file", *adminTokenFile, "dashboard", dashboardPrefix)
-	smsArgs := []any{"gateway", smsGW.label}
-	if smsGW.callback != nil {
+	s.log.Info("listening", "addr", s.cfg.addr, "db", dbLabel(s.cfg.dbPath), "provider", s.cfg.providerKind, "operator_token_file", s.cfg.adminTokenFile, "dashboard", dashboardPrefix)
+	smsArgs := []any{"gateway", s.smsGW.label}
+	if s.smsGW.callback != nil {
 		// The path only: the secret is never logged.
-		smsArgs = append(smsArgs, "delivery_callback", smsGW.callback.Path)
+		smsArgs = append(smsArgs, "delivery_callback", s.smsGW.callback.Path)
 	}
-	if smsOpts.UpstreamCreditFloor > 0 {
-		smsArgs = append(smsArgs, "upstream_credit_floor", smsOpts.UpstreamCreditFloor.String(), "pause_below_floor", smsOpts.PauseBelowFloor)
+	if s.smsOpts.UpstreamCreditFloor > 0 {
+		smsArgs = append(smsArgs, "upstream_credit_floor", s.smsOpts.UpstreamCreditFloor.String(), "pause_below_floor", s.smsOpts.PauseBelowFloor)
 	}
-	log.Info("sms", smsArgs...)
+	s.log.Info("sms", smsArgs...)
 	if tel.ln != nil {
-		log.Info("metrics", "addr", tel.ln.Addr().String(), "paths", "/metrics /debug/pprof/")
+		s.log.Info("metrics", "addr", tel.ln.Addr().String(), "paths", "/metrics /debug/pprof/")
 	}
-	if tc.otlpEndpoint != "" {
-		log.Info("traces", "otlp_endpoint", tc.otlpEndpoint)
+	if s.cfg.tc.otlpEndpoint != "" {
+		s.log.Info("traces", "otlp_endpoint", s.cfg.tc.otlpEndpoint)
 	}
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
+}
+
+// shutdown stops serving: /readyz answers 503 for -drain-delay (cut short
+// by a second signal), then the listener closes and in-flight work
+// finishes, or is left to the next start after its lease.
+func (s *startup) shutdown(srv *http.Server, sv *services) error {
 	// Not ready first, so that a load balancer stops sending requests
 	// before the listener closes.
-	health.SetDraining(true)
-	log.Info("shutting down", "drain_delay", drainDelay.String())
-	if *drainDelay > 0 {
-		t := time.NewTimer(*drainDelay)
+	sv.health.SetDraining(true)
+	s.log.Info("shutting down", "drain_delay", s.cfg.drainDelay.String())
+	if s.cfg.drainDelay > 0 {
+		t := time.NewTimer(s.cfg.drainDelay)
 		select {
 		case <-t.C:
 		case <-stopAgain():
@@ -542,11 +750,11 @@ func run(ctx context.Context, args []string) error {
 	}
 	// Let in-flight sends and webhook deliveries finish; what does not
 	// finish in time is picked up again after its lease on the next start.
-	if err := svc.Close(sctx); err != nil {
-		log.Warn("background work did not finish before the deadline", "err", err)
+	if err := sv.svc.Close(sctx); err != nil {
+		s.log.Warn("background work did not finish before the deadline", "err", err)
 	}
-	if err := smsSvc.Close(sctx); err != nil {
-		log.Warn("SMS hand-overs did not finish before the deadline", "err", err)
+	if err := sv.sms.Close(sctx); err != nil {
+		s.log.Warn("SMS hand-overs did not finish before the deadline", "err", err)
 	}
 	return nil
 }

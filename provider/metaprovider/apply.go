@@ -373,17 +373,7 @@ func waInboundMessage(m *waInbound) *messaging.InboundMessage {
 			unsupported()
 			break
 		}
-		for _, wc := range m.Contacts {
-			sc := record.SharedContact{FormattedName: wc.Name.FormattedName, FirstName: wc.Name.FirstName,
-				LastName: wc.Name.LastName, Organization: wc.Org.Company}
-			for _, p := range wc.Phones {
-				sc.Phones = append(sc.Phones, record.ContactPhone{Phone: p.Phone, WaID: p.WaID, Type: p.Type})
-			}
-			for _, e := range wc.Emails {
-				sc.Emails = append(sc.Emails, record.ContactEmail{Email: e.Email, Type: e.Type})
-			}
-			c.Contacts = append(c.Contacts, sc)
-		}
+		c.Contacts = waSharedContacts(m.Contacts)
 	case record.TypeButton:
 		if m.Button == nil {
 			unsupported()
@@ -392,16 +382,7 @@ func waInboundMessage(m *waInbound) *messaging.InboundMessage {
 		in.Text = m.Button.Text
 		c.Reply = &record.InteractiveReply{Kind: record.ReplyQuickButton, ID: m.Button.Payload, Title: m.Button.Text}
 	case record.TypeInteractive:
-		var item *waReplyItem
-		kind := ""
-		if it := m.Interactive; it != nil {
-			switch {
-			case it.ButtonReply != nil:
-				item, kind = it.ButtonReply, record.ReplyButton
-			case it.ListReply != nil:
-				item, kind = it.ListReply, record.ReplyList
-			}
-		}
+		item, kind := waChosenReply(m)
 		if item == nil {
 			// A reply of another kind (a flow's nfm_reply): its kind is
 			// the raw type.
@@ -425,11 +406,48 @@ func waInboundMessage(m *waInbound) *messaging.InboundMessage {
 	if m.Context != nil && m.Context.ID != "" {
 		c.Context = &messaging.ReplyContext{ProviderMessageID: m.Context.ID}
 	}
-	if c.Media != nil || c.Location != nil || c.Contacts != nil || c.Reply != nil || c.Reaction != nil ||
-		c.Context != nil || c.RawType != "" {
+	if hasInboundContent(c) {
 		in.Content = c
 	}
 	return in
+}
+
+// waSharedContacts converts the contact cards of a contacts message.
+func waSharedContacts(cards []waContact) []record.SharedContact {
+	var out []record.SharedContact
+	for _, wc := range cards {
+		sc := record.SharedContact{FormattedName: wc.Name.FormattedName, FirstName: wc.Name.FirstName,
+			LastName: wc.Name.LastName, Organization: wc.Org.Company}
+		for _, p := range wc.Phones {
+			sc.Phones = append(sc.Phones, record.ContactPhone{Phone: p.Phone, WaID: p.WaID, Type: p.Type})
+		}
+		for _, e := range wc.Emails {
+			sc.Emails = append(sc.Emails, record.ContactEmail{Email: e.Email, Type: e.Type})
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// waChosenReply returns the button or list row an interactive message
+// chose, with its reply kind; nil for a reply of another kind.
+func waChosenReply(m *waInbound) (*waReplyItem, string) {
+	it := m.Interactive
+	switch {
+	case it == nil:
+	case it.ButtonReply != nil:
+		return it.ButtonReply, record.ReplyButton
+	case it.ListReply != nil:
+		return it.ListReply, record.ReplyList
+	}
+	return nil, ""
+}
+
+// hasInboundContent reports whether c holds anything besides the text
+// and caption, so that the inbound message carries it.
+func hasInboundContent(c *messaging.InboundContent) bool {
+	return c.Media != nil || c.Location != nil || c.Contacts != nil || c.Reply != nil || c.Reaction != nil ||
+		c.Context != nil || c.RawType != ""
 }
 
 // sendAPIInbound converts a Messenger or Instagram inbound message: its
