@@ -7,19 +7,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/ujumbe/messaging/store/driver"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 )
 
-const contactCols = `id, workspace_id, first_name, last_name, full_name, phone, email, email_key,
-	company, job_title, website, notes, source, tags, lifecycle, version, created_at, updated_at`
-
 func scanContact(row pgx.Row) (*messaging.Contact, error) {
 	var c messaging.Contact
 	var created, updated int64
-	if err := row.Scan(&c.ID, &c.WorkspaceID, &c.FirstName, &c.LastName, &c.FullName, &c.Phone, &c.Email, &c.EmailKey,
-		&c.Company, &c.JobTitle, &c.Website, &c.Notes, &c.Source, &c.Tags, &c.Lifecycle, &c.Version, &created, &updated); err != nil {
+	if err := row.Scan(sqlrows.ContactDest(&c, &c.Tags, &created, &updated)...); err != nil {
 		return nil, err
 	}
 	c.Tags = nonNil(c.Tags)
@@ -33,7 +30,7 @@ func scanContact(row pgx.Row) (*messaging.Contact, error) {
 // one phone leave exactly one contact).
 func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 	ctx = writeCtx(ctx)
-	_, err := s.pool.Exec(ctx, `INSERT INTO contacts (`+contactCols+`,
+	_, err := s.pool.Exec(ctx, `INSERT INTO contacts (`+sqlrows.ContactColumns+`,
 		first_fold, last_fold, full_fold, phone_digits)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 		c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
@@ -46,7 +43,7 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 
 // ContactGet implements driver.Store.
 func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
-	c, err := scanContact(s.pool.QueryRow(ctx, `SELECT `+contactCols+` FROM contacts WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
+	c, err := scanContact(s.pool.QueryRow(ctx, `SELECT `+sqlrows.ContactColumns+` FROM contacts WHERE id = $1 AND workspace_id = $2`, id, workspaceID))
 	return c, interpretError(err)
 }
 
@@ -147,7 +144,7 @@ func (s *Store) ContactList(ctx context.Context, p *driver.ContactListParams) ([
 			return nil
 		}
 		n := len(args)
-		page, err := queryAll(ctx, tx, scanContact, `SELECT `+contactCols+` FROM contacts WHERE `+where+`
+		page, err := queryAll(ctx, tx, scanContact, `SELECT `+sqlrows.ContactColumns+` FROM contacts WHERE `+where+`
 			ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
 			append(args, p.Limit, max(p.Offset, 0))...)
 		out = append(out, page...)

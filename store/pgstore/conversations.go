@@ -3,16 +3,13 @@ package pgstore
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"github.com/ujumbe/messaging/store/driver"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/ujumbe/messaging"
 )
-
-// qualifiedMessageCols are messageCols of the table alias m.
-var qualifiedMessageCols = "m." + strings.Join(strings.Split(strings.Join(strings.Fields(messageCols), " "), ", "), ", m.")
 
 // ConversationList implements driver.Store through the index
 // conversations_activity (workspace_id, last_message_at, id), read
@@ -32,31 +29,19 @@ func (s *Store) ConversationList(ctx context.Context, p *driver.ConversationList
 	args = append(args, p.Limit)
 	list, err := queryAll(ctx, s.pool, func(r pgx.Row) (*messaging.Conversation, error) {
 		var inbound *int64
-		m, err := scanMessage(prefixRow{r, []any{&inbound}})
+		m, err := scanMessage(sqlrows.Prefixed{Row: r, Pre: []any{&inbound}})
 		if err != nil {
 			return nil, err
 		}
-		c := &messaging.Conversation{ID: m.ConversationID, WorkspaceID: m.WorkspaceID, Channel: m.Channel, To: m.To,
-			LastMessage: m, LastMessageAt: m.CreatedAt}
+		c := sqlrows.Conversation(m)
 		if inbound != nil {
 			c.LastInboundAt = fromTS(*inbound)
 		}
 		return c, nil
-	}, `SELECT c.last_inbound_at, `+qualifiedMessageCols+` FROM conversations c
+	}, `SELECT c.last_inbound_at, `+sqlrows.Qualify("m", messageCols)+` FROM conversations c
 		JOIN messages m ON m.id = c.last_message_id
 		WHERE `+where+` ORDER BY c.last_message_at DESC, c.id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
 	return list, interpretError(err)
-}
-
-// prefixRow scans the columns before those of another scan function into
-// pre.
-type prefixRow struct {
-	row pgx.Row
-	pre []any
-}
-
-func (p prefixRow) Scan(dest ...any) error {
-	return p.row.Scan(append(append([]any{}, p.pre...), dest...)...)
 }
 
 // ContactsByPhone implements driver.Store through the unique index on
@@ -65,7 +50,7 @@ func (s *Store) ContactsByPhone(ctx context.Context, p *driver.ContactsByPhonePa
 	if len(p.Phones) == 0 {
 		return nil, nil
 	}
-	list, err := queryAll(ctx, s.pool, scanContact, `SELECT `+contactCols+` FROM contacts
+	list, err := queryAll(ctx, s.pool, scanContact, `SELECT `+sqlrows.ContactColumns+` FROM contacts
 		WHERE workspace_id = $1 AND phone <> '' AND phone = ANY($2)`, p.WorkspaceID, p.Phones)
 	return list, interpretError(err)
 }

@@ -241,14 +241,9 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageS
 		out = make([]driver.MessageStatusResult, len(ps))
 		for i, p := range ps {
 			after, changed, err := updateStatusTx(ctx, tx, p)
-			if errors.Is(err, pgx.ErrNoRows) {
-				out[i] = driver.MessageStatusResult{Err: messaging.ErrNotFound}
-				continue
-			}
-			if err != nil {
+			if out[i], err = sqlrows.StatusResult(after, changed, err, pgx.ErrNoRows); err != nil {
 				return err
 			}
-			out[i] = driver.MessageStatusResult{Message: after, Changed: changed}
 		}
 		return nil
 	})

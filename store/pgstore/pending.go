@@ -2,10 +2,10 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"hash/fnv"
 
 	"github.com/ujumbe/messaging/store/driver"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -64,24 +64,13 @@ func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSa
 		if _, err := tx.Exec(ctx, qPendingSweep, ts(p.NotBefore), sweepBatch); err != nil {
 			return err
 		}
-		err := tx.QueryRow(ctx, qPendingInsert, r.ProviderMessageID, r.Status, r.ProviderCode, r.ProviderText, ts(r.ReceivedAt),
-			ts(p.NotBefore), p.Limit).Scan(&seq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // the id has p.Limit reports already
-		}
-		if err != nil {
-			return err
-		}
-		kept = true
-		return nil
+		// No row: the id has p.Limit reports already.
+		var err error
+		kept, err = sqlrows.Kept(tx.QueryRow(ctx, qPendingInsert, r.ProviderMessageID, r.Status, r.ProviderCode, r.ProviderText, ts(r.ReceivedAt),
+			ts(p.NotBefore), p.Limit).Scan(&seq), pgx.ErrNoRows)
+		return err
 	})
-	if err != nil {
-		return false, err
-	}
-	if kept {
-		r.Seq = seq
-	}
-	return kept, nil
+	return sqlrows.PendingSaved(r, kept, seq, err)
 }
 
 // PendingReportTake implements driver.Store with one DELETE ...

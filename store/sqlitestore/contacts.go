@@ -10,18 +10,14 @@ import (
 	"github.com/ujumbe/messaging/store/driver"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 	"github.com/ujumbe/messaging/store/internal/storedjson"
 )
-
-const contactCols = `id, workspace_id, first_name, last_name, full_name, phone, email, email_key,
-	company, job_title, website, notes, source, tags, lifecycle, version, created_at, updated_at`
 
 func scanContact(sc scanner) (*messaging.Contact, error) {
 	var c messaging.Contact
 	var tags string
-	if err := sc.Scan(&c.ID, &c.WorkspaceID, &c.FirstName, &c.LastName, &c.FullName, &c.Phone, &c.Email, &c.EmailKey,
-		&c.Company, &c.JobTitle, &c.Website, &c.Notes, &c.Source, &tags, &c.Lifecycle, &c.Version,
-		storedTime{&c.CreatedAt}, storedTime{&c.UpdatedAt}); err != nil {
+	if err := sc.Scan(sqlrows.ContactDest(&c, &tags, storedTime{&c.CreatedAt}, storedTime{&c.UpdatedAt})...); err != nil {
 		return nil, err
 	}
 	var err error
@@ -57,7 +53,7 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 		return interpretError(err)
 	}
 	return s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO contacts (`+contactCols+`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO contacts (`+sqlrows.ContactColumns+`,
 		last_fold, full_fold, phone_digits)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
@@ -68,7 +64,7 @@ func (s *Store) ContactCreate(ctx context.Context, c *messaging.Contact) error {
 	})
 }
 
-const qContactGet = `SELECT ` + contactCols + ` FROM contacts WHERE id = ? AND workspace_id = ?`
+const qContactGet = `SELECT ` + sqlrows.ContactColumns + ` FROM contacts WHERE id = ? AND workspace_id = ?`
 
 // ContactGet implements driver.Store.
 func (s *Store) ContactGet(ctx context.Context, workspaceID, id string) (*messaging.Contact, error) {
@@ -206,7 +202,7 @@ func collectSQL(ts []searchTerm) string {
 // pageSQL returns the statement reading the contacts at the positions
 // selected by positions, newest first.
 func pageSQL(positions string) string {
-	return `SELECT ` + contactCols + ` FROM contacts WHERE workspace_id = @ws AND list_pos IN (` + positions + `)
+	return `SELECT ` + sqlrows.ContactColumns + ` FROM contacts WHERE workspace_id = @ws AND list_pos IN (` + positions + `)
 		ORDER BY list_pos DESC`
 }
 
@@ -226,7 +222,7 @@ const walkCostFactor = 5
 // positions in (@lo, @hi].
 const (
 	qContactListTotal = `SELECT coalesce(max(list_pos), 0) FROM contacts WHERE workspace_id = @ws`
-	qContactListPage  = `SELECT ` + contactCols + ` FROM contacts
+	qContactListPage  = `SELECT ` + sqlrows.ContactColumns + ` FROM contacts
 				WHERE workspace_id = @ws AND list_pos <= @hi AND list_pos > @lo ORDER BY list_pos DESC`
 )
 

@@ -2,15 +2,12 @@ package sqlitestore
 
 import (
 	"context"
-	"strings"
 
 	"github.com/ujumbe/messaging/store/driver"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 
 	"github.com/ujumbe/messaging"
 )
-
-// qualifiedMessageCols are messageCols of the table alias m.
-var qualifiedMessageCols = "m." + strings.Join(strings.Split(strings.Join(strings.Fields(messageCols), " "), ", "), ", m.")
 
 // ConversationList implements driver.Store through the index
 // conversations_activity (workspace_id, last_message_at, id), read
@@ -30,7 +27,7 @@ func (s *Store) ConversationList(ctx context.Context, p *driver.ConversationList
 		args = append(args, fmtTime(p.BeforeAt), p.BeforeID)
 	}
 	args = append(args, p.Limit)
-	rows, err := s.query(ctx, `SELECT c.last_inbound_at, `+qualifiedMessageCols+` FROM `+from+`
+	rows, err := s.query(ctx, `SELECT c.last_inbound_at, `+sqlrows.Qualify("m", messageCols)+` FROM `+from+`
 		JOIN messages m ON m.id = c.last_message_id
 		WHERE `+where+` ORDER BY c.last_message_at DESC, c.id DESC LIMIT ?`, args...)
 	if err != nil {
@@ -40,12 +37,11 @@ func (s *Store) ConversationList(ctx context.Context, p *driver.ConversationList
 	var out []*messaging.Conversation
 	for rows.Next() {
 		var inbound string
-		m, err := scanMessage(prefixScanner{rows, []any{&inbound}})
+		m, err := scanMessage(sqlrows.Prefixed{Row: rows, Pre: []any{&inbound}})
 		if err != nil {
 			return nil, interpretError(err)
 		}
-		c := &messaging.Conversation{ID: m.ConversationID, WorkspaceID: m.WorkspaceID, Channel: m.Channel, To: m.To,
-			LastMessage: m, LastMessageAt: m.CreatedAt}
+		c := sqlrows.Conversation(m)
 		if inbound != "" {
 			if c.LastInboundAt, err = parseTime(inbound); err != nil {
 				return nil, err
@@ -54,17 +50,6 @@ func (s *Store) ConversationList(ctx context.Context, p *driver.ConversationList
 		out = append(out, c)
 	}
 	return out, interpretError(rows.Err())
-}
-
-// prefixScanner scans the columns before those of another scan function
-// into pre.
-type prefixScanner struct {
-	sc  scanner
-	pre []any
-}
-
-func (p prefixScanner) Scan(dest ...any) error {
-	return p.sc.Scan(append(append([]any{}, p.pre...), dest...)...)
 }
 
 // ContactsByPhone implements driver.Store through the unique index on
@@ -77,7 +62,7 @@ func (s *Store) ContactsByPhone(ctx context.Context, p *driver.ContactsByPhonePa
 	for _, ph := range p.Phones {
 		args = append(args, ph)
 	}
-	rows, err := s.query(ctx, `SELECT `+contactCols+` FROM contacts WHERE workspace_id = ? AND phone <> '' AND phone IN (`+placeholders(len(p.Phones))+`)`, args...)
+	rows, err := s.query(ctx, `SELECT `+sqlrows.ContactColumns+` FROM contacts WHERE workspace_id = ? AND phone <> '' AND phone IN (`+placeholders(len(p.Phones))+`)`, args...)
 	list, err := collect(rows, err, scanContact)
 	return list, interpretError(err)
 }

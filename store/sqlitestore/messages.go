@@ -149,15 +149,10 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageS
 		subscribed := map[[2]string]bool{}
 		for i, p := range ps {
 			after, changed, err := s.setStatus(ctx, tx, p)
-			if errors.Is(err, sql.ErrNoRows) {
-				out[i] = driver.MessageStatusResult{Err: messaging.ErrNotFound}
-				continue
-			}
-			if err != nil {
+			if out[i], err = sqlrows.StatusResult(after, changed, err, sql.ErrNoRows); err != nil {
 				return err
 			}
-			out[i] = driver.MessageStatusResult{Message: after, Changed: changed}
-			if !changed || p.Event == nil {
+			if !out[i].Changed || p.Event == nil {
 				continue
 			}
 			k := [2]string{p.Event.WorkspaceID, p.Event.Type}

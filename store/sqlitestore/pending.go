@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ujumbe/messaging/store/driver"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 )
 
 // sweepBatch bounds the expired reports one PendingReportSave deletes.
@@ -39,24 +40,13 @@ func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSa
 		if _, err := s.execTx(ctx, tx, qPendingSweep, fmtTime(p.NotBefore), sweepBatch); err != nil {
 			return err
 		}
-		err := s.rowTx(ctx, tx, qPendingInsert, r.ProviderMessageID, r.Status, r.ProviderCode, r.ProviderText, fmtTime(r.ReceivedAt),
-			r.ProviderMessageID, fmtTime(p.NotBefore), p.Limit).Scan(&seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // the id has p.Limit reports already
-		}
-		if err != nil {
-			return err
-		}
-		kept = true
-		return nil
+		// No row: the id has p.Limit reports already.
+		var err error
+		kept, err = sqlrows.Kept(s.rowTx(ctx, tx, qPendingInsert, r.ProviderMessageID, r.Status, r.ProviderCode, r.ProviderText, fmtTime(r.ReceivedAt),
+			r.ProviderMessageID, fmtTime(p.NotBefore), p.Limit).Scan(&seq), sql.ErrNoRows)
+		return err
 	})
-	if err != nil {
-		return false, err
-	}
-	if kept {
-		r.Seq = seq
-	}
-	return kept, nil
+	return sqlrows.PendingSaved(r, kept, seq, err)
 }
 
 // PendingReportTake implements driver.Store. It first looks for a report

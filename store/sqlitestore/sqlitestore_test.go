@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging/store/driver"
+	"github.com/ujumbe/messaging/store/internal/sqlrows"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/ujumbe/messaging"
@@ -210,7 +211,7 @@ func insertContacts(t *testing.T, s *Store, cs []*messaging.Contact) {
 	}
 	defer func() { _ = tx.Rollback() }()
 	for _, c := range cs {
-		if _, err := tx.Exec(`INSERT INTO contacts (`+contactCols+`, last_fold, full_fold, phone_digits)
+		if _, err := tx.Exec(`INSERT INTO contacts (`+sqlrows.ContactColumns+`, last_fold, full_fold, phone_digits)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', '', '', '', 'api', '[]', '', 1, ?, ?, ?, ?, ?)`,
 			c.ID, c.WorkspaceID, c.FirstName, c.LastName, c.FullName, c.Phone, c.Email, c.EmailKey,
 			fmtTime(c.CreatedAt), fmtTime(c.CreatedAt),
