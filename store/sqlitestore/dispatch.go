@@ -359,10 +359,7 @@ func (s *Store) WebhookDeliveryList(ctx context.Context, p *driver.WebhookDelive
 		out, err = collect(rows, err, scanDelivery)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqlrows.Value(out, err)
 }
 
 // WebhookRedeliver implements driver.Store.
@@ -382,10 +379,7 @@ func (s *Store) WebhookRedeliver(ctx context.Context, p *driver.WebhookRedeliver
 			WHERE seq = ? RETURNING `+listDeliveryCols, fmtTime(p.Now), p.ID))
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
+	return sqlrows.Value(d, err)
 }
 
 // WebhookRecordTest implements driver.Store: one INSERT of the

@@ -70,19 +70,8 @@ func (s *Store) MessageList(ctx context.Context, p *driver.MessageListParams) ([
 		qargs = append(qargs, p.Limit)
 	}
 	rows, err := s.query(ctx, q, qargs...)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	defer rows.Close()
-	var out []*messaging.Message
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, interpretError(err)
-		}
-		out = append(out, m)
-	}
-	return out, interpretError(rows.Err())
+	out, err := collect(rows, err, scanMessage)
+	return out, interpretError(err)
 }
 
 // MessageHourlyCounts implements driver.Store. Stored times have a

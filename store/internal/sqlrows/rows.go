@@ -88,3 +88,13 @@ func PendingSaved(r *driver.PendingReport, kept bool, seq int64, err error) (boo
 	}
 	return kept, nil
 }
+
+// Value returns v and no error when err is nil, else T's zero value and
+// err: what a read returns from the value its transaction set.
+func Value[T any](v T, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
