@@ -39,13 +39,9 @@ func (s *Service) audit(ctx context.Context, workspaceID, action, target string)
 // (empty: from the newest). next is the cursor of the following page,
 // empty when there is none.
 func (s *Service) AuditEvents(ctx context.Context, workspaceID, cursor string, limit int) (events []*AuditEvent, next string, err error) {
-	limit, ok := paging.Size(limit, 50, record.MaxAuditPage)
-	if !ok {
-		return nil, "", validationError("limit", "must be 1 to %d", record.MaxAuditPage)
-	}
-	before, ok := paging.ParseSeq(cursor)
-	if !ok {
-		return nil, "", validationError("cursor", "is not a cursor this API returned")
+	before, limit, err := seqPage(cursor, limit, record.MaxAuditPage)
+	if err != nil {
+		return nil, "", err
 	}
 	list, err := s.store.AuditList(ctx, &driver.AuditListParams{WorkspaceID: workspaceID, Before: before, Limit: limit + 1})
 	if err != nil {

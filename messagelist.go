@@ -117,6 +117,21 @@ func pageSize(limit int) (int, error) {
 	return size, nil
 }
 
+// seqPage checks the page of a listing newest first by sequence number:
+// the size limit (1 to max; 0 means 50) and the cursor, which gives before
+// (0 for the empty cursor: from the newest).
+func seqPage(cursor string, limit, max int) (before int64, size int, err error) {
+	size, ok := paging.Size(limit, 50, max)
+	if !ok {
+		return 0, 0, validationError("limit", "must be 1 to %d", max)
+	}
+	before, ok = paging.ParseSeq(cursor)
+	if !ok {
+		return 0, 0, validationError("cursor", "is not a cursor this API returned")
+	}
+	return before, size, nil
+}
+
 // messageStatuses are the statuses a message can have, in the order of
 // their life.
 var messageStatuses = []string{StatusQueued, StatusSent, StatusDelivered, StatusRead, StatusFailed}

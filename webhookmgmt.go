@@ -479,13 +479,9 @@ func (wh *Webhooks) Test(ctx context.Context, id string) (*WebhookTestResult, er
 // listed with the finished ones the store keeps: the newest
 // WebhookOptions.KeepFinished per endpoint.
 func (wh *Webhooks) Deliveries(ctx context.Context, endpointID, cursor string, limit int) (deliveries []*WebhookDelivery, next string, err error) {
-	limit, ok := paging.Size(limit, 50, record.MaxWebhookDeliveryPage)
-	if !ok {
-		return nil, "", validationError("limit", "must be 1 to %d", record.MaxWebhookDeliveryPage)
-	}
-	before, ok := paging.ParseSeq(cursor)
-	if !ok {
-		return nil, "", validationError("cursor", "is not a cursor this API returned")
+	before, limit, err := seqPage(cursor, limit, record.MaxWebhookDeliveryPage)
+	if err != nil {
+		return nil, "", err
 	}
 	list, err := wh.svc.store.WebhookDeliveryList(ctx, &driver.WebhookDeliveryListParams{WorkspaceID: wh.ws, EndpointID: endpointID, Before: before, Limit: limit + 1})
 	if err != nil {

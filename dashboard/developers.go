@@ -187,11 +187,7 @@ type devKeyData struct {
 // devKey shows an API key with the form changing its scopes and expiry
 // (none for a revoked key).
 func (h *Handler) devKey(w http.ResponseWriter, r *http.Request, req *request) error {
-	k, err := req.svc.APIKeys.Get(req.ctx, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return h.renderKey(w, r, req, &page{}, k, http.StatusOK)
+	return showByID(w, r, req, req.svc.APIKeys.Get, h.renderKey)
 }
 
 func (h *Handler) renderKey(w http.ResponseWriter, r *http.Request, req *request, p *page, k *messaging.APIKey, status int) error {

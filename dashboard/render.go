@@ -281,3 +281,13 @@ func postedTo[T any](r *http.Request, req *request, get func(context.Context, st
 	}
 	return get(req.ctx, r.PathValue("id"))
 }
+
+// showByID renders with render (a fresh page, 200) the record that get
+// finds by the path's id; get's error (not found) is returned as it is.
+func showByID[T any](w http.ResponseWriter, r *http.Request, req *request, get func(context.Context, string) (T, error), render func(http.ResponseWriter, *http.Request, *request, *page, T, int) error) error {
+	v, err := get(req.ctx, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return render(w, r, req, &page{}, v, http.StatusOK)
+}

@@ -89,11 +89,7 @@ type testParam struct {
 }
 
 func (h *Handler) template(w http.ResponseWriter, r *http.Request, req *request) error {
-	t, err := req.svc.Templates.Get(req.ctx, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return h.renderTemplate(w, r, req, &page{}, t, http.StatusOK)
+	return showByID(w, r, req, req.svc.Templates.Get, h.renderTemplate)
 }
 
 func (h *Handler) renderTemplate(w http.ResponseWriter, r *http.Request, req *request, p *page, t *messaging.Template, status int) error {

@@ -105,12 +105,8 @@ func (s *SMS) Bulk(ctx context.Context, p *BulkParams) (*BulkResponse, error) {
 	var hash []byte
 	if key != "" && account != nil {
 		hash = bulkHash(items)
-		rec, err := s.remembered(ctx, account.PartnerID, key)
-		if err != nil {
-			return nil, err
-		}
-		if rec != nil {
-			return replayBulk(rec, hash)
+		if res, found, err := replayed(ctx, s, account.PartnerID, key, hash, replayBulk); found || err != nil {
+			return res, err
 		}
 	}
 	ans, msgs := s.prepareBulk(items, auth)

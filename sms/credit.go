@@ -196,15 +196,9 @@ func (s *SMS) Ledger(ctx context.Context, partnerID, cursor string, limit int) (
 	if !ok {
 		return nil, "", NewError(CodeUnsupportedDataType, "cursor", "is not a cursor this API returned")
 	}
-	if _, err := s.GetAccount(ctx, partnerID); err != nil {
-		return nil, "", err
-	}
-	list, err := s.store.SMSLedger(ctx, &LedgerParams{PartnerID: partnerID, Before: before, Limit: limit + 1})
-	if err != nil {
-		return nil, "", systemError(err)
-	}
-	list, next = paging.Cut(list, limit, func(e *LedgerEntry) string { return paging.FormatSeq(e.Seq) })
-	return list, next, nil
+	return accountPage(ctx, s, partnerID, limit, func(n int) ([]*LedgerEntry, error) {
+		return s.store.SMSLedger(ctx, &LedgerParams{PartnerID: partnerID, Before: before, Limit: n})
+	}, func(e *LedgerEntry) int64 { return e.Seq })
 }
 
 // BalanceResult is the answer of a balance request.

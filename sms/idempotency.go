@@ -230,6 +230,19 @@ func (s *SMS) remembered(ctx context.Context, partnerID, key string) (*Idempoten
 	return rec, nil
 }
 
+// replayed answers a repeat of a request with an idempotency key: when
+// partnerID remembers key, found is true and res is that answer, through
+// replay (a request whose hash is not hash is refused there); when it does
+// not, found is false and the request is to be served.
+func replayed[T any](ctx context.Context, s *SMS, partnerID, key string, hash []byte, replay func(*Idempotency, []byte) (T, error)) (res T, found bool, err error) {
+	rec, err := s.remembered(ctx, partnerID, key)
+	if err != nil || rec == nil {
+		return res, false, err
+	}
+	res, err = replay(rec, hash)
+	return res, true, err
+}
+
 // replay returns the answer rec remembers for a repeat of its request, a
 // request whose hash is hash; a different request is CodeIdempotencyConflict.
 func replay(rec *Idempotency, hash []byte) (*answer, error) {

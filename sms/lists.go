@@ -51,15 +51,26 @@ func (s *SMS) Messages(ctx context.Context, partnerID, cursor string, limit int)
 	if !ok || (cursor != "" && !allDigits(cursor)) {
 		return nil, "", NewError(CodeUnsupportedDataType, "cursor", "is not a cursor this API returned")
 	}
+	return accountPage(ctx, s, partnerID, limit, func(n int) ([]*Message, error) {
+		return s.store.SMSMessageList(ctx, &MessageListParams{PartnerID: partnerID, Before: before, Limit: n})
+	}, func(m *Message) int64 { return m.Number })
+}
+
+// accountPage reads a page of an account's records, newest first by
+// sequence number: list reads n records (one more than limit, to tell
+// whether a next page exists) and seq gives a record's number, its
+// cursor. A missing account is CodeNotFound; a store failure is a system
+// error.
+func accountPage[T any](ctx context.Context, s *SMS, partnerID string, limit int, list func(n int) ([]T, error), seq func(T) int64) (items []T, next string, err error) {
 	if _, err := s.GetAccount(ctx, partnerID); err != nil {
 		return nil, "", err
 	}
-	list, err := s.store.SMSMessageList(ctx, &MessageListParams{PartnerID: partnerID, Before: before, Limit: limit + 1})
+	items, err = list(limit + 1)
 	if err != nil {
 		return nil, "", systemError(err)
 	}
-	list, next = paging.Cut(list, limit, func(m *Message) string { return paging.FormatSeq(m.Number) })
-	return list, next, nil
+	items, next = paging.Cut(items, limit, func(v T) string { return paging.FormatSeq(seq(v)) })
+	return items, next, nil
 }
 
 // KnownReport returns the delivery report of m as far as the service

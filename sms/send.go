@@ -165,12 +165,8 @@ func (s *SMS) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
 	var hash []byte
 	if key != "" {
 		hash = sendHash(p)
-		rec, err := s.remembered(ctx, a.PartnerID, key)
-		if err != nil {
-			return nil, err
-		}
-		if rec != nil {
-			return replaySend(rec, hash)
+		if res, found, err := replayed(ctx, s, a.PartnerID, key, hash, replaySend); found || err != nil {
+			return res, err
 		}
 	}
 	m, err := s.prepare(a, &item{mobile: p.Mobile, text: p.Message, sender: p.Shortcode, timeToSend: p.TimeToSend, passType: p.PassType})
