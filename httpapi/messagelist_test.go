@@ -68,9 +68,12 @@ func TestListMessagesPagingUnderInserts(t *testing.T) {
 			var wg sync.WaitGroup
 			wg.Add(1)
 			stop := make(chan struct{})
+			// At most 300 inserts run beside the listing: on a busy machine
+			// the first page may come after all of them, and the listing
+			// then pages through them too (at most 48 pages of 7).
 			go func() {
 				defer wg.Done()
-				for i := 40; ; i++ {
+				for i := 40; i < 340; i++ {
 					select {
 					case <-stop:
 						return
