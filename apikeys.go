@@ -238,20 +238,17 @@ func (ks *APIKeys) RevokeAs(ctx context.Context, by *Principal, id string) (*API
 func (p *Principal) mayGrant(scopes []string, expiresAt *time.Time) error {
 	for _, sc := range scopes {
 		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes", Path: record.FieldPath("scopes"),
-				Message: fmt.Sprintf("scopes: the API key making the request lacks the scope %s, so it cannot grant it", sc)}
+			return errorOn(CodeForbidden, "scopes", fmt.Sprintf("scopes: the API key making the request lacks the scope %s, so it cannot grant it", sc), nil)
 		}
 	}
 	if p.ExpiresAt == nil {
 		return nil
 	}
 	if expiresAt == nil {
-		return &Error{Code: CodeForbidden, Field: "expires_at", Path: record.FieldPath("expires_at"),
-			Message: fmt.Sprintf("expires_at: the API key making the request expires at %s, so the key must expire too, at or before then", record.FormatTime(*p.ExpiresAt))}
+		return errorOn(CodeForbidden, "expires_at", fmt.Sprintf("expires_at: the API key making the request expires at %s, so the key must expire too, at or before then", record.FormatTime(*p.ExpiresAt)), nil)
 	}
 	if expiresAt.After(*p.ExpiresAt) {
-		return &Error{Code: CodeForbidden, Field: "expires_at", Path: record.FieldPath("expires_at"),
-			Message: fmt.Sprintf("expires_at: %s is after %s, when the API key making the request expires; a key cannot outlive the key that made it", record.FormatTime(*expiresAt), record.FormatTime(*p.ExpiresAt))}
+		return errorOn(CodeForbidden, "expires_at", fmt.Sprintf("expires_at: %s is after %s, when the API key making the request expires; a key cannot outlive the key that made it", record.FormatTime(*expiresAt), record.FormatTime(*p.ExpiresAt)), nil)
 	}
 	return nil
 }
@@ -266,8 +263,7 @@ func (p *Principal) mayManage(k *APIKey, verb string) error {
 	}
 	for _, sc := range k.Scopes {
 		if !p.HasScope(sc) {
-			return &Error{Code: CodeForbidden, Field: "scopes", Path: record.FieldPath("scopes"),
-				Message: fmt.Sprintf("scopes: the key %s holds the scope %s, which the API key making the request lacks, so it cannot %s it", k.ID, sc, verb)}
+			return errorOn(CodeForbidden, "scopes", fmt.Sprintf("scopes: the key %s holds the scope %s, which the API key making the request lacks, so it cannot %s it", k.ID, sc, verb), nil)
 		}
 	}
 	return nil

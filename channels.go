@@ -215,14 +215,14 @@ func (c *Channels) Verify(ctx context.Context, channel string) (*ChannelState, e
 	}
 	v, ok := r.provider.(ConnectionVerifier)
 	if !ok {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"), Message: "channel: the channel provider cannot verify credentials"}
+		return nil, errorOn(CodeChannelUnavailable, "channel", "channel: the channel provider cannot verify credentials", nil)
 	}
 	conn, err := c.svc.store.ConnectionGet(ctx, c.ws, channel)
 	if err != nil {
 		return nil, wrapStoreError(err, "connection", channel)
 	}
 	if conn.Status == record.ConnectionDisconnected {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"), Message: fmt.Sprintf("channel: %s is disconnected; connect it with credentials", channel)}
+		return nil, errorOn(CodeChannelUnavailable, "channel", fmt.Sprintf("channel: %s is disconnected; connect it with credentials", channel), nil)
 	}
 	if err := c.svc.verifyStored(ctx, v, conn); err != nil {
 		var u *unknownVerdict
@@ -429,8 +429,7 @@ func checkAccessToken(tok string) error {
 func (s *Service) connect(ctx context.Context, r *channelRoute, p *connectParams) (*ChannelConnection, error) {
 	v, ok := r.provider.(ConnectionVerifier)
 	if !ok {
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"),
-			Message: "channel: the channel provider cannot verify credentials, so no connection with credentials can be made"}
+		return nil, errorOn(CodeChannelUnavailable, "channel", "channel: the channel provider cannot verify credentials, so no connection with credentials can be made", nil)
 	}
 	sealed, err := s.sealFor(tokenPurpose, []byte(p.AccessToken))
 	if err != nil {
@@ -453,7 +452,7 @@ func (s *Service) connect(ctx context.Context, r *channelRoute, p *connectParams
 	if err != nil {
 		if errors.Is(err, ErrConflict) {
 			f := s.conflictField(ctx, &r.spec, c)
-			return nil, &Error{Code: CodeConflict, Field: f, Path: record.FieldPath(f), Message: fmt.Sprintf("%s: the account is connected to another workspace, which proved control of it; disconnect it there first", f), Err: err}
+			return nil, errorOn(CodeConflict, f, fmt.Sprintf("%s: the account is connected to another workspace, which proved control of it; disconnect it there first", f), err)
 		}
 		return nil, wrapStoreError(err, "workspace", p.WorkspaceID)
 	}
@@ -477,8 +476,7 @@ func (s *Service) judge(ctx context.Context, v ConnectionVerifier, spec *Channel
 	var refused *VerificationError
 	switch {
 	case errors.As(verr, &refused):
-		return &Error{Code: CodeValidation, Field: refused.Field, Path: record.FieldPath(refused.Field),
-			Message: fmt.Sprintf("%s: the channel provider refused the credentials: %s", refused.Field, FailureReason(refused.Code, refused.Text)), Err: verr}
+		return errorOn(CodeValidation, refused.Field, fmt.Sprintf("%s: the channel provider refused the credentials: %s", refused.Field, FailureReason(refused.Code, refused.Text)), verr)
 	case verr != nil:
 		// A working connection is never replaced by credentials whose
 		// verdict is unknown: it is kept, and the caller tries again.

@@ -56,7 +56,7 @@ func (s *Service) ChannelSender(ctx context.Context, workspaceID, channel string
 func senderError(err error, channel string) error {
 	var se *SendError
 	if errors.As(err, &se) && se.Code == record.CodeUnverified {
-		return &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"), Message: "channel: " + se.Text, Err: err}
+		return errorOn(CodeChannelUnavailable, "channel", "channel: "+se.Text, err)
 	}
 	return wrapStoreError(err, "connection", channel)
 }

@@ -190,8 +190,7 @@ func (cs *Contacts) storeError(ctx context.Context, err error, c *Contact) error
 			field = "phone"
 		}
 	}
-	return &Error{Code: CodeConflict, Field: field, Path: record.FieldPath(field), Err: err,
-		Message: fmt.Sprintf("%s: another contact of the workspace already has this %s", field, field)}
+	return errorOn(CodeConflict, field, fmt.Sprintf("%s: another contact of the workspace already has this %s", field, field), err)
 }
 
 // Get returns a contact of the workspace.

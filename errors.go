@@ -44,6 +44,13 @@ func fieldError(code Code, path Path, format string, args ...any) *Error {
 	return &Error{Code: code, Field: f, Path: path, Message: f + ": " + fmt.Sprintf(format, args...)}
 }
 
+// errorOn is the error of code about the top-level request field name,
+// with the whole message msg and the cause err (nil for none): its Field
+// and Path both come from name, here.
+func errorOn(code Code, name, msg string, err error) *Error {
+	return &Error{Code: code, Field: name, Path: record.FieldPath(name), Message: msg, Err: err}
+}
+
 func notFound(what, id string) *Error {
 	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("%s %q not found", what, id)}
 }

@@ -64,8 +64,7 @@ func (m *Messages) Media(ctx context.Context, id string) (*Media, error) {
 	snd, err := m.svc.ChannelSender(ctx, m.ws, msg.Channel)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"),
-			Message: fmt.Sprintf("the media of message %s cannot be fetched: channel %s is not connected", id, msg.Channel)}
+		return nil, errorOn(CodeChannelUnavailable, "channel", fmt.Sprintf("the media of message %s cannot be fetched: channel %s is not connected", id, msg.Channel), nil)
 	case err != nil:
 		return nil, senderError(err, msg.Channel)
 	}
@@ -96,12 +95,10 @@ func (m *Messages) mediaError(ctx context.Context, id, channel string, err error
 	var se *SendError
 	switch {
 	case errors.Is(err, ErrMediaTooLarge):
-		return &Error{Code: CodeValidation, Field: "media", Path: record.FieldPath("media"), Err: ErrMediaTooLarge,
-			Message: fmt.Sprintf("media: the media of message %s is larger than the limit of %d bytes", id, m.svc.maxMedia)}
+		return errorOn(CodeValidation, "media", fmt.Sprintf("media: the media of message %s is larger than the limit of %d bytes", id, m.svc.maxMedia), ErrMediaTooLarge)
 	case errors.As(err, &se) && se.Credentials:
 		m.svc.credentialsRefused(context.WithoutCancel(ctx), m.ws, channel, se, started)
-		return &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"), Err: err,
-			Message: fmt.Sprintf("the media of message %s cannot be fetched: the provider refused the credentials of channel %s", id, channel)}
+		return errorOn(CodeChannelUnavailable, "channel", fmt.Sprintf("the media of message %s cannot be fetched: the provider refused the credentials of channel %s", id, channel), err)
 	case errors.As(err, &se) && !se.Retryable:
 		return &Error{Code: CodeNotFound, Err: err,
 			Message: fmt.Sprintf("the media of message %s is no longer available from the provider (%s)", id, FailureReason(se.Code, se.Text))}

@@ -268,8 +268,7 @@ func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) er
 // original result, or a conflict when the request differs.
 func (m *Messages) replayed(prev *Message, hash string) (*SendResult, error) {
 	if prev.RequestHash != hash {
-		return nil, &Error{Code: CodeConflict, Field: "idempotency_key", Path: record.FieldPath("idempotency_key"),
-			Message: "idempotency_key: was already used with a different request; use a new key for a new message"}
+		return nil, errorOn(CodeConflict, "idempotency_key", "idempotency_key: was already used with a different request; use a new key for a new message", nil)
 	}
 	return sendResult(prev, true), nil
 }
@@ -303,11 +302,9 @@ func (s *Service) requireChannel(ctx context.Context, ws, channel string) (*Work
 		if c.Status == record.ConnectionError {
 			why = "it does not hold its account"
 		}
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"),
-			Message: fmt.Sprintf("channel: the %s connection of this workspace is %s: %s (%s)", channel, c.Status, why, c.StatusReason)}
+		return nil, errorOn(CodeChannelUnavailable, "channel", fmt.Sprintf("channel: the %s connection of this workspace is %s: %s (%s)", channel, c.Status, why, c.StatusReason), nil)
 	}
-	return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"),
-		Message: fmt.Sprintf("channel: %s is not connected in this workspace", channel)}
+	return nil, errorOn(CodeChannelUnavailable, "channel", fmt.Sprintf("channel: %s is not connected in this workspace", channel), nil)
 }
 
 func validateSendComponents(cs []SendComponent) error {
@@ -407,7 +404,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 		lang = "en"
 	}
 	if len(p.TemplateName) > record.MaxTemplateName || !templateNameRe.MatchString(p.TemplateName) {
-		return nil, &Error{Code: CodeTemplateNotFound, Field: "template_name", Path: record.FieldPath("template_name"), Message: fmt.Sprintf("template_name: no approved template %q in language %q", p.TemplateName, lang)}
+		return nil, errorOn(CodeTemplateNotFound, "template_name", fmt.Sprintf("template_name: no approved template %q in language %q", p.TemplateName, lang), nil)
 	}
 	if !languageRe.MatchString(lang) {
 		return nil, validationError("language", "must be a language code such as en, sw or en_US (got %q)", lang)
@@ -436,7 +433,7 @@ func (m *Messages) checkTemplate(ctx context.Context, msg *Message) error {
 		return wrapStoreError(err, "template", msg.TemplateName)
 	}
 	if err != nil || t.Status != record.TemplateApproved {
-		return &Error{Code: CodeTemplateNotFound, Field: "template_name", Path: record.FieldPath("template_name"), Message: fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", msg.TemplateName, msg.Language)}
+		return errorOn(CodeTemplateNotFound, "template_name", fmt.Sprintf("template_name: no approved template %q in language %q (names and languages must match exactly)", msg.TemplateName, msg.Language), nil)
 	}
 	return checkTemplateParams(t, msg.Components)
 }

@@ -246,9 +246,8 @@ func (s *Service) refuseOptedOut(ctx context.Context, w *WorkspaceInfo, channel,
 		return err
 	}
 	if at, ok := opted[to][channel]; ok {
-		return &Error{Code: CodeRecipientOptedOut, Field: "to", Path: record.FieldPath("to"),
-			Message: "to: " + to + " opted out of " + channel + " messages at " + record.FormatTime(at) +
-				"; only the recipient can opt back in, by replying " + w.ActiveOptInKeywords()[0]}
+		return errorOn(CodeRecipientOptedOut, "to", "to: "+to+" opted out of "+channel+" messages at "+record.FormatTime(at)+
+			"; only the recipient can opt back in, by replying "+w.ActiveOptInKeywords()[0], nil)
 	}
 	return nil
 }

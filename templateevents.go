@@ -101,7 +101,7 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 		return nil, err
 	}
 	if t.Status == record.TemplateDraft {
-		return nil, &Error{Code: CodeConflict, Field: "status", Path: record.FieldPath("status"), Message: "status: a draft template has not been submitted; the provider cannot review it"}
+		return nil, errorOn(CodeConflict, "status", "status: a draft template has not been submitted; the provider cannot review it", nil)
 	}
 	if state == templateGone {
 		if err := s.store.TemplateDelete(ctx, ws, t.ID); err != nil && !errors.Is(err, ErrNotFound) {
@@ -137,7 +137,7 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 	next.UpdatedAt = s.now()
 	if err := s.store.TemplateUpdate(ctx, &driver.TemplateUpdateParams{Template: &next, From: []string{t.Status}}); err != nil {
 		if errors.Is(err, driver.ErrStale) {
-			return nil, &Error{Code: CodeConflict, Field: "status", Path: record.FieldPath("status"), Message: "status: the template changed while the event was applied; apply it again", Err: err}
+			return nil, errorOn(CodeConflict, "status", "status: the template changed while the event was applied; apply it again", err)
 		}
 		return nil, wrapStoreError(err, "template", t.ID)
 	}

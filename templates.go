@@ -339,7 +339,7 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 }
 
 func nameTaken(name, lang string) *Error {
-	return &Error{Code: CodeConflict, Field: "name", Path: record.FieldPath("name"), Message: fmt.Sprintf("name: a template %q in language %q already exists; submit a correction under a new name", name, lang)}
+	return errorOn(CodeConflict, "name", fmt.Sprintf("name: a template %q in language %q already exists; submit a correction under a new name", name, lang), nil)
 }
 
 // Update replaces the content of a draft template (name, category,
@@ -426,7 +426,7 @@ func (ts *Templates) notDraft(ctx context.Context, id, what string) error {
 }
 
 func notDraftError(status, what string) *Error {
-	return &Error{Code: CodeConflict, Field: "status", Path: record.FieldPath("status"), Message: fmt.Sprintf("status: the template is %s; only a draft can be %s", status, what)}
+	return errorOn(CodeConflict, "status", fmt.Sprintf("status: the template is %s; only a draft can be %s", status, what), nil)
 }
 
 // Submit submits a draft template for review: it becomes pending (stored
@@ -497,7 +497,7 @@ func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (
 		if gerr != nil {
 			return nil, gerr
 		}
-		return nil, &Error{Code: CodeConflict, Field: "status", Path: record.FieldPath("status"), Message: fmt.Sprintf("status: a %s template cannot move to %s", cur.Status, status)}
+		return nil, errorOn(CodeConflict, "status", fmt.Sprintf("status: a %s template cannot move to %s", cur.Status, status), nil)
 	}
 	if err != nil {
 		return nil, wrapStoreError(err, "template", id)

@@ -125,7 +125,7 @@ func (s *Service) deleteAtProvider(ctx context.Context, t *Template) error {
 		if se.Credentials {
 			s.credentialsRefused(context.WithoutCancel(ctx), t.WorkspaceID, ChannelWhatsApp, se, started)
 		}
-		return &Error{Code: CodeConflict, Field: "template", Path: record.FieldPath("template"), Message: fmt.Sprintf("template: the channel provider refused to delete it: %s; it was kept", FailureReason(se.Code, se.Text)), Err: err}
+		return errorOn(CodeConflict, "template", fmt.Sprintf("template: the channel provider refused to delete it: %s; it was kept", FailureReason(se.Code, se.Text)), err)
 	}
 	return &Error{Code: CodeServiceUnavailable, Message: "the channel provider could not be reached to delete the template; it was kept, try again later", Err: err}
 }
@@ -151,14 +151,14 @@ type TemplateSyncResult struct {
 func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*TemplateSyncResult, error) {
 	tl, ok := s.providerFor(ChannelWhatsApp).(TemplateLister)
 	if !ok {
-		return nil, &Error{Code: CodeConflict, Field: "provider", Path: record.FieldPath("provider"), Message: "provider: the channel provider does not list templates"}
+		return nil, errorOn(CodeConflict, "provider", "provider: the channel provider does not list templates", nil)
 	}
 	snd, err := s.ChannelSender(ctx, workspaceID, ChannelWhatsApp)
 	if err != nil || snd == nil || snd.WABAID == "" {
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, senderError(err, ChannelWhatsApp)
 		}
-		return nil, &Error{Code: CodeChannelUnavailable, Field: "channel", Path: record.FieldPath("channel"), Message: "channel: whatsapp has no connection with a WABA id to sync templates from"}
+		return nil, errorOn(CodeChannelUnavailable, "channel", "channel: whatsapp has no connection with a WABA id to sync templates from", nil)
 	}
 	now := s.now()
 	held, err := s.store.LeaseAcquire(ctx, &driver.LeaseParams{Name: "template-sync:" + snd.WABAID, Owner: s.owner, Now: now, Until: now.Add(s.syncOpts.Lease)})
@@ -167,7 +167,7 @@ func (s *Service) SyncTemplates(ctx context.Context, workspaceID string) (*Templ
 	}
 	if !held {
 		f := s.spec(ChannelWhatsApp).Owner.Name
-		return nil, &Error{Code: CodeConflict, Field: f, Path: record.FieldPath(f), Message: f + ": another instance is syncing this account's templates"}
+		return nil, errorOn(CodeConflict, f, f+": another instance is syncing this account's templates", nil)
 	}
 	defer func() {
 		// Release: the next scheduled sync of any instance may run.

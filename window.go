@@ -128,7 +128,6 @@ func (m *Messages) refuseOutsideWindow(ctx context.Context, w *WorkspaceInfo, ms
 	if !ends.IsZero() {
 		why = "last wrote at " + record.FormatTime(convs[0].LastInboundAt) + "; the window closed at " + record.FormatTime(ends)
 	}
-	return &Error{Code: CodeOutsideWindow, Field: "to", Path: record.FieldPath("to"),
-		Message: fmt.Sprintf("to: %s is outside the %s customer-service window (%s): free-form messages are refused in this workspace; send an approved template (POST /v1/messages/templates) instead",
-			msg.To, msg.Channel, why)}
+	return errorOn(CodeOutsideWindow, "to", fmt.Sprintf("to: %s is outside the %s customer-service window (%s): free-form messages are refused in this workspace; send an approved template (POST /v1/messages/templates) instead",
+		msg.To, msg.Channel, why), nil)
 }
