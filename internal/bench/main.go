@@ -63,6 +63,8 @@ type config struct {
 
 	side string // "product" or "baseline" to measure one side only (for profiling)
 
+	postgres string // URL of the PostgreSQL server the figures on PostgreSQL create their databases on
+
 	contacts       int // contacts in the search workspace
 	messages       int // messages in the message-list workspace
 	memoryMessages int // messages accepted by the server in the memory figure
@@ -112,6 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	messages := fs.Int("messages", 0, "messages in the message-list workspace (default 1,000,000; 20,000 with -short)")
 	memMsgs := fs.Int("memory-messages", 0, "messages the server accepts and dispatches in the memory figure (default 100,000, to stay within 5 minutes; the goal, peak <= 64 MiB, is set at 1,000,000, about 10 minutes on 2 cores; 5,000 with -short)")
 	side := fs.String("side", "", `measure only the "product" or the "baseline" side of paired figures (for profiling)`)
+	postgres := fs.String("postgres", postgresURLFromEnv(), "PostgreSQL server URL; the figures on PostgreSQL create (and drop) a database of their own on it (default env MESSAGING_TEST_POSTGRES_URL, else the local cluster)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	blockProfile := fs.String("blockprofile", "", "write a profile of blocking (channels, locks, I/O waits) to this file")
 	if err := fs.Parse(args); err != nil {
@@ -138,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}()
 	}
 	c := &config{short: *short, repeat: *repeat, cache: *cache, verbose: *verbose, out: stdout, log: io.Discard,
-		contacts: *contacts, messages: *messages, memoryMessages: *memMsgs, only: map[string]bool{}, side: *side}
+		contacts: *contacts, messages: *messages, memoryMessages: *memMsgs, only: map[string]bool{}, side: *side, postgres: *postgres}
 	if c.side != "" && c.side != "product" && c.side != "baseline" {
 		return fmt.Errorf("-side: %q is neither product nor baseline", c.side)
 	}
