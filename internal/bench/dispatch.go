@@ -155,10 +155,22 @@ func dispatchProduct(ctx context.Context, path string, n int, p messaging.Provid
 		return 0, err
 	}
 	defer st.Close()
-	svc, err := messaging.New(st, p, &messaging.Options{Dispatch: messaging.DispatchOptions{Workers: workers, PerSenderRate: -1}})
+	svc, err := messaging.New(st, p, dispatchOptions(workers))
 	if err != nil {
 		return 0, err
 	}
+	return dispatchService(ctx, svc, n)
+}
+
+// dispatchOptions are the options of a service dispatching with workers
+// workers and no per-sender pacing.
+func dispatchOptions(workers int) *messaging.Options {
+	return &messaging.Options{Dispatch: messaging.DispatchOptions{Workers: workers, PerSenderRate: -1}}
+}
+
+// dispatchService starts svc, whose store holds n queued messages, and
+// returns the time until the n messages are recorded sent; it closes svc.
+func dispatchService(ctx context.Context, svc *messaging.Service, n int) (time.Duration, error) {
 	var sent atomic.Int64
 	done := make(chan struct{})
 	svc.Subscribe(func(_ context.Context, e *messaging.Event) {

@@ -22,6 +22,8 @@
 //	telemetry POST /v1/messages with OpenTelemetry SDK metrics and traces on (not exported) vs off (no-op)
 //	messages  GET /v1/messages on a 1,000,000-message workspace: a page in the last tenth vs the first page, p50 and p99;
 //	          and the first page of one recipient (to=), p99, whose goal is absolute (at most 10 ms)
+//	river     the product beside River v0.51.2 on SQLite and on PostgreSQL: accept (Messages.Send vs Client.Insert,
+//	          8 callers) and dispatch (queued -> sent, 8 workers, vs River working as many jobs with 8 no-op workers)
 //
 // The 1,000,000-contact and 1,000,000-message databases are generated once (bulk insert) and cached
 // in -cache (default: the system temporary directory); it is generated
@@ -86,6 +88,7 @@ func figures() []figure {
 		{"smsbulk", runSMSBulk},
 		{"telemetry", runTelemetry},
 		{"messages", runMessageList},
+		{"river", runRiver},
 	}
 }
 
