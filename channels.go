@@ -142,7 +142,7 @@ func (s *Service) channelState(ctx context.Context, ws, channel string) (*Channe
 	if err != nil {
 		return nil, err
 	}
-	conn, err := s.store.ConnectionGet(ctx, ws, channel)
+	conn, err := s.raw.ConnectionGet(ctx, ws, channel)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		conn = nil
@@ -217,7 +217,7 @@ func (c *Channels) Verify(ctx context.Context, channel string) (*ChannelState, e
 	if !ok {
 		return nil, errorOn(CodeChannelUnavailable, "channel", "channel: the channel provider cannot verify credentials", nil)
 	}
-	conn, err := c.svc.store.ConnectionGet(ctx, c.ws, channel)
+	conn, err := c.svc.raw.ConnectionGet(ctx, c.ws, channel)
 	if err != nil {
 		return nil, wrapStoreError(err, "connection", channel)
 	}
@@ -480,7 +480,7 @@ func (s *Service) judge(ctx context.Context, v ConnectionVerifier, spec *Channel
 	case verr != nil:
 		// A working connection is never replaced by credentials whose
 		// verdict is unknown: it is kept, and the caller tries again.
-		if cur, err := s.store.ConnectionGet(ctx, p.WorkspaceID, p.Channel); err == nil && cur.Holds() {
+		if cur, err := s.raw.ConnectionGet(ctx, p.WorkspaceID, p.Channel); err == nil && cur.Holds() {
 			return &Error{Code: CodeServiceUnavailable,
 				Message: "the channel provider could not be reached to verify the new credentials (" + providerReason(verr) + "); the current connection is kept: try again later", Err: verr}
 		}

@@ -77,7 +77,7 @@ func (s *Service) setConnectionState(ctx context.Context, snd *ChannelSender, st
 // error, when the provider refused its credentials during a call that
 // started at started (credentials put since then are left alone).
 func (s *Service) credentialsRefused(ctx context.Context, workspaceID, channel string, se *SendError, started time.Time) {
-	c, err := s.store.ConnectionGet(ctx, workspaceID, channel)
+	c, err := s.raw.ConnectionGet(ctx, workspaceID, channel)
 	if err != nil || c.Status == record.ConnectionDisconnected || c.UpdatedAt.After(started) {
 		return
 	}

@@ -175,7 +175,7 @@ func New(store driver.Store, provider Provider, opts *Options) (*Service, error)
 		return nil, fmt.Errorf("messaging: New: creating the metric instruments: %w", err)
 	}
 	s.tel = tel
-	s.statuses = &statusBatch{store: s.store}
+	s.statuses = &statusBatch{store: s.store, take: s.takeKept}
 	s.dispatch = newDispatcher(s, o.Dispatch, o.Sleep)
 	s.hooks = newWebhookSender(s, o.Webhooks, o.Sleep)
 	s.touches = newKeyToucher(s)

@@ -170,7 +170,7 @@ func TestReportBeforeSentIsAppliedWhenSentIsRecorded(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", d)
 			}
 			// The reports were taken: recording the id again applies nothing.
-			if got, err := f.store.PendingReportTake(f.ctx, &driver.PendingReportTakeParams{ProviderMessageID: "wamid.1", NotBefore: t0.Add(-time.Hour)}); err != nil || len(got) != 0 {
+			if got, err := f.store.PendingReportTake(f.ctx, &driver.PendingReportTakeParams{ProviderMessageIDs: []string{"wamid.1"}, NotBefore: t0.Add(-time.Hour)}); err != nil || len(got) != 0 {
 				t.Errorf("reports left after they were applied: %d, %v", len(got), err)
 			}
 		})

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +19,10 @@ const maxCacheEntries = 4096
 // cachingStore is the Store as the Service sees it: the store it was given,
 // with the two reads every accepted request makes, the API keys of a
 // lookup id (Authenticate) and a workspace with its connected channels and
-// settings (the channel check), kept for ttl on the service's clock.
+// settings (the channel check), and the read every send makes, a
+// workspace's connection of a channel (ChannelSender), kept for ttl on the
+// service's clock. The management of connections (Channels) reads the
+// store itself.
 //
 // The bound on staleness is the point of the design. A change made through
 // this Service (a key created, updated or revoked; a channel connected or
@@ -30,7 +34,10 @@ const maxCacheEntries = 4096
 // and an entry read before a change of this Service is never stored after
 // it (the generation check in put). Only found records are kept: an
 // unknown key or workspace is read again each time, so a key created on
-// another instance works at once and guessed keys do not fill memory.
+// another instance works at once and guessed keys do not fill memory. A
+// missing connection is kept too (a channel with no connection, served
+// with the provider's own credentials, is the common case): connections
+// are looked up only for messages accepted, not for guesses.
 type cachingStore struct {
 	driver.Store
 	now func() time.Time
@@ -40,9 +47,17 @@ type cachingStore struct {
 	// is not stored.
 	gen atomic.Uint64
 
-	mu         sync.RWMutex
-	keys       map[string]cached[[]*APIKey]
-	workspaces map[string]cached[*WorkspaceInfo]
+	mu          sync.RWMutex
+	keys        map[string]cached[[]*APIKey]
+	workspaces  map[string]cached[*WorkspaceInfo]
+	connections map[string]cached[connectionRead]
+}
+
+// connectionRead is a read of a connection: the connection, or the
+// store's ErrNotFound.
+type connectionRead struct {
+	c   *ChannelConnection
+	err error
 }
 
 type cached[T any] struct {
@@ -57,7 +72,8 @@ func newCachingStore(st driver.Store, now func() time.Time, ttl time.Duration) d
 		return st
 	}
 	return &cachingStore{Store: st, now: now, ttl: ttl,
-		keys: map[string]cached[[]*APIKey]{}, workspaces: map[string]cached[*WorkspaceInfo]{}}
+		keys: map[string]cached[[]*APIKey]{}, workspaces: map[string]cached[*WorkspaceInfo]{},
+		connections: map[string]cached[connectionRead]{}}
 }
 
 // lookup returns the entry of m under k when it is younger than ttl.
@@ -92,6 +108,7 @@ func (c *cachingStore) changed() {
 	c.gen.Add(1)
 	clear(c.keys)
 	clear(c.workspaces)
+	clear(c.connections)
 	c.mu.Unlock()
 }
 
@@ -121,6 +138,26 @@ func (c *cachingStore) WorkspaceGet(ctx context.Context, id string) (*WorkspaceI
 	}
 	put(c, c.workspaces, id, w.Clone(), gen, at)
 	return w, nil
+}
+
+// ConnectionGet implements Store from the cache.
+func (c *cachingStore) ConnectionGet(ctx context.Context, workspaceID, channel string) (*ChannelConnection, error) {
+	k := workspaceID + "\x00" + channel
+	if r, ok := lookup(c, c.connections, k); ok {
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.c.Clone(), nil
+	}
+	gen, at := c.gen.Load(), c.now()
+	conn, err := c.Store.ConnectionGet(ctx, workspaceID, channel)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		put(c, c.connections, k, connectionRead{err: err}, gen, at)
+	case err == nil:
+		put(c, c.connections, k, connectionRead{c: conn.Clone()}, gen, at)
+	}
+	return conn, err
 }
 
 // The changes below empty the cache once the store returned (an error
@@ -157,15 +194,24 @@ func (c *cachingStore) WorkspaceSetChannel(ctx context.Context, p *driver.Channe
 }
 
 // ConnectionPut implements Store. It connects or disconnects channels, a
-// change to workspaces' channels. (ConnectionUpdate changes nothing
-// cached.)
+// change to workspaces' channels and connections.
 func (c *cachingStore) ConnectionPut(ctx context.Context, p *ChannelConnection) ([]*ChannelConnection, error) {
 	defer c.changed()
 	return c.Store.ConnectionPut(ctx, p)
 }
 
+// ConnectionUpdate implements Store. A change of the connection's status
+// empties the cache; the record of a template sync changes nothing a
+// sender reads.
+func (c *cachingStore) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdateParams) (bool, error) {
+	if p.Status != "" {
+		defer c.changed()
+	}
+	return c.Store.ConnectionUpdate(ctx, p)
+}
+
 // ConnectionVerified implements Store. It connects and disconnects
-// channels, a change to workspaces' channels.
+// channels, a change to workspaces' channels and connections.
 func (c *cachingStore) ConnectionVerified(ctx context.Context, p *driver.ConnectionVerifiedParams) ([]*ChannelConnection, error) {
 	defer c.changed()
 	return c.Store.ConnectionVerified(ctx, p)

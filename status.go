@@ -103,14 +103,15 @@ var errNoLongerQueued = errors.New("messaging: the message is no longer queued")
 // statusBatch), the one status write of the store.
 //
 // It makes the change (writeStatus) and then, when the change recorded
-// u.ProviderMessageID, applies the reports kept for that id
-// (applyPending), each a change of its own through writeStatus.
+// u.ProviderMessageID, applies the reports kept for that id, which the
+// status batch took once the change committed (applyReports), each a
+// change of its own through writeStatus.
 func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, way statusWay) (bool, error) {
-	changed, err := s.writeStatus(ctx, u, way)
+	changed, kept, err := s.writeStatus(ctx, u, way)
 	if err != nil || !changed || u.ProviderMessageID == "" {
 		return changed, err
 	}
-	if _, err := s.applyPending(ctx, u.WorkspaceID, u.MessageID, u.ProviderMessageID); err != nil {
+	if _, err := s.applyReports(ctx, u.WorkspaceID, u.MessageID, u.ProviderMessageID, kept); err != nil {
 		s.log.ErrorContext(ctx, "applying the status reports kept for a provider message id failed",
 			"message_id", u.MessageID, "provider_message_id", u.ProviderMessageID, "err", err)
 	}
@@ -118,7 +119,8 @@ func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, way statusW
 }
 
 // writeStatus makes one status change and announces it; it reports
-// whether the status changed.
+// whether the status changed and, when the change recorded
+// u.ProviderMessageID, the reports kept for that id.
 //
 // The change is decided here, not in the store: the status rules (see
 // statusFrom) are checked against the message as last read, the event is
@@ -127,12 +129,13 @@ func (s *Service) recordStatus(ctx context.Context, u *StatusUpdate, way statusW
 // deliveries in the same transaction. When the status moved meanwhile, the
 // store returns the message as it is and the change is decided again on
 // it. Subscribers get the event once the store has committed the change.
-func (s *Service) writeStatus(ctx context.Context, u *StatusUpdate, way statusWay) (bool, error) {
+func (s *Service) writeStatus(ctx context.Context, u *StatusUpdate, way statusWay) (bool, keptReports, error) {
+	var none keptReports
 	if err := refuseUnstorable(u, statusUpdateTexts); err != nil {
-		return false, err
+		return false, none, err
 	}
 	if err := checkStatus(u.Status, u.ProviderCode); err != nil {
-		return false, err
+		return false, none, err
 	}
 	from := statusFrom(u.Status)
 	var reason string
@@ -144,15 +147,15 @@ func (s *Service) writeStatus(ctx context.Context, u *StatusUpdate, way statusWa
 		if before == nil {
 			m, err := s.store.MessageGet(ctx, u.WorkspaceID, u.MessageID)
 			if err != nil {
-				return false, wrapStoreError(err, "message", u.MessageID)
+				return false, none, wrapStoreError(err, "message", u.MessageID)
 			}
 			before = m
 		}
 		if !slices.Contains(from, before.Status) {
-			return false, nil // out of order: ignored
+			return false, none, nil // out of order: ignored
 		}
 		if way.queuedOnly && before.Status != StatusQueued {
-			return false, errNoLongerQueued
+			return false, none, errNoLongerQueued
 		}
 		now := s.now()
 		ev := statusEvent(before, statusAfter(before, u, reason, now), now)
@@ -163,28 +166,28 @@ func (s *Service) writeStatus(ctx context.Context, u *StatusUpdate, way statusWa
 		} else {
 			rec.TraceParent = before.TraceParent // its deliveries continue the message's trace
 		}
-		cur, changed, err := s.statuses.update(ctx, &driver.MessageStatusParams{
+		res := s.statuses.update(ctx, &driver.MessageStatusParams{
 			WorkspaceID: u.WorkspaceID, ID: u.MessageID, From: []string{before.Status}, To: u.Status,
 			FailureReason: reason, ProviderMessageID: u.ProviderMessageID, At: now, Event: rec,
 		}, way.hold)
-		if err != nil {
-			return false, wrapStoreError(err, "message", u.MessageID)
+		if res.err != nil {
+			return false, none, wrapStoreError(res.err, "message", u.MessageID)
 		}
-		if !changed {
+		if !res.changed {
 			if way.queuedOnly {
-				return false, errNoLongerQueued
+				return false, none, errNoLongerQueued
 			}
 			// The status moved meanwhile: decide again on the message as
 			// the store returned it (read again if it returned none).
-			before = cur
+			before = res.after
 			continue
 		}
 		s.tel.statusChanged(ctx, before, u.Status, now)
 		s.wakeWebhooks()
 		s.events.publish(ctx, ev)
-		return true, nil
+		return true, res.kept, nil
 	}
-	return false, &Error{Code: CodeInternal, Message: "internal error",
+	return false, none, &Error{Code: CodeInternal, Message: "internal error",
 		Err: fmt.Errorf("messaging: the status of message %s kept moving during %d attempts to set it to %s", u.MessageID, maxStatusAttempts, u.Status)}
 }
 
@@ -377,27 +380,36 @@ func (s *Service) keepReport(ctx context.Context, p *ProviderStatus) (bool, erro
 		// the save it would wait for nothing: ask for it again.
 		return false, wrapStoreError(err, "provider message", p.ProviderMessageID)
 	}
-	return s.applyPending(ctx, m.WorkspaceID, m.ID, p.ProviderMessageID)
+	reports, err := s.takeKept(ctx, []string{p.ProviderMessageID})
+	return s.applyReports(ctx, m.WorkspaceID, m.ID, p.ProviderMessageID, keptReports{reports: reports, err: err})
 }
 
-// applyPending takes the unexpired reports kept for providerMessageID and
-// applies them, oldest first, to message id of workspace ws, each a change
-// of its own (writeStatus: a report records no provider message id, so it
-// takes no reports in turn), and reports whether any changed its status.
+// takeKept takes the unexpired reports kept for the provider message ids.
+func (s *Service) takeKept(ctx context.Context, ids []string) ([]*driver.PendingReport, error) {
+	return s.store.PendingReportTake(ctx, &driver.PendingReportTakeParams{ProviderMessageIDs: ids, NotBefore: s.now().Add(-s.retention)})
+}
+
+// applyReports applies the reports kept for providerMessageID, taken
+// (takeKept) once a message recorded that id, oldest first, to message id
+// of workspace ws, each a change of its own (writeStatus: a report records
+// no provider message id, so it takes no reports in turn), and reports
+// whether any changed its status. A failed take is returned as the error.
 //
-// A report that fails to apply is not kept again: it was taken because a
-// message now carries its id, and takes happen only when an id is
-// recorded or a report of an unknown id is kept, so it would wait, never
-// applied, until it expired. The failure (of the store) is returned, and
-// the reports not applied are logged.
-func (s *Service) applyPending(ctx context.Context, ws, id, providerMessageID string) (bool, error) {
-	reports, err := s.store.PendingReportTake(ctx, &driver.PendingReportTakeParams{ProviderMessageID: providerMessageID, NotBefore: s.now().Add(-s.retention)})
-	if err != nil {
-		return false, wrapStoreError(err, "pending report", providerMessageID)
+// Reports are taken when an id is recorded (the status batch takes those
+// of every id its write recorded, in one call, after the commit) and when
+// a report of an unknown id is kept (ApplyProviderStatus). A report that
+// fails to apply is not kept again: it was taken because a message now
+// carries its id, so it would wait, never applied, until it expired. The
+// failure (of the store) is returned, and the reports not applied are
+// logged.
+func (s *Service) applyReports(ctx context.Context, ws, id, providerMessageID string, kept keptReports) (bool, error) {
+	if kept.err != nil {
+		return false, wrapStoreError(kept.err, "pending report", providerMessageID)
 	}
+	reports := kept.reports
 	changed := false
 	for i, r := range reports {
-		c, err := s.writeStatus(ctx, &StatusUpdate{WorkspaceID: ws, MessageID: id, Status: r.Status,
+		c, _, err := s.writeStatus(ctx, &StatusUpdate{WorkspaceID: ws, MessageID: id, Status: r.Status,
 			ProviderCode: r.ProviderCode, ProviderText: r.ProviderText}, statusWay{})
 		if err != nil {
 			for _, lost := range reports[i:] {

@@ -30,11 +30,18 @@ import (
 // calling back into the service): it would wait for that write.
 //
 // Each change is still a compare-and-set by its from-status and is
-// committed with its event; a caller returns only once the write holding
+// committed with its event; once a write committed, the reports kept for
+// the provider message ids its changes recorded are taken with one call
+// (take), not one per change; a caller returns only once the write holding
 // its change committed (or failed: then every change of the batch failed,
 // and each caller handles its own: the dispatcher's Record retries it).
 type statusBatch struct {
 	store driver.Store
+	// take, when set, takes the provider's reports kept for the provider
+	// message ids that a write's changes recorded, once the write
+	// committed: one take per write, not one per change (see
+	// Service.applyReports).
+	take func(ctx context.Context, ids []string) ([]*driver.PendingReport, error)
 
 	mu       sync.Mutex
 	pending  []*statusReq
@@ -56,6 +63,17 @@ type statusReq struct {
 type statusRes struct {
 	after   *Message
 	changed bool
+	err     error
+	// kept are the reports kept for the provider message id the change
+	// recorded, taken after the write committed.
+	kept keptReports
+}
+
+// keptReports are the provider's reports kept for a provider message id
+// (see Service.ApplyProviderStatus), taken once a status change recorded
+// that id; err is the take's failure.
+type keptReports struct {
+	reports []*driver.PendingReport
 	err     error
 }
 
@@ -100,13 +118,14 @@ func (h *statusHold) release() {
 }
 
 // update makes the change p in the next batch and returns its outcome:
-// the message after it (as it is when its status was not in p.From), and
-// whether it changed; not found is the error ErrNotFound. The message's
-// hold, when not nil, stops counting once its change is waiting. A ctx
-// done before the change went into a write withdraws it.
-func (b *statusBatch) update(ctx context.Context, p *driver.MessageStatusParams, h *statusHold) (*Message, bool, error) {
+// the message after it (as it is when its status was not in p.From),
+// whether it changed and, when it changed and recorded a provider message
+// id, the reports kept for that id; not found is the error ErrNotFound.
+// The message's hold, when not nil, stops counting once its change is
+// waiting. A ctx done before the change went into a write withdraws it.
+func (b *statusBatch) update(ctx context.Context, p *driver.MessageStatusParams, h *statusHold) statusRes {
 	if err := ctx.Err(); err != nil {
-		return nil, false, err
+		return statusRes{err: err}
 	}
 	r := &statusReq{ctx: ctx, p: p, done: make(chan statusRes, 1)}
 	b.mu.Lock()
@@ -119,7 +138,7 @@ func (b *statusBatch) update(ctx context.Context, p *driver.MessageStatusParams,
 	b.mu.Unlock()
 	select {
 	case res := <-r.done:
-		return res.after, res.changed, res.err
+		return res
 	case <-ctx.Done():
 	}
 	b.mu.Lock()
@@ -131,11 +150,10 @@ func (b *statusBatch) update(ctx context.Context, p *driver.MessageStatusParams,
 			}
 		}
 		b.mu.Unlock()
-		return nil, false, ctx.Err()
+		return statusRes{err: ctx.Err()}
 	}
 	b.mu.Unlock()
-	res := <-r.done // in a write: its outcome is the commit's
-	return res.after, res.changed, res.err
+	return <-r.done // in a write: its outcome is the commit's
 }
 
 // flushLocked starts the write of the pending changes when none is in
@@ -174,17 +192,54 @@ func (b *statusBatch) flush(batch []*statusReq) {
 	if err == nil && len(results) != len(batch) {
 		err = fmt.Errorf("messaging: the store returned %d results for %d status changes", len(results), len(batch))
 	}
+	var kept map[string]keptReports
+	if err == nil {
+		kept = b.takeKept(ctx, ps, results)
+	}
 	for i, r := range batch {
 		if err != nil {
 			r.done <- statusRes{err: err}
 			continue
 		}
-		r.done <- statusRes{after: results[i].Message, changed: results[i].Changed, err: results[i].Err}
+		r.done <- statusRes{after: results[i].Message, changed: results[i].Changed, err: results[i].Err,
+			kept: kept[ps[i].ProviderMessageID]}
 	}
 	b.mu.Lock()
 	b.flushing = false
 	b.flushLocked()
 	b.mu.Unlock()
+}
+
+// takeKept takes, in one call, the reports kept for the provider message
+// ids that the committed changes ps recorded, and returns them by id.
+// A failed take is every such id's error.
+func (b *statusBatch) takeKept(ctx context.Context, ps []*driver.MessageStatusParams, results []driver.MessageStatusResult) map[string]keptReports {
+	if b.take == nil {
+		return nil
+	}
+	var ids []string
+	for i, p := range ps {
+		if results[i].Changed && p.ProviderMessageID != "" {
+			ids = append(ids, p.ProviderMessageID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make(map[string]keptReports, len(ids))
+	reports, err := b.take(ctx, ids)
+	if err != nil {
+		for _, id := range ids {
+			out[id] = keptReports{err: err}
+		}
+		return out
+	}
+	for _, r := range reports {
+		k := out[r.ProviderMessageID]
+		k.reports = append(k.reports, r)
+		out[r.ProviderMessageID] = k
+	}
+	return out
 }
 
 // latestDeadline returns the latest deadline of the callers of batch, and

@@ -40,8 +40,7 @@ func TestStatusBatchWaitsForHeldMessages(t *testing.T) {
 	update := func(id string, h *statusHold) <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			_, _, err := b.update(ctx, &driver.MessageStatusParams{ID: id, To: StatusSent}, h)
-			done <- err
+			done <- b.update(ctx, &driver.MessageStatusParams{ID: id, To: StatusSent}, h).err
 		}()
 		return done
 	}
@@ -115,8 +114,9 @@ func TestStatusBatchChangeWithoutHold(t *testing.T) {
 	update := func(id string, h *statusHold) <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			_, changed, err := b.update(ctx, &driver.MessageStatusParams{ID: id, To: StatusSent}, h)
-			if err == nil && !changed {
+			res := b.update(ctx, &driver.MessageStatusParams{ID: id, To: StatusSent}, h)
+			err := res.err
+			if err == nil && !res.changed {
 				err = errors.New("not changed")
 			}
 			done <- err
@@ -180,8 +180,7 @@ func TestStatusBatchWriteKeepsTheCallersDeadline(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := b.update(ctx, &driver.MessageStatusParams{ID: "msg_1", To: StatusSent}, &statusHold{})
-		done <- err
+		done <- b.update(ctx, &driver.MessageStatusParams{ID: "msg_1", To: StatusSent}, &statusHold{}).err
 	}()
 	select {
 	case err := <-done:
@@ -190,5 +189,57 @@ func TestStatusBatchWriteKeepsTheCallersDeadline(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("update on a hung store never returned: the write outlived its callers' deadline")
+	}
+}
+
+// TestStatusBatchTakesKeptReportsOnce: the reports kept for the provider
+// message ids that a write recorded are taken with one call once the
+// write committed, only for changes that changed a status and recorded an
+// id, and each change gets the reports of its own id.
+func TestStatusBatchTakesKeptReportsOnce(t *testing.T) {
+	st := &batchCountingStore{sizes: make(chan int, 10)}
+	var takes [][]string
+	b := &statusBatch{store: st, take: func(_ context.Context, ids []string) ([]*driver.PendingReport, error) {
+		takes = append(takes, ids) // one flush at a time
+		var out []*driver.PendingReport
+		for _, id := range ids {
+			out = append(out, &driver.PendingReport{ProviderMessageID: id, Status: StatusDelivered})
+		}
+		return out, nil
+	}}
+	ctx := context.Background()
+	holds := []*statusHold{b.holdOne(), b.holdOne(), b.holdOne()}
+	pids := []string{"wamid.1", "wamid.2", ""}
+	results := make([]chan statusRes, 3)
+	for i := range holds {
+		results[i] = make(chan statusRes, 1)
+		go func() {
+			results[i] <- b.update(ctx, &driver.MessageStatusParams{ID: "msg_" + pids[i], To: StatusSent, ProviderMessageID: pids[i]}, holds[i])
+		}()
+	}
+	for i, want := range pids {
+		select {
+		case res := <-results[i]:
+			if res.err != nil || res.kept.err != nil {
+				t.Fatalf("change %d: %v, %v", i, res.err, res.kept.err)
+			}
+			if want == "" {
+				if len(res.kept.reports) != 0 {
+					t.Errorf("a change recording no id got %d reports", len(res.kept.reports))
+				}
+				continue
+			}
+			if len(res.kept.reports) != 1 || res.kept.reports[0].ProviderMessageID != want {
+				t.Errorf("change recording %s got reports %+v, want its own one", want, res.kept.reports)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the batch was never written")
+		}
+	}
+	if size := <-st.sizes; size != 3 {
+		t.Errorf("one write of %d changes, want 3", size)
+	}
+	if len(takes) != 1 || len(takes[0]) != 2 {
+		t.Errorf("takes %v, want one take of the two recorded ids", takes)
 	}
 }

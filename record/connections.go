@@ -2,6 +2,7 @@ package record
 
 import (
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -89,4 +90,12 @@ func (c *ChannelConnection) Holds() bool {
 func (c *ChannelConnection) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("workspace", c.WorkspaceID), slog.String("channel", c.Channel),
 		slog.String("account_id", c.AccountID), slog.String("waba_id", c.WABAID), slog.String("status", c.Status))
+}
+
+// Clone returns a deep copy of c: changing the copy never changes c.
+func (c *ChannelConnection) Clone() *ChannelConnection {
+	d := *c
+	d.TokenSealed = slices.Clone(c.TokenSealed)
+	d.VerifiedAt, d.TemplatesSyncedAt = clonePtr(c.VerifiedAt), clonePtr(c.TemplatesSyncedAt)
+	return &d
 }

@@ -255,9 +255,11 @@ type Store interface {
 	// reports received before p.NotBefore, of any id, a bounded number per
 	// call, so that expired reports do not pile up.
 	PendingReportSave(ctx context.Context, p *PendingReportSaveParams) (kept bool, err error)
-	// PendingReportTake deletes every report of p.ProviderMessageID and
-	// returns those received at or after p.NotBefore, in Seq order, in one
-	// atomic step: two concurrent takes never return the same report.
+	// PendingReportTake deletes every report of the ids
+	// p.ProviderMessageIDs and returns those received at or after
+	// p.NotBefore, in Seq order, in one atomic step: two concurrent takes
+	// never return the same report. The service takes the reports of the
+	// ids a batch of status changes recorded with one call.
 	PendingReportTake(ctx context.Context, p *PendingReportTakeParams) ([]*PendingReport, error)
 
 	// WebhookQueueEvent queues p.Event for delivery to the one endpoint
@@ -532,7 +534,8 @@ type PendingReportSaveParams struct {
 
 // PendingReportTakeParams are the arguments of Store.PendingReportTake.
 type PendingReportTakeParams struct {
-	ProviderMessageID string
+	// ProviderMessageIDs are the ids whose reports are taken.
+	ProviderMessageIDs []string
 	// NotBefore is the oldest ReceivedAt returned: older reports have
 	// expired, and are deleted without being returned.
 	NotBefore time.Time

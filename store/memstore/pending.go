@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -88,8 +89,12 @@ func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSa
 // PendingReportTake implements driver.Store.
 func (s *Store) PendingReportTake(ctx context.Context, p *driver.PendingReportTakeParams) ([]*driver.PendingReport, error) {
 	return write(ctx, s, func() ([]*driver.PendingReport, error) {
-		rs := s.pending.byID[p.ProviderMessageID]
-		delete(s.pending.byID, p.ProviderMessageID)
+		var rs []*driver.PendingReport
+		for _, id := range p.ProviderMessageIDs {
+			rs = append(rs, s.pending.byID[id]...)
+			delete(s.pending.byID, id)
+		}
+		slices.SortFunc(rs, func(a, b *driver.PendingReport) int { return cmp.Compare(a.Seq, b.Seq) })
 		return copiesOf(slices.Values(rs), func(r *driver.PendingReport) bool { return !r.ReceivedAt.Before(p.NotBefore) }, shallowCopy), nil
 	})
 }

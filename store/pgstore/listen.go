@@ -10,8 +10,9 @@ import (
 )
 
 // cacheChannel is the LISTEN channel of the notices sent by the triggers
-// of migrations 0023 to 0025 when an API key, a workspace or its channels
-// change (a key's LastUsedAt alone excepted); the payload is the schema.
+// of migrations 0023 to 0025 and 0034 when an API key, a workspace, its
+// channels or what a send reads of a channel connection change (a key's
+// LastUsedAt alone excepted); the payload is the schema.
 const cacheChannel = "messaging_cache"
 
 // listenerName is the application_name of ListenChanges' connection, as
@@ -20,12 +21,14 @@ const listenerName = "messaging change listener"
 
 // ListenChanges implements messaging.ChangeListener with LISTEN/NOTIFY on
 // a connection of its own (outside the pool, with the pool's settings):
-// changed is called once each change to an API key, a workspace or its
-// channels (connecting or disconnecting one) of the store's schema
-// commits, made by any instance. The record of a key's use (APIKeyTouch,
-// which sets LastUsedAt only) and the updates of a channel connection's
-// status and template sync (ConnectionUpdate) change nothing a Service
-// caches and call nothing. It is also called after every (re)connection, since
+// changed is called once each change to an API key, a workspace, its
+// channels (connecting or disconnecting one) or what a send reads of a
+// channel connection (its account, token, status and generation) of the
+// store's schema commits, made by any instance (migrations 0023 to 0025
+// and 0034). The record of a key's use (APIKeyTouch, which sets
+// LastUsedAt only) and of a template sync (ConnectionUpdate with SyncedAt
+// or SyncError only) change nothing a Service caches and call nothing.
+// It is also called after every (re)connection, since
 // notices sent while no connection listened are lost. A lost connection
 // is retried with an exponential backoff (100 ms to 5 s). It returns
 // ctx's error once ctx is done.

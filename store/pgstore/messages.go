@@ -48,17 +48,26 @@ var (
 		RETURNING ` + messageCols
 	// qMessageSetStatus changes the status of a message whose status is in
 	// $7 (as read with the row locked FOR UPDATE, so it is the version the
-	// update replaces) and returns the row after the change. With $8 true it
-	// changes nothing when the workspace has an enabled webhook endpoint
-	// (then the change must queue deliveries in a transaction).
-	qMessageSetStatus = `UPDATE messages m SET status = $3,
-			failure_reason = CASE WHEN $4 <> '' THEN $4 ELSE m.failure_reason END,
-			provider_message_id = CASE WHEN $5 <> '' THEN $5 ELSE m.provider_message_id END,
-			updated_at = $6, lease_owner = '', unconfirmed_since = NULL, history = m.history || $9
-		FROM (SELECT id, status FROM messages WHERE id = $1 AND workspace_id = $2 FOR UPDATE) old
-		WHERE m.id = old.id AND old.status = ANY($7::text[])
-			AND NOT ($8 AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = $2 AND e.disabled_at IS NULL))
-		RETURNING ` + qualify("m", messageCols)
+	// update replaces), queues the change's event ($9 to $15, none when
+	// $10 is NULL) for the enabled endpoints of the workspace that
+	// subscribe to its type, and returns the row after the change: one
+	// statement, so that a batch of changes is one round trip.
+	qMessageSetStatus = `WITH u AS (
+			UPDATE messages m SET status = $3,
+				failure_reason = CASE WHEN $4 <> '' THEN $4 ELSE m.failure_reason END,
+				provider_message_id = CASE WHEN $5 <> '' THEN $5 ELSE m.provider_message_id END,
+				updated_at = $6, lease_owner = '', unconfirmed_since = NULL, history = m.history || $8
+			FROM (SELECT id, status FROM messages WHERE id = $1 AND workspace_id = $2 FOR UPDATE) old
+			WHERE m.id = old.id AND old.status = ANY($7::text[])
+			RETURNING ` + qualify("m", messageCols) + `),
+		q AS (
+			INSERT INTO webhook_deliveries
+				(endpoint_id, workspace_id, message_id, event_id, payload, state, due_at, created_at, event_type, trace_parent)
+			SELECT e.id, e.workspace_id, $9, $10, $11, 'pending', $12, $12, $13, $14 FROM webhook_endpoints e
+			WHERE $10::text IS NOT NULL AND EXISTS (SELECT 1 FROM u) AND e.workspace_id = $15 AND e.disabled_at IS NULL
+				AND (cardinality(e.events) = 0 OR $13 = ANY(e.events))
+			ORDER BY e.created_at, e.id)
+		SELECT * FROM u`
 	// qQueueEvent queues an event for the enabled endpoints of its
 	// workspace that subscribe to its type ($6).
 	qQueueEvent = `INSERT INTO webhook_deliveries
@@ -164,48 +173,6 @@ func (s *Store) MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key
 	return m, nil
 }
 
-// setStatus runs qMessageSetStatus and returns the message after the
-// change. changed is false when nothing was updated (the status is not in
-// p.From, the message does not exist, or unlessEndpoints held).
-func setStatus(ctx context.Context, q querier, p *driver.MessageStatusParams, unlessEndpoints bool) (after *messaging.Message, changed bool, err error) {
-	var a messaging.Message
-	aDest, aFinish := messageDest(&a)
-	err = q.QueryRow(ctx, qMessageSetStatus, p.ID, p.WorkspaceID, p.To, p.FailureReason, p.ProviderMessageID, ts(p.At),
-		nonNil(p.From), unlessEndpoints, statushistory.Entry(p.To, p.At)).Scan(aDest...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	if err := aFinish(); err != nil {
-		return nil, false, err
-	}
-	return &a, true, nil
-}
-
-// updateStatusTx makes the change p in tx: the status update (setStatus)
-// and, when it changed the message, the deliveries of p.Event. It returns
-// the message after the change; when it changed nothing, the message as
-// it is, and the error pgx.ErrNoRows when there is none.
-func updateStatusTx(ctx context.Context, tx pgx.Tx, p *driver.MessageStatusParams) (after *messaging.Message, changed bool, err error) {
-	after, changed, err = setStatus(ctx, tx, p, false)
-	if err != nil {
-		return nil, false, err
-	}
-	if !changed {
-		cur, err := scanMessage(tx.QueryRow(ctx, qMessageByWSID, p.ID, p.WorkspaceID))
-		if err != nil {
-			return nil, false, err
-		}
-		return cur, false, nil
-	}
-	if err := queueEvent(ctx, tx, p.Event); err != nil {
-		return nil, false, err
-	}
-	return after, true, nil
-}
-
 // queueEvent queues ev's deliveries in tx (qQueueEvent); a nil ev queues
 // nothing.
 func queueEvent(ctx context.Context, tx pgx.Tx, ev *driver.EventRecord) error {
@@ -216,41 +183,73 @@ func queueEvent(ctx context.Context, tx pgx.Tx, ev *driver.EventRecord) error {
 	return err
 }
 
-// MessageUpdateStatuses implements driver.Store: the changes, each by
-// updateStatusTx, in one transaction. The check of a change's p.From and
-// its update are one statement, which locks the row and returns it after
-// the change; FailureReason and ProviderMessageID are only written when
-// non-empty, and UpdatedAt becomes p.At. A batch of one change with no
-// event to queue, or in a workspace with no enabled webhook endpoint, is
-// that statement alone, with no transaction around it.
+// MessageUpdateStatuses implements driver.Store: each change is one
+// statement (qMessageSetStatus: the check of p.From, the update, which
+// locks the row, and the deliveries of p.Event), and the statements of
+// all the changes are sent at once, as one batch, which PostgreSQL runs
+// as one (implicit) transaction: one round trip for the whole batch. A
+// batch PostgreSQL aborted to resolve a deadlock runs again, as a
+// transaction does (see tx). FailureReason and ProviderMessageID are only
+// written when non-empty, and UpdatedAt becomes p.At. The changes that
+// changed nothing are read afterwards (the message as it is now).
 func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
 	ctx = writeCtx(ctx)
-	if len(ps) == 1 {
-		after, changed, err := setStatus(ctx, s.pool, ps[0], ps[0].Event != nil)
-		if err != nil {
+	var out []driver.MessageStatusResult
+	var err error
+	for attempt := 1; ; attempt++ {
+		out, err = s.updateStatuses(ctx, ps)
+		if err != nil && attempt < maxTxAttempts && retryable(err) && ctx.Err() == nil {
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	for i, p := range ps {
+		if out[i].Changed {
+			continue
+		}
+		cur, err := scanMessage(s.pool.QueryRow(ctx, qMessageByWSID, p.ID, p.WorkspaceID))
+		if out[i], err = sqlrows.StatusResult(cur, false, err, pgx.ErrNoRows); err != nil {
 			return nil, interpretError(err)
 		}
-		if changed {
-			return []driver.MessageStatusResult{{Message: after, Changed: true}}, nil
-		}
-		// The status is not in p.From, the message is missing, or the
-		// event has deliveries to queue: the transaction tells which.
-	}
-	var out []driver.MessageStatusResult
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		out = make([]driver.MessageStatusResult, len(ps))
-		for i, p := range ps {
-			after, changed, err := updateStatusTx(ctx, tx, p)
-			if out[i], err = sqlrows.StatusResult(after, changed, err, pgx.ErrNoRows); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	return out, nil
+}
+
+// updateStatuses sends the changes ps as one batch and returns, for each,
+// the message after it, or Changed false when it changed nothing. The
+// error is not interpreted.
+func (s *Store) updateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
+	b := &pgx.Batch{}
+	for _, p := range ps {
+		args := []any{p.ID, p.WorkspaceID, p.To, p.FailureReason, p.ProviderMessageID, ts(p.At),
+			nonNil(p.From), statushistory.Entry(p.To, p.At), nil, nil, nil, nil, nil, nil, nil}
+		if ev := p.Event; ev != nil {
+			args[8], args[9], args[10], args[11], args[12], args[13], args[14] = ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.Type, ev.TraceParent, ev.WorkspaceID
+		}
+		b.Queue(qMessageSetStatus, args...)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	out := make([]driver.MessageStatusResult, len(ps))
+	for i := range ps {
+		var a messaging.Message
+		dest, finish := messageDest(&a)
+		err := br.QueryRow().Scan(dest...)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue
+		}
+		if err == nil {
+			err = finish()
+		}
+		if err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+		out[i] = driver.MessageStatusResult{Message: &a, Changed: true}
+	}
+	return out, br.Close()
 }
 
 // MessageClaim implements driver.Store with SELECT ... FOR UPDATE SKIP

@@ -33,7 +33,7 @@ const (
 			WHERE (SELECT count(*) FROM pending_reports WHERE provider_message_id = $1 AND received_at >= $6) < $7
 			RETURNING seq`
 	qPendingTake = `WITH d AS (
-			DELETE FROM pending_reports WHERE provider_message_id = $1
+			DELETE FROM pending_reports WHERE provider_message_id = ANY($1::text[])
 			RETURNING seq, provider_message_id, status, provider_code, provider_text, received_at)
 		SELECT seq, provider_message_id, status, provider_code, provider_text, received_at FROM d
 		WHERE received_at >= $2 ORDER BY seq`
@@ -77,7 +77,7 @@ func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSa
 // RETURNING: a report deleted by a concurrent take is not returned twice.
 func (s *Store) PendingReportTake(ctx context.Context, p *driver.PendingReportTakeParams) ([]*driver.PendingReport, error) {
 	ctx = writeCtx(ctx)
-	out, err := queryAll(ctx, s.pool, scanPendingReport, qPendingTake, p.ProviderMessageID, ts(p.NotBefore))
+	out, err := queryAll(ctx, s.pool, scanPendingReport, qPendingTake, p.ProviderMessageIDs, ts(p.NotBefore))
 	return out, interpretError(err)
 }
 

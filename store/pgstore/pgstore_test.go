@@ -1072,17 +1072,20 @@ func TestOnlyCachedChangesSendNotices(t *testing.T) {
 	want("recording the key's use", 0)
 
 	synced := at.Add(time.Hour)
-	for _, p := range []*driver.ConnectionUpdateParams{
-		{SyncedAt: &synced},
-		{SyncError: "templates: 500 from the provider"},
-		{Status: record.ConnectionError, StatusReason: "token expired"},
-	} {
+	update := func(p *driver.ConnectionUpdateParams) {
+		t.Helper()
 		p.WorkspaceID, p.Channel, p.Generation, p.At = "acme", conn.Channel, conn.Generation, synced
 		if ok, err := st.ConnectionUpdate(ctx, p); err != nil || !ok {
 			t.Fatalf("ConnectionUpdate(%+v) = %v, %v; want true", p, ok, err)
 		}
 	}
-	want("three connection updates", 0)
+	update(&driver.ConnectionUpdateParams{SyncedAt: &synced})
+	update(&driver.ConnectionUpdateParams{SyncError: "templates: 500 from the provider"})
+	want("two records of a template sync", 0)
+	// A Service caches what a send reads of a connection: a verdict on
+	// its credentials must reach the other instances.
+	update(&driver.ConnectionUpdateParams{Status: record.ConnectionError, StatusReason: "token expired"})
+	want("a connection's status", 1)
 
 	if err := st.APIKeyRevoke(ctx, &driver.APIKeyRevokeParams{WorkspaceID: "acme", ID: k.ID, At: touched}); err != nil {
 		t.Fatal(err)

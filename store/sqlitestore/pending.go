@@ -50,23 +50,37 @@ func (s *Store) PendingReportSave(ctx context.Context, p *driver.PendingReportSa
 }
 
 // PendingReportTake implements driver.Store. It first looks for a report
-// of the id on a reader connection, and only when there is one deletes
-// them through the writer: most ids recorded by the dispatcher have none,
+// of each id on a reader connection, and only for the ids that have one
+// deletes them through the writer: most ids recorded by the dispatcher have none,
 // and a report saved after that read is the saver's to take (see
 // messaging.Service.ApplyProviderStatus).
 func (s *Store) PendingReportTake(ctx context.Context, p *driver.PendingReportTakeParams) ([]*driver.PendingReport, error) {
-	var one int
-	if err := s.queryRow(ctx, qPendingAny, p.ProviderMessageID).Scan(&one); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil
+	var ids []string
+	for _, id := range p.ProviderMessageIDs {
+		var one int
+		err := s.queryRow(ctx, qPendingAny, id).Scan(&one)
+		switch {
+		case err == nil:
+			ids = append(ids, id)
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, interpretError(err)
 		}
-		return nil, interpretError(err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	var taken []*driver.PendingReport
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		rows, err := s.queryTx(ctx, tx, qPendingTake, p.ProviderMessageID)
-		taken, err = collect(rows, err, scanPendingReport)
-		return err
+		taken = nil
+		for _, id := range ids {
+			rows, err := s.queryTx(ctx, tx, qPendingTake, id)
+			some, err := collect(rows, err, scanPendingReport)
+			if err != nil {
+				return err
+			}
+			taken = append(taken, some...)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

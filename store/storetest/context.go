@@ -268,7 +268,7 @@ func testContextCanceled(t *testing.T, s driver.Store) {
 			return err
 		}},
 		{"PendingReportTake", func(ctx context.Context) error {
-			_, err := s.PendingReportTake(ctx, &driver.PendingReportTakeParams{ProviderMessageID: "wamid.9", NotBefore: at(0)})
+			_, err := s.PendingReportTake(ctx, &driver.PendingReportTakeParams{ProviderMessageIDs: []string{"wamid.9"}, NotBefore: at(0)})
 			return err
 		}},
 		{"WebhookEndpointCreate", func(ctx context.Context) error { return s.WebhookEndpointCreate(ctx, endpoint("a", "we_2", 3)) }},

@@ -36,9 +36,15 @@ func save(t *testing.T, s driver.Store, r *driver.PendingReport, notBefore, limi
 // take takes the reports of id received at or after at(notBefore).
 func take(t *testing.T, s driver.Store, id string, notBefore int) []*driver.PendingReport {
 	t.Helper()
-	got, err := s.PendingReportTake(context.Background(), &driver.PendingReportTakeParams{ProviderMessageID: id, NotBefore: at(notBefore)})
+	return takeMany(t, s, []string{id}, notBefore)
+}
+
+// takeMany takes the reports of ids received at or after at(notBefore).
+func takeMany(t *testing.T, s driver.Store, ids []string, notBefore int) []*driver.PendingReport {
+	t.Helper()
+	got, err := s.PendingReportTake(context.Background(), &driver.PendingReportTakeParams{ProviderMessageIDs: ids, NotBefore: at(notBefore)})
 	if err != nil {
-		t.Fatalf("PendingReportTake(%s): %v", id, err)
+		t.Fatalf("PendingReportTake(%v): %v", ids, err)
 	}
 	return got
 }
@@ -70,6 +76,20 @@ func testPendingReports(t *testing.T, s driver.Store) {
 	}
 	if got := take(t, s, "wamid.UNKNOWN", -100); len(got) != 0 {
 		t.Errorf("take of an unknown id returned %d reports, want none", len(got))
+	}
+
+	// One take of several ids (a batch of status changes) returns the
+	// reports of each, in Seq order across them, and leaves other ids'.
+	x1, y1 := report("wamid.X", messaging.StatusSent, 4), report("wamid.Y", messaging.StatusRead, 4)
+	x2, z1 := report("wamid.X", messaging.StatusDelivered, 5), report("wamid.Z", messaging.StatusRead, 5)
+	for _, r := range []*driver.PendingReport{x1, y1, x2, z1} {
+		save(t, s, r, -100, 8)
+	}
+	if d := cmp.Diff([]*driver.PendingReport{x1, y1, x2}, takeMany(t, s, []string{"wamid.Y", "wamid.UNKNOWN", "wamid.X"}, -100)); d != "" {
+		t.Errorf("take of several ids (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]*driver.PendingReport{z1}, take(t, s, "wamid.Z", -100)); d != "" {
+		t.Errorf("take of an id left out of the take of several (-want +got):\n%s", d)
 	}
 }
 
@@ -156,7 +176,7 @@ func testPendingReportConcurrent(t *testing.T, s driver.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := s.PendingReportTake(ctx, &driver.PendingReportTakeParams{ProviderMessageID: "wamid.C", NotBefore: at(-100)})
+			got, err := s.PendingReportTake(ctx, &driver.PendingReportTakeParams{ProviderMessageIDs: []string{"wamid.C"}, NotBefore: at(-100)})
 			if err != nil {
 				t.Error(err)
 				return
