@@ -183,7 +183,9 @@ func (s *Service) writeStatus(ctx context.Context, u *StatusUpdate, way statusWa
 			continue
 		}
 		s.tel.statusChanged(ctx, before, u.Status, now)
-		s.wakeWebhooks()
+		if res.queued {
+			s.wakeWebhooks() // else nothing is due: no claim for nothing
+		}
 		s.events.publish(ctx, ev)
 		return true, res.kept, nil
 	}

@@ -63,7 +63,9 @@ type statusReq struct {
 type statusRes struct {
 	after   *Message
 	changed bool
-	err     error
+	// queued: the change queued webhook deliveries of its event.
+	queued bool
+	err    error
 	// kept are the reports kept for the provider message id the change
 	// recorded, taken after the write committed.
 	kept keptReports
@@ -201,7 +203,7 @@ func (b *statusBatch) flush(batch []*statusReq) {
 			r.done <- statusRes{err: err}
 			continue
 		}
-		r.done <- statusRes{after: results[i].Message, changed: results[i].Changed, err: results[i].Err,
+		r.done <- statusRes{after: results[i].Message, changed: results[i].Changed, queued: results[i].Queued, err: results[i].Err,
 			kept: kept[ps[i].ProviderMessageID]}
 	}
 	b.mu.Lock()

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,5 +257,91 @@ func TestServiceCloseDeadline(t *testing.T) {
 	}
 	if m := f.get(t, id); m.Status != messaging.StatusSent {
 		t.Errorf("message is %s after the send in flight finished, want sent", m.Status)
+	}
+}
+
+// webhookClaimCountingStore counts the webhook sender's claims and
+// signals each.
+type webhookClaimCountingStore struct {
+	driver.Store
+	claims  atomic.Int64
+	claimed chan struct{}
+}
+
+func (s *webhookClaimCountingStore) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) ([]*messaging.WebhookDelivery, error) {
+	s.claims.Add(1)
+	ds, err := s.Store.WebhookClaim(ctx, p)
+	select {
+	case s.claimed <- struct{}{}:
+	default:
+	}
+	return ds, err
+}
+
+// TestWebhookSenderWokenOnlyForDeliveries: with its poll an hour away,
+// the webhook sender is woken by a status change that queued a delivery
+// (it reaches the endpoint at once), and not by one that queued none (a
+// workspace with no endpoint): each wake is a claim, a store write.
+func TestWebhookSenderWokenOnlyForDeliveries(t *testing.T) {
+	t.Parallel()
+	st := &webhookClaimCountingStore{Store: memstore.New(), claimed: make(chan struct{}, 1)}
+	prov := newScripted()
+	rcv := &receiver{}
+	srv := httptest.NewServer(rcv)
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	svc, err := messaging.New(st, prov, &messaging.Options{SecretKey: make([]byte, 32),
+		Dispatch: messaging.DispatchOptions{PerSenderRate: -1},
+		Webhooks: messaging.WebhookOptions{AllowLoopback: true, PollInterval: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ws := range []string{"acme", "quiet"} {
+		if _, err := svc.CreateWorkspace(ctx, &messaging.CreateWorkspaceParams{ID: ws, Channels: svc.Channels()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := createAnyWebhook(st, "acme", srv.URL+"/hook"); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close(context.Background()) })
+	select {
+	case <-st.claimed: // the first claim, at start
+	case <-time.After(10 * time.Second):
+		t.Fatal("the started webhook sender did not claim within 10 s")
+	}
+	send := func(ws string) string {
+		t.Helper()
+		res, err := svc.Workspace(ws).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.MessageID
+	}
+	waitFor := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !done(); time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 10 s", what)
+			}
+		}
+	}
+	send("acme")
+	waitFor("the delivery of acme's sent message (the change must wake the sender)", func() bool { return rcv.count() == 1 })
+	claims := st.claims.Load()
+	ids := []string{send("quiet"), send("quiet"), send("quiet")}
+	waitFor("quiet's messages sent", func() bool {
+		for _, id := range ids {
+			if m, err := st.MessageGet(ctx, "quiet", id); err != nil || m.Status != messaging.StatusSent {
+				return false
+			}
+		}
+		return true
+	})
+	if got := st.claims.Load() - claims; got != 0 {
+		t.Errorf("three status changes that queued no delivery made the webhook sender claim %d times, want 0", got)
 	}
 }

@@ -812,6 +812,10 @@ type MessageStatusResult struct {
 	Message *record.Message
 	// Changed reports whether the status changed.
 	Changed bool
+	// Queued reports whether the change queued deliveries of its Event:
+	// the workspace has an enabled endpoint subscribed to its type. The
+	// service wakes its webhook sender only then.
+	Queued bool
 	// Err is ErrNotFound when the message does not exist, else nil.
 	Err error
 }

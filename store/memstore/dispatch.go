@@ -208,12 +208,15 @@ func subscribes(e *messaging.WebhookEndpoint, typ string) bool {
 
 // queueEvent fans ev out to the enabled endpoints of its workspace that
 // subscribe to its type. Callers hold s.mu.
-func (s *Store) queueEvent(ev *driver.EventRecord) {
+func (s *Store) queueEvent(ev *driver.EventRecord) bool {
+	queued := false
 	for _, e := range s.endpoints {
 		if e.WorkspaceID == ev.WorkspaceID && e.DisabledAt == nil && subscribes(e, ev.Type) {
 			s.queueDelivery(e.ID, ev)
+			queued = true
 		}
 	}
+	return queued
 }
 
 // queueDelivery appends a pending delivery of ev to the endpoint

@@ -702,22 +702,23 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageS
 	return write(ctx, s, func() ([]driver.MessageStatusResult, error) {
 		out := make([]driver.MessageStatusResult, len(ps))
 		for i, p := range ps {
-			after, changed, err := s.setStatus(p)
-			out[i] = driver.MessageStatusResult{Message: after, Changed: changed, Err: err}
+			after, changed, queued, err := s.setStatus(p)
+			out[i] = driver.MessageStatusResult{Message: after, Changed: changed, Queued: queued, Err: err}
 		}
 		return out, nil
 	})
 }
 
 // setStatus makes one change of MessageUpdateStatuses under the lock and
-// returns the message after it.
-func (s *Store) setStatus(p *driver.MessageStatusParams) (*messaging.Message, bool, error) {
+// returns the message after it, whether it changed and whether it queued
+// deliveries.
+func (s *Store) setStatus(p *driver.MessageStatusParams) (*messaging.Message, bool, bool, error) {
 	m, ok := s.messageOf(p.WorkspaceID, p.ID)
 	if !ok {
-		return nil, false, messaging.ErrNotFound
+		return nil, false, false, messaging.ErrNotFound
 	}
 	if !slices.Contains(p.From, m.Status) {
-		return m.Clone(), false, nil
+		return m.Clone(), false, false, nil
 	}
 	m.Status, m.UpdatedAt, m.LeaseOwner, m.UnconfirmedSince = p.To, p.At, "", nil
 	m.History = append(m.History, record.StatusChange{Status: p.To, At: p.At.UTC()})
@@ -731,8 +732,6 @@ func (s *Store) setStatus(p *driver.MessageStatusParams) (*messaging.Message, bo
 	if m.Status != messaging.StatusQueued {
 		delete(s.queued, m.ID)
 	}
-	if p.Event != nil {
-		s.queueEvent(p.Event)
-	}
-	return m.Clone(), true, nil
+	queued := p.Event != nil && s.queueEvent(p.Event)
+	return m.Clone(), true, queued, nil
 }

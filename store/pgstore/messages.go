@@ -50,7 +50,8 @@ var (
 	// $7 (as read with the row locked FOR UPDATE, so it is the version the
 	// update replaces), queues the change's event ($9 to $15, none when
 	// $10 is NULL) for the enabled endpoints of the workspace that
-	// subscribe to its type, and returns the row after the change: one
+	// subscribe to its type, and returns the row after the change and
+	// whether deliveries were queued: one
 	// statement, so that a batch of changes is one round trip.
 	qMessageSetStatus = `WITH u AS (
 			UPDATE messages m SET status = $3,
@@ -66,8 +67,9 @@ var (
 			SELECT e.id, e.workspace_id, $9, $10, $11, 'pending', $12, $12, $13, $14 FROM webhook_endpoints e
 			WHERE $10::text IS NOT NULL AND EXISTS (SELECT 1 FROM u) AND e.workspace_id = $15 AND e.disabled_at IS NULL
 				AND (cardinality(e.events) = 0 OR $13 = ANY(e.events))
-			ORDER BY e.created_at, e.id)
-		SELECT * FROM u`
+			ORDER BY e.created_at, e.id
+			RETURNING 1)
+		SELECT u.*, EXISTS (SELECT 1 FROM q) FROM u`
 	// qQueueEvent queues an event for the enabled endpoints of its
 	// workspace that subscribe to its type ($6).
 	qQueueEvent = `INSERT INTO webhook_deliveries
@@ -235,8 +237,9 @@ func (s *Store) updateStatuses(ctx context.Context, ps []*driver.MessageStatusPa
 	out := make([]driver.MessageStatusResult, len(ps))
 	for i := range ps {
 		var a messaging.Message
+		var queued bool
 		dest, finish := messageDest(&a)
-		err := br.QueryRow().Scan(dest...)
+		err := br.QueryRow().Scan(append(dest, &queued)...)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue
 		}
@@ -247,7 +250,7 @@ func (s *Store) updateStatuses(ctx context.Context, ps []*driver.MessageStatusPa
 			_ = br.Close()
 			return nil, err
 		}
-		out[i] = driver.MessageStatusResult{Message: &a, Changed: true}
+		out[i] = driver.MessageStatusResult{Message: &a, Changed: true, Queued: queued}
 	}
 	return out, br.Close()
 }

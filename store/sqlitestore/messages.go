@@ -167,6 +167,7 @@ func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageS
 				if err := s.insertEvent(ctx, tx, p.Event); err != nil {
 					return err
 				}
+				out[i].Queued = true
 			}
 		}
 		return nil

@@ -62,10 +62,11 @@ func testMessageUpdateStatuses(t *testing.T, s driver.Store) {
 		Status   string
 		Changed  bool
 		NotFound bool
+		Queued   bool // deliveries of its event
 	}
 	var outcomes []outcome
 	for _, r := range got {
-		o := outcome{Changed: r.Changed, NotFound: errors.Is(r.Err, messaging.ErrNotFound)}
+		o := outcome{Changed: r.Changed, NotFound: errors.Is(r.Err, messaging.ErrNotFound), Queued: r.Queued}
 		if r.Err != nil && !o.NotFound {
 			t.Errorf("result error %v, want nil or ErrNotFound", r.Err)
 		}
@@ -74,8 +75,9 @@ func testMessageUpdateStatuses(t *testing.T, s driver.Store) {
 		}
 		outcomes = append(outcomes, o)
 	}
-	want := []outcome{{"sent", true, false}, {"delivered", true, false}, {"failed", true, false}, {"sent", true, false},
-		{"sent", false, false}, {"", false, true}, {"", false, true}}
+	want := []outcome{{"sent", true, false, true}, {"delivered", true, false, true}, {"failed", true, false, true},
+		{"sent", true, false, false}, // no endpoint in b
+		{"sent", false, false, false}, {"", false, true, false}, {"", false, true, false}}
 	if d := cmp.Diff(want, outcomes); d != "" {
 		t.Fatalf("results (-want +got):\n%s", d)
 	}
