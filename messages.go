@@ -232,6 +232,9 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 	}
 	stored, created, err := m.svc.store.MessageCreate(sctx, msg)
 	spans.End(span, err)
+	if optedOut := (*driver.OptedOutError)(nil); errors.As(err, &optedOut) {
+		return nil, m.svc.optedOutError(ctx, m.ws, msg.Channel, msg.To, optedOut.At)
+	}
 	if err != nil {
 		return nil, wrapStoreError(err, "message", msg.ID)
 	}
@@ -244,7 +247,9 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 }
 
 // acceptable checks what may refuse a new message: a template that is not
-// approved, a channel that is not connected, a recipient who opted out.
+// approved, a channel that is not connected, a free-form message outside
+// the customer-service window. A recipient who opted out is refused by
+// the store, atomically with the insert (Store.MessageCreate).
 func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) error {
 	if kind == kindTemplate {
 		if err := m.checkTemplate(ctx, msg); err != nil {
@@ -253,9 +258,6 @@ func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) er
 	}
 	w, err := m.svc.requireChannel(ctx, m.ws, msg.Channel)
 	if err != nil {
-		return err
-	}
-	if err := m.svc.refuseOptedOut(ctx, w, msg.Channel, msg.To); err != nil {
 		return err
 	}
 	if kind == kindTemplate {

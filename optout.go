@@ -238,18 +238,16 @@ func (s *Service) optedOut(ctx context.Context, ws string, recipients []string) 
 	return out, nil
 }
 
-// refuseOptedOut returns recipient_opted_out when to opted out of channel
-// in workspace w; the message names w's first opt-in keyword.
-func (s *Service) refuseOptedOut(ctx context.Context, w *WorkspaceInfo, channel, to string) error {
-	opted, err := s.optedOut(ctx, w.ID, []string{to})
-	if err != nil {
-		return err
+// optedOutError is recipient_opted_out for a message to to on channel in
+// workspace ws, whose recipient opted out at at; it names the workspace's
+// first opt-in keyword.
+func (s *Service) optedOutError(ctx context.Context, ws, channel, to string, at time.Time) error {
+	keyword := record.OptInKeywords()[0]
+	if w, err := s.store.WorkspaceGet(ctx, ws); err == nil {
+		keyword = w.ActiveOptInKeywords()[0]
 	}
-	if at, ok := opted[to][channel]; ok {
-		return errorOn(CodeRecipientOptedOut, "to", "to: "+to+" opted out of "+channel+" messages at "+record.FormatTime(at)+
-			"; only the recipient can opt back in, by replying "+w.ActiveOptInKeywords()[0], nil)
-	}
-	return nil
+	return errorOn(CodeRecipientOptedOut, "to", "to: "+to+" opted out of "+channel+" messages at "+record.FormatTime(at)+
+		"; only the recipient can opt back in, by replying "+keyword, nil)
 }
 
 // OptOut is the opt-out state of a recipient on a channel, as

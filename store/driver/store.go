@@ -13,6 +13,18 @@ import (
 // it was read (its Version moved). The Service retries the update.
 var ErrStale = errors.New("messaging: stale record")
 
+// OptedOutError is Store.MessageCreate's refusal of a message to a
+// recipient who opted out of its channel in its workspace (a Suppression
+// with OptedOut); At is when they did.
+type OptedOutError struct {
+	At time.Time
+}
+
+// Error implements error.
+func (e *OptedOutError) Error() string {
+	return "messaging: the recipient opted out of the channel at " + e.At.UTC().Format(time.RFC3339Nano)
+}
+
 // ErrSchemaVersion is returned (wrapped) by Store.Ping when the
 // database's schema is not at the version the store's code migrates to.
 var ErrSchemaVersion = errors.New("messaging: schema version mismatch")
@@ -167,8 +179,12 @@ type Store interface {
 
 	// MessageCreate inserts m unless m.IdempotencyKey is non-empty and the
 	// workspace already has a message with that key; then it returns the
-	// existing message and created=false. The check and insert are atomic.
-	// A new message has no History: m.History is not stored.
+	// existing message and created=false. Otherwise, when m.To opted out
+	// of m.Channel in the workspace (SuppressionSet with OptedOut), it
+	// inserts nothing and returns an *OptedOutError. The checks and the
+	// insert are atomic: an accept is one statement, and an opt-out
+	// committed before it is never missed. A new message has no History:
+	// m.History is not stored.
 	MessageCreate(ctx context.Context, m *record.Message) (stored *record.Message, created bool, err error)
 	// MessageReceive inserts p.Message as MessageCreate does and, when it
 	// inserts it, queues p.Event (when non-nil) for delivery to every

@@ -640,7 +640,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 		return nil, false, err
 	}
 	defer unlock()
-	return s.createMessage(m)
+	return s.createMessage(m, true)
 }
 
 // MessageReceive implements driver.Store.
@@ -650,15 +650,16 @@ func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceivePara
 		return nil, false, err
 	}
 	defer unlock()
-	stored, created, err := s.createMessage(p.Message)
+	stored, created, err := s.createMessage(p.Message, false)
 	if created && p.Event != nil {
 		s.queueEvent(p.Event)
 	}
 	return stored, created, err
 }
 
-// createMessage is MessageCreate under the lock.
-func (s *Store) createMessage(m *messaging.Message) (*messaging.Message, bool, error) {
+// createMessage is MessageCreate under the lock; with checkOptOut false
+// (a received message) a recipient's opt-out does not refuse it.
+func (s *Store) createMessage(m *messaging.Message, checkOptOut bool) (*messaging.Message, bool, error) {
 	if _, ok := s.workspaces[m.WorkspaceID]; !ok {
 		return nil, false, messaging.ErrNotFound
 	}
@@ -669,6 +670,9 @@ func (s *Store) createMessage(m *messaging.Message) (*messaging.Message, bool, e
 		if prev, ok := s.idem[[2]string{m.WorkspaceID, m.IdempotencyKey}]; ok {
 			return prev.Clone(), false, nil
 		}
+	}
+	if sup := s.suppressions[suppressionKey{m.WorkspaceID, m.Channel, m.To}]; checkOptOut && sup != nil && sup.OptedOut {
+		return nil, false, &driver.OptedOutError{At: sup.UpdatedAt}
 	}
 	cp := m.Clone()
 	cp.History = nil

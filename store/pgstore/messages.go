@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,17 @@ var (
 			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
 		ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING
 		RETURNING ` + messageCols
+	// qMessageSend is qMessageInsert of an outbound message, unless its
+	// recipient ($5) opted out of its channel ($4) in its workspace ($2):
+	// the checks and the insert are one statement.
+	qMessageSend = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27
+		WHERE NOT EXISTS (SELECT 1 FROM suppressions WHERE workspace_id = $2 AND recipient = $5 AND channel = $4 AND opted_out)
+		ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING
+		RETURNING ` + messageCols
+	// qOptedOutAt is when a recipient opted out of a channel.
+	qOptedOutAt    = `SELECT updated_at FROM suppressions WHERE workspace_id = $1 AND recipient = $2 AND channel = $3 AND opted_out`
 	qMessageByWSID = `SELECT ` + messageCols + ` FROM messages WHERE id = $1 AND workspace_id = $2`
 	qMessageByIdem = `SELECT ` + messageCols + ` FROM messages WHERE workspace_id = $1 AND idempotency_key = $2 AND idempotency_key <> ''`
 	// qMessageClaim picks the oldest due queued messages through the
@@ -131,30 +143,48 @@ func scanMessage(row pgx.Row) (*messaging.Message, error) {
 	return &m, finish()
 }
 
-// MessageCreate implements driver.Store. The insert and the idempotency
-// check are one statement (INSERT ... ON CONFLICT DO NOTHING on the unique
-// index of (workspace_id, idempotency_key)), which waits for a concurrent
-// insert of the same key to commit; when it inserts nothing, the existing
-// message is read. ErrNotFound if the workspace does not exist;
-// ErrConflict if the id is taken.
+// MessageCreate implements driver.Store. The insert, the idempotency
+// check and the recipient's opt-out check are one statement (qMessageSend:
+// INSERT ... SELECT ... WHERE NOT EXISTS an opt-out ... ON CONFLICT DO
+// NOTHING on the unique index of (workspace_id, idempotency_key)), which
+// waits for a concurrent insert of the same key to commit; when it
+// inserts nothing, the existing message is read, or else the opt-out.
+// When neither is there any more (an opt-in or a deletion came between),
+// the insert is tried again. ErrNotFound if the workspace does not
+// exist; ErrConflict if the id is taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
 	ctx = writeCtx(ctx)
 	args, err := sqlrows.MessageInsertArgs(m, ts)
 	if err != nil {
 		return nil, false, interpretError(err)
 	}
-	stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageInsert, args...))
-	if err == nil {
-		return stored, true, nil
+	for range maxTxAttempts {
+		stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageSend, args...))
+		if err == nil {
+			return stored, true, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, false, interpretError(err)
+		}
+		if m.IdempotencyKey != "" {
+			stored, err = scanMessage(s.pool.QueryRow(ctx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
+			if err == nil {
+				return stored, false, nil
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return nil, false, interpretError(err)
+			}
+		}
+		var at int64
+		err = s.pool.QueryRow(ctx, qOptedOutAt, m.WorkspaceID, m.To, m.Channel).Scan(&at)
+		if err == nil {
+			return nil, false, &driver.OptedOutError{At: fromTS(at)}
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, false, interpretError(err)
+		}
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, interpretError(err)
-	}
-	stored, err = scanMessage(s.pool.QueryRow(ctx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
-	if err != nil {
-		return nil, false, interpretError(err)
-	}
-	return stored, false, nil
+	return nil, false, fmt.Errorf("pgstore: message %s: neither inserted, nor held by its idempotency key, nor refused by an opt-out in %d attempts", m.ID, maxTxAttempts)
 }
 
 // MessageGet implements driver.Store.

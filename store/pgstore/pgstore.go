@@ -253,8 +253,9 @@ func interpretError(err error) error {
 	if err == nil {
 		return nil
 	}
+	var optedOut *driver.OptedOutError
 	if errors.Is(err, messaging.ErrNotFound) || errors.Is(err, messaging.ErrConflict) || errors.Is(err, driver.ErrStale) ||
-		errors.Is(err, messaging.ErrUnavailable) {
+		errors.Is(err, messaging.ErrUnavailable) || errors.As(err, &optedOut) {
 		return err
 	}
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -45,12 +45,14 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 	return &m, nil
 }
 
-// MessageCreate implements driver.Store. The insert and the idempotency
-// check are one statement (INSERT ... ON CONFLICT DO NOTHING on the unique
-// index of (workspace_id, idempotency_key)); when it inserts nothing, the
-// existing message is read in the same transaction, and when it inserts,
-// the stored message is m. ErrNotFound if the
-// workspace does not exist; ErrConflict if the id is taken.
+// MessageCreate implements driver.Store. The insert, the idempotency
+// check and the recipient's opt-out check are one statement (qMessageSend:
+// INSERT ... SELECT ... WHERE NOT EXISTS an opt-out ... ON CONFLICT DO
+// NOTHING on the unique index of (workspace_id, idempotency_key)); when it
+// inserts nothing, the existing message (or else the opt-out) is read in
+// the same transaction, and when it inserts, the stored message is m.
+// ErrNotFound if the workspace does not exist; ErrConflict if the id is
+// taken.
 func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messaging.Message, bool, error) {
 	args, err := sqlrows.MessageInsertArgs(m, fmtTime)
 	if err != nil {
@@ -60,7 +62,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	var created bool
 	// One statement changes the database: no savepoint is needed.
 	err = s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		n, err := affected(s.execTx(ctx, tx, qMessageInsert, args...))
+		n, err := affected(s.execTx(ctx, tx, qMessageSend, args...))
 		if err != nil {
 			return err
 		}
@@ -73,7 +75,19 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 			return nil
 		}
 		stored, err = scanMessage(s.rowTx(ctx, tx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
-		return err
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		// No message of the key: the recipient opted out.
+		var at string
+		if err := s.rowTx(ctx, tx, qOptedOutAt, m.WorkspaceID, m.To, m.Channel).Scan(&at); err != nil {
+			return err
+		}
+		t, err := parseTime(at)
+		if err != nil {
+			return err
+		}
+		return &driver.OptedOutError{At: t}
 	})
 	if err != nil {
 		return nil, false, err
@@ -95,6 +109,14 @@ var (
 	qMessageInsert = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
+	// qMessageSend is qMessageInsert of an outbound message, unless its
+	// recipient (?5) opted out of its channel (?4) in its workspace (?2).
+	qMessageSend = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
+			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27
+			WHERE NOT EXISTS (SELECT 1 FROM suppressions WHERE workspace_id = ?2 AND recipient = ?5 AND channel = ?4 AND opted_out)
+			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
+	// qOptedOutAt is when a recipient opted out of a channel.
+	qOptedOutAt          = `SELECT updated_at FROM suppressions WHERE workspace_id = ? AND recipient = ? AND channel = ? AND opted_out`
 	qMessageByID         = `SELECT ` + messageCols + ` FROM messages WHERE id = ?`
 	qMessageByWSID       = `SELECT ` + messageCols + ` FROM messages WHERE id = ? AND workspace_id = ?`
 	qMessageByIdem       = `SELECT ` + messageCols + ` FROM messages WHERE workspace_id = ? AND idempotency_key = ? AND idempotency_key <> ''`
@@ -131,7 +153,7 @@ var (
 const subscribes = `instr(' ' || events || ' ', ' ' || ? || ' ') > 0`
 
 // hotWrites are prepared once on the writer connection (see stmt).
-var hotWrites = []string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
+var hotWrites = []string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qMessageSend, qOptedOutAt, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
 	qSMSDebit, qSMSInsert, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake}
 
 // MessageUpdateStatuses implements driver.Store: one write request for

@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) driver.Store) {
 		{"LeaseConcurrent", testLeaseConcurrent},
 		{"Messages", testMessages},
 		{"MessageIdempotencyConcurrent", testMessageIdempotencyConcurrent},
+		{"MessageOptedOut", testMessageOptedOut},
 		{"MessageStatus", testMessageStatus},
 		{"MessageUpdateStatuses", testMessageUpdateStatuses},
 		{"MessageHistory", testMessageHistory},
