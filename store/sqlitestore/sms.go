@@ -278,26 +278,17 @@ const (
 // a bulk of sms.MaxBulk (20) messages is two statements per table.
 const maxRowsLog2 = 4
 
-// multiRow returns the INSERT head followed by n copies of row and, when
-// returning is not empty, its RETURNING clause.
-func multiRow(head, row string, n int, returning string) string {
-	q := head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
-	if returning != "" {
-		q += " RETURNING " + returning
-	}
-	return q
+// multiRow returns the INSERT head followed by n copies of row.
+func multiRow(head, row string, n int) string {
+	return head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
-// qSMSInsert inserts one message (its number is the insert's row id).
-const qSMSInsert = smsInsertCols + smsInsertRow
-
-// qSMSInsertRows[k] inserts 1<<k messages and returns their numbers and
-// ids (for k = 0 it is unused: qSMSInsert is); qSMSChargeRows[k] inserts
-// 1<<k charges.
+// qSMSInsertRows[k] inserts 1<<k messages; qSMSChargeRows[k] inserts 1<<k
+// charges.
 var qSMSInsertRows, qSMSChargeRows = func() (ins, chg []string) {
 	for k := range maxRowsLog2 + 1 {
-		ins = append(ins, multiRow(smsInsertCols, smsInsertRow, 1<<k, "number, id"))
-		chg = append(chg, multiRow(smsChargeCols, smsChargeRow, 1<<k, ""))
+		ins = append(ins, multiRow(smsInsertCols, smsInsertRow, 1<<k))
+		chg = append(chg, multiRow(smsChargeCols, smsChargeRow, 1<<k))
 	}
 	return ins, chg
 }()
@@ -411,11 +402,13 @@ func (s *Store) debitTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message) ([
 }
 
 // insertSMSTx inserts the messages msgs[i] for i in accepted, in order, in
-// tx and sets out[i].Number to the number each got.
+// tx and sets out[i].Number to the number each got. The rows of a
+// multi-row INSERT are inserted in the order of its VALUES, and an
+// AUTOINCREMENT table gives each new row one more than the largest number
+// it ever held (its counter is kept in a register for the statement), so
+// the numbers of one statement's rows are consecutive and the last is the
+// row id the insert reports; the row count is checked.
 func (s *Store) insertSMSTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message, accepted []int, out []sms.AcceptResult) error {
-	// The rows a statement returns may come in any order: each is told
-	// by its message's id.
-	byID := make(map[string]int, len(accepted))
 	args := make([]any, 0, 14<<maxRowsLog2)
 	off := 0
 	for _, k := range chunks(len(accepted)) {
@@ -424,50 +417,29 @@ func (s *Store) insertSMSTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message
 		args = args[:0]
 		for _, i := range part {
 			m := msgs[i]
-			byID[m.ID] = i
 			args = append(args, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
 				m.Encoding, m.Segments, int64(m.Cost), m.Status, fmtTime(m.DueAt), m.NetworkID,
 				fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt))
 		}
-		if k == 0 {
-			// One row: its number is the row id the insert reports.
-			res, err := s.execTx(ctx, tx, qSMSInsert, args...)
-			if err != nil {
-				return err
-			}
-			if out[part[0]].Number, err = res.LastInsertId(); err != nil {
-				return err
-			}
-			continue
-		}
-		rows, err := s.queryTx(ctx, tx, qSMSInsertRows[k], args...)
+		res, err := s.execTx(ctx, tx, qSMSInsertRows[k], args...)
 		if err != nil {
 			return err
 		}
-		got := 0
-		for rows.Next() {
-			var n int64
-			var id string
-			if err := rows.Scan(&n, &id); err != nil {
-				rows.Close()
+		last, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		if k > 0 {
+			n, err := res.RowsAffected()
+			if err != nil {
 				return err
 			}
-			i, ok := byID[id]
-			if !ok {
-				rows.Close()
-				return fmt.Errorf("sqlitestore: the insert of SMS messages returned an unknown id %q", id)
+			if n != int64(len(part)) {
+				return fmt.Errorf("sqlitestore: an insert of %d SMS messages inserted %d", len(part), n)
 			}
-			out[i].Number = n
-			got++
 		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if got != 1<<k {
-			return fmt.Errorf("sqlitestore: the insert of %d SMS messages returned %d rows", 1<<k, got)
+		for j, i := range part {
+			out[i].Number = last - int64(len(part)-1-j)
 		}
 	}
 	return nil
