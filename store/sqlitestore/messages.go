@@ -153,8 +153,8 @@ var (
 const subscribes = `instr(' ' || events || ' ', ' ' || ? || ' ') > 0`
 
 // hotWrites are prepared once on the writer connection (see stmt).
-var hotWrites = []string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qMessageSend, qOptedOutAt, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
-	qSMSDebit, qSMSInsert, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake}
+var hotWrites = slices.Concat([]string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qMessageSend, qOptedOutAt, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
+	qSMSDebit, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake}, qSMSInsertRows, qSMSChargeRows)
 
 // MessageUpdateStatuses implements driver.Store: one write request for
 // every change, with no savepoint of its own per change (a failure fails

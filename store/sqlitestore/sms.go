@@ -246,22 +246,77 @@ func scanSMS(sc scanner) (*sms.Message, error) {
 const (
 	qSMSDebit = `UPDATE sms_accounts SET credit = credit - ?, updated_at = ?
 			WHERE partner_id = ? AND credit >= ? RETURNING credit`
-	qSMSInsert = `INSERT INTO sms_messages (id, partner_id, mobile, text, sender, client_sms_id,
-			encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
-			created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', ?, '', ?, ?)`
 	// qSMSLedger records a ledger entry: partner, kind, amount, balance,
 	// reference, message number, time.
 	qSMSLedger = `INSERT INTO sms_ledger (partner_id, kind, amount, balance, reference, message_number, at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`
 )
 
+// The accepted messages of an SMSAccept and their charges are written with
+// multi-row INSERTs, a few per table (see chunks): SQLite then runs one
+// statement for many rows, with one statement journal, one load and one
+// save of the table's AUTOINCREMENT counter and one cgo round trip, where a
+// statement per row repeated all of them.
+
+// smsInsertCols and smsInsertRow are a message insert's columns and one
+// row of its values: id, partner, mobile, text, sender, client sms id,
+// encoding, segments, cost, status, due at, network id, created at,
+// updated at.
+const (
+	smsInsertCols = `INSERT INTO sms_messages (id, partner_id, mobile, text, sender, client_sms_id,
+			encoding, segments, cost, status, due_at, attempts, claim_token, gateway_message_id, network_id, failure_reason,
+			created_at, updated_at) VALUES `
+	smsInsertRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', ?, '', ?, ?)`
+	// smsChargeCols and smsChargeRow insert charges: partner, amount,
+	// balance, message number, time.
+	smsChargeCols = `INSERT INTO sms_ledger (partner_id, kind, amount, balance, reference, message_number, at) VALUES `
+	smsChargeRow  = `(?, 'charge', ?, ?, '', ?, ?)`
+)
+
+// maxRowsLog2 bounds the rows of one multi-row INSERT: 1<<maxRowsLog2
+// (16). The statements of 1, 2, 4, 8 and 16 rows are prepared at Open, so
+// a bulk of sms.MaxBulk (20) messages is two statements per table.
+const maxRowsLog2 = 4
+
+// multiRow returns the INSERT head followed by n copies of row.
+func multiRow(head, row string, n int) string {
+	return head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+// qSMSInsertRows[k] inserts 1<<k messages; qSMSChargeRows[k] inserts 1<<k
+// charges.
+var qSMSInsertRows, qSMSChargeRows = func() (ins, chg []string) {
+	for k := range maxRowsLog2 + 1 {
+		ins = append(ins, multiRow(smsInsertCols, smsInsertRow, 1<<k))
+		chg = append(chg, multiRow(smsChargeCols, smsChargeRow, 1<<k))
+	}
+	return ins, chg
+}()
+
+// chunks splits n rows into statements of prepared sizes: the powers of two
+// of n's binary form, largest first, after as many of the largest size as
+// fit. It returns the log2 of each statement's rows.
+func chunks(n int) []int {
+	var out []int
+	for ; n >= 1<<maxRowsLog2; n -= 1 << maxRowsLog2 {
+		out = append(out, maxRowsLog2)
+	}
+	for k := maxRowsLog2 - 1; k >= 0; k-- {
+		if n&(1<<k) != 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // SMSAccept implements sms.Store. Every debit is one conditional statement
 // (UPDATE ... SET credit = credit - cost WHERE credit >= cost), and the
 // debits and inserts of a call are one transaction. An account whose credit
 // covers all its messages of the call is debited once for all of them;
 // otherwise message by message, in order, so that the later ones are
-// refused when the credit runs out.
+// refused when the credit runs out. The accepted messages are then
+// inserted, in order, and their charges after them, each table with a few
+// multi-row INSERTs (see chunks).
 func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.AcceptResult, error) {
 	var out []sms.AcceptResult
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -277,6 +332,23 @@ func (s *Store) SMSAccept(ctx context.Context, msgs []*sms.Message) ([]sms.Accep
 
 // acceptTx debits and inserts msgs in tx (see SMSAccept).
 func (s *Store) acceptTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message) ([]sms.AcceptResult, error) {
+	out, accepted, err := s.debitTx(ctx, tx, msgs)
+	if err != nil || len(accepted) == 0 {
+		return out, err
+	}
+	if err := s.insertSMSTx(ctx, tx, msgs, accepted, out); err != nil {
+		return nil, err
+	}
+	if err := s.insertChargesTx(ctx, tx, msgs, accepted, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// debitTx debits the cost of msgs from their accounts in tx (see
+// SMSAccept). It returns each message's result but its Number, and the
+// indexes of the messages accepted, in order.
+func (s *Store) debitTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message) ([]sms.AcceptResult, []int, error) {
 	out := make([]sms.AcceptResult, len(msgs))
 	// The cost of each account's messages, and when its last one was made
 	// (the time its credit changes).
@@ -300,10 +372,11 @@ func (s *Store) acceptTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message) (
 			continue // not enough for all, or no such account: one by one
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		after[p], pending[p] = credit, cost
 	}
+	accepted := make([]int, 0, len(msgs))
 	for i, m := range msgs {
 		var credit int64
 		if c, ok := after[m.PartnerID]; ok {
@@ -313,31 +386,83 @@ func (s *Store) acceptTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message) (
 			err := s.rowTx(ctx, tx, qSMSDebit, int64(m.Cost), fmtTime(m.CreatedAt), m.PartnerID, int64(m.Cost)).Scan(&credit)
 			if errors.Is(err, sql.ErrNoRows) {
 				if err := tx.QueryRowContext(ctx, `SELECT credit FROM sms_accounts WHERE partner_id = ?`, m.PartnerID).Scan(&credit); err != nil {
-					return nil, err // ErrNoRows: no such account, nothing is stored
+					return nil, nil, err // ErrNoRows: no such account, nothing is stored
 				}
 				out[i] = sms.AcceptResult{Balance: sms.Credit(credit), Err: sms.ErrInsufficientCredit}
 				continue
 			}
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		res, err := s.execTx(ctx, tx, qSMSInsert, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
-			m.Encoding, m.Segments, int64(m.Cost), m.Status, fmtTime(m.DueAt), m.NetworkID,
-			fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt))
-		if err != nil {
-			return nil, err
-		}
-		n, err := res.LastInsertId()
-		if err != nil {
-			return nil, err
-		}
-		if _, err := s.execTx(ctx, tx, qSMSLedger, m.PartnerID, sms.LedgerCharge, -int64(m.Cost), credit, "", n, fmtTime(m.CreatedAt)); err != nil {
-			return nil, err
-		}
-		out[i] = sms.AcceptResult{Number: n, Balance: sms.Credit(credit)}
+		out[i].Balance = sms.Credit(credit)
+		accepted = append(accepted, i)
 	}
-	return out, nil
+	return out, accepted, nil
+}
+
+// insertSMSTx inserts the messages msgs[i] for i in accepted, in order, in
+// tx and sets out[i].Number to the number each got. The rows of a
+// multi-row INSERT are inserted in the order of its VALUES, and an
+// AUTOINCREMENT table gives each new row one more than the largest number
+// it ever held (its counter is kept in a register for the statement), so
+// the numbers of one statement's rows are consecutive and the last is the
+// row id the insert reports; the row count is checked.
+func (s *Store) insertSMSTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message, accepted []int, out []sms.AcceptResult) error {
+	args := make([]any, 0, 14<<maxRowsLog2)
+	off := 0
+	for _, k := range chunks(len(accepted)) {
+		part := accepted[off : off+1<<k]
+		off += 1 << k
+		args = args[:0]
+		for _, i := range part {
+			m := msgs[i]
+			args = append(args, m.ID, m.PartnerID, m.Mobile, m.Text, m.Sender, m.ClientSMSID,
+				m.Encoding, m.Segments, int64(m.Cost), m.Status, fmtTime(m.DueAt), m.NetworkID,
+				fmtTime(m.CreatedAt), fmtTime(m.UpdatedAt))
+		}
+		res, err := s.execTx(ctx, tx, qSMSInsertRows[k], args...)
+		if err != nil {
+			return err
+		}
+		last, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		if k > 0 {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if n != int64(len(part)) {
+				return fmt.Errorf("sqlitestore: an insert of %d SMS messages inserted %d", len(part), n)
+			}
+		}
+		for j, i := range part {
+			out[i].Number = last - int64(len(part)-1-j)
+		}
+	}
+	return nil
+}
+
+// insertChargesTx records in tx the charge of each message msgs[i] for i in
+// accepted, in order, with its number and balance from out[i].
+func (s *Store) insertChargesTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message, accepted []int, out []sms.AcceptResult) error {
+	args := make([]any, 0, 5<<maxRowsLog2)
+	off := 0
+	for _, k := range chunks(len(accepted)) {
+		part := accepted[off : off+1<<k]
+		off += 1 << k
+		args = args[:0]
+		for _, i := range part {
+			m := msgs[i]
+			args = append(args, m.PartnerID, -int64(m.Cost), int64(out[i].Balance), out[i].Number, fmtTime(m.CreatedAt))
+		}
+		if _, err := s.execTx(ctx, tx, qSMSChargeRows[k], args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SMSMessageGet implements sms.Store.

@@ -26,6 +26,7 @@ func RunSMS(t *testing.T, newStore func(t *testing.T) sms.Store) {
 		{"Accounts", testSMSAccounts},
 		{"AcceptDebits", testSMSAcceptDebits},
 		{"AcceptRunningBalance", testSMSAcceptRunningBalance},
+		{"AcceptLargeBatch", testSMSAcceptLargeBatch},
 		{"AcceptMissingAccountStoresNothing", testSMSAcceptMissingAccount},
 		{"ConcurrentDebitsNeverGoNegative", testSMSConcurrentDebits},
 		{"MessageRoundTripAndIsolation", testSMSMessageRoundTrip},

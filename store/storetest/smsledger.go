@@ -182,3 +182,65 @@ func testSMSConcurrentTopUps(t *testing.T, s sms.Store) {
 		t.Errorf("%d of 8 concurrent top-ups with one reference added; credit %s; want 1 and 3.00", added, c)
 	}
 }
+
+// testSMSAcceptLargeBatch: in batches of several sizes, up to more than a
+// bulk request's, from two accounts, one of whose credit runs out
+// half-way, each accepted message is stored under the number of its
+// result, in the batch's order, and has one charge of its cost with the
+// balance of its result; a refused message is neither stored nor charged.
+func testSMSAcceptLargeBatch(t *testing.T, s sms.Store) {
+	ctx := context.Background()
+	smsAccount(t, s, "a", sms.Credits(1000))
+	smsAccount(t, s, "b", sms.Credits(20))
+	want := map[string][]*sms.LedgerEntry{}
+	var last int64
+	refused := 0
+	for _, size := range []int{1, 7, 20, 45} {
+		var msgs []*sms.Message
+		for i := range size {
+			partner := "a"
+			if i%3 == 1 {
+				partner = "b"
+			}
+			m := smsMessage(fmt.Sprintf("big-%d-%02d", size, i), partner, sms.Credits(int64(1+i%4)), sms.StatusQueued, at(i))
+			m.CreatedAt = at(i)
+			msgs = append(msgs, m)
+		}
+		res := smsAccept(t, s, msgs...)
+		for i, m := range msgs {
+			r := res[i]
+			if r.Err != nil {
+				refused++
+				if !errors.Is(r.Err, sms.ErrInsufficientCredit) || r.Number != 0 {
+					t.Errorf("%s: %+v, want accepted or ErrInsufficientCredit without number", m.ID, r)
+				}
+				continue
+			}
+			if r.Number <= last {
+				t.Errorf("%s: number %d after %d: want numbers in the batch's order", m.ID, r.Number, last)
+			}
+			last = r.Number
+			got, err := s.SMSMessageGet(ctx, m.PartnerID, r.Number)
+			if err != nil {
+				t.Fatalf("SMSMessageGet(%s, %d): %v", m.PartnerID, r.Number, err)
+			}
+			if got.ID != m.ID || got.ClientSMSID != m.ClientSMSID || got.Cost != m.Cost || got.Text != m.Text {
+				t.Errorf("message %d is %s (%s, cost %s), want %s (%s, cost %s)", r.Number, got.ID, got.ClientSMSID, got.Cost, m.ID, m.ClientSMSID, m.Cost)
+			}
+			want[m.PartnerID] = append([]*sms.LedgerEntry{{PartnerID: m.PartnerID, Kind: sms.LedgerCharge, Amount: -m.Cost,
+				Balance: r.Balance, MessageNumber: r.Number, At: m.CreatedAt}}, want[m.PartnerID]...)
+		}
+	}
+	if refused == 0 || len(want["b"]) == 0 {
+		t.Fatalf("%d messages refused, %d of b's accepted: want some of b's refused, not all", refused, len(want["b"]))
+	}
+	for _, p := range []string{"a", "b"} {
+		got := smsLedger(t, s, p, 0, 200)
+		if len(got) > 0 {
+			got = got[:len(got)-1] // the opening entry
+		}
+		if d := cmp.Diff(want[p], got, cmpopts.IgnoreFields(sms.LedgerEntry{}, "Seq")); d != "" {
+			t.Errorf("charges of %s, newest first (-want +got):\n%s", p, d)
+		}
+	}
+}
