@@ -48,6 +48,11 @@ type probeResult struct {
 	// (through the webhook) at the end of the schedule; readBacklog those
 	// not yet reported read.
 	sentBacklog, readBacklog int64
+	// growth is how fast the sent backlog grew over the window (after its
+	// first half second), in messages a second: the slope of a least
+	// squares line through samples taken every 50 ms.
+	growth float64
+	d      time.Duration
 	// lag is how late the generator started its last request (its own
 	// shortfall, included in the latencies).
 	lag time.Duration
@@ -55,7 +60,11 @@ type probeResult struct {
 
 // holdLimits are the rule a rate must meet to hold.
 type holdLimits struct {
-	p99 time.Duration
+	// horizon is how long a rate must hold: a shorter window holds only
+	// if its backlog, grown at the rate measured, would still be within
+	// the limit at the horizon.
+	horizon time.Duration
+	p99     time.Duration
 	// backlog is how many seconds of arrivals may be waiting to be sent
 	// at the end; readSlack is added for the read reports, which come the
 	// fake provider's delays after the send.
@@ -71,6 +80,8 @@ func (l holdLimits) holds(r *probeResult) (bool, string) {
 		return false, fmt.Sprintf("p99 %s > %s", r.p99.Round(100*time.Microsecond), l.p99)
 	case float64(r.sentBacklog) > r.rate*l.backlog.Seconds():
 		return false, fmt.Sprintf("%d accepted not yet sent > %s of arrivals", r.sentBacklog, l.backlog)
+	case r.d < l.horizon && float64(r.sentBacklog)+max(0, r.growth)*(l.horizon-r.d).Seconds() > r.rate*l.backlog.Seconds():
+		return false, fmt.Sprintf("the backlog grows %.0f/s: %s of arrivals before %s", r.growth, l.backlog, l.horizon)
 	case float64(r.readBacklog) > r.rate*(l.backlog+l.readSlack).Seconds():
 		return false, fmt.Sprintf("%d accepted not yet read > %s of arrivals", r.readBacklog, l.backlog+l.readSlack)
 	}
@@ -104,7 +115,9 @@ func openLoad(ctx context.Context, client *http.Client, t *capTarget, rate float
 	var firstErr atomic.Pointer[string]
 	var wg sync.WaitGroup
 	start := time.Now().Add(5 * time.Millisecond)
-	res := &probeResult{rate: rate, requests: n}
+	res := &probeResult{rate: rate, requests: n, d: d}
+	sampling := make(chan []float64, 1)
+	go func() { sampling <- sampleBacklog(ctx, t, start.Add(500*time.Millisecond), start.Add(d)) }()
 	for i := range n {
 		at := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
 		if wait := time.Until(at); wait > 0 {
@@ -140,6 +153,7 @@ func openLoad(ctx context.Context, client *http.Client, t *capTarget, rate float
 	acc := t.accepted.Load()
 	res.sentBacklog = acc - t.hooks.sent.Load()
 	res.readBacklog = acc - t.hooks.read.Load()
+	res.growth = slope(<-sampling)
 	wg.Wait()
 	res.errors = int(errs.Load())
 	if p := firstErr.Load(); p != nil {
@@ -147,6 +161,32 @@ func openLoad(ctx context.Context, client *http.Client, t *capTarget, rate float
 	}
 	res.p50, res.p99 = percentile(lat, 50), percentile(lat, 99)
 	return res
+}
+
+// sampleBacklog samples t's sent backlog every 50 ms from from until
+// until (the values at 50 ms intervals).
+func sampleBacklog(ctx context.Context, t *capTarget, from, until time.Time) []float64 {
+	var ys []float64
+	for at := from; at.Before(until) && ctx.Err() == nil; at = at.Add(50 * time.Millisecond) {
+		time.Sleep(time.Until(at))
+		ys = append(ys, float64(t.accepted.Load()-t.hooks.sent.Load()))
+	}
+	return ys
+}
+
+// slope returns the least squares slope of ys sampled every 50 ms, per
+// second (0 for fewer than 2 samples).
+func slope(ys []float64) float64 {
+	n := float64(len(ys))
+	if n < 2 {
+		return 0
+	}
+	var sx, sy, sxx, sxy float64
+	for i, y := range ys {
+		x := float64(i) * 0.05
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	return (n*sxy - sx*sy) / (n*sxx - sx*sx)
 }
 
 // postMessage sends one message; any answer but 201 is an error.
