@@ -90,6 +90,10 @@ type Options struct {
 	// Logger receives one line per request (method, path, status,
 	// duration, correlation id) and internal errors. Default: discard.
 	Logger *slog.Logger
+	// DisableRequestLog drops the per-request lines from Logger; warnings
+	// and errors (internal errors, panics, a failing limiter) are still
+	// logged. Default false: one line per request.
+	DisableRequestLog bool
 	// Clock returns the current time, for rate limiting. Default: the
 	// service's clock.
 	Clock func() time.Time
@@ -149,6 +153,7 @@ type Handler struct {
 	svc        *messaging.Service
 	mux        *http.ServeMux
 	log        *slog.Logger
+	requestLog bool
 	now        func() time.Time
 	docsURL    string
 	maxBody    int64
@@ -178,7 +183,7 @@ var _ http.Handler = (*Handler)(nil)
 func New(svc *messaging.Service, opts *Options) *Handler {
 	o := defaults.Of(opts)
 	h := &Handler{
-		svc: svc, mux: http.NewServeMux(), log: defaults.Logger(o.Logger), now: o.Clock,
+		svc: svc, mux: http.NewServeMux(), log: defaults.Logger(o.Logger), requestLog: !o.DisableRequestLog, now: o.Clock,
 		docsURL: cmp.Or(o.DocsURL, DefaultDocsURL), maxBody: o.MaxBodyBytes, limits: map[string]int{"unauthenticated": DefaultPublicPerMinute},
 		noLimits: o.DisableRateLimits, trustProxy: o.TrustProxy, proxies: slices.Clone(o.TrustedProxies), limiter: o.Limiter,
 	}
@@ -325,8 +330,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusOK
 		}
 		h.tel.endRequest(r.Context(), span, r, status, start)
-		h.log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
-			"duration_ms", float64(time.Since(start).Microseconds())/1000, "correlation_id", id)
+		if h.requestLog {
+			h.log.InfoContext(r.Context(), "request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+				"duration_ms", float64(time.Since(start).Microseconds())/1000, "correlation_id", id)
+		}
 	}()
 	if !cleanPath(r.URL.Path) {
 		h.notFound(sw, r)

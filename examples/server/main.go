@@ -54,6 +54,8 @@
 //	-otlp-endpoint OTEL_EXPORTER_OTLP_ENDPOINT  OTLP/HTTP collector base URL (e.g. http://collector:4318):
 //	                                 traces are exported to it (/v1/traces); off by default
 //	-log-format MESSAGING_LOG_FORMAT  text (default) or json
+//	-request-log MESSAGING_REQUEST_LOG  "on" (default): one log line per API request; "off" drops those lines
+//	                                 (warnings and errors are still logged)
 //	-drain-delay MESSAGING_DRAIN_DELAY  on SIGTERM, /readyz answers 503 this long before the listener closes,
 //	                                 so that a load balancer stops sending requests first (default 0s; set
 //	                                 it above the balancer's probe interval times its failure threshold)
@@ -172,6 +174,7 @@ type config struct {
 	gwc                                    *smsGatewayConfig
 	tc                                     *telemetryConfig
 	logFormat                              string
+	requestLog                             string
 	drainDelay                             time.Duration
 }
 
@@ -207,6 +210,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.tc.metricsAddr, "metrics-addr", env("MESSAGING_METRICS_ADDR", ""), "internal listen address of Prometheus /metrics and /debug/pprof/, e.g. 127.0.0.1:9090 (default: off) (env MESSAGING_METRICS_ADDR)")
 	fs.StringVar(&c.tc.otlpEndpoint, "otlp-endpoint", env("OTEL_EXPORTER_OTLP_ENDPOINT", ""), "OTLP/HTTP collector base URL receiving traces, e.g. http://127.0.0.1:4318 (default: no traces) (env OTEL_EXPORTER_OTLP_ENDPOINT)")
 	fs.StringVar(&c.logFormat, "log-format", env("MESSAGING_LOG_FORMAT", "text"), "log format: text or json (env MESSAGING_LOG_FORMAT)")
+	fs.StringVar(&c.requestLog, "request-log", env("MESSAGING_REQUEST_LOG", "on"), `"on": one log line per API request (method, path, status, duration, correlation id); "off": none, warnings and errors are still logged (env MESSAGING_REQUEST_LOG)`)
 	fs.DurationVar(&c.drainDelay, "drain-delay", envDuration("MESSAGING_DRAIN_DELAY", 0), "on shutdown, how long /readyz answers 503 before the listener closes (env MESSAGING_DRAIN_DELAY)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -345,7 +349,7 @@ func check(ctx context.Context, cfg *config) (*startup, error) {
 	if s.smsGW, err = openSMSGateway(cfg.gwc, s.smsOpts, s.log); err != nil {
 		return nil, err
 	}
-	if s.apiOpts, err = apiOptions(cfg.limits, s.log); err != nil {
+	if s.apiOpts, err = apiOptions(cfg.limits, cfg.requestLog, s.log); err != nil {
 		return nil, err
 	}
 	if s.svcOpts, err = serviceOptions(cfg, s.log, s.smsOpts); err != nil {
@@ -405,9 +409,17 @@ func checkProvider(kind string, fakeInbound bool, metaSecret string) error {
 }
 
 // apiOptions returns the REST API's options with the rate limits of
-// -rate-limits: "off", a JSON file, or "" for the defaults.
-func apiOptions(limits string, log *slog.Logger) (*httpapi.Options, error) {
+// -rate-limits ("off", a JSON file, or "" for the defaults) and the
+// request log of -request-log ("on" or "off").
+func apiOptions(limits, requestLog string, log *slog.Logger) (*httpapi.Options, error) {
 	o := &httpapi.Options{Logger: log}
+	switch requestLog {
+	case "on":
+	case "off":
+		o.DisableRequestLog = true
+	default:
+		return nil, fmt.Errorf("-request-log: must be on or off (got %q)", requestLog)
+	}
 	switch limits {
 	case "":
 	case "off":

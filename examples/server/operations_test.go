@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -141,8 +142,8 @@ func grepLines(s, sub string) string {
 	return strings.Join(out, "\n")
 }
 
-// TestOperationsFlagsRefused: a bad -log-format, -drain-delay,
-// -otlp-endpoint or -metrics-addr stops the start with an error naming
+// TestOperationsFlagsRefused: a bad -log-format, -request-log,
+// -drain-delay, -otlp-endpoint or -metrics-addr stops the start with an error naming
 // the flag, before anything is opened.
 func TestOperationsFlagsRefused(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -156,6 +157,7 @@ func TestOperationsFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"-log-format", "xml"}, "-log-format"},
+		{[]string{"-request-log", "false"}, "-request-log"},
 		{[]string{"-drain-delay", "-1s"}, "-drain-delay"},
 		{[]string{"-otlp-endpoint", "collector:4318"}, "-otlp-endpoint"},
 		{[]string{"-otlp-endpoint", "ftp://collector"}, "-otlp-endpoint"},
@@ -169,6 +171,31 @@ func TestOperationsFlagsRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(db); err == nil {
 		t.Error("a refused start created the database")
+	}
+}
+
+// TestRequestLogFlag: -request-log on (the default) keeps the API's
+// per-request log lines, off drops them.
+func TestRequestLogFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		disable bool
+	}{
+		{nil, false},
+		{[]string{"-request-log", "on"}, false},
+		{[]string{"-request-log", "off"}, true},
+	} {
+		cfg, err := parseFlags(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := apiOptions(cfg.limits, cfg.requestLog, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if o.DisableRequestLog != tc.disable {
+			t.Errorf("%v: DisableRequestLog %v, want %v", tc.args, o.DisableRequestLog, tc.disable)
+		}
 	}
 }
 

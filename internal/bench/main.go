@@ -24,6 +24,10 @@
 //	          and the first page of one recipient (to=), p99, whose goal is absolute (at most 10 ms)
 //	river     the product beside River v0.51.2 on SQLite and on PostgreSQL: accept (Messages.Send vs Client.Insert,
 //	          8 callers) and dispatch (queued -> sent, 8 workers, vs River working as many jobs with 8 no-op workers)
+//	capacity  the highest open-loop rate of POST /v1/messages examples/server sustains for 30 s through the
+//	          whole lifecycle (p99 <= 50 ms, no errors, no growing backlog) vs a naive durable service; the
+//	          cost of the request log and of metrics; on PostgreSQL with one and two instances
+//	          (-capacity-profile <dir>: a CPU profile of the server at its capacity)
 //
 // The 1,000,000-contact and 1,000,000-message databases are generated once (bulk insert) and cached
 // in -cache (default: the system temporary directory); it is generated
@@ -70,6 +74,8 @@ type config struct {
 	contacts       int // contacts in the search workspace
 	messages       int // messages in the message-list workspace
 	memoryMessages int // messages accepted by the server in the memory figure
+
+	capacityProfile string // directory of the capacity figure's CPU profile of the server; "" for none
 }
 
 // figure is one benchmark; run returns its rows.
@@ -89,6 +95,7 @@ func figures() []figure {
 		{"telemetry", runTelemetry},
 		{"messages", runMessageList},
 		{"river", runRiver},
+		{"capacity", runCapacity},
 	}
 }
 
@@ -118,6 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	memMsgs := fs.Int("memory-messages", 0, "messages the server accepts and dispatches in the memory figure (default 100,000, to stay within 5 minutes; the goal, peak <= 64 MiB, is set at 1,000,000, about 10 minutes on 2 cores; 5,000 with -short)")
 	side := fs.String("side", "", `measure only the "product" or the "baseline" side of paired figures (for profiling)`)
 	postgres := fs.String("postgres", postgresURLFromEnv(), "PostgreSQL server URL; the figures on PostgreSQL create (and drop) a database of their own on it (default env MESSAGING_TEST_POSTGRES_URL, else the local cluster)")
+	capProfile := fs.String("capacity-profile", "", "directory to write a 10 s CPU profile of the server running at its capacity (with -metrics-addr) to, with its top functions (capacity figure)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	blockProfile := fs.String("blockprofile", "", "write a profile of blocking (channels, locks, I/O waits) to this file")
 	if err := fs.Parse(args); err != nil {
@@ -144,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}()
 	}
 	c := &config{short: *short, repeat: *repeat, cache: *cache, verbose: *verbose, out: stdout, log: io.Discard,
-		contacts: *contacts, messages: *messages, memoryMessages: *memMsgs, only: map[string]bool{}, side: *side, postgres: *postgres}
+		contacts: *contacts, messages: *messages, memoryMessages: *memMsgs, only: map[string]bool{}, side: *side, postgres: *postgres, capacityProfile: *capProfile}
 	if c.side != "" && c.side != "product" && c.side != "baseline" {
 		return fmt.Errorf("-side: %q is neither product nor baseline", c.side)
 	}

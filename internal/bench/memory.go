@@ -46,14 +46,9 @@ func runMemory(ctx context.Context, c *config) ([]*row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "server")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/server")
-	build.Dir, err = moduleRoot(ctx)
+	bin, err := buildServer(ctx, dir)
 	if err != nil {
 		return nil, err
-	}
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building examples/server: %v\n%s", err, out)
 	}
 	db := filepath.Join(dir, "server.sqlite")
 	if err := copyDB(cached, db); err != nil {
@@ -84,6 +79,85 @@ type rssFigures struct {
 	warm, late float64
 }
 
+// buildServer builds examples/server from this repository into dir and
+// returns the binary's path.
+func buildServer(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "server")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/server")
+	var err error
+	if build.Dir, err = moduleRoot(ctx); err != nil {
+		return "", err
+	}
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building examples/server: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// serverProcess is a running examples/server.
+type serverProcess struct {
+	cmd *exec.Cmd
+	// base is the server's URL, http://127.0.0.1:port.
+	base string
+	// exited receives the result of Wait once the process has ended.
+	exited chan error
+	log    string
+}
+
+// startServer starts bin with args on a free loopback port (its -addr),
+// writing its standard output and error (its log) to logPath, and waits
+// until it answers. Stop (or kill) it when done.
+func startServer(ctx context.Context, bin, logPath string, args ...string) (*serverProcess, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close() // the child has its own descriptor
+	cmd := exec.Command(bin, append([]string{"-addr", addr}, args...)...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &serverProcess{cmd: cmd, base: "http://" + addr, exited: make(chan error, 1), log: logPath}
+	go func() { p.exited <- cmd.Wait() }()
+	client := newClient(1)
+	defer client.CloseIdleConnections()
+	if err := waitReady(ctx, client, p.base, p.exited); err != nil {
+		p.kill()
+		return nil, fmt.Errorf("%w (log: %s)", err, logPath)
+	}
+	return p, nil
+}
+
+// kill ends the process at once, unless it has ended.
+func (p *serverProcess) kill() {
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// stop sends SIGTERM and waits up to 30 s for the process to end.
+func (p *serverProcess) stop() error {
+	if p.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		p.kill()
+		return fmt.Errorf("server did not stop within 30 s of SIGTERM (log: %s)", p.log)
+	}
+}
+
 // moduleRoot returns the directory of the module's go.mod.
 func moduleRoot(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
@@ -101,36 +175,14 @@ func moduleRoot(ctx context.Context) (string, error) {
 // sizes.
 func memoryRun(ctx context.Context, c *config, bin, db string) (rssFigures, error) {
 	var none rssFigures
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := startServer(ctx, bin, db+".log", "-db", db, "-rate-limits", "off", "-dispatch-rate", "off", "-dispatch-workers", "32")
 	if err != nil {
 		return none, err
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	logFile, err := os.Create(db + ".log")
-	if err != nil {
-		return none, err
-	}
-	defer logFile.Close()
-	cmd := exec.Command(bin, "-addr", addr, "-db", db, "-rate-limits", "off", "-dispatch-rate", "off", "-dispatch-workers", "32")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return none, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
-	base := "http://" + addr
+	defer srv.kill()
+	cmd, exited, base := srv.cmd, srv.exited, srv.base
 	client := newClient(httpClients + 1)
 	defer client.CloseIdleConnections()
-	if err := waitReady(ctx, client, base, exited); err != nil {
-		return none, fmt.Errorf("%w (log: %s)", err, db+".log")
-	}
 	start := time.Now()
 
 	// Sample the resident set all along.
@@ -211,11 +263,8 @@ func memoryRun(ctx context.Context, c *config, bin, db string) (rssFigures, erro
 	c.logf("memory: %d messages accepted in %s (%.0f/s), all dispatched after %s; %d contact searches; VmHWM %.1f MiB, sampled max %.1f MiB, warm-up max %.1f MiB, later max %.1f MiB; at the end %.1f MiB anonymous, %.1f MiB file pages (the executable, libraries)",
 		n, acceptTime.Round(time.Millisecond), float64(n)/acceptTime.Seconds(), time.Since(start).Round(time.Millisecond), searches.Load(),
 		float64(hwm)/1024, float64(maxRSS.Load())/1024, float64(warmRSS.Load())/1024, float64(lateRSS.Load())/1024, float64(anon)/1024, float64(file)/1024)
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
-		return none, fmt.Errorf("server did not stop within 30 s of SIGTERM")
+	if err := srv.stop(); err != nil {
+		return none, err
 	}
 	return rssFigures{peak: float64(hwm) / 1024, warm: float64(warmRSS.Load()) / 1024, late: float64(lateRSS.Load()) / 1024}, nil
 }
