@@ -38,7 +38,8 @@ type WebhookOptions struct {
 	// (non-2xx or timeout). Default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
 	// 10 h: eight attempts over about a day, then the delivery fails.
 	Schedule []time.Duration
-	// Workers is the number of deliveries in flight at once. Default 4.
+	// Workers is the number of deliveries in flight at once, and of
+	// keep-alive connections kept per endpoint host. Default 16.
 	Workers int
 	// PollInterval is how often due deliveries are looked for. Default 1 s.
 	PollInterval time.Duration
@@ -70,8 +71,9 @@ type WebhookOptions struct {
 // webhookSender delivers queued events to endpoints (see package
 // internal/workqueue for the loop and the pacing). A delivery is claimed
 // only after the earlier events of its message reached the endpoint (the
-// store's claim keeps that order), and each claimed batch is delivered
-// whole before the next claim.
+// store's claim keeps that order: an event claimed and not yet recorded
+// holds back the later ones of its message), and a claim is made once
+// half the workers are free.
 type webhookSender struct {
 	svc    *Service
 	opts   WebhookOptions
@@ -92,7 +94,7 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 	if o.Schedule == nil {
 		o.Schedule = defaults.DefaultWebhookSchedule()
 	}
-	defaults.Positive(&o.Workers, 4)
+	defaults.Positive(&o.Workers, 16)
 	defaults.Positive(&o.KeepFinished, 500)
 	defaults.Positive(&o.PollInterval, time.Second)
 	defaults.Positive(&o.Lease, 60*time.Second)
@@ -112,7 +114,7 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 			return nil
 		}}
 		client = &http.Client{
-			Transport: &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second,
+			Transport: &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: o.Workers, IdleConnTimeout: 90 * time.Second,
 				TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: o.Timeout},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
@@ -122,7 +124,7 @@ func newWebhookSender(s *Service, o WebhookOptions, sleep workqueue.Sleep) *webh
 	w := &webhookSender{svc: s, opts: o, owner: "hook_" + base64.RawURLEncoding.EncodeToString(b[:]), client: client,
 		retry: workqueue.Delays(o.Schedule)}
 	w.queue = workqueue.New(workqueue.Config[*WebhookDelivery]{
-		Name: "webhooks", Workers: o.Workers, RefillAt: o.Workers, PollInterval: o.PollInterval,
+		Name: "webhooks", Workers: o.Workers, PollInterval: o.PollInterval,
 		Now: s.now, Sleep: sleep, Logger: s.log,
 		Work: func(ctx context.Context, d *WebhookDelivery) error { w.deliver(ctx, d); return nil },
 		Claim: func(ctx context.Context, limit int) ([]*WebhookDelivery, error) {

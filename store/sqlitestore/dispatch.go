@@ -280,14 +280,13 @@ func (s *Store) WebhookClaim(ctx context.Context, p *driver.WebhookClaimParams) 
 	}
 	var out []*messaging.WebhookDelivery
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, qWebhookClaim,
+		rows, err := s.queryTx(ctx, tx, qWebhookClaim,
 			p.Owner, fmtTime(p.Now.Add(p.Lease)), fmtTime(p.Now), p.Limit)
 		if out, err = collect(rows, err, scanDelivery); err != nil {
 			return err
 		}
 		for _, d := range out {
-			if err := tx.QueryRowContext(ctx, `SELECT url, secret_sealed, previous_secret_sealed, previous_secret_expires_at FROM webhook_endpoints WHERE id = ?`,
-				d.EndpointID).Scan(&d.URL, &d.Secret, &d.PreviousSecret, storedTimePtr{&d.PreviousSecretExpiresAt}); err != nil {
+			if err := s.rowTx(ctx, tx, qClaimedEndpoint, d.EndpointID).Scan(&d.URL, &d.Secret, &d.PreviousSecret, storedTimePtr{&d.PreviousSecretExpiresAt}); err != nil {
 				return err
 			}
 		}
@@ -314,8 +313,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams
 	}
 	return write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var endpoint string
-		err := tx.QueryRowContext(ctx, `SELECT endpoint_id FROM webhook_deliveries WHERE seq = ? AND state = 'pending' AND lease_owner = ?`,
-			p.ID, p.Owner).Scan(&endpoint)
+		err := s.rowTx(ctx, tx, qRecordedDelivery, p.ID, p.Owner).Scan(&endpoint)
 		if err == sql.ErrNoRows {
 			return nil // not ours any more
 		}
@@ -323,8 +321,7 @@ func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams
 			return err
 		}
 		due, delivered := sqlrows.RecordTimes(p)
-		if _, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, due_at = ?, lease_owner = '', last_status = ?, last_error = ?,
-			last_attempt_at = ?, delivered_at = ? WHERE seq = ?`,
+		if _, err = s.execTx(ctx, tx, qRecordDelivery,
 			p.State, fmtTime(due), p.LastStatus, p.LastError, fmtTime(p.At), fmtTimePtr(delivered), p.ID); err != nil {
 			return err
 		}
@@ -340,10 +337,19 @@ func (s *Store) WebhookRecord(ctx context.Context, p *driver.WebhookRecordParams
 		if p.State == record.DeliveryPending {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, qPruneFinished, endpoint, endpoint, max(p.Keep, 1))
+		_, err = s.execTx(ctx, tx, qPruneFinished, endpoint, endpoint, max(p.Keep, 1))
 		return err
 	})
 }
+
+// Statements of WebhookClaim and WebhookRecord, hot writes (see
+// hotWrites): a delivery's claim and its record.
+const (
+	qClaimedEndpoint  = `SELECT url, secret_sealed, previous_secret_sealed, previous_secret_expires_at FROM webhook_endpoints WHERE id = ?`
+	qRecordedDelivery = `SELECT endpoint_id FROM webhook_deliveries WHERE seq = ? AND state = 'pending' AND lease_owner = ?`
+	qRecordDelivery   = `UPDATE webhook_deliveries SET state = ?, due_at = ?, lease_owner = '', last_status = ?, last_error = ?,
+			last_attempt_at = ?, delivered_at = ? WHERE seq = ?`
+)
 
 // WebhookDeliveryList implements driver.Store, through the index
 // webhook_deliveries_endpoint.

@@ -154,7 +154,8 @@ const subscribes = `instr(' ' || events || ' ', ' ' || ? || ' ') > 0`
 
 // hotWrites are prepared once on the writer connection (see stmt).
 var hotWrites = slices.Concat([]string{qMessageSetStatus, qEventSubscribed, qMessageInsert, qMessageSend, qOptedOutAt, qMessageByID, qMessageByWSID, qMessageByIdem, qMessageClaim, qQueueEvent,
-	qSMSDebit, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake}, qSMSInsertRows, qSMSChargeRows)
+	qSMSDebit, qSMSLedger, qPendingSweep, qPendingInsert, qPendingTake,
+	qWebhookClaim, qClaimedEndpoint, qRecordedDelivery, qRecordDelivery, qPruneFinished}, qSMSInsertRows, qSMSChargeRows)
 
 // MessageUpdateStatuses implements driver.Store: one write request for
 // every change, with no savepoint of its own per change (a failure fails
