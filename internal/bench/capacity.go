@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -33,7 +34,9 @@ import (
 // at the rate it grew during the probe (a least squares slope of samples
 // every 50 ms), would pass one second of arrivals within 30 s. The highest
 // holding rate is then confirmed for 30 s (once more 10 % lower when it
-// does not hold; the log says when that did not hold either). Each side
+// does not hold; the log says when that did not hold either; a side whose
+// backlog stops draining ends its search there, its figure the highest
+// rate that held, unconfirmed, as the log says). Each side
 // is searched and confirmed once (no repeats: a search takes about a
 // minute), one after another, so the ratios carry the drift of a shared
 // machine over minutes; with -short, two probes of 1 s a side (50 and 100
@@ -69,6 +72,9 @@ import (
 // -metrics-addr (which serves /debug/pprof/) taken while it runs at its
 // capacity, and the top functions by cumulative time (go tool pprof -top
 // -cum).
+
+// errNotDrained is a probe after which the side's backlog did not drain.
+var errNotDrained = errors.New("the backlog did not drain")
 
 // capacityLimits is the rule a rate must meet for every side.
 // The read reports get more slack: the server's fake provider applies
@@ -466,9 +472,20 @@ func (c *config) searchCapacity(ctx context.Context, client *http.Client, side *
 			return ok, nil
 		}
 		if err := drain(ctx, t, p.maxDrain); err != nil {
-			return false, err
+			c.logf("capacity %s: the backlog did not drain after %.0f/s: %v", side.name, rate, err)
+			return false, fmt.Errorf("%w: %w", errNotDrained, err)
 		}
 		return ok, nil
+	}
+	// stuck ends the search of a side whose backlog no longer drains: the
+	// highest rate that held so far is its figure (an upper bound), and a
+	// side that never held fails the figure.
+	stuck := func(lo float64, err error) (float64, error) {
+		if errors.Is(err, errNotDrained) && lo > 0 {
+			c.logf("capacity %s: %.0f msg/s, the highest rate that held before the backlog stopped draining (not confirmed)", side.name, lo)
+			return lo, nil
+		}
+		return 0, err
 	}
 	// Warm-up: the connections, the caches and the first webhook
 	// connections, not judged (none with -short).
@@ -482,7 +499,7 @@ func (c *config) searchCapacity(ctx context.Context, client *http.Client, side *
 	rate := p.start
 	ok, err := probe(rate, p.probe, false)
 	if err != nil {
-		return 0, err
+		return stuck(lo, err)
 	}
 	for i := 0; ; i++ {
 		if ok {
@@ -504,14 +521,14 @@ func (c *config) searchCapacity(ctx context.Context, client *http.Client, side *
 			break
 		}
 		if ok, err = probe(rate, p.probe, false); err != nil {
-			return 0, err
+			return stuck(lo, err)
 		}
 	}
 	for hi > 0 && hi/lo > 1+p.resolution {
 		mid := math.Sqrt(lo * hi)
 		ok, err := probe(mid, p.probe, false)
 		if err != nil {
-			return 0, err
+			return stuck(lo, err)
 		}
 		if ok {
 			lo = mid
@@ -525,7 +542,7 @@ func (c *config) searchCapacity(ctx context.Context, client *http.Client, side *
 	for try := 0; ; try++ {
 		ok, err := probe(lo, p.confirm, try == 1)
 		if err != nil {
-			return 0, err
+			return stuck(lo, err)
 		}
 		if ok {
 			c.logf("capacity %s: %.0f msg/s (held for %s; %d webhooks received)", side.name, lo, p.confirm, t.hooks.total())

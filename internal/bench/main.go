@@ -1,7 +1,7 @@
 // Command bench measures every hot path of the messaging library as a ratio
 // to its physical limit, measured in the same run on the same machine:
 //
-//	go run ./internal/bench            # the full suite (under 5 minutes on 2 cores)
+//	go run ./internal/bench            # the full suite (about 20 minutes on 2 cores; capacity about 12)
 //	go run ./internal/bench -short     # a quick pass proving the suite works (CI)
 //	go run ./internal/bench -only accept,http -repeat 5
 //
