@@ -128,15 +128,11 @@ type capacitySide struct {
 }
 
 func runCapacity(ctx context.Context, c *config) ([]*row, error) {
-	dir := filepath.Join(c.workDir, "capacity")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	bin, err := buildServer(ctx, dir)
+	dir, bin, err := buildServer(ctx, c, "capacity")
 	if err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(dir)
 	client := newLoadClient()
 	defer client.CloseIdleConnections()
 	r := &capacityRunner{c: c, bin: bin, dir: dir, client: client}

@@ -41,15 +41,11 @@ func runMemory(ctx context.Context, c *config) ([]*row, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(c.workDir, "memory")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	bin, err := buildServer(ctx, dir)
+	dir, bin, err := buildServer(ctx, c, "memory")
 	if err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(dir)
 	db := filepath.Join(dir, "server.sqlite")
 	if err := copyDB(cached, db); err != nil {
 		return nil, err
@@ -79,19 +75,23 @@ type rssFigures struct {
 	warm, late float64
 }
 
-// buildServer builds examples/server from this repository into dir and
-// returns the binary's path.
-func buildServer(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "server")
+// buildServer makes the figure's directory name in the run's work
+// directory and builds examples/server from this repository into it; it
+// returns the directory, which the caller removes, and the binary's path.
+func buildServer(ctx context.Context, c *config, name string) (dir, bin string, err error) {
+	dir = filepath.Join(c.workDir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	bin = filepath.Join(dir, "server")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/server")
-	var err error
 	if build.Dir, err = moduleRoot(ctx); err != nil {
-		return "", err
+		return dir, "", err
 	}
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building examples/server: %v\n%s", err, out)
+		return dir, "", fmt.Errorf("building examples/server: %v\n%s", err, out)
 	}
-	return bin, nil
+	return dir, bin, nil
 }
 
 // serverProcess is a running examples/server.

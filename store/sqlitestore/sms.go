@@ -309,6 +309,20 @@ func chunks(n int) []int {
 	return out
 }
 
+// eachChunk calls fn with each run of accepted that one multi-row
+// statement writes (see chunks): k is the log2 of its length.
+func eachChunk(accepted []int, fn func(k int, part []int) error) error {
+	off := 0
+	for _, k := range chunks(len(accepted)) {
+		part := accepted[off : off+1<<k]
+		off += 1 << k
+		if err := fn(k, part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SMSAccept implements sms.Store. Every debit is one conditional statement
 // (UPDATE ... SET credit = credit - cost WHERE credit >= cost), and the
 // debits and inserts of a call are one transaction. An account whose credit
@@ -410,10 +424,7 @@ func (s *Store) debitTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message) ([
 // row id the insert reports; the row count is checked.
 func (s *Store) insertSMSTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message, accepted []int, out []sms.AcceptResult) error {
 	args := make([]any, 0, 14<<maxRowsLog2)
-	off := 0
-	for _, k := range chunks(len(accepted)) {
-		part := accepted[off : off+1<<k]
-		off += 1 << k
+	return eachChunk(accepted, func(k int, part []int) error {
 		args = args[:0]
 		for _, i := range part {
 			m := msgs[i]
@@ -441,28 +452,23 @@ func (s *Store) insertSMSTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message
 		for j, i := range part {
 			out[i].Number = last - int64(len(part)-1-j)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // insertChargesTx records in tx the charge of each message msgs[i] for i in
 // accepted, in order, with its number and balance from out[i].
 func (s *Store) insertChargesTx(ctx context.Context, tx *sql.Tx, msgs []*sms.Message, accepted []int, out []sms.AcceptResult) error {
 	args := make([]any, 0, 5<<maxRowsLog2)
-	off := 0
-	for _, k := range chunks(len(accepted)) {
-		part := accepted[off : off+1<<k]
-		off += 1 << k
+	return eachChunk(accepted, func(k int, part []int) error {
 		args = args[:0]
 		for _, i := range part {
 			m := msgs[i]
 			args = append(args, m.PartnerID, -int64(m.Cost), int64(out[i].Balance), out[i].Number, fmtTime(m.CreatedAt))
 		}
-		if _, err := s.execTx(ctx, tx, qSMSChargeRows[k], args...); err != nil {
-			return err
-		}
-	}
-	return nil
+		_, err := s.execTx(ctx, tx, qSMSChargeRows[k], args...)
+		return err
+	})
 }
 
 // SMSMessageGet implements sms.Store.
