@@ -509,9 +509,15 @@ func scanClaimed(row pgx.Row) (*messaging.WebhookDelivery, error) {
 }
 
 // qPruneFinished deletes the finished deliveries of the endpoint $1 beyond
-// the newest $2.
-const qPruneFinished = `DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' AND seq <= (
-	SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET $2)`
+// the newest $2, skipping those another transaction is deleting: every
+// record of an endpoint's outcome prunes, and concurrent records would
+// otherwise wait on each other's deletes of the same oldest rows, one
+// commit after another (with two instances, the webhook queue's
+// throughput fell to tens of messages a second).
+const qPruneFinished = `DELETE FROM webhook_deliveries WHERE seq IN (
+	SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' AND seq <= (
+		SELECT seq FROM webhook_deliveries WHERE endpoint_id = $1 AND state <> 'pending' ORDER BY seq DESC LIMIT 1 OFFSET $2)
+	FOR UPDATE SKIP LOCKED)`
 
 // WebhookRecord implements driver.Store. Finished deliveries are kept,
 // the newest p.Keep of the endpoint; the older are deleted here, through
