@@ -227,14 +227,10 @@ func queueEvent(ctx context.Context, tx pgx.Tx, ev *driver.EventRecord) error {
 func (s *Store) MessageUpdateStatuses(ctx context.Context, ps []*driver.MessageStatusParams) ([]driver.MessageStatusResult, error) {
 	ctx = writeCtx(ctx)
 	var out []driver.MessageStatusResult
-	var err error
-	for attempt := 1; ; attempt++ {
+	err := runAgainOnDeadlock(ctx, func() (err error) {
 		out, err = s.updateStatuses(ctx, ps)
-		if err != nil && attempt < maxTxAttempts && retryable(err) && ctx.Err() == nil {
-			continue
-		}
-		break
-	}
+		return err
+	})
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -312,12 +312,19 @@ const maxTxAttempts = 4
 // again when PostgreSQL aborted it to resolve a deadlock. fn must set its
 // results afresh on every run. The error is interpreted.
 func (s *Store) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return interpretError(runAgainOnDeadlock(ctx, func() error { return pgx.BeginFunc(ctx, s.pool, fn) }))
+}
+
+// runAgainOnDeadlock runs fn, a transaction, and runs it again while
+// PostgreSQL aborts it to resolve a deadlock, at most maxTxAttempts
+// times in all. The error is not interpreted.
+func runAgainOnDeadlock(ctx context.Context, fn func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
+		err := fn()
 		if err != nil && attempt < maxTxAttempts && retryable(err) && ctx.Err() == nil {
 			continue
 		}
-		return interpretError(err)
+		return err
 	}
 }
 

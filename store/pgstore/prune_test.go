@@ -8,7 +8,22 @@ import (
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/record"
 	"github.com/ujumbe/messaging/store/driver"
+	"github.com/ujumbe/messaging/store/pgstore"
 )
+
+// workspaceWithEndpoint creates workspace a with the webhook endpoint
+// we_1 (every event), created at at.
+func workspaceWithEndpoint(t *testing.T, s *pgstore.Store, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a", Name: "a", Channels: []string{}, CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WebhookEndpointCreate(ctx, &messaging.WebhookEndpoint{ID: "we_1", WorkspaceID: "a", URL: "https://hooks.example/1",
+		SecretSealed: []byte("x"), CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // TestWebhookRecordPruneSkipsLockedRows: a record's prune of an
 // endpoint's oldest finished deliveries skips those another transaction
@@ -19,13 +34,7 @@ func TestWebhookRecordPruneSkipsLockedRows(t *testing.T) {
 	url := testURL(t)
 	s := open(t, url, newSchema(t, url), 0)
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a", Name: "a", Channels: []string{}, CreatedAt: at}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.WebhookEndpointCreate(ctx, &messaging.WebhookEndpoint{ID: "we_1", WorkspaceID: "a", URL: "https://hooks.example/1",
-		SecretSealed: []byte("x"), CreatedAt: at}); err != nil {
-		t.Fatal(err)
-	}
+	workspaceWithEndpoint(t, s, at)
 	for _, id := range []string{"msg_1", "msg_2", "msg_3"} {
 		ev := &driver.EventRecord{ID: "evt_" + id, WorkspaceID: "a", MessageID: id, Type: messaging.EventMessageStatusUpdated, Payload: []byte("{}"), CreatedAt: at}
 		if queued, err := s.WebhookQueueEvent(ctx, &driver.WebhookQueueParams{EndpointID: "we_1", Event: ev}); err != nil || !queued {

@@ -23,13 +23,7 @@ func TestDeliveryTraceParentBackfill(t *testing.T) {
 	schema := newSchema(t, url)
 	s := open(t, url, schema, 0)
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	if err := s.WorkspaceCreate(ctx, &messaging.WorkspaceInfo{ID: "a", Name: "a", Channels: []string{}, CreatedAt: at}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.WebhookEndpointCreate(ctx, &messaging.WebhookEndpoint{ID: "we_1", WorkspaceID: "a", URL: "https://hooks.example/1",
-		SecretSealed: []byte("x"), CreatedAt: at}); err != nil {
-		t.Fatal(err)
-	}
+	workspaceWithEndpoint(t, s, at)
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	for _, id := range []string{"msg_t", "msg_n"} {
 		m := &messaging.Message{ID: id, WorkspaceID: "a", ConversationID: "conv", Channel: "whatsapp", To: "+254712345678",
