@@ -3,6 +3,7 @@ package messaging
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 )
@@ -192,6 +193,36 @@ type ChannelSpec struct {
 	// E.164 number or an id of 1 to 64 letters, digits, '_' or '-' scoped
 	// to the channel.
 	PhoneRecipients bool
+	// Outbound is what the channel carries beyond text and media by link:
+	// interactive messages, locations, contact cards, reactions, stickers
+	// and quoted replies. A send of something it does not carry is a
+	// validation_error naming the field and the channel, never a message
+	// sent without it. The zero value carries none of them.
+	Outbound OutboundSupport
+}
+
+// OutboundSupport is what a channel carries of the rich outbound messages
+// (see ChannelSpec.Outbound).
+type OutboundSupport struct {
+	// Interactive lists the interactive types the channel carries
+	// (record.InteractiveTypeButton, InteractiveTypeList,
+	// InteractiveTypeCTAURL).
+	Interactive []string
+	// InteractiveHeader and InteractiveFooter report that an interactive
+	// message may carry a header and a footer.
+	InteractiveHeader, InteractiveFooter bool
+	// MaxInteractiveBody is the longest body of an interactive message
+	// in characters; zero means record.MaxInteractiveBody.
+	MaxInteractiveBody int
+	// Location, Contacts, Reaction and Sticker report that the channel
+	// carries messages of those types.
+	Location, Contacts, Reaction, Sticker bool
+	// ReactionEmoji, when not empty, are the only emoji a reaction may
+	// carry on the channel (besides the empty one that removes it).
+	ReactionEmoji []string
+	// Replies reports that a send may quote a message of its
+	// conversation (context.message_id).
+	Replies bool
 }
 
 // ChannelField describes a credential field of a channel's connections.
@@ -208,4 +239,59 @@ type ChannelField struct {
 	// account's numeric id (1 to 32 digits)". Nil accepts 1 to 64 visible
 	// ASCII characters.
 	Check func(v string) error
+}
+
+// MediaUpload is a file a provider uploads (see MediaUploader and
+// TemplateSampleUploader), checked by the service before the first byte
+// is handed over: its kind and MIME type are among the provider's
+// documented ones and its first bytes are of that type.
+type MediaUpload struct {
+	// Kind is the message type it is sent as: image, video, audio,
+	// document or sticker.
+	Kind     string
+	MimeType string
+	// Filename is the file name given with the upload, if any.
+	Filename string
+	// Size is its length in bytes when known, -1 otherwise. The service
+	// always knows it for a template sample.
+	Size int64
+	// Body streams the bytes. A read error (the caller's upload cut off,
+	// or past the kind's size limit) must abort the upload: the provider
+	// returns that error and keeps nothing.
+	Body io.Reader
+}
+
+// MediaUploadReceipt is the provider's answer to an upload.
+type MediaUploadReceipt struct {
+	// ProviderMediaID is the provider's media id (WhatsApp's media id), or
+	// the upload handle of a template sample.
+	ProviderMediaID string
+	// ExpiresAt is when the provider forgets the upload; zero means 30
+	// days after it.
+	ExpiresAt time.Time
+}
+
+// MediaUploader is an optional capability of a Provider that takes media
+// uploads to send by id (Meta's POST /{phone-number-id}/media), with the
+// workspace's sender. It must stream Body, never holding the whole file.
+// Errors are as for Send.
+type MediaUploader interface {
+	UploadMedia(ctx context.Context, s *ChannelSender, u *MediaUpload) (*MediaUploadReceipt, error)
+}
+
+// TemplateSampleUploader is an optional capability of a Provider that
+// takes the sample of a template's media header for its reviewers (Meta's
+// Resumable Upload API) and returns the handle a template submission
+// gives as its header example. Errors are as for Send.
+type TemplateSampleUploader interface {
+	UploadTemplateSample(ctx context.Context, s *ChannelSender, u *MediaUpload) (*MediaUploadReceipt, error)
+}
+
+// ReadMarker is an optional capability of a Provider that marks an
+// inbound message read at the provider (WhatsApp's read status, the Send
+// API's mark_seen), with a typing indicator when typing is set. m is the
+// inbound message; its ProviderMessageID is the provider's id. Marking a
+// message read twice is not an error. Errors are as for Send.
+type ReadMarker interface {
+	MarkRead(ctx context.Context, s *ChannelSender, m *Message, typing bool) error
 }

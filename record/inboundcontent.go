@@ -134,13 +134,20 @@ func (c *InboundContent) Clone() *InboundContent {
 	cp := *c
 	cp.Media, cp.Location, cp.Reply = clonePtr(c.Media), clonePtr(c.Location), clonePtr(c.Reply)
 	cp.Reaction, cp.Context = clonePtr(c.Reaction), clonePtr(c.Context)
-	if c.Contacts != nil {
-		cp.Contacts = make([]SharedContact, len(c.Contacts))
-		for i, sc := range c.Contacts {
-			sc.Phones = slices.Clone(sc.Phones)
-			sc.Emails = slices.Clone(sc.Emails)
-			cp.Contacts[i] = sc
-		}
-	}
+	cp.Contacts = cloneContacts(c.Contacts)
 	return &cp
+}
+
+// cloneContacts returns a deep copy of cs (nil for nil).
+func cloneContacts(cs []SharedContact) []SharedContact {
+	if cs == nil {
+		return nil
+	}
+	out := make([]SharedContact, len(cs))
+	for i, sc := range cs {
+		sc.Phones = slices.Clone(sc.Phones)
+		sc.Emails = slices.Clone(sc.Emails)
+		out[i] = sc
+	}
+	return out
 }

@@ -83,6 +83,15 @@ type Message struct {
 	// location, contacts, reply, reaction, context); nil on outbound
 	// messages and on inbound texts that quote nothing.
 	Content *InboundContent
+	// Outbound is the rich content of an outbound message (interactive,
+	// location, contacts, reaction, uploaded media, the message it
+	// quotes); nil on inbound messages and on outbound ones that carry
+	// none of it.
+	Outbound *OutboundContent
+	// ReadAt is when the business marked an inbound message read at the
+	// provider (Messages.MarkRead); nil until then and on outbound
+	// messages.
+	ReadAt *time.Time
 	// IdempotencyKey is the caller's key, empty when none was given.
 	IdempotencyKey string
 	// RequestHash fingerprints the request that created the message, so a
@@ -141,6 +150,8 @@ func (m *Message) Clone() *Message {
 	}
 	c.History = slices.Clone(m.History)
 	c.Content = m.Content.Clone()
+	c.Outbound = m.Outbound.Clone()
+	c.ReadAt = clonePtr(m.ReadAt)
 	if m.UnconfirmedSince != nil {
 		t := *m.UnconfirmedSince
 		c.UnconfirmedSince = &t

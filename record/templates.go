@@ -74,6 +74,13 @@ type TemplateComponent struct {
 	// the channel provider's reviewers see them, and SendExample uses
 	// them. Optional; when given, there is one per variable.
 	Examples []string `json:"examples,omitempty"`
+	// ExampleMedia is the sample of an IMAGE, VIDEO or DOCUMENT header:
+	// the id of a media upload of purpose MediaForTemplateSample (see
+	// messaging.Media.Upload), which the provider's reviewers see.
+	ExampleMedia string `json:"example_media,omitempty"`
+	// ExampleHandle is the provider's handle of ExampleMedia's upload,
+	// set by the service when it submits the template (never stored).
+	ExampleHandle string `json:"-"`
 }
 
 // TemplateButton is a button of a BUTTONS component. Type is QUICK_REPLY,

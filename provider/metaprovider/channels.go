@@ -63,11 +63,40 @@ func ChannelSpecs() []messaging.ChannelSpec {
 			Display:         messaging.ChannelField{Name: FieldDisplayPhoneNumber, Label: "Display number (optional)", Hint: "E.164, for example +254712345678."},
 			MaxText:         record.MaxTextWhatsApp,
 			PhoneRecipients: true,
+			Outbound: messaging.OutboundSupport{
+				Interactive:       []string{record.InteractiveTypeButton, record.InteractiveTypeList, record.InteractiveTypeCTAURL},
+				InteractiveHeader: true, InteractiveFooter: true,
+				Location: true, Contacts: true, Reaction: true, Sticker: true, Replies: true,
+			},
 		},
-		{Name: messaging.ChannelInstagram, Label: "Instagram", Account: account(FieldInstagramAccountID, "Instagram account ID"), MaxText: record.MaxTextInstagram},
-		{Name: messaging.ChannelMessenger, Label: "Messenger", Account: account(FieldPageID, "Facebook page ID"), MaxText: record.MaxTextMessenger},
+		{
+			Name: messaging.ChannelInstagram, Label: "Instagram", Account: account(FieldInstagramAccountID, "Instagram account ID"), MaxText: record.MaxTextInstagram,
+			// Quick replies (reply buttons) and reactions, which the
+			// Instagram API gives as the "love" reaction only.
+			Outbound: messaging.OutboundSupport{
+				Interactive: []string{record.InteractiveTypeButton}, MaxInteractiveBody: record.MaxTextInstagram,
+				Reaction: true, ReactionEmoji: []string{ReactionLove},
+			},
+		},
+		{
+			Name: messaging.ChannelMessenger, Label: "Messenger", Account: account(FieldPageID, "Facebook page ID"), MaxText: record.MaxTextMessenger,
+			// Quick replies (reply buttons) and the button template (a
+			// call-to-action URL), whose text holds 640 characters.
+			Outbound: messaging.OutboundSupport{
+				Interactive:        []string{record.InteractiveTypeButton, record.InteractiveTypeCTAURL},
+				MaxInteractiveBody: MaxButtonTemplateText,
+			},
+		},
 	}
 }
+
+// ReactionLove is the one reaction the Instagram API sends (its "love"
+// reaction), as the emoji a reaction message carries.
+const ReactionLove = "\u2764\ufe0f"
+
+// MaxButtonTemplateText is the longest text of a Messenger button
+// template, in characters (the Send API's button template reference).
+const MaxButtonTemplateText = 640
 
 // numericID returns the check of a Graph id: 1 to 32 digits, else rule.
 func numericID(rule string) func(string) error {

@@ -197,6 +197,18 @@ type Store interface {
 	// MessageGetByIdempotencyKey returns the message of the workspace
 	// created with this (non-empty) idempotency key.
 	MessageGetByIdempotencyKey(ctx context.Context, workspaceID, key string) (*record.Message, error)
+	// MessageMarkRead sets the ReadAt of a message of the workspace to at
+	// unless it is set already (the first mark wins), and returns the
+	// message as stored. ErrNotFound when it does not exist. It changes
+	// nothing else: not Status, UpdatedAt or History.
+	MessageMarkRead(ctx context.Context, workspaceID, id string, at time.Time) (*record.Message, error)
+	// MediaCreate inserts an uploaded media record. ErrConflict if the id
+	// exists.
+	MediaCreate(ctx context.Context, m *record.UploadedMedia) error
+	// MediaGet returns one uploaded media record of the workspace
+	// (expired ones too). ErrNotFound when the workspace has none with
+	// that id.
+	MediaGet(ctx context.Context, workspaceID, id string) (*record.UploadedMedia, error)
 	// MessageUpdateStatuses makes the status changes of ps, in order (a
 	// change sees the changes before it), in one transaction, and returns
 	// one result per change, in the order of ps. Each change p sets the

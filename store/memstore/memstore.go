@@ -66,6 +66,8 @@ type Store struct {
 	sessionIDs map[string]bool
 	// suppressions holds the opt-out states (suppressions.go).
 	suppressions map[suppressionKey]*messaging.Suppression
+	// media holds the uploaded media records by id (media.go).
+	media map[string]*record.UploadedMedia
 }
 
 // New returns an empty store.
@@ -85,6 +87,7 @@ func New() *Store {
 		leases:       map[string]lease{},
 		sessions:     map[string]*driver.StoredSession{},
 		sessionIDs:   map[string]bool{},
+		media:        map[string]*record.UploadedMedia{},
 	}
 }
 
