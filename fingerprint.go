@@ -30,8 +30,12 @@ func requestHash(kind string, msg *Message) (string, error) {
 	if kind == kindTemplate {
 		v = templateFingerprint{To: msg.To, TemplateName: msg.TemplateName, Language: msg.Language, Components: componentFingerprints(msg.Components)}
 	} else {
-		v = sendFingerprint{Channel: msg.Channel, To: msg.To, Type: msg.Type, Text: msg.Text,
+		f := sendFingerprint{Channel: msg.Channel, To: msg.To, Type: msg.Type, Text: msg.Text,
 			MediaURL: msg.MediaURL, Caption: msg.Caption, Filename: msg.Filename}
+		if o := msg.Outbound; o != nil {
+			f.richFingerprint = richOf(o)
+		}
+		v = f
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -54,6 +58,124 @@ type sendFingerprint struct {
 	MediaURL string `json:"media_url,omitempty"`
 	Caption  string `json:"caption,omitempty"`
 	Filename string `json:"filename,omitempty"`
+	// The members of rich sends, added after the first release: all
+	// omitempty, so a send without them hashes to the bytes it always
+	// did.
+	richFingerprint
+}
+
+// richFingerprint is the canonical form of the rich members of a send
+// (the references by our ids, as the request gave them). Its member names
+// and order are frozen like the rest.
+type richFingerprint struct {
+	MediaID     string                  `json:"media_id,omitempty"`
+	Interactive *interactiveFingerprint `json:"interactive,omitempty"`
+	Location    *locationFingerprint    `json:"location,omitempty"`
+	Contacts    []contactFingerprint    `json:"contacts,omitempty"`
+	Reaction    *reactionFingerprint    `json:"reaction,omitempty"`
+	ReplyTo     string                  `json:"context_message_id,omitempty"`
+}
+
+type interactiveFingerprint struct {
+	Type    string             `json:"type"`
+	Header  *headerFingerprint `json:"header,omitempty"`
+	Body    string             `json:"body"`
+	Footer  string             `json:"footer,omitempty"`
+	Buttons [][2]string        `json:"buttons,omitempty"`
+	Button  string             `json:"list_button,omitempty"`
+	// Sections are the list's sections: title, then rows of id, title
+	// and description.
+	Sections []sectionFingerprint `json:"sections,omitempty"`
+	CTA      *[2]string           `json:"cta_url,omitempty"`
+}
+
+type headerFingerprint struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	MediaURL string `json:"media_url,omitempty"`
+	MediaID  string `json:"media_id,omitempty"`
+	Filename string `json:"filename,omitempty"`
+}
+
+type sectionFingerprint struct {
+	Title string      `json:"title,omitempty"`
+	Rows  [][3]string `json:"rows"`
+}
+
+type locationFingerprint struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Name      string  `json:"name,omitempty"`
+	Address   string  `json:"address,omitempty"`
+}
+
+type contactFingerprint struct {
+	FormattedName string      `json:"formatted_name"`
+	FirstName     string      `json:"first_name,omitempty"`
+	LastName      string      `json:"last_name,omitempty"`
+	Organization  string      `json:"organization,omitempty"`
+	Phones        [][3]string `json:"phones,omitempty"`
+	Emails        [][2]string `json:"emails,omitempty"`
+}
+
+type reactionFingerprint struct {
+	MessageID string `json:"message_id"`
+	Emoji     string `json:"emoji"`
+}
+
+// richOf returns the canonical form of the rich members of o, before its
+// references are resolved.
+func richOf(o *OutboundContent) richFingerprint {
+	var f richFingerprint
+	if o.Media != nil {
+		f.MediaID = o.Media.ID
+	}
+	if o.Context != nil {
+		f.ReplyTo = o.Context.MessageID
+	}
+	if o.Reaction != nil {
+		f.Reaction = &reactionFingerprint{MessageID: o.Reaction.MessageID, Emoji: o.Reaction.Emoji}
+	}
+	if l := o.Location; l != nil {
+		f.Location = &locationFingerprint{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address}
+	}
+	for _, c := range o.Contacts {
+		cf := contactFingerprint{FormattedName: c.FormattedName, FirstName: c.FirstName, LastName: c.LastName, Organization: c.Organization}
+		for _, p := range c.Phones {
+			cf.Phones = append(cf.Phones, [3]string{p.Phone, p.WaID, p.Type})
+		}
+		for _, e := range c.Emails {
+			cf.Emails = append(cf.Emails, [2]string{e.Email, e.Type})
+		}
+		f.Contacts = append(f.Contacts, cf)
+	}
+	if in := o.Interactive; in != nil {
+		inf := &interactiveFingerprint{Type: in.Type, Body: in.Body, Footer: in.Footer}
+		if h := in.Header; h != nil {
+			inf.Header = &headerFingerprint{Type: h.Type, Text: h.Text, MediaURL: h.MediaURL, Filename: h.Filename}
+			if h.Media != nil {
+				inf.Header.MediaID = h.Media.ID
+			}
+		}
+		for _, b := range in.Buttons {
+			inf.Buttons = append(inf.Buttons, [2]string{b.ID, b.Title})
+		}
+		if l := in.List; l != nil {
+			inf.Button = l.Button
+			for _, s := range l.Sections {
+				sf := sectionFingerprint{Title: s.Title, Rows: [][3]string{}}
+				for _, r := range s.Rows {
+					sf.Rows = append(sf.Rows, [3]string{r.ID, r.Title, r.Description})
+				}
+				inf.Sections = append(inf.Sections, sf)
+			}
+		}
+		if c := in.CTA; c != nil {
+			inf.CTA = &[2]string{c.DisplayText, c.URL}
+		}
+		f.Interactive = inf
+	}
+	return f
 }
 
 // templateFingerprint is the canonical form of a template send: the

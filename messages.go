@@ -29,15 +29,38 @@ type SendResult struct {
 	Replayed bool
 }
 
-// SendParams are the fields of a standard (non-template) send.
+// SendParams are the fields of a standard (non-template) send: a
+// free-form message, which the customer-service window policy governs.
+// Type is text, image, video, document, audio, sticker, interactive,
+// location, contacts or reaction; each type takes its own members (the
+// others are refused), and a channel carries the types its
+// ChannelSpec.Outbound declares.
 type SendParams struct {
-	Channel        string
-	To             string
-	Type           string
-	Text           string
-	MediaURL       string
-	Caption        string
-	Filename       string
+	Channel  string
+	To       string
+	Type     string
+	Text     string
+	MediaURL string
+	// MediaID sends a file of the workspace uploaded with
+	// MediaUploads.Upload instead of MediaURL (image, video, document,
+	// audio, sticker).
+	MediaID  string
+	Caption  string
+	Filename string
+	// Interactive is the message of type interactive: reply buttons, a
+	// list or a call-to-action URL. A header's uploaded media is given as
+	// Header.Media with only its ID set.
+	Interactive *Interactive
+	// Location is the location of type location (its URL is not sent).
+	Location *Location
+	// Contacts are the cards of type contacts.
+	Contacts []SharedContact
+	// Reaction is the reaction of type reaction.
+	Reaction *ReactionParams
+	// ReplyTo is the id of a message of the same conversation, ours or
+	// inbound, that this one quotes (context.message_id); any type but
+	// reaction.
+	ReplyTo        string
 	IdempotencyKey string
 }
 
@@ -106,6 +129,17 @@ func checkLen(path Path, s string, max int) error {
 	return nil
 }
 
+// checkFilename checks a document's file name, the field at path.
+func checkFilename(path Path, name string) error {
+	if err := checkLen(path, name, record.MaxFilename); err != nil {
+		return err
+	}
+	if strings.ContainsAny(name, "/\\") {
+		return validationErrorAt(path, "must not contain path separators")
+	}
+	return nil
+}
+
 // validate checks p for the service s and returns its recipient in
 // canonical form.
 func (p *SendParams) validate(s *Service) (to string, err error) {
@@ -118,6 +152,24 @@ func (p *SendParams) validate(s *Service) (to string, err error) {
 		return "", err
 	}
 	switch p.Type {
+	case "":
+		return "", validationError("type", "is required")
+	case record.TypeTemplate:
+		return "", validationError("type", "must not be template here: send templates with SendTemplate (POST /v1/messages/templates)")
+	}
+	if _, ok := typeFields[p.Type]; !ok {
+		return "", validationError("type", "must be one of %s (got %q)", sendTypes, p.Type)
+	}
+	if err := checkCarried(spec, p.Channel, p); err != nil {
+		return "", err
+	}
+	if err := p.refuseForeignFields(); err != nil {
+		return "", err
+	}
+	if p.ReplyTo != "" && p.Type == record.TypeReaction {
+		return "", validationErrorAt(record.FieldPath("context").Member("message_id"), "is not allowed when type is reaction: reaction.message_id names the message")
+	}
+	switch p.Type {
 	case record.TypeText:
 		if strings.TrimSpace(p.Text) == "" {
 			return "", validationError("text", "is required when type is text")
@@ -125,44 +177,20 @@ func (p *SendParams) validate(s *Service) (to string, err error) {
 		if err := checkLen(record.FieldPath("text"), p.Text, spec.MaxText); err != nil {
 			return "", err
 		}
-		for f, v := range map[string]string{"media_url": p.MediaURL, "caption": p.Caption, "filename": p.Filename} {
-			if v != "" {
-				return "", validationError(f, "is not allowed when type is text")
-			}
-		}
-	case record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio:
-		if p.MediaURL == "" {
-			return "", validationError("media_url", "is required when type is %s", p.Type)
-		}
-		if err := validateHTTPURL(record.FieldPath("media_url"), p.MediaURL); err != nil {
+	default:
+		if err := p.validateRich(spec, p.Channel); err != nil {
 			return "", err
 		}
-		if p.Text != "" {
-			return "", validationError("text", "is only allowed when type is text; use caption for image or video")
+	}
+	if p.Caption != "" {
+		if err := checkLen(record.FieldPath("caption"), p.Caption, record.MaxCaption); err != nil {
+			return "", err
 		}
-		if p.Caption != "" {
-			if p.Type != record.TypeImage && p.Type != record.TypeVideo {
-				return "", validationError("caption", "is only allowed for image or video")
-			}
-			if err := checkLen(record.FieldPath("caption"), p.Caption, record.MaxCaption); err != nil {
-				return "", err
-			}
+	}
+	if p.Filename != "" {
+		if err := checkFilename(record.FieldPath("filename"), p.Filename); err != nil {
+			return "", err
 		}
-		if p.Filename != "" {
-			if p.Type != record.TypeDocument {
-				return "", validationError("filename", "is only allowed for document")
-			}
-			if err := checkLen(record.FieldPath("filename"), p.Filename, record.MaxFilename); err != nil {
-				return "", err
-			}
-			if strings.ContainsAny(p.Filename, "/\\") {
-				return "", validationError("filename", "must not contain path separators")
-			}
-		}
-	case "":
-		return "", validationError("type", "is required")
-	default:
-		return "", validationError("type", "must be one of text, image, video, document, audio (got %q)", p.Type)
 	}
 	if err := validateIdempotencyKey(p.IdempotencyKey); err != nil {
 		return "", err
@@ -185,7 +213,7 @@ func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error)
 	msg := &Message{
 		Channel: p.Channel, To: to, Type: p.Type, Text: p.Text,
 		MediaURL: p.MediaURL, Caption: p.Caption, Filename: p.Filename,
-		IdempotencyKey: p.IdempotencyKey,
+		Outbound: p.outboundOf(), IdempotencyKey: p.IdempotencyKey,
 	}
 	return m.accept(ctx, msg, kindSend)
 }
@@ -263,7 +291,10 @@ func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) er
 	if kind == kindTemplate {
 		return nil
 	}
-	return m.refuseOutsideWindow(ctx, w, msg)
+	if err := m.refuseOutsideWindow(ctx, w, msg); err != nil {
+		return err
+	}
+	return m.resolveOutbound(ctx, msg)
 }
 
 // replayed answers a request whose idempotency key created prev: the

@@ -231,6 +231,8 @@ type Workspace struct {
 	APIKeys *APIKeys
 	// Channels connects, reads, verifies and disconnects channels.
 	Channels *Channels
+	// MediaUploads uploads files to the provider to send by id.
+	MediaUploads *MediaUploads
 }
 
 // Workspace returns a handle on the workspace with the given id.
@@ -245,6 +247,7 @@ func (s *Service) Workspace(id string) *Workspace {
 		Webhooks:      &Webhooks{svc: s, ws: id},
 		APIKeys:       &APIKeys{svc: s, ws: id},
 		Channels:      &Channels{svc: s, ws: id},
+		MediaUploads:  &MediaUploads{svc: s, ws: id},
 	}
 }
 

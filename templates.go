@@ -188,6 +188,12 @@ func checkComponent(f Path, c TemplateComponent) error {
 			if c.Text != "" {
 				return validationErrorAt(f.Member("text"), "is not allowed for a %s header", c.Format)
 			}
+			if c.ExampleMedia != "" {
+				if err := checkMediaID(f.Member("example_media"), c.ExampleMedia); err != nil {
+					return err
+				}
+			}
+			return nil
 		default:
 			return validationErrorAt(f.Member("format"), "must be TEXT, IMAGE, VIDEO or DOCUMENT (got %q)", c.Format)
 		}
@@ -214,6 +220,43 @@ func checkComponent(f Path, c TemplateComponent) error {
 		}
 	default:
 		return validationErrorAt(f.Member("type"), "must be HEADER, BODY, FOOTER or BUTTONS (got %q)", c.Type)
+	}
+	if c.ExampleMedia != "" {
+		return validationErrorAt(f.Member("example_media"), "is only allowed on an IMAGE, VIDEO or DOCUMENT header")
+	}
+	return nil
+}
+
+// checkSamples checks the samples of the media headers of cs (their
+// ExampleMedia) in the workspace: each an unexpired template-sample upload
+// of the header's kind. When submit is set and the provider takes samples
+// (a TemplateSampleUploader), a media header without one is refused, as
+// the provider's review would refuse it.
+func (ts *Templates) checkSamples(ctx context.Context, cs []TemplateComponent, submit bool) error {
+	for i, c := range cs {
+		if c.Type != "HEADER" || (c.Format != "IMAGE" && c.Format != "VIDEO" && c.Format != "DOCUMENT") {
+			continue
+		}
+		f := record.FieldPath("components").Index(i).Member("example_media")
+		if c.ExampleMedia == "" {
+			if _, takes := ts.svc.providerFor(ChannelWhatsApp).(TemplateSampleUploader); submit && takes {
+				return validationErrorAt(f, "is required to submit a template with a %s header: upload a sample with POST /v1/media (purpose %s) and give its id", c.Format, record.MediaForTemplateSample)
+			}
+			continue
+		}
+		u, err := ts.svc.store.MediaGet(ctx, ts.ws, c.ExampleMedia)
+		switch {
+		case err != nil && ErrorCode(err) == CodeNotFound:
+			return fieldError(CodeNotFound, f, "no uploaded file %s in this workspace", c.ExampleMedia)
+		case err != nil:
+			return wrapStoreError(err, "media", c.ExampleMedia)
+		case u.Purpose != record.MediaForTemplateSample:
+			return validationErrorAt(f, "%s was uploaded for messages: upload the sample with purpose %s", c.ExampleMedia, record.MediaForTemplateSample)
+		case u.Kind != strings.ToLower(c.Format):
+			return validationErrorAt(f, "%s is a %s upload (%s), not a sample of a %s header", c.ExampleMedia, u.Kind, u.MimeType, c.Format)
+		case !ts.svc.now().Before(u.ExpiresAt):
+			return validationErrorAt(f, "%s expired at %s; upload the sample again", c.ExampleMedia, record.FormatTime(u.ExpiresAt))
+		}
 	}
 	return nil
 }
@@ -318,6 +361,9 @@ func (ts *Templates) Create(ctx context.Context, p *TemplateCreateParams) (*Temp
 	if _, err := ts.svc.GetWorkspace(ctx, ts.ws); err != nil {
 		return nil, err
 	}
+	if err := ts.checkSamples(ctx, p.Components, p.Status == ""); err != nil {
+		return nil, err
+	}
 	now := ts.svc.now()
 	t := &Template{
 		ID: record.NewID("tpl"), WorkspaceID: ts.ws, Name: p.Name, Category: p.Category, Language: p.Language,
@@ -351,6 +397,9 @@ func (ts *Templates) Update(ctx context.Context, id string, p *TemplateCreatePar
 		return nil, validationError("status", "an edit keeps a template a draft; submit it to send it for review")
 	}
 	if err := CheckTemplate(p); err != nil {
+		return nil, err
+	}
+	if err := ts.checkSamples(ctx, p.Components, false); err != nil {
 		return nil, err
 	}
 	cur, err := ts.Get(ctx, id)
@@ -440,6 +489,11 @@ func (ts *Templates) Submit(ctx context.Context, id string) (*Template, error) {
 	cur, err := ts.Get(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if cur.Status == record.TemplateDraft {
+		if err := ts.checkSamples(ctx, cur.Components, true); err != nil {
+			return nil, err
+		}
 	}
 	next := *cur
 	next.Status, next.StatusReason, next.UpdatedAt, next.SendExample = record.TemplatePending, "", ts.svc.now(), nil

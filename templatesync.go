@@ -61,7 +61,7 @@ func (s *Service) submitToProvider(ctx context.Context, t *Template) *Template {
 		return t
 	}
 	started := s.now()
-	pt, err := tm.SubmitTemplate(ctx, snd, t)
+	pt, err := tm.SubmitTemplate(ctx, snd, s.withSampleHandles(ctx, t))
 	next := *t
 	var se *SendError
 	switch {
@@ -93,6 +93,26 @@ func (s *Service) submitToProvider(ctx context.Context, t *Template) *Template {
 		return t
 	}
 	return &next
+}
+
+// withSampleHandles returns t with the provider's handle of each media
+// header's sample (ExampleHandle) set from its upload; a sample that is
+// gone is left without one (the provider's review refuses it). t itself
+// is not changed.
+func (s *Service) withSampleHandles(ctx context.Context, t *Template) *Template {
+	c := *t
+	c.Components = slices.Clone(t.Components)
+	for i, tc := range c.Components {
+		if tc.ExampleMedia == "" {
+			continue
+		}
+		if u, err := s.store.MediaGet(ctx, t.WorkspaceID, tc.ExampleMedia); err == nil && u.Purpose == record.MediaForTemplateSample {
+			c.Components[i].ExampleHandle = u.ProviderMediaID
+		} else if err != nil && ErrorCode(err) != CodeNotFound {
+			s.log.WarnContext(ctx, "reading a template's sample failed: submitting it without", "workspace", t.WorkspaceID, "template_id", t.ID, "err", err)
+		}
+	}
+	return &c
 }
 
 func noneReason(r string) string {

@@ -99,8 +99,52 @@ func getRecord[T any](ctx context.Context, get func(ctx context.Context, workspa
 }
 
 func sendTexts(p *SendParams) error {
-	return new(texts).at(nil, "channel", p.Channel, "to", p.To, "type", p.Type, "text", p.Text, "media_url", p.MediaURL,
-		"caption", p.Caption, "filename", p.Filename, "idempotency_key", p.IdempotencyKey).result()
+	t := new(texts).at(nil, "channel", p.Channel, "to", p.To, "type", p.Type, "text", p.Text, "media_url", p.MediaURL,
+		"media_id", p.MediaID, "caption", p.Caption, "filename", p.Filename)
+	if in := p.Interactive; in != nil {
+		at := record.FieldPath("interactive")
+		t.at(at, "type", in.Type, "body", in.Body, "footer", in.Footer)
+		if h := in.Header; h != nil {
+			t.at(at.Member("header"), "type", h.Type, "text", h.Text, "media_url", h.MediaURL, "filename", h.Filename)
+			if h.Media != nil {
+				t.at(at.Member("header"), "media_id", h.Media.ID)
+			}
+		}
+		for i, b := range in.Buttons {
+			t.at(at.Member("buttons").Index(i), "id", b.ID, "title", b.Title)
+		}
+		if l := in.List; l != nil {
+			t.at(at.Member("list"), "button", l.Button)
+			for i, sec := range l.Sections {
+				sp := at.Member("list").Member("sections").Index(i)
+				t.at(sp, "title", sec.Title)
+				for j, r := range sec.Rows {
+					t.at(sp.Member("rows").Index(j), "id", r.ID, "title", r.Title, "description", r.Description)
+				}
+			}
+		}
+		if c := in.CTA; c != nil {
+			t.at(at.Member("cta_url"), "display_text", c.DisplayText, "url", c.URL)
+		}
+	}
+	if l := p.Location; l != nil {
+		t.at(record.FieldPath("location"), "name", l.Name, "address", l.Address, "url", l.URL)
+	}
+	for i, c := range p.Contacts {
+		at := record.FieldPath("contacts").Index(i)
+		t.at(at, "formatted_name", c.FormattedName, "first_name", c.FirstName, "last_name", c.LastName, "organization", c.Organization)
+		for j, ph := range c.Phones {
+			t.at(at.Member("phones").Index(j), "phone", ph.Phone, "wa_id", ph.WaID, "type", ph.Type)
+		}
+		for j, e := range c.Emails {
+			t.at(at.Member("emails").Index(j), "email", e.Email, "type", e.Type)
+		}
+	}
+	if r := p.Reaction; r != nil {
+		t.at(record.FieldPath("reaction"), "message_id", r.MessageID, "emoji", r.Emoji)
+	}
+	t.at(record.FieldPath("context"), "message_id", p.ReplyTo)
+	return t.at(nil, "idempotency_key", p.IdempotencyKey).result()
 }
 
 func sendTemplateTexts(p *SendTemplateParams) error {
@@ -120,7 +164,7 @@ func templateTexts(p *TemplateCreateParams) error {
 	t := new(texts).at(nil, "name", p.Name, "category", p.Category, "language", p.Language)
 	for i, c := range p.Components {
 		at := record.FieldPath("components").Index(i)
-		t.at(at, "type", c.Type, "format", c.Format, "text", c.Text)
+		t.at(at, "type", c.Type, "format", c.Format, "text", c.Text, "example_media", c.ExampleMedia)
 		for j, b := range c.Buttons {
 			t.at(at.Member("buttons").Index(j), "type", b.Type, "text", b.Text, "url", b.URL, "phone_number", b.PhoneNumber,
 				"example", b.Example)
