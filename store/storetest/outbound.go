@@ -126,8 +126,8 @@ func testOutboundContent(t *testing.T, s driver.Store) {
 	}
 }
 
-// testMessageMarkRead: the first mark sets ReadAt (to the nanosecond) and
-// later ones keep it; the mark changes nothing else of the message, nor
+// testMessageMarkRead: the first mark sets ReadAt (to the nanosecond, in
+// UTC) and later ones keep it; the mark changes nothing else of the message, nor
 // any other message; a message that does not exist, or of another
 // workspace, is not found, and is left alone.
 func testMessageMarkRead(t *testing.T, s driver.Store) {
@@ -164,10 +164,14 @@ func testMessageMarkRead(t *testing.T, s driver.Store) {
 	want := before.Clone()
 	first := at(5)
 	want.ReadAt = &first
-	for i, mark := range []time.Time{at(5), at(9), at(1)} {
+	eat := time.FixedZone("EAT", 3*60*60)
+	for i, mark := range []time.Time{at(5).In(eat), at(9), at(1)} {
 		got, err := s.MessageMarkRead(ctx, "a", "msg_1", mark)
 		if err != nil {
 			t.Fatalf("mark %d: %v", i, err)
+		}
+		if got.ReadAt != nil && got.ReadAt.Location() != time.UTC {
+			t.Errorf("mark %d: ReadAt %v; want it in UTC", i, got.ReadAt)
 		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("mark %d at %v returned (-want +got):\n%s", i, mark, d)
@@ -191,7 +195,7 @@ func testMessageMarkRead(t *testing.T, s driver.Store) {
 }
 
 // testMedia: an uploaded media record reads back as created, every field
-// kept, an expired one too; only its workspace finds it; a second record
+// kept (its times in UTC), an expired one too; only its workspace finds it; a second record
 // with its id, in any workspace, is a conflict that changes nothing.
 func testMedia(t *testing.T, s driver.Store) {
 	ctx := context.Background()
@@ -199,7 +203,7 @@ func testMedia(t *testing.T, s driver.Store) {
 	mustWorkspace(t, s, "b")
 	m := &record.UploadedMedia{ID: "med_1", WorkspaceID: "a", Channel: "whatsapp", Purpose: record.MediaForMessages,
 		Kind: record.MediaSticker, MimeType: "image/webp", Size: 5 << 30, Filename: "s <1>.webp", SHA256: "ab12",
-		ProviderMediaID: "pm_1", Animated: true, CreatedAt: base, ExpiresAt: base.Add(-time.Nanosecond)}
+		ProviderMediaID: "pm_1", Animated: true, CreatedAt: base.In(time.FixedZone("EAT", 3*60*60)), ExpiresAt: base.Add(-time.Nanosecond)}
 	sample := &record.UploadedMedia{ID: "med_2", WorkspaceID: "b", Channel: "whatsapp", Purpose: record.MediaForTemplateSample,
 		Kind: record.MediaDocument, MimeType: "application/pdf", Size: 1, SHA256: "cd34", ProviderMediaID: "4::handle",
 		CreatedAt: at(1), ExpiresAt: at(1).Add(30 * 24 * time.Hour)}
@@ -220,6 +224,9 @@ func testMedia(t *testing.T, s driver.Store) {
 		}
 		if d := cmp.Diff(x, got); d != "" {
 			t.Errorf("MediaGet %s (-want +got):\n%s", x.ID, d)
+		}
+		if got.CreatedAt.Location() != time.UTC || got.ExpiresAt.Location() != time.UTC {
+			t.Errorf("MediaGet %s: times %v, %v; want them in UTC", x.ID, got.CreatedAt, got.ExpiresAt)
 		}
 	}
 	_, err := s.MediaGet(ctx, "b", "med_1")
