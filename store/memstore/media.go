@@ -16,7 +16,7 @@ func (s *Store) MessageMarkRead(ctx context.Context, workspaceID, id string, at 
 			return nil, messaging.ErrNotFound
 		}
 		if m.ReadAt == nil {
-			t := at
+			t := at.UTC()
 			m.ReadAt = &t
 		}
 		return m.Clone(), nil
@@ -30,6 +30,7 @@ func (s *Store) MediaCreate(ctx context.Context, m *record.UploadedMedia) error 
 			return messaging.ErrConflict
 		}
 		c := *m
+		c.CreatedAt, c.ExpiresAt = m.CreatedAt.UTC(), m.ExpiresAt.UTC()
 		s.media[m.ID] = &c
 		return nil
 	})

@@ -118,18 +118,19 @@ func queueEndpointEvent(ctx context.Context, q querier, p *driver.WebhookQueuePa
 func messageDest(m *messaging.Message) ([]any, func() error) {
 	var comps, content *string
 	var created, updated, due int64
-	var unconfirmed *int64
+	var unconfirmed, read *int64
 	var history string
 	dest := []any{&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history, &unconfirmed}
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history, &unconfirmed, &read}
 	return dest, func() error {
 		var err, herr, cerr error
 		m.Components, err = storedjson.DecodeSendComponents(comps)
-		m.Content, cerr = storedjson.DecodeInboundContent(content)
+		m.Content, m.Outbound, cerr = storedjson.DecodeContent(content)
 		m.History, herr = statushistory.Decode(history)
 		m.CreatedAt, m.UpdatedAt, m.DueAt, m.UnconfirmedSince = fromTS(created), fromTS(updated), fromTS(due), fromTSPtr(unconfirmed)
+		m.ReadAt = fromTSPtr(read)
 		return errors.Join(err, cerr, herr)
 	}
 }

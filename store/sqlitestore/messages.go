@@ -24,7 +24,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history, storedTimePtr{&m.UnconfirmedSince}); err != nil {
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history, storedTimePtr{&m.UnconfirmedSince}, storedTimePtr{&m.ReadAt}); err != nil {
 		return nil, err
 	}
 	var err error
@@ -39,7 +39,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 	if m.Components, err = storedjson.DecodeSendComponents(comps); err != nil {
 		return nil, err
 	}
-	if m.Content, err = storedjson.DecodeInboundContent(content); err != nil {
+	if m.Content, m.Outbound, err = storedjson.DecodeContent(content); err != nil {
 		return nil, err
 	}
 	return &m, nil
@@ -70,7 +70,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 			// The row is m: no need to read it back.
 			created = true
 			stored = m.Clone()
-			stored.History = nil
+			stored.History, stored.ReadAt = nil, nil // neither is inserted
 			stored.CreatedAt, stored.UpdatedAt, stored.DueAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.DueAt.UTC()
 			return nil
 		}
@@ -269,7 +269,7 @@ func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceivePara
 		}
 		created = true
 		stored = m.Clone()
-		stored.History = nil
+		stored.History, stored.ReadAt = nil, nil // neither is inserted
 		stored.CreatedAt, stored.UpdatedAt, stored.DueAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.DueAt.UTC()
 		if p.Event != nil {
 			return s.queueEvent(ctx, tx, p.Event)

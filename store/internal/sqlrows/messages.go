@@ -16,18 +16,19 @@ const MessageInsertColumns = `id, workspace_id, conversation_id, channel, recipi
 	due_at, lease_owner, attempts, last_error, trace_parent, content`
 
 // MessageColumns are the columns of a message: MessageInsertColumns, then
-// its status history and the time it has been unconfirmed since.
-const MessageColumns = MessageInsertColumns + `, history, unconfirmed_since`
+// its status history, the time it has been unconfirmed since and the time
+// it was marked read (NULL until then: a new message is unread).
+const MessageColumns = MessageInsertColumns + `, history, unconfirmed_since, read_at`
 
 // MessageInsertArgs are the values of MessageInsertColumns for m: its
-// components and content in their stored JSON forms, its times as stamp
+// components and content (inbound or outbound) in their stored JSON forms, its times as stamp
 // stores them.
 func MessageInsertArgs[T any](m *messaging.Message, stamp func(time.Time) T) ([]any, error) {
 	comps, err := storedjson.EncodeSendComponents(m.Components)
 	if err != nil {
 		return nil, err
 	}
-	content, err := storedjson.EncodeInboundContent(m.Content)
+	content, err := storedjson.EncodeContent(m.Content, m.Outbound)
 	if err != nil {
 		return nil, err
 	}

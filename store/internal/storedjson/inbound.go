@@ -1,15 +1,13 @@
 package storedjson
 
 import (
-	"encoding/json"
-
 	"github.com/ujumbe/messaging/record"
 
 	"github.com/ujumbe/messaging"
 )
 
 // inboundContent is the stored form of a messaging.InboundContent, kept
-// as one JSON object in the message's content column.
+// as one JSON object in the message's content column (see EncodeContent).
 type inboundContent struct {
 	Media    *inboundMedia   `json:"media,omitempty"`
 	Location *location       `json:"location,omitempty"`
@@ -84,54 +82,50 @@ func ptr[In, Out any](p *In, f func(In) Out) *Out {
 	return &v
 }
 
-// EncodeInboundContent returns the stored form of c, nil for nil.
-func EncodeInboundContent(c *messaging.InboundContent) (*string, error) {
-	if c == nil {
-		return nil, nil
-	}
-	st := inboundContent{
+// storeInbound returns the stored form of c.
+func storeInbound(c *messaging.InboundContent) inboundContent {
+	return inboundContent{
 		Media:    ptr(c.Media, func(v record.InboundMedia) inboundMedia { return inboundMedia(v) }),
 		Location: ptr(c.Location, func(v record.Location) location { return location(v) }),
-		Contacts: convert(c.Contacts, func(v record.SharedContact) sharedContact {
-			return sharedContact{FormattedName: v.FormattedName, FirstName: v.FirstName, LastName: v.LastName,
-				Organization: v.Organization,
-				Phones:       convert(v.Phones, func(p record.ContactPhone) contactPhone { return contactPhone(p) }),
-				Emails:       convert(v.Emails, func(e record.ContactEmail) contactEmail { return contactEmail(e) })}
-		}),
+		Contacts: convert(c.Contacts, storeContact),
 		Reply:    ptr(c.Reply, func(v record.InteractiveReply) reply { return reply(v) }),
 		Reaction: ptr(c.Reaction, func(v record.Reaction) reaction { return reaction(v) }),
 		Context:  ptr(c.Context, func(v messaging.ReplyContext) replyContext { return replyContext(v) }),
 		RawType:  c.RawType,
 	}
-	b, err := json.Marshal(st)
-	if err != nil {
-		return nil, err
-	}
-	s := string(b)
-	return &s, nil
 }
 
-// DecodeInboundContent returns the content stored as s (nil for NULL).
-func DecodeInboundContent(s *string) (*messaging.InboundContent, error) {
-	if s == nil {
-		return nil, nil
-	}
-	var st inboundContent
-	if err := json.Unmarshal([]byte(*s), &st); err != nil {
-		return nil, err
-	}
+// root returns the content st stores.
+func (st *inboundContent) root() *messaging.InboundContent {
 	return &messaging.InboundContent{
 		Media:    ptr(st.Media, func(v inboundMedia) record.InboundMedia { return record.InboundMedia(v) }),
 		Location: ptr(st.Location, func(v location) record.Location { return record.Location(v) }),
-		Contacts: convert(st.Contacts, func(v sharedContact) record.SharedContact {
-			return record.SharedContact{FormattedName: v.FormattedName, FirstName: v.FirstName, LastName: v.LastName,
-				Organization: v.Organization,
-				Phones:       convert(v.Phones, func(p contactPhone) record.ContactPhone { return record.ContactPhone(p) }),
-				Emails:       convert(v.Emails, func(e contactEmail) record.ContactEmail { return record.ContactEmail(e) })}
-		}),
+		Contacts: convert(st.Contacts, sharedContact.root),
 		Reply:    ptr(st.Reply, func(v reply) record.InteractiveReply { return record.InteractiveReply(v) }),
 		Reaction: ptr(st.Reaction, func(v reaction) record.Reaction { return record.Reaction(v) }),
 		Context:  ptr(st.Context, func(v replyContext) messaging.ReplyContext { return messaging.ReplyContext(v) }),
 		RawType:  st.RawType,
-	}, nil
+	}
+}
+
+// empty reports whether st has no member set.
+func (st *inboundContent) empty() bool {
+	return st.Media == nil && st.Location == nil && st.Contacts == nil && st.Reply == nil && st.Reaction == nil &&
+		st.Context == nil && st.RawType == ""
+}
+
+// storeContact returns the stored form of a contact card.
+func storeContact(v record.SharedContact) sharedContact {
+	return sharedContact{FormattedName: v.FormattedName, FirstName: v.FirstName, LastName: v.LastName,
+		Organization: v.Organization,
+		Phones:       convert(v.Phones, func(p record.ContactPhone) contactPhone { return contactPhone(p) }),
+		Emails:       convert(v.Emails, func(e record.ContactEmail) contactEmail { return contactEmail(e) })}
+}
+
+// root returns the contact card v stores.
+func (v sharedContact) root() record.SharedContact {
+	return record.SharedContact{FormattedName: v.FormattedName, FirstName: v.FirstName, LastName: v.LastName,
+		Organization: v.Organization,
+		Phones:       convert(v.Phones, func(p contactPhone) record.ContactPhone { return record.ContactPhone(p) }),
+		Emails:       convert(v.Emails, func(e contactEmail) record.ContactEmail { return record.ContactEmail(e) })}
 }

@@ -1,15 +1,17 @@
 // Package storedjson holds the JSON forms in which the SQL stores
 // (sqlitestore, pgstore) keep the lists nested in root records: the
 // components of a template and of a template send, and (in sqlitestore,
-// which has no array columns) lists of strings. The structs are storage
+// which has no array columns) lists of strings; and the rich content of a
+// message, inbound or outbound (EncodeContent). The structs are storage
 // structs with tags of their own, so that what is stored does not follow
 // the root types' JSON tags (the API's concern), and the forms are fixed:
 // databases written by earlier versions read back unchanged (the stores'
-// TestStoredEncodingIsPinned pins the bytes).
+// TestStoredEncodingIsPinned pins the bytes, and TestContentIsPinned those
+// of a message's content).
 //
 // An encoder returns nil, stored as SQL NULL, for a nil list, and the
 // decoders return nil for NULL, so that a nil and an empty list both
-// round-trip.
+// round-trip; inside a message's content an empty list reads back as nil.
 package storedjson
 
 import (
