@@ -29,6 +29,52 @@
 // send carries the service's message id as message.metadata, which Meta
 // echoes in the message_echoes webhook.
 //
+// Rich outbound messages (record.Message.Outbound) map to Meta's payloads
+// as follows; the service checks every limit and what each channel
+// carries (ChannelSpec.Outbound) before, and what a channel cannot carry
+// is refused here too (a permanent CodeInvalidMessage SendError).
+//
+// On WhatsApp:
+//   - interactive: {"type": "interactive", "interactive": {type, header,
+//     body {text}, footer {text}, action}}; button: action.buttons
+//     [{type "reply", reply {id, title}}]; list: action {button,
+//     sections [{title, rows [{id, title, description}]}]}; cta_url:
+//     action {name "cta_url", parameters {display_text, url}}. A header is
+//     {type "text", text}, or {type "image", image {link}}, and likewise
+//     for video and document (a document with its filename), with {id}
+//     instead of {link} for uploaded media.
+//   - location: location {latitude, longitude, name, address}.
+//   - contacts: contacts [{name {formatted_name, first_name, last_name},
+//     phones [{phone, type, wa_id}], emails [{email, type}], org
+//     {company}}] (formatted_name defaults to the first and last names).
+//   - reaction: reaction {message_id: the provider id, emoji}; an empty
+//     emoji removes the reaction.
+//   - sticker: sticker {link} or {id}; image, video, document, audio and
+//     sticker are sent by {id} when Outbound.Media names an upload.
+//   - a quoted message (Outbound.Context): context {message_id} on any
+//     type.
+//
+// On Messenger and Instagram, reply buttons are quick replies: message
+// {text: body, quick_replies [{content_type "text", title, payload: the
+// button id}]}. A Messenger cta_url is a button template: attachment
+// {type "template", payload {template_type "button", text: body, buttons
+// [{type "web_url", url, title: display_text}]}}. An Instagram reaction is
+// the sender action {recipient, sender_action "react", payload
+// {message_id, reaction "love"}} (ReactionLove is the only emoji), or
+// "unreact" for the empty emoji; Meta answers it without a message id, so
+// its provider message id is "reaction:{reacted message id}:{our id}".
+// Headers, footers, lists, locations, contacts, stickers, quoted messages
+// and uploaded media are not sent on these channels.
+//
+// MarkRead (messaging.ReadMarker) posts WhatsApp's read status
+// {messaging_product, status "read", message_id}, with typing_indicator
+// {type "text"} when typing, or the Send API's sender action mark_seen
+// (then typing_on) to the customer. UploadMedia (messaging.MediaUploader)
+// streams a WhatsApp upload to /{phone-number-id}/media;
+// UploadTemplateSample (messaging.TemplateSampleUploader) uses the
+// Resumable Upload API with Options.AppID, and SubmitTemplate sends the
+// handle it returned as the header_handle example.
+//
 // The sender (phone-number id, page id or Instagram account id) and its
 // access token are the workspace's channel connection, which the service
 // resolves and hands to Send. No sender fails the message with

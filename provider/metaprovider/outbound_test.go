@@ -203,7 +203,7 @@ func TestRichPayloads(t *testing.T) {
 			Buttons: []record.InteractiveButton{{ID: "COLOR_RED", Title: "Red"}, {ID: "COLOR_GREEN", Title: "Green"}}}})},
 		{"fb_button_template.json", rich("messenger", psid, record.TypeInteractive, &record.OutboundContent{Interactive: &record.Interactive{
 			Type: record.InteractiveTypeCTAURL, Body: "What do you want to do next?",
-			CTA:  &record.CTAURL{DisplayText: "Visit Messenger", URL: "https://www.messenger.com"}}})},
+			CTA: &record.CTAURL{DisplayText: "Visit Messenger", URL: "https://www.messenger.com"}}})},
 		{"ig_quick_replies.json", rich("instagram", igsid, record.TypeInteractive, &record.OutboundContent{Interactive: &record.Interactive{
 			Type: record.InteractiveTypeButton, Body: "What do you want to do?",
 			Buttons: []record.InteractiveButton{{ID: "TRACK", Title: "Track my order"}}}})},

@@ -67,7 +67,9 @@ func TestMarkRead(t *testing.T) {
 func TestMarkReadErrors(t *testing.T) {
 	t.Parallel()
 	cs := newCaptureServer(t)
-	cs.answer = func(*http.Request) (int, string) { return 400, graphError(190, "Error validating access token", "", 463) }
+	cs.answer = func(*http.Request) (int, string) {
+		return 400, graphError(190, "Error validating access token", "", 463)
+	}
 	p := cs.provider(t, nil)
 	m := inbound("instagram", igsid, "m_in")
 	err := p.MarkRead(t.Context(), sender(m), m, true)
