@@ -29,6 +29,52 @@
 // send carries the service's message id as message.metadata, which Meta
 // echoes in the message_echoes webhook.
 //
+// Rich outbound messages (record.Message.Outbound) map to Meta's payloads
+// as follows; the service checks every limit and what each channel
+// carries (ChannelSpec.Outbound) before, and what a channel cannot carry
+// is refused here too (a permanent CodeInvalidMessage SendError).
+//
+// On WhatsApp:
+//   - interactive: {"type": "interactive", "interactive": {type, header,
+//     body {text}, footer {text}, action}}; button: action.buttons
+//     [{type "reply", reply {id, title}}]; list: action {button,
+//     sections [{title, rows [{id, title, description}]}]}; cta_url:
+//     action {name "cta_url", parameters {display_text, url}}. A header is
+//     {type "text", text}, or {type "image", image {link}}, and likewise
+//     for video and document (a document with its filename), with {id}
+//     instead of {link} for uploaded media.
+//   - location: location {latitude, longitude, name, address}.
+//   - contacts: contacts [{name {formatted_name, first_name, last_name},
+//     phones [{phone, type, wa_id}], emails [{email, type}], org
+//     {company}}] (formatted_name defaults to the first and last names).
+//   - reaction: reaction {message_id: the provider id, emoji}; an empty
+//     emoji removes the reaction.
+//   - sticker: sticker {link} or {id}; image, video, document, audio and
+//     sticker are sent by {id} when Outbound.Media names an upload.
+//   - a quoted message (Outbound.Context): context {message_id} on any
+//     type.
+//
+// On Messenger and Instagram, reply buttons are quick replies: message
+// {text: body, quick_replies [{content_type "text", title, payload: the
+// button id}]}. A Messenger cta_url is a button template: attachment
+// {type "template", payload {template_type "button", text: body, buttons
+// [{type "web_url", url, title: display_text}]}}. An Instagram reaction is
+// the sender action {recipient, sender_action "react", payload
+// {message_id, reaction "love"}} (ReactionLove is the only emoji), or
+// "unreact" for the empty emoji; Meta answers it without a message id, so
+// its provider message id is "reaction:{reacted message id}:{our id}".
+// Headers, footers, lists, locations, contacts, stickers, quoted messages
+// and uploaded media are not sent on these channels.
+//
+// MarkRead (messaging.ReadMarker) posts WhatsApp's read status
+// {messaging_product, status "read", message_id}, with typing_indicator
+// {type "text"} when typing, or the Send API's sender action mark_seen
+// (then typing_on) to the customer. UploadMedia (messaging.MediaUploader)
+// streams a WhatsApp upload to /{phone-number-id}/media;
+// UploadTemplateSample (messaging.TemplateSampleUploader) uses the
+// Resumable Upload API with Options.AppID, and SubmitTemplate sends the
+// handle it returned as the header_handle example.
+//
 // The sender (phone-number id, page id or Instagram account id) and its
 // access token are the workspace's channel connection, which the service
 // resolves and hands to Send. No sender fails the message with
@@ -145,6 +191,12 @@ type Options struct {
 	// Provider offers its host (a messaging.CallbackReceiver: httpapi
 	// mounts it). Default nil: no receiver.
 	Webhook *WebhookOptions
+	// AppID is the id of the Meta app the access tokens belong to (1 to
+	// 32 digits), which Meta's Resumable Upload API needs
+	// (POST /{app-id}/uploads): UploadTemplateSample refuses every
+	// upload without it. Optional otherwise. (The app's secret, which
+	// signs webhooks, is WebhookOptions.AppSecret.)
+	AppID string
 }
 
 // Provider sends through the Graph API. It is safe for concurrent use.
@@ -154,6 +206,7 @@ type Provider struct {
 	client  *http.Client
 	now     func() time.Time
 	webhook *WebhookOptions
+	appID   string
 }
 
 var versionRe = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
@@ -174,11 +227,15 @@ func New(opts *Options) (*Provider, error) {
 	if !versionRe.MatchString(o.Version) {
 		return nil, fmt.Errorf("metaprovider: New: Version %q must look like v21.0", o.Version)
 	}
+	if o.AppID != "" && numericID("")(o.AppID) != nil {
+		return nil, fmt.Errorf("metaprovider: New: AppID must be 1 to 32 digits")
+	}
 	p := &Provider{
 		base:    strings.TrimRight(o.BaseURL, "/") + "/" + o.Version + "/",
 		baseURL: u,
 		client:  o.HTTPClient,
 		now:     o.Clock,
+		appID:   o.AppID,
 	}
 	if o.Webhook != nil {
 		w := *o.Webhook
@@ -251,6 +308,12 @@ func (p *Provider) Send(ctx context.Context, s *messaging.ChannelSender, m *mess
 			id = ok.Messages[0].ID
 		}
 	}
+	if fb, isFB := payload.(*fbMessage); isFB && fb.SenderAction != "" && id == "" && status/100 == 2 {
+		// A sender action (an Instagram reaction) is answered with the
+		// recipient only: it has no message id of its own, and no status
+		// webhook follows it.
+		id = reactionID(fb.Payload.MessageID, m.ID)
+	}
 	if id == "" {
 		// The message may have been accepted: its outcome is unknown, and
 		// its status report (carrying our id) may still confirm it.
@@ -258,6 +321,13 @@ func (p *Provider) Send(ctx context.Context, s *messaging.ChannelSender, m *mess
 			Retryable: true, Unknown: true}
 	}
 	return &messaging.SendReceipt{ProviderMessageID: id}, nil
+}
+
+// reactionID is the provider message id given to a reaction sent as a
+// sender action, which Meta answers without one: "reaction:" followed by
+// the id of the message reacted to and the service's id of the reaction.
+func reactionID(target, id string) string {
+	return "reaction:" + target + ":" + id
 }
 
 // do makes one Graph API request with token as bearer token and body (when
@@ -275,8 +345,7 @@ func (p *Provider) do(ctx context.Context, method, rawURL, token string, body []
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	var w written
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, w.trace()), method, rawURL, rd)
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, rd)
 	if err != nil {
 		return nil, 0, permanent(CodeSenderNotConfigured, "the sender id does not form a valid URL")
 	}
@@ -284,6 +353,16 @@ func (p *Provider) do(ctx context.Context, method, rawURL, token string, body []
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return p.doRequest(req, token)
+}
+
+// doRequest makes req, whose headers are set, as do does: it returns the
+// answer's body and status when it is 2xx, and maps failures and non-2xx
+// answers as do documents. token is redacted from error texts.
+func (p *Provider) doRequest(req *http.Request, token string) ([]byte, int, error) {
+	ctx := req.Context()
+	var w written
+	req = req.WithContext(httptrace.WithClientTrace(ctx, w.trace()))
 	req.Header.Set("Accept", "application/json")
 	resp, err := p.client.Do(req)
 	if err != nil {
@@ -515,16 +594,23 @@ func retryAfter(v string, now time.Time) time.Duration {
 // WhatsApp Cloud API payloads.
 type (
 	waMessage struct {
-		MessagingProduct string      `json:"messaging_product"`
-		RecipientType    string      `json:"recipient_type"`
-		To               string      `json:"to"`
-		Type             string      `json:"type"`
-		Text             *waText     `json:"text,omitempty"`
-		Image            *waMedia    `json:"image,omitempty"`
-		Video            *waMedia    `json:"video,omitempty"`
-		Document         *waMedia    `json:"document,omitempty"`
-		Audio            *waMedia    `json:"audio,omitempty"`
-		Template         *waTemplate `json:"template,omitempty"`
+		MessagingProduct string         `json:"messaging_product"`
+		RecipientType    string         `json:"recipient_type"`
+		To               string         `json:"to"`
+		Type             string         `json:"type"`
+		Text             *waText        `json:"text,omitempty"`
+		Image            *waMedia       `json:"image,omitempty"`
+		Video            *waMedia       `json:"video,omitempty"`
+		Document         *waMedia       `json:"document,omitempty"`
+		Audio            *waMedia       `json:"audio,omitempty"`
+		Template         *waTemplate    `json:"template,omitempty"`
+		Sticker          *waMedia       `json:"sticker,omitempty"`
+		Interactive      *waInteractive `json:"interactive,omitempty"`
+		Location         *waLocation    `json:"location,omitempty"`
+		Contacts         []waOutContact `json:"contacts,omitempty"`
+		Reaction         *waReaction    `json:"reaction,omitempty"`
+		// Context is the message this one quotes.
+		Context *waContext `json:"context,omitempty"`
 		// BizOpaqueCallbackData is the service's message id, echoed in
 		// the message's status webhooks.
 		BizOpaqueCallbackData string `json:"biz_opaque_callback_data,omitempty"`
@@ -533,8 +619,10 @@ type (
 		PreviewURL bool   `json:"preview_url"`
 		Body       string `json:"body"`
 	}
+	// waMedia is a media object: by link, or by the id of an upload.
 	waMedia struct {
-		Link     string `json:"link"`
+		ID       string `json:"id,omitempty"`
+		Link     string `json:"link,omitempty"`
 		Caption  string `json:"caption,omitempty"`
 		Filename string `json:"filename,omitempty"`
 	}
@@ -587,7 +675,24 @@ func whatsAppPayload(m *messaging.Message) (*waMessage, error) {
 	}
 	w := &waMessage{MessagingProduct: "whatsapp", RecipientType: "individual", To: m.To, Type: m.Type,
 		BizOpaqueCallbackData: correlation(m)}
-	media := &waMedia{Link: m.MediaURL}
+	out := m.Outbound
+	if out == nil {
+		out = &record.OutboundContent{}
+	}
+	if out.Context != nil {
+		if out.Context.ProviderMessageID == "" {
+			return nil, invalid("context: the quoted message has no provider id")
+		}
+		w.Context = &waContext{MessageID: out.Context.ProviderMessageID}
+	}
+	var media *waMedia
+	switch m.Type {
+	case record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio, record.TypeSticker:
+		var err error
+		if media, err = waMediaOf("media", m.MediaURL, out.Media); err != nil {
+			return nil, err
+		}
+	}
 	switch m.Type {
 	case record.TypeText:
 		w.Text = &waText{Body: m.Text}
@@ -602,34 +707,34 @@ func whatsAppPayload(m *messaging.Message) (*waMessage, error) {
 		w.Document = media
 	case record.TypeAudio:
 		w.Audio = media
+	case record.TypeSticker:
+		w.Sticker = media
+	case record.TypeInteractive:
+		in, err := waInteractiveOf(out.Interactive)
+		if err != nil {
+			return nil, err
+		}
+		w.Interactive = in
+	case record.TypeLocation:
+		if out.Location == nil {
+			return nil, invalid("location is required")
+		}
+		l := out.Location
+		w.Location = &waLocation{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address}
+	case record.TypeContacts:
+		if len(out.Contacts) == 0 {
+			return nil, invalid("contacts are required")
+		}
+		w.Contacts = waContactsOf(out.Contacts)
+	case record.TypeReaction:
+		if out.Reaction == nil || out.Reaction.ProviderMessageID == "" {
+			return nil, invalid("reaction: the message reacted to has no provider id")
+		}
+		w.Reaction = &waReaction{MessageID: out.Reaction.ProviderMessageID, Emoji: out.Reaction.Emoji}
 	case record.TypeTemplate:
-		t := &waTemplate{Name: m.TemplateName, Language: waLanguage{Code: m.Language}}
-		for i, c := range m.Components {
-			wc := waComponent{Type: c.Type, SubType: c.SubType, Parameters: []waParameter{}}
-			if c.Index != nil {
-				wc.Index = strconv.Itoa(*c.Index)
-			}
-			for j, prm := range c.Parameters {
-				wp := waParameter{Type: prm.Type}
-				switch prm.Type {
-				case "text":
-					wp.Text = prm.Text
-				case "image":
-					wp.Image = &waMedia{Link: prm.Link}
-				case "video":
-					wp.Video = &waMedia{Link: prm.Link}
-				case "document":
-					wp.Document = &waMedia{Link: prm.Link, Filename: prm.Filename}
-				case "coupon_code":
-					wp.CouponCode = prm.CouponCode
-				case "payload":
-					wp.Payload = prm.Payload
-				default:
-					return nil, invalid("components[%d].parameters[%d].type %q is not supported", i, j, prm.Type)
-				}
-				wc.Parameters = append(wc.Parameters, wp)
-			}
-			t.Components = append(t.Components, wc)
+		t, err := waTemplateOf(m)
+		if err != nil {
+			return nil, err
 		}
 		w.Template = t
 	default:
@@ -638,20 +743,59 @@ func whatsAppPayload(m *messaging.Message) (*waMessage, error) {
 	return w, nil
 }
 
+// waTemplateOf is the template object of a template message m.
+func waTemplateOf(m *messaging.Message) (*waTemplate, error) {
+	t := &waTemplate{Name: m.TemplateName, Language: waLanguage{Code: m.Language}}
+	for i, c := range m.Components {
+		wc := waComponent{Type: c.Type, SubType: c.SubType, Parameters: []waParameter{}}
+		if c.Index != nil {
+			wc.Index = strconv.Itoa(*c.Index)
+		}
+		for j, prm := range c.Parameters {
+			wp := waParameter{Type: prm.Type}
+			switch prm.Type {
+			case "text":
+				wp.Text = prm.Text
+			case "image":
+				wp.Image = &waMedia{Link: prm.Link}
+			case "video":
+				wp.Video = &waMedia{Link: prm.Link}
+			case "document":
+				wp.Document = &waMedia{Link: prm.Link, Filename: prm.Filename}
+			case "coupon_code":
+				wp.CouponCode = prm.CouponCode
+			case "payload":
+				wp.Payload = prm.Payload
+			default:
+				return nil, invalid("components[%d].parameters[%d].type %q is not supported", i, j, prm.Type)
+			}
+			wc.Parameters = append(wc.Parameters, wp)
+		}
+		t.Components = append(t.Components, wc)
+	}
+	return t, nil
+}
+
 // Messenger and Instagram Send API payloads.
 type (
 	fbMessage struct {
 		Recipient     fbRecipient `json:"recipient"`
 		MessagingType string      `json:"messaging_type,omitempty"`
-		Message       fbBody      `json:"message"`
+		Message       *fbBody     `json:"message,omitempty"`
+		// SenderAction and Payload are a sender action (Instagram's
+		// react and unreact, mark_seen, typing_on), sent instead of a
+		// message.
+		SenderAction string           `json:"sender_action,omitempty"`
+		Payload      *fbActionPayload `json:"payload,omitempty"`
 	}
 	fbRecipient struct {
 		ID          string `json:"id,omitempty"`
 		PhoneNumber string `json:"phone_number,omitempty"`
 	}
 	fbBody struct {
-		Text       string        `json:"text,omitempty"`
-		Attachment *fbAttachment `json:"attachment,omitempty"`
+		Text         string         `json:"text,omitempty"`
+		Attachment   *fbAttachment  `json:"attachment,omitempty"`
+		QuickReplies []fbQuickReply `json:"quick_replies,omitempty"`
 		// Metadata is the service's message id, echoed in the
 		// message_echoes webhook.
 		Metadata string `json:"metadata,omitempty"`
@@ -660,23 +804,67 @@ type (
 		Type    string    `json:"type"`
 		Payload fbPayload `json:"payload"`
 	}
+	// fbPayload is an attachment's payload: a media URL, or a template.
 	fbPayload struct {
-		URL string `json:"url"`
+		URL          string     `json:"url,omitempty"`
+		TemplateType string     `json:"template_type,omitempty"`
+		Text         string     `json:"text,omitempty"`
+		Buttons      []fbButton `json:"buttons,omitempty"`
+	}
+	fbButton struct {
+		Type  string `json:"type"`
+		URL   string `json:"url,omitempty"`
+		Title string `json:"title"`
+	}
+	fbQuickReply struct {
+		ContentType string `json:"content_type"`
+		Title       string `json:"title"`
+		Payload     string `json:"payload"`
+	}
+	fbActionPayload struct {
+		MessageID string `json:"message_id"`
+		Reaction  string `json:"reaction,omitempty"`
 	}
 )
 
-func sendAPIPayload(m *messaging.Message) (*fbMessage, error) {
-	f := &fbMessage{Message: fbBody{Metadata: correlation(m)}}
+// Sender actions of the Send API.
+const (
+	actionReact    = "react"
+	actionUnreact  = "unreact"
+	actionMarkSeen = "mark_seen"
+	actionTypingOn = "typing_on"
+)
+
+// fbRecipientOf is the Send API recipient of to: a phone number when it
+// is E.164, else a page- or Instagram-scoped id.
+func fbRecipientOf(to string) (fbRecipient, error) {
 	switch {
-	case m.To == "":
-		return nil, invalid("the recipient is required")
-	case strings.HasPrefix(m.To, "+"):
-		f.Recipient.PhoneNumber = m.To
-	default:
-		f.Recipient.ID = m.To
+	case to == "":
+		return fbRecipient{}, invalid("the recipient is required")
+	case strings.HasPrefix(to, "+"):
+		return fbRecipient{PhoneNumber: to}, nil
 	}
+	return fbRecipient{ID: to}, nil
+}
+
+func sendAPIPayload(m *messaging.Message) (*fbMessage, error) {
+	rcpt, err := fbRecipientOf(m.To)
+	if err != nil {
+		return nil, err
+	}
+	f := &fbMessage{Recipient: rcpt, Message: &fbBody{Metadata: correlation(m)}}
 	if m.Channel == messaging.ChannelMessenger {
 		f.MessagingType = "RESPONSE"
+	}
+	out := m.Outbound
+	if out == nil {
+		out = &record.OutboundContent{}
+	}
+	switch {
+	case out.Context != nil:
+		return nil, invalid("context: quoted replies are sent on whatsapp only, not on %s", m.Channel)
+	case out.Media != nil:
+		return nil, invalid("media: uploaded media are sent on whatsapp only, not on %s", m.Channel)
 	}
 	switch m.Type {
 	case record.TypeText:
@@ -685,10 +873,64 @@ func sendAPIPayload(m *messaging.Message) (*fbMessage, error) {
 		f.Message.Attachment = &fbAttachment{Type: m.Type, Payload: fbPayload{URL: m.MediaURL}}
 	case record.TypeDocument:
 		f.Message.Attachment = &fbAttachment{Type: "file", Payload: fbPayload{URL: m.MediaURL}}
+	case record.TypeInteractive:
+		if err := fbInteractive(f.Message, m.Channel, out.Interactive); err != nil {
+			return nil, err
+		}
+	case record.TypeReaction:
+		if m.Channel != messaging.ChannelInstagram {
+			return nil, invalid("reactions are not sent on %s", m.Channel)
+		}
+		r := out.Reaction
+		if r == nil || r.ProviderMessageID == "" {
+			return nil, invalid("reaction: the message reacted to has no provider id")
+		}
+		f.Message, f.MessagingType = nil, ""
+		switch r.Emoji {
+		case "":
+			f.SenderAction, f.Payload = actionUnreact, &fbActionPayload{MessageID: r.ProviderMessageID}
+		case ReactionLove:
+			f.SenderAction, f.Payload = actionReact, &fbActionPayload{MessageID: r.ProviderMessageID, Reaction: "love"}
+		default:
+			return nil, invalid("reaction.emoji: instagram sends the love reaction (%s) only", ReactionLove)
+		}
 	case record.TypeTemplate:
 		return nil, invalid("templates are sent on whatsapp only, not on %s", m.Channel)
 	default:
-		return nil, invalid("message type %q is not supported", m.Type)
+		return nil, invalid("message type %q is not supported on %s", m.Type, m.Channel)
 	}
 	return f, nil
+}
+
+// fbInteractive sets b to the Send API's form of in on channel: reply
+// buttons as quick replies under the body's text, a cta_url (Messenger)
+// as a button template with one web_url button.
+func fbInteractive(b *fbBody, channel string, in *record.Interactive) error {
+	switch {
+	case in == nil:
+		return invalid("interactive is required")
+	case in.Header != nil:
+		return invalid("interactive.header: headers are sent on whatsapp only, not on %s", channel)
+	case in.Footer != "":
+		return invalid("interactive.footer: footers are sent on whatsapp only, not on %s", channel)
+	}
+	switch {
+	case in.Type == record.InteractiveTypeButton:
+		if len(in.Buttons) == 0 {
+			return invalid("interactive.buttons are required")
+		}
+		b.Text = in.Body
+		for _, bt := range in.Buttons {
+			b.QuickReplies = append(b.QuickReplies, fbQuickReply{ContentType: "text", Title: bt.Title, Payload: bt.ID})
+		}
+	case in.Type == record.InteractiveTypeCTAURL && channel == messaging.ChannelMessenger:
+		if in.CTA == nil {
+			return invalid("interactive.cta_url is required")
+		}
+		b.Attachment = &fbAttachment{Type: "template", Payload: fbPayload{TemplateType: "button", Text: in.Body,
+			Buttons: []fbButton{{Type: "web_url", URL: in.CTA.URL, Title: in.CTA.DisplayText}}}}
+	default:
+		return invalid("interactive.type %q is not sent on %s", in.Type, channel)
+	}
+	return nil
 }

@@ -30,12 +30,13 @@ const (
 	// ExampleURLSuffix replaces the {{1}} of a URL button in its example.
 	ExampleURLSuffix = "example-suffix"
 	// ExampleMediaURL is the start of the placeholder submitted as the
-	// header_handle example of an IMAGE, VIDEO or DOCUMENT header
-	// ("https://example.com/sample.jpg", ".mp4", ".pdf"). Meta expects a
-	// handle of a sample uploaded with its Resumable Upload API, which this
-	// package does not do: Meta may refuse the placeholder, and a media
-	// template may have to be created in WhatsApp Manager (the sync then
-	// brings it in).
+	// header_handle example of an IMAGE, VIDEO or DOCUMENT header that
+	// has no sample ("https://example.com/sample.jpg", ".mp4", ".pdf").
+	// A header with a sample (record.TemplateComponent.ExampleHandle, the
+	// handle UploadTemplateSample returned) is submitted with that handle,
+	// as Meta expects; Meta may refuse the placeholder, and a media
+	// template without a sample may have to be created in WhatsApp Manager
+	// (the sync then brings it in).
 	ExampleMediaURL = "https://example.com/sample"
 )
 
@@ -103,8 +104,11 @@ func metaComponents(cs []messaging.TemplateComponent) []metaComponent {
 		case "HEADER":
 			switch c.Format {
 			case "IMAGE", "VIDEO", "DOCUMENT":
-				ext := map[string]string{"IMAGE": ".jpg", "VIDEO": ".mp4", "DOCUMENT": ".pdf"}[c.Format]
-				mc.Example = &metaExample{HeaderHandle: []string{ExampleMediaURL + ext}}
+				handle := c.ExampleHandle
+				if handle == "" {
+					handle = ExampleMediaURL + map[string]string{"IMAGE": ".jpg", "VIDEO": ".mp4", "DOCUMENT": ".pdf"}[c.Format]
+				}
+				mc.Example = &metaExample{HeaderHandle: []string{handle}}
 			default:
 				mc.Format = "TEXT"
 				if vars, _ := messaging.TemplateVariables("header", c.Text); len(vars) > 0 {
