@@ -242,6 +242,14 @@ type Options struct {
 	// "fake-tpl-". Like IDPrefix, a server that keeps templates across
 	// restarts should make it unique per process.
 	TemplateIDPrefix string
+	// MediaIDPrefix starts every media id UploadMedia gives, and
+	// HandlePrefix every template sample handle UploadTemplateSample
+	// gives. Defaults "fake-media-" and "fake-handle-". Uploads are kept
+	// in memory only, so a server that keeps messages across restarts
+	// should make them unique per process: an id of an earlier process is
+	// then refused, as an upload Meta forgot, instead of naming another
+	// file.
+	MediaIDPrefix, HandlePrefix string
 }
 
 // Report is a status report the provider has scheduled.
@@ -280,6 +288,16 @@ type Provider struct {
 	tplEvents []templateEvent
 	// accounts is Options.Accounts with SetAccountToken's changes.
 	accounts map[string]string
+	// received holds the provider message ids given to Receive (the ids
+	// it gives are known by inSeq); uploads the media and template
+	// samples uploaded, by id; mediaSeq and handleSeq number them; reads
+	// holds MarkRead's calls (upload.go).
+	received  map[string]bool
+	uploads   map[string]*Upload
+	uploadIDs []string
+	mediaSeq  int
+	handleSeq int
+	reads     []ReadMark
 }
 
 // New returns a Provider with default Options: it accepts every well-formed
@@ -293,13 +311,15 @@ func NewWithOptions(opts *Options) *Provider {
 	o.Clock, o.Logger = defaults.Clock(o.Clock), defaults.Logger(o.Logger)
 	o.IDPrefix = cmp.Or(o.IDPrefix, defaultIDPrefix)
 	o.TemplateIDPrefix = cmp.Or(o.TemplateIDPrefix, "fake-tpl-")
+	o.MediaIDPrefix, o.HandlePrefix = cmp.Or(o.MediaIDPrefix, "fake-media-"), cmp.Or(o.HandlePrefix, "fake-handle-")
 	defaults.Positive(&o.FlushInterval, defaultFlushInterval)
 	defaults.Positive(&o.RetryFor, defaultRetryFor)
 	accounts := map[string]string{}
 	for k, v := range o.Accounts {
 		accounts[k] = v
 	}
-	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{}), unknown: map[string]bool{}, accounts: accounts}
+	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{}), unknown: map[string]bool{}, accounts: accounts,
+		received: map[string]bool{}, uploads: map[string]*Upload{}}
 }
 
 // SetSink sets the Sink that Flush applies status reports to.
@@ -364,9 +384,12 @@ func (p *Provider) Receive(ctx context.Context, in *messaging.InboundMessage) (*
 	msg.Type = cmp.Or(msg.Type, record.TypeText)
 	p.mu.Lock()
 	sink, _ := p.sink.(InboundSink)
-	if sink != nil && msg.ProviderMessageID == "" {
+	switch {
+	case sink != nil && msg.ProviderMessageID == "":
 		p.inSeq++
 		msg.ProviderMessageID = fmt.Sprintf("%sin.%06d", p.opts.IDPrefix, p.inSeq)
+	case sink != nil:
+		p.received[msg.ProviderMessageID] = true
 	}
 	p.mu.Unlock()
 	if sink == nil {
@@ -437,6 +460,9 @@ func (p *Provider) Send(ctx context.Context, _ *messaging.ChannelSender, m *mess
 func (p *Provider) accept(m *messaging.Message, now time.Time) (id string, hang bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.checkIDs(m, now); err != nil {
+		return "", false, err
+	}
 	if p.opts.CustomerServiceWindow && m.Channel == messaging.ChannelWhatsApp && m.Type != record.TypeTemplate {
 		last, ok := p.inbound[m.WorkspaceID+"\x00"+m.To]
 		if !ok || now.Sub(last) >= serviceWindow {
@@ -570,10 +596,9 @@ func checkShape(m *messaging.Message) error {
 		if strings.TrimSpace(m.Text) == "" {
 			return bad("text.body is required")
 		}
-	case record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio:
-		if m.MediaURL == "" {
-			return bad(m.Type + ".link is required")
-		}
+	case record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio, record.TypeSticker,
+		record.TypeInteractive, record.TypeLocation, record.TypeContacts, record.TypeReaction:
+		// checkRich checks them against the channel.
 	case record.TypeTemplate:
 		if m.Channel != messaging.ChannelWhatsApp {
 			return bad("templates are sent on whatsapp only")
@@ -584,7 +609,7 @@ func checkShape(m *messaging.Message) error {
 	default:
 		return bad(fmt.Sprintf("unknown message type %q", m.Type))
 	}
-	return nil
+	return checkRich(m)
 }
 
 func isE164(s string) bool {

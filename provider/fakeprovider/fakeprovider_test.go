@@ -398,7 +398,8 @@ func TestMalformedMessages(t *testing.T) {
 		{Channel: "whatsapp", To: "+2547123456789012345", Type: "text", Text: "x"},
 		{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "   "},
 		{Channel: "whatsapp", To: "+254712345678", Type: "image"},
-		{Channel: "whatsapp", To: "+254712345678", Type: "sticker", MediaURL: "https://example.com/s.webp"},
+		{Channel: "messenger", To: "123", Type: "sticker", MediaURL: "https://example.com/s.webp"},
+		{Channel: "whatsapp", To: "+254712345678", Type: "poll", Text: "x"},
 		{Channel: "messenger", To: "123", Type: "template", TemplateName: "x", Language: "en"},
 		{Channel: "whatsapp", To: "+254712345678", Type: "template"},
 	} {
