@@ -28,7 +28,7 @@ func TestConformance(t *testing.T) {
 		NewProvider: func(t *testing.T, _ *httptest.Server) messaging.Provider {
 			return fakeprovider.NewWithOptions(&fakeprovider.Options{Templates: fakeprovider.StaticTemplates(providertest.Templates()...)})
 		},
-	}, nil)
+	}, providertest.RichCases())
 }
 
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
