@@ -136,6 +136,8 @@ func TestRichRefusals(t *testing.T) {
 	t.Parallel()
 	c := testclock.New(t0)
 	p := fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: c.Now, IDPrefix: "wamid.x.", Sink: &inboundSink{}})
+	old := upload(t, p, false, "image", "image/jpeg", "\xff\xd8\xffold")
+	c.Advance(fakeprovider.MediaLifetime - time.Second)
 	jpeg := upload(t, p, false, "image", "image/jpeg", "\xff\xd8\xffjpeg")
 	video := upload(t, p, false, "video", "video/mp4", "....ftypmp42")
 	handle := upload(t, p, true, "image", "image/png", "\x89PNG")
@@ -144,15 +146,12 @@ func TestRichRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := upload(t, p, false, "image", "image/jpeg", "\xff\xd8\xffold")
 	sent := send(t, p, text(phone, "hello"))
 	if _, err := p.Receive(t.Context(), &messaging.InboundMessage{WorkspaceID: "ws_1", From: phone, Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	c.Advance(fakeprovider.MediaLifetime - time.Second)
-	fresh := upload(t, p, false, "image", "image/jpeg", "\xff\xd8\xfffresh")
-	c.Advance(time.Second) // old expires now; fresh lives on
-	if _, err := p.Send(t.Context(), nil, byID("image", fresh)); err != nil {
+	c.Advance(time.Second) // old expires now; the others live on
+	if _, err := p.Send(t.Context(), nil, byID("image", jpeg)); err != nil {
 		t.Fatalf("a live upload: %v", err)
 	}
 	n := len(p.Sent())
@@ -181,35 +180,36 @@ func TestRichRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		label, code string
 		m           *messaging.Message
+		text        string // when set, in the error's text
 	}{
-		{"location on messenger", "100", rich("messenger", psid, "location", loc)},
-		{"contacts on instagram", "100", rich("instagram", igsid, "contacts", &record.OutboundContent{Contacts: []record.SharedContact{{FormattedName: "A"}}})},
-		{"sticker on instagram", "100", &messaging.Message{WorkspaceID: "ws_1", Channel: "instagram", To: igsid, Type: "sticker", MediaURL: "https://example.com/s.webp"}},
-		{"list on messenger", "100", rich("messenger", psid, "interactive", &record.OutboundContent{Interactive: list})},
-		{"header on messenger", "100", rich("messenger", psid, "interactive", &record.OutboundContent{Interactive: headerBtn})},
-		{"footer on instagram", "100", rich("instagram", igsid, "interactive", &record.OutboundContent{Interactive: footerBtn})},
-		{"instagram body past 1000", "131009", rich("instagram", igsid, "interactive", &record.OutboundContent{Interactive: long})},
-		{"instagram reaction other than love", "100", react("instagram", igsid, sent, "👍")},
-		{"quote on instagram", "100", quote("instagram", igsid, sent)},
-		{"location member on a text", "100", func() *messaging.Message { m := rich("whatsapp", phone, "text", loc); m.Text = "x"; return m }()},
-		{"media link and id", "100", both},
-		{"interactive without its member", "100", rich("whatsapp", phone, "interactive", nil)},
-		{"unknown media id", "131009", byID("image", "fake-media-99")},
-		{"a sample handle as media id", "131009", byID("image", handle)},
-		{"another workspace's media", "131009", byID("image", other.ProviderMediaID)},
-		{"expired media id", "131009", byID("image", old)},
-		{"sticker of a jpeg upload", "131009", byID("sticker", jpeg)},
-		{"image of a video upload", "131009", byID("image", video)},
-		{"image header of a video upload", "131009", rich("whatsapp", phone, "interactive", &record.OutboundContent{Interactive: videoHeader})},
-		{"reaction to an unknown id", "131009", react("whatsapp", phone, "wamid.other.1", "👍")},
-		{"reaction to an id not issued yet", "131009", react("whatsapp", phone, "wamid.x.000099", "👍")},
-		{"reaction to an inbound id not issued yet", "131009", react("whatsapp", phone, "wamid.x.in.000002", "👍")},
-		{"quote of an unknown id", "131009", quote("whatsapp", phone, "wamid.other.2")},
+		{"location on messenger", "100", rich("messenger", psid, "location", loc), ""},
+		{"contacts on instagram", "100", rich("instagram", igsid, "contacts", &record.OutboundContent{Contacts: []record.SharedContact{{FormattedName: "A"}}}), ""},
+		{"sticker on instagram", "100", &messaging.Message{WorkspaceID: "ws_1", Channel: "instagram", To: igsid, Type: "sticker", MediaURL: "https://example.com/s.webp"}, ""},
+		{"list on messenger", "100", rich("messenger", psid, "interactive", &record.OutboundContent{Interactive: list}), ""},
+		{"header on messenger", "100", rich("messenger", psid, "interactive", &record.OutboundContent{Interactive: headerBtn}), ""},
+		{"footer on instagram", "100", rich("instagram", igsid, "interactive", &record.OutboundContent{Interactive: footerBtn}), ""},
+		{"instagram body past 1000", "131009", rich("instagram", igsid, "interactive", &record.OutboundContent{Interactive: long}), ""},
+		{"instagram reaction other than love", "100", react("instagram", igsid, sent, "👍"), ""},
+		{"quote on instagram", "100", quote("instagram", igsid, sent), ""},
+		{"location member on a text", "100", func() *messaging.Message { m := rich("whatsapp", phone, "text", loc); m.Text = "x"; return m }(), ""},
+		{"media link and id", "100", both, "mutually exclusive"},
+		{"interactive without its member", "100", rich("whatsapp", phone, "interactive", nil), ""},
+		{"unknown media id", "131009", byID("image", "fake-media-99"), ""},
+		{"a sample handle as media id", "131009", byID("image", handle), "was not uploaded"},
+		{"another workspace's media", "131009", byID("image", other.ProviderMediaID), "was not uploaded"},
+		{"expired media id", "131009", byID("image", old), "expired"},
+		{"sticker of a jpeg upload", "131009", byID("sticker", jpeg), "a sticker must be image/webp"},
+		{"image of a video upload", "131009", byID("image", video), ""},
+		{"image header of a video upload", "131009", rich("whatsapp", phone, "interactive", &record.OutboundContent{Interactive: videoHeader}), ""},
+		{"reaction to an unknown id", "131009", react("whatsapp", phone, "wamid.other.1", "👍"), ""},
+		{"reaction to an id not issued yet", "131009", react("whatsapp", phone, "wamid.x.000099", "👍"), ""},
+		{"reaction to an inbound id not issued yet", "131009", react("whatsapp", phone, "wamid.x.in.000002", "👍"), ""},
+		{"quote of an unknown id", "131009", quote("whatsapp", phone, "wamid.other.2"), ""},
 	} {
 		_, err := p.Send(t.Context(), nil, tc.m)
 		var se *messaging.SendError
-		if !errors.As(err, &se) || se.Code != tc.code || se.Retryable {
-			t.Errorf("%s: err = %v, want permanent %s", tc.label, err, tc.code)
+		if !errors.As(err, &se) || se.Code != tc.code || se.Retryable || !strings.Contains(se.Text, tc.text) {
+			t.Errorf("%s: err = %v, want permanent %s %s", tc.label, err, tc.code, tc.text)
 		}
 	}
 	if got := len(p.Sent()); got != n {
