@@ -27,11 +27,40 @@
 //     template"; a button component naming a button the template does not
 //     have (or of another kind) is 131009 "Parameter value is not valid".
 //     Without Options.Templates, template sends are not checked.
+//   - A rich message (Message.Outbound) is checked against what its channel
+//     carries, as metaprovider.ChannelSpecs says (ChannelSpec.Outbound):
+//     an interactive type, header or footer, a location, contacts, reaction,
+//     sticker, reaction emoji or quoted message (Outbound.Context) the
+//     channel does not carry, a member of another type than the message's,
+//     a missing member, or both a media link and an uploaded media id, is
+//     refused with 100 "Invalid parameter"; too many buttons, list rows or
+//     body characters with 131009 "Parameter value is not valid".
+//   - An uploaded media id (Outbound.Media.ProviderMediaID, or an
+//     interactive header's) that UploadMedia did not give (a template
+//     sample handle included, or another workspace's upload), that expired
+//     by the fake's clock, or whose MIME type WhatsApp does not send as the
+//     message's type (a sticker must be image/webp; an image JPEG or PNG; a
+//     video MP4 or 3GPP; an audio any audio/*; a document anything) is
+//     refused with 131009. So is a reaction or a quote of a provider
+//     message id the fake did not give to a send or a received message, or
+//     was not given by Receive.
 //   - With Options.CustomerServiceWindow, a free-form (non-template) WhatsApp
 //     message to a number that has not written in the last 24 hours (as told
 //     with Inbound) is refused with 131047 "Re-engagement message".
 //
-// Accepted messages are recorded in order (see Sent).
+// Accepted messages are recorded in order (see Sent). The magic numbers
+// below (0000, 0408) act on messages of every type.
+//
+// # Uploads and read marks
+//
+// UploadMedia (messaging.MediaUploader) and UploadTemplateSample
+// (messaging.TemplateSampleUploader) read the whole body, streaming,
+// and keep only its length, SHA-256 and type (see Uploads); their ids
+// ("fake-media-1", ...) and handles ("fake-handle-1", ...) live
+// MediaLifetime (30 days) by the fake's clock. FetchMedia serves an
+// uploaded id with its type and size. MarkRead (messaging.ReadMarker)
+// accepts the ids of received messages only, and records each call (see
+// ReadMarks).
 //
 // # Status reports
 //
@@ -88,7 +117,9 @@
 // # Template review
 //
 // The fake reviews templates like Meta, deterministically (see
-// SubmitTemplate): a submitted template is approved Options.ReviewAfter
+// SubmitTemplate): a template whose media header has no live sample handle
+// of UploadTemplateSample is refused at once with 100 "Invalid parameter";
+// any other submitted template is approved Options.ReviewAfter
 // later, except a template whose name starts with "reject_", which is
 // rejected with reason INVALID_FORMAT. TemplateEvent schedules a later
 // event (PAUSED, DISABLED, REINSTATED, ...). Review events reach a Sink
