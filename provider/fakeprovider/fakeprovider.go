@@ -27,11 +27,40 @@
 //     template"; a button component naming a button the template does not
 //     have (or of another kind) is 131009 "Parameter value is not valid".
 //     Without Options.Templates, template sends are not checked.
+//   - A rich message (Message.Outbound) is checked against what its channel
+//     carries, as metaprovider.ChannelSpecs says (ChannelSpec.Outbound):
+//     an interactive type, header or footer, a location, contacts, reaction,
+//     sticker, reaction emoji or quoted message (Outbound.Context) the
+//     channel does not carry, a member of another type than the message's,
+//     a missing member, or both a media link and an uploaded media id, is
+//     refused with 100 "Invalid parameter"; too many buttons, list rows or
+//     body characters with 131009 "Parameter value is not valid".
+//   - An uploaded media id (Outbound.Media.ProviderMediaID, or an
+//     interactive header's) that UploadMedia did not give (a template
+//     sample handle included, or another workspace's upload), that expired
+//     by the fake's clock, or whose MIME type WhatsApp does not send as the
+//     message's type (a sticker must be image/webp; an image JPEG or PNG; a
+//     video MP4 or 3GPP; an audio any audio/*; a document anything) is
+//     refused with 131009. So is a reaction or a quote of a provider
+//     message id the fake did not give to a send or a received message, or
+//     was not given by Receive.
 //   - With Options.CustomerServiceWindow, a free-form (non-template) WhatsApp
 //     message to a number that has not written in the last 24 hours (as told
 //     with Inbound) is refused with 131047 "Re-engagement message".
 //
-// Accepted messages are recorded in order (see Sent).
+// Accepted messages are recorded in order (see Sent). The magic numbers
+// below (0000, 0408) act on messages of every type.
+//
+// # Uploads and read marks
+//
+// UploadMedia (messaging.MediaUploader) and UploadTemplateSample
+// (messaging.TemplateSampleUploader) read the whole body, streaming,
+// and keep only its length, SHA-256 and type (see Uploads); their ids
+// ("fake-media-1", ...) and handles ("fake-handle-1", ...) live
+// MediaLifetime (30 days) by the fake's clock. FetchMedia serves an
+// uploaded id with its type and size. MarkRead (messaging.ReadMarker)
+// accepts the ids of received messages only, and records each call (see
+// ReadMarks).
 //
 // # Status reports
 //
@@ -88,7 +117,9 @@
 // # Template review
 //
 // The fake reviews templates like Meta, deterministically (see
-// SubmitTemplate): a submitted template is approved Options.ReviewAfter
+// SubmitTemplate): a template whose media header has no live sample handle
+// of UploadTemplateSample is refused at once with 100 "Invalid parameter";
+// any other submitted template is approved Options.ReviewAfter
 // later, except a template whose name starts with "reject_", which is
 // rejected with reason INVALID_FORMAT. TemplateEvent schedules a later
 // event (PAUSED, DISABLED, REINSTATED, ...). Review events reach a Sink
@@ -242,6 +273,14 @@ type Options struct {
 	// "fake-tpl-". Like IDPrefix, a server that keeps templates across
 	// restarts should make it unique per process.
 	TemplateIDPrefix string
+	// MediaIDPrefix starts every media id UploadMedia gives, and
+	// HandlePrefix every template sample handle UploadTemplateSample
+	// gives. Defaults "fake-media-" and "fake-handle-". Uploads are kept
+	// in memory only, so a server that keeps messages across restarts
+	// should make them unique per process: an id of an earlier process is
+	// then refused, as an upload Meta forgot, instead of naming another
+	// file.
+	MediaIDPrefix, HandlePrefix string
 }
 
 // Report is a status report the provider has scheduled.
@@ -280,6 +319,16 @@ type Provider struct {
 	tplEvents []templateEvent
 	// accounts is Options.Accounts with SetAccountToken's changes.
 	accounts map[string]string
+	// received holds the provider message ids given to Receive (the ids
+	// it gives are known by inSeq); uploads the media and template
+	// samples uploaded, by id; mediaSeq and handleSeq number them; reads
+	// holds MarkRead's calls (upload.go).
+	received  map[string]bool
+	uploads   map[string]*Upload
+	uploadIDs []string
+	mediaSeq  int
+	handleSeq int
+	reads     []ReadMark
 }
 
 // New returns a Provider with default Options: it accepts every well-formed
@@ -293,13 +342,15 @@ func NewWithOptions(opts *Options) *Provider {
 	o.Clock, o.Logger = defaults.Clock(o.Clock), defaults.Logger(o.Logger)
 	o.IDPrefix = cmp.Or(o.IDPrefix, defaultIDPrefix)
 	o.TemplateIDPrefix = cmp.Or(o.TemplateIDPrefix, "fake-tpl-")
+	o.MediaIDPrefix, o.HandlePrefix = cmp.Or(o.MediaIDPrefix, "fake-media-"), cmp.Or(o.HandlePrefix, "fake-handle-")
 	defaults.Positive(&o.FlushInterval, defaultFlushInterval)
 	defaults.Positive(&o.RetryFor, defaultRetryFor)
 	accounts := map[string]string{}
 	for k, v := range o.Accounts {
 		accounts[k] = v
 	}
-	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{}), unknown: map[string]bool{}, accounts: accounts}
+	return &Provider{opts: o, sink: o.Sink, inbound: map[string]time.Time{}, drained: make(chan struct{}), unknown: map[string]bool{}, accounts: accounts,
+		received: map[string]bool{}, uploads: map[string]*Upload{}}
 }
 
 // SetSink sets the Sink that Flush applies status reports to.
@@ -364,9 +415,12 @@ func (p *Provider) Receive(ctx context.Context, in *messaging.InboundMessage) (*
 	msg.Type = cmp.Or(msg.Type, record.TypeText)
 	p.mu.Lock()
 	sink, _ := p.sink.(InboundSink)
-	if sink != nil && msg.ProviderMessageID == "" {
+	switch {
+	case sink != nil && msg.ProviderMessageID == "":
 		p.inSeq++
 		msg.ProviderMessageID = fmt.Sprintf("%sin.%06d", p.opts.IDPrefix, p.inSeq)
+	case sink != nil:
+		p.received[msg.ProviderMessageID] = true
 	}
 	p.mu.Unlock()
 	if sink == nil {
@@ -437,6 +491,9 @@ func (p *Provider) Send(ctx context.Context, _ *messaging.ChannelSender, m *mess
 func (p *Provider) accept(m *messaging.Message, now time.Time) (id string, hang bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.checkIDs(m, now); err != nil {
+		return "", false, err
+	}
 	if p.opts.CustomerServiceWindow && m.Channel == messaging.ChannelWhatsApp && m.Type != record.TypeTemplate {
 		last, ok := p.inbound[m.WorkspaceID+"\x00"+m.To]
 		if !ok || now.Sub(last) >= serviceWindow {
@@ -570,10 +627,9 @@ func checkShape(m *messaging.Message) error {
 		if strings.TrimSpace(m.Text) == "" {
 			return bad("text.body is required")
 		}
-	case record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio:
-		if m.MediaURL == "" {
-			return bad(m.Type + ".link is required")
-		}
+	case record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio, record.TypeSticker,
+		record.TypeInteractive, record.TypeLocation, record.TypeContacts, record.TypeReaction:
+		// checkRich checks them against the channel.
 	case record.TypeTemplate:
 		if m.Channel != messaging.ChannelWhatsApp {
 			return bad("templates are sent on whatsapp only")
@@ -584,7 +640,7 @@ func checkShape(m *messaging.Message) error {
 	default:
 		return bad(fmt.Sprintf("unknown message type %q", m.Type))
 	}
-	return nil
+	return checkRich(m)
 }
 
 func isE164(s string) bool {

@@ -28,7 +28,7 @@ func TestConformance(t *testing.T) {
 		NewProvider: func(t *testing.T, _ *httptest.Server) messaging.Provider {
 			return fakeprovider.NewWithOptions(&fakeprovider.Options{Templates: fakeprovider.StaticTemplates(providertest.Templates()...)})
 		},
-	}, nil)
+	}, providertest.RichCases())
 }
 
 var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -398,7 +398,8 @@ func TestMalformedMessages(t *testing.T) {
 		{Channel: "whatsapp", To: "+2547123456789012345", Type: "text", Text: "x"},
 		{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "   "},
 		{Channel: "whatsapp", To: "+254712345678", Type: "image"},
-		{Channel: "whatsapp", To: "+254712345678", Type: "sticker", MediaURL: "https://example.com/s.webp"},
+		{Channel: "messenger", To: "123", Type: "sticker", MediaURL: "https://example.com/s.webp"},
+		{Channel: "whatsapp", To: "+254712345678", Type: "poll", Text: "x"},
 		{Channel: "messenger", To: "123", Type: "template", TemplateName: "x", Language: "en"},
 		{Channel: "whatsapp", To: "+254712345678", Type: "template"},
 	} {

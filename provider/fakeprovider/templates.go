@@ -42,6 +42,13 @@ type templateEvent struct {
 // later (applied by Flush, like status reports): REJECTED with reason
 // INVALID_FORMAT for a template whose name starts with "reject_", APPROVED
 // for every other. The sender may be nil: the fake needs no credentials.
+//
+// As Meta, it refuses (a permanent *messaging.SendError, 100 "Invalid
+// parameter", which the service records as the template's rejection) a
+// template whose IMAGE, VIDEO or DOCUMENT header has no ExampleHandle, or
+// one that is not a live handle UploadTemplateSample gave for a sample of
+// that kind (and of the template's workspace, when the upload had a
+// sender).
 func (p *Provider) SubmitTemplate(ctx context.Context, _ *messaging.ChannelSender, t *messaging.Template) (*messaging.ProviderTemplate, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -51,6 +58,9 @@ func (p *Provider) SubmitTemplate(ctx context.Context, _ *messaging.ChannelSende
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.checkHeaderHandle(t); err != nil {
+		return nil, err
+	}
 	p.tplSeq++
 	id := p.opts.TemplateIDPrefix + strconv.Itoa(p.tplSeq)
 	if p.opts.ReviewAfter >= 0 {
@@ -63,6 +73,33 @@ func (p *Provider) SubmitTemplate(ctx context.Context, _ *messaging.ChannelSende
 	}
 	return &messaging.ProviderTemplate{ID: id, Name: t.Name, Language: t.Language, Category: t.Category,
 		Status: record.ProviderTemplatePending}, nil
+}
+
+// checkHeaderHandle checks the sample handle of t's media header; p.mu is
+// held.
+func (p *Provider) checkHeaderHandle(t *messaging.Template) error {
+	for _, c := range t.Components {
+		if c.Type != "HEADER" {
+			continue
+		}
+		kind := strings.ToLower(c.Format)
+		if kind != record.MediaImage && kind != record.MediaVideo && kind != record.MediaDocument {
+			continue
+		}
+		if c.ExampleHandle == "" {
+			return invalid("header_handle is required for a media header")
+		}
+		u, ok := p.uploads[c.ExampleHandle]
+		switch {
+		case !ok || u.Purpose != record.MediaForTemplateSample || (u.WorkspaceID != "" && u.WorkspaceID != t.WorkspaceID):
+			return invalid(fmt.Sprintf("header_handle %q is not an uploaded sample", c.ExampleHandle))
+		case !p.opts.Clock().Before(u.ExpiresAt):
+			return invalid(fmt.Sprintf("header_handle %q expired", c.ExampleHandle))
+		case u.Kind != kind:
+			return invalid(fmt.Sprintf("header_handle %q is a %s sample, not a %s one", c.ExampleHandle, u.Kind, kind))
+		}
+	}
+	return nil
 }
 
 // DeleteTemplate implements messaging.TemplateManager: it drops the

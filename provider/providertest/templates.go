@@ -1,6 +1,8 @@
 package providertest
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/ujumbe/messaging/record"
@@ -37,7 +39,10 @@ func ManagedTemplates() []*messaging.Template {
 // RunTemplateManager proves the messaging.TemplateManager capability of
 // the providers newProvider returns, with the sender (a WhatsApp
 // connection; nil for a provider that needs none) that it returns
-// alongside. Each template of ManagedTemplates is submitted and must get a
+// alongside. When the provider is a messaging.TemplateSampleUploader, the
+// sample of each media header is uploaded first (see SampleUpload) and
+// its handle set as the header's ExampleHandle, as the service does.
+// Each template of ManagedTemplates is submitted and must get a
 // non-empty id and a status that messaging.TemplateEventState knows; when
 // the provider is also a messaging.TemplateLister, it must list the
 // template with the same id, name, language, category and components.
@@ -67,6 +72,9 @@ func RunTemplateManager(t *testing.T, newProvider func(t *testing.T) (messaging.
 	}
 
 	tpls := ManagedTemplates()
+	if up, ok := p.(messaging.TemplateSampleUploader); ok {
+		uploadSamples(t, up, s, tpls)
+	}
 	for _, tpl := range tpls {
 		got, err := tm.SubmitTemplate(ctx, s, tpl)
 		if err != nil {
@@ -90,7 +98,8 @@ func RunTemplateManager(t *testing.T, newProvider func(t *testing.T) (messaging.
 			}
 			want := &messaging.ProviderTemplate{ID: tpl.ProviderTemplateID, Name: tpl.Name, Language: tpl.Language,
 				Category: tpl.Category, Components: tpl.Components}
-			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(messaging.ProviderTemplate{}, "Status", "Reason", "Quality")); diff != "" {
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(messaging.ProviderTemplate{}, "Status", "Reason", "Quality"),
+				cmpopts.IgnoreFields(messaging.TemplateComponent{}, "ExampleHandle")); diff != "" {
 				t.Errorf("ListTemplates: %s/%s mismatch (-want +got):\n%s", tpl.Name, tpl.Language, diff)
 			}
 		}
@@ -115,6 +124,45 @@ func RunTemplateManager(t *testing.T, newProvider func(t *testing.T) (messaging.
 	for _, d := range deletes {
 		if err := tm.DeleteTemplate(ctx, s, d); err != nil {
 			t.Errorf("DeleteTemplate(%s, id %q) of a deleted template = %v, want nil", d.Name, d.ProviderTemplateID, err)
+		}
+	}
+}
+
+// SampleUpload returns a small upload of kind (image, video or document)
+// whose first bytes are of its MIME type (PNG, MP4, PDF), as the service
+// checks them.
+func SampleUpload(kind string) *messaging.MediaUpload {
+	var mime, name string
+	var b []byte
+	switch kind {
+	case record.MediaImage:
+		mime, name, b = "image/png", "sample.png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	case record.MediaVideo:
+		mime, name, b = "video/mp4", "sample.mp4", []byte("\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom")
+	default:
+		mime, name, b = "application/pdf", "sample.pdf", []byte("%PDF-1.4\n%providertest sample\n")
+	}
+	return &messaging.MediaUpload{Kind: kind, MimeType: mime, Filename: name, Size: int64(len(b)), Body: bytes.NewReader(b)}
+}
+
+// uploadSamples uploads a sample of each media header of tpls and sets its
+// handle as the header's ExampleHandle.
+func uploadSamples(t *testing.T, up messaging.TemplateSampleUploader, s *messaging.ChannelSender, tpls []*messaging.Template) {
+	t.Helper()
+	for _, tpl := range tpls {
+		for i, c := range tpl.Components {
+			kind := strings.ToLower(c.Format)
+			if c.Type != "HEADER" || (kind != record.MediaImage && kind != record.MediaVideo && kind != record.MediaDocument) {
+				continue
+			}
+			r, err := up.UploadTemplateSample(t.Context(), s, SampleUpload(kind))
+			if err != nil {
+				t.Fatalf("UploadTemplateSample(%s header of %s): %v", kind, tpl.Name, err)
+			}
+			if r == nil || r.ProviderMediaID == "" {
+				t.Fatalf("UploadTemplateSample(%s header of %s) = %+v, want a handle", kind, tpl.Name, r)
+			}
+			tpl.Components[i].ExampleHandle = r.ProviderMediaID
 		}
 	}
 }
