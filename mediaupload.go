@@ -405,8 +405,8 @@ func spool(r io.Reader) (*os.File, int64, error) {
 // and the container's type for those several types share (an OLE file
 // for Office 97 documents, a ZIP file for Office Open XML ones).
 func sniffMedia(head []byte) string {
-	has := func(off int, sig string) bool {
-		return len(head) >= off+len(sig) && string(head[off:off+len(sig)]) == sig
+	has := func(off int, magic string) bool {
+		return len(head) >= off && bytes.HasPrefix(head[off:], []byte(magic))
 	}
 	switch {
 	case has(0, "\xff\xd8\xff"):

@@ -57,7 +57,7 @@ func TestSendBadInputs(t *testing.T) {
 		{name: "channel wrong case", p: &messaging.SendParams{Channel: "WhatsApp", To: kenya, Type: "text", Text: "hi"}, code: messaging.CodeValidation, field: "channel"},
 		{name: "missing to", p: &messaging.SendParams{Channel: wa, Type: "text", Text: "hi"}, code: messaging.CodeValidation, field: "to"},
 		{name: "missing type", p: &messaging.SendParams{Channel: wa, To: kenya, Text: "hi"}, code: messaging.CodeValidation, field: "type"},
-		{name: "unknown type", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "sticker", Text: "hi"}, code: messaging.CodeValidation, field: "type"},
+		{name: "unknown type", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "poll", Text: "hi"}, code: messaging.CodeValidation, field: "type"},
 		{name: "type template", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "template", Text: "hi"}, code: messaging.CodeValidation, field: "type"},
 		{name: "text missing", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "text"}, code: messaging.CodeValidation, field: "text"},
 		{name: "text blank", p: &messaging.SendParams{Channel: wa, To: kenya, Type: "text", Text: " \n\t "}, code: messaging.CodeValidation, field: "text"},

@@ -49,7 +49,7 @@ var typeFields = map[string][]string{
 	record.TypeText:        {"text"},
 	record.TypeImage:       {"media_url", "media_id", "caption"},
 	record.TypeVideo:       {"media_url", "media_id", "caption"},
-	record.TypeDocument:    {"media_url", "media_id", "caption", "filename"},
+	record.TypeDocument:    {"media_url", "media_id", "filename"},
 	record.TypeAudio:       {"media_url", "media_id"},
 	record.TypeSticker:     {"media_url", "media_id"},
 	record.TypeInteractive: {"interactive"},
