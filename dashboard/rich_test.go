@@ -90,7 +90,9 @@ func seen(t *testing.T, r response) string {
 func TestOutboundRichRendering(t *testing.T) {
 	f := setup(t)
 	ids := f.richMessages()
-	link := func(name string) string { return `<a href="/dashboard/w/acme/messages/` + ids[name] + `"><code>` + ids[name] + `</code></a>` }
+	link := func(name string) string {
+		return `<a href="/dashboard/w/acme/messages/` + ids[name] + `"><code>` + ids[name] + `</code></a>`
+	}
 	img, _ := f.svc.Workspace("acme").Messages.Get(f.ctx, ids["image"])
 	for _, tc := range []struct {
 		name  string
