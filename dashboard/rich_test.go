@@ -2,7 +2,10 @@ package dashboard_test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +133,98 @@ func TestOutboundRichRendering(t *testing.T) {
 	}
 	// The log shows a line of each.
 	f.get("/w/acme/messages").wantContains(t, "location: Duka Ltd", "contact card: Amina Odhiambo", "reaction 👍", "When should we deliver A-77?")
+}
+
+// postFollow posts form to path as f.as and follows the redirect with the
+// cookies it set (the flash), answering the page it ends on.
+func (f *fixture) postFollow(path string, form url.Values) response {
+	f.t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/dashboard/"+strings.TrimPrefix(path, "/"), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", f.srv.URL)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.Header.Set("X-Viewer", f.as)
+	// The redirect keeps the viewer's header (same host).
+	res, err := c.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return response{status: res.StatusCode, body: string(b), location: res.Request.URL.Path}
+}
+
+// TestMarkRead: an unread inbound message has a "Mark as read" button;
+// posting it marks the message read at the provider once, goes back to
+// the page with a notice, and the page then shows "Read <time>" and no
+// button. Outbound messages have none; the provider's refusal is shown on
+// the page.
+func TestMarkRead(t *testing.T) {
+	f := setup(t)
+	f.prov.SetSink(f.svc)
+	in, err := f.prov.Receive(f.ctx, &messaging.InboundMessage{WorkspaceID: "acme", From: "+254712345678", Text: "Is my order ready?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "/w/acme/messages/" + in.ID
+	form := `<form method="post" action="/dashboard/w/acme/messages/` + in.ID + `/read"`
+	r := f.get(page)
+	r.wantContains(t, form, `>Mark as read</button>`)
+	if strings.Contains(r.body, "Read <time") {
+		t.Error("an unread message shows a read time")
+	}
+
+	f.clock.Advance(time.Minute)
+	r = f.postFollow(page+"/read", nil)
+	if r.status != http.StatusOK || r.location != "/dashboard"+page {
+		t.Fatalf("mark read ended on %d %s; want the message's page", r.status, r.location)
+	}
+	r.wantContains(t, `<div class="notice" role="status">Message marked read at 2026-11-24 10:31:00 UTC.</div>`,
+		`Read <time datetime="2026-11-24T10:31:00.000Z">2026-11-24 10:31:00 UTC</time>`)
+	if strings.Contains(r.body, "Mark as read") {
+		t.Error("a read message still offers Mark as read")
+	}
+	if marks := f.prov.ReadMarks(); len(marks) != 1 || marks[0].ProviderMessageID != in.ProviderMessageID {
+		t.Fatalf("the provider got read marks %+v; want one of %s", marks, in.ProviderMessageID)
+	}
+	// Posting again (a second tab) keeps the first read time and does
+	// not ask the provider again.
+	f.clock.Advance(time.Minute)
+	if r := f.post(page+"/read", nil); r.status != http.StatusSeeOther {
+		t.Errorf("a second mark answered %d; want 303", r.status)
+	}
+	if n := len(f.prov.ReadMarks()); n != 1 {
+		t.Errorf("the provider was asked %d times; want once", n)
+	}
+	f.get(page).wantContains(t, "Read <time datetime=\"2026-11-24T10:31:00.000Z\">")
+
+	out := f.sendText("acme", "+254712345678", "Yes")
+	if r := f.get("/w/acme/messages/" + out); strings.Contains(r.body, "Mark as read") || strings.Contains(r.body, "Read mark") {
+		t.Error("an outbound message offers a read mark")
+	}
+	r = f.post("/w/acme/messages/"+out+"/read", nil)
+	if r.status != http.StatusUnprocessableEntity {
+		t.Errorf("marking an outbound message answered %d; want 422", r.status)
+	}
+	r.wantContains(t, `<div class="problem" role="alert">id: message `+out+` is outbound`)
+
+	// A message the provider never handed over: the provider refuses.
+	odd, err := f.svc.RecordInbound(f.ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "+254712345678",
+		ProviderMessageID: "wamid.elsewhere", Type: "text", Text: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = f.post("/w/acme/messages/"+odd.ID+"/read", nil)
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, `<div class="problem" role="alert">id: the provider refused`) {
+		t.Errorf("a refused mark answered %d without the library's message:\n%s", r.status, r.body)
+	}
+	r.wantContains(t, form[:len(`<form method="post" action="/dashboard/w/acme/messages/`)]+odd.ID+`/read"`)
+	if r := f.post("/w/other/messages/"+in.ID+"/read", nil); r.status != http.StatusNotFound {
+		t.Errorf("marking another workspace's message answered %d; want 404", r.status)
+	}
 }
