@@ -99,7 +99,7 @@ func setupWith(t *testing.T, o fixtureOptions) *fixture {
 			}
 			return f.viewers[r.Header.Get("X-Viewer")], nil
 		},
-		Logger:       logger,
+		Logger: logger,
 	}
 	if o.sms != nil {
 		opts.SMS = o.sms(f, store)
