@@ -58,6 +58,9 @@ type fixtureOptions struct {
 	// loopback lets webhook deliveries reach loopback addresses (the test
 	// receivers listen there).
 	loopback bool
+	// viewer, when set, is the viewer of every request, with or without
+	// X-Viewer (a browser sends none).
+	viewer string
 }
 
 // setupWith is setup with o. The dispatcher is not paced.
@@ -90,8 +93,13 @@ func setupWith(t *testing.T, o fixtureOptions) *fixture {
 		}
 	}
 	opts := &dashboard.Options{
-		Authenticate: func(r *http.Request) (*dashboard.Viewer, error) { return f.viewers[r.Header.Get("X-Viewer")], nil },
-		Logger:       logger,
+		Authenticate: func(r *http.Request) (*dashboard.Viewer, error) {
+			if o.viewer != "" {
+				return f.viewers[o.viewer], nil
+			}
+			return f.viewers[r.Header.Get("X-Viewer")], nil
+		},
+		Logger: logger,
 	}
 	if o.sms != nil {
 		opts.SMS = o.sms(f, store)

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -139,11 +140,23 @@ type messageData struct {
 	// Final is set once the message's status can no longer change on its
 	// own (read, failed, or an inbound message): the page stops updating.
 	Final bool
+	// Quoted is the message an outbound message quotes
+	// (Outbound.Context), nil when it names none of the workspace's.
+	Quoted *messaging.Message
+	// ReactedTo is the message an outbound reaction is to, nil when it
+	// names none of the workspace's.
+	ReactedTo *messaging.Message
 }
 
 // message is the page of one message: its fields and its timeline.
 func (h *Handler) message(w http.ResponseWriter, r *http.Request, req *request) error {
-	m, err := req.svc.Messages.Get(req.ctx, r.PathValue("id"))
+	return h.renderMessage(w, r, req, &page{}, r.PathValue("id"), http.StatusOK)
+}
+
+// renderMessage renders the page of message id with status: its fields,
+// what the recipient sees of an outbound one, its timeline.
+func (h *Handler) renderMessage(w http.ResponseWriter, r *http.Request, req *request, p *page, id string, status int) error {
+	m, err := req.svc.Messages.Get(req.ctx, id)
 	if err != nil {
 		return err
 	}
@@ -159,10 +172,68 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request, req *request) 
 		}
 		d.Timeline = append(d.Timeline, e)
 	}
-	p := &page{Title: "Message " + m.ID, Nav: "messages", Data: d}
+	if o := m.Outbound; o != nil {
+		if o.Context != nil {
+			d.Quoted = h.referenced(req, o.Context.MessageID)
+		}
+		if o.Reaction != nil {
+			d.ReactedTo = h.referenced(req, o.Reaction.MessageID)
+		}
+	}
+	p.Title, p.Nav, p.Data = "Message "+m.ID, "messages", d
 	p.fill(h, req)
-	h.render(w, r, http.StatusOK, "messagepage", p)
+	h.render(w, r, status, "messagepage", p)
 	return nil
+}
+
+// referenced reads the message id of the workspace that a message quotes
+// or reacts to, for its page to show a line of it; nil when id is empty
+// or the message cannot be read (the page then shows the id alone).
+func (h *Handler) referenced(req *request, id string) *messaging.Message {
+	if id == "" {
+		return nil
+	}
+	m, err := req.svc.Messages.Get(req.ctx, id)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// markRead marks an inbound message read at the provider
+// (Messages.MarkRead, as POST /v1/messages/{id}/read does) and goes back
+// to its page; the library's refusal is shown on the page.
+func (h *Handler) markRead(w http.ResponseWriter, r *http.Request, req *request) error {
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	m, err := req.svc.Messages.MarkRead(req.ctx, id, nil)
+	if err != nil {
+		var e *messaging.Error
+		if !errors.As(err, &e) || e.Code == messaging.CodeNotFound || e.Code == messaging.CodeInternal {
+			return err
+		}
+		status := http.StatusUnprocessableEntity
+		switch e.Code {
+		case messaging.CodeChannelUnavailable, messaging.CodeServiceUnavailable:
+			status = http.StatusServiceUnavailable
+		case messaging.CodeConflict, messaging.CodeForbidden:
+			status = http.StatusConflict
+		}
+		return h.renderMessage(w, r, req, &page{Problem: e.Message}, id, status)
+	}
+	h.flash(w, "Message marked read"+when(m.ReadAt)+".")
+	http.Redirect(w, r, h.prefix+"w/"+req.ws.ID+"/messages/"+url.PathEscape(m.ID), http.StatusSeeOther)
+	return nil
+}
+
+// when is " at <t>" for a read mark's time, "" without one.
+func when(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return " at " + t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 // messageMedia downloads the media of an inbound message through the

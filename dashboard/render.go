@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -270,6 +271,75 @@ var funcs = template.FuncMap{
 		return false
 	},
 	"add": func(a, b int) int { return a + b },
+	// mapURL is the OpenStreetMap page of a location, with a marker.
+	"mapURL": mapURL,
+	// summary is a line of a message's content, for the log and for the
+	// message another one quotes or reacts to.
+	"summary": summary,
+	// contactName is the name a contact card shows.
+	"contactName": contactName,
+	// upper is strings.ToUpper, for the label of a media placeholder.
+	"upper": strings.ToUpper,
+}
+
+// mapURL is the OpenStreetMap page of a location, with a marker at it.
+func mapURL(lat, lon float64) string {
+	la, lo := strconv.FormatFloat(lat, 'f', -1, 64), strconv.FormatFloat(lon, 'f', -1, 64)
+	return "https://www.openstreetmap.org/?mlat=" + la + "&mlon=" + lo + "#map=16/" + la + "/" + lo
+}
+
+// contactName is the name a contact card shows: its formatted name, else
+// its first and last names.
+func contactName(c record.SharedContact) string {
+	if c.FormattedName != "" {
+		return c.FormattedName
+	}
+	return strings.TrimSpace(c.FirstName + " " + c.LastName)
+}
+
+// summary is one line of what message m carries: its text, caption or
+// template, else what its type shows (the interactive body, the
+// location's name, the contact's name, the reaction's emoji), else its
+// type.
+func summary(m *messaging.Message) string {
+	if m == nil {
+		return ""
+	}
+	switch {
+	case m.TemplateName != "":
+		return "template " + m.TemplateName
+	case m.Text != "":
+		return clipText(m.Text, 80)
+	case m.Caption != "":
+		return clipText(m.Caption, 80)
+	}
+	if o := m.Outbound; o != nil {
+		switch {
+		case o.Interactive != nil:
+			return clipText(o.Interactive.Body, 80)
+		case o.Location != nil && o.Location.Name != "":
+			return "location: " + clipText(o.Location.Name, 60)
+		case o.Location != nil:
+			return "location"
+		case len(o.Contacts) > 0:
+			return "contact card: " + clipText(contactName(o.Contacts[0]), 60)
+		case o.Reaction != nil && o.Reaction.Emoji != "":
+			return "reaction " + o.Reaction.Emoji
+		case o.Reaction != nil:
+			return "reaction removed"
+		}
+	}
+	if c := m.Content; c != nil {
+		switch {
+		case c.Location != nil && c.Location.Name != "":
+			return "location: " + clipText(c.Location.Name, 60)
+		case c.Reply != nil:
+			return clipText(c.Reply.Title, 80)
+		case c.Reaction != nil && c.Reaction.Emoji != "":
+			return "reaction " + c.Reaction.Emoji
+		}
+	}
+	return m.Type
 }
 
 // postedTo parses the form of a POST to the record the path's {id} names

@@ -243,6 +243,18 @@ func sendProblem(p *page, err error, fields []testParam) bool {
 func (h *Handler) submitTemplate(w http.ResponseWriter, r *http.Request, req *request) error {
 	t, err := req.svc.Templates.Submit(req.ctx, r.PathValue("id"))
 	if err != nil {
+		if e := asError(err); e != nil && e.Code == messaging.CodeValidation && len(e.Path) > 0 && e.Path[len(e.Path)-1].Name == "example_media" {
+			// The header needs its sample: open the editor with the
+			// library's message at the sample's field.
+			cur, gerr := req.svc.Templates.Get(req.ctx, r.PathValue("id"))
+			if gerr != nil {
+				return gerr
+			}
+			_, fields := paramsOf(formOf(cur))
+			p := &page{Form: formOf(cur)}
+			formError(p, err, fields)
+			return h.renderForm(w, r, req, p, cur, http.StatusUnprocessableEntity)
+		}
 		return h.templateRefused(w, r, req, err)
 	}
 	h.flash(w, "Template "+t.Name+" submitted for review: "+t.Status+".")
@@ -365,13 +377,17 @@ func (h *Handler) renderForm(w http.ResponseWriter, r *http.Request, req *reques
 // createTemplate stores the form as a draft (Templates.Create, which
 // checks every authoring rule) and opens it.
 func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, req *request) error {
-	if err := r.ParseForm(); err != nil {
+	form, sampleErr, err := h.readTemplateForm(w, r, req)
+	if err != nil {
 		return err
 	}
-	params, fields := paramsOf(r.PostForm)
+	if sampleErr != "" {
+		return h.renderForm(w, r, req, &page{Form: form, Errors: map[string]string{"header_sample": sampleErr}}, nil, http.StatusUnprocessableEntity)
+	}
+	params, fields := paramsOf(form)
 	t, err := req.svc.Templates.Create(req.ctx, params)
 	if err != nil {
-		p := &page{Form: r.PostForm}
+		p := &page{Form: form}
 		if !formError(p, err, fields) {
 			return err
 		}
@@ -385,14 +401,21 @@ func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, req *re
 // updateTemplate replaces a draft with the form (Templates.Update: the
 // same rules; a template that is not a draft is the library's conflict).
 func (h *Handler) updateTemplate(w http.ResponseWriter, r *http.Request, req *request) error {
-	t, err := postedTo(r, req, req.svc.Templates.Get)
+	t, err := req.svc.Templates.Get(req.ctx, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	params, fields := paramsOf(r.PostForm)
+	form, sampleErr, err := h.readTemplateForm(w, r, req)
+	if err != nil {
+		return err
+	}
+	if sampleErr != "" {
+		return h.renderForm(w, r, req, &page{Form: form, Errors: map[string]string{"header_sample": sampleErr}}, t, http.StatusUnprocessableEntity)
+	}
+	params, fields := paramsOf(form)
 	next, err := req.svc.Templates.Update(req.ctx, t.ID, params)
 	if err != nil {
-		p := &page{Form: r.PostForm}
+		p := &page{Form: form}
 		if !formError(p, err, fields) {
 			return err
 		}
@@ -473,6 +496,9 @@ func paramsOf(f url.Values) (*messaging.TemplateCreateParams, *formFields) {
 	ff := &formFields{}
 	if hf := f.Get("header_format"); hf != "" && hf != "NONE" {
 		c := messaging.TemplateComponent{Type: "HEADER", Format: hf}
+		if sampleFormats[hf] {
+			c.ExampleMedia = strings.TrimSpace(f.Get("header_sample_id"))
+		}
 		if hf == "TEXT" {
 			c.Text = f.Get("header_text")
 			if vars, err := messaging.TemplateVariables("header", c.Text); err == nil && len(vars) > 0 {
@@ -583,6 +609,8 @@ func (ff *formFields) componentField(comp, sub string, n int, leaf string) strin
 			return "header_format"
 		case "examples":
 			return "header_example"
+		case "example_media":
+			return "header_sample"
 		}
 		return "header_text"
 	case "body":
@@ -651,6 +679,9 @@ func formOf(t *messaging.Template) url.Values {
 			}
 			f.Set("header_format", format)
 			f.Set("header_text", c.Text)
+			if c.ExampleMedia != "" {
+				f.Set("header_sample_id", c.ExampleMedia)
+			}
 			if len(c.Examples) > 0 {
 				f.Set("header_example", c.Examples[0])
 			}

@@ -66,7 +66,8 @@ document.addEventListener("DOMContentLoaded", () => {
     try {
       const res = await fetch(form.dataset.check, {
         method: "POST",
-        body: new URLSearchParams(new FormData(form)),
+        // The text fields only: the sample file is uploaded on save.
+        body: new URLSearchParams([...new FormData(form)].filter(([, v]) => typeof v === "string")),
         headers: { "Accept": "application/json" },
         credentials: "same-origin",
       });
