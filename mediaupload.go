@@ -219,7 +219,9 @@ func (u *MediaUploads) Upload(ctx context.Context, p *MediaUploadParams) (*Uploa
 		Size: body.n, Filename: p.Filename, SHA256: hex.EncodeToString(body.sum.Sum(nil)), ProviderMediaID: rec.ProviderMediaID,
 		Animated: animated, CreatedAt: now, ExpiresAt: rec.ExpiresAt,
 	}
-	if m.ExpiresAt.IsZero() {
+	// The service's clock decides expiry: the provider's date only when
+	// it is sooner than the provider's documented 30 days.
+	if m.ExpiresAt.IsZero() || m.ExpiresAt.After(now.Add(mediaTTL)) {
 		m.ExpiresAt = now.Add(mediaTTL)
 	}
 	if err := u.svc.store.MediaCreate(context.WithoutCancel(ctx), m); err != nil {
