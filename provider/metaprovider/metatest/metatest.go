@@ -132,6 +132,13 @@ type Server struct {
 	// their answers wait (NoAnswer: forever).
 	sends     []Send
 	sendDelay time.Duration
+	// uploads are the media uploads received, sessions the Resumable
+	// Upload sessions opened, readMarks the read receipts and sender
+	// actions received, in order.
+	uploads   []MediaUpload
+	sessions  []*uploadSession
+	readMarks []ReadMark
+	payloads  []Payload
 	// closed is closed by Close, releasing the answers that wait.
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -244,6 +251,9 @@ func New() *Server {
 	mux.HandleFunc("GET /{version}/me", s.me)
 	mux.HandleFunc("GET /{version}/{id}", s.node)
 	mux.HandleFunc("GET /{version}/mock_media/{id}/download", s.download)
+	mux.HandleFunc("POST /{version}/{id}/media", s.uploadMedia)
+	mux.HandleFunc("POST /{version}/{app}/uploads", s.openUpload)
+	mux.HandleFunc("POST /{version}/{id}", s.upload)
 	s.mux = mux
 	s.srv = httptest.NewServer(s)
 	return s
@@ -386,16 +396,22 @@ var versionRe = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
 
 // ServeHTTP records r, checks its version and token, and answers it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
 	var body any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &body); err != nil {
-			body = string(raw)
+	if !streamed(r) {
+		raw, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &body); err != nil {
+				body = string(raw)
+			}
 		}
+		r.Body = io.NopCloser(strings.NewReader(string(raw)))
 	}
-	r.Body = io.NopCloser(strings.NewReader(string(raw)))
 	auth := r.Header.Get("Authorization")
-	token, hasToken := strings.CutPrefix(auth, "Bearer ")
+	scheme := "Bearer "
+	if isUploadPath(r.URL.Path) {
+		scheme = "OAuth "
+	}
+	token, hasToken := strings.CutPrefix(auth, scheme)
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Authorization: auth, Body: body})
 	expired := s.expired[token]
@@ -449,19 +465,33 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 			Metadata string `json:"metadata"`
 		} `json:"message"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	if json.Unmarshal(raw, &m) != nil || json.Unmarshal(raw, &body) != nil {
 		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) Invalid parameter: the body is not JSON")
 		return
 	}
 	wa := m.MessagingProduct == "whatsapp"
 	to := cmp.Or(m.Recipient.ID, m.Recipient.PhoneNumber)
 	switch {
+	case wa && body["status"] != nil:
+		s.readStatus(w, r, body)
+		return
+	case !wa && body["sender_action"] != nil:
+		s.senderAction(w, r, body, to)
+		return
 	case wa && m.To == "":
 		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter to is required.")
 		return
 	case !wa && to == "":
 		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter recipient is required")
 		return
+	}
+	if wa {
+		if e := checkWhatsApp(body); e != nil {
+			graphError(w, http.StatusBadRequest, e.code, 0, "OAuthException", e.message)
+			return
+		}
 	}
 	s.mu.Lock()
 	s.msgSeq++
@@ -472,6 +502,8 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		send.To, send.Correlation, send.ProviderMessageID = m.To, m.BizOpaqueCallbackData, fmt.Sprintf("wamid.mock.%d", n)
 	}
 	s.sends = append(s.sends, send)
+	s.payloads = append(s.payloads, Payload{WhatsApp: wa, AccountID: send.AccountID, ProviderMessageID: send.ProviderMessageID,
+		Type: payloadType(wa, body), Body: body})
 	delay := s.sendDelay
 	s.mu.Unlock()
 	if !s.wait(r, delay) {
@@ -531,6 +563,9 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) {
 	waba := r.PathValue("waba")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.checkHeaderHandles(w, req.Components) {
+		return
+	}
 	for _, t := range s.templates[waba] {
 		if t.name == req.Name && t.language == req.Language {
 			graphError(w, http.StatusBadRequest, 100, 2388024, "OAuthException", "Invalid parameter: content in this language already exists")
