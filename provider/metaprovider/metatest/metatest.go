@@ -5,13 +5,48 @@
 //
 //   - POST /{version}/{phone-number-id}/messages with messaging_product
 //     "whatsapp": {"messaging_product", "contacts": [{input, wa_id}],
-//     "messages": [{"id": "wamid.mock.N"}]} for the Nth message sent.
+//     "messages": [{"id": "wamid.mock.N"}]} for the Nth message sent. Each
+//     type must carry what Meta requires of it (text.body; an image,
+//     video, audio, document or sticker object with an id or a link, not
+//     both; an interactive button, list or cta_url message's body.text
+//     and action: 1 to 3 reply buttons with id and title, a list's button
+//     and 1 to 10 sections of rows with id and title (10 rows at most, a
+//     text header only), a cta_url's display_text and url; a header's
+//     text or media; a location's latitude and longitude; each contact's
+//     name.formatted_name; a reaction's message_id and emoji, empty to
+//     remove it; a template's name and language.code; context.message_id
+//     when quoting), else Graph's error 100 naming the parameter ("The
+//     parameter text['body'] is required.") or 131009 for a value Meta
+//     refuses. Accepted bodies are kept as received (Payloads).
+//   - The same path with {"messaging_product": "whatsapp", "status":
+//     "read", "message_id"} (and typing_indicator {"type": "text"}) is a
+//     read receipt: {"success": true}, kept as a ReadMark, not a send.
 //   - POST /{version}/{page-or-ig-id}/messages (Messenger and Instagram):
-//     {"recipient_id", "message_id": "m_mock.N"}.
+//     {"recipient_id", "message_id": "m_mock.N"}. The sender actions
+//     mark_seen, typing_on and typing_off are answered {"recipient_id"}
+//     and kept as ReadMarks; react and unreact (payload.message_id, and
+//     payload.reaction to react) are answered {"recipient_id"}, kept as
+//     Payloads without a message id.
+//   - POST /{version}/{phone-number-id}/media: Meta's media upload, a
+//     multipart/form-data body with messaging_product "whatsapp", type
+//     (the MIME type) and file, read as it streams (counted and hashed,
+//     never held, so uploads of any size are cheap); a missing or wrong
+//     member is error 100 naming it. Answers {"id"} and keeps the upload
+//     (MediaUploads).
+//   - POST /{version}/{app-id}/uploads?file_name=&file_length=&file_type=
+//     opens a Resumable Upload session (file_length required, file_type
+//     one of application/pdf, image/jpeg, image/jpg, image/png,
+//     video/mp4): {"id": "upload:...?sig=..."}. POST
+//     /{version}/upload:...?sig=... with "Authorization: OAuth <token>"
+//     (not Bearer), the header file_offset 0 and exactly file_length bytes
+//     answers {"h": handle} (TemplateSamples).
 //   - POST /{version}/{waba-id}/message_templates: creates a template
 //     (name, language and category required; the same name and language
 //     twice is error 100) and answers {"id", "status": "PENDING",
-//     "category"}.
+//     "category"}. An IMAGE, VIDEO or DOCUMENT header must carry as
+//     example.header_handle a handle the Server issued for a file of its
+//     kind, else Meta's error 100 with subcode 2388273 ("Templates with
+//     IMAGE header type need an example/sample").
 //   - GET /{version}/{waba-id}/message_templates: lists the WABA's
 //     templates in creation order, min(limit, PageSize) a page (PageSize
 //     is 2 unless SetPageSize changes it, so that paging is exercised),
@@ -44,10 +79,12 @@
 // carrying the correlation, and PostWebhook posts one, signed, to a
 // receiver.
 //
-// Every request needs "Authorization: Bearer <token>"; any non-empty token
+// Every request needs "Authorization: Bearer <token>" ("OAuth <token>" for
+// a Resumable Upload session's bytes); any non-empty token
 // is valid until ExpireToken (or SetTokenValid false) makes it answer
 // Graph's expired-token error (code 190, subcode 463, HTTP 401). A missing
-// token is error 104 (HTTP 400). Every request is recorded (Requests).
+// token is error 104 (HTTP 400). Every request is recorded (Requests),
+// the bodies of uploads (media and Resumable Upload bytes) excepted.
 //
 // A Server is safe for concurrent use. It is also an http.Handler, for a
 // host that serves it on a listener of its own.
