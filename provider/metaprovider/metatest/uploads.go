@@ -2,6 +2,7 @@ package metatest
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -258,7 +259,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	switch {
-	case ss == nil || r.URL.Query().Get("sig") != ss.sig:
+	case ss == nil || subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("sig")), []byte(ss.sig)) != 1:
 		invalidParam(w, "Invalid parameter: unknown upload session")
 		return
 	case r.Header.Get("file_offset") == "":
