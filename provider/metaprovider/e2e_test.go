@@ -300,18 +300,29 @@ func TestEndToEndTemplateSampleAndMarkRead(t *testing.T) {
 	if tpl.Status != record.TemplatePending || tpl.ProviderTemplateID == "" {
 		t.Errorf("template = %s (%q), provider id %q; want pending at the provider", tpl.Status, tpl.StatusReason, tpl.ProviderTemplateID)
 	}
-	var handles []any
+	var handles []string
 	for _, r := range e.mock.Requests() {
 		if r.Method == "POST" && r.Path == "/v21.0/"+wabaID+"/message_templates" {
-			body, _ := r.Body.(map[string]any)
-			for _, c := range body["components"].([]any) {
-				if c := c.(map[string]any); c["type"] == "HEADER" {
-					handles = c["example"].(map[string]any)["header_handle"].([]any)
+			raw, _ := json.Marshal(r.Body)
+			var body struct {
+				Components []struct {
+					Type    string `json:"type"`
+					Example struct {
+						HeaderHandle []string `json:"header_handle"`
+					} `json:"example"`
+				} `json:"components"`
+			}
+			if err := json.Unmarshal(raw, &body); err != nil {
+				t.Fatalf("template request %s: %v", raw, err)
+			}
+			for _, c := range body.Components {
+				if c.Type == "HEADER" {
+					handles = append(handles, c.Example.HeaderHandle...)
 				}
 			}
 		}
 	}
-	if d := cmp.Diff([]any{sample.ProviderMediaID}, handles); d != "" {
+	if d := cmp.Diff([]string{sample.ProviderMediaID}, handles); d != "" {
 		t.Errorf("header_handle submitted (-want +got):\n%s", d)
 	}
 	if got := e.mock.Templates(wabaID); len(got) != 1 || got[0].Name != "spring_promo" || got[0].ID != tpl.ProviderTemplateID {

@@ -129,8 +129,9 @@ type Request struct {
 	// Authorization is the Authorization header as sent.
 	Authorization string
 	// Body is the JSON body decoded into any (maps, slices, float64,
-	// strings); nil for an empty body, the text itself for a body that is
-	// not JSON.
+	// strings); nil for an empty body and for an upload's (a media upload,
+	// a Resumable Upload's bytes: see MediaUploads and TemplateSamples),
+	// the text itself for a body that is not JSON.
 	Body any
 }
 
