@@ -30,6 +30,8 @@
 //	                                 the credentials of each workspace's channel connections (bootstrap file)
 //	-meta-base-url MESSAGING_META_BASE_URL  the Graph API's address (default https://graph.facebook.com)
 //	-meta-version MESSAGING_META_VERSION    the Graph API version (default v21.0)
+//	-meta-app-id MESSAGING_META_APP_ID      the Meta app's id, with which template samples (the media of a template's
+//	                                 image, video or document header) are uploaded (default none: such uploads fail)
 //	-template-sync-every MESSAGING_TEMPLATE_SYNC_EVERY  templates are synchronised from Meta at start and this often (1h)
 //	-fake-delivered-after, -fake-read-after  delays of the fake provider's delivered and read reports (1s, 2s)
 //	-fake-inbound MESSAGING_FAKE_INBOUND  for local testing only (default off): POST /fake/v1/inbound with the
@@ -167,15 +169,15 @@ type config struct {
 	dispatchRate, confirmWindow string
 	dispatchWorkers             int
 	// The provider: "fake" or "meta", and Meta's Graph API.
-	providerKind, metaBaseURL, metaVersion string
-	syncEvery                              time.Duration
-	dashPassword, trustedProxies           string
-	fakeInbound                            bool
-	gwc                                    *smsGatewayConfig
-	tc                                     *telemetryConfig
-	logFormat                              string
-	requestLog                             string
-	drainDelay                             time.Duration
+	providerKind, metaBaseURL, metaVersion, metaAppID string
+	syncEvery                                         time.Duration
+	dashPassword, trustedProxies                      string
+	fakeInbound                                       bool
+	gwc                                               *smsGatewayConfig
+	tc                                                *telemetryConfig
+	logFormat                                         string
+	requestLog                                        string
+	drainDelay                                        time.Duration
 }
 
 // parseFlags parses the server's flags in args.
@@ -201,6 +203,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.providerKind, "provider", env("MESSAGING_PROVIDER", "fake"), `the channel provider: "fake" (a simulator) or "meta" (Meta's Graph API, with the credentials of each workspace's channel connections) (env MESSAGING_PROVIDER)`)
 	fs.StringVar(&c.metaBaseURL, "meta-base-url", env("MESSAGING_META_BASE_URL", metaprovider.DefaultBaseURL), "the Graph API's address, with -provider meta (env MESSAGING_META_BASE_URL)")
 	fs.StringVar(&c.metaVersion, "meta-version", env("MESSAGING_META_VERSION", metaprovider.DefaultVersion), "the Graph API version, with -provider meta (env MESSAGING_META_VERSION)")
+	fs.StringVar(&c.metaAppID, "meta-app-id", env("MESSAGING_META_APP_ID", ""), "the Meta app's id (digits), with -provider meta: template samples (the media of an image, video or document header) are uploaded with it through the Resumable Upload API; without it such uploads fail (env MESSAGING_META_APP_ID)")
 	fs.DurationVar(&c.reviewAfter, "fake-review-after", envDuration("MESSAGING_FAKE_REVIEW_AFTER", 2*time.Second), "the fake provider approves a submitted template after this long (names starting reject_ are rejected) (env MESSAGING_FAKE_REVIEW_AFTER)")
 	fs.StringVar(&c.dashPassword, "dashboard-password", env("MESSAGING_DASHBOARD_PASSWORD", ""), "a password (12 to 72 characters) that signs in to the dashboard besides the operator token; kept only as a bcrypt hash (env MESSAGING_DASHBOARD_PASSWORD)")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", env("MESSAGING_TRUSTED_PROXIES", ""), "comma-separated CIDR prefixes or addresses of the reverse proxies in front of the server: from a peer among them, the dashboard's sign-in limits and the API's limits of unauthenticated requests take the client address from X-Forwarded-For (the right-most entry not a trusted proxy); default none, the header is ignored (env MESSAGING_TRUSTED_PROXIES)")
@@ -480,7 +483,7 @@ func newMetaProvider(cfg *config, appSecret string) (messaging.Provider, error) 
 	}
 	// The provider's receiver of Meta's webhooks, which httpapi mounts.
 	hook := &metaprovider.WebhookOptions{AppSecret: appSecret, VerifyToken: os.Getenv("MESSAGING_META_VERIFY_TOKEN"), Accounts: accounts}
-	mp, err := metaprovider.New(&metaprovider.Options{BaseURL: cfg.metaBaseURL, Version: cfg.metaVersion, Webhook: hook})
+	mp, err := metaprovider.New(&metaprovider.Options{BaseURL: cfg.metaBaseURL, Version: cfg.metaVersion, AppID: cfg.metaAppID, Webhook: hook})
 	if err != nil {
 		return nil, err
 	}

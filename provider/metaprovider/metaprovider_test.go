@@ -84,7 +84,7 @@ func render(m *messaging.Message, v providertest.Verdict) []providertest.MockRes
 }
 
 func TestConformance(t *testing.T) {
-	providertest.Run(t, providertest.Harness{NewProvider: newProvider, Render: render, Sender: sender}, cases())
+	providertest.Run(t, providertest.Harness{NewProvider: newProvider, Render: render, Sender: sender}, append(providertest.RichCases(), cases()...))
 }
 
 func intp(i int) *int { return &i }

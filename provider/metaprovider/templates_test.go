@@ -35,13 +35,13 @@ func conn() *messaging.ChannelSender {
 		AccountID: phoneID, WABAID: wabaID, AccessToken: connTok, Generation: 1}
 }
 
-// mockProvider returns a Provider and a metatest server it talks to,
-// where conn's token reads conn's number.
+// mockProvider returns a Provider (of the Meta app appID) and a metatest
+// server it talks to, where conn's token reads conn's number.
 func mockProvider(t *testing.T) (*metaprovider.Provider, *metatest.Server) {
 	t.Helper()
 	mock := metatest.New()
 	t.Cleanup(mock.Close)
-	p, err := metaprovider.New(&metaprovider.Options{BaseURL: mock.URL(), HTTPClient: mock.Client()})
+	p, err := metaprovider.New(&metaprovider.Options{BaseURL: mock.URL(), HTTPClient: mock.Client(), AppID: appID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,48 @@
 //
 //   - POST /{version}/{phone-number-id}/messages with messaging_product
 //     "whatsapp": {"messaging_product", "contacts": [{input, wa_id}],
-//     "messages": [{"id": "wamid.mock.N"}]} for the Nth message sent.
+//     "messages": [{"id": "wamid.mock.N"}]} for the Nth message sent. Each
+//     type must carry what Meta requires of it (text.body; an image,
+//     video, audio, document or sticker object with an id or a link, not
+//     both; an interactive button, list or cta_url message's body.text
+//     and action: 1 to 3 reply buttons with id and title, a list's button
+//     and 1 to 10 sections of rows with id and title (10 rows at most, a
+//     text header only), a cta_url's display_text and url; a header's
+//     text or media; a location's latitude and longitude; each contact's
+//     name.formatted_name; a reaction's message_id and emoji, empty to
+//     remove it; a template's name and language.code; context.message_id
+//     when quoting), else Graph's error 100 naming the parameter ("The
+//     parameter text['body'] is required.") or 131009 for a value Meta
+//     refuses. Accepted bodies are kept as received (Payloads).
+//   - The same path with {"messaging_product": "whatsapp", "status":
+//     "read", "message_id"} (and typing_indicator {"type": "text"}) is a
+//     read receipt: {"success": true}, kept as a ReadMark, not a send.
 //   - POST /{version}/{page-or-ig-id}/messages (Messenger and Instagram):
-//     {"recipient_id", "message_id": "m_mock.N"}.
+//     {"recipient_id", "message_id": "m_mock.N"}. The sender actions
+//     mark_seen, typing_on and typing_off are answered {"recipient_id"}
+//     and kept as ReadMarks; react and unreact (payload.message_id, and
+//     payload.reaction to react) are answered {"recipient_id"}, kept as
+//     Payloads without a message id.
+//   - POST /{version}/{phone-number-id}/media: Meta's media upload, a
+//     multipart/form-data body with messaging_product "whatsapp", type
+//     (the MIME type) and file, read as it streams (counted and hashed,
+//     never held, so uploads of any size are cheap); a missing or wrong
+//     member is error 100 naming it. Answers {"id"} and keeps the upload
+//     (MediaUploads).
+//   - POST /{version}/{app-id}/uploads?file_name=&file_length=&file_type=
+//     opens a Resumable Upload session (file_length required, file_type
+//     one of application/pdf, image/jpeg, image/jpg, image/png,
+//     video/mp4): {"id": "upload:...?sig=..."}. POST
+//     /{version}/upload:...?sig=... with "Authorization: OAuth <token>"
+//     (not Bearer), the header file_offset 0 and exactly file_length bytes
+//     answers {"h": handle} (TemplateSamples).
 //   - POST /{version}/{waba-id}/message_templates: creates a template
 //     (name, language and category required; the same name and language
 //     twice is error 100) and answers {"id", "status": "PENDING",
-//     "category"}.
+//     "category"}. An IMAGE, VIDEO or DOCUMENT header must carry as
+//     example.header_handle a handle the Server issued for a file of its
+//     kind, else Meta's error 100 with subcode 2388273 ("Templates with
+//     IMAGE header type need an example/sample").
 //   - GET /{version}/{waba-id}/message_templates: lists the WABA's
 //     templates in creation order, min(limit, PageSize) a page (PageSize
 //     is 2 unless SetPageSize changes it, so that paging is exercised),
@@ -44,10 +79,12 @@
 // carrying the correlation, and PostWebhook posts one, signed, to a
 // receiver.
 //
-// Every request needs "Authorization: Bearer <token>"; any non-empty token
+// Every request needs "Authorization: Bearer <token>" ("OAuth <token>" for
+// a Resumable Upload session's bytes); any non-empty token
 // is valid until ExpireToken (or SetTokenValid false) makes it answer
 // Graph's expired-token error (code 190, subcode 463, HTTP 401). A missing
-// token is error 104 (HTTP 400). Every request is recorded (Requests).
+// token is error 104 (HTTP 400). Every request is recorded (Requests),
+// the bodies of uploads (media and Resumable Upload bytes) excepted.
 //
 // A Server is safe for concurrent use. It is also an http.Handler, for a
 // host that serves it on a listener of its own.
@@ -92,8 +129,9 @@ type Request struct {
 	// Authorization is the Authorization header as sent.
 	Authorization string
 	// Body is the JSON body decoded into any (maps, slices, float64,
-	// strings); nil for an empty body, the text itself for a body that is
-	// not JSON.
+	// strings); nil for an empty body and for an upload's (a media upload,
+	// a Resumable Upload's bytes: see MediaUploads and TemplateSamples),
+	// the text itself for a body that is not JSON.
 	Body any
 }
 
@@ -132,6 +170,13 @@ type Server struct {
 	// their answers wait (NoAnswer: forever).
 	sends     []Send
 	sendDelay time.Duration
+	// uploads are the media uploads received, sessions the Resumable
+	// Upload sessions opened, readMarks the read receipts and sender
+	// actions received, in order.
+	uploads   []MediaUpload
+	sessions  []*uploadSession
+	readMarks []ReadMark
+	payloads  []Payload
 	// closed is closed by Close, releasing the answers that wait.
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -244,6 +289,9 @@ func New() *Server {
 	mux.HandleFunc("GET /{version}/me", s.me)
 	mux.HandleFunc("GET /{version}/{id}", s.node)
 	mux.HandleFunc("GET /{version}/mock_media/{id}/download", s.download)
+	mux.HandleFunc("POST /{version}/{id}/media", s.uploadMedia)
+	mux.HandleFunc("POST /{version}/{app}/uploads", s.openUpload)
+	mux.HandleFunc("POST /{version}/{id}", s.upload)
 	s.mux = mux
 	s.srv = httptest.NewServer(s)
 	return s
@@ -386,16 +434,22 @@ var versionRe = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
 
 // ServeHTTP records r, checks its version and token, and answers it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
 	var body any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &body); err != nil {
-			body = string(raw)
+	if !streamed(r) {
+		raw, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &body); err != nil {
+				body = string(raw)
+			}
 		}
+		r.Body = io.NopCloser(strings.NewReader(string(raw)))
 	}
-	r.Body = io.NopCloser(strings.NewReader(string(raw)))
 	auth := r.Header.Get("Authorization")
-	token, hasToken := strings.CutPrefix(auth, "Bearer ")
+	scheme := "Bearer "
+	if isUploadPath(r.URL.Path) {
+		scheme = "OAuth "
+	}
+	token, hasToken := strings.CutPrefix(auth, scheme)
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Authorization: auth, Body: body})
 	expired := s.expired[token]
@@ -449,19 +503,33 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 			Metadata string `json:"metadata"`
 		} `json:"message"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	if json.Unmarshal(raw, &m) != nil || json.Unmarshal(raw, &body) != nil {
 		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) Invalid parameter: the body is not JSON")
 		return
 	}
 	wa := m.MessagingProduct == "whatsapp"
 	to := cmp.Or(m.Recipient.ID, m.Recipient.PhoneNumber)
 	switch {
+	case wa && body["status"] != nil:
+		s.readStatus(w, r, body)
+		return
+	case !wa && body["sender_action"] != nil:
+		s.senderAction(w, r, body, to)
+		return
 	case wa && m.To == "":
 		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter to is required.")
 		return
 	case !wa && to == "":
 		graphError(w, http.StatusBadRequest, 100, 0, "OAuthException", "(#100) The parameter recipient is required")
 		return
+	}
+	if wa {
+		if e := checkWhatsApp(body); e != nil {
+			graphError(w, http.StatusBadRequest, e.code, 0, "OAuthException", e.message)
+			return
+		}
 	}
 	s.mu.Lock()
 	s.msgSeq++
@@ -472,6 +540,8 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		send.To, send.Correlation, send.ProviderMessageID = m.To, m.BizOpaqueCallbackData, fmt.Sprintf("wamid.mock.%d", n)
 	}
 	s.sends = append(s.sends, send)
+	s.payloads = append(s.payloads, Payload{WhatsApp: wa, AccountID: send.AccountID, ProviderMessageID: send.ProviderMessageID,
+		Type: payloadType(wa, body), Body: body})
 	delay := s.sendDelay
 	s.mu.Unlock()
 	if !s.wait(r, delay) {
@@ -531,6 +601,9 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) {
 	waba := r.PathValue("waba")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.checkHeaderHandles(w, req.Components) {
+		return
+	}
 	for _, t := range s.templates[waba] {
 		if t.name == req.Name && t.language == req.Language {
 			graphError(w, http.StatusBadRequest, 100, 2388024, "OAuthException", "Invalid parameter: content in this language already exists")
