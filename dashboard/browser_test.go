@@ -24,8 +24,9 @@ import (
 // editor of a media header, each without a page error (a script or style
 // the Content-Security-Policy refuses, an uncaught exception), and the
 // editor's checks as you type still work beside the file input. With
-// MESSAGING_SCREENSHOTS=<dir> it saves docs/dashboard-rich-messages.png
-// and docs/dashboard-template-sample.png there.
+// MESSAGING_SCREENSHOTS=<dir> it saves docs/dashboard-rich-messages.png,
+// docs/dashboard-rich-<type>.png of each other rich type and
+// docs/dashboard-template-sample.png there.
 
 // chromium starts a headless Chromium for t, 1280 px wide, collecting
 // page errors; it is closed when t ends.
@@ -135,6 +136,13 @@ func TestBrowserRichMessagesAndSample(t *testing.T) {
 	open("messages/" + ids["location"])
 	if href := read("the map link", `document.querySelector(".b-location a").href`); href != "https://www.openstreetmap.org/?mlat=-1.2864&mlon=36.8172#map=16/-1.2864/36.8172" {
 		t.Errorf("the map link is %q", href)
+	}
+	for _, kind := range []string{"buttons", "cta", "location", "contacts", "reaction", "sticker"} {
+		open("messages/" + ids[kind])
+		if got := read("the card of "+kind, `(document.querySelector(".seen") || {innerText: ""}).innerText`); got == "" {
+			t.Errorf("the %s message's page shows no card", kind)
+		}
+		screenshot(t, ctx, "dashboard-rich-"+kind, false)
 	}
 
 	// The editor: a media header, the checks as you type beside the file
