@@ -50,6 +50,21 @@ func (s *Service) ChannelSender(ctx context.Context, workspaceID, channel string
 	return nil, ErrNotFound
 }
 
+// connectedSender returns the workspace's sender on channel for a call to
+// the provider about what ("the media of message m cannot be fetched"): a
+// channel that is not connected is channel_unavailable naming what, an
+// unverified connection channel_unavailable with its reason.
+func (s *Service) connectedSender(ctx context.Context, ws, channel, what string) (*ChannelSender, error) {
+	snd, err := s.ChannelSender(ctx, ws, channel)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, errorOn(CodeChannelUnavailable, "channel", fmt.Sprintf("%s: channel %s is not connected", what, channel), nil)
+	case err != nil:
+		return nil, senderError(err, channel)
+	}
+	return snd, nil
+}
+
 // senderError is the error of a ChannelSender lookup for channel: a
 // connection the provider has not verified is channel_unavailable; a
 // store error is wrapped as such.

@@ -61,12 +61,9 @@ func (m *Messages) Media(ctx context.Context, id string) (*Media, error) {
 	if !ok {
 		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("the media of message %s cannot be fetched: the channel provider does not serve media", id)}
 	}
-	snd, err := m.svc.ChannelSender(ctx, m.ws, msg.Channel)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, errorOn(CodeChannelUnavailable, "channel", fmt.Sprintf("the media of message %s cannot be fetched: channel %s is not connected", id, msg.Channel), nil)
-	case err != nil:
-		return nil, senderError(err, msg.Channel)
+	snd, err := m.svc.connectedSender(ctx, m.ws, msg.Channel, "the media of message "+id+" cannot be fetched")
+	if err != nil {
+		return nil, err
 	}
 	started := m.svc.now()
 	media, err := mf.FetchMedia(ctx, snd, msg.Content.Media.ProviderMediaID, m.svc.maxMedia)

@@ -160,9 +160,9 @@ func (u *MediaUploads) Upload(ctx context.Context, p *MediaUploadParams) (*Uploa
 	} else {
 		return nil, validationError("channel", "the provider of channel %s does not take %s uploads", channel, purpose)
 	}
-	snd, err := u.svc.ChannelSender(ctx, u.ws, channel)
+	snd, err := u.svc.connectedSender(ctx, u.ws, channel, "the file cannot be uploaded")
 	if err != nil {
-		return nil, senderError(err, channel)
+		return nil, err
 	}
 
 	head, rest, err := readHead(p.Body)

@@ -48,12 +48,9 @@ func (m *Messages) MarkRead(ctx context.Context, id string, p *MarkReadParams) (
 		if msg.ProviderMessageID == "" {
 			return nil, validationError("id", "message %s has no provider id to mark read", id)
 		}
-		snd, err := m.svc.ChannelSender(ctx, m.ws, msg.Channel)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			return nil, errorOn(CodeChannelUnavailable, "channel", fmt.Sprintf("message %s cannot be marked read: channel %s is not connected", id, msg.Channel), nil)
-		case err != nil:
-			return nil, senderError(err, msg.Channel)
+		snd, err := m.svc.connectedSender(ctx, m.ws, msg.Channel, "message "+id+" cannot be marked read")
+		if err != nil {
+			return nil, err
 		}
 		started := m.svc.now()
 		if err := rm.MarkRead(ctx, snd, msg, p.Typing); err != nil {
