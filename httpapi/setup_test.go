@@ -43,6 +43,7 @@ type countingStore struct {
 	driver.Store
 	messages atomic.Int64
 	contacts atomic.Int64
+	media    atomic.Int64
 	// contactGetHook, when set, runs before ContactGet; its error is
 	// returned instead of the contact (it may also panic).
 	contactGetHook atomic.Pointer[func() error]
@@ -63,6 +64,14 @@ func (s *countingStore) MessageCreate(ctx context.Context, m *messaging.Message)
 		s.messages.Add(1)
 	}
 	return stored, created, err
+}
+
+func (s *countingStore) MediaCreate(ctx context.Context, m *messaging.UploadedMedia) error {
+	err := s.Store.MediaCreate(ctx, m)
+	if err == nil {
+		s.media.Add(1)
+	}
+	return err
 }
 
 func (s *countingStore) ContactCreate(ctx context.Context, c *messaging.Contact) error {
