@@ -570,3 +570,29 @@ func TestTemplateExampleMedia(t *testing.T) {
 	}
 	expect(t, e.call(t, "POST", "/v1/templates", "A", `{"name":"sale_banner2","category":"MARKETING","language":"en","components":[{"type":"HEADER","format":"IMAGE","example_media":"`+e.image+`"},{"type":"BODY","text":"Big sale"}]}`), 400, "validation_error", "components[0].example_media")
 }
+
+// preamble reads short lines ("preamble\r\n") forever: multipart framing
+// before the first part, which the parts never see.
+type preamble struct{ n int }
+
+func (p *preamble) Read(b []byte) (int, error) {
+	const line = "preamble\r\n"
+	for i := range b {
+		b[i] = line[p.n%len(line)]
+		p.n++
+	}
+	return len(b), nil
+}
+
+// TestUploadBodyBound: a body past the largest file and 1 MiB is 413,
+// even when its bytes are multipart framing the parts never see.
+func TestUploadBodyBound(t *testing.T) {
+	e := setupRich(t)
+	body := io.MultiReader(io.LimitReader(&preamble{}, 102<<20), strings.NewReader("\r\n"+rawMultipart("type", "image/jpeg", "file", string(jpegBytes(600)))))
+	stored := e.store.media.Load()
+	r := e.upload(t, "", body)
+	expect(t, r, 413, "payload_too_large", "")
+	if e.store.media.Load() != stored {
+		t.Errorf("stored an upload")
+	}
+}
