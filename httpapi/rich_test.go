@@ -463,17 +463,29 @@ func TestUploadRefusals(t *testing.T) {
 		{"6 MB JPEG", "", func(t *testing.T) io.Reader {
 			return bytes.NewReader(uploadBody(t, map[string]string{"type": "image/jpeg"}, "big.jpg", jpegBytes(6<<20)))
 		}, "file"},
-		{"PNG declared as video", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("kind", "video", "type", "image/png", "file", png)) }, "kind"},
+		{"PNG declared as video", "", func(*testing.T) io.Reader {
+			return strings.NewReader(rawMultipart("kind", "video", "type", "image/png", "file", png))
+		}, "kind"},
 		{"PNG bytes declared JPEG", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("type", "image/jpeg", "file", png)) }, "file"},
-		{"GIF", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("type", "image/gif", "file", "GIF89a")) }, "mime_type"},
+		{"GIF", "", func(*testing.T) io.Reader {
+			return strings.NewReader(rawMultipart("type", "image/gif", "file", "GIF89a"))
+		}, "mime_type"},
 		{"empty file", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("type", "image/jpeg", "file", "")) }, "file"},
 		{"no file part", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("type", "image/jpeg")) }, "file"},
 		{"no parts", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart()) }, "file"},
-		{"field after the file", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("type", "image/jpeg", "file", jpeg, "kind", "image")) }, "kind"},
-		{"second file", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("type", "image/jpeg", "file", jpeg, "file", jpeg)) }, "file"},
-		{"field twice", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("type", "image/jpeg", "type", "image/png", "file", jpeg)) }, "type"},
+		{"field after the file", "", func(*testing.T) io.Reader {
+			return strings.NewReader(rawMultipart("type", "image/jpeg", "file", jpeg, "kind", "image"))
+		}, "kind"},
+		{"second file", "", func(*testing.T) io.Reader {
+			return strings.NewReader(rawMultipart("type", "image/jpeg", "file", jpeg, "file", jpeg))
+		}, "file"},
+		{"field twice", "", func(*testing.T) io.Reader {
+			return strings.NewReader(rawMultipart("type", "image/jpeg", "type", "image/png", "file", jpeg))
+		}, "type"},
 		{"unknown field", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("color", "red", "file", jpeg)) }, "color"},
-		{"bad purpose", "", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("purpose", "avatar", "type", "image/jpeg", "file", jpeg)) }, "purpose"},
+		{"bad purpose", "", func(*testing.T) io.Reader {
+			return strings.NewReader(rawMultipart("purpose", "avatar", "type", "image/jpeg", "file", jpeg))
+		}, "purpose"},
 		{"JSON body", "application/json", func(*testing.T) io.Reader { return strings.NewReader(`{"type":"image/jpeg"}`) }, "Content-Type"},
 		{"no boundary", "multipart/form-data", func(*testing.T) io.Reader { return strings.NewReader(rawMultipart("file", jpeg)) }, "Content-Type"},
 		{"cut off mid-stream", "", func(t *testing.T) io.Reader {
