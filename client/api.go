@@ -29,6 +29,8 @@ type Client struct {
 	AuditEvents *AuditEvents
 	// Webhooks manages webhook endpoints and their deliveries.
 	Webhooks *Webhooks
+	// Media uploads files to send by id and reads uploads.
+	Media *MediaUploads
 }
 
 // New returns a Client of the Messaging API at baseURL (the server's root,
@@ -42,7 +44,7 @@ func New(baseURL, apiKey string, opts *Options) (*Client, error) {
 	}
 	return &Client{
 		Messages: &Messages{r}, Conversations: &Conversations{r}, Templates: &Templates{r}, Contacts: &Contacts{r},
-		Channels: &Channels{r}, APIKeys: &APIKeys{r}, AuditEvents: &AuditEvents{r}, Webhooks: &Webhooks{r},
+		Channels: &Channels{r}, APIKeys: &APIKeys{r}, AuditEvents: &AuditEvents{r}, Webhooks: &Webhooks{r}, Media: &MediaUploads{r},
 	}, nil
 }
 

@@ -177,6 +177,10 @@ type request struct {
 	// the Accept header ("" is application/json).
 	stream bool
 	accept string
+	// reader, when set, is the body, streamed once with the Content-Type
+	// contentType (an upload): such a request is never retried.
+	reader      io.Reader
+	contentType string
 }
 
 // response is a successful answer.
@@ -242,6 +246,9 @@ func (t *transport) once(ctx context.Context, req *request, u string, payload []
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
+	if req.reader != nil {
+		body = req.reader
+	}
 	hr, err := http.NewRequestWithContext(ctx, req.method, u, body)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -250,6 +257,9 @@ func (t *transport) once(ctx context.Context, req *request, u string, payload []
 	hr.Header.Set("User-Agent", t.userAgent)
 	if payload != nil {
 		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.reader != nil {
+		hr.Header.Set("Content-Type", req.contentType)
 	}
 	for k, vs := range req.header {
 		hr.Header[k] = vs
@@ -292,7 +302,7 @@ func (e *networkError) Unwrap() error { return e.err }
 // shouldRetry reports whether err is worth another attempt of req, and the
 // Retry-After the server asked for.
 func (t *transport) shouldRetry(ctx context.Context, req *request, err error) (time.Duration, bool) {
-	if !req.retryable || ctx.Err() != nil {
+	if !req.retryable || req.reader != nil || ctx.Err() != nil {
 		return 0, false
 	}
 	var ne *networkError

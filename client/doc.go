@@ -34,6 +34,11 @@
 // SMS, bulk SMS) a UUID idempotency key unless the caller set one, and
 // reuses it across the retries, so a retried send never sends twice.
 //
+// Media.Upload streams a file from an io.Reader as a multipart body
+// written while the request goes (the file is never held in memory); it
+// is never retried, as the reader cannot be read twice. Messages.MarkRead
+// is retried as an idempotent call.
+//
 // Receivers of webhooks check a delivery with VerifyWebhook and decode it
 // with ParseEvent (or both at once with ParseWebhook).
 package client

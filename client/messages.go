@@ -20,7 +20,8 @@ type SendParams struct {
 	// To is the recipient: an E.164 number on WhatsApp, the channel's
 	// scoped user id on Instagram and Messenger.
 	To string `json:"to"`
-	// Type is text, image, video, document or audio.
+	// Type is text, image, video, document, audio, sticker, interactive,
+	// location, contacts or reaction; each takes its own members below.
 	Type string `json:"type"`
 	// Text is the text of a text message.
 	Text string `json:"text,omitempty"`
@@ -29,6 +30,20 @@ type SendParams struct {
 	MediaURL string `json:"media_url,omitempty"`
 	Caption  string `json:"caption,omitempty"`
 	Filename string `json:"filename,omitempty"`
+	// MediaID sends an uploaded file (Client.Media) instead of MediaURL.
+	MediaID string `json:"media_id,omitempty"`
+	// Interactive is the message of type interactive.
+	Interactive *Interactive `json:"interactive,omitempty"`
+	// Location is the location of type location.
+	Location *SendLocation `json:"location,omitempty"`
+	// Contacts are the cards of type contacts (FormattedName and a phone
+	// each).
+	Contacts []SharedContact `json:"contacts,omitempty"`
+	// Reaction is the reaction of type reaction.
+	Reaction *SentReaction `json:"reaction,omitempty"`
+	// Context quotes a message of the same conversation (any type but
+	// reaction).
+	Context *SentContext `json:"context,omitempty"`
 	// IdempotencyKey makes a retry safe; Messages.Send sets one when it is
 	// empty.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`

@@ -347,8 +347,45 @@ func methods(e *env) []method {
 			}
 			return fmt.Sprintf("%s %d %q", m.ContentType, m.ContentLength, b), nil
 		}, want: fmt.Sprintf("image/jpeg %d %q", len(fakeprovider.MediaBytes("img-1")), fakeprovider.MediaBytes("img-1"))},
+		// Messages.MarkRead has the fake receive a message in f's
+		// workspace (once: the provider id is the same every time).
+		{name: "Messages.MarkRead", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
+			in, err := e.fake.Receive(ctx, &messaging.InboundMessage{WorkspaceID: f.ID, From: f.Contact.Phone, ProviderMessageID: "wamid.read." + f.ID, Text: "read me"})
+			if err != nil {
+				return "", err
+			}
+			m, err := c.Messages.MarkRead(ctx, in.ID, &client.MarkReadParams{Typing: true})
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s %s read_at=%v", m.Direction, m.Text, m.ReadAt != nil && m.ReadAt.Equal(e.clock.Now())), nil
+		}, want: "inbound read me read_at=true"},
+		{name: "Media.Upload", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
+			u, err := c.Media.Upload(ctx, &client.MediaUploadParams{MimeType: "image/jpeg", Filename: "a.jpg", Body: strings.NewReader(jpeg)})
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s %s %s %s %d %s", u.Channel, u.Purpose, u.Kind, u.Filename, u.Size, u.ExpiresAt.Sub(u.CreatedAt)), nil
+		}, want: fmt.Sprintf("whatsapp message image a.jpg %d 720h0m0s", len(jpeg))},
+		{name: "Media.Get", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
+			up, err := e.svc.Workspace(f.ID).MediaUploads.Upload(ctx, &messaging.MediaUploadParams{MimeType: "image/png", Body: strings.NewReader(png)})
+			if err != nil {
+				return "", err
+			}
+			u, err := c.Media.Get(ctx, up.ID)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s %s %d %t", u.Kind, u.MimeType, u.Size, u.ID == up.ID), nil
+		}, want: fmt.Sprintf("image image/png %d true", len(png))},
 	}
 }
+
+// jpeg and png are small files of their types.
+const (
+	jpeg = "\xff\xd8\xff\xe0\x00\x10JFIF\x00 a small picture"
+	png  = "\x89PNG\r\n\x1a\n a small picture"
+)
 
 func boolWord(b bool) string {
 	if b {

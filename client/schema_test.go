@@ -151,7 +151,7 @@ func TestSchemas(t *testing.T) {
 		{"SMSCallbackSet", client.SMSCallbackParams{}, nil},
 		{"SMSCallback", client.SMSCallback{}, nil},
 		{"LedgerPage", client.LedgerPage{}, []string{"items"}},
-		{"SendRequest", client.SendParams{}, nil},
+		{"SendRequest", client.SendParams{}, []string{"interactive", "location", "contacts", "reaction", "context"}},
 		{"SendTemplateRequest", client.SendTemplateParams{}, []string{"components"}},
 		{"SendResponse", client.SendResult{}, nil},
 		{"SendComponent", client.SendComponent{}, []string{"index", "parameters"}},
@@ -163,6 +163,13 @@ func TestSchemas(t *testing.T) {
 		{"TemplatePatch", client.TemplatePatch{}, []string{"name", "category", "language", "components"}},
 		{"TemplateSyncResult", client.TemplateSyncResult{}, nil},
 		{"ChannelCredentials", client.ChannelCredentials{}, nil},
+		{"Interactive", client.Interactive{}, []string{"header", "buttons", "list", "cta_url"}},
+		{"InteractiveHeader", client.InteractiveHeader{}, nil},
+		{"SendLocation", client.SendLocation{}, nil},
+		{"SendContact", client.SharedContact{}, []string{"phones", "emails"}},
+		{"SentReaction", client.SentReaction{}, nil},
+		{"SentContext", client.SentContext{}, nil},
+		{"Media", client.UploadedMedia{}, nil},
 	} {
 		t.Run(tt.schema, func(t *testing.T) {
 			want := schemaMembers(t, doc.Components.Schemas, tt.schema)

@@ -86,6 +86,9 @@ type env struct {
 	hooks *hookReceiver
 	// hooksURL is the root URL of hooks.
 	hooksURL string
+	// fake is the provider, which records the messages it receives (its
+	// Receive), uploads and read marks.
+	fake *fakeprovider.Provider
 }
 
 // hookReceiver is a webhook endpoint that answers 204 and keeps the
@@ -129,11 +132,13 @@ func setup(t testing.TB, opts ...func(*httpapi.Options)) *env {
 	e.hooksURL = hooks.URL
 	so := &messaging.Options{Clock: e.clock.Now, SecretKey: bytes.Repeat([]byte{7}, 32)}
 	so.Webhooks.AllowLoopback = true
-	svc, err := messaging.New(e.store, fakeprovider.New(), so)
+	e.fake = fakeprovider.NewWithOptions(&fakeprovider.Options{Clock: e.clock.Now})
+	svc, err := messaging.New(e.store, e.fake, so)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.svc = svc
+	e.fake.SetSink(svc)
 	s, err := sms.New(e.store.Store.(sms.Store), fakegateway.New(&fakegateway.Options{Clock: e.clock.Now, Delay: 10 * time.Second}), &sms.Options{Clock: e.clock.Now,
 		Callbacks: &sms.CallbackOptions{Service: svc, WorkspaceID: smsCallbacks}})
 	if err != nil {

@@ -19,6 +19,9 @@ type TemplateComponent struct {
 	// Examples are sample values of the variables of a TEXT HEADER's or
 	// the BODY's text, one per variable in the order of their numbers.
 	Examples []string `json:"examples,omitempty"`
+	// ExampleMedia is the sample of an IMAGE, VIDEO or DOCUMENT HEADER:
+	// the id of an upload of purpose template_sample (Client.Media).
+	ExampleMedia string `json:"example_media,omitempty"`
 }
 
 // TemplateButton is a button of a BUTTONS component (schema

@@ -34,18 +34,29 @@ type Message struct {
 	Text string `json:"text,omitempty"`
 	// Media, Location, Contacts, Interactive and Reaction: on an inbound
 	// message, the member of its type (nil on others); Media's bytes are
-	// streamed by Messages.Media.
-	Media       *InboundMedia     `json:"media,omitempty"`
+	// streamed by Messages.Media. An outbound message carries Location,
+	// Contacts or Reaction as it was sent (a Reaction without its
+	// ProviderMessageID), and its interactive message in SentInteractive.
+	Media *InboundMedia `json:"media,omitempty"`
+	// MediaID is, on an outbound media message sent by upload, the
+	// upload's id.
+	MediaID     string            `json:"media_id,omitempty"`
 	Location    *Location         `json:"location,omitempty"`
 	Contacts    []SharedContact   `json:"contacts,omitempty"`
 	Interactive *InteractiveReply `json:"interactive,omitempty"`
-	Reaction    *Reaction         `json:"reaction,omitempty"`
-	// Context is the message an inbound message replies to; nil when it
-	// quotes none.
+	// SentInteractive is the interactive message an outbound message sent
+	// (the member interactive of an outbound message; see UnmarshalJSON).
+	SentInteractive *Interactive `json:"-"`
+	Reaction        *Reaction    `json:"reaction,omitempty"`
+	// Context is the message an inbound message replies to, or an
+	// outbound one quotes; nil when it quotes none.
 	Context *ReplyContext `json:"context,omitempty"`
 	// UnsupportedType is, on an inbound message of type unsupported, the
 	// provider's type name (for example "order").
 	UnsupportedType string `json:"unsupported_type,omitempty"`
+	// ReadAt is, on inbound messages only, when it was marked read
+	// (Messages.MarkRead); nil until then.
+	ReadAt *time.Time `json:"read_at,omitempty"`
 	// WindowExpiresAt is, on inbound messages only, the end of the
 	// customer-service window the message opened (CreatedAt plus 24
 	// hours); nil on outbound messages.

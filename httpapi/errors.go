@@ -43,7 +43,7 @@ var errorDocs = []errorDoc{
 	{messaging.CodeInternal, http.StatusInternalServerError, "An unexpected server error. Retry later; report the request_id if it persists."},
 	{messaging.CodeServiceUnavailable, http.StatusServiceUnavailable, "The service's database (or, for GET /v1/messages/{id}/media, the channel provider) is unreachable, locked or out of space for a moment. Nothing was stored, except when the connection was lost during the commit: retry after the seconds given by Retry-After, with the same idempotency key, so that a retry never sends twice."},
 	{CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The path exists but does not accept this method. The Allow header lists the methods it accepts."},
-	{CodePayloadTooLarge, http.StatusRequestEntityTooLarge, "The request body is larger than the limit (1 MiB by default), or the media of an inbound message (GET /v1/messages/{id}/media) is larger than the service's media limit (100 MiB by default)."},
+	{CodePayloadTooLarge, http.StatusRequestEntityTooLarge, "The request body is larger than the limit (1 MiB by default; for an upload, POST /v1/media, the largest file a kind takes plus 1 MiB), or the media of an inbound message (GET /v1/messages/{id}/media) is larger than the service's media limit (100 MiB by default)."},
 }
 
 // statusOf returns the HTTP status code is answered with: its row of

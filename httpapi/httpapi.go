@@ -12,6 +12,11 @@
 // bucket (limits in Options.RateLimits; the buckets live in this process
 // unless Options.Limiter shares them between instances).
 //
+// POST /v1/media takes multipart/form-data instead of JSON, read as it
+// streams: its text fields, then the part named file, whose bytes go to
+// the provider as they arrive (never held whole); its body is bounded by
+// the largest file an upload takes plus 1 MiB, not Options.MaxBodyBytes.
+//
 // With Options.OperatorToken set, the handler also serves the operator
 // routes under /admin/v1 (see OperatorRoutes): workspaces, their first
 // key, SMS accounts, sender ids, top-ups and ledgers, for requests with

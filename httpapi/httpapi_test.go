@@ -249,6 +249,10 @@ func TestScopesOfSpec(t *testing.T) {
 		"POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {"manage:webhooks"},
 		// The media of an inbound message (issue 16).
 		"GET /v1/messages/{id}/media": {"read:messages"},
+		// Rich outbound messages: read marks and uploads.
+		"POST /v1/messages/{id}/read": {"write:messages"},
+		"POST /v1/media":              {"write:messages"},
+		"GET /v1/media/{id}":          {"read:messages"},
 	}
 	got := map[string][]string{}
 	for _, rt := range scopedRoutes() {

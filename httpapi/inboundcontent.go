@@ -5,19 +5,33 @@ import (
 	"github.com/ujumbe/messaging/record"
 )
 
-// inboundContentJSON is the content of an inbound message as GET
-// /v1/messages/{id} shows it, its members inlined in the message: the
-// media, location, shared contacts, interactive reply or reaction of its
-// type, the message it replies to, and the provider's name of an
-// unsupported type.
-type inboundContentJSON struct {
-	Media       *inboundMediaJSON     `json:"media,omitempty"`
-	Location    *locationJSON         `json:"location,omitempty"`
-	Contacts    []sharedContactJSON   `json:"contacts,omitempty"`
-	Interactive *interactiveReplyJSON `json:"interactive,omitempty"`
-	Reaction    *reactionJSON         `json:"reaction,omitempty"`
-	Context     *replyContextJSON     `json:"context,omitempty"`
-	RawType     string                `json:"unsupported_type,omitempty"`
+// contentJSON is the content of a message as GET /v1/messages/{id}
+// shows it, its members inlined in the message. Of an inbound message:
+// the media, location, shared contacts, interactive reply or reaction of
+// its type, the message it replies to, and the provider's name of an
+// unsupported type. Of an outbound one (see outboundContentView): the
+// uploaded media (media_id), location, contacts, interactive message or
+// reaction of its type and the message it quotes, as the send gave them.
+// Interactive, Reaction and Context hold the shape of the direction (an
+// *interactiveReplyJSON or an *interactiveJSON, ...), never a nil pointer.
+type contentJSON struct {
+	Media       *inboundMediaJSON   `json:"media,omitempty"`
+	MediaID     string              `json:"media_id,omitempty"`
+	Location    *locationJSON       `json:"location,omitempty"`
+	Contacts    []sharedContactJSON `json:"contacts,omitempty"`
+	Interactive any                 `json:"interactive,omitempty"`
+	Reaction    any                 `json:"reaction,omitempty"`
+	Context     any                 `json:"context,omitempty"`
+	RawType     string              `json:"unsupported_type,omitempty"`
+}
+
+// orNone is p as an interface value: nil (not a nil *T) for nil, so that
+// omitempty omits it.
+func orNone[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return p
 }
 
 type inboundMediaJSON struct {
@@ -87,22 +101,25 @@ func converted[In, Out any](p *In, f func(In) Out) *Out {
 }
 
 // inboundContentView returns the JSON form of c, nil for nil.
-func inboundContentView(c *messaging.InboundContent) *inboundContentJSON {
+func inboundContentView(c *messaging.InboundContent) *contentJSON {
 	if c == nil {
 		return nil
 	}
-	return &inboundContentJSON{
+	return &contentJSON{
 		Media:       converted(c.Media, func(m record.InboundMedia) inboundMediaJSON { return inboundMediaJSON(m) }),
 		Location:    converted(c.Location, func(l record.Location) locationJSON { return locationJSON(l) }),
-		Interactive: converted(c.Reply, func(r record.InteractiveReply) interactiveReplyJSON { return interactiveReplyJSON(r) }),
-		Reaction:    converted(c.Reaction, func(r record.Reaction) reactionJSON { return reactionJSON(r) }),
-		Context:     converted(c.Context, func(r messaging.ReplyContext) replyContextJSON { return replyContextJSON(r) }),
+		Interactive: orNone(converted(c.Reply, func(r record.InteractiveReply) interactiveReplyJSON { return interactiveReplyJSON(r) })),
+		Reaction:    orNone(converted(c.Reaction, func(r record.Reaction) reactionJSON { return reactionJSON(r) })),
+		Context:     orNone(converted(c.Context, func(r messaging.ReplyContext) replyContextJSON { return replyContextJSON(r) })),
 		RawType:     c.RawType,
-		Contacts: convertList(c.Contacts, func(sc record.SharedContact) sharedContactJSON {
-			return sharedContactJSON{FormattedName: sc.FormattedName, FirstName: sc.FirstName, LastName: sc.LastName,
-				Organization: sc.Organization,
-				Phones:       convertList(sc.Phones, func(p record.ContactPhone) contactPhoneJSON { return contactPhoneJSON(p) }),
-				Emails:       convertList(sc.Emails, func(e record.ContactEmail) contactEmailJSON { return contactEmailJSON(e) })}
-		}),
+		Contacts:    convertList(c.Contacts, sharedContactView),
 	}
+}
+
+// sharedContactView returns the JSON form of a contact card.
+func sharedContactView(sc record.SharedContact) sharedContactJSON {
+	return sharedContactJSON{FormattedName: sc.FormattedName, FirstName: sc.FirstName, LastName: sc.LastName,
+		Organization: sc.Organization,
+		Phones:       convertList(sc.Phones, func(p record.ContactPhone) contactPhoneJSON { return contactPhoneJSON(p) }),
+		Emails:       convertList(sc.Emails, func(e record.ContactEmail) contactEmailJSON { return contactEmailJSON(e) })}
 }

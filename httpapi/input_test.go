@@ -204,7 +204,7 @@ func TestBadInput(t *testing.T) {
 		{name: "missing to", method: "POST", path: "/v1/messages", key: "A", body: `{"channel":"whatsapp","type":"text","text":"hi"}`, wantStatus: 400, wantCode: "validation_error", wantField: "to"},
 		{name: "to not E.164", method: "POST", path: "/v1/messages", key: "A", body: `{"channel":"whatsapp","to":"0712345678","type":"text","text":"hi"}`, wantStatus: 400, wantCode: "validation_error", wantField: "to"},
 		{name: "missing type", method: "POST", path: "/v1/messages", key: "A", body: `{"channel":"whatsapp","to":"+254712345678","text":"hi"}`, wantStatus: 400, wantCode: "validation_error", wantField: "type"},
-		{name: "unknown type", method: "POST", path: "/v1/messages", key: "A", body: `{"channel":"whatsapp","to":"+254712345678","type":"poll"}`, wantStatus: 400, wantCode: "validation_error", wantField: "type"},
+		{name: "unknown type", method: "POST", path: "/v1/messages", key: "A", body: `{"channel":"whatsapp","to":"+254712345678","type":"hologram"}`, wantStatus: 400, wantCode: "validation_error", wantField: "type"},
 		{name: "text type without text", method: "POST", path: "/v1/messages", key: "A", body: `{"channel":"whatsapp","to":"+254712345678","type":"text"}`, wantStatus: 400, wantCode: "validation_error", wantField: "text"},
 		{name: "image without media_url", method: "POST", path: "/v1/messages", key: "A", body: `{"channel":"whatsapp","to":"+254712345678","type":"image"}`, wantStatus: 400, wantCode: "validation_error", wantField: "media_url"},
 		{name: "media_url not http", method: "POST", path: "/v1/messages", key: "A", body: `{"channel":"whatsapp","to":"+254712345678","type":"image","media_url":"ftp://x/y.jpg"}`, wantStatus: 400, wantCode: "validation_error", wantField: "media_url"},

@@ -76,6 +76,10 @@ type fakeLike interface {
 	messaging.ConnectionVerifier
 	messaging.TemplateManager
 	messaging.MediaFetcher
+	messaging.MediaUploader
+	messaging.TemplateSampleUploader
+	messaging.ReadMarker
+	fakeReceiver
 }
 
 // withMetaWebhook is a fake provider with the receiver of Meta's webhooks

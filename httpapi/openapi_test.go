@@ -346,6 +346,8 @@ func oaFormat(format any, s string) error {
 		if a, err := mail.ParseAddress(s); err != nil || a.Address != s {
 			return errors.New("not an email address")
 		}
+	case "binary":
+		// The bytes of a multipart file part: any value.
 	default:
 		return fmt.Errorf("unsupported format %v", format)
 	}
@@ -619,12 +621,23 @@ func TestOpenAPIRoutes(t *testing.T) {
 			// takes no body or an empty object: its body is optional, and
 			// its schema Empty or an inline empty object; every other body
 			// is required.
-			schema, _ := oaAt(t, rb, "content", "application/json", "schema").(map[string]any)
-			props, _ := schema["properties"].(map[string]any)
-			empty := schema["$ref"] == "#/components/schemas/Empty" ||
-				(schema["type"] == "object" && len(props) == 0 && schema["additionalProperties"] == false)
-			if rb["required"] != !empty {
-				t.Errorf("%s: requestBody required = %v, want %v", name, rb["required"], !empty)
+			// An upload takes multipart/form-data only, and its body is
+			// required. An action with options only (POST
+			// .../read) takes no body or an object of optional members.
+			content, _ := rb["content"].(map[string]any)
+			if _, multipart := content["multipart/form-data"]; multipart {
+				if len(content) != 1 || rb["required"] != true {
+					t.Errorf("%s: a multipart body must be the only content and required", name)
+				}
+			} else {
+				schema, _ := oaAt(t, rb, "content", "application/json", "schema").(map[string]any)
+				props, _ := schema["properties"].(map[string]any)
+				empty := schema["$ref"] == "#/components/schemas/Empty" ||
+					(schema["type"] == "object" && len(props) == 0 && schema["additionalProperties"] == false)
+				options := schema["type"] == "object" && schema["required"] == nil && len(props) > 0 && schema["additionalProperties"] == false
+				if rb["required"] != !empty && !(options && rb["required"] == false) {
+					t.Errorf("%s: requestBody required = %v, want %v", name, rb["required"], !empty)
+				}
 			}
 			for _, st := range []string{"400", "413"} {
 				if responses[st] == nil {
@@ -691,7 +704,7 @@ func TestOpenAPIValidatorRejects(t *testing.T) {
 		{"oneOf: text without text", "SendRequest", func(m map[string]any) {
 			clear(m)
 			m["channel"], m["to"], m["type"] = "whatsapp", "+254712345678", "text"
-		}, "matches 0 of the 2 oneOf schemas"},
+		}, "matches 0 of the 6 oneOf schemas"},
 		{"anyOf: contact without phone or email", "ContactCreate", func(m map[string]any) {
 			clear(m)
 			m["firstName"] = "Amina"
@@ -738,6 +751,27 @@ func (oaFailingStore) ContactList(context.Context, *driver.ContactListParams) ([
 	return nil, 0, errors.New("disk on fire")
 }
 
+// oaMultipart is the Content-Type of the uploads of TestOpenAPIResponses.
+const oaMultipart = "multipart/form-data; boundary=oa-boundary"
+
+// oaJPEG is the start of a JPEG file.
+const oaJPEG = "\xff\xd8\xff\xe0\x00\x10JFIF\x00 a small picture"
+
+// oaUpload is a body of POST /v1/media (boundary oa-boundary): the text
+// fields kv (name, value pairs), then the file part named file with
+// filename and content; filename "-" leaves the file part out.
+func oaUpload(filename, content string, kv ...string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(kv); i += 2 {
+		fmt.Fprintf(&b, "--oa-boundary\r\nContent-Disposition: form-data; name=%q\r\n\r\n%s\r\n", kv[i], kv[i+1])
+	}
+	if filename != "-" {
+		fmt.Fprintf(&b, "--oa-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=%q\r\nContent-Type: application/octet-stream\r\n\r\n%s\r\n", filename, content)
+	}
+	b.WriteString("--oa-boundary--\r\n")
+	return b.String()
+}
+
 // oaOpToken is the operator token of the servers of TestOpenAPIResponses.
 const oaOpToken = "oa-operator-token-0123456789abcdef"
 
@@ -753,11 +787,14 @@ func oaSetup(t *testing.T) *oaEnv {
 	e := &oaEnv{vars: map[string]string{}}
 	sealKey := bytes.Repeat([]byte{9}, 32)
 	st := memstore.New()
-	svc, err := messaging.New(st, fakeprovider.New(), &messaging.Options{SecretKey: sealKey,
+	fp := fakeprovider.New()
+	svc, err := messaging.New(st, fp, &messaging.Options{SecretKey: sealKey,
 		Webhooks: messaging.WebhookOptions{AllowLoopback: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The fake marks read only the messages it received.
+	fp.SetSink(svc)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -850,7 +887,7 @@ func oaSetup(t *testing.T) *oaEnv {
 	disabled := false
 	_, err = svc.Workspace("acme").Webhooks.Update(ctx, off, &messaging.WebhookUpdateParams{Enabled: &disabled})
 	must(err)
-	in, err := svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "+254712345678",
+	in, err := fp.Receive(ctx, &messaging.InboundMessage{WorkspaceID: "acme", Channel: "whatsapp", From: "+254712345678",
 		ProviderMessageID: "wamid.oa.in", Type: "document", Content: &messaging.InboundContent{
 			Media:   &record.InboundMedia{ProviderMediaID: "777", MimeType: "application/pdf", SHA256: "h", Caption: "Invoice", Filename: "invoice.pdf"},
 			Context: &messaging.ReplyContext{ProviderMessageID: "wamid.elsewhere"}}})
@@ -1105,6 +1142,11 @@ func (c *oaChecker) checkRequest(t *testing.T, op map[string]any, req *http.Requ
 	if len(reqBody) == 0 {
 		return
 	}
+	if mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		// The parts of an upload: the document must declare the type.
+		oaAt(t, op, "requestBody", "content", "multipart/form-data", "schema")
+		return
+	}
 	schema := oaAt(t, op, "requestBody", "content", "application/json", "schema")
 	var v any
 	if err := json.Unmarshal(reqBody, &v); err != nil {
@@ -1167,6 +1209,47 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "send too large", method: "POST", path: "/v1/messages", key: "full", body: bigMsg, status: 413, code: "payload_too_large"},
 		{name: "send channel not connected", method: "POST", path: "/v1/messages", key: "narrow", body: text("whatsapp", "+254712345678", "Hi"), status: 422, code: "channel_unavailable"},
 		{name: "DELETE /v1/messages", method: "DELETE", path: "/v1/messages", key: "full", status: 405, code: "method_not_allowed"},
+		// Uploads, rich sends and read marks.
+		{name: "upload image", method: "POST", path: "/v1/media", key: "full", ctype: oaMultipart, body: oaUpload("image.jpg", oaJPEG, "type", "image/jpeg"), status: 201, save: "media"},
+		{name: "upload document", method: "POST", path: "/v1/media", key: "full", ctype: oaMultipart, body: oaUpload("terms.pdf", "%PDF-1.7 terms", "channel", "whatsapp", "purpose", "message", "kind", "document", "type", "application/pdf"), status: 201},
+		{name: "upload sample", method: "POST", path: "/v1/media", key: "full", ctype: oaMultipart, body: oaUpload("", oaJPEG, "purpose", "template_sample", "type", "image/jpeg"), status: 201, save: "sample"},
+		{name: "upload without file", method: "POST", path: "/v1/media", key: "full", ctype: oaMultipart, body: oaUpload("-", "", "type", "image/jpeg"), status: 400, code: "validation_error"},
+		{name: "upload png as video", method: "POST", path: "/v1/media", key: "full", ctype: oaMultipart, body: oaUpload("a.png", "\x89PNG\r\n\x1a\n", "kind", "video", "type", "image/png"), status: 400, code: "validation_error"},
+		{name: "upload JSON", method: "POST", path: "/v1/media", key: "full", body: `{"type":"image/jpeg"}`, status: 400, code: "validation_error"},
+		{name: "upload without scope", method: "POST", path: "/v1/media", key: "readContacts", ctype: oaMultipart, body: oaUpload("image.jpg", oaJPEG, "type", "image/jpeg"), status: 403, code: "forbidden"},
+		{name: "media", method: "GET", path: "/v1/media/${media}", key: "full", status: 200},
+		{name: "media unknown", method: "GET", path: "/v1/media/med_nope", key: "full", status: 404, code: "not_found"},
+		{name: "media other workspace", method: "GET", path: "/v1/media/${media}", key: "narrow", status: 404, code: "not_found"},
+		{name: "media query", method: "GET", path: "/v1/media/${media}?x=1", key: "full", status: 400, code: "validation_error"},
+		{name: "send uploaded image", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"image","media_id":"${media}","caption":"Look"}`, status: 201, save: "msg_media"},
+		{name: "message uploaded image", method: "GET", path: "/v1/messages/${msg_media}", key: "full", status: 200},
+		{name: "send buttons", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"interactive","interactive":{"type":"button","header":{"type":"image","media_id":"${media}"},"body":"Pick one","footer":"Acme","buttons":[{"id":"yes","title":"Yes"},{"id":"no","title":"No"}]},"context":{"message_id":"${msg_in}"}}`, status: 201, save: "msg_buttons"},
+		{name: "message buttons", method: "GET", path: "/v1/messages/${msg_buttons}", key: "full", status: 200},
+		{name: "send list", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"interactive","interactive":{"type":"list","header":{"type":"text","text":"Menu"},"body":"Choose","list":{"button":"Open","sections":[{"title":"Drinks","rows":[{"id":"tea","title":"Tea","description":"Hot"}]},{"title":"Food","rows":[{"id":"ugali","title":"Ugali"}]}]}}}`, status: 201, save: "msg_list"},
+		{name: "message list", method: "GET", path: "/v1/messages/${msg_list}", key: "full", status: 200},
+		{name: "send cta_url", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"interactive","interactive":{"type":"cta_url","body":"Track it","cta_url":{"display_text":"Track","url":"https://example.com/t/1"}}}`, status: 201, save: "msg_cta"},
+		{name: "message cta_url", method: "GET", path: "/v1/messages/${msg_cta}", key: "full", status: 200},
+		{name: "send location", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"location","location":{"latitude":-1.2864,"longitude":36.8172,"name":"Office","address":"Moi Avenue, Nairobi"}}`, status: 201, save: "msg_loc"},
+		{name: "message location", method: "GET", path: "/v1/messages/${msg_loc}", key: "full", status: 200},
+		{name: "send contacts", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"contacts","contacts":[{"formatted_name":"Amina Odhiambo","first_name":"Amina","organization":"Ujumbe","phones":[{"phone":"+254712345678","type":"CELL","wa_id":"254712345678"}],"emails":[{"email":"amina@example.com","type":"WORK"}]}]}`, status: 201, save: "msg_cards"},
+		{name: "message contacts", method: "GET", path: "/v1/messages/${msg_cards}", key: "full", status: 200},
+		{name: "send reaction", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"reaction","reaction":{"message_id":"${msg_in}","emoji":"👍"}}`, status: 201, save: "msg_react"},
+		{name: "message reaction", method: "GET", path: "/v1/messages/${msg_react}", key: "full", status: 200},
+		{name: "send reaction removed", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"reaction","reaction":{"message_id":"${msg_in}","emoji":""}}`, status: 201},
+		{name: "send reaction unknown message", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"reaction","reaction":{"message_id":"msg_nope","emoji":"👍"}}`, status: 404, code: "not_found"},
+		{name: "send location without latitude", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"location","location":{"longitude":36.8}}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "send latitude 91", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"location","location":{"latitude":91,"longitude":36.8}}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "send four buttons", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"interactive","interactive":{"type":"button","body":"Pick","buttons":[{"id":"a","title":"A"},{"id":"b","title":"B"},{"id":"c","title":"C"},{"id":"d","title":"D"}]}}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "send empty card", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"contacts","contacts":[{}]}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "send unknown media", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"image","media_id":"med_nope"}`, status: 404, code: "not_found"},
+		{name: "mark read", method: "POST", path: "/v1/messages/${msg_in}/read", key: "full", status: 200},
+		{name: "mark read typing", method: "POST", path: "/v1/messages/${msg_in}/read", key: "full", body: `{"typing":true}`, status: 200},
+		{name: "mark read outbound", method: "POST", path: "/v1/messages/${msg}/read", key: "full", body: `{}`, status: 400, code: "validation_error"},
+		{name: "mark read unknown member", method: "POST", path: "/v1/messages/${msg_in}/read", key: "full", body: `{"typing":true,"seen":true}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "mark read unknown", method: "POST", path: "/v1/messages/msg_nope/read", key: "full", status: 404, code: "not_found"},
+		{name: "mark read without scope", method: "POST", path: "/v1/messages/${msg_in}/read", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "template with sample", method: "POST", path: "/v1/templates", key: "full", body: `{"name":"sale_banner","category":"MARKETING","language":"en","components":[{"type":"HEADER","format":"IMAGE","example_media":"${sample}"},{"type":"BODY","text":"Big sale"}]}`, status: 201, save: "tpl_sample"},
+		{name: "template with sample read", method: "GET", path: "/v1/templates/${tpl_sample}", key: "full", status: 200},
 		// Listing (issue 16).
 		{name: "list messages", method: "GET", path: "/v1/messages", key: "full", status: 200},
 		{name: "list messages page", method: "GET", path: "/v1/messages?limit=1&direction=outbound&channel=whatsapp&status=queued&to=%2B254712345678&created_after=2000-01-01T00:00:00Z&created_before=2100-01-01T00:00:00.5%2B03:00", key: "full", status: 200, save: "msgcursor"},

@@ -35,17 +35,23 @@ func decodeParams[P any](h *Handler, w http.ResponseWriter, r *http.Request, bod
 // sendRequest is the body of POST /v1/messages. It takes the template
 // fields only to refuse them with an error naming the template endpoint.
 type sendRequest struct {
-	Channel        string          `json:"channel"`
-	To             string          `json:"to"`
-	Type           string          `json:"type"`
-	Text           string          `json:"text"`
-	MediaURL       string          `json:"media_url"`
-	Caption        string          `json:"caption"`
-	Filename       string          `json:"filename"`
-	IdempotencyKey string          `json:"idempotency_key"`
-	TemplateName   string          `json:"template_name"`
-	Language       string          `json:"language"`
-	Components     []sendComponent `json:"components"`
+	Channel        string              `json:"channel"`
+	To             string              `json:"to"`
+	Type           string              `json:"type"`
+	Text           string              `json:"text"`
+	MediaURL       string              `json:"media_url"`
+	Caption        string              `json:"caption"`
+	Filename       string              `json:"filename"`
+	MediaID        string              `json:"media_id"`
+	Interactive    *interactiveJSON    `json:"interactive"`
+	Location       *locationRequest    `json:"location"`
+	Contacts       []sharedContactJSON `json:"contacts"`
+	Reaction       *sentReactionJSON   `json:"reaction"`
+	Context        *sentContextJSON    `json:"context"`
+	IdempotencyKey string              `json:"idempotency_key"`
+	TemplateName   string              `json:"template_name"`
+	Language       string              `json:"language"`
+	Components     []sendComponent     `json:"components"`
 }
 
 // params returns the send of q, or a validation error on the first
@@ -61,10 +67,29 @@ func (q *sendRequest) params() (*messaging.SendParams, error) {
 		}
 		return nil, badRequest(f, "template fields are not accepted by POST /v1/messages; send templates with POST /v1/messages/templates")
 	}
-	return &messaging.SendParams{
-		Channel: q.Channel, To: q.To, Type: q.Type, Text: q.Text, MediaURL: q.MediaURL,
+	p := &messaging.SendParams{
+		Channel: q.Channel, To: q.To, Type: q.Type, Text: q.Text, MediaURL: q.MediaURL, MediaID: q.MediaID,
 		Caption: q.Caption, Filename: q.Filename, IdempotencyKey: q.IdempotencyKey,
-	}, nil
+		Interactive: converted(q.Interactive, interactiveJSON.params),
+		Contacts:    convertList(q.Contacts, sharedContactJSON.params),
+	}
+	if q.Location != nil {
+		l, err := q.Location.params()
+		if err != nil {
+			return nil, err
+		}
+		p.Location = l
+	}
+	if q.Reaction != nil {
+		p.Reaction = &messaging.ReactionParams{MessageID: q.Reaction.MessageID, Emoji: q.Reaction.Emoji}
+	}
+	if q.Context != nil {
+		if q.Context.MessageID == "" {
+			return nil, badRequest("context.message_id", "is required: the id of the message to quote")
+		}
+		p.ReplyTo = q.Context.MessageID
+	}
+	return p, nil
 }
 
 // sendTemplateRequest is the body of POST /v1/messages/templates.

@@ -32,10 +32,15 @@ type messageJSON struct {
 	// Text is the text of an inbound message (a text, or the title of a
 	// reply); outbound messages keep the status form.
 	Text string `json:"text,omitempty"`
-	// inboundContentJSON is the content of an inbound message (media,
+	// contentJSON is the content of an inbound message (media,
 	// location, contacts, interactive, reaction, context,
-	// unsupported_type), its members inlined; nil for outbound ones.
-	*inboundContentJSON
+	// unsupported_type) or the rich content of an outbound one (media_id,
+	// location, contacts, interactive, reaction, context), its members
+	// inlined; nil when the message carries none.
+	*contentJSON
+	// ReadAt is, on inbound messages only, when the message was marked
+	// read (POST /v1/messages/{id}/read): null until then.
+	ReadAt *readAtJSON `json:"read_at,omitempty"`
 	// WindowExpiresAt is, on inbound messages, the end of the
 	// customer-service window the message opened.
 	WindowExpiresAt *timestamp `json:"window_expires_at,omitempty"`
@@ -50,8 +55,11 @@ func messageView(m *messaging.Message) messageJSON {
 		CreatedAt: timestamp(m.CreatedAt), UpdatedAt: timestamp(m.UpdatedAt),
 	}
 	if m.Direction == record.DirectionInbound {
-		v.From, v.Text, v.inboundContentJSON = m.From(), m.Text, inboundContentView(m.Content)
+		v.From, v.Text, v.contentJSON = m.From(), m.Text, inboundContentView(m.Content)
 		v.WindowExpiresAt = optTimestamp(m.WindowExpiresAt())
+		v.ReadAt = &readAtJSON{at: m.ReadAt}
+	} else {
+		v.contentJSON = outboundContentView(m.Outbound)
 	}
 	return v
 }
@@ -230,6 +238,9 @@ type templateComponentJSON struct {
 	Text     string               `json:"text,omitempty"`
 	Buttons  []templateButtonJSON `json:"buttons,omitempty"`
 	Examples []string             `json:"examples,omitempty"`
+	// ExampleMedia is the id of the sample of a media header (an upload
+	// of purpose template_sample), shown to the provider's reviewers.
+	ExampleMedia string `json:"example_media,omitempty"`
 }
 
 // templateButtonJSON is a button of a template's BUTTONS component.
@@ -244,7 +255,7 @@ type templateButtonJSON struct {
 // templateComponentsView returns the JSON form of cs; nil stays nil.
 func templateComponentsView(cs []messaging.TemplateComponent) []templateComponentJSON {
 	return convertList(cs, func(c messaging.TemplateComponent) templateComponentJSON {
-		return templateComponentJSON{Type: c.Type, Format: c.Format, Text: c.Text, Examples: c.Examples,
+		return templateComponentJSON{Type: c.Type, Format: c.Format, Text: c.Text, Examples: c.Examples, ExampleMedia: c.ExampleMedia,
 			Buttons: convertList(c.Buttons, func(b messaging.TemplateButton) templateButtonJSON { return templateButtonJSON(b) })}
 	})
 }
@@ -253,7 +264,7 @@ func templateComponentsView(cs []messaging.TemplateComponent) []templateComponen
 // nil and empty lists stay empty.
 func templateComponentsParams(cs []templateComponentJSON) []messaging.TemplateComponent {
 	return convertList(cs, func(c templateComponentJSON) messaging.TemplateComponent {
-		return messaging.TemplateComponent{Type: c.Type, Format: c.Format, Text: c.Text, Examples: c.Examples,
+		return messaging.TemplateComponent{Type: c.Type, Format: c.Format, Text: c.Text, Examples: c.Examples, ExampleMedia: c.ExampleMedia,
 			Buttons: convertList(c.Buttons, func(b templateButtonJSON) messaging.TemplateButton { return messaging.TemplateButton(b) })}
 	})
 }

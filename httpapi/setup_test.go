@@ -43,6 +43,7 @@ type countingStore struct {
 	driver.Store
 	messages atomic.Int64
 	contacts atomic.Int64
+	media    atomic.Int64
 	// contactGetHook, when set, runs before ContactGet; its error is
 	// returned instead of the contact (it may also panic).
 	contactGetHook atomic.Pointer[func() error]
@@ -63,6 +64,14 @@ func (s *countingStore) MessageCreate(ctx context.Context, m *messaging.Message)
 		s.messages.Add(1)
 	}
 	return stored, created, err
+}
+
+func (s *countingStore) MediaCreate(ctx context.Context, m *messaging.UploadedMedia) error {
+	err := s.Store.MediaCreate(ctx, m)
+	if err == nil {
+		s.media.Add(1)
+	}
+	return err
 }
 
 func (s *countingStore) ContactCreate(ctx context.Context, c *messaging.Contact) error {
@@ -115,6 +124,9 @@ type wsFixture struct {
 	// NewInbound records a new inbound document with media from
 	// +254799000001 and returns its id.
 	NewInbound func() string
+	// NewUpload uploads a small JPEG for messages on whatsapp and returns
+	// its id.
+	NewUpload func() string
 	// Hook is a webhook endpoint (its receiver answers 500); Delivery is
 	// the id of a pending delivery of it; NewHook creates another endpoint
 	// and returns its id.
@@ -138,6 +150,15 @@ type env struct {
 	remote string
 	// hookURL is a webhook receiver on loopback that answers 500.
 	hookURL string
+	// fake is the provider when it is fakeprovider (setup, setupOn) or
+	// wraps it.
+	fake fakeReceiver
+}
+
+// fakeReceiver is fakeprovider's simulation of inbound messages.
+type fakeReceiver interface {
+	SetSink(fakeprovider.Sink)
+	Receive(context.Context, *messaging.InboundMessage) (*messaging.Message, error)
 }
 
 // setup builds two workspaces A and B (all channels) with keys, templates,
@@ -178,6 +199,12 @@ func setupWith(t testing.TB, store driver.Store, prov messaging.Provider, svcOpt
 		t.Fatal(err)
 	}
 	e.svc = svc
+	if fp, ok := prov.(fakeReceiver); ok {
+		// The fake records the inbound messages of NewInbound as received,
+		// so that it marks them read (POST /v1/messages/{id}/read).
+		fp.SetSink(svc)
+		e.fake = fp
+	}
 	e.A = e.workspace(t, "ws_a", "a_only", "+254712345678", "amina@example.com")
 	e.B = e.workspace(t, "ws_b", "b_only", "+254722000111", "zawadi@example.com")
 	o := &httpapi.Options{Clock: e.clock.Now}
@@ -283,13 +310,25 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 	}
 	var inbound atomic.Int64
 	f.NewInbound = func() string {
-		m, err := e.svc.RecordInbound(ctx, &messaging.InboundMessage{WorkspaceID: id, Channel: "whatsapp", From: "+254799000001",
+		in := &messaging.InboundMessage{WorkspaceID: id, Channel: "whatsapp", From: "+254799000001",
 			ProviderMessageID: fmt.Sprintf("wamid.%s.in%d", id, inbound.Add(1)), Type: "document",
-			Content: &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "m1", MimeType: "application/pdf"}}})
+			Content: &messaging.InboundContent{Media: &record.InboundMedia{ProviderMediaID: "m1", MimeType: "application/pdf"}}}
+		receive := e.svc.RecordInbound
+		if e.fake != nil {
+			receive = e.fake.Receive
+		}
+		m, err := receive(ctx, in)
 		if err != nil {
 			panic(fmt.Sprintf("setup %s: an inbound message: %v", id, err))
 		}
 		return m.ID
+	}
+	f.NewUpload = func() string {
+		u, err := e.svc.Workspace(id).MediaUploads.Upload(ctx, &messaging.MediaUploadParams{MimeType: "image/jpeg", Body: bytes.NewReader(jpegBytes(100))})
+		if err != nil {
+			panic(fmt.Sprintf("setup %s: an upload: %v", id, err))
+		}
+		return u.ID
 	}
 	n := 0
 	f.NewHook = func() string {
@@ -617,8 +656,10 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 	switch {
 	case rt.Name() == "PATCH /v1/templates/{id}" || rt.Name() == "DELETE /v1/templates/{id}" || rt.Name() == "POST /v1/templates/{id}/submit":
 		id = f.NewDraft()
-	case rt.Name() == "GET /v1/messages/{id}/media":
+	case rt.Name() == "GET /v1/messages/{id}/media" || rt.Name() == "POST /v1/messages/{id}/read":
 		id = f.NewInbound()
+	case rt.Name() == "GET /v1/media/{id}":
+		id = f.NewUpload()
 	case strings.HasPrefix(rt.Pattern, "/v1/messages/"):
 		id = f.Message.MessageID
 	case strings.HasPrefix(rt.Pattern, "/v1/conversations/"):
@@ -655,6 +696,15 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 	case "POST /v1/messages":
 		rq.body = fmt.Sprintf(`{"channel":"whatsapp","to":"+254712345678","type":"text","text":"hello %d"}`, n)
 		return rq, 201
+	case "POST /v1/messages/{id}/read":
+		rq.body = `{"typing":true}`
+		return rq, 200
+	case "POST /v1/media":
+		rq.body = uploadBody(t, map[string]string{"type": "image/jpeg"}, "a.jpg", jpegBytes(64+n))
+		rq.headers = http.Header{"Content-Type": {uploadContentType}}
+		return rq, 201
+	case "GET /v1/media/{id}":
+		return rq, 200
 	case "POST /v1/messages/templates":
 		rq.body = fmt.Sprintf(`{"to":"+254712345678","template_name":"order_update","language":"en","components":[{"type":"body","parameters":[{"type":"text","text":"Amina"},{"type":"text","text":"A-%d"}]}]}`, n)
 		return rq, 201
