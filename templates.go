@@ -240,7 +240,7 @@ func (ts *Templates) checkSamples(ctx context.Context, cs []TemplateComponent, s
 		f := record.FieldPath("components").Index(i).Member("example_media")
 		if c.ExampleMedia == "" {
 			if _, takes := ts.svc.providerFor(ChannelWhatsApp).(TemplateSampleUploader); submit && takes {
-				return validationErrorAt(f, "is required to submit a template with a %s header: the provider's reviewers need a sample file (upload one with purpose %s and give its id)", c.Format, record.MediaForTemplateSample)
+				return validationErrorAt(f, "is required to submit a template with an %s header: the provider's reviewers need a sample file (upload one with purpose %s and give its id)", c.Format, record.MediaForTemplateSample)
 			}
 			continue
 		}

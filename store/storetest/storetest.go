@@ -590,6 +590,8 @@ func testTemplates(t *testing.T, s driver.Store) {
 	t1 := mk("tpl_1", "order_shipped", "en", "UTILITY", "approved")
 	t2 := mk("tpl_2", "order_shipped", "en_US", "UTILITY", "approved")
 	t3 := mk("tpl_3", "promo", "sw", "MARKETING", "pending")
+	// A media header keeps its sample's upload id.
+	t3.Components[0] = messaging.TemplateComponent{Type: "HEADER", Format: "IMAGE", ExampleMedia: "med_1"}
 	t4 := mk("tpl_4", "alpha", "en", "MARKETING", "approved")
 	// Within a name the list is ordered by language, whatever the ids.
 	t0 := mk("tpl_0", "order_shipped", "zu", "UTILITY", "pending")
@@ -605,6 +607,9 @@ func testTemplates(t *testing.T, s driver.Store) {
 	}
 	if d := cmp.Diff(t1, got); d != "" {
 		t.Errorf("TemplateGet (-want +got):\n%s", d)
+	}
+	if got, err := s.TemplateGet(ctx, "a", "tpl_3"); err != nil || !cmp.Equal(t3, got) {
+		t.Errorf("TemplateGet(tpl_3, a media header) = %v, %v; want (-want +got):\n%s", got, err, cmp.Diff(t3, got))
 	}
 	_, err = s.TemplateGet(ctx, "b", "tpl_1")
 	wantErr(t, "template of other workspace", err, messaging.ErrNotFound)

@@ -32,6 +32,9 @@ type templateComponent struct {
 	// Examples has omitempty: components stored before it existed, and
 	// those without examples, are stored alike.
 	Examples []string `json:"examples,omitempty"`
+	// ExampleMedia (omitempty, as Examples) is the id of a media
+	// header's sample upload.
+	ExampleMedia string `json:"example_media,omitempty"`
 }
 
 // templateButton is the stored form of a messaging.TemplateButton.
@@ -196,14 +199,14 @@ func DecodeSendComponents(s *string) ([]messaging.SendComponent, error) {
 func storeTemplateComponent(c messaging.TemplateComponent) templateComponent {
 	return templateComponent{Type: c.Type, Format: c.Format, Text: c.Text,
 		Buttons:  convert(c.Buttons, func(b messaging.TemplateButton) templateButton { return templateButton(b) }),
-		Examples: c.Examples}
+		Examples: c.Examples, ExampleMedia: c.ExampleMedia}
 }
 
 // root returns the component stored as c.
 func (c templateComponent) root() messaging.TemplateComponent {
 	return messaging.TemplateComponent{Type: c.Type, Format: c.Format, Text: c.Text,
 		Buttons:  convert(c.Buttons, func(b templateButton) messaging.TemplateButton { return messaging.TemplateButton(b) }),
-		Examples: c.Examples}
+		Examples: c.Examples, ExampleMedia: c.ExampleMedia}
 }
 
 // storeSendComponent returns the stored form of c.
