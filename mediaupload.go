@@ -369,7 +369,7 @@ func tooLarge(mt MediaType, animated bool, limit, size int64) error {
 	if mt.Kind == record.MediaSticker {
 		what = map[bool]string{true: "an animated sticker", false: "a static sticker"}[animated]
 	}
-	got := "more"
+	got := "more: the upload was stopped there"
 	if size >= 0 {
 		got = fmt.Sprintf("%d bytes", size)
 	}
