@@ -6,8 +6,15 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/httpapi"
 	"github.com/ujumbe/messaging/provider/metaprovider"
 	"github.com/ujumbe/messaging/provider/metaprovider/metatest"
 	"github.com/ujumbe/messaging/store/memstore"
@@ -26,11 +34,15 @@ import (
 const e2eTo = "+254712345678"
 
 // e2e is a Service on metaprovider and a metatest Graph API, with the
-// workspace acme whose WhatsApp connection is verified by the mock.
+// workspace acme whose WhatsApp connection is verified by the mock, and
+// its REST surface (httpapi) with an API key of acme: sends, uploads and
+// read marks go through it, as a REST caller's do.
 type e2e struct {
 	mock *metatest.Server
 	svc  *messaging.Service
 	ws   *messaging.Workspace
+	h    http.Handler
+	key  string
 }
 
 func newE2E(t *testing.T) *e2e {
@@ -54,7 +66,64 @@ func newE2E(t *testing.T) *e2e {
 		Fields: map[string]string{metaprovider.FieldPhoneNumberID: phoneID, metaprovider.FieldWABAID: wabaID}, AccessToken: connTok}); err != nil {
 		t.Fatal(err)
 	}
-	return &e2e{mock: mock, svc: svc, ws: svc.Workspace("acme")}
+	_, key, err := svc.Workspace("acme").APIKeys.Create(ctx, &messaging.KeyCreateParams{
+		Scopes: []string{record.ScopeReadMessages, record.ScopeWriteMessages}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &e2e{mock: mock, svc: svc, ws: svc.Workspace("acme"), h: httpapi.New(svc, nil), key: key}
+}
+
+// do makes a request of the REST surface with acme's key and decodes a
+// 2xx answer into out; another status fails the test.
+func (e *e2e) do(t *testing.T, method, path, contentType string, body io.Reader, out any) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, body)
+	req.Header.Set("X-API-Key", e.key)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, req)
+	if rec.Code/100 != 2 {
+		t.Fatalf("%s %s: %d %s", method, path, rec.Code, rec.Body)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), out); err != nil {
+		t.Fatalf("%s %s: %v in %s", method, path, err, rec.Body)
+	}
+}
+
+// restSend is the body of POST /v1/messages that asks for the send p.
+func restSend(p *messaging.SendParams) map[string]any {
+	b := map[string]any{"channel": p.Channel, "to": p.To, "type": p.Type}
+	for k, v := range map[string]string{"text": p.Text, "media_url": p.MediaURL, "media_id": p.MediaID, "caption": p.Caption, "filename": p.Filename} {
+		if v != "" {
+			b[k] = v
+		}
+	}
+	if p.ReplyTo != "" {
+		b["context"] = map[string]any{"message_id": p.ReplyTo}
+	}
+	if p.Reaction != nil {
+		b["reaction"] = map[string]any{"message_id": p.Reaction.MessageID, "emoji": p.Reaction.Emoji}
+	}
+	if p.Location != nil {
+		b["location"] = p.Location
+	}
+	if p.Contacts != nil {
+		b["contacts"] = p.Contacts
+	}
+	if in := p.Interactive; in != nil {
+		raw, _ := json.Marshal(in)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		if h, ok := m["header"].(map[string]any); ok && in.Header.Media != nil {
+			delete(h, "media")
+			h["media_id"] = in.Header.Media.ID
+		}
+		b["interactive"] = m
+	}
+	return b
 }
 
 // receive records an inbound text of the customer with the provider id
@@ -69,13 +138,29 @@ func (e *e2e) receive(t *testing.T, wamid string) *messaging.Message {
 	return m
 }
 
-// upload uploads b through Workspace.MediaUploads and checks that the
+// upload uploads b with POST /v1/media and checks that the
 // mock received exactly those bytes, as the purpose asks (the media
 // endpoint for messages, the Resumable Upload API for a template sample).
 func (e *e2e) upload(t *testing.T, purpose, kind, mime, name string, b []byte) *messaging.UploadedMedia {
 	t.Helper()
-	u, err := e.ws.MediaUploads.Upload(t.Context(), &messaging.MediaUploadParams{Purpose: purpose, Kind: kind, MimeType: mime,
-		Filename: name, Size: int64(len(b)), Body: bytes.NewReader(b)})
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	for k, v := range map[string]string{"purpose": purpose, "kind": kind} {
+		if v != "" {
+			_ = mw.WriteField(k, v)
+		}
+	}
+	hdr := textproto.MIMEHeader{}
+	hdr.Set("Content-Disposition", `form-data; name="file"; filename="`+name+`"`)
+	hdr.Set("Content-Type", mime)
+	part, _ := mw.CreatePart(hdr)
+	_, _ = part.Write(b)
+	_ = mw.Close()
+	var answer struct {
+		ID string `json:"id"`
+	}
+	e.do(t, http.MethodPost, "/v1/media", mw.FormDataContentType(), &form, &answer)
+	u, err := e.ws.MediaUploads.Get(t.Context(), answer.ID)
 	if err != nil {
 		t.Fatalf("Upload(%s): %v", name, err)
 	}
@@ -105,17 +190,22 @@ func (e *e2e) upload(t *testing.T, purpose, kind, mime, name string, b []byte) *
 	return nil
 }
 
-// send sends p to the customer, runs the dispatcher until the message is
-// sent, and returns the payload the mock accepted for it.
+// send sends p to the customer with POST /v1/messages, runs the
+// dispatcher until the message is sent, and returns the payload the mock
+// accepted for it.
 func (e *e2e) send(t *testing.T, p *messaging.SendParams) (*messaging.Message, map[string]any) {
 	t.Helper()
 	ctx := t.Context()
 	p.Channel, p.To = messaging.ChannelWhatsApp, e2eTo
-	res, err := e.ws.Messages.Send(ctx, p)
-	if err != nil {
-		t.Fatalf("Send(%s): %v", p.Type, err)
+	body, _ := json.Marshal(restSend(p))
+	var res struct {
+		MessageID string `json:"message_id"`
 	}
-	var m *messaging.Message
+	e.do(t, http.MethodPost, "/v1/messages", "application/json", bytes.NewReader(body), &res)
+	var (
+		m   *messaging.Message
+		err error
+	)
 	for range 10 {
 		if _, err := e.svc.DispatchDue(ctx); err != nil {
 			t.Fatal(err)
@@ -281,9 +371,11 @@ func TestEndToEndRichMessages(t *testing.T) {
 
 // TestEndToEndTemplateSampleAndMarkRead: a template with an IMAGE header
 // is created with a sample uploaded through Workspace.MediaUploads (the
-// Resumable Upload API with the app's id): the mock, which refuses a
+// Resumable Upload API with the app's id) from POST /v1/media: the mock,
+// which refuses a
 // media header without a handle it issued, receives the handle as the
-// header's header_handle and keeps the template. Messages.MarkRead
+// header's header_handle and keeps the template. POST
+// /v1/messages/{id}/read
 // reaches the mock as Meta's read receipt, with its typing indicator when
 // asked.
 func TestEndToEndTemplateSampleAndMarkRead(t *testing.T) {
@@ -335,10 +427,10 @@ func TestEndToEndTemplateSampleAndMarkRead(t *testing.T) {
 		typing bool
 		file   string
 	}{{false, "wa_read.json"}, {true, "wa_read_typing.json"}} {
-		m, err := e.ws.Messages.MarkRead(ctx, in.ID, &messaging.MarkReadParams{Typing: c.typing})
-		if err != nil {
-			t.Fatalf("MarkRead(typing %v): %v", c.typing, err)
+		var m struct {
+			ReadAt *string `json:"read_at"`
 		}
+		e.do(t, http.MethodPost, "/v1/messages/"+in.ID+"/read", "application/json", strings.NewReader(fmt.Sprintf(`{"typing":%v}`, c.typing)), &m)
 		if m.ReadAt == nil {
 			t.Errorf("MarkRead(typing %v): ReadAt not set", c.typing)
 		}
