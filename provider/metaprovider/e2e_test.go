@@ -370,14 +370,12 @@ func TestEndToEndRichMessages(t *testing.T) {
 }
 
 // TestEndToEndTemplateSampleAndMarkRead: a template with an IMAGE header
-// is created with a sample uploaded through Workspace.MediaUploads (the
-// Resumable Upload API with the app's id) from POST /v1/media: the mock,
-// which refuses a
-// media header without a handle it issued, receives the handle as the
-// header's header_handle and keeps the template. POST
-// /v1/messages/{id}/read
-// reaches the mock as Meta's read receipt, with its typing indicator when
-// asked.
+// is created with a sample uploaded with POST /v1/media (purpose
+// template_sample: the Resumable Upload API with the app's id): the mock,
+// which refuses a media header without a handle it issued, receives the
+// handle as the header's header_handle and keeps the template. POST
+// /v1/messages/{id}/read reaches the mock as Meta's read receipt, with its
+// typing indicator when asked.
 func TestEndToEndTemplateSampleAndMarkRead(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
