@@ -71,7 +71,7 @@ func (s *Service) validateWebhookURL(raw string) error {
 	o := s.hooks.opts
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		if !o.AllowLoopback && !o.AllowPrivate {
-			return validationError("url", "host %s is a loopback address, which this deployment does not deliver to (WebhookOptions.AllowLoopback)", u.Hostname())
+			return validationError("url", "host %s is a loopback address, which this deployment does not deliver to (its operator may allow loopback webhooks for local testing)", u.Hostname())
 		}
 		return nil
 	}
@@ -86,9 +86,9 @@ func (s *Service) validateWebhookURL(raw string) error {
 		return nil
 	}
 	if classifyAddr(a) == addrLoopback {
-		return validationError("url", "host %s is a loopback address, which this deployment does not deliver to (WebhookOptions.AllowLoopback)", u.Hostname())
+		return validationError("url", "host %s is a loopback address, which this deployment does not deliver to (its operator may allow loopback webhooks for local testing)", u.Hostname())
 	}
-	return validationError("url", "host %s is a private, link-local or other special-purpose address, which webhooks never reach (WebhookOptions.AllowPrivate)", u.Hostname())
+	return validationError("url", "host %s is a private, link-local or other special-purpose address, which webhooks never reach (unless the deployment's operator allows private addresses)", u.Hostname())
 }
 
 // WebhookAddressPolicy reports which addresses the service's webhooks may

@@ -484,6 +484,10 @@ func TestDevEndpointValidation(t *testing.T) {
 		if m == nil || !strings.Contains(m[1], tt.want) {
 			t.Errorf("%s: error next to %s = %q, want it to hold %q", tt.name, tt.field, m, tt.want)
 		}
+		// A dashboard user is told what to do, never a Go identifier.
+		if m != nil && strings.Contains(m[1], "Options") {
+			t.Errorf("%s: the error names a Go option: %q", tt.name, m[1])
+		}
 		if strings.Contains(r.body, `id="new-secret"`) {
 			t.Errorf("%s: a secret is shown", tt.name)
 		}

@@ -253,6 +253,13 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var lock *dbLock
+	if !isPostgresURL(cfg.dbPath) {
+		if lock, err = lockDB(cfg.dbPath); err != nil {
+			return err
+		}
+		defer func() { lock.release() }()
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
@@ -290,6 +297,16 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
+	if lock == nil && !isPostgresURL(cfg.dbPath) {
+		// The file is new: lock it now; a server that created it at the
+		// same moment holds it already.
+		if lock, err = lockDB(cfg.dbPath); err != nil {
+			// Another server created the file at the same moment and
+			// holds it: what this start "created" may be its files.
+			s.created = nil
+			return err
+		}
+	}
 	if !s.created.has(cfg.dbPath) {
 		// A database that outlives this start (PostgreSQL, or a file that
 		// was there) may soon hold secrets sealed with the key: the key and
@@ -430,10 +447,10 @@ func apiOptions(limits, requestLog string, log *slog.Logger) (*httpapi.Options, 
 	default:
 		b, err := os.ReadFile(limits)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-rate-limits: %w (give \"off\" or a JSON file of per-minute limits by route)", err)
 		}
 		if err := json.Unmarshal(b, &o.RateLimits); err != nil {
-			return nil, fmt.Errorf("%s: %w", limits, err)
+			return nil, fmt.Errorf("-rate-limits: %s: %w", limits, err)
 		}
 	}
 	return o, nil
@@ -837,7 +854,9 @@ func envDuration(name string, def time.Duration) time.Duration {
 func demo(ctx context.Context, svc *messaging.Service, base string, loopback bool) error {
 	const id = "demo"
 	if _, err := svc.GetWorkspace(ctx, id); err == nil {
-		fmt.Fprintf(os.Stderr, "demo workspace %q exists; its API key was printed on first start (delete the database file to start over)\n", id)
+		fmt.Fprintf(os.Stderr, "demo workspace %q exists; its API key was printed on first start. For a new key: the dashboard (%s/dashboard/, Developers),\n"+
+			"or the operator API: curl -s -X POST %s/admin/v1/workspaces/%s/api-keys -H 'Authorization: Bearer <operator token>' \\\n"+
+			"  -H 'Content-Type: application/json' -d '{\"name\":\"cli\",\"scopes\":[\"read:messages\",\"write:messages\"]}'\n", id, base, base, id)
 		return nil
 	} else if messaging.ErrorCode(err) != messaging.CodeNotFound {
 		return err

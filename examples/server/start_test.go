@@ -31,7 +31,8 @@ func listDir(t *testing.T, dir string) []string {
 
 // TestRefusedStartCreatesNothing: a start refused for any reason (a bad
 // flag value, a secret file others may read, a bad bootstrap file, a
-// password too short, a busy address, a database that cannot be opened)
+// password too short, a busy address, a missing -rate-limits file, a
+// database another server holds, a database that cannot be opened)
 // leaves the directory as it was: no <db>.key, no <db>.admin-token, no
 // database.
 func TestRefusedStartCreatesNothing(t *testing.T) {
@@ -85,6 +86,18 @@ func TestRefusedStartCreatesNothing(t *testing.T) {
 			"-public-url: must be an absolute http:// or https:// URL"},
 		{"busy address", func(*testing.T, string) []string { return []string{"-addr", busy.Addr().String()} },
 			"address already in use"},
+		{"missing rate limits file", func(*testing.T, string) []string { return []string{"-rate-limits", "bogus.json"} },
+			"-rate-limits: open bogus.json"},
+		{"database held by another server", func(t *testing.T, dir string) []string {
+			db := filepath.Join(dir, "x.db")
+			writeMode(t, db, "", 0o600)
+			held, err := lockDB(db)
+			if err != nil || held == nil {
+				t.Fatalf("lockDB: %v, %v", held, err)
+			}
+			t.Cleanup(held.release)
+			return nil
+		}, "-db: the database file %DIR%/x.db is in use by another server on this machine"},
 		{"database cannot be opened", func(t *testing.T, dir string) []string {
 			// The key and token files are created, then the database
 			// fails to open: both are removed again.
