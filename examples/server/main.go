@@ -183,6 +183,17 @@ type config struct {
 // parseFlags parses the server's flags in args.
 func parseFlags(args []string) (*config, error) {
 	c := &config{tc: &telemetryConfig{}}
+	fs := flagSet(c)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// flagSet returns the server's flags, which fill c. Each flag's usage ends
+// with "(env NAME)", its environment variable; the README's flags table
+// lists every flag with it (TestFlagsTable).
+func flagSet(c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.StringVar(&c.addr, "addr", env("MESSAGING_ADDR", "127.0.0.1:8080"), "listen address (env MESSAGING_ADDR)")
 	fs.StringVar(&c.dbPath, "db", env("MESSAGING_DB", "messaging.db"), "SQLite database file, or a postgres:// URL (env MESSAGING_DB)")
@@ -215,10 +226,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.logFormat, "log-format", env("MESSAGING_LOG_FORMAT", "text"), "log format: text or json (env MESSAGING_LOG_FORMAT)")
 	fs.StringVar(&c.requestLog, "request-log", env("MESSAGING_REQUEST_LOG", "on"), `"on": one log line per API request (method, path, status, duration, correlation id); "off": none, warnings and errors are still logged (env MESSAGING_REQUEST_LOG)`)
 	fs.DurationVar(&c.drainDelay, "drain-delay", envDuration("MESSAGING_DRAIN_DELAY", 0), "on shutdown, how long /readyz answers 503 before the listener closes (env MESSAGING_DRAIN_DELAY)")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return fs
 }
 
 // smsGatewayFlags defines on fs the flags of the SMS upstream, and
