@@ -276,7 +276,13 @@ func (h *Handler) wrap(rt route) http.HandlerFunc {
 				h.renderStatus(w, r, http.StatusUnauthorized, &page{Title: "Sign in"}, "Sign in to see the dashboard.")
 				return
 			}
-			http.Redirect(w, r, h.signTo, http.StatusSeeOther)
+			to := h.signTo
+			if h.signIn != nil && r.Method == http.MethodGet {
+				// The dashboard's own sign-in returns to the page asked
+				// for.
+				to += "?" + url.Values{"next": {r.URL.RequestURI()}}.Encode()
+			}
+			http.Redirect(w, r, to, http.StatusSeeOther)
 			return
 		}
 		req := &request{viewer: v, ctx: messaging.WithActor(r.Context(), "dashboard:"+v.Name)}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ujumbe/messaging"
@@ -136,15 +138,30 @@ func (h *Handler) sessionViewer(r *http.Request) (*Viewer, error) {
 }
 
 func (h *Handler) signInForm(w http.ResponseWriter, r *http.Request) {
+	next := h.nextPage(r.URL.Query().Get("next"))
 	if v, err := h.sessionViewer(r); err == nil && v != nil {
-		http.Redirect(w, r, h.prefix, http.StatusSeeOther)
+		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	h.render(w, r, http.StatusOK, "signin", &page{Title: "Sign in", Prefix: h.prefix})
+	h.render(w, r, http.StatusOK, "signin", &page{Title: "Sign in", Prefix: h.prefix, Form: url.Values{"next": {next}}})
+}
+
+// nextPage returns the page a sign-in returns to: next when it is a path
+// of this dashboard (never another site: no scheme, no host, no "//"),
+// else the dashboard's home.
+func (h *Handler) nextPage(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || next == "" || u.Scheme != "" || u.Host != "" || u.User != nil || strings.HasPrefix(next, "//") ||
+		strings.ContainsAny(next, "\\\r\n") || !strings.HasPrefix(u.Path, h.prefix) || strings.HasSuffix(u.Path, "/sign-in") {
+		return h.prefix
+	}
+	return next
 }
 
 func (h *Handler) signInSubmit(w http.ResponseWriter, r *http.Request) {
 	p := &page{Title: "Sign in", Prefix: h.prefix}
+	next := h.nextPage(r.FormValue("next"))
+	p.Form = url.Values{"next": {next}}
 	attempt, wait := h.signIn.limiter.begin(clientaddr.Of(r, h.signIn.TrustedProxies), h.svc.Now())
 	if attempt == nil {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
@@ -201,7 +218,7 @@ func (h *Handler) signInSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	h.setCookie(w, r, &http.Cookie{Name: sessionCookie, Value: token,
 		Expires: s.ExpiresAt, MaxAge: int(s.ExpiresAt.Sub(h.svc.Now()).Seconds())})
-	http.Redirect(w, r, h.prefix, http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {

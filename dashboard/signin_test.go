@@ -90,7 +90,7 @@ func sessionOf(res *http.Response) *http.Cookie {
 // pages until the session expires on the server's clock.
 func TestSignIn(t *testing.T) {
 	srv, clock := signInFixture(t)
-	if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard/sign-in" {
+	if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard/sign-in?next=%2Fdashboard%2Fw%2Facme%2Foverview" {
 		t.Fatalf("signed out: %d to %q; want 303 to the sign-in form", res.StatusCode, res.Header.Get("Location"))
 	}
 	res := browserLike(t, srv, "POST", "/dashboard/sign-in", url.Values{"secret": {"wrong"}})
@@ -111,6 +111,36 @@ func TestSignIn(t *testing.T) {
 	clock.Advance(time.Hour)
 	if res := browserLike(t, srv, "GET", "/dashboard/w/acme/overview", nil, c); res.StatusCode != http.StatusSeeOther {
 		t.Errorf("overview after the session's hour: %d; want 303 to sign in (expired on the server)", res.StatusCode)
+	}
+}
+
+// TestSignInReturnsToThePageAsked: a signed-out visitor sent to the
+// sign-in form from a page returns to it (query included) once signed
+// in; a next page off the dashboard (another site, a scheme, "//", a
+// backslash) returns home instead, so the form is no open redirect.
+func TestSignInReturnsToThePageAsked(t *testing.T) {
+	srv, _ := signInFixture(t)
+	res := browserLike(t, srv, "GET", "/dashboard/w/acme/messages?status=failed", nil)
+	loc, err := url.Parse(res.Header.Get("Location"))
+	if err != nil || loc.Path != "/dashboard/sign-in" {
+		t.Fatalf("signed out: %d to %q; want the sign-in form", res.StatusCode, res.Header.Get("Location"))
+	}
+	next := loc.Query().Get("next")
+	if next != "/dashboard/w/acme/messages?status=failed" {
+		t.Fatalf("next = %q; want the page asked for", next)
+	}
+	for _, c := range []struct{ next, want string }{
+		{next, next},
+		{"https://evil.example/dashboard/", "/dashboard/"},
+		{"//evil.example/dashboard/", "/dashboard/"},
+		{"/\\evil.example/dashboard/", "/dashboard/"},
+		{"/elsewhere", "/dashboard/"},
+		{"", "/dashboard/"},
+	} {
+		res := browserLike(t, srv, "POST", "/dashboard/sign-in", url.Values{"secret": {"right-secret"}, "next": {c.next}})
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != c.want {
+			t.Errorf("sign in with next %q: %d to %q; want 303 to %q", c.next, res.StatusCode, res.Header.Get("Location"), c.want)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -392,6 +393,7 @@ func TestBrowserPages(t *testing.T) {
 // each sign in with a session cookie (HttpOnly, SameSite=Lax, not Secure on
 // plain HTTP, not readable by scripts, holding neither secret); Sign out
 // ends the session on the server, so the old cookie no longer opens a page.
+// Sign-in returns to the page the visitor asked for.
 func TestBrowserSignIn(t *testing.T) {
 	const password = "correct horse battery staple"
 	srv := startDashServer(t, "-dashboard-password", password)
@@ -401,8 +403,8 @@ func TestBrowserSignIn(t *testing.T) {
 	signInURL := srv.base + "/dashboard/sign-in"
 
 	b.open(overview)
-	if got := b.location(); got != signInURL {
-		t.Fatalf("a visitor who is not signed in is at %s, want %s", got, signInURL)
+	if got, want := b.location(), signInURL+"?next="+url.QueryEscape(overview); got != want {
+		t.Fatalf("a visitor who is not signed in is at %s, want %s", got, want)
 	}
 	b.screenshot("dashboard-sign-in", false)
 
@@ -428,12 +430,11 @@ func TestBrowserSignIn(t *testing.T) {
 			b.open(overview)
 			b.fill("Operator token or password", secret.value)
 			b.submit("Sign in")
-			b.waitText("operator")
-			b.open(overview)
-			if got := b.location(); got != srv.base+overview {
-				t.Fatalf("%s: signed in, the overview is at %s", secret.name, got)
-			}
+			// Signed in, the visitor is back on the page asked for.
 			b.waitText("Messages in the last 24 hours")
+			if got := b.location(); got != srv.base+overview {
+				t.Fatalf("%s: signed in, the browser is at %s, want the overview it asked for", secret.name, got)
+			}
 
 			cookies := b.cookies(srv.base + "/dashboard/")
 			if len(cookies) != 1 {
@@ -459,7 +460,7 @@ func TestBrowserSignIn(t *testing.T) {
 				t.Errorf("%s: after signing out the page is %s, want the sign-in form", secret.name, got)
 			}
 			b.open(overview)
-			if got := b.location(); got != signInURL {
+			if got := b.location(); got != signInURL+"?next="+url.QueryEscape(overview) {
 				t.Errorf("%s: after signing out the overview sends to %s, want the sign-in form", secret.name, got)
 			}
 			// The session ended on the server: its cookie, kept, is no
