@@ -153,6 +153,11 @@ func TestMessagesFilters(t *testing.T) {
 		if ids := messageIDs(r.body); len(ids) != 0 {
 			t.Errorf("%q lists messages %v beside its error", tc.query, ids)
 		}
+		// A filter that was refused matched nothing: the page says
+		// what is wrong, not that no message matches.
+		if strings.Contains(r.body, "No messages match") {
+			t.Errorf("%q says no messages match beside its error", tc.query)
+		}
 	}
 }
 
