@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -261,4 +262,24 @@ func TestOverview(t *testing.T) {
 		t.Fatalf("overview answered %d:\n%s", r.status, r.body)
 	}
 	r.wantContains(t, `id="queue-depth">0<`, `<span class="n">3</span> sent`, `<span class="n">0</span> queued`, "10:00–11:00 UTC: 3 sent", "<svg")
+}
+
+// TestFavicon: every page names the dashboard's icon, which is served, so
+// a browser never asks for a /favicon.ico the server does not have.
+func TestFavicon(t *testing.T) {
+	f := setup(t)
+	r := f.get("/w/acme/overview")
+	m := regexp.MustCompile(`<link rel="icon" type="image/svg\+xml" href="/dashboard/([^"]+)">`).FindStringSubmatch(r.body)
+	if m == nil {
+		t.Fatalf("the overview names no icon:\n%s", r.body)
+	}
+	res, err := http.Get(f.srv.URL + "/dashboard/" + m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "image/svg+xml") || !strings.Contains(string(body), "<svg") {
+		t.Errorf("the icon %s: %d %q", m[1], res.StatusCode, res.Header.Get("Content-Type"))
+	}
 }

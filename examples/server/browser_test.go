@@ -334,7 +334,7 @@ func newBrowser(t *testing.T, srv *dashServer) *browser {
 				b.mu.Unlock()
 			}
 		case *cdplog.EventEntryAdded:
-			if e := ev.Entry; e != nil && e.Level == cdplog.EntryLevelError && !strings.HasSuffix(e.URL, "/favicon.ico") {
+			if e := ev.Entry; e != nil && e.Level == cdplog.EntryLevelError {
 				b.mu.Lock()
 				b.problems = append(b.problems, fmt.Sprintf("%s error: %s (%s)", e.Source, e.Text, e.URL))
 				b.mu.Unlock()
