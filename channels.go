@@ -439,7 +439,17 @@ func (s *Service) connect(ctx context.Context, r *channelRoute, p *connectParams
 	c := &ChannelConnection{
 		WorkspaceID: p.WorkspaceID, Channel: p.Channel, AccountID: p.AccountID, WABAID: p.WABAID,
 		DisplayPhoneNumber: p.display, TokenSealed: sealed, TokenHint: p.AccessToken[len(p.AccessToken)-4:],
-		Status: record.ConnectionPending, CreatedAt: now, UpdatedAt: now,
+		Status: record.ConnectionPending, Throughput: record.DefaultThroughput, CreatedAt: now, UpdatedAt: now,
+	}
+	// New credentials keep the connection's throughput, and its health
+	// when they are for the same account (until the provider reports it).
+	if cur, err := s.raw.ConnectionGet(ctx, p.WorkspaceID, p.Channel); err == nil {
+		if cur.Throughput > 0 {
+			c.Throughput = cur.Throughput
+		}
+		if cur.AccountID == c.AccountID {
+			c.QualityRating, c.QualityChangedAt, c.MessagingTier, c.TierChangedAt = cur.QualityRating, cur.QualityChangedAt, cur.MessagingTier, cur.TierChangedAt
+		}
 	}
 	if err := s.judge(ctx, v, &r.spec, p, c, now); err != nil {
 		return nil, err
@@ -492,6 +502,12 @@ func (s *Service) judge(ctx context.Context, v ConnectionVerifier, spec *Channel
 			return validationError(spec.Display.Name, "is %s, but the channel provider reports the number as %s", p.display, acct.DisplayPhoneNumber)
 		}
 		c.DisplayPhoneNumber = acct.DisplayPhoneNumber
+	}
+	if acct != nil && acct.QualityRating != "" && acct.QualityRating != c.QualityRating {
+		c.QualityRating, c.QualityChangedAt = acct.QualityRating, &now
+	}
+	if acct != nil && acct.MessagingTier != "" && acct.MessagingTier != c.MessagingTier {
+		c.MessagingTier, c.TierChangedAt = acct.MessagingTier, &now
 	}
 	c.Status, c.VerifiedAt = record.ConnectionConnected, &now
 	return nil

@@ -74,8 +74,10 @@ type Event struct {
 	MessageID string `json:"-"`
 	// Data is the payload of the event, of the type its Type names:
 	// StatusEventData (message.status_updated), MessageEventData
-	// (message.received) or ContactEventData (contact.opted_out and
-	// contact.opted_in).
+	// (message.received), ContactEventData (contact.opted_out and
+	// contact.opted_in), ChannelEventData (channel.status_updated),
+	// ChannelQualityEventData (channel.quality_updated) or
+	// TemplateEventData (template.status_updated).
 	Data EventData `json:"data"`
 }
 

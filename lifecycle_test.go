@@ -105,7 +105,8 @@ func TestConnectSealsTheToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &messaging.ChannelConnection{WorkspaceID: "acme", Channel: "whatsapp", AccountID: "1234567890", WABAID: "9876543210",
-		DisplayPhoneNumber: "+254700000000", TokenHint: "ABCD", Status: record.ConnectionConnected, VerifiedAt: &t0, Generation: 1, CreatedAt: t0, UpdatedAt: t0}
+		DisplayPhoneNumber: "+254700000000", TokenHint: "ABCD", Status: record.ConnectionConnected, VerifiedAt: &t0, Generation: 1, CreatedAt: t0, UpdatedAt: t0,
+		Throughput: record.DefaultThroughput, QualityRating: record.QualityGreen, QualityChangedAt: &t0, MessagingTier: record.Tier1K, TierChangedAt: &t0}
 	if d := cmp.Diff(want, c); d != "" {
 		t.Errorf("Connect (-want +got):\n%s", d)
 	}

@@ -141,6 +141,7 @@ func (s *Service) ApplyTemplateEvent(ctx context.Context, ev *TemplateEvent) (*T
 		}
 		return nil, wrapStoreError(err, "template", t.ID)
 	}
+	s.announceTemplate(ctx, t, &next)
 	next.SendExample = SendExample(&next)
 	return &next, nil
 }

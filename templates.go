@@ -505,6 +505,7 @@ func (ts *Templates) Submit(ctx context.Context, id string) (*Template, error) {
 		return nil, wrapStoreError(err, "template", id)
 	}
 	ts.svc.audit(ctx, ts.ws, record.AuditTemplateSubmitted, id)
+	ts.svc.announceTemplate(ctx, cur, &next)
 	t := ts.svc.submitToProvider(ctx, &next)
 	t.SendExample = SendExample(t)
 	return t, nil
@@ -539,9 +540,14 @@ func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (
 	if from == nil && status != record.TemplatePending && status != record.TemplateDraft {
 		return nil, validationError("status", "must be one of approved, rejected, paused, disabled (got %q)", status)
 	}
-	var t *Template
+	var t, before *Template
 	err := driver.ErrStale // no state moves back to pending or draft
 	if from != nil {
+		// The state before, for the announcement (a read: a change made
+		// between it and the write is announced as from this state).
+		if before, err = ts.svc.store.TemplateGet(ctx, ts.ws, id); err != nil {
+			return nil, wrapStoreError(err, "template", id)
+		}
 		t, err = ts.svc.store.TemplateSetStatus(ctx, &driver.TemplateStatusParams{
 			WorkspaceID: ts.ws, ID: id, From: from, To: status, Reason: reason, At: ts.svc.now(),
 		})
@@ -557,6 +563,7 @@ func (ts *Templates) SetStatus(ctx context.Context, id, status, reason string) (
 		return nil, wrapStoreError(err, "template", id)
 	}
 	ts.svc.audit(ctx, ts.ws, record.AuditTemplateStatusSet, id)
+	ts.svc.announceTemplate(ctx, before, t)
 	t.SendExample = SendExample(t)
 	return t, nil
 }

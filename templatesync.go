@@ -92,6 +92,7 @@ func (s *Service) submitToProvider(ctx context.Context, t *Template) *Template {
 		log("recording the provider's answer to a submission failed", err)
 		return t
 	}
+	s.announceTemplate(ctx, t, &next)
 	return &next
 }
 
@@ -270,6 +271,7 @@ func (s *Service) applyTemplateList(ctx context.Context, ws string, list []*Prov
 			}
 			return nil, wrapStoreError(err, "template", cur.ID)
 		}
+		s.announceTemplate(ctx, cur, &next)
 		res.Updated++
 	}
 	for _, t := range local {

@@ -183,6 +183,12 @@ func templateEventTexts(ev *TemplateEvent) error {
 		"name", ev.Name, "language", ev.Language, "event", ev.Event, "reason", ev.Reason, "quality", ev.Quality).result()
 }
 
+func channelQualityEventTexts(ev *ChannelQualityEvent) error {
+	return new(texts).at(nil, "channel", ev.Channel, "accountID", ev.AccountID, "ownerID", ev.OwnerID,
+		"displayPhoneNumber", ev.DisplayPhoneNumber, "event", ev.Event, "qualityRating", ev.QualityRating,
+		"messagingTier", ev.MessagingTier).result()
+}
+
 func contactCreateTexts(p *ContactCreateParams) error {
 	return new(texts).at(nil, "firstName", p.FirstName, "lastName", p.LastName, "phone", p.Phone, "email", p.Email,
 		"company", p.Company, "jobTitle", p.JobTitle, "website", p.Website, "notes", p.Notes).

@@ -35,6 +35,14 @@ type VerifiedAccount struct {
 	// DisplayPhoneNumber is the WhatsApp number in E.164 as the provider
 	// knows it; empty when it does not say (or on other channels).
 	DisplayPhoneNumber string
+	// QualityRating is the account's quality rating (record.QualityGreen,
+	// QualityYellow, QualityRed or QualityUnknown) and MessagingTier its
+	// messaging limit tier (record.Tier250 ... TierUnlimited, as Meta
+	// names them), when the provider reports them; empty otherwise. The
+	// connection keeps them (ChannelConnection.QualityRating,
+	// MessagingTier).
+	QualityRating string
+	MessagingTier string
 }
 
 // VerificationError is a provider's answer that credentials do not control
@@ -130,14 +138,14 @@ func (s *Service) verifyWith(ctx context.Context, v ConnectionVerifier, snd *Cha
 	if err != nil && errors.As(err, &se) && se.Credentials {
 		return nil, &VerificationError{Field: "access_token", Code: se.Code, Text: se.Text}
 	}
-	if err == nil && acct != nil && acct.DisplayPhoneNumber != "" {
+	if err == nil && acct != nil {
+		out := &VerifiedAccount{QualityRating: healthValue(acct.QualityRating), MessagingTier: healthValue(acct.MessagingTier)}
 		// A number the provider writes in another form is not refused:
 		// it is only kept when it is E.164.
-		if n, nerr := NormalizePhone(acct.DisplayPhoneNumber); nerr == nil {
-			acct = &VerifiedAccount{DisplayPhoneNumber: n}
-		} else {
-			acct = &VerifiedAccount{}
+		if n, nerr := NormalizePhone(acct.DisplayPhoneNumber); acct.DisplayPhoneNumber != "" && nerr == nil {
+			out.DisplayPhoneNumber = n
 		}
+		acct = out
 	}
 	return acct, err
 }
@@ -172,7 +180,7 @@ func (s *Service) verifyStored(ctx context.Context, v ConnectionVerifier, c *Cha
 	}
 	p := &driver.ConnectionVerifiedParams{WorkspaceID: c.WorkspaceID, Channel: c.Channel, Generation: c.Generation, FromStatus: c.Status, At: s.now()}
 	if acct != nil {
-		p.DisplayPhoneNumber = acct.DisplayPhoneNumber
+		p.DisplayPhoneNumber, p.QualityRating, p.MessagingTier = acct.DisplayPhoneNumber, acct.QualityRating, acct.MessagingTier
 	}
 	before := s.claimants(ctx, c)
 	superseded, err := s.store.ConnectionVerified(ctx, p)
@@ -262,27 +270,8 @@ func (s *Service) supersede(ctx context.Context, superseded []*ChannelConnection
 // workspace that subscribes to it, and publishes it to in-process
 // subscribers.
 func (s *Service) announceChannel(ctx context.Context, c *ChannelConnection, prev, status, reason string) {
-	ctx = context.WithoutCancel(ctx)
-	ev := &Event{ID: record.NewID("evt"), Type: EventChannelStatusUpdated, CreatedAt: s.now(), WorkspaceID: c.WorkspaceID,
-		Data: ChannelEventData{Channel: c.Channel, AccountID: c.AccountID, Status: status, PreviousStatus: prev, Reason: reason, At: s.now()}}
-	rec, err := ev.record()
-	if err == nil {
-		var eps []*WebhookEndpoint
-		eps, err = s.store.WebhookEndpointList(ctx, c.WorkspaceID)
-		for _, e := range eps {
-			if err != nil {
-				break
-			}
-			if e.DisabledAt == nil && (len(e.Events) == 0 || slices.Contains(e.Events, EventChannelStatusUpdated)) {
-				_, err = s.store.WebhookQueueEvent(ctx, &driver.WebhookQueueParams{EndpointID: e.ID, Event: rec})
-			}
-		}
-	}
-	if err != nil {
-		s.log.ErrorContext(ctx, "announcing a connection's change failed", "workspace", c.WorkspaceID, "channel", c.Channel, "err", err)
-	}
-	s.wakeWebhooks()
-	s.events.publish(ctx, ev)
+	s.announce(ctx, &Event{ID: record.NewID("evt"), Type: EventChannelStatusUpdated, CreatedAt: s.now(), WorkspaceID: c.WorkspaceID,
+		Data: ChannelEventData{Channel: c.Channel, AccountID: c.AccountID, Status: status, PreviousStatus: prev, Reason: reason, At: s.now()}})
 }
 
 // checkConnections verifies, once, every stored connection that is due

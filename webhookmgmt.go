@@ -36,7 +36,8 @@ const (
 // WebhookEventTypes returns the event types a webhook endpoint can
 // subscribe to (WebhookCreateParams.Events).
 func WebhookEventTypes() []string {
-	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventChannelStatusUpdated, EventWebhookTest}
+	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventChannelStatusUpdated,
+		EventChannelQualityUpdated, EventTemplateStatusUpdated, EventWebhookTest}
 }
 
 // webhookEvents validates and normalizes the event types of an endpoint:

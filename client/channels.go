@@ -35,6 +35,13 @@ func (s *Channels) Put(ctx context.Context, channel string, creds *ChannelCreden
 	return send[Channel](ctx, s.r, http.MethodPut, creds, true, "/v1/channels/%s", channel)
 }
 
+// Update changes the settings of channel's connection (PATCH
+// /v1/channels/{channel}): its throughput, 1 to 1000 messages per second.
+// Repeating it is safe.
+func (s *Channels) Update(ctx context.Context, channel string, p *ChannelPatch) (*Channel, error) {
+	return send[Channel](ctx, s.r, http.MethodPatch, p, true, "/v1/channels/%s", channel)
+}
+
 // Delete disconnects channel (DELETE /v1/channels/{channel}) and returns
 // its state.
 func (s *Channels) Delete(ctx context.Context, channel string) (*Channel, error) {

@@ -37,6 +37,13 @@ const (
 	// EventChannelStatusUpdated: the provider's verdict changed a channel
 	// connection's state (Event.Channel).
 	EventChannelStatusUpdated = "channel.status_updated"
+	// EventChannelQualityUpdated: the provider reported a change of a
+	// channel connection's quality rating or messaging limit tier
+	// (Event.ChannelQuality).
+	EventChannelQualityUpdated = "channel.quality_updated"
+	// EventTemplateStatusUpdated: a template changed review state,
+	// status reason or quality rating (Event.Template).
+	EventTemplateStatusUpdated = "template.status_updated"
 	// EventWebhookTest: a test delivery (Event.WebhookTest).
 	EventWebhookTest = "webhook.test"
 )
@@ -108,6 +115,44 @@ type ChannelEventData struct {
 	At             time.Time `json:"at"`
 }
 
+// ChannelQualityEventData is the data of a channel.quality_updated event.
+type ChannelQualityEventData struct {
+	Channel   string `json:"channel"`
+	AccountID string `json:"account_id"`
+	// QualityRating (GREEN, YELLOW, RED, UNKNOWN) and MessagingTier
+	// (TIER_250, TIER_1K, TIER_10K, TIER_100K, TIER_UNLIMITED) are the
+	// connection's values after the report, the Previous ones before;
+	// empty when unknown.
+	QualityRating         string `json:"quality_rating"`
+	MessagingTier         string `json:"messaging_tier"`
+	PreviousQualityRating string `json:"previous_quality_rating"`
+	PreviousMessagingTier string `json:"previous_messaging_tier"`
+	// Event is the provider's event (Meta's FLAGGED, UNFLAGGED, UPGRADE,
+	// DOWNGRADE, ONBOARDING, ...).
+	Event string    `json:"event"`
+	At    time.Time `json:"at"`
+}
+
+// TemplateEventData is the data of a template.status_updated event.
+type TemplateEventData struct {
+	TemplateID string `json:"template_id"`
+	Name       string `json:"name"`
+	Language   string `json:"language"`
+	// Status is the template's review state after the change,
+	// PreviousStatus the one before (equal when only the reason or the
+	// quality changed).
+	Status         string `json:"status"`
+	PreviousStatus string `json:"previous_status"`
+	// Reason is the provider's reason for a rejection, pause, disablement
+	// or flag.
+	Reason string `json:"reason,omitempty"`
+	// Quality is the template's quality rating (GREEN, YELLOW, RED,
+	// UNKNOWN), PreviousQuality the one before; empty when none.
+	Quality         string    `json:"quality,omitempty"`
+	PreviousQuality string    `json:"previous_quality,omitempty"`
+	At              time.Time `json:"at"`
+}
+
 // WebhookTestData is the data of a webhook.test event.
 type WebhookTestData struct {
 	EndpointID string `json:"endpoint_id"`
@@ -131,6 +176,10 @@ type Event struct {
 	Contact *ContactEventData `json:"-"`
 	// Channel is the data of channel.status_updated.
 	Channel *ChannelEventData `json:"-"`
+	// ChannelQuality is the data of channel.quality_updated.
+	ChannelQuality *ChannelQualityEventData `json:"-"`
+	// Template is the data of template.status_updated.
+	Template *TemplateEventData `json:"-"`
 	// WebhookTest is the data of webhook.test.
 	WebhookTest *WebhookTestData `json:"-"`
 }
@@ -157,6 +206,10 @@ func ParseEvent(body []byte) (*Event, error) {
 		dst = newData(&e.Contact)
 	case EventChannelStatusUpdated:
 		dst = newData(&e.Channel)
+	case EventChannelQualityUpdated:
+		dst = newData(&e.ChannelQuality)
+	case EventTemplateStatusUpdated:
+		dst = newData(&e.Template)
 	case EventWebhookTest:
 		dst = newData(&e.WebhookTest)
 	default:
@@ -187,5 +240,6 @@ func ParseWebhook(secret string, h http.Header, body []byte, now time.Time) (*Ev
 // WebhookEventTypes returns the event types ParseEvent decodes into typed
 // data: every type the service delivers.
 func WebhookEventTypes() []string {
-	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventChannelStatusUpdated, EventWebhookTest}
+	return []string{EventMessageStatusUpdated, EventMessageReceived, EventContactOptedOut, EventContactOptedIn, EventChannelStatusUpdated,
+		EventChannelQualityUpdated, EventTemplateStatusUpdated, EventWebhookTest}
 }

@@ -140,6 +140,12 @@ func TestParseEvent(t *testing.T) {
 			Channel: "whatsapp", To: "+254712345678", OptedOut: false, Source: "operator", At: at}},
 		{ID: "evt_5", Type: messaging.EventChannelStatusUpdated, CreatedAt: at, Data: messaging.ChannelEventData{
 			Channel: "whatsapp", AccountID: "1055", Status: "error", PreviousStatus: "connected", Reason: "token expired", At: at}},
+		{ID: "evt_6", Type: messaging.EventChannelQualityUpdated, CreatedAt: at, Data: messaging.ChannelQualityEventData{
+			Channel: "whatsapp", AccountID: "1055", QualityRating: "RED", MessagingTier: "TIER_10K", PreviousQualityRating: "GREEN",
+			PreviousMessagingTier: "TIER_10K", Event: "FLAGGED", At: at}},
+		{ID: "evt_7", Type: messaging.EventTemplateStatusUpdated, CreatedAt: at, Data: messaging.TemplateEventData{
+			TemplateID: "tpl_1", Name: "order_update", Language: "en_US", Status: "paused", PreviousStatus: "approved",
+			Reason: "FIRST_PAUSE", Quality: "RED", PreviousQuality: "YELLOW", At: at}},
 	} {
 		t.Run(ev.Type, func(t *testing.T) {
 			body, err := json.Marshal(ev)
@@ -160,6 +166,10 @@ func TestParseEvent(t *testing.T) {
 				data = *got.Contact
 			case got.Channel != nil:
 				data = *got.Channel
+			case got.ChannelQuality != nil:
+				data = *got.ChannelQuality
+			case got.Template != nil:
+				data = *got.Template
 			default:
 				t.Fatalf("no typed data: %+v", got)
 			}

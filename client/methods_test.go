@@ -179,6 +179,16 @@ func methods(e *env) []method {
 			}
 			return ch.Status, nil
 		}, want: "connected"},
+		{name: "Channels.Update", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
+			ch, err := c.Channels.Update(ctx, "whatsapp", &client.ChannelPatch{Throughput: 300})
+			if err != nil {
+				return "", err
+			}
+			if ch.Throughput == nil || ch.QualityRating == nil || ch.MessagingTier == nil {
+				return "", fmt.Errorf("throughput %v quality %v tier %v, want all set", ch.Throughput, ch.QualityRating, ch.MessagingTier)
+			}
+			return fmt.Sprintf("%d %s %s", *ch.Throughput, *ch.QualityRating, *ch.MessagingTier), nil
+		}, want: "300 GREEN TIER_1K"},
 		{name: "Channels.Delete", call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
 			ch, err := c.Channels.Delete(ctx, "messenger")
 			if err != nil {

@@ -257,6 +257,26 @@ type Channel struct {
 	CredentialHint *string    `json:"credential_hint"`
 	Error          *string    `json:"error"`
 	ConnectedAt    *time.Time `json:"connected_at"`
+	// Throughput is the messages per second the service may send through
+	// the connection (default 80; Channels.Update sets it); nil without
+	// credentials.
+	Throughput *int `json:"throughput"`
+	// MessagingTier (TIER_250, TIER_1K, TIER_10K, TIER_100K,
+	// TIER_UNLIMITED) and QualityRating (GREEN, YELLOW, RED, UNKNOWN) are
+	// the provider's last report of the account, with when each changed;
+	// nil when unknown.
+	MessagingTier    *string    `json:"messaging_tier"`
+	TierChangedAt    *time.Time `json:"tier_changed_at"`
+	QualityRating    *string    `json:"quality_rating"`
+	QualityChangedAt *time.Time `json:"quality_changed_at"`
+}
+
+// ChannelPatch is the body of PATCH /v1/channels/{channel} (schema
+// ChannelPatch).
+type ChannelPatch struct {
+	// Throughput is the messages per second the service may send through
+	// the connection: 1 to 1000.
+	Throughput int `json:"throughput"`
 }
 
 // APIKey is an API key of the workspace (schema APIKey); the key itself is

@@ -3,8 +3,10 @@ package dashboard
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +22,11 @@ import (
 // /v1/channels/{channel}) and disconnecting it (Channels.Disconnect, as
 // DELETE /v1/channels/{channel}). The form's fields are those of the
 // channel's spec (messaging.ChannelSpec). The access token is a password
-// input, never shown again and never put back into the form.
+// input, never shown again and never put back into the form. A live
+// connection also shows its sending limits and account health: the
+// provider's quality rating and messaging limit tier, and its throughput
+// with a form changing it (Channels.Update, as PATCH
+// /v1/channels/{channel}).
 
 // channelView is one channel on the page.
 type channelView struct {
@@ -45,6 +51,14 @@ type channelView struct {
 	Posted bool
 	// Fields are the inputs of the channel's credentials form.
 	Fields []chInput
+	// Limits is set when the channel has a live connection with
+	// credentials: its throughput (messages per second, editable), and
+	// the provider's quality rating and messaging tier with when each
+	// changed. Throughput is the form's value; ThroughputError its error.
+	Limits                          bool
+	Throughput, ThroughputError     string
+	QualityRating, MessagingTier    string
+	QualityChangedAt, TierChangedAt *time.Time
 }
 
 // chInput is an input of a channel's credentials form.
@@ -70,6 +84,12 @@ func (h *Handler) renderChannels(w http.ResponseWriter, r *http.Request, req *re
 	var list []*channelView
 	for _, st := range states {
 		v := channelViewOf(st, specs[st.Channel])
+		if st.Channel == posted && p.Form.Has("throughput") {
+			// The throughput form was sent: its value and error.
+			v.Throughput, v.ThroughputError = p.Form.Get("throughput"), p.Errors["throughput"]
+			list = append(list, v)
+			continue
+		}
 		v.Posted = st.Channel == posted
 		for i := range v.Fields {
 			in := &v.Fields[i]
@@ -99,6 +119,8 @@ func channelViewOf(st *messaging.ChannelState, spec messaging.ChannelSpec) *chan
 	v.Fields = append(v.Fields, chInput{Name: "access_token", Label: "Access token", Hint: "Paste the token; it is not shown again.", Type: "password"})
 	if c := st.Connection; c != nil && c.Status != record.ConnectionDisconnected {
 		v.OwnerID, v.TemplatesSyncedAt, v.TemplateSyncError = c.WABAID, c.TemplatesSyncedAt, c.TemplateSyncError
+		v.Limits, v.Throughput = true, strconv.Itoa(c.EffectiveThroughput())
+		v.QualityRating, v.MessagingTier, v.QualityChangedAt, v.TierChangedAt = c.QualityRating, c.MessagingTier, c.QualityChangedAt, c.TierChangedAt
 	}
 	return v
 }
@@ -167,6 +189,35 @@ func (h *Handler) verifyChannel(w http.ResponseWriter, r *http.Request, req *req
 	default:
 		h.flash(w, "Channel "+st.Channel+" is "+st.Status+": "+st.Error+".")
 	}
+	http.Redirect(w, r, h.prefix+"w/"+req.ws.ID+"/channels", http.StatusSeeOther)
+	return nil
+}
+
+// setThroughput sets the messages per second of a channel's connection
+// through Channels.Update (the rules of PATCH /v1/channels/{channel}); a
+// value that is not a whole number from 1 to 1000 is shown at the field.
+func (h *Handler) setThroughput(w http.ResponseWriter, r *http.Request, req *request) error {
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	channel := r.PathValue("channel")
+	raw := strings.TrimSpace(r.PostForm.Get("throughput"))
+	n, perr := strconv.Atoi(raw)
+	var err error
+	if perr != nil {
+		err = &messaging.Error{Code: messaging.CodeValidation, Field: "throughput",
+			Message: fmt.Sprintf("throughput: must be a whole number of messages per second from %d to %d", record.MinThroughput, record.MaxThroughput)}
+	} else {
+		_, err = h.svc.Workspace(req.ws.ID).Channels.Update(req.ctx, channel, &messaging.ChannelUpdate{Throughput: &n})
+	}
+	if err != nil {
+		p := &page{Form: url.Values{"throughput": {raw}}}
+		if messaging.ErrorCode(err) == messaging.CodeNotFound || !p.fieldError(err) {
+			return err
+		}
+		return h.renderChannels(w, r, req, p, channel, http.StatusUnprocessableEntity)
+	}
+	h.flash(w, fmt.Sprintf("Channel %s now sends up to %d messages per second.", channel, n))
 	http.Redirect(w, r, h.prefix+"w/"+req.ws.ID+"/channels", http.StatusSeeOther)
 	return nil
 }

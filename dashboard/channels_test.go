@@ -196,3 +196,50 @@ func TestChannelVerifyNow(t *testing.T) {
 	}
 	f.get("/w/acme/channels").wantContains(t, `<span class="badge st-error">error</span>`, "The provider refused the credentials:</strong> [100] Unsupported get request")
 }
+
+// TestChannelLimits: a connected WhatsApp channel shows its quality
+// rating, messaging tier and throughput; the throughput form sets it
+// (1 to 1000) and shows a refusal at its field; the templates page shows a
+// template's quality.
+func TestChannelLimits(t *testing.T) {
+	f := setup(t)
+	if r := f.post("/w/acme/channels/whatsapp", url.Values{"phone_number_id": {"1234567890"}, "waba_id": {"555"}, "access_token": {token}}); r.status != http.StatusSeeOther {
+		t.Fatalf("connect answered %d:\n%s", r.status, r.body)
+	}
+	page := f.get("/w/acme/channels")
+	page.wantContains(t, "Quality rating", `<span class="badge quality-GREEN">GREEN</span>`, "Messaging tier", "<code>TIER_1K</code>",
+		`id="whatsapp-throughput" name="throughput" type="number" min="1" max="1000" step="1" value="80"`)
+	if strings.Contains(page.body, `id="messenger-throughput"`) {
+		t.Error("a channel without credentials shows a throughput form")
+	}
+	for _, bad := range []string{"0", "1001", "fast"} {
+		r := f.post("/w/acme/channels/whatsapp/throughput", url.Values{"throughput": {bad}})
+		if r.status != http.StatusUnprocessableEntity {
+			t.Fatalf("throughput %q answered %d; want 422", bad, r.status)
+		}
+		r.wantContains(t, `id="whatsapp-throughput-err">throughput: `, `value="`+bad+`"`)
+	}
+	r := f.post("/w/acme/channels/whatsapp/throughput", url.Values{"throughput": {"250"}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("throughput 250 answered %d:\n%s", r.status, r.body)
+	}
+	if c, err := f.connection("acme", "whatsapp"); err != nil || c.Throughput != 250 {
+		t.Errorf("connection = %+v, %v; want throughput 250", c, err)
+	}
+	f.get("/w/acme/channels").wantContains(t, `value="250"`)
+	if _, err := f.svc.ApplyChannelQualityEvent(f.ctx, &messaging.ChannelQualityEvent{OwnerID: "555", Event: "FLAGGED", QualityRating: "RED"}); err != nil {
+		t.Fatal(err)
+	}
+	f.get("/w/acme/channels").wantContains(t, `<span class="badge quality-RED">RED</span>`)
+
+	tpl, err := f.svc.Workspace("acme").Templates.Create(f.ctx, &messaging.TemplateCreateParams{Name: "rated", Language: "en",
+		Category: record.CategoryUtility, Status: record.TemplateApproved, Components: []messaging.TemplateComponent{{Type: "BODY", Text: "Hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.ApplyTemplateEvent(f.ctx, &messaging.TemplateEvent{WorkspaceID: "acme", Name: tpl.Name, Language: tpl.Language,
+		Event: record.ProviderTemplateQuality, Quality: "YELLOW"}); err != nil {
+		t.Fatal(err)
+	}
+	f.get("/w/acme/templates").wantContains(t, `<span class="badge quality-YELLOW">YELLOW</span>`)
+}

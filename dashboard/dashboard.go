@@ -255,6 +255,7 @@ func (h *Handler) table() []route {
 		{post, "/w/{ws}/channels/{channel}", false, (*Handler).putChannel},
 		{post, "/w/{ws}/channels/{channel}/disconnect", false, (*Handler).disconnectChannel},
 		{post, "/w/{ws}/channels/{channel}/verify", false, (*Handler).verifyChannel},
+		{post, "/w/{ws}/channels/{channel}/throughput", false, (*Handler).setThroughput},
 		// Settings -> Workspace (settings.go): operators change them.
 		{get, "/w/{ws}/settings", false, (*Handler).settings},
 		{post, "/w/{ws}/settings", true, (*Handler).saveSettings},

@@ -69,6 +69,10 @@ func devEventTypes() []devChoice {
 			about = "a recipient replied START (or another opt-in keyword), or the operator cleared their opt-out"
 		case messaging.EventChannelStatusUpdated:
 			about = "the provider verified a channel's credentials, refused them, or another workspace proved control of its account"
+		case messaging.EventChannelQualityUpdated:
+			about = "the provider changed a WhatsApp number's quality rating (GREEN, YELLOW, RED) or messaging limit tier (TIER_1K, TIER_10K, ...)"
+		case messaging.EventTemplateStatusUpdated:
+			about = "a template was approved, rejected, paused, disabled or reinstated, or its quality rating changed"
 		case messaging.EventWebhookTest:
 			about = "the test event sent from this page"
 		}

@@ -160,6 +160,24 @@ func (h *Handler) putChannel(w http.ResponseWriter, r *http.Request, p *messagin
 	return answer(w, http.StatusOK, channelView)(h.svc.Workspace(p.WorkspaceID).Channels.Connect(r.Context(), r.PathValue("channel"), channelCredentials(body.Elem())))
 }
 
+// channelPatch is the body of PATCH /v1/channels/{channel}: the
+// connection's settings to change.
+type channelPatch struct {
+	Throughput *int `json:"throughput"`
+}
+
+func (q *channelPatch) params() (*messaging.ChannelUpdate, error) {
+	return &messaging.ChannelUpdate{Throughput: q.Throughput}, nil
+}
+
+func (h *Handler) updateChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	params, err := decodeParams(h, w, r, &channelPatch{})
+	if err != nil {
+		return err
+	}
+	return answer(w, http.StatusOK, channelView)(h.svc.Workspace(p.WorkspaceID).Channels.Update(r.Context(), r.PathValue("channel"), params))
+}
+
 func (h *Handler) verifyChannel(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	if err := h.decodeEmpty(w, r); err != nil {
 		return err

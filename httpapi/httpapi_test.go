@@ -234,6 +234,7 @@ func TestScopesOfSpec(t *testing.T) {
 		"POST /v1/templates/sync":            {"manage:templates"},
 		"GET /v1/channels":                   {"manage:channels"},
 		"PUT /v1/channels/{channel}":         {"manage:channels"},
+		"PATCH /v1/channels/{channel}":       {"manage:channels"},
 		"DELETE /v1/channels/{channel}":      {"manage:channels"},
 		"POST /v1/channels/{channel}/verify": {"manage:channels"},
 		// Webhook management (issue 14): manage:webhooks covers reading
@@ -482,6 +483,7 @@ func TestRateLimitDefaults(t *testing.T) {
 		"POST /v1/templates/{id}/submit":     30,
 		"POST /v1/templates/sync":            6,
 		"GET /v1/channels":                   60,
+		"PATCH /v1/channels/{channel}":       10,
 		"PUT /v1/channels/{channel}":         10,
 		"DELETE /v1/channels/{channel}":      10,
 		"POST /v1/channels/{channel}/verify": 10,

@@ -186,6 +186,14 @@ type channelJSON struct {
 	CredentialHint *string    `json:"credential_hint"`
 	Error          *string    `json:"error"`
 	ConnectedAt    *timestamp `json:"connected_at"`
+	// Throughput is the connection's messages per second; the health
+	// fields are the provider's last report (null: unknown). All are
+	// null on a channel never connected with credentials.
+	Throughput       *int       `json:"throughput"`
+	MessagingTier    *string    `json:"messaging_tier"`
+	TierChangedAt    *timestamp `json:"tier_changed_at"`
+	QualityRating    *string    `json:"quality_rating"`
+	QualityChangedAt *timestamp `json:"quality_changed_at"`
 }
 
 // orNull is nil for "" and &s otherwise.
@@ -196,12 +204,26 @@ func orNull(s string) *string {
 	return &s
 }
 
+// timestampOrNull is nil for nil and the timestamp of *t otherwise.
+func timestampOrNull(t *time.Time) *timestamp {
+	if t == nil {
+		return nil
+	}
+	at := timestamp(*t)
+	return &at
+}
+
 func channelView(c *messaging.ChannelState) channelJSON {
 	v := channelJSON{Channel: c.Channel, Status: c.Status, SenderID: orNull(c.AccountID), Display: orNull(c.DisplayPhoneNumber),
 		CredentialHint: orNull(c.TokenHint), Error: orNull(c.Error)}
 	if c.ConnectedAt != nil {
 		at := timestamp(*c.ConnectedAt)
 		v.ConnectedAt = &at
+	}
+	if conn := c.Connection; conn != nil && c.Status != record.ConnectionDisconnected {
+		n := conn.EffectiveThroughput()
+		v.Throughput, v.MessagingTier, v.QualityRating = &n, orNull(conn.MessagingTier), orNull(conn.QualityRating)
+		v.TierChangedAt, v.QualityChangedAt = timestampOrNull(conn.TierChangedAt), timestampOrNull(conn.QualityChangedAt)
 	}
 	return v
 }

@@ -96,6 +96,7 @@ func endpoints() []endpoint {
 		{Route{post, "/v1/templates/sync", s(manageTpl), 6}, ws, (*Handler).syncTemplates},
 		{Route{get, "/v1/channels", s(chans), 60}, ws, (*Handler).listChannels},
 		{Route{put, "/v1/channels/{channel}", s(chans), 10}, ws, (*Handler).putChannel},
+		{Route{patch, "/v1/channels/{channel}", s(chans), 10}, ws, (*Handler).updateChannel},
 		{Route{del, "/v1/channels/{channel}", s(chans), 10}, ws, (*Handler).deleteChannel},
 		{Route{post, "/v1/channels/{channel}/verify", s(chans), 10}, ws, (*Handler).verifyChannel},
 		{Route{get, "/v1/contacts", s(readCts), 60}, ws, (*Handler).listContacts},

@@ -681,7 +681,7 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 	switch {
 	case rt.Method == "DELETE":
 		channel = "instagram" // whatsapp stays connected for the sends
-	case rt.Name() == "POST /v1/channels/{channel}/verify":
+	case rt.Name() == "POST /v1/channels/{channel}/verify", rt.Name() == "PATCH /v1/channels/{channel}":
 		channel = "messenger" // connected with credentials by the setup
 	}
 	return strings.NewReplacer("{id}", id, "{channel}", channel, "{delivery_id}", f.Delivery).Replace(rt.Pattern)
@@ -727,6 +727,9 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 		return rq, 200
 	case "POST /v1/channels/{channel}/verify":
 		rq.body = `{}`
+		return rq, 200
+	case "PATCH /v1/channels/{channel}":
+		rq.body = fmt.Sprintf(`{"throughput":%d}`, 100+n)
 		return rq, 200
 	case "POST /v1/templates/sync":
 		// fakeprovider does not list templates: the sync's answer in

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 
@@ -245,13 +246,23 @@ func TestChannelRoutes(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	flagOnly := func(ch string) map[string]any {
-		return map[string]any{"channel": ch, "status": "connected", "sender_id": nil, "display": nil, "credential_hint": nil, "error": nil, "connected_at": nil}
+		return map[string]any{"channel": ch, "status": "connected", "sender_id": nil, "display": nil, "credential_hint": nil, "error": nil, "connected_at": nil,
+			"throughput": nil, "messaging_tier": nil, "tier_changed_at": nil, "quality_rating": nil, "quality_changed_at": nil}
+	}
+	// A connection with credentials has the default throughput; the
+	// fake reports a WhatsApp number's health (GREEN, TIER_1K) when it
+	// verifies it.
+	noHealth := map[string]any{"throughput": 80.0, "messaging_tier": nil, "tier_changed_at": nil, "quality_rating": nil, "quality_changed_at": nil}
+	with := func(m, more map[string]any) map[string]any {
+		out := maps.Clone(m)
+		maps.Copy(out, more)
+		return out
 	}
 	// The setup connects messenger with credentials (page 3000003 in A,
 	// 4000004 in B).
 	setupMessenger := func(page string) map[string]any {
-		return map[string]any{"channel": "messenger", "status": "connected", "sender_id": page, "display": nil,
-			"credential_hint": channelToken[len(channelToken)-4:], "error": nil, "connected_at": ts0}
+		return with(map[string]any{"channel": "messenger", "status": "connected", "sender_id": page, "display": nil,
+			"credential_hint": channelToken[len(channelToken)-4:], "error": nil, "connected_at": ts0}, noHealth)
 	}
 	r := e.call(t, "GET", "/v1/channels", "A", nil)
 	expect(t, r, 200, "", "")
@@ -262,13 +273,14 @@ func TestChannelRoutes(t *testing.T) {
 	r = e.call(t, "PUT", "/v1/channels/whatsapp", "A", `{"phone_number_id":"106540352242922","waba_id":"102290129340398","display_phone_number":"+254712345678","access_token":"`+token+`"}`)
 	expect(t, r, 200, "", "")
 	wa := map[string]any{"channel": "whatsapp", "status": "connected", "sender_id": "106540352242922", "display": "+254712345678",
-		"credential_hint": "0042", "error": nil, "connected_at": ts0}
+		"credential_hint": "0042", "error": nil, "connected_at": ts0, "throughput": 80.0, "messaging_tier": "TIER_1K", "tier_changed_at": ts0,
+		"quality_rating": "GREEN", "quality_changed_at": ts0}
 	if d := cmp.Diff(wa, r.object(t)); d != "" {
 		t.Errorf("PUT (-want +got):\n%s", d)
 	}
 	r = e.call(t, "PUT", "/v1/channels/messenger", "A", `{"page_id":"555","access_token":"EAAGpageToken9999"}`)
 	expect(t, r, 200, "", "")
-	ms := map[string]any{"channel": "messenger", "status": "connected", "sender_id": "555", "display": nil, "credential_hint": "9999", "error": nil, "connected_at": ts0}
+	ms := with(map[string]any{"channel": "messenger", "status": "connected", "sender_id": "555", "display": nil, "credential_hint": "9999", "error": nil, "connected_at": ts0}, noHealth)
 	r = e.call(t, "GET", "/v1/channels", "A", nil)
 	if d := cmp.Diff([]any{wa, flagOnly("instagram"), ms}, r.array(t)); d != "" {
 		t.Errorf("GET after PUT (-want +got):\n%s", d)
@@ -278,11 +290,23 @@ func TestChannelRoutes(t *testing.T) {
 	if d := cmp.Diff([]any{flagOnly("whatsapp"), flagOnly("instagram"), setupMessenger("4000004")}, r.array(t)); d != "" {
 		t.Errorf("B's channels (-want +got):\n%s", d)
 	}
+	// PATCH sets the throughput, 1 to 1000; anything else names it.
+	for _, body := range []string{`{"throughput":0}`, `{"throughput":1001}`, `{"throughput":"fast"}`, `{"throughput":2.5}`, `{}`} {
+		expect(t, e.call(t, "PATCH", "/v1/channels/whatsapp", "A", body), 400, "validation_error", "throughput")
+	}
+	r = e.call(t, "PATCH", "/v1/channels/whatsapp", "A", `{"throughput":1000}`)
+	expect(t, r, 200, "", "")
+	if d := cmp.Diff(with(wa, map[string]any{"throughput": 1000.0}), r.object(t)); d != "" {
+		t.Errorf("PATCH (-want +got):\n%s", d)
+	}
+	wa["throughput"] = 1000.0
+	expect(t, e.call(t, "PATCH", "/v1/channels/instagram", "A", `{"throughput":5}`), 404, "not_found", "")
 	// B cannot take A's account.
 	expect(t, e.call(t, "PUT", "/v1/channels/whatsapp", "B", `{"phone_number_id":"106540352242922","waba_id":"1","access_token":"EAAGotherToken1"}`), 409, "conflict", "phone_number_id")
 	r = e.call(t, "DELETE", "/v1/channels/messenger", "A", nil)
 	expect(t, r, 200, "", "")
-	off := map[string]any{"channel": "messenger", "status": "disconnected", "sender_id": nil, "display": nil, "credential_hint": nil, "error": nil, "connected_at": nil}
+	off := flagOnly("messenger")
+	off["status"] = "disconnected"
 	if d := cmp.Diff(off, r.object(t)); d != "" {
 		t.Errorf("DELETE (-want +got):\n%s", d)
 	}

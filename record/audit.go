@@ -27,10 +27,13 @@ const (
 	// connection's account; the connection is in error
 	// (ReasonSuperseded). The actor is "provider".
 	AuditChannelSuperseded = "channel.superseded"
-	AuditWebhookCreated    = "webhook.created"
-	AuditWebhookUpdated    = "webhook.updated"
-	AuditWebhookDeleted    = "webhook.deleted"
-	AuditWebhookRotated    = "webhook.secret_rotated"
+	// AuditChannelUpdated: a connection's settings (its throughput) were
+	// changed.
+	AuditChannelUpdated = "channel.updated"
+	AuditWebhookCreated = "webhook.created"
+	AuditWebhookUpdated = "webhook.updated"
+	AuditWebhookDeleted = "webhook.deleted"
+	AuditWebhookRotated = "webhook.secret_rotated"
 )
 
 // AuditEvent is one management change of a workspace: who (Actor: an API

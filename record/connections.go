@@ -71,8 +71,71 @@ type ChannelConnection struct {
 	// the last sync when it failed.
 	TemplatesSyncedAt *time.Time
 	TemplateSyncError string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// Throughput is how many messages per second the service may send
+	// through the connection (DefaultThroughput unless set, from
+	// MinThroughput to MaxThroughput); zero on a connection stored before
+	// it was kept, which reads as DefaultThroughput.
+	Throughput int
+	// MessagingTier is the provider's messaging limit of the account: how
+	// many customers it may start conversations with in 24 hours
+	// (TierLimited250 ... TierUnlimited, as Meta names them); empty when
+	// unknown. TierChangedAt is when the service last saw it change.
+	MessagingTier string
+	TierChangedAt *time.Time
+	// QualityRating is the provider's quality rating of the account
+	// (QualityGreen, QualityYellow, QualityRed or QualityUnknown); empty
+	// when the provider never reported one. QualityChangedAt is when the
+	// service last saw it change.
+	QualityRating    string
+	QualityChangedAt *time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// Throughput bounds of a connection, in messages per second.
+const (
+	DefaultThroughput = 80
+	MinThroughput     = 1
+	MaxThroughput     = 1000
+)
+
+// Messaging limit tiers, as Meta names them (the messaging_limit_tier of a
+// WhatsApp phone number, the current_limit of a phone_number_quality_update
+// webhook): how many unique customers the account may start conversations
+// with in a rolling 24 hours.
+const (
+	Tier250       = "TIER_250"
+	Tier1K        = "TIER_1K"
+	Tier10K       = "TIER_10K"
+	Tier100K      = "TIER_100K"
+	TierUnlimited = "TIER_UNLIMITED"
+)
+
+// Quality ratings of an account (and of a template), as Meta names them.
+const (
+	QualityGreen   = "GREEN"
+	QualityYellow  = "YELLOW"
+	QualityRed     = "RED"
+	QualityUnknown = "UNKNOWN"
+)
+
+// MessagingTiers lists the messaging limit tiers, lowest first.
+func MessagingTiers() []string {
+	return []string{Tier250, Tier1K, Tier10K, Tier100K, TierUnlimited}
+}
+
+// QualityRatings lists the quality ratings.
+func QualityRatings() []string {
+	return []string{QualityGreen, QualityYellow, QualityRed, QualityUnknown}
+}
+
+// EffectiveThroughput is c's Throughput, or DefaultThroughput when it was
+// never set.
+func (c *ChannelConnection) EffectiveThroughput() int {
+	if c.Throughput <= 0 {
+		return DefaultThroughput
+	}
+	return c.Throughput
 }
 
 // ReasonSuperseded is the StatusReason of a connection in error because
@@ -97,5 +160,6 @@ func (c *ChannelConnection) Clone() *ChannelConnection {
 	d := *c
 	d.TokenSealed = slices.Clone(c.TokenSealed)
 	d.VerifiedAt, d.TemplatesSyncedAt = clonePtr(c.VerifiedAt), clonePtr(c.TemplatesSyncedAt)
+	d.TierChangedAt, d.QualityChangedAt = clonePtr(c.TierChangedAt), clonePtr(c.QualityChangedAt)
 	return &d
 }

@@ -106,7 +106,10 @@
 // account named in Options.Accounts (or SetAccountToken) is proven only by
 // its token there, any other is refused naming the account's field; any
 // other token proves the account. Channels connected without credentials
-// are never verified and send as before.
+// are never verified and send as before. A WhatsApp number is reported
+// with the quality rating GREEN and the messaging tier TIER_1K
+// (DefaultQualityRating, DefaultMessagingTier) unless SetAccountHealth
+// says otherwise.
 //
 // # Inbound messages
 //
@@ -319,6 +322,8 @@ type Provider struct {
 	tplEvents []templateEvent
 	// accounts is Options.Accounts with SetAccountToken's changes.
 	accounts map[string]string
+	// health holds SetAccountHealth's quality rating and tier by account.
+	health map[string][2]string
 	// received holds the provider message ids given to Receive (the ids
 	// it gives are known by inSeq); uploads the media and template
 	// samples uploaded, by id; mediaSeq and handleSeq number them; reads

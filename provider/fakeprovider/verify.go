@@ -6,6 +6,7 @@ import (
 
 	"github.com/ujumbe/messaging"
 	"github.com/ujumbe/messaging/provider/metaprovider"
+	"github.com/ujumbe/messaging/record"
 )
 
 var (
@@ -61,7 +62,35 @@ func (p *Provider) VerifyConnection(ctx context.Context, s *messaging.ChannelSen
 		return nil, &messaging.VerificationError{Field: accountField(s.Channel), Code: "100",
 			Text: "Unsupported get request. Object with ID '" + s.AccountID + "' does not exist, cannot be loaded due to missing permissions, or does not support this operation (subcode 33)"}
 	}
-	return &messaging.VerifiedAccount{}, nil
+	if s.Channel != "" && s.Channel != messaging.ChannelWhatsApp {
+		return &messaging.VerifiedAccount{}, nil
+	}
+	p.mu.Lock()
+	h, set := p.health[s.AccountID]
+	p.mu.Unlock()
+	if !set {
+		h = [2]string{DefaultQualityRating, DefaultMessagingTier}
+	}
+	return &messaging.VerifiedAccount{QualityRating: h[0], MessagingTier: h[1]}, nil
+}
+
+// The account health VerifyConnection reports of a WhatsApp number unless
+// SetAccountHealth changed it.
+const (
+	DefaultQualityRating = record.QualityGreen
+	DefaultMessagingTier = record.Tier1K
+)
+
+// SetAccountHealth sets the quality rating and messaging tier that
+// VerifyConnection reports of the WhatsApp phone-number id account (empty
+// values: none reported).
+func (p *Provider) SetAccountHealth(account, quality, tier string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.health == nil {
+		p.health = map[string][2]string{}
+	}
+	p.health[account] = [2]string{quality, tier}
 }
 
 // accountField names the account id of channel, as Meta's channel spec

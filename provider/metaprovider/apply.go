@@ -17,7 +17,10 @@ type result struct {
 	Statuses  int `json:"statuses"`
 	Messages  int `json:"messages"`
 	Templates int `json:"templates"`
-	Ignored   int `json:"ignored"`
+	// Accounts counts the account health reports applied
+	// (phone_number_quality_update).
+	Accounts int `json:"accounts"`
+	Ignored  int `json:"ignored"`
 }
 
 // notification applies the items of one notification to the service,
@@ -79,6 +82,9 @@ func (n *notification) change(ctx context.Context, channel, entryID string, c *w
 	case c.Field == "" || c.Field == "messages":
 	case channel == messaging.ChannelWhatsApp && (c.Field == fieldTemplateStatus || c.Field == fieldTemplateQuality):
 		n.template(ctx, entryID, c.Field, &c.Value)
+		return
+	case channel == messaging.ChannelWhatsApp && c.Field == fieldPhoneNumberQuality:
+		n.quality(ctx, entryID, &c.Value)
 		return
 	default:
 		n.ignore(ctx, "a change of an unsupported field", "field", c.Field)
@@ -219,6 +225,74 @@ func (n *notification) template(ctx context.Context, waba, field string, v *webh
 	if n.outcome(ctx, err, "template event", args...) {
 		n.res.Templates++
 	}
+}
+
+// fieldPhoneNumberQuality is the field of WhatsApp changes reporting a
+// change of a phone number's quality or messaging limit.
+const fieldPhoneNumberQuality = "phone_number_quality_update"
+
+// quality applies a phone_number_quality_update of the WhatsApp Business
+// Account waba through Service.ApplyChannelQualityEvent: the connection of
+// that WABA whose number is display_phone_number. The tier is
+// current_limit, else the daily limit as a number (newer versions); the
+// quality rating follows from the event: FLAGGED is RED, UNFLAGGED GREEN
+// (Meta's notification carries no rating; the next verification reads the
+// exact one).
+func (n *notification) quality(ctx context.Context, waba string, v *webhookValue) {
+	ev := &messaging.ChannelQualityEvent{Channel: messaging.ChannelWhatsApp, OwnerID: waba, DisplayPhoneNumber: v.DisplayPhoneNumber,
+		Event: strings.ToUpper(strings.TrimSpace(v.Event)), MessagingTier: tierOf(v.CurrentLimit)}
+	if ev.MessagingTier == "" {
+		ev.MessagingTier = tierOf(string(cmp.Or(v.MaxDailyConversationsPerBusiness, v.MaxDailyConversationPerPhone)))
+	}
+	switch ev.Event {
+	case "FLAGGED":
+		ev.QualityRating = record.QualityRed
+	case "UNFLAGGED":
+		ev.QualityRating = record.QualityGreen
+	}
+	args := []any{"waba_id", waba, "display_phone_number", ev.DisplayPhoneNumber, "event", ev.Event, "messaging_tier", ev.MessagingTier}
+	switch {
+	case waba == "":
+		n.ignore(ctx, "a phone number quality update without a WhatsApp Business Account id", args...)
+		return
+	case ev.QualityRating == "" && ev.MessagingTier == "":
+		n.ignore(ctx, "a phone number quality update that changes neither quality nor limit", args...)
+		return
+	}
+	_, err := n.rc.svc.ApplyChannelQualityEvent(ctx, ev)
+	if n.outcome(ctx, err, "phone number quality update", args...) {
+		n.res.Accounts++
+	}
+}
+
+// tierOf is Meta's messaging limit tier of a limit as a webhook writes it:
+// a tier name (TIER_10K) as it is, a number of conversations (10000) or
+// UNLIMITED as the tier's name; "" for anything else (TIER_NOT_SET, an
+// unknown number).
+func tierOf(limit string) string {
+	l := strings.ToUpper(strings.TrimSpace(limit))
+	switch l {
+	case "", "TIER_NOT_SET":
+		return ""
+	case "UNLIMITED":
+		return record.TierUnlimited
+	case "50":
+		return "TIER_50"
+	case "250":
+		return record.Tier250
+	case "1000", "1K":
+		return record.Tier1K
+	case "2000", "2K":
+		return "TIER_2K"
+	case "10000", "10K":
+		return record.Tier10K
+	case "100000", "100K":
+		return record.Tier100K
+	}
+	if strings.HasPrefix(l, "TIER_") {
+		return l
+	}
+	return ""
 }
 
 // status applies the status report p through Service.ApplyProviderStatus.

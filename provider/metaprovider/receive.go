@@ -173,7 +173,10 @@ type ReceiverOptions struct {
 // or string, name, language, reason or else other_info.title) and
 // message_template_quality_update (new_quality_score, as the event
 // messaging.ProviderTemplateQuality), for the WhatsApp Business Account
-// whose id is the entry's id. Reports arrive in any order and never move a
+// whose id is the entry's id; and it applies changes of field
+// phone_number_quality_update (display_phone_number, event, current_limit,
+// or the newer max_daily_conversations_per_business) through
+// Service.ApplyChannelQualityEvent to that account's connection. Reports arrive in any order and never move a
 // status backwards. A status report
 // of a provider message id that no message carries yet (Meta can report
 // delivered before the dispatcher has recorded the id) is kept by the
@@ -204,6 +207,7 @@ var _ http.Handler = (*Receiver)(nil)
 type service interface {
 	ApplyProviderStatus(ctx context.Context, p *messaging.ProviderStatus) (bool, error)
 	ApplyTemplateEvent(ctx context.Context, ev *messaging.TemplateEvent) (*messaging.Template, error)
+	ApplyChannelQualityEvent(ctx context.Context, ev *messaging.ChannelQualityEvent) (*messaging.ChannelConnection, error)
 	WorkspaceForAccount(ctx context.Context, channel, account string) (string, error)
 	RecordInbound(ctx context.Context, in *messaging.InboundMessage) (*messaging.Message, error)
 }

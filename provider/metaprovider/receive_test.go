@@ -177,6 +177,7 @@ type hookAnswer struct {
 	Statuses  int `json:"statuses"`
 	Messages  int `json:"messages"`
 	Templates int `json:"templates"`
+	Accounts  int `json:"accounts"`
 	Ignored   int `json:"ignored"`
 }
 
@@ -246,7 +247,7 @@ func TestReceiverAnswers(t *testing.T) {
 		{name: "too large", method: "POST", target: "/webhooks/meta", body: `{"pad":"` + strings.Repeat("x", 64) + `"}`, status: 413,
 			answer: "body: must be at most 64 bytes\n"},
 		{name: "applied", method: "POST", target: "/webhooks/meta", body: `{"object":"user"}`, status: 200,
-			answer: `{"statuses":0,"messages":0,"templates":0,"ignored":1}` + "\n", ctype: "application/json; charset=utf-8"},
+			answer: `{"statuses":0,"messages":0,"templates":0,"accounts":0,"ignored":1}` + "\n", ctype: "application/json; charset=utf-8"},
 		{name: "store failure", method: "POST", target: "/webhooks/meta", body: `{"object":"page","entry":[{"messaging":[{"read":{"mid":"m"}}]}]}`,
 			broken: true, status: 500, answer: "internal error; retry later\n"},
 	} {

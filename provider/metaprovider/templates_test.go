@@ -555,6 +555,30 @@ func TestVerifyConnection(t *testing.T) {
 	}
 }
 
+// TestVerifyConnectionReadsHealth: a WhatsApp verification asks Graph for
+// the number's quality_rating and messaging_limit_tier and returns them.
+func TestVerifyConnectionReadsHealth(t *testing.T) {
+	t.Parallel()
+	p, mock := mockProvider(t)
+	acct, err := p.VerifyConnection(t.Context(), conn())
+	if err != nil || acct.QualityRating != "GREEN" || acct.MessagingTier != "TIER_1K" {
+		t.Errorf("default health: %+v, %v; want GREEN TIER_1K", acct, err)
+	}
+	if f := mock.Requests()[0].Query.Get("fields"); !strings.Contains(f, "quality_rating") || !strings.Contains(f, "messaging_limit_tier") {
+		t.Errorf("fields = %q, want quality_rating and messaging_limit_tier among them", f)
+	}
+	mock.SetPhoneNumberHealth(wabaID, phoneID, "RED", "TIER_100K")
+	if acct, err := p.VerifyConnection(t.Context(), conn()); err != nil || acct.QualityRating != "RED" || acct.MessagingTier != "TIER_100K" {
+		t.Errorf("after SetPhoneNumberHealth: %+v, %v; want RED TIER_100K", acct, err)
+	}
+	// A number Graph reports without them (a tier not set yet) reports
+	// nothing.
+	mock.SetPhoneNumberHealth(wabaID, phoneID, "", "TIER_NOT_SET")
+	if acct, err := p.VerifyConnection(t.Context(), conn()); err != nil || acct.QualityRating != "" || acct.MessagingTier != "" {
+		t.Errorf("without health: %+v, %v; want none", acct, err)
+	}
+}
+
 func TestTemplateManagerConformance(t *testing.T) {
 	t.Parallel()
 	providertest.RunTemplateManager(t, func(t *testing.T) (messaging.Provider, *messaging.ChannelSender) {

@@ -19,7 +19,10 @@ const MaxPhoneNumberPages = 10
 //
 //   - WhatsApp: GET /{waba-id}/phone_numbers (following paging.next on the
 //     BaseURL's host) must list the phone-number id; its
-//     display_phone_number is returned.
+//     display_phone_number, quality_rating (GREEN, YELLOW, RED, UNKNOWN)
+//     and messaging_limit_tier (TIER_250 ... TIER_UNLIMITED; Meta
+//     deprecates it for the portfolio's limit, and a number without one
+//     reports nothing) are returned.
 //   - Messenger: GET /me must answer the page id (the token is the page's
 //     own; a public page is readable with any token, so reading the page
 //     proves nothing).
@@ -97,13 +100,15 @@ func (p *Provider) verifyPhoneNumber(ctx context.Context, s *messaging.ChannelSe
 	if s.WABAID == "" {
 		return nil, &messaging.VerificationError{Field: FieldWABAID, Text: "a WhatsApp connection needs its WhatsApp Business Account id"}
 	}
-	first := p.base + url.PathEscape(s.WABAID) + "/phone_numbers?" + url.Values{"fields": {"id,display_phone_number"}, "limit": {"100"}}.Encode()
+	first := p.base + url.PathEscape(s.WABAID) + "/phone_numbers?" + url.Values{"fields": {"id,display_phone_number,quality_rating,messaging_limit_tier"}, "limit": {"100"}}.Encode()
 	next := first
 	for range MaxPhoneNumberPages {
 		var page struct {
 			Data []struct {
 				ID                 string `json:"id"`
 				DisplayPhoneNumber string `json:"display_phone_number"`
+				QualityRating      string `json:"quality_rating"`
+				MessagingLimitTier string `json:"messaging_limit_tier"`
 			} `json:"data"`
 			Paging struct {
 				Next    string `json:"next"`
@@ -117,7 +122,8 @@ func (p *Provider) verifyPhoneNumber(ctx context.Context, s *messaging.ChannelSe
 		}
 		for _, n := range page.Data {
 			if n.ID == s.AccountID {
-				return &messaging.VerifiedAccount{DisplayPhoneNumber: displayE164(n.DisplayPhoneNumber)}, nil
+				return &messaging.VerifiedAccount{DisplayPhoneNumber: displayE164(n.DisplayPhoneNumber),
+					QualityRating: n.QualityRating, MessagingTier: tierOf(n.MessagingLimitTier)}, nil
 			}
 		}
 		switch {

@@ -16,7 +16,8 @@ type (
 	}
 	// webhookChange is a WhatsApp change: field "messages" carries status
 	// reports and inbound messages; "message_template_status_update" and
-	// "message_template_quality_update" carry a template event.
+	// "message_template_quality_update" carry a template event;
+	// "phone_number_quality_update" a change of the account's health.
 	webhookChange struct {
 		Field string       `json:"field"`
 		Value webhookValue `json:"value"`
@@ -39,6 +40,20 @@ type (
 			Title string `json:"title"`
 		} `json:"other_info"`
 		NewQualityScore string `json:"new_quality_score"`
+
+		// Account health (phone_number_quality_update): the number as
+		// customers see it, the event (FLAGGED, UNFLAGGED, UPGRADE,
+		// DOWNGRADE, ONBOARDING, ...), the messaging limit tier after
+		// (current_limit, TIER_10K) and before (old_limit, on limit
+		// changes), and in newer versions the daily limit as a number
+		// (max_daily_conversations_per_business, or the older
+		// max_daily_conversation_per_phone). Event is shared with the
+		// template events.
+		DisplayPhoneNumber               string         `json:"display_phone_number"`
+		CurrentLimit                     string         `json:"current_limit"`
+		OldLimit                         string         `json:"old_limit"`
+		MaxDailyConversationsPerBusiness numberOrString `json:"max_daily_conversations_per_business"`
+		MaxDailyConversationPerPhone     numberOrString `json:"max_daily_conversation_per_phone"`
 	}
 	webhookStatus struct {
 		ID     string         `json:"id"`

@@ -770,7 +770,13 @@ type ConnectionVerifiedParams struct {
 	// have (else ErrStale), so that two verifications of one state
 	// announce one change.
 	FromStatus string
-	At         time.Time
+	// QualityRating and MessagingTier, each when non-empty, are the
+	// account's quality rating and messaging tier as the provider reported
+	// them: they replace the connection's, and QualityChangedAt
+	// (TierChangedAt) becomes At when that changes the value.
+	QualityRating string
+	MessagingTier string
+	At            time.Time
 }
 
 // ConnectionUpdateParams are the arguments of Store.ConnectionUpdate.
@@ -795,7 +801,27 @@ type ConnectionUpdateParams struct {
 	// SyncError, when non-empty, is a failed template sync: it becomes
 	// TemplateSyncError (TemplatesSyncedAt is kept).
 	SyncError string
-	At        time.Time
+	// Throughput, when positive, replaces the connection's Throughput.
+	Throughput int
+	// Health, when non-nil, replaces the connection's quality rating and
+	// messaging tier (a provider's report).
+	Health *ConnectionHealth
+	At     time.Time
+}
+
+// ConnectionHealth is a change of a connection's quality rating and
+// messaging tier (ConnectionUpdateParams.Health).
+type ConnectionHealth struct {
+	// QualityRating and MessagingTier, each when non-empty, replace the
+	// connection's; QualityChangedAt (TierChangedAt) becomes the update's
+	// At when that changes the value.
+	QualityRating string
+	MessagingTier string
+	// FromQualityRating and FromMessagingTier are the values the
+	// connection must still have (else nothing changes and the update
+	// reports false), so that two reports of one change announce it once.
+	FromQualityRating string
+	FromMessagingTier string
 }
 
 // AuditListParams are the arguments of Store.AuditList.

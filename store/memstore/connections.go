@@ -27,6 +27,7 @@ func copyConnection(c *messaging.ChannelConnection) *messaging.ChannelConnection
 	d.TokenSealed = slices.Clone(c.TokenSealed)
 	d.TemplatesSyncedAt = copyTime(c.TemplatesSyncedAt)
 	d.VerifiedAt = copyTime(c.VerifiedAt)
+	d.TierChangedAt, d.QualityChangedAt = copyTime(c.TierChangedAt), copyTime(c.QualityChangedAt)
 	return &d
 }
 
@@ -165,6 +166,7 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVeri
 		if p.DisplayPhoneNumber != "" {
 			c.DisplayPhoneNumber = p.DisplayPhoneNumber
 		}
+		setHealth(c, p.QualityRating, p.MessagingTier, p.At)
 		if w, ok := s.workspaces[c.WorkspaceID]; ok {
 			setChannel(w, c.Channel, true)
 		}
@@ -195,7 +197,8 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdate
 	return write(ctx, s, func() (bool, error) {
 		c, ok := s.connections[connKey{p.WorkspaceID, p.Channel}]
 		if !ok || c.Generation != p.Generation || (p.Status != "" && c.Status == record.ConnectionDisconnected) ||
-			(p.FromStatus != "" && (c.Status != p.FromStatus || c.StatusReason != p.FromReason)) {
+			(p.FromStatus != "" && (c.Status != p.FromStatus || c.StatusReason != p.FromReason)) ||
+			(p.Health != nil && (c.QualityRating != p.Health.FromQualityRating || c.MessagingTier != p.Health.FromMessagingTier)) {
 			// A verdict on credentials never revives a disconnected
 			// connection.
 			return false, nil
@@ -209,9 +212,26 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdate
 		if p.SyncError != "" {
 			c.TemplateSyncError = p.SyncError
 		}
+		if p.Throughput > 0 {
+			c.Throughput = p.Throughput
+		}
+		if p.Health != nil {
+			setHealth(c, p.Health.QualityRating, p.Health.MessagingTier, p.At)
+		}
 		c.UpdatedAt = p.At
 		return true, nil
 	})
+}
+
+// setHealth sets c's quality rating and messaging tier, each when
+// non-empty, and when each changed at at.
+func setHealth(c *messaging.ChannelConnection, quality, tier string, at time.Time) {
+	if quality != "" && quality != c.QualityRating {
+		c.QualityRating, c.QualityChangedAt = quality, &at
+	}
+	if tier != "" && tier != c.MessagingTier {
+		c.MessagingTier, c.TierChangedAt = tier, &at
+	}
 }
 
 // LeaseAcquire implements driver.Store.

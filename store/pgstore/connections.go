@@ -14,16 +14,19 @@ import (
 )
 
 const connectionCols = `workspace_id, channel, account_id, waba_id, display_phone_number, token_sealed, token_hint,
-	status, status_reason, generation, templates_synced_at, template_sync_error, created_at, updated_at, verified_at`
+	status, status_reason, generation, templates_synced_at, template_sync_error, created_at, updated_at, verified_at,
+	throughput, messaging_tier, tier_changed_at, quality_rating, quality_changed_at`
 
 func scanConnection(row pgx.Row) (*messaging.ChannelConnection, error) {
 	var c messaging.ChannelConnection
-	var synced, verified *int64
+	var synced, verified, tierAt, qualityAt *int64
 	var created, updated int64
 	if err := row.Scan(&c.WorkspaceID, &c.Channel, &c.AccountID, &c.WABAID, &c.DisplayPhoneNumber, &c.TokenSealed, &c.TokenHint,
-		&c.Status, &c.StatusReason, &c.Generation, &synced, &c.TemplateSyncError, &created, &updated, &verified); err != nil {
+		&c.Status, &c.StatusReason, &c.Generation, &synced, &c.TemplateSyncError, &created, &updated, &verified,
+		&c.Throughput, &c.MessagingTier, &tierAt, &c.QualityRating, &qualityAt); err != nil {
 		return nil, err
 	}
+	c.TierChangedAt, c.QualityChangedAt = fromTSPtr(tierAt), fromTSPtr(qualityAt)
 	c.TemplatesSyncedAt, c.CreatedAt, c.UpdatedAt, c.VerifiedAt = fromTSPtr(synced), fromTS(created), fromTS(updated), fromTSPtr(verified)
 	return &c, nil
 }
@@ -113,17 +116,20 @@ func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnectio
 			}
 		}
 		if err := tx.QueryRow(ctx, `INSERT INTO channel_connections (`+connectionCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $12, $13, $14)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 			ON CONFLICT (workspace_id, channel) DO UPDATE SET account_id = excluded.account_id, waba_id = excluded.waba_id,
 				display_phone_number = excluded.display_phone_number, token_sealed = excluded.token_sealed,
 				token_hint = excluded.token_hint, status = excluded.status, status_reason = excluded.status_reason,
 				generation = channel_connections.generation + 1, templates_synced_at = excluded.templates_synced_at,
 				template_sync_error = excluded.template_sync_error, updated_at = excluded.updated_at,
-				verified_at = excluded.verified_at
+				verified_at = excluded.verified_at, throughput = excluded.throughput,
+				messaging_tier = excluded.messaging_tier, tier_changed_at = excluded.tier_changed_at,
+				quality_rating = excluded.quality_rating, quality_changed_at = excluded.quality_changed_at
 			RETURNING generation, created_at`,
 			c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, c.DisplayPhoneNumber, token, c.TokenHint,
 			c.Status, c.StatusReason, tsPtr(c.TemplatesSyncedAt), c.TemplateSyncError, ts(c.CreatedAt), ts(c.UpdatedAt),
-			tsPtr(c.VerifiedAt)).Scan(&gen, &created); err != nil {
+			tsPtr(c.VerifiedAt), c.Throughput, c.MessagingTier, tsPtr(c.TierChangedAt), c.QualityRating,
+			tsPtr(c.QualityChangedAt)).Scan(&gen, &created); err != nil {
 			return err
 		}
 		return setFlag(ctx, tx, c.WorkspaceID, c.Channel, c.Holds(), ts(c.UpdatedAt))
@@ -158,8 +164,9 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVeri
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE channel_connections SET status = $3, status_reason = '', verified_at = $4, updated_at = $4,
-			display_phone_number = CASE WHEN $5 <> '' THEN $5 ELSE display_phone_number END
-			WHERE workspace_id = $1 AND channel = $2`, p.WorkspaceID, p.Channel, record.ConnectionConnected, at, p.DisplayPhoneNumber); err != nil {
+			display_phone_number = CASE WHEN $5 <> '' THEN $5 ELSE display_phone_number END, `+healthSet(6, 7, 4)+`
+			WHERE workspace_id = $1 AND channel = $2`, p.WorkspaceID, p.Channel, record.ConnectionConnected, at, p.DisplayPhoneNumber,
+			p.QualityRating, p.MessagingTier); err != nil {
 			return err
 		}
 		return setFlag(ctx, tx, p.WorkspaceID, p.Channel, true, at)
@@ -219,9 +226,18 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdate
 	if p.SyncError != "" || p.SyncedAt != nil {
 		add("template_sync_error", p.SyncError)
 	}
+	if p.Throughput > 0 {
+		add("throughput", p.Throughput)
+	}
 	if p.FromStatus != "" {
 		args = append(args, p.FromStatus, p.FromReason)
 		live += ` AND status = $` + strconv.Itoa(len(args)-1) + ` AND status_reason = $` + strconv.Itoa(len(args))
+	}
+	if h := p.Health; h != nil {
+		args = append(args, h.QualityRating, h.MessagingTier, h.FromQualityRating, h.FromMessagingTier)
+		n := len(args)
+		set += `, ` + healthSet(n-3, n-2, 4)
+		live += ` AND quality_rating = $` + strconv.Itoa(n-1) + ` AND messaging_tier = $` + strconv.Itoa(n)
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE channel_connections SET `+set+`
 		WHERE workspace_id = $1 AND channel = $2 AND generation = $3`+live, args...)
@@ -229,6 +245,17 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdate
 		return false, interpretError(err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// healthSet sets a connection's quality rating (argument number quality)
+// and messaging tier (argument number tier), each when non-empty, and the
+// time each changed (argument number at) when it changes.
+func healthSet(quality, tier, at int) string {
+	q, t, a := "$"+strconv.Itoa(quality)+"::text", "$"+strconv.Itoa(tier)+"::text", "$"+strconv.Itoa(at)
+	return `quality_changed_at = CASE WHEN ` + q + ` <> '' AND ` + q + ` <> quality_rating THEN ` + a + ` ELSE quality_changed_at END,
+	quality_rating = CASE WHEN ` + q + ` <> '' THEN ` + q + ` ELSE quality_rating END,
+	tier_changed_at = CASE WHEN ` + t + ` <> '' AND ` + t + ` <> messaging_tier THEN ` + a + ` ELSE tier_changed_at END,
+	messaging_tier = CASE WHEN ` + t + ` <> '' THEN ` + t + ` ELSE messaging_tier END`
 }
 
 // LeaseAcquire implements driver.Store. The take is one statement: an

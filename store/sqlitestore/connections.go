@@ -13,13 +13,15 @@ import (
 )
 
 const connectionCols = `workspace_id, channel, account_id, waba_id, display_phone_number, token_sealed, token_hint,
-	status, status_reason, generation, templates_synced_at, template_sync_error, created_at, updated_at, verified_at`
+	status, status_reason, generation, templates_synced_at, template_sync_error, created_at, updated_at, verified_at,
+	throughput, messaging_tier, tier_changed_at, quality_rating, quality_changed_at`
 
 func scanConnection(sc scanner) (*messaging.ChannelConnection, error) {
 	var c messaging.ChannelConnection
 	if err := sc.Scan(&c.WorkspaceID, &c.Channel, &c.AccountID, &c.WABAID, &c.DisplayPhoneNumber, &c.TokenSealed, &c.TokenHint,
 		&c.Status, &c.StatusReason, &c.Generation, storedTimePtr{&c.TemplatesSyncedAt}, &c.TemplateSyncError,
-		storedTime{&c.CreatedAt}, storedTime{&c.UpdatedAt}, storedTimePtr{&c.VerifiedAt}); err != nil {
+		storedTime{&c.CreatedAt}, storedTime{&c.UpdatedAt}, storedTimePtr{&c.VerifiedAt},
+		&c.Throughput, &c.MessagingTier, storedTimePtr{&c.TierChangedAt}, &c.QualityRating, storedTimePtr{&c.QualityChangedAt}); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -116,16 +118,19 @@ func (s *Store) ConnectionPut(ctx context.Context, c *messaging.ChannelConnectio
 		}
 		gen++
 		if _, err := tx.ExecContext(ctx, `INSERT INTO channel_connections (`+connectionCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, channel) DO UPDATE SET account_id = excluded.account_id, waba_id = excluded.waba_id,
 				display_phone_number = excluded.display_phone_number, token_sealed = excluded.token_sealed,
 				token_hint = excluded.token_hint, status = excluded.status, status_reason = excluded.status_reason,
 				generation = excluded.generation, templates_synced_at = excluded.templates_synced_at,
 				template_sync_error = excluded.template_sync_error, updated_at = excluded.updated_at,
-				verified_at = excluded.verified_at`,
+				verified_at = excluded.verified_at, throughput = excluded.throughput,
+				messaging_tier = excluded.messaging_tier, tier_changed_at = excluded.tier_changed_at,
+				quality_rating = excluded.quality_rating, quality_changed_at = excluded.quality_changed_at`,
 			c.WorkspaceID, c.Channel, c.AccountID, c.WABAID, c.DisplayPhoneNumber, token, c.TokenHint,
 			c.Status, c.StatusReason, gen, fmtTimePtr(c.TemplatesSyncedAt), c.TemplateSyncError, created, fmtTime(c.UpdatedAt),
-			fmtTimePtr(c.VerifiedAt)); err != nil {
+			fmtTimePtr(c.VerifiedAt), c.Throughput, c.MessagingTier, fmtTimePtr(c.TierChangedAt), c.QualityRating,
+			fmtTimePtr(c.QualityChangedAt)); err != nil {
 			return err
 		}
 		return setFlag(ctx, tx, c.WorkspaceID, c.Channel, c.Holds(), fmtTime(c.UpdatedAt))
@@ -159,9 +164,9 @@ func (s *Store) ConnectionVerified(ctx context.Context, p *driver.ConnectionVeri
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE channel_connections SET status = ?, status_reason = '', verified_at = ?, updated_at = ?,
-			display_phone_number = CASE WHEN ? <> '' THEN ? ELSE display_phone_number END
-			WHERE workspace_id = ? AND channel = ?`, record.ConnectionConnected, at, at, p.DisplayPhoneNumber, p.DisplayPhoneNumber,
-			p.WorkspaceID, p.Channel); err != nil {
+			display_phone_number = CASE WHEN ? <> '' THEN ? ELSE display_phone_number END, `+healthSet+`
+			WHERE workspace_id = ? AND channel = ?`, append(append([]any{record.ConnectionConnected, at, at, p.DisplayPhoneNumber, p.DisplayPhoneNumber},
+			healthArgs(p.QualityRating, p.MessagingTier, at)...), p.WorkspaceID, p.Channel)...); err != nil {
 			return err
 		}
 		return setFlag(ctx, tx, p.WorkspaceID, p.Channel, true, at)
@@ -218,10 +223,22 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdate
 		set += `, template_sync_error = ?`
 		args = append(args, p.SyncError)
 	}
+	if p.Throughput > 0 {
+		set += `, throughput = ?`
+		args = append(args, p.Throughput)
+	}
+	if p.Health != nil {
+		set += `, ` + healthSet
+		args = append(args, healthArgs(p.Health.QualityRating, p.Health.MessagingTier, fmtTime(p.At))...)
+	}
 	args = append(args, p.WorkspaceID, p.Channel, p.Generation)
 	if p.FromStatus != "" {
 		live += ` AND status = ? AND status_reason = ?`
 		args = append(args, p.FromStatus, p.FromReason)
+	}
+	if p.Health != nil {
+		live += ` AND quality_rating = ? AND messaging_tier = ?`
+		args = append(args, p.Health.FromQualityRating, p.Health.FromMessagingTier)
 	}
 	var n int64
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -231,6 +248,19 @@ func (s *Store) ConnectionUpdate(ctx context.Context, p *driver.ConnectionUpdate
 		return err
 	})
 	return err == nil && n == 1, err
+}
+
+// healthSet sets a connection's quality rating and messaging tier, each
+// when its argument is non-empty, and the time each changed when it
+// changes; its arguments are healthArgs'.
+const healthSet = `quality_changed_at = CASE WHEN ? <> '' AND ? <> quality_rating THEN ? ELSE quality_changed_at END,
+	quality_rating = CASE WHEN ? <> '' THEN ? ELSE quality_rating END,
+	tier_changed_at = CASE WHEN ? <> '' AND ? <> messaging_tier THEN ? ELSE tier_changed_at END,
+	messaging_tier = CASE WHEN ? <> '' THEN ? ELSE messaging_tier END`
+
+// healthArgs are the arguments of healthSet.
+func healthArgs(quality, tier, at string) []any {
+	return []any{quality, quality, at, quality, quality, tier, tier, at, tier, tier}
 }
 
 // LeaseAcquire implements driver.Store. Writes are serialized, and the

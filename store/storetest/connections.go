@@ -16,11 +16,12 @@ import (
 
 // connection returns a connection of ws on channel with every field set.
 func connection(ws, channel, account, waba string, sec int) *messaging.ChannelConnection {
-	synced, verified := at(sec+1), at(sec)
+	synced, verified, tierAt, qualityAt := at(sec+1), at(sec), at(sec+2), at(sec+3)
 	return &messaging.ChannelConnection{VerifiedAt: &verified, WorkspaceID: ws, Channel: channel, AccountID: account, WABAID: waba,
 		DisplayPhoneNumber: "+2547000" + account, TokenSealed: []byte("sealed-" + ws + "-" + channel), TokenHint: "ab" + account,
 		Status: record.ConnectionConnected, StatusReason: "fine", Generation: 42, TemplatesSyncedAt: &synced,
-		TemplateSyncError: "last sync", CreatedAt: at(sec), UpdatedAt: at(sec)}
+		TemplateSyncError: "last sync", Throughput: 200 + sec, MessagingTier: record.Tier10K, TierChangedAt: &tierAt,
+		QualityRating: record.QualityYellow, QualityChangedAt: &qualityAt, CreatedAt: at(sec), UpdatedAt: at(sec)}
 }
 
 func mustPut(t *testing.T, s driver.Store, c *messaging.ChannelConnection) {
@@ -277,6 +278,72 @@ func testConnectionUpdate(t *testing.T, s driver.Store) {
 	if err != nil || c.Status != record.ConnectionDisconnected {
 		t.Errorf("after a late verdict on a disconnected connection: %+v, %v; want disconnected", c, err)
 	}
+}
+
+// testConnectionHealth: the throughput, quality rating and messaging tier
+// of a connection are changed by ConnectionUpdate (the health only from the
+// values it names, each changed time moving only when its value changes)
+// and by ConnectionVerified, and never round-trip lost.
+func testConnectionHealth(t *testing.T, s driver.Store) {
+	ctx := context.Background()
+	mustWorkspace(t, s, "a")
+	c := connection("a", "whatsapp", "111", "W1", 1)
+	c.Throughput, c.MessagingTier, c.TierChangedAt, c.QualityRating, c.QualityChangedAt = 0, "", nil, "", nil
+	mustPut(t, s, c)
+	want := *c
+	wantConnection(t, s, "put without health", &want)
+
+	update := func(what string, p driver.ConnectionUpdateParams, wantOK bool) {
+		t.Helper()
+		p.WorkspaceID, p.Channel, p.Generation = "a", "whatsapp", 1
+		ok, err := s.ConnectionUpdate(ctx, &p)
+		if err != nil || ok != wantOK {
+			t.Fatalf("%s: ConnectionUpdate = %v, %v; want %v", what, ok, err, wantOK)
+		}
+	}
+	update("throughput", driver.ConnectionUpdateParams{Throughput: 500, At: at(10)}, true)
+	want.Throughput, want.UpdatedAt = 500, at(10)
+	wantConnection(t, s, "throughput", &want)
+
+	update("first report", driver.ConnectionUpdateParams{Health: &driver.ConnectionHealth{QualityRating: record.QualityGreen,
+		MessagingTier: record.Tier1K}, At: at(11)}, true)
+	t11 := at(11)
+	want.QualityRating, want.QualityChangedAt, want.MessagingTier, want.TierChangedAt, want.UpdatedAt = record.QualityGreen, &t11, record.Tier1K, &t11, at(11)
+	wantConnection(t, s, "first report", &want)
+
+	// A report read from older values changes nothing.
+	update("stale report", driver.ConnectionUpdateParams{Health: &driver.ConnectionHealth{QualityRating: record.QualityRed,
+		MessagingTier: record.Tier250}, At: at(12)}, false)
+	wantConnection(t, s, "stale report", &want)
+
+	// Only the tier changes: the quality's time stays.
+	update("tier upgrade", driver.ConnectionUpdateParams{Health: &driver.ConnectionHealth{QualityRating: record.QualityGreen,
+		MessagingTier: record.Tier10K, FromQualityRating: record.QualityGreen, FromMessagingTier: record.Tier1K}, At: at(13)}, true)
+	t13 := at(13)
+	want.MessagingTier, want.TierChangedAt, want.UpdatedAt = record.Tier10K, &t13, at(13)
+	wantConnection(t, s, "tier upgrade", &want)
+
+	// An empty value keeps the stored one.
+	update("quality only", driver.ConnectionUpdateParams{Health: &driver.ConnectionHealth{QualityRating: record.QualityYellow,
+		FromQualityRating: record.QualityGreen, FromMessagingTier: record.Tier10K}, At: at(14)}, true)
+	t14 := at(14)
+	want.QualityRating, want.QualityChangedAt, want.UpdatedAt = record.QualityYellow, &t14, at(14)
+	wantConnection(t, s, "quality only", &want)
+
+	// A verification's report: the unchanged tier keeps its time.
+	if _, err := s.ConnectionVerified(ctx, &driver.ConnectionVerifiedParams{WorkspaceID: "a", Channel: "whatsapp", Generation: 1,
+		QualityRating: record.QualityRed, MessagingTier: record.Tier10K, At: at(15)}); err != nil {
+		t.Fatal(err)
+	}
+	t15 := at(15)
+	want.QualityRating, want.QualityChangedAt, want.UpdatedAt, want.VerifiedAt, want.Status, want.StatusReason = record.QualityRed, &t15, at(15), &t15, record.ConnectionConnected, ""
+	wantConnection(t, s, "verified with a report", &want)
+	if _, err := s.ConnectionVerified(ctx, &driver.ConnectionVerifiedParams{WorkspaceID: "a", Channel: "whatsapp", Generation: 1, At: at(16)}); err != nil {
+		t.Fatal(err)
+	}
+	t16 := at(16)
+	want.UpdatedAt, want.VerifiedAt = at(16), &t16
+	wantConnection(t, s, "verified without a report", &want)
 }
 
 // testConnectionPutConcurrent: workspaces putting the same WABA id at the

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) driver.Store) {
 		{"APIKeyListOrder", testAPIKeyListOrder},
 		{"WebhookSeqGrows", testWebhookSeqGrows},
 		{"ConnectionUpdate", testConnectionUpdate},
+		{"ConnectionHealth", testConnectionHealth},
 		{"ConnectionPutConcurrent", testConnectionPutConcurrent},
 		{"ConnectionClaims", testConnectionClaims},
 		{"Leases", testLeases},

@@ -57,7 +57,9 @@
 //     none is Graph's error 100 with subcode 2593002 ("Message template
 //     not found"); answers {"success": true}.
 //   - GET /{version}/{waba-id}/phone_numbers: the WABA's numbers added with
-//     AddPhoneNumber, {"data": [{"id", "display_phone_number"}]}, to a
+//     AddPhoneNumber, {"data": [{"id", "display_phone_number",
+//     "quality_rating", "messaging_limit_tier"}]} (GREEN and TIER_1K
+//     unless SetPhoneNumberHealth changed them), to a
 //     token AddPhoneNumber named; any other token, or an unknown WABA, is
 //     Graph's error 100 with subcode 33 (the object cannot be loaded).
 //   - GET /{version}/me: the page of a page token added with AddPage,
@@ -183,7 +185,19 @@ type Server struct {
 }
 
 // phoneNumber is a WhatsApp number of a WABA.
-type phoneNumber struct{ id, display string }
+type phoneNumber struct{ id, display, quality, tier string }
+
+// SetPhoneNumberHealth sets the quality_rating and messaging_limit_tier
+// the phone numbers list answers for the phone number id of waba.
+func (s *Server) SetPhoneNumberHealth(waba, id, quality, tier string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, n := range s.numbers[waba] {
+		if n.id == id {
+			s.numbers[waba][i].quality, s.numbers[waba][i].tier = quality, tier
+		}
+	}
+}
 
 // AddPhoneNumber adds the phone number id (shown as display, for example
 // "+1 555-010-0100") to the numbers of waba, and lets each of tokens read
@@ -191,7 +205,7 @@ type phoneNumber struct{ id, display string }
 func (s *Server) AddPhoneNumber(waba, id, display string, tokens ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.numbers[waba] = append(s.numbers[waba], phoneNumber{id, display})
+	s.numbers[waba] = append(s.numbers[waba], phoneNumber{id: id, display: display, quality: "GREEN", tier: "TIER_1K"})
 	if s.wabaTokens[waba] == nil {
 		s.wabaTokens[waba] = map[string]bool{}
 	}
@@ -245,7 +259,8 @@ func (s *Server) phoneNumbers(w http.ResponseWriter, r *http.Request) {
 	}
 	data := []map[string]string{}
 	for _, n := range nums {
-		data = append(data, map[string]string{"id": n.id, "display_phone_number": n.display})
+		data = append(data, map[string]string{"id": n.id, "display_phone_number": n.display, "quality_rating": n.quality,
+			"messaging_limit_tier": n.tier})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": data})
 }
