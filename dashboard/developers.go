@@ -116,8 +116,8 @@ type devData struct {
 	Events    []devChoice
 	// NewKey is the key just created, whose plaintext is page.Secret.
 	NewKey *messaging.APIKey
-	// MinExpiry is the earliest expiry the form suggests (now, as a
-	// datetime-local value in UTC).
+	// MinExpiry is the earliest expiry the form takes (now, UTC, 24-hour),
+	// shown as its example.
 	MinExpiry string
 }
 
@@ -139,7 +139,7 @@ func (h *Handler) renderDev(w http.ResponseWriter, r *http.Request, req *request
 		return err
 	}
 	now := h.svc.Now()
-	d := &devData{Scopes: devScopes(), Events: devEventTypes(), MinExpiry: now.UTC().Format("2006-01-02T15:04")}
+	d := &devData{Scopes: devScopes(), Events: devEventTypes(), MinExpiry: now.UTC().Format("2006-01-02 15:04")}
 	for _, e := range endpoints {
 		d.Endpoints = append(d.Endpoints, devEndpointRow{e, devDisabledWhy(e)})
 	}
@@ -200,7 +200,7 @@ func (h *Handler) renderKey(w http.ResponseWriter, r *http.Request, req *request
 	if p.Form == nil {
 		p.Form = url.Values{"scopes": k.Scopes}
 		if k.ExpiresAt != nil {
-			p.Form.Set("expires_at", k.ExpiresAt.UTC().Format(devTimeLayout))
+			p.Form.Set("expires_at", k.ExpiresAt.UTC().Format(formTimeLayout))
 		}
 	}
 	return h.renderData(w, r, status, "apikey", p, &devKeyData{Key: k, State: k.State(h.svc.Now()), Scopes: devScopes()})
@@ -250,14 +250,10 @@ func (h *Handler) keyDone(w http.ResponseWriter, r *http.Request, req *request, 
 	return nil
 }
 
-// devTimeLayout is the layout of an expiry shown in a form: a
-// datetime-local value, in UTC, to the second.
-const devTimeLayout = "2006-01-02T15:04:05"
-
 // devBadTime is the refusal of an expiry field that is no time.
 func devBadTime(v string) error {
 	return &messaging.Error{Code: messaging.CodeValidation, Field: "expires_at", Path: record.FieldPath("expires_at"),
-		Message: "expires_at: must be a date and time such as 2026-12-31T23:59 (UTC) (got " + quote(v) + ")"}
+		Message: "expires_at: must be a date and time (UTC, 24-hour) such as 2026-12-31 23:59 (got " + quote(v) + ")"}
 }
 
 // devExpiry reads the expiry field of the form f: nil when it is empty
@@ -267,22 +263,11 @@ func devExpiry(f url.Values) (*time.Time, error) {
 	if v == "" {
 		return nil, nil
 	}
-	t, ok := devParseTime(v)
+	t, ok := parseUTC(v)
 	if !ok {
 		return nil, devBadTime(v)
 	}
 	return &t, nil
-}
-
-// devParseTime reads the expiry field: a datetime-local value, in UTC, or
-// an RFC 3339 time.
-func devParseTime(v string) (time.Time, bool) {
-	for _, l := range []string{"2006-01-02T15:04", devTimeLayout, time.RFC3339Nano} {
-		if t, err := time.ParseInLocation(l, v, time.UTC); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
 }
 
 // quote quotes a value the viewer typed, for a message.

@@ -124,7 +124,7 @@ func TestDevAPIKeyLifecycle(t *testing.T) {
 	if r := f.get("/w/acme/developers"); r.status != http.StatusOK {
 		t.Fatalf("developers page answered %d:\n%s", r.status, r.body)
 	} else {
-		r.wantContains(t, "No API keys yet.", `value="read:messages"`, "send messages", `value="manage:webhooks"`, `type="datetime-local"`)
+		r.wantContains(t, "No API keys yet.", `value="read:messages"`, "send messages", `value="manage:webhooks"`, `placeholder="YYYY-MM-DD HH:MM"`)
 	}
 	r := f.post("/w/acme/developers/keys", url.Values{"name": {"billing service"}, "scopes": {record.ScopeWriteMessages, record.ScopeReadMessages}})
 	if r.status != http.StatusCreated {
@@ -678,7 +678,7 @@ func TestDevAPIKeyEdit(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("key page answered %d:\n%s", r.status, r.body)
 	}
-	r.wantContains(t, k.Prefix, `value="read:messages" checked`, `value="`+exp.UTC().Format("2006-01-02T15:04:05")+`"`, `action="/dashboard`+page+`/edit"`)
+	r.wantContains(t, k.Prefix, `value="read:messages" checked`, `value="`+exp.UTC().Format("2006-01-02 15:04:05")+`"`, `action="/dashboard`+page+`/edit"`)
 	wantNoSecret(t, "the key page", r, key)
 
 	// Refusals change nothing.

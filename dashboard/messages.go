@@ -35,19 +35,33 @@ type messagesData struct {
 	Channels []string
 }
 
-// datetimeLocal are the layouts a datetime-local input sends (read as UTC).
-var datetimeLocal = []string{"2006-01-02T15:04", "2006-01-02T15:04:05"}
+// utcLayouts are the layouts a time field of a form takes, read as UTC
+// on a 24-hour clock: "2026-11-24 10:30" (as the fields show times), with
+// seconds or a "T" (a datetime-local value) too, or RFC 3339.
+var utcLayouts = []string{"2006-01-02 15:04", formTimeLayout, "2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339Nano}
 
-// parseDatetimeLocal reads the value of a datetime-local input as UTC.
-func parseDatetimeLocal(field, s string) (time.Time, error) {
+// formTimeLayout is how a form shows a time: UTC, 24-hour, to the second.
+const formTimeLayout = "2006-01-02 15:04:05"
+
+// parseUTC reads a time field's value (see utcLayouts).
+func parseUTC(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
-	for _, l := range datetimeLocal {
+	for _, l := range utcLayouts {
 		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil {
-			return t, nil
+			return t, true
 		}
 	}
+	return time.Time{}, false
+}
+
+// parseTimeField reads the time field of a form, field, as parseUTC does,
+// or refuses it naming the field.
+func parseTimeField(field, s string) (time.Time, error) {
+	if t, ok := parseUTC(s); ok {
+		return t, nil
+	}
 	return time.Time{}, &messaging.Error{Code: messaging.CodeValidation, Field: field, Path: record.FieldPath(field),
-		Message: field + ": must be a date and time (UTC) such as 2026-11-24T10:30 (got \"" + clipText(s, 40) + "\")"}
+		Message: field + ": must be a date and time (UTC, 24-hour) such as 2026-11-24 14:30 (got \"" + clipText(strings.TrimSpace(s), 40) + "\")"}
 }
 
 // clipText shortens s to at most n runes for an error message.
@@ -86,7 +100,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request, req *request)
 		dst  *time.Time
 	}{{"created_after", &mq.CreatedAfter}, {"created_before", &mq.CreatedBefore}} {
 		if v := form.Get(f.name); v != "" && err == nil {
-			*f.dst, err = parseDatetimeLocal(f.name, v)
+			*f.dst, err = parseTimeField(f.name, v)
 		}
 	}
 	var list *messaging.MessagePage

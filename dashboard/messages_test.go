@@ -124,6 +124,7 @@ func TestMessagesFilters(t *testing.T) {
 		{"to=%2B254700111222", []string{queued}},
 		{"channel=messenger", nil},
 		{"created_after=2026-11-24T11:00", []string{queued}},
+		{"created_after=2026-11-24+11:00", []string{queued}}, // as the field shows times: 24-hour, a space
 		{"created_before=2026-11-24T11:00", []string{sent[1], sent[0]}},
 		{"created_after=2026-11-24T10:00&created_before=2026-11-24T11:30:01", []string{sent[1], sent[0]}},
 	} {
@@ -140,7 +141,7 @@ func TestMessagesFilters(t *testing.T) {
 	for _, tc := range []struct{ query, want string }{
 		{"status=lost", `status: must be one of queued, sent, delivered, read, failed (got &#34;lost&#34;)`},
 		{"channel=sms", `channel: must be one of whatsapp, instagram, messenger`},
-		{"created_after=yesterday", `created_after: must be a date and time (UTC)`},
+		{"created_after=yesterday", `created_after: must be a date and time (UTC, 24-hour) such as 2026-11-24 14:30`},
 		{"created_after=2026-11-24T12:00&created_before=2026-11-24T11:00", `created_before: must be later than created_after`},
 		{"cursor=nope", `cursor: is not a cursor this API returned`},
 		{"limit=1000", `limit: must be an integer from 1 to 100`},
