@@ -115,7 +115,7 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 		return nil, err
 	}
 	types := []string{record.TypeText, record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio, record.TypeTemplate}
-	statuses := []string{StatusSent, StatusDelivered, StatusRead, StatusFailed}
+	statuses := []string{StatusSent, StatusDelivered, StatusRead, StatusFailed, StatusCanceled}
 	for _, ch := range s.Channels() {
 		t.byChannel[ch] = newMeasure(metricname.AttrChannel.String(ch))
 		for _, ty := range types {
