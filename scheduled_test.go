@@ -282,4 +282,3 @@ func TestCancelRacesDispatch(t *testing.T) {
 		}
 	}
 }
-
