@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ujumbe/messaging"
+	"github.com/ujumbe/messaging/internal/metricname"
 	"github.com/ujumbe/messaging/store/driver"
 	"github.com/ujumbe/messaging/store/memstore"
 	"github.com/ujumbe/messaging/store/sqlitestore"
@@ -280,5 +281,34 @@ func TestCancelRacesDispatch(t *testing.T) {
 		case !canceled[i] && (calls != 1 || status != messaging.StatusSent):
 			t.Errorf("%s not canceled, handed over %d times, status %s", id, calls, status)
 		}
+	}
+}
+
+// TestScheduledMetrics: a scheduled message counts in the queue depth but
+// not as due before its time; its accept-to-sent time runs from send_at;
+// a cancel counts one transition to canceled.
+func TestScheduledMetrics(t *testing.T) {
+	f := setupTelemetry(t)
+	id := f.sendAt(t, "+254712345678", t0.Add(time.Hour))
+	gone := f.sendAt(t, "+254712345679", t0.Add(time.Hour))
+	if _, err := f.ws.Messages.Cancel(f.ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	s := f.metrics.Collect(t)
+	depth, _ := s.Gauge(metricname.MetricQueueDepth)
+	due, _ := s.Gauge(metricname.MetricQueueDue)
+	if depth != 1 || due != 0 {
+		t.Errorf("before send_at: depth %v due %v; want 1 and 0", depth, due)
+	}
+	if got := s.Sum(metricname.MetricStatusTransitions, whatsapp, status("canceled")); got != 1 {
+		t.Errorf("transitions to canceled = %v, want 1", got)
+	}
+	f.clock.Advance(time.Hour + 20*time.Second)
+	if n := f.dispatch(t); n != 1 || f.get(t, id).Status != messaging.StatusSent {
+		t.Fatalf("dispatch at send_at handled %d", n)
+	}
+	s = f.metrics.Collect(t)
+	if n, sum := s.Histogram(metricname.MetricAcceptToSent, whatsapp); n != 1 || sum != 20 {
+		t.Errorf("accept to sent of a scheduled message: %d recordings summing %vs, want 1 of 20s (from send_at)", n, sum)
 	}
 }

@@ -48,7 +48,7 @@ type messageJSON struct {
 	// handed over (the send's send_at).
 	SendAt    *timestamp `json:"send_at,omitempty"`
 	CreatedAt timestamp  `json:"created_at"`
-	UpdatedAt       timestamp  `json:"updated_at"`
+	UpdatedAt timestamp  `json:"updated_at"`
 }
 
 func messageView(m *messaging.Message) messageJSON {
