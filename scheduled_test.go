@@ -312,3 +312,22 @@ func TestScheduledMetrics(t *testing.T) {
 		t.Errorf("accept to sent of a scheduled message: %d recordings summing %vs, want 1 of 20s (from send_at)", n, sum)
 	}
 }
+
+// TestScheduledRetriesFromSendAt: a message scheduled three days ahead
+// whose first hand-over fails with a retryable error is retried, MaxAge
+// (24 h) counting from its send_at, not from its acceptance.
+func TestScheduledRetriesFromSendAt(t *testing.T) {
+	f := setupDispatch(t, memstore.New(), messaging.DispatchOptions{InitialBackoff: time.Second})
+	f.prov.script["+254712345678"] = []error{&messaging.SendError{Code: "131000", Text: "Something went wrong", Retryable: true}, nil}
+	id := f.sendAt(t, "+254712345678", t0.Add(72*time.Hour))
+	f.clock.Advance(72 * time.Hour)
+	f.dispatch(t)
+	if m := f.get(t, id); m.Status != messaging.StatusQueued || m.LastError == "" {
+		t.Fatalf("after a retryable error: status %s last error %q; want queued for a retry", m.Status, m.LastError)
+	}
+	f.clock.Advance(2 * time.Second)
+	f.dispatch(t)
+	if m := f.get(t, id); m.Status != messaging.StatusSent || f.prov.callsOf(id) != 2 {
+		t.Errorf("the retry: status %s after %d hand-overs; want sent after 2", m.Status, f.prov.callsOf(id))
+	}
+}

@@ -172,11 +172,7 @@ func (t *telemetry) statusChanged(ctx context.Context, before *Message, status s
 	switch {
 	case status == StatusSent && before.Status == StatusQueued:
 		// A scheduled message waits from its SendAt, not its acceptance.
-		from := before.CreatedAt
-		if before.SendAt != nil && before.SendAt.After(from) {
-			from = *before.SendAt
-		}
-		t.toSent.Record(ctx, now.Sub(from).Seconds(), t.channel(before.Channel).rec...)
+		t.toSent.Record(ctx, now.Sub(sendFrom(before)).Seconds(), t.channel(before.Channel).rec...)
 	case status == StatusDelivered && before.Status == StatusSent:
 		// A sent message's UpdatedAt is when it became sent: nothing
 		// else changes a message that left the queue.

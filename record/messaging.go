@@ -118,7 +118,8 @@ type Message struct {
 	// ProviderMessageID is the channel provider's id, once sent.
 	ProviderMessageID string
 	// DueAt is when the dispatcher may next claim the message: its accept
-	// time, a retry time, or the end of the lease of the worker holding it.
+	// time (its SendAt when scheduled later), a retry time, or the end of
+	// the lease of the worker holding it.
 	// Only queued outbound messages are claimed.
 	DueAt time.Time
 	// LeaseOwner names the dispatcher worker holding the message while it
