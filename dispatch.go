@@ -46,8 +46,8 @@ type DispatchOptions struct {
 	// MaxAttempts is the most hand-overs to the provider before a message
 	// with retryable errors fails. Default 10.
 	MaxAttempts int
-	// MaxAge is how long after acceptance a message may still be retried.
-	// Default 24 h.
+	// MaxAge is how long after acceptance (a scheduled message's SendAt)
+	// a message may still be retried. Default 24 h.
 	MaxAge time.Duration
 	// InitialBackoff and MaxBackoff shape the exponential backoff (factor
 	// 2, +-20 % jitter) between retries. Defaults 1 s and 10 min.
@@ -392,7 +392,7 @@ func (d *dispatcher) recordRefusal(ctx context.Context, a *handOver, se *SendErr
 	if se.Throttled {
 		d.pause(a.sender, now.Add(max(se.RetryAfter, d.opts.InitialBackoff)))
 	}
-	if delay, more := d.retry.After(m.Attempts); se.Retryable && more && now.Sub(m.CreatedAt) < d.opts.MaxAge {
+	if delay, more := d.retry.After(m.Attempts); se.Retryable && more && now.Sub(sendFrom(m)) < d.opts.MaxAge {
 		delay = max(delay, se.RetryAfter)
 		tel.retries.Add(ctx, 1, tel.channel(m.Channel).add...)
 		d.record(ctx, a, "the retry", func(rctx context.Context) error {
@@ -479,7 +479,7 @@ func (d *dispatcher) unconfirmed(ctx context.Context, m *Message) {
 	}
 	// A resend is an attempt like any other: none is left when the
 	// hand-overs so far (this claim's is not one) used them all up.
-	if _, more := d.retry.After(m.Attempts - 1); !more || now.Sub(m.CreatedAt) >= d.opts.MaxAge {
+	if _, more := d.retry.After(m.Attempts - 1); !more || now.Sub(sendFrom(m)) >= d.opts.MaxAge {
 		policy = record.UnconfirmedFail
 	}
 	tel := d.svc.tel
@@ -595,6 +595,16 @@ func runDue[T any](ctx context.Context, q *workqueue.Queue[T], what string) (int
 		return n, wrapStoreError(err, what, "")
 	}
 	return n, err
+}
+
+// sendFrom is when m was first to be handed over: its acceptance, or its
+// SendAt when it was scheduled later. Its retries are bounded by MaxAge
+// from then.
+func sendFrom(m *Message) time.Time {
+	if m.SendAt != nil && m.SendAt.After(m.CreatedAt) {
+		return *m.SendAt
+	}
+	return m.CreatedAt
 }
 
 // wakeDispatcher tells the dispatcher that a message was queued, so that

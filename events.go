@@ -135,7 +135,9 @@ func receivedEvent(m *Message, now time.Time) *Event {
 	}
 }
 
-// StatusEventData is the payload of a message.status_updated event.
+// StatusEventData is the payload of a message.status_updated event. Status
+// is sent, delivered, read, failed or canceled (Messages.Cancel, from
+// queued).
 type StatusEventData struct {
 	MessageID      string    `json:"message_id"`
 	ConversationID string    `json:"conversation_id"`

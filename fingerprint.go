@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"time"
 )
 
 // The kinds of outbound message requests. A request's kind is the first
@@ -28,13 +29,15 @@ const (
 func requestHash(kind string, msg *Message) (string, error) {
 	var v any
 	if kind == kindTemplate {
-		v = templateFingerprint{To: msg.To, TemplateName: msg.TemplateName, Language: msg.Language, Components: componentFingerprints(msg.Components)}
+		v = templateFingerprint{To: msg.To, TemplateName: msg.TemplateName, Language: msg.Language, Components: componentFingerprints(msg.Components),
+			SendAt: sendAtFingerprint(msg.SendAt)}
 	} else {
 		f := sendFingerprint{Channel: msg.Channel, To: msg.To, Type: msg.Type, Text: msg.Text,
 			MediaURL: msg.MediaURL, Caption: msg.Caption, Filename: msg.Filename}
 		if o := msg.Outbound; o != nil {
 			f.richFingerprint = richOf(o)
 		}
+		f.SendAt = sendAtFingerprint(msg.SendAt)
 		v = f
 	}
 	b, err := json.Marshal(v)
@@ -62,6 +65,20 @@ type sendFingerprint struct {
 	// omitempty, so a send without them hashes to the bytes it always
 	// did.
 	richFingerprint
+	// SendAt is a scheduled send's time (sendAtFingerprint), added with
+	// scheduled sends: omitempty, so a send without it hashes as before.
+	SendAt string `json:"send_at,omitempty"`
+}
+
+// sendAtFingerprint is the canonical form of a scheduled send's time: the
+// instant in UTC with every digit (RFC 3339 with nanoseconds), so that the
+// same instant written with any offset hashes alike; "" when not
+// scheduled.
+func sendAtFingerprint(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // richFingerprint is the canonical form of the rich members of a send
@@ -187,6 +204,8 @@ type templateFingerprint struct {
 	TemplateName string                 `json:"template_name"`
 	Language     string                 `json:"language"`
 	Components   []componentFingerprint `json:"components,omitempty"`
+	// SendAt was added with scheduled sends (see sendFingerprint.SendAt).
+	SendAt string `json:"send_at,omitempty"`
 }
 
 // componentFingerprint is the canonical form of a SendComponent.

@@ -134,7 +134,7 @@ func seqPage(cursor string, limit, max int) (before int64, size int, err error) 
 
 // messageStatuses are the statuses a message can have, in the order of
 // their life.
-var messageStatuses = []string{StatusQueued, StatusSent, StatusDelivered, StatusRead, StatusFailed}
+var messageStatuses = []string{StatusQueued, StatusSent, StatusDelivered, StatusRead, StatusFailed, StatusCanceled}
 
 // maxRecipientLen bounds the to and conversation_id filters: longer values
 // match no message.

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ujumbe/messaging/internal/metricname"
@@ -62,6 +63,10 @@ type SendParams struct {
 	// reaction.
 	ReplyTo        string
 	IdempotencyKey string
+	// SendAt, when set, schedules the message (see Scheduled sends in the
+	// package documentation of Messages.Send): it is stored queued and not
+	// handed over before SendAt.
+	SendAt *time.Time
 }
 
 // Messages sends and reads the messages of one workspace.
@@ -202,6 +207,21 @@ func (p *SendParams) validate(s *Service) (to string, err error) {
 // queued and delivered asynchronously. With an IdempotencyKey, repeating the
 // same request returns the original result (Replayed true) and creates
 // nothing; the same key with a different request is a conflict.
+//
+// Scheduled sends: with SendAt, the message is stored queued with its
+// SendAt and the dispatcher does not hand it over before then (its DueAt
+// is SendAt; a restart keeps it, as it is stored). SendAt must be at most
+// record.MaxSendAhead (35 days) after the service's clock and not before
+// it by more than record.SendAtTolerance (1 minute; such a send is due at
+// once); otherwise the send is a validation_error naming send_at. The
+// range is checked with the rest of what may refuse a new message, after
+// validation: a repeat of an accepted request under its idempotency key
+// answers as the first did even once its SendAt has passed. SendAt is part
+// of the request an idempotency key stands for. The customer-service
+// window and the channel's connection are checked at accept only, not
+// again at SendAt: a free-form message whose window closed meanwhile is
+// refused by the provider then, and fails with its reason. Until it is
+// handed over, a scheduled message can be canceled (Cancel).
 func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
 	if err := requireStorable(p, "body", sendTexts); err != nil {
 		return nil, err
@@ -213,7 +233,7 @@ func (m *Messages) Send(ctx context.Context, p *SendParams) (*SendResult, error)
 	msg := &Message{
 		Channel: p.Channel, To: to, Type: p.Type, Text: p.Text,
 		MediaURL: p.MediaURL, Caption: p.Caption, Filename: p.Filename,
-		Outbound: p.outboundOf(), IdempotencyKey: p.IdempotencyKey,
+		Outbound: p.outboundOf(), IdempotencyKey: p.IdempotencyKey, SendAt: utcTime(p.SendAt),
 	}
 	return m.accept(ctx, msg, kindSend)
 }
@@ -250,6 +270,9 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 	msg.Direction = record.DirectionOutbound
 	msg.Status = StatusQueued
 	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
+	if msg.SendAt != nil && msg.SendAt.After(now) {
+		msg.DueAt = *msg.SendAt // no claim takes it before then
+	}
 	tel := m.svc.tel
 	sctx, span := tel.start(ctx, "messaging.accept", tel.spanInternal)
 	if span != nil {
@@ -270,15 +293,20 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 		return m.replayed(stored, msg.RequestHash)
 	}
 	tel.accepted.Add(ctx, 1, tel.channelType(msg.Channel, msg.Type).add...)
-	m.svc.wakeDispatcher()
+	if !msg.DueAt.After(now) {
+		m.svc.wakeDispatcher() // a scheduled message waits for the polls
+	}
 	return sendResult(stored, false), nil
 }
 
-// acceptable checks what may refuse a new message: a template that is not
-// approved, a channel that is not connected, a free-form message outside
+// acceptable checks what may refuse a new message: a SendAt out of range,
+// a template that is not approved, a channel that is not connected, a free-form message outside
 // the customer-service window. A recipient who opted out is refused by
 // the store, atomically with the insert (Store.MessageCreate).
 func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) error {
+	if err := checkSendAt(msg.SendAt, m.svc.now()); err != nil {
+		return err
+	}
 	if kind == kindTemplate {
 		if err := m.checkTemplate(ctx, msg); err != nil {
 			return err
@@ -450,7 +478,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 	}
 	msg := &Message{
 		Channel: ChannelWhatsApp, To: to, Type: record.TypeTemplate, TemplateName: p.TemplateName, Language: lang,
-		Components: p.Components, IdempotencyKey: p.IdempotencyKey,
+		Components: p.Components, IdempotencyKey: p.IdempotencyKey, SendAt: utcTime(p.SendAt),
 	}
 	return m.accept(ctx, msg, kindTemplate)
 }
@@ -590,4 +618,96 @@ func paramCount(sl templateSlot) string {
 		return "1 parameter"
 	}
 	return fmt.Sprintf("%d parameters", sl.params)
+}
+
+// checkSendAt refuses a scheduled send's sendAt (nil: not scheduled) that
+// is more than record.SendAtTolerance before now or more than
+// record.MaxSendAhead after it.
+func checkSendAt(sendAt *time.Time, now time.Time) error {
+	if sendAt == nil {
+		return nil
+	}
+	if sendAt.Before(now.Add(-record.SendAtTolerance)) {
+		return validationError("send_at", "must not be in the past (got %s, the service's clock reads %s)", record.FormatTime(*sendAt), record.FormatTime(now))
+	}
+	if sendAt.After(now.Add(record.MaxSendAhead)) {
+		return validationError("send_at", "must be at most 35 days ahead (got %s, the latest is %s)", record.FormatTime(*sendAt), record.FormatTime(now.Add(record.MaxSendAhead)))
+	}
+	return nil
+}
+
+// utcTime returns a copy of *t in UTC; nil for nil.
+func utcTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// Cancel cancels a queued outbound message of the workspace that no
+// dispatcher worker has begun to hand over (not leased, no hand-over
+// whose outcome is unknown): its status becomes canceled, an addition to
+// the spec's statuses, final, and it is never claimed. The change is one
+// compare-and-set in the store (driver.MessageStatusParams.Unclaimed), so
+// of a cancel and a concurrent claim exactly one wins. Like every status
+// change it emits a message.status_updated event (previous status
+// queued). It returns the message as canceled.
+//
+// A message that is sent, delivered, read, failed or already canceled, an
+// inbound message, and one being handed over to the provider is a
+// conflict naming status: cancelling twice answers conflict the second
+// time. An unknown id, or one of another workspace, is not_found.
+func (m *Messages) Cancel(ctx context.Context, id string) (*Message, error) {
+	s := m.svc
+	before, err := getRecord(ctx, s.store.MessageGet, m.ws, "message", id)
+	if err != nil {
+		return nil, err
+	}
+	if err := cancellable(before); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	ev := statusEvent(before, statusAfter(before, &StatusUpdate{Status: StatusCanceled}, "", now), now)
+	rec, err := ev.record()
+	if err != nil {
+		s.log.Error("encoding event failed", "err", err)
+		rec = nil
+	} else {
+		rec.TraceParent = before.TraceParent
+	}
+	res := s.statuses.update(ctx, &driver.MessageStatusParams{
+		WorkspaceID: m.ws, ID: before.ID, From: []string{StatusQueued}, To: StatusCanceled, Unclaimed: true, At: now, Event: rec,
+	}, nil)
+	if res.err != nil {
+		return nil, wrapStoreError(res.err, "message", id)
+	}
+	if !res.changed {
+		// A claim (or another change) came first.
+		if res.after != nil {
+			if err := cancellable(res.after); err != nil {
+				return nil, err
+			}
+		}
+		return nil, errorOn(CodeConflict, "status", "status: the message is being handed over to the provider and can no longer be canceled", nil)
+	}
+	s.tel.statusChanged(ctx, before, StatusCanceled, now)
+	if res.queued {
+		s.wakeWebhooks()
+	}
+	s.events.publish(ctx, ev)
+	return res.after, nil
+}
+
+// cancellable returns the conflict that stops a cancel of msg, or nil.
+func cancellable(msg *Message) error {
+	switch {
+	case msg.Direction != record.DirectionOutbound:
+		return errorOn(CodeConflict, "status", "status: only an outbound message can be canceled; this one is inbound", nil)
+	case msg.Status != StatusQueued:
+		return errorOn(CodeConflict, "status", fmt.Sprintf("status: only a queued message can be canceled; this one is %s", msg.Status), nil)
+	case msg.LeaseOwner != "" || msg.UnconfirmedSince != nil:
+		return errorOn(CodeConflict, "status", "status: the message is being handed over to the provider and can no longer be canceled", nil)
+	}
+	return nil
 }

@@ -53,13 +53,15 @@ const (
 	ChannelMessenger = record.ChannelMessenger
 )
 
-// Message statuses: queued -> sent -> delivered -> read, and failed from any but read.
+// Message statuses: queued -> sent -> delivered -> read, failed from any
+// but read, and canceled from queued (Messages.Cancel).
 const (
 	StatusQueued    = record.StatusQueued
 	StatusSent      = record.StatusSent
 	StatusDelivered = record.StatusDelivered
 	StatusRead      = record.StatusRead
 	StatusFailed    = record.StatusFailed
+	StatusCanceled  = record.StatusCanceled
 )
 
 // The error codes of the Messaging API (see record.Code).

@@ -87,7 +87,7 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 	}
 	t.accepted = counter(metricname.MetricMessagesAccepted, "{message}", "Messages accepted (stored as queued), by channel and type.")
 	t.transitions = counter(metricname.MetricStatusTransitions, "{transition}", "Status changes of messages, by channel and new status.")
-	t.toSent = histogram(metricname.MetricAcceptToSent, "Time from a message's acceptance to the provider accepting it (status sent), by channel.")
+	t.toSent = histogram(metricname.MetricAcceptToSent, "Time from a message's acceptance (a scheduled message's send_at) to the provider accepting it (status sent), by channel.")
 	t.toDelivered = histogram(metricname.MetricSentToDelivered, "Time from a message's sent to its delivered report, by channel.")
 	t.providerErrors = counter(metricname.MetricProviderErrors, "{error}", "Sends refused or failed by the channel provider, by channel and provider error code.")
 	t.retries = counter(metricname.MetricDispatchRetries, "{retry}", "Sends put back in the queue for a later attempt after a retryable provider error, by channel.")
@@ -115,7 +115,7 @@ func newTelemetry(s *Service, mp metric.MeterProvider, tp trace.TracerProvider) 
 		return nil, err
 	}
 	types := []string{record.TypeText, record.TypeImage, record.TypeVideo, record.TypeDocument, record.TypeAudio, record.TypeTemplate}
-	statuses := []string{StatusSent, StatusDelivered, StatusRead, StatusFailed}
+	statuses := []string{StatusSent, StatusDelivered, StatusRead, StatusFailed, StatusCanceled}
 	for _, ch := range s.Channels() {
 		t.byChannel[ch] = newMeasure(metricname.AttrChannel.String(ch))
 		for _, ty := range types {
@@ -171,7 +171,8 @@ func (t *telemetry) statusChanged(ctx context.Context, before *Message, status s
 	t.transitions.Add(ctx, 1, t.channelStatus(before.Channel, status).add...)
 	switch {
 	case status == StatusSent && before.Status == StatusQueued:
-		t.toSent.Record(ctx, now.Sub(before.CreatedAt).Seconds(), t.channel(before.Channel).rec...)
+		// A scheduled message waits from its SendAt, not its acceptance.
+		t.toSent.Record(ctx, now.Sub(sendFrom(before)).Seconds(), t.channel(before.Channel).rec...)
 	case status == StatusDelivered && before.Status == StatusSent:
 		// A sent message's UpdatedAt is when it became sent: nothing
 		// else changes a message that left the queue.

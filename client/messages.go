@@ -47,6 +47,11 @@ type SendParams struct {
 	// IdempotencyKey makes a retry safe; Messages.Send sets one when it is
 	// empty.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// SendAt, when set, schedules the message: it is queued and not
+	// handed over before then (at most 35 days ahead of the server's
+	// clock, at most a minute past; otherwise validation_error naming
+	// send_at). Messages.Cancel cancels it until then.
+	SendAt *time.Time `json:"send_at,omitempty"`
 }
 
 // SendTemplateParams is the body of POST /v1/messages/templates (schema
@@ -63,6 +68,9 @@ type SendTemplateParams struct {
 	// IdempotencyKey makes a retry safe; Messages.SendTemplate sets one
 	// when it is empty.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// SendAt, when set, schedules the template send, as SendParams.SendAt
+	// does.
+	SendAt *time.Time `json:"send_at,omitempty"`
 }
 
 // SendComponent is a component of a template send (schema
@@ -138,6 +146,18 @@ func sendMessage[P any](ctx context.Context, r *restClient, name, path string, p
 	k := key(&q)
 	*k = r.t.idempotencyKey(*k)
 	return send[SendResult](ctx, r, http.MethodPost, &q, true, path)
+}
+
+// Cancel cancels a queued message that is not being handed over yet,
+// typically a scheduled one (POST /v1/messages/{id}/cancel), and returns
+// it with status canceled. A message that is sent, delivered, read,
+// failed, already canceled or being handed over is a conflict (an *Error
+// with Field status); an id of another workspace is not_found. The
+// request is retried like other idempotent calls: when a first attempt
+// canceled the message but its answer was lost, the retry answers
+// conflict, and Get shows the message canceled.
+func (s *Messages) Cancel(ctx context.Context, id string) (*Message, error) {
+	return send[Message](ctx, s.r, http.MethodPost, &struct{}{}, true, "/v1/messages/%s/cancel", id)
 }
 
 // Get returns a message of the workspace (GET /v1/messages/{id}); an id

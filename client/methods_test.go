@@ -357,6 +357,19 @@ func methods(e *env) []method {
 			}
 			return fmt.Sprintf("%s %d %q", m.ContentType, m.ContentLength, b), nil
 		}, want: fmt.Sprintf("image/jpeg %d %q", len(fakeprovider.MediaBytes("img-1")), fakeprovider.MediaBytes("img-1"))},
+		// Messages.Cancel cancels a message scheduled in f's workspace.
+		{name: "Messages.Cancel", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {
+			at := e.clock.Now().Add(time.Hour)
+			r, err := e.svc.Workspace(f.ID).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text", Text: "later", SendAt: &at})
+			if err != nil {
+				return "", err
+			}
+			m, err := c.Messages.Cancel(ctx, r.MessageID)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s send_at=%v", m.Status, m.SendAt != nil && m.SendAt.Equal(at)), nil
+		}, want: "canceled send_at=true"},
 		// Messages.MarkRead has the fake receive a message in f's
 		// workspace (once: the provider id is the same every time).
 		{name: "Messages.MarkRead", byID: true, call: func(ctx context.Context, c *client.Client, f *fixture) (string, error) {

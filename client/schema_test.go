@@ -110,7 +110,7 @@ func TestSchemas(t *testing.T) {
 		// schema does not say so (omitted when empty instead).
 		nullOK []string
 	}{
-		{"Message", client.Message{}, []string{"media", "location", "contacts", "interactive", "reaction", "context", "window_expires_at"}},
+		{"Message", client.Message{}, []string{"media", "location", "contacts", "interactive", "reaction", "context", "window_expires_at", "send_at"}},
 		{"InboundMedia", client.InboundMedia{}, nil},
 		{"Location", client.Location{}, nil},
 		{"SharedContact", client.SharedContact{}, []string{"phones", "emails"}},
@@ -151,8 +151,8 @@ func TestSchemas(t *testing.T) {
 		{"SMSCallbackSet", client.SMSCallbackParams{}, nil},
 		{"SMSCallback", client.SMSCallback{}, nil},
 		{"LedgerPage", client.LedgerPage{}, []string{"items"}},
-		{"SendRequest", client.SendParams{}, []string{"interactive", "location", "contacts", "reaction", "context"}},
-		{"SendTemplateRequest", client.SendTemplateParams{}, []string{"components"}},
+		{"SendRequest", client.SendParams{}, []string{"interactive", "location", "contacts", "reaction", "context", "send_at"}},
+		{"SendTemplateRequest", client.SendTemplateParams{}, []string{"components", "send_at"}},
 		{"SendResponse", client.SendResult{}, nil},
 		{"SendComponent", client.SendComponent{}, []string{"index", "parameters"}},
 		{"SendParameter", client.SendParameter{}, nil},

@@ -21,7 +21,8 @@ type Message struct {
 	// From is, on inbound messages only, the sender: an E.164 number on
 	// WhatsApp, the channel's scoped user id on Instagram and Messenger.
 	From string `json:"from,omitempty"`
-	// Status is queued, sent, delivered, read or failed.
+	// Status is queued, sent, delivered, read, failed or canceled
+	// (Messages.Cancel).
 	Status string `json:"status"`
 	// FailureReason is "[<provider_code>] <text>" when Status is failed.
 	FailureReason string `json:"failure_reason,omitempty"`
@@ -61,8 +62,11 @@ type Message struct {
 	// customer-service window the message opened (CreatedAt plus 24
 	// hours); nil on outbound messages.
 	WindowExpiresAt *time.Time `json:"window_expires_at,omitempty"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
+	// SendAt is, on a scheduled outbound message, when it is to be handed
+	// over (SendParams.SendAt); nil on others.
+	SendAt    *time.Time `json:"send_at,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
 }
 
 // InboundMedia is the media of an inbound image, video, audio, document

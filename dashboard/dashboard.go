@@ -230,6 +230,7 @@ func (h *Handler) table() []route {
 		{get, "/w/{ws}/messages/{id}", false, (*Handler).message},
 		{get, "/w/{ws}/messages/{id}/media", false, (*Handler).messageMedia},
 		{post, "/w/{ws}/messages/{id}/read", false, (*Handler).markRead},
+		{post, "/w/{ws}/messages/{id}/cancel", false, (*Handler).cancelMessage},
 		{get, "/w/{ws}/contacts", false, (*Handler).contacts},
 		{post, "/w/{ws}/contacts", false, (*Handler).createContact},
 		{get, "/w/{ws}/contacts/new", false, (*Handler).newContact},

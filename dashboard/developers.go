@@ -60,7 +60,7 @@ func devEventTypes() []devChoice {
 		about := ""
 		switch e {
 		case messaging.EventMessageStatusUpdated:
-			about = "a message changed status (sent, delivered, read, failed)"
+			about = "a message changed status (sent, delivered, read, failed, canceled)"
 		case messaging.EventMessageReceived:
 			about = "a customer sent a message (a reply, a reaction, a keyword)"
 		case messaging.EventContactOptedOut:

@@ -83,7 +83,7 @@ func (h *Handler) messages(w http.ResponseWriter, r *http.Request, req *request)
 		}
 	}
 	d := &messagesData{Statuses: []string{messaging.StatusQueued, messaging.StatusSent, messaging.StatusDelivered,
-		messaging.StatusRead, messaging.StatusFailed}, Channels: h.svc.Channels()}
+		messaging.StatusRead, messaging.StatusFailed, messaging.StatusCanceled}, Channels: h.svc.Channels()}
 	p := &page{Title: "Messages", Nav: "messages", Form: form, Data: d}
 	p.fill(h, req)
 	mq := &messaging.MessageQuery{Status: form.Get("status"), Channel: form.Get("channel"),
@@ -152,8 +152,15 @@ type messageData struct {
 	Msg      *messaging.Message
 	Timeline []timelineEntry
 	// Final is set once the message's status can no longer change on its
-	// own (read, failed, or an inbound message): the page stops updating.
+	// own (read, failed, canceled, or an inbound message): the page stops
+	// updating.
 	Final bool
+	// SendAt is when a scheduled message is to be handed over; zero for
+	// one sent at once.
+	SendAt time.Time
+	// Cancellable is set while the message can be canceled (Messages.Cancel):
+	// outbound, queued, and no worker has begun to hand it over.
+	Cancellable bool
 	// Quoted is the message an outbound message quotes
 	// (Outbound.Context), nil when it names none of the workspace's.
 	Quoted *messaging.Message
@@ -175,7 +182,12 @@ func (h *Handler) renderMessage(w http.ResponseWriter, r *http.Request, req *req
 		return err
 	}
 	d := &messageData{Msg: m, Timeline: []timelineEntry{{Status: "accepted", At: m.CreatedAt}},
-		Final: m.Status == messaging.StatusRead || m.Status == messaging.StatusFailed || m.Direction == record.DirectionInbound}
+		Final: m.Status == messaging.StatusRead || m.Status == messaging.StatusFailed || m.Status == messaging.StatusCanceled ||
+			m.Direction == record.DirectionInbound,
+		Cancellable: m.Direction == record.DirectionOutbound && m.Status == messaging.StatusQueued && m.LeaseOwner == "" && m.UnconfirmedSince == nil}
+	if m.SendAt != nil {
+		d.SendAt = *m.SendAt
+	}
 	if m.Direction == record.DirectionInbound {
 		d.Timeline[0].Status = "received"
 	}
@@ -238,6 +250,31 @@ func (h *Handler) markRead(w http.ResponseWriter, r *http.Request, req *request)
 		return h.renderMessage(w, r, req, &page{Problem: e.Message}, id, status)
 	}
 	h.flash(w, "Message marked read"+when(m.ReadAt)+".")
+	http.Redirect(w, r, h.prefix+"w/"+req.ws.ID+"/messages/"+url.PathEscape(m.ID), http.StatusSeeOther)
+	return nil
+}
+
+// cancelMessage cancels a queued outbound message (Messages.Cancel, as
+// POST /v1/messages/{id}/cancel does) and goes back to its page; a
+// message that can no longer be canceled is shown with the reason (409).
+func (h *Handler) cancelMessage(w http.ResponseWriter, r *http.Request, req *request) error {
+	if err := r.ParseForm(); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	m, err := req.svc.Messages.Cancel(req.ctx, id)
+	if err != nil {
+		var e *messaging.Error
+		if !errors.As(err, &e) || e.Code == messaging.CodeNotFound || e.Code == messaging.CodeInternal {
+			return err
+		}
+		status := http.StatusConflict
+		if e.Code == messaging.CodeServiceUnavailable {
+			status = http.StatusServiceUnavailable
+		}
+		return h.renderMessage(w, r, req, &page{Problem: e.Message}, id, status)
+	}
+	h.flash(w, "Message canceled: it will not be sent.")
 	http.Redirect(w, r, h.prefix+"w/"+req.ws.ID+"/messages/"+url.PathEscape(m.ID), http.StatusSeeOther)
 	return nil
 }

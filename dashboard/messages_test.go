@@ -139,7 +139,7 @@ func TestMessagesFilters(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ query, want string }{
-		{"status=lost", `status: must be one of queued, sent, delivered, read, failed (got &#34;lost&#34;)`},
+		{"status=lost", `status: must be one of queued, sent, delivered, read, failed, canceled (got &#34;lost&#34;)`},
 		{"channel=sms", `channel: must be one of whatsapp, instagram, messenger`},
 		{"created_after=yesterday", `created_after: must be a date and time (UTC, 24-hour) such as 2026-11-24 14:30`},
 		{"created_after=2026-11-24T12:00&created_before=2026-11-24T11:00", `created_before: must be later than created_after`},

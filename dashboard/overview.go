@@ -49,7 +49,8 @@ type failingEndpoint struct {
 }
 
 // chartStatuses are the statuses of the chart, in stacking order.
-var chartStatuses = []string{messaging.StatusQueued, messaging.StatusSent, messaging.StatusDelivered, messaging.StatusRead, messaging.StatusFailed}
+var chartStatuses = []string{messaging.StatusQueued, messaging.StatusSent, messaging.StatusDelivered, messaging.StatusRead, messaging.StatusFailed,
+	messaging.StatusCanceled}
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, req *request) error {
 	now := h.svc.Now().UTC()

@@ -254,6 +254,8 @@ func TestScopesOfSpec(t *testing.T) {
 		"POST /v1/messages/{id}/read": {"write:messages"},
 		"POST /v1/media":              {"write:messages"},
 		"GET /v1/media/{id}":          {"read:messages"},
+		// Scheduled sends and cancelling.
+		"POST /v1/messages/{id}/cancel": {"write:messages"},
 	}
 	got := map[string][]string{}
 	for _, rt := range scopedRoutes() {
@@ -365,8 +367,13 @@ func TestRateLimitEveryRoute(t *testing.T) {
 						r.header.Get("X-RateLimit-Limit"), r.header.Get("X-RateLimit-Remaining"), wantRemaining)
 				}
 			}
+			// The request's setup (a scheduled message to cancel) is made
+			// before the count.
+			n++
+			limited, _ := validRequest(t, rt, e.A, n)
+			limited.key = e.A.Full
 			msgs := e.store.messages.Load()
-			r := send(e.A, e.A.Full)
+			r := e.do(t, limited)
 			expect(t, r, 429, "rate_limit_exceeded", "")
 			if e.store.messages.Load() != msgs {
 				t.Errorf("a rate limited send stored a message")

@@ -893,6 +893,9 @@ func oaSetup(t *testing.T) *oaEnv {
 			Context: &messaging.ReplyContext{ProviderMessageID: "wamid.elsewhere"}}})
 	must(err)
 	e.vars["msg_in"] = in.ID
+	// The service's clock is the real one here: a send_at a day ahead,
+	// written with an offset.
+	e.vars["tomorrow"] = time.Now().Add(24 * time.Hour).In(time.FixedZone("EAT", 3*3600)).Format(time.RFC3339)
 	nc, err := svc.Workspace("narrow").Contacts.Create(ctx, &messaging.ContactCreateParams{FirstName: "Nuru", Phone: "+254733000111"})
 	must(err)
 	e.vars["narrow_contact"] = nc.ID
@@ -1242,6 +1245,16 @@ func TestOpenAPIResponses(t *testing.T) {
 		{name: "send four buttons", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"interactive","interactive":{"type":"button","body":"Pick","buttons":[{"id":"a","title":"A"},{"id":"b","title":"B"},{"id":"c","title":"C"},{"id":"d","title":"D"}]}}`, status: 400, code: "validation_error", bodyInvalid: true},
 		{name: "send empty card", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"contacts","contacts":[{}]}`, status: 400, code: "validation_error", bodyInvalid: true},
 		{name: "send unknown media", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"image","media_id":"med_nope"}`, status: 404, code: "not_found"},
+		{name: "send scheduled", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"text","text":"later","send_at":"${tomorrow}"}`, status: 201, save: "msg_sched"},
+		{name: "send template scheduled", method: "POST", path: "/v1/messages/templates", key: "full", body: strings.TrimSuffix(orderSend, "}") + `,"send_at":"${tomorrow}"}`, status: 201},
+		{name: "send send_at without offset", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"text","text":"later","send_at":"2026-03-02T09:00:00"}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "send send_at past", method: "POST", path: "/v1/messages", key: "full", body: `{"channel":"whatsapp","to":"+254712345678","type":"text","text":"later","send_at":"2026-02-01T09:00:00Z"}`, status: 400, code: "validation_error"},
+		{name: "get scheduled message", method: "GET", path: "/v1/messages/${msg_sched}", key: "full", status: 200},
+		{name: "cancel without scope", method: "POST", path: "/v1/messages/${msg_sched}/cancel", key: "readContacts", status: 403, code: "forbidden"},
+		{name: "cancel unknown member", method: "POST", path: "/v1/messages/${msg_sched}/cancel", key: "full", body: `{"now":true}`, status: 400, code: "validation_error", bodyInvalid: true},
+		{name: "cancel scheduled", method: "POST", path: "/v1/messages/${msg_sched}/cancel", key: "full", status: 200},
+		{name: "cancel twice", method: "POST", path: "/v1/messages/${msg_sched}/cancel", key: "full", body: `{}`, status: 409, code: "conflict"},
+		{name: "cancel unknown", method: "POST", path: "/v1/messages/msg_nope/cancel", key: "full", status: 404, code: "not_found"},
 		{name: "mark read", method: "POST", path: "/v1/messages/${msg_in}/read", key: "full", status: 200},
 		{name: "mark read typing", method: "POST", path: "/v1/messages/${msg_in}/read", key: "full", body: `{"typing":true}`, status: 200},
 		{name: "mark read outbound", method: "POST", path: "/v1/messages/${msg}/read", key: "full", body: `{}`, status: 400, code: "validation_error"},

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ujumbe/messaging/record"
 
@@ -49,6 +50,7 @@ type sendRequest struct {
 	Reaction       *sentReactionJSON   `json:"reaction"`
 	Context        *sentContextJSON    `json:"context"`
 	IdempotencyKey string              `json:"idempotency_key"`
+	SendAt         string              `json:"send_at"`
 	TemplateName   string              `json:"template_name"`
 	Language       string              `json:"language"`
 	Components     []sendComponent     `json:"components"`
@@ -72,6 +74,10 @@ func (q *sendRequest) params() (*messaging.SendParams, error) {
 		Caption: q.Caption, Filename: q.Filename, IdempotencyKey: q.IdempotencyKey,
 		Interactive: converted(q.Interactive, interactiveJSON.params),
 		Contacts:    convertList(q.Contacts, sharedContactJSON.params),
+	}
+	var err error
+	if p.SendAt, err = parseSendAt(q.SendAt); err != nil {
+		return nil, err
 	}
 	if q.Location != nil {
 		l, err := q.Location.params()
@@ -99,6 +105,7 @@ type sendTemplateRequest struct {
 	Language       string          `json:"language"`
 	Components     []sendComponent `json:"components"`
 	IdempotencyKey string          `json:"idempotency_key"`
+	SendAt         string          `json:"send_at"`
 }
 
 func (q *sendTemplateRequest) params() (*messaging.SendTemplateParams, error) {
@@ -106,10 +113,28 @@ func (q *sendTemplateRequest) params() (*messaging.SendTemplateParams, error) {
 	if err != nil {
 		return nil, err
 	}
+	at, err := parseSendAt(q.SendAt)
+	if err != nil {
+		return nil, err
+	}
 	return &messaging.SendTemplateParams{
 		To: q.To, TemplateName: q.TemplateName, Language: q.Language,
-		Components: cs, IdempotencyKey: q.IdempotencyKey,
+		Components: cs, IdempotencyKey: q.IdempotencyKey, SendAt: at,
 	}, nil
+}
+
+// parseSendAt returns the time of a send's send_at member: nil when it is
+// absent or empty, else an RFC 3339 time with its offset (Z or +hh:mm), or
+// a validation_error naming send_at. Its range is the library's to check.
+func parseSendAt(s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, badRequest("send_at", "must be an RFC 3339 time with an offset, for example 2026-03-01T09:00:00+03:00 (got %q)", s)
+	}
+	return &t, nil
 }
 
 // sendComponent is a component of a template send. Index is kept raw:

@@ -44,8 +44,11 @@ type messageJSON struct {
 	// WindowExpiresAt is, on inbound messages, the end of the
 	// customer-service window the message opened.
 	WindowExpiresAt *timestamp `json:"window_expires_at,omitempty"`
-	CreatedAt       timestamp  `json:"created_at"`
-	UpdatedAt       timestamp  `json:"updated_at"`
+	// SendAt is, on a scheduled outbound message, when it is to be
+	// handed over (the send's send_at).
+	SendAt    *timestamp `json:"send_at,omitempty"`
+	CreatedAt timestamp  `json:"created_at"`
+	UpdatedAt timestamp  `json:"updated_at"`
 }
 
 func messageView(m *messaging.Message) messageJSON {
@@ -60,6 +63,9 @@ func messageView(m *messaging.Message) messageJSON {
 		v.ReadAt = &readAtJSON{at: m.ReadAt}
 	} else {
 		v.contentJSON = outboundContentView(m.Outbound)
+		if m.SendAt != nil {
+			v.SendAt = optTimestamp(*m.SendAt)
+		}
 	}
 	return v
 }

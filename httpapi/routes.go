@@ -83,6 +83,7 @@ func endpoints() []endpoint {
 		{Route{get, "/v1/messages/{id}", s(readMsgs), 120}, ws, (*Handler).getMessage},
 		{Route{get, "/v1/messages/{id}/media", s(readMsgs), 60}, ws, (*Handler).getMessageMedia},
 		{Route{post, "/v1/messages/{id}/read", s(writeMsgs), 120}, ws, (*Handler).markRead},
+		{Route{post, "/v1/messages/{id}/cancel", s(writeMsgs), 60}, ws, (*Handler).cancelMessage},
 		{Route{post, "/v1/media", s(writeMsgs), 30}, ws, (*Handler).uploadMedia},
 		{Route{get, "/v1/media/{id}", s(readMsgs), 120}, ws, (*Handler).getMedia},
 		{Route{get, "/v1/conversations", s(readMsgs), 60}, ws, (*Handler).listConversations},

@@ -127,6 +127,9 @@ type wsFixture struct {
 	// NewUpload uploads a small JPEG for messages on whatsapp and returns
 	// its id.
 	NewUpload func() string
+	// NewScheduled sends a text to +254712345678 on whatsapp scheduled an
+	// hour ahead of the clock and returns its id: a message to cancel.
+	NewScheduled func() string
 	// Hook is a webhook endpoint (its receiver answers 500); Delivery is
 	// the id of a pending delivery of it; NewHook creates another endpoint
 	// and returns its id.
@@ -322,6 +325,16 @@ func (e *env) workspace(t testing.TB, id, own, phone, email string) *wsFixture {
 			panic(fmt.Sprintf("setup %s: an inbound message: %v", id, err))
 		}
 		return m.ID
+	}
+	var scheduled atomic.Int64
+	f.NewScheduled = func() string {
+		at := e.clock.Now().Add(time.Hour)
+		r, err := e.svc.Workspace(id).Messages.Send(ctx, &messaging.SendParams{Channel: "whatsapp", To: "+254712345678", Type: "text",
+			Text: fmt.Sprintf("later %d", scheduled.Add(1)), SendAt: &at})
+		if err != nil {
+			panic(fmt.Sprintf("setup %s: a scheduled message: %v", id, err))
+		}
+		return r.MessageID
 	}
 	f.NewUpload = func() string {
 		u, err := e.svc.Workspace(id).MediaUploads.Upload(ctx, &messaging.MediaUploadParams{MimeType: "image/jpeg", Body: bytes.NewReader(jpegBytes(100))})
@@ -660,6 +673,8 @@ func routePath(rt httpapi.Route, f *wsFixture) string {
 		id = f.NewInbound()
 	case rt.Name() == "GET /v1/media/{id}":
 		id = f.NewUpload()
+	case rt.Name() == "POST /v1/messages/{id}/cancel":
+		id = f.NewScheduled()
 	case strings.HasPrefix(rt.Pattern, "/v1/messages/"):
 		id = f.Message.MessageID
 	case strings.HasPrefix(rt.Pattern, "/v1/conversations/"):
@@ -698,6 +713,8 @@ func validRequest(t *testing.T, rt httpapi.Route, f *wsFixture, n int) (request,
 		return rq, 201
 	case "POST /v1/messages/{id}/read":
 		rq.body = `{"typing":true}`
+		return rq, 200
+	case "POST /v1/messages/{id}/cancel":
 		return rq, 200
 	case "POST /v1/media":
 		rq.body = uploadBody(t, map[string]string{"type": "image/jpeg"}, "a.jpg", jpegBytes(64+n))

@@ -183,6 +183,25 @@ func (h *Handler) markRead(w http.ResponseWriter, r *http.Request, p *messaging.
 	return answer(w, http.StatusOK, messageView)(h.svc.Workspace(p.WorkspaceID).Messages.MarkRead(r.Context(), r.PathValue("id"), &messaging.MarkReadParams{Typing: q.Typing}))
 }
 
+// cancelMessage serves POST /v1/messages/{id}/cancel: no query, no body
+// (or an empty object); it answers the message as canceled.
+func (h *Handler) cancelMessage(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
+	if err := noQuery(r); err != nil {
+		return err
+	}
+	body, err := h.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if len(body) > 0 {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if err := h.decode(w, r, &struct{}{}); err != nil {
+			return err
+		}
+	}
+	return answer(w, http.StatusOK, messageView)(h.svc.Workspace(p.WorkspaceID).Messages.Cancel(r.Context(), r.PathValue("id")))
+}
+
 // mediaJSON is an uploaded file (POST /v1/media, GET /v1/media/{id}):
 // never the provider's id or handle.
 type mediaJSON struct {

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 )
 
 // SendTemplateParams are the fields of a template send.
@@ -14,6 +15,11 @@ type SendTemplateParams struct {
 	Language       string          `json:"language"`
 	Components     []SendComponent `json:"components,omitempty"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	// SendAt, when set, schedules the send: the message is stored queued
+	// and not handed over before then. It must be at most
+	// MaxSendAhead after the service's clock and not before it by more
+	// than SendAtTolerance.
+	SendAt *time.Time `json:"send_at,omitempty"`
 }
 
 // SendComponent is a component of a template send: type header, body or

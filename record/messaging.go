@@ -31,14 +31,27 @@ const (
 )
 
 // Message statuses. Statuses only move forward: queued -> sent -> delivered
-// -> read, and failed from any of queued, sent or delivered.
+// -> read, and failed from any of queued, sent or delivered. Canceled,
+// an addition to the spec's statuses, is reached only from queued, by a
+// cancel (messaging.Messages.Cancel) of a message no worker has begun to
+// hand over; like failed and read it is final.
 const (
 	StatusQueued    = "queued"
 	StatusSent      = "sent"
 	StatusDelivered = "delivered"
 	StatusRead      = "read"
 	StatusFailed    = "failed"
+	StatusCanceled  = "canceled"
 )
+
+// MaxSendAhead is how far ahead of the service's clock a scheduled send's
+// SendAt may be.
+const MaxSendAhead = 35 * 24 * time.Hour
+
+// SendAtTolerance is how far in the past a scheduled send's SendAt may be
+// (a clock a little behind the service's, a request that took a while):
+// such a send is due at once. Earlier than that is refused.
+const SendAtTolerance = time.Minute
 
 // Message directions.
 const (
@@ -92,6 +105,11 @@ type Message struct {
 	// provider (Messages.MarkRead); nil until then and on outbound
 	// messages.
 	ReadAt *time.Time
+	// SendAt is when a scheduled outbound message is to be handed over
+	// (the send's send_at, in UTC); nil for a message sent as soon as
+	// possible. The accept sets DueAt to it, so no claim takes the
+	// message before then.
+	SendAt *time.Time
 	// IdempotencyKey is the caller's key, empty when none was given.
 	IdempotencyKey string
 	// RequestHash fingerprints the request that created the message, so a
@@ -100,7 +118,8 @@ type Message struct {
 	// ProviderMessageID is the channel provider's id, once sent.
 	ProviderMessageID string
 	// DueAt is when the dispatcher may next claim the message: its accept
-	// time, a retry time, or the end of the lease of the worker holding it.
+	// time (its SendAt when scheduled later), a retry time, or the end of
+	// the lease of the worker holding it.
 	// Only queued outbound messages are claimed.
 	DueAt time.Time
 	// LeaseOwner names the dispatcher worker holding the message while it
@@ -152,6 +171,7 @@ func (m *Message) Clone() *Message {
 	c.Content = m.Content.Clone()
 	c.Outbound = m.Outbound.Clone()
 	c.ReadAt = clonePtr(m.ReadAt)
+	c.SendAt = clonePtr(m.SendAt)
 	if m.UnconfirmedSince != nil {
 		t := *m.UnconfirmedSince
 		c.UnconfirmedSince = &t

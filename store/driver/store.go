@@ -845,6 +845,12 @@ type MessageStatusParams struct {
 	ID          string
 	From        []string
 	To          string
+	// Unclaimed, when set, further guards the change: it applies only
+	// while the message is not leased (LeaseOwner empty) and no hand-over
+	// of it is unconfirmed (UnconfirmedSince nil), checked atomically with
+	// its status, so that of a cancel and a concurrent MessageClaim one
+	// wins, never both. Otherwise the change is not made (Changed false).
+	Unclaimed bool
 	// FailureReason is set when To is StatusFailed.
 	FailureReason string
 	// ProviderMessageID, when non-empty, is recorded on the message. The

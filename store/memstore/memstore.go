@@ -724,7 +724,7 @@ func (s *Store) setStatus(p *driver.MessageStatusParams) (*messaging.Message, bo
 	if !ok {
 		return nil, false, false, messaging.ErrNotFound
 	}
-	if !slices.Contains(p.From, m.Status) {
+	if !slices.Contains(p.From, m.Status) || (p.Unclaimed && (m.LeaseOwner != "" || m.UnconfirmedSince != nil)) {
 		return m.Clone(), false, false, nil
 	}
 	m.Status, m.UpdatedAt, m.LeaseOwner, m.UnconfirmedSince = p.To, p.At, "", nil

@@ -26,7 +26,7 @@ const messageCols = sqlrows.MessageColumns
 var (
 	qMessageInsert = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
+			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)
 		ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING
 		RETURNING ` + messageCols
 	// qMessageSend is qMessageInsert of an outbound message, unless its
@@ -34,7 +34,7 @@ var (
 	// the checks and the insert are one statement.
 	qMessageSend = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27
+			$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28
 		WHERE NOT EXISTS (SELECT 1 FROM suppressions WHERE workspace_id = $2 AND recipient = $5 AND channel = $4 AND opted_out)
 		ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING
 		RETURNING ` + messageCols
@@ -64,14 +64,17 @@ var (
 	// $10 is NULL) for the enabled endpoints of the workspace that
 	// subscribe to its type, and returns the row after the change and
 	// whether deliveries were queued: one
-	// statement, so that a batch of changes is one round trip.
+	// statement, so that a batch of changes is one round trip. When $16
+	// (MessageStatusParams.Unclaimed) is true, a leased message or one
+	// with an unconfirmed hand-over is not changed either.
 	qMessageSetStatus = `WITH u AS (
 			UPDATE messages m SET status = $3,
 				failure_reason = CASE WHEN $4 <> '' THEN $4 ELSE m.failure_reason END,
 				provider_message_id = CASE WHEN $5 <> '' THEN $5 ELSE m.provider_message_id END,
 				updated_at = $6, lease_owner = '', unconfirmed_since = NULL, history = m.history || $8
-			FROM (SELECT id, status FROM messages WHERE id = $1 AND workspace_id = $2 FOR UPDATE) old
+			FROM (SELECT id, status, lease_owner, unconfirmed_since FROM messages WHERE id = $1 AND workspace_id = $2 FOR UPDATE) old
 			WHERE m.id = old.id AND old.status = ANY($7::text[])
+				AND (NOT $16::boolean OR (old.lease_owner = '' AND old.unconfirmed_since IS NULL))
 			RETURNING ` + qualify("m", messageCols) + `),
 		q AS (
 			INSERT INTO webhook_deliveries
@@ -118,19 +121,19 @@ func queueEndpointEvent(ctx context.Context, q querier, p *driver.WebhookQueuePa
 func messageDest(m *messaging.Message) ([]any, func() error) {
 	var comps, content *string
 	var created, updated, due int64
-	var unconfirmed, read *int64
+	var unconfirmed, read, sendAt *int64
 	var history string
 	dest := []any{&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, &created, &updated,
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history, &unconfirmed, &read}
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &sendAt, &history, &unconfirmed, &read}
 	return dest, func() error {
 		var err, herr, cerr error
 		m.Components, err = storedjson.DecodeSendComponents(comps)
 		m.Content, m.Outbound, cerr = storedjson.DecodeContent(content)
 		m.History, herr = statushistory.Decode(history)
 		m.CreatedAt, m.UpdatedAt, m.DueAt, m.UnconfirmedSince = fromTS(created), fromTS(updated), fromTS(due), fromTSPtr(unconfirmed)
-		m.ReadAt = fromTSPtr(read)
+		m.ReadAt, m.SendAt = fromTSPtr(read), fromTSPtr(sendAt)
 		return errors.Join(err, cerr, herr)
 	}
 }
@@ -254,7 +257,7 @@ func (s *Store) updateStatuses(ctx context.Context, ps []*driver.MessageStatusPa
 	b := &pgx.Batch{}
 	for _, p := range ps {
 		args := []any{p.ID, p.WorkspaceID, p.To, p.FailureReason, p.ProviderMessageID, ts(p.At),
-			nonNil(p.From), statushistory.Entry(p.To, p.At), nil, nil, nil, nil, nil, nil, nil}
+			nonNil(p.From), statushistory.Entry(p.To, p.At), nil, nil, nil, nil, nil, nil, nil, p.Unclaimed}
 		if ev := p.Event; ev != nil {
 			args[8], args[9], args[10], args[11], args[12], args[13], args[14] = ev.MessageID, ev.ID, ev.Payload, ts(ev.CreatedAt), ev.Type, ev.TraceParent, ev.WorkspaceID
 		}

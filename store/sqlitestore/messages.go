@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/ujumbe/messaging/store/driver"
 
@@ -24,7 +25,7 @@ func scanMessage(sc scanner) (*messaging.Message, error) {
 	if err := sc.Scan(&m.ID, &m.WorkspaceID, &m.ConversationID, &m.Channel, &m.To, &m.Direction, &m.Status, &m.FailureReason,
 		&m.Type, &m.Text, &m.MediaURL, &m.Caption, &m.Filename, &m.TemplateName, &m.Language, &comps,
 		&m.IdempotencyKey, &m.RequestHash, &m.ProviderMessageID, storedTime{&m.CreatedAt}, storedTime{&m.UpdatedAt},
-		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, &history, storedTimePtr{&m.UnconfirmedSince}, storedTimePtr{&m.ReadAt}); err != nil {
+		&due, &m.LeaseOwner, &m.Attempts, &m.LastError, &m.TraceParent, &content, storedTimePtr{&m.SendAt}, &history, storedTimePtr{&m.UnconfirmedSince}, storedTimePtr{&m.ReadAt}); err != nil {
 		return nil, err
 	}
 	var err error
@@ -72,6 +73,7 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 			stored = m.Clone()
 			stored.History, stored.ReadAt = nil, nil // neither is inserted
 			stored.CreatedAt, stored.UpdatedAt, stored.DueAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.DueAt.UTC()
+			stored.SendAt = utcPtr(m.SendAt)
 			return nil
 		}
 		stored, err = scanMessage(s.rowTx(ctx, tx, qMessageByIdem, m.WorkspaceID, m.IdempotencyKey))
@@ -107,12 +109,12 @@ func (s *Store) MessageGet(ctx context.Context, workspaceID, id string) (*messag
 // Hot statements of MessageCreate, MessageUpdateStatuses and MessageClaim.
 var (
 	qMessageInsert = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
 	// qMessageSend is qMessageInsert of an outbound message, unless its
 	// recipient (?5) opted out of its channel (?4) in its workspace (?2).
 	qMessageSend = `INSERT INTO messages (` + sqlrows.MessageInsertColumns + `)
-			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27
+			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28
 			WHERE NOT EXISTS (SELECT 1 FROM suppressions WHERE workspace_id = ?2 AND recipient = ?5 AND channel = ?4 AND opted_out)
 			ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key <> '' DO NOTHING`
 	// qOptedOutAt is when a recipient opted out of a channel.
@@ -131,6 +133,7 @@ var (
 			provider_message_id = CASE WHEN ? <> '' THEN ? ELSE provider_message_id END,
 			updated_at = ?, lease_owner = '', unconfirmed_since = NULL, history = history || ?
 			WHERE id = ? AND workspace_id = ? AND status = ?
+				AND (? = 0 OR (lease_owner = '' AND unconfirmed_since IS NULL))
 			RETURNING ` + messageCols
 	// qQueueEvent queues an event for the enabled endpoints of its
 	// workspace that subscribe to its type (events '' or holding it).
@@ -230,7 +233,7 @@ func (s *Store) readSetStatus(ctx context.Context, tx *sql.Tx, p *driver.Message
 	}
 	// The writer is serialized, so the status read above is the one the
 	// update sees: check p.From here and update by that status.
-	if !slices.Contains(p.From, before.Status) {
+	if !slices.Contains(p.From, before.Status) || (p.Unclaimed && (before.LeaseOwner != "" || before.UnconfirmedSince != nil)) {
 		return before, false, nil
 	}
 	after, err := s.setStatusFrom(ctx, tx, p, before.Status)
@@ -245,7 +248,7 @@ func (s *Store) readSetStatus(ctx context.Context, tx *sql.Tx, p *driver.Message
 // not apply.
 func (s *Store) setStatusFrom(ctx context.Context, tx *sql.Tx, p *driver.MessageStatusParams, from string) (*messaging.Message, error) {
 	return scanMessage(s.rowTx(ctx, tx, qMessageSetStatus, p.To, p.FailureReason, p.FailureReason, p.ProviderMessageID, p.ProviderMessageID, fmtTime(p.At),
-		statushistory.Entry(p.To, p.At), p.ID, p.WorkspaceID, from))
+		statushistory.Entry(p.To, p.At), p.ID, p.WorkspaceID, from, p.Unclaimed))
 }
 
 // MessageReceive implements driver.Store: MessageCreate's insert and,
@@ -271,6 +274,7 @@ func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceivePara
 		stored = m.Clone()
 		stored.History, stored.ReadAt = nil, nil // neither is inserted
 		stored.CreatedAt, stored.UpdatedAt, stored.DueAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.DueAt.UTC()
+		stored.SendAt = utcPtr(m.SendAt)
 		if p.Event != nil {
 			return s.queueEvent(ctx, tx, p.Event)
 		}
@@ -280,4 +284,13 @@ func (s *Store) MessageReceive(ctx context.Context, p *driver.MessageReceivePara
 		return nil, false, err
 	}
 	return stored, created, nil
+}
+
+// utcPtr returns *t in UTC (nil for nil), as a stored time reads back.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
