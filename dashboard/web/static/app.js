@@ -29,7 +29,9 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
   // A region with data-refresh="url" is replaced by the same region of
-  // the page at url every few seconds while the page is open.
+  // the page at url every few seconds while the page is open, until that
+  // region says data-final="true" (with data-reload-final="true", the
+  // page is then reloaded whole).
   for (const region of document.querySelectorAll("[data-refresh]")) {
     const every = Number(region.dataset.every || 2000);
     const tick = async () => {
@@ -39,7 +41,12 @@ document.addEventListener("DOMContentLoaded", () => {
           const doc = new DOMParser().parseFromString(await res.text(), "text/html");
           const fresh = doc.getElementById(region.id);
           if (fresh && fresh.innerHTML !== region.innerHTML) region.innerHTML = fresh.innerHTML;
-          if (fresh && fresh.dataset.final === "true") return;
+          if (fresh && fresh.dataset.final === "true") {
+            // A region that asks for it reloads the whole page once its
+            // wait is over (a reviewed template gains its test form).
+            if (region.dataset.reloadFinal === "true") window.location.reload();
+            return;
+          }
         }
       } catch { /* the next tick tries again */ }
       setTimeout(tick, every);
