@@ -385,6 +385,28 @@ func TestBrowserPages(t *testing.T) {
 			b.screenshot(pg.shot, pg.full)
 		}
 	}
+
+	// On a phone (390 px wide), every page fits the screen's width (wide
+	// tables scroll inside themselves, never the page) and the header
+	// leaves the page room.
+	b.do("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(1)))
+	for _, pg := range []struct{ path, shot string }{
+		{ws + "/overview", "dashboard-overview-390"}, {ws + "/messages", "dashboard-messages-390"}, {ws + "/contacts", ""},
+		{ws + "/templates", ""}, {ws + "/developers", "dashboard-developers-390"}, {ws + "/channels", ""}, {ws + "/settings", ""},
+		{"/dashboard/sms", ""}, {"/dashboard/workspaces", ""},
+	} {
+		b.open(pg.path)
+		got := result(b, "measure "+pg.path, chromedp.Evaluate[[]float64](`[document.documentElement.scrollWidth, window.innerWidth, document.querySelector("header.top").getBoundingClientRect().height]`))
+		if got[0] > got[1] {
+			t.Errorf("GET %s at 390 px: the page is %v px wide, wider than the screen", pg.path, got[0])
+		}
+		if got[2] > 120 {
+			t.Errorf("GET %s at 390 px: the header is %v px tall", pg.path, got[2])
+		}
+		if pg.shot != "" {
+			b.screenshot(pg.shot, false)
+		}
+	}
 }
 
 // TestBrowserSignIn: the dashboard sends a visitor who is not signed in to
