@@ -250,6 +250,9 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 	msg.Direction = record.DirectionOutbound
 	msg.Status = StatusQueued
 	msg.CreatedAt, msg.UpdatedAt, msg.DueAt = now, now, now
+	if f := msg.Fallback; f != nil {
+		f.DueAt, f.UpdatedAt = now.Add(f.After), now
+	}
 	tel := m.svc.tel
 	sctx, span := tel.start(ctx, "messaging.accept", tel.spanInternal)
 	if span != nil {
@@ -315,7 +318,14 @@ func sendResult(m *Message, replayed bool) *SendResult {
 
 // Get returns a message of the workspace.
 func (m *Messages) Get(ctx context.Context, id string) (*Message, error) {
-	return getRecord(ctx, m.svc.store.MessageGet, m.ws, "message", id)
+	msg, err := getRecord(ctx, m.svc.store.MessageGet, m.ws, "message", id)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.svc.attachFallbacks(ctx, m.ws, msg); err != nil {
+		return nil, err
+	}
+	return msg, nil
 }
 
 // requireChannel returns channel_unavailable unless the channel is connected
@@ -448,9 +458,13 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 	if err := validateIdempotencyKey(p.IdempotencyKey); err != nil {
 		return nil, err
 	}
+	fb, err := m.svc.checkFallback(ctx, m.ws, p.Fallback)
+	if err != nil {
+		return nil, err
+	}
 	msg := &Message{
 		Channel: ChannelWhatsApp, To: to, Type: record.TypeTemplate, TemplateName: p.TemplateName, Language: lang,
-		Components: p.Components, IdempotencyKey: p.IdempotencyKey,
+		Components: p.Components, IdempotencyKey: p.IdempotencyKey, Fallback: fb,
 	}
 	return m.accept(ctx, msg, kindTemplate)
 }
