@@ -99,6 +99,9 @@ type sendTemplateRequest struct {
 	Language       string          `json:"language"`
 	Components     []sendComponent `json:"components"`
 	IdempotencyKey string          `json:"idempotency_key"`
+	// Fallback is the SMS sent when WhatsApp cannot deliver the message
+	// (see fallback.go).
+	Fallback *fallbackRequest `json:"fallback"`
 }
 
 func (q *sendTemplateRequest) params() (*messaging.SendTemplateParams, error) {
@@ -108,7 +111,7 @@ func (q *sendTemplateRequest) params() (*messaging.SendTemplateParams, error) {
 	}
 	return &messaging.SendTemplateParams{
 		To: q.To, TemplateName: q.TemplateName, Language: q.Language,
-		Components: cs, IdempotencyKey: q.IdempotencyKey,
+		Components: cs, IdempotencyKey: q.IdempotencyKey, Fallback: q.Fallback.params(),
 	}, nil
 }
 

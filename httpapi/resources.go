@@ -44,8 +44,10 @@ type messageJSON struct {
 	// WindowExpiresAt is, on inbound messages, the end of the
 	// customer-service window the message opened.
 	WindowExpiresAt *timestamp `json:"window_expires_at,omitempty"`
-	CreatedAt       timestamp  `json:"created_at"`
-	UpdatedAt       timestamp  `json:"updated_at"`
+	// Fallback is, on a template send with one, its SMS fallback.
+	Fallback  *fallbackJSON `json:"fallback,omitempty"`
+	CreatedAt timestamp     `json:"created_at"`
+	UpdatedAt timestamp     `json:"updated_at"`
 }
 
 func messageView(m *messaging.Message) messageJSON {
@@ -60,6 +62,7 @@ func messageView(m *messaging.Message) messageJSON {
 		v.ReadAt = &readAtJSON{at: m.ReadAt}
 	} else {
 		v.contentJSON = outboundContentView(m.Outbound)
+		v.Fallback = fallbackView(m.Fallback)
 	}
 	return v
 }

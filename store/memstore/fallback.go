@@ -122,6 +122,6 @@ func (s *Store) WorkspaceSMSAccountSet(ctx context.Context, p *driver.WorkspaceS
 // WorkspaceSMSAccounts implements driver.Store.
 func (s *Store) WorkspaceSMSAccounts(ctx context.Context, workspaceID string) ([]string, error) {
 	return read(ctx, s, func() ([]string, error) {
-		return slices.Clone(s.smsLinks[workspaceID]), nil
+		return append([]string{}, s.smsLinks[workspaceID]...), nil
 	})
 }
