@@ -63,6 +63,9 @@ type SendTemplateParams struct {
 	// IdempotencyKey makes a retry safe; Messages.SendTemplate sets one
 	// when it is empty.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Fallback, when set, sends an SMS when WhatsApp cannot deliver the
+	// template (see SMSFallback).
+	Fallback *Fallback `json:"fallback,omitempty"`
 }
 
 // SendComponent is a component of a template send (schema

@@ -61,8 +61,11 @@ type Message struct {
 	// customer-service window the message opened (CreatedAt plus 24
 	// hours); nil on outbound messages.
 	WindowExpiresAt *time.Time `json:"window_expires_at,omitempty"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
+	// Fallback is, on a template send with an SMS fallback, what became
+	// of it.
+	Fallback  *MessageFallback `json:"fallback,omitempty"`
+	CreatedAt time.Time        `json:"created_at"`
+	UpdatedAt time.Time        `json:"updated_at"`
 }
 
 // InboundMedia is the media of an inbound image, video, audio, document
