@@ -69,6 +69,13 @@ func (s *Store) MessageFallbacks(ctx context.Context, workspaceID string, ids []
 	return out, interpretError(rows.Err())
 }
 
+// qFallbackClaim leases the due pending fallbacks, oldest due first,
+// through the partial index message_fallbacks_due.
+var qFallbackClaim = `UPDATE message_fallbacks SET lease_owner = ?, due_at = ?
+			WHERE message_id IN (SELECT message_id FROM message_fallbacks WHERE status = 'pending' AND due_at <= ?
+				ORDER BY due_at LIMIT ?)
+			RETURNING ` + fallbackCols
+
 // MessageFallbackClaim implements driver.Store: one UPDATE ... RETURNING
 // of the due pending fallbacks (the writer is single, so two claims never
 // overlap).
@@ -83,10 +90,7 @@ func (s *Store) MessageFallbackClaim(ctx context.Context, p *driver.MessageFallb
 			RETURNING ` + fallbackCols
 		args = []any{p.Owner, fmtTime(p.LeaseUntil), p.MessageID, p.WorkspaceID, now}
 	} else {
-		q = `UPDATE message_fallbacks SET lease_owner = ?, due_at = ?
-			WHERE message_id IN (SELECT message_id FROM message_fallbacks WHERE status = 'pending' AND due_at <= ?
-				ORDER BY due_at, message_id LIMIT ?)
-			RETURNING ` + fallbackCols
+		q = qFallbackClaim
 		args = []any{p.Owner, fmtTime(p.LeaseUntil), now, max(p.Limit, 1)}
 	}
 	err := s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
