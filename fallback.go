@@ -151,9 +151,10 @@ func fallbackPath(member string) Path {
 	return p
 }
 
-// checkFallback validates the fallback of a template send of workspace ws
-// and returns it as stored with the message (nil when there is none).
-func (s *Service) checkFallback(ctx context.Context, ws string, fp *FallbackParams) (*record.SMSFallback, error) {
+// checkFallback validates the members of the fallback of a template send
+// and returns it as stored with the message (nil when there is none). The
+// account is checked by checkFallbackAccount, as the send is accepted.
+func (s *Service) checkFallback(fp *FallbackParams) (*record.SMSFallback, error) {
 	if fp == nil {
 		return nil, nil
 	}
@@ -177,25 +178,37 @@ func (s *Service) checkFallback(ctx context.Context, ws string, fp *FallbackPara
 		return nil, validationErrorAt(fallbackPath("after"), "must be 0 (the default, %d seconds) to %d seconds (got %d)",
 			int(s.fallbackAfter/time.Second), int(record.MaxSMSFallbackAfter/time.Second), p.After)
 	}
-	linked, err := s.linkedSMSAccount(ctx, ws, p.PartnerID)
-	if err != nil {
-		return nil, err
-	}
-	if !linked {
-		return nil, validationErrorAt(fallbackPath("partner_id"), "SMS account %q is not linked to this workspace", p.PartnerID)
-	}
-	if err := s.smsFallback.Check(ctx, p); err != nil {
-		var inv *SMSFallbackInvalid
-		if errors.As(err, &inv) {
-			return nil, validationErrorAt(fallbackPath(inv.Field), "%s", inv.Rule)
-		}
-		return nil, &Error{Code: CodeInternal, Message: "internal error", Err: err}
-	}
 	after := time.Duration(p.After) * time.Second
 	if after == 0 {
 		after = s.fallbackAfter
 	}
 	return &record.SMSFallback{Text: p.Text, PartnerID: p.PartnerID, Shortcode: p.Shortcode, After: after, Status: record.SMSFallbackPending}, nil
+}
+
+// checkFallbackAccount checks the SMS fallback f of a template send of
+// workspace ws (nil: none) against the SMS service, when the send is
+// accepted (a repeat under its idempotency key is answered as the first
+// whatever changed since): its account must be linked to ws, its text and
+// shortcode pass the SMS service's rules.
+func (s *Service) checkFallbackAccount(ctx context.Context, ws string, f *record.SMSFallback) error {
+	if f == nil {
+		return nil
+	}
+	linked, err := s.linkedSMSAccount(ctx, ws, f.PartnerID)
+	if err != nil {
+		return err
+	}
+	if !linked {
+		return validationErrorAt(fallbackPath("partner_id"), "SMS account %q is not linked to this workspace", f.PartnerID)
+	}
+	if err := s.smsFallback.Check(ctx, &SMSFallbackParams{Text: f.Text, PartnerID: f.PartnerID, Shortcode: f.Shortcode}); err != nil {
+		var inv *SMSFallbackInvalid
+		if errors.As(err, &inv) {
+			return validationErrorAt(fallbackPath(inv.Field), "%s", inv.Rule)
+		}
+		return &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	return nil
 }
 
 // linkedSMSAccount reports whether the SMS account partnerID is linked

@@ -352,6 +352,15 @@ func TestFallbackIdempotentSendKeepsFallback(t *testing.T) {
 	noFallback := withKey(fbParams(fbReachable, 60), "k1")
 	noFallback.Fallback = nil
 	wantError(t, second(e.ws.Messages.SendTemplate(e.ctx, noFallback)), messaging.CodeConflict, "idempotency_key")
+	// A repeat after the account was unlinked answers as the first did.
+	if _, err := e.svc.UnlinkSMSAccount(e.ctx, "acme", fbPartner); err != nil {
+		t.Fatal(err)
+	}
+	again, err = e.ws.Messages.SendTemplate(e.ctx, withKey(fbParams(fbReachable, 60), "k1"))
+	if err != nil || !again.Replayed || again.MessageID != first.MessageID {
+		t.Fatalf("repeat after unlinking = %+v, %v; want the first answer", again, err)
+	}
+	wantError(t, second(e.ws.Messages.SendTemplate(e.ctx, withKey(fbParams(fbReachable, 60), "k2"))), messaging.CodeValidation, "fallback.sms.partner_id")
 }
 
 // withKey sets the idempotency key of p.

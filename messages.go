@@ -286,6 +286,9 @@ func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) er
 		if err := m.checkTemplate(ctx, msg); err != nil {
 			return err
 		}
+		if err := m.svc.checkFallbackAccount(ctx, m.ws, msg.Fallback); err != nil {
+			return err
+		}
 	}
 	w, err := m.svc.requireChannel(ctx, m.ws, msg.Channel)
 	if err != nil {
@@ -458,7 +461,7 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 	if err := validateIdempotencyKey(p.IdempotencyKey); err != nil {
 		return nil, err
 	}
-	fb, err := m.svc.checkFallback(ctx, m.ws, p.Fallback)
+	fb, err := m.svc.checkFallback(p.Fallback)
 	if err != nil {
 		return nil, err
 	}
