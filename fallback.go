@@ -262,8 +262,11 @@ func (s *Service) setSMSLink(ctx context.Context, ws, partnerID string, linked b
 		// An unknown account fails Check on its partner id.
 		err := s.smsFallback.Check(ctx, &SMSFallbackParams{PartnerID: partnerID})
 		var inv *SMSFallbackInvalid
-		if errors.As(err, &inv) && inv.Field == "partner_id" {
+		switch {
+		case errors.As(err, &inv) && inv.Field == "partner_id":
 			return false, notFound("SMS account", partnerID)
+		case err != nil && inv == nil:
+			return false, &Error{Code: CodeInternal, Message: "internal error", Err: err}
 		}
 	}
 	changed, err := s.store.WorkspaceSMSAccountSet(ctx, &driver.WorkspaceSMSAccountParams{WorkspaceID: ws, PartnerID: partnerID, Linked: linked, At: s.now()})
