@@ -448,3 +448,43 @@ func TestFallbackStoredInSQLite(t *testing.T) {
 		t.Fatalf("%d SMS, want 1", n)
 	}
 }
+
+// TestFallbackSweeperRunsOnStart: the sweeper Start runs sends the
+// fallbacks whose wait ended, then waits Options.SMSFallbackSweep.
+func TestFallbackSweeperRunsOnStart(t *testing.T) {
+	e := newFallbackEnv(t, memstore.New(), newFakeClock(t0), -1, true)
+	e.send(t, fbReachable, 60)
+	e.clock.Advance(time.Minute)
+	const every = 7 * time.Second
+	swept := make(chan struct{}, 1)
+	svc, err := messaging.New(e.store, e.prov, &messaging.Options{Clock: e.clock.Now, CacheTTL: -1, SMSFallback: sms.NewFallback(e.sms),
+		SMSFallbackSweep: every, Sleep: func(ctx context.Context, d time.Duration) error {
+			if d == every {
+				select {
+				case swept <- struct{}{}:
+				default:
+				}
+			}
+			<-ctx.Done()
+			return ctx.Err()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-swept:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sweeper never waited for its next sweep")
+	}
+	cancel()
+	_ = svc.Close(e.ctx)
+	list, _, err := e.sms.Messages(e.ctx, fbPartner, "", 10)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("SMS of the account after the sweep = %d, %v; want 1", len(list), err)
+	}
+}
