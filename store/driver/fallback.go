@@ -58,9 +58,10 @@ type WorkspaceSMSAccountParams struct {
 
 // FallbackStore is the part of Store that keeps the SMS fallbacks of
 // template sends (record.SMSFallback) and the SMS accounts a workspace
-// may use for them. MessageCreate stores a message's Fallback (with
-// Status pending, DueAt its CreatedAt plus After) in the transaction
-// that inserts the message; the message reads (MessageGet, MessageList,
+// may use for them. MessageCreate stores a message's Fallback as given
+// (the service sets Status pending and DueAt the message's CreatedAt plus
+// After) in the transaction that inserts the message, and nothing of it
+// when it inserts nothing; the message reads (MessageGet, MessageList,
 // ...) leave Message.Fallback nil.
 type FallbackStore interface {
 	// MessageFallbacks returns the fallbacks of the messages ids of the
