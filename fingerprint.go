@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"time"
+
+	"github.com/ujumbe/messaging/record"
 )
 
 // The kinds of outbound message requests. A request's kind is the first
@@ -30,7 +32,7 @@ func requestHash(kind string, msg *Message) (string, error) {
 	var v any
 	if kind == kindTemplate {
 		v = templateFingerprint{To: msg.To, TemplateName: msg.TemplateName, Language: msg.Language, Components: componentFingerprints(msg.Components),
-			SendAt: sendAtFingerprint(msg.SendAt)}
+			SendAt: sendAtFingerprint(msg.SendAt), Fallback: fallbackFingerprintOf(msg.Fallback)}
 	} else {
 		f := sendFingerprint{Channel: msg.Channel, To: msg.To, Type: msg.Type, Text: msg.Text,
 			MediaURL: msg.MediaURL, Caption: msg.Caption, Filename: msg.Filename}
@@ -206,6 +208,26 @@ type templateFingerprint struct {
 	Components   []componentFingerprint `json:"components,omitempty"`
 	// SendAt was added with scheduled sends (see sendFingerprint.SendAt).
 	SendAt string `json:"send_at,omitempty"`
+	// Fallback was added after the freeze: omitted when there is none, so
+	// the bytes of a send without one are unchanged.
+	Fallback *fallbackFingerprint `json:"fallback,omitempty"`
+}
+
+// fallbackFingerprint is the canonical form of an SMS fallback: its
+// wait resolved, in seconds.
+type fallbackFingerprint struct {
+	Text      string `json:"text"`
+	PartnerID string `json:"partner_id"`
+	Shortcode string `json:"shortcode"`
+	After     int64  `json:"after"`
+}
+
+// fallbackFingerprintOf returns the fingerprint of f, nil for nil.
+func fallbackFingerprintOf(f *record.SMSFallback) *fallbackFingerprint {
+	if f == nil {
+		return nil
+	}
+	return &fallbackFingerprint{Text: f.Text, PartnerID: f.PartnerID, Shortcode: f.Shortcode, After: int64(f.After / time.Second)}
 }
 
 // componentFingerprint is the canonical form of a SendComponent.

@@ -104,6 +104,9 @@ func (m *Messages) List(ctx context.Context, q *MessageQuery) (*MessagePage, err
 	}
 	page := &MessagePage{}
 	page.Items, page.NextCursor = paging.Cut(list, query.Limit, func(m *Message) string { return messageCursor(m.CreatedAt, m.ID) })
+	if err := m.svc.attachFallbacks(ctx, m.ws, page.Items...); err != nil {
+		return nil, err
+	}
 	return page, nil
 }
 

@@ -273,6 +273,10 @@ func (m *Messages) accept(ctx context.Context, msg *Message, kind string) (*Send
 	if msg.SendAt != nil && msg.SendAt.After(now) {
 		msg.DueAt = *msg.SendAt // no claim takes it before then
 	}
+	if f := msg.Fallback; f != nil {
+		// The wait for delivery starts when the message may be sent.
+		f.DueAt, f.UpdatedAt = msg.DueAt.Add(f.After), now
+	}
 	tel := m.svc.tel
 	sctx, span := tel.start(ctx, "messaging.accept", tel.spanInternal)
 	if span != nil {
@@ -311,6 +315,9 @@ func (m *Messages) acceptable(ctx context.Context, msg *Message, kind string) er
 		if err := m.checkTemplate(ctx, msg); err != nil {
 			return err
 		}
+		if err := m.svc.checkFallbackAccount(ctx, m.ws, msg.Fallback); err != nil {
+			return err
+		}
 	}
 	w, err := m.svc.requireChannel(ctx, m.ws, msg.Channel)
 	if err != nil {
@@ -343,7 +350,14 @@ func sendResult(m *Message, replayed bool) *SendResult {
 
 // Get returns a message of the workspace.
 func (m *Messages) Get(ctx context.Context, id string) (*Message, error) {
-	return getRecord(ctx, m.svc.store.MessageGet, m.ws, "message", id)
+	msg, err := getRecord(ctx, m.svc.store.MessageGet, m.ws, "message", id)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.svc.attachFallbacks(ctx, m.ws, msg); err != nil {
+		return nil, err
+	}
+	return msg, nil
 }
 
 // requireChannel returns channel_unavailable unless the channel is connected
@@ -476,9 +490,13 @@ func (m *Messages) SendTemplate(ctx context.Context, p *SendTemplateParams) (*Se
 	if err := validateIdempotencyKey(p.IdempotencyKey); err != nil {
 		return nil, err
 	}
+	fb, err := m.svc.checkFallback(p.Fallback)
+	if err != nil {
+		return nil, err
+	}
 	msg := &Message{
 		Channel: ChannelWhatsApp, To: to, Type: record.TypeTemplate, TemplateName: p.TemplateName, Language: lang,
-		Components: p.Components, IdempotencyKey: p.IdempotencyKey, SendAt: utcTime(p.SendAt),
+		Components: p.Components, IdempotencyKey: p.IdempotencyKey, SendAt: utcTime(p.SendAt), Fallback: fb,
 	}
 	return m.accept(ctx, msg, kindTemplate)
 }

@@ -73,6 +73,18 @@ type Options struct {
 	// Zero means DefaultCacheTTL (500 ms); negative turns the cache off;
 	// more than MaxCacheTTL (1 s) is refused by New.
 	CacheTTL time.Duration
+	// SMSFallback sends the SMS fallbacks of template sends
+	// (SendTemplateParams.Fallback; see sms.NewFallback). Nil: a send
+	// naming a fallback is refused.
+	SMSFallback SMSFallback
+	// SMSFallbackAfter is how long a template send with an SMS fallback
+	// has to be delivered before its SMS goes out, when the send names no
+	// wait. Zero or negative means DefaultSMSFallbackAfter (10 minutes).
+	SMSFallbackAfter time.Duration
+	// SMSFallbackSweep is how often Start's sweeper sends the fallbacks
+	// whose wait ended (RunFallbacks). Zero means DefaultSMSFallbackSweep;
+	// negative turns the sweeper off.
+	SMSFallbackSweep time.Duration
 }
 
 // Service is the messaging service. It is safe for concurrent use.
@@ -109,6 +121,11 @@ type Service struct {
 	tel *telemetry
 	// maxMedia is Options.MaxMediaBytes with its default.
 	maxMedia int64
+	// smsFallback, fallbackAfter and fallbackSweep are Options.SMSFallback*
+	// with their defaults (see fallback.go).
+	smsFallback   SMSFallback
+	fallbackAfter time.Duration
+	fallbackSweep time.Duration
 
 	runMu sync.Mutex
 	stop  chan struct{}
@@ -164,6 +181,11 @@ func New(store driver.Store, provider Provider, opts *Options) (*Service, error)
 	}
 	defaults.Positive(&s.checkOpts.Recheck, defaults.DefaultConnectionRecheck)
 	defaults.Positive(&s.checkOpts.Timeout, defaults.DefaultVerifyTimeout)
+	s.smsFallback, s.fallbackAfter, s.fallbackSweep = o.SMSFallback, o.SMSFallbackAfter, o.SMSFallbackSweep
+	defaults.Positive(&s.fallbackAfter, DefaultSMSFallbackAfter)
+	if s.fallbackSweep == 0 {
+		s.fallbackSweep = DefaultSMSFallbackSweep
+	}
 	s.sleep = o.Sleep
 	if s.sleep == nil {
 		s.sleep = workqueue.RealSleep
@@ -267,7 +289,8 @@ func (s *Service) Start(ctx context.Context) error {
 	go func() {
 		defer close(s.done)
 		var wg sync.WaitGroup
-		wg.Add(5)
+		wg.Add(6)
+		go func() { defer wg.Done(); s.runFallbackSweeper(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.listenChanges(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.runTemplateSync(ctx, s.stop) }()
 		go func() { defer wg.Done(); s.runConnectionChecks(ctx, s.stop) }()

@@ -187,6 +187,9 @@ func (s *Service) writeStatus(ctx context.Context, u *StatusUpdate, way statusWa
 			s.wakeWebhooks() // else nothing is due: no claim for nothing
 		}
 		s.events.publish(ctx, ev)
+		if u.Status == StatusFailed && u.ProviderCode == undeliverableCode && before.Type == record.TypeTemplate && s.smsFallback != nil {
+			s.fallbackUndeliverable(ctx, u.WorkspaceID, u.MessageID)
+		}
 		return true, res.kept, nil
 	}
 	return false, none, &Error{Code: CodeInternal, Message: "internal error",

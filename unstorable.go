@@ -157,6 +157,9 @@ func sendTemplateTexts(p *SendTemplateParams) error {
 				"coupon_code", q.CouponCode, "payload", q.Payload)
 		}
 	}
+	if f := p.Fallback; f != nil && f.SMS != nil {
+		t.at(fallbackPath(""), "text", f.SMS.Text, "partner_id", f.SMS.PartnerID, "shortcode", f.SMS.Shortcode)
+	}
 	return t.at(nil, "idempotency_key", p.IdempotencyKey).result()
 }
 

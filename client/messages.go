@@ -71,6 +71,9 @@ type SendTemplateParams struct {
 	// SendAt, when set, schedules the template send, as SendParams.SendAt
 	// does.
 	SendAt *time.Time `json:"send_at,omitempty"`
+	// Fallback, when set, sends an SMS when WhatsApp cannot deliver the
+	// template (see SMSFallback).
+	Fallback *Fallback `json:"fallback,omitempty"`
 }
 
 // SendComponent is a component of a template send (schema

@@ -74,6 +74,9 @@ func TestEveryRoute(t *testing.T) {
 	_, _ = a.Ledger(ctx, smsPartner, nil)
 	_, _ = a.SetSMSCallback(ctx, smsPartner, &client.SMSCallbackParams{})
 	_, _ = a.GetSMSCallback(ctx, smsPartner)
+	_, _ = a.LinkSMSAccount(ctx, "ws_a", smsPartner)
+	_, _ = a.WorkspaceSMSAccounts(ctx, "ws_a")
+	_, _ = a.UnlinkSMSAccount(ctx, "ws_a", smsPartner)
 	s, err := client.NewSMS(e.srv.URL, smsPartner, smsKey, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -110,7 +110,7 @@ func TestSchemas(t *testing.T) {
 		// schema does not say so (omitted when empty instead).
 		nullOK []string
 	}{
-		{"Message", client.Message{}, []string{"media", "location", "contacts", "interactive", "reaction", "context", "window_expires_at", "send_at"}},
+		{"Message", client.Message{}, []string{"media", "location", "contacts", "interactive", "reaction", "context", "window_expires_at", "send_at", "fallback"}},
 		{"InboundMedia", client.InboundMedia{}, nil},
 		{"Location", client.Location{}, nil},
 		{"SharedContact", client.SharedContact{}, []string{"phones", "emails"}},
@@ -152,7 +152,12 @@ func TestSchemas(t *testing.T) {
 		{"SMSCallback", client.SMSCallback{}, nil},
 		{"LedgerPage", client.LedgerPage{}, []string{"items"}},
 		{"SendRequest", client.SendParams{}, []string{"interactive", "location", "contacts", "reaction", "context", "send_at"}},
-		{"SendTemplateRequest", client.SendTemplateParams{}, []string{"components", "send_at"}},
+		{"SendTemplateRequest", client.SendTemplateParams{}, []string{"components", "send_at", "fallback"}},
+		{"Fallback", client.Fallback{}, []string{"sms"}},
+		{"SMSFallbackRequest", client.SMSFallback{}, nil},
+		{"MessageFallback", client.MessageFallback{}, nil},
+		{"SMSAccountLink", client.SMSAccountLink{}, nil},
+		{"SMSAccountLinks", client.SMSAccountLinks{}, []string{"sms_accounts"}},
 		{"SendResponse", client.SendResult{}, nil},
 		{"SendComponent", client.SendComponent{}, []string{"index", "parameters"}},
 		{"SendParameter", client.SendParameter{}, nil},

@@ -64,9 +64,12 @@ type Message struct {
 	WindowExpiresAt *time.Time `json:"window_expires_at,omitempty"`
 	// SendAt is, on a scheduled outbound message, when it is to be handed
 	// over (SendParams.SendAt); nil on others.
-	SendAt    *time.Time `json:"send_at,omitempty"`
-	CreatedAt time.Time  `json:"created_at"`
-	UpdatedAt time.Time  `json:"updated_at"`
+	SendAt *time.Time `json:"send_at,omitempty"`
+	// Fallback is, on a template send with an SMS fallback, what became
+	// of it.
+	Fallback  *MessageFallback `json:"fallback,omitempty"`
+	CreatedAt time.Time        `json:"created_at"`
+	UpdatedAt time.Time        `json:"updated_at"`
 }
 
 // InboundMedia is the media of an inbound image, video, audio, document

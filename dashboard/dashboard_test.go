@@ -62,6 +62,9 @@ type fixtureOptions struct {
 	// viewer, when set, is the viewer of every request, with or without
 	// X-Viewer (a browser sends none).
 	viewer string
+	// fallback, when set, is the service's SMS fallback, built by it on
+	// the fixture's store.
+	fallback func(f *fixture, store *memstore.Store) messaging.SMSFallback
 }
 
 // setupWith is setup with o. The dispatcher is not paced.
@@ -79,8 +82,13 @@ func setupWith(t *testing.T, o fixtureOptions) *fixture {
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	store := memstore.New()
 	t.Cleanup(func() { _ = store.Close() })
+	var fallback messaging.SMSFallback
+	if o.fallback != nil {
+		fallback = o.fallback(f, store)
+	}
 	svc, err := messaging.New(store, f.prov, &messaging.Options{Clock: f.clock.Now, SecretKey: make([]byte, 32),
-		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowLoopback: o.loopback}, Logger: logger})
+		Dispatch: messaging.DispatchOptions{PerSenderRate: -1}, Webhooks: messaging.WebhookOptions{AllowLoopback: o.loopback}, Logger: logger,
+		SMSFallback: fallback, SMSFallbackSweep: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

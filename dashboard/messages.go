@@ -191,6 +191,9 @@ func (h *Handler) renderMessage(w http.ResponseWriter, r *http.Request, req *req
 	if m.Direction == record.DirectionInbound {
 		d.Timeline[0].Status = "received"
 	}
+	if f := m.Fallback; f != nil && d.Final && (f.Status == messaging.SMSFallbackPending || f.Status == messaging.SMSFallbackQueued || f.Status == messaging.SMSFallbackSent) {
+		d.Final = false // the SMS fallback may still change
+	}
 	for _, c := range m.History {
 		e := timelineEntry{Status: c.Status, At: c.At}
 		if c.Status == messaging.StatusFailed {

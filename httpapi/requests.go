@@ -106,6 +106,9 @@ type sendTemplateRequest struct {
 	Components     []sendComponent `json:"components"`
 	IdempotencyKey string          `json:"idempotency_key"`
 	SendAt         string          `json:"send_at"`
+	// Fallback is the SMS sent when WhatsApp cannot deliver the message
+	// (see fallback.go).
+	Fallback *fallbackRequest `json:"fallback"`
 }
 
 func (q *sendTemplateRequest) params() (*messaging.SendTemplateParams, error) {
@@ -119,7 +122,7 @@ func (q *sendTemplateRequest) params() (*messaging.SendTemplateParams, error) {
 	}
 	return &messaging.SendTemplateParams{
 		To: q.To, TemplateName: q.TemplateName, Language: q.Language,
-		Components: cs, IdempotencyKey: q.IdempotencyKey, SendAt: at,
+		Components: cs, IdempotencyKey: q.IdempotencyKey, SendAt: at, Fallback: q.Fallback.params(),
 	}, nil
 }
 

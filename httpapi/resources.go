@@ -46,9 +46,11 @@ type messageJSON struct {
 	WindowExpiresAt *timestamp `json:"window_expires_at,omitempty"`
 	// SendAt is, on a scheduled outbound message, when it is to be
 	// handed over (the send's send_at).
-	SendAt    *timestamp `json:"send_at,omitempty"`
-	CreatedAt timestamp  `json:"created_at"`
-	UpdatedAt timestamp  `json:"updated_at"`
+	SendAt *timestamp `json:"send_at,omitempty"`
+	// Fallback is, on a template send with one, its SMS fallback.
+	Fallback  *fallbackJSON `json:"fallback,omitempty"`
+	CreatedAt timestamp     `json:"created_at"`
+	UpdatedAt timestamp     `json:"updated_at"`
 }
 
 func messageView(m *messaging.Message) messageJSON {
@@ -66,6 +68,7 @@ func messageView(m *messaging.Message) messageJSON {
 		if m.SendAt != nil {
 			v.SendAt = optTimestamp(*m.SendAt)
 		}
+		v.Fallback = fallbackView(m.Fallback)
 	}
 	return v
 }

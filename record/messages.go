@@ -20,6 +20,30 @@ type SendTemplateParams struct {
 	// MaxSendAhead after the service's clock and not before it by more
 	// than SendAtTolerance.
 	SendAt *time.Time `json:"send_at,omitempty"`
+	// Fallback, when set, sends an SMS when the WhatsApp message fails as
+	// undeliverable or is not delivered in time (see SMSFallbackParams).
+	Fallback *FallbackParams `json:"fallback,omitempty"`
+}
+
+// FallbackParams are the fallbacks of a template send.
+type FallbackParams struct {
+	// SMS is the SMS fallback.
+	SMS *SMSFallbackParams `json:"sms,omitempty"`
+}
+
+// SMSFallbackParams name the SMS a template send falls back to.
+type SMSFallbackParams struct {
+	// Text is the SMS's text: not blank, within the SMS service's limit
+	// of parts.
+	Text string `json:"text"`
+	// PartnerID is an SMS account linked to the workspace.
+	PartnerID string `json:"partner_id"`
+	// Shortcode is an approved sender id of the account.
+	Shortcode string `json:"shortcode"`
+	// After is how long the WhatsApp message has to be delivered before
+	// the SMS goes out, in seconds; 0 means the service's default
+	// (messaging.Options.SMSFallbackAfter).
+	After int `json:"after,omitempty"`
 }
 
 // SendComponent is a component of a template send: type header, body or

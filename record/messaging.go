@@ -150,6 +150,10 @@ type Message struct {
 	TraceParent string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// Fallback is the SMS fallback of a template send, nil when it has
+	// none. Stores keep it apart from the message (Store.MessageFallbacks
+	// reads it); their message reads leave it nil.
+	Fallback *SMSFallback
 }
 
 // Clone returns a deep copy of m: changing the copy's components or
@@ -172,6 +176,7 @@ func (m *Message) Clone() *Message {
 	c.Outbound = m.Outbound.Clone()
 	c.ReadAt = clonePtr(m.ReadAt)
 	c.SendAt = clonePtr(m.SendAt)
+	c.Fallback = m.Fallback.Clone()
 	if m.UnconfirmedSince != nil {
 		t := *m.UnconfirmedSince
 		c.UnconfirmedSince = &t

@@ -162,6 +162,13 @@ func (s *SMS) Send(ctx context.Context, p *SendParams) (*SendResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.sendFor(ctx, a, p)
+}
+
+// sendFor is Send for the account a, authenticated (or trusted, see
+// Fallback), once p's idempotency key is known to be valid.
+func (s *SMS) sendFor(ctx context.Context, a *Account, p *SendParams) (*SendResult, error) {
+	key := p.IdempotencyKey
 	var hash []byte
 	if key != "" {
 		hash = sendHash(p)

@@ -645,7 +645,12 @@ func (s *startup) newServices(store serverStore) (*services, error) {
 		sv.fake = newFakeProvider(s.cfg, s.log, store)
 		prov = sv.fake
 	}
-	svc, err := messaging.New(store, prov, s.svcOpts)
+	// Template sends may fall back to SMS through the SMS service made
+	// below (see lateFallback).
+	fallback := &lateFallback{}
+	svcOpts := *s.svcOpts
+	svcOpts.SMSFallback = fallback
+	svc, err := messaging.New(store, prov, &svcOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -660,6 +665,7 @@ func (s *startup) newServices(store serverStore) (*services, error) {
 	if sv.sms, err = sms.New(store, s.smsGW.gw, s.smsOpts); err != nil {
 		return nil, err
 	}
+	fallback.bind(sv.sms)
 	s.apiOpts.SMS, s.apiOpts.SMSCallback = sv.sms, s.smsGW.callback
 	sv.health = httpapi.NewHealth(svc, &httpapi.HealthOptions{SMS: sv.sms, Logger: s.log})
 	s.apiOpts.Health = sv.health

@@ -405,6 +405,9 @@ type Store interface {
 	// migrated it further, or back). Readiness probes call it.
 	Ping(ctx context.Context) error
 
+	// FallbackStore keeps the SMS fallbacks of template sends.
+	FallbackStore
+
 	// Close releases the store's resources.
 	Close() error
 }

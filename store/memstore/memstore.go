@@ -68,6 +68,10 @@ type Store struct {
 	suppressions map[suppressionKey]*messaging.Suppression
 	// media holds the uploaded media records by id (media.go).
 	media map[string]*record.UploadedMedia
+	// fallbacks holds the SMS fallbacks by message id, smsLinks the SMS
+	// accounts linked to each workspace, sorted (fallback.go).
+	fallbacks map[string]*fallbackEntry
+	smsLinks  map[string][]string
 }
 
 // New returns an empty store.
@@ -679,6 +683,8 @@ func (s *Store) createMessage(m *messaging.Message, checkOptOut bool) (*messagin
 	}
 	cp := m.Clone()
 	cp.History = nil
+	s.keepFallback(m)
+	cp.Fallback = nil
 	s.messages[m.ID] = cp
 	s.wsMessages[m.WorkspaceID] = append(s.wsMessages[m.WorkspaceID], cp)
 	if cp.Status == messaging.StatusQueued {

@@ -163,7 +163,12 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 		return nil, false, interpretError(err)
 	}
 	for range maxTxAttempts {
-		stored, err := scanMessage(s.pool.QueryRow(ctx, qMessageSend, args...))
+		var stored *messaging.Message
+		if m.Fallback != nil {
+			stored, err = s.createWithFallback(ctx, m, args)
+		} else {
+			stored, err = scanMessage(s.pool.QueryRow(ctx, qMessageSend, args...))
+		}
 		if err == nil {
 			return stored, true, nil
 		}

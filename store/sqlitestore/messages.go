@@ -61,11 +61,21 @@ func (s *Store) MessageCreate(ctx context.Context, m *messaging.Message) (*messa
 	}
 	var stored *messaging.Message
 	var created bool
-	// One statement changes the database: no savepoint is needed.
-	err = s.writeOne(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// One statement changes the database: no savepoint is needed; a
+	// message with a fallback takes two (see insertFallback).
+	write := s.writeOne
+	if m.Fallback != nil {
+		write = s.writeTx
+	}
+	err = write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		n, err := affected(s.execTx(ctx, tx, qMessageSend, args...))
 		if err != nil {
 			return err
+		}
+		if n == 1 && m.Fallback != nil {
+			if err := s.insertFallback(ctx, tx, m); err != nil {
+				return err
+			}
 		}
 		if n == 1 {
 			// The row is m: no need to read it back.

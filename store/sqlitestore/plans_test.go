@@ -128,3 +128,12 @@ func TestListsUseIndexes(t *testing.T) {
 	checkClaimPlan(t, "an SMS account's messages", explain(t, s, qSMSMessageList, "1234", 99, 20),
 		"USING INDEX sms_messages_account (partner_id=? AND number<?)")
 }
+
+// TestFallbackClaimUsesDueIndex: the SMS fallback sweeper's claim walks
+// the partial index of the pending fallbacks in due order, never the
+// fallbacks settled long ago.
+func TestFallbackClaimUsesDueIndex(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "db.sqlite"))
+	checkClaimPlan(t, "the fallback claim", explain(t, s, qFallbackClaim, "owner", "2026-lease", "2026", 20),
+		"USING INDEX message_fallbacks_due (due_at<?)")
+}

@@ -100,6 +100,9 @@ func Run(t *testing.T, newStore func(t *testing.T) driver.Store) {
 		{"LongTextsKept", testLongTextsKept},
 		{"ContextCanceled", testContextCanceled},
 		{"ZeroTimesRoundTrip", testZeroTimesRoundTrip},
+		{"MessageFallbacks", testMessageFallbacks},
+		{"MessageFallbackClaimConcurrent", testMessageFallbackClaimConcurrent},
+		{"WorkspaceSMSAccounts", testWorkspaceSMSAccounts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
