@@ -402,7 +402,9 @@ func (s *Service) sendFallback(ctx context.Context, c *driver.MessageFallbackCla
 		s.log.ErrorContext(ctx, "reading the message of an SMS fallback failed", "message_id", c.MessageID, "err", err)
 		return false
 	}
-	if !undeliverable && (m.Status == StatusDelivered || m.Status == StatusRead) {
+	// Delivered or read: WhatsApp reached the person. Canceled: the
+	// business withdrew the message, and its fallback with it.
+	if !undeliverable && (m.Status == StatusDelivered || m.Status == StatusRead || m.Status == record.StatusCanceled) {
 		return settle(driver.MessageFallbackSettleParams{Status: SMSFallbackSkipped})
 	}
 	linked, err := s.linkedSMSAccount(ctx, c.WorkspaceID, f.PartnerID)

@@ -488,3 +488,48 @@ func TestFallbackSweeperRunsOnStart(t *testing.T) {
 		t.Fatalf("SMS of the account after the sweep = %d, %v; want 1", len(list), err)
 	}
 }
+
+// TestFallbackOfScheduledSendWaitsFromSendAt: a template scheduled an hour
+// ahead with a fallback after 60 s sends no SMS while it waits for its
+// send_at: the fallback's wait starts when the message may be sent.
+func TestFallbackOfScheduledSendWaitsFromSendAt(t *testing.T) {
+	e := newFallbackEnv(t, memstore.New(), newFakeClock(t0), -1, true) // never delivered
+	p := fbParams(fbReachable, 60)
+	at := e.clock.Now().Add(time.Hour)
+	p.SendAt = &at
+	if _, err := e.ws.Messages.SendTemplate(e.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	e.step(t, 30*time.Minute)
+	e.step(t, 30*time.Minute)
+	if n := len(e.smsSent()); n != 0 {
+		t.Fatalf("%d SMS by send_at, want none: the wait starts then", n)
+	}
+	e.step(t, time.Minute)
+	if n := len(e.smsSent()); n != 1 {
+		t.Fatalf("%d SMS a minute after send_at, want 1", n)
+	}
+}
+
+// TestFallbackOfCanceledSendIsSkipped: a scheduled template with a
+// fallback, canceled before its send_at, sends no SMS when the wait ends.
+func TestFallbackOfCanceledSendIsSkipped(t *testing.T) {
+	e := newFallbackEnv(t, memstore.New(), newFakeClock(t0), -1, true)
+	p := fbParams(fbReachable, 60)
+	at := e.clock.Now().Add(time.Hour)
+	p.SendAt = &at
+	res, err := e.ws.Messages.SendTemplate(e.ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ws.Messages.Cancel(e.ctx, res.MessageID); err != nil {
+		t.Fatal(err)
+	}
+	e.step(t, 2*time.Hour)
+	if n := len(e.smsSent()); n != 0 {
+		t.Fatalf("%d SMS for a canceled message, want none", n)
+	}
+	if f := e.fallbackOf(t, res.MessageID); f.Status != messaging.SMSFallbackSkipped {
+		t.Fatalf("fallback = %+v, want skipped", f)
+	}
+}
