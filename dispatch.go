@@ -54,9 +54,11 @@ type DispatchOptions struct {
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
 	// PerSenderRate is the most messages per second handed to the provider
-	// for one sender (a workspace's connected channel), in real time.
-	// Default 80, WhatsApp's default throughput per phone number; negative
-	// means unlimited.
+	// for one sender (a workspace's connected channel) without a
+	// connection of its own, in real time; a sender with one is paced at
+	// its ChannelConnection.Throughput. Default 80, WhatsApp's default
+	// throughput per phone number; negative means unlimited for every
+	// sender (load tests).
 	PerSenderRate float64
 	// SenderInFlight is the most sends in flight at once for one sender,
 	// so that a sender whose provider hangs cannot hold every worker. A
@@ -206,6 +208,7 @@ func (d *dispatcher) process(ctx context.Context, m *Message) {
 		return
 	}
 	a.sender = d.sender(m.WorkspaceID, m.Channel)
+	d.pace(ctx, a.sender, m.WorkspaceID, m.Channel)
 	if !d.admit(ctx, a) {
 		return
 	}
@@ -251,7 +254,7 @@ func (d *dispatcher) admit(ctx context.Context, a *handOver) bool {
 			// sender's next turn: nothing was handed over.
 			due := d.svc.now()
 			if ctx.Err() == nil {
-				due = due.Add(time.Duration(float64(time.Second) / d.opts.PerSenderRate))
+				due = due.Add(time.Duration(float64(time.Second) / float64(sender.limiter.Limit())))
 			}
 			d.putBack(ctx, m, due)
 			return false
@@ -520,6 +523,28 @@ func (d *dispatcher) sender(ws, channel string) *senderState {
 		d.senders[k] = st
 	}
 	return st
+}
+
+// pace sets the pacing of st, the sender of workspace ws on channel, to
+// the throughput of its connection (ChannelConnection.Throughput, read
+// through the service's connection cache) when it has one with
+// credentials; a sender without one keeps PerSenderRate. Pacing that is
+// off (PerSenderRate negative) stays off.
+func (d *dispatcher) pace(ctx context.Context, st *senderState, ws, channel string) {
+	if st.limiter == nil {
+		return
+	}
+	perSecond := d.opts.PerSenderRate
+	if c, err := d.svc.store.ConnectionGet(ctx, ws, channel); err == nil && c.Status != record.ConnectionDisconnected && c.AccountID != "" {
+		perSecond = float64(c.Throughput)
+		if c.Throughput <= 0 {
+			perSecond = record.DefaultThroughput
+		}
+	}
+	if st.limiter.Limit() != rate.Limit(perSecond) {
+		st.limiter.SetLimit(rate.Limit(perSecond))
+		st.limiter.SetBurst(max(1, int(perSecond)))
+	}
 }
 
 // paused returns the end of the pause of st the provider asked for (zero
