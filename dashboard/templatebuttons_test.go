@@ -33,6 +33,13 @@ func TestTemplateFormNoButtons(t *testing.T) {
 		t.Error("the new form has an input of button 1")
 	}
 	r.wantContains(t, `<button type="submit" class="button" name="add_button" value="1" id="add-button" >Add a button</button>`)
+	// Enter in a field submits with the form's first submit button: it
+	// must save, not add a button.
+	form := r.body[strings.Index(r.body, `id="tpl-form"`):]
+	first := form[strings.Index(form, `<button type="submit"`):]
+	if first = first[:strings.Index(first, ">")]; strings.Contains(first, "name=") {
+		t.Errorf("the form's default button is %s; want one that saves", first)
+	}
 }
 
 // TestTemplateFormAddButton: "Add another button" without JavaScript
