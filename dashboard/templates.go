@@ -23,9 +23,10 @@ import (
 // rules are the library's (messaging.CheckTemplate) on save and as the
 // author types (templateCheck).
 
-// maxFormButtons is the number of button rows of the authoring form: the
+// maxFormButtons is the most button rows of the authoring form: the
 // spec's 3 quick replies and 2 calls to action, and the library's one
-// copy-code button, so that no draft loses a button when edited.
+// copy-code button, so that no draft loses a button when edited. The
+// form shows only the rows in use; "Add a button" adds one.
 const maxFormButtons = record.MaxQuickReplies + record.MaxCallToActions + 1
 
 // templatesData is the templates list page.
@@ -299,7 +300,13 @@ type formData struct {
 	// T is the draft edited; nil for a new one.
 	T          *messaging.Template
 	Categories []string
+	// Buttons are the button rows shown: the form's, none for a new
+	// template; MaxButtons is the most the form takes.
 	Buttons    []formButton
+	MaxButtons int
+	// Blank is an empty row, the pattern of the rows the page's script
+	// adds.
+	Blank []formButton
 	// Vars are the variables of the body and the header, for their
 	// example inputs.
 	BodyVars   []int
@@ -328,6 +335,110 @@ var formInputs = [][3]string{
 type formButton struct {
 	N                 int
 	Type, Text, Value string
+	// TypeError, TextError and ValueError are the library's messages
+	// about the row's fields.
+	TypeError, TextError, ValueError string
+	// NoQuickReply, NoCallToAction and NoCopyCode are set when the other
+	// rows already hold as many buttons of that kind as the library
+	// allows: the row's type choices say so.
+	NoQuickReply, NoCallToAction, NoCopyCode bool
+}
+
+// ValueLabel is the label of the row's second input, as its type needs.
+func (b formButton) ValueLabel() string {
+	switch b.Type {
+	case "URL":
+		return "URL"
+	case "PHONE_NUMBER":
+		return "Phone number"
+	case "COPY_CODE":
+		return "Example code"
+	}
+	return "URL, phone number or example code"
+}
+
+// buttonRowNumbers returns the form's button rows in order: each n in
+// 1..maxFormButtons for which the form holds a button_type_n,
+// button_text_n or button_value_n (a posted row, blank or not).
+func buttonRowNumbers(f url.Values) []int {
+	var out []int
+	for i := 1; i <= maxFormButtons; i++ {
+		n := strconv.Itoa(i)
+		if _, ok := f["button_type_"+n]; ok {
+			out = append(out, i)
+		} else if _, ok := f["button_text_"+n]; ok {
+			out = append(out, i)
+		} else if _, ok := f["button_value_"+n]; ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// editButtons applies the form's button controls without JavaScript
+// (remove_button=<n> drops row n, add_button adds an empty row after the
+// others, at most maxFormButtons) and numbers the rows 1, 2, ... again,
+// keeping every value typed. It reports whether the viewer asked for one
+// of them, which re-renders the form without saving.
+func editButtons(f url.Values) bool {
+	_, add := f["add_button"]
+	remove, _ := strconv.Atoi(f.Get("remove_button"))
+	_, removing := f["remove_button"]
+	delete(f, "add_button")
+	delete(f, "remove_button")
+	type row struct{ typ, text, val string }
+	var rows []row
+	for _, i := range buttonRowNumbers(f) {
+		n := strconv.Itoa(i)
+		if i != remove {
+			rows = append(rows, row{f.Get("button_type_" + n), f.Get("button_text_" + n), f.Get("button_value_" + n)})
+		}
+		delete(f, "button_type_"+n)
+		delete(f, "button_text_"+n)
+		delete(f, "button_value_"+n)
+	}
+	if add && len(rows) < maxFormButtons {
+		rows = append(rows, row{})
+	}
+	for i, b := range rows {
+		n := strconv.Itoa(i + 1)
+		f.Set("button_type_"+n, b.typ)
+		f.Set("button_text_"+n, b.text)
+		f.Set("button_value_"+n, b.val)
+	}
+	return add || removing
+}
+
+// formButtons returns the form's button rows with their errors.
+func formButtons(f url.Values, errs map[string]string) []formButton {
+	var out []formButton
+	kinds := map[string]int{}
+	kind := func(typ string) string {
+		if typ == "URL" || typ == "PHONE_NUMBER" {
+			return "cta"
+		}
+		return typ
+	}
+	for _, i := range buttonRowNumbers(f) {
+		n := strconv.Itoa(i)
+		b := formButton{N: i, Type: f.Get("button_type_" + n), Text: f.Get("button_text_" + n), Value: f.Get("button_value_" + n),
+			TypeError: errs["button_type_"+n], TextError: errs["button_text_"+n], ValueError: errs["button_value_"+n]}
+		kinds[kind(b.Type)]++
+		out = append(out, b)
+	}
+	for i := range out {
+		others := func(k string) int {
+			c := kinds[k]
+			if kind(out[i].Type) == k {
+				c--
+			}
+			return c
+		}
+		out[i].NoQuickReply = others("QUICK_REPLY") >= record.MaxQuickReplies
+		out[i].NoCallToAction = others("cta") >= record.MaxCallToActions
+		out[i].NoCopyCode = others("COPY_CODE") >= 1
+	}
+	return out
 }
 
 func (h *Handler) newTemplate(w http.ResponseWriter, r *http.Request, req *request) error {
@@ -367,10 +478,9 @@ func (h *Handler) renderForm(w http.ResponseWriter, r *http.Request, req *reques
 	for _, in := range formInputs {
 		d.Fields[in[0]] = formField{Name: in[0], Label: in[1], Hint: in[2], Value: p.Form.Get(in[0]), Error: p.Errors[in[0]]}
 	}
-	for i := range maxFormButtons {
-		n := strconv.Itoa(i + 1)
-		d.Buttons = append(d.Buttons, formButton{N: i + 1, Type: p.Form.Get("button_type_" + n), Text: p.Form.Get("button_text_" + n), Value: p.Form.Get("button_value_" + n)})
-	}
+	d.Buttons = formButtons(p.Form, p.Errors)
+	d.MaxButtons = maxFormButtons
+	d.Blank = []formButton{{N: 0}}
 	return h.renderData(w, r, status, "template_form", p, d)
 }
 
@@ -380,6 +490,9 @@ func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, req *re
 	form, sampleErr, err := h.readTemplateForm(w, r, req)
 	if err != nil {
 		return err
+	}
+	if editButtons(form) {
+		return h.renderForm(w, r, req, buttonsPage(form, sampleErr), nil, http.StatusOK)
 	}
 	if sampleErr != "" {
 		return h.renderForm(w, r, req, &page{Form: form, Errors: map[string]string{"header_sample": sampleErr}}, nil, http.StatusUnprocessableEntity)
@@ -398,6 +511,17 @@ func (h *Handler) createTemplate(w http.ResponseWriter, r *http.Request, req *re
 	return nil
 }
 
+// buttonsPage is the form re-rendered after a button control (add or
+// remove a row, no JavaScript): nothing saved, the sample's refusal, if
+// any, next to its input.
+func buttonsPage(form url.Values, sampleErr string) *page {
+	p := &page{Form: form}
+	if sampleErr != "" {
+		p.Errors = map[string]string{"header_sample": sampleErr}
+	}
+	return p
+}
+
 // updateTemplate replaces a draft with the form (Templates.Update: the
 // same rules; a template that is not a draft is the library's conflict).
 func (h *Handler) updateTemplate(w http.ResponseWriter, r *http.Request, req *request) error {
@@ -408,6 +532,9 @@ func (h *Handler) updateTemplate(w http.ResponseWriter, r *http.Request, req *re
 	form, sampleErr, err := h.readTemplateForm(w, r, req)
 	if err != nil {
 		return err
+	}
+	if editButtons(form) {
+		return h.renderForm(w, r, req, buttonsPage(form, sampleErr), t, http.StatusOK)
 	}
 	if sampleErr != "" {
 		return h.renderForm(w, r, req, &page{Form: form, Errors: map[string]string{"header_sample": sampleErr}}, t, http.StatusUnprocessableEntity)

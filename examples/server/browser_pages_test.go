@@ -145,11 +145,39 @@ func TestBrowserTemplate(t *testing.T) {
 	b.choose("Header type", "TEXT")
 	b.fill("Header text", "Your table")
 	b.fill("f-footer", "Reply STOP to opt out")
+	// Button rows as needed, added and removed in place (no page load):
+	// none at first, then one per "Add a button".
+	b.do("mark the page", chromedp.Evaluate[chromedp.Void](`window.__form = true`))
+	if n := result(b, "count the button rows", chromedp.Evaluate[int](`document.querySelectorAll("#button-rows .button-row").length`)); n != 0 {
+		t.Errorf("the new form shows %d button rows; want none", n)
+	}
+	b.click("Add a button")
 	b.choose("Button 1 type", "QUICK_REPLY")
-	b.fill("Button 1 text", "Change booking")
+	b.fill("Button 1 text", "Wrong button")
+	b.click("Add another button")
+	b.choose("Button 2 type", "QUICK_REPLY")
+	b.fill("Button 2 text", "Change booking")
+	b.click("Remove") // button 1's
+	b.waitFor("one button row left, numbered 1, keeping its text", `(() => {
+	  const rows = document.querySelectorAll("#button-rows .button-row");
+	  const t = document.getElementById("f-button_text_1");
+	  return rows.length === 1 && t && t.value === "Change booking" && !document.getElementById("f-button_text_2");
+	})()`)
+	// A URL button shows its URL input; a quick reply does not.
+	b.click("Add another button")
+	b.choose("Button 2 type", "URL")
+	b.waitFor("the URL input of a URL button, none for a quick reply", `(() => {
+	  const vis = (id) => { const el = document.getElementById(id); return !!el && el.offsetParent !== null; };
+	  return vis("f-button_value_2") && !vis("f-button_value_1") && document.querySelector("label[for='f-button_value_2']").textContent.trim() === "Button 2 URL";
+	})()`)
+	b.clickIn(`//div[@data-row="2"]`, "Remove")
+	b.waitFor("the URL button removed", `document.querySelectorAll("#button-rows .button-row").length === 1`)
+	if !result(b, "the page not reloaded", chromedp.Evaluate[bool](`window.__form === true`)) {
+		t.Error("adding or removing a button reloaded the page")
+	}
 	b.fill("Example of {{1}}", "Amina")
 	b.fill("Example of {{2}}", "four")
-	b.waitFor("the preview with the examples", `(() => { const p = document.getElementById("tpl-preview"); return p && ["Your table", "Amina", "four", "Reply STOP", "Change booking"].every((s) => p.innerText.includes(s)); })()`)
+	b.waitFor("the preview with the examples", `(() => { const p = document.getElementById("tpl-preview"); return p && ["Your table", "Amina", "four", "Reply STOP", "Change booking"].every((s) => p.innerText.includes(s)) && !p.innerText.includes("Wrong button"); })()`)
 	b.screenshot("dashboard-template-editor", false)
 	if nameErr == "" {
 		t.Error("the name's error is empty")

@@ -84,6 +84,83 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   };
 
+  // Button rows, in place: "Add a button" adds an empty row from the
+  // page's pattern, "Remove" drops its row, the rows are numbered 1, 2,
+  // ... again (the names the server reads), a row shows the inputs its
+  // type needs, and the type choices past the library's limits are
+  // disabled. Without this script the same buttons post the form and the
+  // server re-renders it.
+  const buttons = document.getElementById("buttons");
+  const rows = document.getElementById("button-rows");
+  const add = document.getElementById("add-button");
+  const pattern = document.getElementById("button-row-template");
+  const maxButtons = buttons ? Number(buttons.dataset.max) : 0;
+  const valueLabels = { URL: "URL", PHONE_NUMBER: "Phone number", COPY_CODE: "Example code" };
+  const kindOf = (type) => (type === "URL" || type === "PHONE_NUMBER" ? "cta" : type);
+  const limits = { QUICK_REPLY: 3, cta: 2, COPY_CODE: 1 };
+
+  const renumber = () => {
+    const all = [...rows.querySelectorAll(".button-row")];
+    all.forEach((row, i) => {
+      const n = String(i + 1);
+      row.dataset.row = n;
+      for (const el of row.querySelectorAll("[id], [name], [for], [aria-describedby], [data-field]")) {
+        for (const attr of ["id", "name", "for", "aria-describedby", "data-field"]) {
+          const v = el.getAttribute(attr);
+          if (v !== null) el.setAttribute(attr, v.replace(/(button_(?:type|text|value)_)\d+/g, "$1" + n));
+        }
+      }
+      for (const label of row.querySelectorAll("label")) label.textContent = label.textContent.replace(/^Button \d+/, "Button " + n);
+      const remove = row.querySelector("button[name='remove_button']");
+      remove.value = n;
+      remove.setAttribute("aria-label", "Remove button " + n);
+    });
+    const counts = { QUICK_REPLY: 0, cta: 0, COPY_CODE: 0 };
+    for (const row of all) {
+      const type = row.querySelector("select").value;
+      row.dataset.type = type;
+      counts[kindOf(type)] = (counts[kindOf(type)] || 0) + 1;
+      const value = row.querySelector(".b-value label");
+      value.textContent = "Button " + row.dataset.row + " " + (valueLabels[type] || "URL, phone number or example code");
+    }
+    for (const row of all) {
+      const own = kindOf(row.dataset.type);
+      for (const o of row.querySelectorAll("option[value]")) {
+        if (!o.value) continue;
+        const k = kindOf(o.value);
+        o.disabled = k !== own && counts[k] >= limits[k];
+      }
+    }
+    add.hidden = all.length >= maxButtons;
+    add.textContent = all.length ? "Add another button" : "Add a button";
+  };
+
+  if (buttons && rows && add && pattern) {
+    form.classList.add("js-buttons");
+    add.addEventListener("click", (ev) => {
+      ev.preventDefault();
+      if (rows.querySelectorAll(".button-row").length >= maxButtons) return;
+      const row = pattern.content.firstElementChild.cloneNode(true);
+      rows.append(row);
+      renumber();
+      row.querySelector("select").focus();
+    });
+    rows.addEventListener("click", (ev) => {
+      const remove = ev.target.closest("button[name='remove_button']");
+      if (!remove) return;
+      ev.preventDefault();
+      remove.closest(".button-row").remove();
+      renumber();
+      add.focus();
+      clearTimeout(timer);
+      timer = setTimeout(check, 50);
+    });
+    rows.addEventListener("change", (ev) => {
+      if (ev.target.matches("select")) renumber();
+    });
+    renumber();
+  }
+
   form.addEventListener("input", () => {
     clearTimeout(timer);
     timer = setTimeout(check, 300);
