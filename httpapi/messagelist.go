@@ -114,15 +114,6 @@ func messagePageView(list *messaging.MessagePage) pageJSON[messageJSON] {
 	return page(viewEach(messageView)(list.Items), list.NextCursor)
 }
 
-// nextCursor is the next_cursor of a page: null for the store's empty
-// cursor (the last page).
-func nextCursor(c string) *string {
-	if c == "" {
-		return nil
-	}
-	return &c
-}
-
 func optTimestamp(t time.Time) *timestamp {
 	if t.IsZero() {
 		return nil
