@@ -112,10 +112,10 @@ type SMSCallback struct {
 }
 
 // WorkspacePage is a page of GET /admin/v1/workspaces (schema
-// WorkspacePage): NextCursor is "" on the last page.
+// WorkspacePage). NextCursor is nil on the last page.
 type WorkspacePage struct {
-	Items      []*Workspace `json:"items"`
-	NextCursor string       `json:"next_cursor"`
+	Data       []*Workspace `json:"data"`
+	NextCursor *string      `json:"next_cursor"`
 }
 
 // OptInParams is the body of POST /admin/v1/workspaces/{id}/opt-ins
@@ -179,11 +179,11 @@ type LedgerEntry struct {
 
 func (e *LedgerEntry) setReplayed(v bool) { e.Replayed = v }
 
-// LedgerPage is a page of an account's ledger (schema LedgerPage):
-// NextCursor is "" on the last page.
+// LedgerPage is a page of an account's ledger (schema LedgerPage).
+// NextCursor is nil on the last page.
 type LedgerPage struct {
-	Items      []*LedgerEntry `json:"items"`
-	NextCursor string         `json:"next_cursor"`
+	Data       []*LedgerEntry `json:"data"`
+	NextCursor *string        `json:"next_cursor"`
 }
 
 // CreateWorkspace creates a workspace (POST /admin/v1/workspaces).

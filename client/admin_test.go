@@ -75,6 +75,14 @@ func TestAdmin(t *testing.T) {
 	if len(ids) != 3 {
 		t.Errorf("workspaces %v, want ws_a, ws_b and ws_new", ids)
 	}
+	// One page by hand: a cursor, then nil on the last page.
+	p1, err := a.ListWorkspaces(ctx, &client.CursorParams{Limit: 2})
+	if err != nil || len(p1.Data) != 2 || p1.NextCursor == nil || *p1.NextCursor == "" {
+		t.Fatalf("workspaces page 1: %+v %v", p1, err)
+	}
+	if p2, err := a.ListWorkspaces(ctx, &client.CursorParams{Cursor: *p1.NextCursor, Limit: 2}); err != nil || len(p2.Data) != 1 || p2.NextCursor != nil {
+		t.Errorf("workspaces page 2: %+v %v; want ws_new and a nil cursor", p2, err)
+	}
 	k, err := a.CreateAPIKey(ctx, "ws_new", &client.APIKeyCreateParams{Name: "first", Scopes: record.AllScopes()})
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +127,9 @@ func TestAdmin(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d ledger entries, want the opening credit and the top-up", n)
+	}
+	if lp, err := a.Ledger(ctx, "p2", nil); err != nil || len(lp.Data) != 2 || lp.NextCursor != nil {
+		t.Errorf("ledger: %+v %v; want both entries and a nil cursor", lp, err)
 	}
 
 	_, err = a.GetWorkspace(ctx, "ws_nope")

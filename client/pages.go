@@ -22,8 +22,8 @@ func (p *CursorParams) query() url.Values {
 	return q
 }
 
-// cursorPage is a page of a cursor listing: its items and the cursor of
-// the next page (nil or "" on the last).
+// cursorPage is a page of a cursor listing ({"data", "next_cursor"}): its
+// items and the cursor of the next page (nil on the last).
 type cursorPage[T any] interface {
 	items() ([]T, *string)
 }
@@ -36,9 +36,9 @@ func (p *AuditPage) items() ([]*AuditEvent, *string) { return p.Data, p.NextCurs
 
 func (p *WebhookDeliveryPage) items() ([]*WebhookDelivery, *string) { return p.Data, p.NextCursor }
 
-func (p *WorkspacePage) items() ([]*Workspace, *string) { return p.Items, &p.NextCursor }
+func (p *WorkspacePage) items() ([]*Workspace, *string) { return p.Data, p.NextCursor }
 
-func (p *LedgerPage) items() ([]*LedgerEntry, *string) { return p.Items, &p.NextCursor }
+func (p *LedgerPage) items() ([]*LedgerEntry, *string) { return p.Data, p.NextCursor }
 
 // cursorSeq iterates over the items of the pages list returns, following
 // their next cursors from p's (p may be nil), fetching a page when the
@@ -64,6 +64,8 @@ func cursorSeq[T any, P cursorPage[T]](p *CursorParams, list func(*CursorParams)
 					return
 				}
 			}
+			// null ends the list; "" or the same cursor again (which no
+			// server of this API sends) would read the same pages forever.
 			if next == nil || *next == "" || *next == q.Cursor {
 				return
 			}

@@ -98,13 +98,6 @@ func operatorError(err error) error {
 	return &messaging.Error{Code: messaging.CodeValidation, Field: se.Field, Message: msg}
 }
 
-// pageJSON is a page of a cursor-paged list.
-type pageJSON[T any] struct {
-	Items []T `json:"items"`
-	// NextCursor is the cursor of the next page, empty on the last.
-	NextCursor string `json:"next_cursor"`
-}
-
 // pageQuery reads the cursor and limit of a paged list.
 func pageQuery(r *http.Request) (cursor string, limit int, err error) {
 	q, err := query(r, "cursor", "limit")
@@ -196,7 +189,7 @@ func (h *Handler) opListWorkspaces(w http.ResponseWriter, r *http.Request, _ *me
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, pageJSON[workspaceJSON]{Items: viewEach(workspaceView)(list), NextCursor: next})
+	writeJSON(w, http.StatusOK, page(viewEach(workspaceView)(list), next))
 	return nil
 }
 
@@ -483,6 +476,6 @@ func (h *Handler) opLedger(w http.ResponseWriter, r *http.Request, _ *messaging.
 	if err != nil {
 		return operatorError(err)
 	}
-	writeJSON(w, http.StatusOK, pageJSON[ledgerEntryJSON]{Items: viewEach(ledgerView)(list), NextCursor: next})
+	writeJSON(w, http.StatusOK, page(viewEach(ledgerView)(list), next))
 	return nil
 }

@@ -190,12 +190,12 @@ func TestOperatorWorkspaces(t *testing.T) {
 	}
 	st, _, v, _ = e.opCall(t, "GET", "/admin/v1/workspaces?limit=1", "op", "")
 	opExpect(t, "list page 1", st, v, 200, "", "")
-	items, _ := v["items"].([]any)
+	items, _ := v["data"].([]any)
 	if len(items) != 1 || items[0].(map[string]any)["id"] != "acme" || v["next_cursor"] != "acme" {
 		t.Fatalf("page 1: %v", v)
 	}
 	st, _, v, _ = e.opCall(t, "GET", "/admin/v1/workspaces?cursor=acme", "op", "")
-	if items, _ := v["items"].([]any); st != 200 || len(items) != 1 || items[0].(map[string]any)["id"] != "beta" || v["next_cursor"] != "" {
+	if items, _ := v["data"].([]any); st != 200 || len(items) != 1 || items[0].(map[string]any)["id"] != "beta" || v["next_cursor"] != nil {
 		t.Errorf("page 2: %d %v", st, v)
 	}
 	st, _, v, _ = e.opCall(t, "GET", "/admin/v1/workspaces?limit=0", "op", "")
@@ -342,12 +342,12 @@ func TestOperatorSMSAccounts(t *testing.T) {
 
 	st, _, v, _ = e.opCall(t, "GET", "/admin/v1/sms/accounts/p1/ledger?limit=1", "op", "")
 	opExpect(t, "ledger", st, v, 200, "", "")
-	items, _ := v["items"].([]any)
-	if len(items) != 1 || items[0].(map[string]any)["reference"] != "inv-1" || v["next_cursor"] == "" {
+	items, _ := v["data"].([]any)
+	if next, _ := v["next_cursor"].(string); len(items) != 1 || items[0].(map[string]any)["reference"] != "inv-1" || next == "" {
 		t.Fatalf("ledger page 1: %v", v)
 	}
 	st, _, v, _ = e.opCall(t, "GET", "/admin/v1/sms/accounts/p1/ledger?cursor="+v["next_cursor"].(string), "op", "")
-	if items, _ := v["items"].([]any); st != 200 || len(items) != 1 || items[0].(map[string]any)["kind"] != "opening" || v["next_cursor"] != "" {
+	if items, _ := v["data"].([]any); st != 200 || len(items) != 1 || items[0].(map[string]any)["kind"] != "opening" || v["next_cursor"] != nil {
 		t.Errorf("ledger page 2: %v", v)
 	}
 	st, _, v, _ = e.opCall(t, "GET", "/admin/v1/sms/accounts/p1/ledger?cursor=zz", "op", "")

@@ -123,13 +123,6 @@ type auditEventJSON struct {
 	CreatedAt timestamp `json:"created_at"`
 }
 
-// auditPageJSON is the answer of GET /v1/audit-events; NextCursor is null
-// on the last page.
-type auditPageJSON struct {
-	Data       []auditEventJSON `json:"data"`
-	NextCursor *string          `json:"next_cursor"`
-}
-
 func (h *Handler) listAuditEvents(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
 	q, err := query(r, "cursor", "limit")
 	if err != nil {
@@ -147,13 +140,10 @@ func (h *Handler) listAuditEvents(w http.ResponseWriter, r *http.Request, p *mes
 	if err != nil {
 		return err
 	}
-	out := auditPageJSON{Data: make([]auditEventJSON, len(events))}
+	out := make([]auditEventJSON, len(events))
 	for i, e := range events {
-		out.Data[i] = auditEventJSON{ID: e.ID, Actor: e.Actor, Action: e.Action, Target: e.Target, CreatedAt: timestamp(e.At)}
+		out[i] = auditEventJSON{ID: e.ID, Actor: e.Actor, Action: e.Action, Target: e.Target, CreatedAt: timestamp(e.At)}
 	}
-	if next != "" {
-		out.NextCursor = &next
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, page(out, next))
 	return nil
 }

@@ -10,13 +10,6 @@ import (
 	"github.com/ujumbe/messaging"
 )
 
-// messagePageJSON is the answer of GET /v1/messages and GET
-// /v1/conversations/{id}/messages.
-type messagePageJSON struct {
-	Data       []messageJSON `json:"data"`
-	NextCursor *string       `json:"next_cursor"`
-}
-
 // conversationJSON is an item of GET /v1/conversations.
 type conversationJSON struct {
 	ConversationID  string       `json:"conversation_id"`
@@ -27,11 +20,6 @@ type conversationJSON struct {
 	LastInboundAt   *timestamp   `json:"last_inbound_at"`
 	WindowExpiresAt *timestamp   `json:"window_expires_at"`
 	Contact         *contactJSON `json:"contact"`
-}
-
-type conversationPageJSON struct {
-	Data       []conversationJSON `json:"data"`
-	NextCursor *string            `json:"next_cursor"`
 }
 
 func (h *Handler) listMessages(w http.ResponseWriter, r *http.Request, p *messaging.Principal) error {
@@ -59,23 +47,23 @@ func (h *Handler) listConversations(w http.ResponseWriter, r *http.Request, p *m
 	if err != nil {
 		return err
 	}
-	page, err := h.svc.Workspace(p.WorkspaceID).Conversations.List(r.Context(), &messaging.ConversationQuery{Cursor: q["cursor"], Limit: limit})
+	list, err := h.svc.Workspace(p.WorkspaceID).Conversations.List(r.Context(), &messaging.ConversationQuery{Cursor: q["cursor"], Limit: limit})
 	if err != nil {
 		return err
 	}
-	out := conversationPageJSON{Data: make([]conversationJSON, len(page.Items)), NextCursor: nextCursor(page.NextCursor)}
-	for i, c := range page.Items {
-		out.Data[i] = conversationJSON{
+	out := make([]conversationJSON, len(list.Items))
+	for i, c := range list.Items {
+		out[i] = conversationJSON{
 			ConversationID: c.ID, Channel: c.Channel, To: c.To, LastMessage: messageView(c.LastMessage),
 			LastActivityAt: timestamp(c.LastMessageAt), LastInboundAt: optTimestamp(c.LastInboundAt),
 			WindowExpiresAt: optTimestamp(c.WindowExpiresAt()),
 		}
 		if c.Contact != nil {
 			v := contactView(c.Contact)
-			out.Data[i].Contact = &v
+			out[i].Contact = &v
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, page(out, list.NextCursor))
 	return nil
 }
 
@@ -122,19 +110,8 @@ func pageLimit(q map[string]string) (int, error) {
 	return n, nil
 }
 
-func messagePageView(page *messaging.MessagePage) messagePageJSON {
-	out := messagePageJSON{Data: make([]messageJSON, len(page.Items)), NextCursor: nextCursor(page.NextCursor)}
-	for i, m := range page.Items {
-		out.Data[i] = messageView(m)
-	}
-	return out
-}
-
-func nextCursor(c string) *string {
-	if c == "" {
-		return nil
-	}
-	return &c
+func messagePageView(list *messaging.MessagePage) pageJSON[messageJSON] {
+	return page(viewEach(messageView)(list.Items), list.NextCursor)
 }
 
 func optTimestamp(t time.Time) *timestamp {

@@ -31,7 +31,7 @@ func TestWorkspaceUnconfirmedSends(t *testing.T) {
 	listed := func() map[string]any {
 		t.Helper()
 		out := map[string]any{}
-		for _, w := range op("GET", "/admin/v1/workspaces", "").object(t)["items"].([]any) {
+		for _, w := range op("GET", "/admin/v1/workspaces", "").object(t)["data"].([]any) {
 			out[w.(map[string]any)["id"].(string)] = w.(map[string]any)["unconfirmed_sends"]
 		}
 		return out

@@ -104,13 +104,6 @@ func deliveryView(d *messaging.WebhookDelivery) deliveryJSON {
 	return v
 }
 
-// deliveryPageJSON is the answer of GET /v1/webhooks/{id}/deliveries.
-type deliveryPageJSON struct {
-	Data []deliveryJSON `json:"data"`
-	// NextCursor is null on the last page.
-	NextCursor *string `json:"next_cursor"`
-}
-
 // webhookCreateRequest is the body of POST /v1/webhooks.
 type webhookCreateRequest struct {
 	URL         string   `json:"url"`
@@ -245,11 +238,7 @@ func (h *Handler) listWebhookDeliveries(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	out := deliveryPageJSON{Data: viewEach(deliveryView)(list)}
-	if next != "" {
-		out.NextCursor = &next
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, page(viewEach(deliveryView)(list), next))
 	return nil
 }
 
