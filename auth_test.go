@@ -31,7 +31,7 @@ func TestCreateWorkspaceBadInputs(t *testing.T) {
 		{"name invalid UTF-8", &messaging.CreateWorkspaceParams{ID: "fresh", Name: "\xff"}, messaging.CodeValidation, "name"},
 		{"unknown channel", &messaging.CreateWorkspaceParams{ID: "fresh", Channels: []string{"whatsapp", "sms"}}, messaging.CodeValidation, "channels"},
 		{"empty channel", &messaging.CreateWorkspaceParams{ID: "fresh", Channels: []string{""}}, messaging.CodeValidation, "channels"},
-		{"duplicate id", &messaging.CreateWorkspaceParams{ID: "acme", Name: "Again"}, messaging.CodeConflict, ""},
+		{"duplicate id", &messaging.CreateWorkspaceParams{ID: "acme", Name: "Again"}, messaging.CodeConflict, "id"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -124,6 +125,9 @@ func (s *Service) CreateWorkspace(ctx context.Context, p *CreateWorkspaceParams)
 	w := &WorkspaceInfo{ID: id, Name: p.Name, Channels: chans, OutsideWindow: policy, UnconfirmedSends: unconfirmed,
 		OptOutKeywords: optOut, OptInKeywords: optIn, CreatedAt: s.now()}
 	if err := s.store.WorkspaceCreate(ctx, w); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil, errorOn(CodeConflict, "id", fmt.Sprintf("id: a workspace %q exists already; choose another id (or leave it out for a generated one)", id), err)
+		}
 		return nil, wrapStoreError(err, "workspace", id)
 	}
 	s.audit(ctx, id, record.AuditWorkspaceCreated, id)
