@@ -143,7 +143,15 @@ type senderState struct {
 	slots chan struct{}
 	// pausedUntil is guarded by dispatcher.mu.
 	pausedUntil time.Time
+	// pacedAt is when pace last read the sender's connection; guarded by
+	// dispatcher.mu.
+	pacedAt time.Time
 }
+
+// paceEvery is how often pace reads a sender's throughput again: a change
+// applies within it, and a busy sender's hand-overs do not each read the
+// connection.
+const paceEvery = time.Second
 
 // newDispatcher returns the dispatcher of s; sleep (nil: a timer) waits
 // after a failed claim and between retries of an outcome write.
@@ -527,11 +535,21 @@ func (d *dispatcher) sender(ws, channel string) *senderState {
 
 // pace sets the pacing of st, the sender of workspace ws on channel, to
 // the throughput of its connection (ChannelConnection.Throughput, read
-// through the service's connection cache) when it has one with
-// credentials; a sender without one keeps PerSenderRate. Pacing that is
-// off (PerSenderRate negative) stays off.
+// through the service's connection cache, at most once every paceEvery)
+// when it has one with credentials; a sender without one keeps
+// PerSenderRate. Pacing that is off (PerSenderRate negative) stays off.
 func (d *dispatcher) pace(ctx context.Context, st *senderState, ws, channel string) {
 	if st.limiter == nil {
+		return
+	}
+	now := d.svc.now()
+	d.mu.Lock()
+	due := st.pacedAt.IsZero() || now.Sub(st.pacedAt) >= paceEvery
+	if due {
+		st.pacedAt = now
+	}
+	d.mu.Unlock()
+	if !due {
 		return
 	}
 	perSecond := d.opts.PerSenderRate
