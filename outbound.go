@@ -420,13 +420,8 @@ func isEmoji(s string) bool {
 // outboundOf returns the rich content of a send of p, its references
 // unresolved; nil when p carries none.
 func (p *SendParams) outboundOf() *OutboundContent {
-	o := &OutboundContent{Location: clonePtr(p.Location)}
-	if p.Interactive != nil {
-		o.Interactive = (&OutboundContent{Interactive: p.Interactive}).Clone().Interactive
-	}
-	if p.Contacts != nil {
-		o.Contacts = (&OutboundContent{Contacts: p.Contacts}).Clone().Contacts
-	}
+	// A deep copy: the caller's params never share the stored message's.
+	o := (&OutboundContent{Interactive: p.Interactive, Location: p.Location, Contacts: p.Contacts}).Clone()
 	if p.Reaction != nil {
 		o.Reaction = &record.Reaction{MessageID: p.Reaction.MessageID, Emoji: p.Reaction.Emoji}
 	}
@@ -440,14 +435,6 @@ func (p *SendParams) outboundOf() *OutboundContent {
 		return nil
 	}
 	return o
-}
-
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	return &c
 }
 
 // resolveOutbound resolves the references of msg's rich content in the
