@@ -504,21 +504,37 @@ func (m *Messages) providerIDIn(ctx context.Context, conv string, path Path, id,
 // upload ref.ID, which must be an upload for messages on channel, of kind
 // (the message or header type), not expired.
 func (m *Messages) resolveMedia(ctx context.Context, path Path, ref *MediaRef, channel, kind string) error {
-	u, err := m.svc.store.MediaGet(ctx, m.ws, ref.ID)
-	switch {
-	case err != nil && ErrorCode(err) == CodeNotFound:
-		return fieldError(CodeNotFound, path, "no uploaded file %s in this workspace", ref.ID)
-	case err != nil:
-		return wrapStoreError(err, "media", ref.ID)
-	case u.Purpose != record.MediaForMessages:
-		return validationErrorAt(path, "%s is a template sample: upload the file again for messages", ref.ID)
-	case u.Channel != channel:
+	u, err := m.svc.usableUpload(ctx, m.ws, path, ref.ID, record.MediaForMessages, kind)
+	if err != nil {
+		return err
+	}
+	if u.Channel != channel {
 		return validationErrorAt(path, "%s was uploaded for channel %s, not %s", ref.ID, u.Channel, channel)
-	case u.Kind != kind:
-		return validationErrorAt(path, "%s is a %s upload (%s) and cannot be sent as %s", ref.ID, u.Kind, u.MimeType, kind)
-	case !m.svc.now().Before(u.ExpiresAt):
-		return validationErrorAt(path, "%s expired at %s: the provider no longer has it; upload it again", ref.ID, record.FormatTime(u.ExpiresAt))
 	}
 	ref.ProviderMediaID, ref.MimeType = u.ProviderMediaID, u.MimeType
 	return nil
+}
+
+// usableUpload returns the upload id of workspace ws named by the field
+// at path, which must have been uploaded for purpose
+// (record.MediaForMessages or MediaForTemplateSample), be of kind and not
+// have expired: not_found when the workspace has no such upload, a
+// validation_error naming path otherwise.
+func (s *Service) usableUpload(ctx context.Context, ws string, path Path, id, purpose, kind string) (*UploadedMedia, error) {
+	u, err := s.store.MediaGet(ctx, ws, id)
+	switch {
+	case err != nil && ErrorCode(err) == CodeNotFound:
+		return nil, fieldError(CodeNotFound, path, "no uploaded file %s in this workspace", id)
+	case err != nil:
+		return nil, wrapStoreError(err, "media", id)
+	case u.Purpose != purpose && purpose == record.MediaForMessages:
+		return nil, validationErrorAt(path, "%s is a template sample: upload the file again for messages", id)
+	case u.Purpose != purpose:
+		return nil, validationErrorAt(path, "%s was uploaded for messages: upload the sample with purpose %s", id, purpose)
+	case u.Kind != kind:
+		return nil, validationErrorAt(path, "%s is a %s upload (%s) and cannot be used as %s", id, u.Kind, u.MimeType, kind)
+	case !s.now().Before(u.ExpiresAt):
+		return nil, validationErrorAt(path, "%s expired at %s: the provider no longer has it; upload it again", id, record.FormatTime(u.ExpiresAt))
+	}
+	return u, nil
 }

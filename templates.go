@@ -244,18 +244,8 @@ func (ts *Templates) checkSamples(ctx context.Context, cs []TemplateComponent, s
 			}
 			continue
 		}
-		u, err := ts.svc.store.MediaGet(ctx, ts.ws, c.ExampleMedia)
-		switch {
-		case err != nil && ErrorCode(err) == CodeNotFound:
-			return fieldError(CodeNotFound, f, "no uploaded file %s in this workspace", c.ExampleMedia)
-		case err != nil:
-			return wrapStoreError(err, "media", c.ExampleMedia)
-		case u.Purpose != record.MediaForTemplateSample:
-			return validationErrorAt(f, "%s was uploaded for messages: upload the sample with purpose %s", c.ExampleMedia, record.MediaForTemplateSample)
-		case u.Kind != strings.ToLower(c.Format):
-			return validationErrorAt(f, "%s is a %s upload (%s), not a sample of a %s header", c.ExampleMedia, u.Kind, u.MimeType, c.Format)
-		case !ts.svc.now().Before(u.ExpiresAt):
-			return validationErrorAt(f, "%s expired at %s; upload the sample again", c.ExampleMedia, record.FormatTime(u.ExpiresAt))
+		if _, err := ts.svc.usableUpload(ctx, ts.ws, f, c.ExampleMedia, record.MediaForTemplateSample, strings.ToLower(c.Format)); err != nil {
+			return err
 		}
 	}
 	return nil
